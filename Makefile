@@ -1,0 +1,113 @@
+# convoy — build, test, demo, bench, install.
+#
+#   make            build build/libconvoy.so, build/convoy and build/demos/*
+#   make test       build and run every test; ends with "N passed, N failed"
+#   make demo       build, run a demo under convoy and print the report
+#   make bench      overhead and seed benchmarks (timings live here, never in tests)
+#   make deps       install the Debian packages the build and tests need
+#   make install    PREFIX=/usr/local DESTDIR=
+
+BUILD    ?= build
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+CC       ?= gcc
+CXX      ?= g++
+
+# Debian packages the build, the tests and the benchmarks need, and one header
+# (or program) per package that proves it is installed.
+DEB_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev \
+                libjson-c-dev libcriterion-dev zlib1g-dev hyperfine
+DEP_FILES    := /usr/include/libunwind.h /usr/include/elfutils/libdwfl.h \
+                /usr/include/gelf.h /usr/include/json-c/json.h \
+                /usr/include/criterion/criterion.h /usr/include/zlib.h /usr/bin/pkg-config \
+                /usr/bin/hyperfine /usr/bin/g++
+
+WARN     := -Wall -Wextra -Wno-unused-parameter
+CFLAGS   ?= -O2 -g
+BASE_CFLAGS := -std=gnu11 $(WARN) -Iinclude -D_GNU_SOURCE
+
+# The shim runs inside other programs: hidden by default, initial-exec TLS so the
+# first TLS access never enters the loader, only interposed names exported.
+SHIM_CFLAGS  := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
+                -ftls-model=initial-exec -fno-omit-frame-pointer -fexceptions
+SHIM_LDFLAGS := -shared -Wl,--version-script=preload/exports.map -Wl,-z,now
+SHIM_LIBS    := -ldl -lpthread -lz
+
+ANALYZER_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
+ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm
+
+TEST_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -pthread
+TEST_LIBS   := -lcriterion -pthread
+
+SHIM_SRCS     := $(wildcard preload/*.c)
+SHIM_OBJS     := $(SHIM_SRCS:%.c=$(BUILD)/obj/%.o)
+ANALYZER_SRCS := $(wildcard analyzer/*.c)
+ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(BUILD)/obj/%.o)
+
+# Every test binary is build/tests/test_*: a Criterion executable, each test in
+# its own process. Components add theirs to TESTS.
+TESTS :=
+
+.PHONY: all deps check-deps test demo bench install clean
+all: $(BUILD)/libconvoy.so $(BUILD)/convoy demos
+
+# --- dependencies -----------------------------------------------------------
+MISSING_DEPS := $(strip $(foreach f,$(DEP_FILES),$(if $(wildcard $(f)),,$(f))))
+deps:
+	@if [ "$$(id -u)" = 0 ]; then \
+	  echo "convoy: installing $(DEB_PACKAGES)"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEB_PACKAGES); \
+	else \
+	  echo "convoy: missing build dependencies; run as root:"; \
+	  echo "  apt-get install -y $(DEB_PACKAGES)"; exit 1; \
+	fi
+
+# Objects wait for this (order-only), so a fresh machine installs before compiling.
+check-deps:
+ifneq ($(MISSING_DEPS),)
+	@echo "convoy: missing $(MISSING_DEPS)"
+	@$(MAKE) --no-print-directory deps
+endif
+
+# --- shim and analyzer ------------------------------------------------------
+$(BUILD)/obj/preload/%.o: preload/%.c $(wildcard preload/*.h) $(wildcard include/convoy/*.h) include/convoy.h | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(SHIM_CFLAGS) -c $< -o $@
+
+$(BUILD)/libconvoy.so: $(SHIM_OBJS) preload/exports.map
+	$(CC) $(SHIM_CFLAGS) $(SHIM_LDFLAGS) $(SHIM_OBJS) -o $@ $(SHIM_LIBS)
+
+$(BUILD)/obj/analyzer/%.o: analyzer/%.c $(wildcard analyzer/*.h) $(wildcard include/convoy/*.h) | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(ANALYZER_CFLAGS) -c $< -o $@
+
+$(BUILD)/convoy: $(ANALYZER_OBJS)
+	$(CC) $(ANALYZER_CFLAGS) $(ANALYZER_OBJS) -o $@ $(ANALYZER_LIBS)
+
+# --- components -------------------------------------------------------------
+include demo-workloads/workpool.mk
+include demo-workloads/demos.mk
+include tests/tests.mk
+include tests/bench/bench.mk
+
+# --- test, demo, bench ------------------------------------------------------
+test: all $(TESTS)
+	@tests/run $(TESTS)
+
+demo: all
+	@tests/demo.sh
+
+bench: all bench-shim bench-demos
+
+# --- install ----------------------------------------------------------------
+install: $(BUILD)/libconvoy.so $(BUILD)/convoy
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/convoy \
+	  $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/convoy $(DESTDIR)$(PREFIX)/bin/convoy
+	install -m 644 $(BUILD)/libconvoy.so $(DESTDIR)$(PREFIX)/lib/convoy/libconvoy.so
+	install -m 644 include/convoy.h $(DESTDIR)$(PREFIX)/include/convoy.h
+	install -m 644 docs/convoy.1 $(DESTDIR)$(PREFIX)/share/man/man1/convoy.1
+
+clean:
+	rm -rf $(BUILD)

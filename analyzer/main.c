@@ -1,0 +1,60 @@
+/* main.c — the convoy command: dispatch to subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "convoy/profile.h"
+#include "report.h"
+#include "util.h"
+
+#define CONVOY_VERSION "0.1.0"
+
+int cmd_run(int argc, char **argv);
+
+static const struct command {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *summary;
+} commands[] = {
+	{ "run", cmd_run, "run a command under convoy and print its report" },
+	{ "report", cmd_report, "print the report of a profile (text or --json)" },
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: convoy COMMAND [OPTIONS] ...\n"
+	      "\n"
+	      "convoy explains why adding threads made a program slower: which locks\n"
+	      "and waits the threads lost their time to, with the numbers.\n"
+	      "\n"
+	      "commands:\n", f);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fputs("\n"
+	      "examples:\n"
+	      "  convoy run -- ./myprog --threads 4\n"
+	      "  LD_PRELOAD=build/libconvoy.so ./myprog && convoy report convoy-myprog-*.convoy\n"
+	      "\n"
+	      "'convoy COMMAND --help' describes each command; man convoy has the rest.\n", f);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "--version")) {
+		printf("convoy %s (profile format %u)\n", CONVOY_VERSION, CV_PROFILE_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(cmd, commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	cv_error("unknown command '%s' (try 'convoy --help')", cmd);
+	return 2;
+}

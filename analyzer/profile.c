@@ -1,0 +1,320 @@
+/* profile.c — reading a profile.
+ *
+ * The whole file is read into memory and walked record by record. Every length
+ * is checked against what is left before it is used, the end record's count
+ * and CRC must match, and every cross-reference (a stats record's object and
+ * thread) must resolve, so a truncated, corrupt or hostile file is rejected
+ * with one line instead of being half-read.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "profile.h"
+#include "util.h"
+
+#define CV_MAX_PROFILE (1ull << 32)   /* 4 GiB: far beyond any real profile */
+
+struct reader {
+	const char *path;
+	const unsigned char *data;
+	size_t size;
+	char why[256];
+};
+
+static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct reader *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->why, sizeof(r->why), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static unsigned char *read_file(const char *path, size_t *size, char *why, size_t whylen)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "not a regular file");
+		fclose(f);
+		return NULL;
+	}
+	if ((unsigned long long)st.st_size > CV_MAX_PROFILE) {
+		snprintf(why, whylen, "too large to be a profile (%lld bytes)", (long long)st.st_size);
+		fclose(f);
+		return NULL;
+	}
+	unsigned char *buf = xcalloc(1, (size_t)st.st_size + 1);
+	size_t n = fread(buf, 1, (size_t)st.st_size, f);
+	int err = ferror(f);
+	fclose(f);
+	if (err || n != (size_t)st.st_size) {
+		snprintf(why, whylen, "read error");
+		free(buf);
+		return NULL;
+	}
+	*size = n;
+	return buf;
+}
+
+/* Tail strings: bounds-checked copies. */
+static int tail(struct reader *r, const unsigned char *payload, size_t payload_len, size_t *off,
+		size_t len, const unsigned char **out)
+{
+	if (len > payload_len || *off > payload_len - len)
+		return fail(r, "a record's variable part runs past its end");
+	*out = payload + *off;
+	*off += len;
+	return 0;
+}
+
+static char *tail_string(struct reader *r, const unsigned char *payload, size_t payload_len,
+			 size_t *off, size_t len, int *err)
+{
+	const unsigned char *s = NULL;
+	if (tail(r, payload, payload_len, off, len, &s)) {
+		*err = -1;
+		return NULL;
+	}
+	return xstrndup((const char *)s, len);
+}
+
+#define GROW(arr, n, cap)                                                   \
+	do {                                                                \
+		if ((n) == (cap)) {                                         \
+			(cap) = (cap) ? (cap) * 2 : 16;                     \
+			(arr) = realloc((arr), (cap) * sizeof(*(arr)));     \
+			if (!(arr)) { cv_error("out of memory"); abort(); } \
+		}                                                           \
+	} while (0)
+
+static int parse(struct reader *r, struct profile *p)
+{
+	const struct cv_file_header *fh = (const void *)r->data;
+	if (r->size < sizeof(*fh) || memcmp(fh->magic, CV_PROFILE_MAGIC, 8) != 0)
+		return fail(r, "not a convoy profile");
+	if (fh->version > CV_PROFILE_VERSION)
+		return fail(r, "written by a newer convoy (format version %u; this convoy reads up to %u)",
+			    fh->version, CV_PROFILE_VERSION);
+	if (fh->version == 0 || fh->header_size < sizeof(*fh) || fh->header_size > r->size)
+		return fail(r, "corrupt file header");
+
+	size_t off = fh->header_size, cap_mod = 0, cap_obj = 0, cap_st = 0, cap_th = 0, cap_ct = 0;
+	uint64_t records = 0;
+	int have_process = 0, err = 0;
+	for (;;) {
+		if (off == r->size)
+			return fail(r, "truncated (no end record after %llu records)", (unsigned long long)records);
+		if (r->size - off < sizeof(struct cv_rec_header))
+			return fail(r, "truncated inside a record header");
+		struct cv_rec_header h;
+		memcpy(&h, r->data + off, sizeof(h));
+		if (h.size > r->size - off - sizeof(h))
+			return fail(r, "truncated (a record of %u bytes runs past the end of the file)", h.size);
+		const unsigned char *payload = r->data + off + sizeof(h);
+		size_t len = h.size, t = 0;
+		size_t need = 0;
+		switch (h.type) {
+		case CV_REC_PROCESS: need = sizeof(struct cv_process); break;
+		case CV_REC_MODULE:  need = sizeof(struct cv_module); break;
+		case CV_REC_OBJECT:  need = sizeof(struct cv_object); break;
+		case CV_REC_STATS:   need = sizeof(struct cv_stats); break;
+		case CV_REC_THREAD:  need = sizeof(struct cv_thread_rec); break;
+		case CV_REC_COUNTER: need = sizeof(struct cv_counter); break;
+		case CV_REC_END:     need = sizeof(struct cv_end); break;
+		default: break;   /* unknown: skipped */
+		}
+		if (len < need)
+			return fail(r, "corrupt record (type %u, %zu bytes, needs %zu)", h.type, len, need);
+		if (h.type != CV_REC_PROCESS && !have_process && h.type != CV_REC_END)
+			return fail(r, "corrupt (first record is not the process record)");
+		t = need;
+		switch (h.type) {
+		case CV_REC_PROCESS:
+			if (have_process++)
+				return fail(r, "corrupt (two process records)");
+			memcpy(&p->process, payload, need);
+			{
+				char *cmd = tail_string(r, payload, len, &t, p->process.cmdline_len, &err);
+				if (err)
+					return -1;
+				for (size_t i = 0; i + 1 < p->process.cmdline_len; i++)
+					if (cmd[i] == '\0')
+						cmd[i] = ' ';
+				p->cmdline = cmd;
+				p->exe = tail_string(r, payload, len, &t, p->process.exe_len, &err);
+			}
+			p->process.comm[CV_NAME_MAX - 1] = '\0';
+			break;
+		case CV_REC_MODULE: {
+			GROW(p->modules, p->nmodules, cap_mod);
+			struct profile_module *m = &p->modules[p->nmodules];
+			memset(m, 0, sizeof(*m));
+			memcpy(&m->m, payload, need);
+			if (tail(r, payload, len, &t, m->m.build_id_len, &m->build_id))
+				return -1;
+			m->path = tail_string(r, payload, len, &t, m->m.path_len, &err);
+			p->nmodules++;
+			break;
+		}
+		case CV_REC_OBJECT: {
+			GROW(p->objects, p->nobjects, cap_obj);
+			struct profile_object *o = &p->objects[p->nobjects];
+			memset(o, 0, sizeof(*o));
+			memcpy(&o->o, payload, need);
+			if (o->o.name_len)
+				o->name = tail_string(r, payload, len, &t, o->o.name_len, &err);
+			p->nobjects++;
+			break;
+		}
+		case CV_REC_STATS:
+			GROW(p->stats, p->nstats, cap_st);
+			memcpy(&p->stats[p->nstats++], payload, need);
+			break;
+		case CV_REC_THREAD:
+			GROW(p->threads, p->nthreads, cap_th);
+			memcpy(&p->threads[p->nthreads], payload, need);
+			p->threads[p->nthreads].name[CV_NAME_MAX - 1] = '\0';
+			p->nthreads++;
+			break;
+		case CV_REC_COUNTER: {
+			GROW(p->counters, p->ncounters, cap_ct);
+			struct profile_counter *c = &p->counters[p->ncounters];
+			memcpy(&c->c, payload, need);
+			c->name = tail_string(r, payload, len, &t, c->c.name_len, &err);
+			p->ncounters++;
+			break;
+		}
+		case CV_REC_END: {
+			struct cv_end e;
+			memcpy(&e, payload, sizeof(e));
+			uint32_t crc = (uint32_t)crc32(crc32(0, Z_NULL, 0), r->data, (uInt)(off + sizeof(h)));
+			if (e.records != records)
+				return fail(r, "corrupt (end record counts %llu records, file has %llu)",
+					    (unsigned long long)e.records, (unsigned long long)records);
+			if (e.crc32 != crc)
+				return fail(r, "corrupt (checksum mismatch)");
+			if (off + sizeof(h) + h.size != r->size)
+				return fail(r, "corrupt (data after the end record)");
+			if (!have_process)
+				return fail(r, "corrupt (no process record)");
+			return 0;
+		}
+		}
+		if (err)
+			return -1;
+		off += sizeof(h) + h.size;
+		records++;
+	}
+}
+
+/* Objects and threads are indexed by id; stats and counters must point at
+ * ones that exist. */
+static int link_up(struct reader *r, struct profile *p)
+{
+	struct profile_object *objs = xcalloc(p->nobjects, sizeof(*objs));
+	char *seen = xcalloc(p->nobjects, 1);
+	for (size_t i = 0; i < p->nobjects; i++) {
+		uint32_t id = p->objects[i].o.id;
+		if (id >= p->nobjects || seen[id]) {
+			free(objs);
+			free(seen);
+			return fail(r, "corrupt (object ids are not 0..%zu)", p->nobjects - 1);
+		}
+		seen[id] = 1;
+		objs[id] = p->objects[i];
+	}
+	free(seen);
+	free(p->objects);
+	p->objects = objs;
+
+	struct cv_thread_rec *ths = xcalloc(p->nthreads, sizeof(*ths));
+	seen = xcalloc(p->nthreads, 1);
+	for (size_t i = 0; i < p->nthreads; i++) {
+		uint32_t ix = p->threads[i].index;
+		if (ix >= p->nthreads || seen[ix]) {
+			free(ths);
+			free(seen);
+			return fail(r, "corrupt (thread indexes are not 0..%zu)", p->nthreads - 1);
+		}
+		seen[ix] = 1;
+		ths[ix] = p->threads[i];
+	}
+	free(seen);
+	free(p->threads);
+	p->threads = ths;
+
+	for (size_t i = 0; i < p->nstats; i++)
+		if (p->stats[i].object >= p->nobjects || p->stats[i].thread >= p->nthreads)
+			return fail(r, "corrupt (a stats record names object %u, thread %u)",
+				    p->stats[i].object, p->stats[i].thread);
+	for (size_t i = 0; i < p->ncounters; i++)
+		if (p->counters[i].c.thread >= p->nthreads)
+			return fail(r, "corrupt (a counter names thread %u)", p->counters[i].c.thread);
+	return 0;
+}
+
+struct profile *profile__load(const char *path)
+{
+	struct reader r = { .path = path };
+	unsigned char *data = read_file(path, &r.size, r.why, sizeof(r.why));
+	if (!data) {
+		cv_error("cannot read profile %s: %s", path, r.why);
+		return NULL;
+	}
+	r.data = data;
+	struct profile *p = xcalloc(1, sizeof(*p));
+	p->path = xstrndup(path, strlen(path));
+	int rc = parse(&r, p);
+	if (rc == 0)
+		rc = link_up(&r, p);
+	if (rc == 0) {
+		/* Build-ids point into the image: copy them before it goes. */
+		for (size_t i = 0; i < p->nmodules; i++) {
+			unsigned char *id = xcalloc(1, p->modules[i].m.build_id_len);
+			memcpy(id, p->modules[i].build_id, p->modules[i].m.build_id_len);
+			p->modules[i].build_id = id;
+		}
+	}
+	free(data);
+	if (rc) {
+		cv_error("%s: %s", path, r.why);
+		for (size_t i = 0; i < p->nmodules; i++)
+			p->modules[i].build_id = NULL;   /* still pointed into data */
+		profile__free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void profile__free(struct profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nmodules; i++) {
+		free((void *)p->modules[i].build_id);
+		free(p->modules[i].path);
+	}
+	for (size_t i = 0; i < p->nobjects; i++)
+		free(p->objects[i].name);
+	for (size_t i = 0; i < p->ncounters; i++)
+		free(p->counters[i].name);
+	free(p->modules);
+	free(p->objects);
+	free(p->stats);
+	free(p->threads);
+	free(p->counters);
+	free(p->cmdline);
+	free(p->exe);
+	free(p->path);
+	free(p);
+}

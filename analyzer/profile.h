@@ -1,0 +1,47 @@
+/* profile.h — a profile file, read and validated (format: convoy/profile.h). */
+#ifndef CONVOY_ANALYZER_PROFILE_H
+#define CONVOY_ANALYZER_PROFILE_H
+
+#include <stddef.h>
+
+#include "convoy/profile.h"
+
+struct profile_module {
+	struct cv_module m;
+	const unsigned char *build_id;   /* m.build_id_len bytes, inside the file image */
+	char *path;
+};
+
+struct profile_object {
+	struct cv_object o;
+	char *name;                      /* convoy_name_object(), or NULL */
+};
+
+struct profile_counter {
+	struct cv_counter c;
+	char *name;
+};
+
+struct profile {
+	char *path;
+	struct cv_process process;
+	char *cmdline;                   /* arguments joined by spaces */
+	char *exe;
+	struct profile_module *modules;
+	size_t nmodules;
+	struct profile_object *objects;  /* objects[i].o.id == i */
+	size_t nobjects;
+	struct cv_stats *stats;
+	size_t nstats;
+	struct cv_thread_rec *threads;   /* threads[i].index == i */
+	size_t nthreads;
+	struct profile_counter *counters;
+	size_t ncounters;
+};
+
+/* Reads and validates path. On failure returns NULL after printing one line
+ * saying what is wrong with the file. */
+struct profile *profile__load(const char *path);
+void profile__free(struct profile *p);
+
+#endif

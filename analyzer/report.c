@@ -1,0 +1,574 @@
+/* report.c — the report of one profile.
+ *
+ * The profile holds per-thread records; the report sums them per object
+ * (each object is one generation of one address), names objects (the
+ * program's own name, else the ELF symbol that contains the address, else the
+ * kind and address), and ranks locks by the time threads lost waiting for
+ * them. The JSON form follows the contract in docs/report-json.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "report.h"
+#include "symbols.h"
+#include "util.h"
+
+static const char *const kind_names[] = {
+#define CV_X(sym, val, name) [val] = name,
+	CV_OBJ_KINDS(CV_X)
+#undef CV_X
+};
+
+static const char *const exit_texts[] = {
+#define CV_X(sym, val, text) [val] = text,
+	CV_EXIT_REASONS(CV_X)
+#undef CV_X
+};
+
+static const char *kind_name(uint32_t kind)
+{
+	return kind < sizeof(kind_names) / sizeof(kind_names[0]) && kind_names[kind] ? kind_names[kind] : "unknown";
+}
+
+struct object_row {
+	const struct profile_object *obj;
+	char name[256];
+	char type[64];          /* mutexes: "normal", "recursive robust", ... */
+	struct cv_stats total;
+	size_t nthreads;        /* threads that used it */
+};
+
+struct model {
+	const struct profile *p;
+	struct object_row *rows;     /* rows[id] */
+	struct object_row **locks;   /* mutexes, most wait first */
+	size_t nlocks;
+	struct object_row **conds;
+	size_t nconds;
+	uint64_t *thread_lock_wait, *thread_cond_wait;   /* per thread index */
+	uint64_t total_lock_wait, total_thread_ns;
+	double wall_ns;
+};
+
+static void add_stats(struct cv_stats *to, const struct cv_stats *s)
+{
+	const uint64_t *src = (const uint64_t *)&s->acquisitions;
+	uint64_t *dst = (uint64_t *)&to->acquisitions;
+	size_t n = (sizeof(*s) - offsetof(struct cv_stats, acquisitions)) / sizeof(uint64_t);
+	for (size_t i = 0; i < n; i++)
+		dst[i] += src[i];
+}
+
+/* Sums, except the maxima. */
+static void merge_stats(struct cv_stats *to, const struct cv_stats *s)
+{
+	uint64_t max_wait = to->max_wait_ns > s->max_wait_ns ? to->max_wait_ns : s->max_wait_ns;
+	uint64_t max_hold = to->max_hold_ns > s->max_hold_ns ? to->max_hold_ns : s->max_hold_ns;
+	add_stats(to, s);
+	to->max_wait_ns = max_wait;
+	to->max_hold_ns = max_hold;
+}
+
+static void mutex_type(uint32_t flags, char *buf, size_t size)
+{
+	static const char *const types[] = { "normal", "recursive", "errorcheck", "adaptive" };
+	snprintf(buf, size, "%s%s%s%s%s", types[flags & CV_MUTEX_TYPE_MASK],
+		 flags & CV_MUTEX_ROBUST ? " robust" : "", flags & CV_MUTEX_PI ? " pi" : "",
+		 flags & CV_MUTEX_PP ? " pp" : "", flags & CV_MUTEX_PSHARED ? " pshared" : "");
+}
+
+static void name_object(struct object_row *row, struct syms *syms)
+{
+	const struct cv_object *o = &row->obj->o;
+	char sym[200];
+	const char *base = row->obj->name;
+	if (!base)
+		base = syms__name(syms, o->addr, sym, sizeof(sym));
+	if (base)
+		snprintf(row->name, sizeof(row->name), "%s", base);
+	else
+		snprintf(row->name, sizeof(row->name), "%s@0x%llx", kind_name(o->kind), (unsigned long long)o->addr);
+	if (o->generation) {
+		size_t n = strlen(row->name);
+		snprintf(row->name + n, sizeof(row->name) - n, " (generation %u)", o->generation);
+	}
+}
+
+static int by_wait(const void *a, const void *b)
+{
+	const struct object_row *x = *(struct object_row *const *)a, *y = *(struct object_row *const *)b;
+	if (x->total.wait_ns != y->total.wait_ns)
+		return x->total.wait_ns < y->total.wait_ns ? 1 : -1;
+	if (x->total.acquisitions != y->total.acquisitions)
+		return x->total.acquisitions < y->total.acquisitions ? 1 : -1;
+	if (x->total.signals + x->total.broadcasts != y->total.signals + y->total.broadcasts)
+		return x->total.signals + x->total.broadcasts < y->total.signals + y->total.broadcasts ? 1 : -1;
+	return x->obj->o.id < y->obj->o.id ? -1 : 1;
+}
+
+static void model_build(struct model *m, const struct profile *p, struct syms *syms)
+{
+	memset(m, 0, sizeof(*m));
+	m->p = p;
+	m->rows = xcalloc(p->nobjects, sizeof(*m->rows));
+	m->thread_lock_wait = xcalloc(p->nthreads, sizeof(uint64_t));
+	m->thread_cond_wait = xcalloc(p->nthreads, sizeof(uint64_t));
+	for (size_t i = 0; i < p->nobjects; i++) {
+		m->rows[i].obj = &p->objects[i];
+		name_object(&m->rows[i], syms);
+		if (p->objects[i].o.kind == CV_OBJ_MUTEX)
+			mutex_type(p->objects[i].o.flags, m->rows[i].type, sizeof(m->rows[i].type));
+	}
+	for (size_t i = 0; i < p->nstats; i++) {
+		const struct cv_stats *s = &p->stats[i];
+		struct object_row *row = &m->rows[s->object];
+		merge_stats(&row->total, s);
+		row->nthreads++;
+		if (row->obj->o.kind == CV_OBJ_MUTEX)
+			m->thread_lock_wait[s->thread] += s->wait_ns;
+		else if (row->obj->o.kind == CV_OBJ_COND)
+			m->thread_cond_wait[s->thread] += s->wait_ns;
+	}
+	m->locks = xcalloc(p->nobjects, sizeof(*m->locks));
+	m->conds = xcalloc(p->nobjects, sizeof(*m->conds));
+	for (size_t i = 0; i < p->nobjects; i++) {
+		if (!m->rows[i].nthreads)
+			continue;   /* named or initialised but never used */
+		if (p->objects[i].o.kind == CV_OBJ_MUTEX) {
+			m->locks[m->nlocks++] = &m->rows[i];
+			m->total_lock_wait += m->rows[i].total.wait_ns;
+		} else if (p->objects[i].o.kind == CV_OBJ_COND) {
+			m->conds[m->nconds++] = &m->rows[i];
+		}
+	}
+	qsort(m->locks, m->nlocks, sizeof(*m->locks), by_wait);
+	qsort(m->conds, m->nconds, sizeof(*m->conds), by_wait);
+	for (size_t i = 0; i < p->nthreads; i++)
+		m->total_thread_ns += p->threads[i].end_ns - p->threads[i].start_ns;
+	m->wall_ns = (double)(p->process.end_ns - p->process.start_ns);
+}
+
+static void model_free(struct model *m)
+{
+	free(m->rows);
+	free(m->locks);
+	free(m->conds);
+	free(m->thread_lock_wait);
+	free(m->thread_cond_wait);
+}
+
+static double ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0.0;
+}
+
+static const char *thread_label(const struct profile *p, uint32_t index, char *buf, size_t size)
+{
+	const struct cv_thread_rec *t = &p->threads[index];
+	if (t->name[0])
+		snprintf(buf, size, "%d %s", t->tid, t->name);
+	else
+		snprintf(buf, size, "%d", t->tid);
+	return buf;
+}
+
+/* ---- text --------------------------------------------------------------- */
+
+static void text_header(const struct model *m, FILE *out)
+{
+	const struct profile *p = m->p;
+	char a[32];
+	fprintf(out, "convoy report: %s\n", p->cmdline && *p->cmdline ? p->cmdline : p->process.comm);
+	fprintf(out, "  pid %d%s, %s profiled, %zu thread%s, %zu lock%s, %zu condvar%s; ended: %s\n",
+		p->process.pid, p->process.forked ? " (forked child)" : "", fmt_ns(a, sizeof(a), m->wall_ns),
+		p->nthreads, p->nthreads == 1 ? "" : "s", m->nlocks, m->nlocks == 1 ? "" : "s",
+		m->nconds, m->nconds == 1 ? "" : "s",
+		p->process.exit_reason < sizeof(exit_texts) / sizeof(exit_texts[0]) &&
+				exit_texts[p->process.exit_reason] ? exit_texts[p->process.exit_reason] : "unknown");
+	fprintf(out, "  profile %s\n\n", p->path);
+}
+
+/* The first thing to read: where blocked time went, in one sentence. */
+static void text_summary(const struct model *m, FILE *out)
+{
+	char a[32], b[32], c[32];
+	if (!m->nlocks || !m->total_lock_wait) {
+		fprintf(out, "No thread waited for a mutex%s.\n\n",
+			m->nlocks ? "" : " (no mutex was used)");
+		return;
+	}
+	const struct object_row *top = m->locks[0];
+	fprintf(out, "Threads spent %s blocked on mutexes (%s of their combined lifetime); "
+		"%s accounts for %s of it: %s of its %s acquisitions waited, %s on average.\n\n",
+		fmt_ns(a, sizeof(a), (double)m->total_lock_wait),
+		fmt_pct(b, sizeof(b), ratio(m->total_lock_wait, m->total_thread_ns)),
+		top->name, fmt_pct(c, sizeof(c), ratio(top->total.wait_ns, m->total_lock_wait)),
+		fmt_pct((char[32]){0}, 32, ratio(top->total.contended, top->total.acquisitions)),
+		fmt_count((char[32]){0}, 32, top->total.acquisitions),
+		fmt_ns((char[32]){0}, 32, top->total.waits ? (double)top->total.wait_ns / (double)top->total.waits : 0));
+}
+
+static size_t rows_to_show(size_t n, const struct report_options *o)
+{
+	return o->limit && (size_t)o->limit < n ? (size_t)o->limit : n;
+}
+
+static void text_locks(const struct model *m, const struct report_options *o, FILE *out)
+{
+	const struct profile *p = m->p;
+	if (!m->nlocks)
+		return;
+	fprintf(out, "Mutexes, by total wait (hold time sampled on 1 in %u acquisitions)\n",
+		p->process.hold_sample_period);
+	fprintf(out, "  %-28s %-10s %12s %9s %10s %9s %9s %9s %10s\n", "mutex", "type", "acquired",
+		"contended", "wait total", "avg", "max", "hold avg", "hand-offs");
+	size_t n = rows_to_show(m->nlocks, o);
+	for (size_t i = 0; i < n; i++) {
+		const struct object_row *r = m->locks[i];
+		const struct cv_stats *s = &r->total;
+		char acq[32], pct[32], tot[32], avg[32], max[32], hold[32], ho[32];
+		fprintf(out, "  %-28s %-10s %12s %9s %10s %9s %9s %9s %10s\n", r->name, r->type,
+			fmt_count(acq, sizeof(acq), s->acquisitions),
+			fmt_pct(pct, sizeof(pct), ratio(s->contended, s->acquisitions)),
+			fmt_ns(tot, sizeof(tot), (double)s->wait_ns),
+			s->waits ? fmt_ns(avg, sizeof(avg), (double)s->wait_ns / (double)s->waits) : "-",
+			s->waits ? fmt_ns(max, sizeof(max), (double)s->max_wait_ns) : "-",
+			s->hold_samples ? fmt_ns(hold, sizeof(hold), (double)s->hold_ns / (double)s->hold_samples) : "-",
+			fmt_count(ho, sizeof(ho), s->handoffs));
+		if (s->trylocks || s->timeouts)
+			fprintf(out, "  %-28s trylock: %s calls, %s failed (EBUSY); timeouts: %s\n", "",
+				fmt_count(acq, sizeof(acq), s->trylocks), fmt_count(pct, sizeof(pct), s->trylock_failures),
+				fmt_count(tot, sizeof(tot), s->timeouts));
+		if (r->nthreads < 2 && !o->verbose)
+			continue;
+		for (size_t k = 0; k < p->nstats; k++) {
+			const struct cv_stats *t = &p->stats[k];
+			if (t->object != r->obj->o.id)
+				continue;
+			char who[64];
+			fprintf(out, "  %-28s thread %-18s %12s %9s %10s\n", "",
+				thread_label(p, t->thread, who, sizeof(who)),
+				fmt_count(acq, sizeof(acq), t->acquisitions),
+				fmt_pct(pct, sizeof(pct), ratio(t->contended, t->acquisitions)),
+				fmt_ns(tot, sizeof(tot), (double)t->wait_ns));
+		}
+	}
+	if (n < m->nlocks)
+		fprintf(out, "  ... %zu more (use --limit 0)\n", m->nlocks - n);
+	fputc('\n', out);
+}
+
+static void text_conds(const struct model *m, const struct report_options *o, FILE *out)
+{
+	if (!m->nconds)
+		return;
+	fprintf(out, "Condition variables, by total wait\n");
+	fprintf(out, "  %-28s %10s %10s %9s %9s %9s %16s %16s\n", "condvar", "waits", "wait total",
+		"avg", "max", "timeouts", "signals (none)", "broadcasts (none)");
+	size_t n = rows_to_show(m->nconds, o);
+	for (size_t i = 0; i < n; i++) {
+		const struct cv_stats *s = &m->conds[i]->total;
+		char w[32], tot[32], avg[32], max[32], to[32], sig[48], bc[48], x[32], y[32];
+		snprintf(sig, sizeof(sig), "%s (%s)", fmt_count(x, sizeof(x), s->signals),
+			 fmt_count(y, sizeof(y), s->signals_unwaited));
+		snprintf(bc, sizeof(bc), "%s (%s)", fmt_count(x, sizeof(x), s->broadcasts),
+			 fmt_count(y, sizeof(y), s->broadcasts_unwaited));
+		fprintf(out, "  %-28s %10s %10s %9s %9s %9s %16s %16s\n", m->conds[i]->name,
+			fmt_count(w, sizeof(w), s->waits), fmt_ns(tot, sizeof(tot), (double)s->wait_ns),
+			s->waits ? fmt_ns(avg, sizeof(avg), (double)s->wait_ns / (double)s->waits) : "-",
+			s->waits ? fmt_ns(max, sizeof(max), (double)s->max_wait_ns) : "-",
+			fmt_count(to, sizeof(to), s->timeouts), sig, bc);
+	}
+	if (n < m->nconds)
+		fprintf(out, "  ... %zu more (use --limit 0)\n", m->nconds - n);
+	fputs("  (none): signals and broadcasts sent while no thread was waiting for one\n\n", out);
+}
+
+static void text_threads(const struct model *m, const struct report_options *o, struct syms *syms, FILE *out)
+{
+	const struct profile *p = m->p;
+	fprintf(out, "Threads\n");
+	fprintf(out, "  %-7s %-15s %-22s %-7s %9s %9s %9s %13s %9s %9s %9s\n", "tid", "name",
+		"start routine", "creator", "lifetime", "in create", "cpu", "switches v/i", "lock wait",
+		"cond wait", "join wait");
+	size_t n = rows_to_show(p->nthreads, o);
+	for (size_t i = 0; i < n; i++) {
+		const struct cv_thread_rec *t = &p->threads[i];
+		char fn[200], life[32], cr[32], cpu[32], sw[48], lw[32], cw[32], jw[32], creator[16];
+		const char *routine = t->flags & CV_THREAD_MAIN ? "(main)" :
+				      t->start_routine ? syms__name(syms, t->start_routine, fn, sizeof(fn)) : "(untracked)";
+		if (!routine) {
+			snprintf(fn, sizeof(fn), "0x%llx", (unsigned long long)t->start_routine);
+			routine = fn;
+		}
+		snprintf(creator, sizeof(creator), t->creator_tid ? "%d" : "-", t->creator_tid);
+		snprintf(sw, sizeof(sw), "%llu/%llu", (unsigned long long)t->voluntary_cs,
+			 (unsigned long long)t->involuntary_cs);
+		fprintf(out, "  %-7d %-15s %-22.22s %-7s %9s %9s %9s %13s %9s %9s %9s\n", t->tid,
+			t->name[0] ? t->name : "-", routine, creator,
+			fmt_ns(life, sizeof(life), (double)(t->end_ns - t->start_ns)),
+			t->create_ns ? fmt_ns(cr, sizeof(cr), (double)t->create_ns) : "-",
+			fmt_ns(cpu, sizeof(cpu), (double)t->cpu_ns), sw,
+			fmt_ns(lw, sizeof(lw), (double)m->thread_lock_wait[i]),
+			fmt_ns(cw, sizeof(cw), (double)m->thread_cond_wait[i]),
+			fmt_ns(jw, sizeof(jw), (double)t->join_wait_ns));
+	}
+	if (n < p->nthreads)
+		fprintf(out, "  ... %zu more (use --limit 0)\n", p->nthreads - n);
+	int counters = 0;
+	for (size_t i = 0; i < p->ncounters; i++) {
+		const struct profile_counter *c = &p->counters[i];
+		if (!counters++)
+			fprintf(out, "\nCounters (convoy.h annotations)\n");
+		char who[64];
+		fprintf(out, "  thread %-20s %-9s %-24s %lld\n", thread_label(p, c->c.thread, who, sizeof(who)),
+			c->c.kind == CV_COUNTER_PROGRESS ? "progress" : "counter", c->name, (long long)c->c.value);
+	}
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static json_object *jstr(const char *s) { return json_object_new_string(s ? s : ""); }
+static json_object *ju64(uint64_t v) { return json_object_new_int64((int64_t)v); }
+
+static json_object *jaddr(uint64_t addr)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
+	return json_object_new_string(buf);
+}
+
+static json_object *json_histogram(const struct cv_stats *s)
+{
+	json_object *h = json_object_new_array();
+	for (int i = 0; i < CV_HIST_BUCKETS; i++) {
+		if (!s->wait_hist[i])
+			continue;
+		json_object *b = json_object_new_object();
+		json_object_object_add(b, "ge_ns", ju64(i ? 1ull << i : 0));
+		json_object_object_add(b, "lt_ns", ju64(i + 1 < 64 ? 1ull << (i + 1) : UINT64_MAX));
+		json_object_object_add(b, "count", ju64(s->wait_hist[i]));
+		json_object_array_add(h, b);
+	}
+	return h;
+}
+
+static void json_mutex_stats(json_object *o, const struct cv_stats *s)
+{
+	json_object_object_add(o, "acquisitions", ju64(s->acquisitions));
+	json_object_object_add(o, "contended", ju64(s->contended));
+	json_object_object_add(o, "wait_ns", ju64(s->wait_ns));
+	json_object_object_add(o, "max_wait_ns", ju64(s->max_wait_ns));
+	json_object_object_add(o, "waits", ju64(s->waits));
+	json_object_object_add(o, "timeouts", ju64(s->timeouts));
+	json_object_object_add(o, "trylocks", ju64(s->trylocks));
+	json_object_object_add(o, "trylock_failures", ju64(s->trylock_failures));
+	json_object_object_add(o, "handoffs", ju64(s->handoffs));
+	json_object_object_add(o, "hold_samples", ju64(s->hold_samples));
+	json_object_object_add(o, "hold_avg_ns",
+			       s->hold_samples ? ju64(s->hold_ns / s->hold_samples) : NULL);
+	json_object_object_add(o, "max_hold_ns", s->hold_samples ? ju64(s->max_hold_ns) : NULL);
+}
+
+static void json_cond_stats(json_object *o, const struct cv_stats *s)
+{
+	json_object_object_add(o, "waits", ju64(s->waits));
+	json_object_object_add(o, "wait_ns", ju64(s->wait_ns));
+	json_object_object_add(o, "max_wait_ns", ju64(s->max_wait_ns));
+	json_object_object_add(o, "timeouts", ju64(s->timeouts));
+	json_object_object_add(o, "signals", ju64(s->signals));
+	json_object_object_add(o, "broadcasts", ju64(s->broadcasts));
+	json_object_object_add(o, "signals_unwaited", ju64(s->signals_unwaited));
+	json_object_object_add(o, "broadcasts_unwaited", ju64(s->broadcasts_unwaited));
+}
+
+static json_object *json_object_row(const struct model *m, const struct object_row *r)
+{
+	const struct profile *p = m->p;
+	json_object *o = json_object_new_object();
+	int mutex = r->obj->o.kind == CV_OBJ_MUTEX;
+	json_object_object_add(o, "name", jstr(r->name));
+	json_object_object_add(o, "kind", jstr(kind_name(r->obj->o.kind)));
+	if (mutex)
+		json_object_object_add(o, "type", jstr(r->type));
+	json_object_object_add(o, "addr", jaddr(r->obj->o.addr));
+	json_object_object_add(o, "generation", ju64(r->obj->o.generation));
+	json_object_object_add(o, "destroyed", json_object_new_boolean(r->obj->o.retired));
+	(mutex ? json_mutex_stats : json_cond_stats)(o, &r->total);
+	json_object_object_add(o, "wait_histogram", json_histogram(&r->total));
+	json_object *threads = json_object_new_array();
+	for (size_t k = 0; k < p->nstats; k++) {
+		const struct cv_stats *s = &p->stats[k];
+		if (s->object != r->obj->o.id)
+			continue;
+		json_object *t = json_object_new_object();
+		json_object_object_add(t, "tid", json_object_new_int(p->threads[s->thread].tid));
+		json_object_object_add(t, "thread", ju64(s->thread));
+		(mutex ? json_mutex_stats : json_cond_stats)(t, s);
+		json_object_array_add(threads, t);
+	}
+	json_object_object_add(o, "threads", threads);
+	return o;
+}
+
+static json_object *json_thread(const struct model *m, size_t i, struct syms *syms)
+{
+	const struct profile *p = m->p;
+	const struct cv_thread_rec *t = &p->threads[i];
+	json_object *o = json_object_new_object();
+	char fn[200];
+	json_object_object_add(o, "index", ju64(t->index));
+	json_object_object_add(o, "tid", json_object_new_int(t->tid));
+	json_object_object_add(o, "name", jstr(t->name));
+	json_object_object_add(o, "main", json_object_new_boolean(t->flags & CV_THREAD_MAIN));
+	const char *routine = t->start_routine ? syms__name(syms, t->start_routine, fn, sizeof(fn)) : NULL;
+	json_object_object_add(o, "start_routine", routine ? jstr(routine) : t->start_routine ? jaddr(t->start_routine) : NULL);
+	json_object_object_add(o, "creator_tid", t->creator_tid ? json_object_new_int(t->creator_tid) : NULL);
+	json_object_object_add(o, "start_ns", ju64(t->start_ns - p->process.start_ns));
+	json_object_object_add(o, "lifetime_ns", ju64(t->end_ns - t->start_ns));
+	json_object_object_add(o, "exited", json_object_new_boolean(t->flags & CV_THREAD_EXITED));
+	json_object_object_add(o, "detached", json_object_new_boolean(t->flags & CV_THREAD_DETACHED));
+	json_object_object_add(o, "pthread_exit", json_object_new_boolean(t->flags & CV_THREAD_PTHREAD_EXIT));
+	json_object_object_add(o, "create_ns", ju64(t->create_ns));
+	json_object_object_add(o, "cpu_ns", ju64(t->cpu_ns));
+	json_object_object_add(o, "voluntary_switches", ju64(t->voluntary_cs));
+	json_object_object_add(o, "involuntary_switches", ju64(t->involuntary_cs));
+	json_object_object_add(o, "lock_wait_ns", ju64(m->thread_lock_wait[i]));
+	json_object_object_add(o, "cond_wait_ns", ju64(m->thread_cond_wait[i]));
+	json_object_object_add(o, "join_wait_ns", ju64(t->join_wait_ns));
+	json_object_object_add(o, "joins", ju64(t->joins));
+	json_object_object_add(o, "threads_created", ju64(t->threads_created));
+	json_object *counters = json_object_new_object(), *progress = json_object_new_object();
+	for (size_t k = 0; k < p->ncounters; k++) {
+		const struct profile_counter *c = &p->counters[k];
+		if (c->c.thread == i)
+			json_object_object_add(c->c.kind == CV_COUNTER_PROGRESS ? progress : counters, c->name,
+					       json_object_new_int64(c->c.value));
+	}
+	json_object_object_add(o, "counters", counters);
+	json_object_object_add(o, "progress", progress);
+	return o;
+}
+
+static json_object *json_report(const struct model *m, struct syms *syms)
+{
+	const struct profile *p = m->p;
+	json_object *root = json_object_new_object(), *proc = json_object_new_object();
+	json_object_object_add(root, "convoy_report_version", json_object_new_int(1));
+	json_object_object_add(proc, "pid", json_object_new_int(p->process.pid));
+	json_object_object_add(proc, "ppid", json_object_new_int(p->process.ppid));
+	json_object_object_add(proc, "comm", jstr(p->process.comm));
+	json_object_object_add(proc, "cmdline", jstr(p->cmdline));
+	json_object_object_add(proc, "exe", jstr(p->exe));
+	json_object_object_add(proc, "forked", json_object_new_boolean(p->process.forked));
+	json_object_object_add(proc, "wall_ns", ju64(p->process.end_ns - p->process.start_ns));
+	json_object_object_add(proc, "exit", jstr(exit_texts[p->process.exit_reason < 3 ? p->process.exit_reason : 0]));
+	json_object_object_add(proc, "hold_sample_period", ju64(p->process.hold_sample_period));
+	json_object_object_add(proc, "profile", jstr(p->path));
+	json_object_object_add(root, "process", proc);
+
+	json_object *locks = json_object_new_array(), *conds = json_object_new_array(), *threads = json_object_new_array();
+	for (size_t i = 0; i < m->nlocks; i++)
+		json_object_array_add(locks, json_object_row(m, m->locks[i]));
+	for (size_t i = 0; i < m->nconds; i++)
+		json_object_array_add(conds, json_object_row(m, m->conds[i]));
+	for (size_t i = 0; i < p->nthreads; i++)
+		json_object_array_add(threads, json_thread(m, i, syms));
+	json_object_object_add(root, "locks", locks);
+	json_object_object_add(root, "condvars", conds);
+	json_object_object_add(root, "threads", threads);
+	/* Findings come with the diagnosis (docs/findings.md); none yet. */
+	json_object_object_add(root, "findings", json_object_new_array());
+	return root;
+}
+
+int report__write(const struct profile *p, const struct report_options *o, FILE *out)
+{
+	struct syms *syms = syms__load(p);
+	struct model m;
+	model_build(&m, p, syms);
+	if (o->json) {
+		json_object *root = json_report(&m, syms);
+		fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), out);
+		fputc('\n', out);
+		json_object_put(root);
+	} else {
+		text_header(&m, out);
+		text_summary(&m, out);
+		text_locks(&m, o, out);
+		text_conds(&m, o, out);
+		text_threads(&m, o, syms, out);
+	}
+	model_free(&m);
+	syms__free(syms);
+	if (fflush(out) != 0 || ferror(out)) {
+		cv_error("cannot write the report: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+static void report_usage(FILE *f)
+{
+	fputs("usage: convoy report [--json] [-v] [--limit N] PROFILE\n"
+	      "\n"
+	      "Prints what a profile recorded: mutexes ranked by the time threads waited\n"
+	      "for them, condition variables, and threads.\n"
+	      "\n"
+	      "  --json       one JSON object (docs/report-json.md) instead of text\n"
+	      "  -v           every thread's share of every mutex\n"
+	      "  --limit N    at most N rows per table (default 20; 0 = all)\n"
+	      "\n"
+	      "example:\n"
+	      "  convoy report convoy-myprog-1234.convoy\n", f);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct report_options o = { .limit = 20 };
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': o.json = 1; break;
+		case 'v': o.verbose = 1; break;
+		case 'l': {
+			long long v = parse_count(optarg);
+			if (v < 0 || v > 1000000) {
+				cv_error("report: --limit takes a count from 0 to 1000000, not '%s'", optarg);
+				return 2;
+			}
+			o.limit = (int)v;
+			break;
+		}
+		case 'h': report_usage(stdout); return 0;
+		default:
+			cv_error("report: unknown option '%s' (try 'convoy report --help')", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		cv_error("report: expected one PROFILE, got %d (try 'convoy report --help')", argc - optind);
+		return 2;
+	}
+	struct profile *p = profile__load(argv[optind]);
+	if (!p)
+		return 1;
+	int rc = report__write(p, &o, stdout);
+	profile__free(p);
+	return rc ? 1 : 0;
+}

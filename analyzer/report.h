@@ -1,0 +1,20 @@
+/* report.h — `convoy report`: one profile as text or JSON. */
+#ifndef CONVOY_REPORT_H
+#define CONVOY_REPORT_H
+
+#include <stdio.h>
+
+struct profile;
+
+struct report_options {
+	int json;
+	int verbose;            /* -v: every thread of every lock, every object */
+	int limit;              /* rows per table in text; 0 = all */
+};
+
+/* Writes the report; returns 0, or -1 after one error line (output failed). */
+int report__write(const struct profile *p, const struct report_options *o, FILE *out);
+
+int cmd_report(int argc, char **argv);
+
+#endif

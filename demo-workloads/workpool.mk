@@ -1,0 +1,1 @@
+# workpool: the reference scheduler library (filled in by its issue).

@@ -1,0 +1,96 @@
+/* ring.h — a growable ring of tasks with no synchronisation of its own.
+ *
+ * The storage under the global queue, the injector, the mailboxes (fifo.c) and
+ * the locked deques (ldeque.c); the caller holds the lock that protects it.
+ * head and tail are free-running indices (tail - head = length), the capacity
+ * is a power of two and doubles when full.
+ */
+#ifndef WP_RING_H
+#define WP_RING_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "workpool.h"
+
+struct wp__ring {
+	wp_task *slots;
+	size_t mask;  /* capacity - 1 */
+	size_t head;  /* front: FIFO pops, thieves */
+	size_t tail;  /* back: pushes, owner pops */
+};
+
+static inline size_t wp__ring_len(const struct wp__ring *r)
+{
+	return r->tail - r->head;
+}
+
+static inline int wp__ring_init(struct wp__ring *r, size_t capacity)
+{
+	size_t cap = 16;
+	while (cap < capacity)
+		cap <<= 1;
+	r->slots = malloc(cap * sizeof *r->slots);
+	if (!r->slots)
+		return -ENOMEM;
+	r->mask = cap - 1;
+	r->head = r->tail = 0;
+	return 0;
+}
+
+static inline void wp__ring_free(struct wp__ring *r)
+{
+	free(r->slots);
+	r->slots = NULL;
+}
+
+/* Makes room for `more` tasks; the cold path of every push. */
+static inline __attribute__((noinline, cold)) int
+wp__ring_reserve(struct wp__ring *r, size_t more)
+{
+	size_t len = wp__ring_len(r), cap = r->mask + 1, ncap = cap;
+	while (ncap - len < more)
+		ncap <<= 1;
+	if (ncap == cap)
+		return 0;
+	wp_task *slots = malloc(ncap * sizeof *slots);
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < len; i++)
+		slots[i] = r->slots[(r->head + i) & r->mask];
+	free(r->slots);
+	r->slots = slots;
+	r->mask = ncap - 1;
+	r->head = 0;
+	r->tail = len;
+	return 0;
+}
+
+static inline int wp__ring_push_back(struct wp__ring *r, wp_task t)
+{
+	if (__builtin_expect(wp__ring_len(r) > r->mask, 0)) {
+		int err = wp__ring_reserve(r, 1);
+		if (err)
+			return err;
+	}
+	r->slots[r->tail++ & r->mask] = t;
+	return 0;
+}
+
+static inline bool wp__ring_pop_front(struct wp__ring *r, wp_task *out)
+{
+	if (r->head == r->tail)
+		return false;
+	*out = r->slots[r->head++ & r->mask];
+	return true;
+}
+
+static inline bool wp__ring_pop_back(struct wp__ring *r, wp_task *out)
+{
+	if (r->head == r->tail)
+		return false;
+	*out = r->slots[--r->tail & r->mask];
+	return true;
+}
+
+#endif /* WP_RING_H */

@@ -1,0 +1,203 @@
+/* convoy/profile.h — the profile file format, shared by the shim (writer) and the
+ * analyzer (reader). docs/profile-format.md explains it in prose; this header is
+ * the definition. Little-endian, the byte order of the machine that wrote it.
+ *
+ *   file   := file_header record* end_record
+ *   record := cv_rec_header payload (payload padded to 8 bytes)
+ *
+ * Every record's payload starts with its fixed struct below; some carry a
+ * variable tail (strings, build-id bytes) whose length is given in the struct.
+ * A reader skips record types it does not know; a payload larger than the struct
+ * it knows is fine (newer minor additions go at the end). The end record carries
+ * the number of records before it and the CRC-32 (zlib) of every byte before it,
+ * so truncation and corruption are both detected.
+ *
+ * CV_PROFILE_VERSION changes when an existing field changes meaning or moves; a
+ * reader rejects files whose version is newer than its own.
+ */
+#ifndef CONVOY_PROFILE_H
+#define CONVOY_PROFILE_H
+
+#include <stdint.h>
+
+#define CV_PROFILE_MAGIC   "CONVOYPF"     /* 8 bytes, no terminator stored */
+#define CV_PROFILE_VERSION 1u
+#define CV_PROFILE_EXT     "convoy"       /* convoy-<comm>-<pid>.convoy */
+
+#define CV_HIST_BUCKETS 40   /* wait_hist[i] counts waits of [2^i, 2^(i+1)) ns; i=0 also holds 0 ns */
+#define CV_NAME_MAX     16   /* thread names, as the kernel's comm */
+
+struct cv_file_header {
+	char     magic[8];
+	uint32_t version;
+	uint32_t header_size;        /* sizeof(struct cv_file_header) */
+	uint64_t flags;              /* none defined yet */
+};
+
+struct cv_rec_header {
+	uint32_t type;               /* enum cv_rec_type */
+	uint32_t size;               /* payload bytes that follow, a multiple of 8 */
+};
+
+/* X-macro: record type, value, name. */
+#define CV_REC_TYPES(X)          \
+	X(CV_REC_PROCESS, 1, "process") \
+	X(CV_REC_MODULE,  2, "module")  \
+	X(CV_REC_OBJECT,  3, "object")  \
+	X(CV_REC_STATS,   4, "stats")   \
+	X(CV_REC_THREAD,  5, "thread")  \
+	X(CV_REC_COUNTER, 6, "counter") \
+	X(CV_REC_END,     0x7fffffff, "end")
+
+enum cv_rec_type {
+#define CV_X(sym, val, name) sym = val,
+	CV_REC_TYPES(CV_X)
+#undef CV_X
+};
+
+/* Why the process wrote its profile. */
+#define CV_EXIT_REASONS(X)                                   \
+	X(CV_EXIT_UNKNOWN,       0, "unknown")                    \
+	X(CV_EXIT_NORMAL,        1, "returned from main or called exit()") \
+	X(CV_EXIT_LAST_THREAD,   2, "last thread called pthread_exit()")
+
+enum cv_exit_reason {
+#define CV_X(sym, val, text) sym = val,
+	CV_EXIT_REASONS(CV_X)
+#undef CV_X
+};
+
+/* CV_REC_PROCESS: exactly one, first. Tail: cmdline (args separated by NUL,
+ * cmdline_len bytes) then exe path (exe_len bytes, no terminator). */
+struct cv_process {
+	int32_t  pid, ppid;
+	uint64_t start_realtime_ns;  /* CLOCK_REALTIME when the shim started */
+	uint64_t start_ns, end_ns;   /* CLOCK_MONOTONIC: shim start, profile write */
+	uint32_t exit_reason;        /* enum cv_exit_reason */
+	uint32_t hold_sample_period; /* hold time measured on 1 in this many acquisitions */
+	uint32_t nthreads, nobjects;
+	uint32_t forked;             /* 1: this process is a fork child; start_ns is the fork */
+	uint32_t cmdline_len, exe_len;
+	uint32_t pad;
+	char     comm[CV_NAME_MAX];
+};
+
+/* CV_REC_MODULE: one per loaded object at write time. Addresses in the process
+ * map to file addresses as addr - load_bias. Tail: build-id bytes
+ * (build_id_len), then path (path_len, no terminator; empty for the vdso). */
+struct cv_module {
+	uint64_t load_bias;          /* dl_iterate_phdr's dlpi_addr */
+	uint64_t start, end;         /* lowest and highest address of its PT_LOAD segments */
+	uint32_t build_id_len, path_len;
+	uint32_t is_main;            /* the executable */
+	uint32_t pad;
+};
+
+/* Object kinds and mutex properties. */
+#define CV_OBJ_KINDS(X)            \
+	X(CV_OBJ_UNKNOWN, 0, "unknown") \
+	X(CV_OBJ_MUTEX,   1, "mutex")   \
+	X(CV_OBJ_COND,    2, "condvar")
+
+enum cv_obj_kind {
+#define CV_X(sym, val, name) sym = val,
+	CV_OBJ_KINDS(CV_X)
+#undef CV_X
+};
+
+/* cv_object.flags for mutexes: the type (low 2 bits, as PTHREAD_MUTEX_*) and: */
+#define CV_MUTEX_TYPE_MASK  0x3u  /* 0 normal, 1 recursive, 2 errorcheck, 3 adaptive */
+#define CV_MUTEX_ROBUST     0x10u
+#define CV_MUTEX_PI         0x20u
+#define CV_MUTEX_PP         0x40u
+#define CV_MUTEX_PSHARED    0x80u
+
+/* CV_REC_OBJECT: one synchronisation object (one generation of one address).
+ * Tail: the name given with convoy_name_object(), name_len bytes. */
+struct cv_object {
+	uint32_t id;                 /* referenced by cv_stats.object */
+	uint32_t kind;               /* enum cv_obj_kind */
+	uint64_t addr;
+	uint32_t generation;         /* 0 for the first object at addr, +1 per re-init */
+	uint32_t flags;              /* CV_MUTEX_* for mutexes */
+	uint32_t retired;            /* destroyed (or re-initialised) before the write */
+	uint32_t name_len;
+};
+
+/* CV_REC_STATS: what one thread did to one object. Fields that do not apply to
+ * the object's kind are zero. */
+struct cv_stats {
+	uint32_t object;             /* cv_object.id */
+	uint32_t thread;             /* cv_thread.index */
+	/* mutexes */
+	uint64_t acquisitions;       /* successful lock, timedlock, clocklock, trylock */
+	uint64_t contended;          /* acquisitions that found the lock held and waited */
+	uint64_t trylocks;           /* the program's own trylock calls */
+	uint64_t trylock_failures;   /* ... that returned EBUSY */
+	uint64_t handoffs;           /* acquisitions whose previous owner was another thread */
+	uint64_t hold_samples;       /* sampled acquisitions */
+	uint64_t hold_ns;            /* their total hold time */
+	uint64_t max_hold_ns;
+	/* mutexes and condvars: time blocked */
+	uint64_t waits;              /* mutex: times blocked (acquired or timed out); condvar: wait calls */
+	uint64_t wait_ns;
+	uint64_t max_wait_ns;
+	uint64_t timeouts;           /* ETIMEDOUT from timed waits */
+	/* condvars */
+	uint64_t signals, broadcasts;
+	uint64_t signals_unwaited;   /* sent when no thread was waiting unsignalled */
+	uint64_t broadcasts_unwaited;
+	uint64_t wait_hist[CV_HIST_BUCKETS];
+};
+
+/* cv_thread.flags */
+#define CV_THREAD_MAIN        0x1u
+#define CV_THREAD_EXITED      0x2u  /* finished before the profile was written */
+#define CV_THREAD_DETACHED    0x4u
+#define CV_THREAD_PTHREAD_EXIT 0x8u /* left through pthread_exit() */
+#define CV_THREAD_UNTRACKED   0x10u /* not created through pthread_create under the shim */
+
+/* CV_REC_THREAD: one per thread the shim saw. */
+struct cv_thread_rec {
+	uint32_t index;              /* 0 = the main thread (or the forking thread in a child) */
+	int32_t  tid;
+	int32_t  creator_tid;        /* 0 when unknown */
+	uint32_t flags;              /* CV_THREAD_* */
+	uint64_t start_routine;      /* address; 0 for the main thread */
+	uint64_t create_ns;          /* time its creator spent inside pthread_create */
+	uint64_t start_ns, end_ns;   /* CLOCK_MONOTONIC; end_ns = profile time if still running */
+	uint64_t cpu_ns;
+	uint64_t voluntary_cs, involuntary_cs;
+	uint64_t join_wait_ns;       /* time this thread spent in pthread_join and friends */
+	uint64_t joins;
+	uint64_t threads_created;
+	char     name[CV_NAME_MAX];
+};
+
+/* CV_REC_COUNTER: an annotation-API value for one thread. Tail: name. */
+#define CV_COUNTER_KINDS(X)          \
+	X(CV_COUNTER_PROGRESS, 1, "progress") \
+	X(CV_COUNTER_USER,     2, "counter")
+
+enum cv_counter_kind {
+#define CV_X(sym, val, name) sym = val,
+	CV_COUNTER_KINDS(CV_X)
+#undef CV_X
+};
+
+struct cv_counter {
+	uint32_t thread;
+	uint32_t kind;               /* enum cv_counter_kind */
+	int64_t  value;
+	uint32_t name_len;
+	uint32_t pad;
+};
+
+/* CV_REC_END: last. crc32 covers every byte of the file before this record. */
+struct cv_end {
+	uint64_t records;            /* records before this one */
+	uint32_t crc32;
+	uint32_t pad;
+};
+
+#endif /* CONVOY_PROFILE_H */

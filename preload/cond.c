@@ -1,0 +1,158 @@
+/* cond.c — pthread_cond_* (the GLIBC_2.3.2 implementations, see real.c).
+ *
+ * Waits are slow by nature, so each one is timed. Signals and broadcasts are
+ * counted, and so are those sent when no thread was waiting for one (seed
+ * 002's wasted signals): each condvar object keeps, in one word, how many
+ * threads are inside a wait and how many of those a signal has already
+ * claimed. A signal finds an unclaimed waiter or is "unwaited"; a broadcast
+ * claims them all. Exact when the program signals with the mutex held; a
+ * signal racing a waiter's entry without the mutex can go either way, as it
+ * can for the program itself.
+ */
+#include <errno.h>
+
+#include "shim.h"
+
+#define WAITING(s)  ((uint32_t)((s) >> 32))
+#define CLAIMED(s)  ((uint32_t)(s))
+#define STATE(w, c) (((uint64_t)(w) << 32) | (uint32_t)(c))
+
+enum cond_event { COND_ENTER, COND_LEAVE, COND_SIGNAL, COND_BROADCAST };
+
+/* Applies one event to o's state; returns false for a signal or broadcast
+ * that found no unclaimed waiter. */
+static bool cond_event(struct cv_obj *o, enum cond_event ev)
+{
+	uint64_t old = __atomic_load_n(&o->cond_state, __ATOMIC_RELAXED), new;
+	bool waited;
+	do {
+		uint32_t w = WAITING(old), c = CLAIMED(old);
+		waited = w > c;
+		switch (ev) {
+		case COND_ENTER:     w++; break;
+		case COND_LEAVE:     if (w) w--; if (c) c--; break;   /* a woken waiter used its claim */
+		case COND_SIGNAL:    if (waited) c++; break;
+		case COND_BROADCAST: c = w; break;
+		}
+		if (c > w)
+			c = w;
+		new = STATE(w, c);
+	} while (!__atomic_compare_exchange_n(&o->cond_state, &old, new, true,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return waited;
+}
+
+static void cond_leave_cancelled(void *o)
+{
+	cond_event(o, COND_LEAVE);
+}
+
+typedef int (*cond_wait_fn)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
+
+static int real_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, const struct timespec *ts)
+{
+	return cv__real.pthread_cond_wait(c, m);
+}
+
+static int real_timedwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, const struct timespec *ts)
+{
+	return cv__real.pthread_cond_timedwait(c, m, ts);
+}
+
+static int real_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, const struct timespec *ts)
+{
+	return cv__real.pthread_cond_clockwait(c, m, clock, ts);
+}
+
+static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+		     const struct timespec *ts, cond_wait_fn real)
+{
+	struct cv_thread *t = cv__self;
+	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
+		return real(c, m, clock, ts);
+	struct cv_rec *r = cv__cond_rec(t, c);
+	struct cv_obj *o = r->obj;
+	if (t->hold_addr == m)
+		t->hold_addr = NULL;   /* the wait releases the mutex: drop that hold sample */
+	cond_event(o, COND_ENTER);
+	uint64_t t0 = cv__now_ns();
+	int rc;
+	/* A cancelled wait unwinds through here (the shim is built with
+	 * -fexceptions) and must still leave. */
+	pthread_cleanup_push(cond_leave_cancelled, o);
+	rc = real(c, m, clock, ts);
+	pthread_cleanup_pop(0);
+	uint64_t waited = cv__now_ns() - t0;
+	cond_event(o, COND_LEAVE);
+	cv__record_wait(r, waited);
+	if (rc == ETIMEDOUT)
+		CV_BUMP(&r->s.timeouts, 1);
+	/* The wait re-acquired m: the mutex's next owner change is counted from
+	 * this thread, not from whoever held it while we slept. */
+	if (rc == 0 || rc == ETIMEDOUT) {
+		struct cv_rec *mr = cv__mutex_rec(t, m);
+		if (CV_LOAD(&mr->obj->last_owner) != t)
+			CV_STORE(&mr->obj->last_owner, t);
+	}
+	return rc;
+}
+
+CV_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	return cond_wait(c, m, CLOCK_REALTIME, NULL, real_wait);
+}
+
+CV_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime)
+{
+	return cond_wait(c, m, CLOCK_REALTIME, abstime, real_timedwait);
+}
+
+CV_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+				     const struct timespec *abstime)
+{
+	return cond_wait(c, m, clock, abstime, real_clockwait);
+}
+
+CV_EXPORT int pthread_cond_signal(pthread_cond_t *c)
+{
+	struct cv_thread *t = cv__self;
+	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
+		return cv__real.pthread_cond_signal(c);
+	struct cv_rec *r = cv__cond_rec(t, c);
+	CV_BUMP(&r->s.signals, 1);
+	if (!cond_event(r->obj, COND_SIGNAL))
+		CV_BUMP(&r->s.signals_unwaited, 1);
+	return cv__real.pthread_cond_signal(c);
+}
+
+CV_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
+{
+	struct cv_thread *t = cv__self;
+	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
+		return cv__real.pthread_cond_broadcast(c);
+	struct cv_rec *r = cv__cond_rec(t, c);
+	CV_BUMP(&r->s.broadcasts, 1);
+	if (!cond_event(r->obj, COND_BROADCAST))
+		CV_BUMP(&r->s.broadcasts_unwaited, 1);
+	return cv__real.pthread_cond_broadcast(c);
+}
+
+CV_EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
+{
+	if (!cv__self)
+		cv__thread_slow();
+	int rc = cv__real.pthread_cond_init(c, attr);
+	if (rc == 0 && cv__process.ready && !cv__process.disabled)
+		cv__forget_object(c, CV_OBJ_COND);
+	return rc;
+}
+
+CV_EXPORT int pthread_cond_destroy(pthread_cond_t *c)
+{
+	if (!cv__self)
+		cv__thread_slow();
+	int rc = cv__real.pthread_cond_destroy(c);
+	if (rc == 0 && cv__process.ready && !cv__process.disabled)
+		cv__forget_object(c, CV_OBJ_COND);
+	return rc;
+}

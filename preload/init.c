@@ -1,0 +1,164 @@
+/* init.c — start-up, configuration, fork, and the end of the process.
+ *
+ * cv__init runs from the constructor, or earlier: from the first wrapped call
+ * if another library's constructor locks a mutex or creates a thread before
+ * ours has run. The profile is written by the destructor, which the C runtime
+ * runs on every normal end of the process: return from main, exit() from any
+ * thread, and the exit(0) glibc makes when the last thread calls pthread_exit.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/auxv.h>
+#include <sys/prctl.h>
+
+#include "shim.h"
+
+struct cv_config cv__config;
+struct cv_process_state cv__process;
+uint64_t cv__hold_mask;
+
+void cv__thread_init_main(void);
+void cv__thread_exit_key(void *arg);
+
+void cv__warn(const char *fmt, ...)
+{
+	static unsigned warnings;
+	if (__atomic_fetch_add(&warnings, 1, __ATOMIC_RELAXED) >= 10)
+		return;   /* a broken environment must not flood the program's stderr */
+	char buf[512];
+	int saved_errno = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = snprintf(buf, sizeof(buf) - 1, "convoy: ");
+	n += vsnprintf(buf + n, sizeof(buf) - 1 - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (write(STDERR_FILENO, buf, (size_t)n) < 0) {
+		/* nowhere left to say it */
+	}
+	errno = saved_errno;
+}
+
+static void read_config(void)
+{
+	const char *s;
+	cv__config.quiet = (s = getenv("CONVOY_QUIET")) && *s && strcmp(s, "0") != 0;
+	cv__config.hold_period = 64;
+	if ((s = getenv("CONVOY_HOLD_SAMPLE")) && *s) {
+		char *end;
+		unsigned long v = strtoul(s, &end, 10);
+		if (*end || v == 0 || v > (1ul << 30) || (v & (v - 1)))
+			cv__warn("CONVOY_HOLD_SAMPLE=%s is not a power of two from 1 to 2^30; using 64", s);
+		else
+			cv__config.hold_period = (uint32_t)v;
+	}
+	cv__hold_mask = cv__config.hold_period - 1;
+	s = getenv("CONVOY_DIR");
+	snprintf(cv__config.dir, sizeof(cv__config.dir), "%s", s && *s ? s : ".");
+}
+
+static void read_identity(void)
+{
+	cv__process.pid = getpid();
+	memset(cv__process.comm, 0, sizeof(cv__process.comm));
+	prctl(PR_GET_NAME, cv__process.comm, 0, 0, 0);
+	ssize_t n = readlink("/proc/self/exe", cv__process.exe, sizeof(cv__process.exe) - 1);
+	cv__process.exe[n > 0 ? n : 0] = '\0';
+}
+
+static void start_clocks(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	cv__process.start_realtime_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	cv__process.start_ns = cv__now_ns();
+	cv__process.start_ticks = cv__ticks();
+}
+
+/* ---- fork: documented lock order ---------------------------------------- *
+ * prepare takes every lock the shim has, in this order: the object registry's
+ * shards (ascending), then the allocator. Both parent and child release them
+ * in reverse; the child first resets the registry and thread list so that it
+ * writes a profile of its own, named by its own pid. */
+static struct cv_thread *forking_thread;
+
+static void fork_prepare(void)
+{
+	forking_thread = cv__guard_enter();
+	cv__objects_lock_all();
+	cv__alloc_lock();
+}
+
+static void fork_parent(void)
+{
+	cv__alloc_unlock();
+	cv__objects_unlock_all();
+	cv__guard_leave(forking_thread);
+}
+
+void cv__output_after_fork(void);
+
+static void fork_child(void)
+{
+	cv__alloc_unlock();
+	cv__objects_after_fork();
+	read_identity();
+	start_clocks();
+	cv__process.forked = 1;
+	cv__output_after_fork();
+	cv__busy--;                       /* what fork_prepare's guard raised */
+	cv__threads_after_fork(forking_thread);
+}
+
+void cv__init(void)
+{
+	static cv_spinlock_t init_lock;
+	if (__atomic_load_n(&cv__process.ready, __ATOMIC_ACQUIRE))
+		return;
+	cv__busy++;   /* wrapped calls made from here (dlsym, ...) go straight to libc */
+	cv__spin_lock(&init_lock);
+	if (!cv__process.ready) {
+		cv__resolve_real();
+		if (getauxval(AT_SECURE)) {
+			/* setuid/setgid: never write files on the program's behalf. */
+			cv__process.disabled = 1;
+		} else {
+			read_config();
+			read_identity();
+			start_clocks();
+			if (pthread_key_create(&cv__process.exit_key, cv__thread_exit_key) != 0 ||
+			    pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
+				cv__warn("cannot register thread-exit or fork handlers; convoy is off for this process");
+				cv__process.disabled = 1;
+			} else {
+				cv__thread_init_main();
+			}
+		}
+		__atomic_store_n(&cv__process.ready, 1, __ATOMIC_RELEASE);
+	}
+	cv__spin_unlock(&init_lock);
+	cv__busy--;
+}
+
+__attribute__((constructor)) static void convoy_start(void)
+{
+	cv__init();
+}
+
+__attribute__((destructor)) static void convoy_end(void)
+{
+	if (!cv__process.ready || cv__process.disabled)
+		return;
+	struct cv_thread *main_thread = NULL;
+	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
+		if (t->flags & CV_THREAD_MAIN)
+			main_thread = t;
+	bool last_thread = main_thread && (main_thread->flags & CV_THREAD_PTHREAD_EXIT);
+	cv__write_profile(last_thread ? CV_EXIT_LAST_THREAD : CV_EXIT_NORMAL);
+}

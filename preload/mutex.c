@@ -1,0 +1,230 @@
+/* mutex.c — pthread_mutex_*.
+ *
+ * The fast path. An uncontended lock costs the caller: the TLS load of its
+ * state, a cached record lookup (shim.h), one load of glibc's lock word, the
+ * real lock, and a counter bump in a line only this thread writes. The clock
+ * is read only when the lock word said "held" (contended) and on 1 in
+ * CONVOY_HOLD_SAMPLE acquisitions (hold time, TSC).
+ *
+ * Why peek at the lock word instead of trylock first (the seeds' and mutrace's
+ * shape): docs/performance.md has the measurement. The peek never changes
+ * what the program sees: the real lock is always the function that acquires.
+ * Its one blind spot is a lock taken by another thread in the few nanoseconds
+ * between the peek and the real lock's own compare-and-swap; that wait is
+ * neither counted as contended nor timed.
+ *
+ * Every return code and errno passes through untouched.
+ */
+#include <errno.h>
+
+#include "shim.h"
+
+extern uint64_t cv__hold_mask;
+
+/* glibc's lock word is 0 exactly when the mutex is free, for every type
+ * (normal: 0/1/2; robust and PI: the owner's tid, plus flag bits). */
+static inline bool mutex_held(const pthread_mutex_t *m)
+{
+	return CV_LOAD(&m->__data.__lock) != 0;
+}
+
+static inline bool acquired_rc(int rc)
+{
+	return rc == 0 || rc == EOWNERDEAD;   /* EOWNERDEAD: acquired, state to repair */
+}
+
+void cv__record_wait(struct cv_rec *r, uint64_t ns)
+{
+	CV_BUMP(&r->s.waits, 1);
+	CV_BUMP(&r->s.wait_ns, ns);
+	if (ns > r->s.max_wait_ns)
+		CV_STORE(&r->s.max_wait_ns, ns);
+	unsigned b = ns ? 63u - (unsigned)__builtin_clzll(ns) : 0;
+	if (b >= CV_HIST_BUCKETS)
+		b = CV_HIST_BUCKETS - 1;
+	CV_BUMP(&r->s.wait_hist[b], 1);
+}
+
+/* The owner changed: written inside the critical section, so exact for
+ * correctly locked mutexes, and only when ownership moves (the mutex's own
+ * line moved too). */
+static CV_COLD void owner_changed(struct cv_thread *t, struct cv_rec *r, struct cv_obj *o)
+{
+	if (CV_LOAD(&o->last_owner))
+		CV_BUMP(&r->s.handoffs, 1);
+	CV_STORE(&o->last_owner, t);
+}
+
+static CV_COLD void hold_begin(struct cv_thread *t, struct cv_rec *r, const void *m)
+{
+	/* A sample still open (nested locks) is dropped: the newest wins, so a
+	 * lock held for the whole run cannot stop sampling. */
+	t->hold_addr = m;
+	t->hold_rec = r;
+	t->hold_start = cv__ticks();
+}
+
+static CV_COLD void hold_end(struct cv_thread *t)
+{
+	struct cv_rec *r = t->hold_rec;
+	uint64_t held = cv__ticks() - t->hold_start;
+	t->hold_addr = NULL;
+	CV_BUMP(&r->s.hold_samples, 1);
+	CV_BUMP(&r->hold_ticks, held);
+	if (held > r->max_hold_ticks)
+		CV_STORE(&r->max_hold_ticks, held);
+}
+
+static inline void acquired(struct cv_thread *t, struct cv_rec *r, const void *m)
+{
+	uint64_t n = r->s.acquisitions;
+	CV_STORE(&r->s.acquisitions, n + 1);
+	struct cv_obj *o = r->obj;
+	if (CV_UNLIKELY(CV_LOAD(&o->last_owner) != t))
+		owner_changed(t, r, o);
+	if (CV_UNLIKELY((n & cv__hold_mask) == 0))
+		hold_begin(t, r, m);
+}
+
+/* The mutex's owner relocking it (recursive count, EDEADLK, or a self-deadlock
+ * the program asked for) is not contention. */
+static inline bool relock_by_owner(const struct cv_thread *t, const pthread_mutex_t *m)
+{
+	return CV_LOAD(&m->__data.__owner) == t->tid;
+}
+
+static CV_COLD int lock_contended(struct cv_thread *t, struct cv_rec *r, pthread_mutex_t *m)
+{
+	if (relock_by_owner(t, m)) {
+		int rc = cv__real.pthread_mutex_lock(m);
+		if (acquired_rc(rc))
+			acquired(t, r, m);
+		return rc;
+	}
+	uint64_t t0 = cv__now_ns();
+	int rc = cv__real.pthread_mutex_lock(m);
+	uint64_t waited = cv__now_ns() - t0;
+	cv__record_wait(r, waited);
+	if (acquired_rc(rc)) {
+		CV_BUMP(&r->s.contended, 1);
+		acquired(t, r, m);
+	}
+	return rc;
+}
+
+static CV_COLD int lock_untracked(pthread_mutex_t *m)
+{
+	if (cv__thread_slow())
+		return pthread_mutex_lock(m);
+	return cv__real.pthread_mutex_lock(m);
+}
+
+CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	struct cv_thread *t = cv__self;
+	if (CV_UNLIKELY(!t))
+		return lock_untracked(m);
+	struct cv_rec *r = cv__mutex_rec(t, m);
+	if (CV_UNLIKELY(mutex_held(m)))
+		return lock_contended(t, r, m);
+	int rc = cv__real.pthread_mutex_lock(m);
+	if (CV_LIKELY(acquired_rc(rc)))
+		acquired(t, r, m);
+	return rc;
+}
+
+CV_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	struct cv_thread *t = cv__self;
+	/* Record before the real unlock, so the next owner's acquisition always
+	 * comes after this hold ended. */
+	if (CV_UNLIKELY(t && t->hold_addr == m))
+		hold_end(t);
+	return cv__real.pthread_mutex_unlock(m);
+}
+
+CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	struct cv_thread *t = cv__self;
+	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
+		return cv__real.pthread_mutex_trylock(m);
+	struct cv_rec *r = cv__mutex_rec(t, m);
+	CV_BUMP(&r->s.trylocks, 1);
+	int rc = cv__real.pthread_mutex_trylock(m);
+	if (acquired_rc(rc))
+		acquired(t, r, m);
+	else if (rc == EBUSY)
+		CV_BUMP(&r->s.trylock_failures, 1);
+	return rc;
+}
+
+/* timedlock and clocklock: the same shape, with a deadline. */
+typedef int (*timed_lock_fn)(pthread_mutex_t *, clockid_t, const struct timespec *);
+
+static int real_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespec *ts)
+{
+	(void)clock;
+	return cv__real.pthread_mutex_timedlock(m, ts);
+}
+
+static int timed_lock(pthread_mutex_t *m, clockid_t clock, const struct timespec *ts,
+		      timed_lock_fn real)
+{
+	struct cv_thread *t = cv__self;
+	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
+		return real(m, clock, ts);
+	struct cv_rec *r = cv__mutex_rec(t, m);
+	if (!mutex_held(m) || relock_by_owner(t, m)) {
+		int rc = real(m, clock, ts);
+		if (acquired_rc(rc))
+			acquired(t, r, m);
+		else if (rc == ETIMEDOUT)
+			CV_BUMP(&r->s.timeouts, 1);
+		return rc;
+	}
+	uint64_t t0 = cv__now_ns();
+	int rc = real(m, clock, ts);
+	cv__record_wait(r, cv__now_ns() - t0);
+	if (acquired_rc(rc)) {
+		CV_BUMP(&r->s.contended, 1);
+		acquired(t, r, m);
+	} else if (rc == ETIMEDOUT) {
+		CV_BUMP(&r->s.timeouts, 1);
+	}
+	return rc;
+}
+
+CV_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+{
+	return timed_lock(m, CLOCK_REALTIME, abstime, real_timedlock);
+}
+
+static int real_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *ts)
+{
+	return cv__real.pthread_mutex_clocklock(m, clock, ts);
+}
+
+CV_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime)
+{
+	return timed_lock(m, clock, abstime, real_clocklock);
+}
+
+CV_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
+{
+	if (!cv__self)
+		cv__thread_slow();
+	int rc = cv__real.pthread_mutex_init(m, attr);
+	if (rc == 0 && cv__process.ready && !cv__process.disabled)
+		cv__forget_object(m, CV_OBJ_MUTEX);   /* a re-initialised address is a new lock */
+	return rc;
+}
+
+CV_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
+{
+	if (!cv__self)
+		cv__thread_slow();
+	int rc = cv__real.pthread_mutex_destroy(m);
+	if (rc == 0 && cv__process.ready && !cv__process.disabled)
+		cv__forget_object(m, CV_OBJ_MUTEX);
+	return rc;
+}

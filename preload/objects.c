@@ -1,0 +1,241 @@
+/* objects.c — synchronisation objects and each thread's records of them.
+ *
+ * Two levels, so the program's path never writes a shared line for us:
+ *
+ *  - the registry: address -> live struct cv_obj, a chained hash split into
+ *    shards with a spinlock each. Touched only the first time a thread uses an
+ *    object, and by init/destroy.
+ *  - per thread: address -> struct cv_rec, an open-addressing table owned by the
+ *    thread (no locks), fronted by a one-entry cache per object family in
+ *    shim.h. Every counter a lock operation bumps lives in the thread's record.
+ *
+ * Identity is address plus generation: destroy (or a second init) retires the
+ * live object, and the next use of the address creates generation + 1. Threads
+ * holding records of a retired object notice the flag on their next lookup and
+ * move to the new one, so counts never cross generations. Statically
+ * initialised objects are created on first use.
+ */
+#include "shim.h"
+
+#define CV_BUCKET_BITS 16
+#define CV_SHARDS 64
+#define CV_TABLE_INITIAL 16
+
+static struct cv_obj **buckets;       /* 1 << CV_BUCKET_BITS chains */
+static cv_spinlock_t shard_lock[CV_SHARDS];
+static struct cv_obj *all_objects;    /* push-only list, read by output.c */
+static uint32_t nobjects;
+
+/* Where operations on an object go when the shim is out of memory: counted
+ * nowhere useful, but the program runs on. Never cached. */
+static struct cv_obj lost_obj = { .kind = CV_OBJ_UNKNOWN };
+static struct cv_rec lost_rec = { .obj = &lost_obj };
+
+static inline uint64_t hash_addr(const void *addr)
+{
+	return ((uintptr_t)addr >> 3) * 0x9E3779B97F4A7C15ull;
+}
+
+static inline uint32_t bucket_of(const void *addr)
+{
+	return (uint32_t)(hash_addr(addr) >> (64 - CV_BUCKET_BITS));
+}
+
+static bool registry_ready(void)
+{
+	if (CV_LIKELY(__atomic_load_n(&buckets, __ATOMIC_ACQUIRE) != NULL))
+		return true;
+	static cv_spinlock_t once;
+	cv__spin_lock(&once);
+	if (!buckets) {
+		/* 512 KiB of anonymous memory: pages are touched only as buckets fill. */
+		struct cv_obj **b = cv__alloc(sizeof(*b) << CV_BUCKET_BITS);
+		__atomic_store_n(&buckets, b, __ATOMIC_RELEASE);
+	}
+	cv__spin_unlock(&once);
+	return buckets != NULL;
+}
+
+/* Retire the live object o in chain *head (shard lock held): it stays in the
+ * chain as the address's newest retired object, which carries the generation
+ * forward; an older retired object at the same address leaves the chain. */
+static void retire_locked(struct cv_obj **head, struct cv_obj *o)
+{
+	for (struct cv_obj **pp = head; *pp; pp = &(*pp)->hash_next) {
+		struct cv_obj *x = *pp;
+		if (x != o && x->addr == o->addr && x->retired) {
+			*pp = x->hash_next;
+			break;
+		}
+	}
+	__atomic_store_n(&o->retired, 1, __ATOMIC_RELEASE);
+}
+
+/* The live object at addr, created (or re-created, when the kind changed
+ * because the memory was reused without destroy) as needed. */
+static struct cv_obj *object_get(const void *addr, uint32_t kind)
+{
+	if (!registry_ready())
+		return NULL;
+	uint32_t b = bucket_of(addr);
+	cv_spinlock_t *lock = &shard_lock[b % CV_SHARDS];
+	struct cv_obj **head = &buckets[b];
+	struct cv_obj *live = NULL;
+	uint32_t generation = 0;
+
+	cv__spin_lock(lock);
+	for (struct cv_obj *o = *head; o; o = o->hash_next) {
+		if (o->addr != addr)
+			continue;
+		if (o->retired)
+			generation = o->generation + 1;
+		else
+			live = o;
+	}
+	if (live && live->kind != kind && live->kind != CV_OBJ_UNKNOWN && kind != CV_OBJ_UNKNOWN) {
+		generation = live->generation + 1;
+		retire_locked(head, live);
+		live = NULL;
+	}
+	if (live) {
+		if (live->kind == CV_OBJ_UNKNOWN)
+			live->kind = kind;
+		goto out;
+	}
+	live = cv__alloc(sizeof(*live));
+	if (!live)
+		goto out;
+	live->addr = addr;
+	live->kind = kind;
+	live->generation = generation;
+	if (kind == CV_OBJ_MUTEX)   /* glibc's __kind: type, robust, PI, PP, pshared bits */
+		live->flags = (uint32_t)CV_LOAD(&((const pthread_mutex_t *)addr)->__data.__kind) &
+			      (CV_MUTEX_TYPE_MASK | CV_MUTEX_ROBUST | CV_MUTEX_PI | CV_MUTEX_PP | CV_MUTEX_PSHARED);
+	live->id = __atomic_fetch_add(&nobjects, 1, __ATOMIC_RELAXED);
+	live->hash_next = *head;
+	*head = live;
+	/* Push onto the list output.c walks without locks. */
+	live->all_next = __atomic_load_n(&all_objects, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&all_objects, &live->all_next, live, true,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+out:
+	cv__spin_unlock(lock);
+	return live;
+}
+
+void cv__forget_object(const void *addr, uint32_t kind)
+{
+	if (!registry_ready())
+		return;
+	uint32_t b = bucket_of(addr);
+	cv_spinlock_t *lock = &shard_lock[b % CV_SHARDS];
+	cv__spin_lock(lock);
+	for (struct cv_obj *o = buckets[b]; o; o = o->hash_next) {
+		if (o->addr == addr && !o->retired) {
+			retire_locked(&buckets[b], o);
+			break;
+		}
+	}
+	cv__spin_unlock(lock);
+}
+
+struct cv_obj *cv__object_for_name(const void *addr)
+{
+	return object_get(addr, CV_OBJ_UNKNOWN);
+}
+
+struct cv_obj *cv__objects(void) { return __atomic_load_n(&all_objects, __ATOMIC_ACQUIRE); }
+uint32_t cv__object_count(void) { return __atomic_load_n(&nobjects, __ATOMIC_RELAXED); }
+
+/* ---- the per-thread table ------------------------------------------------ */
+
+static struct cv_slot *table_find(struct cv_thread *t, const void *addr)
+{
+	uint32_t i = (uint32_t)(hash_addr(addr) >> 32) & t->table_mask;
+	for (;; i = (i + 1) & t->table_mask) {
+		struct cv_slot *s = &t->table[i];
+		if (s->addr == addr || s->addr == NULL)
+			return s;
+	}
+}
+
+static bool table_grow(struct cv_thread *t)
+{
+	uint32_t cap = t->table ? (t->table_mask + 1) * 2 : CV_TABLE_INITIAL;
+	struct cv_slot *old = t->table, *fresh = cv__alloc(cap * sizeof(*fresh));
+	uint32_t old_cap = t->table ? t->table_mask + 1 : 0;
+	if (!fresh)
+		return false;
+	t->table = fresh;
+	t->table_mask = cap - 1;
+	for (uint32_t i = 0; i < old_cap; i++)
+		if (old[i].addr)
+			*table_find(t, old[i].addr) = old[i];
+	/* The old array is not reused: the shim's memory is never freed. */
+	return true;
+}
+
+static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t kind)
+{
+	struct cv_obj *o = object_get(addr, kind);
+	struct cv_rec *r = o ? cv__alloc(sizeof(*r)) : NULL;
+	if (!r)
+		return NULL;
+	r->obj = o;
+	r->s.object = o->id;
+	r->s.thread = t->index;
+	r->next = t->recs;
+	__atomic_store_n(&t->recs, r, __ATOMIC_RELEASE);   /* output.c walks it */
+	return r;
+}
+
+struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t kind)
+{
+	if (!t->table || (t->table_used + 1) * 2 > t->table_mask + 1)
+		if (!table_grow(t))
+			return &lost_rec;
+	struct cv_slot *s = table_find(t, addr);
+	struct cv_rec *r = s->rec;
+	if (!r || CV_LOAD(&r->obj->retired) || r->obj->kind != kind) {
+		r = record_new(t, addr, kind);
+		if (!r)
+			return &lost_rec;
+		if (!s->addr)
+			t->table_used++;
+		s->addr = addr;
+		s->rec = r;
+	}
+	if (kind == CV_OBJ_COND) {
+		t->cond_cache_addr = addr;
+		t->cond_cache_rec = r;
+	} else {
+		t->mutex_cache_addr = addr;
+		t->mutex_cache_rec = r;
+	}
+	return r;
+}
+
+/* ---- fork ---------------------------------------------------------------- */
+
+void cv__objects_lock_all(void)
+{
+	for (int i = 0; i < CV_SHARDS; i++)
+		cv__spin_lock(&shard_lock[i]);
+}
+
+void cv__objects_unlock_all(void)
+{
+	for (int i = CV_SHARDS - 1; i >= 0; i--)
+		cv__spin_unlock(&shard_lock[i]);
+}
+
+/* The child starts a profile of its own: no objects yet. The old ones stay
+ * allocated (the shim's memory is never freed) but unreachable. */
+void cv__objects_after_fork(void)
+{
+	buckets = NULL;          /* registry_ready() makes a fresh, zeroed one */
+	all_objects = NULL;
+	nobjects = 0;
+	cv__objects_unlock_all();
+}

@@ -1,0 +1,309 @@
+/* output.c — writing the profile (format: include/convoy/profile.h).
+ *
+ * Runs once per process, from the destructor, while other threads may still
+ * be running and locking: it takes none of the shim's locks (the lists it
+ * walks are push-only) and reads their counters with relaxed loads. It writes
+ * to <name>.tmp and renames, so a reader never sees half a profile under the
+ * real name. Any failure is one "convoy:" line; the program's exit status and
+ * output do not change.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "shim.h"
+
+static int written;   /* once per process; a fork child resets it */
+
+void cv__output_after_fork(void) { written = 0; }
+
+struct writer {
+	int      fd;
+	int      error;      /* first errno */
+	uint32_t crc;
+	uint64_t records;
+	size_t   used;
+	unsigned char buf[1 << 16];
+};
+
+static struct writer out;   /* static: the destructor may run on a small stack */
+
+static void flush(struct writer *w)
+{
+	size_t off = 0;
+	while (off < w->used && !w->error) {
+		ssize_t n = write(w->fd, w->buf + off, w->used - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			w->error = n < 0 ? errno : EIO;
+		else
+			off += (size_t)n;
+	}
+	w->used = 0;
+}
+
+static void put(struct writer *w, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	w->crc = (uint32_t)crc32(w->crc, p, (uInt)len);
+	while (len) {
+		if (w->used == sizeof(w->buf))
+			flush(w);
+		size_t n = sizeof(w->buf) - w->used;
+		if (n > len)
+			n = len;
+		memcpy(w->buf + w->used, p, n);
+		w->used += n;
+		p += n;
+		len -= n;
+	}
+}
+
+/* One record: the fixed struct, then up to two tails, padded to 8 bytes. */
+static void record(struct writer *w, uint32_t type, const void *fixed, size_t fixed_len,
+		   const void *tail1, size_t len1, const void *tail2, size_t len2)
+{
+	static const unsigned char zeros[8];
+	size_t payload = fixed_len + len1 + len2, padded = (payload + 7) & ~(size_t)7;
+	struct cv_rec_header h = { .type = type, .size = (uint32_t)padded };
+	put(w, &h, sizeof(h));
+	put(w, fixed, fixed_len);
+	if (len1)
+		put(w, tail1, len1);
+	if (len2)
+		put(w, tail2, len2);
+	put(w, zeros, padded - payload);
+	w->records++;
+}
+
+/* ---- modules ------------------------------------------------------------ */
+
+static size_t build_id(const struct dl_phdr_info *info, const unsigned char **id)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+		const unsigned char *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			const unsigned char *name = p + sizeof(*n);
+			const unsigned char *desc = name + ((n->n_namesz + 3) & ~3u);
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    memcmp(name, "GNU", 4) == 0 && desc + n->n_descsz <= end) {
+				*id = desc;
+				return n->n_descsz;
+			}
+			p = desc + ((n->n_descsz + 3) & ~3u);
+		}
+	}
+	return 0;
+}
+
+static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct writer *w = arg;
+	struct cv_module m = { .load_bias = info->dlpi_addr, .start = UINT64_MAX };
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+		if (lo < m.start)
+			m.start = lo;
+		if (hi > m.end)
+			m.end = hi;
+	}
+	if (m.start == UINT64_MAX)
+		return 0;
+	const char *path = info->dlpi_name;
+	if (!path || !*path) {   /* the first entry, with an empty name, is the executable */
+		static int main_seen;
+		if (main_seen++)
+			return 0;
+		path = cv__process.exe;
+		m.is_main = 1;
+	}
+	const unsigned char *id = NULL;
+	m.build_id_len = (uint32_t)build_id(info, &id);
+	m.path_len = (uint32_t)strlen(path);
+	record(w, CV_REC_MODULE, &m, sizeof(m), id, m.build_id_len, path, m.path_len);
+	return 0;
+}
+
+/* ---- the profile ------------------------------------------------------- */
+
+static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_ns)
+{
+	static char cmdline[8192];
+	ssize_t n = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, cmdline, sizeof(cmdline));
+		close(fd);
+	}
+	struct cv_process p = {
+		.pid = getpid(),
+		.ppid = getppid(),
+		.start_realtime_ns = cv__process.start_realtime_ns,
+		.start_ns = cv__process.start_ns,
+		.end_ns = end_ns,
+		.exit_reason = exit_reason,
+		.hold_sample_period = cv__config.hold_period,
+		.nthreads = cv__thread_count(),
+		.nobjects = cv__object_count(),
+		.forked = (uint32_t)cv__process.forked,
+		.cmdline_len = n > 0 ? (uint32_t)n : 0,
+		.exe_len = (uint32_t)strlen(cv__process.exe),
+	};
+	memcpy(p.comm, cv__process.comm, sizeof(p.comm));
+	record(w, CV_REC_PROCESS, &p, sizeof(p), cmdline, p.cmdline_len, cv__process.exe, p.exe_len);
+}
+
+static void write_objects(struct writer *w)
+{
+	for (struct cv_obj *o = cv__objects(); o; o = o->all_next) {
+		const char *name = __atomic_load_n(&o->name, __ATOMIC_ACQUIRE);
+		struct cv_object rec = {
+			.id = o->id,
+			.kind = o->kind,
+			.addr = (uintptr_t)o->addr,
+			.generation = o->generation,
+			.flags = o->flags,
+			.retired = (uint32_t)CV_LOAD(&o->retired),
+			.name_len = name ? (uint32_t)strlen(name) : 0,
+		};
+		record(w, CV_REC_OBJECT, &rec, sizeof(rec), name, rec.name_len, NULL, 0);
+	}
+}
+
+static void write_thread(struct writer *w, struct cv_thread *t, double ns_per_tick, uint64_t now)
+{
+	if (!(CV_LOAD(&t->flags) & CV_THREAD_EXITED)) {
+		cv__thread_finish(t);   /* still running: its numbers as of now */
+		t->end_ns = now;
+	}
+	struct cv_thread_rec tr = {
+		.index = t->index,
+		.tid = t->tid,
+		.creator_tid = t->creator_tid,
+		.flags = CV_LOAD(&t->flags),
+		.start_routine = (uintptr_t)t->start_routine,
+		.create_ns = CV_LOAD(&t->create_ns),
+		.start_ns = t->start_ns,
+		.end_ns = t->end_ns ? t->end_ns : now,
+		.cpu_ns = t->cpu_ns,
+		.voluntary_cs = t->voluntary_cs,
+		.involuntary_cs = t->involuntary_cs,
+		.join_wait_ns = CV_LOAD(&t->join_wait_ns),
+		.joins = CV_LOAD(&t->joins),
+		.threads_created = CV_LOAD(&t->threads_created),
+	};
+	memcpy(tr.name, t->name, CV_NAME_MAX);
+	tr.name[CV_NAME_MAX - 1] = '\0';
+	record(w, CV_REC_THREAD, &tr, sizeof(tr), NULL, 0, NULL, 0);
+
+	for (struct cv_rec *r = __atomic_load_n(&t->recs, __ATOMIC_ACQUIRE); r; r = r->next) {
+		struct cv_stats s;
+		/* Field by field with relaxed loads: the owner may still be counting. */
+		const uint64_t *src = (const uint64_t *)&r->s;
+		uint64_t *dst = (uint64_t *)&s;
+		for (size_t i = 0; i < sizeof(s) / sizeof(uint64_t); i++)
+			dst[i] = CV_LOAD(&src[i]);
+		s.hold_ns = (uint64_t)((double)CV_LOAD(&r->hold_ticks) * ns_per_tick);
+		s.max_hold_ns = (uint64_t)((double)CV_LOAD(&r->max_hold_ticks) * ns_per_tick);
+		record(w, CV_REC_STATS, &s, sizeof(s), NULL, 0, NULL, 0);
+	}
+
+	uint32_t nc = __atomic_load_n(&t->ncounters, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < nc; i++) {
+		const struct cv_named_counter *c = &t->counters[i];
+		struct cv_counter cr = {
+			.thread = t->index,
+			.kind = c->kind,
+			.value = CV_LOAD(&c->value),
+			.name_len = (uint32_t)strlen(c->name),
+		};
+		record(w, CV_REC_COUNTER, &cr, sizeof(cr), c->name, cr.name_len, NULL, 0);
+	}
+}
+
+/* The file name: convoy-<comm>-<pid>.convoy, with the comm made safe. */
+static void profile_path(char *path, size_t size, const char *suffix)
+{
+	char comm[CV_NAME_MAX];
+	memcpy(comm, cv__process.comm, sizeof(comm));
+	comm[CV_NAME_MAX - 1] = '\0';
+	for (char *c = comm; *c; c++)
+		if (*c == '/' || *c == ' ' || (unsigned char)*c < 0x20)
+			*c = '_';
+	snprintf(path, size, "%s/convoy-%s-%d.%s%s", cv__config.dir, comm[0] ? comm : "unknown",
+		 (int)getpid(), CV_PROFILE_EXT, suffix);
+}
+
+void cv__write_profile(uint32_t exit_reason)
+{
+	if (__atomic_exchange_n(&written, 1, __ATOMIC_ACQ_REL))
+		return;
+	int saved_errno = errno;
+	struct cv_thread *saved = cv__guard_enter();
+	char path[4200], tmp[4210];
+	profile_path(path, sizeof(path), "");
+	profile_path(tmp, sizeof(tmp), ".tmp");
+
+	uint64_t now = cv__now_ns(), ticks = cv__ticks();
+	double ns_per_tick = 1.0;
+	if (ticks > cv__process.start_ticks && now > cv__process.start_ns)
+		ns_per_tick = (double)(now - cv__process.start_ns) / (double)(ticks - cv__process.start_ticks);
+
+	struct writer *w = &out;
+	w->fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->fd < 0) {
+		cv__warn("cannot write profile %s: %s", path, strerror(errno));
+		goto done;
+	}
+	w->error = 0;
+	w->crc = (uint32_t)crc32(0, Z_NULL, 0);
+	w->records = 0;
+	w->used = 0;
+
+	struct cv_file_header fh = { .version = CV_PROFILE_VERSION, .header_size = sizeof(fh) };
+	memcpy(fh.magic, CV_PROFILE_MAGIC, sizeof(fh.magic));
+	put(w, &fh, sizeof(fh));
+	write_process(w, exit_reason, now);
+	dl_iterate_phdr(module_cb, w);
+	write_objects(w);
+	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
+		write_thread(w, t, ns_per_tick, now);
+	struct cv_end end = { .records = w->records };
+	struct cv_rec_header h = { .type = CV_REC_END, .size = sizeof(end) };
+	put(w, &h, sizeof(h));
+	end.crc32 = w->crc;   /* covers every byte before the end record's payload */
+	put(w, &end, sizeof(end));
+	flush(w);
+	if (close(w->fd) != 0 && !w->error)
+		w->error = errno;
+	if (!w->error && rename(tmp, path) != 0)
+		w->error = errno;
+	if (w->error) {
+		unlink(tmp);
+		cv__warn("cannot write profile %s: %s", path, strerror(w->error));
+		goto done;
+	}
+	if (!cv__config.quiet) {
+		char line[4400];
+		int n = snprintf(line, sizeof(line), "convoy: profile written to %s\n", path);
+		if (write(STDERR_FILENO, line, (size_t)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1)) < 0) {
+			/* stderr is gone: the file is still there */
+		}
+	}
+done:
+	cv__guard_leave(saved);
+	errno = saved_errno;
+}

@@ -1,0 +1,65 @@
+/* real.c — the real pthread functions, resolved once.
+ *
+ * dlsym(RTLD_NEXT) finds the next definition after libconvoy.so (normally
+ * libc's). The condvar functions are resolved with dlvsym(..., "GLIBC_2.3.2"):
+ * plain dlsym may return the old-ABI implementation on some ports, and the two
+ * disagree about pthread_cond_t's layout.
+ *
+ * The mutex functions start out pointing at libc's exported aliases so that a
+ * lock taken while dlsym itself runs (a malloc interposer that locks, say) has a
+ * real function to call before resolution has finished.
+ */
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include "shim.h"
+
+extern int __pthread_mutex_init(pthread_mutex_t *, const pthread_mutexattr_t *);
+extern int __pthread_mutex_destroy(pthread_mutex_t *);
+extern int __pthread_mutex_lock(pthread_mutex_t *);
+extern int __pthread_mutex_trylock(pthread_mutex_t *);
+extern int __pthread_mutex_unlock(pthread_mutex_t *);
+
+struct cv_real cv__real = {
+	.pthread_mutex_init = __pthread_mutex_init,
+	.pthread_mutex_destroy = __pthread_mutex_destroy,
+	.pthread_mutex_lock = __pthread_mutex_lock,
+	.pthread_mutex_trylock = __pthread_mutex_trylock,
+	.pthread_mutex_unlock = __pthread_mutex_unlock,
+};
+
+static void *find(const char *name, const char *version)
+{
+	void *p = NULL;
+	if (version)
+		p = dlvsym(RTLD_NEXT, name, version);
+	if (!p)
+		p = dlsym(RTLD_NEXT, name);
+	return p;
+}
+
+static const char *cond_version(const char *name)
+{
+	/* Every pthread_cond_* that has two ABIs gets the new one. */
+	return __builtin_strncmp(name, "pthread_cond_", 13) == 0 ? "GLIBC_2.3.2" : NULL;
+}
+
+void cv__resolve_real(void)
+{
+	static int done;
+	if (__atomic_load_n(&done, __ATOMIC_ACQUIRE))
+		return;
+	/* Each store is a whole pointer, so a racing second resolver is harmless. */
+#define CV_X(fn, ret, args)                                                   \
+	do {                                                                  \
+		void *p = find(#fn, cond_version(#fn));                       \
+		if (!p) {                                                     \
+			cv__warn("cannot find the real " #fn "; aborting");  \
+			abort();                                              \
+		}                                                             \
+		__atomic_store_n((void **)&cv__real.fn, p, __ATOMIC_RELEASE); \
+	} while (0);
+	CV_REAL_FUNCS(CV_X)
+#undef CV_X
+	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+}

@@ -1,0 +1,261 @@
+/* shim.h — internals shared by the files of libconvoy.so.
+ *
+ * Banners name the file that defines what follows. Everything here is hidden
+ * (-fvisibility=hidden); only the interposed functions in exports.map leave
+ * the library.
+ */
+#ifndef CONVOY_SHIM_H
+#define CONVOY_SHIM_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <sys/types.h>
+
+#include "convoy/profile.h"
+
+#define CV_EXPORT   __attribute__((visibility("default")))
+#define CV_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define CV_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define CV_COLD     __attribute__((noinline, cold))
+#define CV_CACHELINE 64
+
+/* Relaxed accessors: counters are written by their own thread and read, racily
+ * but without tearing, by the thread that writes the profile. */
+#define CV_LOAD(p)      __atomic_load_n((p), __ATOMIC_RELAXED)
+#define CV_STORE(p, v)  __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define CV_BUMP(p, v)   CV_STORE((p), CV_LOAD(p) + (v))   /* single writer */
+
+/* ---- real.c: the functions we wrap, resolved once ------------------------ */
+
+#define CV_REAL_FUNCS(X)                                                            \
+	X(pthread_mutex_init, int, (pthread_mutex_t *, const pthread_mutexattr_t *))     \
+	X(pthread_mutex_destroy, int, (pthread_mutex_t *))                                \
+	X(pthread_mutex_lock, int, (pthread_mutex_t *))                                   \
+	X(pthread_mutex_trylock, int, (pthread_mutex_t *))                                \
+	X(pthread_mutex_timedlock, int, (pthread_mutex_t *, const struct timespec *))     \
+	X(pthread_mutex_clocklock, int, (pthread_mutex_t *, clockid_t, const struct timespec *)) \
+	X(pthread_mutex_unlock, int, (pthread_mutex_t *))                                 \
+	X(pthread_cond_init, int, (pthread_cond_t *, const pthread_condattr_t *))         \
+	X(pthread_cond_destroy, int, (pthread_cond_t *))                                  \
+	X(pthread_cond_wait, int, (pthread_cond_t *, pthread_mutex_t *))                  \
+	X(pthread_cond_timedwait, int, (pthread_cond_t *, pthread_mutex_t *, const struct timespec *)) \
+	X(pthread_cond_clockwait, int, (pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *)) \
+	X(pthread_cond_signal, int, (pthread_cond_t *))                                   \
+	X(pthread_cond_broadcast, int, (pthread_cond_t *))                                \
+	X(pthread_create, int, (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *)) \
+	X(pthread_join, int, (pthread_t, void **))                                        \
+	X(pthread_tryjoin_np, int, (pthread_t, void **))                                  \
+	X(pthread_timedjoin_np, int, (pthread_t, void **, const struct timespec *))       \
+	X(pthread_detach, int, (pthread_t))                                               \
+	X(pthread_exit, void, (void *))                                                   \
+	X(pthread_setname_np, int, (pthread_t, const char *))
+
+struct cv_real {
+#define CV_X(name, ret, args) ret (*name) args;
+	CV_REAL_FUNCS(CV_X)
+#undef CV_X
+};
+extern struct cv_real cv__real;
+void cv__resolve_real(void);
+
+/* ---- alloc.c: memory that never goes back to the program's allocator ------ */
+
+void *cv__alloc(size_t size);          /* zeroed, 16-byte aligned; NULL when out of memory */
+void cv__alloc_lock(void);             /* fork: held across it */
+void cv__alloc_unlock(void);
+
+/* ---- lock.c: the shim's own lock (never the program's pthread functions) -- */
+
+typedef struct { int locked; } cv_spinlock_t;
+void cv__spin_lock(cv_spinlock_t *l);
+void cv__spin_unlock(cv_spinlock_t *l);
+
+/* ---- objects.c: synchronisation objects and per-thread records ------------ */
+
+/* One object: one generation of one address. Written rarely (first use,
+ * destroy, owner change, condvar waiter bookkeeping), read on every operation. */
+struct cv_obj {
+	const void     *addr;
+	uint32_t        id;
+	uint32_t        kind;          /* enum cv_obj_kind */
+	uint32_t        generation;
+	uint32_t        flags;         /* CV_MUTEX_* */
+	int             retired;       /* set by destroy/re-init; records move to a new object */
+	struct cv_thread *last_owner;  /* mutex: written only when the owner changes */
+	uint64_t        cond_state;    /* condvar: waiting << 32 | signalled-not-yet-woken */
+	const char     *name;          /* convoy_name_object(), or NULL */
+	struct cv_obj  *hash_next;     /* registry bucket chain (live objects only) */
+	struct cv_obj  *all_next;      /* every object ever, for the profile */
+};
+
+/* What one thread did to one object: struct cv_stats plus the hold-time
+ * accumulator in TSC ticks (converted when the profile is written). */
+struct cv_rec {
+	struct cv_obj  *obj;
+	struct cv_rec  *next;          /* the thread's list of records */
+	uint64_t        hold_ticks, max_hold_ticks;
+	struct cv_stats s;
+};
+
+struct cv_slot { const void *addr; struct cv_rec *rec; };
+
+#define CV_MAX_COUNTERS 16
+struct cv_named_counter {
+	const char *key;               /* the caller's pointer, compared first */
+	const char *name;              /* our copy */
+	int64_t     value;
+	uint32_t    kind;              /* enum cv_counter_kind */
+};
+
+/* Per-thread state. Allocated with cv__alloc and never freed: the profile
+ * reports every thread, including the ones that have exited. */
+struct cv_thread {
+	/* Hot: read on every interposed call. One-entry caches per object family,
+	 * then an open-addressing table keyed by address. */
+	const void     *mutex_cache_addr;
+	struct cv_rec  *mutex_cache_rec;
+	const void     *cond_cache_addr;
+	struct cv_rec  *cond_cache_rec;
+	struct cv_slot *table;
+	uint32_t        table_mask, table_used;
+	pid_t           tid;
+	uint32_t        index;
+	/* The one mutex whose hold time is being sampled, if any. */
+	const void     *hold_addr;
+	struct cv_rec  *hold_rec;
+	uint64_t        hold_start;
+
+	struct cv_rec  *recs;
+	struct cv_thread *all_next;
+
+	/* Lifecycle, written by the thread itself (and its creator before start). */
+	void         *(*start_routine)(void *);
+	void           *start_arg;
+	pthread_t       self;
+	pid_t           creator_tid;
+	uint32_t        flags;         /* CV_THREAD_* */
+	uint64_t        create_ns, start_ns, end_ns, cpu_ns;
+	uint64_t        voluntary_cs, involuntary_cs;
+	uint64_t        join_wait_ns, joins, threads_created;
+	char            name[CV_NAME_MAX];
+	struct cv_named_counter counters[CV_MAX_COUNTERS];
+	uint32_t        ncounters;
+};
+
+/* The calling thread's state. NULL means "take the slow path": the shim is not
+ * initialised yet, this thread has no state yet, or the shim itself is running
+ * (the reentrancy guard clears it and raises cv__busy). */
+extern __thread struct cv_thread *cv__self;
+extern __thread unsigned cv__busy;
+
+struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t kind);
+void cv__forget_object(const void *addr, uint32_t kind);   /* destroy / re-init */
+struct cv_obj *cv__object_for_name(const void *addr);
+struct cv_obj *cv__objects(void);                           /* all objects, newest first */
+uint32_t cv__object_count(void);
+void cv__objects_after_fork(void);
+void cv__objects_lock_all(void);
+void cv__objects_unlock_all(void);
+
+/* The record of thread t for the mutex at addr. Cached hit: three loads and two
+ * compares; a retired object (destroyed and re-initialised elsewhere) misses. */
+static inline struct cv_rec *cv__mutex_rec(struct cv_thread *t, const void *addr)
+{
+	struct cv_rec *r = t->mutex_cache_rec;
+	if (CV_LIKELY(t->mutex_cache_addr == addr && !CV_LOAD(&r->obj->retired)))
+		return r;
+	return cv__lookup_slow(t, addr, CV_OBJ_MUTEX);
+}
+
+static inline struct cv_rec *cv__cond_rec(struct cv_thread *t, const void *addr)
+{
+	struct cv_rec *r = t->cond_cache_rec;
+	if (CV_LIKELY(t->cond_cache_addr == addr && !CV_LOAD(&r->obj->retired)))
+		return r;
+	return cv__lookup_slow(t, addr, CV_OBJ_COND);
+}
+
+/* ---- thread.c: thread state and lifecycle --------------------------------- */
+
+/* Slow-path entry: returns the calling thread's state, creating it (and
+ * initialising the shim) if needed; NULL while the shim itself is running or
+ * when it is disabled, in which case the caller just calls the real function. */
+struct cv_thread *cv__thread_slow(void);
+struct cv_thread *cv__threads(void);                   /* all threads, newest first */
+uint32_t cv__thread_count(void);
+void cv__thread_finish(struct cv_thread *t);           /* end time, CPU, switches */
+void cv__threads_after_fork(struct cv_thread *self);
+
+/* Reentrancy guard: while the shim runs code that may call back into wrapped
+ * functions (allocation, /proc, output), the thread looks untracked. */
+static inline struct cv_thread *cv__guard_enter(void)
+{
+	struct cv_thread *saved = cv__self;
+	cv__self = NULL;
+	cv__busy++;
+	return saved;
+}
+static inline void cv__guard_leave(struct cv_thread *saved)
+{
+	cv__busy--;
+	cv__self = saved;
+}
+
+/* ---- clock.c ---------------------------------------------------------------- */
+
+static inline uint64_t cv__now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Hold-time samples use the TSC (about 10 ns here, against 22 for
+ * clock_gettime); output.c calibrates ticks against CLOCK_MONOTONIC over the
+ * whole run. Elsewhere ticks are nanoseconds. */
+static inline uint64_t cv__ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#else
+	return cv__now_ns();
+#endif
+}
+
+void cv__record_wait(struct cv_rec *r, uint64_t ns);
+
+/* ---- init.c: configuration and process-wide state ------------------------- */
+
+struct cv_config {
+	bool     quiet;              /* CONVOY_QUIET=1 */
+	uint32_t hold_period;        /* CONVOY_HOLD_SAMPLE, a power of two */
+	char     dir[4096];          /* CONVOY_DIR */
+};
+extern struct cv_config cv__config;
+
+struct cv_process_state {
+	int      ready;              /* initialised */
+	int      disabled;           /* AT_SECURE or a failed start: stay inert */
+	pid_t    pid;
+	int      forked;
+	uint64_t start_ns, start_realtime_ns, start_ticks;
+	char     comm[CV_NAME_MAX];
+	char     exe[4096];
+	pthread_key_t exit_key;      /* its destructor finishes each thread */
+};
+extern struct cv_process_state cv__process;
+
+void cv__init(void);
+
+/* ---- output.c ------------------------------------------------------------- */
+
+void cv__write_profile(uint32_t exit_reason);
+
+/* ---- messages ------------------------------------------------------------- */
+
+void cv__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* CONVOY_SHIM_H */

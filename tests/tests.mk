@@ -1,0 +1,1 @@
+# Tests for the shim and the analyzer (tests/shim/, programs in tests/progs/).
