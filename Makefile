@@ -17,7 +17,7 @@ CXX      ?= g++
 # (or program) per package that proves it is installed.
 DEB_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev \
                 libjson-c-dev libcriterion-dev zlib1g-dev hyperfine
-DEP_FILES    := /usr/include/libunwind.h /usr/include/elfutils/libdwfl.h \
+DEP_FILES    := /usr/include/*/libunwind.h /usr/include/elfutils/libdwfl.h \
                 /usr/include/gelf.h /usr/include/json-c/json.h \
                 /usr/include/criterion/criterion.h /usr/include/zlib.h /usr/bin/pkg-config \
                 /usr/bin/hyperfine /usr/bin/g++
@@ -95,8 +95,11 @@ include tests/bench/bench.mk
 test: all $(TESTS)
 	@tests/run $(TESTS)
 
+# Seed 000's global queue at two workers, under convoy: the report names the
+# queue's mutex and what waiting for it cost.
 demo: all
-	@tests/demo.sh
+	@echo "== convoy run -- $(BUILD)/demos/global_queue --workers 2"
+	@$(BUILD)/convoy run -o $(BUILD)/demo-profiles -- $(BUILD)/demos/global_queue --workers 2
 
 bench: all bench-shim bench-demos
 

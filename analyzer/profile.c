@@ -133,16 +133,22 @@ static int parse(struct reader *r, struct profile *p)
 		case CV_REC_END:     need = sizeof(struct cv_end); break;
 		default: break;   /* unknown: skipped */
 		}
-		if (len < need)
-			return fail(r, "corrupt record (type %u, %zu bytes, needs %zu)", h.type, len, need);
+		if (h.fixed > len || (need && h.fixed < 8))
+			return fail(r, "corrupt record (type %u: fixed part of %u bytes in %zu)", h.type, h.fixed, len);
+		/* The writer's struct may be shorter (older) or longer (newer) than
+		 * ours: copy what both know into a zeroed struct. */
+		unsigned char fixed[4096] = { 0 };
+		if (need > sizeof(fixed))
+			return fail(r, "internal: record struct too large");
+		memcpy(fixed, payload, h.fixed < need ? h.fixed : need);
 		if (h.type != CV_REC_PROCESS && !have_process && h.type != CV_REC_END)
 			return fail(r, "corrupt (first record is not the process record)");
-		t = need;
+		t = h.fixed;
 		switch (h.type) {
 		case CV_REC_PROCESS:
 			if (have_process++)
 				return fail(r, "corrupt (two process records)");
-			memcpy(&p->process, payload, need);
+			memcpy(&p->process, fixed, need);
 			{
 				char *cmd = tail_string(r, payload, len, &t, p->process.cmdline_len, &err);
 				if (err)
@@ -159,7 +165,7 @@ static int parse(struct reader *r, struct profile *p)
 			GROW(p->modules, p->nmodules, cap_mod);
 			struct profile_module *m = &p->modules[p->nmodules];
 			memset(m, 0, sizeof(*m));
-			memcpy(&m->m, payload, need);
+			memcpy(&m->m, fixed, need);
 			if (tail(r, payload, len, &t, m->m.build_id_len, &m->build_id))
 				return -1;
 			m->path = tail_string(r, payload, len, &t, m->m.path_len, &err);
@@ -170,7 +176,7 @@ static int parse(struct reader *r, struct profile *p)
 			GROW(p->objects, p->nobjects, cap_obj);
 			struct profile_object *o = &p->objects[p->nobjects];
 			memset(o, 0, sizeof(*o));
-			memcpy(&o->o, payload, need);
+			memcpy(&o->o, fixed, need);
 			if (o->o.name_len)
 				o->name = tail_string(r, payload, len, &t, o->o.name_len, &err);
 			p->nobjects++;
@@ -178,25 +184,25 @@ static int parse(struct reader *r, struct profile *p)
 		}
 		case CV_REC_STATS:
 			GROW(p->stats, p->nstats, cap_st);
-			memcpy(&p->stats[p->nstats++], payload, need);
+			memcpy(&p->stats[p->nstats++], fixed, need);
 			break;
 		case CV_REC_THREAD:
 			GROW(p->threads, p->nthreads, cap_th);
-			memcpy(&p->threads[p->nthreads], payload, need);
+			memcpy(&p->threads[p->nthreads], fixed, need);
 			p->threads[p->nthreads].name[CV_NAME_MAX - 1] = '\0';
 			p->nthreads++;
 			break;
 		case CV_REC_COUNTER: {
 			GROW(p->counters, p->ncounters, cap_ct);
 			struct profile_counter *c = &p->counters[p->ncounters];
-			memcpy(&c->c, payload, need);
+			memcpy(&c->c, fixed, need);
 			c->name = tail_string(r, payload, len, &t, c->c.name_len, &err);
 			p->ncounters++;
 			break;
 		}
 		case CV_REC_END: {
 			struct cv_end e;
-			memcpy(&e, payload, sizeof(e));
+			memcpy(&e, fixed, sizeof(e));
 			uint32_t crc = (uint32_t)crc32(crc32(0, Z_NULL, 0), r->data, (uInt)(off + sizeof(h)));
 			if (e.records != records)
 				return fail(r, "corrupt (end record counts %llu records, file has %llu)",

@@ -12,154 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model.h"
 #include "profile.h"
 #include "report.h"
 #include "symbols.h"
 #include "util.h"
-
-static const char *const kind_names[] = {
-#define CV_X(sym, val, name) [val] = name,
-	CV_OBJ_KINDS(CV_X)
-#undef CV_X
-};
-
-static const char *const exit_texts[] = {
-#define CV_X(sym, val, text) [val] = text,
-	CV_EXIT_REASONS(CV_X)
-#undef CV_X
-};
-
-static const char *kind_name(uint32_t kind)
-{
-	return kind < sizeof(kind_names) / sizeof(kind_names[0]) && kind_names[kind] ? kind_names[kind] : "unknown";
-}
-
-struct object_row {
-	const struct profile_object *obj;
-	char name[256];
-	char type[64];          /* mutexes: "normal", "recursive robust", ... */
-	struct cv_stats total;
-	size_t nthreads;        /* threads that used it */
-};
-
-struct model {
-	const struct profile *p;
-	struct object_row *rows;     /* rows[id] */
-	struct object_row **locks;   /* mutexes, most wait first */
-	size_t nlocks;
-	struct object_row **conds;
-	size_t nconds;
-	uint64_t *thread_lock_wait, *thread_cond_wait;   /* per thread index */
-	uint64_t total_lock_wait, total_thread_ns;
-	double wall_ns;
-};
-
-static void add_stats(struct cv_stats *to, const struct cv_stats *s)
-{
-	const uint64_t *src = (const uint64_t *)&s->acquisitions;
-	uint64_t *dst = (uint64_t *)&to->acquisitions;
-	size_t n = (sizeof(*s) - offsetof(struct cv_stats, acquisitions)) / sizeof(uint64_t);
-	for (size_t i = 0; i < n; i++)
-		dst[i] += src[i];
-}
-
-/* Sums, except the maxima. */
-static void merge_stats(struct cv_stats *to, const struct cv_stats *s)
-{
-	uint64_t max_wait = to->max_wait_ns > s->max_wait_ns ? to->max_wait_ns : s->max_wait_ns;
-	uint64_t max_hold = to->max_hold_ns > s->max_hold_ns ? to->max_hold_ns : s->max_hold_ns;
-	add_stats(to, s);
-	to->max_wait_ns = max_wait;
-	to->max_hold_ns = max_hold;
-}
-
-static void mutex_type(uint32_t flags, char *buf, size_t size)
-{
-	static const char *const types[] = { "normal", "recursive", "errorcheck", "adaptive" };
-	snprintf(buf, size, "%s%s%s%s%s", types[flags & CV_MUTEX_TYPE_MASK],
-		 flags & CV_MUTEX_ROBUST ? " robust" : "", flags & CV_MUTEX_PI ? " pi" : "",
-		 flags & CV_MUTEX_PP ? " pp" : "", flags & CV_MUTEX_PSHARED ? " pshared" : "");
-}
-
-static void name_object(struct object_row *row, struct syms *syms)
-{
-	const struct cv_object *o = &row->obj->o;
-	char sym[200];
-	const char *base = row->obj->name;
-	if (!base)
-		base = syms__name(syms, o->addr, sym, sizeof(sym));
-	if (base)
-		snprintf(row->name, sizeof(row->name), "%s", base);
-	else
-		snprintf(row->name, sizeof(row->name), "%s@0x%llx", kind_name(o->kind), (unsigned long long)o->addr);
-	if (o->generation) {
-		size_t n = strlen(row->name);
-		snprintf(row->name + n, sizeof(row->name) - n, " (generation %u)", o->generation);
-	}
-}
-
-static int by_wait(const void *a, const void *b)
-{
-	const struct object_row *x = *(struct object_row *const *)a, *y = *(struct object_row *const *)b;
-	if (x->total.wait_ns != y->total.wait_ns)
-		return x->total.wait_ns < y->total.wait_ns ? 1 : -1;
-	if (x->total.acquisitions != y->total.acquisitions)
-		return x->total.acquisitions < y->total.acquisitions ? 1 : -1;
-	if (x->total.signals + x->total.broadcasts != y->total.signals + y->total.broadcasts)
-		return x->total.signals + x->total.broadcasts < y->total.signals + y->total.broadcasts ? 1 : -1;
-	return x->obj->o.id < y->obj->o.id ? -1 : 1;
-}
-
-static void model_build(struct model *m, const struct profile *p, struct syms *syms)
-{
-	memset(m, 0, sizeof(*m));
-	m->p = p;
-	m->rows = xcalloc(p->nobjects, sizeof(*m->rows));
-	m->thread_lock_wait = xcalloc(p->nthreads, sizeof(uint64_t));
-	m->thread_cond_wait = xcalloc(p->nthreads, sizeof(uint64_t));
-	for (size_t i = 0; i < p->nobjects; i++) {
-		m->rows[i].obj = &p->objects[i];
-		name_object(&m->rows[i], syms);
-		if (p->objects[i].o.kind == CV_OBJ_MUTEX)
-			mutex_type(p->objects[i].o.flags, m->rows[i].type, sizeof(m->rows[i].type));
-	}
-	for (size_t i = 0; i < p->nstats; i++) {
-		const struct cv_stats *s = &p->stats[i];
-		struct object_row *row = &m->rows[s->object];
-		merge_stats(&row->total, s);
-		row->nthreads++;
-		if (row->obj->o.kind == CV_OBJ_MUTEX)
-			m->thread_lock_wait[s->thread] += s->wait_ns;
-		else if (row->obj->o.kind == CV_OBJ_COND)
-			m->thread_cond_wait[s->thread] += s->wait_ns;
-	}
-	m->locks = xcalloc(p->nobjects, sizeof(*m->locks));
-	m->conds = xcalloc(p->nobjects, sizeof(*m->conds));
-	for (size_t i = 0; i < p->nobjects; i++) {
-		if (!m->rows[i].nthreads)
-			continue;   /* named or initialised but never used */
-		if (p->objects[i].o.kind == CV_OBJ_MUTEX) {
-			m->locks[m->nlocks++] = &m->rows[i];
-			m->total_lock_wait += m->rows[i].total.wait_ns;
-		} else if (p->objects[i].o.kind == CV_OBJ_COND) {
-			m->conds[m->nconds++] = &m->rows[i];
-		}
-	}
-	qsort(m->locks, m->nlocks, sizeof(*m->locks), by_wait);
-	qsort(m->conds, m->nconds, sizeof(*m->conds), by_wait);
-	for (size_t i = 0; i < p->nthreads; i++)
-		m->total_thread_ns += p->threads[i].end_ns - p->threads[i].start_ns;
-	m->wall_ns = (double)(p->process.end_ns - p->process.start_ns);
-}
-
-static void model_free(struct model *m)
-{
-	free(m->rows);
-	free(m->locks);
-	free(m->conds);
-	free(m->thread_lock_wait);
-	free(m->thread_cond_wait);
-}
 
 static double ratio(uint64_t a, uint64_t b)
 {
@@ -187,8 +44,7 @@ static void text_header(const struct model *m, FILE *out)
 		p->process.pid, p->process.forked ? " (forked child)" : "", fmt_ns(a, sizeof(a), m->wall_ns),
 		p->nthreads, p->nthreads == 1 ? "" : "s", m->nlocks, m->nlocks == 1 ? "" : "s",
 		m->nconds, m->nconds == 1 ? "" : "s",
-		p->process.exit_reason < sizeof(exit_texts) / sizeof(exit_texts[0]) &&
-				exit_texts[p->process.exit_reason] ? exit_texts[p->process.exit_reason] : "unknown");
+		exit_text(p->process.exit_reason));
 	fprintf(out, "  profile %s\n\n", p->path);
 }
 
@@ -319,15 +175,50 @@ static void text_threads(const struct model *m, const struct report_options *o, 
 	}
 	if (n < p->nthreads)
 		fprintf(out, "  ... %zu more (use --limit 0)\n", p->nthreads - n);
-	int counters = 0;
+}
+
+/* Annotation counters: one row per (kind, name) with the total and the
+ * threads that have it; all-zero counters are only counted. */
+static void text_counters(const struct model *m, FILE *out)
+{
+	const struct profile *p = m->p;
+	char *done = xcalloc(p->ncounters, 1);
+	size_t zero = 0, shown = 0;
 	for (size_t i = 0; i < p->ncounters; i++) {
+		if (done[i])
+			continue;
 		const struct profile_counter *c = &p->counters[i];
-		if (!counters++)
-			fprintf(out, "\nCounters (convoy.h annotations)\n");
-		char who[64];
-		fprintf(out, "  thread %-20s %-9s %-24s %lld\n", thread_label(p, c->c.thread, who, sizeof(who)),
-			c->c.kind == CV_COUNTER_PROGRESS ? "progress" : "counter", c->name, (long long)c->c.value);
+		int64_t total = 0;
+		char line[512] = "";
+		size_t len = 0, threads = 0;
+		for (size_t k = i; k < p->ncounters; k++) {
+			const struct profile_counter *d = &p->counters[k];
+			if (done[k] || d->c.kind != c->c.kind || strcmp(d->name, c->name))
+				continue;
+			done[k] = 1;
+			total += d->c.value;
+			if (threads++ < 6 && len < sizeof(line) - 64) {
+				char who[64], v[32];
+				len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s %s", len ? ", " : "",
+							thread_label(p, d->c.thread, who, sizeof(who)),
+							fmt_count(v, sizeof(v), (uint64_t)(d->c.value < 0 ? -d->c.value : d->c.value)));
+			}
+		}
+		if (!total) {
+			zero++;
+			continue;
+		}
+		if (!shown++)
+			fprintf(out, "\nCounters (convoy.h annotations)\n  %-9s %-24s %14s  %s\n", "kind", "name", "total", "by thread (tid name value)");
+		char tot[32];
+		fprintf(out, "  %-9s %-24s %14s  %s%s\n", c->c.kind == CV_COUNTER_PROGRESS ? "progress" : "counter",
+			c->name, total < 0 ? "negative" : fmt_count(tot, sizeof(tot), (uint64_t)total), line,
+			threads > 6 ? ", ..." : "");
 	}
+	if (zero)
+		fprintf(out, "%s  (%zu counter%s zero on every thread)\n", shown ? "" : "\nCounters (convoy.h annotations)\n",
+			zero, zero == 1 ? "" : "s");
+	free(done);
 }
 
 /* ---- JSON --------------------------------------------------------------- */
@@ -466,7 +357,7 @@ static json_object *json_report(const struct model *m, struct syms *syms)
 	json_object_object_add(proc, "exe", jstr(p->exe));
 	json_object_object_add(proc, "forked", json_object_new_boolean(p->process.forked));
 	json_object_object_add(proc, "wall_ns", ju64(p->process.end_ns - p->process.start_ns));
-	json_object_object_add(proc, "exit", jstr(exit_texts[p->process.exit_reason < 3 ? p->process.exit_reason : 0]));
+	json_object_object_add(proc, "exit", jstr(exit_text(p->process.exit_reason)));
 	json_object_object_add(proc, "hold_sample_period", ju64(p->process.hold_sample_period));
 	json_object_object_add(proc, "profile", jstr(p->path));
 	json_object_object_add(root, "process", proc);
@@ -490,7 +381,7 @@ int report__write(const struct profile *p, const struct report_options *o, FILE 
 {
 	struct syms *syms = syms__load(p);
 	struct model m;
-	model_build(&m, p, syms);
+	model__build(&m, p, syms);
 	if (o->json) {
 		json_object *root = json_report(&m, syms);
 		fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), out);
@@ -502,8 +393,9 @@ int report__write(const struct profile *p, const struct report_options *o, FILE 
 		text_locks(&m, o, out);
 		text_conds(&m, o, out);
 		text_threads(&m, o, syms, out);
+		text_counters(&m, out);
 	}
-	model_free(&m);
+	model__free(&m);
 	syms__free(syms);
 	if (fflush(out) != 0 || ferror(out)) {
 		cv_error("cannot write the report: %s", strerror(errno));

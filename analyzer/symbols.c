@@ -5,7 +5,10 @@
  * is gone or has changed (build-id mismatch) are skipped: naming an address
  * from the wrong binary would be worse than not naming it.
  */
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,47 +27,42 @@ static const Dwfl_Callbacks callbacks = {
 	.section_address = dwfl_offline_section_address,
 };
 
-static int same_build_id(Dwfl_Module *mod, const struct profile_module *pm)
+/* Does the file at path still have the build-id the profile recorded? A
+ * rebuilt binary would name addresses wrongly, so it is left out. */
+static int same_build_id(const struct profile_module *pm)
 {
-	const unsigned char *bits;
-	GElf_Addr vaddr;
 	if (!pm->m.build_id_len)
 		return 1;   /* nothing recorded to compare */
-	int n = dwfl_module_build_id(mod, &bits, &vaddr);
-	return n == (int)pm->m.build_id_len && memcmp(bits, pm->build_id, (size_t)n) == 0;
-}
-
-/* Reports the modules not marked in skip; marks the ones whose file's
- * build-id differs from the recorded one. Returns how many it marked. */
-static size_t report_modules(Dwfl *dwfl, const struct profile *p, char *skip)
-{
-	size_t mismatched = 0;
-	dwfl_report_begin(dwfl);
-	for (size_t i = 0; i < p->nmodules; i++) {
-		const struct profile_module *pm = &p->modules[i];
-		if (skip[i] || !pm->path || pm->path[0] != '/' || access(pm->path, R_OK) != 0)
-			continue;   /* the vdso, or a file that is gone */
-		Dwfl_Module *mod = dwfl_report_elf(dwfl, pm->path, pm->path, -1, pm->m.load_bias, false);
-		if (mod && !same_build_id(mod, pm)) {
-			skip[i] = 1;
-			mismatched++;
-		}
-	}
-	dwfl_report_end(dwfl, NULL, NULL);
-	return mismatched;
+	int fd = open(pm->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int same = 0;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *bits;
+	ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &bits) : -1;
+	if (n == (ssize_t)pm->m.build_id_len && memcmp(bits, pm->build_id, (size_t)n) == 0)
+		same = 1;
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return same;
 }
 
 struct syms *syms__load(const struct profile *p)
 {
 	struct syms *s = xcalloc(1, sizeof(*s));
+	elf_version(EV_CURRENT);
 	s->dwfl = dwfl_begin(&callbacks);
 	if (!s->dwfl)
 		return s;
-	char *skip = xcalloc(p->nmodules, 1);
-	/* A second report without the rebuilt files drops them. */
-	if (report_modules(s->dwfl, p, skip))
-		report_modules(s->dwfl, p, skip);
-	free(skip);
+	dwfl_report_begin(s->dwfl);
+	for (size_t i = 0; i < p->nmodules; i++) {
+		const struct profile_module *pm = &p->modules[i];
+		if (!pm->path || pm->path[0] != '/' || access(pm->path, R_OK) != 0 || !same_build_id(pm))
+			continue;   /* the vdso, a file that is gone, or one rebuilt since */
+		dwfl_report_elf(s->dwfl, pm->path, pm->path, -1, pm->m.load_bias, false);
+	}
+	dwfl_report_end(s->dwfl, NULL, NULL);
 	return s;
 }
 

@@ -14,12 +14,9 @@
 #include "demo_common.h"
 
 #include <convoy.h>
-#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define MAX_THREADS 64
 
@@ -165,23 +162,23 @@ static void run(unsigned threads, bool fixed, uint64_t hold_ms, uint64_t timeout
 }
 
 /* The sweep runs each scene in a child so the frozen one can be ended. */
+struct scene_args {
+	unsigned threads;
+	bool fixed;
+	uint64_t hold_ms, timeout_ms;
+};
+
+static void scene_child(void *p)
+{
+	const struct scene_args *a = p;
+	run(a->threads, a->fixed, a->hold_ms, a->timeout_ms);
+}
+
 static void run_child(unsigned threads, bool fixed, uint64_t hold_ms, uint64_t timeout_ms)
 {
-	fflush(stdout);
+	struct scene_args a = { threads, fixed, hold_ms, timeout_ms };
 	uint64_t start = dc_now_ns();
-	pid_t pid = fork();
-	if (pid < 0)
-		dc_die("deadlock", "fork: %s", strerror(errno));
-	if (pid == 0) {
-		run(threads, fixed, hold_ms, timeout_ms);
-		exit(0);
-	}
-	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			dc_die("deadlock", "waitpid: %s", strerror(errno));
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		dc_die("deadlock", "child ended abnormally (status %d)", status);
+	dc_run_child("deadlock", scene_child, &a);
 	printf("(whole run: %.3f s)\n", dc_ms(dc_now_ns() - start) / 1000.0);
 }
 

@@ -6,7 +6,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- options --------------------------------------------------------------- */
 
@@ -252,6 +254,20 @@ char *dc_fmt_duration(char *buf, size_t size, uint64_t ns)
 	return buf;
 }
 
+char *dc_fmt_grouped(char *buf, size_t size, uint64_t v)
+{
+	char digits[32];
+	int n = snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
+	size_t o = 0;
+	for (int i = 0; i < n && o + 1 < size; i++) {
+		if (i > 0 && (n - i) % 3 == 0 && o + 2 < size)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
 void dc_print_right(FILE *out, const char *s, int width)
 {
 	int chars = 0;
@@ -359,6 +375,25 @@ void dc_watchdog_cancel(struct dc_watchdog *w)
 	pthread_cond_destroy(&w->cond);
 	pthread_mutex_destroy(&w->lock);
 	free(w);
+}
+
+void dc_run_child(const char *name, void (*fn)(void *), void *arg)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		dc_die(name, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		fn(arg);
+		fflush(NULL);
+		exit(0);
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			dc_die(name, "waitpid: %s", strerror(errno));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		dc_die(name, "child ended abnormally (wait status %d)", status);
 }
 
 /* ---- poll-then-park --------------------------------------------------------- */

@@ -94,6 +94,9 @@ static inline double dc_ms(uint64_t ns) { return (double)ns / 1e6; }
  * "63ms", "850µs", "2s". Returns buf. */
 char *dc_fmt_duration(char *buf, size_t size, uint64_t ns);
 
+/* v with thousands separators, "30,000,000" (seed 003's granularity table). */
+char *dc_fmt_grouped(char *buf, size_t size, uint64_t v);
+
 /* Prints s right-aligned in `width` characters (counting UTF-8 characters,
  * so "µs" pads like the seed's Rust output). */
 void dc_print_right(FILE *out, const char *s, int width);
@@ -121,6 +124,11 @@ struct dc_watchdog;
 struct dc_watchdog *dc_watchdog_start(const char *name, uint64_t timeout_ns,
 				      void (*report)(void *), void *arg, int status);
 void dc_watchdog_cancel(struct dc_watchdog *w);
+
+/* Runs fn(arg) in a forked child and waits for it: a sweep uses it for the
+ * scenes that end their own process (a watchdog's exit after a hang). Dies
+ * with one line unless the child exits 0. */
+void dc_run_child(const char *name, void (*fn)(void *), void *arg);
 
 /* ---- poll-then-park (seed 002) ------------------------------------------------ */
 

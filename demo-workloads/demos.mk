@@ -15,8 +15,8 @@ DEMOS := global_queue work_stealing scheduler_compare \
 DEMO_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -g -fno-omit-frame-pointer -pthread -Idemo-workloads
 DEMO_LIBS   := $(WORKPOOL_LIB) -pthread
 DEMO_HDRS   := demo-workloads/demo_common.h demo-workloads/seed000.h \
-               $(wildcard demo-workloads/workpool.h) include/convoy.h
-DEMO_COMMON := $(BUILD)/obj/demos/demo_common.o
+               demo-workloads/workpool.h include/convoy.h
+DEMO_COMMON := $(BUILD)/obj/demos/demo_common.o $(BUILD)/obj/demos/seed000.o
 
 .PHONY: demos bench-demos
 .SECONDARY: $(DEMOS:%=$(BUILD)/obj/demos/%.o)
@@ -26,7 +26,7 @@ $(BUILD)/obj/demos/%.o: demo-workloads/%.c $(DEMO_HDRS) | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(DEMO_CFLAGS) -c $< -o $@
 
-# scheduler_compare runs both seed-000 schedulers: their files, without main.
+# scheduler_compare and work_stealing need global_queue.c without its main.
 $(BUILD)/obj/demos/%.nomain.o: demo-workloads/%.c $(DEMO_HDRS) | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(DEMO_CFLAGS) -DDEMO_NO_MAIN -c $< -o $@
@@ -35,14 +35,7 @@ $(BUILD)/demos/%: $(BUILD)/obj/demos/%.o $(DEMO_COMMON) $(WORKPOOL_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(DEMO_CFLAGS) $(filter %.o,$^) -o $@ $(DEMO_LIBS)
 
-$(BUILD)/demos/scheduler_compare: $(BUILD)/obj/demos/scheduler_compare.o \
-    $(BUILD)/obj/demos/global_queue.nomain.o $(BUILD)/obj/demos/work_stealing.nomain.o \
-    $(DEMO_COMMON) $(WORKPOOL_LIB)
-	@mkdir -p $(@D)
-	$(CC) $(DEMO_CFLAGS) $(filter %.o,$^) -o $@ $(DEMO_LIBS)
-
-# work_stealing and scheduler_compare need the serial checksum in global_queue.c.
-$(BUILD)/demos/work_stealing: $(BUILD)/obj/demos/global_queue.nomain.o
+$(BUILD)/demos/scheduler_compare: $(BUILD)/obj/demos/global_queue.nomain.o
 
 # --- tests: every demo's CLI contract and its verified results --------------
 DEMO_TEST_BIN := $(BUILD)/tests/test_demos

@@ -158,10 +158,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
-	printf("global queue: %llu tasks of weight %llu each\n\n", (unsigned long long)tasks,
+	printf("global queue: %llu tasks of weight %llu each\n", (unsigned long long)tasks,
 	       (unsigned long long)weight);
 	if (impl != GQ_IMPL_WORKPOOL)
 		printf("(implementation: %s)\n", gq_impl_names[impl]);
+	putchar('\n');
 	printf("workers      time   tasks/s   speedup   lock waits\n");
 	double baseline = 0;
 	uint64_t expect = check ? s0_serial_checksum(tasks, weight) : 0;

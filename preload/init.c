@@ -111,6 +111,7 @@ static void fork_child(void)
 	read_identity();
 	start_clocks();
 	cv__process.forked = 1;
+	cv__perf_after_fork();
 	cv__output_after_fork();
 	cv__busy--;                       /* what fork_prepare's guard raised */
 	cv__threads_after_fork(forking_thread);
@@ -137,6 +138,7 @@ void cv__init(void)
 				cv__warn("cannot register thread-exit or fork handlers; convoy is off for this process");
 				cv__process.disabled = 1;
 			} else {
+				cv__perf_open();
 				cv__thread_init_main();
 			}
 		}

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -70,7 +71,7 @@ static void record(struct writer *w, uint32_t type, const void *fixed, size_t fi
 {
 	static const unsigned char zeros[8];
 	size_t payload = fixed_len + len1 + len2, padded = (payload + 7) & ~(size_t)7;
-	struct cv_rec_header h = { .type = type, .size = (uint32_t)padded };
+	struct cv_rec_header h = { .type = type, .size = (uint32_t)padded, .fixed = (uint32_t)fixed_len };
 	put(w, &h, sizeof(h));
 	put(w, fixed, fixed_len);
 	if (len1)
@@ -163,6 +164,11 @@ static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_n
 		.exe_len = (uint32_t)strlen(cv__process.exe),
 	};
 	memcpy(p.comm, cv__process.comm, sizeof(p.comm));
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+	p.ncpus = online > 0 ? (uint32_t)online : 0;
+	p.cpus_allowed = sched_getaffinity(0, sizeof(set), &set) == 0 ? (uint32_t)CPU_COUNT(&set) : p.ncpus;
+	p.perf_valid = cv__perf_read(p.perf, &p.perf_error);
 	record(w, CV_REC_PROCESS, &p, sizeof(p), cmdline, p.cmdline_len, cv__process.exe, p.exe_len);
 }
 
@@ -204,6 +210,10 @@ static void write_thread(struct writer *w, struct cv_thread *t, double ns_per_ti
 		.join_wait_ns = CV_LOAD(&t->join_wait_ns),
 		.joins = CV_LOAD(&t->joins),
 		.threads_created = CV_LOAD(&t->threads_created),
+		.run_delay_ns = t->run_delay_ns,
+		.timeslices = t->timeslices,
+		.minor_faults = t->minor_faults,
+		.major_faults = t->major_faults,
 	};
 	memcpy(tr.name, t->name, CV_NAME_MAX);
 	tr.name[CV_NAME_MAX - 1] = '\0';
@@ -282,7 +292,7 @@ void cv__write_profile(uint32_t exit_reason)
 	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
 		write_thread(w, t, ns_per_tick, now);
 	struct cv_end end = { .records = w->records };
-	struct cv_rec_header h = { .type = CV_REC_END, .size = sizeof(end) };
+	struct cv_rec_header h = { .type = CV_REC_END, .size = sizeof(end), .fixed = sizeof(end) };
 	put(w, &h, sizeof(h));
 	end.crc32 = w->crc;   /* covers every byte before the end record's payload */
 	put(w, &end, sizeof(end));

@@ -140,6 +140,7 @@ struct cv_thread {
 	uint64_t        create_ns, start_ns, end_ns, cpu_ns;
 	uint64_t        voluntary_cs, involuntary_cs;
 	uint64_t        join_wait_ns, joins, threads_created;
+	uint64_t        run_delay_ns, timeslices, minor_faults, major_faults;
 	char            name[CV_NAME_MAX];
 	struct cv_named_counter counters[CV_MAX_COUNTERS];
 	uint32_t        ncounters;
@@ -249,6 +250,12 @@ struct cv_process_state {
 extern struct cv_process_state cv__process;
 
 void cv__init(void);
+
+/* ---- perf.c: process-wide perf_event_open counters ------------------------ */
+
+void cv__perf_open(void);
+uint32_t cv__perf_read(uint64_t values[CV_PERF_MAX], int *error);   /* valid mask */
+void cv__perf_after_fork(void);
 
 /* ---- output.c ------------------------------------------------------------- */
 

@@ -106,6 +106,19 @@ static uint64_t status_field(const char *status, const char *key)
 	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
 }
 
+/* schedstat: time on the CPU, time runnable but waiting for one, and the
+ * number of times it was scheduled in (all in ns / counts since it started). */
+static void read_schedstat(struct cv_thread *t, const char *path)
+{
+	char buf[128];
+	unsigned long long on_cpu, delay, slices;
+	if (read_small_file(path, buf, sizeof(buf)) > 0 &&
+	    sscanf(buf, "%llu %llu %llu", &on_cpu, &delay, &slices) == 3) {
+		t->run_delay_ns = delay;
+		t->timeslices = slices;
+	}
+}
+
 /* The calling thread, from the inside. */
 static void finish_self(struct cv_thread *t)
 {
@@ -116,7 +129,10 @@ static void finish_self(struct cv_thread *t)
 	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
 		t->voluntary_cs = (uint64_t)ru.ru_nvcsw;
 		t->involuntary_cs = (uint64_t)ru.ru_nivcsw;
+		t->minor_faults = (uint64_t)ru.ru_minflt;
+		t->major_faults = (uint64_t)ru.ru_majflt;
 	}
+	read_schedstat(t, "/proc/thread-self/schedstat");
 	prctl(PR_GET_NAME, t->name, 0, 0, 0);
 }
 
@@ -133,6 +149,18 @@ static void finish_other(struct cv_thread *t)
 	if (read_small_file(path, buf, sizeof(buf)) > 0) {
 		t->voluntary_cs = status_field(buf, "\nvoluntary_ctxt_switches:");
 		t->involuntary_cs = status_field(buf, "\nnonvoluntary_ctxt_switches:");
+	}
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", t->tid);
+	read_schedstat(t, path);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", t->tid);
+	if (read_small_file(path, buf, sizeof(buf)) > 0) {
+		/* Fields after the ")" that ends comm: state is 3; minflt 10, majflt 12. */
+		const char *p = strrchr(buf, ')');
+		unsigned long long minflt, majflt;
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %llu %*u %llu", &minflt, &majflt) == 2) {
+			t->minor_faults = minflt;
+			t->major_faults = majflt;
+		}
 	}
 	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", t->tid);
 	if (read_small_file(path, buf, CV_NAME_MAX + 1) > 0) {

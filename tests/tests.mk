@@ -1,1 +1,64 @@
-# Tests for the shim and the analyzer (tests/shim/, programs in tests/progs/).
+# Tests for the shim and the analyzer.
+#
+#   tests/progs/*.c, *.cc   one small program per behaviour the shim must
+#                           count or leave unchanged -> $(BUILD)/tests/progs/NAME
+#   tests/progs/lib/*.c     helper libraries -> $(BUILD)/tests/progs/libNAME.so
+#   tests/shim/*.c          Criterion tests of libconvoy.so -> $(BUILD)/tests/test_shim
+#   tests/analyzer/*.c      Criterion tests of the convoy command -> $(BUILD)/tests/test_analyzer
+#   tests/common/           helpers both link (run a program, read its report)
+#
+# The programs are built like the programs convoy is for: dynamically linked,
+# -g -O2 -pthread, nothing convoy-specific (the annotation API header only).
+
+TEST_PROGS_DIR := $(BUILD)/tests/progs
+TEST_PROG_CFLAGS := -std=gnu11 $(WARN) -Iinclude -D_GNU_SOURCE -g -O2 -pthread
+TEST_PROG_CXXFLAGS := -std=gnu++17 $(WARN) -Iinclude -g -O2 -pthread
+
+TEST_PROG_C   := $(wildcard tests/progs/*.c)
+TEST_PROG_CXX := $(wildcard tests/progs/*.cc)
+TEST_PROG_LIB := $(wildcard tests/progs/lib/*.c)
+TEST_PROG_BINS := $(TEST_PROG_C:tests/progs/%.c=$(TEST_PROGS_DIR)/%) \
+                  $(TEST_PROG_CXX:tests/progs/%.cc=$(TEST_PROGS_DIR)/%)
+TEST_PROG_LIBS := $(TEST_PROG_LIB:tests/progs/lib/%.c=$(TEST_PROGS_DIR)/lib%.so)
+
+$(TEST_PROGS_DIR)/lib%.so: tests/progs/lib/%.c | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) -fPIC -shared $< -o $@
+
+$(TEST_PROGS_DIR)/%: tests/progs/%.c tests/progs/progs.h include/convoy.h | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) $< -o $@
+
+$(TEST_PROGS_DIR)/%: tests/progs/%.cc | check-deps
+	@mkdir -p $(@D)
+	$(CXX) $(TEST_PROG_CXXFLAGS) $< -o $@
+
+# Linked against libctorlock.so, whose constructor locks and starts a thread.
+$(TEST_PROGS_DIR)/ctor_main: tests/progs/ctor_main.c tests/progs/progs.h $(TEST_PROGS_DIR)/libctorlock.so | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -L$(TEST_PROGS_DIR) -lctorlock \
+	  -Wl,-rpath,$(abspath $(TEST_PROGS_DIR))
+
+# --- Criterion binaries ------------------------------------------------------
+TEST_UTIL_CFLAGS := $(TEST_CFLAGS) -Itests/common -DBUILD_DIR='"$(abspath $(BUILD))"'
+
+TEST_COMMON_OBJS := $(BUILD)/obj/tests/common/testutil.o
+TEST_SHIM_OBJS := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(wildcard tests/shim/*.c))
+TEST_ANALYZER_OBJS := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(wildcard tests/analyzer/*.c))
+
+$(TEST_COMMON_OBJS) $(TEST_SHIM_OBJS) $(TEST_ANALYZER_OBJS): $(BUILD)/obj/tests/%.o: tests/%.c \
+		tests/common/testutil.h include/convoy/profile.h | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_UTIL_CFLAGS) -c $< -o $@
+TEST_RUNTIME_DEPS := $(BUILD)/libconvoy.so $(BUILD)/convoy $(TEST_PROG_BINS) $(TEST_PROG_LIBS)
+
+$(BUILD)/tests/test_shim: $(TEST_SHIM_OBJS) $(TEST_COMMON_OBJS) $(TEST_RUNTIME_DEPS)
+	$(CC) $(TEST_CFLAGS) $(TEST_SHIM_OBJS) $(TEST_COMMON_OBJS) -o $@ $(TEST_LIBS) -ljson-c
+
+$(BUILD)/tests/test_analyzer: $(TEST_ANALYZER_OBJS) $(TEST_COMMON_OBJS) $(TEST_RUNTIME_DEPS)
+	$(CC) $(TEST_CFLAGS) $(TEST_ANALYZER_OBJS) $(TEST_COMMON_OBJS) -o $@ $(TEST_LIBS) -ljson-c -lz
+
+TESTS += $(BUILD)/tests/test_shim $(BUILD)/tests/test_analyzer
+
+.PHONY: test-progs
+test-progs: $(TEST_PROG_BINS) $(TEST_PROG_LIBS)

@@ -131,9 +131,10 @@ struct wp__ldeque {
 
 int wp__ldeque_init(struct wp__ldeque *d, size_t capacity);
 void wp__ldeque_destroy(struct wp__ldeque *d);
-int wp__ldeque_push_owner(struct wp__ldeque *d, const struct wp__src *src,
-                          size_t start, size_t stride, size_t count,
-                          struct wp__ctr contended);
+/* Appends at the back (the owner's end); any thread, under the lock. */
+int wp__ldeque_push(struct wp__ldeque *d, const struct wp__src *src,
+                    size_t start, size_t stride, size_t count,
+                    struct wp__ctr contended);
 bool wp__ldeque_pop_owner(struct wp__ldeque *d, wp_task *out,
                           struct wp__ctr contended);
 /* Takes ceil(len / 2) tasks (at least one when not empty) from the front
@@ -363,6 +364,8 @@ struct wp_pool {
 		_Atomic uint64_t rejected;
 		_Atomic uint64_t blocked;
 		_Atomic uint64_t dropped;
+		_Atomic uint64_t unplaced; /* counted, then out of memory:
+		                              quiescence treats them as done */
 		_Atomic unsigned deal_next;
 	} WP_ALIGNED ext;
 };
@@ -385,8 +388,9 @@ bool wp__work_visible(struct wp__worker *w);
 bool wp__quiescent(wp_pool *pool);
 /* Pushes onto w's own queue as its owner (the worker itself, or anyone
  * while the pool is paused and holds pool->lifecycle). */
-int wp__push_own(struct wp__worker *w, const struct wp__src *src, size_t start,
-                 size_t stride, size_t count, struct wp__ctr contended);
+size_t wp__push_own(struct wp__worker *w, const struct wp__src *src,
+                    size_t start, size_t stride, size_t count,
+                    struct wp__ctr contended);
 /* The contention counter a thread should charge (its worker's or the
  * pool's shared one). */
 static inline struct wp__ctr wp__ctr_for(wp_pool *pool, struct wp__worker *self)

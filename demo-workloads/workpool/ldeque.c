@@ -25,9 +25,9 @@ void wp__ldeque_destroy(struct wp__ldeque *d)
 	pthread_mutex_destroy(&d->lock);
 }
 
-int wp__ldeque_push_owner(struct wp__ldeque *d, const struct wp__src *src,
-                          size_t start, size_t stride, size_t count,
-                          struct wp__ctr contended)
+int wp__ldeque_push(struct wp__ldeque *d, const struct wp__src *src,
+                    size_t start, size_t stride, size_t count,
+                    struct wp__ctr contended)
 {
 	int err = 0;
 	wp__lock_counted(&d->lock, contended);

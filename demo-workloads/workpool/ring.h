@@ -45,7 +45,7 @@ static inline void wp__ring_free(struct wp__ring *r)
 }
 
 /* Makes room for `more` tasks; the cold path of every push. */
-static inline __attribute__((noinline, cold)) int
+static __attribute__((noinline, cold, unused)) int
 wp__ring_reserve(struct wp__ring *r, size_t more)
 {
 	size_t len = wp__ring_len(r), cap = r->mask + 1, ncap = cap;

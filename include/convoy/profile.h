@@ -7,8 +7,10 @@
  *
  * Every record's payload starts with its fixed struct below; some carry a
  * variable tail (strings, build-id bytes) whose length is given in the struct.
- * A reader skips record types it does not know; a payload larger than the struct
- * it knows is fine (newer minor additions go at the end). The end record carries
+ * The record header says how long the fixed struct is, so structs can grow at
+ * the end within a version: a reader uses the fields it knows (zero when the
+ * writer's struct was shorter) and finds the tail after the writer's struct.
+ * A reader skips record types it does not know. The end record carries
  * the number of records before it and the CRC-32 (zlib) of every byte before it,
  * so truncation and corruption are both detected.
  *
@@ -37,6 +39,8 @@ struct cv_file_header {
 struct cv_rec_header {
 	uint32_t type;               /* enum cv_rec_type */
 	uint32_t size;               /* payload bytes that follow, a multiple of 8 */
+	uint32_t fixed;              /* bytes of the payload's fixed struct; its tail starts here */
+	uint32_t pad;
 };
 
 /* X-macro: record type, value, name. */
@@ -67,6 +71,28 @@ enum cv_exit_reason {
 #undef CV_X
 };
 
+/* Process-wide perf_event_open counters (docs/performance.md says why they
+ * are process-wide): name, type, config, whether it needs a hardware PMU. */
+#define CV_PERF_EVENTS(X)                                                                      \
+	X(CV_PERF_TASK_CLOCK,   "task_clock_ns",    PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 0)       \
+	X(CV_PERF_CTX_SWITCHES, "context_switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, 0) \
+	X(CV_PERF_MIGRATIONS,   "cpu_migrations",   PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, 0)   \
+	X(CV_PERF_PAGE_FAULTS,  "page_faults",      PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, 0)      \
+	X(CV_PERF_CYCLES,       "cycles",           PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 1)       \
+	X(CV_PERF_INSTRUCTIONS, "instructions",     PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 1)     \
+	X(CV_PERF_CACHE_REFS,   "cache_references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES, 1) \
+	X(CV_PERF_CACHE_MISSES, "cache_misses",     PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, 1)     \
+	X(CV_PERF_LLC_LOAD_MISSES, "llc_load_misses", PERF_TYPE_HW_CACHE,                                  \
+	  (PERF_COUNT_HW_CACHE_LL | (PERF_COUNT_HW_CACHE_OP_READ << 8) | (PERF_COUNT_HW_CACHE_RESULT_MISS << 16)), 1)
+
+enum cv_perf_event {
+#define CV_X(sym, name, type, config, hw) sym,
+	CV_PERF_EVENTS(CV_X)
+#undef CV_X
+	CV_PERF_COUNT
+};
+#define CV_PERF_MAX 16
+
 /* CV_REC_PROCESS: exactly one, first. Tail: cmdline (args separated by NUL,
  * cmdline_len bytes) then exe path (exe_len bytes, no terminator). */
 struct cv_process {
@@ -80,6 +106,11 @@ struct cv_process {
 	uint32_t cmdline_len, exe_len;
 	uint32_t pad;
 	char     comm[CV_NAME_MAX];
+	uint32_t ncpus;              /* CPUs online */
+	uint32_t cpus_allowed;       /* CPUs in the process's affinity mask */
+	uint32_t perf_valid;         /* bit e: perf[e] was counted */
+	int32_t  perf_error;         /* errno from opening a hardware counter; 0 if counted */
+	uint64_t perf[CV_PERF_MAX];  /* enum cv_perf_event: totals over every thread */
 };
 
 /* CV_REC_MODULE: one per loaded object at write time. Addresses in the process
@@ -172,6 +203,10 @@ struct cv_thread_rec {
 	uint64_t joins;
 	uint64_t threads_created;
 	char     name[CV_NAME_MAX];
+	/* From /proc/self/task/TID/schedstat and getrusage(RUSAGE_THREAD). */
+	uint64_t run_delay_ns;       /* runnable but waiting for a CPU */
+	uint64_t timeslices;         /* times it was scheduled onto a CPU */
+	uint64_t minor_faults, major_faults;
 };
 
 /* CV_REC_COUNTER: an annotation-API value for one thread. Tail: name. */

@@ -1,3 +1,21 @@
-# make bench-shim: the shim's overhead, native and preloaded side by side.
+# make bench-shim: the shim's overhead, native and preloaded side by side
+# (tests/bench/overhead.sh; figures recorded in docs/performance.md).
+
+BENCH_DIR := $(BUILD)/bench
+# The same shim built with the seeds' trylock-first fast path, for comparison.
+TRYLOCK_OBJS := $(SHIM_SRCS:%.c=$(BENCH_DIR)/obj-trylock/%.o)
+
+$(BENCH_DIR)/obj-trylock/%.o: %.c $(wildcard preload/*.h) $(wildcard include/convoy/*.h) | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(SHIM_CFLAGS) -DCV_TRYLOCK_FIRST=1 -c $< -o $@
+
+$(BENCH_DIR)/libconvoy-trylock.so: $(TRYLOCK_OBJS) preload/exports.map
+	$(CC) $(SHIM_CFLAGS) $(SHIM_LDFLAGS) $(TRYLOCK_OBJS) -o $@ $(SHIM_LIBS)
+
+$(BENCH_DIR)/lockpair: tests/bench/lockpair.c | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -pthread $< -o $@
+
 .PHONY: bench-shim
-bench-shim:
+bench-shim: $(BUILD)/libconvoy.so $(BENCH_DIR)/libconvoy-trylock.so $(BENCH_DIR)/lockpair
+	@tests/bench/overhead.sh $(BUILD)

@@ -1,0 +1,145 @@
+/* model.c — one profile summed per object, named, and ranked.
+ *
+ * The profile holds per-thread records; the model sums them per object (each
+ * object is one generation of one address), names objects (the program's own
+ * name, else the ELF symbol that contains the address, else the kind and
+ * address), and ranks locks by the time threads lost waiting for them. The
+ * report, the speedup stack and the findings all read it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "profile.h"
+#include "symbols.h"
+#include "util.h"
+
+static const char *const kind_names[] = {
+#define CV_X(sym, val, name) [val] = name,
+	CV_OBJ_KINDS(CV_X)
+#undef CV_X
+};
+
+static const char *const exit_texts[] = {
+#define CV_X(sym, val, text) [val] = text,
+	CV_EXIT_REASONS(CV_X)
+#undef CV_X
+};
+
+const char *exit_text(uint32_t reason)
+{
+	return reason < sizeof(exit_texts) / sizeof(exit_texts[0]) && exit_texts[reason] ? exit_texts[reason] : "unknown";
+}
+
+const char *kind_name(uint32_t kind)
+{
+	return kind < sizeof(kind_names) / sizeof(kind_names[0]) && kind_names[kind] ? kind_names[kind] : "unknown";
+}
+
+static void add_stats(struct cv_stats *to, const struct cv_stats *s)
+{
+	const uint64_t *src = (const uint64_t *)&s->acquisitions;
+	uint64_t *dst = (uint64_t *)&to->acquisitions;
+	size_t n = (sizeof(*s) - offsetof(struct cv_stats, acquisitions)) / sizeof(uint64_t);
+	for (size_t i = 0; i < n; i++)
+		dst[i] += src[i];
+}
+
+/* Sums, except the maxima. */
+static void merge_stats(struct cv_stats *to, const struct cv_stats *s)
+{
+	uint64_t max_wait = to->max_wait_ns > s->max_wait_ns ? to->max_wait_ns : s->max_wait_ns;
+	uint64_t max_hold = to->max_hold_ns > s->max_hold_ns ? to->max_hold_ns : s->max_hold_ns;
+	add_stats(to, s);
+	to->max_wait_ns = max_wait;
+	to->max_hold_ns = max_hold;
+}
+
+static void mutex_type(uint32_t flags, char *buf, size_t size)
+{
+	static const char *const types[] = { "normal", "recursive", "errorcheck", "adaptive" };
+	snprintf(buf, size, "%s%s%s%s%s", types[flags & CV_MUTEX_TYPE_MASK],
+		 flags & CV_MUTEX_ROBUST ? " robust" : "", flags & CV_MUTEX_PI ? " pi" : "",
+		 flags & CV_MUTEX_PP ? " pp" : "", flags & CV_MUTEX_PSHARED ? " pshared" : "");
+}
+
+static void name_object(struct object_row *row, struct syms *syms)
+{
+	const struct cv_object *o = &row->obj->o;
+	char sym[200];
+	const char *base = row->obj->name;
+	if (!base)
+		base = syms__name(syms, o->addr, sym, sizeof(sym));
+	if (base)
+		snprintf(row->name, sizeof(row->name), "%s", base);
+	else
+		snprintf(row->name, sizeof(row->name), "%s@0x%llx", kind_name(o->kind), (unsigned long long)o->addr);
+	if (o->generation) {
+		size_t n = strlen(row->name);
+		snprintf(row->name + n, sizeof(row->name) - n, " (generation %u)", o->generation);
+	}
+}
+
+static int by_wait(const void *a, const void *b)
+{
+	const struct object_row *x = *(struct object_row *const *)a, *y = *(struct object_row *const *)b;
+	if (x->total.wait_ns != y->total.wait_ns)
+		return x->total.wait_ns < y->total.wait_ns ? 1 : -1;
+	if (x->total.acquisitions != y->total.acquisitions)
+		return x->total.acquisitions < y->total.acquisitions ? 1 : -1;
+	if (x->total.signals + x->total.broadcasts != y->total.signals + y->total.broadcasts)
+		return x->total.signals + x->total.broadcasts < y->total.signals + y->total.broadcasts ? 1 : -1;
+	return x->obj->o.id < y->obj->o.id ? -1 : 1;
+}
+
+void model__build(struct model *m, const struct profile *p, struct syms *syms)
+{
+	memset(m, 0, sizeof(*m));
+	m->p = p;
+	m->rows = xcalloc(p->nobjects, sizeof(*m->rows));
+	m->thread_lock_wait = xcalloc(p->nthreads, sizeof(uint64_t));
+	m->thread_cond_wait = xcalloc(p->nthreads, sizeof(uint64_t));
+	for (size_t i = 0; i < p->nobjects; i++) {
+		m->rows[i].obj = &p->objects[i];
+		name_object(&m->rows[i], syms);
+		if (p->objects[i].o.kind == CV_OBJ_MUTEX)
+			mutex_type(p->objects[i].o.flags, m->rows[i].type, sizeof(m->rows[i].type));
+	}
+	for (size_t i = 0; i < p->nstats; i++) {
+		const struct cv_stats *s = &p->stats[i];
+		struct object_row *row = &m->rows[s->object];
+		merge_stats(&row->total, s);
+		row->nthreads++;
+		if (row->obj->o.kind == CV_OBJ_MUTEX)
+			m->thread_lock_wait[s->thread] += s->wait_ns;
+		else if (row->obj->o.kind == CV_OBJ_COND)
+			m->thread_cond_wait[s->thread] += s->wait_ns;
+	}
+	m->locks = xcalloc(p->nobjects, sizeof(*m->locks));
+	m->conds = xcalloc(p->nobjects, sizeof(*m->conds));
+	for (size_t i = 0; i < p->nobjects; i++) {
+		if (!m->rows[i].nthreads)
+			continue;   /* named or initialised but never used */
+		if (p->objects[i].o.kind == CV_OBJ_MUTEX) {
+			m->locks[m->nlocks++] = &m->rows[i];
+			m->total_lock_wait += m->rows[i].total.wait_ns;
+		} else if (p->objects[i].o.kind == CV_OBJ_COND) {
+			m->conds[m->nconds++] = &m->rows[i];
+		}
+	}
+	qsort(m->locks, m->nlocks, sizeof(*m->locks), by_wait);
+	qsort(m->conds, m->nconds, sizeof(*m->conds), by_wait);
+	for (size_t i = 0; i < p->nthreads; i++)
+		m->total_thread_ns += p->threads[i].end_ns - p->threads[i].start_ns;
+	m->wall_ns = (double)(p->process.end_ns - p->process.start_ns);
+}
+
+void model__free(struct model *m)
+{
+	free(m->rows);
+	free(m->locks);
+	free(m->conds);
+	free(m->thread_lock_wait);
+	free(m->thread_cond_wait);
+}
+

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The shim's overhead, measured side by side in one run: native, the shim, and
+# the shim built trylock-first, interleaved round by round so that a noisy
+# neighbour hits all three alike. Prints medians and ratios to native.
+# Usage: tests/bench/overhead.sh BUILD_DIR [ROUNDS]
+set -euo pipefail
+build=${1:-build} rounds=${2:-11}
+pair=$build/bench/lockpair
+shim=$(realpath "$build/libconvoy.so") trylock=$(realpath "$build/bench/libconvoy-trylock.so")
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+export CONVOY_QUIET=1 CONVOY_DIR=$tmp
+
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+run_case() {   # name iterations
+	local name=$1 n=$2
+	: >"$tmp/native" ; : >"$tmp/shim" ; : >"$tmp/trylock"
+	for _ in $(seq "$rounds"); do
+		"$pair" "$name" "$n" >>"$tmp/native"
+		LD_PRELOAD=$shim "$pair" "$name" "$n" >>"$tmp/shim"
+		LD_PRELOAD=$trylock "$pair" "$name" "$n" >>"$tmp/trylock"
+	done
+	local a b c
+	a=$(median <"$tmp/native"); b=$(median <"$tmp/shim"); c=$(median <"$tmp/trylock")
+	printf '%-12s %10s %10s %8s %14s %8s\n' "$name" "$a" "$b" \
+		"$(awk -v x="$b" -v y="$a" 'BEGIN{printf "%.2fx", x/y}')" "$c" \
+		"$(awk -v x="$c" -v y="$a" 'BEGIN{printf "%.2fx", x/y}')"
+}
+
+echo "ns per lock+unlock pair; median of $rounds interleaved rounds (each the best of 5 loops)"
+printf '%-12s %10s %10s %8s %14s %8s\n' case native convoy ratio trylock-first ratio
+run_case uncontended 20000000
+run_case contended 2000000

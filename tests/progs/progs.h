@@ -1,0 +1,68 @@
+/* progs.h — shared by the small programs the shim tests run.
+ *
+ * Each program exercises one behaviour and prints every return code with its
+ * name ("relock: 35 EDEADLK"), so a test can diff its output with and without
+ * the shim and read the diff. Set-up calls that must succeed go through
+ * MUST(), which exits with status 99 (and says why) when one fails.
+ */
+#ifndef CONVOY_TEST_PROGS_H
+#define CONVOY_TEST_PROGS_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static inline const char *rc_name(int rc)
+{
+	if (rc == 0)
+		return "OK";
+	const char *n = strerrorname_np(rc);
+	return n ? n : "?";
+}
+
+/* Prints "label: rc NAME" and yields rc. */
+#define SHOW(label, expr)                                                  \
+	({                                                                 \
+		int show_rc_ = (expr);                                     \
+		printf("%s: %d %s\n", (label), show_rc_, rc_name(show_rc_)); \
+		show_rc_;                                                  \
+	})
+
+#define MUST(expr)                                                                     \
+	do {                                                                           \
+		int must_rc_ = (expr);                                                 \
+		if (must_rc_ != 0) {                                                   \
+			fprintf(stderr, "%s:%d: %s: %d %s\n", __FILE__, __LINE__, #expr, \
+				must_rc_, rc_name(must_rc_));                          \
+			exit(99);                                                      \
+		}                                                                      \
+	} while (0)
+
+/* An absolute deadline ms milliseconds from now on clock clk. */
+static inline struct timespec deadline_ms(clockid_t clk, long ms)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
+/* Semaphores are not interposed: they order the threads of a program
+ * without adding to the counts the tests check. */
+static inline void sem_wait_all(sem_t *s)
+{
+	while (sem_wait(s) != 0 && errno == EINTR)
+		;
+}
+
+#endif
