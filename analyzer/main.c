@@ -4,6 +4,7 @@
 
 #include "convoy/profile.h"
 #include "report.h"
+#include "scale.h"
 #include "util.h"
 
 #define CONVOY_VERSION "0.1.0"
@@ -17,6 +18,7 @@ static const struct command {
 } commands[] = {
 	{ "run", cmd_run, "run a command under convoy and print its report" },
 	{ "report", cmd_report, "print the report of a profile (text or --json)" },
+	{ "scale", cmd_scale, "run a command at several thread counts and explain the curve" },
 };
 
 static void usage(FILE *f)

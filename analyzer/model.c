@@ -92,6 +92,31 @@ static int by_wait(const void *a, const void *b)
 	return x->obj->o.id < y->obj->o.id ? -1 : 1;
 }
 
+enum wait_class wait_class_of(uint32_t kind)
+{
+	switch (kind) {
+	case CV_OBJ_MUTEX: return WAIT_LOCK;
+	case CV_OBJ_COND:  return WAIT_PARK;
+	default:           return WAIT_NONE;
+	}
+}
+
+/* A lock's hold time per acquisition, each thread's sampled average weighted
+ * by its acquisitions: one thread's single long hold (filling a queue before
+ * the workers start) does not stand for the millions of short ones. */
+static double typical_hold(const struct profile *p, uint32_t object)
+{
+	double held = 0, acquisitions = 0;
+	for (size_t i = 0; i < p->nstats; i++) {
+		const struct cv_stats *s = &p->stats[i];
+		if (s->object != object || !s->hold_samples)
+			continue;
+		held += (double)s->hold_ns / (double)s->hold_samples * (double)s->acquisitions;
+		acquisitions += (double)s->acquisitions;
+	}
+	return acquisitions ? held / acquisitions : 0;
+}
+
 void model__build(struct model *m, const struct profile *p, struct syms *syms)
 {
 	memset(m, 0, sizeof(*m));
@@ -99,6 +124,7 @@ void model__build(struct model *m, const struct profile *p, struct syms *syms)
 	m->rows = xcalloc(p->nobjects, sizeof(*m->rows));
 	m->thread_lock_wait = xcalloc(p->nthreads, sizeof(uint64_t));
 	m->thread_cond_wait = xcalloc(p->nthreads, sizeof(uint64_t));
+	m->thread_barrier_wait = xcalloc(p->nthreads, sizeof(uint64_t));
 	for (size_t i = 0; i < p->nobjects; i++) {
 		m->rows[i].obj = &p->objects[i];
 		name_object(&m->rows[i], syms);
@@ -110,10 +136,12 @@ void model__build(struct model *m, const struct profile *p, struct syms *syms)
 		struct object_row *row = &m->rows[s->object];
 		merge_stats(&row->total, s);
 		row->nthreads++;
-		if (row->obj->o.kind == CV_OBJ_MUTEX)
-			m->thread_lock_wait[s->thread] += s->wait_ns;
-		else if (row->obj->o.kind == CV_OBJ_COND)
-			m->thread_cond_wait[s->thread] += s->wait_ns;
+		switch (wait_class_of(row->obj->o.kind)) {
+		case WAIT_LOCK:    m->thread_lock_wait[s->thread] += s->wait_ns; break;
+		case WAIT_PARK:    m->thread_cond_wait[s->thread] += s->wait_ns; break;
+		case WAIT_BARRIER: m->thread_barrier_wait[s->thread] += s->wait_ns; break;
+		case WAIT_NONE:    break;
+		}
 	}
 	m->locks = xcalloc(p->nobjects, sizeof(*m->locks));
 	m->conds = xcalloc(p->nobjects, sizeof(*m->conds));
@@ -121,6 +149,7 @@ void model__build(struct model *m, const struct profile *p, struct syms *syms)
 		if (!m->rows[i].nthreads)
 			continue;   /* named or initialised but never used */
 		if (p->objects[i].o.kind == CV_OBJ_MUTEX) {
+			m->rows[i].typical_hold_ns = typical_hold(p, (uint32_t)i);
 			m->locks[m->nlocks++] = &m->rows[i];
 			m->total_lock_wait += m->rows[i].total.wait_ns;
 		} else if (p->objects[i].o.kind == CV_OBJ_COND) {
@@ -141,5 +170,6 @@ void model__free(struct model *m)
 	free(m->conds);
 	free(m->thread_lock_wait);
 	free(m->thread_cond_wait);
+	free(m->thread_barrier_wait);
 }
 

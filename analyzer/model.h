@@ -11,12 +11,22 @@ struct profile;
 struct profile_object;
 struct syms;
 
+/* How time blocked on an object counts in the speedup stack (stack.c). */
+enum wait_class {
+	WAIT_NONE,      /* no blocking time of its own */
+	WAIT_LOCK,      /* waiting for another thread to release it */
+	WAIT_PARK,      /* parked until another thread wakes it: condvars, ... */
+	WAIT_BARRIER,   /* waiting for the other threads of a round */
+};
+enum wait_class wait_class_of(uint32_t kind);   /* enum cv_obj_kind */
+
 struct object_row {
 	const struct profile_object *obj;
 	char name[256];
 	char type[64];          /* mutexes: "normal", "recursive robust", ... */
 	struct cv_stats total;
 	size_t nthreads;        /* threads that used it */
+	double typical_hold_ns; /* hold time averaged per acquisition over threads (0: no sample) */
 };
 
 struct model {
@@ -26,7 +36,8 @@ struct model {
 	size_t nlocks;
 	struct object_row **conds;
 	size_t nconds;
-	uint64_t *thread_lock_wait, *thread_cond_wait;   /* per thread index */
+	/* Per thread index: time blocked, by wait class. */
+	uint64_t *thread_lock_wait, *thread_cond_wait, *thread_barrier_wait;
 	uint64_t total_lock_wait, total_thread_ns;
 	double wall_ns;
 };

@@ -109,6 +109,7 @@ static int parse(struct reader *r, struct profile *p)
 		return fail(r, "corrupt file header");
 
 	size_t off = fh->header_size, cap_mod = 0, cap_obj = 0, cap_st = 0, cap_th = 0, cap_ct = 0;
+	size_t cap_stk = 0, cap_sw = 0;
 	uint64_t records = 0;
 	int have_process = 0, err = 0;
 	for (;;) {
@@ -131,6 +132,8 @@ static int parse(struct reader *r, struct profile *p)
 		case CV_REC_THREAD:  need = sizeof(struct cv_thread_rec); break;
 		case CV_REC_COUNTER: need = sizeof(struct cv_counter); break;
 		case CV_REC_END:     need = sizeof(struct cv_end); break;
+		case CV_REC_STACK:   need = sizeof(struct cv_stack_rec); break;
+		case CV_REC_STACK_WAIT: need = sizeof(struct cv_stack_wait); break;
 		default: break;   /* unknown: skipped */
 		}
 		if (h.fixed > len || (need && h.fixed < 8))
@@ -200,6 +203,26 @@ static int parse(struct reader *r, struct profile *p)
 			p->ncounters++;
 			break;
 		}
+		case CV_REC_STACK: {
+			GROW(p->stacks, p->nstacks, cap_stk);
+			struct profile_stack *s = &p->stacks[p->nstacks];
+			memset(s, 0, sizeof(*s));
+			memcpy(&s->s, fixed, need);
+			if (s->s.depth == 0 || s->s.depth > CV_STACK_MAX_DEPTH)
+				return fail(r, "corrupt (stack %u has %u frames; 1 to %u allowed)", s->s.id,
+					    s->s.depth, CV_STACK_MAX_DEPTH);
+			const unsigned char *pcs = NULL;
+			if (tail(r, payload, len, &t, (size_t)s->s.depth * sizeof(uint64_t), &pcs))
+				return -1;
+			s->pcs = xcalloc(s->s.depth, sizeof(uint64_t));
+			memcpy(s->pcs, pcs, (size_t)s->s.depth * sizeof(uint64_t));
+			p->nstacks++;
+			break;
+		}
+		case CV_REC_STACK_WAIT:
+			GROW(p->stack_waits, p->nstack_waits, cap_sw);
+			memcpy(&p->stack_waits[p->nstack_waits++], fixed, need);
+			break;
 		case CV_REC_END: {
 			struct cv_end e;
 			memcpy(&e, fixed, sizeof(e));
@@ -221,6 +244,59 @@ static int parse(struct reader *r, struct profile *p)
 		off += sizeof(h) + h.size;
 		records++;
 	}
+}
+
+/* Stacks are indexed by id (1..n); every reference to one must resolve, and
+ * each (object, thread, stack) is described once. */
+static int by_wait_key(const void *a, const void *b)
+{
+	const struct cv_stack_wait *x = a, *y = b;
+	if (x->object != y->object)
+		return x->object < y->object ? -1 : 1;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static int link_stacks(struct reader *r, struct profile *p)
+{
+	struct profile_stack *stk = xcalloc(p->nstacks ? p->nstacks : 1, sizeof(*stk));
+	for (size_t i = 0; i < p->nstacks; i++) {
+		uint32_t id = p->stacks[i].s.id;
+		if (id == 0 || id > p->nstacks || stk[id - 1].pcs) {
+			free(stk);   /* p->stacks still owns every pcs array */
+			return fail(r, "corrupt (stack ids are not 1..%zu)", p->nstacks);
+		}
+		stk[id - 1] = p->stacks[i];
+	}
+	free(p->stacks);
+	p->stacks = stk;
+	for (size_t i = 0; i < p->nobjects; i++)
+		if (p->objects[i].o.first_stack > p->nstacks)
+			return fail(r, "corrupt (object %zu names stack %u of %zu)", i,
+				    p->objects[i].o.first_stack, p->nstacks);
+	for (size_t i = 0; i < p->nmodules; i++) {
+		const struct cv_module *m = &p->modules[i].m;
+		if (m->unload_gen && m->unload_gen <= m->map_gen)
+			return fail(r, "corrupt (module %zu unloaded in generation %u, loaded in %u)", i,
+				    m->unload_gen, m->map_gen);
+	}
+	for (size_t i = 0; i < p->nstack_waits; i++) {
+		const struct cv_stack_wait *w = &p->stack_waits[i];
+		if (w->object >= p->nobjects || w->thread >= p->nthreads || w->stack > p->nstacks)
+			return fail(r, "corrupt (a stack-wait record names object %u, thread %u, stack %u)",
+				    w->object, w->thread, w->stack);
+		if (w->samples == 0 || w->waits < w->samples)
+			return fail(r, "corrupt (a stack-wait record has %llu samples standing for %llu waits)",
+				    (unsigned long long)w->samples, (unsigned long long)w->waits);
+	}
+	if (p->nstack_waits)
+		qsort(p->stack_waits, p->nstack_waits, sizeof(*p->stack_waits), by_wait_key);
+	for (size_t i = 1; i < p->nstack_waits; i++)
+		if (!by_wait_key(&p->stack_waits[i - 1], &p->stack_waits[i]))
+			return fail(r, "corrupt (two stack-wait records for object %u, thread %u, stack %u)",
+				    p->stack_waits[i].object, p->stack_waits[i].thread, p->stack_waits[i].stack);
+	return 0;
 }
 
 /* Objects and threads are indexed by id; stats and counters must point at
@@ -266,7 +342,7 @@ static int link_up(struct reader *r, struct profile *p)
 	for (size_t i = 0; i < p->ncounters; i++)
 		if (p->counters[i].c.thread >= p->nthreads)
 			return fail(r, "corrupt (a counter names thread %u)", p->counters[i].c.thread);
-	return 0;
+	return link_stacks(r, p);
 }
 
 struct profile *profile__load(const char *path)
@@ -319,6 +395,10 @@ void profile__free(struct profile *p)
 	free(p->stats);
 	free(p->threads);
 	free(p->counters);
+	for (size_t i = 0; i < p->nstacks; i++)
+		free(p->stacks[i].pcs);
+	free(p->stacks);
+	free(p->stack_waits);
 	free(p->cmdline);
 	free(p->exe);
 	free(p->path);

@@ -22,6 +22,11 @@ struct profile_counter {
 	char *name;
 };
 
+struct profile_stack {
+	struct cv_stack_rec s;
+	uint64_t *pcs;                   /* s.depth return addresses, innermost first */
+};
+
 struct profile {
 	char *path;
 	struct cv_process process;
@@ -37,6 +42,10 @@ struct profile {
 	size_t nthreads;
 	struct profile_counter *counters;
 	size_t ncounters;
+	struct profile_stack *stacks;    /* stacks[i].s.id == i + 1 (id 0: no stack) */
+	size_t nstacks;
+	struct cv_stack_wait *stack_waits;   /* each names an object, a thread and 0 or a stack */
+	size_t nstack_waits;
 };
 
 /* Reads and validates path. On failure returns NULL after printing one line

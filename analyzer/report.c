@@ -9,12 +9,15 @@
 #include <errno.h>
 #include <getopt.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "findings.h"
 #include "model.h"
 #include "profile.h"
 #include "report.h"
+#include "stack.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -66,6 +69,23 @@ static void text_summary(const struct model *m, FILE *out)
 		fmt_pct((char[32]){0}, 32, ratio(top->total.contended, top->total.acquisitions)),
 		fmt_count((char[32]){0}, 32, top->total.acquisitions),
 		fmt_ns((char[32]){0}, 32, top->total.waits ? (double)top->total.wait_ns / (double)top->total.waits : 0));
+}
+
+/* Where the busy threads' time went, one line. */
+static void text_stack(const struct run_stack *st, FILE *out)
+{
+	char w[32];
+	fprintf(out, "Where the time went: %d busy thread%s × %s =", st->threads, st->threads == 1 ? "" : "s",
+		fmt_ns(w, sizeof(w), st->wall_ns));
+	int first = 1;
+	for (int k = 0; k < STACK_N; k++) {
+		double share = st->budget_ns > 0 ? st->c[k] / st->budget_ns : 0;
+		if (k == STACK_INFLATION || (fabs(share) < 0.005 && k != STACK_USEFUL))
+			continue;
+		fprintf(out, "%s %.0f%% %s", first ? "" : ",", share * 100, stack_phrases[k]);
+		first = 0;
+	}
+	fputs(".\n\n", out);
 }
 
 static size_t rows_to_show(size_t n, const struct report_options *o)
@@ -372,8 +392,7 @@ static json_object *json_report(const struct model *m, struct syms *syms)
 	json_object_object_add(root, "locks", locks);
 	json_object_object_add(root, "condvars", conds);
 	json_object_object_add(root, "threads", threads);
-	/* Findings come with the diagnosis (docs/findings.md); none yet. */
-	json_object_object_add(root, "findings", json_object_new_array());
+	json_object_object_add(root, "findings", json_object_new_array());   /* filled by report__write */
 	return root;
 }
 
@@ -382,19 +401,40 @@ int report__write(const struct profile *p, const struct report_options *o, FILE 
 	struct syms *syms = syms__load(p);
 	struct model m;
 	model__build(&m, p, syms);
+	/* A single run has no reference: its stack counts all on-CPU time as
+	 * useful, at as many threads as were busy (docs/findings.md). */
+	struct run_stack st;
+	stack__compute(&st, &m, stack__busy_threads(&m), 0, -1);
+	struct findings f = { 0 };
+	struct run_view view = { &m, &st };
+	findings__diagnose(&f, NULL, &view);
+	findings__sort(&f);
 	if (o->json) {
 		json_object *root = json_report(&m, syms);
+		json_object *stack = json_object_new_object();
+		json_object_object_add(stack, "threads", json_object_new_int(st.threads));
+		json_object_object_add(stack, "wall_ns", json_object_new_int64((int64_t)st.wall_ns));
+		json_object_object_add(stack, "budget_ns", json_object_new_int64((int64_t)st.budget_ns));
+		for (int k = 0; k < STACK_N; k++)
+			json_object_object_add(stack, stack_keys[k], json_object_new_int64((int64_t)st.c[k]));
+		json_object_object_add(root, "stack", stack);
+		json_object_object_add(root, "findings", findings__json(&f));
 		fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), out);
 		fputc('\n', out);
 		json_object_put(root);
 	} else {
 		text_header(&m, out);
 		text_summary(&m, out);
+		text_stack(&st, out);
+		findings__print(&f, out);
+		fputc('\n', out);
 		text_locks(&m, o, out);
 		text_conds(&m, o, out);
 		text_threads(&m, o, syms, out);
 		text_counters(&m, out);
 	}
+	findings__free(&f);
+	stack__free(&st);
 	model__free(&m);
 	syms__free(syms);
 	if (fflush(out) != 0 || ferror(out)) {

@@ -80,6 +80,7 @@ static struct result run(unsigned workers, uint64_t iterations, uint64_t spin_us
 	for (unsigned i = 0; i < workers; i++) {
 		args[i] = (struct warg){ &b, i, 0 };
 		dc_spawn("barrier", &t[i], worker, &args[i]);
+		dc_name_thread(t[i], "barrier-%u", i);
 	}
 	for (unsigned i = 0; i < workers; i++)
 		dc_join("barrier", t[i]);

@@ -153,6 +153,9 @@ static void run(unsigned threads, bool fixed, uint64_t hold_ms, uint64_t timeout
 	for (unsigned i = 0; i < threads; i++) {
 		args[i] = (struct arg){ &s, i };
 		dc_spawn("deadlock", &t[i], worker, &args[i]);
+		char name[12];
+		thread_name(i, name, sizeof name);
+		dc_name_thread(t[i], "%s", name);
 	}
 	for (unsigned i = 0; i < threads; i++)
 		dc_join("deadlock", t[i]);

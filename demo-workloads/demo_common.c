@@ -316,6 +316,16 @@ void *dc_join(const char *name, pthread_t thread)
 	return ret;
 }
 
+void dc_name_thread(pthread_t thread, const char *fmt, ...)
+{
+	char name[16];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof name, fmt, ap);
+	va_end(ap);
+	pthread_setname_np(thread, name); /* best effort: a name is a label */
+}
+
 struct dc_watchdog {
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -362,6 +372,7 @@ struct dc_watchdog *dc_watchdog_start(const char *name, uint64_t timeout_ns,
 	w->arg = arg;
 	w->status = status;
 	dc_spawn(name, &w->thread, watchdog_main, w);
+	dc_name_thread(w->thread, "watchdog");
 	return w;
 }
 

@@ -115,6 +115,9 @@ struct dc_stats dc_stats_of(uint64_t *v, size_t n);
 /* pthread_create / pthread_join that die with one line on failure. */
 void dc_spawn(const char *name, pthread_t *thread, void *(*fn)(void *), void *arg);
 void *dc_join(const char *name, pthread_t thread);
+/* Names a thread (printf format, truncated to the kernel's 15 bytes) so a
+ * profiler's report says "A" or "barrier-1" rather than the program name. */
+void dc_name_thread(pthread_t thread, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A watchdog for demos whose point is that they hang: after timeout_ns it
  * calls report(arg) (which prints the frozen state) and then exit(status),

@@ -19,7 +19,7 @@ DEMO_HDRS   := demo-workloads/demo_common.h demo-workloads/seed000.h \
 DEMO_COMMON := $(BUILD)/obj/demos/demo_common.o $(BUILD)/obj/demos/seed000.o
 
 .PHONY: demos bench-demos
-.SECONDARY: $(DEMOS:%=$(BUILD)/obj/demos/%.o)
+.SECONDARY: $(DEMOS:%=$(BUILD)/obj/demos/%.o) $(DEMO_COMMON)
 demos: $(DEMOS:%=$(BUILD)/demos/%)
 
 $(BUILD)/obj/demos/%.o: demo-workloads/%.c $(DEMO_HDRS) | check-deps

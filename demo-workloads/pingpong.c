@@ -80,6 +80,7 @@ static struct result run(unsigned workers, uint64_t rounds, uint64_t spin_us)
 	for (unsigned i = 0; i < workers; i++) {
 		args[i] = (struct parg){ r, i, 0 };
 		dc_spawn("pingpong", &t[i], worker, &args[i]);
+		dc_name_thread(t[i], "pingpong-%u", i);
 	}
 	for (unsigned i = 0; i < workers; i++)
 		dc_join("pingpong", t[i]);

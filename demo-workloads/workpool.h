@@ -162,11 +162,14 @@ typedef enum wp_shutdown_mode {
 /* Stops the pool as the mode says and joins the workers. After it, every
  * submission returns WP_ESHUTDOWN. A paused pool is started to drain. Safe to
  * call more than once from the owning thread (later calls return 0 at once);
- * not from several threads concurrently. WP_EDEADLK from a worker. */
+ * not from several threads concurrently. WP_EDEADLK from a worker. While it
+ * drains, tasks already accepted may still spawn more (they run too);
+ * outside threads get WP_ESHUTDOWN from the moment it is called. */
 int wp_shutdown(wp_pool *pool, wp_shutdown_mode mode);
 
 /* wp_shutdown(pool, WP_SHUTDOWN_DRAIN) if not done yet, then frees the pool.
- * Futures still held by the caller stay valid. NULL is a no-op. */
+ * Futures still held by the caller stay valid. NULL is a no-op. Calling it
+ * from one of the pool's own workers is a bug: it aborts with a message. */
 void wp_pool_destroy(wp_pool *pool);
 
 /* The number of workers. */
@@ -214,8 +217,9 @@ int wp_spawn_to(wp_pool *pool, int worker, wp_fn fn, void *arg);
 
 /* Spawns n tasks at once, taking each queue lock once per batch rather than
  * once per task. worker: WP_ANY, WP_DEAL or an index. With a capacity, waits
- * for room as needed. Returns 0 or a negative errno; on error, the tasks
- * before the failing one were accepted and the rest were not. */
+ * for room as needed. Returns 0 or a negative errno. On an admission error
+ * (WP_ESHUTDOWN, WP_EDEADLK) the first tasks, in order, were accepted and the
+ * rest were not; on WP_ENOMEM an unspecified subset was accepted. */
 int wp_spawn_batch(wp_pool *pool, int worker, const wp_task *tasks, size_t n);
 /* Spawns fn((void *)(first + i)) for i in [0, count): seed 000's integer
  * tasks without building an array. Same placement and errors as the batch. */

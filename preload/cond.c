@@ -19,27 +19,46 @@
 
 enum cond_event { COND_ENTER, COND_LEAVE, COND_SIGNAL, COND_BROADCAST };
 
-/* Applies one event to o's state; returns false for a signal or broadcast
- * that found no unclaimed waiter. */
-static bool cond_event(struct cv_obj *o, enum cond_event ev)
+/* Applies one event to o's state; returns how many waiters a signal or
+ * broadcast claimed (0: it found no unclaimed waiter). */
+static uint32_t cond_event(struct cv_obj *o, enum cond_event ev)
 {
 	uint64_t old = __atomic_load_n(&o->cond_state, __ATOMIC_RELAXED), new;
-	bool waited;
+	uint32_t claimed;
 	do {
 		uint32_t w = WAITING(old), c = CLAIMED(old);
-		waited = w > c;
+		claimed = 0;
 		switch (ev) {
 		case COND_ENTER:     w++; break;
 		case COND_LEAVE:     if (w) w--; if (c) c--; break;   /* a woken waiter used its claim */
-		case COND_SIGNAL:    if (waited) c++; break;
-		case COND_BROADCAST: c = w; break;
+		case COND_SIGNAL:    if (w > c) { c++; claimed = 1; } break;
+		case COND_BROADCAST: claimed = w > c ? w - c : 0; c = w; break;
 		}
 		if (c > w)
 			c = w;
 		new = STATE(w, c);
 	} while (!__atomic_compare_exchange_n(&o->cond_state, &old, new, true,
 					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-	return waited;
+	return claimed;
+}
+
+/* A futile wake-up: this thread returned from a wait on c (woken) and now
+ * waits on c again without having released the mutex (no acquisition of it
+ * since) or signalled anything: it woke, found nothing to do, and went back
+ * to sleep — a broadcast's herd, or a spurious or stolen wake-up. A thread
+ * that consumed work while keeping the mutex and waits again without
+ * signalling anyone is counted too (the shim cannot see the predicate). */
+static void check_futile(struct cv_thread *t, struct cv_rec *r, const pthread_cond_t *c,
+			 const pthread_mutex_t *m)
+{
+	struct cv_rec *mr = t->cw_mutex_rec;
+	if (t->cw_cond == c && mr && mr->obj->addr == m &&
+	    CV_LOAD(&mr->s.acquisitions) == t->cw_mutex_acq) {
+		CV_BUMP(&r->s.futile_wakes, 1);
+		if (t->cw_broadcast)
+			CV_BUMP(&r->s.futile_after_broadcast, 1);
+	}
+	t->cw_cond = NULL;
 }
 
 static void cond_leave_cancelled(void *o)
@@ -74,6 +93,8 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	struct cv_obj *o = r->obj;
 	if (t->hold_addr == m)
 		t->hold_addr = NULL;   /* the wait releases the mutex: drop that hold sample */
+	if (t->cw_cond)
+		check_futile(t, r, c, m);
 	cond_event(o, COND_ENTER);
 	uint64_t t0 = cv__now_ns();
 	int rc;
@@ -82,9 +103,12 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	pthread_cleanup_push(cond_leave_cancelled, o);
 	rc = real(c, m, clock, ts);
 	pthread_cleanup_pop(0);
-	uint64_t waited = cv__now_ns() - t0;
+	uint64_t now = cv__now_ns(), waited = now - t0;
 	cond_event(o, COND_LEAVE);
 	cv__record_wait(r, waited);
+	if (rc == 0)
+		cv__woken(r, t0, now);   /* wake latency from the signal (park.c) */
+	cv__stack_on_wait(t, r, waited);   /* stacks.c: sampled */
 	if (rc == ETIMEDOUT)
 		CV_BUMP(&r->s.timeouts, 1);
 	/* The wait re-acquired m: the mutex's next owner change is counted from
@@ -93,6 +117,12 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 		struct cv_rec *mr = cv__mutex_rec(t, m);
 		if (CV_LOAD(&mr->obj->last_owner) != t)
 			CV_STORE(&mr->obj->last_owner, t);
+		if (rc == 0) {   /* remembered for check_futile */
+			t->cw_cond = c;
+			t->cw_mutex_rec = mr;
+			t->cw_mutex_acq = CV_LOAD(&mr->s.acquisitions);
+			t->cw_broadcast = CV_LOAD(&o->wake_kind) == CV_WAKE_BROADCAST;
+		}
 	}
 	return rc;
 }
@@ -120,8 +150,11 @@ CV_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 		return cv__real.pthread_cond_signal(c);
 	struct cv_rec *r = cv__cond_rec(t, c);
 	CV_BUMP(&r->s.signals, 1);
+	t->cw_cond = NULL;   /* it did something after its wake: not futile */
 	if (!cond_event(r->obj, COND_SIGNAL))
 		CV_BUMP(&r->s.signals_unwaited, 1);
+	else
+		cv__wake_sent(r->obj, CV_WAKE_SIGNAL);   /* before the real signal (park.c) */
 	return cv__real.pthread_cond_signal(c);
 }
 
@@ -132,8 +165,14 @@ CV_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 		return cv__real.pthread_cond_broadcast(c);
 	struct cv_rec *r = cv__cond_rec(t, c);
 	CV_BUMP(&r->s.broadcasts, 1);
-	if (!cond_event(r->obj, COND_BROADCAST))
+	t->cw_cond = NULL;
+	uint32_t woken = cond_event(r->obj, COND_BROADCAST);
+	if (!woken) {
 		CV_BUMP(&r->s.broadcasts_unwaited, 1);
+	} else {
+		CV_BUMP(&r->s.broadcast_woken, woken);   /* the fan-out */
+		cv__wake_sent(r->obj, CV_WAKE_BROADCAST);
+	}
 	return cv__real.pthread_cond_broadcast(c);
 }
 
@@ -142,8 +181,10 @@ CV_EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *att
 	if (!cv__self)
 		cv__thread_slow();
 	int rc = cv__real.pthread_cond_init(c, attr);
-	if (rc == 0 && cv__process.ready && !cv__process.disabled)
+	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
 		cv__forget_object(c, CV_OBJ_COND);
+		cv__stack_on_init(c);
+	}
 	return rc;
 }
 

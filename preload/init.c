@@ -83,7 +83,8 @@ static void start_clocks(void)
 
 /* ---- fork: documented lock order ---------------------------------------- *
  * prepare takes every lock the shim has, in this order: the object registry's
- * shards (ascending), then the allocator. Both parent and child release them
+ * shards (ascending), the stack table's and the module map's (stacks.c),
+ * then the allocator. Both parent and child release them
  * in reverse; the child first resets the registry and thread list so that it
  * writes a profile of its own, named by its own pid. */
 static struct cv_thread *forking_thread;
@@ -92,12 +93,14 @@ static void fork_prepare(void)
 {
 	forking_thread = cv__guard_enter();
 	cv__objects_lock_all();
+	cv__stacks_lock_all();
 	cv__alloc_lock();
 }
 
 static void fork_parent(void)
 {
 	cv__alloc_unlock();
+	cv__stacks_unlock_all();
 	cv__objects_unlock_all();
 	cv__guard_leave(forking_thread);
 }
@@ -107,6 +110,7 @@ void cv__output_after_fork(void);
 static void fork_child(void)
 {
 	cv__alloc_unlock();
+	cv__stacks_unlock_all();   /* the child keeps the stack table: ids stay valid */
 	cv__objects_after_fork();
 	read_identity();
 	start_clocks();
@@ -139,6 +143,7 @@ void cv__init(void)
 				cv__process.disabled = 1;
 			} else {
 				cv__perf_open();
+				cv__stacks_init();
 				cv__thread_init_main();
 			}
 		}

@@ -113,6 +113,7 @@ static CV_COLD int lock_contended(struct cv_thread *t, struct cv_rec *r, pthread
 	int rc = cv__real.pthread_mutex_lock(m);
 	uint64_t waited = cv__now_ns() - t0;
 	cv__record_wait(r, waited);
+	cv__stack_on_wait(t, r, waited);   /* stacks.c: sampled; only here, never on the fast path */
 	if (acquired_rc(rc)) {
 		CV_BUMP(&r->s.contended, 1);
 		acquired(t, r, m);
@@ -199,7 +200,9 @@ static int timed_lock(pthread_mutex_t *m, clockid_t clock, const struct timespec
 	}
 	uint64_t t0 = cv__now_ns();
 	int rc = real(m, clock, ts);
-	cv__record_wait(r, cv__now_ns() - t0);
+	uint64_t waited = cv__now_ns() - t0;
+	cv__record_wait(r, waited);
+	cv__stack_on_wait(t, r, waited);
 	if (acquired_rc(rc)) {
 		CV_BUMP(&r->s.contended, 1);
 		acquired(t, r, m);
@@ -229,8 +232,10 @@ CV_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *
 	if (!cv__self)
 		cv__thread_slow();
 	int rc = cv__real.pthread_mutex_init(m, attr);
-	if (rc == 0 && cv__process.ready && !cv__process.disabled)
+	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
 		cv__forget_object(m, CV_OBJ_MUTEX);   /* a re-initialised address is a new lock */
+		cv__stack_on_init(m);
+	}
 	return rc;
 }
 

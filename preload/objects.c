@@ -126,6 +126,7 @@ out:
 
 void cv__forget_object(const void *addr, uint32_t kind)
 {
+	cv__stack_forget(addr);   /* stacks.c: an init stack still waiting for a first use */
 	if (!registry_ready())
 		return;
 	uint32_t b = bucket_of(addr);
@@ -187,10 +188,11 @@ static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t
 	r->s.thread = t->index;
 	r->next = t->recs;
 	__atomic_store_n(&t->recs, r, __ATOMIC_RELEASE);   /* output.c walks it */
+	cv__stack_first_use(t, o);   /* stacks.c: the object's init or first-use stack, once */
 	return r;
 }
 
-struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t kind)
+static struct cv_rec *lookup_locked(struct cv_thread *t, const void *addr, uint32_t kind)
 {
 	if (!t->table || (t->table_used + 1) * 2 > t->table_mask + 1)
 		if (!table_grow(t))
@@ -206,13 +208,31 @@ struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t k
 		s->addr = addr;
 		s->rec = r;
 	}
-	if (kind == CV_OBJ_COND) {
-		t->cond_cache_addr = addr;
-		t->cond_cache_rec = r;
-	} else {
-		t->mutex_cache_addr = addr;
-		t->mutex_cache_rec = r;
+	/* Each family's cache only ever holds records of its own kind, so a hit
+	 * on the address alone is a hit on the kind. */
+	switch (kind) {
+	case CV_OBJ_COND:   t->cond_cache_addr = addr;   t->cond_cache_rec = r;   break;
+	case CV_OBJ_MUTEX:  t->mutex_cache_addr = addr;  t->mutex_cache_rec = r;  break;
+	case CV_OBJ_RWLOCK: t->rwlock_cache_addr = addr; t->rwlock_cache_rec = r; break;
+	case CV_OBJ_SPIN:   t->spin_cache_addr = addr;   t->spin_cache_rec = r;   break;
+	case CV_OBJ_SEM:    t->sem_cache_addr = addr;    t->sem_cache_rec = r;    break;
+	case CV_OBJ_FUTEX:  t->futex_cache_addr = addr;  t->futex_cache_rec = r;  break;
+	default: break;
 	}
+	return r;
+}
+
+struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t kind)
+{
+	/* in_lookup: this may take a shard lock and the allocator's lock; a
+	 * signal handler on this thread (sem_post is async-signal-safe) must
+	 * not try to take them again (cv__lookup_safe). Compiler barriers keep
+	 * the flag around the body. */
+	t->in_lookup++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	struct cv_rec *r = lookup_locked(t, addr, kind);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->in_lookup--;
 	return r;
 }
 

@@ -82,60 +82,10 @@ static void record(struct writer *w, uint32_t type, const void *fixed, size_t fi
 	w->records++;
 }
 
-/* ---- modules ------------------------------------------------------------ */
-
-static size_t build_id(const struct dl_phdr_info *info, const unsigned char **id)
+void cv__put_record(void *w, uint32_t type, const void *fixed, size_t fixed_len,
+		    const void *tail1, size_t len1, const void *tail2, size_t len2)
 {
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_NOTE)
-			continue;
-		const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
-		const unsigned char *end = p + ph->p_memsz;
-		while (p + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
-			const unsigned char *name = p + sizeof(*n);
-			const unsigned char *desc = name + ((n->n_namesz + 3) & ~3u);
-			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
-			    memcmp(name, "GNU", 4) == 0 && desc + n->n_descsz <= end) {
-				*id = desc;
-				return n->n_descsz;
-			}
-			p = desc + ((n->n_descsz + 3) & ~3u);
-		}
-	}
-	return 0;
-}
-
-static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct writer *w = arg;
-	struct cv_module m = { .load_bias = info->dlpi_addr, .start = UINT64_MAX };
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-		if (lo < m.start)
-			m.start = lo;
-		if (hi > m.end)
-			m.end = hi;
-	}
-	if (m.start == UINT64_MAX)
-		return 0;
-	const char *path = info->dlpi_name;
-	if (!path || !*path) {   /* the first entry, with an empty name, is the executable */
-		static int main_seen;
-		if (main_seen++)
-			return 0;
-		path = cv__process.exe;
-		m.is_main = 1;
-	}
-	const unsigned char *id = NULL;
-	m.build_id_len = (uint32_t)build_id(info, &id);
-	m.path_len = (uint32_t)strlen(path);
-	record(w, CV_REC_MODULE, &m, sizeof(m), id, m.build_id_len, path, m.path_len);
-	return 0;
+	record(w, type, fixed, fixed_len, tail1, len1, tail2, len2);
 }
 
 /* ---- the profile ------------------------------------------------------- */
@@ -184,6 +134,8 @@ static void write_objects(struct writer *w)
 			.flags = o->flags,
 			.retired = (uint32_t)CV_LOAD(&o->retired),
 			.name_len = name ? (uint32_t)strlen(name) : 0,
+			.first_stack = CV_LOAD(&o->first_stack),
+			.map_gen = CV_LOAD(&o->map_gen),
 		};
 		record(w, CV_REC_OBJECT, &rec, sizeof(rec), name, rec.name_len, NULL, 0);
 	}
@@ -229,6 +181,7 @@ static void write_thread(struct writer *w, struct cv_thread *t, double ns_per_ti
 		s.hold_ns = (uint64_t)((double)CV_LOAD(&r->hold_ticks) * ns_per_tick);
 		s.max_hold_ns = (uint64_t)((double)CV_LOAD(&r->max_hold_ticks) * ns_per_tick);
 		record(w, CV_REC_STATS, &s, sizeof(s), NULL, 0, NULL, 0);
+		cv__stacks_write_rec(w, r);
 	}
 
 	uint32_t nc = __atomic_load_n(&t->ncounters, __ATOMIC_ACQUIRE);
@@ -287,10 +240,11 @@ void cv__write_profile(uint32_t exit_reason)
 	memcpy(fh.magic, CV_PROFILE_MAGIC, sizeof(fh.magic));
 	put(w, &fh, sizeof(fh));
 	write_process(w, exit_reason, now);
-	dl_iterate_phdr(module_cb, w);
+	cv__modules_write(w);   /* modules.c: every module seen, dlclose'd ones too */
 	write_objects(w);
 	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
 		write_thread(w, t, ns_per_tick, now);
+	cv__stacks_write(w);    /* last: every stack id written above is in the table */
 	struct cv_end end = { .records = w->records };
 	struct cv_rec_header h = { .type = CV_REC_END, .size = sizeof(end), .fixed = sizeof(end) };
 	put(w, &h, sizeof(h));

@@ -8,6 +8,7 @@
 #define CONVOY_SHIM_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,7 +52,34 @@
 	X(pthread_timedjoin_np, int, (pthread_t, void **, const struct timespec *))       \
 	X(pthread_detach, int, (pthread_t))                                               \
 	X(pthread_exit, void, (void *))                                                   \
-	X(pthread_setname_np, int, (pthread_t, const char *))
+	X(pthread_setname_np, int, (pthread_t, const char *))                            \
+	X(pthread_rwlock_init, int, (pthread_rwlock_t *, const pthread_rwlockattr_t *)) \
+	X(pthread_rwlock_destroy, int, (pthread_rwlock_t *))                              \
+	X(pthread_rwlock_rdlock, int, (pthread_rwlock_t *))                               \
+	X(pthread_rwlock_tryrdlock, int, (pthread_rwlock_t *))                            \
+	X(pthread_rwlock_timedrdlock, int, (pthread_rwlock_t *, const struct timespec *)) \
+	X(pthread_rwlock_clockrdlock, int, (pthread_rwlock_t *, clockid_t, const struct timespec *)) \
+	X(pthread_rwlock_wrlock, int, (pthread_rwlock_t *))                               \
+	X(pthread_rwlock_trywrlock, int, (pthread_rwlock_t *))                            \
+	X(pthread_rwlock_timedwrlock, int, (pthread_rwlock_t *, const struct timespec *)) \
+	X(pthread_rwlock_clockwrlock, int, (pthread_rwlock_t *, clockid_t, const struct timespec *)) \
+	X(pthread_rwlock_unlock, int, (pthread_rwlock_t *))                               \
+	X(pthread_spin_init, int, (pthread_spinlock_t *, int))                            \
+	X(pthread_spin_destroy, int, (pthread_spinlock_t *))                              \
+	X(pthread_spin_lock, int, (pthread_spinlock_t *))                                 \
+	X(pthread_spin_trylock, int, (pthread_spinlock_t *))                              \
+	X(pthread_spin_unlock, int, (pthread_spinlock_t *))                               \
+	X(pthread_barrier_init, int, (pthread_barrier_t *, const pthread_barrierattr_t *, unsigned)) \
+	X(pthread_barrier_destroy, int, (pthread_barrier_t *))                            \
+	X(pthread_barrier_wait, int, (pthread_barrier_t *))                               \
+	X(sem_init, int, (sem_t *, int, unsigned))                                        \
+	X(sem_destroy, int, (sem_t *))                                                    \
+	X(sem_wait, int, (sem_t *))                                                       \
+	X(sem_trywait, int, (sem_t *))                                                    \
+	X(sem_timedwait, int, (sem_t *, const struct timespec *))                         \
+	X(sem_clockwait, int, (sem_t *, clockid_t, const struct timespec *))              \
+	X(sem_post, int, (sem_t *))                                                       \
+	X(syscall, long, (long, ...))
 
 struct cv_real {
 #define CV_X(name, ret, args) ret (*name) args;
@@ -89,6 +117,18 @@ struct cv_obj {
 	const char     *name;          /* convoy_name_object(), or NULL */
 	struct cv_obj  *hash_next;     /* registry bucket chain (live objects only) */
 	struct cv_obj  *all_next;      /* every object ever, for the profile */
+	/* Park/wake (park.c), written only on slow paths: by a signal, post or
+	 * wake that found a waiter, and by barrier arrivals. */
+	uint64_t        wake_ns;       /* CLOCK_MONOTONIC just before the last such wake */
+	uint32_t        wake_kind;     /* condvar: CV_WAKE_SIGNAL or CV_WAKE_BROADCAST */
+	uint32_t        barrier_count; /* barrier: the count given to pthread_barrier_init */
+	uint64_t        barrier_arrivals;  /* barrier: arrivals since init */
+	uint64_t        barrier_first_ns;  /* barrier: first arrival of round barrier_first_round - 1 */
+	uint64_t        barrier_first_round;
+	/* Call stacks (stacks.c): the init or first-use stack, claimed once. */
+	uint32_t        first_stack;   /* stack id; 0 while none */
+	uint32_t        map_gen;       /* module-map generation at first use */
+	int             stack_claimed;
 };
 
 /* What one thread did to one object: struct cv_stats plus the hold-time
@@ -98,6 +138,10 @@ struct cv_rec {
 	struct cv_rec  *next;          /* the thread's list of records */
 	uint64_t        hold_ticks, max_hold_ticks;
 	struct cv_stats s;
+	/* stacks.c: this thread's waits on the object by call stack. */
+	struct cv_stack_acc *stack_accs;
+	uint32_t        stack_seen;    /* waits offered to the sampler */
+	uint32_t        nstack_accs;
 };
 
 struct cv_slot { const void *addr; struct cv_rec *rec; };
@@ -127,6 +171,25 @@ struct cv_thread {
 	const void     *hold_addr;
 	struct cv_rec  *hold_rec;
 	uint64_t        hold_start;
+	/* One-entry caches of the other families (objects.c fills them; barriers
+	 * are slow by nature and use the table). */
+	const void     *rwlock_cache_addr;
+	struct cv_rec  *rwlock_cache_rec;
+	const void     *spin_cache_addr;
+	struct cv_rec  *spin_cache_rec;
+	const void     *sem_cache_addr;
+	struct cv_rec  *sem_cache_rec;
+	const void     *futex_cache_addr;
+	struct cv_rec  *futex_cache_rec;
+	uint32_t        in_lookup;     /* cv__lookup_slow is running (it takes shard locks): a signal
+					* handler's sem_post on this thread stays untracked */
+	/* Futile condvar wakes (cond.c): the last wait this thread returned from,
+	 * and its mutex record's acquisitions then. Waiting again on the same
+	 * condvar with that count unchanged means the mutex was never released. */
+	uint32_t        cw_broadcast;  /* the last wake sent on cw_cond was a broadcast */
+	const void     *cw_cond;
+	struct cv_rec  *cw_mutex_rec;
+	uint64_t        cw_mutex_acq;
 
 	struct cv_rec  *recs;
 	struct cv_thread *all_next;
@@ -144,6 +207,7 @@ struct cv_thread {
 	char            name[CV_NAME_MAX];
 	struct cv_named_counter counters[CV_MAX_COUNTERS];
 	uint32_t        ncounters;
+	struct cv_stack_state *stk;    /* stacks.c: unwind buffer and sampler state, made on first use */
 };
 
 /* The calling thread's state. NULL means "take the slow path": the shim is not
@@ -177,6 +241,33 @@ static inline struct cv_rec *cv__cond_rec(struct cv_thread *t, const void *addr)
 	if (CV_LIKELY(t->cond_cache_addr == addr && !CV_LOAD(&r->obj->retired)))
 		return r;
 	return cv__lookup_slow(t, addr, CV_OBJ_COND);
+}
+
+/* The same one-entry cache for rwlocks, spinlocks, semaphores and futexes. */
+#define CV_CACHED_REC(t, fam, addr, kind)                                             \
+	struct cv_rec *r = (t)->fam##_cache_rec;                                      \
+	if (CV_LIKELY((t)->fam##_cache_addr == (addr) && !CV_LOAD(&r->obj->retired))) \
+		return r;                                                             \
+	return cv__lookup_slow((t), (addr), (kind))
+
+static inline struct cv_rec *cv__rwlock_rec(struct cv_thread *t, const void *addr)
+{
+	CV_CACHED_REC(t, rwlock, addr, CV_OBJ_RWLOCK);
+}
+
+static inline struct cv_rec *cv__spin_rec(struct cv_thread *t, const void *addr)
+{
+	CV_CACHED_REC(t, spin, addr, CV_OBJ_SPIN);
+}
+
+static inline struct cv_rec *cv__sem_rec(struct cv_thread *t, const void *addr)
+{
+	CV_CACHED_REC(t, sem, addr, CV_OBJ_SEM);
+}
+
+static inline struct cv_rec *cv__futex_rec(struct cv_thread *t, const void *addr)
+{
+	CV_CACHED_REC(t, futex, addr, CV_OBJ_FUTEX);
 }
 
 /* ---- thread.c: thread state and lifecycle --------------------------------- */
@@ -228,6 +319,24 @@ static inline uint64_t cv__ticks(void)
 
 void cv__record_wait(struct cv_rec *r, uint64_t ns);
 
+/* ---- park.c: the cost of parking and waking --------------------------------- */
+
+#define CV_WAKE_SIGNAL    1u
+#define CV_WAKE_BROADCAST 2u
+
+/* A waker found (or may have found) a waiter on o: stamp the object just
+ * before the real wake, so a woken waiter always sees the stamp. */
+void cv__wake_sent(struct cv_obj *o, uint32_t kind);
+/* A blocking wait on r's object that began at t0 returned woken at now:
+ * count one wake-up and its latency if a wake was sent after t0. */
+void cv__woken(struct cv_rec *r, uint64_t t0, uint64_t now);
+/* A record lookup that is safe from a signal handler: NULL when the thread
+ * was interrupted inside the shim's own bookkeeping. */
+static inline bool cv__lookup_safe(const struct cv_thread *t)
+{
+	return !CV_LOAD(&t->in_lookup);
+}
+
 /* ---- init.c: configuration and process-wide state ------------------------- */
 
 struct cv_config {
@@ -260,6 +369,31 @@ void cv__perf_after_fork(void);
 /* ---- output.c ------------------------------------------------------------- */
 
 void cv__write_profile(uint32_t exit_reason);
+/* One record into the profile being written (w: the writer output.c passes to
+ * the functions below): the fixed struct, then up to two tails. */
+void cv__put_record(void *w, uint32_t type, const void *fixed, size_t fixed_len,
+		    const void *tail1, size_t len1, const void *tail2, size_t len2);
+
+/* ---- stacks.c: call stacks with libunwind (docs/profile-format.md) -------- *
+ * Only ever on slow paths. Any wrapper that times a wait adds one line after
+ * cv__record_wait; init wrappers call cv__stack_on_init after the real init
+ * (and after cv__forget_object). */
+void cv__stacks_init(void);                          /* cv__init: configuration, unwinder */
+void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns);
+void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o);   /* objects.c */
+void cv__stack_on_init(const void *addr);            /* pthread_*_init, sem_init, ... */
+void cv__stack_forget(const void *addr);             /* objects.c: destroy or re-init */
+void cv__stacks_write_rec(void *w, const struct cv_rec *r);   /* output.c: after r's stats */
+void cv__stacks_write(void *w);                      /* output.c: last, the stack table */
+void cv__stacks_lock_all(void);                      /* fork: after the registry's locks */
+void cv__stacks_unlock_all(void);
+
+/* ---- modules.c: the module map, kept across dlopen/dlclose --------------- */
+
+uint32_t cv__modules_refresh(void);    /* re-read if anything was loaded or unloaded; the generation */
+void cv__modules_write(void *w);       /* output.c: every module ever seen */
+void cv__modules_lock(void);           /* fork */
+void cv__modules_unlock(void);
 
 /* ---- messages ------------------------------------------------------------- */
 

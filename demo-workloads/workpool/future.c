@@ -194,7 +194,7 @@ static void wp__flush_lifo(struct wp__worker *w)
 		return;
 	struct wp__src src = { &w->own.lifo, NULL, 0 };
 	w->own.lifo_full = false;
-	if (wp__push_own(w, &src, 0, 1, 1, wp__ctr_for(w->pool, w)) == 0) {
+	if (wp__push_own(w, &src, 0, 1, 1, wp__ctr_for(w->pool, w)) == 1) {
 		wp__notify_stealable(w->pool, w, 1);
 	} else {
 		/* Out of memory: run it here rather than lose it. */

@@ -49,7 +49,7 @@ enum {
 	                                (a prime, as Go and Tokio use) */
 	WP__INJECTOR_BATCH = 32,     /* most tasks taken from the injector */
 	WP__MAILBOX_BATCH = 256,     /* most tasks moved from a mailbox */
-	WP__CL_STEAL_BATCH = 32,     /* most tasks one Chase-Lev steal moves */
+	WP__CL_STEAL_BATCH = 512,    /* most tasks one Chase-Lev steal moves */
 	WP__MAX_WORKERS = 1024,
 	WP__SCRATCH = 256,
 };

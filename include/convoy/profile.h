@@ -51,6 +51,8 @@ struct cv_rec_header {
 	X(CV_REC_STATS,   4, "stats")   \
 	X(CV_REC_THREAD,  5, "thread")  \
 	X(CV_REC_COUNTER, 6, "counter") \
+	X(CV_REC_STACK,   7, "stack")   \
+	X(CV_REC_STACK_WAIT, 8, "stack_wait") \
 	X(CV_REC_END,     0x7fffffff, "end")
 
 enum cv_rec_type {
@@ -113,22 +115,36 @@ struct cv_process {
 	uint64_t perf[CV_PERF_MAX];  /* enum cv_perf_event: totals over every thread */
 };
 
-/* CV_REC_MODULE: one per loaded object at write time. Addresses in the process
- * map to file addresses as addr - load_bias. Tail: build-id bytes
- * (build_id_len), then path (path_len, no terminator; empty for the vdso). */
+/* CV_REC_MODULE: one per object the shim ever saw loaded (at start, after a
+ * dlopen, at write time; docs/profile-format.md "Modules"). Addresses in the
+ * process map to file addresses as addr - load_bias. Tail: build-id bytes
+ * (build_id_len), then path (path_len, no terminator; empty for the vdso).
+ *
+ * The module map has generations: it starts at 0 and goes up by one each time
+ * the shim finds modules gone (dlclose), so an address range reused by a later
+ * library is told apart. A module was mapped for generations map_gen <= g <
+ * unload_gen (unload_gen 0: still mapped at write time); stacks and objects
+ * carry the generation they were recorded in. */
 struct cv_module {
 	uint64_t load_bias;          /* dl_iterate_phdr's dlpi_addr */
 	uint64_t start, end;         /* lowest and highest address of its PT_LOAD segments */
 	uint32_t build_id_len, path_len;
 	uint32_t is_main;            /* the executable */
 	uint32_t pad;
+	uint32_t map_gen;            /* generation in which it was first seen */
+	uint32_t unload_gen;         /* generation in which it was found gone; 0: still loaded */
 };
 
 /* Object kinds and mutex properties. */
 #define CV_OBJ_KINDS(X)            \
 	X(CV_OBJ_UNKNOWN, 0, "unknown") \
 	X(CV_OBJ_MUTEX,   1, "mutex")   \
-	X(CV_OBJ_COND,    2, "condvar")
+	X(CV_OBJ_COND,    2, "condvar")   \
+	X(CV_OBJ_RWLOCK,  3, "rwlock")    \
+	X(CV_OBJ_SPIN,    4, "spinlock")  \
+	X(CV_OBJ_BARRIER, 5, "barrier")   \
+	X(CV_OBJ_SEM,     6, "semaphore") \
+	X(CV_OBJ_FUTEX,   7, "futex")
 
 enum cv_obj_kind {
 #define CV_X(sym, val, name) sym = val,
@@ -142,6 +158,16 @@ enum cv_obj_kind {
 #define CV_MUTEX_PI         0x20u
 #define CV_MUTEX_PP         0x40u
 #define CV_MUTEX_PSHARED    0x80u
+#define CV_MUTEX_C11        0x100u /* used through C11 mtx_* (glibc's mtx_t is a pthread mutex) */
+
+/* cv_object.flags for rwlocks: glibc's kind (PTHREAD_RWLOCK_PREFER_*) in the low 2 bits. */
+#define CV_RWLOCK_KIND_MASK 0x3u   /* 0 prefer reader, 1 prefer writer, 2 prefer writer nonrecursive */
+
+/* cv_object.flags for futexes: the values waits expected (FUTEX_WAIT's val). */
+#define CV_FUTEX_WAIT_2     0x1u   /* a wait expected 2: the "locked, contended" state of glibc's
+				    * lowlevellock and Rust's std Mutex */
+#define CV_FUTEX_WAIT_OTHER 0x2u   /* a wait expected another value: a sequence or park word */
+#define CV_FUTEX_PI         0x4u   /* PI operations (FUTEX_LOCK_PI, ...) were used on it */
 
 /* CV_REC_OBJECT: one synchronisation object (one generation of one address).
  * Tail: the name given with convoy_name_object(), name_len bytes. */
@@ -153,6 +179,8 @@ struct cv_object {
 	uint32_t flags;              /* CV_MUTEX_* for mutexes */
 	uint32_t retired;            /* destroyed (or re-initialised) before the write */
 	uint32_t name_len;
+	uint32_t first_stack;        /* cv_stack_rec.id of its init, else first use; 0: none */
+	uint32_t map_gen;            /* module-map generation when it was created */
 };
 
 /* CV_REC_STATS: what one thread did to one object. Fields that do not apply to
@@ -179,6 +207,33 @@ struct cv_stats {
 	uint64_t signals_unwaited;   /* sent when no thread was waiting unsignalled */
 	uint64_t broadcasts_unwaited;
 	uint64_t wait_hist[CV_HIST_BUCKETS];
+	/* Appended for rwlocks, spinlocks, semaphores, barriers, futexes and the
+	 * cost of parking and waking (docs/profile-format.md has each kind's use). */
+	/* rwlocks: the read side. acquisitions, contended, waits, wait_ns,
+	 * max_wait_ns, timeouts above count both sides; write = total - read. */
+	uint64_t rd_acquisitions, rd_contended, rd_waits, rd_wait_ns, rd_max_wait_ns;
+	uint64_t wr_max_wait_ns;
+	uint64_t wr_behind_readers;    /* write waits that began while only readers held the lock */
+	uint64_t wr_behind_readers_ns; /* ... and their wait time */
+	/* park/wake, on the waiter's side (condvars, semaphores, barriers, futexes) */
+	uint64_t wakeups;              /* blocking waits that returned after a wake the shim saw sent */
+	uint64_t wake_latency_ns;      /* sum over those of (waiter running again - wake sent) */
+	uint64_t max_wake_latency_ns;
+	uint64_t futile_wakes;         /* condvar: returned, then waited again without unlocking the mutex */
+	uint64_t futile_after_broadcast; /* ... of those, woken while the last wake sent was a broadcast */
+	uint64_t broadcast_woken;      /* condvar: waiters claimed by this thread's broadcasts (fan-out) */
+	uint64_t interrupts;           /* EINTR returns (semaphores, futexes) */
+	/* futexes (syscall(SYS_futex, ...)); signals / signals_unwaited above count
+	 * FUTEX_WAKE-type calls and those that woke nobody */
+	uint64_t futex_woken;          /* threads woken (the wake calls' return values) */
+	uint64_t futex_eagain;         /* waits that returned EAGAIN: the word had changed, no sleep */
+	uint64_t requeues, requeued;   /* FUTEX_(CMP_)REQUEUE calls; waiters they woke or moved */
+	uint64_t pi_ops;               /* FUTEX_LOCK_PI, LOCK_PI2, TRYLOCK_PI, UNLOCK_PI, *_REQUEUE_PI */
+	uint64_t wake_ops;             /* FUTEX_WAKE_OP calls (also counted in signals) */
+	/* barriers */
+	uint64_t rounds;               /* rounds this thread completed as the last arrival */
+	uint64_t imbalance_ns;         /* sum over those rounds of (last arrival - first arrival) */
+	uint64_t max_imbalance_ns;
 };
 
 /* cv_thread.flags */
@@ -226,6 +281,33 @@ struct cv_counter {
 	int64_t  value;
 	uint32_t name_len;
 	uint32_t pad;
+};
+
+/* CV_REC_STACK: one call stack; the shim keeps each distinct stack once.
+ * Tail: depth program counters (uint64_t), innermost first, the shim's own
+ * frames left out. Every pc is a return address (the instruction after a
+ * call), so a reader looks up pc - 1 to find the calling line. */
+#define CV_STACK_MAX_DEPTH 128
+#define CV_STACK_TRUNCATED 0x1u      /* deeper than CV_STACK_MAX_DEPTH: the outermost frames are missing */
+
+struct cv_stack_rec {
+	uint32_t id;                 /* 1..; 0 in other records means "no stack" */
+	uint32_t depth;              /* pcs in the tail, 1..CV_STACK_MAX_DEPTH */
+	uint32_t map_gen;            /* module-map generation it was captured in */
+	uint32_t flags;              /* CV_STACK_* */
+};
+
+/* CV_REC_STACK_WAIT: one thread's waits on one object from one call stack.
+ * Stacks are sampled (docs/profile-format.md "Stack sampling"): waits and
+ * wait_ns are unbiased estimates, samples the waits actually captured. */
+struct cv_stack_wait {
+	uint32_t object;             /* cv_object.id */
+	uint32_t thread;             /* cv_thread_rec.index */
+	uint32_t stack;              /* cv_stack_rec.id; 0: sampled, but the stack could not be captured */
+	uint32_t pad;
+	uint64_t samples;            /* waits whose stack was captured */
+	uint64_t waits;              /* estimated waits from this stack */
+	uint64_t wait_ns;            /* estimated wait time from this stack */
 };
 
 /* CV_REC_END: last. crc32 covers every byte of the file before this record. */

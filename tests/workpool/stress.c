@@ -640,3 +640,69 @@ int stress_futures(wp_policy policy, unsigned workers, size_t tasks,
 	free(FC.tokens);
 	return rc;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Nested futures with helping: fib through the pool                          */
+/* ------------------------------------------------------------------------ */
+
+static wp_pool *NP;
+static _Atomic unsigned nested_bad;
+
+static int nested_fib(void *arg, uint64_t *v)
+{
+	uint64_t n = (uint64_t)(uintptr_t)arg;
+	if (n < 2) {
+		*v = n;
+		return 0;
+	}
+	wp_future *a = NULL, *b = NULL;
+	uint64_t x = 0, y = 0;
+	/* Alternate placements: own queue, a given worker, anywhere. */
+	int w = (int)(n % (wp_workers(NP) + 1)) - 1;
+	if (wp_submit_to(NP, w, nested_fib, (void *)(uintptr_t)(n - 1), &a) ||
+	    wp_submit(NP, nested_fib, (void *)(uintptr_t)(n - 2), &b)) {
+		atomic_fetch_add(&nested_bad, 1);
+	}
+	if (b && wp_future_get(b, &y))
+		atomic_fetch_add(&nested_bad, 1);
+	if (a && wp_future_get(a, &x))
+		atomic_fetch_add(&nested_bad, 1);
+	wp_future_release(a);
+	wp_future_release(b);
+	*v = x + y;
+	return 0;
+}
+
+int stress_nested(wp_policy policy, unsigned workers, unsigned n,
+                  uint64_t idle_spin_ns, char *err, size_t errlen)
+{
+	static const uint64_t fibs[] = { 0, 1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89,
+	                                 144, 233, 377, 610, 987, 1597, 2584, 4181,
+	                                 6765 };
+	if (n >= sizeof fibs / sizeof fibs[0])
+		return fail(err, errlen, "n %u too large", n);
+	wp_config c = wp_config_default();
+	c.policy = policy;
+	c.workers = workers;
+	c.idle_spin_ns = idle_spin_ns;
+	atomic_store(&nested_bad, 0);
+	int e = wp_pool_create(&NP, &c);
+	if (e)
+		return fail(err, errlen, "wp_pool_create: %s", wp_strerror(e));
+	wp_future *f;
+	uint64_t v = 0;
+	int rc = 0;
+	e = wp_submit(NP, nested_fib, (void *)(uintptr_t)n, &f);
+	if (e)
+		rc = fail(err, errlen, "wp_submit: %s", wp_strerror(e));
+	else if ((e = wp_future_get(f, &v)) || v != fibs[n])
+		rc = fail(err, errlen, "fib(%u): rc %d value %lu (expected 0, %lu)", n, e,
+		          (unsigned long)v, (unsigned long)fibs[n]);
+	else if (atomic_load(&nested_bad))
+		rc = fail(err, errlen, "%u nested submissions or waits failed",
+		          atomic_load(&nested_bad));
+	if (!e)
+		wp_future_release(f);
+	wp_pool_destroy(NP);
+	return rc;
+}

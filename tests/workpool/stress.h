@@ -46,6 +46,11 @@ int stress_submitters(wp_policy policy, unsigned workers, unsigned submitters,
 int stress_futures(wp_policy policy, unsigned workers, size_t tasks,
                    uint64_t seed, char *err, size_t errlen);
 
+/* fib(n) where every call is a task that submits its two halves and waits
+ * on their futures (helping), from inside the pool. */
+int stress_nested(wp_policy policy, unsigned workers, unsigned n,
+                  uint64_t idle_spin_ns, char *err, size_t errlen);
+
 /* xorshift64*: the tests' deterministic RNG. */
 static inline uint64_t stress_rng(uint64_t *s)
 {

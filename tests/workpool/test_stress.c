@@ -78,3 +78,14 @@ Test(stress, futures_tokens_discard, .timeout = 30)
 		             "%s: %s", wp_policy_name(p), err);
 	}
 }
+
+Test(stress, nested_futures_helping, .timeout = 30)
+{
+	for (wp_policy p = 0; p < WP_POLICY_COUNT; p++) {
+		char err[ERRBUF] = "";
+		cr_assert_eq(stress_nested(p, 3, 18, 0, err, sizeof err), 0, "%s: %s",
+		             wp_policy_name(p), err);
+		cr_assert_eq(stress_nested(p, 2, 18, 10000, err, sizeof err), 0, "%s: %s",
+		             wp_policy_name(p), err);
+	}
+}

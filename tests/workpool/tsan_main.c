@@ -69,6 +69,16 @@ static int run_case(const char *name, char *err)
 		}
 		return 0;
 	}
+	if (!strcmp(name, "nested")) {
+		for (wp_policy p = 0; p < WP_POLICY_COUNT; p++) {
+			int rc = stress_nested(p, 3, STRESS_SCALE(18, 14), 0, err, ERRBUF);
+			if (!rc)
+				rc = stress_nested(p, 2, STRESS_SCALE(18, 14), 10000, err, ERRBUF);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
 	snprintf(err, ERRBUF, "unknown case '%s'", name);
 	return 2;
 }

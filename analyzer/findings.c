@@ -1,0 +1,468 @@
+/* findings.c — the rules that turn speedup stacks into findings.
+ *
+ * Every rule is written down, with its thresholds and the reasoning, in
+ * docs/findings.md; keep the two in step. A rule looks at how much a
+ * component of the stack grew from the reference run to the target run (or,
+ * for a single run, at the component itself), names the object that caused
+ * it, and states what the wall time would have been without it:
+ *
+ *   predicted T(N) = T(N) − Δcomponent / N
+ *
+ * because the components add up to N·T(N) exactly.
+ */
+#include <json-c/json.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "findings.h"
+#include "model.h"
+#include "profile.h"
+#include "stack.h"
+#include "util.h"
+
+/* Thresholds (docs/findings.md explains each). */
+#define SHORT_HOLD_NS        1000.0   /* below: the cost is the number of entries */
+#define LONG_HOLD_NS        20000.0   /* above: the critical section does real work */
+#define LONG_HOLD_UTIL          0.7   /* ... or the lock is held this share of the run */
+#define SHORT_PARK_NS      200000.0   /* parks shorter than this are wake/sleep cycles */
+#define IMBALANCE_RATIO         1.5   /* busiest thread vs median */
+#define CHURN_MIN_THREADS        64
+#define INFLATION_MIN_SHARE     0.3
+#define NOISE_SHARE            0.05   /* findings explaining less are dropped */
+
+static struct finding *add(struct findings *f, const char *kind, double share)
+{
+	if (f->n == f->cap) {
+		f->cap = f->cap ? 2 * f->cap : 8;
+		f->v = realloc(f->v, f->cap * sizeof(*f->v));
+		if (!f->v) {
+			cv_error("out of memory");
+			abort();
+		}
+	}
+	struct finding *x = &f->v[f->n++];
+	memset(x, 0, sizeof(*x));
+	x->kind = kind;
+	x->share = share < 0 ? 0 : share > 1 ? 1 : share;
+	return x;
+}
+
+static void object(struct finding *x, const char *name)
+{
+	if (x->nobjects < FINDING_MAX_OBJECTS)
+		snprintf(x->objects[x->nobjects++], sizeof(x->objects[0]), "%s", name);
+}
+
+static void evidence(struct finding *x, const char *key, double value)
+{
+	if (x->nevidence < FINDING_MAX_EVIDENCE) {
+		x->evidence[x->nevidence].key = key;
+		x->evidence[x->nevidence++].value = value;
+	}
+}
+
+static void say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- what both runs had -------------------------------------------------- */
+
+struct step {
+	const struct run_view *ref, *t;
+	double lost;       /* thread-time beyond the ideal: budget(t) − budget(ref) */
+	double scale;      /* units of work: multiply the target's times by this */
+	int n;
+};
+
+static double comp(const struct run_view *r, enum stack_component c)
+{
+	return r ? r->s->c[c] : 0;
+}
+
+static double delta(const struct step *st, enum stack_component c)
+{
+	return comp(st->t, c) * st->scale - (st->ref ? comp(st->ref, c) : 0);
+}
+
+static double predicted(const struct step *st, double removed_ns)
+{
+	double w = st->t->s->wall_ns - removed_ns / st->t->s->threads / st->scale;
+	return w > 0 ? w : 0;
+}
+
+static const char *fmt_rate(char *buf, size_t size, double per_second)
+{
+	if (per_second >= 1e6)
+		snprintf(buf, size, "%.1fM/s", per_second / 1e6);
+	else if (per_second >= 1e3)
+		snprintf(buf, size, "%.1fk/s", per_second / 1e3);
+	else
+		snprintf(buf, size, "%.0f/s", per_second);
+	return buf;
+}
+
+/* ---- rules --------------------------------------------------------------- */
+
+static void rule_locks(struct findings *out, const struct step *st)
+{
+	const struct run_stack *s = st->t->s;
+	for (size_t i = 0; i < s->nlocks; i++) {
+		const struct object_row *row = s->locks[i].row;
+		double grew = s->locks[i].wait_ns * st->scale -
+			      (st->ref ? stack__lock_wait(st->ref->s, row->name) : 0);
+		if (grew <= 0 || grew < NOISE_SHARE * st->lost)
+			continue;
+		const struct cv_stats *k = &row->total;
+		double wall = s->wall_ns, hold = row->typical_hold_ns;
+		double acq = (double)k->acquisitions, interval = acq ? wall / acq : 0;
+		double contended = acq ? (double)k->contended / acq : 0;
+		double util = wall ? acq * hold / wall : 0;
+		const char *kind = "lock-contention";
+		if (hold > 0 && hold < SHORT_HOLD_NS)
+			kind = "acquisition-frequency";
+		else if (hold >= LONG_HOLD_NS || util >= LONG_HOLD_UTIL)
+			kind = "long-hold";
+		struct finding *x = add(out, kind, grew / st->lost);
+		object(x, row->name);
+		x->predicted_wall_ns = predicted(st, grew);
+		evidence(x, "acquisitions", acq);
+		evidence(x, "contended_fraction", contended);
+		evidence(x, "wait_ns", (double)k->wait_ns);
+		evidence(x, "hold_ns", hold);
+		evidence(x, "interval_ns", interval);
+		evidence(x, "utilization", util);
+		char a[32], b[32], c[32], d[32], e[32];
+		const char *what = !strcmp(kind, "acquisition-frequency") ?
+			"the critical section is short but entered too often" :
+			!strcmp(kind, "long-hold") ? "the critical section is long" : "threads queue for it";
+		say(x->summary, sizeof(x->summary),
+		    "Waiting for mutex %s: %s acquisitions (%s), %s contended, %s waited in all; "
+		    "the critical section is %s but it is entered every %s — %s.",
+		    row->name, fmt_count(a, sizeof(a), (uint64_t)acq), fmt_rate(e, sizeof(e), wall ? acq / wall * 1e9 : 0),
+		    fmt_pct(b, sizeof(b), contended), fmt_ns(c, sizeof(c), (double)k->wait_ns),
+		    hold > 0 ? fmt_ns(d, sizeof(d), hold) : "unmeasured",
+		    fmt_ns((char[32]){0}, 32, interval), what);
+		if (!strcmp(kind, "acquisition-frequency"))
+			say(x->fix, sizeof(x->fix),
+			    "Enter %s less often: take work in batches, or give each thread its own queue and "
+			    "let idle threads steal (demo-workloads/work_stealing.c).", row->name);
+		else if (!strcmp(kind, "long-hold"))
+			say(x->fix, sizeof(x->fix),
+			    "Shorten the critical section under %s: move computation and I/O out of it, "
+			    "or split the data it protects so threads lock different parts.", row->name);
+		else
+			say(x->fix, sizeof(x->fix),
+			    "Split %s (shard it, or per-thread state merged at the end), or use a structure "
+			    "that needs no lock for the common operation.", row->name);
+	}
+}
+
+static void rule_runnable(struct findings *out, const struct step *st)
+{
+	double grew = delta(st, STACK_RUNNABLE);
+	if (grew <= 0 || grew < NOISE_SHARE * st->lost)
+		return;
+	const struct profile *p = st->t->m->p;
+	uint32_t cpus = p->process.cpus_allowed ? p->process.cpus_allowed : p->process.ncpus;
+	int busy = stack__busy_threads(st->t->m);
+	uint64_t invol = 0;
+	for (size_t i = 0; i < p->nthreads; i++)
+		invol += p->threads[i].involuntary_cs;
+	struct finding *x = add(out, "oversubscription", grew / st->lost);
+	object(x, "run queue");
+	x->predicted_wall_ns = predicted(st, grew);
+	evidence(x, "threads_busy", busy);
+	evidence(x, "cpus", cpus);
+	evidence(x, "runnable_ns", st->t->s->c[STACK_RUNNABLE]);
+	evidence(x, "involuntary_switches", (double)invol);
+	char a[32], b[32];
+	if (busy > (int)cpus)
+		say(x->summary, sizeof(x->summary),
+		    "%d busy threads shared %u CPUs: threads spent %s runnable but waiting for a CPU, "
+		    "with %s involuntary context switches.", busy, cpus,
+		    fmt_ns(a, sizeof(a), st->t->s->c[STACK_RUNNABLE]), fmt_count(b, sizeof(b), invol));
+	else
+		say(x->summary, sizeof(x->summary),
+		    "Threads spent %s runnable but waiting for a CPU although only %d were busy on %u CPUs: "
+		    "other processes competed for the machine (%s involuntary switches).",
+		    fmt_ns(a, sizeof(a), st->t->s->c[STACK_RUNNABLE]), busy, cpus, fmt_count(b, sizeof(b), invol));
+	say(x->fix, sizeof(x->fix),
+	    "Run at most one busy thread per CPU (%u here): size the pool from "
+	    "sysconf(_SC_NPROCESSORS_ONLN) or the affinity mask, not from the amount of work.", cpus);
+}
+
+/* Per-thread on-CPU time outside waits, for threads that did any. */
+static size_t busy_times(const struct run_view *r, double *out)
+{
+	const struct profile *p = r->m->p;
+	size_t n = 0;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct cv_thread_rec *t = &p->threads[i];
+		if (t->flags & CV_THREAD_MAIN && p->nthreads > 1)
+			continue;   /* the main thread sets up and joins; workers are the rest */
+		out[n++] = (double)t->cpu_ns;
+	}
+	return n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Idle slots and long parks: uneven work, or a serial phase. */
+static void rule_imbalance_and_parks(struct findings *out, const struct step *st)
+{
+	const struct profile *p = st->t->m->p;
+	double idle = delta(st, STACK_IDLE), park = delta(st, STACK_PARK);
+	double *busy = xcalloc(p->nthreads, sizeof(double));
+	size_t n = busy_times(st->t, busy);
+	double ratio = 0, median = 0, max = 0;
+	if (n >= 2) {
+		qsort(busy, n, sizeof(double), cmp_double);
+		median = busy[n / 2];
+		max = busy[n - 1];
+		ratio = median > 0 ? max / median : (max > 0 ? INFINITY : 0);
+	}
+	free(busy);
+
+	/* Parks: many short ones are the cost of sleeping and waking. */
+	uint64_t waits = 0, unwaited = 0, signals = 0, vol = 0;
+	for (size_t i = 0; i < st->t->m->nconds; i++) {
+		waits += st->t->m->conds[i]->total.waits;
+		signals += st->t->m->conds[i]->total.signals + st->t->m->conds[i]->total.broadcasts;
+		unwaited += st->t->m->conds[i]->total.signals_unwaited + st->t->m->conds[i]->total.broadcasts_unwaited;
+	}
+	for (size_t i = 0; i < p->nthreads; i++)
+		vol += p->threads[i].voluntary_cs;
+	double park_total = st->t->s->c[STACK_PARK];
+	double avg_park = waits ? park_total / (double)waits : 0;
+	int imbalanced = ratio >= IMBALANCE_RATIO;
+	if (park > NOISE_SHARE * st->lost && park > 0 && avg_park < SHORT_PARK_NS && !imbalanced) {
+		struct finding *x = add(out, "park-wake", park / st->lost);
+		object(x, st->t->m->nconds ? st->t->m->conds[0]->name : "condition variables");
+		x->predicted_wall_ns = predicted(st, park);
+		evidence(x, "parks", (double)waits);
+		evidence(x, "park_ns", park_total);
+		evidence(x, "avg_park_ns", avg_park);
+		evidence(x, "wakeups_sent", (double)signals);
+		evidence(x, "wakeups_unwaited", (double)unwaited);
+		evidence(x, "voluntary_switches", (double)vol);
+		char a[32], b[32], c[32], d[32];
+		say(x->summary, sizeof(x->summary),
+		    "Threads parked %s times for %s on average (%s in all) and were woken again: each "
+		    "sleep and wake costs system calls and a context switch (%s voluntary switches); %s of "
+		    "the %s wake-ups found nobody waiting.",
+		    fmt_count(a, sizeof(a), waits), fmt_ns(b, sizeof(b), avg_park),
+		    fmt_ns(c, sizeof(c), park_total), fmt_count(d, sizeof(d), vol),
+		    fmt_count((char[32]){0}, 32, unwaited), fmt_count((char[32]){0}, 32, signals));
+		say(x->fix, sizeof(x->fix),
+		    "Spin briefly before parking (seed 002's idle spin: poll for a few microseconds), "
+		    "batch hand-offs so a waiter has more to do per wake, and skip the signal when no "
+		    "thread is parked.");
+		park = 0;   /* explained */
+	}
+	double uneven = (imbalanced ? idle : 0) + park;
+	if (uneven > NOISE_SHARE * st->lost && imbalanced) {
+		struct finding *x = add(out, "load-imbalance", uneven / st->lost);
+		object(x, "workers");
+		x->predicted_wall_ns = predicted(st, uneven);
+		evidence(x, "busiest_cpu_ns", max);
+		evidence(x, "median_cpu_ns", median);
+		evidence(x, "idle_ns", st->t->s->c[STACK_IDLE]);
+		evidence(x, "park_ns", park_total);
+		char a[32], b[32], c[32];
+		say(x->summary, sizeof(x->summary),
+		    "Work was spread unevenly: the busiest thread ran %s on a CPU, the median one %s "
+		    "(%.1f×), so the others sat idle or parked for %s while it finished.",
+		    fmt_ns(a, sizeof(a), max), fmt_ns(b, sizeof(b), median), ratio,
+		    fmt_ns(c, sizeof(c), uneven / st->scale));
+		say(x->fix, sizeof(x->fix),
+		    "Let idle threads take work from busy ones (work stealing), or cut the work into "
+		    "more, smaller pieces than threads so the last piece is short.");
+	}
+}
+
+static void rule_churn(struct findings *out, const struct step *st)
+{
+	const struct profile *p = st->t->m->p;
+	uint64_t created = 0;
+	double create_ns = 0, lifetimes = 0;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct cv_thread_rec *t = &p->threads[i];
+		created += t->threads_created;
+		create_ns += (double)t->create_ns;
+		if (!(t->flags & CV_THREAD_MAIN))
+			lifetimes += (double)(t->end_ns - t->start_ns);
+	}
+	if (created < CHURN_MIN_THREADS)
+		return;
+	double mean_life = lifetimes / (double)created, mean_create = create_ns / (double)created;
+	/* Threads that live only a few times longer than they take to create are
+	 * churn; the idle slots while they are created one by one are its cost. */
+	if (mean_life > 50 * mean_create)
+		return;
+	double idle = delta(st, STACK_IDLE);
+	double cost = create_ns * st->scale + (idle > 0 ? idle : 0);
+	struct finding *x = add(out, "thread-churn", cost / st->lost);
+	object(x, "pthread_create");
+	x->predicted_wall_ns = predicted(st, cost);
+	evidence(x, "threads_created", (double)created);
+	evidence(x, "create_ns", create_ns);
+	evidence(x, "mean_create_ns", mean_create);
+	evidence(x, "mean_lifetime_ns", mean_life);
+	char a[32], b[32], c[32], d[32];
+	say(x->summary, sizeof(x->summary),
+	    "%s threads were created, each living %s on average while its creation took %s "
+	    "(%s inside pthread_create in all): the program pays for a thread per piece of work.",
+	    fmt_count(a, sizeof(a), created), fmt_ns(b, sizeof(b), mean_life),
+	    fmt_ns(c, sizeof(c), mean_create), fmt_ns(d, sizeof(d), create_ns));
+	say(x->fix, sizeof(x->fix),
+	    "Create the threads once (a pool sized to the CPUs) and hand them tasks through a queue "
+	    "instead of creating a thread per task.");
+}
+
+static void rule_inflation(struct findings *out, const struct step *st)
+{
+	if (!st->ref)
+		return;   /* needs a reference run to know what the work costs */
+	double grew = delta(st, STACK_INFLATION);
+	if (grew <= 0 || grew < INFLATION_MIN_SHARE * st->lost)
+		return;
+	const struct profile *p = st->t->m->p;
+	double ref_cpu = st->ref->s->cpu_out_ns, cpu = st->t->s->cpu_out_ns * st->scale;
+	struct finding *x = add(out, "true-sharing", grew / st->lost);
+	x->suspected = 1;
+	object(x, "shared cache lines (not located)");
+	x->predicted_wall_ns = predicted(st, grew);
+	evidence(x, "reference_cpu_ns", ref_cpu);
+	evidence(x, "cpu_ns", cpu);
+	evidence(x, "inflation", ref_cpu > 0 ? cpu / ref_cpu : 0);
+	int hw = (p->process.perf_valid >> CV_PERF_CACHE_MISSES) & 1;
+	char a[32], b[32];
+	say(x->summary, sizeof(x->summary),
+	    "Suspected cache-line sharing: the same work took %s of CPU at %d threads against %s at %d "
+	    "(%.1f×), with no lock, park or run-queue wait to explain it — the pattern of threads "
+	    "writing the same variable (true sharing) or neighbouring ones (false sharing). %s",
+	    fmt_ns(a, sizeof(a), cpu), st->n, fmt_ns(b, sizeof(b), ref_cpu), st->ref->s->threads,
+	    ref_cpu > 0 ? cpu / ref_cpu : 0,
+	    hw ? "Hardware cache-miss counts are in the profile." :
+		 "No hardware PMU here, so cache misses could not be counted.");
+	say(x->fix, sizeof(x->fix),
+	    "Find the data every thread writes (a shared counter, statistics, a flag): give each "
+	    "thread its own copy and combine them at the end, and keep independently written fields "
+	    "on separate 64-byte cache lines.");
+}
+
+static const char *severity(double share, double lost_fraction)
+{
+	if (share >= 0.25 && lost_fraction >= 0.2)
+		return "high";
+	if (share >= 0.1 && lost_fraction >= 0.1)
+		return "medium";
+	return "low";
+}
+
+void findings__diagnose(struct findings *out, const struct run_view *ref, const struct run_view *t)
+{
+	struct step st = { .ref = ref, .t = t, .scale = 1, .n = t->s->threads };
+	/* With progress points, compare time per unit of work. */
+	if (ref && ref->s->progress > 0 && t->s->progress > 0)
+		st.scale = ref->s->progress / t->s->progress;
+	double budget = t->s->budget_ns * st.scale;
+	st.lost = ref ? budget - ref->s->budget_ns : budget - t->s->c[STACK_USEFUL];
+	if (st.lost <= 0 || budget <= 0)
+		return;   /* no time lost: nothing to explain */
+	double lost_fraction = st.lost / budget;
+	size_t first = out->n;
+	rule_locks(out, &st);
+	rule_runnable(out, &st);
+	rule_imbalance_and_parks(out, &st);
+	rule_churn(out, &st);
+	rule_inflation(out, &st);
+	for (size_t i = first; i < out->n; i++) {
+		out->v[i].threads = st.n;
+		out->v[i].wall_ns = t->s->wall_ns;
+		out->v[i].severity = severity(out->v[i].share, lost_fraction);
+	}
+}
+
+static int by_importance(const void *a, const void *b)
+{
+	const struct finding *x = a, *y = b;
+	static const char *const order[] = { "high", "medium", "low" };
+	int sx = 0, sy = 0;
+	for (int i = 0; i < 3; i++) {
+		if (!strcmp(x->severity, order[i]))
+			sx = i;
+		if (!strcmp(y->severity, order[i]))
+			sy = i;
+	}
+	if (sx != sy)
+		return sx - sy;
+	return x->share < y->share ? 1 : x->share > y->share ? -1 : 0;
+}
+
+void findings__sort(struct findings *f)
+{
+	qsort(f->v, f->n, sizeof(*f->v), by_importance);
+}
+
+void findings__free(struct findings *f)
+{
+	free(f->v);
+	memset(f, 0, sizeof(*f));
+}
+
+json_object *findings__json(const struct findings *f)
+{
+	json_object *arr = json_object_new_array();
+	for (size_t i = 0; i < f->n; i++) {
+		const struct finding *x = &f->v[i];
+		json_object *o = json_object_new_object(), *objs = json_object_new_array(), *ev = json_object_new_object();
+		json_object_object_add(o, "kind", json_object_new_string(x->kind));
+		json_object_object_add(o, "severity", json_object_new_string(x->severity));
+		json_object_object_add(o, "share", json_object_new_double(round(x->share * 1000) / 1000));
+		json_object_object_add(o, "suspected", json_object_new_boolean(x->suspected));
+		for (size_t k = 0; k < x->nobjects; k++)
+			json_object_array_add(objs, json_object_new_string(x->objects[k]));
+		json_object_object_add(o, "objects", objs);
+		json_object_object_add(o, "summary", json_object_new_string(x->summary));
+		json_object_object_add(o, "fix", json_object_new_string(x->fix));
+		json_object_object_add(o, "threads", json_object_new_int(x->threads));
+		json_object_object_add(o, "wall_ns", json_object_new_int64((int64_t)x->wall_ns));
+		json_object_object_add(o, "predicted_wall_ns", json_object_new_int64((int64_t)x->predicted_wall_ns));
+		for (size_t k = 0; k < x->nevidence; k++)
+			json_object_object_add(ev, x->evidence[k].key, json_object_new_double(x->evidence[k].value));
+		json_object_object_add(o, "evidence", ev);
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+void findings__print(const struct findings *f, FILE *out)
+{
+	if (!f->n) {
+		fputs("Findings: none — no component of the lost time stood out.\n", out);
+		return;
+	}
+	fputs("Findings, most important first\n", out);
+	for (size_t i = 0; i < f->n; i++) {
+		const struct finding *x = &f->v[i];
+		char a[32], b[32];
+		fprintf(out, "  %zu. [%s] %s%s — %.0f%% of the lost time at %d threads\n", i + 1, x->severity,
+			x->kind, x->suspected ? " (suspected)" : "", x->share * 100, x->threads);
+		fprintf(out, "     %s\n", x->summary);
+		fprintf(out, "     What if: without it, %d threads would take about %s instead of %s.\n",
+			x->threads, fmt_ns(a, sizeof(a), x->predicted_wall_ns), fmt_ns(b, sizeof(b), x->wall_ns));
+		fprintf(out, "     Fix: %s\n", x->fix);
+	}
+}

@@ -1,0 +1,51 @@
+/* findings.h — from speedup stacks to ranked findings (docs/findings.md). */
+#ifndef CONVOY_FINDINGS_H
+#define CONVOY_FINDINGS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct model;
+struct run_stack;
+struct json_object;
+
+#define FINDING_MAX_OBJECTS 4
+#define FINDING_MAX_EVIDENCE 10
+
+struct finding {
+	const char *kind;        /* DESIGN.md's vocabulary */
+	const char *severity;    /* "high", "medium", "low" */
+	double share;            /* fraction of the lost time it explains, 0..1 */
+	int suspected;           /* inferred without direct evidence */
+	int threads;             /* the thread count it was found at */
+	double wall_ns;          /* measured wall time at that count */
+	double predicted_wall_ns;/* what-if: wall time without this component */
+	char objects[FINDING_MAX_OBJECTS][256];
+	size_t nobjects;
+	struct { const char *key; double value; } evidence[FINDING_MAX_EVIDENCE];
+	size_t nevidence;
+	char summary[1024];
+	char fix[512];
+};
+
+struct findings {
+	struct finding *v;
+	size_t n, cap;
+};
+
+/* A run and its stack, as the findings engine sees it. */
+struct run_view {
+	const struct model *m;
+	const struct run_stack *s;
+};
+
+/* Findings for target against ref (a sweep step: ref is the reference run,
+ * usually 1 thread) or, with ref NULL, for a single run on its own. */
+void findings__diagnose(struct findings *out, const struct run_view *ref, const struct run_view *target);
+void findings__sort(struct findings *f);   /* most important first */
+void findings__free(struct findings *f);
+
+struct json_object *findings__json(const struct findings *f);
+void findings__print(const struct findings *f, FILE *out);
+
+#endif

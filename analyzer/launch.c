@@ -1,0 +1,222 @@
+/* launch.c — running a command under the shim.
+ *
+ * The library is appended to any LD_PRELOAD the user already has (never
+ * replacing it). While the command runs, ^C and ^\ go to it, as with
+ * system(), and convoy reports what the command wrote.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "convoy/profile.h"
+#include "launch.h"
+#include "util.h"
+
+#ifndef CONVOY_LIBDIR
+#define CONVOY_LIBDIR "/usr/local/lib/convoy"
+#endif
+
+/* libconvoy.so: beside this binary (the build tree), in ../lib/convoy (an
+ * installed prefix), or in the configured library directory. */
+static int find_shim(char *out)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			const char *candidates[] = { "%s/libconvoy.so", "%s/../lib/convoy/libconvoy.so" };
+			for (size_t i = 0; i < 2; i++) {
+				char path[PATH_MAX + 64];
+				snprintf(path, sizeof(path), candidates[i], self);
+				if (access(path, R_OK) == 0 && realpath(path, out))
+					return 0;
+			}
+		}
+	}
+	snprintf(out, PATH_MAX, "%s/libconvoy.so", CONVOY_LIBDIR);
+	return access(out, R_OK) == 0 ? 0 : -1;
+}
+
+static int set_preload(const char *shim)
+{
+	const char *old = getenv("LD_PRELOAD");
+	if (!old || !*old)
+		return setenv("LD_PRELOAD", shim, 1);
+	if (strstr(old, shim))
+		return 0;
+	size_t len = strlen(old) + strlen(shim) + 2;
+	char *v = xcalloc(1, len);
+	snprintf(v, len, "%s:%s", old, shim);
+	int rc = setenv("LD_PRELOAD", v, 1);
+	free(v);
+	return rc;
+}
+
+static int mkdirs(const char *dir)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s", dir);
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0777) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(path, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+int launch__prepare(const char *dir, char *absdir, size_t size)
+{
+	char shim[PATH_MAX];
+	if (find_shim(shim) != 0) {
+		cv_error("cannot find libconvoy.so beside convoy or in %s", CONVOY_LIBDIR);
+		return -1;
+	}
+	if (mkdirs(dir) != 0) {
+		cv_error("cannot create %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	char resolved[PATH_MAX];
+	if (!realpath(dir, resolved) || access(resolved, W_OK) != 0) {
+		cv_error("cannot write profiles to %s: %s", dir, strerror(errno ? errno : EACCES));
+		return -1;
+	}
+	snprintf(absdir, size, "%s", resolved);
+	if (set_preload(shim) != 0 || setenv("CONVOY_DIR", resolved, 1) != 0 ||
+	    setenv("CONVOY_QUIET", "1", 1) != 0) {
+		cv_error("cannot set the environment: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+int launch__run(char *const argv[], const char *log_path, double timeout_s, struct launch_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	int log_fd = -1;
+	if (log_path && (log_fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+		cv_error("cannot write %s: %s", log_path, strerror(errno));
+		return -1;
+	}
+	/* A pipe closed by exec tells the parent whether exec worked. */
+	int exec_pipe[2];
+	if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
+		cv_error("pipe: %s", strerror(errno));
+		if (log_fd >= 0)
+			close(log_fd);
+		return -1;
+	}
+	struct sigaction ignore = { .sa_handler = SIG_IGN }, old_int, old_quit;
+	sigaction(SIGINT, &ignore, &old_int);
+	sigaction(SIGQUIT, &ignore, &old_quit);
+	fflush(NULL);
+	double t0 = now_ns();
+	pid_t pid = fork();
+	if (pid < 0) {
+		cv_error("fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		if (timeout_s > 0)
+			setpgid(0, 0);   /* so a timeout can kill what it started too */
+		if (log_fd >= 0) {
+			dup2(log_fd, STDOUT_FILENO);
+			dup2(log_fd, STDERR_FILENO);
+		}
+		execvp(argv[0], argv);
+		int err = errno;
+		if (write(exec_pipe[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(exec_pipe[1]);
+	if (log_fd >= 0)
+		close(log_fd);
+	int exec_errno = 0;
+	ssize_t got = read(exec_pipe[0], &exec_errno, sizeof(exec_errno));
+	close(exec_pipe[0]);
+
+	int status = 0;
+	if (timeout_s > 0) {
+		double deadline = t0 + timeout_s * 1e9;
+		for (;;) {
+			pid_t w = waitpid(pid, &status, WNOHANG);
+			if (w == pid)
+				break;
+			if (w < 0 && errno != EINTR)
+				break;
+			if (now_ns() > deadline) {
+				kill(-pid, SIGKILL);
+				kill(pid, SIGKILL);
+				r->timed_out = 1;
+				while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+					;
+				break;
+			}
+			struct timespec nap = { 0, 2000000 };
+			nanosleep(&nap, NULL);
+		}
+	} else {
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	r->wall_ns = now_ns() - t0;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	r->pid = pid;
+	r->status = status;
+	if (got == sizeof(exec_errno)) {
+		cv_error("cannot run %s: %s", argv[0], strerror(exec_errno));
+		return -1;
+	}
+	return 0;
+}
+
+char *launch__find_profile(const char *dir, pid_t pid)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return NULL;
+	char suffix[64], *found = NULL;
+	snprintf(suffix, sizeof(suffix), "-%d.%s", (int)pid, CV_PROFILE_EXT);
+	size_t sl = strlen(suffix);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		if (n > sl && strncmp(e->d_name, "convoy-", 7) == 0 && strcmp(e->d_name + n - sl, suffix) == 0) {
+			size_t len = strlen(dir) + n + 2;
+			found = xcalloc(1, len);
+			snprintf(found, len, "%s/%s", dir, e->d_name);
+			break;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+int launch__exit_code(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}

@@ -1,0 +1,221 @@
+/* futex.c — libc's syscall(), for SYS_futex.
+ *
+ * Who is seen. Programs that make futex calls through the exported syscall()
+ * function: Rust's std (Mutex, RwLock, Condvar, thread parking, Once),
+ * libstdc++'s std::atomic<T>::wait / notify and what is built on it
+ * (std::counting_semaphore, std::latch, std::barrier in GCC 11+), and C
+ * programs that call syscall(SYS_futex, ...) themselves. glibc's own
+ * pthread, semaphore and lowlevellock code makes inline system calls and
+ * never passes through here (those primitives are interposed by name
+ * instead); neither does a program that issues the syscall instruction
+ * itself (Go, raw assembly), nor futex_waitv (SYS_futex_waitv), which
+ * passes through uncounted.
+ *
+ * Every other system call number goes straight to the real syscall() with
+ * the caller's six argument words (what glibc's own syscall() forwards on
+ * x86-64; words the caller did not pass are forwarded as the garbage they
+ * are, exactly as glibc does). Return value and errno are the real call's:
+ * errno is saved right after it and restored after the bookkeeping, and
+ * the bookkeeping before the call cannot leak a change either.
+ *
+ * Per futex address (an object of kind "futex", one per word):
+ *   waits      FUTEX_WAIT / WAIT_BITSET / LOCK_PI(2) / WAIT_REQUEUE_PI calls
+ *              that slept or tried to (timed: wait_ns, histogram); EAGAIN
+ *              returns (the word had already changed) are counted apart;
+ *   wakes      FUTEX_WAKE / WAKE_BITSET / WAKE_OP calls (signals), threads
+ *              woken (futex_woken, the return values), calls that woke
+ *              nobody (signals_unwaited);
+ *   requeues   (CMP_)REQUEUE(_PI) calls and the waiters they woke or moved;
+ *   PI ops     every priority-inheritance operation.
+ * Wake latency (park.c): a wake-type call stamps the word's object just
+ * before the system call; a wait that returns 0 counts the latency from the
+ * stamp. A waiter moved by a requeue is woken through the second word but
+ * returns from a wait on the first: its latency is measured against the
+ * first word's last stamp (the requeue itself), so it is an overestimate.
+ *
+ * The expected value of the waits is remembered per word as two flags: 2 is
+ * the "locked and contended" value of glibc's lowlevellock and of Rust's
+ * std Mutex, so a word whose waits all expected 2 is most likely a lock.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdarg.h>
+#include <sys/syscall.h>
+
+#include "shim.h"
+
+#ifndef FUTEX_LOCK_PI2
+#define FUTEX_LOCK_PI2 13
+#endif
+#ifndef FUTEX_CMD_MASK
+#define FUTEX_CMD_MASK ~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME)
+#endif
+
+#if defined(__x86_64__)
+/* Only until real.c has resolved syscall() (a call made before the shim's
+ * constructor ran): the system call itself, with glibc's error convention. */
+static long raw_syscall(long n, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	register long r10 __asm__("r10") = a4;
+	register long r8 __asm__("r8") = a5;
+	register long r9 __asm__("r9") = a6;
+	long ret;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	if ((unsigned long)ret > -4096ul) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
+}
+#endif
+
+static long real_syscall(long n, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	long (*fn)(long, ...) = CV_LOAD(&cv__real.syscall);
+	if (CV_LIKELY(fn != NULL))
+		return fn(n, a1, a2, a3, a4, a5, a6);
+#if defined(__x86_64__)
+	return raw_syscall(n, a1, a2, a3, a4, a5, a6);
+#else
+	cv__resolve_real();
+	return cv__real.syscall(n, a1, a2, a3, a4, a5, a6);
+#endif
+}
+
+static void note_flag(struct cv_obj *o, uint32_t flag)
+{
+	if (!(CV_LOAD(&o->flags) & flag))
+		__atomic_fetch_or(&o->flags, flag, __ATOMIC_RELAXED);
+}
+
+/* A call that may sleep: the futex word's waits. */
+static long futex_wait(struct cv_rec *r, int cmd, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	if (cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET)
+		note_flag(r->obj, (int)a3 == 2 ? CV_FUTEX_WAIT_2 : CV_FUTEX_WAIT_OTHER);
+	else
+		note_flag(r->obj, CV_FUTEX_PI);
+	uint64_t t0 = cv__now_ns();
+	long ret = real_syscall(SYS_futex, a1, a2, a3, a4, a5, a6);
+	int err = errno;
+	uint64_t now = cv__now_ns();
+	if (cmd != FUTEX_WAIT && cmd != FUTEX_WAIT_BITSET)
+		CV_BUMP(&r->s.pi_ops, 1);
+	if (ret == -1 && err == EAGAIN && (cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET)) {
+		CV_BUMP(&r->s.futex_eagain, 1);   /* the word had changed: no sleep */
+	} else {
+		cv__record_wait(r, now - t0);
+		if (ret == 0) {
+			CV_BUMP(&r->s.contended, 1);
+			cv__woken(r, t0, now);
+		} else if (err == ETIMEDOUT) {
+			CV_BUMP(&r->s.timeouts, 1);
+		} else if (err == EINTR) {
+			CV_BUMP(&r->s.interrupts, 1);
+		}
+	}
+	errno = err;
+	return ret;
+}
+
+/* A call that wakes: stamped before, counted after. */
+static long futex_wake(struct cv_thread *t, struct cv_rec *r, int cmd, long a1, long a2, long a3,
+		       long a4, long a5, long a6)
+{
+	cv__wake_sent(r->obj, CV_WAKE_SIGNAL);
+	if (cmd == FUTEX_WAKE_OP && a5 && (const void *)a5 != (const void *)a1) {
+		struct cv_rec *r2 = cv__futex_rec(t, (const void *)a5);
+		cv__wake_sent(r2->obj, CV_WAKE_SIGNAL);
+		r = cv__futex_rec(t, (const void *)a1);   /* back in the cache */
+	}
+	long ret = real_syscall(SYS_futex, a1, a2, a3, a4, a5, a6);
+	int err = errno;
+	switch (cmd) {
+	case FUTEX_WAKE_OP:
+		CV_BUMP(&r->s.wake_ops, 1);
+		/* fallthrough */
+	case FUTEX_WAKE:
+	case FUTEX_WAKE_BITSET:
+		CV_BUMP(&r->s.signals, 1);
+		if (ret > 0)
+			CV_BUMP(&r->s.futex_woken, (uint64_t)ret);
+		else if (ret == 0)
+			CV_BUMP(&r->s.signals_unwaited, 1);
+		break;
+	case FUTEX_CMP_REQUEUE_PI:
+		CV_BUMP(&r->s.pi_ops, 1);
+		/* fallthrough */
+	case FUTEX_REQUEUE:
+	case FUTEX_CMP_REQUEUE:
+		CV_BUMP(&r->s.requeues, 1);
+		if (ret > 0)
+			CV_BUMP(&r->s.requeued, (uint64_t)ret);
+		break;
+	case FUTEX_UNLOCK_PI:
+		CV_BUMP(&r->s.pi_ops, 1);
+		break;
+	}
+	errno = err;
+	return ret;
+}
+
+static long futex_call(long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	int saved = errno;
+	struct cv_thread *t = cv__self;
+	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
+		goto untracked;
+	if (CV_UNLIKELY(!cv__lookup_safe(t)))
+		goto untracked;   /* a signal handler inside the shim's lookup */
+	int cmd = (int)a2 & FUTEX_CMD_MASK;
+	switch (cmd) {
+	case FUTEX_WAIT:
+	case FUTEX_WAIT_BITSET:
+	case FUTEX_LOCK_PI:
+	case FUTEX_LOCK_PI2:
+	case FUTEX_WAIT_REQUEUE_PI: {
+		struct cv_rec *r = cv__futex_rec(t, (const void *)a1);
+		errno = saved;
+		return futex_wait(r, cmd, a1, a2, a3, a4, a5, a6);
+	}
+	case FUTEX_WAKE:
+	case FUTEX_WAKE_BITSET:
+	case FUTEX_WAKE_OP:
+	case FUTEX_REQUEUE:
+	case FUTEX_CMP_REQUEUE:
+	case FUTEX_CMP_REQUEUE_PI:
+	case FUTEX_UNLOCK_PI: {
+		struct cv_rec *r = cv__futex_rec(t, (const void *)a1);
+		if (cmd == FUTEX_UNLOCK_PI)
+			note_flag(r->obj, CV_FUTEX_PI);
+		errno = saved;
+		return futex_wake(t, r, cmd, a1, a2, a3, a4, a5, a6);
+	}
+	case FUTEX_TRYLOCK_PI: {
+		struct cv_rec *r = cv__futex_rec(t, (const void *)a1);
+		note_flag(r->obj, CV_FUTEX_PI);
+		CV_BUMP(&r->s.pi_ops, 1);
+		break;
+	}
+	default:
+		break;
+	}
+untracked:
+	errno = saved;
+	return real_syscall(SYS_futex, a1, a2, a3, a4, a5, a6);
+}
+
+CV_EXPORT long syscall(long number, ...)
+{
+	va_list ap;
+	va_start(ap, number);
+	long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long);
+	long a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
+	va_end(ap);
+	if (CV_LIKELY(number != SYS_futex))
+		return real_syscall(number, a1, a2, a3, a4, a5, a6);
+	return futex_call(a1, a2, a3, a4, a5, a6);
+}

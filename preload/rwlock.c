@@ -1,0 +1,275 @@
+/* rwlock.c — pthread_rwlock_*: read and write sides counted apart.
+ *
+ * The fast path is mutex.c's: the TLS load of the thread's state, a cached
+ * record lookup, one load of glibc's state word (__readers), the real call,
+ * and a counter bump in a line only this thread writes. No clock read and no
+ * shared write unless the peek says the caller is about to block.
+ *
+ * glibc's __readers word (nptl/pthread_rwlock_common.c): bit 0 WRPHASE (the
+ * lock is in a write phase), bit 1 WRLOCKED (a writer owns it, or is the
+ * primary writer waiting for readers to leave), bit 2 RWAITING, readers
+ * counted from bit 3. So:
+ *
+ *  - a reader blocks when a writer owns the lock: WRPHASE and WRLOCKED; and,
+ *    for PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP, also when a writer is
+ *    waiting in a read phase that has readers;
+ *  - a writer blocks when another writer has WRLOCKED, or when readers hold
+ *    a read phase: that second case is "a writer waiting behind readers",
+ *    counted on its own (wr_behind_readers, with its wait time).
+ *
+ * Like the mutex peek, a lock taken by another thread between the peek and
+ * the real call's own atomic is a wait that is neither counted nor timed.
+ * Every return code passes through untouched; EDEADLK (the caller already
+ * owns it for writing) is not contention.
+ */
+#include <errno.h>
+
+#include "shim.h"
+
+#define RW_WRPHASE      1u
+#define RW_WRLOCKED     2u
+#define RW_READER_SHIFT 3
+
+static inline unsigned rw_word(const pthread_rwlock_t *rw)
+{
+	return CV_LOAD(&rw->__data.__readers);
+}
+
+static inline bool rd_would_block(const pthread_rwlock_t *rw, unsigned r)
+{
+	if ((r & (RW_WRPHASE | RW_WRLOCKED)) == (RW_WRPHASE | RW_WRLOCKED))
+		return true;
+	/* A waiting writer blocks new readers only when writers are preferred. */
+	return CV_UNLIKELY((r & (RW_WRPHASE | RW_WRLOCKED)) == RW_WRLOCKED) &&
+	       CV_LOAD(&rw->__data.__flags) == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+}
+
+static inline bool wr_would_block(unsigned r)
+{
+	return (r & RW_WRLOCKED) || (!(r & RW_WRPHASE) && (r >> RW_READER_SHIFT));
+}
+
+static inline bool owned_by(const struct cv_thread *t, const pthread_rwlock_t *rw)
+{
+	return CV_LOAD(&rw->__data.__cur_writer) == t->tid;
+}
+
+/* The record, with the lock's preference noted in its object on a miss. */
+static CV_COLD struct cv_rec *rw_rec_slow(struct cv_thread *t, pthread_rwlock_t *rw)
+{
+	struct cv_rec *r = cv__lookup_slow(t, rw, CV_OBJ_RWLOCK);
+	uint32_t kind = (uint32_t)CV_LOAD(&rw->__data.__flags) & CV_RWLOCK_KIND_MASK;
+	if (CV_LOAD(&r->obj->flags) != kind)
+		CV_STORE(&r->obj->flags, kind);
+	return r;
+}
+
+static inline struct cv_rec *rw_rec(struct cv_thread *t, pthread_rwlock_t *rw)
+{
+	struct cv_rec *r = t->rwlock_cache_rec;
+	if (CV_LIKELY(t->rwlock_cache_addr == rw && !CV_LOAD(&r->obj->retired)))
+		return r;
+	return rw_rec_slow(t, rw);
+}
+
+static inline void rd_acquired(struct cv_rec *r)
+{
+	CV_BUMP(&r->s.acquisitions, 1);
+	CV_BUMP(&r->s.rd_acquisitions, 1);
+}
+
+/* One real locking function, called as (rw, clock, abstime). */
+typedef int (*rw_fn)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+
+static int real_rdlock(pthread_rwlock_t *rw, clockid_t c, const struct timespec *ts)
+{
+	return cv__real.pthread_rwlock_rdlock(rw);
+}
+static int real_timedrdlock(pthread_rwlock_t *rw, clockid_t c, const struct timespec *ts)
+{
+	return cv__real.pthread_rwlock_timedrdlock(rw, ts);
+}
+static int real_clockrdlock(pthread_rwlock_t *rw, clockid_t c, const struct timespec *ts)
+{
+	return cv__real.pthread_rwlock_clockrdlock(rw, c, ts);
+}
+static int real_wrlock(pthread_rwlock_t *rw, clockid_t c, const struct timespec *ts)
+{
+	return cv__real.pthread_rwlock_wrlock(rw);
+}
+static int real_timedwrlock(pthread_rwlock_t *rw, clockid_t c, const struct timespec *ts)
+{
+	return cv__real.pthread_rwlock_timedwrlock(rw, ts);
+}
+static int real_clockwrlock(pthread_rwlock_t *rw, clockid_t c, const struct timespec *ts)
+{
+	return cv__real.pthread_rwlock_clockwrlock(rw, c, ts);
+}
+
+static CV_COLD int rd_blocking(struct cv_rec *r, pthread_rwlock_t *rw, clockid_t clock,
+			       const struct timespec *ts, rw_fn real)
+{
+	uint64_t t0 = cv__now_ns();
+	int rc = real(rw, clock, ts);
+	uint64_t ns = cv__now_ns() - t0;
+	cv__record_wait(r, ns);
+	CV_BUMP(&r->s.rd_waits, 1);
+	CV_BUMP(&r->s.rd_wait_ns, ns);
+	if (ns > r->s.rd_max_wait_ns)
+		CV_STORE(&r->s.rd_max_wait_ns, ns);
+	if (rc == 0) {
+		CV_BUMP(&r->s.contended, 1);
+		CV_BUMP(&r->s.rd_contended, 1);
+		rd_acquired(r);
+	} else if (rc == ETIMEDOUT) {
+		CV_BUMP(&r->s.timeouts, 1);
+	}
+	return rc;
+}
+
+static CV_COLD int wr_blocking(struct cv_thread *t, struct cv_rec *r, pthread_rwlock_t *rw, unsigned word,
+			       clockid_t clock, const struct timespec *ts, rw_fn real)
+{
+	if (owned_by(t, rw))   /* EDEADLK, at once */
+		return real(rw, clock, ts);
+	bool behind_readers = !(word & (RW_WRPHASE | RW_WRLOCKED)) && (word >> RW_READER_SHIFT);
+	uint64_t t0 = cv__now_ns();
+	int rc = real(rw, clock, ts);
+	uint64_t ns = cv__now_ns() - t0;
+	cv__record_wait(r, ns);
+	if (ns > r->s.wr_max_wait_ns)
+		CV_STORE(&r->s.wr_max_wait_ns, ns);
+	if (behind_readers) {
+		CV_BUMP(&r->s.wr_behind_readers, 1);
+		CV_BUMP(&r->s.wr_behind_readers_ns, ns);
+	}
+	if (rc == 0) {
+		CV_BUMP(&r->s.contended, 1);
+		CV_BUMP(&r->s.acquisitions, 1);
+	} else if (rc == ETIMEDOUT) {
+		CV_BUMP(&r->s.timeouts, 1);
+	}
+	return rc;
+}
+
+static inline __attribute__((always_inline)) int
+rd_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn real)
+{
+	struct cv_thread *t = cv__self;
+	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
+		return real(rw, clock, ts);
+	struct cv_rec *r = rw_rec(t, rw);
+	if (CV_UNLIKELY(rd_would_block(rw, rw_word(rw))) && !owned_by(t, rw))
+		return rd_blocking(r, rw, clock, ts, real);
+	int rc = real(rw, clock, ts);
+	if (CV_LIKELY(rc == 0))
+		rd_acquired(r);
+	else if (rc == ETIMEDOUT)
+		CV_BUMP(&r->s.timeouts, 1);
+	return rc;
+}
+
+static inline __attribute__((always_inline)) int
+wr_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn real)
+{
+	struct cv_thread *t = cv__self;
+	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
+		return real(rw, clock, ts);
+	struct cv_rec *r = rw_rec(t, rw);
+	unsigned word = rw_word(rw);
+	if (CV_UNLIKELY(wr_would_block(word)))
+		return wr_blocking(t, r, rw, word, clock, ts, real);
+	int rc = real(rw, clock, ts);
+	if (CV_LIKELY(rc == 0))
+		CV_BUMP(&r->s.acquisitions, 1);
+	else if (rc == ETIMEDOUT)
+		CV_BUMP(&r->s.timeouts, 1);
+	return rc;
+}
+
+CV_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
+{
+	return rd_lock(rw, CLOCK_REALTIME, NULL, real_rdlock);
+}
+
+CV_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abstime)
+{
+	return rd_lock(rw, CLOCK_REALTIME, abstime, real_timedrdlock);
+}
+
+CV_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime)
+{
+	return rd_lock(rw, clock, abstime, real_clockrdlock);
+}
+
+CV_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
+{
+	return wr_lock(rw, CLOCK_REALTIME, NULL, real_wrlock);
+}
+
+CV_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abstime)
+{
+	return wr_lock(rw, CLOCK_REALTIME, abstime, real_timedwrlock);
+}
+
+CV_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime)
+{
+	return wr_lock(rw, clock, abstime, real_clockwrlock);
+}
+
+/* try: the program's own calls, counted; never a wait. */
+CV_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
+{
+	struct cv_thread *t = cv__self;
+	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
+		return cv__real.pthread_rwlock_tryrdlock(rw);
+	struct cv_rec *r = rw_rec(t, rw);
+	CV_BUMP(&r->s.trylocks, 1);
+	int rc = cv__real.pthread_rwlock_tryrdlock(rw);
+	if (rc == 0)
+		rd_acquired(r);
+	else if (rc == EBUSY)
+		CV_BUMP(&r->s.trylock_failures, 1);
+	return rc;
+}
+
+CV_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
+{
+	struct cv_thread *t = cv__self;
+	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
+		return cv__real.pthread_rwlock_trywrlock(rw);
+	struct cv_rec *r = rw_rec(t, rw);
+	CV_BUMP(&r->s.trylocks, 1);
+	int rc = cv__real.pthread_rwlock_trywrlock(rw);
+	if (rc == 0)
+		CV_BUMP(&r->s.acquisitions, 1);
+	else if (rc == EBUSY)
+		CV_BUMP(&r->s.trylock_failures, 1);
+	return rc;
+}
+
+/* Nothing to record: hold times of rwlocks are not sampled. */
+CV_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw)
+{
+	return cv__real.pthread_rwlock_unlock(rw);
+}
+
+CV_EXPORT int pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
+{
+	if (!cv__self)
+		cv__thread_slow();
+	int rc = cv__real.pthread_rwlock_init(rw, attr);
+	if (rc == 0 && cv__process.ready && !cv__process.disabled)
+		cv__forget_object(rw, CV_OBJ_RWLOCK);   /* a re-initialised address is a new lock */
+	return rc;
+}
+
+CV_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *rw)
+{
+	if (!cv__self)
+		cv__thread_slow();
+	int rc = cv__real.pthread_rwlock_destroy(rw);
+	if (rc == 0 && cv__process.ready && !cv__process.disabled)
+		cv__forget_object(rw, CV_OBJ_RWLOCK);
+	return rc;
+}

@@ -1,0 +1,168 @@
+/* sem.c — POSIX semaphores: sem_wait, trywait, timedwait, clockwait, post.
+ *
+ * glibc's sem_t (nptl/semaphoreP.h, 64-bit atomics): one 64-bit word whose
+ * low half is the value and high half the number of threads registered as
+ * waiting (nwaiters). A wait blocks only when the value is 0; a post wakes
+ * (FUTEX_WAKE) only when nwaiters is not 0.
+ *
+ *  - sem_wait and friends peek at the value: non-zero is the fast path (the
+ *    real call, one counter in the thread's record, no clock); zero means the
+ *    caller is about to block: the wait is timed, and when it ends with the
+ *    semaphore taken, the wake latency from the post (park.c) is counted.
+ *  - sem_trywait never reads the clock or writes a shared line.
+ *  - sem_post counts posts, and "posts with no waiter": nwaiters was not
+ *    larger than the value, so no thread needed this post to wake (it only
+ *    raised the count). A post that a waiter needs stamps the object for the
+ *    wake latency: one clock read and one store, on a path that makes a
+ *    FUTEX_WAKE system call anyway.
+ *
+ * Races: a post or wait between the peek and the real call's own atomic can
+ * make one call land on the other side of either line; the program's result
+ * is never affected. errno is the real function's, always.
+ */
+#include <errno.h>
+
+#include "shim.h"
+
+static inline uint64_t sem_word(const sem_t *s)
+{
+	return __atomic_load_n((const uint64_t *)(const void *)s, __ATOMIC_RELAXED);
+}
+
+static inline uint32_t sem_value(uint64_t w) { return (uint32_t)w; }
+static inline uint32_t sem_nwaiters(uint64_t w) { return (uint32_t)(w >> 32); }
+
+typedef int (*sem_fn)(sem_t *, clockid_t, const struct timespec *);
+
+static int real_wait(sem_t *s, clockid_t c, const struct timespec *ts)
+{
+	return cv__real.sem_wait(s);
+}
+static int real_timedwait(sem_t *s, clockid_t c, const struct timespec *ts)
+{
+	return cv__real.sem_timedwait(s, ts);
+}
+static int real_clockwait(sem_t *s, clockid_t c, const struct timespec *ts)
+{
+	return cv__real.sem_clockwait(s, c, ts);
+}
+
+static void failed(struct cv_rec *r, int err)
+{
+	if (err == ETIMEDOUT)
+		CV_BUMP(&r->s.timeouts, 1);
+	else if (err == EINTR)
+		CV_BUMP(&r->s.interrupts, 1);
+}
+
+static CV_COLD int wait_blocking(struct cv_rec *r, sem_t *s, clockid_t clock,
+				 const struct timespec *ts, sem_fn real)
+{
+	uint64_t t0 = cv__now_ns();
+	int rc = real(s, clock, ts);
+	int err = errno;
+	uint64_t now = cv__now_ns();
+	cv__record_wait(r, now - t0);
+	if (rc == 0) {
+		CV_BUMP(&r->s.acquisitions, 1);
+		CV_BUMP(&r->s.contended, 1);
+		cv__woken(r, t0, now);
+	} else {
+		failed(r, err);
+	}
+	errno = err;
+	return rc;
+}
+
+static inline __attribute__((always_inline)) int
+sem_wait_common(sem_t *s, clockid_t clock, const struct timespec *ts, sem_fn real)
+{
+	struct cv_thread *t = cv__self;
+	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
+		return real(s, clock, ts);
+	struct cv_rec *r = cv__sem_rec(t, s);
+	if (CV_UNLIKELY(sem_value(sem_word(s)) == 0))
+		return wait_blocking(r, s, clock, ts, real);
+	int rc = real(s, clock, ts);
+	if (CV_LIKELY(rc == 0))
+		CV_BUMP(&r->s.acquisitions, 1);
+	else
+		failed(r, errno);
+	return rc;
+}
+
+CV_EXPORT int sem_wait(sem_t *s)
+{
+	return sem_wait_common(s, CLOCK_REALTIME, NULL, real_wait);
+}
+
+CV_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)
+{
+	return sem_wait_common(s, CLOCK_REALTIME, abstime, real_timedwait);
+}
+
+CV_EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abstime)
+{
+	return sem_wait_common(s, clock, abstime, real_clockwait);
+}
+
+CV_EXPORT int sem_trywait(sem_t *s)
+{
+	struct cv_thread *t = cv__self;
+	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
+		return cv__real.sem_trywait(s);
+	struct cv_rec *r = cv__sem_rec(t, s);
+	CV_BUMP(&r->s.trylocks, 1);
+	int rc = cv__real.sem_trywait(s);
+	if (rc == 0)
+		CV_BUMP(&r->s.acquisitions, 1);
+	else if (errno == EAGAIN)
+		CV_BUMP(&r->s.trylock_failures, 1);
+	return rc;
+}
+
+/* sem_post is async-signal-safe: a handler may run it on a thread that was
+ * interrupted inside the shim's own record lookup (which holds locks), so
+ * then it stays untracked (cv__lookup_safe). */
+CV_EXPORT int sem_post(sem_t *s)
+{
+	struct cv_thread *t = cv__self;
+	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
+		return cv__real.sem_post(s);
+	if (CV_UNLIKELY(!cv__lookup_safe(t)))
+		return cv__real.sem_post(s);
+	struct cv_rec *r = cv__sem_rec(t, s);
+	uint64_t w = sem_word(s);
+	CV_BUMP(&r->s.signals, 1);
+	if (sem_nwaiters(w) > sem_value(w))
+		cv__wake_sent(r->obj, CV_WAKE_SIGNAL);
+	else
+		CV_BUMP(&r->s.signals_unwaited, 1);
+	return cv__real.sem_post(s);
+}
+
+CV_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
+{
+	if (!cv__self)
+		cv__thread_slow();
+	int rc = cv__real.sem_init(s, pshared, value);
+	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
+		int err = errno;
+		cv__forget_object(s, CV_OBJ_SEM);
+		errno = err;
+	}
+	return rc;
+}
+
+CV_EXPORT int sem_destroy(sem_t *s)
+{
+	if (!cv__self)
+		cv__thread_slow();
+	int rc = cv__real.sem_destroy(s);
+	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
+		int err = errno;
+		cv__forget_object(s, CV_OBJ_SEM);
+		errno = err;
+	}
+	return rc;
+}

@@ -1,0 +1,80 @@
+/* spin.c — pthread_spin_*: spinning is waiting on a CPU.
+ *
+ * glibc's spinlock is an int, 0 when free. The fast path peeks at it (one
+ * load of the line the real lock is about to take anyway), calls the real
+ * lock, and bumps a counter in the thread's own record. Only when the peek
+ * says "held" is the clock read on both sides of the real lock: that time is
+ * reported as spin time, on-CPU waiting (waits, wait_ns, max_wait_ns and the
+ * histogram of the record; the analyzer names it spin_ns and never counts it
+ * as blocked time). Like the mutex peek, a lock taken by another thread
+ * between the peek and the real exchange spins uncounted.
+ */
+#include <errno.h>
+
+#include "shim.h"
+
+static CV_COLD int spin_contended(struct cv_rec *r, pthread_spinlock_t *l)
+{
+	uint64_t t0 = cv__now_ns();
+	int rc = cv__real.pthread_spin_lock(l);
+	cv__record_wait(r, cv__now_ns() - t0);
+	if (rc == 0) {
+		CV_BUMP(&r->s.contended, 1);
+		CV_BUMP(&r->s.acquisitions, 1);
+	}
+	return rc;
+}
+
+CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
+{
+	struct cv_thread *t = cv__self;
+	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
+		return cv__real.pthread_spin_lock(l);
+	struct cv_rec *r = cv__spin_rec(t, (const void *)l);
+	if (CV_UNLIKELY(CV_LOAD(l) != 0))
+		return spin_contended(r, l);
+	int rc = cv__real.pthread_spin_lock(l);
+	if (CV_LIKELY(rc == 0))
+		CV_BUMP(&r->s.acquisitions, 1);
+	return rc;
+}
+
+CV_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
+{
+	struct cv_thread *t = cv__self;
+	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
+		return cv__real.pthread_spin_trylock(l);
+	struct cv_rec *r = cv__spin_rec(t, (const void *)l);
+	CV_BUMP(&r->s.trylocks, 1);
+	int rc = cv__real.pthread_spin_trylock(l);
+	if (rc == 0)
+		CV_BUMP(&r->s.acquisitions, 1);
+	else if (rc == EBUSY)
+		CV_BUMP(&r->s.trylock_failures, 1);
+	return rc;
+}
+
+CV_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
+{
+	return cv__real.pthread_spin_unlock(l);
+}
+
+CV_EXPORT int pthread_spin_init(pthread_spinlock_t *l, int pshared)
+{
+	if (!cv__self)
+		cv__thread_slow();
+	int rc = cv__real.pthread_spin_init(l, pshared);
+	if (rc == 0 && cv__process.ready && !cv__process.disabled)
+		cv__forget_object((const void *)l, CV_OBJ_SPIN);
+	return rc;
+}
+
+CV_EXPORT int pthread_spin_destroy(pthread_spinlock_t *l)
+{
+	if (!cv__self)
+		cv__thread_slow();
+	int rc = cv__real.pthread_spin_destroy(l);
+	if (rc == 0 && cv__process.ready && !cv__process.disabled)
+		cv__forget_object((const void *)l, CV_OBJ_SPIN);
+	return rc;
+}

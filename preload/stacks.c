@@ -1,0 +1,488 @@
+/* stacks.c — call stacks at contention and at each object's init or first
+ * use, with libunwind. Only ever on slow paths: the uncontended lock never
+ * comes here.
+ *
+ * Capture. unw_backtrace (libunwind's cached fast path, about 10 ns a frame
+ * once warm) fills a per-thread buffer inside the reentrancy guard, because
+ * libunwind locks and may allocate. The shim's own frames at the top are
+ * dropped by address range. Each distinct (pcs, module-map generation) is
+ * kept once in a hash table of shim memory: lookups take no lock, an insert
+ * takes stack_lock. Unwinding that yields nothing gives stack id 0.
+ *
+ * Sampling (docs/profile-format.md, "Stack sampling", has the estimator).
+ * For each (object, thread): the first CONVOY_STACK_FIRST waits are always
+ * captured with weight 1. After that a wait of w ns is captured with
+ * probability p = min(1, w / T), T = CONVOY_STACK_PERIOD ns, and weighted by
+ * 1/p: it adds 1/p to its stack's wait count and w/p = max(w, T) to its wait
+ * time (Horvitz-Thompson), so per-stack totals are unbiased and long waits,
+ * the ones that cost, are always kept. Expected captures after the first K
+ * are at most (total wait) / T, which bounds the cost.
+ *
+ * A wait's stack is captured after the wait, while the caller holds the lock
+ * it waited for (the wait's length decides whether to keep it): a capture
+ * lengthens that critical section by its cost; docs/performance.md has it.
+ *
+ * The unwinder is libunwind.so.8, opened RTLD_LOCAL at start-up rather than
+ * linked: as a dependency of a preloaded library it would join the program's
+ * global scope, and its _Unwind_RaiseException & co. could then bind in place
+ * of libgcc_s's for later-loaded C++ code (a C program's dlopen'd C++ plugin).
+ * Opened at start-up, not on the first contention: dlopen takes the loader
+ * lock, and a thread that holds the program's lock must not wait for it.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim.h"
+
+#define CV_STACK_BUF     (CV_STACK_MAX_DEPTH + 16)   /* room for the shim's own frames */
+#define CV_STACK_LIMIT   65536        /* distinct stacks kept; more get id 0 */
+#define CV_ACC_LIMIT     256          /* distinct stacks per (object, thread); more fold into id 0 */
+#define STK_BUCKET_BITS  14
+#define INIT_SETS        4096         /* init stacks waiting for the object's first use: 8-way sets */
+#define INIT_WAYS        8
+#define FP_ONE           65536u       /* wait counts are kept in 1/65536ths */
+
+struct cv_stack_state {
+	uint64_t rng;
+	void    *pcs[CV_STACK_BUF];
+};
+
+struct cv_stack_acc {
+	struct cv_stack_acc *next;
+	uint32_t stack;
+	uint32_t pad;
+	uint64_t samples, count_fp, wait_ns;
+};
+
+struct cv_stk {
+	struct cv_stk *hash_next, *all_next;
+	uint64_t hash;
+	uint32_t id, depth, map_gen, flags;
+	uint64_t pcs[];
+};
+
+struct init_ent {
+	const void *addr;
+	uint32_t    stack;
+	uint32_t    pad;
+};
+
+static struct {
+	bool     on;
+	uint32_t first;               /* CONVOY_STACK_FIRST */
+	uint64_t period_ns;           /* CONVOY_STACK_PERIOD */
+} cfg;
+
+static int (*unw_bt)(void **, int);
+static uintptr_t shim_lo, shim_hi;
+
+static cv_spinlock_t stack_lock, init_lock;
+static struct cv_stk **stk_buckets;
+static struct cv_stk *stk_all;
+static uint32_t nstacks;
+static struct init_ent *init_tab;
+static uint32_t init_live, init_clock;
+
+/* ---- configuration and start-up ----------------------------------------- */
+
+static uint64_t env_num(const char *name, uint64_t dflt, uint64_t lo, uint64_t hi)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return dflt;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi) {
+		cv__warn("%s=%s is not a number from %llu to %llu; using %llu", name, s,
+			 (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)dflt);
+		return dflt;
+	}
+	return v;
+}
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t me = (uintptr_t)arg, lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr, b = a + ph->p_memsz;
+		if (a < lo)
+			lo = a;
+		if (b > hi)
+			hi = b;
+	}
+	if (me < lo || me >= hi)
+		return 0;
+	shim_lo = lo;
+	shim_hi = hi;
+	return 1;
+}
+
+/* From cv__init, with the guard raised (cv__busy). */
+void cv__stacks_init(void)
+{
+	const char *s = getenv("CONVOY_STACKS");
+	cfg.on = !(s && strcmp(s, "0") == 0);
+	cfg.first = (uint32_t)env_num("CONVOY_STACK_FIRST", 8, 0, 1000000);
+	cfg.period_ns = env_num("CONVOY_STACK_PERIOD", 20000, 1, 1000000000);
+	dl_iterate_phdr(find_self, (void *)(uintptr_t)&cv__stacks_init);
+	cv__modules_refresh();
+	if (!cfg.on)
+		return;
+	int saved_errno = errno;
+	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+	if (h)
+		unw_bt = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+	if (!unw_bt) {
+		cv__warn("cannot load libunwind.so.8 (%s); no call stacks in this profile", h ? "no unw_backtrace" : dlerror());
+		cfg.on = false;
+	}
+	errno = saved_errno;
+}
+
+/* ---- the stack table ----------------------------------------------------- */
+
+static uint64_t hash_pcs(void *const *pcs, uint32_t depth, uint32_t gen)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ ((uint64_t)depth << 32 | gen);
+	for (uint32_t i = 0; i < depth; i++) {
+		h ^= (uintptr_t)pcs[i];
+		h *= 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	return h ? h : 1;
+}
+
+static bool same(const struct cv_stk *s, uint64_t h, void *const *pcs, uint32_t depth, uint32_t gen,
+		 uint32_t flags)
+{
+	if (s->hash != h || s->depth != depth || s->map_gen != gen || s->flags != flags)
+		return false;
+	for (uint32_t i = 0; i < depth; i++)
+		if (s->pcs[i] != (uintptr_t)pcs[i])
+			return false;
+	return true;
+}
+
+static struct cv_stk *find_stack(struct cv_stk *s, uint64_t h, void *const *pcs, uint32_t depth,
+				 uint32_t gen, uint32_t flags)
+{
+	for (; s; s = __atomic_load_n(&s->hash_next, __ATOMIC_ACQUIRE))
+		if (same(s, h, pcs, depth, gen, flags))
+			return s;
+	return NULL;
+}
+
+/* The id of this stack, added if new; 0 when the table is full or out of memory. */
+static uint32_t intern(void *const *pcs, uint32_t depth, uint32_t gen, uint32_t flags)
+{
+	if (!__atomic_load_n(&stk_buckets, __ATOMIC_ACQUIRE)) {
+		cv__spin_lock(&stack_lock);
+		if (!stk_buckets)
+			__atomic_store_n(&stk_buckets, cv__alloc(sizeof(*stk_buckets) << STK_BUCKET_BITS),
+					 __ATOMIC_RELEASE);
+		cv__spin_unlock(&stack_lock);
+		if (!stk_buckets)
+			return 0;
+	}
+	uint64_t h = hash_pcs(pcs, depth, gen);
+	struct cv_stk **bucket = &stk_buckets[h >> (64 - STK_BUCKET_BITS)];
+	struct cv_stk *s = find_stack(__atomic_load_n(bucket, __ATOMIC_ACQUIRE), h, pcs, depth, gen, flags);
+	if (s)
+		return s->id;
+	uint32_t id = 0;
+	cv__spin_lock(&stack_lock);
+	s = find_stack(*bucket, h, pcs, depth, gen, flags);
+	if (s) {
+		id = s->id;
+	} else if (nstacks < CV_STACK_LIMIT &&
+		   (s = cv__alloc(sizeof(*s) + depth * sizeof(s->pcs[0]))) != NULL) {
+		s->hash = h;
+		s->depth = depth;
+		s->map_gen = gen;
+		s->flags = flags;
+		for (uint32_t i = 0; i < depth; i++)
+			s->pcs[i] = (uintptr_t)pcs[i];
+		s->id = id = ++nstacks;
+		s->hash_next = *bucket;
+		s->all_next = stk_all;
+		/* Publish filled: lock-free readers follow these pointers. */
+		__atomic_store_n(bucket, s, __ATOMIC_RELEASE);
+		__atomic_store_n(&stk_all, s, __ATOMIC_RELEASE);
+	}
+	cv__spin_unlock(&stack_lock);
+	return id;
+}
+
+/* ---- capture ------------------------------------------------------------- */
+
+static struct cv_stack_state *state_of(struct cv_thread *t)
+{
+	struct cv_stack_state *st = t->stk;
+	if (CV_LIKELY(st != NULL))
+		return st;
+	st = cv__alloc(sizeof(*st));
+	if (!st)
+		return NULL;
+	st->rng = ((uint64_t)t->tid << 32 ^ cv__ticks() ^ (uintptr_t)t) | 1;
+	t->stk = st;
+	return st;
+}
+
+static uint64_t next_rand(struct cv_stack_state *st)
+{
+	uint64_t x = st->rng;   /* xorshift64* */
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	st->rng = x;
+	return x * 0x2545F4914F6CDD1Dull;
+}
+
+static inline bool in_shim(const void *pc)
+{
+	return (uintptr_t)pc >= shim_lo && (uintptr_t)pc < shim_hi;
+}
+
+/* The calling thread's stack, without the shim's frames, as an id (0: none).
+ * *gen gets the module-map generation it belongs to. */
+static uint32_t capture(struct cv_stack_state *st, uint32_t *gen)
+{
+	int saved_errno = errno;
+	struct cv_thread *saved = cv__guard_enter();
+	*gen = cv__modules_refresh();
+	uint32_t id = 0;
+	int n = unw_bt ? unw_bt(st->pcs, CV_STACK_BUF) : 0;
+	int skip = 0;
+	while (skip < n && in_shim(st->pcs[skip]))
+		skip++;
+	if (n > skip) {
+		uint32_t depth = (uint32_t)(n - skip), flags = 0;
+		if (n == CV_STACK_BUF || depth > CV_STACK_MAX_DEPTH)
+			flags |= CV_STACK_TRUNCATED;
+		if (depth > CV_STACK_MAX_DEPTH)
+			depth = CV_STACK_MAX_DEPTH;
+		id = intern(st->pcs + skip, depth, *gen, flags);
+	}
+	cv__guard_leave(saved);
+	errno = saved_errno;
+	return id;
+}
+
+/* ---- waits ----------------------------------------------------------------- */
+
+static struct cv_stack_acc *acc_for(struct cv_rec *r, uint32_t stack)
+{
+	struct cv_stack_acc *a = r->stack_accs, *zero = NULL;
+	for (; a; a = a->next) {
+		if (a->stack == stack)
+			return a;
+		if (a->stack == 0)
+			zero = a;
+	}
+	if (r->nstack_accs >= CV_ACC_LIMIT) {
+		if (zero)
+			return zero;
+		stack = 0;
+	}
+	int saved_errno = errno;
+	a = cv__alloc(sizeof(*a));
+	errno = saved_errno;
+	if (!a)
+		return zero;
+	a->stack = stack;
+	a->next = r->stack_accs;
+	r->nstack_accs++;
+	__atomic_store_n(&r->stack_accs, a, __ATOMIC_RELEASE);   /* output.c walks it */
+	return a;
+}
+
+/* After a timed wait on r's object (and after cv__record_wait): maybe capture
+ * the stack, and credit it with the wait it stands for. */
+void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns)
+{
+	if (!cfg.on || r->obj->kind == CV_OBJ_UNKNOWN)   /* the shared "out of memory" record */
+		return;
+	struct cv_stack_state *st = state_of(t);
+	if (!st)
+		return;
+	uint32_t seen = r->stack_seen;
+	if (seen != UINT32_MAX)
+		r->stack_seen = seen + 1;
+	uint64_t count_fp = FP_ONE, weight_ns = wait_ns;
+	if (seen >= cfg.first && wait_ns < cfg.period_ns) {
+		/* Keep with probability wait_ns / T; a kept wait stands for 1/p waits
+		 * and T ns of waiting. */
+		if (wait_ns == 0 || next_rand(st) % cfg.period_ns >= wait_ns)
+			return;
+		count_fp = (cfg.period_ns * FP_ONE) / wait_ns;
+		weight_ns = cfg.period_ns;
+	}
+	uint32_t gen;
+	uint32_t id = capture(st, &gen);
+	struct cv_stack_acc *a = acc_for(r, id);
+	if (!a)
+		return;
+	CV_BUMP(&a->samples, 1);
+	CV_BUMP(&a->count_fp, count_fp);
+	CV_BUMP(&a->wait_ns, weight_ns);
+}
+
+/* ---- init and first use ------------------------------------------------------ */
+
+static uint32_t init_set(const void *addr)
+{
+	return (uint32_t)((((uintptr_t)addr >> 3) * 0x9E3779B97F4A7C15ull) >> 52) & (INIT_SETS - 1);
+}
+
+/* Takes (removes) the init stack recorded for addr; 0 if none. */
+static uint32_t init_take(const void *addr)
+{
+	if (!__atomic_load_n(&init_live, __ATOMIC_RELAXED))
+		return 0;
+	uint32_t stack = 0;
+	struct init_ent *set = &init_tab[init_set(addr) * INIT_WAYS];
+	cv__spin_lock(&init_lock);
+	for (int i = 0; i < INIT_WAYS; i++) {
+		if (set[i].addr == addr) {
+			stack = set[i].stack;
+			set[i].addr = NULL;
+			init_live--;
+			break;
+		}
+	}
+	cv__spin_unlock(&init_lock);
+	return stack;
+}
+
+void cv__stack_forget(const void *addr)
+{
+	init_take(addr);
+}
+
+/* After a successful pthread_*_init: the stack that made the object, kept
+ * until its first use creates the object (objects are made on first use so
+ * that generations count uses, not inits). */
+void cv__stack_on_init(const void *addr)
+{
+	struct cv_thread *t = cv__self;
+	if (!cfg.on || !t)
+		return;
+	struct cv_stack_state *st = state_of(t);
+	if (!st)
+		return;
+	uint32_t gen, id = capture(st, &gen);
+	if (!id)
+		return;
+	if (!__atomic_load_n(&init_tab, __ATOMIC_ACQUIRE)) {
+		int saved_errno = errno;
+		cv__spin_lock(&init_lock);
+		if (!init_tab)
+			__atomic_store_n(&init_tab, cv__alloc(sizeof(*init_tab) * INIT_SETS * INIT_WAYS),
+					 __ATOMIC_RELEASE);
+		cv__spin_unlock(&init_lock);
+		errno = saved_errno;
+		if (!init_tab)
+			return;
+	}
+	struct init_ent *set = &init_tab[init_set(addr) * INIT_WAYS];
+	cv__spin_lock(&init_lock);
+	int slot = -1;
+	for (int i = 0; i < INIT_WAYS; i++) {
+		if (set[i].addr == addr) {
+			slot = i;
+			break;
+		}
+		if (!set[i].addr && slot < 0)
+			slot = i;
+	}
+	if (slot < 0)   /* a full set: the oldest guess goes (round robin) */
+		slot = (int)(init_clock++ % INIT_WAYS);
+	else if (set[slot].addr != addr)
+		init_live++;
+	set[slot].addr = addr;
+	set[slot].stack = id;
+	cv__spin_unlock(&init_lock);
+}
+
+/* The object was just created by (some thread's) first use: its stack, once. */
+void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o)
+{
+	if (CV_LOAD(&o->stack_claimed) || __atomic_exchange_n(&o->stack_claimed, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (o->kind == CV_OBJ_UNKNOWN)
+		return;
+	uint32_t gen = 0, id = 0;
+	struct cv_stack_state *st = cfg.on ? state_of(t) : NULL;
+	if (st) {
+		id = init_take(o->addr);
+		if (id) {
+			struct cv_thread *saved = cv__guard_enter();
+			gen = cv__modules_refresh();
+			cv__guard_leave(saved);
+		} else {
+			id = capture(st, &gen);
+		}
+	} else {
+		int saved_errno = errno;
+		struct cv_thread *saved = cv__guard_enter();
+		gen = cv__modules_refresh();   /* names of globals in dlopen'd libraries need it too */
+		cv__guard_leave(saved);
+		errno = saved_errno;
+	}
+	CV_STORE(&o->map_gen, gen);
+	CV_STORE(&o->first_stack, id);
+}
+
+/* ---- the profile ------------------------------------------------------------- */
+
+/* Right after r's stats record, so that the two always come together. */
+void cv__stacks_write_rec(void *w, const struct cv_rec *r)
+{
+	for (struct cv_stack_acc *a = __atomic_load_n(&r->stack_accs, __ATOMIC_ACQUIRE); a; a = a->next) {
+		uint64_t samples = CV_LOAD(&a->samples);
+		if (!samples)
+			continue;
+		struct cv_stack_wait sw = {
+			.object = r->s.object,
+			.thread = r->s.thread,
+			.stack = a->stack,
+			.samples = samples,
+			.waits = (CV_LOAD(&a->count_fp) + FP_ONE / 2) / FP_ONE,
+			.wait_ns = CV_LOAD(&a->wait_ns),
+		};
+		cv__put_record(w, CV_REC_STACK_WAIT, &sw, sizeof(sw), NULL, 0, NULL, 0);
+	}
+}
+
+/* After every record that names a stack: a stack is in the table before any
+ * record can name it, so every id written so far is here. */
+void cv__stacks_write(void *w)
+{
+	for (struct cv_stk *s = __atomic_load_n(&stk_all, __ATOMIC_ACQUIRE); s; s = s->all_next) {
+		struct cv_stack_rec rec = { .id = s->id, .depth = s->depth, .map_gen = s->map_gen, .flags = s->flags };
+		cv__put_record(w, CV_REC_STACK, &rec, sizeof(rec), s->pcs, s->depth * sizeof(s->pcs[0]), NULL, 0);
+	}
+}
+
+/* ---- fork ---------------------------------------------------------------------- */
+
+void cv__stacks_lock_all(void)
+{
+	cv__spin_lock(&stack_lock);
+	cv__spin_lock(&init_lock);
+	cv__modules_lock();
+}
+
+void cv__stacks_unlock_all(void)
+{
+	cv__modules_unlock();
+	cv__spin_unlock(&init_lock);
+	cv__spin_unlock(&stack_lock);
+}
