@@ -16,11 +16,11 @@ CXX      ?= g++
 # Debian packages the build, the tests and the benchmarks need, and one header
 # (or program) per package that proves it is installed.
 DEB_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev \
-                libjson-c-dev libcriterion-dev zlib1g-dev hyperfine
+                libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc
 DEP_FILES    := /usr/include/*/libunwind.h /usr/include/elfutils/libdwfl.h \
                 /usr/include/gelf.h /usr/include/json-c/json.h \
                 /usr/include/criterion/criterion.h /usr/include/zlib.h /usr/bin/pkg-config \
-                /usr/bin/hyperfine /usr/bin/g++
+                /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc
 
 WARN     := -Wall -Wextra -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
@@ -34,7 +34,7 @@ SHIM_LDFLAGS := -shared -Wl,--version-script=preload/exports.map -Wl,-z,now
 SHIM_LIBS    := -ldl -lpthread -lz
 
 ANALYZER_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
-ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm
+ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm -lstdc++
 
 TEST_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -pthread
 TEST_LIBS   := -lcriterion -pthread
@@ -89,17 +89,29 @@ $(BUILD)/convoy: $(ANALYZER_OBJS)
 include demo-workloads/workpool.mk
 include demo-workloads/demos.mk
 include tests/tests.mk
+include tests/primitives/primitives.mk
+include tests/stacks/stacks.mk
+include tests/scale/scale.mk
 include tests/bench/bench.mk
 
 # --- test, demo, bench ------------------------------------------------------
 test: all $(TESTS)
 	@tests/run $(TESTS)
 
-# Seed 000's global queue at two workers, under convoy: the report names the
-# queue's mutex and what waiting for it cost.
+# The showcase: seed 000's global queue and the same work with per-worker
+# deques and stealing, each swept over 1, 2 and 4 workers by convoy scale,
+# each explained; then the two sweeps side by side.
+DEMO_DIR := $(BUILD)/demo
 demo: all
-	@echo "== convoy run -- $(BUILD)/demos/global_queue --workers 2"
-	@$(BUILD)/convoy run -o $(BUILD)/demo-profiles -- $(BUILD)/demos/global_queue --workers 2
+	@rm -rf $(DEMO_DIR)
+	@echo "== Seed 000's global queue: every task taken from one mutex-protected queue"
+	@$(BUILD)/convoy scale --threads 1,2,4 -o $(DEMO_DIR)/global_queue -- $(BUILD)/demos/global_queue --workers {threads}
+	@echo
+	@echo "== The same tasks with per-worker deques and work stealing"
+	@$(BUILD)/convoy scale --threads 1,2,4 -o $(DEMO_DIR)/work_stealing -- $(BUILD)/demos/work_stealing --workers {threads}
+	@echo
+	@echo "== Side by side"
+	@$(BUILD)/convoy diff $(DEMO_DIR)/global_queue $(DEMO_DIR)/work_stealing
 
 bench: all bench-shim bench-demos
 

@@ -198,16 +198,25 @@ static void rule_runnable(struct findings *out, const struct step *st)
 	    "sysconf(_SC_NPROCESSORS_ONLN) or the affinity mask, not from the amount of work.", cpus);
 }
 
-/* Per-thread on-CPU time outside waits, for threads that did any. */
-static size_t busy_times(const struct run_view *r, double *out)
+/* Each worker's working time: alive, not joining and not blocked (on a CPU,
+ * runnable, or off-CPU inside its own work, such as a sleeping task). The
+ * main thread is left out when there are workers (it sets up and joins), and
+ * so are threads that lived less than a tenth of the run: a worker is there
+ * for the run, and churned threads have their own rule. */
+static size_t working_times(const struct run_view *r, double *out)
 {
-	const struct profile *p = r->m->p;
+	const struct model *m = r->m;
+	const struct profile *p = m->p;
 	size_t n = 0;
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct cv_thread_rec *t = &p->threads[i];
 		if (t->flags & CV_THREAD_MAIN && p->nthreads > 1)
-			continue;   /* the main thread sets up and joins; workers are the rest */
-		out[n++] = (double)t->cpu_ns;
+			continue;
+		if ((double)(t->end_ns - t->start_ns) < 0.1 * r->s->wall_ns)
+			continue;
+		double w = (double)(t->end_ns - t->start_ns) - (double)t->join_wait_ns -
+			   (double)(m->thread_lock_wait[i] + m->thread_cond_wait[i] + m->thread_barrier_wait[i]);
+		out[n++] = w > 0 ? w : 0;
 	}
 	return n;
 }
@@ -219,16 +228,16 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Idle slots and long parks: uneven work, or a serial phase. */
-static void rule_imbalance_and_parks(struct findings *out, const struct step *st)
+static void rule_imbalance_and_parks(struct findings *out, const struct step *st, int idle_claimed)
 {
 	const struct profile *p = st->t->m->p;
-	double idle = delta(st, STACK_IDLE), park = delta(st, STACK_PARK);
+	double idle = idle_claimed ? 0 : delta(st, STACK_IDLE), park = delta(st, STACK_PARK);
 	double *busy = xcalloc(p->nthreads, sizeof(double));
-	size_t n = busy_times(st->t, busy);
+	size_t n = working_times(st->t, busy);
 	double ratio = 0, median = 0, max = 0;
 	if (n >= 2) {
 		qsort(busy, n, sizeof(double), cmp_double);
-		median = busy[n / 2];
+		median = busy[(n - 1) / 2];   /* the lower median: with two workers, the idle one */
 		max = busy[n - 1];
 		ratio = median > 0 ? max / median : (max > 0 ? INFINITY : 0);
 	}
@@ -275,13 +284,13 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 		struct finding *x = add(out, "load-imbalance", uneven / st->lost);
 		object(x, "workers");
 		x->predicted_wall_ns = predicted(st, uneven);
-		evidence(x, "busiest_cpu_ns", max);
-		evidence(x, "median_cpu_ns", median);
+		evidence(x, "busiest_working_ns", max);
+		evidence(x, "median_working_ns", median);
 		evidence(x, "idle_ns", st->t->s->c[STACK_IDLE]);
 		evidence(x, "park_ns", park_total);
 		char a[32], b[32], c[32];
 		say(x->summary, sizeof(x->summary),
-		    "Work was spread unevenly: the busiest thread ran %s on a CPU, the median one %s "
+		    "Work was spread unevenly: the busiest worker worked %s, the median one %s "
 		    "(%.1f×), so the others sat idle or parked for %s while it finished.",
 		    fmt_ns(a, sizeof(a), max), fmt_ns(b, sizeof(b), median), ratio,
 		    fmt_ns(c, sizeof(c), uneven / st->scale));
@@ -291,7 +300,8 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 	}
 }
 
-static void rule_churn(struct findings *out, const struct step *st)
+/* Returns whether it fired (it then claims the idle slots). */
+static int rule_churn(struct findings *out, const struct step *st)
 {
 	const struct profile *p = st->t->m->p;
 	uint64_t created = 0;
@@ -304,12 +314,12 @@ static void rule_churn(struct findings *out, const struct step *st)
 			lifetimes += (double)(t->end_ns - t->start_ns);
 	}
 	if (created < CHURN_MIN_THREADS)
-		return;
+		return 0;
 	double mean_life = lifetimes / (double)created, mean_create = create_ns / (double)created;
 	/* Threads that live only a few times longer than they take to create are
 	 * churn; the idle slots while they are created one by one are its cost. */
 	if (mean_life > 50 * mean_create)
-		return;
+		return 0;
 	double idle = delta(st, STACK_IDLE);
 	double cost = create_ns * st->scale + (idle > 0 ? idle : 0);
 	struct finding *x = add(out, "thread-churn", cost / st->lost);
@@ -328,6 +338,7 @@ static void rule_churn(struct findings *out, const struct step *st)
 	say(x->fix, sizeof(x->fix),
 	    "Create the threads once (a pool sized to the CPUs) and hand them tasks through a queue "
 	    "instead of creating a thread per task.");
+	return 1;
 }
 
 static void rule_inflation(struct findings *out, const struct step *st)
@@ -385,8 +396,8 @@ void findings__diagnose(struct findings *out, const struct run_view *ref, const 
 	size_t first = out->n;
 	rule_locks(out, &st);
 	rule_runnable(out, &st);
-	rule_imbalance_and_parks(out, &st);
-	rule_churn(out, &st);
+	int churn = rule_churn(out, &st);
+	rule_imbalance_and_parks(out, &st, churn);
 	rule_inflation(out, &st);
 	for (size_t i = first; i < out->n; i++) {
 		out->v[i].threads = st.n;

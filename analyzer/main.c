@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "convoy/profile.h"
+#include "diff.h"
 #include "report.h"
 #include "scale.h"
 #include "util.h"
@@ -19,6 +20,7 @@ static const struct command {
 	{ "run", cmd_run, "run a command under convoy and print its report" },
 	{ "report", cmd_report, "print the report of a profile (text or --json)" },
 	{ "scale", cmd_scale, "run a command at several thread counts and explain the curve" },
+	{ "diff", cmd_diff, "compare two profiles or two sweeps, biggest change first" },
 };
 
 static void usage(FILE *f)

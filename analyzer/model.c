@@ -6,11 +6,13 @@
  * address), and ranks locks by the time threads lost waiting for them. The
  * report, the speedup stack and the findings all read it.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
 #include "profile.h"
+#include "stacks.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -45,31 +47,44 @@ static void add_stats(struct cv_stats *to, const struct cv_stats *s)
 		dst[i] += src[i];
 }
 
+#define MAX_OF(a, b) ((a) > (b) ? (a) : (b))
+
 /* Sums, except the maxima. */
 static void merge_stats(struct cv_stats *to, const struct cv_stats *s)
 {
-	uint64_t max_wait = to->max_wait_ns > s->max_wait_ns ? to->max_wait_ns : s->max_wait_ns;
-	uint64_t max_hold = to->max_hold_ns > s->max_hold_ns ? to->max_hold_ns : s->max_hold_ns;
+	struct cv_stats max = {
+		.max_wait_ns = MAX_OF(to->max_wait_ns, s->max_wait_ns),
+		.max_hold_ns = MAX_OF(to->max_hold_ns, s->max_hold_ns),
+		.rd_max_wait_ns = MAX_OF(to->rd_max_wait_ns, s->rd_max_wait_ns),
+		.wr_max_wait_ns = MAX_OF(to->wr_max_wait_ns, s->wr_max_wait_ns),
+		.max_wake_latency_ns = MAX_OF(to->max_wake_latency_ns, s->max_wake_latency_ns),
+		.max_imbalance_ns = MAX_OF(to->max_imbalance_ns, s->max_imbalance_ns),
+	};
 	add_stats(to, s);
-	to->max_wait_ns = max_wait;
-	to->max_hold_ns = max_hold;
+	to->max_wait_ns = max.max_wait_ns;
+	to->max_hold_ns = max.max_hold_ns;
+	to->rd_max_wait_ns = max.rd_max_wait_ns;
+	to->wr_max_wait_ns = max.wr_max_wait_ns;
+	to->max_wake_latency_ns = max.max_wake_latency_ns;
+	to->max_imbalance_ns = max.max_imbalance_ns;
 }
 
 static void mutex_type(uint32_t flags, char *buf, size_t size)
 {
 	static const char *const types[] = { "normal", "recursive", "errorcheck", "adaptive" };
-	snprintf(buf, size, "%s%s%s%s%s", types[flags & CV_MUTEX_TYPE_MASK],
+	snprintf(buf, size, "%s%s%s%s%s%s", types[flags & CV_MUTEX_TYPE_MASK],
 		 flags & CV_MUTEX_ROBUST ? " robust" : "", flags & CV_MUTEX_PI ? " pi" : "",
-		 flags & CV_MUTEX_PP ? " pp" : "", flags & CV_MUTEX_PSHARED ? " pshared" : "");
+		 flags & CV_MUTEX_PP ? " pp" : "", flags & CV_MUTEX_PSHARED ? " pshared" : "",
+		 flags & CV_MUTEX_C11 ? " c11" : "");
 }
 
 static void name_object(struct object_row *row, struct syms *syms)
 {
 	const struct cv_object *o = &row->obj->o;
-	char sym[200];
+	char sym[256];
 	const char *base = row->obj->name;
-	if (!base)
-		base = syms__name(syms, o->addr, sym, sizeof(sym));
+	if (!base)   /* stacks.c: variable and member path, else the code that made it */
+		base = stacks__object_name(syms, row->obj, kind_name(o->kind), sym, sizeof(sym));
 	if (base)
 		snprintf(row->name, sizeof(row->name), "%s", base);
 	else
@@ -95,9 +110,58 @@ static int by_wait(const void *a, const void *b)
 enum wait_class wait_class_of(uint32_t kind)
 {
 	switch (kind) {
-	case CV_OBJ_MUTEX: return WAIT_LOCK;
-	case CV_OBJ_COND:  return WAIT_PARK;
-	default:           return WAIT_NONE;
+	case CV_OBJ_MUTEX:   return WAIT_LOCK;
+	case CV_OBJ_RWLOCK:  return WAIT_LOCK;
+	case CV_OBJ_FUTEX:   return WAIT_LOCK;      /* see wait_class_of_obj */
+	case CV_OBJ_COND:    return WAIT_PARK;
+	case CV_OBJ_SEM:     return WAIT_PARK;
+	case CV_OBJ_BARRIER: return WAIT_BARRIER;
+	case CV_OBJ_SPIN:    return WAIT_NONE;      /* spinning is on-CPU time */
+	default:             return WAIT_NONE;
+	}
+}
+
+/* A futex word is a lock when its waits expected the "locked, contended"
+ * value 2 (glibc's lowlevellock, Rust's std Mutex) or it took PI operations;
+ * otherwise (sequence counters, park words) its waits are parks. */
+enum wait_class wait_class_of_obj(const struct profile_object *o)
+{
+	if (o->o.kind == CV_OBJ_FUTEX)
+		return (o->o.flags & CV_FUTEX_PI) ||
+		       ((o->o.flags & CV_FUTEX_WAIT_2) && !(o->o.flags & CV_FUTEX_WAIT_OTHER)) ?
+		       WAIT_LOCK : WAIT_PARK;
+	return wait_class_of(o->o.kind);
+}
+
+static bool lock_like(const struct object_row *row)
+{
+	switch (row->obj->o.kind) {
+	case CV_OBJ_MUTEX:
+	case CV_OBJ_RWLOCK:
+	case CV_OBJ_SPIN:
+		return true;
+	case CV_OBJ_FUTEX:   /* a futex word that threads waited on, whatever its role */
+		return row->total.waits != 0;
+	default:
+		return false;
+	}
+}
+
+static void object_type(const struct profile_object *o, char *buf, size_t size)
+{
+	static const char *const rw[] = { "prefer-reader", "prefer-writer", "prefer-writer-nonrecursive", "?" };
+	switch (o->o.kind) {
+	case CV_OBJ_MUTEX:
+		mutex_type(o->o.flags, buf, size);
+		break;
+	case CV_OBJ_RWLOCK:
+		snprintf(buf, size, "%s", rw[o->o.flags & CV_RWLOCK_KIND_MASK]);
+		break;
+	case CV_OBJ_FUTEX:
+		snprintf(buf, size, "%s", wait_class_of_obj(o) == WAIT_LOCK ? "lock" : "park");
+		break;
+	default:
+		buf[0] = '\0';
 	}
 }
 
@@ -121,6 +185,7 @@ void model__build(struct model *m, const struct profile *p, struct syms *syms)
 {
 	memset(m, 0, sizeof(*m));
 	m->p = p;
+	m->syms = syms;
 	m->rows = xcalloc(p->nobjects, sizeof(*m->rows));
 	m->thread_lock_wait = xcalloc(p->nthreads, sizeof(uint64_t));
 	m->thread_cond_wait = xcalloc(p->nthreads, sizeof(uint64_t));
@@ -128,15 +193,14 @@ void model__build(struct model *m, const struct profile *p, struct syms *syms)
 	for (size_t i = 0; i < p->nobjects; i++) {
 		m->rows[i].obj = &p->objects[i];
 		name_object(&m->rows[i], syms);
-		if (p->objects[i].o.kind == CV_OBJ_MUTEX)
-			mutex_type(p->objects[i].o.flags, m->rows[i].type, sizeof(m->rows[i].type));
+		object_type(&p->objects[i], m->rows[i].type, sizeof(m->rows[i].type));
 	}
 	for (size_t i = 0; i < p->nstats; i++) {
 		const struct cv_stats *s = &p->stats[i];
 		struct object_row *row = &m->rows[s->object];
 		merge_stats(&row->total, s);
 		row->nthreads++;
-		switch (wait_class_of(row->obj->o.kind)) {
+		switch (wait_class_of_obj(row->obj)) {
 		case WAIT_LOCK:    m->thread_lock_wait[s->thread] += s->wait_ns; break;
 		case WAIT_PARK:    m->thread_cond_wait[s->thread] += s->wait_ns; break;
 		case WAIT_BARRIER: m->thread_barrier_wait[s->thread] += s->wait_ns; break;
@@ -148,7 +212,9 @@ void model__build(struct model *m, const struct profile *p, struct syms *syms)
 	for (size_t i = 0; i < p->nobjects; i++) {
 		if (!m->rows[i].nthreads)
 			continue;   /* named or initialised but never used */
-		if (p->objects[i].o.kind == CV_OBJ_MUTEX) {
+		if (p->objects[i].o.kind == CV_OBJ_FUTEX)   /* only the ones that slept are seen */
+			m->rows[i].total.acquisitions = m->rows[i].total.contended;
+		if (lock_like(&m->rows[i])) {
 			m->rows[i].typical_hold_ns = typical_hold(p, (uint32_t)i);
 			m->locks[m->nlocks++] = &m->rows[i];
 			m->total_lock_wait += m->rows[i].total.wait_ns;
@@ -161,6 +227,7 @@ void model__build(struct model *m, const struct profile *p, struct syms *syms)
 	for (size_t i = 0; i < p->nthreads; i++)
 		m->total_thread_ns += p->threads[i].end_ns - p->threads[i].start_ns;
 	m->wall_ns = (double)(p->process.end_ns - p->process.start_ns);
+	prims__model_build(m);
 }
 
 void model__free(struct model *m)
@@ -171,5 +238,6 @@ void model__free(struct model *m)
 	free(m->thread_lock_wait);
 	free(m->thread_cond_wait);
 	free(m->thread_barrier_wait);
+	prims__model_free(m);
 }
 

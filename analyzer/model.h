@@ -19,6 +19,28 @@ enum wait_class {
 	WAIT_BARRIER,   /* waiting for the other threads of a round */
 };
 enum wait_class wait_class_of(uint32_t kind);   /* enum cv_obj_kind */
+/* The same for one object: a futex word's class depends on how it was used. */
+enum wait_class wait_class_of_obj(const struct profile_object *o);
+
+/* Object kinds, counted from the X-macro. */
+#define CV_X(sym, val, name) + 1
+enum { CV_OBJ_KIND_COUNT = 0 CV_OBJ_KINDS(CV_X) };
+#undef CV_X
+
+/* The cost of parking and waking (primitives.c), over condvars, semaphores,
+ * barriers and futexes. */
+struct park_totals {
+	uint64_t parks;            /* waits that blocked (barriers: arrivals but the last of a round) */
+	uint64_t park_ns;          /* their time */
+	uint64_t wakeups;          /* parks that ended with a wake the shim saw sent */
+	uint64_t wake_latency_ns, max_wake_latency_ns;   /* from the wake sent to the waiter running */
+	uint64_t wakes_sent;       /* signals, broadcasts, posts, FUTEX_WAKE-type calls */
+	uint64_t wakes_unwaited;   /* ... that found nobody waiting */
+	uint64_t futile_wakes;     /* condvar wake-ups followed by a wait again without unlocking */
+	uint64_t broadcast_woken;  /* waiters claimed by broadcasts (the fan-out) */
+	uint64_t broadcast_back_to_sleep;   /* ... of those, futile: went back to sleep */
+	uint64_t broadcasts;       /* broadcasts that found a waiter */
+};
 
 struct object_row {
 	const struct profile_object *obj;
@@ -31,8 +53,9 @@ struct object_row {
 
 struct model {
 	const struct profile *p;
+	struct syms *syms;           /* what named the rows; call stacks (stacks.h) use it */
 	struct object_row *rows;     /* rows[id] */
-	struct object_row **locks;   /* mutexes, most wait first */
+	struct object_row **locks;   /* mutexes, rwlocks, spinlocks, futex words with waits; most wait first */
 	size_t nlocks;
 	struct object_row **conds;
 	size_t nconds;
@@ -40,10 +63,21 @@ struct model {
 	uint64_t *thread_lock_wait, *thread_cond_wait, *thread_barrier_wait;
 	uint64_t total_lock_wait, total_thread_ns;
 	double wall_ns;
+	/* primitives.c: the other families and the park/wake numbers. */
+	struct object_row **sems, **barriers, **futexes, **parks;   /* most wait first */
+	size_t nsems, nbarriers, nfutexes, nparks;   /* parks: every condvar, semaphore, barrier, futex */
+	struct park_totals park;                    /* the whole process */
+	struct park_totals *thread_park;            /* per thread index */
+	uint64_t *thread_spin_ns;                   /* on-CPU waiting for spinlocks */
+	uint64_t *thread_progress;                  /* progress units (convoy.h), per thread */
+	uint64_t *thread_kind_wait;                 /* [thread * CV_OBJ_KIND_COUNT + kind]: wait_ns */
+	uint64_t total_progress;
 };
 
 void model__build(struct model *m, const struct profile *p, struct syms *syms);
 void model__free(struct model *m);
+void prims__model_build(struct model *m);   /* primitives.c, the end of model__build */
+void prims__model_free(struct model *m);
 
 const char *kind_name(uint32_t kind);
 const char *exit_text(uint32_t reason);   /* enum cv_exit_reason */

@@ -15,9 +15,11 @@
 
 #include "findings.h"
 #include "model.h"
+#include "primitives.h"
 #include "profile.h"
 #include "report.h"
 #include "stack.h"
+#include "stacks.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -61,7 +63,12 @@ static void text_summary(const struct model *m, FILE *out)
 		return;
 	}
 	const struct object_row *top = m->locks[0];
-	fprintf(out, "Threads spent %s blocked on mutexes (%s of their combined lifetime); "
+	int mutexes_only = 1;   /* the wording: other kinds (spinlocks) wait without blocking */
+	for (size_t i = 0; i < m->nlocks; i++)
+		mutexes_only &= m->locks[i]->obj->o.kind == CV_OBJ_MUTEX;
+	fprintf(out, mutexes_only ? "Threads spent %s blocked on mutexes (%s of their combined lifetime); "
+		"%s accounts for %s of it: %s of its %s acquisitions waited, %s on average.\n\n" :
+		"Threads spent %s waiting for locks (%s of their combined lifetime); "
 		"%s accounts for %s of it: %s of its %s acquisitions waited, %s on average.\n\n",
 		fmt_ns(a, sizeof(a), (double)m->total_lock_wait),
 		fmt_pct(b, sizeof(b), ratio(m->total_lock_wait, m->total_thread_ns)),
@@ -98,9 +105,13 @@ static void text_locks(const struct model *m, const struct report_options *o, FI
 	const struct profile *p = m->p;
 	if (!m->nlocks)
 		return;
-	fprintf(out, "Mutexes, by total wait (hold time sampled on 1 in %u acquisitions)\n",
+	int mutexes_only = 1;
+	for (size_t i = 0; i < m->nlocks; i++)
+		mutexes_only &= m->locks[i]->obj->o.kind == CV_OBJ_MUTEX;
+	fprintf(out, "%s, by total wait (hold time sampled on 1 in %u acquisitions)\n",
+		mutexes_only ? "Mutexes" : "Locks (mutexes, rwlocks, spinlocks: on-CPU, futex words)",
 		p->process.hold_sample_period);
-	fprintf(out, "  %-28s %-10s %12s %9s %10s %9s %9s %9s %10s\n", "mutex", "type", "acquired",
+	fprintf(out, "  %-28s %-10s %12s %9s %10s %9s %9s %9s %10s\n", mutexes_only ? "mutex" : "lock", "type", "acquired",
 		"contended", "wait total", "avg", "max", "hold avg", "hand-offs");
 	size_t n = rows_to_show(m->nlocks, o);
 	for (size_t i = 0; i < n; i++) {
@@ -119,6 +130,8 @@ static void text_locks(const struct model *m, const struct report_options *o, FI
 			fprintf(out, "  %-28s trylock: %s calls, %s failed (EBUSY); timeouts: %s\n", "",
 				fmt_count(acq, sizeof(acq), s->trylocks), fmt_count(pct, sizeof(pct), s->trylock_failures),
 				fmt_count(tot, sizeof(tot), s->timeouts));
+		prims__text_lock_detail(r, out);   /* rwlock sides, spin time, futex wakes */
+		stacks__text(out, m->syms, r->obj->o.id, s->wait_ns, o->stacks, o->verbose, "      ");
 		if (r->nthreads < 2 && !o->verbose)
 			continue;
 		for (size_t k = 0; k < p->nstats; k++) {
@@ -158,6 +171,7 @@ static void text_conds(const struct model *m, const struct report_options *o, FI
 			s->waits ? fmt_ns(avg, sizeof(avg), (double)s->wait_ns / (double)s->waits) : "-",
 			s->waits ? fmt_ns(max, sizeof(max), (double)s->max_wait_ns) : "-",
 			fmt_count(to, sizeof(to), s->timeouts), sig, bc);
+		stacks__text(out, m->syms, m->conds[i]->obj->o.id, s->wait_ns, o->stacks, o->verbose, "      ");
 	}
 	if (n < m->nconds)
 		fprintf(out, "  ... %zu more (use --limit 0)\n", m->nconds - n);
@@ -297,20 +311,28 @@ static void json_cond_stats(json_object *o, const struct cv_stats *s)
 	json_object_object_add(o, "broadcasts_unwaited", ju64(s->broadcasts_unwaited));
 }
 
+/* --stacks for JSON rows (json_object_row is also called back by prims.c). */
+static int json_stacks = -1;
+
 static json_object *json_object_row(const struct model *m, const struct object_row *r)
 {
 	const struct profile *p = m->p;
 	json_object *o = json_object_new_object();
-	int mutex = r->obj->o.kind == CV_OBJ_MUTEX;
+	int mutex = r->obj->o.kind == CV_OBJ_MUTEX, cond = r->obj->o.kind == CV_OBJ_COND;
 	json_object_object_add(o, "name", jstr(r->name));
 	json_object_object_add(o, "kind", jstr(kind_name(r->obj->o.kind)));
-	if (mutex)
+	if (r->type[0])
 		json_object_object_add(o, "type", jstr(r->type));
 	json_object_object_add(o, "addr", jaddr(r->obj->o.addr));
 	json_object_object_add(o, "generation", ju64(r->obj->o.generation));
 	json_object_object_add(o, "destroyed", json_object_new_boolean(r->obj->o.retired));
-	(mutex ? json_mutex_stats : json_cond_stats)(o, &r->total);
+	if (mutex || cond)
+		(mutex ? json_mutex_stats : json_cond_stats)(o, &r->total);
+	prims__json_stats(o, r->obj, &r->total);   /* the other kinds, park/wake */
+	if (r->obj->o.kind == CV_OBJ_BARRIER)
+		json_object_object_add(o, "count", json_object_new_int64(r->obj->o.flags));
 	json_object_object_add(o, "wait_histogram", json_histogram(&r->total));
+	stacks__json(o, m->syms, r->obj->o.id, json_stacks);   /* site, first_use, stacks[] */
 	json_object *threads = json_object_new_array();
 	for (size_t k = 0; k < p->nstats; k++) {
 		const struct cv_stats *s = &p->stats[k];
@@ -319,7 +341,9 @@ static json_object *json_object_row(const struct model *m, const struct object_r
 		json_object *t = json_object_new_object();
 		json_object_object_add(t, "tid", json_object_new_int(p->threads[s->thread].tid));
 		json_object_object_add(t, "thread", ju64(s->thread));
-		(mutex ? json_mutex_stats : json_cond_stats)(t, s);
+		if (mutex || cond)
+			(mutex ? json_mutex_stats : json_cond_stats)(t, s);
+		prims__json_stats(t, r->obj, s);
 		json_object_array_add(threads, t);
 	}
 	json_object_object_add(o, "threads", threads);
@@ -353,6 +377,7 @@ static json_object *json_thread(const struct model *m, size_t i, struct syms *sy
 	json_object_object_add(o, "join_wait_ns", ju64(t->join_wait_ns));
 	json_object_object_add(o, "joins", ju64(t->joins));
 	json_object_object_add(o, "threads_created", ju64(t->threads_created));
+	prims__json_thread(o, m, i);   /* spin_ns, wait_ns_by_kind, park_wake */
 	json_object *counters = json_object_new_object(), *progress = json_object_new_object();
 	for (size_t k = 0; k < p->ncounters; k++) {
 		const struct profile_counter *c = &p->counters[k];
@@ -391,6 +416,7 @@ static json_object *json_report(const struct model *m, struct syms *syms)
 		json_object_array_add(threads, json_thread(m, i, syms));
 	json_object_object_add(root, "locks", locks);
 	json_object_object_add(root, "condvars", conds);
+	prims__json_sections(root, m, json_object_row);   /* semaphores, barriers, futexes, park_wake */
 	json_object_object_add(root, "threads", threads);
 	json_object_object_add(root, "findings", json_object_new_array());   /* filled by report__write */
 	return root;
@@ -401,6 +427,7 @@ int report__write(const struct profile *p, const struct report_options *o, FILE 
 	struct syms *syms = syms__load(p);
 	struct model m;
 	model__build(&m, p, syms);
+	json_stacks = o->stacks_given ? o->stacks : -1;
 	/* A single run has no reference: its stack counts all on-CPU time as
 	 * useful, at as many threads as were busy (docs/findings.md). */
 	struct run_stack st;
@@ -430,6 +457,7 @@ int report__write(const struct profile *p, const struct report_options *o, FILE 
 		fputc('\n', out);
 		text_locks(&m, o, out);
 		text_conds(&m, o, out);
+		prims__text(&m, o, out);   /* semaphores, barriers, futexes, park and wake */
 		text_threads(&m, o, syms, out);
 		text_counters(&m, out);
 	}
@@ -456,6 +484,8 @@ static void report_usage(FILE *f)
 	      "  --json       one JSON object (docs/report-json.md) instead of text\n"
 	      "  -v           every thread's share of every mutex\n"
 	      "  --limit N    at most N rows per table (default 20; 0 = all)\n"
+	      "  --stacks N   the N call stacks that waited longest on each lock and\n"
+	      "               condvar (default 3 in text, all in JSON; 0 = none)\n"
 	      "\n"
 	      "example:\n"
 	      "  convoy report convoy-myprog-1234.convoy\n", f);
@@ -467,10 +497,11 @@ int cmd_report(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "limit", required_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "stacks", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct report_options o = { .limit = 20 };
+	struct report_options o = { .limit = 20, .stacks = 3 };
 	int c;
 	opterr = 0;
 	optind = 1;
@@ -485,6 +516,16 @@ int cmd_report(int argc, char **argv)
 				return 2;
 			}
 			o.limit = (int)v;
+			break;
+		}
+		case 's': {
+			long long v = parse_count(optarg);
+			if (v < 0 || v > 1000000) {
+				cv_error("report: --stacks takes a count from 0 to 1000000, not '%s'", optarg);
+				return 2;
+			}
+			o.stacks = (int)v;
+			o.stacks_given = 1;
 			break;
 		}
 		case 'h': report_usage(stdout); return 0;

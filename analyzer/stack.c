@@ -5,7 +5,9 @@
  * calls), CPU time C and run-queue delay R (schedstat).
  *
  *   active  = L − J          a thread waiting in join is waiting for the
- *                             workers, not working: its slot is idle
+ *                             workers, not working: its slot is idle (so are
+ *                             the main thread's parks and barrier waits when
+ *                             it made threads: it is waiting for them)
  *   blocked = lock + park + barrier
  *   U       = active − blocked          time neither blocked nor joining
  *   cpu_out = min(C, U)                 on-CPU outside the waits
@@ -50,6 +52,25 @@ static int by_lock_wait(const void *a, const void *b)
 	return x->wait_ns < y->wait_ns ? 1 : x->wait_ns > y->wait_ns ? -1 : 0;
 }
 
+/* The main thread of a program that made threads sets up, hands out work
+ * and waits for it: its parks and barrier waits, like its joins, are waiting
+ * for the workers, so its slot counts as idle then. */
+static int coordinator(const struct cv_thread_rec *t)
+{
+	return (t->flags & CV_THREAD_MAIN) && t->threads_created > 0;
+}
+
+/* A thread's active time: alive, not waiting for the workers. */
+static double active_time(const struct model *m, size_t i)
+{
+	const struct cv_thread_rec *t = &m->p->threads[i];
+	double life = (double)(t->end_ns - t->start_ns);
+	double active = life - minf((double)t->join_wait_ns, life);
+	if (coordinator(t))
+		active -= minf((double)(m->thread_cond_wait[i] + m->thread_barrier_wait[i]), active);
+	return active;
+}
+
 struct edge { double t; int d; };
 
 static int by_time(const void *a, const void *b)
@@ -72,8 +93,7 @@ int stack__busy_threads(const struct model *m)
 	double first = INFINITY, last = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct cv_thread_rec *t = &p->threads[i];
-		double start = (double)t->start_ns, life = (double)(t->end_ns - t->start_ns);
-		double active = life - minf((double)t->join_wait_ns, life);
+		double start = (double)t->start_ns, active = active_time(m, i);
 		e[2 * i] = (struct edge){ start, +1 };
 		e[2 * i + 1] = (struct edge){ start + active, -1 };
 		first = minf(first, start);
@@ -116,6 +136,11 @@ void stack__compute(struct run_stack *s, const struct model *m, int n, double wa
 		double active = life - minf((double)t->join_wait_ns, life);
 		double lock = (double)m->thread_lock_wait[i], park = (double)m->thread_cond_wait[i];
 		double barrier = (double)m->thread_barrier_wait[i];
+		if (coordinator(t)) {
+			/* Waiting for the workers' results is not work either. */
+			active -= minf(park + barrier, active);
+			park = barrier = 0;
+		}
 		double blocked = lock + park + barrier;
 		double u = active - blocked;
 		if (u < 0) {
@@ -142,7 +167,7 @@ void stack__compute(struct run_stack *s, const struct model *m, int n, double wa
 
 	s->locks = xcalloc(m->nlocks, sizeof(*s->locks));
 	for (size_t i = 0; i < m->nlocks; i++)
-		if (wait_class_of(m->locks[i]->obj->o.kind) == WAIT_LOCK && m->locks[i]->total.wait_ns) {
+		if (wait_class_of_obj(m->locks[i]->obj) == WAIT_LOCK && m->locks[i]->total.wait_ns) {
 			s->locks[s->nlocks].row = m->locks[i];
 			s->locks[s->nlocks++].wait_ns = (double)m->locks[i]->total.wait_ns;
 		}

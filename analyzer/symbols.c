@@ -3,8 +3,27 @@
  * Each module of the profile's map is reported at the load bias it had in the
  * recorded process, so process addresses look up directly. Modules whose file
  * is gone or has changed (build-id mismatch) are skipped: naming an address
- * from the wrong binary would be worse than not naming it.
+ * from the wrong binary would be worse than not naming it. Separate debug
+ * info is found by dwfl_standard_find_debuginfo: /usr/lib/debug/.build-id,
+ * .gnu_debuglink next to the file or under /usr/lib/debug.
+ *
+ * The map keeps modules that were dlclose'd, so two of them may have used the
+ * same addresses in different generations (include/convoy/profile.h,
+ * cv_module). Modules go into "layers", each a Dwfl of modules that do not
+ * overlap; a lookup picks the module by address and generation, then asks its
+ * layer.
+ *
+ * Code: function, file:line and inlined frames (dwarf_getscopes on the CU),
+ * names demangled (__cxa_demangle). Without DWARF, the ELF symbol (.symtab,
+ * else .dynsym, which is what a stripped binary keeps), else module+offset.
+ *
+ * Data: the variable whose DW_OP_addr location covers the address, and the
+ * member path inside it from its DWARF type (structs, unions' first level,
+ * arrays of any rank), stopping at a synchronisation type: pool.queue_lock,
+ * workers[3].lock.
  */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
@@ -17,15 +36,92 @@
 #include "symbols.h"
 #include "util.h"
 
-struct syms {
-	Dwfl *dwfl;
+/* libstdc++'s demangler; the analyzer links -lstdc++ for it. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+struct var {
+	uint64_t addr, size;         /* process addresses */
+	Dwarf_Die die;
+	char *qualified;             /* "ns::name", "func::name" */
 };
+
+struct smod {
+	const struct profile_module *pm;
+	Dwfl_Module *mod;            /* NULL: the file is gone, changed or unreadable */
+	const char *base;            /* file name */
+	int shim, runtime;
+	int vars_done;
+	struct var *vars;            /* sorted by addr */
+	size_t nvars;
+};
+
+struct frame_set {
+	uint64_t pc;
+	uint32_t gen;
+	int is_return;
+	size_t n;
+	struct sym_frame *f;
+	struct frame_set *next;
+};
+
+#define FRAME_BUCKETS 4096
+
+struct syms {
+	const struct profile *p;
+	Dwfl **layers;
+	size_t nlayers;
+	struct smod *mods;           /* as the profile's modules */
+	size_t nmods;
+	struct frame_set *frames[FRAME_BUCKETS];
+	char **strings;              /* names we own */
+	size_t nstrings, capstrings;
+};
+
+/* Where separate debug info is looked for: libdw's default (the file's
+ * directory, its .debug/, /usr/lib/debug by path and by .build-id), or
+ * CONVOY_DEBUGINFO_PATH in the same syntax ("+:.debug:/usr/lib/debug"). */
+static char *debuginfo_path;
 
 static const Dwfl_Callbacks callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
 };
+
+static const char *keep(struct syms *s, char *str)
+{
+	if (!str)
+		return NULL;
+	if (s->nstrings == s->capstrings) {
+		s->capstrings = s->capstrings ? s->capstrings * 2 : 64;
+		s->strings = realloc(s->strings, s->capstrings * sizeof(*s->strings));
+		if (!s->strings) {
+			cv_error("out of memory");
+			abort();
+		}
+	}
+	s->strings[s->nstrings++] = str;
+	return str;
+}
+
+static const char *keep_copy(struct syms *s, const char *str)
+{
+	return str ? keep(s, xstrndup(str, strlen(str))) : NULL;
+}
+
+/* The demangled form of name, or a copy of it. Caller frees. */
+static char *demangle(const char *name)
+{
+	if (name && name[0] == '_' && name[1] == 'Z') {
+		int status = 0;
+		char *d = __cxa_demangle(name, NULL, NULL, &status);
+		if (d && status == 0)
+			return d;
+		free(d);
+	}
+	return name ? xstrndup(name, strlen(name)) : NULL;
+}
 
 /* Does the file at path still have the build-id the profile recorded? A
  * rebuilt binary would name addresses wrongly, so it is left out. */
@@ -48,61 +144,597 @@ static int same_build_id(const struct profile_module *pm)
 	return same;
 }
 
+/* The C and C++ runtime: frames in these are not "the program's code". */
+static int runtime_module(const char *base)
+{
+	static const char *const prefixes[] = {
+		"libc.so", "libc-", "ld-linux", "ld64.so", "libpthread", "libstdc++", "libgcc_s",
+		"libm.so", "libdl.so", "librt.so", "libunwind", "libc++",
+	};
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(base, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	return 0;
+}
+
+static int overlaps(const struct profile_module *a, const struct profile_module *b)
+{
+	return a->m.start < b->m.end && b->m.start < a->m.end;
+}
+
 struct syms *syms__load(const struct profile *p)
 {
 	struct syms *s = xcalloc(1, sizeof(*s));
+	s->p = p;
 	elf_version(EV_CURRENT);
-	s->dwfl = dwfl_begin(&callbacks);
-	if (!s->dwfl)
-		return s;
-	dwfl_report_begin(s->dwfl);
+	const char *dp = getenv("CONVOY_DEBUGINFO_PATH");
+	debuginfo_path = dp && *dp ? (char *)dp : NULL;
+	s->nmods = p->nmodules;
+	s->mods = xcalloc(p->nmodules ? p->nmodules : 1, sizeof(*s->mods));
+	size_t *layer_of = xcalloc(p->nmodules ? p->nmodules : 1, sizeof(size_t));
 	for (size_t i = 0; i < p->nmodules; i++) {
 		const struct profile_module *pm = &p->modules[i];
-		if (!pm->path || pm->path[0] != '/' || access(pm->path, R_OK) != 0 || !same_build_id(pm))
-			continue;   /* the vdso, a file that is gone, or one rebuilt since */
-		dwfl_report_elf(s->dwfl, pm->path, pm->path, -1, pm->m.load_bias, false);
+		struct smod *m = &s->mods[i];
+		m->pm = pm;
+		const char *slash = pm->path ? strrchr(pm->path, '/') : NULL;
+		m->base = slash ? slash + 1 : pm->path ? pm->path : "";
+		m->shim = !strncmp(m->base, "libconvoy", 9);
+		m->runtime = runtime_module(m->base);
+		/* The first layer where it overlaps nothing. */
+		size_t layer = 0;
+		for (size_t k = 0; k < i; k++)
+			if (layer_of[k] == layer && overlaps(&p->modules[k], pm)) {
+				layer++;
+				k = (size_t)-1;   /* recheck the new layer from the start */
+			}
+		layer_of[i] = layer;
+		if (layer + 1 > s->nlayers)
+			s->nlayers = layer + 1;
 	}
-	dwfl_report_end(s->dwfl, NULL, NULL);
+	s->layers = xcalloc(s->nlayers ? s->nlayers : 1, sizeof(*s->layers));
+	for (size_t l = 0; l < s->nlayers; l++) {
+		Dwfl *dwfl = dwfl_begin(&callbacks);
+		s->layers[l] = dwfl;
+		if (!dwfl)
+			continue;
+		dwfl_report_begin(dwfl);
+		for (size_t i = 0; i < p->nmodules; i++) {
+			const struct profile_module *pm = &p->modules[i];
+			if (layer_of[i] != l)
+				continue;
+			if (!pm->path || pm->path[0] != '/' || access(pm->path, R_OK) != 0 || !same_build_id(pm))
+				continue;   /* the vdso, a file that is gone, or one rebuilt since */
+			s->mods[i].mod = dwfl_report_elf(dwfl, pm->path, pm->path, -1, pm->m.load_bias, false);
+		}
+		dwfl_report_end(dwfl, NULL, NULL);
+	}
+	free(layer_of);
 	return s;
 }
 
+const struct profile *syms__profile(const struct syms *s) { return s->p; }
+
 void syms__free(struct syms *s)
 {
-	if (s && s->dwfl)
-		dwfl_end(s->dwfl);
+	if (!s)
+		return;
+	for (size_t l = 0; l < s->nlayers; l++)
+		if (s->layers[l])
+			dwfl_end(s->layers[l]);
+	for (size_t i = 0; i < s->nmods; i++)
+		free(s->mods[i].vars);
+	for (size_t b = 0; b < FRAME_BUCKETS; b++) {
+		for (struct frame_set *f = s->frames[b], *next; f; f = next) {
+			next = f->next;
+			free(f->f);
+			free(f);
+		}
+	}
+	for (size_t i = 0; i < s->nstrings; i++)
+		free(s->strings[i]);
+	free(s->strings);
+	free(s->layers);
+	free(s->mods);
 	free(s);
+}
+
+/* The module that covered addr in generation gen: one valid for gen if any,
+ * else (SYMS_ANY_GEN, or a profile without generations) the one still loaded,
+ * else the one loaded last. */
+static struct smod *module_for(struct syms *s, uint64_t addr, uint32_t gen)
+{
+	struct smod *valid = NULL, *loaded = NULL, *latest = NULL;
+	for (size_t i = 0; i < s->nmods; i++) {
+		const struct cv_module *m = &s->mods[i].pm->m;
+		if (addr < m->start || addr >= m->end)
+			continue;
+		if (gen != SYMS_ANY_GEN && m->map_gen <= gen && (!m->unload_gen || gen < m->unload_gen))
+			valid = &s->mods[i];
+		if (!m->unload_gen)
+			loaded = &s->mods[i];
+		if (!latest || m->map_gen >= latest->pm->m.map_gen)
+			latest = &s->mods[i];
+	}
+	return valid ? valid : loaded ? loaded : latest;
+}
+
+const char *syms__module_of(struct syms *s, uint64_t addr, uint32_t gen, uint64_t *offset)
+{
+	struct smod *m = module_for(s, addr, gen);
+	if (!m)
+		return NULL;
+	*offset = addr - m->pm->m.load_bias;
+	return m->base;
 }
 
 const char *syms__name(struct syms *s, uint64_t addr, char *buf, size_t size)
 {
-	if (!s->dwfl)
-		return NULL;
-	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
-	if (!mod)
+	struct smod *m = module_for(s, addr, SYMS_ANY_GEN);
+	if (!m || !m->mod)
 		return NULL;
 	GElf_Off off;
 	GElf_Sym sym;
-	const char *name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+	const char *name = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
 	if (!name)
 		return NULL;
+	char *d = demangle(name);
 	if (off)
-		snprintf(buf, size, "%s+%llu", name, (unsigned long long)off);
+		snprintf(buf, size, "%s+%llu", d, (unsigned long long)off);
 	else
-		snprintf(buf, size, "%s", name);
+		snprintf(buf, size, "%s", d);
+	free(d);
 	return buf;
 }
 
 const char *syms__source(struct syms *s, uint64_t addr, char *buf, size_t size)
 {
-	if (!s->dwfl)
-		return NULL;
-	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
-	Dwfl_Line *line = mod ? dwfl_module_getsrc(mod, addr) : NULL;
+	struct smod *m = module_for(s, addr, SYMS_ANY_GEN);
+	Dwfl_Line *line = m && m->mod ? dwfl_module_getsrc(m->mod, addr) : NULL;
 	int lineno;
 	const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
 	if (!file)
 		return NULL;
 	const char *slash = strrchr(file, '/');
 	snprintf(buf, size, "%s:%d", slash ? slash + 1 : file, lineno);
+	return buf;
+}
+
+/* ---- code ------------------------------------------------------------------ */
+
+/* A function DIE's name: the demangled linkage name, else DW_AT_name, both
+ * through abstract_origin and specification. Caller frees. */
+static char *die_function_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!link)
+		link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	if (link)
+		return demangle(link);
+	const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+	return name ? xstrndup(name, strlen(name)) : NULL;
+}
+
+static int system_source(const char *path)
+{
+	return path && (!strncmp(path, "/usr/include/", 13) || !strncmp(path, "/usr/lib/gcc/", 13) ||
+			!strncmp(path, "/usr/local/include/", 19));
+}
+
+static int runtime_function(const char *fn)
+{
+	return fn && (!strncmp(fn, "std::", 5) || !strncmp(fn, "__gnu_cxx::", 11) ||
+		      !strncmp(fn, "__gthread", 9) || !strncmp(fn, "__gthrw_", 8) || !strcmp(fn, "_start"));
+}
+
+static void set_source(struct syms *s, struct sym_frame *f, const char *path, int line)
+{
+	f->path = keep_copy(s, path);
+	const char *slash = f->path ? strrchr(f->path, '/') : NULL;
+	f->file = slash ? slash + 1 : f->path;
+	f->line = f->path ? line : 0;
+}
+
+static size_t symbolize(struct syms *s, uint64_t pc, uint32_t gen, int is_return, struct sym_frame **out)
+{
+	struct smod *m = module_for(s, pc, gen);
+	uint64_t look = is_return && pc ? pc - 1 : pc;
+	struct sym_frame base = { .pc = pc };
+	if (m) {
+		base.module = m->base;
+		base.offset = pc - m->pm->m.load_bias;
+		base.shim = m->shim;
+		base.runtime = m->runtime;
+	}
+	if (!m || !m->mod) {
+		*out = xcalloc(1, sizeof(**out));
+		**out = base;
+		return 1;
+	}
+
+	/* The ELF symbol: the outermost function's name when DWARF has none. */
+	GElf_Off symoff;
+	GElf_Sym sym;
+	const char *elfname = dwfl_module_addrinfo(m->mod, look, &symoff, &sym, NULL, NULL, NULL);
+
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cudie = dwfl_module_addrdie(m->mod, look, &bias);
+	Dwarf_Die *scopes = NULL;
+	int nscopes = cudie ? dwarf_getscopes(cudie, look - bias, &scopes) : 0;
+	if (nscopes > 0) {
+		/* dwarf_getscopes continues past an inlined instance with its
+		 * abstract origin's scopes; the callers are the concrete
+		 * instance's parents, which dwarf_getscopes_die walks. */
+		Dwarf_Die inner = scopes[0];
+		free(scopes);
+		scopes = NULL;
+		nscopes = dwarf_getscopes_die(&inner, &scopes);
+	}
+	size_t nfn = 0;
+	for (int i = 0; i < nscopes; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_entry_point)
+			nfn++;
+	}
+	struct sym_frame *f = xcalloc(nfn ? nfn : 1, sizeof(*f));
+	Dwfl_Line *line = dwfl_module_getsrc(m->mod, look);
+	int lineno = 0;
+	const char *src = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	if (!nfn) {
+		f[0] = base;
+		f[0].function = keep(s, elfname ? demangle(elfname) : NULL);
+		set_source(s, &f[0], src, lineno);
+		nfn = 1;
+	} else {
+		Dwarf_Files *files = NULL;
+		size_t nfiles = 0;
+		if (dwarf_getsrcfiles(cudie, &files, &nfiles) != 0)
+			files = NULL;
+		size_t k = 0;
+		const char *path = src;
+		int ln = lineno;
+		for (int i = 0; i < nscopes && k < nfn; i++) {
+			int tag = dwarf_tag(&scopes[i]);
+			if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine && tag != DW_TAG_entry_point)
+				continue;
+			f[k] = base;
+			f[k].function = keep(s, die_function_name(&scopes[i]));
+			set_source(s, &f[k], path, ln);
+			if (tag == DW_TAG_inlined_subroutine) {
+				f[k].inlined = 1;
+				/* The next frame's line is where this one was inlined. */
+				Dwarf_Attribute a;
+				Dwarf_Word cf = 0, cl = 0;
+				path = NULL;
+				ln = 0;
+				if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &cf) == 0 && files &&
+				    cf < nfiles)
+					path = dwarf_filesrc(files, cf, NULL, NULL);
+				if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &cl) == 0)
+					ln = (int)cl;
+			}
+			if (!f[k].function && !f[k].inlined && elfname)
+				f[k].function = keep(s, demangle(elfname));
+			k++;
+		}
+		nfn = k;
+	}
+	free(scopes);
+	for (size_t k = 0; k < nfn; k++)
+		if (!f[k].runtime && (system_source(f[k].path) || runtime_function(f[k].function)))
+			f[k].runtime = 1;
+	*out = f;
+	return nfn;
+}
+
+size_t syms__frames(struct syms *s, uint64_t pc, uint32_t gen, int is_return, const struct sym_frame **out)
+{
+	uint64_t h = (pc * 0x9E3779B97F4A7C15ull) ^ gen ^ (uint64_t)is_return << 63;
+	size_t b = (size_t)(h >> 52) % FRAME_BUCKETS;
+	for (struct frame_set *f = s->frames[b]; f; f = f->next) {
+		if (f->pc == pc && f->gen == gen && f->is_return == is_return) {
+			*out = f->f;
+			return f->n;
+		}
+	}
+	struct frame_set *f = xcalloc(1, sizeof(*f));
+	f->pc = pc;
+	f->gen = gen;
+	f->is_return = is_return;
+	f->n = symbolize(s, pc, gen, is_return, &f->f);
+	f->next = s->frames[b];
+	s->frames[b] = f;
+	*out = f->f;
+	return f->n;
+}
+
+const char *syms__frame_label(const struct sym_frame *f, char *buf, size_t size)
+{
+	if (f->function && f->file && f->line)
+		snprintf(buf, size, "%s (%s:%d)", f->function, f->file, f->line);
+	else if (f->function)
+		snprintf(buf, size, "%s", f->function);
+	else if (f->module)
+		snprintf(buf, size, "%s+0x%llx", f->module, (unsigned long long)f->offset);
+	else
+		snprintf(buf, size, "0x%llx", (unsigned long long)f->pc);
+	return buf;
+}
+
+/* ---- data ------------------------------------------------------------------ */
+
+struct var_list {
+	struct var *v;
+	size_t n, cap;
+};
+
+static void add_var(struct syms *s, struct var_list *l, Dwarf_Die *die, uint64_t bias, const char *prefix)
+{
+	Dwarf_Attribute a;
+	Dwarf_Op *ops;
+	size_t nops;
+	if (!dwarf_attr(die, DW_AT_location, &a) || dwarf_getlocation(&a, &ops, &nops) != 0 || nops != 1 ||
+	    ops[0].atom != DW_OP_addr)
+		return;
+	Dwarf_Die type;
+	Dwarf_Word size = 0;
+	if (!dwarf_formref_die(dwarf_attr_integrate(die, DW_AT_type, &a), &type) ||
+	    dwarf_aggregate_size(&type, &size) != 0 || size == 0)
+		size = 1;
+	const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+	if (!name)
+		return;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		l->v = realloc(l->v, l->cap * sizeof(*l->v));
+		if (!l->v) {
+			cv_error("out of memory");
+			abort();
+		}
+	}
+	struct var *v = &l->v[l->n++];
+	v->addr = ops[0].number + bias;
+	v->size = size;
+	v->die = *die;
+	size_t len = strlen(prefix) + strlen(name) + 1;
+	char *q = xcalloc(1, len);
+	snprintf(q, len, "%s%s", prefix, name);
+	v->qualified = (char *)keep(s, q);
+}
+
+/* Variables with a static address: at file and namespace scope, and static
+ * locals inside functions and their blocks. */
+static void walk_vars(struct syms *s, struct var_list *l, Dwarf_Die *parent, uint64_t bias, const char *prefix,
+		      int depth)
+{
+	Dwarf_Die child;
+	if (depth > 32 || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_variable) {
+			add_var(s, l, &child, bias, prefix);
+		} else if (tag == DW_TAG_namespace || tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block) {
+			char next[512];
+			const char *name = tag == DW_TAG_lexical_block ? NULL : dwarf_diename(&child);
+			if (tag == DW_TAG_namespace && !name)
+				name = "(anonymous namespace)";
+			if (name)
+				snprintf(next, sizeof(next), "%s%s::", prefix, name);
+			else
+				snprintf(next, sizeof(next), "%s", prefix);
+			walk_vars(s, l, &child, bias, next, depth + 1);
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct var *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void index_vars(struct syms *s, struct smod *m)
+{
+	m->vars_done = 1;
+	if (!m->mod)
+		return;
+	struct var_list l = { 0 };
+	Dwarf_Addr bias;
+	for (Dwarf_Die *cu = dwfl_module_nextcu(m->mod, NULL, &bias); cu; cu = dwfl_module_nextcu(m->mod, cu, &bias))
+		walk_vars(s, &l, cu, bias, "", 0);
+	if (l.n)
+		qsort(l.v, l.n, sizeof(*l.v), by_addr);
+	m->vars = l.v;
+	m->nvars = l.n;
+}
+
+static const struct var *var_at(struct smod *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->nvars;
+	const struct var *best = NULL;
+	while (lo < hi) {   /* the last variable starting at or before addr */
+		size_t mid = (lo + hi) / 2;
+		if (m->vars[mid].addr <= addr) {
+			best = &m->vars[mid];
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	/* Declarations of one variable in several CUs share the address: any will do. */
+	return best && addr < best->addr + best->size ? best : NULL;
+}
+
+/* Types where the member path stops: the lock itself. */
+static int sync_type_name(const char *n)
+{
+	static const char *const names[] = {
+		"pthread_mutex_t", "pthread_cond_t", "pthread_rwlock_t", "pthread_spinlock_t",
+		"pthread_barrier_t", "sem_t", "mtx_t", "cnd_t", "__gthread_mutex_t",
+		"__gthread_recursive_mutex_t", "__gthread_cond_t", "mutex", "recursive_mutex",
+		"timed_mutex", "recursive_timed_mutex", "shared_mutex", "shared_timed_mutex",
+		"condition_variable", "condition_variable_any", "__mutex_base", "__recursive_mutex_base",
+		"__condvar", "once_flag", "counting_semaphore", "binary_semaphore", "barrier", "latch",
+	};
+	if (!n)
+		return 0;
+	if (!strncmp(n, "atomic", 6) || !strncmp(n, "__atomic_base", 13) || !strncmp(n, "counting_semaphore<", 19))
+		return 1;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(n, names[i]))
+			return 1;
+	return 0;
+}
+
+static int die_type(Dwarf_Die *die, Dwarf_Die *type)
+{
+	Dwarf_Attribute a;
+	return dwarf_formref_die(dwarf_attr_integrate(die, DW_AT_type, &a), type) != NULL;
+}
+
+static uint64_t die_size(Dwarf_Die *type)
+{
+	Dwarf_Word size;
+	return dwarf_aggregate_size(type, &size) == 0 ? size : 0;
+}
+
+/* Appends to buf the path from a value of type t to offset off inside it. */
+static void member_path(Dwarf_Die t, uint64_t off, char *buf, size_t size)
+{
+	size_t len = strlen(buf);
+	for (int depth = 0; depth < 64; depth++) {
+		int tag = dwarf_tag(&t);
+		const char *name = dwarf_diename(&t);
+		if (sync_type_name(name))
+			break;
+		if (tag == DW_TAG_typedef || tag == DW_TAG_const_type || tag == DW_TAG_volatile_type ||
+		    tag == DW_TAG_restrict_type || tag == DW_TAG_atomic_type) {
+			if (!die_type(&t, &t))
+				break;
+			continue;
+		}
+		if (tag == DW_TAG_array_type) {
+			Dwarf_Die elem;
+			if (!die_type(&t, &elem))
+				break;
+			uint64_t esize = die_size(&elem);
+			if (!esize)
+				break;
+			/* Dimensions, outermost first; index = off / esize split by them. */
+			uint64_t dims[16];
+			int ndims = 0;
+			Dwarf_Die sub;
+			if (dwarf_child(&t, &sub) == 0) {
+				do {
+					if (dwarf_tag(&sub) != DW_TAG_subrange_type || ndims == 16)
+						continue;
+					Dwarf_Attribute a;
+					Dwarf_Word count = 0, upper = 0;
+					if (dwarf_formudata(dwarf_attr_integrate(&sub, DW_AT_count, &a), &count) == 0)
+						dims[ndims++] = count;
+					else if (dwarf_formudata(dwarf_attr_integrate(&sub, DW_AT_upper_bound, &a), &upper) == 0)
+						dims[ndims++] = upper + 1;
+					else
+						dims[ndims++] = 0;   /* flexible or unknown */
+				} while (dwarf_siblingof(&sub, &sub) == 0);
+			}
+			if (!ndims)
+				dims[ndims++] = 0;
+			uint64_t index = off / esize;
+			uint64_t idx[16];
+			for (int d = ndims - 1; d >= 0; d--) {
+				if (d == 0 || !dims[d]) {
+					idx[d] = index;
+					index = 0;
+				} else {
+					idx[d] = index % dims[d];
+					index /= dims[d];
+				}
+			}
+			for (int d = 0; d < ndims; d++)
+				len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "[%llu]",
+							(unsigned long long)idx[d]);
+			off %= esize;
+			t = elem;
+			continue;
+		}
+		if (tag == DW_TAG_structure_type || tag == DW_TAG_class_type || tag == DW_TAG_union_type) {
+			Dwarf_Die mem, found;
+			int have = 0;
+			uint64_t found_loc = 0;
+			if (dwarf_child(&t, &mem) == 0) {
+				do {
+					int mt = dwarf_tag(&mem);
+					if (mt != DW_TAG_member && mt != DW_TAG_inheritance)
+						continue;
+					Dwarf_Attribute a;
+					Dwarf_Word loc = 0;
+					if (dwarf_hasattr(&mem, DW_AT_data_member_location) &&
+					    dwarf_formudata(dwarf_attr(&mem, DW_AT_data_member_location, &a), &loc) != 0)
+						continue;   /* a location expression: not a plain offset */
+					if (mt == DW_TAG_member && !dwarf_hasattr(&mem, DW_AT_data_member_location) &&
+					    tag != DW_TAG_union_type)
+						continue;   /* a static member */
+					Dwarf_Die mtype;
+					if (!die_type(&mem, &mtype))
+						continue;
+					uint64_t msize = die_size(&mtype);
+					if (off >= loc && off < loc + (msize ? msize : 1)) {
+						found = mem;
+						found_loc = loc;
+						have = 1;
+						break;   /* the first member that covers it (a union's first) */
+					}
+				} while (dwarf_siblingof(&mem, &mem) == 0);
+			}
+			if (!have)
+				break;
+			const char *mname = dwarf_diename(&found);
+			if (dwarf_tag(&found) == DW_TAG_member && mname)
+				len += (size_t)snprintf(buf + len, len < size ? size - len : 0, ".%s", mname);
+			off -= found_loc;
+			if (!die_type(&found, &t))
+				break;
+			continue;
+		}
+		break;   /* a base type, pointer or enum: nothing inside to name */
+	}
+	if (off)
+		snprintf(buf + len, len < size ? size - len : 0, "+%llu", (unsigned long long)off);
+}
+
+const char *syms__data_name(struct syms *s, uint64_t addr, uint32_t gen, char *buf, size_t size)
+{
+	struct smod *m = module_for(s, addr, gen);
+	if (!m || !m->mod)
+		return NULL;
+	if (!m->vars_done)
+		index_vars(s, m);
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	const char *elfname = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
+	const struct var *v = var_at(m, addr);
+	if (v) {
+		/* The ELF symbol has the qualified C++ name of a namespace-scope
+		 * variable; a static local's symbol is "name.N", DWARF's is better. */
+		char *d = elfname && addr - off == v->addr && !strchr(elfname, '.') ? demangle(elfname) : NULL;
+		snprintf(buf, size, "%s", d ? d : v->qualified);
+		free(d);
+		Dwarf_Die die = v->die, type;
+		if (die_type(&die, &type))
+			member_path(type, addr - v->addr, buf, size);
+		else if (addr != v->addr)
+			snprintf(buf + strlen(buf), size - strlen(buf), "+%llu", (unsigned long long)(addr - v->addr));
+		return buf;
+	}
+	if (!elfname)
+		return NULL;
+	char *d = demangle(elfname);
+	if (off)
+		snprintf(buf, size, "%s+%llu", d, (unsigned long long)off);
+	else
+		snprintf(buf, size, "%s", d);
+	free(d);
 	return buf;
 }

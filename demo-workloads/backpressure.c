@@ -21,12 +21,6 @@ static int slow(void *arg, uint64_t *value)
 	return 0;
 }
 
-static void check(int err, const char *what)
-{
-	if (err)
-		dc_die("backpressure", "%s: %s", what, wp_strerror(err));
-}
-
 int main(int argc, char **argv)
 {
 	uint64_t workers = 2, capacity = 4, tasks = 20, task_ms = 10;
@@ -56,22 +50,22 @@ int main(int argc, char **argv)
 	wp_future **f = calloc(tasks, sizeof *f);
 	if (!f)
 		dc_die(prog.name, "out of memory");
-	check(wp_pool_create(&pool, &cfg), "wp_pool_create");
+	dc_check("backpressure", wp_pool_create(&pool, &cfg), "wp_pool_create");
 
 	uint64_t start = dc_now_ns();
 	for (uint64_t i = 0; i < tasks; i++)
-		check(wp_submit(pool, slow, (void *)(uintptr_t)i, &f[i]), "wp_submit");
+		dc_check("backpressure", wp_submit(pool, slow, (void *)(uintptr_t)i, &f[i]), "wp_submit");
 	uint64_t submitted = dc_now_ns();
 	uint64_t sum = 0;
 	for (uint64_t i = 0; i < tasks; i++) {
 		uint64_t v;
-		check(wp_future_get(f[i], &v), "wp_future_get");
+		dc_check("backpressure", wp_future_get(f[i], &v), "wp_future_get");
 		sum += v;
 		wp_future_release(f[i]);
 	}
 	uint64_t end = dc_now_ns();
 	wp_pool_stats st;
-	check(wp_pool_stats_get(pool, &st), "wp_pool_stats_get");
+	dc_check("backpressure", wp_pool_stats_get(pool, &st), "wp_pool_stats_get");
 	wp_pool_destroy(pool);
 	free(f);
 

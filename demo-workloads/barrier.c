@@ -55,6 +55,8 @@ static void *worker(void *p)
 				dc_unpark(&b->w[i].parker);
 		a->target = r;
 		dc_poll_then_park(&me->parker, b->spin_ns, peers_reached, a);
+		if (a->me == 0)   /* one unit per iteration, so convoy's parks per unit = parks/iteration */
+			CONVOY_PROGRESS("iteration");
 	}
 	return NULL;
 }

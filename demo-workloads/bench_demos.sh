@@ -25,6 +25,7 @@ gen=$tmp/generated.md
 
 say() { echo "bench-demos: $*" >&2; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+span() { sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.*f-%.*f", p, lo, p, hi}' p="${1:-2}"; }
 # field KEY= from a result line: the number after it (units stripped)
 field() { grep -o "$1[0-9.]*" | head -n1 | sed "s|^$1||"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 == 0) print "nan"; else printf "%.2f", a / b}'; }
@@ -57,10 +58,11 @@ for ((r = 0; r < ROUNDS; r++)); do
 		echo "$line" | grep -o '\(lock-waits\|steals\)=[0-9]*' | sed 's/.*=//' >>"$tmp/co.$name"
 	done
 done
-declare -A TP CO
+declare -A TP CO TPR
 for c in "${configs[@]}"; do
 	name=${c%%|*}
 	TP[$name]=$(median <"$tmp/tp.$name")
+	TPR[$name]=$(span 1 <"$tmp/tp.$name")
 	CO[$name]=$(median <"$tmp/co.$name")
 done
 
@@ -75,10 +77,11 @@ for ((r = 0; r < ROUNDS; r++)); do
 		awk -F, 'NR == 2 {print $4 * 1000}' "$tmp/hf.csv" >>"$tmp/wp.$name"
 	done
 done
-declare -A WALL
+declare -A WALL WALLR
 for c in "${configs[@]}"; do
 	name=${c%%|*}
 	WALL[$name]=$(median <"$tmp/wp.$name")
+	WALLR[$name]=$(span 0 <"$tmp/wp.$name")
 done
 
 # --- 3. seed 002 goal: the barrier's idle spin, interleaved -----------------
@@ -91,9 +94,10 @@ for ((r = 0; r < ROUNDS; r++)); do
 		echo "$line" | field 'parks/iteration=' >>"$tmp/barp.$s"
 	done
 done
-declare -A BAR BARP
+declare -A BAR BARP BARR
 for s in 0 1 10; do
 	BAR[$s]=$(median <"$tmp/bar.$s")
+	BARR[$s]=$(span 2 <"$tmp/bar.$s")
 	BARP[$s]=$(median <"$tmp/barp.$s")
 done
 
@@ -151,7 +155,7 @@ out "Machine: $(nproc) vCPU, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2
 
 out '## Goals of the issue, measured' '' \
 	'In-process throughput (the seeds'"'"' own metric: first spawn to last join, the serial fill excluded),' \
-	'weight 20, 2,000,000 tasks, median of '"$ROUNDS"' interleaved runs of `DEMO --workers N`:' '' \
+	'weight 20, 2,000,000 tasks, median (and range) of '"$ROUNDS"' interleaved runs of `DEMO --workers N`:' '' \
 	'| configuration | 1 worker | 2 workers | 2 / 1 | last column at 2 (median) |' \
 	'|---|---|---|---|---|'
 for pair in "gq-port|global queue, direct port (\`global_queue --impl port\`)|lock waits" \
@@ -159,7 +163,7 @@ for pair in "gq-port|global queue, direct port (\`global_queue --impl port\`)|lo
 	"ws-cl|work stealing, workpool Chase-Lev|steals" \
 	"ws-lk|work stealing, workpool locked deques|steals"; do
 	IFS='|' read -r k label what <<<"$pair"
-	out "| $label | $(fmt "${TP[$k-1]}")M/s | $(fmt "${TP[$k-2]}")M/s | $(ratio "${TP[$k-2]}" "${TP[$k-1]}")x | ${CO[$k-2]} $what |"
+	out "| $label | $(fmt "${TP[$k-1]}")M/s (${TPR[$k-1]}) | $(fmt "${TP[$k-2]}")M/s (${TPR[$k-2]}) | $(ratio "${TP[$k-2]}" "${TP[$k-1]}")x | ${CO[$k-2]} $what |"
 done
 out ''
 ws2_ws1=$(ratio "${TP[ws-cl-2]}" "${TP[ws-cl-1]}")
@@ -182,16 +186,16 @@ out 'Whole process (`hyperfine -N --warmup 1 --runs 5`, median per round, median
 for pair in "gq-port|global queue, direct port" "gq-wp|global queue, workpool" \
 	"ws-cl|work stealing, Chase-Lev" "ws-lk|work stealing, locked"; do
 	IFS='|' read -r k label <<<"$pair"
-	out "| $label | $(fmt "${WALL[$k-1]}" 1) ms | $(fmt "${WALL[$k-2]}" 1) ms | $(ratio "${WALL[$k-1]}" "${WALL[$k-2]}")x |"
+	out "| $label | $(fmt "${WALL[$k-1]}" 1) ms (${WALLR[$k-1]}) | $(fmt "${WALL[$k-2]}" 1) ms (${WALLR[$k-2]}) | $(ratio "${WALL[$k-1]}" "${WALL[$k-2]}")x |"
 done
 out '' "DESIGN.md's figures for this machine class: global queue port 40 ms → 80-150 ms (0.27-0.5x), work stealing with mutex deques 51 ms → 29 ms (1.76x)." ''
 
 bar_gain=$(ratio "${BAR[0]}" "${BAR[10]}")
 out "Barrier (seed 002), 2 workers, $BIT iterations, µs per iteration (median of $ROUNDS), parks per iteration:" '' \
-	'| `--idle-spin` | µs / iteration | parks / iteration |' '|---|---|---|' \
-	"| 0 (park at once) | $(fmt "${BAR[0]}" 3) | $(fmt "${BARP[0]}" 3) |" \
-	"| 1 | $(fmt "${BAR[1]}" 3) | $(fmt "${BARP[1]}" 3) |" \
-	"| 10 (default) | $(fmt "${BAR[10]}" 3) | $(fmt "${BARP[10]}" 3) |" '' \
+	'| `--idle-spin` | µs / iteration (range) | parks / iteration |' '|---|---|---|' \
+	"| 0 (park at once) | $(fmt "${BAR[0]}" 3) (${BARR[0]}) | $(fmt "${BARP[0]}" 3) |" \
+	"| 1 | $(fmt "${BAR[1]}" 3) (${BARR[1]}) | $(fmt "${BARP[1]}" 3) |" \
+	"| 10 (default) | $(fmt "${BAR[10]}" 3) (${BARR[10]}) | $(fmt "${BARP[10]}" 3) |" '' \
 	"Goal: the default idle spin lowers µs per iteration against \`--idle-spin 0\` (seed 002: 3.3 → 0.80 at w=2, 4.1x): here ${bar_gain}x, $(meets "$bar_gain" 1.0001)." ''
 
 out '## Seed 000: global queue vs work stealing' '' \

@@ -39,12 +39,6 @@ static int never_needed(void *arg, uint64_t *value)
 	return 0;
 }
 
-static void check(int err, const char *what)
-{
-	if (err)
-		dc_die("cancel", "%s: %s", what, wp_strerror(err));
-}
-
 int main(int argc, char **argv)
 {
 	uint64_t workers = 1, delay_ms = 5;
@@ -68,7 +62,7 @@ int main(int argc, char **argv)
 	cfg.workers = n;
 	cfg.name = "cancel";
 	wp_pool *pool;
-	check(wp_pool_create(&pool, &cfg), "wp_pool_create");
+	dc_check("cancel", wp_pool_create(&pool, &cfg), "wp_pool_create");
 	wp_token *token = wp_token_new();
 	if (!token)
 		dc_die(prog.name, "out of memory");
@@ -78,7 +72,7 @@ int main(int argc, char **argv)
 	wp_submit_opts so = WP_SUBMIT_OPTS_INIT;
 	so.token = token;
 	for (unsigned i = 0; i < n; i++)
-		check(wp_submit_ex(pool, spin_until_cancelled, NULL, &so, &f[i]), "wp_submit_ex");
+		dc_check("cancel", wp_submit_ex(pool, spin_until_cancelled, NULL, &so, &f[i]), "wp_submit_ex");
 	while (atomic_load(&started) < n) /* every task is running, not queued */
 		sched_yield();
 	dc_sleep_ns(delay_ms * 1000000ull);
@@ -88,14 +82,14 @@ int main(int argc, char **argv)
 	/* The queued case: submitted behind the spinners with the token already
 	 * cancelled; when a worker pops it, it completes as cancelled. */
 	wp_future *queued;
-	check(wp_submit_ex(pool, never_needed, NULL, &so, &queued), "wp_submit_ex");
+	dc_check("cancel", wp_submit_ex(pool, never_needed, NULL, &so, &queued), "wp_submit_ex");
 
 	unsigned observed = 0;
 	uint64_t min_rounds = UINT64_MAX;
 	uint64_t t0 = dc_now_ns();
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t rounds;
-		check(wp_future_get(f[i], &rounds), "wp_future_get");
+		dc_check("cancel", wp_future_get(f[i], &rounds), "wp_future_get");
 		observed += rounds > 0;
 		min_rounds = rounds < min_rounds ? rounds : min_rounds;
 		wp_future_release(f[i]);

@@ -1,6 +1,7 @@
 /* demo_common.c — option parsing, timing, statistics and the watchdog shared by
  * every seed demo (see demo_common.h). */
 #include "demo_common.h"
+#include "workpool.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -96,6 +97,12 @@ void dc_die(const char *name, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(1);
+}
+
+void dc_check(const char *name, int err, const char *what)
+{
+	if (err)
+		dc_die(name, "%s: %s", what, wp_strerror(err));
 }
 
 /* Decimal digits with optional '_' between them; 0 on success, -1 otherwise. */

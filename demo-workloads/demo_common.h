@@ -84,6 +84,10 @@ void dc_usage_error(const struct dc_prog *prog, const char *fmt, ...)
 void dc_die(const char *name, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 2, 3)));
 
+/* Dies with "NAME: WHAT: <wp_strerror(err)>" (exit 1) unless err is 0: the
+ * pool demos' check of every workpool call. */
+void dc_check(const char *name, int err, const char *what);
+
 /* ---- time ---------------------------------------------------------------- */
 
 uint64_t dc_now_ns(void);                /* CLOCK_MONOTONIC */

@@ -45,12 +45,6 @@ static int one(void *arg, uint64_t *value)
 	return 0;
 }
 
-static void check(int err, const char *what)
-{
-	if (err)
-		dc_die("futures", "%s: %s", what, wp_strerror(err));
-}
-
 static wp_pool *make_pool(unsigned workers, size_t capacity)
 {
 	wp_config cfg = wp_config_default();
@@ -58,7 +52,7 @@ static wp_pool *make_pool(unsigned workers, size_t capacity)
 	cfg.capacity = capacity;
 	cfg.name = "fut";
 	wp_pool *pool;
-	check(wp_pool_create(&pool, &cfg), "wp_pool_create");
+	dc_check("futures", wp_pool_create(&pool, &cfg), "wp_pool_create");
 	return pool;
 }
 
@@ -84,8 +78,8 @@ int main(int argc, char **argv)
 	/* Value and error propagation. */
 	wp_pool *pool = make_pool(n, 0);
 	wp_future *fv, *fe;
-	check(wp_submit(pool, six_times_seven, NULL, &fv), "wp_submit");
-	check(wp_submit(pool, fails, NULL, &fe), "wp_submit");
+	dc_check("futures", wp_submit(pool, six_times_seven, NULL, &fv), "wp_submit");
+	dc_check("futures", wp_submit(pool, fails, NULL, &fe), "wp_submit");
 	uint64_t value = 0;
 	int verr = wp_future_get(fv, &value);
 	int eerr = wp_future_get(fe, NULL);
@@ -95,11 +89,11 @@ int main(int argc, char **argv)
 
 	/* The dataflow counter: owned results combined by the caller. */
 	wp_future *a, *b;
-	check(wp_submit(pool, one, NULL, &a), "wp_submit");
-	check(wp_submit(pool, one, NULL, &b), "wp_submit");
+	dc_check("futures", wp_submit(pool, one, NULL, &a), "wp_submit");
+	dc_check("futures", wp_submit(pool, one, NULL, &b), "wp_submit");
 	uint64_t va, vb;
-	check(wp_future_get(a, &va), "wp_future_get");
-	check(wp_future_get(b, &vb), "wp_future_get");
+	dc_check("futures", wp_future_get(a, &va), "wp_future_get");
+	dc_check("futures", wp_future_get(b, &vb), "wp_future_get");
 	wp_future_release(a);
 	wp_future_release(b);
 	wp_pool_destroy(pool);
@@ -110,10 +104,10 @@ int main(int argc, char **argv)
 	if (!f)
 		dc_die(prog.name, "out of memory");
 	for (uint64_t i = 0; i < drain_tasks; i++)
-		check(wp_submit(pool, sleepy_index, (void *)(uintptr_t)i, &f[i]), "wp_submit");
+		dc_check("futures", wp_submit(pool, sleepy_index, (void *)(uintptr_t)i, &f[i]), "wp_submit");
 	for (uint64_t i = 0; i + 1 < drain_tasks; i++)
 		wp_future_release(f[i]);
-	check(wp_shutdown(pool, WP_SHUTDOWN_DRAIN), "wp_shutdown");
+	dc_check("futures", wp_shutdown(pool, WP_SHUTDOWN_DRAIN), "wp_shutdown");
 	uint64_t drained = atomic_load(&completed);
 	wp_future *late;
 	int serr = wp_submit(pool, one, NULL, &late);

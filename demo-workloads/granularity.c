@@ -19,12 +19,6 @@ static int chunk(void *arg, uint64_t *value)
 	return 0;
 }
 
-static void check(int err, const char *what)
-{
-	if (err)
-		dc_die("granularity", "%s: %s", what, wp_strerror(err));
-}
-
 static uint64_t serial(uint64_t tasks)
 {
 	uint64_t sum = 0;
@@ -38,11 +32,11 @@ static uint64_t run(wp_pool *pool, uint64_t tasks, wp_future **f, uint64_t *sum)
 {
 	uint64_t start = dc_now_ns();
 	for (uint64_t i = 0; i < tasks; i++)
-		check(wp_submit(pool, chunk, (void *)(uintptr_t)i, &f[i]), "wp_submit");
+		dc_check("granularity", wp_submit(pool, chunk, (void *)(uintptr_t)i, &f[i]), "wp_submit");
 	*sum = 0;
 	for (uint64_t i = 0; i < tasks; i++) {
 		uint64_t v;
-		check(wp_future_get(f[i], &v), "wp_future_get");
+		dc_check("granularity", wp_future_get(f[i], &v), "wp_future_get");
 		*sum += v;
 		wp_future_release(f[i]);
 	}
@@ -77,7 +71,7 @@ int main(int argc, char **argv)
 	cfg.workers = (unsigned)workers;
 	cfg.name = "gran";
 	wp_pool *pool;
-	check(wp_pool_create(&pool, &cfg), "wp_pool_create");
+	dc_check("granularity", wp_pool_create(&pool, &cfg), "wp_pool_create");
 
 	if (dc_given(&prog, "workers")) {
 		wp_future **f = calloc(tasks, sizeof *f);

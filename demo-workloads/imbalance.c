@@ -20,12 +20,6 @@ static void occupy(void *arg)
 	atomic_fetch_add_explicit(&done, 1, memory_order_relaxed);
 }
 
-static void check(int err, const char *what)
-{
-	if (err)
-		dc_die("imbalance", "%s: %s", what, wp_strerror(err));
-}
-
 static const char *const onoff[] = { "off", "on", NULL };
 static const char *const deque_names[] = { "locked", "chase-lev", NULL };
 static const wp_policy deque_policy[] = { WP_POLICY_LOCKED, WP_POLICY_CHASE_LEV };
@@ -39,23 +33,23 @@ static void run(unsigned workers, uint64_t tasks, bool stealing, int deque)
 	cfg.start_paused = true;
 	cfg.name = "imb";
 	wp_pool *pool;
-	check(wp_pool_create(&pool, &cfg), "wp_pool_create");
+	dc_check("imbalance", wp_pool_create(&pool, &cfg), "wp_pool_create");
 	atomic_store(&done, 0);
-	check(wp_spawn_range(pool, 0, occupy, 0, (size_t)tasks), "wp_spawn_range"); /* all on worker 0 */
+	dc_check("imbalance", wp_spawn_range(pool, 0, occupy, 0, (size_t)tasks), "wp_spawn_range"); /* all on worker 0 */
 	uint64_t start = dc_now_ns();
-	check(wp_start(pool), "wp_start");
-	check(wp_wait_idle(pool), "wp_wait_idle");
+	dc_check("imbalance", wp_start(pool), "wp_start");
+	dc_check("imbalance", wp_wait_idle(pool), "wp_wait_idle");
 	uint64_t ns = dc_now_ns() - start;
 
 	wp_pool_stats st;
-	check(wp_pool_stats_get(pool, &st), "wp_pool_stats_get");
+	dc_check("imbalance", wp_pool_stats_get(pool, &st), "wp_pool_stats_get");
 	printf("local-deques steal=%s ms=%.0f steals=%llu stolen-tasks=%llu executed=",
 	       stealing ? "on" : "off", dc_ms(ns), (unsigned long long)st.total.steals,
 	       (unsigned long long)st.total.stolen_tasks);
 	uint64_t sum = 0;
 	for (unsigned i = 0; i < workers; i++) {
 		wp_worker_stats ws;
-		check(wp_worker_stats_get(pool, i, &ws), "wp_worker_stats_get");
+		dc_check("imbalance", wp_worker_stats_get(pool, i, &ws), "wp_worker_stats_get");
 		printf("%s%llu", i ? "," : "", (unsigned long long)ws.tasks_run);
 		sum += ws.tasks_run;
 	}

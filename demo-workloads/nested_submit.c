@@ -43,25 +43,19 @@ static int parent(void *arg, uint64_t *value)
 	return 0;
 }
 
-static void check(int err, const char *what)
-{
-	if (err)
-		dc_die("nested_submit", "%s: %s", what, wp_strerror(err));
-}
-
 static void run(unsigned workers, bool helping, uint64_t timeout_ms)
 {
 	wp_config cfg = wp_config_default();
 	cfg.workers = workers;
 	cfg.helping = helping;
 	cfg.name = "nest";
-	check(wp_pool_create(&pool, &cfg), "wp_pool_create");
+	dc_check("nested_submit", wp_pool_create(&pool, &cfg), "wp_pool_create");
 	wp_future **a = calloc(workers, sizeof *a);
 	if (!a)
 		dc_die("nested_submit", "out of memory");
 	uint64_t start = dc_now_ns();
 	for (unsigned i = 0; i < workers; i++)
-		check(wp_submit(pool, parent, NULL, &a[i]), "wp_submit");
+		dc_check("nested_submit", wp_submit(pool, parent, NULL, &a[i]), "wp_submit");
 
 	unsigned finished = 0;
 	for (unsigned i = 0; i < workers; i++) {
@@ -70,11 +64,11 @@ static void run(unsigned workers, bool helping, uint64_t timeout_ms)
 			finished++;
 	}
 	wp_pool_stats st;
-	check(wp_pool_stats_get(pool, &st), "wp_pool_stats_get");
+	dc_check("nested_submit", wp_pool_stats_get(pool, &st), "wp_pool_stats_get");
 	if (finished == workers) {
 		uint64_t sum = 0, v;
 		for (unsigned i = 0; i < workers; i++) {
-			check(wp_future_get(a[i], &v), "parent");
+			dc_check("nested_submit", wp_future_get(a[i], &v), "parent");
 			sum += v;
 		}
 		printf("nested helping=%s workers=%u completed parents=%u children-helped=%llu "

@@ -49,6 +49,7 @@ static void *worker(void *p)
 		a->want = h;
 		dc_poll_then_park(&r->w[a->me].parker, r->spin_ns, token_here, a);
 		r->token++; /* the round's work: the element's +1 */
+		CONVOY_PROGRESS("round");   /* one unit per hop: convoy's parks per unit = parks/round */
 		atomic_store_explicit(&r->w[next].inbox, h + 1, memory_order_release);
 		if (next != a->me)
 			dc_unpark(&r->w[next].parker);

@@ -45,12 +45,6 @@ static void s0_task(void *arg)
 	s->executed++;
 }
 
-static void check(int err, const char *what)
-{
-	if (err)
-		dc_die("seed000", "%s: %s", what, wp_strerror(err));
-}
-
 struct s0_run s0_pool_run(wp_policy policy, unsigned workers, uint64_t tasks, uint64_t weight)
 {
 	wp_config cfg = wp_config_default();
@@ -70,18 +64,18 @@ struct s0_run s0_pool_run(wp_policy policy, unsigned workers, uint64_t tasks, ui
 	run_weight = weight;
 
 	wp_pool *pool;
-	check(wp_pool_create(&pool, &cfg), "wp_pool_create");
-	check(wp_spawn_range(pool, policy == WP_POLICY_GLOBAL ? WP_ANY : WP_DEAL, s0_task, 0,
+	dc_check("seed000", wp_pool_create(&pool, &cfg), "wp_pool_create");
+	dc_check("seed000", wp_spawn_range(pool, policy == WP_POLICY_GLOBAL ? WP_ANY : WP_DEAL, s0_task, 0,
 			     (size_t)tasks),
 	      "wp_spawn_range");
 
 	uint64_t start = dc_now_ns();
-	check(wp_start(pool), "wp_start");
-	check(wp_shutdown(pool, WP_SHUTDOWN_DRAIN), "wp_shutdown");
+	dc_check("seed000", wp_start(pool), "wp_start");
+	dc_check("seed000", wp_shutdown(pool, WP_SHUTDOWN_DRAIN), "wp_shutdown");
 	struct s0_run r = { .elapsed_ns = dc_now_ns() - start, .tasks = tasks };
 
 	wp_pool_stats st;
-	check(wp_pool_stats_get(pool, &st), "wp_pool_stats_get");
+	dc_check("seed000", wp_pool_stats_get(pool, &st), "wp_pool_stats_get");
 	if (policy == WP_POLICY_GLOBAL) {
 		r.contended = st.total.lock_contended + st.external_contended;
 	} else {

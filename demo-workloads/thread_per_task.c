@@ -21,12 +21,6 @@ static int pooled(void *arg, uint64_t *value)
 	return 0;
 }
 
-static void check(int err, const char *what)
-{
-	if (err)
-		dc_die("thread_per_task", "%s: %s", what, wp_strerror(err));
-}
-
 struct result {
 	uint64_t fresh_ns, pool_ns, fresh_sum, pool_sum;
 };
@@ -49,13 +43,13 @@ static struct result run(unsigned workers, uint64_t tasks)
 	wp_future **f = calloc(tasks, sizeof *f);
 	if (!f)
 		dc_die("thread_per_task", "out of memory");
-	check(wp_pool_create(&pool, &cfg), "wp_pool_create");
+	dc_check("thread_per_task", wp_pool_create(&pool, &cfg), "wp_pool_create");
 	start = dc_now_ns(); /* the workers exist: steady-state dispatch only */
 	for (uint64_t i = 0; i < tasks; i++)
-		check(wp_submit(pool, pooled, (void *)(uintptr_t)i, &f[i]), "wp_submit");
+		dc_check("thread_per_task", wp_submit(pool, pooled, (void *)(uintptr_t)i, &f[i]), "wp_submit");
 	for (uint64_t i = 0; i < tasks; i++) {
 		uint64_t v;
-		check(wp_future_get(f[i], &v), "wp_future_get");
+		dc_check("thread_per_task", wp_future_get(f[i], &v), "wp_future_get");
 		r.pool_sum += v;
 		wp_future_release(f[i]);
 	}

@@ -22,12 +22,6 @@ static int slice(void *arg, uint64_t *value)
 	return 0;
 }
 
-static void check(int err, const char *what)
-{
-	if (err)
-		dc_die("worker_count", "%s: %s", what, wp_strerror(err));
-}
-
 /* One trial on a ready pool: one task per worker, each to its own worker. */
 static uint64_t run(wp_pool *pool, unsigned workers, uint64_t *sum)
 {
@@ -36,11 +30,11 @@ static uint64_t run(wp_pool *pool, unsigned workers, uint64_t *sum)
 		dc_die("worker_count", "out of memory");
 	uint64_t start = dc_now_ns();
 	for (unsigned i = 0; i < workers; i++)
-		check(wp_submit_to(pool, (int)i, slice, (void *)(uintptr_t)i, &f[i]), "wp_submit_to");
+		dc_check("worker_count", wp_submit_to(pool, (int)i, slice, (void *)(uintptr_t)i, &f[i]), "wp_submit_to");
 	*sum = 0;
 	for (unsigned i = 0; i < workers; i++) {
 		uint64_t v;
-		check(wp_future_get(f[i], &v), "wp_future_get");
+		dc_check("worker_count", wp_future_get(f[i], &v), "wp_future_get");
 		*sum += v;
 		wp_future_release(f[i]);
 	}
@@ -55,7 +49,7 @@ static wp_pool *make_pool(unsigned workers)
 	cfg.workers = workers;
 	cfg.name = "wc";
 	wp_pool *pool;
-	check(wp_pool_create(&pool, &cfg), "wp_pool_create");
+	dc_check("worker_count", wp_pool_create(&pool, &cfg), "wp_pool_create");
 	return pool;
 }
 

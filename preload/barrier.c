@@ -97,8 +97,10 @@ CV_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierat
 		/* A new generation, whose count is known before anyone arrives. */
 		cv__forget_object(b, CV_OBJ_BARRIER);
 		struct cv_obj *o = cv__object_for_name(b);
-		if (o)
+		if (o) {
 			CV_STORE(&o->barrier_count, count);
+			CV_STORE(&o->flags, count);   /* the profile's cv_object.flags for a barrier */
+		}
 	}
 	return rc;
 }

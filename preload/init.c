@@ -49,6 +49,15 @@ static void read_config(void)
 {
 	const char *s;
 	cv__config.quiet = (s = getenv("CONVOY_QUIET")) && *s && strcmp(s, "0") != 0;
+	cv__config.perf = CV_PERF_HW;
+	if ((s = getenv("CONVOY_PERF")) && *s) {
+		if (!strcmp(s, "0") || !strcmp(s, "off"))
+			cv__config.perf = CV_PERF_OFF;
+		else if (!strcmp(s, "all"))
+			cv__config.perf = CV_PERF_ALL;
+		else if (strcmp(s, "hw"))
+			cv__warn("CONVOY_PERF=%s is not off, hw or all; using hw", s);
+	}
 	cv__config.hold_period = 64;
 	if ((s = getenv("CONVOY_HOLD_SAMPLE")) && *s) {
 		char *end;

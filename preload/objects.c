@@ -179,6 +179,8 @@ static bool table_grow(struct cv_thread *t)
 
 static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t kind)
 {
+	if (CV_UNLIKELY(cv__stack_own_object(addr)))
+		return NULL;   /* a lock inside the unwinder stacks.c loaded: not the program's */
 	struct cv_obj *o = object_get(addr, kind);
 	struct cv_rec *r = o ? cv__alloc(sizeof(*r)) : NULL;
 	if (!r)

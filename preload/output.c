@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -119,6 +120,15 @@ static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_n
 	p.ncpus = online > 0 ? (uint32_t)online : 0;
 	p.cpus_allowed = sched_getaffinity(0, sizeof(set), &set) == 0 ? (uint32_t)CPU_COUNT(&set) : p.ncpus;
 	p.perf_valid = cv__perf_read(p.perf, &p.perf_error);
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		p.cpu_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
+			   (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u;
+		p.voluntary_cs = (uint64_t)ru.ru_nvcsw;
+		p.involuntary_cs = (uint64_t)ru.ru_nivcsw;
+		p.minor_faults = (uint64_t)ru.ru_minflt;
+		p.major_faults = (uint64_t)ru.ru_majflt;
+	}
 	record(w, CV_REC_PROCESS, &p, sizeof(p), cmdline, p.cmdline_len, cv__process.exe, p.exe_len);
 }
 

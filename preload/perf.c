@@ -5,8 +5,15 @@
  * milliseconds (docs/performance.md), so per-thread counters would make thread
  * creation the bottleneck they are meant to measure. Per-thread CPU time,
  * context switches, page faults and run-queue delay come from cheaper exact
- * sources instead (thread.c); these counters give the process totals and, on
- * machines with a PMU, the hardware events (cycles, instructions, cache).
+ * sources instead (thread.c), and the process totals of the software events
+ * from getrusage (output.c).
+ *
+ * Even inherited counters cost every thread creation a copy of each event
+ * (about 35 µs per thread for the four software events here), so by default
+ * (CONVOY_PERF=hw) only the hardware events are opened — on a machine with a
+ * PMU, where they are the only source of cycles, instructions and cache
+ * misses. CONVOY_PERF=all adds the software events as a cross-check;
+ * CONVOY_PERF=0 opens nothing.
  *
  * The counters are inherited by threads only (inherit_thread), so a forked
  * child does not fold its counts into the parent's; the child opens its own.
@@ -77,6 +84,8 @@ void cv__perf_open(void)
 	opened = 0;
 	hw_error = 0;
 	for (uint32_t e = 0; e < CV_PERF_COUNT; e++) {
+		if (cv__config.perf == CV_PERF_OFF || (!events[e].hw && cv__config.perf != CV_PERF_ALL))
+			continue;
 		int fd = open_event(e, base);
 		if (fd < 0) {
 			if (events[e].hw && !hw_error)

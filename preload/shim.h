@@ -339,8 +339,12 @@ static inline bool cv__lookup_safe(const struct cv_thread *t)
 
 /* ---- init.c: configuration and process-wide state ------------------------- */
 
+/* Which perf_event_open counters to open (perf.c says why not all). */
+enum cv_perf_mode { CV_PERF_OFF, CV_PERF_HW, CV_PERF_ALL };
+
 struct cv_config {
 	bool     quiet;              /* CONVOY_QUIET=1 */
+	int      perf;               /* CONVOY_PERF: enum cv_perf_mode */
 	uint32_t hold_period;        /* CONVOY_HOLD_SAMPLE, a power of two */
 	char     dir[4096];          /* CONVOY_DIR */
 };
@@ -383,6 +387,7 @@ void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns);
 void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o);   /* objects.c */
 void cv__stack_on_init(const void *addr);            /* pthread_*_init, sem_init, ... */
 void cv__stack_forget(const void *addr);             /* objects.c: destroy or re-init */
+bool cv__stack_own_object(const void *addr);         /* objects.c: inside the unwinder's memory */
 void cv__stacks_write_rec(void *w, const struct cv_rec *r);   /* output.c: after r's stats */
 void cv__stacks_write(void *w);                      /* output.c: last, the stack table */
 void cv__stacks_lock_all(void);                      /* fork: after the registry's locks */

@@ -1,6 +1,8 @@
 /* spin.c — pthread_spin_*: spinning is waiting on a CPU.
  *
- * glibc's spinlock is an int, 0 when free. The fast path peeks at it (one
+ * glibc's spinlock is an int: on x86 1 when free (pthread_spin_lock is
+ * `lock decl` and spins while the value is not positive; unlock stores 1),
+ * elsewhere 0 when free (the generic C version). The fast path peeks at it (one
  * load of the line the real lock is about to take anyway), calls the real
  * lock, and bumps a counter in the thread's own record. Only when the peek
  * says "held" is the clock read on both sides of the real lock: that time is
@@ -12,6 +14,15 @@
 #include <errno.h>
 
 #include "shim.h"
+
+static inline bool spin_held(const pthread_spinlock_t *l)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return CV_LOAD(l) <= 0;
+#else
+	return CV_LOAD(l) != 0;
+#endif
+}
 
 static CV_COLD int spin_contended(struct cv_rec *r, pthread_spinlock_t *l)
 {
@@ -31,7 +42,7 @@ CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return cv__real.pthread_spin_lock(l);
 	struct cv_rec *r = cv__spin_rec(t, (const void *)l);
-	if (CV_UNLIKELY(CV_LOAD(l) != 0))
+	if (CV_UNLIKELY(spin_held(l)))
 		return spin_contended(r, l);
 	int rc = cv__real.pthread_spin_lock(l);
 	if (CV_LIKELY(rc == 0))

@@ -78,6 +78,7 @@ static struct {
 
 static int (*unw_bt)(void **, int);
 static uintptr_t shim_lo, shim_hi;
+static uintptr_t unw_lo, unw_hi;   /* libunwind's mapping: its own locks are not the program's */
 
 static cv_spinlock_t stack_lock, init_lock;
 static struct cv_stk **stk_buckets;
@@ -102,6 +103,36 @@ static uint64_t env_num(const char *name, uint64_t dflt, uint64_t lo, uint64_t h
 		return dflt;
 	}
 	return v;
+}
+
+static void load_range(const struct dl_phdr_info *info, uintptr_t *lo_out, uintptr_t *hi_out)
+{
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr, b = a + ph->p_memsz;
+		if (a < lo)
+			lo = a;
+		if (b > hi)
+			hi = b;
+	}
+	*lo_out = lo;
+	*hi_out = hi;
+}
+
+static int find_unwinder(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	if ((uintptr_t)info->dlpi_addr != (uintptr_t)arg)
+		return 0;
+	load_range(info, &unw_lo, &unw_hi);
+	return 1;
+}
+
+bool cv__stack_own_object(const void *addr)
+{
+	return (uintptr_t)addr >= unw_lo && (uintptr_t)addr < unw_hi;
 }
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
@@ -139,6 +170,9 @@ void cv__stacks_init(void)
 	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 	if (h)
 		unw_bt = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+	struct link_map *lm = NULL;
+	if (h && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm)
+		dl_iterate_phdr(find_unwinder, (void *)(uintptr_t)lm->l_addr);
 	if (!unw_bt) {
 		cv__warn("cannot load libunwind.so.8 (%s); no call stacks in this profile", h ? "no unw_backtrace" : dlerror());
 		cfg.on = false;

@@ -158,7 +158,9 @@ int wp__deque_push_owner(struct wp__deque *d, wp_task t)
 		if (!a)
 			return -ENOMEM;
 	}
+	WP_ASSERT(b - top <= a->mask);
 	wp__slot_store(&a->slots[b & a->mask], t);
+	WP_ASSERT_EXPENSIVE(wp__deque_valid(d));
 	/* [LPCZ push] fence(release); store(bottom, relaxed): orders the slot
 	 * (and the payload behind it) before the bottom that exposes it. */
 	wp__fence_release_store_relaxed(&d->bottom, b + 1);

@@ -74,6 +74,7 @@ bool wp__park(struct wp__worker *w, struct wp_future *fut,
 	    (fut && wp__load_acquire(&fut->state) != WP_FUTURE_PENDING)) {
 		wp__fetch_sub_seq_cst(&pool->park.sleeping, 1);
 	} else {
+		WP_ASSERT(pool->park.n_parked < pool->cfg.n && !w->parked);
 		w->parked = true;
 		w->waiting_on = fut;
 		pool->park.stack[pool->park.n_parked++] = w->index;

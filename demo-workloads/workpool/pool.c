@@ -364,6 +364,7 @@ bool wp__work_visible(struct wp__worker *w)
 void wp__run_task(struct wp__worker *w, wp_task t)
 {
 	wp_pool *pool = w->pool;
+	WP_ASSERT(t.fn != NULL);
 	if (pool->cfg.bounded)
 		wp__admit_release(pool);
 	if (WP_UNLIKELY(wp__load_relaxed(&pool->discarding))) {

@@ -113,6 +113,10 @@ struct cv_process {
 	uint32_t perf_valid;         /* bit e: perf[e] was counted */
 	int32_t  perf_error;         /* errno from opening a hardware counter; 0 if counted */
 	uint64_t perf[CV_PERF_MAX];  /* enum cv_perf_event: totals over every thread */
+	/* getrusage(RUSAGE_SELF) at the write: every thread, including exited ones. */
+	uint64_t cpu_ns;
+	uint64_t voluntary_cs, involuntary_cs;
+	uint64_t minor_faults, major_faults;
 };
 
 /* CV_REC_MODULE: one per object the shim ever saw loaded (at start, after a
@@ -242,6 +246,7 @@ struct cv_stats {
 #define CV_THREAD_DETACHED    0x4u
 #define CV_THREAD_PTHREAD_EXIT 0x8u /* left through pthread_exit() */
 #define CV_THREAD_UNTRACKED   0x10u /* not created through pthread_create under the shim */
+#define CV_THREAD_RUNQ        0x20u /* run_delay_ns and timeslices were read */
 
 /* CV_REC_THREAD: one per thread the shim saw. */
 struct cv_thread_rec {

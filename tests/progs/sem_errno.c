@@ -20,10 +20,11 @@
 pthread_mutex_t static_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t dyn_lock;
 static pthread_cond_t dyn_cond;
-static sem_t worker_done;
+static sem_t worker_go, worker_done;
 
 static void *errno_worker(void *arg)
 {
+	sem_wait_all(&worker_go);   /* main prints its lines about us first */
 	KEEP("thread: first lock", pthread_mutex_lock(&static_lock));
 	KEEP("thread: unlock", pthread_mutex_unlock(&static_lock));
 	KEEP("thread: trylock new object", pthread_mutex_trylock(&dyn_lock));
@@ -66,13 +67,16 @@ int main(void)
 	}
 	printf("64 new mutexes: errno changed %d times\n", grew);
 	pthread_t t;
+	sem_init(&worker_go, 0, 0);
 	sem_init(&worker_done, 0, 0);
 	KEEP("create", pthread_create(&t, NULL, errno_worker, NULL));
 	KEEP("setname", pthread_setname_np(t, "errno-worker"));
+	sem_post(&worker_go);
 	KEEP("join", pthread_join(t, NULL));
 	sem_wait_all(&worker_done);
 	MUST(pthread_create(&t, NULL, errno_worker, NULL));
 	KEEP("detach", pthread_detach(t));
+	sem_post(&worker_go);
 	sem_wait_all(&worker_done);
 	errno = SENTINEL;
 	CONVOY_NAME(&dyn_lock, "dyn");

@@ -1,0 +1,238 @@
+/* stacks.c — a profile's call stacks, per object, symbolized (stacks.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "stacks.h"
+#include "symbols.h"
+#include "util.h"
+
+static int by_wait_desc(const void *a, const void *b)
+{
+	const struct stack_sum *x = a, *y = b;
+	if (x->wait_ns != y->wait_ns)
+		return x->wait_ns < y->wait_ns ? 1 : -1;
+	if (x->waits != y->waits)
+		return x->waits < y->waits ? 1 : -1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+size_t stacks__object(const struct profile *p, uint32_t object, struct stack_sum **out)
+{
+	/* stack_waits are sorted by (object, thread, stack) (profile.c). */
+	size_t lo = 0, hi = p->nstack_waits;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->stack_waits[mid].object < object)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t end = lo;
+	while (end < p->nstack_waits && p->stack_waits[end].object == object)
+		end++;
+	struct stack_sum *sums = xcalloc(end > lo ? end - lo : 1, sizeof(*sums));
+	size_t n = 0;
+	for (size_t i = lo; i < end; i++) {
+		const struct cv_stack_wait *w = &p->stack_waits[i];
+		size_t k = 0;
+		while (k < n && sums[k].stack != w->stack)
+			k++;
+		if (k == n)
+			sums[n++].stack = w->stack;
+		sums[k].samples += w->samples;
+		sums[k].waits += w->waits;
+		sums[k].wait_ns += w->wait_ns;
+	}
+	if (n)
+		qsort(sums, n, sizeof(*sums), by_wait_desc);
+	*out = sums;
+	return n;
+}
+
+size_t stacks__frames(struct syms *s, uint32_t stack, const struct sym_frame ***out)
+{
+	const struct profile *p = syms__profile(s);
+	*out = NULL;
+	if (!stack || stack > p->nstacks)
+		return 0;
+	const struct profile_stack *ps = &p->stacks[stack - 1];
+	size_t n = 0, cap = ps->s.depth * 2 + 4;
+	const struct sym_frame **f = xcalloc(cap, sizeof(*f));
+	for (uint32_t i = 0; i < ps->s.depth; i++) {
+		const struct sym_frame *fr;
+		size_t k = syms__frames(s, ps->pcs[i], ps->s.map_gen, 1, &fr);
+		for (size_t j = 0; j < k; j++) {
+			if (fr[j].shim)
+				continue;
+			if (n == cap) {
+				cap *= 2;
+				f = realloc(f, cap * sizeof(*f));
+				if (!f) {
+					cv_error("out of memory");
+					abort();
+				}
+			}
+			f[n++] = &fr[j];
+		}
+	}
+	/* The runtime's own root (clone, start_thread, __libc_start_main,
+	 * _start) says nothing; keep at least one frame. */
+	if (!(ps->s.flags & CV_STACK_TRUNCATED))
+		while (n > 1 && f[n - 1]->runtime)
+			n--;
+	*out = f;
+	return n;
+}
+
+const struct sym_frame *stacks__site(struct syms *s, uint32_t stack)
+{
+	const struct sym_frame **f, *site = NULL;
+	size_t n = stacks__frames(s, stack, &f);
+	for (size_t i = 0; i < n && !site; i++)
+		if (!f[i]->runtime)
+			site = f[i];
+	free(f);
+	return site;
+}
+
+static const char *site_label(const struct sym_frame *f, char *buf, size_t size)
+{
+	if (f->function && f->file && f->line)
+		snprintf(buf, size, "%s (%s:%d)", f->function, f->file, f->line);
+	else
+		syms__frame_label(f, buf, size);
+	return buf;
+}
+
+const char *stacks__object_name(struct syms *s, const struct profile_object *o, const char *kind,
+				char *buf, size_t size)
+{
+	const struct profile *p = syms__profile(s);
+	if (syms__data_name(s, o->o.addr, o->o.map_gen, buf, size))
+		return buf;
+	uint32_t stack = o->o.first_stack;
+	if (!stack || !stacks__site(s, stack)) {
+		struct stack_sum *sums;
+		size_t n = stacks__object(p, o->o.id, &sums);
+		for (size_t i = 0; i < n && (!stack || !stacks__site(s, stack)); i++)
+			stack = sums[i].stack;
+		free(sums);
+	}
+	const struct sym_frame *site = stack ? stacks__site(s, stack) : NULL;
+	char where[240];
+	if (site) {
+		snprintf(buf, size, "%s@%s", kind, site_label(site, where, sizeof(where)));
+		return buf;
+	}
+	uint64_t off;
+	const char *mod = syms__module_of(s, o->o.addr, o->o.map_gen, &off);
+	if (mod && *mod) {
+		snprintf(buf, size, "%s@%s+0x%llx", kind, mod, (unsigned long long)off);
+		return buf;
+	}
+	return NULL;
+}
+
+/* ---- report -------------------------------------------------------------- */
+
+void stacks__text(FILE *out, struct syms *s, uint32_t object, uint64_t object_wait_ns, int n, int verbose,
+		  const char *indent)
+{
+	const struct profile *p = syms__profile(s);
+	if (n <= 0)
+		return;
+	struct stack_sum *sums;
+	size_t count = stacks__object(p, object, &sums);
+	uint64_t total = 0;
+	for (size_t i = 0; i < count; i++)
+		total += sums[i].wait_ns;
+	for (size_t i = 0; i < count && i < (size_t)n; i++) {
+		char pct[32], w[32], ns[32], smp[32], label[512];
+		double share = total ? (double)sums[i].wait_ns / (double)total : 0;
+		fprintf(out, "%sstack %zu: %s of the sampled wait, ~%s waits, ~%s (%s samples)\n", indent, i + 1,
+			fmt_pct(pct, sizeof(pct), share), fmt_count(w, sizeof(w), sums[i].waits),
+			fmt_ns(ns, sizeof(ns), (double)sums[i].wait_ns), fmt_count(smp, sizeof(smp), sums[i].samples));
+		const struct sym_frame **f;
+		size_t nf = stacks__frames(s, sums[i].stack, &f);
+		if (!sums[i].stack)
+			fprintf(out, "%s    (stack not captured)\n", indent);
+		size_t shown = verbose || nf <= 14 ? nf : 12;
+		for (size_t k = 0; k < shown; k++)
+			fprintf(out, "%s    %s%s\n", indent, syms__frame_label(f[k], label, sizeof(label)),
+				f[k]->inlined ? " [inlined]" : "");
+		if (shown < nf)
+			fprintf(out, "%s    ... %zu more frames (-v shows them)\n", indent, nf - shown);
+		free(f);
+	}
+	if (count > (size_t)n)
+		fprintf(out, "%s... %zu more stacks (--stacks N)\n", indent, count - (size_t)n);
+	(void)object_wait_ns;
+	free(sums);
+}
+
+static json_object *jframe_site(const struct sym_frame *f)
+{
+	if (!f)
+		return NULL;
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "function", f->function ? json_object_new_string(f->function) : NULL);
+	json_object_object_add(o, "file", f->file ? json_object_new_string(f->file) : NULL);
+	json_object_object_add(o, "line", f->line ? json_object_new_int(f->line) : NULL);
+	return o;
+}
+
+static json_object *jframes(struct syms *s, uint32_t stack)
+{
+	json_object *a = json_object_new_array();
+	const struct sym_frame **f;
+	size_t n = stacks__frames(s, stack, &f);
+	for (size_t i = 0; i < n; i++) {
+		char addr[32];
+		json_object *o = jframe_site(f[i]);
+		json_object_object_add(o, "path", f[i]->path ? json_object_new_string(f[i]->path) : NULL);
+		json_object_object_add(o, "module", f[i]->module ? json_object_new_string(f[i]->module) : NULL);
+		snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)f[i]->offset);
+		json_object_object_add(o, "offset", json_object_new_string(addr));
+		snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)f[i]->pc);
+		json_object_object_add(o, "addr", json_object_new_string(addr));
+		json_object_object_add(o, "inlined", json_object_new_boolean(f[i]->inlined));
+		json_object_object_add(o, "runtime", json_object_new_boolean(f[i]->runtime));
+		json_object_array_add(a, o);
+	}
+	free(f);
+	return a;
+}
+
+void stacks__json(json_object *obj, struct syms *s, uint32_t object, int n)
+{
+	const struct profile *p = syms__profile(s);
+	struct stack_sum *sums;
+	size_t count = stacks__object(p, object, &sums);
+	uint64_t total = 0;
+	for (size_t i = 0; i < count; i++)
+		total += sums[i].wait_ns;
+	json_object_object_add(obj, "site", count ? jframe_site(stacks__site(s, sums[0].stack)) : NULL);
+	uint32_t first = object < p->nobjects ? p->objects[object].o.first_stack : 0;
+	json_object *fu = NULL;
+	if (first) {
+		fu = json_object_new_object();
+		json_object_object_add(fu, "site", jframe_site(stacks__site(s, first)));
+		json_object_object_add(fu, "frames", jframes(s, first));
+	}
+	json_object_object_add(obj, "first_use", fu);
+	json_object *a = json_object_new_array();
+	for (size_t i = 0; i < count && (n < 0 || i < (size_t)n); i++) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "stack", json_object_new_int64(sums[i].stack));
+		json_object_object_add(o, "waits", json_object_new_int64((int64_t)sums[i].waits));
+		json_object_object_add(o, "wait_ns", json_object_new_int64((int64_t)sums[i].wait_ns));
+		json_object_object_add(o, "samples", json_object_new_int64((int64_t)sums[i].samples));
+		json_object_object_add(o, "share", json_object_new_double(total ? (double)sums[i].wait_ns / (double)total : 0));
+		json_object_object_add(o, "site", sums[i].stack ? jframe_site(stacks__site(s, sums[i].stack)) : NULL);
+		json_object_object_add(o, "frames", jframes(s, sums[i].stack));
+		json_object_array_add(a, o);
+	}
+	json_object_object_add(obj, "stacks", a);
+	free(sums);
+}

@@ -1,0 +1,93 @@
+/* locks.c — rwlocks (C and C++ std::shared_mutex), spinlocks and C11 mtx:
+ * counted exactly, read and write sides apart, programs unchanged. */
+#include "prim_test.h"
+
+Test(rwlock, read_and_write_sides_counted_apart, .timeout = 30)
+{
+	char *out;
+	json_object *r = prim_run_prog("rwlock_sides", &out);
+	cr_assert(tu_has_line(out, "table=201 seen=201 trywrlock=EBUSY tryrdlock=0"), "output: %s", out);
+	json_object *l = prim_row(r, "locks", "table_lock");
+	TU_STREQ(tu_str(l, "kind"), "rwlock", "table_lock.kind");
+	/* 1,000 plain reads, the read held while the writer waits, the read
+	 * that waits, the read held around trywrlock, one tryrdlock. */
+	PRIM_EQ(l, "read_acquisitions", 1004);
+	PRIM_EQ(l, "write_acquisitions", 101);
+	PRIM_EQ(l, "acquisitions", 1105);
+	PRIM_EQ(l, "read_contended", 1);
+	PRIM_EQ(l, "write_contended", 1);
+	PRIM_EQ(l, "contended", 2);
+	PRIM_EQ(l, "writer_waits_behind_readers", 1);
+	PRIM_EQ(l, "trylocks", 2);
+	PRIM_EQ(l, "trylock_failures", 1);
+	PRIM_GT(l, "read_wait_ns", 0);
+	PRIM_GT(l, "write_wait_ns", 0);
+	TU_EQ(tu_int(l, "read_wait_ns") + tu_int(l, "write_wait_ns"), tu_int(l, "wait_ns"), "sides add up");
+	TU_EQ(tu_split_sum(l, "read_acquisitions"), 1004, "per-thread split of read_acquisitions");
+	json_object_put(r);
+}
+
+Test(rwlock, cxx_shared_mutex_shows_both_sides, .timeout = 30)
+{
+	char *out;
+	json_object *r = prim_run_prog("shared_mutex", &out);
+	cr_assert(tu_has_line(out, "settings=200 seen=200"), "output: %s", out);
+	json_object *l = prim_row(r, "locks", "settings_lock");
+	TU_STREQ(tu_str(l, "kind"), "rwlock", "settings_lock.kind");
+	PRIM_EQ(l, "read_acquisitions", 1002);
+	PRIM_EQ(l, "write_acquisitions", 101);
+	PRIM_EQ(l, "read_contended", 1);
+	PRIM_EQ(l, "write_contended", 1);
+	PRIM_EQ(l, "writer_waits_behind_readers", 1);
+	PRIM_GT(l, "read_wait_ns", 0);
+	PRIM_GT(l, "write_wait_ns", 0);
+	json_object_put(r);
+}
+
+Test(spinlock, spinning_counted_as_on_cpu_wait, .timeout = 30)
+{
+	char *out;
+	json_object *r = prim_run_prog("spin_contend", &out);
+	cr_assert(tu_has_line(out, "counter=1001 busy=1"), "output: %s", out);
+	json_object *l = prim_row(r, "locks", "counter_lock");
+	TU_STREQ(tu_str(l, "kind"), "spinlock", "counter_lock.kind");
+	PRIM_EQ(l, "acquisitions", 1004);
+	PRIM_EQ(l, "contended", 1);
+	PRIM_EQ(l, "trylocks", 1);
+	PRIM_EQ(l, "trylock_failures", 1);
+	cr_assert(tu_bool(l, "on_cpu"), "spin time must be marked on-CPU");
+	/* main held it until the spinner had used 2 ms of CPU inside the lock */
+	cr_assert(tu_int(l, "spin_ns") >= 2000000, "spin_ns %lld < 2 ms", (long long)tu_int(l, "spin_ns"));
+	TU_EQ(tu_int(l, "spin_ns"), tu_int(l, "wait_ns"), "spin_ns is the lock's wait");
+	/* on-CPU: not counted as blocked lock time of the thread */
+	json_object *threads = tu_array(r, "threads");
+	int64_t spin = 0, lock_wait = 0;
+	for (size_t i = 0; i < json_object_array_length(threads); i++) {
+		spin += tu_int(json_object_array_get_idx(threads, i), "spin_ns");
+		lock_wait += tu_int(json_object_array_get_idx(threads, i), "lock_wait_ns");
+	}
+	TU_EQ(spin, tu_int(l, "spin_ns"), "threads' spin_ns");
+	TU_EQ(lock_wait, 0, "threads' lock_wait_ns (spinning is not blocking)");
+	json_object_put(r);
+}
+
+Test(c11, mtx_and_cnd_map_onto_mutex_and_condvar_records, .timeout = 30)
+{
+	char *out;
+	json_object *r = prim_run_prog("c11_mtx", &out);
+	cr_assert(tu_has_line(out, "counter=501 busy=0"), "output: %s", out);
+	json_object *l = prim_row(r, "locks", "c11_lock");
+	TU_STREQ(tu_str(l, "kind"), "mutex", "c11_lock.kind");
+	TU_STREQ(tu_str(l, "type"), "normal c11", "c11_lock.type");
+	/* 500 pairs, main's hold, the other thread's, main's relock for the
+	 * signal, the trylock (cnd_wait's re-acquisition is not a lock call) */
+	PRIM_EQ(l, "acquisitions", 504);
+	PRIM_EQ(l, "contended", 1);
+	PRIM_EQ(l, "trylocks", 1);
+	json_object *c = prim_row(r, "condvars", "c11_cond");
+	PRIM_EQ(c, "signals", 6);
+	PRIM_EQ(c, "signals_unwaited", 5);
+	PRIM_EQ(c, "waits", 1);
+	PRIM_EQ(c, "wakeups", 1);
+	json_object_put(r);
+}

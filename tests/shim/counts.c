@@ -1,0 +1,103 @@
+/* Exact counts: the shim must count every acquisition, trylock and signal,
+ * attribute each to its thread, and name globals by their symbols. */
+#include <string.h>
+
+#include "testutil.h"
+
+Test(counts, two_threads_one_global_mutex_exact, .timeout = 60)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "count_two_threads", NULL);
+	tu_assert_exit(&p, 0, "count_two_threads");
+	json_object *r = tu_report_dir(dir);
+	json_object *lock = tu_lock(r, "counter_lock");
+	cr_assert(lock, "no lock named counter_lock (the global's symbol) in locks[]: %s",
+		  json_object_to_json_string(tu_array(r, "locks")));
+	TU_STREQ(tu_str(lock, "kind"), "mutex", "counter_lock kind");
+	TU_EQ(tu_int(lock, "acquisitions"), 1000000, "counter_lock acquisitions");
+	TU_LE(tu_int(lock, "contended"), tu_int(lock, "acquisitions"), "contended <= acquisitions");
+	TU_LE(tu_int(lock, "max_wait_ns"), tu_int(lock, "wait_ns"), "max_wait_ns <= wait_ns");
+
+	/* The per-thread split: two worker threads with 500,000 each, summing to
+	 * the total; the main thread never locked it. */
+	json_object *split = tu_array(lock, "threads");
+	TU_EQ(json_object_array_length(split), 2, "threads that locked counter_lock");
+	for (size_t i = 0; i < 2; i++)
+		TU_EQ(tu_int(json_object_array_get_idx(split, i), "acquisitions"), 500000,
+		      "counter_lock acquisitions by thread %zu of the split", i);
+	TU_EQ(tu_split_sum(lock, "acquisitions"), tu_int(lock, "acquisitions"), "split sum of acquisitions");
+	TU_EQ(tu_split_sum(lock, "contended"), tu_int(lock, "contended"), "split sum of contended");
+	TU_EQ(tu_split_sum(lock, "wait_ns"), tu_int(lock, "wait_ns"), "split sum of wait_ns");
+	int64_t main_tid = tu_int(tu_main_thread(r), "tid");
+	for (size_t i = 0; i < 2; i++)
+		cr_assert(tu_int(json_object_array_get_idx(split, i), "tid") != main_tid,
+			  "the main thread appears in counter_lock's split");
+	TU_EQ(json_object_array_length(tu_array(r, "threads")), 3, "threads[] length");
+}
+
+Test(counts, trylock_calls_and_failures_exact, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "count_trylock", NULL);
+	tu_assert_exit(&p, 0, "count_trylock");
+	cr_assert(tu_has_line(p.out, "busy 10 of 10") && tu_has_line(p.out, "acquired 5 of 5"),
+		  "count_trylock output:\n%s", p.out);
+	json_object *r = tu_report_dir(dir);
+	json_object *lock = tu_lock(r, "try_lock");
+	cr_assert(lock, "no lock named try_lock");
+	TU_EQ(tu_int(lock, "trylocks"), 15, "try_lock trylocks");
+	TU_EQ(tu_int(lock, "trylock_failures"), 10, "try_lock trylock_failures");
+	TU_EQ(tu_int(lock, "acquisitions"), 6, "try_lock acquisitions (1 lock + 5 trylocks)");
+	TU_EQ(tu_int(lock, "contended"), 0, "try_lock contended (a trylock never waits)");
+	TU_EQ(tu_split_sum(lock, "trylocks"), 15, "split sum of trylocks");
+	TU_EQ(tu_split_sum(lock, "trylock_failures"), 10, "split sum of trylock_failures");
+	TU_EQ(json_object_array_length(tu_array(lock, "threads")), 3, "threads that used try_lock");
+}
+
+Test(counts, condvar_signals_with_no_waiter_exact, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "count_cond", NULL);
+	tu_assert_exit(&p, 0, "count_cond");
+	json_object *r = tu_report_dir(dir);
+
+	json_object *idle = tu_cond(r, "idle_cond");
+	cr_assert(idle, "no condvar named idle_cond in condvars[]: %s",
+		  json_object_to_json_string(tu_array(r, "condvars")));
+	TU_STREQ(tu_str(idle, "kind"), "condvar", "idle_cond kind");
+	TU_EQ(tu_int(idle, "signals"), 1000, "idle_cond signals");
+	TU_EQ(tu_int(idle, "signals_unwaited"), 1000, "idle_cond signals_unwaited");
+	TU_EQ(tu_int(idle, "broadcasts"), 500, "idle_cond broadcasts");
+	TU_EQ(tu_int(idle, "broadcasts_unwaited"), 500, "idle_cond broadcasts_unwaited");
+	TU_EQ(tu_int(idle, "waits"), 0, "idle_cond waits");
+
+	json_object *ready = tu_cond(r, "ready_cond");
+	cr_assert(ready, "no condvar named ready_cond");
+	TU_EQ(tu_int(ready, "signals"), 60, "ready_cond signals");
+	TU_EQ(tu_int(ready, "signals_unwaited"), 0, "ready_cond signals_unwaited (each had a waiter)");
+	TU_EQ(tu_int(ready, "broadcasts"), 40, "ready_cond broadcasts");
+	TU_EQ(tu_int(ready, "broadcasts_unwaited"), 0, "ready_cond broadcasts_unwaited");
+	TU_LE(100, tu_int(ready, "waits"), "ready_cond waits (at least one per round)");
+	TU_EQ(tu_int(ready, "timeouts"), 0, "ready_cond timeouts");
+}
+
+Test(counts, static_and_struct_member_mutexes_named_by_symbol, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "count_static", NULL);
+	tu_assert_exit(&p, 0, "count_static");
+	cr_assert(tu_has_line(p.out, "lock offset 8"), "count_static output:\n%s", p.out);
+	json_object *r = tu_report_dir(dir);
+	json_object *table = tu_lock(r, "table_lock");
+	cr_assert(table, "no lock named table_lock (a file-scope static) in locks[]: %s",
+		  json_object_to_json_string(tu_array(r, "locks")));
+	TU_EQ(tu_int(table, "acquisitions"), 777, "table_lock acquisitions");
+	json_object *pool = tu_lock(r, "pool+8");
+	cr_assert(pool, "no lock named pool+8 (struct member) in locks[]: %s",
+		  json_object_to_json_string(tu_array(r, "locks")));
+	TU_EQ(tu_int(pool, "acquisitions"), 333, "pool+8 acquisitions");
+}

@@ -1,0 +1,138 @@
+/* Every way a process ends writes its profile, and the shim's own output
+ * (one stderr line, or none when quiet) never changes the program's. */
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#define EXIT_NORMAL "returned from main or called exit()"
+
+Test(exit, return_from_main, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "exit_status", "0", NULL);
+	tu_assert_exit(&p, 0, "exit_status 0");
+	json_object *r = tu_report_dir(dir);
+	json_object *proc = tu_get(r, "process");
+	TU_STREQ(tu_str(proc, "exit"), EXIT_NORMAL, "process.exit");
+	cr_assert(!tu_bool(proc, "forked"), "process.forked");
+	json_object *lock = tu_lock(r, "exit_lock");
+	cr_assert(lock, "no lock named exit_lock");
+	TU_EQ(tu_int(lock, "acquisitions"), 100, "exit_lock acquisitions");
+}
+
+Test(exit, exit_from_other_thread_while_others_run, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "exit_from_thread", NULL);
+	tu_assert_exit(&p, 7, "exit_from_thread");
+	cr_assert(tu_has_line(p.out, "exiting from a thread") && !strstr(p.out, "not reached"),
+		  "exit_from_thread output:\n%s", p.out);
+	json_object *r = tu_report_dir(dir);
+	TU_STREQ(tu_str(tu_get(r, "process"), "exit"), EXIT_NORMAL, "process.exit");
+	json_object *lock = tu_lock(r, "exit_lock");
+	cr_assert(lock, "no lock named exit_lock");
+	TU_EQ(tu_int(lock, "acquisitions"), 1000, "exit_lock acquisitions");
+	json_object *busy = tu_lock(r, "busy_lock");
+	cr_assert(busy, "no lock named busy_lock");
+	TU_LE(1, tu_int(busy, "acquisitions"), "busy_lock acquisitions");
+}
+
+Test(exit, main_pthread_exit_then_last_thread, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "exit_main_pthread_exit", NULL);
+	tu_assert_exit(&p, 0, "exit_main_pthread_exit");
+	cr_assert(tu_has_line(p.out, "last thread done"), "output:\n%s", p.out);
+	json_object *r = tu_report_dir(dir);
+	const char *why = tu_str(tu_get(r, "process"), "exit");
+	cr_assert(strstr(why, "pthread_exit"), "process.exit is \"%s\", expected it to name pthread_exit", why);
+	json_object *main_thread = tu_main_thread(r);
+	cr_assert(tu_bool(main_thread, "pthread_exit"), "main thread's pthread_exit flag");
+	json_object *lock = tu_lock(r, "late_lock");
+	cr_assert(lock, "no lock named late_lock");
+	TU_EQ(tu_int(lock, "acquisitions"), 1000, "late_lock acquisitions");
+}
+
+Test(exit, fork_child_writes_its_own_profile, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "exit_fork", NULL);
+	tu_assert_exit(&p, 0, "exit_fork");
+	cr_assert(tu_has_line(p.out, "child locked 1000") &&
+		  tu_has_line(p.out, "parent locked 2000; child exit 0"), "exit_fork output:\n%s", p.out);
+	size_t n;
+	char **files = tu_profiles(dir, &n);
+	TU_EQ(n, 2, "profiles in %s", dir);
+	json_object *a = tu_report(files[0]), *b = tu_report(files[1]);
+	json_object *pa = tu_get(a, "process"), *pb = tu_get(b, "process");
+	cr_assert(tu_int(pa, "pid") != tu_int(pb, "pid"), "both profiles have pid %lld",
+		  (long long)tu_int(pa, "pid"));
+	json_object *child = tu_bool(pa, "forked") ? a : b, *parent = child == a ? b : a;
+	cr_assert(tu_bool(tu_get(child, "process"), "forked") && !tu_bool(tu_get(parent, "process"), "forked"),
+		  "exactly one of the two profiles must be marked forked");
+	TU_EQ(tu_int(tu_get(child, "process"), "ppid"), tu_int(tu_get(parent, "process"), "pid"),
+	      "child's ppid vs parent's pid");
+	json_object *cl = tu_lock(child, "fork_lock"), *pl = tu_lock(parent, "fork_lock");
+	cr_assert(cl && pl, "fork_lock missing from the %s profile", cl ? "parent's" : "child's");
+	TU_EQ(tu_int(cl, "acquisitions"), 1000, "child's fork_lock acquisitions (its own only)");
+	TU_EQ(tu_int(pl, "acquisitions"), 2000, "parent's fork_lock acquisitions");
+	TU_EQ(json_object_array_length(tu_array(child, "threads")), 1, "child's threads[]");
+}
+
+Test(exit, unwritable_dir_one_line_program_unchanged, .timeout = 30)
+{
+	struct tu_proc native, shim;
+	const char *argv[] = { tu_prog("exit_status"), "5", NULL };
+	tu_run(&native, NULL, argv);
+	struct tu_opts o = { .preload = true, .dir = "/nonexistent/dir" };
+	tu_run(&shim, &o, argv);
+	tu_assert_exit(&native, 5, "exit_status 5 natively");
+	TU_EQ(shim.exited ? shim.code : -shim.sig, 5, "exit status under the shim with CONVOY_DIR=/nonexistent/dir");
+	TU_STREQ(shim.out, native.out, "stdout under the shim");
+	TU_EQ(tu_count_lines(shim.err), 1, "stderr lines (stderr: %s)", shim.err);
+	cr_assert(strncmp(shim.err, "convoy: ", 8) == 0, "stderr does not start with \"convoy: \": %s", shim.err);
+	cr_assert(strstr(shim.err, "/nonexistent/dir"), "stderr does not name the directory: %s", shim.err);
+}
+
+Test(exit, quiet_prints_nothing, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	const char *argv[] = { tu_prog("exit_status"), "0", NULL };
+	struct tu_opts o = { .preload = true, .dir = dir, .env = (const char *const[]){ "CONVOY_QUIET=1", NULL } };
+	tu_run(&p, &o, argv);
+	tu_assert_exit(&p, 0, "exit_status");
+	TU_EQ(p.err_len, 0, "stderr bytes with CONVOY_QUIET=1 (stderr: %s)", p.err);
+	free(tu_only_profile(dir));
+}
+
+Test(exit, default_one_line_naming_the_file, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	const char *argv[] = { tu_prog("exit_status"), "0", NULL };
+	struct tu_opts o = { .preload = true, .dir = dir };
+	tu_run(&p, &o, argv);
+	tu_assert_exit(&p, 0, "exit_status");
+	TU_STREQ(p.out, "hello from exit_status\n", "stdout");
+	TU_EQ(tu_count_lines(p.err), 1, "stderr lines (stderr: %s)", p.err);
+	char *file = tu_only_profile(dir);
+	cr_assert(strncmp(p.err, "convoy: ", 8) == 0 && strstr(p.err, file),
+		  "stderr \"%s\" does not name the profile %s", p.err, file);
+}
+
+Test(exit, default_dir_is_the_working_directory, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	const char *argv[] = { tu_prog("exit_status"), "0", NULL };
+	struct tu_opts o = { .preload = true, .cwd = dir, .quiet = true };
+	tu_run(&p, &o, argv);
+	tu_assert_exit(&p, 0, "exit_status");
+	free(tu_only_profile(dir));
+}

@@ -1,0 +1,112 @@
+/* Unchanged semantics: each program runs natively and under the shim; stdout
+ * (every return code, by name) and the exit status must be identical, and
+ * the native output must show the behaviour POSIX/glibc specify, so that
+ * "identical" is not "identically broken". */
+#include <string.h>
+
+#include "testutil.h"
+
+static void expect_lines(const char *prog, const char *out, const char *const lines[])
+{
+	for (size_t i = 0; lines[i]; i++)
+		cr_expect(tu_has_line(out, lines[i]), "%s: no line \"%s\" in its output:\n%s", prog, lines[i], out);
+}
+
+#define SAME(prog, ...)                                                       \
+	do {                                                                  \
+		const char *out_ = tu_same_behaviour(prog, NULL);             \
+		static const char *const lines_[] = { __VA_ARGS__, NULL };    \
+		expect_lines(prog, out_, lines_);                             \
+	} while (0)
+
+Test(semantics, errorcheck_relock_edeadlk, .timeout = 30)
+{
+	SAME("sem_errorcheck", "relock: 35 EDEADLK", "timedlock by owner: 35 EDEADLK",
+	     "trylock by owner: 16 EBUSY", "unlock again: 1 EPERM", "destroy while locked: 16 EBUSY",
+	     "destroy: 0 OK");
+}
+
+Test(semantics, trylock_held_ebusy, .timeout = 30)
+{
+	SAME("sem_trylock_busy", "trylock held by other: 16 EBUSY", "trylock free: 0 OK",
+	     "trylock held by self: 16 EBUSY");
+}
+
+Test(semantics, recursive_lock_three_unlock_three, .timeout = 30)
+{
+	SAME("sem_recursive", "lock 2: 0 OK", "trylock 3: 0 OK", "timedlock 4: 0 OK",
+	     "other trylock while held 4 deep: 16 EBUSY", "other trylock while held 1 deep: 16 EBUSY",
+	     "other trylock when free: 0 OK", "unlock 5: 1 EPERM");
+}
+
+Test(semantics, timedlock_etimedout, .timeout = 30)
+{
+	SAME("sem_timedlock", "timedlock held (normal): 110 ETIMEDOUT",
+	     "timedlock held (errorcheck): 110 ETIMEDOUT", "timedlock held, deadline passed: 110 ETIMEDOUT",
+	     "timedlock held, invalid deadline: 22 EINVAL", "timedlock free: 0 OK");
+}
+
+Test(semantics, robust_eownerdead_consistent, .timeout = 30)
+{
+	SAME("sem_robust", "lock (owner died): 130 EOWNERDEAD", "consistent: 0 OK", "lock again: 0 OK",
+	     "lock abandoned again: 131 ENOTRECOVERABLE", "trylock (owner died): 130 EOWNERDEAD",
+	     "timedlock (owner died): 130 EOWNERDEAD");
+}
+
+Test(semantics, cond_timedwait_etimedout, .timeout = 30)
+{
+	SAME("sem_cond_timedwait", "timedwait: 110 ETIMEDOUT", "relock after timedwait (held): 35 EDEADLK",
+	     "timedwait, deadline passed: 110 ETIMEDOUT", "timedwait, invalid deadline: 22 EINVAL",
+	     "unlock: 0 OK");
+}
+
+Test(semantics, cancel_in_cond_wait_runs_cleanup_with_mutex, .timeout = 30)
+{
+	char *dir;
+	const char *out = tu_same_behaviour("sem_cancel_condwait", &dir);
+	static const char *const lines[] = { "cancel: 0 OK", "cleanup ran: unlock 0 OK", "join: 0 OK",
+					     "canceled: yes", "trylock after cancel: 0 OK", NULL };
+	expect_lines("sem_cancel_condwait", out, lines);
+	cr_expect(!strstr(out, "not reached"), "the cancelled thread went on:\n%s", out);
+	/* The cancelled waiter left the shim's waiter count: the 10 signals
+	 * after it are all unwaited. */
+	json_object *r = tu_report_dir(dir);
+	json_object *c = tu_cond(r, "cancel_cond");
+	cr_assert(c, "no condvar named cancel_cond");
+	TU_EQ(tu_int(c, "signals"), 10, "cancel_cond signals");
+	TU_EQ(tu_int(c, "signals_unwaited"), 10, "cancel_cond signals_unwaited after the waiter was cancelled");
+	TU_LE(1, tu_int(c, "waits"), "cancel_cond waits");
+}
+
+Test(semantics, clocklock_and_clockwait, .timeout = 30)
+{
+	SAME("sem_clock", "clocklock free (monotonic): 0 OK", "clocklock free (realtime): 0 OK",
+	     "clocklock held (monotonic): 110 ETIMEDOUT", "clocklock held (realtime): 110 ETIMEDOUT",
+	     "clocklock held (bad clock): 22 EINVAL", "clockwait (monotonic): 110 ETIMEDOUT",
+	     "clockwait (realtime): 110 ETIMEDOUT", "clockwait (bad clock): 22 EINVAL");
+}
+
+Test(semantics, tryjoin_ebusy_timedjoin_etimedout, .timeout = 30)
+{
+	SAME("sem_join", "tryjoin running: 16 EBUSY", "timedjoin running: 110 ETIMEDOUT",
+	     "timedjoin finishing: 0 OK", "tryjoin finished: 0 OK", "returned 42");
+}
+
+Test(semantics, unlock_unowned_eperm, .timeout = 30)
+{
+	SAME("sem_unlock_unowned", "unlock free errorcheck: 1 EPERM", "unlock free recursive: 1 EPERM",
+	     "unlock errorcheck held by other: 1 EPERM", "unlock recursive held by other: 1 EPERM",
+	     "unlock own: 0 OK");
+}
+
+Test(semantics, errno_preserved, .timeout = 30)
+{
+	const char *out = tu_same_behaviour("sem_errno", NULL);
+	cr_expect(!strstr(out, "errno E") && !strstr(out, "errno changed"),
+		  "a call changed errno:\n%s", out);
+	static const char *const lines[] = { "first lock of static mutex: rc 0 OK, errno kept",
+		"timedwait (times out): rc 110 ETIMEDOUT, errno kept", "64 new mutexes: errno changed 0 times",
+		"thread: first lock: rc 0 OK, errno kept", "create: rc 0 OK, errno kept",
+		"annotations: errno kept", NULL };
+	expect_lines("sem_errno", out, lines);
+}
