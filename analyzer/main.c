@@ -4,6 +4,7 @@
 
 #include "convoy/profile.h"
 #include "diff.h"
+#include "export.h"
 #include "report.h"
 #include "scale.h"
 #include "util.h"
@@ -21,6 +22,7 @@ static const struct command {
 	{ "report", cmd_report, "print the report of a profile (text or --json)" },
 	{ "scale", cmd_scale, "run a command at several thread counts and explain the curve" },
 	{ "diff", cmd_diff, "compare two profiles or two sweeps, biggest change first" },
+	{ "export", cmd_export, "write a profile for other tools (--folded: flame-graph stacks)" },
 };
 
 static void usage(FILE *f)

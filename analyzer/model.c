@@ -212,8 +212,6 @@ void model__build(struct model *m, const struct profile *p, struct syms *syms)
 	for (size_t i = 0; i < p->nobjects; i++) {
 		if (!m->rows[i].nthreads)
 			continue;   /* named or initialised but never used */
-		if (p->objects[i].o.kind == CV_OBJ_FUTEX)   /* only the ones that slept are seen */
-			m->rows[i].total.acquisitions = m->rows[i].total.contended;
 		if (lock_like(&m->rows[i])) {
 			m->rows[i].typical_hold_ns = typical_hold(p, (uint32_t)i);
 			m->locks[m->nlocks++] = &m->rows[i];

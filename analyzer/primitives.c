@@ -388,7 +388,7 @@ void prims__json_stats(json_object *o, const struct profile_object *obj, const s
 		break;
 	case CV_OBJ_FUTEX:
 		/* Only acquisitions that slept reach the kernel: a lower bound. */
-		json_lock_base(o, s, s->contended);
+		json_lock_base(o, s, s->acquisitions);
 		json_object_object_add(o, "eagain", ju64(s->futex_eagain));
 		json_object_object_add(o, "interrupts", ju64(s->interrupts));
 		json_object_object_add(o, "wakes", ju64(s->signals));

@@ -232,6 +232,8 @@ static int parse(struct reader *r, struct profile *p)
 					    (unsigned long long)e.records, (unsigned long long)records);
 			if (e.crc32 != crc)
 				return fail(r, "corrupt (checksum mismatch)");
+			if (e.pad != 0)   /* the one field the checksum cannot cover */
+				return fail(r, "corrupt (end record)");
 			if (off + sizeof(h) + h.size != r->size)
 				return fail(r, "corrupt (data after the end record)");
 			if (!have_process)

@@ -78,6 +78,18 @@ static void text_summary(const struct model *m, FILE *out)
 		fmt_ns((char[32]){0}, 32, top->total.waits ? (double)top->total.wait_ns / (double)top->total.waits : 0));
 }
 
+/* Whether hardware counters were available, in words. */
+static const char *pmu_status(const struct profile *p, char *buf, size_t size)
+{
+	if (p->process.perf_error)
+		snprintf(buf, size, "unavailable: no hardware PMU (perf_event_open: %s)", strerror(p->process.perf_error));
+	else if (p->process.perf_valid >> CV_PERF_CYCLES)
+		snprintf(buf, size, "available");
+	else
+		snprintf(buf, size, "not opened (CONVOY_PERF=0)");
+	return buf;
+}
+
 /* Where the busy threads' time went, one line. */
 static void text_stack(const struct run_stack *st, FILE *out)
 {
@@ -377,6 +389,12 @@ static json_object *json_thread(const struct model *m, size_t i, struct syms *sy
 	json_object_object_add(o, "join_wait_ns", ju64(t->join_wait_ns));
 	json_object_object_add(o, "joins", ju64(t->joins));
 	json_object_object_add(o, "threads_created", ju64(t->threads_created));
+	/* Run-queue delay is read only for threads that lived 2 ms (the read costs
+	 * more than a shorter thread's life): null when it was not. */
+	json_object_object_add(o, "run_delay_ns", t->flags & CV_THREAD_RUNQ ? ju64(t->run_delay_ns) : NULL);
+	json_object_object_add(o, "timeslices", t->flags & CV_THREAD_RUNQ ? ju64(t->timeslices) : NULL);
+	json_object_object_add(o, "minor_faults", ju64(t->minor_faults));
+	json_object_object_add(o, "major_faults", ju64(t->major_faults));
 	prims__json_thread(o, m, i);   /* spin_ns, wait_ns_by_kind, park_wake */
 	json_object *counters = json_object_new_object(), *progress = json_object_new_object();
 	for (size_t k = 0; k < p->ncounters; k++) {
@@ -404,6 +422,30 @@ static json_object *json_report(const struct model *m, struct syms *syms)
 	json_object_object_add(proc, "wall_ns", ju64(p->process.end_ns - p->process.start_ns));
 	json_object_object_add(proc, "exit", jstr(exit_text(p->process.exit_reason)));
 	json_object_object_add(proc, "hold_sample_period", ju64(p->process.hold_sample_period));
+	json_object_object_add(proc, "cpus_online", ju64(p->process.ncpus));
+	json_object_object_add(proc, "cpus_allowed", ju64(p->process.cpus_allowed));
+	json_object_object_add(proc, "cpu_ns", ju64(p->process.cpu_ns));
+	json_object_object_add(proc, "voluntary_switches", ju64(p->process.voluntary_cs));
+	json_object_object_add(proc, "involuntary_switches", ju64(p->process.involuntary_cs));
+	json_object_object_add(proc, "minor_faults", ju64(p->process.minor_faults));
+	json_object_object_add(proc, "major_faults", ju64(p->process.major_faults));
+	/* perf_event_open counters: the ones counted, and why the rest are not. */
+	static const char *const perf_names[] = {
+#define CV_X(sym, name, type, config, hw) [sym] = name,
+		CV_PERF_EVENTS(CV_X)
+#undef CV_X
+	};
+	json_object *perf = json_object_new_object(), *missing = json_object_new_array();
+	for (int e = 0; e < CV_PERF_COUNT; e++) {
+		if (p->process.perf_valid & (1u << e))
+			json_object_object_add(perf, perf_names[e], ju64(p->process.perf[e]));
+		else
+			json_object_array_add(missing, jstr(perf_names[e]));
+	}
+	json_object_object_add(proc, "perf", perf);
+	json_object_object_add(proc, "perf_not_counted", missing);
+	char pmu[160];
+	json_object_object_add(proc, "pmu", jstr(pmu_status(p, pmu, sizeof(pmu))));
 	json_object_object_add(proc, "profile", jstr(p->path));
 	json_object_object_add(root, "process", proc);
 
@@ -460,6 +502,10 @@ int report__write(const struct profile *p, const struct report_options *o, FILE 
 		prims__text(&m, o, out);   /* semaphores, barriers, futexes, park and wake */
 		text_threads(&m, o, syms, out);
 		text_counters(&m, out);
+		char pmu[160];
+		if (!(p->process.perf_valid >> CV_PERF_CYCLES))
+			fprintf(out, "\nNot measured: hardware counters (cycles, instructions, cache misses): %s.\n",
+				pmu_status(p, pmu, sizeof(pmu)));
 	}
 	findings__free(&f);
 	stack__free(&st);

@@ -111,6 +111,7 @@ const char *stacks__object_name(struct syms *s, const struct profile_object *o, 
 	const struct profile *p = syms__profile(s);
 	if (syms__data_name(s, o->o.addr, o->o.map_gen, buf, size))
 		return buf;
+	/* The stack that made it, else the one it was waited on from most. */
 	uint32_t stack = o->o.first_stack;
 	if (!stack || !stacks__site(s, stack)) {
 		struct stack_sum *sums;
@@ -121,14 +122,20 @@ const char *stacks__object_name(struct syms *s, const struct profile_object *o, 
 	}
 	const struct sym_frame *site = stack ? stacks__site(s, stack) : NULL;
 	char where[240];
-	if (site) {
+	if (site && site->function) {
 		snprintf(buf, size, "%s@%s", kind, site_label(site, where, sizeof(where)));
 		return buf;
 	}
+	/* No function to name it by: a static object in a stripped module is
+	 * still its module and offset ("mutex@prog+0x4040"). */
 	uint64_t off;
 	const char *mod = syms__module_of(s, o->o.addr, o->o.map_gen, &off);
 	if (mod && *mod) {
 		snprintf(buf, size, "%s@%s+0x%llx", kind, mod, (unsigned long long)off);
+		return buf;
+	}
+	if (site) {
+		snprintf(buf, size, "%s@%s", kind, site_label(site, where, sizeof(where)));
 		return buf;
 	}
 	return NULL;

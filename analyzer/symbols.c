@@ -301,18 +301,85 @@ const char *syms__source(struct syms *s, uint64_t addr, char *buf, size_t size)
 
 /* ---- code ------------------------------------------------------------------ */
 
-/* A function DIE's name: the demangled linkage name, else DW_AT_name, both
- * through abstract_origin and specification. Caller frees. */
-static char *die_function_name(Dwarf_Die *die)
+static const char *linkage_name(Dwarf_Die *die)
 {
 	Dwarf_Attribute a;
 	const char *link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
-	if (!link)
-		link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	return link ? link : dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+}
+
+/* An unnamed class with an operator() or a "<lambda>" constructor: a closure type. */
+static int closure_type(Dwarf_Die *type)
+{
+	Dwarf_Die child;
+	if (dwarf_child(type, &child) != 0)
+		return 0;
+	do {
+		const char *n = dwarf_diename(&child);
+		if (dwarf_tag(&child) == DW_TAG_subprogram && n &&
+		    (!strncmp(n, "<lambda", 7) || !strcmp(n, "operator()")))
+			return 1;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+/* A function DIE's name: the demangled linkage name, else DW_AT_name
+ * qualified by the scopes around its declaration ("main::<lambda()>::
+ * operator()": lambdas and inline functions may have no linkage name).
+ * Both follow abstract_origin and specification. Caller frees. */
+static char *die_function_name(Dwarf_Die *die)
+{
+	const char *link = linkage_name(die);
 	if (link)
 		return demangle(link);
+	Dwarf_Attribute a;
 	const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
-	return name ? xstrndup(name, strlen(name)) : NULL;
+	if (!name)
+		return NULL;
+	Dwarf_Die origin = *die, next;
+	for (int i = 0; i < 8; i++) {
+		Dwarf_Attribute *r = dwarf_attr(&origin, DW_AT_abstract_origin, &a);
+		if (!r)
+			r = dwarf_attr(&origin, DW_AT_specification, &a);
+		if (!r || !dwarf_formref_die(r, &next))
+			break;
+		origin = next;
+	}
+	Dwarf_Die *chain = NULL;
+	int n = dwarf_getscopes_die(&origin, &chain);
+	char buf[1024] = "";
+	size_t len = 0;
+	/* Outermost first; a function around it with a linkage name is already
+	 * fully qualified, so start there. */
+	int from = n - 2;
+	for (int i = 1; i < n - 1; i++) {
+		if (dwarf_tag(&chain[i]) == DW_TAG_subprogram && linkage_name(&chain[i])) {
+			from = i;
+			break;
+		}
+	}
+	for (int i = from; i >= 1 && len < sizeof(buf); i--) {
+		int tag = dwarf_tag(&chain[i]);
+		const char *part = NULL;
+		char *owned = NULL;
+		if (tag == DW_TAG_subprogram && linkage_name(&chain[i]))
+			part = owned = demangle(linkage_name(&chain[i]));
+		else if (tag == DW_TAG_namespace)
+			part = dwarf_diename(&chain[i]) ? dwarf_diename(&chain[i]) : "(anonymous namespace)";
+		else if (tag == DW_TAG_subprogram || tag == DW_TAG_structure_type || tag == DW_TAG_class_type ||
+			 tag == DW_TAG_union_type)
+			part = dwarf_formstring(dwarf_attr_integrate(&chain[i], DW_AT_name, &a));
+		if (!part && tag != DW_TAG_subprogram && tag != DW_TAG_namespace &&
+		    (tag == DW_TAG_structure_type || tag == DW_TAG_class_type || tag == DW_TAG_union_type))
+			part = closure_type(&chain[i]) ? "{lambda}" : "{anonymous}";
+		if (part)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s::", part);
+		free(owned);
+	}
+	free(chain);
+	if (len < sizeof(buf))
+		snprintf(buf + len, sizeof(buf) - len, "%s", name);
+	return xstrndup(buf, strlen(buf));
 }
 
 static int system_source(const char *path)

@@ -52,6 +52,10 @@ struct s0_run s0_pool_run(wp_policy policy, unsigned workers, uint64_t tasks, ui
 	cfg.workers = workers;
 	cfg.start_paused = true;
 	cfg.name = "s0";
+	/* Each worker's share fits without growing, as the seed's collect()ed
+	 * VecDeques did: growth would copy and fault in twice the memory. */
+	uint64_t share = (tasks + workers - 1) / workers;
+	cfg.deque_initial = (size_t)(share < (1u << 30) ? share : (1u << 30));
 
 	nslots = workers;
 	slots = aligned_alloc(DC_CACHE_LINE, nslots * sizeof *slots);

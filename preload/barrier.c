@@ -69,6 +69,10 @@ CV_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	uint32_t count = CV_LOAD(&o->barrier_count);
 	bool last = false;
 	if (count) {
+		/* The count goes to the profile as cv_object.flags; stored here,
+		 * once the object has its kind (creating it resets the flags). */
+		if (CV_UNLIKELY(CV_LOAD(&o->flags) != count))
+			CV_STORE(&o->flags, count);
 		uint64_t n = __atomic_fetch_add(&o->barrier_arrivals, 1, __ATOMIC_ACQ_REL);
 		uint64_t round = n / count, pos = n % count;
 		if (pos == 0) {
@@ -97,10 +101,8 @@ CV_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierat
 		/* A new generation, whose count is known before anyone arrives. */
 		cv__forget_object(b, CV_OBJ_BARRIER);
 		struct cv_obj *o = cv__object_for_name(b);
-		if (o) {
+		if (o)
 			CV_STORE(&o->barrier_count, count);
-			CV_STORE(&o->flags, count);   /* the profile's cv_object.flags for a barrier */
-		}
 	}
 	return rc;
 }

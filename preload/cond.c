@@ -61,9 +61,14 @@ static void check_futile(struct cv_thread *t, struct cv_rec *r, const pthread_co
 	t->cw_cond = NULL;
 }
 
-static void cond_leave_cancelled(void *o)
+/* A wait ended by pthread_cancel: it still left, and it still waited. */
+struct cond_cancel { struct cv_obj *o; struct cv_rec *r; uint64_t t0; };
+
+static void cond_leave_cancelled(void *arg)
 {
-	cond_event(o, COND_LEAVE);
+	struct cond_cancel *x = arg;
+	cond_event(x->o, COND_LEAVE);
+	cv__record_wait(x->r, cv__now_ns() - x->t0);
 }
 
 typedef int (*cond_wait_fn)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
@@ -100,7 +105,8 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	int rc;
 	/* A cancelled wait unwinds through here (the shim is built with
 	 * -fexceptions) and must still leave. */
-	pthread_cleanup_push(cond_leave_cancelled, o);
+	struct cond_cancel cancel = { o, r, t0 };
+	pthread_cleanup_push(cond_leave_cancelled, &cancel);
 	rc = real(c, m, clock, ts);
 	pthread_cleanup_pop(0);
 	uint64_t now = cv__now_ns(), waited = now - t0;

@@ -109,7 +109,10 @@ static long futex_wait(struct cv_rec *r, int cmd, long a1, long a2, long a3, lon
 	} else {
 		cv__record_wait(r, now - t0);
 		if (ret == 0) {
+			/* Woken (or, for PI, acquired): a contended acquisition as far
+			 * as the kernel can tell; uncontended ones never get here. */
 			CV_BUMP(&r->s.contended, 1);
+			CV_BUMP(&r->s.acquisitions, 1);
 			cv__woken(r, t0, now);
 		} else if (err == ETIMEDOUT) {
 			CV_BUMP(&r->s.timeouts, 1);

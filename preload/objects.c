@@ -71,6 +71,16 @@ static void retire_locked(struct cv_obj **head, struct cv_obj *o)
 	__atomic_store_n(&o->retired, 1, __ATOMIC_RELEASE);
 }
 
+/* The flags an object of this kind records when it is created. */
+static uint32_t kind_flags(const void *addr, uint32_t kind)
+{
+	if (kind != CV_OBJ_MUTEX)
+		return 0;
+	/* glibc's __kind: type, robust, PI, PP, pshared bits */
+	return (uint32_t)CV_LOAD(&((const pthread_mutex_t *)addr)->__data.__kind) &
+	       (CV_MUTEX_TYPE_MASK | CV_MUTEX_ROBUST | CV_MUTEX_PI | CV_MUTEX_PP | CV_MUTEX_PSHARED);
+}
+
 /* The live object at addr, created (or re-created, when the kind changed
  * because the memory was reused without destroy) as needed. */
 static struct cv_obj *object_get(const void *addr, uint32_t kind)
@@ -98,8 +108,11 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind)
 		live = NULL;
 	}
 	if (live) {
-		if (live->kind == CV_OBJ_UNKNOWN)
+		if (live->kind == CV_OBJ_UNKNOWN && kind != CV_OBJ_UNKNOWN) {
+			/* named (convoy_name_object) before its first use */
 			live->kind = kind;
+			live->flags = kind_flags(addr, kind);
+		}
 		goto out;
 	}
 	live = cv__alloc(sizeof(*live));
@@ -108,9 +121,7 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind)
 	live->addr = addr;
 	live->kind = kind;
 	live->generation = generation;
-	if (kind == CV_OBJ_MUTEX)   /* glibc's __kind: type, robust, PI, PP, pshared bits */
-		live->flags = (uint32_t)CV_LOAD(&((const pthread_mutex_t *)addr)->__data.__kind) &
-			      (CV_MUTEX_TYPE_MASK | CV_MUTEX_ROBUST | CV_MUTEX_PI | CV_MUTEX_PP | CV_MUTEX_PSHARED);
+	live->flags = kind_flags(addr, kind);
 	live->id = __atomic_fetch_add(&nobjects, 1, __ATOMIC_RELAXED);
 	live->hash_next = *head;
 	*head = live;

@@ -72,9 +72,16 @@ struct init_ent {
 
 static struct {
 	bool     on;
+	bool     stats;               /* CONVOY_STACK_STATS=1: time each capture, print at exit */
 	uint32_t first;               /* CONVOY_STACK_FIRST */
 	uint64_t period_ns;           /* CONVOY_STACK_PERIOD */
 } cfg;
+
+/* CONVOY_STACK_STATS: what capturing cost, in ns, summed over all threads
+ * (docs/performance.md quotes it). */
+static struct {
+	uint64_t captures, frames, refresh_ns, unwind_ns, intern_ns;
+} stats;
 
 static int (*unw_bt)(void **, int);
 static uintptr_t shim_lo, shim_hi;
@@ -160,6 +167,7 @@ void cv__stacks_init(void)
 {
 	const char *s = getenv("CONVOY_STACKS");
 	cfg.on = !(s && strcmp(s, "0") == 0);
+	cfg.stats = (s = getenv("CONVOY_STACK_STATS")) && strcmp(s, "1") == 0;
 	cfg.first = (uint32_t)env_num("CONVOY_STACK_FIRST", 8, 0, 1000000);
 	cfg.period_ns = env_num("CONVOY_STACK_PERIOD", 20000, 1, 1000000000);
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)&cv__stacks_init);
@@ -290,9 +298,14 @@ static uint32_t capture(struct cv_stack_state *st, uint32_t *gen)
 {
 	int saved_errno = errno;
 	struct cv_thread *saved = cv__guard_enter();
+	uint64_t t0 = cfg.stats ? cv__now_ns() : 0, t1 = 0, t2 = 0;
 	*gen = cv__modules_refresh();
+	if (cfg.stats)
+		t1 = cv__now_ns();
 	uint32_t id = 0;
 	int n = unw_bt ? unw_bt(st->pcs, CV_STACK_BUF) : 0;
+	if (cfg.stats)
+		t2 = cv__now_ns();
 	int skip = 0;
 	while (skip < n && in_shim(st->pcs[skip]))
 		skip++;
@@ -303,6 +316,14 @@ static uint32_t capture(struct cv_stack_state *st, uint32_t *gen)
 		if (depth > CV_STACK_MAX_DEPTH)
 			depth = CV_STACK_MAX_DEPTH;
 		id = intern(st->pcs + skip, depth, *gen, flags);
+	}
+	if (cfg.stats) {
+		uint64_t t3 = cv__now_ns();
+		__atomic_fetch_add(&stats.captures, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&stats.frames, (uint64_t)(n > 0 ? n : 0), __ATOMIC_RELAXED);
+		__atomic_fetch_add(&stats.refresh_ns, t1 - t0, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&stats.unwind_ns, t2 - t1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&stats.intern_ns, t3 - t2, __ATOMIC_RELAXED);
 	}
 	cv__guard_leave(saved);
 	errno = saved_errno;
@@ -502,6 +523,15 @@ void cv__stacks_write(void *w)
 	for (struct cv_stk *s = __atomic_load_n(&stk_all, __ATOMIC_ACQUIRE); s; s = s->all_next) {
 		struct cv_stack_rec rec = { .id = s->id, .depth = s->depth, .map_gen = s->map_gen, .flags = s->flags };
 		cv__put_record(w, CV_REC_STACK, &rec, sizeof(rec), s->pcs, s->depth * sizeof(s->pcs[0]), NULL, 0);
+	}
+	if (cfg.stats) {
+		uint64_t c = stats.captures ? stats.captures : 1;
+		cv__warn("stacks: %llu captures, %llu distinct; per capture %llu ns: module-map check %llu, "
+			 "unwind %llu (%.1f frames), table %llu",
+			 (unsigned long long)stats.captures, (unsigned long long)nstacks,
+			 (unsigned long long)((stats.refresh_ns + stats.unwind_ns + stats.intern_ns) / c),
+			 (unsigned long long)(stats.refresh_ns / c), (unsigned long long)(stats.unwind_ns / c),
+			 (double)stats.frames / (double)c, (unsigned long long)(stats.intern_ns / c));
 	}
 }
 

@@ -228,8 +228,10 @@ static void *trampoline(void *arg)
 
 static struct cv_thread *thread_by_handle(pthread_t th)
 {
+	/* An exited thread's handle is reused by later threads (the same
+	 * descriptor memory): only a live thread can be the one meant. */
 	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
-		if (pthread_equal(t->self, th))
+		if (pthread_equal(t->self, th) && !(CV_LOAD(&t->flags) & CV_THREAD_EXITED))
 			return t;
 	return NULL;
 }

@@ -151,10 +151,16 @@ Test(cli, run_output_dir_is_created, .timeout = 30)
 
 Test(cli, run_output_dir_unusable_one_line, .timeout = 30)
 {
+	/* a directory under a regular file: not even root can make it */
 	struct tu_proc p;
-	const char *argv[] = { tu_convoy(), "run", "-o", "/nonexistent/a/b", "--", tu_prog("exit_status"), NULL };
+	char *base = tu_tmpdir(), file[4200], dir[4300];
+	snprintf(file, sizeof(file), "%s/plain-file", base);
+	tu_write_file(file, "x", 1);
+	snprintf(dir, sizeof(dir), "%s/sub", file);
+	const char *argv[] = { tu_convoy(), "run", "-o", dir, "--", tu_prog("exit_status"), NULL };
 	tu_run(&p, NULL, argv);
-	cr_assert(!p.signaled && p.code != 0, "convoy run -o /nonexistent/a/b: exit %d", p.code);
+	cr_assert(!p.signaled && p.code != 0, "convoy run -o %s: exit %d", dir, p.code);
 	TU_EQ(tu_count_lines(p.err), 1, "stderr lines (stderr: %s)", p.err);
 	cr_assert(strncmp(p.err, "convoy: ", 8) == 0, "stderr: %s", p.err);
+	cr_assert(!strstr(p.out, "hello from exit_status"), "the command ran anyway:\n%s", p.out);
 }

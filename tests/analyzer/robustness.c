@@ -84,7 +84,22 @@ Test(robustness, empty_file_directory_and_device, .timeout = 30)
 	expect_rejected("/dev/null", true, "/dev/null", NULL);
 }
 
-Test(robustness, truncated_every_7_bytes, .timeout = 60)
+/* Offsets where each record starts (the end record last). */
+static size_t record_starts(const unsigned char *data, size_t len, size_t *starts, size_t max)
+{
+	struct cv_file_header fh;
+	memcpy(&fh, data, sizeof(fh));
+	size_t n = 0;
+	for (size_t off = fh.header_size; off + sizeof(struct cv_rec_header) <= len && n < max;) {
+		struct cv_rec_header h;
+		memcpy(&h, data + off, sizeof(h));
+		starts[n++] = off;
+		off += sizeof(h) + h.size;
+	}
+	return n;
+}
+
+Test(robustness, truncated_every_97_bytes_and_at_record_edges, .timeout = 60)
 {
 	size_t len;
 	unsigned char *data;
@@ -92,14 +107,20 @@ Test(robustness, truncated_every_7_bytes, .timeout = 60)
 	char *dir = tu_tmpdir(), path[4200];
 	snprintf(path, sizeof(path), "%s/cut.convoy", dir);
 	cr_assert(len > 200, "profile of %zu bytes", len);
-	for (size_t cut = 0; cut < len; cut += 7) {
+	size_t starts[256], nrec = record_starts(data, len, starts, 256);
+	cr_assert(nrec >= 3, "only %zu records", nrec);
+	size_t cuts[512], ncuts = 0;
+	for (size_t cut = 0; cut < len; cut += 97)
+		cuts[ncuts++] = cut;
+	for (size_t i = 0; i < nrec && ncuts + 3 < 512; i++)
+		cuts[ncuts++] = starts[i] + (i % 2 ? 8 : 0);   /* whole records only, or inside a header */
+	cuts[ncuts++] = len - 1;
+	for (size_t i = 0; i < ncuts; i++) {
 		char what[128];
-		snprintf(what, sizeof(what), "profile cut to %zu of %zu bytes", cut, len);
-		tu_write_file(path, data, cut);
-		expect_rejected(path, cut % 2, what, NULL);
+		snprintf(what, sizeof(what), "profile cut to %zu of %zu bytes", cuts[i], len);
+		tu_write_file(path, data, cuts[i]);
+		expect_rejected(path, i % 2, what, NULL);
 	}
-	tu_write_file(path, data, len - 1);
-	expect_rejected(path, true, "profile missing its last byte", NULL);
 }
 
 Test(robustness, one_flipped_byte, .timeout = 60)
@@ -109,15 +130,28 @@ Test(robustness, one_flipped_byte, .timeout = 60)
 	make_profile(&len, &data);
 	char *dir = tu_tmpdir(), path[4200];
 	snprintf(path, sizeof(path), "%s/flip.convoy", dir);
-	/* Every byte of the file header, the first record and the end record;
-	 * every 9th byte in between. */
-	for (size_t at = 0; at < len; at += (at < 160 || at + 48 >= len) ? 1 : 9) {
-		unsigned char saved = data[at];
-		data[at] ^= at % 2 ? 0x01 : 0x80;
+	/* One byte of each field of the file header and of the end record (its
+	 * header and payload), the type or size of every record header, and
+	 * every 151st byte. */
+	size_t starts[256], nrec = record_starts(data, len, starts, 256);
+	size_t at[1024], n = 0, end_rec = starts[nrec - 1];
+	static const size_t header_bytes[] = { 0, 7, 8, 11, 12, 16, 23 };
+	for (size_t i = 0; i < sizeof(header_bytes) / sizeof(header_bytes[0]); i++)
+		at[n++] = header_bytes[i];
+	for (size_t i = 0; i < nrec && n < 1024; i++)
+		at[n++] = starts[i] + (i % 2 ? offsetof(struct cv_rec_header, size) : offsetof(struct cv_rec_header, type));
+	for (size_t i = end_rec; i < len && n < 1024; i += 4)
+		at[n++] = i;
+	at[n++] = len - 1;
+	for (size_t i = 30; i < end_rec && n < 1024; i += 151)
+		at[n++] = i;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char saved = data[at[i]];
+		data[at[i]] ^= i % 2 ? 0x01 : 0x80;
 		tu_write_file(path, data, len);
-		data[at] = saved;
+		data[at[i]] = saved;
 		char what[128];
-		snprintf(what, sizeof(what), "byte %zu of %zu flipped", at, len);
+		snprintf(what, sizeof(what), "byte %zu of %zu flipped", at[i], len);
 		expect_rejected(path, true, what, NULL);
 	}
 }
@@ -152,11 +186,11 @@ Test(robustness, random_garbage, .timeout = 60)
 	char *dir = tu_tmpdir(), path[4200];
 	snprintf(path, sizeof(path), "%s/garbage.convoy", dir);
 	unsigned char buf[6000];
-	for (int i = 0; i < 40; i++) {
+	for (int i = 0; i < 16; i++) {
 		size_t len = 1 + rng() % sizeof(buf);
 		for (size_t k = 0; k < len; k++)
 			buf[k] = (unsigned char)rng();
-		if (i >= 20 && len >= sizeof(struct cv_file_header)) {
+		if (i >= 8 && len >= sizeof(struct cv_file_header)) {
 			/* a valid file header, then garbage: the record walk must cope */
 			struct cv_file_header h = { .version = CV_PROFILE_VERSION, .header_size = sizeof(h) };
 			memcpy(h.magic, CV_PROFILE_MAGIC, 8);
@@ -182,7 +216,7 @@ Test(robustness, mutated_records_with_valid_checksum, .timeout = 90)
 	size_t end_payload = len - sizeof(struct cv_end), body = end_payload - sizeof(struct cv_rec_header);
 	unsigned char *data = malloc(len);
 	static const unsigned char interesting[] = { 0x00, 0xff, 0x7f, 0x80, 0x01, 0x10 };
-	for (int i = 0; i < 60; i++) {
+	for (int i = 0; i < 30; i++) {
 		memcpy(data, orig, len);
 		int n = 1 + (int)(rng() % 4);
 		for (int k = 0; k < n; k++) {

@@ -31,3 +31,11 @@ echo "ns per lock+unlock pair; median of $rounds interleaved rounds (each the be
 printf '%-12s %10s %10s %8s %14s %8s\n' case native convoy ratio trylock-first ratio
 run_case uncontended 20000000
 run_case contended 2000000
+# The other families (trylock-first changes only mutexes: its column is a
+# second sample of the same shim there). docs/performance.md, "Other primitives".
+run_case rdlock 10000000
+run_case wrlock 10000000
+run_case spin 10000000
+run_case spin-contended 2000000
+run_case semtry 10000000
+run_case syscall 2000000

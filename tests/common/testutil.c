@@ -273,7 +273,7 @@ void tu_assert_exit(const struct tu_proc *p, int code, const char *what)
 	cr_assert(p->code == code, "%s: exit status %d, expected %d; stderr:\n%s", what, p->code, code, p->err);
 }
 
-char *tu_same_behaviour(const char *prog, char **dir_out)
+char *tu_same_behaviour(const char *prog, json_object **report)
 {
 	struct tu_proc native, shim;
 	char *dir = tu_tmpdir();
@@ -289,9 +289,10 @@ char *tu_same_behaviour(const char *prog, char **dir_out)
 		  "%s: stdout differs.\n--- native\n%s--- under the shim\n%s", prog, native.out, shim.out);
 	cr_assert(shim.err_len == 0, "%s: stderr under the shim with CONVOY_QUIET=1:\n%s", prog, shim.err);
 	json_object *r = tu_report_dir(dir);   /* exactly one profile, and it loads */
-	json_object_put(r);
-	if (dir_out)
-		*dir_out = dir;
+	if (report)
+		*report = r;
+	else
+		json_object_put(r);
 	return native.out;
 }
 

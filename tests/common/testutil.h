@@ -73,10 +73,10 @@ void tu_run_shim(struct tu_proc *p, const char *dir, const char *prog, ...) __at
 void tu_assert_exit(const struct tu_proc *p, int code, const char *what);
 
 /* Runs prog natively and under the shim and asserts identical stdout and
- * exit status, and that the shim's run wrote exactly one profile that
- * `convoy report` reads. Returns the native run's stdout; *dir_out (when not
- * NULL) gets the shim run's CONVOY_DIR. */
-char *tu_same_behaviour(const char *prog, char **dir_out);
+ * exit status, nothing on stderr, and that the shim's run wrote exactly one
+ * profile that `convoy report --json` reads. Returns the native run's
+ * stdout; *report (when not NULL) gets the parsed report. */
+char *tu_same_behaviour(const char *prog, json_object **report);
 
 /* The profiles (convoy-*.convoy, never *.tmp) in dir, sorted by name. */
 char **tu_profiles(const char *dir, size_t *n);

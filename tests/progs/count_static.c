@@ -1,5 +1,6 @@
 /* A file-scope static mutex (a local symbol) and a mutex inside a global
- * struct: named "table_lock" and "pool+8" by the symbol table. */
+ * struct: named "table_lock" and "pool.lock" (symbol, then the member DWARF
+ * names at offset 8). */
 #include "progs.h"
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;

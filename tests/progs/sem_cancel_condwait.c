@@ -9,17 +9,18 @@
 static pthread_mutex_t cancel_lock;
 pthread_cond_t cancel_cond = PTHREAD_COND_INITIALIZER;
 static int in_wait, never;
+static int cleanup_ran, cleanup_unlock_rc = -1;
 
 static void cleanup(void *arg)
 {
-	int rc = pthread_mutex_unlock(&cancel_lock);
-	printf("cleanup %s: unlock %d %s\n", (const char *)arg, rc, rc_name(rc));
+	cleanup_unlock_rc = pthread_mutex_unlock(&cancel_lock);
+	cleanup_ran = 1;   /* printed by main after the join: one order in every run */
 }
 
 static void *cancel_waiter(void *arg)
 {
 	pthread_mutex_lock(&cancel_lock);
-	pthread_cleanup_push(cleanup, "ran");
+	pthread_cleanup_push(cleanup, NULL);
 	in_wait = 1;
 	while (!never)
 		pthread_cond_wait(&cancel_cond, &cancel_lock);
@@ -48,6 +49,8 @@ int main(void)
 	void *ret = NULL;
 	SHOW("join", pthread_join(t, &ret));
 	printf("canceled: %s\n", ret == PTHREAD_CANCELED ? "yes" : "no");
+	printf("cleanup ran: %s\n", cleanup_ran ? "yes" : "no");
+	SHOW("cleanup's unlock", cleanup_unlock_rc);
 	SHOW("trylock after cancel", pthread_mutex_trylock(&cancel_lock));
 	SHOW("unlock", pthread_mutex_unlock(&cancel_lock));
 	for (int i = 0; i < 10; i++)

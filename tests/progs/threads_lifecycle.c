@@ -6,6 +6,7 @@
  *   other_named     named "by-creator" by main
  *   detached_attr   created with PTHREAD_CREATE_DETACHED, names itself "det-attr"
  *   self_detach     pthread_detach(pthread_self()), names itself "det-self"
+ *   creator_detached  detached by main right after pthread_create, "det-creator"
  *   nested_parent   "nest-parent", creates nested_child ("nest-child")
  *   short_worker x100 */
 #include "progs.h"
@@ -45,6 +46,14 @@ static void *self_detach(void *arg)
 	return arg;
 }
 
+static void *creator_detached(void *arg)
+{
+	pthread_setname_np(pthread_self(), "det-creator");
+	sem_post(&detached_done);
+	sem_wait_all(&may_exit);
+	return arg;
+}
+
 static void *nested_child(void *arg)
 {
 	pthread_setname_np(pthread_self(), "nest-child");
@@ -75,7 +84,7 @@ int main(void)
 	sem_init(&may_exit, 0, 0);
 	MUST(pthread_setname_np(pthread_self(), "main-thr"));
 
-	pthread_t t1, t2, t3, t4, t5;
+	pthread_t t1, t2, t3, t4, t5, t6;
 	MUST(pthread_create(&t1, NULL, self_named, NULL));
 	MUST(pthread_join(t1, NULL));
 	MUST(pthread_create(&t2, NULL, other_named, NULL));
@@ -88,8 +97,10 @@ int main(void)
 	MUST(pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED));
 	MUST(pthread_create(&t3, &a, detached_attr, NULL));
 	MUST(pthread_create(&t4, NULL, self_detach, NULL));
-	sem_wait_all(&detached_done);
-	sem_wait_all(&detached_done);
+	MUST(pthread_create(&t6, NULL, creator_detached, NULL));
+	MUST(pthread_detach(t6));
+	for (int i = 0; i < 3; i++)
+		sem_wait_all(&detached_done);
 
 	MUST(pthread_create(&t5, NULL, nested_parent, NULL));
 	MUST(pthread_join(t5, NULL));
@@ -100,7 +111,7 @@ int main(void)
 		MUST(pthread_join(t, NULL));
 	}
 	printf("main tid %d\nnest-parent tid %d\n", gettid(), nested_parent_tid);
-	sem_post(&may_exit);
-	sem_post(&may_exit);
+	for (int i = 0; i < 3; i++)
+		sem_post(&may_exit);
 	return 0;
 }

@@ -6,10 +6,9 @@
 
 Test(annotate, runs_unchanged_and_records_annotations, .timeout = 30)
 {
-	char *dir;
-	const char *out = tu_same_behaviour("annotate", &dir);
+	json_object *r;
+	const char *out = tu_same_behaviour("annotate", &r);
 	TU_STREQ(out, "annotated\n", "annotate's output");
-	json_object *r = tu_report_dir(dir);
 
 	json_object *w = tu_thread_named(r, "annot-w");
 	cr_assert(w, "no thread named annot-w");

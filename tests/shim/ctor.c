@@ -5,15 +5,16 @@
 
 #include "testutil.h"
 
-/* The order the loader ran the constructors in, from LD_DEBUG=init. */
+/* The order the loader ran the constructors in, from LD_DEBUG=files
+ * ("calling init: PATH" lines). */
 static void constructor_order(const char *dir, long *ctorlock_at, long *convoy_at)
 {
 	struct tu_proc p;
 	const char *argv[] = { tu_prog("ctor_main"), NULL };
 	struct tu_opts o = { .preload = true, .dir = dir, .quiet = true,
-			     .env = (const char *const[]){ "LD_DEBUG=init", NULL } };
+			     .env = (const char *const[]){ "LD_DEBUG=files", NULL } };
 	tu_run(&p, &o, argv);
-	tu_assert_exit(&p, 0, "ctor_main with LD_DEBUG=init");
+	tu_assert_exit(&p, 0, "ctor_main with LD_DEBUG=files");
 	const char *a = strstr(p.err, "calling init: "), *c = NULL, *s = NULL;
 	for (; a; a = strstr(a + 1, "calling init: ")) {
 		size_t n = strcspn(a, "\n");
@@ -22,7 +23,7 @@ static void constructor_order(const char *dir, long *ctorlock_at, long *convoy_a
 		if (!s && memmem(a, n, "libconvoy.so", 12))
 			s = a;
 	}
-	cr_assert(c && s, "LD_DEBUG=init did not show both constructors:\n%s", p.err);
+	cr_assert(c && s, "LD_DEBUG=files did not show both constructors:\n%s", p.err);
 	*ctorlock_at = c - p.err;
 	*convoy_at = s - p.err;
 }
@@ -34,13 +35,12 @@ Test(ctor, library_constructor_locks_before_shim_init, .timeout = 30)
 	cr_assert(ctor_at < convoy_at,
 		  "libctorlock's constructor ran after libconvoy's: this test would not exercise early calls");
 
-	char *dir;
-	const char *out = tu_same_behaviour("ctor_main", &dir);
+	json_object *r;
+	const char *out = tu_same_behaviour("ctor_main", &r);
 	static const char *const lines[] = { "constructor thread: 0 OK", "constructor errno kept: yes",
 					     "count 160", NULL };
 	for (size_t i = 0; lines[i]; i++)
 		cr_expect(tu_has_line(out, lines[i]), "no line \"%s\" in ctor_main's output:\n%s", lines[i], out);
-	json_object *r = tu_report_dir(dir);
 	json_object *lock = tu_lock(r, "ctor_lock");
 	cr_assert(lock, "no lock named ctor_lock in locks[]: %s", json_object_to_json_string(tu_array(r, "locks")));
 	TU_EQ(tu_int(lock, "acquisitions"), 160, "ctor_lock acquisitions (constructor 100 + its thread 50 + main 10)");

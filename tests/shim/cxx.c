@@ -5,10 +5,9 @@
 
 Test(cxx, std_mutex_exact_counts, .timeout = 30)
 {
-	char *dir;
-	const char *out = tu_same_behaviour("cxx_mutex", &dir);
+	json_object *r;
+	const char *out = tu_same_behaviour("cxx_mutex", &r);
 	TU_STREQ(out, "counter 20000\n", "cxx_mutex output");
-	json_object *r = tu_report_dir(dir);
 	json_object *m = tu_lock(r, "g_mutex");
 	cr_assert(m, "no lock named g_mutex in locks[]: %s", json_object_to_json_string(tu_array(r, "locks")));
 	TU_EQ(tu_int(m, "acquisitions"), 20000, "g_mutex acquisitions");

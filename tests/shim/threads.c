@@ -54,6 +54,7 @@ Test(threads, start_routines_and_creators, .timeout = 30)
 	static const struct { const char *name, *routine; } expect[] = {
 		{ "self-named", "self_named" }, { "by-creator", "other_named" },
 		{ "det-attr", "detached_attr" }, { "det-self", "self_detach" },
+		{ "det-creator", "creator_detached" },
 		{ "nest-parent", "nested_parent" },
 	};
 	for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
@@ -70,7 +71,7 @@ Test(threads, start_routines_and_creators, .timeout = 30)
 	json_object *main_thread = tu_main_thread(report), *creator;
 	cr_assert(!json_object_object_get_ex(main_thread, "creator_tid", &creator) || !creator ||
 		  json_object_get_int(creator) == 0, "the main thread has a creator");
-	TU_EQ(tu_int(main_thread, "threads_created"), 5 + 100, "threads the main thread created");
+	TU_EQ(tu_int(main_thread, "threads_created"), 6 + 100, "threads the main thread created");
 }
 
 Test(threads, detached_threads_reported, .timeout = 30)
@@ -78,6 +79,8 @@ Test(threads, detached_threads_reported, .timeout = 30)
 	run_lifecycle();
 	cr_assert(tu_bool(named("det-attr"), "detached"), "det-attr (created detached) not reported detached");
 	cr_assert(tu_bool(named("det-self"), "detached"), "det-self (pthread_detach(self)) not reported detached");
+	cr_assert(tu_bool(named("det-creator"), "detached"),
+		  "det-creator (pthread_detach by its creator right after pthread_create) not reported detached");
 	cr_assert(!tu_bool(named("by-creator"), "detached"), "by-creator (joined) reported detached");
 }
 
@@ -85,8 +88,9 @@ Test(threads, hundred_short_lived_threads_all_appear, .timeout = 30)
 {
 	run_lifecycle();
 	json_object *threads = tu_array(report, "threads");
-	/* main, self-named, by-creator, det-attr, det-self, nest-parent, nest-child, 100 short */
-	TU_EQ(json_object_array_length(threads), 107, "threads[] length");
+	/* main, self-named, by-creator, det-attr, det-self, det-creator, nest-parent,
+	 * nest-child, 100 short */
+	TU_EQ(json_object_array_length(threads), 108, "threads[] length");
 	size_t short_ones = 0;
 	for (size_t i = 0; i < json_object_array_length(threads); i++) {
 		json_object *t = json_object_array_get_idx(threads, i), *sr;

@@ -88,3 +88,12 @@ $(BUILD)/tests/test_stacks: $(BUILD)/obj/tests/stacks/test_stacks.o $(BUILD)/obj
 	  -o $@ $(TEST_LIBS) -ljson-c -lz
 
 TESTS += $(BUILD)/tests/test_stacks
+
+# --- make bench-stacks: what stacks cost (never part of make test) ----------
+$(BUILD)/bench/stackcost: tests/stacks/bench/stackcost.c | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -pthread $< -o $@
+
+.PHONY: bench-stacks
+bench-stacks: $(BUILD)/libconvoy.so $(BUILD)/bench/lockpair $(BUILD)/bench/stackcost
+	@tests/stacks/bench/stacks.sh $(BUILD)

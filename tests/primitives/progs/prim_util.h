@@ -53,11 +53,11 @@ static inline void prim_wait_blocked(pid_t tid)
 	}
 }
 
-static inline int prim_cpu_ms_of(clockid_t clock)
+static inline long long prim_cpu_ns_of(clockid_t clock)
 {
 	struct timespec ts;
 	clock_gettime(clock, &ts);
-	return (int)(ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
 #endif

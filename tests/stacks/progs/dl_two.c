@@ -1,9 +1,10 @@
-/* dl_two.c — the second library dlmain opens after closing the first: the
- * loader usually maps it where the first one was, so its code reuses the
- * first one's addresses (its data does not: the array moves the lock). */
+/* dl_two.c — the second library dlmain opens after closing the first: as
+ * large as the first, so the loader usually maps it where the first one was
+ * and its code reuses the first one's addresses (its lock does not: the
+ * array moves it). */
 #include <pthread.h>
 
-char two_filler[8192] = { 1 };
+char two_filler[64] = { 1 };
 pthread_mutex_t two_lock = PTHREAD_MUTEX_INITIALIZER;
 
 pthread_mutex_t *two_get_lock(void)

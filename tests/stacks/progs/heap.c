@@ -78,7 +78,7 @@ int main(void)
 	if (!r)
 		exit(99);
 	pthread_mutex_init(&r->m, NULL);
-	pthread_cond_init(&r->cv, NULL);
+	pthread_cond_init(&r->cv, NULL);   /* COND_INIT_LINE */
 	MUST(pthread_create(&th, NULL, ready_worker, r));
 	pthread_mutex_lock(&r->m);
 	wait_for_cond_waiter(&r->cv, &r->m);

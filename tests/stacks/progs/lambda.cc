@@ -27,7 +27,7 @@ int main()
 	t.join();
 
 	Account *a = new Account;
-	a->m.lock();
+	a->m.lock();   // ACCOUNT_FIRST_LINE
 	std::thread u([a] {
 		std::lock_guard<std::mutex> guard(a->m);   // ACCOUNT_LINE
 		a->balance += 1;
