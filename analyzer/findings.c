@@ -176,7 +176,11 @@ static void rule_runnable(struct findings *out, const struct step *st)
 	for (size_t i = 0; i < p->nthreads; i++)
 		invol += p->threads[i].involuntary_cs;
 	struct finding *x = add(out, "oversubscription", grew / st->lost);
-	object(x, "run queue");
+	/* More busy threads than CPUs is the program's doing; waiting for CPUs
+	 * with fewer is the machine's (other processes), which the program cannot
+	 * fix: that one is never ranked high. */
+	x->external = busy <= (int)cpus;
+	object(x, x->external ? "other processes" : "run queue");
 	x->predicted_wall_ns = predicted(st, grew);
 	evidence(x, "threads_busy", busy);
 	evidence(x, "cpus", cpus);
@@ -193,9 +197,14 @@ static void rule_runnable(struct findings *out, const struct step *st)
 		    "Threads spent %s runnable but waiting for a CPU although only %d were busy on %u CPUs: "
 		    "other processes competed for the machine (%s involuntary switches).",
 		    fmt_ns(a, sizeof(a), st->t->s->c[STACK_RUNNABLE]), busy, cpus, fmt_count(b, sizeof(b), invol));
-	say(x->fix, sizeof(x->fix),
-	    "Run at most one busy thread per CPU (%u here): size the pool from "
-	    "sysconf(_SC_NPROCESSORS_ONLN) or the affinity mask, not from the amount of work.", cpus);
+	if (x->external)
+		say(x->fix, sizeof(x->fix),
+		    "Nothing in the program: measure on an idle machine (or pin the program to CPUs "
+		    "nothing else uses); until then these timings include other processes' load.");
+	else
+		say(x->fix, sizeof(x->fix),
+		    "Run at most one busy thread per CPU (%u here): size the pool from "
+		    "sysconf(_SC_NPROCESSORS_ONLN) or the affinity mask, not from the amount of work.", cpus);
 }
 
 /* Each worker's working time: alive, not joining and not blocked (on a CPU,
@@ -403,6 +412,8 @@ void findings__diagnose(struct findings *out, const struct run_view *ref, const 
 		out->v[i].threads = st.n;
 		out->v[i].wall_ns = t->s->wall_ns;
 		out->v[i].severity = severity(out->v[i].share, lost_fraction);
+		if (out->v[i].external && !strcmp(out->v[i].severity, "high"))
+			out->v[i].severity = "medium";
 	}
 }
 
@@ -443,6 +454,7 @@ json_object *findings__json(const struct findings *f)
 		json_object_object_add(o, "severity", json_object_new_string(x->severity));
 		json_object_object_add(o, "share", json_object_new_double(round(x->share * 1000) / 1000));
 		json_object_object_add(o, "suspected", json_object_new_boolean(x->suspected));
+		json_object_object_add(o, "external", json_object_new_boolean(x->external));
 		for (size_t k = 0; k < x->nobjects; k++)
 			json_object_array_add(objs, json_object_new_string(x->objects[k]));
 		json_object_object_add(o, "objects", objs);

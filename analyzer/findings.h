@@ -17,6 +17,7 @@ struct finding {
 	const char *severity;    /* "high", "medium", "low" */
 	double share;            /* fraction of the lost time it explains, 0..1 */
 	int suspected;           /* inferred without direct evidence */
+	int external;            /* caused outside the program (other processes) */
 	int threads;             /* the thread count it was found at */
 	double wall_ns;          /* measured wall time at that count */
 	double predicted_wall_ns;/* what-if: wall time without this component */

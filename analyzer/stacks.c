@@ -105,40 +105,188 @@ static const char *site_label(const struct sym_frame *f, char *buf, size_t size)
 	return buf;
 }
 
+/* ---- object names ------------------------------------------------------- *
+ *
+ * Computed for every object of the profile at once, so that two objects
+ * made at the same line of a helper (a mutex_init wrapper) but called from
+ * different places can be told apart: such names get their callers added,
+ * " from caller (file:line)", up to NAME_DEPTH frames, until they differ.
+ * Objects made by one and the same call path keep one name: they are the
+ * same kind of lock. */
+
+#define NAME_DEPTH 4
+
+struct obj_name {
+	char *name;                  /* final, or NULL: no name from here */
+	char *chain[NAME_DEPTH];     /* labels of the program's own frames, innermost first */
+	int nchain, level;           /* level: frames the name uses */
+	int from_stack;
+};
+
+struct names {
+	size_t n;
+	struct obj_name *v;
+};
+
+static void names_free(void *arg)
+{
+	struct names *nm = arg;
+	for (size_t i = 0; i < nm->n; i++) {
+		free(nm->v[i].name);
+		for (int k = 0; k < nm->v[i].nchain; k++)
+			free(nm->v[i].chain[k]);
+	}
+	free(nm->v);
+	free(nm);
+}
+
+static const char *kind_label(uint32_t kind)
+{
+	static const char *const names[] = {
+#define CV_X(sym, val, name) [val] = name,
+		CV_OBJ_KINDS(CV_X)
+#undef CV_X
+	};
+	return kind < sizeof(names) / sizeof(names[0]) && names[kind] ? names[kind] : "object";
+}
+
+static void stack_name(struct obj_name *n, uint32_t kind)
+{
+	char buf[1024];
+	size_t len = (size_t)snprintf(buf, sizeof(buf), "%s@%s", kind_label(kind), n->chain[0]);
+	for (int k = 1; k < n->level && len < sizeof(buf); k++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, " from %s", n->chain[k]);
+	free(n->name);
+	n->name = xstrndup(buf, strlen(buf));
+}
+
+/* The stack that made the object, else the one it was waited on from most,
+ * whichever first has a frame of the program's own code. */
+static uint32_t naming_stack(struct syms *s, const struct profile_object *o)
+{
+	uint32_t stack = o->o.first_stack;
+	if (stack && stacks__site(s, stack))
+		return stack;
+	struct stack_sum *sums;
+	size_t n = stacks__object(syms__profile(s), o->o.id, &sums);
+	uint32_t found = 0;
+	for (size_t i = 0; i < n && !found; i++)
+		if (sums[i].stack && stacks__site(s, sums[i].stack))
+			found = sums[i].stack;
+	free(sums);
+	return found ? found : stack;
+}
+
+static struct names *sort_names;   /* for the qsort comparator */
+
+static int by_name(const void *a, const void *b)
+{
+	const struct obj_name *x = &sort_names->v[*(const size_t *)a], *y = &sort_names->v[*(const size_t *)b];
+	return strcmp(x->name, y->name);
+}
+
+static int same_chain(const struct obj_name *a, const struct obj_name *b)
+{
+	if (a->nchain != b->nchain)
+		return 0;
+	for (int k = 0; k < a->nchain; k++)
+		if (strcmp(a->chain[k], b->chain[k]))
+			return 0;
+	return 1;
+}
+
+static struct names *names_build(struct syms *s)
+{
+	const struct profile *p = syms__profile(s);
+	struct names *nm = xcalloc(1, sizeof(*nm));
+	nm->n = p->nobjects;
+	nm->v = xcalloc(p->nobjects ? p->nobjects : 1, sizeof(*nm->v));
+	size_t *heap = xcalloc(p->nobjects ? p->nobjects : 1, sizeof(size_t)), nheap = 0;
+	for (size_t i = 0; i < p->nobjects; i++) {
+		const struct profile_object *o = &p->objects[i];
+		struct obj_name *n = &nm->v[i];
+		char buf[1024];
+		if (syms__data_name(s, o->o.addr, o->o.map_gen, buf, sizeof(buf))) {
+			n->name = xstrndup(buf, strlen(buf));
+			continue;
+		}
+		uint32_t stack = naming_stack(s, o);
+		const struct sym_frame **f;
+		size_t nf = stack ? stacks__frames(s, stack, &f) : 0;
+		const struct sym_frame *site = NULL;
+		for (size_t k = 0; k < nf && n->nchain < NAME_DEPTH; k++) {
+			if (f[k]->runtime)
+				continue;
+			if (!site)
+				site = f[k];
+			if (!site->function)
+				break;
+			site_label(f[k], buf, sizeof(buf));
+			n->chain[n->nchain++] = xstrndup(buf, strlen(buf));
+		}
+		if (nf)
+			free(f);
+		if (n->nchain) {
+			n->level = 1;
+			n->from_stack = 1;
+			stack_name(n, o->o.kind);
+			heap[nheap++] = i;
+			continue;
+		}
+		/* No function to name it by: a static object in a stripped module
+		 * is still its module and offset ("mutex@prog+0x4040"). */
+		uint64_t off;
+		const char *mod = syms__module_of(s, o->o.addr, o->o.map_gen, &off);
+		if (mod && *mod)
+			snprintf(buf, sizeof(buf), "%s@%s+0x%llx", kind_label(o->o.kind), mod, (unsigned long long)off);
+		else if (site)
+			snprintf(buf, sizeof(buf), "%s@%s", kind_label(o->o.kind), syms__frame_label(site, (char[256]){0}, 256));
+		else
+			continue;
+		n->name = xstrndup(buf, strlen(buf));
+	}
+	/* Same name, different call paths: add callers until they differ. */
+	for (int round = 1; round < NAME_DEPTH; round++) {
+		sort_names = nm;
+		qsort(heap, nheap, sizeof(*heap), by_name);
+		int changed = 0;
+		for (size_t i = 0; i < nheap;) {
+			size_t k = i + 1;
+			while (k < nheap && !strcmp(nm->v[heap[k]].name, nm->v[heap[i]].name))
+				k++;
+			int differ = 0;
+			for (size_t j = i + 1; j < k && !differ; j++)
+				differ = !same_chain(&nm->v[heap[i]], &nm->v[heap[j]]);
+			for (size_t j = i; differ && j < k; j++) {
+				struct obj_name *n = &nm->v[heap[j]];
+				if (n->level < n->nchain) {
+					n->level++;
+					stack_name(n, p->objects[heap[j]].o.kind);
+					changed = 1;
+				}
+			}
+			i = k;
+		}
+		if (!changed)
+			break;
+	}
+	free(heap);
+	return nm;
+}
+
 const char *stacks__object_name(struct syms *s, const struct profile_object *o, const char *kind,
 				char *buf, size_t size)
 {
-	const struct profile *p = syms__profile(s);
-	if (syms__data_name(s, o->o.addr, o->o.map_gen, buf, size))
-		return buf;
-	/* The stack that made it, else the one it was waited on from most. */
-	uint32_t stack = o->o.first_stack;
-	if (!stack || !stacks__site(s, stack)) {
-		struct stack_sum *sums;
-		size_t n = stacks__object(p, o->o.id, &sums);
-		for (size_t i = 0; i < n && (!stack || !stacks__site(s, stack)); i++)
-			stack = sums[i].stack;
-		free(sums);
+	(void)kind;
+	struct names *nm = syms__aux(s);
+	if (!nm) {
+		nm = names_build(s);
+		syms__set_aux(s, nm, names_free);
 	}
-	const struct sym_frame *site = stack ? stacks__site(s, stack) : NULL;
-	char where[240];
-	if (site && site->function) {
-		snprintf(buf, size, "%s@%s", kind, site_label(site, where, sizeof(where)));
-		return buf;
-	}
-	/* No function to name it by: a static object in a stripped module is
-	 * still its module and offset ("mutex@prog+0x4040"). */
-	uint64_t off;
-	const char *mod = syms__module_of(s, o->o.addr, o->o.map_gen, &off);
-	if (mod && *mod) {
-		snprintf(buf, size, "%s@%s+0x%llx", kind, mod, (unsigned long long)off);
-		return buf;
-	}
-	if (site) {
-		snprintf(buf, size, "%s@%s", kind, site_label(site, where, sizeof(where)));
-		return buf;
-	}
-	return NULL;
+	if (o->o.id >= nm->n || !nm->v[o->o.id].name)
+		return NULL;
+	snprintf(buf, size, "%s", nm->v[o->o.id].name);
+	return buf;
 }
 
 /* ---- report -------------------------------------------------------------- */

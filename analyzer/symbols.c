@@ -68,6 +68,8 @@ struct frame_set {
 
 struct syms {
 	const struct profile *p;
+	void *aux;
+	void (*aux_free)(void *);
 	Dwfl **layers;
 	size_t nlayers;
 	struct smod *mods;           /* as the profile's modules */
@@ -213,11 +215,22 @@ struct syms *syms__load(const struct profile *p)
 }
 
 const struct profile *syms__profile(const struct syms *s) { return s->p; }
+void *syms__aux(struct syms *s) { return s->aux; }
+
+void syms__set_aux(struct syms *s, void *aux, void (*free_fn)(void *))
+{
+	if (s->aux && s->aux_free)
+		s->aux_free(s->aux);
+	s->aux = aux;
+	s->aux_free = free_fn;
+}
 
 void syms__free(struct syms *s)
 {
 	if (!s)
 		return;
+	if (s->aux && s->aux_free)
+		s->aux_free(s->aux);
 	for (size_t l = 0; l < s->nlayers; l++)
 		if (s->layers[l])
 			dwfl_end(s->layers[l]);

@@ -13,6 +13,10 @@ struct syms;
 struct syms *syms__load(const struct profile *p);   /* never NULL; may know nothing */
 void syms__free(struct syms *s);
 const struct profile *syms__profile(const struct syms *s);   /* the profile it was loaded for */
+/* One slot for what is derived from these symbols (stacks.c's object
+ * names), freed with them. */
+void *syms__aux(struct syms *s);
+void syms__set_aux(struct syms *s, void *aux, void (*free_fn)(void *));
 
 /* The symbol containing addr ("queue_lock", "pool+8", "ns::f(int)"),
  * demangled, written to buf; NULL when no symbol covers it (heap, stack,

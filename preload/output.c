@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <string.h>
@@ -91,7 +92,86 @@ void cv__put_record(void *w, uint32_t type, const void *fixed, size_t fixed_len,
 
 /* ---- the profile ------------------------------------------------------- */
 
-static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_ns)
+/* ---- the snapshot ------------------------------------------------------ *
+ * Other threads may still be creating threads, objects and records while the
+ * profile is written, and runtime ids are handed out before the thing is on
+ * its list. So the writer first fixes what this profile holds: the threads on
+ * the list now (oldest first, so the main thread is 0; never-started ones
+ * left out), each one's records as of now, and the objects those records
+ * use. Threads and objects get dense ids in that order, and each record's
+ * (object, thread) pair is rewritten to them (only the writer reads those two
+ * fields), so every reference in the file resolves. */
+struct snapshot {
+	struct cv_thread **threads;
+	struct cv_rec **heads;     /* each thread's newest record at snapshot time */
+	size_t nthreads;
+	const struct cv_obj **objs;
+	size_t nobjs;
+	size_t threads_bytes, heads_bytes, objs_bytes;
+};
+
+static void *map_zeroed(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void snapshot_free(struct snapshot *snap)
+{
+	if (snap->threads)
+		munmap(snap->threads, snap->threads_bytes);
+	if (snap->heads)
+		munmap(snap->heads, snap->heads_bytes);
+	if (snap->objs)
+		munmap(snap->objs, snap->objs_bytes);
+}
+
+/* Memory comes from mmap, not the shim's allocator: a thread interrupted
+ * inside cv__alloc (by the exit() of another) must not hold us up. */
+static int snapshot_take(struct snapshot *snap)
+{
+	memset(snap, 0, sizeof(*snap));
+	size_t n = 0, nrecs = 0;
+	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
+		n++;
+	snap->threads_bytes = snap->heads_bytes = (n ? n : 1) * sizeof(void *);
+	snap->threads = map_zeroed(snap->threads_bytes);
+	snap->heads = map_zeroed(snap->heads_bytes);
+	if (!snap->threads || !snap->heads)
+		return -1;
+	size_t k = n;
+	for (struct cv_thread *t = cv__threads(); t && k; t = t->all_next)
+		snap->threads[--k] = t;   /* the list is newest first */
+	for (size_t i = k; i < n; i++) {
+		struct cv_thread *t = snap->threads[i];
+		if (!CV_LOAD(&t->tid))
+			continue;   /* created, not yet running (or its create failed) */
+		size_t j = snap->nthreads++;
+		snap->threads[j] = t;
+		snap->heads[j] = __atomic_load_n(&t->recs, __ATOMIC_ACQUIRE);
+		for (struct cv_rec *r = snap->heads[j]; r; r = r->next)
+			nrecs++;
+	}
+	snap->objs_bytes = (nrecs ? nrecs : 1) * sizeof(*snap->objs);
+	if (!(snap->objs = map_zeroed(snap->objs_bytes)))
+		return -1;
+	for (size_t i = 0; i < snap->nthreads; i++) {
+		snap->threads[i]->dump_index = (uint32_t)i;
+		for (struct cv_rec *r = snap->heads[i]; r; r = r->next) {
+			struct cv_obj *o = r->obj;
+			if (!o->dump_id) {
+				snap->objs[snap->nobjs] = o;
+				o->dump_id = (uint32_t)++snap->nobjs;
+			}
+			r->s.object = o->dump_id - 1;
+			r->s.thread = (uint32_t)i;
+		}
+	}
+	return 0;
+}
+
+static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_ns,
+			  const struct snapshot *snap)
 {
 	static char cmdline[8192];
 	ssize_t n = 0;
@@ -108,8 +188,8 @@ static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_n
 		.end_ns = end_ns,
 		.exit_reason = exit_reason,
 		.hold_sample_period = cv__config.hold_period,
-		.nthreads = cv__thread_count(),
-		.nobjects = cv__object_count(),
+		.nthreads = (uint32_t)snap->nthreads,
+		.nobjects = (uint32_t)snap->nobjs,
 		.forked = (uint32_t)cv__process.forked,
 		.cmdline_len = n > 0 ? (uint32_t)n : 0,
 		.exe_len = (uint32_t)strlen(cv__process.exe),
@@ -132,12 +212,13 @@ static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_n
 	record(w, CV_REC_PROCESS, &p, sizeof(p), cmdline, p.cmdline_len, cv__process.exe, p.exe_len);
 }
 
-static void write_objects(struct writer *w)
+static void write_objects(struct writer *w, const struct snapshot *snap)
 {
-	for (struct cv_obj *o = cv__objects(); o; o = o->all_next) {
+	for (size_t i = 0; i < snap->nobjs; i++) {
+		const struct cv_obj *o = snap->objs[i];
 		const char *name = __atomic_load_n(&o->name, __ATOMIC_ACQUIRE);
 		struct cv_object rec = {
-			.id = o->id,
+			.id = (uint32_t)i,
 			.kind = o->kind,
 			.addr = (uintptr_t)o->addr,
 			.generation = o->generation,
@@ -151,14 +232,15 @@ static void write_objects(struct writer *w)
 	}
 }
 
-static void write_thread(struct writer *w, struct cv_thread *t, double ns_per_tick, uint64_t now)
+static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *head, double ns_per_tick,
+			 uint64_t now)
 {
 	if (!(CV_LOAD(&t->flags) & CV_THREAD_EXITED)) {
 		cv__thread_finish(t);   /* still running: its numbers as of now */
 		t->end_ns = now;
 	}
 	struct cv_thread_rec tr = {
-		.index = t->index,
+		.index = t->dump_index,
 		.tid = t->tid,
 		.creator_tid = t->creator_tid,
 		.flags = CV_LOAD(&t->flags),
@@ -181,7 +263,7 @@ static void write_thread(struct writer *w, struct cv_thread *t, double ns_per_ti
 	tr.name[CV_NAME_MAX - 1] = '\0';
 	record(w, CV_REC_THREAD, &tr, sizeof(tr), NULL, 0, NULL, 0);
 
-	for (struct cv_rec *r = __atomic_load_n(&t->recs, __ATOMIC_ACQUIRE); r; r = r->next) {
+	for (struct cv_rec *r = head; r; r = r->next) {
 		struct cv_stats s;
 		/* Field by field with relaxed loads: the owner may still be counting. */
 		const uint64_t *src = (const uint64_t *)&r->s;
@@ -198,7 +280,7 @@ static void write_thread(struct writer *w, struct cv_thread *t, double ns_per_ti
 	for (uint32_t i = 0; i < nc; i++) {
 		const struct cv_named_counter *c = &t->counters[i];
 		struct cv_counter cr = {
-			.thread = t->index,
+			.thread = t->dump_index,
 			.kind = c->kind,
 			.value = CV_LOAD(&c->value),
 			.name_len = (uint32_t)strlen(c->name),
@@ -235,7 +317,13 @@ void cv__write_profile(uint32_t exit_reason)
 	if (ticks > cv__process.start_ticks && now > cv__process.start_ns)
 		ns_per_tick = (double)(now - cv__process.start_ns) / (double)(ticks - cv__process.start_ticks);
 
+	struct snapshot snap;
 	struct writer *w = &out;
+	if (snapshot_take(&snap) != 0) {
+		snapshot_free(&snap);
+		cv__warn("cannot write profile %s: out of memory", path);
+		goto done;
+	}
 	w->fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (w->fd < 0) {
 		cv__warn("cannot write profile %s: %s", path, strerror(errno));
@@ -249,11 +337,11 @@ void cv__write_profile(uint32_t exit_reason)
 	struct cv_file_header fh = { .version = CV_PROFILE_VERSION, .header_size = sizeof(fh) };
 	memcpy(fh.magic, CV_PROFILE_MAGIC, sizeof(fh.magic));
 	put(w, &fh, sizeof(fh));
-	write_process(w, exit_reason, now);
+	write_process(w, exit_reason, now, &snap);
 	cv__modules_write(w);   /* modules.c: every module seen, dlclose'd ones too */
-	write_objects(w);
-	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
-		write_thread(w, t, ns_per_tick, now);
+	write_objects(w, &snap);
+	for (size_t i = 0; i < snap.nthreads; i++)
+		write_thread(w, snap.threads[i], snap.heads[i], ns_per_tick, now);
 	cv__stacks_write(w);    /* last: every stack id written above is in the table */
 	struct cv_end end = { .records = w->records };
 	struct cv_rec_header h = { .type = CV_REC_END, .size = sizeof(end), .fixed = sizeof(end) };
@@ -278,6 +366,7 @@ void cv__write_profile(uint32_t exit_reason)
 		}
 	}
 done:
+	snapshot_free(&snap);
 	cv__guard_leave(saved);
 	errno = saved_errno;
 }

@@ -113,6 +113,7 @@ static CV_COLD int rd_blocking(struct cv_rec *r, pthread_rwlock_t *rw, clockid_t
 	int rc = real(rw, clock, ts);
 	uint64_t ns = cv__now_ns() - t0;
 	cv__record_wait(r, ns);
+	cv__stack_on_wait(cv__self, r, ns);   /* stacks.c: sampled */
 	CV_BUMP(&r->s.rd_waits, 1);
 	CV_BUMP(&r->s.rd_wait_ns, ns);
 	if (ns > r->s.rd_max_wait_ns)
@@ -137,6 +138,7 @@ static CV_COLD int wr_blocking(struct cv_thread *t, struct cv_rec *r, pthread_rw
 	int rc = real(rw, clock, ts);
 	uint64_t ns = cv__now_ns() - t0;
 	cv__record_wait(r, ns);
+	cv__stack_on_wait(cv__self, r, ns);   /* stacks.c: sampled */
 	if (ns > r->s.wr_max_wait_ns)
 		CV_STORE(&r->s.wr_max_wait_ns, ns);
 	if (behind_readers) {
@@ -259,8 +261,10 @@ CV_EXPORT int pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr
 	if (!cv__self)
 		cv__thread_slow();
 	int rc = cv__real.pthread_rwlock_init(rw, attr);
-	if (rc == 0 && cv__process.ready && !cv__process.disabled)
+	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
 		cv__forget_object(rw, CV_OBJ_RWLOCK);   /* a re-initialised address is a new lock */
+		cv__stack_on_init(rw);
+	}
 	return rc;
 }
 

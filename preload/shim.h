@@ -115,6 +115,7 @@ struct cv_obj {
 	struct cv_thread *last_owner;  /* mutex: written only when the owner changes */
 	uint64_t        cond_state;    /* condvar: waiting << 32 | signalled-not-yet-woken */
 	const char     *name;          /* convoy_name_object(), or NULL */
+	uint32_t        dump_id;       /* output.c: 1 + its id in the profile, 0 until written */
 	struct cv_obj  *hash_next;     /* registry bucket chain (live objects only) */
 	struct cv_obj  *all_next;      /* every object ever, for the profile */
 	/* Park/wake (park.c), written only on slow paths: by a signal, post or
@@ -167,6 +168,7 @@ struct cv_thread {
 	uint32_t        table_mask, table_used;
 	pid_t           tid;
 	uint32_t        index;
+	uint32_t        dump_index;    /* output.c: its index in the profile */
 	/* The one mutex whose hold time is being sampled, if any. */
 	const void     *hold_addr;
 	struct cv_rec  *hold_rec;

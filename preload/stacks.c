@@ -32,6 +32,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +89,11 @@ static uintptr_t shim_lo, shim_hi;
 static uintptr_t unw_lo, unw_hi;   /* libunwind's mapping: its own locks are not the program's */
 
 static cv_spinlock_t stack_lock, init_lock;
+/* fork: no capture may be inside libunwind when the process forks (the child
+ * would inherit libunwind's internal locks held). The prepare handler closes
+ * the gate and waits for the captures in flight; both sides seq_cst. */
+static int fork_gate;
+static unsigned in_capture;
 static struct cv_stk **stk_buckets;
 static struct cv_stk *stk_all;
 static uint32_t nstacks;
@@ -296,6 +302,12 @@ static inline bool in_shim(const void *pc)
  * *gen gets the module-map generation it belongs to. */
 static uint32_t capture(struct cv_stack_state *st, uint32_t *gen)
 {
+	__atomic_fetch_add(&in_capture, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&fork_gate, __ATOMIC_SEQ_CST)) {
+		__atomic_fetch_sub(&in_capture, 1, __ATOMIC_SEQ_CST);
+		*gen = 0;
+		return 0;   /* a fork is being prepared: this wait goes without a stack */
+	}
 	int saved_errno = errno;
 	struct cv_thread *saved = cv__guard_enter();
 	uint64_t t0 = cfg.stats ? cv__now_ns() : 0, t1 = 0, t2 = 0;
@@ -327,6 +339,7 @@ static uint32_t capture(struct cv_stack_state *st, uint32_t *gen)
 	}
 	cv__guard_leave(saved);
 	errno = saved_errno;
+	__atomic_fetch_sub(&in_capture, 1, __ATOMIC_SEQ_CST);
 	return id;
 }
 
@@ -539,6 +552,9 @@ void cv__stacks_write(void *w)
 
 void cv__stacks_lock_all(void)
 {
+	__atomic_store_n(&fork_gate, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&in_capture, __ATOMIC_SEQ_CST))
+		sched_yield();   /* captures take microseconds and never wait for the program */
 	cv__spin_lock(&stack_lock);
 	cv__spin_lock(&init_lock);
 	cv__modules_lock();
@@ -549,4 +565,5 @@ void cv__stacks_unlock_all(void)
 	cv__modules_unlock();
 	cv__spin_unlock(&init_lock);
 	cv__spin_unlock(&stack_lock);
+	__atomic_store_n(&fork_gate, 0, __ATOMIC_SEQ_CST);
 }

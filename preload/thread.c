@@ -42,13 +42,16 @@ static void thread_publish(struct cv_thread *t)
 		;
 }
 
-/* Install t as the calling thread's state. */
-static void thread_attach(struct cv_thread *t)
+/* Install t as the calling thread's state. A thread created through our
+ * pthread_create was published by its creator already, so that
+ * pthread_detach or pthread_setname_np right after the create find it. */
+static void thread_attach(struct cv_thread *t, bool publish)
 {
 	t->tid = gettid();
 	t->self = pthread_self();
 	t->start_ns = cv__now_ns();
-	thread_publish(t);
+	if (publish)
+		thread_publish(t);
 	my_state = t;
 	cv__self = t;
 	pthread_setspecific(cv__process.exit_key, t);   /* key index < 32: no allocation */
@@ -71,7 +74,7 @@ struct cv_thread *cv__thread_slow(void)
 	if (!t)
 		return NULL;
 	t->flags = CV_THREAD_UNTRACKED;
-	thread_attach(t);
+	thread_attach(t, true);
 	return t;
 }
 
@@ -82,7 +85,7 @@ void cv__thread_init_main(void)
 	if (!t)
 		return;
 	t->flags = CV_THREAD_MAIN;
-	thread_attach(t);
+	thread_attach(t, true);
 	t->start_ns = cv__process.start_ns;
 }
 
@@ -214,7 +217,7 @@ void cv__threads_after_fork(struct cv_thread *parent_state)
 	t->flags = CV_THREAD_MAIN;
 	if (parent_state)
 		memcpy(t->name, parent_state->name, CV_NAME_MAX);
-	thread_attach(t);
+	thread_attach(t, true);
 }
 
 /* ---- wrappers ------------------------------------------------------------ */
@@ -222,7 +225,7 @@ void cv__threads_after_fork(struct cv_thread *parent_state)
 static void *trampoline(void *arg)
 {
 	struct cv_thread *t = arg;
-	thread_attach(t);
+	thread_attach(t, false);
 	return t->start_routine(t->start_arg);
 }
 
@@ -254,14 +257,16 @@ CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	child->start_arg = arg;
 	child->creator_tid = self->tid;
 
+	thread_publish(child);   /* tid 0 until it runs: the profile skips it until then */
 	uint64_t t0 = cv__now_ns();
 	int rc = cv__real.pthread_create(th, attr, trampoline, child);
 	uint64_t elapsed = cv__now_ns() - t0;
 	if (rc == 0) {
+		child->self = *th;   /* the child stores the same; set here for a detach right away */
 		CV_STORE(&child->create_ns, elapsed);
 		CV_BUMP(&self->threads_created, 1);
 	}
-	/* On failure the child state was never published; it is simply unused. */
+	/* On failure the child never runs, keeps tid 0, and is never reported. */
 	return rc;
 }
 

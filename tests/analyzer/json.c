@@ -20,37 +20,57 @@ static void check_lock_entry(json_object *l, size_t i)
 	TU_LE(tu_int(l, "max_wait_ns"), tu_int(l, "wait_ns"), "locks[%zu]: max_wait_ns <= wait_ns", i);
 }
 
-Test(json, report_contract_fields, .timeout = 30)
+static const char *const finding_kinds[] = {
+	"lock-contention", "acquisition-frequency", "long-hold", "false-sharing", "true-sharing",
+	"oversubscription", "load-imbalance", "thread-churn", "park-wake", "lock-order-cycle",
+	"deadlock", "pool-starvation", NULL,
+};
+
+static void check_contract(const char *prog, size_t nthreads)
 {
 	struct tu_proc p;
 	char *dir = tu_tmpdir();
-	tu_run_shim(&p, dir, "count_cond", NULL);
-	tu_assert_exit(&p, 0, "count_cond");
+	tu_run_shim(&p, dir, prog, NULL);
+	tu_assert_exit(&p, 0, prog);
 	json_object *r = tu_report_dir(dir);
 	json_object *locks = tu_array(r, "locks");
-	cr_assert(json_object_array_length(locks) >= 1, "locks[] is empty");
+	cr_assert(json_object_array_length(locks) >= 1, "%s: locks[] is empty", prog);
 	for (size_t i = 0; i < json_object_array_length(locks); i++)
 		check_lock_entry(json_object_array_get_idx(locks, i), i);
 	json_object *threads = tu_array(r, "threads");
-	TU_EQ(json_object_array_length(threads), 2, "threads[] length");
-	for (size_t i = 0; i < 2; i++) {
+	TU_EQ(json_object_array_length(threads), nthreads, "%s: threads[] length", prog);
+	for (size_t i = 0; i < nthreads; i++) {
 		json_object *t = json_object_array_get_idx(threads, i);
-		TU_LE(1, tu_int(t, "tid"), "threads[%zu].tid", i);
+		TU_LE(1, tu_int(t, "tid"), "%s: threads[%zu].tid", prog, i);
 		tu_str(t, "name");
 	}
-	tu_array(r, "findings");
 	/* findings[] may be empty; whatever it holds follows the contract */
 	json_object *findings = tu_array(r, "findings");
 	for (size_t i = 0; i < json_object_array_length(findings); i++) {
 		json_object *f = json_object_array_get_idx(findings, i);
-		tu_str(f, "kind");
+		const char *kind = tu_str(f, "kind");
+		bool known = false;
+		for (size_t k = 0; finding_kinds[k]; k++)
+			known |= strcmp(kind, finding_kinds[k]) == 0;
+		cr_assert(known, "%s: findings[%zu].kind \"%s\" is not in DESIGN.md's vocabulary", prog, i, kind);
 		const char *sev = tu_str(f, "severity");
 		cr_assert(!strcmp(sev, "high") || !strcmp(sev, "medium") || !strcmp(sev, "low"),
-			  "findings[%zu].severity \"%s\"", i, sev);
+			  "%s: findings[%zu].severity \"%s\"", prog, i, sev);
+		json_object *share = tu_get(f, "share");
+		cr_assert(json_object_is_type(share, json_type_double) || json_object_is_type(share, json_type_int),
+			  "%s: findings[%zu].share is not a number", prog, i);
+		double v = json_object_get_double(share);
+		cr_assert(v >= 0 && v <= 1, "%s: findings[%zu].share %g is outside 0..1", prog, i, v);
 		tu_array(f, "objects");
 		tu_str(f, "summary");
 		tu_str(f, "fix");
 	}
+}
+
+Test(json, report_contract_fields, .timeout = 30)
+{
+	check_contract("count_cond", 2);
+	check_contract("count_two_threads", 3);
 }
 
 Test(json, report_of_program_without_locks, .timeout = 30)

@@ -231,3 +231,44 @@ Test(robustness, mutated_records_with_valid_checksum, .timeout = 90)
 		expect_handled(path, what);
 	}
 }
+
+/* Whole records deleted, duplicated or moved, with the end record's count
+ * and checksum made to match: the cross-references must be checked. */
+Test(robustness, records_deleted_duplicated_moved_with_valid_checksum, .timeout = 60)
+{
+	size_t len;
+	unsigned char *orig;
+	make_profile(&len, &orig);
+	size_t starts[256], nrec = record_starts(orig, len, starts, 256) - 1;   /* without the end record */
+	size_t end_rec = starts[nrec];
+	char *dir = tu_tmpdir(), path[4200];
+	snprintf(path, sizeof(path), "%s/shuffled.convoy", dir);
+	unsigned char *data = malloc(len * 2);
+	for (int i = 0; i < 12; i++) {
+		size_t order[512], n = 0;
+		for (size_t k = 0; k < nrec; k++)
+			order[n++] = k;
+		size_t a = rng() % nrec, b = rng() % nrec;
+		switch (i % 3) {
+		case 0: memmove(&order[a], &order[a + 1], (n - a - 1) * sizeof(*order)); n--; break;   /* delete */
+		case 1: memmove(&order[b + 1], &order[b], (n - b) * sizeof(*order)); order[b] = a; n++; break;   /* duplicate */
+		case 2: { size_t t = order[a]; order[a] = order[b]; order[b] = t; break; }   /* swap */
+		}
+		size_t off = starts[0];
+		memcpy(data, orig, off);
+		for (size_t k = 0; k < n; k++) {
+			size_t r = order[k], rl = (r + 1 < nrec ? starts[r + 1] : end_rec) - starts[r];
+			memcpy(data + off, orig + starts[r], rl);
+			off += rl;
+		}
+		memcpy(data + off, orig + end_rec, sizeof(struct cv_rec_header));
+		off += sizeof(struct cv_rec_header);
+		struct cv_end e = { .records = n, .crc32 = (uint32_t)crc32(crc32(0, Z_NULL, 0), data, (uInt)off) };
+		memcpy(data + off, &e, sizeof(e));
+		off += sizeof(e);
+		tu_write_file(path, data, off);
+		char what[128];
+		snprintf(what, sizeof(what), "records %s (%zu, %zu)", i % 3 == 0 ? "deleted" : i % 3 == 1 ? "duplicated" : "swapped", a, b);
+		expect_handled(path, what);
+	}
+}

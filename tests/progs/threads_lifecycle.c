@@ -9,6 +9,8 @@
  *   creator_detached  detached by main right after pthread_create, "det-creator"
  *   nested_parent   "nest-parent", creates nested_child ("nest-child")
  *   short_worker x100 */
+#include <sched.h>
+
 #include "progs.h"
 
 #define SHORT_THREADS 100
@@ -97,8 +99,20 @@ int main(void)
 	MUST(pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED));
 	MUST(pthread_create(&t3, &a, detached_attr, NULL));
 	MUST(pthread_create(&t4, NULL, self_detach, NULL));
+	/* On one CPU with main, the new thread usually has not started when main
+	 * detaches it: the detach must be recorded all the same. */
+	cpu_set_t all, one;
+	MUST(sched_getaffinity(0, sizeof(all), &all) ? errno : 0);
+	CPU_ZERO(&one);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &all)) {
+			CPU_SET(c, &one);
+			break;
+		}
+	MUST(sched_setaffinity(0, sizeof(one), &one) ? errno : 0);
 	MUST(pthread_create(&t6, NULL, creator_detached, NULL));
 	MUST(pthread_detach(t6));
+	MUST(sched_setaffinity(0, sizeof(all), &all) ? errno : 0);
 	for (int i = 0; i < 3; i++)
 		sem_wait_all(&detached_done);
 

@@ -19,7 +19,7 @@ STK_CXXFLAGS := -std=gnu++17 $(WARN) -g -O2 -pthread -Itests/stacks/progs
 
 STK_BINS := $(addprefix $(STK_PROGS)/,deep site-pie site-nopie site-dynsym site-stripped \
 	site-debuglink site-buildid dlmain libdl_one.so libdl_two.so lambda members heap hammer \
-	uncontended nocfi)
+	uncontended nocfi forker)
 
 $(STK_PROGS)/deep: tests/stacks/progs/deep.c $(STK_HDR) | check-deps
 	@mkdir -p $(@D)

@@ -322,6 +322,14 @@ Test(stacks, heap_names, .timeout = 30)
 	TU_EQ(tu_int(lock_named(r, name), "contended"), 1, "%s contended", name);
 	snprintf(name, sizeof(name), "mutex@use_plain (heap.c:%d)", marker_line("heap.c", "pthread_mutex_lock(&p->lock);   /* USE_PLAIN_LINE"));
 	lock_named(r, name);
+	/* One helper, two callers: the caller is part of the name. */
+	int init_line = marker_line("heap.c", "pthread_mutex_init(m, NULL);   /* INIT_LOCK_LINE");
+	snprintf(name, sizeof(name), "mutex@init_lock (heap.c:%d) from make_a (heap.c:%d)", init_line,
+		 marker_line("heap.c", "init_lock(m);   /* MAKE_A_LINE"));
+	lock_named(r, name);
+	snprintf(name, sizeof(name), "mutex@init_lock (heap.c:%d) from make_b (heap.c:%d)", init_line,
+		 marker_line("heap.c", "init_lock(m);   /* MAKE_B_LINE"));
+	lock_named(r, name);
 	snprintf(name, sizeof(name), "condvar@main (heap.c:%d)", marker_line("heap.c", "pthread_cond_init(&r->cv, NULL);   /* COND_INIT_LINE"));
 	json_object *cv = tu_cond(r, name);
 	cr_assert(cv, "no condvar named %s", name);
@@ -478,4 +486,29 @@ Test(stacks, corrupt_stack_records_rejected, .timeout = 30)
 	patch_record(profile, CV_REC_STACK, bad_depth);
 	tu_run(&p, NULL, a);
 	cr_assert(p.exited && p.code == 1 && strstr(p.err, "frames; 1 to"), "bad depth: exit %d, stderr %s", p.code, p.err);
+}
+
+/* ---- fork ---------------------------------------------------------------------------------- */
+
+/* Forks while two threads keep capturing: each child (its own profile) gets
+ * through its own contended wait, with its stack. */
+Test(stacks, fork_while_capturing, .timeout = 60)
+{
+	char *dir = tu_tmpdir();
+	const char *env[] = { "CONVOY_STACK_PERIOD=1", NULL };
+	const char *argv[] = { stk_prog("forker"), "5", NULL };
+	run_prog(dir, env, argv);
+	size_t n;
+	char **profiles = tu_profiles(dir, &n);
+	TU_EQ(n, 6, "profiles (the parent and 5 children)");
+	int line = marker_line("forker.c", "pthread_mutex_lock(&child_lock);   /* CHILD_WAIT_LINE");
+	int children = 0;
+	for (size_t i = 0; i < n; i++) {
+		json_object *r = report_env(profiles[i], NULL);
+		if (!tu_bool(tu_get(r, "process"), "forked"))
+			continue;
+		children++;
+		assert_site(lock_named(r, "child_lock"), "child_wait", "forker.c", line);
+	}
+	TU_EQ(children, 5, "child profiles");
 }

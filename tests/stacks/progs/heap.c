@@ -1,6 +1,7 @@
 /* heap.c — locks with no symbol, named by the code that made them: one
  * initialised in make_queue, one zeroed by calloc and first used in
- * use_plain, and a condvar waited on in wait_ready. */
+ * use_plain, two made by one helper for two callers (make_a, make_b), and
+ * a condvar initialised in main and waited on in wait_ready. */
 #include <string.h>
 
 #include "stacks_progs.h"
@@ -28,6 +29,30 @@ __attribute__((noinline)) static struct queue *make_queue(void)
 		exit(99);
 	pthread_mutex_init(&q->lock, NULL);   /* MAKE_QUEUE_LINE */
 	return q;
+}
+
+/* A helper that makes locks for two callers: the two are told apart by them. */
+__attribute__((noinline)) static void init_lock(pthread_mutex_t *m)
+{
+	pthread_mutex_init(m, NULL);   /* INIT_LOCK_LINE */
+}
+
+__attribute__((noinline)) static pthread_mutex_t *make_a(void)
+{
+	pthread_mutex_t *m = calloc(1, sizeof(*m));
+	if (!m)
+		exit(99);
+	init_lock(m);   /* MAKE_A_LINE */
+	return m;
+}
+
+__attribute__((noinline)) static pthread_mutex_t *make_b(void)
+{
+	pthread_mutex_t *m = calloc(1, sizeof(*m));
+	if (!m)
+		exit(99);
+	init_lock(m);   /* MAKE_B_LINE */
+	return m;
 }
 
 __attribute__((noinline)) static void use_plain(struct plain *p)
@@ -86,6 +111,11 @@ int main(void)
 	pthread_cond_signal(&r->cv);
 	pthread_mutex_unlock(&r->m);
 	MUST(pthread_join(th, NULL));
+	pthread_mutex_t *a = make_a(), *b = make_b();
+	pthread_mutex_lock(a);
+	pthread_mutex_unlock(a);
+	pthread_mutex_lock(b);
+	pthread_mutex_unlock(b);
 	printf("heap: done %ld\n", q->items);
 	return 0;
 }
