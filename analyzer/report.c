@@ -107,6 +107,12 @@ static void text_stack(const struct run_stack *st, FILE *out)
 	fputs(".\n\n", out);
 }
 
+/* --stacks: 3 per lock in text unless given (convoy run and scale too). */
+static int text_stacks(const struct report_options *o)
+{
+	return o->stacks_given ? o->stacks : 3;
+}
+
 static size_t rows_to_show(size_t n, const struct report_options *o)
 {
 	return o->limit && (size_t)o->limit < n ? (size_t)o->limit : n;
@@ -143,7 +149,7 @@ static void text_locks(const struct model *m, const struct report_options *o, FI
 				fmt_count(acq, sizeof(acq), s->trylocks), fmt_count(pct, sizeof(pct), s->trylock_failures),
 				fmt_count(tot, sizeof(tot), s->timeouts));
 		prims__text_lock_detail(r, out);   /* rwlock sides, spin time, futex wakes */
-		stacks__text(out, m->syms, r->obj->o.id, s->wait_ns, o->stacks, o->verbose, "      ");
+		stacks__text(out, m->syms, r->obj->o.id, s->wait_ns, text_stacks(o), o->verbose, "      ");
 		if (r->nthreads < 2 && !o->verbose)
 			continue;
 		for (size_t k = 0; k < p->nstats; k++) {
@@ -183,7 +189,7 @@ static void text_conds(const struct model *m, const struct report_options *o, FI
 			s->waits ? fmt_ns(avg, sizeof(avg), (double)s->wait_ns / (double)s->waits) : "-",
 			s->waits ? fmt_ns(max, sizeof(max), (double)s->max_wait_ns) : "-",
 			fmt_count(to, sizeof(to), s->timeouts), sig, bc);
-		stacks__text(out, m->syms, m->conds[i]->obj->o.id, s->wait_ns, o->stacks, o->verbose, "      ");
+		stacks__text(out, m->syms, m->conds[i]->obj->o.id, s->wait_ns, text_stacks(o), o->verbose, "      ");
 	}
 	if (n < m->nconds)
 		fprintf(out, "  ... %zu more (use --limit 0)\n", m->nconds - n);
@@ -547,7 +553,7 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct report_options o = { .limit = 20, .stacks = 3 };
+	struct report_options o = { .limit = 20 };
 	int c;
 	opterr = 0;
 	optind = 1;

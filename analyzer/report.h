@@ -10,8 +10,8 @@ struct report_options {
 	int json;
 	int verbose;            /* -v: every thread of every lock, every object */
 	int limit;              /* rows per table in text; 0 = all */
-	int stacks;             /* --stacks N: call stacks per lock and condvar (text: 3 unless given; JSON: all) */
-	int stacks_given;
+	int stacks;             /* --stacks N: call stacks per lock and condvar, when stacks_given; */
+	int stacks_given;       /* else 3 in text, all in JSON */
 };
 
 /* Writes the report; returns 0, or -1 after one error line (output failed). */

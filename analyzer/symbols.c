@@ -771,6 +771,9 @@ static void member_path(Dwarf_Die t, uint64_t off, char *buf, size_t size)
 			if (!have)
 				break;
 			const char *mname = dwarf_diename(&found);
+			/* std::array's storage: workers[3], not workers._M_elems[3]. */
+			if (mname && !strcmp(mname, "_M_elems") && name && !strncmp(name, "array<", 6))
+				mname = NULL;
 			if (dwarf_tag(&found) == DW_TAG_member && mname)
 				len += (size_t)snprintf(buf + len, len < size ? size - len : 0, ".%s", mname);
 			off -= found_loc;

@@ -87,6 +87,7 @@ CV_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	int rc = cv__real.pthread_barrier_wait(b);
 	uint64_t now = cv__now_ns();
 	cv__record_wait(r, now - t0);
+	cv__stack_on_wait(cv__self, r, now - t0);   /* stacks.c: sampled */
 	if (count && !last && (rc == 0 || rc == PTHREAD_BARRIER_SERIAL_THREAD))
 		cv__woken(r, t0, now);
 	return rc;
@@ -100,6 +101,7 @@ CV_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierat
 	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
 		/* A new generation, whose count is known before anyone arrives. */
 		cv__forget_object(b, CV_OBJ_BARRIER);
+		cv__stack_on_init(b);
 		struct cv_obj *o = cv__object_for_name(b);
 		if (o)
 			CV_STORE(&o->barrier_count, count);

@@ -108,6 +108,7 @@ static long futex_wait(struct cv_rec *r, int cmd, long a1, long a2, long a3, lon
 		CV_BUMP(&r->s.futex_eagain, 1);   /* the word had changed: no sleep */
 	} else {
 		cv__record_wait(r, now - t0);
+		cv__stack_on_wait(cv__self, r, now - t0);   /* stacks.c: sampled */
 		if (ret == 0) {
 			/* Woken (or, for PI, acquired): a contended acquisition as far
 			 * as the kernel can tell; uncontended ones never get here. */

@@ -63,6 +63,7 @@ static CV_COLD int wait_blocking(struct cv_rec *r, sem_t *s, clockid_t clock,
 	int err = errno;
 	uint64_t now = cv__now_ns();
 	cv__record_wait(r, now - t0);
+	cv__stack_on_wait(cv__self, r, now - t0);   /* stacks.c: sampled */
 	if (rc == 0) {
 		CV_BUMP(&r->s.acquisitions, 1);
 		CV_BUMP(&r->s.contended, 1);
@@ -149,6 +150,7 @@ CV_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
 	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
 		int err = errno;
 		cv__forget_object(s, CV_OBJ_SEM);
+		cv__stack_on_init(s);
 		errno = err;
 	}
 	return rc;

@@ -28,7 +28,9 @@ static CV_COLD int spin_contended(struct cv_rec *r, pthread_spinlock_t *l)
 {
 	uint64_t t0 = cv__now_ns();
 	int rc = cv__real.pthread_spin_lock(l);
-	cv__record_wait(r, cv__now_ns() - t0);
+	uint64_t ns = cv__now_ns() - t0;
+	cv__record_wait(r, ns);
+	cv__stack_on_wait(cv__self, r, ns);   /* stacks.c: sampled */
 	if (rc == 0) {
 		CV_BUMP(&r->s.contended, 1);
 		CV_BUMP(&r->s.acquisitions, 1);
@@ -75,8 +77,10 @@ CV_EXPORT int pthread_spin_init(pthread_spinlock_t *l, int pshared)
 	if (!cv__self)
 		cv__thread_slow();
 	int rc = cv__real.pthread_spin_init(l, pshared);
-	if (rc == 0 && cv__process.ready && !cv__process.disabled)
+	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
 		cv__forget_object((const void *)l, CV_OBJ_SPIN);
+		cv__stack_on_init((const void *)l);
+	}
 	return rc;
 }
 

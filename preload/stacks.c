@@ -2,7 +2,7 @@
  * use, with libunwind. Only ever on slow paths: the uncontended lock never
  * comes here.
  *
- * Capture. unw_backtrace (libunwind's cached fast path, about 10 ns a frame
+ * Capture. unw_backtrace (libunwind's cached fast path, tens of ns a frame
  * once warm) fills a per-thread buffer inside the reentrancy guard, because
  * libunwind locks and may allocate. The shim's own frames at the top are
  * dropped by address range. Each distinct (pcs, module-map generation) is
@@ -150,17 +150,8 @@ bool cv__stack_own_object(const void *addr)
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	uintptr_t me = (uintptr_t)arg, lo = UINTPTR_MAX, hi = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		uintptr_t a = info->dlpi_addr + ph->p_vaddr, b = a + ph->p_memsz;
-		if (a < lo)
-			lo = a;
-		if (b > hi)
-			hi = b;
-	}
+	uintptr_t me = (uintptr_t)arg, lo, hi;
+	load_range(info, &lo, &hi);
 	if (me < lo || me >= hi)
 		return 0;
 	shim_lo = lo;
@@ -375,7 +366,7 @@ static struct cv_stack_acc *acc_for(struct cv_rec *r, uint32_t stack)
  * the stack, and credit it with the wait it stands for. */
 void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns)
 {
-	if (!cfg.on || r->obj->kind == CV_OBJ_UNKNOWN)   /* the shared "out of memory" record */
+	if (!cfg.on || !t || r->obj->kind == CV_OBJ_UNKNOWN)   /* kind unknown: the shared "out of memory" record */
 		return;
 	struct cv_stack_state *st = state_of(t);
 	if (!st)

@@ -16,6 +16,10 @@ $(BENCH_DIR)/lockpair: tests/bench/lockpair.c | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -pthread $< -o $@
 
-.PHONY: bench-shim
+.PHONY: bench-shim bench-whatif
+# convoy's what-if prediction against the measured fix (docs/findings.md).
+bench-whatif: $(BUILD)/convoy $(BUILD)/libconvoy.so $(BUILD)/demos/global_queue $(BUILD)/demos/work_stealing
+	@tests/bench/whatif.sh $(BUILD)
+
 bench-shim: $(BUILD)/libconvoy.so $(BENCH_DIR)/libconvoy-trylock.so $(BENCH_DIR)/lockpair
 	@tests/bench/overhead.sh $(BUILD)

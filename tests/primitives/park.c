@@ -121,3 +121,11 @@ Test(demos, pingpong_idle_spin_0_parks_and_wake_latency, .timeout = 60)
 {
 	demo_parks("demos/pingpong", "2");
 }
+
+Test(semaphore, post_from_a_signal_handler_inside_the_shim, .timeout = 60)
+{
+	char *out;
+	json_object *r = prim_run_prog("sem_signal_post", &out);
+	cr_assert(tu_has_line(out, "posts received = posts sent: 1"), "output: %s", out);
+	json_object_put(r);
+}

@@ -302,6 +302,8 @@ Test(stacks, cxx_lambda_std_mutex, .timeout = 30)
 	json_object *heap = lock_named(r, name);
 	assert_site(heap, "main::{lambda}::operator()", "lambda.cc",
 		    marker_line("lambda.cc", "std::lock_guard<std::mutex> guard(a->m);   // ACCOUNT_LINE"));
+	/* A std::mutex in a namespace's std::array of structs: its member path. */
+	TU_EQ(tu_int(lock_named(r, "bank::shards[2].m"), "contended"), 1, "bank::shards[2].m contended");
 }
 
 /* ---- names ------------------------------------------------------------------------ */

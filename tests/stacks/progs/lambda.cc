@@ -1,5 +1,6 @@
 // lambda.cc — a std::mutex locked through std::lock_guard inside a lambda
 // that a std::thread runs, built -O2: the lock call is inlined several deep.
+#include <array>
 #include <cstdio>
 #include <mutex>
 #include <thread>
@@ -12,6 +13,10 @@ struct Account {
 	long balance = 0;
 	std::mutex m;
 };
+
+namespace bank {
+std::array<Account, 3> shards;   // a C++ member path: bank::shards[2].m
+}
 
 int main()
 {
@@ -35,6 +40,14 @@ int main()
 	wait_for_waiter(a->m.native_handle());
 	a->m.unlock();
 	u.join();
+	bank::shards[2].m.lock();
+	std::thread v([] {
+		std::lock_guard<std::mutex> guard(bank::shards[2].m);
+		bank::shards[2].balance++;
+	});
+	wait_for_waiter(bank::shards[2].m.native_handle());
+	bank::shards[2].m.unlock();
+	v.join();
 	std::printf("lambda: done %ld %ld\n", total, a->balance);
 	delete a;
 	return 0;
