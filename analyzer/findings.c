@@ -30,6 +30,8 @@
 #define IMBALANCE_RATIO         1.5   /* busiest thread vs median */
 #define CHURN_MIN_THREADS        64
 #define INFLATION_MIN_SHARE     0.3
+#define BOUNCING_HANDOFFS      0.01   /* hand-offs per acquisition: its line moves between CPUs */
+#define BOUNCING_RATE         1e4     /* ... at least this many times a second */
 #define NOISE_SHARE            0.05   /* findings explaining less are dropped */
 
 static struct finding *add(struct findings *f, const char *kind, double share)
@@ -79,6 +81,7 @@ struct step {
 	double lost;       /* thread-time beyond the ideal: budget(t) − budget(ref) */
 	double scale;      /* units of work: multiply the target's times by this */
 	int n;
+	double inflation_left;   /* on-CPU growth not yet attributed to a lock */
 };
 
 static double comp(const struct run_view *r, enum stack_component c)
@@ -110,7 +113,7 @@ static const char *fmt_rate(char *buf, size_t size, double per_second)
 
 /* ---- rules --------------------------------------------------------------- */
 
-static void rule_locks(struct findings *out, const struct step *st)
+static void rule_locks(struct findings *out, struct step *st)
 {
 	const struct run_stack *s = st->t->s;
 	for (size_t i = 0; i < s->nlocks; i++) {
@@ -129,9 +132,20 @@ static void rule_locks(struct findings *out, const struct step *st)
 			kind = "acquisition-frequency";
 		else if (hold >= LONG_HOLD_NS || util >= LONG_HOLD_UTIL)
 			kind = "long-hold";
-		struct finding *x = add(out, kind, grew / st->lost);
+		/* A hot lock whose ownership keeps moving between threads drags its
+		 * cache line (and the data it guards) from CPU to CPU: the on-CPU
+		 * growth of the same work is that traffic, so the lock claims it. */
+		double handoffs = acq ? (double)k->handoffs / acq : 0, bounced = 0;
+		double handoff_rate = wall ? (double)k->handoffs / wall * 1e9 : 0;
+		if (handoffs >= BOUNCING_HANDOFFS && handoff_rate >= BOUNCING_RATE && st->inflation_left > 0) {
+			bounced = st->inflation_left;
+			st->inflation_left = 0;
+		}
+		struct finding *x = add(out, kind, (grew + bounced) / st->lost);
 		object(x, row->name);
-		x->predicted_wall_ns = predicted(st, grew);
+		x->predicted_wall_ns = predicted(st, grew + bounced);
+		evidence(x, "handoff_fraction", handoffs);
+		evidence(x, "cpu_inflation_ns", bounced);
 		evidence(x, "acquisitions", acq);
 		evidence(x, "contended_fraction", contended);
 		evidence(x, "wait_ns", (double)k->wait_ns);
@@ -149,6 +163,14 @@ static void rule_locks(struct findings *out, const struct step *st)
 		    fmt_pct(b, sizeof(b), contended), fmt_ns(c, sizeof(c), (double)k->wait_ns),
 		    hold > 0 ? fmt_ns(d, sizeof(d), hold) : "unmeasured",
 		    fmt_ns((char[32]){0}, 32, interval), what);
+		if (bounced > 0) {
+			size_t len = strlen(x->summary);
+			say(x->summary + len, sizeof(x->summary) - len,
+			    " Its owner changed on %s of acquisitions, moving its cache line between CPUs: the "
+			    "same work needed %s more CPU time than at %d thread%s.",
+			    fmt_pct(a, sizeof(a), handoffs), fmt_ns(c, sizeof(c), bounced / st->scale),
+			    st->ref ? st->ref->s->threads : 1, st->ref && st->ref->s->threads == 1 ? "" : "s");
+		}
 		if (!strcmp(kind, "acquisition-frequency"))
 			say(x->fix, sizeof(x->fix),
 			    "Enter %s less often: take work in batches, or give each thread its own queue and "
@@ -354,7 +376,7 @@ static void rule_inflation(struct findings *out, const struct step *st)
 {
 	if (!st->ref)
 		return;   /* needs a reference run to know what the work costs */
-	double grew = delta(st, STACK_INFLATION);
+	double grew = st->inflation_left;   /* what no lock claimed */
 	if (grew <= 0 || grew < INFLATION_MIN_SHARE * st->lost)
 		return;
 	const struct profile *p = st->t->m->p;
@@ -402,6 +424,7 @@ void findings__diagnose(struct findings *out, const struct run_view *ref, const 
 	if (st.lost <= 0 || budget <= 0)
 		return;   /* no time lost: nothing to explain */
 	double lost_fraction = st.lost / budget;
+	st.inflation_left = ref ? delta(&st, STACK_INFLATION) : 0;
 	size_t first = out->n;
 	rule_locks(out, &st);
 	rule_runnable(out, &st);

@@ -6,12 +6,20 @@
 
 #include "shim.h"
 
+/* How many of the shim's locks the calling thread holds: a signal handler
+ * that runs shim code (sem_post, syscall(SYS_futex) are async-signal-safe)
+ * must not try to take one of them again (cv__lookup_safe). */
+__thread unsigned cv__spin_depth __attribute__((tls_model("initial-exec")));
+
 void cv__spin_lock(cv_spinlock_t *l)
 {
 	for (unsigned spins = 0;; spins++) {
 		if (!__atomic_load_n(&l->locked, __ATOMIC_RELAXED) &&
-		    !__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
+		    !__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE)) {
+			cv__spin_depth++;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			return;
+		}
 		if (spins < 64) {
 #if defined(__x86_64__) || defined(__i386__)
 			__builtin_ia32_pause();
@@ -24,4 +32,6 @@ void cv__spin_lock(cv_spinlock_t *l)
 void cv__spin_unlock(cv_spinlock_t *l)
 {
 	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	cv__spin_depth--;
 }

@@ -100,6 +100,7 @@ void cv__alloc_unlock(void);
 typedef struct { int locked; } cv_spinlock_t;
 void cv__spin_lock(cv_spinlock_t *l);
 void cv__spin_unlock(cv_spinlock_t *l);
+extern __thread unsigned cv__spin_depth;   /* the shim's locks this thread holds */
 
 /* ---- objects.c: synchronisation objects and per-thread records ------------ */
 
@@ -332,11 +333,13 @@ void cv__wake_sent(struct cv_obj *o, uint32_t kind);
 /* A blocking wait on r's object that began at t0 returned woken at now:
  * count one wake-up and its latency if a wake was sent after t0. */
 void cv__woken(struct cv_rec *r, uint64_t t0, uint64_t now);
-/* A record lookup that is safe from a signal handler: NULL when the thread
- * was interrupted inside the shim's own bookkeeping. */
+/* Whether a record lookup is safe here even from a signal handler: false
+ * when the thread was interrupted inside the shim's own bookkeeping (a
+ * lookup, or holding one of the shim's locks), which the handler's lookup
+ * could deadlock on or corrupt. */
 static inline bool cv__lookup_safe(const struct cv_thread *t)
 {
-	return !CV_LOAD(&t->in_lookup);
+	return !CV_LOAD(&t->in_lookup) && !cv__spin_depth;
 }
 
 /* ---- init.c: configuration and process-wide state ------------------------- */

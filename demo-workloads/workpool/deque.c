@@ -126,11 +126,12 @@ static inline wp_task wp__slot_load(struct wp__cl_slot *s)
 	                  (void *)wp__load_relaxed(&s->arg) };
 }
 
-/* The owner's cold path: double the buffer, retire the old one. */
+/* The owner's cold path: a buffer of `capacity` (a power of two, larger than
+ * the old one), the live slots copied over, the old one retired. */
 static __attribute__((noinline, cold)) struct wp__cl_buf *
-wp__deque_grow(struct wp__deque *d, struct wp__cl_buf *old, size_t t, size_t b)
+wp__deque_grow_to(struct wp__deque *d, struct wp__cl_buf *old, size_t t, size_t b, size_t capacity)
 {
-	struct wp__cl_buf *nb = wp__cl_buf_new(2 * (old->mask + 1));
+	struct wp__cl_buf *nb = wp__cl_buf_new(capacity);
 	if (!nb)
 		return NULL;
 	for (size_t i = t; i != b; i++)
@@ -142,6 +143,28 @@ wp__deque_grow(struct wp__deque *d, struct wp__cl_buf *old, size_t t, size_t b)
 	old->retired_next = d->retired;
 	d->retired = old;
 	return nb;
+}
+
+static struct wp__cl_buf *
+wp__deque_grow(struct wp__deque *d, struct wp__cl_buf *old, size_t t, size_t b)
+{
+	return wp__deque_grow_to(d, old, t, b, 2 * (old->mask + 1));
+}
+
+/* Owner only: make room for n more tasks in one step, so a batch of a
+ * million pushes does not double (and copy, and fault in) the buffer twenty
+ * times over. */
+int wp__deque_reserve_owner(struct wp__deque *d, size_t n)
+{
+	size_t b = wp__load_relaxed(&d->bottom);
+	size_t top = wp__load_acquire(&d->top);   /* as in push */
+	struct wp__cl_buf *a = wp__load_relaxed(&d->buf);
+	size_t need = b - top + n, cap = a->mask + 1;
+	if (need <= cap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	return wp__deque_grow_to(d, a, top, b, cap) ? 0 : -ENOMEM;
 }
 
 int wp__deque_push_owner(struct wp__deque *d, wp_task t)

@@ -185,6 +185,7 @@ enum {
  * run the indices past wrap-around). */
 int wp__deque_init(struct wp__deque *d, size_t capacity, size_t start);
 void wp__deque_destroy(struct wp__deque *d);
+int wp__deque_reserve_owner(struct wp__deque *d, size_t n);
 int wp__deque_push_owner(struct wp__deque *d, wp_task t);
 int wp__deque_pop_owner(struct wp__deque *d, wp_task *out);
 /* *seen (may be NULL): bottom - top as this thief observed it. */

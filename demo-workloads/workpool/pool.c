@@ -140,6 +140,8 @@ size_t wp__push_own(struct wp__worker *w, const struct wp__src *src,
 	wp_pool *pool = w->pool;
 	switch (pool->cfg.policy) {
 	case WP_POLICY_CHASE_LEV:
+		if (count > 1 && wp__deque_reserve_owner(&w->cl, count))
+			return 0;
 		for (size_t k = 0; k < count; k++)
 			if (wp__deque_push_owner(&w->cl, wp__src_get(src, start + k * stride)))
 				return k;
