@@ -355,6 +355,9 @@ static void json_lock_base(json_object *o, const struct cv_stats *s, uint64_t ac
 void prims__json_stats(json_object *o, const struct profile_object *obj, const struct cv_stats *s)
 {
 	switch (obj->o.kind) {
+	case CV_OBJ_MUTEX:   /* hand-offs: from the unlock that woke a waiter to it holding the lock */
+		json_wake(o, s);
+		break;
 	case CV_OBJ_COND:
 		json_wake(o, s);
 		json_object_object_add(o, "broadcast_woken", ju64(s->broadcast_woken));

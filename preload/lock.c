@@ -13,13 +13,14 @@ __thread unsigned cv__spin_depth __attribute__((tls_model("initial-exec")));
 
 void cv__spin_lock(cv_spinlock_t *l)
 {
+	/* Counted before trying, so no instruction between taking the lock and
+	 * counting it can be interrupted by a handler that believes it free. */
+	cv__spin_depth++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	for (unsigned spins = 0;; spins++) {
 		if (!__atomic_load_n(&l->locked, __ATOMIC_RELAXED) &&
-		    !__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE)) {
-			cv__spin_depth++;
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		    !__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
 			return;
-		}
 		if (spins < 64) {
 #if defined(__x86_64__) || defined(__i386__)
 			__builtin_ia32_pause();

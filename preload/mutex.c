@@ -36,6 +36,17 @@ static inline bool mutex_held(const pthread_mutex_t *m)
 	return CV_LOAD(&m->__data.__lock) != 0;
 }
 
+/* Threads are parked on the lock word: glibc's lowlevellock holds 2 (locked,
+ * with waiters) for the normal kinds, and robust and PI mutexes set the
+ * FUTEX_WAITERS bit (the sign bit) beside the owner's tid. An unlock that
+ * sees this will wake a waiter: it stamps the mutex for the wake latency
+ * (park.c), which the woken thread counts once it holds the lock. */
+static inline bool mutex_has_waiters(const pthread_mutex_t *m)
+{
+	int v = CV_LOAD(&m->__data.__lock);
+	return v == 2 || v < 0;
+}
+
 static inline bool acquired_rc(int rc)
 {
 	return rc == 0 || rc == EOWNERDEAD;   /* EOWNERDEAD: acquired, state to repair */
@@ -111,11 +122,12 @@ static CV_COLD int lock_contended(struct cv_thread *t, struct cv_rec *r, pthread
 	}
 	uint64_t t0 = cv__now_ns();
 	int rc = cv__real.pthread_mutex_lock(m);
-	uint64_t waited = cv__now_ns() - t0;
+	uint64_t now = cv__now_ns(), waited = now - t0;
 	cv__record_wait(r, waited);
 	cv__stack_on_wait(t, r, waited);   /* stacks.c: sampled; only here, never on the fast path */
 	if (acquired_rc(rc)) {
 		CV_BUMP(&r->s.contended, 1);
+		cv__woken(r, t0, now);   /* from the unlock that handed it over (park.c) */
 		acquired(t, r, m);
 	}
 	return rc;
@@ -149,13 +161,21 @@ CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 	return rc;
 }
 
+static CV_COLD void unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
+{
+	if (t->hold_addr == m)
+		hold_end(t);
+	if (mutex_has_waiters(m))
+		cv__wake_sent(cv__mutex_rec(t, m)->obj, CV_WAKE_SIGNAL);
+}
+
 CV_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	struct cv_thread *t = cv__self;
 	/* Record before the real unlock, so the next owner's acquisition always
-	 * comes after this hold ended. */
-	if (CV_UNLIKELY(t && t->hold_addr == m))
-		hold_end(t);
+	 * comes after this hold ended, and its wake after the stamp. */
+	if (CV_UNLIKELY(t && (t->hold_addr == m || mutex_has_waiters(m))))
+		unlock_slow(t, m);
 	return cv__real.pthread_mutex_unlock(m);
 }
 
@@ -200,11 +220,12 @@ static int timed_lock(pthread_mutex_t *m, clockid_t clock, const struct timespec
 	}
 	uint64_t t0 = cv__now_ns();
 	int rc = real(m, clock, ts);
-	uint64_t waited = cv__now_ns() - t0;
+	uint64_t now = cv__now_ns(), waited = now - t0;
 	cv__record_wait(r, waited);
 	cv__stack_on_wait(t, r, waited);
 	if (acquired_rc(rc)) {
 		CV_BUMP(&r->s.contended, 1);
+		cv__woken(r, t0, now);
 		acquired(t, r, m);
 	} else if (rc == ETIMEDOUT) {
 		CV_BUMP(&r->s.timeouts, 1);

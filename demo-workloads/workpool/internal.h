@@ -165,9 +165,18 @@ struct wp__cl_buf {
 	struct wp__cl_slot slots[];
 };
 
+/* The most tasks one batch steal may claim with its single CAS on top. The
+ * owner takes an element without looking for claims in flight only when it
+ * lies at least this far above top (deque.c, "Batch steals"). */
+enum { WP__CL_BATCH_MAX = 1024 };
+
 struct wp__deque {
 	/* Written by thieves (CAS) and by the owner on the last element. */
 	_Atomic size_t top WP_ALIGNED;
+	/* Batch thieves between announcing a claim and finishing it (seq_cst
+	 * RMWs). On top's line: a thief writes that line anyway, and the
+	 * owner reads it right after top. */
+	_Atomic unsigned claiming;
 	/* Written by the owner only; read by thieves. */
 	_Atomic size_t bottom WP_ALIGNED;
 	_Atomic(struct wp__cl_buf *) buf;
@@ -187,9 +196,22 @@ int wp__deque_init(struct wp__deque *d, size_t capacity, size_t start);
 void wp__deque_destroy(struct wp__deque *d);
 int wp__deque_reserve_owner(struct wp__deque *d, size_t n);
 int wp__deque_push_owner(struct wp__deque *d, wp_task t);
+/* Pushes src[start + k * stride], k < count, with one publication of bottom
+ * (one release fence for the batch). All or nothing: 0 or -ENOMEM. */
+int wp__deque_push_many_owner(struct wp__deque *d, const struct wp__src *src,
+                              size_t start, size_t stride, size_t count);
 int wp__deque_pop_owner(struct wp__deque *d, wp_task *out);
 /* *seen (may be NULL): bottom - top as this thief observed it. */
 int wp__deque_steal_thief(struct wp__deque *d, wp_task *out, size_t *seen);
+/* Claims ceil(n / 2) of the n tasks it sees in d, at most `max` (clamped to
+ * WP__CL_BATCH_MAX), with one CAS on top. The caller must own `into` (its own
+ * deque, never d): the claimed tasks are copied above into's bottom, all but
+ * the newest are published there (the caller should wake thieves for them),
+ * and the newest is returned in *out. *got: how many were claimed. Returns
+ * WP__CL_GOT, WP__CL_EMPTY, or WP__CL_LOST (another claim moved top first;
+ * nothing is published). Falls back to a single steal if `into` cannot grow. */
+int wp__deque_steal_batch_thief(struct wp__deque *d, struct wp__deque *into,
+                                size_t max, wp_task *out, size_t *got);
 /* bottom - top, clamped at 0; racy hint for anyone. */
 size_t wp__deque_peek_len(struct wp__deque *d);
 /* Invariants, checked from the owner between operations (or when no thread

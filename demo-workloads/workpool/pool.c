@@ -49,7 +49,8 @@ enum {
 	                                (a prime, as Go and Tokio use) */
 	WP__INJECTOR_BATCH = 32,     /* most tasks taken from the injector */
 	WP__MAILBOX_BATCH = 256,     /* most tasks moved from a mailbox */
-	WP__CL_STEAL_BATCH = 512,    /* most tasks one Chase-Lev steal moves */
+	WP__CL_STEAL_BATCH = WP__CL_BATCH_MAX, /* most tasks one Chase-Lev
+	                                          steal moves (one CAS) */
 	WP__MAX_WORKERS = 1024,
 	WP__SCRATCH = 256,
 };
@@ -140,12 +141,10 @@ size_t wp__push_own(struct wp__worker *w, const struct wp__src *src,
 	wp_pool *pool = w->pool;
 	switch (pool->cfg.policy) {
 	case WP_POLICY_CHASE_LEV:
-		if (count > 1 && wp__deque_reserve_owner(&w->cl, count))
-			return 0;
-		for (size_t k = 0; k < count; k++)
-			if (wp__deque_push_owner(&w->cl, wp__src_get(src, start + k * stride)))
-				return k;
-		return count;
+		if (count == 1)
+			return wp__deque_push_owner(&w->cl, wp__src_get(src, start)) ? 0 : 1;
+		/* One reservation and one publication of bottom for the batch. */
+		return wp__deque_push_many_owner(&w->cl, src, start, stride, count) ? 0 : count;
 	case WP_POLICY_LOCKED:
 		return wp__ldeque_push(&w->ld, src, start, stride, count, contended) ? 0 : count;
 	default:
@@ -239,37 +238,19 @@ static bool wp__steal_from(struct wp__worker *w, struct wp__worker *v, wp_task *
 		return wp__take_staged(w, k, out, true);
 	}
 
-	size_t seen;
-	int r = wp__deque_steal_thief(&v->cl, out, &seen);
+	/* Half of what we see, at most WP__CL_STEAL_BATCH, claimed with one
+	 * CAS on the victim's top and copied straight into our own deque. */
+	size_t got;
+	int r = wp__deque_steal_batch_thief(&v->cl, &w->cl, WP__CL_STEAL_BATCH, out, &got);
 	if (r == WP__CL_LOST) {
 		wp__counter_inc(&w->own.st.cas_failures);
 		return false;
 	}
 	if (r == WP__CL_GOT) {
-		/* Take up to half of what we saw, one CAS each (a Chase-Lev thief
-		 * can only claim top; a multi-element CAS would race the owner's
-		 * CAS-free pops), so the next steal is further away. */
-		size_t want = seen / 2, stolen = 1, pushed = 0;
-		if (want > WP__CL_STEAL_BATCH)
-			want = WP__CL_STEAL_BATCH;
-		while (stolen < want) {
-			wp_task t;
-			int r2 = wp__deque_steal_thief(&v->cl, &t, NULL);
-			if (r2 != WP__CL_GOT) {
-				if (r2 == WP__CL_LOST)
-					wp__counter_inc(&w->own.st.cas_failures);
-				break;
-			}
-			stolen++;
-			if (wp__deque_push_owner(&w->cl, t) == 0)
-				pushed++;
-			else
-				wp__run_task(w, t);
-		}
 		wp__counter_inc(&w->own.st.steals);
-		wp__counter_add(&w->own.st.stolen_tasks, stolen);
-		if (pushed)
-			wp__notify_stealable(pool, w, pushed);
+		wp__counter_add(&w->own.st.stolen_tasks, got);
+		if (got > 1)
+			wp__notify_stealable(pool, w, got - 1);
 		return true;
 	}
 	/* The deque is empty; tasks may wait in its mailbox. */

@@ -86,6 +86,8 @@ Test(c11, mtx_and_cnd_map_onto_mutex_and_condvar_records, .timeout = 30)
 	PRIM_EQ(l, "contended", 1);
 	PRIM_EQ(l, "trylocks", 1);
 	PRIM_EQ(l, "trylock_failures", 1);
+	PRIM_EQ(l, "wakeups", 1);   /* main's unlock handed it to the sleeping thread */
+	PRIM_GT(l, "wake_latency_ns", 0);
 	json_object *c = prim_row(r, "condvars", "c11_cond");
 	PRIM_EQ(c, "signals", 6);
 	PRIM_EQ(c, "signals_unwaited", 5);
