@@ -157,9 +157,9 @@ static void rule_locks(struct findings *out, struct step *st)
 			"the critical section is short but entered too often" :
 			!strcmp(kind, "long-hold") ? "the critical section is long" : "threads queue for it";
 		say(x->summary, sizeof(x->summary),
-		    "Waiting for mutex %s: %s acquisitions (%s), %s contended, %s waited in all; "
+		    "Waiting for %s %s: %s acquisitions (%s), %s contended, %s waited in all; "
 		    "the critical section is %s but it is entered every %s — %s.",
-		    row->name, fmt_count(a, sizeof(a), (uint64_t)acq), fmt_rate(e, sizeof(e), wall ? acq / wall * 1e9 : 0),
+		    kind_name(row->obj->o.kind), row->name, fmt_count(a, sizeof(a), (uint64_t)acq), fmt_rate(e, sizeof(e), wall ? acq / wall * 1e9 : 0),
 		    fmt_pct(b, sizeof(b), contended), fmt_ns(c, sizeof(c), (double)k->wait_ns),
 		    hold > 0 ? fmt_ns(d, sizeof(d), hold) : "unmeasured",
 		    fmt_ns((char[32]){0}, 32, interval), what);
@@ -274,36 +274,46 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 	}
 	free(busy);
 
-	/* Parks: many short ones are the cost of sleeping and waking. */
-	uint64_t waits = 0, unwaited = 0, signals = 0, vol = 0;
-	for (size_t i = 0; i < st->t->m->nconds; i++) {
-		waits += st->t->m->conds[i]->total.waits;
-		signals += st->t->m->conds[i]->total.signals + st->t->m->conds[i]->total.broadcasts;
-		unwaited += st->t->m->conds[i]->total.signals_unwaited + st->t->m->conds[i]->total.broadcasts_unwaited;
-	}
+	/* Parks (condvars, semaphores, barriers, futexes): many short ones are
+	 * the cost of sleeping and waking. */
+	const struct park_totals *pk = &st->t->m->park;
+	uint64_t waits = pk->parks, unwaited = pk->wakes_unwaited, signals = pk->wakes_sent, vol = 0;
 	for (size_t i = 0; i < p->nthreads; i++)
 		vol += p->threads[i].voluntary_cs;
+	double latency = pk->wakeups ? (double)pk->wake_latency_ns / (double)pk->wakeups : 0;
 	double park_total = st->t->s->c[STACK_PARK];
 	double avg_park = waits ? park_total / (double)waits : 0;
 	int imbalanced = ratio >= IMBALANCE_RATIO;
 	if (park > NOISE_SHARE * st->lost && park > 0 && avg_park < SHORT_PARK_NS && !imbalanced) {
 		struct finding *x = add(out, "park-wake", park / st->lost);
-		object(x, st->t->m->nconds ? st->t->m->conds[0]->name : "condition variables");
+		object(x, st->t->m->nparks ? st->t->m->parks[0]->name : "parks");
 		x->predicted_wall_ns = predicted(st, park);
 		evidence(x, "parks", (double)waits);
+		evidence(x, "wake_latency_avg_ns", latency);
+		evidence(x, "parks_per_unit", st->t->m->total_progress ? (double)waits / (double)st->t->m->total_progress : 0);
 		evidence(x, "park_ns", park_total);
 		evidence(x, "avg_park_ns", avg_park);
 		evidence(x, "wakeups_sent", (double)signals);
 		evidence(x, "wakeups_unwaited", (double)unwaited);
 		evidence(x, "voluntary_switches", (double)vol);
 		char a[32], b[32], c[32], d[32];
-		say(x->summary, sizeof(x->summary),
+		size_t len = (size_t)snprintf(x->summary, sizeof(x->summary),
 		    "Threads parked %s times for %s on average (%s in all) and were woken again: each "
-		    "sleep and wake costs system calls and a context switch (%s voluntary switches); %s of "
-		    "the %s wake-ups found nobody waiting.",
+		    "sleep and wake costs system calls and a context switch (%s voluntary switches",
 		    fmt_count(a, sizeof(a), waits), fmt_ns(b, sizeof(b), avg_park),
-		    fmt_ns(c, sizeof(c), park_total), fmt_count(d, sizeof(d), vol),
-		    fmt_count((char[32]){0}, 32, unwaited), fmt_count((char[32]){0}, 32, signals));
+		    fmt_ns(c, sizeof(c), park_total), fmt_count(d, sizeof(d), vol));
+		if (st->t->m->total_progress && len < sizeof(x->summary))
+			len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len, ", %.1f parks per unit of work",
+						(double)waits / (double)st->t->m->total_progress);
+		if (latency > 0 && len < sizeof(x->summary))
+			len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len,
+						"); a wake-up took %s from the wake call to the waiter running (",
+						fmt_ns(b, sizeof(b), latency));
+		else if (len < sizeof(x->summary))
+			len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len, "; ");
+		if (len < sizeof(x->summary))
+			snprintf(x->summary + len, sizeof(x->summary) - len, "%s of the %s wake-ups found nobody waiting).",
+				 fmt_count((char[32]){0}, 32, unwaited), fmt_count((char[32]){0}, 32, signals));
 		say(x->fix, sizeof(x->fix),
 		    "Spin briefly before parking (seed 002's idle spin: poll for a few microseconds), "
 		    "batch hand-offs so a waiter has more to do per wake, and skip the signal when no "

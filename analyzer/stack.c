@@ -8,7 +8,8 @@
  *                             workers, not working: its slot is idle (so are
  *                             the main thread's parks and barrier waits when
  *                             it made threads: it is waiting for them)
- *   blocked = lock + park + barrier
+ *   blocked = lock + park + barrier   (spinlock spinning counts as lock wait
+ *                                       and comes out of C: it is on-CPU)
  *   U       = active − blocked          time neither blocked nor joining
  *   cpu_out = min(C, U)                 on-CPU outside the waits
  *   runnable= min(R, U − cpu_out)
@@ -141,13 +142,17 @@ void stack__compute(struct run_stack *s, const struct model *m, int n, double wa
 			active -= minf(park + barrier, active);
 			park = barrier = 0;
 		}
+		/* Spinning for a spinlock is waiting for it, on a CPU: it counts
+		 * as lock wait and comes out of the thread's CPU time. */
+		double spin = minf((double)m->thread_spin_ns[i], (double)t->cpu_ns);
+		lock += spin;
 		double blocked = lock + park + barrier;
 		double u = active - blocked;
 		if (u < 0) {
 			s->c[STACK_UNEXPLAINED] += u;
 			u = 0;
 		}
-		double cpu = minf((double)t->cpu_ns, u);
+		double cpu = minf((double)t->cpu_ns - spin, u);
 		double runnable = minf((double)t->run_delay_ns, u - cpu);
 		s->active_ns += active;
 		s->cpu_out_ns += cpu;
@@ -167,7 +172,8 @@ void stack__compute(struct run_stack *s, const struct model *m, int n, double wa
 
 	s->locks = xcalloc(m->nlocks, sizeof(*s->locks));
 	for (size_t i = 0; i < m->nlocks; i++)
-		if (wait_class_of_obj(m->locks[i]->obj) == WAIT_LOCK && m->locks[i]->total.wait_ns) {
+		if ((wait_class_of_obj(m->locks[i]->obj) == WAIT_LOCK || m->locks[i]->obj->o.kind == CV_OBJ_SPIN) &&
+		    m->locks[i]->total.wait_ns) {
 			s->locks[s->nlocks].row = m->locks[i];
 			s->locks[s->nlocks++].wait_ns = (double)m->locks[i]->total.wait_ns;
 		}

@@ -33,7 +33,14 @@ static const bool trylock_first = CV_TRYLOCK_FIRST;
  * (normal: 0/1/2; robust and PI: the owner's tid, plus flag bits). */
 static inline bool mutex_held(const pthread_mutex_t *m)
 {
-	return CV_LOAD(&m->__data.__lock) != 0;
+	int word = CV_LOAD(&m->__data.__lock);
+	/* A priority-protect mutex keeps its ceiling in the word's high bits
+	 * (PTHREAD_MUTEX_PRIO_CEILING_MASK) even when free: only the low bits
+	 * say whether it is held. Tested only when the word is non-zero, so
+	 * other mutexes pay nothing. */
+	if (CV_UNLIKELY(word != 0) && (CV_LOAD(&m->__data.__kind) & CV_MUTEX_PP))
+		return (word & 0x7ffff) != 0;
+	return word != 0;
 }
 
 /* Threads are parked on the lock word: glibc's lowlevellock holds 2 (locked,
@@ -123,9 +130,10 @@ static CV_COLD int lock_contended(struct cv_thread *t, struct cv_rec *r, pthread
 	uint64_t t0 = cv__now_ns();
 	int rc = cv__real.pthread_mutex_lock(m);
 	uint64_t now = cv__now_ns(), waited = now - t0;
-	cv__record_wait(r, waited);
-	cv__stack_on_wait(t, r, waited);   /* stacks.c: sampled; only here, never on the fast path */
 	if (acquired_rc(rc)) {
+		/* A lock that failed (EINVAL, EAGAIN, ...) returned at once: no wait. */
+		cv__record_wait(r, waited);
+		cv__stack_on_wait(t, r, waited);   /* stacks.c: sampled; only here, never on the fast path */
 		CV_BUMP(&r->s.contended, 1);
 		cv__woken(r, t0, now);   /* from the unlock that handed it over (park.c) */
 		acquired(t, r, m);

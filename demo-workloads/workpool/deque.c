@@ -106,7 +106,8 @@
  *   so, as for one slot, every value copied was the element at its index.
  *
  * Growth and reclamation. When push finds the buffer full it allocates one
- * twice as large, copies [top, hi) into it, and publishes it with a
+ * twice as large (a reservation may jump further), copies [top, hi) into it,
+ * and publishes it with a
  * release store (the push's own release fence would already order it before
  * the next bottom; the release store also covers thieves that read the
  * pointer without a newer bottom). A thief that loaded the old pointer may
@@ -364,8 +365,9 @@ int wp__deque_pop_owner(struct wp__deque *d, wp_task *out)
 	size_t lo = wp__load_relaxed(&d->bottom);
 	if (WP_LIKELY(lo != hi)) {
 		/* The private zone: no thief reaches above bottom. */
+		struct wp__cl_buf *a = wp__load_relaxed(&d->buf);
 		d->own.hi = --hi;
-		*out = wp__slot_load(&wp__load_relaxed(&d->buf)->slots[hi & wp__load_relaxed(&d->buf)->mask]);
+		*out = wp__slot_load(&a->slots[hi & a->mask]);
 		return WP__CL_GOT;
 	}
 	return wp__deque_take(d, hi, out);
@@ -507,13 +509,14 @@ bool wp__deque_valid(struct wp__deque *d)
 		return false;
 	if (wp__load_relaxed(&d->claiming) > 1u << 20)
 		return false; /* a decrement without its increment */
-	/* Retired buffers: newest first, each half the size of the one that
-	 * replaced it. */
-	size_t expect = cap;
+	/* Retired buffers: newest first, powers of two, each smaller than the
+	 * one that replaced it (half, or less after a reservation). */
+	size_t above = cap;
 	for (struct wp__cl_buf *r = d->retired; r; r = r->retired_next) {
-		if (r->mask + 1 != expect / 2)
+		size_t rc = r->mask + 1;
+		if (rc < 16 || (rc & r->mask) != 0 || rc >= above)
 			return false;
-		expect = r->mask + 1;
+		above = rc;
 	}
 	return true;
 }

@@ -185,11 +185,16 @@ static int wp__help(struct wp__worker *w, wp_future *f,
 	return 0;
 }
 
-/* Before a worker blocks without helping, its LIFO slot (not stealable)
- * must go where others can take it, or a child waiting there would never
- * run. */
+/* Before a worker blocks without helping, its LIFO slot and its deque's
+ * private zone (neither stealable) must go where others can take them, or a
+ * child waiting there would never run. */
 static void wp__flush_lifo(struct wp__worker *w)
 {
+	if (w->pool->cfg.policy == WP_POLICY_CHASE_LEV) {
+		size_t n = wp__deque_share_owner(&w->cl);
+		if (n)
+			wp__notify_stealable(w->pool, w, n);
+	}
 	if (!w->own.lifo_full)
 		return;
 	struct wp__src src = { &w->own.lifo, NULL, 0 };

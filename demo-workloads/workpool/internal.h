@@ -165,10 +165,16 @@ struct wp__cl_buf {
 	struct wp__cl_slot slots[];
 };
 
-/* The most tasks one batch steal may claim with its single CAS on top. The
- * owner takes an element without looking for claims in flight only when it
- * lies at least this far above top (deque.c, "Batch steals"). */
-enum { WP__CL_BATCH_MAX = 1024 };
+enum {
+	/* The most tasks one batch steal may claim with its single CAS on
+	 * top. The owner takes an element without looking for claims in
+	 * flight only when it lies at least this far above top (deque.c,
+	 * "Batch steals"). */
+	WP__CL_BATCH_MAX = 1024,
+	/* The most tasks one take moves into the owner's private zone (one
+	 * fence for all of them; deque.c, "Batch takes"). */
+	WP__CL_TAKE_MAX = 32,
+};
 
 struct wp__deque {
 	/* Written by thieves (CAS) and by the owner on the last element. */
@@ -177,10 +183,20 @@ struct wp__deque {
 	 * RMWs). On top's line: a thief writes that line anyway, and the
 	 * owner reads it right after top. */
 	_Atomic unsigned claiming;
+	/* Set by a thief that found nothing visible; the owner then publishes
+	 * its private zone (wp__deque_share_owner). A hint. */
+	_Atomic bool wanted;
 	/* Written by the owner only; read by thieves. */
 	_Atomic size_t bottom WP_ALIGNED;
 	_Atomic(struct wp__cl_buf *) buf;
 	struct wp__cl_buf *retired;     /* owner only; freed at destroy */
+	/* Owner only, on its own line (written on every pop). */
+	struct {
+		/* [bottom, hi) is the private zone: taken from the deque by the
+		 * owner's last take, not yet run. hi == bottom: none. */
+		size_t hi;
+		size_t top_seen;        /* top at the last take: sizes the next */
+	} WP_ALIGNED own;
 };
 
 /* Result of a steal or a contended pop. */
@@ -200,7 +216,17 @@ int wp__deque_push_owner(struct wp__deque *d, wp_task t);
  * (one release fence for the batch). All or nothing: 0 or -ENOMEM. */
 int wp__deque_push_many_owner(struct wp__deque *d, const struct wp__src *src,
                               size_t start, size_t stride, size_t count);
+/* The newest task: from the private zone, or by a take (one fence for up to
+ * WP__CL_TAKE_MAX tasks). WP__CL_GOT, WP__CL_EMPTY or WP__CL_LOST. */
 int wp__deque_pop_owner(struct wp__deque *d, wp_task *out);
+/* Owner: publishes the private zone so thieves can take it, and clears
+ * `wanted`. Returns how many tasks became visible. */
+size_t wp__deque_share_owner(struct wp__deque *d);
+/* Whether a thief asked the owner to share (relaxed; a hint). */
+static inline bool wp__deque_wanted(struct wp__deque *d)
+{
+	return wp__load_relaxed(&d->wanted);
+}
 /* *seen (may be NULL): bottom - top as this thief observed it. */
 int wp__deque_steal_thief(struct wp__deque *d, wp_task *out, size_t *seen);
 /* Claims ceil(n / 2) of the n tasks it sees in d, at most `max` (clamped to
@@ -215,7 +241,7 @@ int wp__deque_steal_batch_thief(struct wp__deque *d, struct wp__deque *into,
 /* bottom - top, clamped at 0; racy hint for anyone. */
 size_t wp__deque_peek_len(struct wp__deque *d);
 /* Invariants, checked from the owner between operations (or when no thread
- * touches the deque): top <= bottom, bottom - top <= capacity, capacity a
+ * touches the deque): top <= bottom <= hi, hi - top <= capacity, capacity a
  * power of two >= 16, every retired buffer smaller than its successor and
  * the current one. */
 bool wp__deque_valid(struct wp__deque *d);

@@ -163,6 +163,11 @@ static inline bool wp__pop_own(struct wp__worker *w, wp_task *out)
 		int r = wp__deque_pop_owner(&w->cl, out);
 		if (WP_UNLIKELY(r == WP__CL_LOST))
 			wp__counter_inc(&w->own.st.cas_failures);
+		/* A thief found nothing visible here: publish the tasks our last
+		 * take moved into the private zone, and wake a sleeper for them.
+		 * One relaxed load of top's line per task otherwise. */
+		if (WP_UNLIKELY(wp__deque_wanted(&w->cl)))
+			wp__notify_stealable(w->pool, w, wp__deque_share_owner(&w->cl));
 		return r == WP__CL_GOT;
 	}
 	return wp__ldeque_pop_owner(&w->ld, out, wp__own_ctr(w));
