@@ -33,7 +33,7 @@ SHIM_CFLAGS  := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
 SHIM_LDFLAGS := -shared -Wl,--version-script=preload/exports.map -Wl,-z,now
 SHIM_LIBS    := -ldl -lpthread -lz
 
-ANALYZER_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
+ANALYZER_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -DCONVOY_LIBDIR='"$(PREFIX)/lib/convoy"'
 ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm -lstdc++
 
 TEST_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -pthread

@@ -14,14 +14,14 @@
 # (the reader itself) for five samples in a row. The doc says how many rounds
 # got a quiet start (the sweeps wait the same way).
 #
-# Environment: BENCH_ROUNDS (default 7) rounds of the interleaved goal runs;
+# Environment: BENCH_ROUNDS (default 9) rounds of the interleaved goal runs;
 # BENCH_QUIET_WAIT (default 15); BENCH_QUICK=1 shrinks the seed sweeps (for
 # trying the script, not for docs).
 set -euo pipefail
 
 D=${1:?usage: bench_demos.sh DEMO_DIR DOC}
 DOC=${2:?usage: bench_demos.sh DEMO_DIR DOC}
-ROUNDS=${BENCH_ROUNDS:-7}
+ROUNDS=${BENCH_ROUNDS:-9}
 QUICK=${BENCH_QUICK:-0}
 QUIET_WAIT=${BENCH_QUIET_WAIT:-15}
 quiet_rounds=0 all_rounds=0
@@ -38,7 +38,13 @@ span() { sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.*f-%.*f", p, 
 field() { grep -o "$1[0-9.]*" | head -n1 | sed "s|^$1||"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 == 0) print "nan"; else printf "%.2f", a / b}'; }
 fmt() { awk -v a="$1" -v p="${2:-2}" 'BEGIN {printf "%.*f", p, a}'; }
-meets() { awk -v a="$1" -v b="$2" 'BEGIN {print (a + 0 >= b + 0) ? "met" : "**missed**"}'; }
+meets() {
+	if [ "${judged:-1}" = 0 ]; then
+		echo "not judged: the second core was busy"
+	else
+		awk -v a="$1" -v b="$2" 'BEGIN {print (a + 0 >= b + 0) ? "met" : "**missed**"}'
+	fi
+}
 # Waits for a quiet machine (see the top); counts the rounds that got one.
 quiet() {
 	local deadline=$((SECONDS + QUIET_WAIT)) ok=0 n
@@ -62,10 +68,16 @@ out() { printf '%s\n' "$@" >>"$gen"; }
 block() { out '```' "$(cat "$1")" '```' ''; }
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-say "machine load before: $load_before; $ROUNDS interleaved rounds"
+say "machine load before: $load_before"
 
-# --- 1. seed 000 goals: in-process throughput, interleaved ------------------
-# Configurations: name | command (one run, prints tasks/s=)
+# --- 1-3. the goals: interleaved rounds, bracketed by a control -------------
+# Each round runs, in order: the control; every seed-000 configuration once
+# in-process; each of them whole-process under hyperfine; the barrier at each
+# idle spin; the control again. The control is independent arithmetic (no
+# shared state) at 1 and 2 workers: its speedup says how much of the second
+# core the machine's other users left us. A round is "clean" when both of its
+# controls reach 1.8x; the goals are judged on the clean rounds when there are
+# at least three of them, on all rounds otherwise (and the doc says which).
 configs=(
 	"gq-port-1|$D/global_queue --impl port --workers 1"
 	"gq-port-2|$D/global_queue --impl port --workers 2"
@@ -76,59 +88,71 @@ configs=(
 	"ws-lk-1|$D/work_stealing --deque locked --workers 1"
 	"ws-lk-2|$D/work_stealing --deque locked --workers 2"
 )
-say "seed 000: in-process throughput, ${#configs[@]} configurations x $ROUNDS rounds"
+BIT=200000
+control() { # prints the 1 -> 2 worker speedup of independent work
+	local t1 t2
+	t1=$("$D/worker_count" --workers 1 --total 50000000 | field 'time=')
+	t2=$("$D/worker_count" --workers 2 --total 50000000 | field 'time=')
+	ratio "$t1" "$t2"
+}
+say "goals: $ROUNDS rounds of ${#configs[@]} configurations (in-process and hyperfine) and the barrier"
 for ((r = 0; r < ROUNDS; r++)); do
 	quiet
+	f=$tmp/round.$r
+	echo "ctlA $(control)" >"$f"
 	for c in "${configs[@]}"; do
 		name=${c%%|*} cmd=${c#*|}
 		line=$($cmd)
-		echo "$line" | field 'tasks/s=' >>"$tmp/tp.$name"
-		echo "$line" | grep -o '\(lock-waits\|steals\)=[0-9]*' | sed 's/.*=//' >>"$tmp/co.$name"
+		echo "tp.$name $(echo "$line" | field 'tasks/s=')" >>"$f"
+		echo "co.$name $(echo "$line" | grep -o '\(lock-waits\|steals\)=[0-9]*' | sed 's/.*=//')" >>"$f"
 	done
-done
-declare -A TP CO TPR
-for c in "${configs[@]}"; do
-	name=${c%%|*}
-	TP[$name]=$(median <"$tmp/tp.$name")
-	TPR[$name]=$(span 1 <"$tmp/tp.$name")
-	CO[$name]=$(median <"$tmp/co.$name")
-done
-
-# --- 2. seed 000 goals: whole process (hyperfine), interleaved rounds -------
-say "seed 000: whole-process times with hyperfine"
-for ((r = 0; r < ROUNDS; r++)); do
-	quiet
 	for c in "${configs[@]}"; do
 		name=${c%%|*} cmd=${c#*|}
 		hyperfine -N --style none --warmup 1 --runs 5 --export-csv "$tmp/hf.csv" "$cmd" >/dev/null 2>&1 ||
 			hyperfine --style none --warmup 1 --runs 5 --export-csv "$tmp/hf.csv" "$cmd" >/dev/null
 		# command,mean,stddev,median,user,system,min,max (seconds)
-		awk -F, 'NR == 2 {print $4 * 1000}' "$tmp/hf.csv" >>"$tmp/wp.$name"
+		echo "wall.$name $(awk -F, 'NR == 2 {print $4 * 1000}' "$tmp/hf.csv")" >>"$f"
 	done
-done
-declare -A WALL WALLR
-for c in "${configs[@]}"; do
-	name=${c%%|*}
-	WALL[$name]=$(median <"$tmp/wp.$name")
-	WALLR[$name]=$(span 0 <"$tmp/wp.$name")
-done
-
-# --- 3. seed 002 goal: the barrier's idle spin, interleaved -----------------
-BIT=200000
-say "seed 002: barrier, 2 workers, $BIT iterations, idle-spin 0/1/10 x $ROUNDS rounds"
-for ((r = 0; r < ROUNDS; r++)); do
-	quiet
 	for s in 0 1 10; do
 		line=$("$D/barrier" --workers 2 --iterations $BIT --idle-spin $s)
-		echo "$line" | field 'us/iteration=' >>"$tmp/bar.$s"
-		echo "$line" | field 'parks/iteration=' >>"$tmp/barp.$s"
+		echo "bar.$s $(echo "$line" | field 'us/iteration=')" >>"$f"
+		echo "barp.$s $(echo "$line" | field 'parks/iteration=')" >>"$f"
 	done
+	echo "ctlB $(control)" >>"$f"
+	say "round $((r + 1)): control $(awk '$1 == "ctlA" {a = $2} $1 == "ctlB" {b = $2} END {print a "x / " b "x"}' "$f")"
+done
+clean=()
+for ((r = 0; r < ROUNDS; r++)); do
+	if awk '$1 ~ /^ctl/ && $2 < 1.8 {bad = 1} END {exit bad}' "$tmp/round.$r"; then
+		clean+=("$tmp/round.$r")
+	fi
+done
+judged=1
+if ((${#clean[@]} >= 3)); then
+	use=("${clean[@]}")
+	basis="the ${#clean[@]} clean rounds of $ROUNDS (both controls ≥ 1.8x)"
+else
+	use=("$tmp"/round.*)
+	judged=0
+	basis="all $ROUNDS rounds: only ${#clean[@]} were clean (both controls ≥ 1.8x), too few to judge on"
+fi
+vals() { cat "${use[@]}" | awk -v k="$1" '$1 == k {print $2}'; }
+CTL=$(cat "$tmp"/round.* | awk '$1 ~ /^ctl/ {print $2}' | median)
+CTLR=$(cat "$tmp"/round.* | awk '$1 ~ /^ctl/ {print $2}' | span 2)
+declare -A TP CO TPR WALL WALLR
+for c in "${configs[@]}"; do
+	name=${c%%|*}
+	TP[$name]=$(vals "tp.$name" | median)
+	TPR[$name]=$(vals "tp.$name" | span 1)
+	CO[$name]=$(vals "co.$name" | median)
+	WALL[$name]=$(vals "wall.$name" | median)
+	WALLR[$name]=$(vals "wall.$name" | span 0)
 done
 declare -A BAR BARP BARR
 for s in 0 1 10; do
-	BAR[$s]=$(median <"$tmp/bar.$s")
-	BARR[$s]=$(span 2 <"$tmp/bar.$s")
-	BARP[$s]=$(median <"$tmp/barp.$s")
+	BAR[$s]=$(vals "bar.$s" | median)
+	BARR[$s]=$(vals "bar.$s" | span 2)
+	BARP[$s]=$(vals "barp.$s" | median)
 done
 
 # --- 4. the seed tables, each sweep once --------------------------------------
@@ -182,12 +206,12 @@ col() { awk -v k="$2" -v c="$3" '$1 == k {gsub(/[xM]$/, "", $c); print $c; exit}
 out "<!-- BEGIN GENERATED by \`make bench-demos\` ($(date -u '+%Y-%m-%d %H:%M UTC')); edit outside the markers -->" ''
 out "Machine: $(nproc) vCPU, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -r)." \
 	"Load average before / after: $load_before / $load_after (other work shares this machine)." \
-	"Goal figures: medians of $ROUNDS interleaved rounds. Seed tables: one run of each sweep." \
+	"Goal figures: medians over $basis. Seed tables: one run of each sweep." \
 	"$quiet_rounds of $all_rounds measurement starts (goal rounds and sweeps) found the machine quiet (nothing else runnable)." ''
 
 out '## Goals of the issue, measured' '' \
 	'In-process throughput (the seeds'"'"' own metric: first spawn to last join, the serial fill excluded),' \
-	'weight 20, 2,000,000 tasks, median (and range) of '"$ROUNDS"' interleaved runs of `DEMO --workers N`:' '' \
+	'weight 20, 2,000,000 tasks, median (and range) of `DEMO --workers N` over '"$basis"':' '' \
 	'| configuration | 1 worker | 2 workers | 2 / 1 | last column at 2 (median) |' \
 	'|---|---|---|---|---|'
 for pair in "gq-port|global queue, direct port (\`global_queue --impl port\`)|lock waits" \
@@ -205,6 +229,7 @@ cl_lk2=$(ratio "${TP[ws-cl-2]}" "${TP[ws-lk-2]}")
 cl_lk1=$(ratio "${TP[ws-cl-1]}" "${TP[ws-lk-1]}")
 gq_port=$(ratio "${TP[gq-port-2]}" "${TP[gq-port-1]}")
 out '| goal | seed | here | |' '|---|---|---|---|' \
+	"| control: independent work (\`worker_count\`), 2 workers / 1 worker, all rounds; 2.00x means both cores were free | 2.00x | ${CTL}x (${CTLR}) | |" \
 	"| work stealing 2 workers / 1 worker ≥ 1.8x (Chase-Lev) | 2.05x | ${ws2_ws1}x | $(meets "$ws2_ws1" 1.8) |" \
 	"| work stealing / global queue at 2 workers ≥ 2x (vs the direct port) | 7.8x | ${ws2_gq2}x | $(meets "$ws2_gq2" 2) |" \
 	"| work stealing / global queue at 2 workers (vs workpool \`global\`) | | ${ws2_gqwp2}x | |" \
@@ -212,8 +237,8 @@ out '| goal | seed | here | |' '|---|---|---|---|' \
 	"| Chase-Lev / locked deques, 2 workers, ≥ 1x | | ${cl_lk2}x | $(meets "$cl_lk2" 1) |" \
 	"| Chase-Lev / locked deques, 1 worker | | ${cl_lk1}x | |" ''
 
-out 'Whole process (`hyperfine -N --warmup 1 --runs 5`, median per round, median of rounds; includes the' \
-	'serial fill of 2M tasks and pool start/stop):' '' \
+out 'Whole process (`hyperfine -N --warmup 1 --runs 5`, median per round, then the median over the same rounds;' \
+	'includes the serial fill of 2M tasks and pool start/stop):' '' \
 	'| configuration | 1 worker | 2 workers | 1 / 2 (speedup) |' '|---|---|---|---|'
 for pair in "gq-port|global queue, direct port" "gq-wp|global queue, workpool" \
 	"ws-cl|work stealing, Chase-Lev" "ws-lk|work stealing, locked"; do
@@ -223,7 +248,7 @@ done
 out '' "DESIGN.md's figures for this machine class: global queue port 40 ms → 80-150 ms (0.27-0.5x), work stealing with mutex deques 51 ms → 29 ms (1.76x)." ''
 
 bar_gain=$(ratio "${BAR[0]}" "${BAR[10]}")
-out "Barrier (seed 002), 2 workers, $BIT iterations, µs per iteration (median of $ROUNDS), parks per iteration:" '' \
+out "Barrier (seed 002), 2 workers, $BIT iterations, µs per iteration (median over $basis), parks per iteration:" '' \
 	'| `--idle-spin` | µs / iteration (range) | parks / iteration |' '|---|---|---|' \
 	"| 0 (park at once) | $(fmt "${BAR[0]}" 3) (${BARR[0]}) | $(fmt "${BARP[0]}" 3) |" \
 	"| 1 | $(fmt "${BAR[1]}" 3) (${BARR[1]}) | $(fmt "${BARP[1]}" 3) |" \

@@ -12,6 +12,10 @@
  *                         random victim's deque from the front — scene 02.
  *   WP_POLICY_CHASE_LEV   one lock-free Chase-Lev deque per worker (C11 atomics,
  *                         the orders of Lê et al., PPoPP 2013), random victim.
+ *                         A thief claims half of what it sees (at most 1024
+ *                         tasks) with one CAS; the owner takes up to 32 per
+ *                         fence (docs/workpool.md, "Batch steals", "Batch
+ *                         takes").
  *
  * Around the per-worker queues: a global injector for submissions from threads
  * that are not workers, a LIFO slot for the task a worker just spawned, an idle
@@ -124,6 +128,15 @@ typedef struct wp_config {
 	/* Thread name prefix: workers are named "<name>-<i>" (truncated to 15
 	 * bytes). Default "wp". Copied at creation. */
 	const char *name;
+	/* WP_POLICY_CHASE_LEV: the most tasks one take moves from a worker's
+	 * deque into its private zone — one fence for all of them, popped
+	 * with no atomic operation, and at most an eighth of the deque.
+	 * Nobody else can take them until the worker shares them, which it
+	 * does at its next pop once a thief found nothing to steal: like the
+	 * LIFO slot, a task that blocks (outside wp_future_wait) on one of
+	 * them can wait forever. 1: every queued task stays stealable. 0 means
+	 * the default, 32; at most 1024. */
+	unsigned take_batch;
 } wp_config;
 
 /* The defaults documented above. */

@@ -34,6 +34,10 @@ out:
 	return p;   /* fresh anonymous pages are zero */
 }
 
-/* Fork: the child must not inherit a lock held by a thread that no longer exists. */
-void cv__alloc_lock(void) { cv__spin_lock(&alloc_lock); }
-void cv__alloc_unlock(void) { cv__spin_unlock(&alloc_lock); }
+/* Fork child: another thread may have held the lock mid-update at the
+ * fork; release it and start a fresh chunk rather than trust the pointers. */
+void cv__alloc_after_fork(void)
+{
+	cv__spin_unlock(&alloc_lock);
+	chunk_pos = chunk_end = NULL;
+}

@@ -219,7 +219,9 @@ CV_EXPORT long syscall(long number, ...)
 	long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long);
 	long a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
 	va_end(ap);
-	if (CV_LIKELY(number != SYS_futex))
+	/* A futex call on address 0 (EFAULT for waits, a no-op wake) is passed
+	 * through: 0 is the empty key of the shim's per-thread tables. */
+	if (CV_LIKELY(number != SYS_futex) || a1 == 0)
 		return real_syscall(number, a1, a2, a3, a4, a5, a6);
 	return futex_call(a1, a2, a3, a4, a5, a6);
 }

@@ -90,27 +90,29 @@ static void start_clocks(void)
 	cv__process.start_ticks = cv__ticks();
 }
 
-/* ---- fork: documented lock order ---------------------------------------- *
- * prepare takes every lock the shim has, in this order: the object registry's
- * shards (ascending), the stack table's and the module map's (stacks.c),
- * then the allocator. Both parent and child release them
- * in reverse; the child first resets the registry and thread list so that it
- * writes a profile of its own, named by its own pid. */
-static struct cv_thread *forking_thread;
+/* ---- fork ------------------------------------------------------------------ *
+ * The prepare handler takes none of the shim's locks. It cannot: handlers the
+ * program's libraries registered before ours run after it, and one that
+ * takes a mutex X would deadlock against a thread that holds X and waits for
+ * a shim lock (first use of an object). Instead the child, which has one
+ * thread, resets every shim lock and discards or repairs what those locks
+ * guarded: the registry and the thread list start anew (the child writes a
+ * profile of its own, named by its pid), the allocator drops its current
+ * chunk, the module map is re-read. The one thing that must not be in flight
+ * is a stack capture, since libunwind's own locks would be inherited held:
+ * prepare closes that gate and waits for captures to finish (they take
+ * microseconds and never wait for the program). */
+static __thread struct cv_thread *forking_thread;   /* per thread: forks may run concurrently */
 
 static void fork_prepare(void)
 {
 	forking_thread = cv__guard_enter();
-	cv__objects_lock_all();
-	cv__stacks_lock_all();
-	cv__alloc_lock();
+	cv__stacks_fork_prepare();
 }
 
 static void fork_parent(void)
 {
-	cv__alloc_unlock();
-	cv__stacks_unlock_all();
-	cv__objects_unlock_all();
+	cv__stacks_fork_done();
 	cv__guard_leave(forking_thread);
 }
 
@@ -118,8 +120,8 @@ void cv__output_after_fork(void);
 
 static void fork_child(void)
 {
-	cv__alloc_unlock();
-	cv__stacks_unlock_all();   /* the child keeps the stack table: ids stay valid */
+	cv__alloc_after_fork();
+	cv__stacks_after_fork();
 	cv__objects_after_fork();
 	read_identity();
 	start_clocks();

@@ -207,5 +207,10 @@ void cv__modules_write(void *w)
 	}
 }
 
-void cv__modules_lock(void) { cv__spin_lock(&mod_lock); }
-void cv__modules_unlock(void) { cv__spin_unlock(&mod_lock); }
+/* Fork child: a re-read another thread had in progress is abandoned and
+ * done again on the next refresh. */
+void cv__modules_after_fork(void)
+{
+	cv__spin_unlock(&mod_lock);
+	__atomic_store_n(&have_map, 0, __ATOMIC_RELEASE);
+}

@@ -188,10 +188,23 @@ static bool table_grow(struct cv_thread *t)
 	return true;
 }
 
+#define CV_MAX_RECORDS 262144u   /* ~190 MiB of records and objects at most */
+static uint32_t nrecords;
+static int records_warned;
+
 static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t kind)
 {
 	if (CV_UNLIKELY(cv__stack_own_object(addr)))
 		return NULL;   /* a lock inside the unwinder stacks.c loaded: not the program's */
+	/* Memory is bounded: past CV_MAX_RECORDS (object, thread) pairs — a
+	 * program that makes millions of short-lived locks — new ones go
+	 * uncounted, with one warning; the program is unaffected. */
+	if (__atomic_fetch_add(&nrecords, 1, __ATOMIC_RELAXED) >= CV_MAX_RECORDS) {
+		if (!__atomic_exchange_n(&records_warned, 1, __ATOMIC_RELAXED))
+			cv__warn("more than %u (object, thread) pairs: objects first used from now on "
+				 "are not recorded", CV_MAX_RECORDS);
+		return NULL;
+	}
 	struct cv_obj *o = object_get(addr, kind);
 	struct cv_rec *r = o ? cv__alloc(sizeof(*r)) : NULL;
 	if (!r)
@@ -251,18 +264,6 @@ struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t k
 
 /* ---- fork ---------------------------------------------------------------- */
 
-void cv__objects_lock_all(void)
-{
-	for (int i = 0; i < CV_SHARDS; i++)
-		cv__spin_lock(&shard_lock[i]);
-}
-
-void cv__objects_unlock_all(void)
-{
-	for (int i = CV_SHARDS - 1; i >= 0; i--)
-		cv__spin_unlock(&shard_lock[i]);
-}
-
 /* The child starts a profile of its own: no objects yet. The old ones stay
  * allocated (the shim's memory is never freed) but unreachable. */
 void cv__objects_after_fork(void)
@@ -270,5 +271,7 @@ void cv__objects_after_fork(void)
 	buckets = NULL;          /* registry_ready() makes a fresh, zeroed one */
 	all_objects = NULL;
 	nobjects = 0;
-	cv__objects_unlock_all();
+	nrecords = 0;
+	for (int i = 0; i < CV_SHARDS; i++)
+		cv__spin_unlock(&shard_lock[i]);   /* held, maybe, by a thread the child lacks */
 }

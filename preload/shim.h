@@ -92,8 +92,7 @@ void cv__resolve_real(void);
 /* ---- alloc.c: memory that never goes back to the program's allocator ------ */
 
 void *cv__alloc(size_t size);          /* zeroed, 16-byte aligned; NULL when out of memory */
-void cv__alloc_lock(void);             /* fork: held across it */
-void cv__alloc_unlock(void);
+void cv__alloc_after_fork(void);       /* the child: lock released, fresh chunk */
 
 /* ---- lock.c: the shim's own lock (never the program's pthread functions) -- */
 
@@ -196,6 +195,8 @@ struct cv_thread {
 
 	struct cv_rec  *recs;
 	struct cv_thread *all_next;
+	struct cv_thread *live_next;   /* thread.c: live threads by pthread_t */
+	bool            live, gone;    /* in that table; exited (never to be re-added) */
 
 	/* Lifecycle, written by the thread itself (and its creator before start). */
 	void         *(*start_routine)(void *);
@@ -225,8 +226,6 @@ struct cv_obj *cv__object_for_name(const void *addr);
 struct cv_obj *cv__objects(void);                           /* all objects, newest first */
 uint32_t cv__object_count(void);
 void cv__objects_after_fork(void);
-void cv__objects_lock_all(void);
-void cv__objects_unlock_all(void);
 
 /* The record of thread t for the mutex at addr. Cached hit: three loads and two
  * compares; a retired object (destroyed and re-initialised elsewhere) misses. */
@@ -395,15 +394,15 @@ void cv__stack_forget(const void *addr);             /* objects.c: destroy or re
 bool cv__stack_own_object(const void *addr);         /* objects.c: inside the unwinder's memory */
 void cv__stacks_write_rec(void *w, const struct cv_rec *r);   /* output.c: after r's stats */
 void cv__stacks_write(void *w);                      /* output.c: last, the stack table */
-void cv__stacks_lock_all(void);                      /* fork: after the registry's locks */
-void cv__stacks_unlock_all(void);
+void cv__stacks_fork_prepare(void);   /* fork: no capture in flight */
+void cv__stacks_fork_done(void);
+void cv__stacks_after_fork(void);
 
 /* ---- modules.c: the module map, kept across dlopen/dlclose --------------- */
 
 uint32_t cv__modules_refresh(void);    /* re-read if anything was loaded or unloaded; the generation */
 void cv__modules_write(void *w);       /* output.c: every module ever seen */
-void cv__modules_lock(void);           /* fork */
-void cv__modules_unlock(void);
+void cv__modules_after_fork(void);
 
 /* ---- messages ------------------------------------------------------------- */
 

@@ -541,20 +541,25 @@ void cv__stacks_write(void *w)
 
 /* ---- fork ---------------------------------------------------------------------- */
 
-void cv__stacks_lock_all(void)
+void cv__stacks_fork_prepare(void)
 {
 	__atomic_store_n(&fork_gate, 1, __ATOMIC_SEQ_CST);
 	while (__atomic_load_n(&in_capture, __ATOMIC_SEQ_CST))
 		sched_yield();   /* captures take microseconds and never wait for the program */
-	cv__spin_lock(&stack_lock);
-	cv__spin_lock(&init_lock);
-	cv__modules_lock();
 }
 
-void cv__stacks_unlock_all(void)
+void cv__stacks_fork_done(void)
 {
-	cv__modules_unlock();
-	cv__spin_unlock(&init_lock);
-	cv__spin_unlock(&stack_lock);
 	__atomic_store_n(&fork_gate, 0, __ATOMIC_SEQ_CST);
+}
+
+/* The child: locks another thread held at the fork are released (that thread
+ * is gone). The child keeps the stack table (ids stay valid); an entry another
+ * thread was inserting at the fork is at worst unreachable. */
+void cv__stacks_after_fork(void)
+{
+	cv__spin_unlock(&stack_lock);
+	cv__spin_unlock(&init_lock);
+	cv__modules_after_fork();
+	cv__stacks_fork_done();
 }

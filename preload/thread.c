@@ -27,6 +27,46 @@ static __thread struct cv_thread *my_state __attribute__((tls_model("initial-exe
 static struct cv_thread *all_threads;
 static uint32_t nthreads;
 
+/* Live threads by pthread_t, for pthread_detach and pthread_setname_np on
+ * another thread: a handle is reused once its thread exited, so only live
+ * threads may match, and scanning every thread ever made would grow without
+ * bound. Both the creator (right after pthread_create) and the thread itself
+ * add it; its exit removes it for good. */
+#define CV_LIVE_BUCKETS 1024u
+static struct cv_thread *live[CV_LIVE_BUCKETS];
+static cv_spinlock_t live_lock;
+
+static unsigned live_bucket(pthread_t th)
+{
+	return (unsigned)(((uint64_t)th * 0x9E3779B97F4A7C15ull) >> 54) & (CV_LIVE_BUCKETS - 1);
+}
+
+static void live_add(struct cv_thread *t)
+{
+	cv__spin_lock(&live_lock);
+	if (!t->live && !t->gone) {
+		unsigned b = live_bucket(t->self);
+		t->live_next = live[b];
+		live[b] = t;
+		t->live = true;
+	}
+	cv__spin_unlock(&live_lock);
+}
+
+static void live_remove(struct cv_thread *t)
+{
+	cv__spin_lock(&live_lock);
+	if (t->live)
+		for (struct cv_thread **pp = &live[live_bucket(t->self)]; *pp; pp = &(*pp)->live_next)
+			if (*pp == t) {
+				*pp = t->live_next;
+				break;
+			}
+	t->live = false;
+	t->gone = true;
+	cv__spin_unlock(&live_lock);
+}
+
 static struct cv_thread *thread_alloc(void)
 {
 	return cv__alloc(sizeof(struct cv_thread));
@@ -47,9 +87,12 @@ static void thread_publish(struct cv_thread *t)
  * pthread_detach or pthread_setname_np right after the create find it. */
 static void thread_attach(struct cv_thread *t, bool publish)
 {
-	t->tid = gettid();
 	t->self = pthread_self();
 	t->start_ns = cv__now_ns();
+	/* tid last: a profile written meanwhile takes a thread with a tid as
+	 * started, so its start time must already be there. */
+	__atomic_store_n(&t->tid, gettid(), __ATOMIC_RELEASE);
+	live_add(t);
 	if (publish)
 		thread_publish(t);
 	my_state = t;
@@ -196,6 +239,7 @@ void cv__thread_finish(struct cv_thread *t)
 void cv__thread_exit_key(void *arg)
 {
 	struct cv_thread *t = arg, *saved = cv__guard_enter();
+	live_remove(t);
 	cv__thread_finish(t);
 	t->flags |= CV_THREAD_EXITED;
 	cv__guard_leave(saved);
@@ -209,6 +253,8 @@ void cv__threads_after_fork(struct cv_thread *parent_state)
 {
 	all_threads = NULL;
 	nthreads = 0;
+	memset(live, 0, sizeof(live));
+	cv__spin_unlock(&live_lock);
 	struct cv_thread *t = thread_alloc();
 	my_state = NULL;
 	cv__self = NULL;
@@ -231,12 +277,15 @@ static void *trampoline(void *arg)
 
 static struct cv_thread *thread_by_handle(pthread_t th)
 {
-	/* An exited thread's handle is reused by later threads (the same
-	 * descriptor memory): only a live thread can be the one meant. */
-	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
-		if (pthread_equal(t->self, th) && !(CV_LOAD(&t->flags) & CV_THREAD_EXITED))
-			return t;
-	return NULL;
+	struct cv_thread *found = NULL;
+	cv__spin_lock(&live_lock);
+	for (struct cv_thread *t = live[live_bucket(th)]; t; t = t->live_next)
+		if (pthread_equal(t->self, th)) {
+			found = t;
+			break;
+		}
+	cv__spin_unlock(&live_lock);
+	return found;
 }
 
 CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
@@ -263,6 +312,7 @@ CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	uint64_t elapsed = cv__now_ns() - t0;
 	if (rc == 0) {
 		child->self = *th;   /* the child stores the same; set here for a detach right away */
+		live_add(child);
 		CV_STORE(&child->create_ns, elapsed);
 		CV_BUMP(&self->threads_created, 1);
 	}

@@ -67,13 +67,16 @@
  * [LPCZ]'s CAS, or finds the deque empty. With m = 1 these cases are
  * [LPCZ take] exactly. The elements taken but not yet run are the owner's
  * **private zone**, [bottom, hi): popped newest first with no atomic
- * operation at all. m is at most WP__CL_TAKE_MAX and at most an eighth of
- * the deque, so a short deque (nested fork-join) behaves as before, m = 1;
- * and a thief that finds nothing visible sets `wanted`, on which the owner
- * publishes its private zone at its next pop (wp__deque_share_owner). A
- * push publishes the private zone too (it writes at hi and stores bottom =
- * hi + 1): every element below a published bottom is one the owner has not
- * run.
+ * operation at all. m is at most own.take_max (wp_config.take_batch, default
+ * 32) and at most an eighth of the deque, so a short deque (nested
+ * fork-join) behaves as before, m = 1; and a thief that finds nothing
+ * visible sets `wanted`, on which the owner publishes its private zone at
+ * its next pop (wp__deque_share_owner). A push publishes the private zone
+ * too (it writes at hi and stores bottom = hi + 1): every element below a
+ * published bottom is one the owner has not run. Like the LIFO slot, the
+ * private zone is not stealable while the owner runs a task: a task that
+ * blocks on one of them other than through a future can wait forever
+ * (take_batch = 1 turns the zone off).
  *
  * Batch steals (thieves). A thief that claims one element per CAS pays a
  * cache-line transfer of top (and of bottom) per element, and makes the
@@ -169,6 +172,7 @@ int wp__deque_init(struct wp__deque *d, size_t capacity, size_t start)
 	d->retired = NULL;
 	d->own.hi = start;
 	d->own.top_seen = start;
+	d->own.take_max = WP__CL_TAKE_MAX;
 	return 0;
 }
 
@@ -297,10 +301,11 @@ static int wp__deque_take(struct wp__deque *d, size_t b, wp_task *out)
 {
 	struct wp__cl_buf *a = wp__load_relaxed(&d->buf);
 	/* How many to take: an eighth of what we last knew to be there (top
-	 * only grows, so this over-estimates), at most WP__CL_TAKE_MAX. */
+	 * only grows, so this over-estimates), at most own.take_max. */
 	ptrdiff_t est = (ptrdiff_t)(b - d->own.top_seen);
-	size_t m = est >= 8 * WP__CL_TAKE_MAX ? WP__CL_TAKE_MAX
-	         : est >= 16 ? (size_t)est / 8 : 1;
+	size_t m = est >= 16 ? (size_t)est / 8 : 1;
+	if (m > d->own.take_max)
+		m = d->own.take_max;
 	size_t nb = b - m;
 	/* [LPCZ take] store(bottom, b - 1, relaxed), here b - m ... */
 	wp__store_relaxed(&d->bottom, nb);

@@ -172,8 +172,10 @@ enum {
 	 * "Batch steals"). */
 	WP__CL_BATCH_MAX = 1024,
 	/* The most tasks one take moves into the owner's private zone (one
-	 * fence for all of them; deque.c, "Batch takes"). */
+	 * fence for all of them; deque.c, "Batch takes"): the default of
+	 * wp_config.take_batch, and its limit. */
 	WP__CL_TAKE_MAX = 32,
+	WP__CL_TAKE_LIMIT = 1024,
 };
 
 struct wp__deque {
@@ -196,6 +198,7 @@ struct wp__deque {
 		 * owner's last take, not yet run. hi == bottom: none. */
 		size_t hi;
 		size_t top_seen;        /* top at the last take: sizes the next */
+		size_t take_max;        /* most tasks per take (>= 1) */
 	} WP_ALIGNED own;
 };
 
@@ -217,7 +220,8 @@ int wp__deque_push_owner(struct wp__deque *d, wp_task t);
 int wp__deque_push_many_owner(struct wp__deque *d, const struct wp__src *src,
                               size_t start, size_t stride, size_t count);
 /* The newest task: from the private zone, or by a take (one fence for up to
- * WP__CL_TAKE_MAX tasks). WP__CL_GOT, WP__CL_EMPTY or WP__CL_LOST. */
+ * own.take_max tasks, WP__CL_TAKE_MAX unless the owner set it before first
+ * use). WP__CL_GOT, WP__CL_EMPTY or WP__CL_LOST. */
 int wp__deque_pop_owner(struct wp__deque *d, wp_task *out);
 /* Owner: publishes the private zone so thieves can take it, and clears
  * `wanted`. Returns how many tasks became visible. */

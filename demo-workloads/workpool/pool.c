@@ -75,6 +75,7 @@ wp_config wp_config_default(void)
 		.seed = 1,
 		.deque_initial = 1024,
 		.name = "wp",
+		.take_batch = 32,
 	};
 }
 
@@ -166,8 +167,11 @@ static inline bool wp__pop_own(struct wp__worker *w, wp_task *out)
 		/* A thief found nothing visible here: publish the tasks our last
 		 * take moved into the private zone, and wake a sleeper for them.
 		 * One relaxed load of top's line per task otherwise. */
-		if (WP_UNLIKELY(wp__deque_wanted(&w->cl)))
-			wp__notify_stealable(w->pool, w, wp__deque_share_owner(&w->cl));
+		if (WP_UNLIKELY(wp__deque_wanted(&w->cl))) {
+			size_t n = wp__deque_share_owner(&w->cl);
+			if (n)
+				wp__notify_stealable(w->pool, w, n);
+		}
 		return r == WP__CL_GOT;
 	}
 	return wp__ldeque_pop_owner(&w->ld, out, wp__own_ctr(w));
@@ -534,9 +538,10 @@ static int wp__worker_init(wp_pool *pool, unsigned i, const wp_config *c)
 	w->own.scratch = malloc(WP__SCRATCH * sizeof(wp_task));
 	if (!w->own.scratch)
 		return WP_ENOMEM;
-	if (pool->cfg.policy == WP_POLICY_CHASE_LEV)
+	if (pool->cfg.policy == WP_POLICY_CHASE_LEV) {
 		err = wp__deque_init(&w->cl, c->deque_initial, 0);
-	else if (pool->cfg.policy == WP_POLICY_LOCKED)
+		w->cl.own.take_max = c->take_batch;
+	} else if (pool->cfg.policy == WP_POLICY_LOCKED)
 		err = wp__ldeque_init(&w->ld, c->deque_initial);
 	if (!err && (err = wp__fifo_init(&w->mailbox, 16))) {
 		if (pool->cfg.policy == WP_POLICY_CHASE_LEV)
@@ -571,6 +576,10 @@ int wp_pool_create(wp_pool **out, const wp_config *config)
 	if (c.deque_initial == 0)
 		c.deque_initial = 1024;
 	if (c.deque_initial > ((size_t)1 << 30))
+		return WP_EINVAL;
+	if (c.take_batch == 0)
+		c.take_batch = WP__CL_TAKE_MAX;
+	if (c.take_batch > WP__CL_TAKE_LIMIT)
 		return WP_EINVAL;
 
 	wp_pool *pool = aligned_alloc(WP_CACHE_LINE, sizeof *pool);

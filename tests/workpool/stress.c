@@ -161,6 +161,180 @@ out:
 }
 
 /* ------------------------------------------------------------------------ */
+/* Chase-Lev: batch takes and batch steals, every thread an owner             */
+/* ------------------------------------------------------------------------ */
+
+/* Thread 0 fills its deque in bursts and pops; threads 1..n pop their own
+ * deques and batch-steal from random others (thread 0 and each other), so
+ * every deque sees private zones, near-top takes, claims in flight and
+ * `wanted` at once. */
+struct bq_ctx {
+	struct wp__deque *d;     /* one per thread */
+	unsigned n;              /* threads */
+	_Atomic unsigned *counts;
+	size_t items;
+	_Atomic bool filled;     /* thread 0 pushed everything */
+	_Atomic uint64_t taken;  /* items counted, by anyone */
+	_Atomic uint64_t bad;    /* torn or out of range */
+	_Atomic uint64_t batches, lost, invalid;
+	uint64_t seed;
+	uint64_t deadline_ns;    /* give up (and report) after this */
+};
+
+struct bq_arg {
+	struct bq_ctx *c;
+	unsigned me;
+};
+
+static void bq_take(struct bq_ctx *c, wp_task t)
+{
+	uintptr_t id = (uintptr_t)t.arg;
+	if (t.fn != dq_marker || id >= c->items) {
+		atomic_fetch_add(&c->bad, 1);
+		return;
+	}
+	atomic_fetch_add_explicit(&c->counts[id], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->taken, 1, memory_order_relaxed);
+}
+
+/* Pops up to `max` of our own tasks, sharing our private zone when asked. */
+static size_t bq_pop_some(struct bq_ctx *c, unsigned me, size_t max)
+{
+	struct wp__deque *d = &c->d[me];
+	size_t n = 0;
+	wp_task t;
+	while (n < max) {
+		int r = wp__deque_pop_owner(d, &t);
+		if (wp__deque_wanted(d))
+			wp__deque_share_owner(d);
+		if (r == WP__CL_LOST)
+			atomic_fetch_add_explicit(&c->lost, 1, memory_order_relaxed);
+		if (r != WP__CL_GOT)
+			break;
+		bq_take(c, t);
+		n++;
+	}
+	if (!wp__deque_valid(d))
+		atomic_fetch_add(&c->invalid, 1);
+	return n;
+}
+
+static void *bq_thread(void *p)
+{
+	struct bq_arg *a = p;
+	struct bq_ctx *c = a->c;
+	unsigned me = a->me;
+	uint64_t rng = (c->seed + me) * 0x9E3779B97F4A7C15u | 1;
+	size_t next = 0;
+	for (;;) {
+		if (me == 0 && next < c->items) {
+			/* Bursts of pushes (single and batch) and pops. */
+			unsigned burst = 1 + stress_rng(&rng) % 300;
+			if (stress_rng(&rng) % 10 < 6) {
+				size_t k = burst;
+				if (k > c->items - next)
+					k = c->items - next;
+				int rc = 0;
+				if (k > 1 && stress_rng(&rng) % 2) {
+					struct wp__src src = { NULL, dq_marker, next };
+					rc = wp__deque_push_many_owner(&c->d[0], &src, 0, 1, k);
+				} else {
+					for (size_t i = 0; rc == 0 && i < k; i++)
+						rc = wp__deque_push_owner(&c->d[0],
+						        (wp_task){ dq_marker, (void *)(uintptr_t)(next + i) });
+				}
+				if (rc)
+					atomic_fetch_add(&c->invalid, 1);
+				next += k;
+				if (next == c->items)
+					atomic_store(&c->filled, true);
+			} else {
+				bq_pop_some(c, 0, burst);
+			}
+			continue;
+		}
+		if (bq_pop_some(c, me, 64) > 0)
+			continue;
+		/* Our deque is empty: one batch steal from a random other. */
+		unsigned v = (unsigned)(stress_rng(&rng) % (c->n - 1));
+		if (v >= me)
+			v++;
+		wp_task t;
+		size_t got;
+		int r = wp__deque_steal_batch_thief(&c->d[v], &c->d[me],
+		                                    1 + stress_rng(&rng) % WP__CL_BATCH_MAX,
+		                                    &t, &got);
+		if (r == WP__CL_GOT) {
+			bq_take(c, t);
+			atomic_fetch_add_explicit(&c->batches, 1, memory_order_relaxed);
+		} else if (r == WP__CL_LOST) {
+			atomic_fetch_add_explicit(&c->lost, 1, memory_order_relaxed);
+		} else if (atomic_load(&c->filled) &&
+		           atomic_load(&c->taken) >= c->items) {
+			break;
+		} else if (wp__now_ns() > c->deadline_ns) {
+			break; /* an item was lost: the counts will say which */
+		} else {
+			sched_yield();
+		}
+	}
+	return NULL;
+}
+
+int stress_deque_batch(unsigned threads, size_t items, size_t start, uint64_t seed,
+                       char *err, size_t errlen)
+{
+	if (threads < 2 || threads > 16)
+		return fail(err, errlen, "setup: threads %u not in 2..16", threads);
+	struct bq_ctx *c = calloc(1, sizeof *c);
+	struct bq_arg args[16];
+	pthread_t th[16];
+	int rc = 0;
+	if (!c)
+		return fail(err, errlen, "setup: out of memory");
+	c->n = threads;
+	c->items = items;
+	c->seed = seed;
+	c->deadline_ns = wp__now_ns() + 20ull * 1000000000u;
+	c->counts = calloc(items, sizeof *c->counts);
+	c->d = aligned_alloc(WP_CACHE_LINE, threads * sizeof *c->d);
+	if (!c->counts || !c->d)
+		return fail(err, errlen, "setup: out of memory");
+	for (unsigned i = 0; i < threads; i++)
+		if (wp__deque_init(&c->d[i], 16, start))
+			return fail(err, errlen, "setup: out of memory");
+	if (items == 0)
+		atomic_store(&c->filled, true);
+	for (unsigned i = 0; i < threads; i++) {
+		args[i] = (struct bq_arg){ c, i };
+		pthread_create(&th[i], NULL, bq_thread, &args[i]);
+	}
+	for (unsigned i = 0; i < threads; i++)
+		pthread_join(th[i], NULL);
+	if (atomic_load(&c->bad))
+		rc = fail(err, errlen, "%lu torn/garbage tasks taken",
+		          (unsigned long)atomic_load(&c->bad));
+	if (!rc && atomic_load(&c->invalid))
+		rc = fail(err, errlen, "%lu invalid deque checks (or push failures)",
+		          (unsigned long)atomic_load(&c->invalid));
+	for (size_t i = 0; !rc && i < items; i++) {
+		unsigned n = atomic_load(&c->counts[i]);
+		if (n != 1)
+			rc = fail(err, errlen, "item %zu taken %u times (expected 1), "
+			          "seed %lu", i, n, (unsigned long)seed);
+	}
+	for (unsigned i = 0; !rc && i < threads; i++)
+		if (!wp__deque_valid(&c->d[i]) || wp__deque_peek_len(&c->d[i]) != 0)
+			rc = fail(err, errlen, "deque %u invalid or not empty at the end", i);
+	for (unsigned i = 0; i < threads; i++)
+		wp__deque_destroy(&c->d[i]);
+	free(c->d);
+	free(c->counts);
+	free(c);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
 /* A random task forest on a pool                                             */
 /* ------------------------------------------------------------------------ */
 
@@ -288,6 +462,7 @@ int stress_pool(wp_policy policy, unsigned workers, size_t tasks,
 	c.seed = seed;
 	c.deque_initial = 16; /* grow under load */
 	c.start_paused = seed & 1;
+	c.take_batch = (seed >> 2) & 1 ? 1 : 0; /* private zones off / default */
 	int e = wp_pool_create(&F.pool, &c);
 	if (e)
 		return fail(err, errlen, "wp_pool_create: %s", wp_strerror(e));

@@ -26,6 +26,13 @@
 int stress_deque(unsigned thieves, size_t items, size_t start, uint64_t seed,
                  char *err, size_t errlen);
 
+/* Every thread an owner: thread 0 fills its deque (pushes and batch pushes)
+ * and pops; the others pop their own deques (batch takes, private zones,
+ * `wanted`) and batch-steal from random others, `threads` in all (2..16).
+ * Every id must be taken exactly once. */
+int stress_deque_batch(unsigned threads, size_t items, size_t start, uint64_t seed,
+                       char *err, size_t errlen);
+
 /* A random task forest (seeded): roots submitted from outside with every
  * placement API, children spawned from inside with a random mix of spawn,
  * spawn_to, batch, and futures waited on (helping). Every task must run

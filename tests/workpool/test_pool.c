@@ -75,6 +75,7 @@ Test(config, defaults_and_names, .timeout = 10)
 	cr_assert_eq(c.capacity, 0);
 	cr_assert(c.helping && c.stealing && c.lifo_slot);
 	cr_assert_not(c.start_paused);
+	cr_assert_eq(c.take_batch, 32);
 	for (wp_policy p = 0; p < WP_POLICY_COUNT; p++) {
 		wp_policy back;
 		cr_assert_eq(wp_policy_parse(wp_policy_name(p), &back), 0);
@@ -99,6 +100,9 @@ Test(config, invalid_and_defaults_applied, .timeout = 10)
 	cr_assert_eq(wp_pool_create(&p, &c), WP_EINVAL);
 	c = wp_config_default();
 	c.workers = 100000;
+	cr_assert_eq(wp_pool_create(&p, &c), WP_EINVAL);
+	c = wp_config_default();
+	c.take_batch = 1025;
 	cr_assert_eq(wp_pool_create(&p, &c), WP_EINVAL);
 	cr_assert_eq(wp_pool_create(NULL, NULL), WP_EINVAL);
 	cr_assert_eq(wp_pool_create(&p, NULL), 0);
@@ -201,6 +205,41 @@ Test(placement, stealing_rebalances_work_placed_on_one_worker, .timeout = 20)
 			              (unsigned long)s1.stolen_tasks);
 		wp_pool_destroy(p);
 	}
+}
+
+/* Task 62 raises a flag that task 63, the newest and so the first its owner
+ * runs, waits for without a future. Only a thief can run task 62. */
+static _Atomic bool pair_flag, pair_gave_up;
+static void pair_task(void *arg)
+{
+	uintptr_t i = (uintptr_t)arg;
+	if (i == 62)
+		atomic_store(&pair_flag, true);
+	if (i != 63)
+		return;
+	for (unsigned long spins = 0; !atomic_load(&pair_flag); spins++) {
+		if (spins > 200000000ul) {
+			atomic_store(&pair_gave_up, true);
+			return;
+		}
+		sched_yield();
+	}
+}
+
+Test(placement, take_batch_1_keeps_every_queued_task_stealable, .timeout = 30)
+{
+	wp_config c = wp_config_default();
+	c.workers = 2;
+	c.start_paused = true;
+	c.take_batch = 1;
+	wp_pool *p;
+	cr_assert_eq(wp_pool_create(&p, &c), 0);
+	cr_assert_eq(wp_spawn_range(p, 0, pair_task, 0, 64), 0);
+	cr_assert_eq(wp_start(p), 0);
+	cr_assert_eq(wp_wait_idle(p), 0);
+	cr_assert_not(atomic_load(&pair_gave_up),
+	              "task 62 stayed hidden while its owner waited in task 63");
+	wp_pool_destroy(p);
 }
 
 Test(placement, stealing_off_leaves_work_where_it_was_put, .timeout = 10)

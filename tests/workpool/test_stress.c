@@ -51,6 +51,20 @@ Test(stress, chase_lev_wraparound, .timeout = 30)
 	             "%s", err);
 }
 
+Test(stress, chase_lev_batch_steals, .timeout = 30)
+{
+	/* Four owners stealing batches from each other. */
+	char err[ERRBUF] = "";
+	cr_assert_eq(stress_deque_batch(4, 400000, 0, 9, err, sizeof err), 0, "%s", err);
+}
+
+Test(stress, chase_lev_batch_wraparound, .timeout = 30)
+{
+	char err[ERRBUF] = "";
+	cr_assert_eq(stress_deque_batch(3, 300000, SIZE_MAX - 100000, 10, err, sizeof err),
+	             0, "%s", err);
+}
+
 Test(stress, submitters_bounded_shutdown, .timeout = 30)
 {
 	for (wp_policy p = 0; p < WP_POLICY_COUNT; p++) {

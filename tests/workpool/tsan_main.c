@@ -25,6 +25,9 @@ static int run_case(const char *name, char *err)
 	if (!strcmp(name, "deque_wrap"))
 		return stress_deque(2, STRESS_SCALE(300000, 100000), SIZE_MAX - 10000, 8,
 		                    err, ERRBUF);
+	if (!strcmp(name, "deque_batch"))
+		return stress_deque_batch(3, STRESS_SCALE(400000, 100000), SIZE_MAX - 10000,
+		                          9, err, ERRBUF);
 	/* Pool cases: five seeds each (different forests, placements and
 	 * start-up orders: odd seeds start paused). */
 	static const struct {

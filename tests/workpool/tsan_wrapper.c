@@ -56,6 +56,7 @@ static void run_tsan_case(const char *name)
 
 TSAN_CASE(deque)
 TSAN_CASE(deque_wrap)
+TSAN_CASE(deque_batch)
 TSAN_CASE(pool_global)
 TSAN_CASE(pool_locked)
 TSAN_CASE(pool_chase_lev)
