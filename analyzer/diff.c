@@ -249,7 +249,7 @@ static int diff_sweeps(const char *pa, const char *pb, int json, FILE *out)
 			continue;
 		common++;
 		double wa = num(ra, "wall_ns"), wb = num(rb, "wall_ns");
-		json_object *sa, *sb;
+		json_object *sa = NULL, *sb = NULL;
 		json_object_object_get_ex(ra, "stack", &sa);
 		json_object_object_get_ex(rb, "stack", &sb);
 		for (int k = 0; k < STACK_N; k++) {
@@ -280,8 +280,10 @@ static int diff_sweeps(const char *pa, const char *pb, int json, FILE *out)
 		return 1;
 	}
 	json_object *fa, *fb;
-	json_object_object_get_ex(a, "findings", &fa);
-	json_object_object_get_ex(b, "findings", &fb);
+	if (!json_object_object_get_ex(a, "findings", &fa) || !json_object_is_type(fa, json_type_array))
+		fa = NULL;
+	if (!json_object_object_get_ex(b, "findings", &fb) || !json_object_is_type(fb, json_type_array))
+		fb = NULL;
 	if (json) {
 		json_object *root = json_object_new_object();
 		json_object_object_add(root, "a", json_object_new_string(pa));
@@ -304,11 +306,12 @@ static int diff_sweeps(const char *pa, const char *pb, int json, FILE *out)
 			if (!n)
 				fputs(" none", out);
 			for (size_t i = 0; i < n && i < 4; i++) {
-				json_object *x = json_object_array_get_idx(f, i), *k, *sev;
+				json_object *x = json_object_array_get_idx(f, i), *k = NULL, *sev = NULL;
 				json_object_object_get_ex(x, "kind", &k);
 				json_object_object_get_ex(x, "severity", &sev);
-				fprintf(out, "%s %s %s (%.0f%%)", i ? "," : "", json_object_get_string(sev),
-					json_object_get_string(k), num(x, "share") * 100);
+				const char *sv = json_object_get_string(sev), *kd = json_object_get_string(k);
+				fprintf(out, "%s %s %s (%.0f%%)", i ? "," : "", sv ? sv : "?", kd ? kd : "?",
+					num(x, "share") * 100);
 			}
 			fputc('\n', out);
 		}

@@ -103,6 +103,14 @@ int launch__prepare(const char *dir, char *absdir, size_t size)
 	return 0;
 }
 
+static volatile sig_atomic_t child_group;
+
+static void forward_signal(int sig)
+{
+	if (child_group > 0)
+		kill(-child_group, sig);
+}
+
 static double now_ns(void)
 {
 	struct timespec ts;
@@ -126,15 +134,31 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, stru
 			close(log_fd);
 		return -1;
 	}
-	struct sigaction ignore = { .sa_handler = SIG_IGN }, old_int, old_quit;
-	sigaction(SIGINT, &ignore, &old_int);
-	sigaction(SIGQUIT, &ignore, &old_quit);
+	/* ^C and ^\ are for the command. Without a time limit it shares our
+	 * process group and gets them from the terminal; convoy ignores them and
+	 * reports. With one it has a group of its own (so the limit can kill all
+	 * it started), and convoy passes them on. */
+	struct sigaction pass = { .sa_handler = timeout_s > 0 ? forward_signal : SIG_IGN }, old_int, old_quit;
+	sigemptyset(&pass.sa_mask);
+	child_group = 0;
+	sigaction(SIGINT, &pass, &old_int);
+	sigaction(SIGQUIT, &pass, &old_quit);
 	fflush(NULL);
 	double t0 = now_ns();
 	pid_t pid = fork();
 	if (pid < 0) {
 		cv_error("fork: %s", strerror(errno));
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		close(exec_pipe[0]);
+		close(exec_pipe[1]);
+		if (log_fd >= 0)
+			close(log_fd);
 		return -1;
+	}
+	if (timeout_s > 0) {
+		setpgid(pid, pid);   /* as the child does: whichever runs first */
+		child_group = pid;
 	}
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
@@ -183,6 +207,7 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, stru
 			;
 	}
 	r->wall_ns = now_ns() - t0;
+	child_group = 0;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	r->pid = pid;

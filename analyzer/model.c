@@ -168,17 +168,21 @@ static void object_type(const struct profile_object *o, char *buf, size_t size)
 /* A lock's hold time per acquisition, each thread's sampled average weighted
  * by its acquisitions: one thread's single long hold (filling a queue before
  * the workers start) does not stand for the millions of short ones. */
-static double typical_hold(const struct profile *p, uint32_t object)
+static void typical_holds(struct model *m)
 {
-	double held = 0, acquisitions = 0;
-	for (size_t i = 0; i < p->nstats; i++) {
+	const struct profile *p = m->p;
+	double *held = xcalloc(p->nobjects, sizeof(double)), *acquisitions = xcalloc(p->nobjects, sizeof(double));
+	for (size_t i = 0; i < p->nstats; i++) {   /* one pass: profiles can hold millions */
 		const struct cv_stats *s = &p->stats[i];
-		if (s->object != object || !s->hold_samples)
+		if (!s->hold_samples)
 			continue;
-		held += (double)s->hold_ns / (double)s->hold_samples * (double)s->acquisitions;
-		acquisitions += (double)s->acquisitions;
+		held[s->object] += (double)s->hold_ns / (double)s->hold_samples * (double)s->acquisitions;
+		acquisitions[s->object] += (double)s->acquisitions;
 	}
-	return acquisitions ? held / acquisitions : 0;
+	for (size_t i = 0; i < p->nobjects; i++)
+		m->rows[i].typical_hold_ns = acquisitions[i] ? held[i] / acquisitions[i] : 0;
+	free(held);
+	free(acquisitions);
 }
 
 void model__build(struct model *m, const struct profile *p, struct syms *syms)
@@ -207,13 +211,13 @@ void model__build(struct model *m, const struct profile *p, struct syms *syms)
 		case WAIT_NONE:    break;
 		}
 	}
+	typical_holds(m);
 	m->locks = xcalloc(p->nobjects, sizeof(*m->locks));
 	m->conds = xcalloc(p->nobjects, sizeof(*m->conds));
 	for (size_t i = 0; i < p->nobjects; i++) {
 		if (!m->rows[i].nthreads)
 			continue;   /* named or initialised but never used */
 		if (lock_like(&m->rows[i])) {
-			m->rows[i].typical_hold_ns = typical_hold(p, (uint32_t)i);
 			m->locks[m->nlocks++] = &m->rows[i];
 			m->total_lock_wait += m->rows[i].total.wait_ns;
 		} else if (p->objects[i].o.kind == CV_OBJ_COND) {

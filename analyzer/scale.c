@@ -142,7 +142,8 @@ static void print_table(const struct count_runs *c, int n, FILE *out)
 		fputc('\n', out);
 	}
 	fputs("  useful: on-CPU work (the reference run's); inflat: extra on-CPU time; locks: waiting\n"
-	      "  for mutexes; park: condvar waits; barr: barriers; runq: runnable, waiting for a CPU;\n"
+	      "  for locks; park: parked on condvars, semaphores, futexes; barr: barriers; runq: runnable,\n"
+	      "  waiting for a CPU;"
 	      "  other: other off-CPU; idle: fewer than N threads had work; unexpl: not accounted for.\n\n", out);
 }
 

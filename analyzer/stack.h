@@ -17,7 +17,7 @@ struct object_row;
 	X(STACK_USEFUL,      "useful",       "useful on-CPU work")                              \
 	X(STACK_INFLATION,   "inflation",    "on-CPU time beyond the reference run's")          \
 	X(STACK_LOCK,        "lock_wait",    "waiting for locks")                               \
-	X(STACK_PARK,        "park",         "parked on condition variables")                   \
+	X(STACK_PARK,        "park",         "parked (condvars, semaphores, futexes)")          \
 	X(STACK_BARRIER,     "barrier",      "waiting at barriers")                             \
 	X(STACK_RUNNABLE,    "runnable",     "runnable but not running (waiting for a CPU)")    \
 	X(STACK_OTHER,       "other_offcpu", "off-CPU for other reasons (sleep, I/O, faults)")  \

@@ -27,6 +27,7 @@
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,9 +132,16 @@ static int same_build_id(const struct profile_module *pm)
 {
 	if (!pm->m.build_id_len)
 		return 1;   /* nothing recorded to compare */
-	int fd = open(pm->path, O_RDONLY | O_CLOEXEC);
+	/* Only a regular file: a profile naming a FIFO or a device must not
+	 * hang or disturb the analyzer. */
+	struct stat st;
+	int fd = open(pm->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
 	int same = 0;
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	const void *bits;
