@@ -9,13 +9,12 @@
 # every configuration once, in the same order, and the median is taken per
 # configuration across rounds.
 #
-# Before each round the script waits (at most BENCH_QUIET_WAIT seconds,
-# default 15) until nothing else is runnable: /proc/stat's procs_running at 1
-# (the reader itself) for five samples in a row. The doc says how many rounds
-# got a quiet start (the sweeps wait the same way).
+# Before each round and each sweep the script waits (at most BENCH_QUIET_WAIT
+# seconds, default 20) until a control run (independent work at 1 and 2
+# workers) shows the second core free; the doc says how many starts got one.
 #
 # Environment: BENCH_ROUNDS (default 9) rounds of the interleaved goal runs;
-# BENCH_QUIET_WAIT (default 15); BENCH_QUICK=1 shrinks the seed sweeps (for
+# BENCH_QUIET_WAIT (default 20); BENCH_QUICK=1 shrinks the seed sweeps (for
 # trying the script, not for docs).
 set -euo pipefail
 
@@ -23,7 +22,7 @@ D=${1:?usage: bench_demos.sh DEMO_DIR DOC}
 DOC=${2:?usage: bench_demos.sh DEMO_DIR DOC}
 ROUNDS=${BENCH_ROUNDS:-9}
 QUICK=${BENCH_QUICK:-0}
-QUIET_WAIT=${BENCH_QUIET_WAIT:-15}
+QUIET_WAIT=${BENCH_QUIET_WAIT:-20}
 quiet_rounds=0 all_rounds=0
 command -v hyperfine >/dev/null || { echo "bench-demos: hyperfine not found (make deps)" >&2; exit 1; }
 
@@ -38,31 +37,38 @@ span() { sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.*f-%.*f", p, 
 field() { grep -o "$1[0-9.]*" | head -n1 | sed "s|^$1||"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 == 0) print "nan"; else printf "%.2f", a / b}'; }
 fmt() { awk -v a="$1" -v p="${2:-2}" 'BEGIN {printf "%.*f", p, a}'; }
-meets() {
-	if [ "${judged:-1}" = 0 ]; then
+meets() { # value threshold kind
+	if [ "${JUDGED[$3]}" = 0 ]; then
 		echo "not judged: the second core was busy"
 	else
 		awk -v a="$1" -v b="$2" 'BEGIN {print (a + 0 >= b + 0) ? "met" : "**missed**"}'
 	fi
 }
-# Waits for a quiet machine (see the top); counts the rounds that got one.
-quiet() {
-	local deadline=$((SECONDS + QUIET_WAIT)) ok=0 n
+# The control: independent arithmetic (no shared state) at 1 and 2 workers;
+# prints its 1 -> 2 worker speedup, i.e. how much of the second core the
+# machine's other users leave us right now (2.00x: all of it).
+control() {
+	local t1 t2
+	t1=$("$D/worker_count" --workers 1 --total 50000000 | field 'time=')
+	t2=$("$D/worker_count" --workers 2 --total 50000000 | field 'time=')
+	ratio "$t1" "$t2"
+}
+# Waits (at most QUIET_WAIT seconds) for a control of at least 1.8x; leaves
+# the last control in GATE. Counts the starts that found the second core free
+# (so it must not run in a subshell).
+gate() {
+	local deadline=$((SECONDS + QUIET_WAIT)) c
 	all_rounds=$((all_rounds + 1))
-	while ((SECONDS < deadline)); do
-		n=$(awk '$1 == "procs_running" {print $2}' /proc/stat)
-		if ((n <= 1)); then
-			ok=$((ok + 1))
-			if ((ok >= 5)); then
-				quiet_rounds=$((quiet_rounds + 1))
-				return 0
-			fi
-		else
-			ok=0
+	while :; do
+		c=$(control)
+		if awk -v c="$c" 'BEGIN {exit !(c >= 1.8)}'; then
+			quiet_rounds=$((quiet_rounds + 1))
+			break
 		fi
-		sleep 0.2
+		((SECONDS < deadline)) || break
+		sleep 0.5
 	done
-	return 0
+	GATE=$c
 }
 out() { printf '%s\n' "$@" >>"$gen"; }
 block() { out '```' "$(cat "$1")" '```' ''; }
@@ -71,13 +77,13 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 say "machine load before: $load_before"
 
 # --- 1-3. the goals: interleaved rounds, bracketed by a control -------------
-# Each round runs, in order: the control; every seed-000 configuration once
-# in-process; each of them whole-process under hyperfine; the barrier at each
-# idle spin; the control again. The control is independent arithmetic (no
-# shared state) at 1 and 2 workers: its speedup says how much of the second
-# core the machine's other users left us. A round is "clean" when both of its
-# controls reach 1.8x; the goals are judged on the clean rounds when there are
-# at least three of them, on all rounds otherwise (and the doc says which).
+# Three kinds of short round: every seed-000 configuration once in-process;
+# each of them whole-process under hyperfine; the barrier at each idle spin.
+# Each round is bracketed by a control: independent arithmetic (no shared
+# state) at 1 and 2 workers, whose speedup says how much of the second core
+# the machine's other users left us. A round is "clean" when both controls
+# reach 1.8x; a kind of round is judged on its clean rounds when there are at
+# least three, on all its rounds otherwise (and the doc says which).
 configs=(
 	"gq-port-1|$D/global_queue --impl port --workers 1"
 	"gq-port-2|$D/global_queue --impl port --workers 2"
@@ -88,78 +94,93 @@ configs=(
 	"ws-lk-1|$D/work_stealing --deque locked --workers 1"
 	"ws-lk-2|$D/work_stealing --deque locked --workers 2"
 )
-BIT=200000
-control() { # prints the 1 -> 2 worker speedup of independent work
-	local t1 t2
-	t1=$("$D/worker_count" --workers 1 --total 50000000 | field 'time=')
-	t2=$("$D/worker_count" --workers 2 --total 50000000 | field 'time=')
-	ratio "$t1" "$t2"
-}
-say "goals: $ROUNDS rounds of ${#configs[@]} configurations (in-process and hyperfine) and the barrier"
-for ((r = 0; r < ROUNDS; r++)); do
-	quiet
-	f=$tmp/round.$r
-	echo "ctlA $(control)" >"$f"
+BIT=100000
+round_inproc() {
+	local c name cmd line
 	for c in "${configs[@]}"; do
 		name=${c%%|*} cmd=${c#*|}
 		line=$($cmd)
-		echo "tp.$name $(echo "$line" | field 'tasks/s=')" >>"$f"
-		echo "co.$name $(echo "$line" | grep -o '\(lock-waits\|steals\)=[0-9]*' | sed 's/.*=//')" >>"$f"
+		echo "tp.$name $(echo "$line" | field 'tasks/s=')"
+		echo "co.$name $(echo "$line" | grep -o '\(lock-waits\|steals\)=[0-9]*' | sed 's/.*=//')"
 	done
+}
+round_wall() {
+	local c name cmd
 	for c in "${configs[@]}"; do
 		name=${c%%|*} cmd=${c#*|}
-		hyperfine -N --style none --warmup 1 --runs 5 --export-csv "$tmp/hf.csv" "$cmd" >/dev/null 2>&1 ||
-			hyperfine --style none --warmup 1 --runs 5 --export-csv "$tmp/hf.csv" "$cmd" >/dev/null
+		hyperfine -N --style none --warmup 1 --runs 3 --export-csv "$tmp/hf.csv" "$cmd" >/dev/null 2>&1 ||
+			hyperfine --style none --warmup 1 --runs 3 --export-csv "$tmp/hf.csv" "$cmd" >/dev/null
 		# command,mean,stddev,median,user,system,min,max (seconds)
-		echo "wall.$name $(awk -F, 'NR == 2 {print $4 * 1000}' "$tmp/hf.csv")" >>"$f"
+		echo "wall.$name $(awk -F, 'NR == 2 {print $4 * 1000}' "$tmp/hf.csv")"
 	done
+}
+round_barrier() {
+	local s line
 	for s in 0 1 10; do
 		line=$("$D/barrier" --workers 2 --iterations $BIT --idle-spin $s)
-		echo "bar.$s $(echo "$line" | field 'us/iteration=')" >>"$f"
-		echo "barp.$s $(echo "$line" | field 'parks/iteration=')" >>"$f"
+		echo "bar.$s $(echo "$line" | field 'us/iteration=')"
+		echo "barp.$s $(echo "$line" | field 'parks/iteration=')"
 	done
-	echo "ctlB $(control)" >>"$f"
-	say "round $((r + 1)): control $(awk '$1 == "ctlA" {a = $2} $1 == "ctlB" {b = $2} END {print a "x / " b "x"}' "$f")"
-done
-clean=()
-for ((r = 0; r < ROUNDS; r++)); do
-	if awk '$1 ~ /^ctl/ && $2 < 1.8 {bad = 1} END {exit bad}' "$tmp/round.$r"; then
-		clean+=("$tmp/round.$r")
+}
+declare -A BASIS JUDGED NCLEAN
+for kind in inproc wall barrier; do
+	say "goals: $ROUNDS bracketed rounds of $kind"
+	for ((r = 0; r < ROUNDS; r++)); do
+		f=$tmp/round.$kind.$r
+		gate
+		echo "ctlA $GATE" >"$f"
+		"round_$kind" >>"$f"
+		echo "ctlB $(control)" >>"$f"
+	done
+	n=0
+	for ((r = 0; r < ROUNDS; r++)); do
+		f=$tmp/round.$kind.$r
+		if awk '$1 ~ /^ctl/ && $2 < 1.8 {bad = 1} END {exit bad}' "$f"; then
+			n=$((n + 1))
+			touch "$f.clean"
+		fi
+	done
+	NCLEAN[$kind]=$n
+	if ((n >= 3)); then
+		JUDGED[$kind]=1
+		BASIS[$kind]="the $n clean rounds of $ROUNDS (both controls ≥ 1.8x)"
+	else
+		JUDGED[$kind]=0
+		BASIS[$kind]="all $ROUNDS rounds (only $n clean: the second core was mostly busy)"
 	fi
+	say "$kind: ${BASIS[$kind]}"
 done
-judged=1
-if ((${#clean[@]} >= 3)); then
-	use=("${clean[@]}")
-	basis="the ${#clean[@]} clean rounds of $ROUNDS (both controls ≥ 1.8x)"
-else
-	use=("$tmp"/round.*)
-	judged=0
-	basis="all $ROUNDS rounds: only ${#clean[@]} were clean (both controls ≥ 1.8x), too few to judge on"
-fi
-vals() { cat "${use[@]}" | awk -v k="$1" '$1 == k {print $2}'; }
-CTL=$(cat "$tmp"/round.* | awk '$1 ~ /^ctl/ {print $2}' | median)
-CTLR=$(cat "$tmp"/round.* | awk '$1 ~ /^ctl/ {print $2}' | span 2)
+vals() { # kind key: the key's values over the kind's judged rounds
+	local f
+	for f in "$tmp"/round."$1".*[0-9]; do
+		if [ "${JUDGED[$1]}" = 0 ] || [ -e "$f.clean" ]; then
+			awk -v k="$2" '$1 == k {print $2}' "$f"
+		fi
+	done
+}
+CTL=$(cat "$tmp"/round.*[0-9] | awk '$1 ~ /^ctl/ {print $2}' | median)
+CTLR=$(cat "$tmp"/round.*[0-9] | awk '$1 ~ /^ctl/ {print $2}' | span 2)
 declare -A TP CO TPR WALL WALLR
 for c in "${configs[@]}"; do
 	name=${c%%|*}
-	TP[$name]=$(vals "tp.$name" | median)
-	TPR[$name]=$(vals "tp.$name" | span 1)
-	CO[$name]=$(vals "co.$name" | median)
-	WALL[$name]=$(vals "wall.$name" | median)
-	WALLR[$name]=$(vals "wall.$name" | span 0)
+	TP[$name]=$(vals inproc "tp.$name" | median)
+	TPR[$name]=$(vals inproc "tp.$name" | span 1)
+	CO[$name]=$(vals inproc "co.$name" | median)
+	WALL[$name]=$(vals wall "wall.$name" | median)
+	WALLR[$name]=$(vals wall "wall.$name" | span 0)
 done
 declare -A BAR BARP BARR
 for s in 0 1 10; do
-	BAR[$s]=$(vals "bar.$s" | median)
-	BARR[$s]=$(vals "bar.$s" | span 2)
-	BARP[$s]=$(vals "barp.$s" | median)
+	BAR[$s]=$(vals barrier "bar.$s" | median)
+	BARR[$s]=$(vals barrier "bar.$s" | span 2)
+	BARP[$s]=$(vals barrier "barp.$s" | median)
 done
 
 # --- 4. the seed tables, each sweep once --------------------------------------
 run_sweep() { # name, then the command
 	local name=$1
 	shift
-	quiet
+	gate
 	say "sweep: $*"
 	local rc=0
 	"$@" >"$tmp/sweep.$name" 2>"$tmp/err.$name" || rc=$?
@@ -206,12 +227,12 @@ col() { awk -v k="$2" -v c="$3" '$1 == k {gsub(/[xM]$/, "", $c); print $c; exit}
 out "<!-- BEGIN GENERATED by \`make bench-demos\` ($(date -u '+%Y-%m-%d %H:%M UTC')); edit outside the markers -->" ''
 out "Machine: $(nproc) vCPU, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -r)." \
 	"Load average before / after: $load_before / $load_after (other work shares this machine)." \
-	"Goal figures: medians over $basis. Seed tables: one run of each sweep." \
-	"$quiet_rounds of $all_rounds measurement starts (goal rounds and sweeps) found the machine quiet (nothing else runnable)." ''
+	"Goal figures: medians of interleaved rounds, each bracketed by a control run (below). Seed tables: one run of each sweep." \
+	"$quiet_rounds of $all_rounds measurement starts (goal rounds and sweeps) found the second core free (control ≥ 1.8x) within ${QUIET_WAIT} s." ''
 
 out '## Goals of the issue, measured' '' \
 	'In-process throughput (the seeds'"'"' own metric: first spawn to last join, the serial fill excluded),' \
-	'weight 20, 2,000,000 tasks, median (and range) of `DEMO --workers N` over '"$basis"':' '' \
+	'weight 20, 2,000,000 tasks, median (and range) of `DEMO --workers N` over '"${BASIS[inproc]}"':' '' \
 	'| configuration | 1 worker | 2 workers | 2 / 1 | last column at 2 (median) |' \
 	'|---|---|---|---|---|'
 for pair in "gq-port|global queue, direct port (\`global_queue --impl port\`)|lock waits" \
@@ -230,14 +251,14 @@ cl_lk1=$(ratio "${TP[ws-cl-1]}" "${TP[ws-lk-1]}")
 gq_port=$(ratio "${TP[gq-port-2]}" "${TP[gq-port-1]}")
 out '| goal | seed | here | |' '|---|---|---|---|' \
 	"| control: independent work (\`worker_count\`), 2 workers / 1 worker, all rounds; 2.00x means both cores were free | 2.00x | ${CTL}x (${CTLR}) | |" \
-	"| work stealing 2 workers / 1 worker ≥ 1.8x (Chase-Lev) | 2.05x | ${ws2_ws1}x | $(meets "$ws2_ws1" 1.8) |" \
-	"| work stealing / global queue at 2 workers ≥ 2x (vs the direct port) | 7.8x | ${ws2_gq2}x | $(meets "$ws2_gq2" 2) |" \
+	"| work stealing 2 workers / 1 worker ≥ 1.8x (Chase-Lev) | 2.05x | ${ws2_ws1}x | $(meets "$ws2_ws1" 1.8 inproc) |" \
+	"| work stealing / global queue at 2 workers ≥ 2x (vs the direct port) | 7.8x | ${ws2_gq2}x | $(meets "$ws2_gq2" 2 inproc) |" \
 	"| work stealing / global queue at 2 workers (vs workpool \`global\`) | | ${ws2_gqwp2}x | |" \
 	"| global queue (port) 2 workers / 1 worker (seed 0.29x; DESIGN 0.27-0.5x) | 0.29x | ${gq_port}x | |" \
-	"| Chase-Lev / locked deques, 2 workers, ≥ 1x | | ${cl_lk2}x | $(meets "$cl_lk2" 1) |" \
+	"| Chase-Lev / locked deques, 2 workers, ≥ 1x | | ${cl_lk2}x | $(meets "$cl_lk2" 1 inproc) |" \
 	"| Chase-Lev / locked deques, 1 worker | | ${cl_lk1}x | |" ''
 
-out 'Whole process (`hyperfine -N --warmup 1 --runs 5`, median per round, then the median over the same rounds;' \
+out 'Whole process (`hyperfine -N --warmup 1 --runs 3`, median per round, then the median over '"${BASIS[wall]}"';' \
 	'includes the serial fill of 2M tasks and pool start/stop):' '' \
 	'| configuration | 1 worker | 2 workers | 1 / 2 (speedup) |' '|---|---|---|---|'
 for pair in "gq-port|global queue, direct port" "gq-wp|global queue, workpool" \
@@ -248,12 +269,12 @@ done
 out '' "DESIGN.md's figures for this machine class: global queue port 40 ms → 80-150 ms (0.27-0.5x), work stealing with mutex deques 51 ms → 29 ms (1.76x)." ''
 
 bar_gain=$(ratio "${BAR[0]}" "${BAR[10]}")
-out "Barrier (seed 002), 2 workers, $BIT iterations, µs per iteration (median over $basis), parks per iteration:" '' \
+out "Barrier (seed 002), 2 workers, $BIT iterations, µs per iteration (median over ${BASIS[barrier]}), parks per iteration:" '' \
 	'| `--idle-spin` | µs / iteration (range) | parks / iteration |' '|---|---|---|' \
 	"| 0 (park at once) | $(fmt "${BAR[0]}" 3) (${BARR[0]}) | $(fmt "${BARP[0]}" 3) |" \
 	"| 1 | $(fmt "${BAR[1]}" 3) (${BARR[1]}) | $(fmt "${BARP[1]}" 3) |" \
 	"| 10 (default) | $(fmt "${BAR[10]}" 3) (${BARR[10]}) | $(fmt "${BARP[10]}" 3) |" '' \
-	"Goal: the default idle spin lowers µs per iteration against \`--idle-spin 0\` (seed 002: 3.3 → 0.80 at w=2, 4.1x): here ${bar_gain}x, $(meets "$bar_gain" 1.0001)." ''
+	"Goal: the default idle spin lowers µs per iteration against \`--idle-spin 0\` (seed 002: 3.3 → 0.80 at w=2, 4.1x): here ${bar_gain}x, $(meets "$bar_gain" 1.0001 barrier)." ''
 
 out '## Seed 000: global queue vs work stealing' '' \
 	'Seed (6-core machine with hyper-threading):' '' '```' \

@@ -134,9 +134,18 @@ typedef struct wp_config {
 	 * Nobody else can take them until the worker shares them, which it
 	 * does at its next pop once a thief found nothing to steal: like the
 	 * LIFO slot, a task that blocks (outside wp_future_wait) on one of
-	 * them can wait forever. 1: every queued task stays stealable. 0 means
-	 * the default, 32; at most 1024. */
+	 * them can wait forever. 1 (the default; 0 means it too): every queued
+	 * task stays stealable. 32 speeds up tiny tasks (weight 0 to 4); at
+	 * most 1024. */
 	unsigned take_batch;
+	/* Each worker starts on its own CPU — the (index mod n)-th of the n in
+	 * the affinity mask it inherited — and then takes the whole mask back,
+	 * so the kernel stays free to move it. A placement hint, not pinning:
+	 * the kernel places a new thread by load and sees a just-started worker
+	 * as idle, so it often starts two workers on one CPU and separates them
+	 * only milliseconds later (seed 000 at two workers: up to 8 ms of a
+	 * 25 ms run). Default true. */
+	bool spread_start;
 } wp_config;
 
 /* The defaults documented above. */

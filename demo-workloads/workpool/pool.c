@@ -75,7 +75,8 @@ wp_config wp_config_default(void)
 		.seed = 1,
 		.deque_initial = 1024,
 		.name = "wp",
-		.take_batch = 32,
+		.take_batch = 1,   /* safe: every queued task stays stealable (docs/workpool.md) */
+		.spread_start = true,
 	};
 }
 
@@ -426,11 +427,39 @@ static void wp__report_counters(struct wp__worker *w)
 #undef WP__REPORT
 }
 
+/* wp_config.spread_start: move to the (index mod n)-th CPU of the n in our
+ * inherited mask, then take the whole mask back. Moving ourselves migrates
+ * us at once; restoring the mask leaves us there, and the kernel free to
+ * move us later. Every failure leaves the thread as it was (a hint). */
+static void wp__spread_start(struct wp__worker *w)
+{
+	cpu_set_t all, one;
+	if (pthread_getaffinity_np(pthread_self(), sizeof all, &all) != 0)
+		return; /* e.g. more CPUs than a cpu_set_t holds */
+	int n = CPU_COUNT(&all);
+	if (n < 2)
+		return;
+	int k = (int)(w->index % (unsigned)n), cpu = -1;
+	for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
+		if (CPU_ISSET(c, &all) && k-- == 0)
+			cpu = c;
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0 &&
+	    pthread_setaffinity_np(pthread_self(), sizeof all, &all) != 0)
+		/* Never seen; do not leave a worker pinned by accident. */
+		(void)pthread_setaffinity_np(pthread_self(), sizeof all, &all);
+}
+
 static void *wp__worker_main(void *arg)
 {
 	struct wp__worker *w = arg;
 	wp_pool *pool = w->pool;
 	char name[32];
+	if (pool->config.spread_start && pool->cfg.n > 1)
+		wp__spread_start(w);
 	snprintf(name, sizeof name, "%s-%u", pool->name, w->index);
 	name[15] = '\0'; /* the kernel's limit */
 	pthread_setname_np(pthread_self(), name);
@@ -578,7 +607,7 @@ int wp_pool_create(wp_pool **out, const wp_config *config)
 	if (c.deque_initial > ((size_t)1 << 30))
 		return WP_EINVAL;
 	if (c.take_batch == 0)
-		c.take_batch = WP__CL_TAKE_MAX;
+		c.take_batch = 1;
 	if (c.take_batch > WP__CL_TAKE_LIMIT)
 		return WP_EINVAL;
 

@@ -462,7 +462,7 @@ int stress_pool(wp_policy policy, unsigned workers, size_t tasks,
 	c.seed = seed;
 	c.deque_initial = 16; /* grow under load */
 	c.start_paused = seed & 1;
-	c.take_batch = (seed >> 2) & 1 ? 1 : 0; /* private zones off / default */
+	c.take_batch = (seed >> 2) & 1 ? 1 : 32; /* private zones off / on */
 	int e = wp_pool_create(&F.pool, &c);
 	if (e)
 		return fail(err, errlen, "wp_pool_create: %s", wp_strerror(e));

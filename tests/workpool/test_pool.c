@@ -75,7 +75,8 @@ Test(config, defaults_and_names, .timeout = 10)
 	cr_assert_eq(c.capacity, 0);
 	cr_assert(c.helping && c.stealing && c.lifo_slot);
 	cr_assert_not(c.start_paused);
-	cr_assert_eq(c.take_batch, 32);
+	cr_assert_eq(c.take_batch, 1);   /* safe by default: every queued task stealable */
+	cr_assert(c.spread_start);
 	for (wp_policy p = 0; p < WP_POLICY_COUNT; p++) {
 		wp_policy back;
 		cr_assert_eq(wp_policy_parse(wp_policy_name(p), &back), 0);
@@ -239,6 +240,34 @@ Test(placement, take_batch_1_keeps_every_queued_task_stealable, .timeout = 30)
 	cr_assert_eq(wp_wait_idle(p), 0);
 	cr_assert_not(atomic_load(&pair_gave_up),
 	              "task 62 stayed hidden while its owner waited in task 63");
+	wp_pool_destroy(p);
+}
+
+/* Each task records whether its worker's mask equals the caller's. */
+static cpu_set_t caller_mask;
+static _Atomic unsigned mask_same, mask_other;
+static void check_mask(void *arg)
+{
+	(void)arg;
+	cpu_set_t m;
+	cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof m, &m), 0);
+	atomic_fetch_add(CPU_EQUAL(&m, &caller_mask) ? &mask_same : &mask_other, 1);
+}
+
+Test(placement, spread_start_leaves_no_worker_pinned, .timeout = 10)
+{
+	cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof caller_mask, &caller_mask), 0);
+	wp_config c = wp_config_default();
+	c.workers = 3;
+	c.stealing = false;
+	c.start_paused = true;
+	wp_pool *p;
+	cr_assert_eq(wp_pool_create(&p, &c), 0);
+	cr_assert_eq(wp_spawn_range(p, WP_DEAL, check_mask, 0, 30), 0);
+	cr_assert_eq(wp_start(p), 0);
+	cr_assert_eq(wp_wait_idle(p), 0);
+	cr_assert_eq(atomic_load(&mask_same), 30, "every worker kept the caller's mask");
+	cr_assert_eq(atomic_load(&mask_other), 0);
 	wp_pool_destroy(p);
 }
 
