@@ -146,7 +146,7 @@ enum { WP__CL_CLAIM_SPIN = 64 };
 static struct wp__cl_buf *wp__cl_buf_new(size_t capacity)
 {
 	struct wp__cl_buf *b =
-		malloc(sizeof *b + capacity * sizeof(struct wp__cl_slot));
+		wp__tasks_alloc(sizeof *b + capacity * sizeof(struct wp__cl_slot));   /* ring.h */
 	if (!b)
 		return NULL;
 	b->mask = capacity - 1;

@@ -10,8 +10,28 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "workpool.h"
+
+/* Task arrays of a few megabytes (a million queued tasks) are filled by first
+ * touches: with 4 KiB pages that is a page fault per 256 tasks, which on the
+ * development VM cost more than the pushes themselves. Large arrays are
+ * 2 MiB-aligned and offered to transparent huge pages (512× fewer faults
+ * where the kernel has them, harmless where it does not). free() releases
+ * them as usual. */
+#define WP__HUGE_PAGE ((size_t)2 << 20)
+
+static inline void *wp__tasks_alloc(size_t bytes)
+{
+	if (bytes < WP__HUGE_PAGE)
+		return malloc(bytes);
+	bytes = (bytes + WP__HUGE_PAGE - 1) & ~(WP__HUGE_PAGE - 1);
+	void *p = aligned_alloc(WP__HUGE_PAGE, bytes);
+	if (p)
+		(void)madvise(p, bytes, MADV_HUGEPAGE);
+	return p;
+}
 
 struct wp__ring {
 	wp_task *slots;
@@ -30,7 +50,7 @@ static inline int wp__ring_init(struct wp__ring *r, size_t capacity)
 	size_t cap = 16;
 	while (cap < capacity)
 		cap <<= 1;
-	r->slots = malloc(cap * sizeof *r->slots);
+	r->slots = wp__tasks_alloc(cap * sizeof *r->slots);
 	if (!r->slots)
 		return -ENOMEM;
 	r->mask = cap - 1;
@@ -53,7 +73,7 @@ wp__ring_reserve(struct wp__ring *r, size_t more)
 		ncap <<= 1;
 	if (ncap == cap)
 		return 0;
-	wp_task *slots = malloc(ncap * sizeof *slots);
+	wp_task *slots = wp__tasks_alloc(ncap * sizeof *slots);
 	if (!slots)
 		return -ENOMEM;
 	for (size_t i = 0; i < len; i++)
