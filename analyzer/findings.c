@@ -113,6 +113,14 @@ static const char *fmt_rate(char *buf, size_t size, double per_second)
 
 /* ---- rules --------------------------------------------------------------- */
 
+int findings__bouncing(const struct object_row *row, double wall_ns)
+{
+	const struct cv_stats *k = &row->total;
+	double acq = (double)k->acquisitions;
+	return acq > 0 && wall_ns > 0 && (double)k->handoffs / acq >= BOUNCING_HANDOFFS &&
+	       (double)k->handoffs / wall_ns * 1e9 >= BOUNCING_RATE;
+}
+
 static void rule_locks(struct findings *out, struct step *st)
 {
 	const struct run_stack *s = st->t->s;
@@ -136,8 +144,7 @@ static void rule_locks(struct findings *out, struct step *st)
 		 * cache line (and the data it guards) from CPU to CPU: the on-CPU
 		 * growth of the same work is that traffic, so the lock claims it. */
 		double handoffs = acq ? (double)k->handoffs / acq : 0, bounced = 0;
-		double handoff_rate = wall ? (double)k->handoffs / wall * 1e9 : 0;
-		if (handoffs >= BOUNCING_HANDOFFS && handoff_rate >= BOUNCING_RATE && st->inflation_left > 0) {
+		if (findings__bouncing(row, wall) && st->inflation_left > 0) {
 			bounced = st->inflation_left;
 			st->inflation_left = 0;
 		}

@@ -44,6 +44,11 @@ struct run_view {
  * usually 1 thread) or, with ref NULL, for a single run on its own. */
 void findings__diagnose(struct findings *out, const struct run_view *ref, const struct run_view *target);
 void findings__sort(struct findings *f);   /* most important first */
+
+/* Does this lock's ownership move between threads often enough that its
+ * cache line's travels explain on-CPU inflation (docs/findings.md)? */
+struct object_row;
+int findings__bouncing(const struct object_row *row, double wall_ns);
 void findings__free(struct findings *f);
 
 struct json_object *findings__json(const struct findings *f);
