@@ -470,6 +470,8 @@ static int by_importance(const void *a, const void *b)
 	}
 	if (sx != sy)
 		return sx - sy;
+	if (x->external != y->external)   /* what the program can fix comes first */
+		return x->external - y->external;
 	return x->share < y->share ? 1 : x->share > y->share ? -1 : 0;
 }
 
