@@ -10,11 +10,11 @@
 # configuration across rounds.
 #
 # Before each round and each sweep the script waits (at most BENCH_QUIET_WAIT
-# seconds, default 20) until a control run (independent work at 1 and 2
+# seconds, default 10) until a control run (independent work at 1 and 2
 # workers) shows the second core free; the doc says how many starts got one.
 #
 # Environment: BENCH_ROUNDS (default 9) rounds of the interleaved goal runs;
-# BENCH_QUIET_WAIT (default 20); BENCH_QUICK=1 shrinks the seed sweeps (for
+# BENCH_QUIET_WAIT (default 10); BENCH_QUICK=1 shrinks the seed sweeps (for
 # trying the script, not for docs).
 set -euo pipefail
 
@@ -22,7 +22,7 @@ D=${1:?usage: bench_demos.sh DEMO_DIR DOC}
 DOC=${2:?usage: bench_demos.sh DEMO_DIR DOC}
 ROUNDS=${BENCH_ROUNDS:-9}
 QUICK=${BENCH_QUICK:-0}
-QUIET_WAIT=${BENCH_QUIET_WAIT:-20}
+QUIET_WAIT=${BENCH_QUIET_WAIT:-10}
 quiet_rounds=0 all_rounds=0
 command -v hyperfine >/dev/null || { echo "bench-demos: hyperfine not found (make deps)" >&2; exit 1; }
 
