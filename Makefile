@@ -105,10 +105,10 @@ DEMO_DIR := $(BUILD)/demo
 demo: all
 	@rm -rf $(DEMO_DIR)
 	@echo "== Seed 000's global queue: every task taken from one mutex-protected queue"
-	@$(BUILD)/convoy scale --threads 1,2,4 -o $(DEMO_DIR)/global_queue -- $(BUILD)/demos/global_queue --workers {threads}
+	@$(BUILD)/convoy scale --threads 1,2,4 --repeat 3 -o $(DEMO_DIR)/global_queue -- $(BUILD)/demos/global_queue --workers {threads}
 	@echo
 	@echo "== The same tasks with per-worker deques and work stealing"
-	@$(BUILD)/convoy scale --threads 1,2,4 -o $(DEMO_DIR)/work_stealing -- $(BUILD)/demos/work_stealing --workers {threads}
+	@$(BUILD)/convoy scale --threads 1,2,4 --repeat 3 -o $(DEMO_DIR)/work_stealing -- $(BUILD)/demos/work_stealing --workers {threads}
 	@echo
 	@echo "== Side by side"
 	@$(BUILD)/convoy diff $(DEMO_DIR)/global_queue $(DEMO_DIR)/work_stealing
