@@ -143,8 +143,8 @@ static void print_table(const struct count_runs *c, int n, FILE *out)
 	}
 	fputs("  useful: on-CPU work (the reference run's); inflat: extra on-CPU time; locks: waiting\n"
 	      "  for locks; park: parked on condvars, semaphores, futexes; barr: barriers; runq: runnable,\n"
-	      "  waiting for a CPU;"
-	      "  other: other off-CPU; idle: fewer than N threads had work; unexpl: not accounted for.\n\n", out);
+	      "  waiting for a CPU; other: other off-CPU; idle: fewer than N threads had work;\n"
+	      "  unexpl: not accounted for.\n\n", out);
 }
 
 /* The step sentence: the component that grew most from a to b. */
