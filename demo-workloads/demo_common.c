@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -283,6 +284,25 @@ void dc_print_right(FILE *out, const char *s, int width)
 	for (int i = chars; i < width; i++)
 		fputc(' ', out);
 	fputs(s, out);
+}
+
+/* ---- memory ------------------------------------------------------------------ */
+
+void *dc_alloc_large(const char *name, size_t bytes)
+{
+	const size_t huge = (size_t)2 << 20;
+	void *p;
+	if (bytes < huge) {
+		p = malloc(bytes ? bytes : 1);
+	} else {
+		bytes = (bytes + huge - 1) & ~(huge - 1);
+		p = aligned_alloc(huge, bytes);
+		if (p)
+			(void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint: harmless if refused */
+	}
+	if (!p)
+		dc_die(name, "out of memory for %zu bytes", bytes);
+	return p;
 }
 
 /* ---- statistics ------------------------------------------------------------ */

@@ -105,6 +105,14 @@ char *dc_fmt_grouped(char *buf, size_t size, uint64_t v);
  * so "µs" pads like the seed's Rust output). */
 void dc_print_right(FILE *out, const char *s, int width);
 
+/* ---- memory ------------------------------------------------------------------ */
+
+/* malloc for the large task arrays: 2 MiB-aligned and offered to transparent
+ * huge pages when at least 2 MiB, as workpool's own queues are, so a direct
+ * port and a workpool run pay the same page faults for the same fill.
+ * Dies with one line when out of memory; free() releases it. */
+void *dc_alloc_large(const char *name, size_t bytes);
+
 /* ---- statistics ------------------------------------------------------------ */
 
 struct dc_stats {

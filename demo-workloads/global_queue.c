@@ -78,9 +78,7 @@ static struct s0_run gq_port_run(unsigned workers, uint64_t tasks, uint64_t weig
 	*s = (struct gq_shared){ .weight = weight };
 	pthread_mutex_init(&s->queue.lock, NULL);
 	CONVOY_NAME(&s->queue.lock, "queue");
-	s->queue.items = malloc(tasks * sizeof *s->queue.items);
-	if (!s->queue.items)
-		dc_die("global_queue", "out of memory for %llu tasks", (unsigned long long)tasks);
+	s->queue.items = dc_alloc_large("global_queue", tasks * sizeof *s->queue.items);
 	for (uint64_t i = 0; i < tasks; i++)
 		s->queue.items[i] = i;
 	s->queue.tail = tasks;
