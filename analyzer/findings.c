@@ -33,6 +33,7 @@
 #define BOUNCING_HANDOFFS      0.01   /* hand-offs per acquisition: its line moves between CPUs */
 #define BOUNCING_RATE         1e4     /* ... at least this many times a second */
 #define NOISE_SHARE            0.05   /* findings explaining less are dropped */
+#define SUSPECTED_HIGH_SHARE    0.5   /* a suspected finding is high only above this share */
 
 static struct finding *add(struct findings *f, const char *kind, double share)
 {
@@ -453,6 +454,11 @@ void findings__diagnose(struct findings *out, const struct run_view *ref, const 
 		out->v[i].wall_ns = t->s->wall_ns;
 		out->v[i].severity = severity(out->v[i].share, lost_fraction);
 		if (out->v[i].external && !strcmp(out->v[i].severity, "high"))
+			out->v[i].severity = "medium";
+		/* Inferred without direct evidence: high only when it explains
+		 * most of the loss (SUSPECTED_HIGH_SHARE). */
+		if (out->v[i].suspected && out->v[i].share < SUSPECTED_HIGH_SHARE &&
+		    !strcmp(out->v[i].severity, "high"))
 			out->v[i].severity = "medium";
 	}
 }

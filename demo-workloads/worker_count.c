@@ -48,6 +48,10 @@ static wp_pool *make_pool(unsigned workers)
 	wp_config cfg = wp_config_default();
 	cfg.workers = workers;
 	cfg.name = "wc";
+	/* One slice per worker, as in the seed: an idle worker must not take
+	 * another worker's slice before that worker wakes (it would then run two
+	 * slices back to back and the row would measure that instead). */
+	cfg.stealing = false;
 	wp_pool *pool;
 	dc_check("worker_count", wp_pool_create(&pool, &cfg), "wp_pool_create");
 	return pool;
