@@ -16,11 +16,11 @@ CXX      ?= g++
 # Debian packages the build, the tests and the benchmarks need, and one header
 # (or program) per package that proves it is installed.
 DEB_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev \
-                libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc
+                libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc wrk
 DEP_FILES    := /usr/include/*/libunwind.h /usr/include/elfutils/libdwfl.h \
                 /usr/include/gelf.h /usr/include/json-c/json.h \
                 /usr/include/criterion/criterion.h /usr/include/zlib.h /usr/bin/pkg-config \
-                /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc
+                /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc /usr/bin/wrk
 
 WARN     := -Wall -Wextra -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
@@ -88,6 +88,7 @@ $(BUILD)/convoy: $(ANALYZER_OBJS)
 # --- components -------------------------------------------------------------
 include demo-workloads/workpool.mk
 include demo-workloads/demos.mk
+include demo-workloads/fileserver/fileserver.mk
 include tests/tests.mk
 include tests/primitives/primitives.mk
 include tests/stacks/stacks.mk
