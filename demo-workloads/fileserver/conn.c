@@ -195,6 +195,10 @@ void fs_conns_sweep(struct fs_server *s, uint64_t now)
 		}
 		atomic_fetch_add_explicit(&s->timed_out, 1, memory_order_relaxed);
 		fs_http_timeout(c);
+		/* Abortive close (RST): a client that stopped reading would keep
+		 * our unsent data, and the socket, in the kernel for minutes. */
+		struct linger hard = { .l_onoff = 1, .l_linger = 0 };
+		(void)setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
 		fs_conn_close(s, c);
 	}
 }

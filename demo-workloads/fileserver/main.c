@@ -272,8 +272,20 @@ static pid_t start_load(struct fs_server *s)
 	char *argv[] = { "fileserver", "--client", "--host", (char *)s->cfg.host,
 	                 "--port", port, "--connections", conns, "--requests", reqs,
 	                 "--path", (char *)s->cfg.load_path, NULL };
+	/* The child starts with no signal blocked and SIGPIPE back to its
+	 * default (exec keeps both from us otherwise). */
+	posix_spawnattr_t attr;
+	sigset_t none, pipe;
+	sigemptyset(&none);
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &pipe);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 	pid_t pid;
-	int err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, env);
+	int err = posix_spawn(&pid, "/proc/self/exe", NULL, &attr, argv, env);
+	posix_spawnattr_destroy(&attr);
 	free(env);
 	if (err) {
 		fprintf(stderr, "fileserver: starting the load generator: %s\n", strerror(err));
