@@ -102,7 +102,7 @@ void fs_conn_accept(struct fs_server *s, int fd, int epfd)
 	c->hdr_len = c->hdr_off = 0;
 	c->file_fd = -1;
 	c->file_off = c->file_end = 0;
-	c->head_start_ns = fs_now_ns();
+	c->head_start_ns = c->idle_since_ns = fs_now_ns();
 	atomic_store_explicit(&c->deadline_ns,
 	                      c->head_start_ns + s->cfg.header_timeout_ms * 1000000ull,
 	                      memory_order_relaxed);

@@ -102,6 +102,7 @@ struct fs_conn {
 	int epfd;                      /* the epoll it is registered in */
 	uint64_t ready_ns;             /* when its event was seen: latency start */
 	uint64_t head_start_ns;        /* first byte of the request being read */
+	uint64_t idle_since_ns;        /* accepted, or the last response sent */
 	/* Input: bytes read and not yet consumed. */
 	uint32_t len;
 	bool peer_eof;

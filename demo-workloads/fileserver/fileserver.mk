@@ -3,6 +3,7 @@
 #   $(BUILD)/demos/fileserver   the server (and, with --client, its load generator)
 #   $(BUILD)/tests/test_fileserver   Criterion tests over loopback only
 #   make bench-server           wrk against every scheduler -> docs/fileserver/
+#   make scale-server           convoy scale of rr and rs, then convoy diff
 
 FILESERVER_SRCS := $(wildcard demo-workloads/fileserver/*.c)
 FILESERVER_OBJS := $(FILESERVER_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -33,3 +34,8 @@ $(FILESERVER_TEST_BIN): $(wildcard tests/fileserver/*.c) $(wildcard tests/filese
 .PHONY: bench-server
 bench-server: $(FILESERVER_BIN)
 	demo-workloads/fileserver/bench_server.sh $(FILESERVER_BIN) docs/fileserver
+
+# --- under convoy: round robin vs random stealing, explained -------------------
+.PHONY: scale-server
+scale-server: $(FILESERVER_BIN) $(BUILD)/convoy $(BUILD)/libconvoy.so
+	demo-workloads/fileserver/scale_server.sh $(BUILD) $(BUILD)/scale-server

@@ -454,7 +454,8 @@ static size_t head_end(const char *buf, size_t len, size_t *line_len)
 
 static void record(struct fs_worker *w, struct fs_conn *c)
 {
-	uint64_t ns = fs_now_ns() - c->ready_ns;
+	c->idle_since_ns = fs_now_ns();
+	uint64_t ns = c->idle_since_ns - c->ready_ns;
 	fs_hist_add(&w->latency, ns);
 	fs_hist_add(&w->window, ns);
 	atomic_store_explicit(&w->requests,
@@ -526,11 +527,13 @@ bool fs_http_serve(struct fs_server *s, struct fs_worker *w, struct fs_conn *c)
 		if (errno != EAGAIN)
 			break;
 		/* Wait for input: a request in progress must complete within
-		 * the header timeout from its first byte (slow clients), an idle
-		 * connection may wait the keep-alive timeout. */
+		 * the header timeout from its first byte, an idle connection
+		 * within the keep-alive timeout from its last response. Neither
+		 * moves while bytes trickle in (slowloris), nor with empty lines,
+		 * which are skipped without counting as a request. */
 		uint64_t deadline = c->len
 			? c->head_start_ns + s->cfg.header_timeout_ms * 1000000ull
-			: fs_now_ns() + s->cfg.keepalive_timeout_ms * 1000000ull;
+			: c->idle_since_ns + s->cfg.keepalive_timeout_ms * 1000000ull;
 		atomic_store_explicit(&c->deadline_ns, deadline, memory_order_relaxed);
 		return true;
 	}
