@@ -106,17 +106,21 @@ void fs_conn_accept(struct fs_server *s, int fd, int epfd)
 	atomic_store_explicit(&c->deadline_ns,
 	                      c->head_start_ns + s->cfg.header_timeout_ms * 1000000ull,
 	                      memory_order_relaxed);
-	/* IDLE before ADD: the first event may be claimed at once. */
-	atomic_store_explicit(&c->state, FS_IDLE, memory_order_release);
-	struct epoll_event ev = {
-		.events = EPOLLIN | EPOLLET | EPOLLONESHOT | EPOLLRDHUP,
-		.data.ptr = c,
-	};
+	/* The acceptor owns the connection until it is registered: an IDLE
+	 * slot that is not yet in epoll could be claimed by the sweeper or by
+	 * a stale event for the slot's previous connection, whose release
+	 * would then fail on the missing registration and close the socket
+	 * under us. So: add it disarmed while BUSY, then release it like any
+	 * owner (which arms it; an event that came meanwhile is re-raised by
+	 * the re-arm, since epoll checks readiness then). */
+	atomic_store_explicit(&c->state, FS_BUSY, memory_order_relaxed);
+	struct epoll_event ev = { .events = EPOLLONESHOT, .data.ptr = c };
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
-		int idle = FS_IDLE;
-		if (atomic_compare_exchange_strong(&c->state, &idle, FS_BUSY))
-			fs_conn_close(s, c);
+		fs_conn_close(s, c);
+		return;
 	}
+	while (fs_conn_release(s, c))
+		;
 }
 
 bool fs_conn_claim(struct fs_conn *c)
