@@ -16,11 +16,12 @@ CXX      ?= g++
 # Debian packages the build, the tests and the benchmarks need, and one header
 # (or program) per package that proves it is installed.
 DEB_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev \
-                libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc wrk
+                libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc wrk python3
 DEP_FILES    := /usr/include/*/libunwind.h /usr/include/elfutils/libdwfl.h \
                 /usr/include/gelf.h /usr/include/json-c/json.h \
                 /usr/include/criterion/criterion.h /usr/include/zlib.h /usr/bin/pkg-config \
-                /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc /usr/bin/wrk
+                /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc /usr/bin/wrk \
+                /usr/bin/python3
 
 WARN     := -Wall -Wextra -Wno-unused-parameter
 CFLAGS   ?= -O2 -g

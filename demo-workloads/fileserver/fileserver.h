@@ -34,6 +34,30 @@ enum {
 	FS_HIST_BUCKETS = 64,   /* log2 buckets of nanoseconds */
 };
 
+/* --- response status codes (http.c) ------------------------------------------ */
+
+#define FS_STATUS_MAP(X)                                  \
+	X(200, "OK")                                      \
+	X(400, "Bad Request")                             \
+	X(403, "Forbidden")                               \
+	X(404, "Not Found")                               \
+	X(405, "Method Not Allowed")                      \
+	X(408, "Request Timeout")                         \
+	X(414, "URI Too Long")                            \
+	X(431, "Request Header Fields Too Large")         \
+	X(500, "Internal Server Error")                   \
+	X(501, "Not Implemented")                         \
+	X(503, "Service Unavailable")                     \
+	X(505, "HTTP Version Not Supported")
+
+enum fs_status {
+#define FS__STATUS_ENUM(code, text) FS_STATUS_##code,
+	FS_STATUS_MAP(FS__STATUS_ENUM)
+#undef FS__STATUS_ENUM
+	FS_STATUS_COUNT
+};
+extern const int fs_status_code[FS_STATUS_COUNT];
+
 /* --- schedulers (sched.c) --------------------------------------------------- */
 
 #define FS_SCHED_MAP(X)                                                          \
@@ -150,7 +174,7 @@ struct fs_worker {
 	/* Counted by this worker only; read at shutdown. */
 	struct fs_hist latency;
 	_Atomic uint64_t requests;      /* responses completed */
-	uint64_t status[16];            /* responses by fs_status */
+	uint64_t status[FS_STATUS_COUNT]; /* responses by fs_status */
 	uint64_t steals, steal_attempts;
 	/* RR: this worker's queue (wp__fifo: mutex + ring) and its condvar. */
 	struct wp__fifo queue;
@@ -197,27 +221,6 @@ bool fs_http_serve(struct fs_server *s, struct fs_worker *w, struct fs_conn *c);
 void fs_http_refuse_full(int fd);
 void fs_http_timeout(struct fs_conn *c);
 
-#define FS_STATUS_MAP(X)                                  \
-	X(200, "OK")                                      \
-	X(400, "Bad Request")                             \
-	X(403, "Forbidden")                               \
-	X(404, "Not Found")                               \
-	X(405, "Method Not Allowed")                      \
-	X(408, "Request Timeout")                         \
-	X(414, "URI Too Long")                            \
-	X(431, "Request Header Fields Too Large")         \
-	X(500, "Internal Server Error")                   \
-	X(501, "Not Implemented")                         \
-	X(503, "Service Unavailable")                     \
-	X(505, "HTTP Version Not Supported")
-
-enum fs_status {
-#define FS__STATUS_ENUM(code, text) FS_STATUS_##code,
-	FS_STATUS_MAP(FS__STATUS_ENUM)
-#undef FS__STATUS_ENUM
-	FS_STATUS_COUNT
-};
-extern const int fs_status_code[FS_STATUS_COUNT];
 
 /* --- sched.c ------------------------------------------------------------------ */
 

@@ -210,10 +210,10 @@ static enum fs_status resolve(struct fs_server *s, const char *t, size_t n,
 		return FS_STATUS_500;
 	}
 	if (S_ISDIR(st->st_mode)) {
-		int index = open_beneath(fd, "index.html");
+		int index = open_beneath(fd, "index.html"), err = errno;
 		close(fd);
 		if (index < 0)
-			return errno == ENOENT ? FS_STATUS_404 : status_for_open_errno(errno);
+			return status_for_open_errno(err);
 		fd = index;
 		strcpy(path + out, out ? "/index.html" : "index.html");
 		if (fstat(fd, st) != 0) {

@@ -118,7 +118,9 @@ static int parse_load(const char *s, struct fs_config *cfg)
 		return -1;
 	if (path && path[0] != '/')
 		return bad("--load", s, "the path must start with '/'");
-	cfg->load_path = path ? strdup(path + 0) : "/index.html";
+	static char load_path[sizeof buf];
+	strcpy(load_path, path ? path : "/index.html");
+	cfg->load_path = load_path;
 	return 0;
 }
 

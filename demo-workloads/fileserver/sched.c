@@ -91,7 +91,8 @@ static void run_conn(struct fs_server *s, struct fs_worker *w, struct fs_conn *c
 		mark_ready(c);
 }
 
-/* Accepts every pending connection on lfd into target_epfd(i). */
+/* Accepts every pending connection on lfd into epfd_fixed or, when it is
+ * negative, into the next epoll in round-robin order (*next). */
 static void accept_all(struct fs_server *s, int lfd, int epfd_fixed, unsigned *next)
 {
 	for (;;) {
