@@ -1,7 +1,9 @@
 # convoy — build, test, demo, bench, install.
 #
 #   make            build build/libconvoy.so, build/convoy and build/demos/*
-#   make test       build and run every test; ends with "N passed, N failed"
+#   make test       build and run every test that does not depend on timing;
+#                   ends with "N passed, N failed, N skipped"
+#   make test-live  live sweeps whose diagnosis needs a free second CPU (slow)
 #   make demo       build, run a demo under convoy and print the report
 #   make bench      overhead and seed benchmarks (timings live here, never in tests)
 #   make deps       install the Debian packages the build and tests need
@@ -45,10 +47,12 @@ ANALYZER_SRCS := $(wildcard analyzer/*.c)
 ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(BUILD)/obj/%.o)
 
 # Every test binary is build/tests/test_*: a Criterion executable, each test in
-# its own process. Components add theirs to TESTS.
+# its own process. Components add theirs to TESTS, or to LIVE_TESTS when
+# what they check needs the machine's CPUs free (make test-live).
 TESTS :=
+LIVE_TESTS :=
 
-.PHONY: all deps check-deps test demo bench install clean
+.PHONY: all deps check-deps test test-live demo bench install clean
 all: $(BUILD)/libconvoy.so $(BUILD)/convoy demos
 
 # --- dependencies -----------------------------------------------------------
@@ -97,6 +101,11 @@ include tests/bench/bench.mk
 # --- test, demo, bench ------------------------------------------------------
 test: all $(TESTS)
 	@tests/run $(TESTS)
+
+# Bounded: each live test has its own timeout and skips itself when the
+# machine is too busy for its sweep to mean anything.
+test-live: all $(LIVE_TESTS)
+	@tests/run $(LIVE_TESTS)
 
 # The showcase: seed 000's global queue and the same work with per-worker
 # deques and stealing, each swept over 1, 2 and 4 workers by convoy scale,

@@ -30,6 +30,10 @@
 
 #define TU_TIMEOUT_S 20   /* per child program; each Criterion test has its own .timeout */
 
+/* TEST_TIMEOUT_MULT (default 1): every time limit, the tests' and tu_run()'s,
+ * is multiplied by it. */
+double tu_timeout_mult(void);
+
 /* How a child ended and what it printed. */
 struct tu_proc {
 	bool   exited;        /* WIFEXITED */
