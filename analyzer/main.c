@@ -1,6 +1,8 @@
 /* main.c — the convoy command: dispatch to subcommands. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "convoy/profile.h"
 #include "diff.h"
@@ -43,8 +45,22 @@ static void usage(FILE *f)
 	      "'convoy COMMAND --help' describes each command; man convoy has the rest.\n", f);
 }
 
+/* The end of a multibyte character cut short by the end of the output is
+ * written (as U+FFFD) when the stream closes. */
+static void close_stdout(void)
+{
+	fclose(stdout);
+}
+
 int main(int argc, char **argv)
 {
+	/* Names in profiles come from the programs profiled: nothing printed may
+	 * carry their terminal escapes or invalid UTF-8 (util.h). */
+	FILE *safe = cv_safe_stream(STDOUT_FILENO);
+	if (safe) {
+		stdout = safe;
+		atexit(close_stdout);
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
