@@ -124,7 +124,7 @@ ASAN_TESTS    := test_analyzer test_stacks test_scale
 test-asan:
 	@$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) SANITIZE="$(ASAN_FLAGS)" \
 	  $(ASAN_TESTS:%=$(ASAN_BUILD)/tests/%)
-	@ASAN_OPTIONS=abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	@ASAN_OPTIONS=abort_on_error=1:verify_asan_link_order=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  TEST_TIMEOUT_MULT=$${TEST_TIMEOUT_MULT:-3} tests/run $(ASAN_TESTS:%=$(ASAN_BUILD)/tests/%)
 
 # The showcase: seed 000's global queue and the same work with per-worker

@@ -29,7 +29,8 @@ static void put(struct forge *f, const void *data, size_t n)
 		f->buf = realloc(f->buf, f->cap);
 		cr_assert(f->buf);
 	}
-	memcpy(f->buf + f->len, data, n);
+	if (n)
+		memcpy(f->buf + f->len, data, n);
 	f->len += n;
 }
 
@@ -178,6 +179,9 @@ Test(hostile, a_large_file_of_something_else_is_rejected_by_its_first_bytes, .ti
 {
 	/* 2 GiB (sparse) that does not start with the magic; convoy runs with
 	 * 512 MiB of address space, so reading it whole would fail. */
+#ifdef __SANITIZE_ADDRESS__
+	cr_skip_test("under ASan, which reserves terabytes of address space, ulimit -v cannot bound convoy");
+#endif
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/huge.convoy", tu_tmpdir());
 	FILE *f = fopen(path, "w");

@@ -552,6 +552,7 @@ unsigned char *tu_read_file(const char *path, size_t *len)
 			buf = realloc(buf, cap *= 2);
 	}
 	fclose(f);
+	buf[n] = '\0';   /* n < cap: the loop grows buf when it fills */
 	*len = n;
 	return buf;
 }

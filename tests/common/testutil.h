@@ -116,7 +116,7 @@ bool tu_has_line(const char *text, const char *line);   /* an exact whole line *
 const char *tu_line_value(const char *text, const char *label);
 
 /* Files. */
-unsigned char *tu_read_file(const char *path, size_t *len);
+unsigned char *tu_read_file(const char *path, size_t *len);   /* NUL-terminated beyond len */
 void tu_write_file(const char *path, const void *data, size_t len);
 
 /* Asserts with both operands in the message. */
