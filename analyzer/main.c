@@ -77,6 +77,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(cmd, commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
-	cv_error("unknown command '%s' (try 'convoy --help')", cmd);
+	if (cmd[0] == '-')
+		cv_error("unknown option '%s': options go after the command (try 'convoy --help')", cmd);
+	else
+		cv_error("unknown command '%s' (try 'convoy --help')", cmd);
 	return 2;
 }

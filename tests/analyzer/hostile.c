@@ -341,6 +341,8 @@ static void expect_option_error(const char *what, const char *const tail[], cons
 Test(hostile, option_errors_name_the_option_as_written, .timeout = 30)
 {
 #define OPT(msg, ...) expect_option_error(#__VA_ARGS__, (const char *const[]){ __VA_ARGS__, NULL }, msg)
+	OPT("unknown option '--json'", "--json", "report", "p.convoy");
+	OPT("unknown command 'reprot'", "reprot", "p.convoy");
 	OPT("report: unknown option '-x'", "report", "-xv", "p.convoy");
 	OPT("report: unknown option '-x'", "report", "--json", "-vx", "p.convoy");
 	OPT("report: unknown option '--bogus'", "report", "--bogus=3", "p.convoy");
