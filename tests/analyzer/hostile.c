@@ -89,7 +89,9 @@ static void forge_add_lock(struct forge *f, uint32_t id, const char *name, const
 	}
 }
 
-/* Writes the end record (count and checksum) and the file; returns its path. */
+/* Writes the end record (count and checksum) and the file; returns its path.
+ * With FORGE_KEEP=DIR, a copy goes to DIR/TEST.convoy: how the fuzzer's
+ * regression inputs (tests/fuzz/regressions) were made. */
 static char *forge_write(struct forge *f)
 {
 	struct cv_rec_header h = { .type = CV_REC_END, .size = sizeof(struct cv_end), .fixed = sizeof(struct cv_end) };
@@ -100,6 +102,12 @@ static char *forge_write(struct forge *f)
 	char *path = malloc(4200);
 	snprintf(path, 4200, "%s/forged.convoy", tu_tmpdir());
 	tu_write_file(path, f->buf, f->len);
+	const char *keep = getenv("FORGE_KEEP");
+	if (keep) {
+		char copy[4200];
+		snprintf(copy, sizeof(copy), "%s/%s.convoy", keep, criterion_current_test->name);
+		tu_write_file(copy, f->buf, f->len);
+	}
 	free(f->buf);
 	return path;
 }
