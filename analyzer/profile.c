@@ -76,6 +76,7 @@ static unsigned char *read_file(const char *path, size_t *size, char *why, size_
 	else {
 		buf = xcalloc(1, (size_t)st.st_size + 1);
 		memcpy(buf, magic, sizeof(magic));
+		errno = 0;   /* 0 after: the file ended early */
 		if (read_all(fd, buf, (size_t)st.st_size, sizeof(magic)) != 0) {
 			snprintf(why, whylen, "read error (%s)", errno ? strerror(errno) : "file shrank");
 			free(buf);
