@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -47,6 +48,21 @@ void root_make(char *root, size_t size)
 	cr_assert(mkdir(sub, 0755) == 0);
 	root_write(root, "index.html", "hello\n", 6);
 	root_write(root, "sub/page.txt", "page\n", 5);
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+void root_remove(const char *root)
+{
+	char json[300];
+	if (!root[0])
+		return;
+	nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	snprintf(json, sizeof json, "%s.json", root);
+	unlink(json);
 }
 
 void server_start(struct server *s, const char *root, ...)

@@ -29,6 +29,8 @@ struct response {
 void root_write(const char *root, const char *rel, const void *data, size_t len);
 /* A fresh document root with index.html ("hello\n") and sub/page.txt. */
 void root_make(char *root, size_t size);
+/* Removes it, and the JSON a server wrote beside it. */
+void root_remove(const char *root);
 
 /* Starts FILESERVER_BIN --root root --port 0 --stats-json ... plus the
  * NULL-terminated extra arguments. */

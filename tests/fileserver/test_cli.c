@@ -71,6 +71,7 @@ Test(cli, it_listens_on_loopback_by_default, .timeout = 30)
 	cr_assert(found, "no listening socket on port %u", s.port);
 	cr_assert(loopback, "listening beyond 127.0.0.1");
 	cr_assert_eq(server_stop(&s, NULL), 0);
+	root_remove(root);
 }
 
 Test(cli, exit_after_requests_and_load_end_the_run_by_themselves, .timeout = 120)
@@ -89,4 +90,5 @@ Test(cli, exit_after_requests_and_load_end_the_run_by_themselves, .timeout = 120
 	cr_assert_eq(server_wait(&s, &summary), 0);
 	cr_assert(strstr(summary, "status: 200 x50;"), "%s", summary);
 	free(summary);
+	root_remove(root);
 }

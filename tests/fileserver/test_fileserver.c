@@ -26,6 +26,18 @@
 static struct server srv;
 static char root[256];
 
+/* Runs after each test, passed or failed (the server is gone by then: it
+ * exits with the test process at the latest). */
+static void cleanup(void)
+{
+	char secret[300];
+	snprintf(secret, sizeof secret, "%s-secret", root);
+	unlink(secret);
+	root_remove(root);
+}
+
+TestSuite(fileserver, .fini = cleanup);
+
 static void start(const char *sched, const char *workers)
 {
 	root_make(root, sizeof root);

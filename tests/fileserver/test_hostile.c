@@ -19,6 +19,15 @@
 static struct server srv;
 static char root[256];
 
+/* Runs after each test, passed or failed (the server is gone by then: it
+ * exits with the test process at the latest). */
+static void cleanup(void)
+{
+	root_remove(root);
+}
+
+TestSuite(hostile, .fini = cleanup);
+
 static void still_serving(void)
 {
 	cr_assert_eq(request_status(srv.port, GET("/index.html")), 200,
