@@ -17,9 +17,7 @@
 
 #include "shim.h"
 
-struct cv_config cv__config;
 struct cv_process_state cv__process;
-uint64_t cv__hold_mask;
 
 void cv__thread_init_main(void);
 void cv__thread_exit_key(void *arg);
@@ -43,33 +41,6 @@ void cv__warn(const char *fmt, ...)
 		/* nowhere left to say it */
 	}
 	errno = saved_errno;
-}
-
-static void read_config(void)
-{
-	const char *s;
-	cv__config.quiet = (s = getenv("CONVOY_QUIET")) && *s && strcmp(s, "0") != 0;
-	cv__config.perf = CV_PERF_HW;
-	if ((s = getenv("CONVOY_PERF")) && *s) {
-		if (!strcmp(s, "0") || !strcmp(s, "off"))
-			cv__config.perf = CV_PERF_OFF;
-		else if (!strcmp(s, "all"))
-			cv__config.perf = CV_PERF_ALL;
-		else if (strcmp(s, "hw"))
-			cv__warn("CONVOY_PERF=%s is not off, hw or all; using hw", s);
-	}
-	cv__config.hold_period = 64;
-	if ((s = getenv("CONVOY_HOLD_SAMPLE")) && *s) {
-		char *end;
-		unsigned long v = strtoul(s, &end, 10);
-		if (*end || v == 0 || v > (1ul << 30) || (v & (v - 1)))
-			cv__warn("CONVOY_HOLD_SAMPLE=%s is not a power of two from 1 to 2^30; using 64", s);
-		else
-			cv__config.hold_period = (uint32_t)v;
-	}
-	cv__hold_mask = cv__config.hold_period - 1;
-	s = getenv("CONVOY_DIR");
-	snprintf(cv__config.dir, sizeof(cv__config.dir), "%s", s && *s ? s : ".");
 }
 
 static void read_identity(void)
@@ -145,7 +116,7 @@ void cv__init(void)
 			/* setuid/setgid: never write files on the program's behalf. */
 			cv__process.disabled = 1;
 		} else {
-			read_config();
+			cv__config_read();
 			read_identity();
 			start_clocks();
 			if (pthread_key_create(&cv__process.exit_key, cv__thread_exit_key) != 0 ||

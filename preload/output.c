@@ -3,14 +3,16 @@
  * Runs once per process, from the destructor, while other threads may still
  * be running and locking: it takes none of the shim's locks (the lists it
  * walks are push-only) and reads their counters with relaxed loads. It writes
- * to <name>.tmp and renames, so a reader never sees half a profile under the
- * real name. Any failure is one "convoy:" line; the program's exit status and
- * output do not change.
+ * to a temporary name and then publishes the file (see "the file" below), so
+ * a reader never sees half a profile under the real name. Any failure is one
+ * "convoy:" line; the program's exit status and output do not change.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <sched.h>
+#include <stdbool.h>
+#include <sys/random.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <stdio.h>
@@ -105,7 +107,7 @@ struct snapshot {
 	struct cv_thread **threads;
 	struct cv_rec **heads;     /* each thread's newest record at snapshot time */
 	size_t nthreads;
-	const struct cv_obj **objs;
+	struct cv_obj **objs;
 	size_t nobjs;
 	size_t threads_bytes, heads_bytes, objs_bytes;
 };
@@ -116,8 +118,12 @@ static void *map_zeroed(size_t bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* Also forgets the ids the snapshot gave out: a profile retracted after a
+ * failed exec is written again later, from scratch. */
 static void snapshot_free(struct snapshot *snap)
 {
+	for (size_t i = 0; i < snap->nobjs; i++)
+		snap->objs[i]->dump_id = 0;
 	if (snap->threads)
 		munmap(snap->threads, snap->threads_bytes);
 	if (snap->heads)
@@ -289,8 +295,51 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 	}
 }
 
-/* The file name: convoy-<comm>-<pid>.convoy, with the comm made safe. */
-static void profile_path(char *path, size_t size, const char *suffix)
+/* ---- the file ---------------------------------------------------------- *
+ * The directory may be shared with other users (a 1777 /tmp) or hostile: a
+ * link or a FIFO may already sit at any name we could pick. So the profile is
+ * written to a temporary name nobody can predict, created O_EXCL|O_NOFOLLOW
+ * (never through a link, never onto a file that exists) and O_NONBLOCK (a
+ * FIFO planted in the window cannot hang us), mode 0600 (a profile holds the
+ * command line and addresses); then it is published under its real name
+ * without replacing anything there (renameat2 RENAME_NOREPLACE, or link +
+ * unlink where the filesystem lacks it), taking convoy-<comm>-<pid>-N.convoy
+ * when the name is taken. Names are built by hand: this also runs in a
+ * fatal-signal handler, where snprintf is not promised to be safe. */
+#define CV_NAME_TRIES 100
+#define CV_PATH_MAX (sizeof(cv__config.dir) + 128)   /* the directory, then our name */
+
+static char tmp_path[CV_PATH_MAX];     /* while a write is in progress; "" otherwise */
+static char final_path[CV_PATH_MAX];   /* the profile published last */
+
+static char *put_str(char *p, char *end, const char *s)
+{
+	while (p && *s) {
+		if (p == end)
+			return NULL;
+		*p++ = *s++;
+	}
+	return p;
+}
+
+static char *put_num(char *p, char *end, uint64_t v, unsigned base, int digits)
+{
+	char tmp[24];
+	int n = 0;
+	do {
+		tmp[n++] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v || n < digits);
+	while (p && n) {
+		if (p == end)
+			return NULL;
+		*p++ = tmp[--n];
+	}
+	return p;
+}
+
+/* <dir>/convoy-<comm>-<pid>, the comm made safe for a file name. */
+static char *put_stem(char *p, char *end)
 {
 	char comm[CV_NAME_MAX];
 	memcpy(comm, cv__process.comm, sizeof(comm));
@@ -298,8 +347,89 @@ static void profile_path(char *path, size_t size, const char *suffix)
 	for (char *c = comm; *c; c++)
 		if (*c == '/' || *c == ' ' || (unsigned char)*c < 0x20)
 			*c = '_';
-	snprintf(path, size, "%s/convoy-%s-%d.%s%s", cv__config.dir, comm[0] ? comm : "unknown",
-		 (int)getpid(), CV_PROFILE_EXT, suffix);
+	p = put_str(p, end, cv__config.dir);
+	p = put_str(p, end, "/convoy-");
+	p = put_str(p, end, comm[0] ? comm : "unknown");
+	p = put_str(p, end, "-");
+	return put_num(p, end, (uint64_t)getpid(), 10, 1);
+}
+
+static bool terminate(char *p, char *end)
+{
+	if (!p || p == end)
+		return false;
+	*p = '\0';
+	return true;
+}
+
+/* convoy-<comm>-<pid>.convoy, or with -<n> before the extension. */
+static bool final_name(char *buf, size_t size, unsigned n)
+{
+	char *end = buf + size, *p = put_stem(buf, end);
+	if (n) {
+		p = put_str(p, end, "-");
+		p = put_num(p, end, n, 10, 1);
+	}
+	p = put_str(p, end, "." CV_PROFILE_EXT);
+	return terminate(p, end);
+}
+
+/* convoy-<comm>-<pid>.<64 random bits>.tmp. getrandom never blocks here;
+ * where it fails, the clock stands in (O_EXCL still keeps the file ours). */
+static bool temp_name(char *buf, size_t size)
+{
+	uint64_t r;
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+		r = cv__ticks() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)&r;
+	char *end = buf + size, *p = put_stem(buf, end);
+	p = put_str(p, end, ".");
+	p = put_num(p, end, r, 16, 16);
+	p = put_str(p, end, ".tmp");
+	return terminate(p, end);
+}
+
+static int create_temp(void)
+{
+	for (int i = 0; i < CV_NAME_TRIES; i++) {
+		if (!temp_name(tmp_path, sizeof(tmp_path))) {
+			errno = ENAMETOOLONG;
+			break;
+		}
+		int fd = open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	tmp_path[0] = '\0';
+	return -1;
+}
+
+/* Gives tmp_path its final name without replacing anything: 0, or an errno. */
+static int publish(void)
+{
+	for (unsigned n = 0; n < CV_NAME_TRIES; n++) {
+		if (!final_name(final_path, sizeof(final_path), n))
+			return ENAMETOOLONG;
+		if (renameat2(AT_FDCWD, tmp_path, AT_FDCWD, final_path, RENAME_NOREPLACE) == 0)
+			return 0;
+		if (errno == EINVAL || errno == ENOSYS) {
+			/* No RENAME_NOREPLACE on this filesystem: link() fails on an existing name too. */
+			if (link(tmp_path, final_path) == 0) {
+				unlink(tmp_path);
+				return 0;
+			}
+		}
+		if (errno != EEXIST)
+			return errno;
+	}
+	return EEXIST;
+}
+
+static void report_failure(int error)
+{
+	char name[CV_PATH_MAX];
+	if (!final_name(name, sizeof(name), 0))
+		snprintf(name, sizeof(name), "in %s", cv__config.dir);
+	cv__warn("cannot write profile %s: %s", name, strerrordesc_np(error));
 }
 
 void cv__write_profile(uint32_t exit_reason)
@@ -308,9 +438,7 @@ void cv__write_profile(uint32_t exit_reason)
 		return;
 	int saved_errno = errno;
 	struct cv_thread *saved = cv__guard_enter();
-	char path[4200], tmp[4210];
-	profile_path(path, sizeof(path), "");
-	profile_path(tmp, sizeof(tmp), ".tmp");
+	final_path[0] = '\0';
 
 	uint64_t now = cv__now_ns(), ticks = cv__ticks();
 	double ns_per_tick = 1.0;
@@ -319,14 +447,17 @@ void cv__write_profile(uint32_t exit_reason)
 
 	struct snapshot snap;
 	struct writer *w = &out;
+	if (!cv__config.dir[0])
+		goto done;   /* said at start */
 	if (snapshot_take(&snap) != 0) {
 		snapshot_free(&snap);
-		cv__warn("cannot write profile %s: out of memory", path);
+		report_failure(ENOMEM);
 		goto done;
 	}
-	w->fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	w->fd = create_temp();
 	if (w->fd < 0) {
-		cv__warn("cannot write profile %s: %s", path, strerror(errno));
+		snapshot_free(&snap);
+		report_failure(errno);
 		goto done;
 	}
 	w->error = 0;
@@ -349,24 +480,26 @@ void cv__write_profile(uint32_t exit_reason)
 	end.crc32 = w->crc;   /* covers every byte before the end record's payload */
 	put(w, &end, sizeof(end));
 	flush(w);
+	snapshot_free(&snap);
 	if (close(w->fd) != 0 && !w->error)
 		w->error = errno;
-	if (!w->error && rename(tmp, path) != 0)
-		w->error = errno;
+	if (!w->error)
+		w->error = publish();
 	if (w->error) {
-		unlink(tmp);
-		cv__warn("cannot write profile %s: %s", path, strerror(w->error));
-		goto done;
-	}
-	if (!cv__config.quiet) {
-		char line[4400];
-		int n = snprintf(line, sizeof(line), "convoy: profile written to %s\n", path);
-		if (write(STDERR_FILENO, line, (size_t)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1)) < 0) {
+		unlink(tmp_path);
+		final_path[0] = '\0';
+		report_failure(w->error);
+	} else if (!cv__config.quiet) {
+		char line[CV_PATH_MAX + 64], *p = line, *lend = line + sizeof(line);
+		p = put_str(p, lend, "convoy: profile written to ");
+		p = put_str(p, lend, final_path);
+		p = put_str(p, lend, "\n");
+		if (p && write(STDERR_FILENO, line, (size_t)(p - line)) < 0) {
 			/* stderr is gone: the file is still there */
 		}
 	}
+	tmp_path[0] = '\0';
 done:
-	snapshot_free(&snap);
 	cv__guard_leave(saved);
 	errno = saved_errno;
 }

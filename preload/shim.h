@@ -350,9 +350,10 @@ struct cv_config {
 	bool     quiet;              /* CONVOY_QUIET=1 */
 	int      perf;               /* CONVOY_PERF: enum cv_perf_mode */
 	uint32_t hold_period;        /* CONVOY_HOLD_SAMPLE, a power of two */
-	char     dir[4096];          /* CONVOY_DIR */
+	char     dir[4096];          /* CONVOY_DIR made absolute at start; empty: none */
 };
 extern struct cv_config cv__config;
+void cv__config_read(void);          /* config.c, from cv__init */
 
 struct cv_process_state {
 	int      ready;              /* initialised */

@@ -1,0 +1,130 @@
+/* The profile file: where it goes, who may read it, and that a hostile
+ * directory (links, FIFOs, files already at its names) cannot turn the
+ * shim's write against the user or hang the program. */
+#include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+/* The entries of dir whose names start with prefix and end with suffix. */
+static size_t count_entries(const char *dir, const char *prefix, const char *suffix, char **first)
+{
+	DIR *d = opendir(dir);
+	cr_assert(d, "opendir %s: %s", dir, strerror(errno));
+	size_t n = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t len = strlen(e->d_name), sl = strlen(suffix);
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 || len < sl ||
+		    strcmp(e->d_name + len - sl, suffix) != 0)
+			continue;
+		if (!n++ && first) {
+			*first = malloc(strlen(dir) + len + 2);
+			sprintf(*first, "%s/%s", dir, e->d_name);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+static void assert_no_temporary_files(const char *dir, size_t planted)
+{
+	TU_EQ(count_entries(dir, "", ".tmp", NULL), planted, "*.tmp files in %s (only the planted ones may remain)", dir);
+}
+
+Test(output, a_profile_is_readable_only_by_its_owner, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	mode_t old = umask(0);   /* the child inherits it: any restriction must be the shim's */
+	tu_run_shim(&p, dir, "exit_status", "0", NULL);
+	umask(old);
+	tu_assert_exit(&p, 0, "exit_status");
+	struct stat st;
+	char *file = tu_only_profile(dir);
+	cr_assert(lstat(file, &st) == 0 && S_ISREG(st.st_mode), "%s is not a regular file", file);
+	TU_EQ(st.st_mode & 07777, 0600, "mode of %s (octal %o)", file, st.st_mode & 07777);
+	assert_no_temporary_files(dir, 0);
+}
+
+static void run_plant(struct tu_proc *p, const char *dir, const char *kind, bool shim)
+{
+	const char *argv[] = { tu_prog("plant_names"), dir, kind, NULL };
+	struct tu_opts o = { .preload = shim, .dir = dir, .quiet = true, .timeout_s = 15 };
+	tu_run(p, &o, argv);
+}
+
+Test(output, a_link_or_fifo_at_the_profile_names_is_left_alone, .timeout = 60)
+{
+	struct tu_proc native, shim;
+	char *ndir = tu_tmpdir(), *sdir = tu_tmpdir(), target[4200];
+	run_plant(&native, ndir, "link", false);
+	snprintf(target, sizeof(target), "%s/target", sdir);
+	tu_write_file(target, "untouched", 9);
+	run_plant(&shim, sdir, "link", true);
+	cr_assert(!shim.timed_out, "the program hung at exit under the shim (a FIFO at the temporary name?)");
+	tu_assert_exit(&native, 0, "plant_names natively");
+	tu_assert_exit(&shim, 0, "plant_names under the shim");
+	TU_STREQ(shim.out, native.out, "stdout");
+
+	size_t len;
+	unsigned char *data = tu_read_file(target, &len);
+	cr_assert(len == 9 && memcmp(data, "untouched", 9) == 0, "the link's target was written: %zu bytes", len);
+	char *link = NULL, *fifo = NULL, *profile = NULL;
+	TU_EQ(count_entries(sdir, "convoy-plant_names-", ".convoy", &link), 2, "convoy-plant_names-*.convoy in %s", sdir);
+	TU_EQ(count_entries(sdir, "convoy-plant_names-", ".convoy.tmp", &fifo), 1, "the planted FIFO");
+	TU_EQ(count_entries(sdir, "convoy-plant_names-", "-1.convoy", &profile), 1, "a profile under the next free name");
+	struct stat st;
+	cr_assert(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "%s is no longer the planted FIFO", fifo);
+	cr_assert(lstat(profile, &st) == 0 && S_ISREG(st.st_mode), "%s is not a regular file", profile);
+	TU_EQ(st.st_mode & 077, 0, "group/other mode bits of %s", profile);
+	json_object_put(tu_report(profile));
+	assert_no_temporary_files(sdir, 1);
+}
+
+Test(output, a_file_at_the_profile_name_is_not_replaced, .timeout = 60)
+{
+	struct tu_proc shim;
+	char *dir = tu_tmpdir();
+	run_plant(&shim, dir, "file", true);
+	tu_assert_exit(&shim, 0, "plant_names under the shim");
+	TU_STREQ(shim.out, "planted file\n", "stdout");
+	char *planted = NULL, *profile = NULL;
+	TU_EQ(count_entries(dir, "convoy-plant_names-", ".convoy", NULL), 2, "convoy-plant_names-*.convoy in %s", dir);
+	TU_EQ(count_entries(dir, "convoy-plant_names-", "-1.convoy", &profile), 1, "a profile under the next free name");
+	size_t len;
+	char *base = strdup(profile);
+	strcpy(strstr(base, "-1.convoy"), ".convoy");
+	planted = (char *)tu_read_file(base, &len);
+	cr_assert(len == 7 && memcmp(planted, "planted", 7) == 0, "the planted file %s was replaced", base);
+	json_object_put(tu_report(profile));
+	assert_no_temporary_files(dir, 0);
+}
+
+Test(output, a_daemon_that_chdirs_writes_where_it_started, .timeout = 30)
+{
+	struct tu_proc p;
+	char *start = tu_tmpdir(), *away = tu_tmpdir();
+	const char *argv[] = { tu_prog("chdir_away"), away, NULL };
+	struct tu_opts o = { .preload = true, .cwd = start, .quiet = true };
+	tu_run(&p, &o, argv);
+	tu_assert_exit(&p, 0, "chdir_away");
+	free(tu_only_profile(start));
+	TU_EQ(count_entries(away, "", "", NULL), 2, "entries in the directory it moved to (. and ..)");
+}
+
+Test(output, a_relative_convoy_dir_is_resolved_at_start, .timeout = 30)
+{
+	struct tu_proc p;
+	char *start = tu_tmpdir(), *away = tu_tmpdir(), sub[4200], asub[4200];
+	snprintf(sub, sizeof(sub), "%s/profiles", start);
+	snprintf(asub, sizeof(asub), "%s/profiles", away);
+	cr_assert(mkdir(sub, 0700) == 0 && mkdir(asub, 0700) == 0, "mkdir: %s", strerror(errno));
+	const char *argv[] = { tu_prog("chdir_away"), away, NULL };
+	struct tu_opts o = { .preload = true, .cwd = start, .dir = "profiles", .quiet = true };
+	tu_run(&p, &o, argv);
+	tu_assert_exit(&p, 0, "chdir_away");
+	free(tu_only_profile(sub));
+	TU_EQ(count_entries(asub, "", "", NULL), 2, "entries in %s", asub);
+}
