@@ -7,7 +7,6 @@
  * thread, and the exit(0) glibc makes when the last thread calls pthread_exit.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,27 +20,6 @@ struct cv_process_state cv__process;
 
 void cv__thread_init_main(void);
 void cv__thread_exit_key(void *arg);
-
-void cv__warn(const char *fmt, ...)
-{
-	static unsigned warnings;
-	if (__atomic_fetch_add(&warnings, 1, __ATOMIC_RELAXED) >= 10)
-		return;   /* a broken environment must not flood the program's stderr */
-	char buf[512];
-	int saved_errno = errno;
-	va_list ap;
-	va_start(ap, fmt);
-	int n = snprintf(buf, sizeof(buf) - 1, "convoy: ");
-	n += vsnprintf(buf + n, sizeof(buf) - 1 - (size_t)n, fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof(buf) - 2)
-		n = (int)sizeof(buf) - 2;
-	buf[n++] = '\n';
-	if (write(STDERR_FILENO, buf, (size_t)n) < 0) {
-		/* nowhere left to say it */
-	}
-	errno = saved_errno;
-}
 
 static void read_identity(void)
 {

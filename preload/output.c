@@ -489,14 +489,13 @@ void cv__write_profile(uint32_t exit_reason)
 		unlink(tmp_path);
 		final_path[0] = '\0';
 		report_failure(w->error);
-	} else if (!cv__config.quiet) {
+	} else {
 		char line[CV_PATH_MAX + 64], *p = line, *lend = line + sizeof(line);
 		p = put_str(p, lend, "convoy: profile written to ");
 		p = put_str(p, lend, final_path);
 		p = put_str(p, lend, "\n");
-		if (p && write(STDERR_FILENO, line, (size_t)(p - line)) < 0) {
-			/* stderr is gone: the file is still there */
-		}
+		if (p)
+			cv__say(line, (size_t)(p - line));
 	}
 	tmp_path[0] = '\0';
 done:

@@ -407,6 +407,9 @@ void cv__modules_after_fork(void);
 
 /* ---- messages ------------------------------------------------------------- */
 
+/* config.c: one "convoy: " line on fd 2, unless quiet or fd 2 is no longer
+ * the file it was at start; at most 10 per process. */
 void cv__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cv__say(const char *line, size_t len);   /* a whole line, under the same rule */
 
 #endif /* CONVOY_SHIM_H */

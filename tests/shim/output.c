@@ -128,3 +128,21 @@ Test(output, a_relative_convoy_dir_is_resolved_at_start, .timeout = 30)
 	free(tu_only_profile(sub));
 	TU_EQ(count_entries(asub, "", "", NULL), 2, "entries in %s", asub);
 }
+
+Test(output, a_file_that_became_fd_2_gets_nothing_from_the_shim, .timeout = 30)
+{
+	char *dir = tu_tmpdir();
+	for (int shim = 0; shim <= 1; shim++) {
+		struct tu_proc p;
+		char data[4200];
+		snprintf(data, sizeof(data), "%s/data-%d", dir, shim);
+		const char *argv[] = { tu_prog("daemon_stderr"), data, NULL };
+		struct tu_opts o = { .preload = shim, .dir = dir };   /* not quiet: the shim would speak */
+		tu_run(&p, &o, argv);
+		tu_assert_exit(&p, 0, shim ? "daemon_stderr under the shim" : "daemon_stderr natively");
+		size_t len;
+		char *text = (char *)tu_read_file(data, &len);
+		TU_STREQ(text, "data line\n", "the data file %s (%s)", data, shim ? "under the shim" : "natively");
+	}
+	free(tu_only_profile(dir));
+}
