@@ -1,10 +1,9 @@
-/* init.c — start-up, configuration, fork, and the end of the process.
+/* init.c — start-up and fork.
  *
  * cv__init runs from the constructor, or earlier: from the first wrapped call
  * if another library's constructor locks a mutex or creates a thread before
- * ours has run. The profile is written by the destructor, which the C runtime
- * runs on every normal end of the process: return from main, exit() from any
- * thread, and the exit(0) glibc makes when the last thread calls pthread_exit.
+ * ours has run. The end of the process (every path that writes a profile) is
+ * in lifecycle.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -116,16 +115,4 @@ void cv__init(void)
 __attribute__((constructor)) static void convoy_start(void)
 {
 	cv__init();
-}
-
-__attribute__((destructor)) static void convoy_end(void)
-{
-	if (!cv__process.ready || cv__process.disabled)
-		return;
-	struct cv_thread *main_thread = NULL;
-	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
-		if (t->flags & CV_THREAD_MAIN)
-			main_thread = t;
-	bool last_thread = main_thread && (main_thread->flags & CV_THREAD_PTHREAD_EXIT);
-	cv__write_profile(last_thread ? CV_EXIT_LAST_THREAD : CV_EXIT_NORMAL);
 }

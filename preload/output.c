@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/random.h>
 #include <sys/mman.h>
@@ -424,6 +425,36 @@ static int publish(void)
 	return EEXIST;
 }
 
+/* A write past RLIMIT_FSIZE fails with EFBIG and also sends SIGXFSZ, whose
+ * default action kills the process: the profile's write must not end the
+ * program or reach its handler. The signal is blocked while we write, and
+ * one we raised is taken back before the old mask returns. */
+struct xfsz_guard {
+	sigset_t old;
+	bool     was_pending;
+};
+
+static void xfsz_block(struct xfsz_guard *g)
+{
+	sigset_t xfsz, pending;
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	g->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &xfsz, &g->old);
+}
+
+static void xfsz_restore(const struct xfsz_guard *g)
+{
+	sigset_t xfsz, pending;
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	if (!g->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
+		static const struct timespec now;
+		sigtimedwait(&xfsz, NULL, &now);
+	}
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
 static void report_failure(int error)
 {
 	char name[CV_PATH_MAX];
@@ -454,10 +485,14 @@ void cv__write_profile(uint32_t exit_reason)
 		report_failure(ENOMEM);
 		goto done;
 	}
+	struct xfsz_guard xfsz;
+	xfsz_block(&xfsz);
 	w->fd = create_temp();
 	if (w->fd < 0) {
+		int error = errno;
+		xfsz_restore(&xfsz);
 		snapshot_free(&snap);
-		report_failure(errno);
+		report_failure(error);
 		goto done;
 	}
 	w->error = 0;
@@ -483,6 +518,7 @@ void cv__write_profile(uint32_t exit_reason)
 	snapshot_free(&snap);
 	if (close(w->fd) != 0 && !w->error)
 		w->error = errno;
+	xfsz_restore(&xfsz);
 	if (!w->error)
 		w->error = publish();
 	if (w->error) {

@@ -3,6 +3,8 @@
  * shim's write against the user or hang the program. */
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -145,4 +147,62 @@ Test(output, a_file_that_became_fd_2_gets_nothing_from_the_shim, .timeout = 30)
 		TU_STREQ(text, "data line\n", "the data file %s (%s)", data, shim ? "under the shim" : "natively");
 	}
 	free(tu_only_profile(dir));
+}
+
+/* A filesystem of 16 pages in a mount namespace of this test process alone
+ * (its children inherit it; it goes away with the process). */
+static bool small_filesystem(const char *dir, char *why, size_t why_len)
+{
+	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("convoy-test", dir, "tmpfs", 0, "size=64k,mode=0700") != 0) {
+		snprintf(why, why_len, "cannot mount a 64 KiB tmpfs on %s (%s): the test needs CAP_SYS_ADMIN",
+			 dir, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+Test(output, program_output_takes_the_disk_before_the_profile, .timeout = 60)
+{
+	char *dir = tu_tmpdir(), why[4400];
+	if (!small_filesystem(dir, why, sizeof(why)))
+		cr_skip_test("%s", why);
+	for (int shim = 0; shim <= 1; shim++) {
+		struct tu_proc p;
+		char out[4200];
+		snprintf(out, sizeof(out), "%s/out", dir);
+		const char *argv[] = { tu_prog("fill_stdout"), out, "63000", NULL };
+		struct tu_opts o = { .preload = shim, .dir = dir };
+		tu_run(&p, &o, argv);
+		tu_assert_exit(&p, 0, shim ? "fill_stdout under the shim" : "fill_stdout natively");
+		struct stat st;
+		cr_assert(stat(out, &st) == 0, "stat %s: %s", out, strerror(errno));
+		TU_EQ(st.st_size, 63000, "bytes of output %s", shim ? "under the shim" : "natively");
+		cr_assert(unlink(out) == 0, "unlink %s", out);
+		if (shim) {
+			TU_EQ(tu_count_lines(p.err), 1, "stderr lines (stderr: %s)", p.err);
+			cr_assert(strncmp(p.err, "convoy: cannot write profile", 28) == 0 &&
+				  strstr(p.err, "No space left on device"), "stderr: %s", p.err);
+			size_t n;
+			tu_profiles(dir, &n);
+			TU_EQ(n, 0, "profiles on the full filesystem");
+			assert_no_temporary_files(dir, 0);
+		}
+	}
+}
+
+Test(output, a_file_size_limit_does_not_end_the_program, .timeout = 30)
+{
+	struct tu_proc native, shim;
+	char *dir = tu_tmpdir();
+	const char *argv[] = { tu_prog("fsize_limit"), "512", NULL };
+	tu_run(&native, &(struct tu_opts){ .dir = dir }, argv);
+	tu_run(&shim, &(struct tu_opts){ .preload = true, .dir = dir }, argv);
+	tu_assert_exit(&native, 3, "fsize_limit natively");
+	tu_assert_exit(&shim, 3, "fsize_limit under the shim");
+	TU_STREQ(shim.out, native.out, "stdout");
+	TU_EQ(tu_count_lines(shim.err), 1, "stderr lines (stderr: %s)", shim.err);
+	cr_assert(strstr(shim.err, "convoy: cannot write profile") && strstr(shim.err, "File too large"),
+		  "stderr: %s", shim.err);
+	assert_no_temporary_files(dir, 0);
 }
