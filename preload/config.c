@@ -106,6 +106,19 @@ static void resolve_dir(const char *s)
 	strcpy(dir + len, s);
 }
 
+bool cv__env_flag(const char *name, bool dflt)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return dflt;
+	if (strcmp(s, "0") == 0 || strcmp(s, "1") == 0)
+		return s[0] == '1';
+	cv__warn("%s=%s is not 0 or 1; using %d", name, s, dflt);
+	return dflt;
+}
+
+/* CONVOY_QUIET first: it silences the warnings about the others. Any value
+ * but 0 asks for quiet, so a misspelt "yes" is honoured, not answered. */
 void cv__config_read(void)
 {
 	const char *s;

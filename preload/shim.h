@@ -354,6 +354,9 @@ struct cv_config {
 };
 extern struct cv_config cv__config;
 void cv__config_read(void);          /* config.c, from cv__init */
+/* CONVOY_<name> as 0 or 1 (unset or empty: dflt); any other value gets one
+ * warning and dflt. */
+bool cv__env_flag(const char *name, bool dflt);
 
 struct cv_process_state {
 	int      ready;              /* initialised */

@@ -206,3 +206,54 @@ Test(output, a_file_size_limit_does_not_end_the_program, .timeout = 30)
 		  "stderr: %s", shim.err);
 	assert_no_temporary_files(dir, 0);
 }
+
+/* Every bad setting the shim reads, and a directory it cannot write to,
+ * each with what its warning must name. */
+static const struct { const char *setting, *named; } bad_settings[] = {
+	{ "CONVOY_PERF=bogus", "CONVOY_PERF=bogus" },
+	{ "CONVOY_HOLD_SAMPLE=3", "CONVOY_HOLD_SAMPLE=3" },
+	{ "CONVOY_STACKS=off", "CONVOY_STACKS=off" },
+	{ "CONVOY_STACK_STATS=yes", "CONVOY_STACK_STATS=yes" },
+	{ "CONVOY_STACK_FIRST=-1", "CONVOY_STACK_FIRST=-1" },
+	{ "CONVOY_STACK_PERIOD=0", "CONVOY_STACK_PERIOD=0" },
+	{ "CONVOY_DIR=/nonexistent/dir", "/nonexistent/dir" },
+};
+#define NBAD (sizeof(bad_settings) / sizeof(bad_settings[0]))
+
+static void run_with_bad_settings(struct tu_proc *p, bool quiet)
+{
+	const char *env[NBAD + 2];
+	for (size_t i = 0; i < NBAD; i++)
+		env[i] = bad_settings[i].setting;
+	env[NBAD] = quiet ? "CONVOY_QUIET=1" : "CONVOY_QUIET";
+	env[NBAD + 1] = NULL;
+	const char *argv[] = { tu_prog("exit_status"), "4", NULL };
+	tu_run(p, &(struct tu_opts){ .preload = true, .env = env }, argv);
+}
+
+Test(quiet, quiet_silences_bad_settings_and_an_unwritable_dir, .timeout = 30)
+{
+	struct tu_proc native, shim;
+	const char *argv[] = { tu_prog("exit_status"), "4", NULL };
+	tu_run(&native, &(struct tu_opts){ 0 }, argv);
+	run_with_bad_settings(&shim, true);
+	tu_assert_exit(&shim, 4, "exit_status under the shim");
+	TU_STREQ(shim.out, native.out, "stdout");
+	TU_EQ(shim.err_len, 0, "stderr bytes with CONVOY_QUIET=1 (stderr: %s)", shim.err);
+}
+
+Test(quiet, each_bad_setting_gets_one_warning, .timeout = 30)
+{
+	struct tu_proc shim;
+	run_with_bad_settings(&shim, false);
+	tu_assert_exit(&shim, 4, "exit_status under the shim");
+	for (size_t i = 0; i < NBAD; i++) {
+		const char *hit = strstr(shim.err, bad_settings[i].named);
+		cr_assert(hit, "no warning names %s; stderr:\n%s", bad_settings[i].named, shim.err);
+		cr_assert(!strstr(hit + 1, bad_settings[i].named), "%s is named twice; stderr:\n%s",
+			  bad_settings[i].named, shim.err);
+	}
+	TU_EQ(tu_count_lines(shim.err), NBAD, "stderr lines (stderr:\n%s)", shim.err);
+	for (const char *line = shim.err; *line; line = strchr(line, '\n') + 1)
+		cr_assert(strncmp(line, "convoy: ", 8) == 0, "a line without \"convoy: \": %s", line);
+}
