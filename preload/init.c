@@ -78,6 +78,9 @@ static void fork_child(void)
 	cv__output_after_fork();
 	cv__busy--;                       /* what fork_prepare's guard raised */
 	cv__threads_after_fork(forking_thread);
+	/* The resets above unlock locks this thread never took, each counting
+	 * down; it holds none of the shim's locks now. */
+	cv__spin_depth = 0;
 }
 
 void cv__init(void)
@@ -104,6 +107,7 @@ void cv__init(void)
 				cv__perf_open();
 				cv__stacks_init();
 				cv__thread_init_main();
+				cv__lifecycle_init();
 			}
 		}
 		__atomic_store_n(&cv__process.ready, 1, __ATOMIC_RELEASE);

@@ -1,6 +1,7 @@
 /* output.c — writing the profile (format: include/convoy/profile.h).
  *
- * Runs once per process, from the destructor, while other threads may still
+ * Runs once per process (lifecycle.c says from where: the destructor, exec,
+ * _exit, quick_exit or a fatal signal's handler), while other threads may still
  * be running and locking: it takes none of the shim's locks (the lists it
  * walks are push-only) and reads their counters with relaxed loads. It writes
  * to a temporary name and then publishes the file (see "the file" below), so
@@ -397,10 +398,12 @@ static int create_temp(void)
 			break;
 		}
 		int fd = open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-		if (fd >= 0 || errno != EEXIST)
+		if (fd >= 0)
 			return fd;
+		if (errno != EEXIST)
+			break;
 	}
-	tmp_path[0] = '\0';
+	tmp_path[0] = '\0';   /* not ours: cv__profile_abandon must not remove it */
 	return -1;
 }
 
@@ -457,16 +460,32 @@ static void xfsz_restore(const struct xfsz_guard *g)
 
 static void report_failure(int error)
 {
-	char name[CV_PATH_MAX];
+	static char name[CV_PATH_MAX];   /* static: a signal handler's stack may be small */
 	if (!final_name(name, sizeof(name), 0))
 		snprintf(name, sizeof(name), "in %s", cv__config.dir);
 	cv__warn("cannot write profile %s: %s", name, strerrordesc_np(error));
 }
 
-void cv__write_profile(uint32_t exit_reason)
+static void announce(void)
+{
+	static char line[CV_PATH_MAX + 64];   /* static: a signal handler's stack may be small */
+	char *p = line, *end = line + sizeof(line);
+	p = put_str(p, end, "convoy: profile written to ");
+	p = put_str(p, end, final_path);
+	p = put_str(p, end, "\n");
+	if (p)
+		cv__say(line, (size_t)(p - line));
+}
+
+bool cv__write_profile(uint32_t exit_reason)
 {
 	if (__atomic_exchange_n(&written, 1, __ATOMIC_ACQ_REL))
-		return;
+		return false;
+	/* Only the destructor is sure to run outside a signal handler; every
+	 * other end (exec, _exit, quick_exit, a fatal signal) may be inside one,
+	 * where the loader's lock that a module-map re-read takes may be held. */
+	bool any_context = exit_reason != CV_EXIT_NORMAL && exit_reason != CV_EXIT_LAST_THREAD;
+	bool published = false;
 	int saved_errno = errno;
 	struct cv_thread *saved = cv__guard_enter();
 	final_path[0] = '\0';
@@ -504,7 +523,7 @@ void cv__write_profile(uint32_t exit_reason)
 	memcpy(fh.magic, CV_PROFILE_MAGIC, sizeof(fh.magic));
 	put(w, &fh, sizeof(fh));
 	write_process(w, exit_reason, now, &snap);
-	cv__modules_write(w);   /* modules.c: every module seen, dlclose'd ones too */
+	cv__modules_write(w, !any_context);   /* modules.c: every module seen, dlclose'd ones too */
 	write_objects(w, &snap);
 	for (size_t i = 0; i < snap.nthreads; i++)
 		write_thread(w, snap.threads[i], snap.heads[i], ns_per_tick, now);
@@ -526,15 +545,34 @@ void cv__write_profile(uint32_t exit_reason)
 		final_path[0] = '\0';
 		report_failure(w->error);
 	} else {
-		char line[CV_PATH_MAX + 64], *p = line, *lend = line + sizeof(line);
-		p = put_str(p, lend, "convoy: profile written to ");
-		p = put_str(p, lend, final_path);
-		p = put_str(p, lend, "\n");
-		if (p)
-			cv__say(line, (size_t)(p - line));
+		published = true;
+		/* A profile written before an exec is not announced: the exec may
+		 * fail, and then the file is taken back and the whole run's profile
+		 * announced at its real end. */
+		if (exit_reason != CV_EXIT_EXEC)
+			announce();
 	}
 	tmp_path[0] = '\0';
 done:
 	cv__guard_leave(saved);
+	errno = saved_errno;
+	return published;
+}
+
+void cv__profile_retract(void)
+{
+	int saved_errno = errno;
+	if (final_path[0])
+		unlink(final_path);
+	final_path[0] = '\0';
+	__atomic_store_n(&written, 0, __ATOMIC_RELEASE);
+	errno = saved_errno;
+}
+
+void cv__profile_abandon(void)
+{
+	int saved_errno = errno;
+	if (tmp_path[0])
+		unlink(tmp_path);
 	errno = saved_errno;
 }

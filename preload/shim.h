@@ -9,6 +9,8 @@
 
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -79,7 +81,20 @@
 	X(sem_timedwait, int, (sem_t *, const struct timespec *))                         \
 	X(sem_clockwait, int, (sem_t *, clockid_t, const struct timespec *))              \
 	X(sem_post, int, (sem_t *))                                                       \
-	X(syscall, long, (long, ...))
+	X(syscall, long, (long, ...))                                                     \
+	X(execve, int, (const char *, char *const[], char *const[]))                    \
+	X(execvpe, int, (const char *, char *const[], char *const[]))                   \
+	X(fexecve, int, (int, char *const[], char *const[]))                            \
+	X(execveat, int, (int, const char *, char *const[], char *const[], int))        \
+	X(posix_spawn, int, (pid_t *, const char *, const posix_spawn_file_actions_t *,  \
+			     const posix_spawnattr_t *, char *const[], char *const[]))      \
+	X(posix_spawnp, int, (pid_t *, const char *, const posix_spawn_file_actions_t *, \
+			      const posix_spawnattr_t *, char *const[], char *const[]))     \
+	X(_exit, void, (int))                                                            \
+	X(sigaction, int, (int, const struct sigaction *, struct sigaction *))           \
+	X(signal, sighandler_t, (int, sighandler_t))                                     \
+	X(sysv_signal, sighandler_t, (int, sighandler_t))                                \
+	X(sigset, sighandler_t, (int, sighandler_t))
 
 struct cv_real {
 #define CV_X(name, ret, args) ret (*name) args;
@@ -372,6 +387,10 @@ extern struct cv_process_state cv__process;
 
 void cv__init(void);
 
+/* ---- lifecycle.c: exec, _exit, quick_exit, fatal signals ------------------- */
+
+void cv__lifecycle_init(void);   /* cv__init: CONVOY_FOLLOW, fatal-signal handlers */
+
 /* ---- perf.c: process-wide perf_event_open counters ------------------------ */
 
 void cv__perf_open(void);
@@ -380,7 +399,17 @@ void cv__perf_after_fork(void);
 
 /* ---- output.c ------------------------------------------------------------- */
 
-void cv__write_profile(uint32_t exit_reason);
+/* Once per process (a fork child's and a retracted profile aside): true when
+ * this call published the profile. Every step is async-signal-safe (system
+ * calls, and formatting that neither locks nor allocates) except a re-read of
+ * the module map, done only for the destructor's reasons. */
+bool cv__write_profile(uint32_t exit_reason);
+/* An exec that failed: the profile it wrote is removed and the next end of
+ * the process writes the whole run again. */
+void cv__profile_retract(void);
+/* The process dies while a profile is being written (by another thread, or
+ * by a crash in the writer): its temporary file is removed. */
+void cv__profile_abandon(void);
 /* One record into the profile being written (w: the writer output.c passes to
  * the functions below): the fixed struct, then up to two tails. */
 void cv__put_record(void *w, uint32_t type, const void *fixed, size_t fixed_len,
@@ -405,7 +434,8 @@ void cv__stacks_after_fork(void);
 /* ---- modules.c: the module map, kept across dlopen/dlclose --------------- */
 
 uint32_t cv__modules_refresh(void);    /* re-read if anything was loaded or unloaded; the generation */
-void cv__modules_write(void *w);       /* output.c: every module ever seen */
+void cv__modules_write(void *w, bool reread);   /* output.c: every module ever seen; reread: look at
+						 * what is mapped now (takes the loader's lock) */
 void cv__modules_after_fork(void);
 
 /* ---- messages ------------------------------------------------------------- */
