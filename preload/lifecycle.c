@@ -344,8 +344,9 @@ CV_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
  * without the shim, and the old disposition it gets back is SIG_DFL.
  *
  * The handler writes the profile (unless the thread was inside the shim,
- * whose state it would then read half-changed: it only removes a temporary
- * file), puts SIG_DFL back and lets the signal take its default action: a
+ * whose state it would then read half-changed; or another thread is writing
+ * it: the handler lets that write finish before the process dies), puts
+ * SIG_DFL back and lets the signal take its default action: a
  * signal that was sent (kill, raise, abort) is sent again to this thread,
  * with its siginfo where the kernel allows it; a fault is left to recur when
  * the handler returns to the faulting instruction. Exit status and core dump
@@ -380,7 +381,7 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *context)
 	int saved_errno = errno;
 	int i = fatal_index(sig);
 	if (profiling_here() && (cv__busy || cv__spin_depth || !cv__write_profile(fatal[i].reason)))
-		cv__profile_abandon();
+		cv__profile_settle();
 	release(i);
 	bool sent = si->si_code <= 0 || (sig == SIGBUS && si->si_code == BUS_MCEERR_AO);
 	if (sent) {

@@ -24,9 +24,8 @@
 
 #include "shim.h"
 
-static int written;   /* once per process; a fork child resets it */
-
-void cv__output_after_fork(void) { written = 0; }
+static int written;        /* once per process; a fork child resets it */
+static pid_t writer_tid;   /* the thread writing the profile now, or 0 */
 
 struct writer {
 	int      fd;
@@ -314,6 +313,13 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 static char tmp_path[CV_PATH_MAX];     /* while a write is in progress; "" otherwise */
 static char final_path[CV_PATH_MAX];   /* the profile published last */
 
+void cv__output_after_fork(void)
+{
+	written = 0;
+	writer_tid = 0;   /* a write another thread of the parent had begun is not ours */
+	tmp_path[0] = '\0';
+}
+
 static char *put_str(char *p, char *end, const char *s)
 {
 	while (p && *s) {
@@ -403,7 +409,7 @@ static int create_temp(void)
 		if (errno != EEXIST)
 			break;
 	}
-	tmp_path[0] = '\0';   /* not ours: cv__profile_abandon must not remove it */
+	tmp_path[0] = '\0';   /* not ours: cv__profile_settle must not remove it */
 	return -1;
 }
 
@@ -488,6 +494,7 @@ bool cv__write_profile(uint32_t exit_reason)
 	bool published = false;
 	int saved_errno = errno;
 	struct cv_thread *saved = cv__guard_enter();
+	__atomic_store_n(&writer_tid, gettid(), __ATOMIC_RELEASE);
 	final_path[0] = '\0';
 
 	uint64_t now = cv__now_ns(), ticks = cv__ticks();
@@ -554,6 +561,7 @@ bool cv__write_profile(uint32_t exit_reason)
 	}
 	tmp_path[0] = '\0';
 done:
+	__atomic_store_n(&writer_tid, 0, __ATOMIC_RELEASE);
 	cv__guard_leave(saved);
 	errno = saved_errno;
 	return published;
@@ -569,10 +577,17 @@ void cv__profile_retract(void)
 	errno = saved_errno;
 }
 
-void cv__profile_abandon(void)
+void cv__profile_settle(void)
 {
 	int saved_errno = errno;
-	if (tmp_path[0])
+	pid_t me = gettid(), writer;
+	for (int waits = 0; (writer = __atomic_load_n(&writer_tid, __ATOMIC_ACQUIRE)); waits++) {
+		if (writer == me || waits == 200)
+			break;   /* the crash is in the writer itself, or it is stuck */
+		struct timespec pause = { 0, 10 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+	}
+	if (writer && tmp_path[0])
 		unlink(tmp_path);
 	errno = saved_errno;
 }

@@ -407,9 +407,11 @@ bool cv__write_profile(uint32_t exit_reason);
 /* An exec that failed: the profile it wrote is removed and the next end of
  * the process writes the whole run again. */
 void cv__profile_retract(void);
-/* The process dies while a profile is being written (by another thread, or
- * by a crash in the writer): its temporary file is removed. */
-void cv__profile_abandon(void);
+/* The process is about to die without writing (a fatal signal in a thread
+ * that cannot write). If another thread is writing the profile, it gets up
+ * to 2 s to finish; if this thread was writing (the crash is in the writer)
+ * or the time runs out, the temporary file is removed. */
+void cv__profile_settle(void);
 /* One record into the profile being written (w: the writer output.c passes to
  * the functions below): the fixed struct, then up to two tails. */
 void cv__put_record(void *w, uint32_t type, const void *fixed, size_t fixed_len,

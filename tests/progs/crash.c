@@ -2,11 +2,14 @@
  * named: segv (a store through NULL), bus (a load past the end of a mapped
  * file), abort, fpe (an integer division by zero), ill (an invalid
  * instruction), raise-segv (SIGSEGV sent to itself), thread-segv (a store
- * through NULL in a second thread). */
+ * through NULL in a second thread), threads-segv (four threads leave a
+ * barrier together and each stores through NULL). It sets its core-file limit to 0
+ * first: the tests leave no core files behind. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "progs.h"
 
@@ -14,9 +17,12 @@ pthread_mutex_t crash_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile int zero, one = 1;
 static int *volatile null_ptr;
 
+static pthread_barrier_t together;
+
 static void *segv_thread(void *arg)
 {
-	(void)arg;
+	if (arg)
+		pthread_barrier_wait(&together);
 	*null_ptr = 1;
 	return NULL;
 }
@@ -26,6 +32,8 @@ int main(int argc, char **argv)
 	if (argc != 2)
 		return 2;
 	const char *how = argv[1];
+	struct rlimit no_core = { 0, 0 };
+	MUST(setrlimit(RLIMIT_CORE, &no_core) ? errno : 0);
 	for (int i = 0; i < 100; i++) {
 		pthread_mutex_lock(&crash_lock);
 		pthread_mutex_unlock(&crash_lock);
@@ -52,6 +60,12 @@ int main(int argc, char **argv)
 		pthread_t t;
 		MUST(pthread_create(&t, NULL, segv_thread, NULL));
 		pthread_join(t, NULL);
+	} else if (!strcmp(how, "threads-segv")) {
+		pthread_t t[4];
+		MUST(pthread_barrier_init(&together, NULL, 4));
+		for (int i = 0; i < 4; i++)
+			MUST(pthread_create(&t[i], NULL, segv_thread, &together));
+		pthread_join(t[0], NULL);
 	} else {
 		return 2;
 	}

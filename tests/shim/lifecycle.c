@@ -131,7 +131,7 @@ Test(lifecycle, a_fatal_signal_writes_the_profile_then_the_program_dies_its_own_
 		{ "segv", "killed by SIGSEGV" },       { "bus", "killed by SIGBUS" },
 		{ "abort", "killed by SIGABRT (abort)" }, { "fpe", "killed by SIGFPE" },
 		{ "ill", "killed by SIGILL" },         { "raise-segv", "killed by SIGSEGV" },
-		{ "thread-segv", "killed by SIGSEGV" },
+		{ "thread-segv", "killed by SIGSEGV" }, { "threads-segv", "killed by SIGSEGV" },
 	};
 	for (size_t i = 0; i < sizeof(ways) / sizeof(ways[0]); i++) {
 		struct tu_proc p;
