@@ -434,30 +434,36 @@ static int publish(void)
 	return EEXIST;
 }
 
-/* A write past RLIMIT_FSIZE fails with EFBIG and also sends SIGXFSZ, whose
- * default action kills the process: the profile's write must not end the
- * program or reach its handler. The signal is blocked while we write, and
- * one we raised is taken back before the old mask returns. */
-struct xfsz_guard {
+/* While the file exists under its temporary name, the writing thread blocks
+ * every signal it can without changing the program's fate: a SIGTERM or
+ * SIGINT arriving then is delivered when the write is done, instead of
+ * leaving a temporary file behind. (Faults stay unblocked: a blocked SIGSEGV
+ * from a fault kills at once. Another thread may still take a process-wide
+ * signal meanwhile.) A write past RLIMIT_FSIZE fails with EFBIG and also
+ * raises SIGXFSZ, whose default action would kill the program: one we raised
+ * is taken back before the old mask returns. */
+struct signal_guard {
 	sigset_t old;
-	bool     was_pending;
+	bool     xfsz_was_pending;
 };
 
-static void xfsz_block(struct xfsz_guard *g)
+static void signals_block(struct signal_guard *g)
 {
-	sigset_t xfsz, pending;
-	sigemptyset(&xfsz);
-	sigaddset(&xfsz, SIGXFSZ);
-	g->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
-	pthread_sigmask(SIG_BLOCK, &xfsz, &g->old);
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS };
+	sigset_t all, pending;
+	sigfillset(&all);
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(&all, faults[i]);
+	g->xfsz_was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &all, &g->old);
 }
 
-static void xfsz_restore(const struct xfsz_guard *g)
+static void signals_restore(const struct signal_guard *g)
 {
 	sigset_t xfsz, pending;
 	sigemptyset(&xfsz);
 	sigaddset(&xfsz, SIGXFSZ);
-	if (!g->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
+	if (!g->xfsz_was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
 		static const struct timespec now;
 		sigtimedwait(&xfsz, NULL, &now);
 	}
@@ -511,12 +517,12 @@ bool cv__write_profile(uint32_t exit_reason)
 		report_failure(ENOMEM);
 		goto done;
 	}
-	struct xfsz_guard xfsz;
-	xfsz_block(&xfsz);
+	struct signal_guard signals;
+	signals_block(&signals);
 	w->fd = create_temp();
 	if (w->fd < 0) {
 		int error = errno;
-		xfsz_restore(&xfsz);
+		signals_restore(&signals);
 		snapshot_free(&snap);
 		report_failure(error);
 		goto done;
@@ -544,12 +550,15 @@ bool cv__write_profile(uint32_t exit_reason)
 	snapshot_free(&snap);
 	if (close(w->fd) != 0 && !w->error)
 		w->error = errno;
-	xfsz_restore(&xfsz);
 	if (!w->error)
 		w->error = publish();
 	if (w->error) {
 		unlink(tmp_path);
 		final_path[0] = '\0';
+	}
+	tmp_path[0] = '\0';
+	signals_restore(&signals);
+	if (w->error) {
 		report_failure(w->error);
 	} else {
 		published = true;
@@ -559,7 +568,6 @@ bool cv__write_profile(uint32_t exit_reason)
 		if (exit_reason != CV_EXIT_EXEC)
 			announce();
 	}
-	tmp_path[0] = '\0';
 done:
 	__atomic_store_n(&writer_tid, 0, __ATOMIC_RELEASE);
 	cv__guard_leave(saved);
