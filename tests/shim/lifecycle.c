@@ -223,3 +223,21 @@ Test(lifecycle, perl_exiting_with_running_ithreads_leaves_one_profile, .timeout 
 	free(tu_only_profile(dir));
 	TU_EQ(temporary_files(dir), 0, "*.tmp files left in %s", dir);
 }
+
+Test(lifecycle, convoy_run_reports_the_last_image_of_a_command_that_execs, .timeout = 60)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	const char *argv[] = { tu_convoy(), "run", "-o", dir, "--json", "--", tu_prog("exec_via"), "execve", NULL };
+	tu_run(&p, &(struct tu_opts){ 0 }, argv);
+	tu_assert_exit(&p, 0, "convoy run -- exec_via execve");
+	size_t n;
+	tu_profiles(dir, &n);
+	TU_EQ(n, 2, "profiles in %s (one per image)", dir);
+	const char *json = strchr(p.out, '{');
+	cr_assert(json, "no JSON in convoy run's output:\n%s", p.out);
+	json_object *r = json_tokener_parse(json);
+	cr_assert(r, "convoy run's JSON does not parse:\n%s", json);
+	TU_STREQ(tu_str(tu_get(r, "process"), "exit"), EXIT_NORMAL, "the reported profile's process.exit");
+	TU_EQ(tu_int(tu_lock(r, "exec_lock"), "acquisitions"), 7, "the reported image's locks");
+}
