@@ -241,16 +241,37 @@ static bool names_profile_of(const char *name, pid_t pid)
 	       strncmp(end - wl, want, wl) == 0;
 }
 
+/* When the profile's process record says it was written (CLOCK_MONOTONIC,
+ * the same clock in every image of a process); 0 if it cannot be read. */
+static uint64_t profile_end_ns(const char *path)
+{
+	struct {
+		struct cv_file_header file;
+		struct cv_rec_header rec;
+		struct cv_process process;
+	} head;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, &head, sizeof(head));
+	close(fd);
+	if (n != (ssize_t)sizeof(head) || memcmp(head.file.magic, CV_PROFILE_MAGIC, sizeof(head.file.magic)) != 0 ||
+	    head.file.header_size != sizeof(head.file) || head.rec.type != CV_REC_PROCESS ||
+	    head.rec.fixed < sizeof(head.process))
+		return 0;
+	return head.process.end_ns;
+}
+
 char *launch__find_profile(const char *dir, pid_t pid)
 {
 	DIR *d = opendir(dir);
 	if (!d)
 		return NULL;
-	/* A command that execs (env, nice, sh -c 'exec ...') leaves a profile
-	 * per image, all with its pid: the newest is the last image's, the
+	/* A command that execs (env, nice, sh -c 'exec ...') can leave a profile
+	 * per image, all with its pid: the last written is the last image's, the
 	 * program asked about. */
 	char *found = NULL;
-	struct timespec newest = { 0, 0 };
+	uint64_t newest = 0;
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		if (!names_profile_of(e->d_name, pid))
@@ -258,12 +279,11 @@ char *launch__find_profile(const char *dir, pid_t pid)
 		size_t len = strlen(dir) + strlen(e->d_name) + 2;
 		char *path = xcalloc(1, len);
 		snprintf(path, len, "%s/%s", dir, e->d_name);
-		struct stat st;
-		if (stat(path, &st) == 0 && (!found || st.st_mtim.tv_sec > newest.tv_sec ||
-					     (st.st_mtim.tv_sec == newest.tv_sec && st.st_mtim.tv_nsec > newest.tv_nsec))) {
+		uint64_t end = profile_end_ns(path);
+		if (!found || end > newest) {
 			free(found);
 			found = path;
-			newest = st.st_mtim;
+			newest = end;
 		} else {
 			free(path);
 		}

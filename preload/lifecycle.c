@@ -103,9 +103,9 @@ static void at_quick_exit_handler(void)
 }
 
 /* ---- exec ---------------------------------------------------------------------- *
- * The profile is written before the image is replaced. If the exec fails the
- * program goes on, so the profile is taken back and the process's later end
- * writes one covering the whole run.
+ * The profile is written before the image is replaced, if the image recorded
+ * anything. If the exec fails the program goes on, so the profile is taken
+ * back and the process's later end writes one covering the whole run.
  *
  * CONVOY_FOLLOW=0: the child's environment loses the shim's entries from
  * LD_PRELOAD (the others stay, in order; the variable goes if nothing is
@@ -222,12 +222,26 @@ static char *const *child_env(char *const envp[], size_t n, size_t at, const cha
 	return vec;
 }
 
+/* Whether this image has anything to report: a second thread, or a record or
+ * counter on any thread. A shell's fork child that only execs, or a wrapper
+ * such as env or nice, has nothing, and its profile would be an empty file
+ * beside the one the new image writes under the same pid. */
+static bool recorded_anything(void)
+{
+	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
+		if (t->all_next || __atomic_load_n(&t->recs, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&t->ncounters, __ATOMIC_ACQUIRE))
+			return true;
+	return false;
+}
+
 /* Before an exec: write the profile. Returns whether to take it back. */
 static bool exec_begins(void)
 {
 	if (!cv__real.execve)
 		cv__resolve_real();
-	return profiling_here() && !cv__busy && !cv__spin_depth && cv__write_profile(CV_EXIT_EXEC);
+	return profiling_here() && !cv__busy && !cv__spin_depth && recorded_anything() &&
+	       cv__write_profile(CV_EXIT_EXEC);
 }
 
 static int exec_failed(bool wrote, int rc)

@@ -1,5 +1,6 @@
-/* exec_via HOW [fail|show-preload]: locks exec_lock 100 times, prints
- * "before", then replaces itself with "exec_via child" through HOW: execve, execv, execvp,
+/* exec_via HOW [fail|show-preload|bare]: locks exec_lock 100 times (with
+ * bare: not at all), prints "before", then replaces itself with
+ * "exec_via child" through HOW: execve, execv, execvp,
  * execvpe, execl, execle, execlp, fexecve, execveat, or posix_spawn (which
  * starts the child beside it and waits). The child locks exec_lock 7 times,
  * prints "child" (with show-preload, LD_PRELOAD as it sees it) and exits 0. With "fail" the exec names a
@@ -40,6 +41,7 @@ int main(int argc, char **argv)
 	const char *how = argv[1];
 	bool fail = argc > 2 && strcmp(argv[2], "fail") == 0;
 	bool show = argc > 2 && strcmp(argv[2], "show-preload") == 0;
+	bool bare = argc > 2 && strcmp(argv[2], "bare") == 0;
 	char self[4096];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0)
@@ -53,7 +55,7 @@ int main(int argc, char **argv)
 	const char *file = strrchr(path, '/') + 1;
 	char *child_argv[] = { (char *)"exec_via", (char *)"child", show ? (char *)"show-preload" : NULL, NULL };
 
-	lock_n(100);
+	lock_n(bare ? 0 : 100);
 	printf("before\n");
 	fflush(stdout);
 	int rc = 0;

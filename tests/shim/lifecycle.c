@@ -74,6 +74,18 @@ Test(lifecycle, exec_writes_the_profile_of_the_image_it_replaces, .timeout = 120
 	}
 }
 
+Test(lifecycle, an_image_that_recorded_nothing_leaves_the_profile_to_the_next, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	const char *argv[] = { tu_prog("exec_via"), "execv", "bare", NULL };
+	run_both(&p, dir, argv, NULL);
+	tu_assert_exit(&p, 0, "exec_via execv bare");
+	json_object *r = tu_report_dir(dir);   /* exactly one: the new image's */
+	TU_STREQ(tu_str(tu_get(r, "process"), "exit"), EXIT_NORMAL, "process.exit");
+	TU_EQ(tu_int(tu_lock(r, "exec_lock"), "acquisitions"), 7, "the new image's locks");
+}
+
 Test(lifecycle, a_failed_exec_leaves_one_complete_profile, .timeout = 120)
 {
 	for (size_t i = 0; i < NWAYS; i++) {
