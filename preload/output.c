@@ -26,6 +26,7 @@
 
 static int written;        /* once per process; a fork child resets it */
 static pid_t writer_tid;   /* the thread writing the profile now, or 0 */
+static uint64_t write_progress;   /* records written, for cv__profile_settle */
 
 struct writer {
 	int      fd;
@@ -85,6 +86,7 @@ static void record(struct writer *w, uint32_t type, const void *fixed, size_t fi
 		put(w, tail2, len2);
 	put(w, zeros, padded - payload);
 	w->records++;
+	__atomic_store_n(&write_progress, w->records, __ATOMIC_RELAXED);
 }
 
 void cv__put_record(void *w, uint32_t type, const void *fixed, size_t fixed_len,
@@ -589,11 +591,15 @@ void cv__profile_settle(void)
 {
 	int saved_errno = errno;
 	pid_t me = gettid(), writer;
-	for (int waits = 0; (writer = __atomic_load_n(&writer_tid, __ATOMIC_ACQUIRE)); waits++) {
-		if (writer == me || waits == 200)
+	uint64_t seen = 0;
+	for (int stalls = 0; (writer = __atomic_load_n(&writer_tid, __ATOMIC_ACQUIRE)); ) {
+		if (writer == me || stalls == 200)
 			break;   /* the crash is in the writer itself, or it is stuck */
 		struct timespec pause = { 0, 10 * 1000 * 1000 };
 		nanosleep(&pause, NULL);
+		uint64_t now = __atomic_load_n(&write_progress, __ATOMIC_RELAXED);
+		stalls = now == seen ? stalls + 1 : 0;
+		seen = now;
 	}
 	if (writer && tmp_path[0])
 		unlink(tmp_path);

@@ -408,9 +408,9 @@ bool cv__write_profile(uint32_t exit_reason);
  * the process writes the whole run again. */
 void cv__profile_retract(void);
 /* The process is about to die without writing (a fatal signal in a thread
- * that cannot write). If another thread is writing the profile, it gets up
- * to 2 s to finish; if this thread was writing (the crash is in the writer)
- * or the time runs out, the temporary file is removed. */
+ * that cannot write). If another thread is writing the profile, this waits
+ * while that write makes progress; if this thread was writing (the crash is
+ * in the writer) or the write stalls for 2 s, the temporary file is removed. */
 void cv__profile_settle(void);
 /* One record into the profile being written (w: the writer output.c passes to
  * the functions below): the fixed struct, then up to two tails. */
