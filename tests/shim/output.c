@@ -189,6 +189,7 @@ Test(output, program_output_takes_the_disk_before_the_profile, .timeout = 60)
 			assert_no_temporary_files(dir, 0);
 		}
 	}
+	umount2(dir, MNT_DETACH);   /* so that the directory under it can be removed */
 }
 
 Test(output, a_file_size_limit_does_not_end_the_program, .timeout = 30)
