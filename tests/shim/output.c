@@ -217,6 +217,7 @@ static const struct { const char *setting, *named; } bad_settings[] = {
 	{ "CONVOY_STACK_STATS=yes", "CONVOY_STACK_STATS=yes" },
 	{ "CONVOY_STACK_FIRST=-1", "CONVOY_STACK_FIRST=-1" },
 	{ "CONVOY_STACK_PERIOD=0", "CONVOY_STACK_PERIOD=0" },
+	{ "CONVOY_FOLLOW=maybe", "CONVOY_FOLLOW=maybe" },
 	{ "CONVOY_DIR=/nonexistent/dir", "/nonexistent/dir" },
 };
 #define NBAD (sizeof(bad_settings) / sizeof(bad_settings[0]))
