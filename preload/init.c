@@ -78,9 +78,6 @@ static void fork_child(void)
 	cv__output_after_fork();
 	cv__busy--;                       /* what fork_prepare's guard raised */
 	cv__threads_after_fork(forking_thread);
-	/* The resets above unlock locks this thread never took, each counting
-	 * down; it holds none of the shim's locks now. */
-	cv__spin_depth = 0;
 }
 
 void cv__init(void)

@@ -42,6 +42,14 @@ static bool profiling_here(void)
 	       getpid() == cv__process.pid;
 }
 
+/* Whether this thread was running the shim's own code (its reentrancy guard
+ * raised) when it came here, from a signal handler say: the shim's state may
+ * then be half changed, and the profile is not written from it. */
+static bool inside_shim(void)
+{
+	return cv__busy != 0;
+}
+
 /* ---- normal end ------------------------------------------------------------ */
 
 static void flush_standard_streams(void)
@@ -79,7 +87,7 @@ __attribute__((destructor)) static void convoy_end(void)
 
 static void write_at(uint32_t reason)
 {
-	if (profiling_here() && !cv__busy && !cv__spin_depth)
+	if (profiling_here() && !inside_shim())
 		cv__write_profile(reason);
 }
 
@@ -240,7 +248,7 @@ static bool exec_begins(void)
 {
 	if (!cv__real.execve)
 		cv__resolve_real();
-	return profiling_here() && !cv__busy && !cv__spin_depth && recorded_anything() &&
+	return profiling_here() && !inside_shim() && recorded_anything() &&
 	       cv__write_profile(CV_EXIT_EXEC);
 }
 
@@ -394,7 +402,7 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *context)
 {
 	int saved_errno = errno;
 	int i = fatal_index(sig);
-	if (profiling_here() && (cv__busy || cv__spin_depth || !cv__write_profile(fatal[i].reason)))
+	if (profiling_here() && (inside_shim() || !cv__write_profile(fatal[i].reason)))
 		cv__profile_settle();
 	release(i);
 	bool sent = si->si_code <= 0 || (sig == SIGBUS && si->si_code == BUS_MCEERR_AO);
