@@ -2,7 +2,6 @@
  * signals. Each writes one profile (docs/lifecycle.md), and the program sees
  * no change: its output, exit status or killing signal, and the signal
  * dispositions it sets and reads, are what they are without the shim. */
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <unistd.h>
@@ -17,19 +16,6 @@ static const char *const exec_ways[] = {
 };
 #define NWAYS (sizeof(exec_ways) / sizeof(exec_ways[0]))
 
-static size_t temporary_files(const char *dir)
-{
-	DIR *d = opendir(dir);
-	cr_assert(d, "opendir %s: %s", dir, strerror(errno));
-	size_t n = 0;
-	for (struct dirent *e; (e = readdir(d));) {
-		size_t len = strlen(e->d_name);
-		n += len > 4 && strcmp(e->d_name + len - 4, ".tmp") == 0;
-	}
-	closedir(d);
-	return n;
-}
-
 /* Runs argv natively and under the shim (quiet, CONVOY_DIR=dir) and asserts
  * the same stdout and the same end. */
 static void run_both(struct tu_proc *shim, const char *dir, const char *const argv[], const char *const *env)
@@ -42,7 +28,7 @@ static void run_both(struct tu_proc *shim, const char *dir, const char *const ar
 	TU_EQ(shim->exited, native.exited, "exited normally (%s %s)", argv[1], argv[2] ? argv[2] : "");
 	TU_EQ(shim->exited ? shim->code : shim->sig, native.exited ? native.code : native.sig,
 	      "%s of %s %s", native.exited ? "exit status" : "killing signal", argv[1], argv[2] ? argv[2] : "");
-	TU_EQ(temporary_files(dir), 0, "*.tmp files left in %s", dir);
+	TU_EQ(tu_count_entries(dir, "", ".tmp", NULL), 0, "*.tmp files left in %s", dir);
 }
 
 static json_object *profile_with_exit(char **files, size_t n, const char *why)
@@ -115,8 +101,7 @@ Test(lifecycle, follow_0_keeps_children_unprofiled_and_the_rest_of_ld_preload, .
 		char *dir = tu_tmpdir();
 		const char *argv[] = { tu_prog("exec_via"), ways[i], "show-preload", NULL };
 		const char *env[] = { preload_with_others(), "CONVOY_FOLLOW=0", "CONVOY_QUIET=1", NULL };
-		const char *opts_env[] = { env[0], env[1], env[2], NULL };
-		struct tu_opts o = { .dir = dir, .env = opts_env };
+		struct tu_opts o = { .dir = dir, .env = env };
 		tu_run(&p, &o, argv);
 		tu_assert_exit(&p, 0, ways[i]);
 		cr_assert(tu_has_line(p.out, "child LD_PRELOAD=libz.so.1 libm.so.6"), "%s: child's output:\n%s", ways[i], p.out);
@@ -233,7 +218,7 @@ Test(lifecycle, perl_exiting_with_running_ithreads_leaves_one_profile, .timeout 
 	TU_STREQ(shim.err, native.err, "stderr");
 	TU_EQ(shim.exited ? shim.code : -shim.sig, native.code, "exit status");
 	free(tu_only_profile(dir));
-	TU_EQ(temporary_files(dir), 0, "*.tmp files left in %s", dir);
+	TU_EQ(tu_count_entries(dir, "", ".tmp", NULL), 0, "*.tmp files left in %s", dir);
 }
 
 Test(lifecycle, convoy_run_reports_the_last_image_of_a_command_that_execs, .timeout = 60)

@@ -1,7 +1,6 @@
 /* The profile file: where it goes, who may read it, and that a hostile
  * directory (links, FIFOs, files already at its names) cannot turn the
  * shim's write against the user or hang the program. */
-#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -10,29 +9,9 @@
 
 #include "testutil.h"
 
-/* The entries of dir whose names start with prefix and end with suffix. */
-static size_t count_entries(const char *dir, const char *prefix, const char *suffix, char **first)
-{
-	DIR *d = opendir(dir);
-	cr_assert(d, "opendir %s: %s", dir, strerror(errno));
-	size_t n = 0;
-	for (struct dirent *e; (e = readdir(d));) {
-		size_t len = strlen(e->d_name), sl = strlen(suffix);
-		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 || len < sl ||
-		    strcmp(e->d_name + len - sl, suffix) != 0)
-			continue;
-		if (!n++ && first) {
-			*first = malloc(strlen(dir) + len + 2);
-			sprintf(*first, "%s/%s", dir, e->d_name);
-		}
-	}
-	closedir(d);
-	return n;
-}
-
 static void assert_no_temporary_files(const char *dir, size_t planted)
 {
-	TU_EQ(count_entries(dir, "", ".tmp", NULL), planted, "*.tmp files in %s (only the planted ones may remain)", dir);
+	TU_EQ(tu_count_entries(dir, "", ".tmp", NULL), planted, "*.tmp files in %s (only the planted ones may remain)", dir);
 }
 
 Test(output, a_profile_is_readable_only_by_its_owner, .timeout = 30)
@@ -73,10 +52,10 @@ Test(output, a_link_or_fifo_at_the_profile_names_is_left_alone, .timeout = 60)
 	size_t len;
 	unsigned char *data = tu_read_file(target, &len);
 	cr_assert(len == 9 && memcmp(data, "untouched", 9) == 0, "the link's target was written: %zu bytes", len);
-	char *link = NULL, *fifo = NULL, *profile = NULL;
-	TU_EQ(count_entries(sdir, "convoy-plant_names-", ".convoy", &link), 2, "convoy-plant_names-*.convoy in %s", sdir);
-	TU_EQ(count_entries(sdir, "convoy-plant_names-", ".convoy.tmp", &fifo), 1, "the planted FIFO");
-	TU_EQ(count_entries(sdir, "convoy-plant_names-", "-1.convoy", &profile), 1, "a profile under the next free name");
+	char *fifo = NULL, *profile = NULL;
+	TU_EQ(tu_count_entries(sdir, "convoy-plant_names-", ".convoy", NULL), 2, "convoy-plant_names-*.convoy in %s", sdir);
+	TU_EQ(tu_count_entries(sdir, "convoy-plant_names-", ".convoy.tmp", &fifo), 1, "the planted FIFO");
+	TU_EQ(tu_count_entries(sdir, "convoy-plant_names-", "-1.convoy", &profile), 1, "a profile under the next free name");
 	struct stat st;
 	cr_assert(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "%s is no longer the planted FIFO", fifo);
 	cr_assert(lstat(profile, &st) == 0 && S_ISREG(st.st_mode), "%s is not a regular file", profile);
@@ -93,8 +72,8 @@ Test(output, a_file_at_the_profile_name_is_not_replaced, .timeout = 60)
 	tu_assert_exit(&shim, 0, "plant_names under the shim");
 	TU_STREQ(shim.out, "planted file\n", "stdout");
 	char *planted = NULL, *profile = NULL;
-	TU_EQ(count_entries(dir, "convoy-plant_names-", ".convoy", NULL), 2, "convoy-plant_names-*.convoy in %s", dir);
-	TU_EQ(count_entries(dir, "convoy-plant_names-", "-1.convoy", &profile), 1, "a profile under the next free name");
+	TU_EQ(tu_count_entries(dir, "convoy-plant_names-", ".convoy", NULL), 2, "convoy-plant_names-*.convoy in %s", dir);
+	TU_EQ(tu_count_entries(dir, "convoy-plant_names-", "-1.convoy", &profile), 1, "a profile under the next free name");
 	size_t len;
 	char *base = strdup(profile);
 	strcpy(strstr(base, "-1.convoy"), ".convoy");
@@ -113,7 +92,7 @@ Test(output, a_daemon_that_chdirs_writes_where_it_started, .timeout = 30)
 	tu_run(&p, &o, argv);
 	tu_assert_exit(&p, 0, "chdir_away");
 	free(tu_only_profile(start));
-	TU_EQ(count_entries(away, "", "", NULL), 2, "entries in the directory it moved to (. and ..)");
+	TU_EQ(tu_count_entries(away, "", "", NULL), 2, "entries in the directory it moved to (. and ..)");
 }
 
 Test(output, a_relative_convoy_dir_is_resolved_at_start, .timeout = 30)
@@ -128,7 +107,7 @@ Test(output, a_relative_convoy_dir_is_resolved_at_start, .timeout = 30)
 	tu_run(&p, &o, argv);
 	tu_assert_exit(&p, 0, "chdir_away");
 	free(tu_only_profile(sub));
-	TU_EQ(count_entries(asub, "", "", NULL), 2, "entries in %s", asub);
+	TU_EQ(tu_count_entries(asub, "", "", NULL), 2, "entries in %s", asub);
 }
 
 Test(output, a_file_that_became_fd_2_gets_nothing_from_the_shim, .timeout = 30)
