@@ -8,7 +8,8 @@
  * exit handler. The C library flushes stdio only after every exit handler,
  * so on a nearly full filesystem the profile would take the space the
  * program's buffered output still needs: the destructor flushes stdout and
- * stderr first. It only tries their locks (a thread blocked in a read of
+ * stderr first when they write to a file on the profile's filesystem. It
+ * only tries their locks (a thread blocked in a read of
  * stdin holds its lock for ever, and glibc's own final flush takes none); a
  * stream another thread holds is flushed later by the C library, as always.
  *
@@ -52,14 +53,22 @@ static bool inside_shim(void)
 
 /* ---- normal end ------------------------------------------------------------ */
 
+/* Only a stream whose file is on the profile's filesystem competes with it
+ * for space; one on a terminal, a pipe or another filesystem is left to the
+ * C library's flush, so its output keeps its place among the program's. */
 static void flush_standard_streams(void)
 {
+	struct stat dir, file;
+	if (stat(cv__config.dir, &dir) != 0)
+		return;
 	FILE *streams[] = { stdout, stderr };
 	for (size_t i = 0; i < sizeof(streams) / sizeof(streams[0]); i++) {
-		if (ftrylockfile(streams[i]) == 0) {
+		if (ftrylockfile(streams[i]) != 0)
+			continue;
+		int fd = fileno_unlocked(streams[i]);
+		if (fd >= 0 && fstat(fd, &file) == 0 && S_ISREG(file.st_mode) && file.st_dev == dir.st_dev)
 			fflush_unlocked(streams[i]);
-			funlockfile(streams[i]);
-		}
+		funlockfile(streams[i]);
 	}
 }
 
