@@ -126,9 +126,9 @@ static void at_quick_exit_handler(void)
  *
  * CONVOY_FOLLOW=0: the child's environment loses the shim's entries from
  * LD_PRELOAD (the others stay, in order; the variable goes if nothing is
- * left). An entry is the shim when it is the same file (device and inode) as
- * the libconvoy.so this process loaded, or, for a bare name the loader looks
- * up in its paths, when it has the same base name. The new environment is
+ * left). An entry is the shim when it has the base name of the libconvoy.so
+ * this process loaded (a relative path may no longer resolve after a chdir),
+ * or is the same file (device and inode) under another name. The new environment is
  * built on the stack: a vfork child must not leave memory behind in the
  * parent it shares memory with. */
 
@@ -146,10 +146,11 @@ static bool names_the_shim(const char *entry, size_t len)
 		return false;
 	memcpy(path, entry, len);
 	path[len] = '\0';
-	if (!memchr(path, '/', len))
-		return strcmp(path, self.base) == 0;
+	const char *slash = strrchr(path, '/');
+	if (strcmp(slash ? slash + 1 : path, self.base) == 0)
+		return true;
 	struct stat st;
-	return stat(path, &st) == 0 && st.st_dev == self.dev && st.st_ino == self.ino;
+	return slash && stat(path, &st) == 0 && st.st_dev == self.dev && st.st_ino == self.ino;
 }
 
 static bool preload_sep(char c)
