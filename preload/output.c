@@ -24,7 +24,12 @@
 
 #include "shim.h"
 
-static int written;        /* once per process; a fork child resets it */
+/* Once per process (a fork child starts again): NOT_WRITTEN, then WRITTEN; or,
+ * for a profile written before an exec, EXEC_IN_FLIGHT until the exec either
+ * replaces the process or fails and hands the profile back (NOT_WRITTEN). */
+enum { NOT_WRITTEN, WRITTEN, EXEC_IN_FLIGHT };
+static int written;
+static pid_t exec_tid;     /* the thread whose exec is in flight */
 static pid_t writer_tid;   /* the thread writing the profile now, or 0 */
 static uint64_t write_progress;   /* records written, for cv__profile_settle */
 
@@ -317,7 +322,7 @@ static char final_path[CV_PATH_MAX];   /* the profile published last */
 
 void cv__output_after_fork(void)
 {
-	written = 0;
+	written = NOT_WRITTEN;   /* an exec another thread had in flight is not the child's */
 	writer_tid = 0;   /* a write another thread of the parent had begun is not ours */
 	tmp_path[0] = '\0';
 }
@@ -491,9 +496,33 @@ static void announce(void)
 		cv__say(line, (size_t)(p - line));
 }
 
+/* Claims the one write. Another end of the process while an exec is in
+ * flight waits for its outcome: the exec replaces the process (and this
+ * thread with it), or fails and hands the profile back, and this end writes
+ * the whole run. The wait is bounded (an exec stuck on a dead network
+ * filesystem must not hold the program's exit): after 2 s, and for the
+ * exec's own thread (reaching here from a signal handler, it cannot wait
+ * for itself), the exec's profile stands. */
+static bool claim_write(void)
+{
+	for (int waits = 0;; waits++) {
+		int state = __atomic_load_n(&written, __ATOMIC_ACQUIRE);
+		if (state == EXEC_IN_FLIGHT && waits < 2000 &&
+		    __atomic_load_n(&exec_tid, __ATOMIC_RELAXED) != gettid()) {
+			struct timespec pause = { 0, 1000 * 1000 };
+			nanosleep(&pause, NULL);
+			continue;
+		}
+		if (state != NOT_WRITTEN)
+			return false;
+		if (__atomic_compare_exchange_n(&written, &state, WRITTEN, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return true;
+	}
+}
+
 bool cv__write_profile(uint32_t exit_reason)
 {
-	if (__atomic_exchange_n(&written, 1, __ATOMIC_ACQ_REL))
+	if (!claim_write())
 		return false;
 	/* Only the destructor is sure to run outside a signal handler; every
 	 * other end (exec, _exit, quick_exit, a fatal signal) may be inside one,
@@ -567,8 +596,12 @@ bool cv__write_profile(uint32_t exit_reason)
 		/* A profile written before an exec is not announced: the exec may
 		 * fail, and then the file is taken back and the whole run's profile
 		 * announced at its real end. */
-		if (exit_reason != CV_EXIT_EXEC)
+		if (exit_reason == CV_EXIT_EXEC) {
+			__atomic_store_n(&exec_tid, gettid(), __ATOMIC_RELAXED);
+			__atomic_store_n(&written, EXEC_IN_FLIGHT, __ATOMIC_RELEASE);
+		} else {
 			announce();
+		}
 	}
 done:
 	__atomic_store_n(&writer_tid, 0, __ATOMIC_RELEASE);
@@ -583,7 +616,7 @@ void cv__profile_retract(void)
 	if (final_path[0])
 		unlink(final_path);
 	final_path[0] = '\0';
-	__atomic_store_n(&written, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&written, NOT_WRITTEN, __ATOMIC_RELEASE);
 	errno = saved_errno;
 }
 
