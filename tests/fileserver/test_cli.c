@@ -26,7 +26,7 @@ static int run(const char *args, char *err, size_t n)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-Test(cli, bad_values_are_named, .timeout = 30)
+Test(fileserver_cli, bad_values_are_named, .timeout = 30)
 {
 	char err[512];
 	cr_assert_eq(run("--root /tmp --workers 0", err, sizeof err), 2);
@@ -45,7 +45,7 @@ Test(cli, bad_values_are_named, .timeout = 30)
 	cr_assert(strstr(err, "fileserver: --host example.com"), "%s", err);
 }
 
-Test(cli, it_listens_on_loopback_by_default, .timeout = 30)
+Test(fileserver_cli, it_listens_on_loopback_by_default, .timeout = 30)
 {
 	char root[256];
 	root_make(root, sizeof root);
@@ -74,7 +74,7 @@ Test(cli, it_listens_on_loopback_by_default, .timeout = 30)
 	root_remove(root);
 }
 
-Test(cli, exit_after_requests_and_load_end_the_run_by_themselves, .timeout = 120)
+Test(fileserver_cli, exit_after_requests_and_load_end_the_run_by_themselves, .timeout = 120)
 {
 	char root[256];
 	root_make(root, sizeof root);
