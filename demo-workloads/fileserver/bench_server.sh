@@ -51,14 +51,15 @@ for run in $(seq 1 "$RUNS"); do
 			       --quiet --stats-json "$json" > "$ROOT/port" &
 			pid=$!
 			for _ in $(seq 1 100); do [ -s "$ROOT/port" ] && break; sleep 0.05; done
-			port=$(head -n1 "$ROOT/port")
+			port=$(head -n1 "$ROOT/port" 2>/dev/null || true)
+			[ -n "$port" ] || { echo "bench-server: the server did not start ($s, $n workers)"; kill "$pid"; exit 1; }
 			res=$(timeout $((SECS + 30)) wrk -t2 -c"$CONNS" -d"${SECS}s" --latency \
 			      "http://127.0.0.1:$port/page.html" 2>&1 || true)
 			kill -TERM "$pid"; wait "$pid" || true
 			rps=$(echo "$res" | awk '/^Requests\/sec:/ { print $2 }')
 			p99=$(echo "$res" | awk '$1 == "99%" { print $2 }' | to_us)
 			errs=$(echo "$res" | awk '/Non-2xx|Socket errors/ { e = e $0 " " } END { gsub(/,/, ";", e); print e }')
-			sp99=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['latency_ns']['p99']/1000)" "$json")
+			sp99=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['latency_ns']['p99']/1000)" "$json" 2>/dev/null || echo 0)
 			echo "$s,$n,$run,${rps:-0},${p99:-0},$sp99,$errs" >> "$CSV"
 			printf 'bench-server: run %s  %-9s %s workers  %10s req/s  wrk p99 %8s us\n' \
 			       "$run" "$s" "$n" "${rps:-0}" "${p99:-0}"
