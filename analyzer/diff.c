@@ -16,7 +16,7 @@
 #include "findings.h"
 #include "model.h"
 #include "profile.h"
-#include "stack.h"
+#include "speedup.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -85,7 +85,7 @@ struct side {
 	struct profile *p;
 	struct syms *syms;
 	struct model m;
-	struct run_stack s;
+	struct speedup s;
 	struct findings f;
 };
 
@@ -96,7 +96,7 @@ static int side_load(struct side *x, const char *path)
 		return -1;
 	x->syms = syms__load(x->p);
 	model__build(&x->m, x->p, x->syms);
-	stack__compute(&x->s, &x->m, stack__busy_threads(&x->m), 0, -1);
+	speedup__compute(&x->s, &x->m, speedup__busy_threads(&x->m), 0, -1);
 	struct run_view v = { &x->m, &x->s };
 	findings__diagnose(&x->f, NULL, &v);
 	findings__sort(&x->f);
@@ -108,7 +108,7 @@ static void side_free(struct side *x)
 	if (!x->p)
 		return;
 	findings__free(&x->f);
-	stack__free(&x->s);
+	speedup__free(&x->s);
 	model__free(&x->m);
 	syms__free(x->syms);
 	profile__free(x->p);

@@ -16,7 +16,7 @@
 #include "export.h"
 #include "model.h"
 #include "profile.h"
-#include "stacks.h"
+#include "callstacks.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -76,14 +76,14 @@ static int by_text(const void *a, const void *b)
 static void folded_object(struct lines *out, const struct model *m, struct syms *s, const struct object_row *row)
 {
 	struct stack_sum *sums;
-	size_t n = stacks__object(m->p, row->obj->o.id, &sums);
+	size_t n = callstacks__object(m->p, row->obj->o.id, &sums);
 	for (size_t i = 0; i < n; i++) {
 		if (!sums[i].wait_ns)
 			continue;
 		char *buf = NULL, label[512], leaf[320];
 		size_t len = 0, cap = 0;
 		const struct sym_frame **f;
-		size_t nf = stacks__frames(s, sums[i].stack, &f);
+		size_t nf = callstacks__frames(s, sums[i].stack, &f);
 		const struct profile_stack *ps = sums[i].stack ? &m->p->stacks[sums[i].stack - 1] : NULL;
 		if (!nf)
 			append_frame(&buf, &len, &cap, "[unknown stack]", "");

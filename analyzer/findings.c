@@ -19,7 +19,7 @@
 #include "findings.h"
 #include "model.h"
 #include "profile.h"
-#include "stack.h"
+#include "speedup.h"
 #include "util.h"
 
 /* Thresholds (docs/findings.md explains each). */
@@ -124,11 +124,11 @@ int findings__bouncing(const struct object_row *row, double wall_ns)
 
 static void rule_locks(struct findings *out, struct step *st)
 {
-	const struct run_stack *s = st->t->s;
+	const struct speedup *s = st->t->s;
 	for (size_t i = 0; i < s->nlocks; i++) {
 		const struct object_row *row = s->locks[i].row;
 		double grew = s->locks[i].wait_ns * st->scale -
-			      (st->ref ? stack__lock_wait(st->ref->s, row->name) : 0);
+			      (st->ref ? speedup__lock_wait(st->ref->s, row->name) : 0);
 		if (grew <= 0 || grew < NOISE_SHARE * st->lost)
 			continue;
 		const struct cv_stats *k = &row->total;
@@ -201,7 +201,7 @@ static void rule_runnable(struct findings *out, const struct step *st)
 		return;
 	const struct profile *p = st->t->m->p;
 	uint32_t cpus = p->process.cpus_allowed ? p->process.cpus_allowed : p->process.ncpus;
-	int busy = stack__busy_threads(st->t->m);
+	int busy = speedup__busy_threads(st->t->m);
 	uint64_t invol = 0;
 	for (size_t i = 0; i < p->nthreads; i++)
 		invol += p->threads[i].involuntary_cs;

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 struct model;
-struct run_stack;
+struct speedup;
 struct json_object;
 
 #define FINDING_MAX_OBJECTS 4
@@ -37,7 +37,7 @@ struct findings {
 /* A run and its stack, as the findings engine sees it. */
 struct run_view {
 	const struct model *m;
-	const struct run_stack *s;
+	const struct speedup *s;
 };
 
 /* Findings for target against ref (a sweep step: ref is the reference run,

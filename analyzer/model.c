@@ -12,7 +12,7 @@
 
 #include "model.h"
 #include "profile.h"
-#include "stacks.h"
+#include "callstacks.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -83,8 +83,8 @@ static void name_object(struct object_row *row, struct syms *syms)
 	const struct cv_object *o = &row->obj->o;
 	char sym[256];
 	const char *base = row->obj->name;
-	if (!base)   /* stacks.c: variable and member path, else the code that made it */
-		base = stacks__object_name(syms, row->obj, kind_name(o->kind), sym, sizeof(sym));
+	if (!base)   /* callstacks.c: variable and member path, else the code that made it */
+		base = callstacks__object_name(syms, row->obj, kind_name(o->kind), sym, sizeof(sym));
 	if (base)
 		snprintf(row->name, sizeof(row->name), "%s", base);
 	else

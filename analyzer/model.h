@@ -11,7 +11,7 @@ struct profile;
 struct profile_object;
 struct syms;
 
-/* How time blocked on an object counts in the speedup stack (stack.c). */
+/* How time blocked on an object counts in the speedup stack (speedup.c). */
 enum wait_class {
 	WAIT_NONE,      /* no blocking time of its own */
 	WAIT_LOCK,      /* waiting for another thread to release it */
@@ -53,7 +53,7 @@ struct object_row {
 
 struct model {
 	const struct profile *p;
-	struct syms *syms;           /* what named the rows; call stacks (stacks.h) use it */
+	struct syms *syms;           /* what named the rows; call stacks (callstacks.h) use it */
 	struct object_row *rows;     /* rows[id] */
 	struct object_row **locks;   /* mutexes, rwlocks, spinlocks, futex words with waits; most wait first */
 	size_t nlocks;

@@ -18,8 +18,8 @@
 #include "primitives.h"
 #include "profile.h"
 #include "report.h"
-#include "stack.h"
-#include "stacks.h"
+#include "speedup.h"
+#include "callstacks.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -91,7 +91,7 @@ static const char *pmu_status(const struct profile *p, char *buf, size_t size)
 }
 
 /* Where the busy threads' time went, one line. */
-static void text_stack(const struct run_stack *st, FILE *out)
+static void text_stack(const struct speedup *st, FILE *out)
 {
 	char w[32];
 	fprintf(out, "Where the time went: %d busy thread%s × %s =", st->threads, st->threads == 1 ? "" : "s",
@@ -149,7 +149,7 @@ static void text_locks(const struct model *m, const struct report_options *o, FI
 				fmt_count(acq, sizeof(acq), s->trylocks), fmt_count(pct, sizeof(pct), s->trylock_failures),
 				fmt_count(tot, sizeof(tot), s->timeouts));
 		prims__text_lock_detail(r, out);   /* rwlock sides, spin time, futex wakes */
-		stacks__text(out, m->syms, r->obj->o.id, s->wait_ns, text_stacks(o), o->verbose, "      ");
+		callstacks__text(out, m->syms, r->obj->o.id, s->wait_ns, text_stacks(o), o->verbose, "      ");
 		if (r->nthreads < 2 && !o->verbose)
 			continue;
 		for (size_t k = 0; k < p->nstats; k++) {
@@ -189,7 +189,7 @@ static void text_conds(const struct model *m, const struct report_options *o, FI
 			s->waits ? fmt_ns(avg, sizeof(avg), (double)s->wait_ns / (double)s->waits) : "-",
 			s->waits ? fmt_ns(max, sizeof(max), (double)s->max_wait_ns) : "-",
 			fmt_count(to, sizeof(to), s->timeouts), sig, bc);
-		stacks__text(out, m->syms, m->conds[i]->obj->o.id, s->wait_ns, text_stacks(o), o->verbose, "      ");
+		callstacks__text(out, m->syms, m->conds[i]->obj->o.id, s->wait_ns, text_stacks(o), o->verbose, "      ");
 	}
 	if (n < m->nconds)
 		fprintf(out, "  ... %zu more (use --limit 0)\n", m->nconds - n);
@@ -350,7 +350,7 @@ static json_object *json_object_row(const struct model *m, const struct object_r
 	if (r->obj->o.kind == CV_OBJ_BARRIER)
 		json_object_object_add(o, "count", json_object_new_int64(r->obj->o.flags));
 	json_object_object_add(o, "wait_histogram", json_histogram(&r->total));
-	stacks__json(o, m->syms, r->obj->o.id, json_stacks);   /* site, first_use, stacks[] */
+	callstacks__json(o, m->syms, r->obj->o.id, json_stacks);   /* site, first_use, stacks[] */
 	json_object *threads = json_object_new_array();
 	for (size_t k = 0; k < p->nstats; k++) {
 		const struct cv_stats *s = &p->stats[k];
@@ -478,8 +478,8 @@ int report__write(const struct profile *p, const struct report_options *o, FILE 
 	json_stacks = o->stacks_given ? o->stacks : -1;
 	/* A single run has no reference: its stack counts all on-CPU time as
 	 * useful, at as many threads as were busy (docs/findings.md). */
-	struct run_stack st;
-	stack__compute(&st, &m, stack__busy_threads(&m), 0, -1);
+	struct speedup st;
+	speedup__compute(&st, &m, speedup__busy_threads(&m), 0, -1);
 	struct findings f = { 0 };
 	struct run_view view = { &m, &st };
 	findings__diagnose(&f, NULL, &view);
@@ -514,7 +514,7 @@ int report__write(const struct profile *p, const struct report_options *o, FILE 
 				pmu_status(p, pmu, sizeof(pmu)));
 	}
 	findings__free(&f);
-	stack__free(&st);
+	speedup__free(&st);
 	model__free(&m);
 	syms__free(syms);
 	if (fflush(out) != 0 || ferror(out)) {

@@ -21,7 +21,7 @@
 #include "model.h"
 #include "profile.h"
 #include "scale.h"
-#include "stack.h"
+#include "speedup.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -36,7 +36,7 @@ struct count_runs {
 	struct profile *p;
 	struct syms *syms;
 	struct model m;
-	struct run_stack s;
+	struct speedup s;
 	double speedup, efficiency;
 };
 
@@ -178,7 +178,7 @@ static void step_sentence(const struct count_runs *a, const struct count_runs *b
 		}
 	}
 	for (size_t i = 0; i < b->s.nlocks; i++) {
-		double d = b->s.locks[i].wait_ns * scale - stack__lock_wait(&a->s, b->s.locks[i].row->name);
+		double d = b->s.locks[i].wait_ns * scale - speedup__lock_wait(&a->s, b->s.locks[i].row->name);
 		if (d > best_d) {
 			best_d = d;
 			best = STACK_LOCK;
@@ -227,7 +227,7 @@ static void step_sentence(const struct count_runs *a, const struct count_runs *b
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-static json_object *stack_json(const struct run_stack *s)
+static json_object *stack_json(const struct speedup *s)
 {
 	json_object *o = json_object_new_object();
 	for (int k = 0; k < STACK_N; k++)
@@ -342,14 +342,14 @@ static int analyse(struct count_runs *c, int n)
 		model__build(&c[i].m, c[i].p, c[i].syms);
 	}
 	/* The reference run's on-CPU time outside waits is the work itself. */
-	stack__compute(&c[0].s, &c[0].m, c[0].threads, c[0].walls[c[0].chosen], -1);
+	speedup__compute(&c[0].s, &c[0].m, c[0].threads, c[0].walls[c[0].chosen], -1);
 	for (int i = 1; i < n; i++) {
-		stack__compute(&c[i].s, &c[i].m, c[i].threads, c[i].walls[c[i].chosen], -1);
+		speedup__compute(&c[i].s, &c[i].m, c[i].threads, c[i].walls[c[i].chosen], -1);
 		double ref_work = c[0].s.cpu_out_ns;
 		if (c[0].s.progress > 0 && c[i].s.progress > 0)
 			ref_work *= c[i].s.progress / c[0].s.progress;
-		stack__free(&c[i].s);
-		stack__compute(&c[i].s, &c[i].m, c[i].threads, c[i].walls[c[i].chosen], ref_work);
+		speedup__free(&c[i].s);
+		speedup__compute(&c[i].s, &c[i].m, c[i].threads, c[i].walls[c[i].chosen], ref_work);
 	}
 	for (int i = 0; i < n; i++) {
 		double t_ref = c[0].s.wall_ns, t = c[i].s.wall_ns;
@@ -534,7 +534,7 @@ out:
 		for (int k = 0; k < o.repeat; k++)
 			free(runs[i].profiles[k]);
 		if (runs[i].p) {
-			stack__free(&runs[i].s);
+			speedup__free(&runs[i].s);
 			model__free(&runs[i].m);
 			syms__free(runs[i].syms);
 			profile__free(runs[i].p);

@@ -1,4 +1,4 @@
-/* stack.c — the speedup stack (docs/findings.md, "The speedup stack").
+/* speedup.c — the speedup stack (docs/findings.md, "The speedup stack").
  *
  * Per thread i, from the profile: lifetime L, time in pthread_join J, time
  * blocked by wait class (locks, parks, barriers; measured around the blocking
@@ -30,18 +30,18 @@
 
 #include "model.h"
 #include "profile.h"
-#include "stack.h"
+#include "speedup.h"
 #include "util.h"
 
 const char *const stack_keys[STACK_N] = {
 #define CV_X(sym, key, phrase) [sym] = key,
-	STACK_COMPONENTS(CV_X)
+	SPEEDUP_COMPONENTS(CV_X)
 #undef CV_X
 };
 
 const char *const stack_phrases[STACK_N] = {
 #define CV_X(sym, key, phrase) [sym] = phrase,
-	STACK_COMPONENTS(CV_X)
+	SPEEDUP_COMPONENTS(CV_X)
 #undef CV_X
 };
 
@@ -86,7 +86,7 @@ static int by_time(const void *a, const void *b)
  * thread's active interval is taken as its lifetime with its join waits cut
  * from the end (a main thread that sets up, starts workers and joins them is
  * active at the start), so brief overlaps from that guess do not count. */
-int stack__busy_threads(const struct model *m)
+int speedup__busy_threads(const struct model *m)
 {
 	const struct profile *p = m->p;
 	size_t n = p->nthreads;
@@ -122,7 +122,7 @@ int stack__busy_threads(const struct model *m)
 	return busy;
 }
 
-void stack__compute(struct run_stack *s, const struct model *m, int n, double wall_ns,
+void speedup__compute(struct speedup *s, const struct model *m, int n, double wall_ns,
 		    double ref_cpu_out_ns)
 {
 	const struct profile *p = m->p;
@@ -180,13 +180,13 @@ void stack__compute(struct run_stack *s, const struct model *m, int n, double wa
 	qsort(s->locks, s->nlocks, sizeof(*s->locks), by_lock_wait);
 }
 
-void stack__free(struct run_stack *s)
+void speedup__free(struct speedup *s)
 {
 	free(s->locks);
 	s->locks = NULL;
 }
 
-double stack__lock_wait(const struct run_stack *s, const char *name)
+double speedup__lock_wait(const struct speedup *s, const char *name)
 {
 	for (size_t i = 0; i < s->nlocks; i++)
 		if (!strcmp(s->locks[i].row->name, name))
