@@ -35,7 +35,7 @@
 #define NOISE_SHARE            0.05   /* findings explaining less are dropped */
 #define SUSPECTED_HIGH_SHARE    0.5   /* a suspected finding is high only above this share */
 
-static struct finding *add(struct findings *f, const char *kind, double share)
+static struct finding *add(struct findings *f, enum finding_kind kind, double share)
 {
 	if (f->n == f->cap) {
 		f->cap = f->cap ? 2 * f->cap : 8;
@@ -74,6 +74,21 @@ static void say(char *buf, size_t size, const char *fmt, ...)
 	vsnprintf(buf, size, fmt, ap);
 	va_end(ap);
 }
+
+static const char *const kind_names[FINDING_KIND_N] = {
+#define CV_X(sym, name) [sym] = name,
+	FINDING_KINDS(CV_X)
+#undef CV_X
+};
+
+static const char *const severity_names[SEVERITY_N] = {
+#define CV_X(sym, name) [sym] = name,
+	SEVERITIES(CV_X)
+#undef CV_X
+};
+
+const char *finding_kind_name(enum finding_kind k) { return kind_names[k]; }
+const char *severity_name(enum severity s) { return severity_names[s]; }
 
 /* ---- what both runs had -------------------------------------------------- */
 
@@ -128,7 +143,7 @@ static void rule_locks(struct findings *out, struct step *st)
 	for (size_t i = 0; i < s->nlocks; i++) {
 		const struct object_row *row = s->locks[i].row;
 		double grew = s->locks[i].wait_ns * st->scale -
-			      (st->ref ? speedup__lock_wait(st->ref->s, row->name) : 0);
+			      (st->ref ? speedup__lock_wait(st->ref->s, row) : 0);
 		if (grew <= 0 || grew < NOISE_SHARE * st->lost)
 			continue;
 		const struct cv_stats *k = &row->total;
@@ -136,11 +151,11 @@ static void rule_locks(struct findings *out, struct step *st)
 		double acq = (double)k->acquisitions, interval = acq ? wall / acq : 0;
 		double contended = acq ? (double)k->contended / acq : 0;
 		double util = wall ? acq * hold / wall : 0;
-		const char *kind = "lock-contention";
+		enum finding_kind kind = FINDING_LOCK_CONTENTION;
 		if (hold > 0 && hold < SHORT_HOLD_NS)
-			kind = "acquisition-frequency";
+			kind = FINDING_ACQUISITION_FREQ;
 		else if (hold >= LONG_HOLD_NS || util >= LONG_HOLD_UTIL)
-			kind = "long-hold";
+			kind = FINDING_LONG_HOLD;
 		/* A hot lock whose ownership keeps moving between threads drags its
 		 * cache line (and the data it guards) from CPU to CPU: the on-CPU
 		 * growth of the same work is that traffic, so the lock claims it. */
@@ -161,9 +176,9 @@ static void rule_locks(struct findings *out, struct step *st)
 		evidence(x, "interval_ns", interval);
 		evidence(x, "utilization", util);
 		char a[32], b[32], c[32], d[32], e[32];
-		const char *what = !strcmp(kind, "acquisition-frequency") ?
+		const char *what = kind == FINDING_ACQUISITION_FREQ ?
 			"the critical section is short but entered too often" :
-			!strcmp(kind, "long-hold") ? "the critical section is long" : "threads queue for it";
+			kind == FINDING_LONG_HOLD ? "the critical section is long" : "threads queue for it";
 		say(x->summary, sizeof(x->summary),
 		    "Waiting for %s %s: %s acquisitions (%s), %s contended, %s waited in all; "
 		    "the critical section is %s but it is entered every %s — %s.",
@@ -179,11 +194,11 @@ static void rule_locks(struct findings *out, struct step *st)
 			    fmt_pct(a, sizeof(a), handoffs), fmt_ns(c, sizeof(c), bounced / st->scale),
 			    st->ref ? st->ref->s->threads : 1, st->ref && st->ref->s->threads == 1 ? "" : "s");
 		}
-		if (!strcmp(kind, "acquisition-frequency"))
+		if (kind == FINDING_ACQUISITION_FREQ)
 			say(x->fix, sizeof(x->fix),
 			    "Enter %s less often: take work in batches, or give each thread its own queue and "
 			    "let idle threads steal (demo-workloads/work_stealing.c).", row->name);
-		else if (!strcmp(kind, "long-hold"))
+		else if (kind == FINDING_LONG_HOLD)
 			say(x->fix, sizeof(x->fix),
 			    "Shorten the critical section under %s: move computation and I/O out of it, "
 			    "or split the data it protects so threads lock different parts.", row->name);
@@ -205,7 +220,7 @@ static void rule_runnable(struct findings *out, const struct step *st)
 	uint64_t invol = 0;
 	for (size_t i = 0; i < p->nthreads; i++)
 		invol += p->threads[i].involuntary_cs;
-	struct finding *x = add(out, "oversubscription", grew / st->lost);
+	struct finding *x = add(out, FINDING_OVERSUBSCRIPTION, grew / st->lost);
 	/* More busy threads than CPUs is the program's doing; waiting for CPUs
 	 * with fewer is the machine's (other processes), which the program cannot
 	 * fix: that one is never ranked high. */
@@ -293,7 +308,7 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 	double avg_park = waits ? park_total / (double)waits : 0;
 	int imbalanced = ratio >= IMBALANCE_RATIO;
 	if (park > NOISE_SHARE * st->lost && park > 0 && avg_park < SHORT_PARK_NS && !imbalanced) {
-		struct finding *x = add(out, "park-wake", park / st->lost);
+		struct finding *x = add(out, FINDING_PARK_WAKE, park / st->lost);
 		object(x, st->t->m->nparks ? st->t->m->parks[0]->name : "parks");
 		x->predicted_wall_ns = predicted(st, park);
 		evidence(x, "parks", (double)waits);
@@ -330,7 +345,7 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 	}
 	double uneven = (imbalanced ? idle : 0) + park;
 	if (uneven > NOISE_SHARE * st->lost && imbalanced) {
-		struct finding *x = add(out, "load-imbalance", uneven / st->lost);
+		struct finding *x = add(out, FINDING_LOAD_IMBALANCE, uneven / st->lost);
 		object(x, "workers");
 		x->predicted_wall_ns = predicted(st, uneven);
 		evidence(x, "busiest_working_ns", max);
@@ -371,7 +386,7 @@ static int rule_churn(struct findings *out, const struct step *st)
 		return 0;
 	double idle = delta(st, STACK_IDLE);
 	double cost = create_ns * st->scale + (idle > 0 ? idle : 0);
-	struct finding *x = add(out, "thread-churn", cost / st->lost);
+	struct finding *x = add(out, FINDING_THREAD_CHURN, cost / st->lost);
 	object(x, "pthread_create");
 	x->predicted_wall_ns = predicted(st, cost);
 	evidence(x, "threads_created", (double)created);
@@ -399,7 +414,7 @@ static void rule_inflation(struct findings *out, const struct step *st)
 		return;
 	const struct profile *p = st->t->m->p;
 	double ref_cpu = st->ref->s->cpu_out_ns, cpu = st->t->s->cpu_out_ns * st->scale;
-	struct finding *x = add(out, "true-sharing", grew / st->lost);
+	struct finding *x = add(out, FINDING_TRUE_SHARING, grew / st->lost);
 	x->suspected = 1;
 	object(x, "shared cache lines (not located)");
 	x->predicted_wall_ns = predicted(st, grew);
@@ -422,13 +437,13 @@ static void rule_inflation(struct findings *out, const struct step *st)
 	    "on separate 64-byte cache lines.");
 }
 
-static const char *severity(double share, double lost_fraction)
+static enum severity severity(double share, double lost_fraction)
 {
 	if (share >= 0.25 && lost_fraction >= 0.2)
-		return "high";
+		return SEVERITY_HIGH;
 	if (share >= 0.1 && lost_fraction >= 0.1)
-		return "medium";
-	return "low";
+		return SEVERITY_MEDIUM;
+	return SEVERITY_LOW;
 }
 
 void findings__diagnose(struct findings *out, const struct run_view *ref, const struct run_view *t)
@@ -453,29 +468,21 @@ void findings__diagnose(struct findings *out, const struct run_view *ref, const 
 		out->v[i].threads = st.n;
 		out->v[i].wall_ns = t->s->wall_ns;
 		out->v[i].severity = severity(out->v[i].share, lost_fraction);
-		if (out->v[i].external && !strcmp(out->v[i].severity, "high"))
-			out->v[i].severity = "medium";
+		if (out->v[i].external && out->v[i].severity == SEVERITY_HIGH)
+			out->v[i].severity = SEVERITY_MEDIUM;
 		/* Inferred without direct evidence: high only when it explains
 		 * most of the loss (SUSPECTED_HIGH_SHARE). */
 		if (out->v[i].suspected && out->v[i].share < SUSPECTED_HIGH_SHARE &&
-		    !strcmp(out->v[i].severity, "high"))
-			out->v[i].severity = "medium";
+		    out->v[i].severity == SEVERITY_HIGH)
+			out->v[i].severity = SEVERITY_MEDIUM;
 	}
 }
 
 static int by_importance(const void *a, const void *b)
 {
 	const struct finding *x = a, *y = b;
-	static const char *const order[] = { "high", "medium", "low" };
-	int sx = 0, sy = 0;
-	for (int i = 0; i < 3; i++) {
-		if (!strcmp(x->severity, order[i]))
-			sx = i;
-		if (!strcmp(y->severity, order[i]))
-			sy = i;
-	}
-	if (sx != sy)
-		return sx - sy;
+	if (x->severity != y->severity)   /* the enum runs from most to least important */
+		return (int)x->severity - (int)y->severity;
 	if (x->external != y->external)   /* what the program can fix comes first */
 		return x->external - y->external;
 	return x->share < y->share ? 1 : x->share > y->share ? -1 : 0;
@@ -498,8 +505,8 @@ json_object *findings__json(const struct findings *f)
 	for (size_t i = 0; i < f->n; i++) {
 		const struct finding *x = &f->v[i];
 		json_object *o = json_object_new_object(), *objs = json_object_new_array(), *ev = json_object_new_object();
-		json_object_object_add(o, "kind", json_object_new_string(x->kind));
-		json_object_object_add(o, "severity", json_object_new_string(x->severity));
+		json_object_object_add(o, "kind", json_object_new_string(finding_kind_name(x->kind)));
+		json_object_object_add(o, "severity", json_object_new_string(severity_name(x->severity)));
 		json_object_object_add(o, "share", json_object_new_double(round(x->share * 1000) / 1000));
 		json_object_object_add(o, "suspected", json_object_new_boolean(x->suspected));
 		json_object_object_add(o, "external", json_object_new_boolean(x->external));
@@ -529,11 +536,12 @@ void findings__print(const struct findings *f, FILE *out)
 	for (size_t i = 0; i < f->n; i++) {
 		const struct finding *x = &f->v[i];
 		char a[32], b[32];
-		fprintf(out, "  %zu. [%s] %s%s — %.0f%% of the lost time at %d threads\n", i + 1, x->severity,
-			x->kind, x->suspected ? " (suspected)" : "", x->share * 100, x->threads);
+		fprintf(out, "  %zu. [%s] %s%s — %.0f%% of the lost time at %d thread%s\n", i + 1,
+			severity_name(x->severity), finding_kind_name(x->kind), x->suspected ? " (suspected)" : "",
+			x->share * 100, x->threads, x->threads == 1 ? "" : "s");
 		fprintf(out, "     %s\n", x->summary);
-		fprintf(out, "     What if: without it, %d threads would take about %s instead of %s.\n",
-			x->threads, fmt_ns(a, sizeof(a), x->predicted_wall_ns), fmt_ns(b, sizeof(b), x->wall_ns));
+		fprintf(out, "     What if: without it, %d thread%s would take about %s instead of %s.\n",
+			x->threads, x->threads == 1 ? "" : "s", fmt_ns(a, sizeof(a), x->predicted_wall_ns), fmt_ns(b, sizeof(b), x->wall_ns));
 		fprintf(out, "     Fix: %s\n", x->fix);
 	}
 }

@@ -1,5 +1,6 @@
 /* primitives.c — rwlocks, spinlocks, semaphores, barriers, futexes, and what
- * parking and waking cost, in the model and the report.
+ * parking and waking cost, rendered in the report (the model sums them:
+ * model.c).
  *
  * Park/wake numbers (docs/report-json.md, "park_wake"): a park is a wait
  * that blocked on a condvar, semaphore, barrier (every arrival but the last
@@ -11,7 +12,6 @@
  * thread, parks and voluntary context switches are also divided by the
  * thread's progress units (convoy.h) when the program reports progress.
  */
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,117 +26,6 @@ static json_object *jdiv(uint64_t a, uint64_t b) { return b ? ju64(a / b) : NULL
 static json_object *jratio(uint64_t a, uint64_t b)
 {
 	return b ? json_object_new_double((double)a / (double)b) : NULL;
-}
-
-static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
-
-/* ---- model ---------------------------------------------------------------- */
-
-static bool park_kind(uint32_t kind)
-{
-	return kind == CV_OBJ_COND || kind == CV_OBJ_SEM || kind == CV_OBJ_BARRIER || kind == CV_OBJ_FUTEX;
-}
-
-/* One thread's record of one object, added to the park totals. */
-static void park_add(struct park_totals *t, uint32_t kind, const struct cv_stats *s)
-{
-	uint64_t parks = s->waits;
-	if (kind == CV_OBJ_BARRIER)   /* the last arrival of a round does not park */
-		parks = s->waits > s->rounds ? s->waits - s->rounds : 0;
-	t->parks += parks;
-	t->park_ns += s->wait_ns;
-	t->wakeups += s->wakeups;
-	t->wake_latency_ns += s->wake_latency_ns;
-	t->max_wake_latency_ns = max_u64(t->max_wake_latency_ns, s->max_wake_latency_ns);
-	t->futile_wakes += s->futile_wakes;
-	t->broadcast_woken += s->broadcast_woken;
-	t->broadcast_back_to_sleep += s->futile_after_broadcast;
-	switch (kind) {
-	case CV_OBJ_COND:
-		t->wakes_sent += s->signals + s->broadcasts;
-		t->wakes_unwaited += s->signals_unwaited + s->broadcasts_unwaited;
-		t->broadcasts += s->broadcasts - s->broadcasts_unwaited;
-		break;
-	case CV_OBJ_SEM:
-	case CV_OBJ_FUTEX:
-		t->wakes_sent += s->signals;
-		t->wakes_unwaited += s->signals_unwaited;
-		break;
-	case CV_OBJ_BARRIER:
-		t->wakes_sent += s->rounds;   /* one release per round */
-		break;
-	}
-}
-
-static int by_wait_desc(const void *a, const void *b)
-{
-	const struct object_row *x = *(struct object_row *const *)a, *y = *(struct object_row *const *)b;
-	if (x->total.wait_ns != y->total.wait_ns)
-		return x->total.wait_ns < y->total.wait_ns ? 1 : -1;
-	if (x->total.signals != y->total.signals)
-		return x->total.signals < y->total.signals ? 1 : -1;
-	return x->obj->o.id < y->obj->o.id ? -1 : 1;
-}
-
-void prims__model_build(struct model *m)
-{
-	const struct profile *p = m->p;
-	m->thread_park = xcalloc(p->nthreads, sizeof(*m->thread_park));
-	m->thread_spin_ns = xcalloc(p->nthreads, sizeof(uint64_t));
-	m->thread_progress = xcalloc(p->nthreads, sizeof(uint64_t));
-	m->thread_kind_wait = xcalloc(p->nthreads * CV_OBJ_KIND_COUNT, sizeof(uint64_t));
-	for (size_t i = 0; i < p->nstats; i++) {
-		const struct cv_stats *s = &p->stats[i];
-		uint32_t kind = p->objects[s->object].o.kind;
-		if (kind < CV_OBJ_KIND_COUNT)
-			m->thread_kind_wait[s->thread * CV_OBJ_KIND_COUNT + kind] += s->wait_ns;
-		if (kind == CV_OBJ_SPIN)
-			m->thread_spin_ns[s->thread] += s->wait_ns;
-		if (park_kind(kind))
-			park_add(&m->thread_park[s->thread], kind, s);
-	}
-	for (size_t i = 0; i < p->ncounters; i++)
-		if (p->counters[i].c.kind == CV_COUNTER_PROGRESS && p->counters[i].c.value > 0) {
-			m->thread_progress[p->counters[i].c.thread] += (uint64_t)p->counters[i].c.value;
-			m->total_progress += (uint64_t)p->counters[i].c.value;
-		}
-
-	m->sems = xcalloc(p->nobjects, sizeof(*m->sems));
-	m->barriers = xcalloc(p->nobjects, sizeof(*m->barriers));
-	m->futexes = xcalloc(p->nobjects, sizeof(*m->futexes));
-	m->parks = xcalloc(p->nobjects, sizeof(*m->parks));
-	for (size_t i = 0; i < p->nobjects; i++) {
-		struct object_row *r = &m->rows[i];
-		if (!r->nthreads)
-			continue;
-		uint32_t kind = r->obj->o.kind;
-		if (kind == CV_OBJ_SEM)
-			m->sems[m->nsems++] = r;
-		else if (kind == CV_OBJ_BARRIER)
-			m->barriers[m->nbarriers++] = r;
-		else if (kind == CV_OBJ_FUTEX)
-			m->futexes[m->nfutexes++] = r;
-		if (park_kind(kind)) {
-			m->parks[m->nparks++] = r;
-			park_add(&m->park, kind, &r->total);
-		}
-	}
-	qsort(m->sems, m->nsems, sizeof(*m->sems), by_wait_desc);
-	qsort(m->barriers, m->nbarriers, sizeof(*m->barriers), by_wait_desc);
-	qsort(m->futexes, m->nfutexes, sizeof(*m->futexes), by_wait_desc);
-	qsort(m->parks, m->nparks, sizeof(*m->parks), by_wait_desc);
-}
-
-void prims__model_free(struct model *m)
-{
-	free(m->thread_park);
-	free(m->thread_spin_ns);
-	free(m->thread_progress);
-	free(m->thread_kind_wait);
-	free(m->sems);
-	free(m->barriers);
-	free(m->futexes);
-	free(m->parks);
 }
 
 /* ---- text ------------------------------------------------------------------- */
@@ -273,7 +162,7 @@ static void text_park(const struct model *m, const struct report_options *o, FIL
 	for (size_t i = 0; i < n; i++) {
 		const struct object_row *r = m->parks[i];
 		struct park_totals x = { 0 };
-		park_add(&x, r->obj->o.kind, &r->total);
+		model__park_add(&x, r->obj->o.kind, &r->total);
 		char sent[48];
 		snprintf(sent, sizeof(sent), "%s (%s)", fmt_count(a, sizeof(a), x.wakes_sent),
 			 fmt_count(b, sizeof(b), x.wakes_unwaited));
@@ -448,20 +337,9 @@ static json_object *json_park(const struct park_totals *t)
 	return o;
 }
 
-void prims__json_sections(json_object *root, const struct model *m, prims_row_fn row)
+json_object *prims__json_park_wake(const struct model *m)
 {
 	const struct profile *p = m->p;
-	json_object *sems = json_object_new_array(), *bars = json_object_new_array(), *futs = json_object_new_array();
-	for (size_t i = 0; i < m->nsems; i++)
-		json_object_array_add(sems, row(m, m->sems[i]));
-	for (size_t i = 0; i < m->nbarriers; i++)
-		json_object_array_add(bars, row(m, m->barriers[i]));
-	for (size_t i = 0; i < m->nfutexes; i++)
-		json_object_array_add(futs, row(m, m->futexes[i]));
-	json_object_object_add(root, "semaphores", sems);
-	json_object_object_add(root, "barriers", bars);
-	json_object_object_add(root, "futexes", futs);
-
 	json_object *pw = json_park(&m->park);
 	uint64_t vol = 0;
 	for (size_t i = 0; i < p->nthreads; i++)
@@ -474,14 +352,14 @@ void prims__json_sections(json_object *root, const struct model *m, prims_row_fn
 	for (size_t i = 0; i < m->nparks; i++) {
 		const struct object_row *r = m->parks[i];
 		struct park_totals x = { 0 };
-		park_add(&x, r->obj->o.kind, &r->total);
+		model__park_add(&x, r->obj->o.kind, &r->total);
 		json_object *o = json_park(&x);
 		json_object_object_add(o, "name", jstr(r->name));
 		json_object_object_add(o, "kind", jstr(kind_name(r->obj->o.kind)));
 		json_object_array_add(objs, o);
 	}
 	json_object_object_add(pw, "objects", objs);
-	json_object_object_add(root, "park_wake", pw);
+	return pw;
 }
 
 void prims__json_thread(json_object *o, const struct model *m, size_t i)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "findings.h"
 #include "model.h"
 #include "primitives.h"
@@ -152,10 +153,10 @@ static void text_locks(const struct model *m, const struct report_options *o, FI
 		callstacks__text(out, m->syms, r->obj->o.id, s->wait_ns, text_stacks(o), o->verbose, "      ");
 		if (r->nthreads < 2 && !o->verbose)
 			continue;
-		for (size_t k = 0; k < p->nstats; k++) {
-			const struct cv_stats *t = &p->stats[k];
-			if (t->object != r->obj->o.id)
-				continue;
+		size_t first = m->stats_start[r->obj->o.id], end = m->stats_start[r->obj->o.id + 1];
+		size_t shown = first + rows_to_show(end - first, o);
+		for (size_t k = first; k < shown; k++) {
+			const struct cv_stats *t = &p->stats[m->stats_of[k]];
 			char who[64];
 			fprintf(out, "  %-28s thread %-18s %12s %9s %10s\n", "",
 				thread_label(p, t->thread, who, sizeof(who)),
@@ -163,6 +164,8 @@ static void text_locks(const struct model *m, const struct report_options *o, FI
 				fmt_pct(pct, sizeof(pct), ratio(t->contended, t->acquisitions)),
 				fmt_ns(tot, sizeof(tot), (double)t->wait_ns));
 		}
+		if (shown < end)
+			fprintf(out, "  %-28s ... %zu more threads (use --limit 0)\n", "", end - shown);
 	}
 	if (n < m->nlocks)
 		fprintf(out, "  ... %zu more (use --limit 0)\n", m->nlocks - n);
@@ -329,10 +332,9 @@ static void json_cond_stats(json_object *o, const struct cv_stats *s)
 	json_object_object_add(o, "broadcasts_unwaited", ju64(s->broadcasts_unwaited));
 }
 
-/* --stacks for JSON rows (json_object_row is also called back by prims.c). */
-static int json_stacks = -1;
-
-static json_object *json_object_row(const struct model *m, const struct object_row *r)
+/* One object's row: its kind's fields, then each thread's share (stacks:
+ * how many call stacks, < 0 all). */
+static json_object *json_object_row(const struct model *m, const struct object_row *r, int stacks)
 {
 	const struct profile *p = m->p;
 	json_object *o = json_object_new_object();
@@ -350,12 +352,10 @@ static json_object *json_object_row(const struct model *m, const struct object_r
 	if (r->obj->o.kind == CV_OBJ_BARRIER)
 		json_object_object_add(o, "count", json_object_new_int64(r->obj->o.flags));
 	json_object_object_add(o, "wait_histogram", json_histogram(&r->total));
-	callstacks__json(o, m->syms, r->obj->o.id, json_stacks);   /* site, first_use, stacks[] */
+	callstacks__json(o, m->syms, r->obj->o.id, stacks);   /* site, first_use, stacks[] */
 	json_object *threads = json_object_new_array();
-	for (size_t k = 0; k < p->nstats; k++) {
-		const struct cv_stats *s = &p->stats[k];
-		if (s->object != r->obj->o.id)
-			continue;
+	for (size_t k = m->stats_start[r->obj->o.id]; k < m->stats_start[r->obj->o.id + 1]; k++) {
+		const struct cv_stats *s = &p->stats[m->stats_of[k]];
 		json_object *t = json_object_new_object();
 		json_object_object_add(t, "tid", json_object_new_int(p->threads[s->thread].tid));
 		json_object_object_add(t, "thread", ju64(s->thread));
@@ -414,9 +414,31 @@ static json_object *json_thread(const struct model *m, size_t i, struct syms *sy
 	return o;
 }
 
-static json_object *json_report(const struct model *m, struct syms *syms)
+static json_object *json_rows(const struct model *m, struct object_row *const *rows, size_t n, int stacks)
 {
-	const struct profile *p = m->p;
+	json_object *arr = json_object_new_array();
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(arr, json_object_row(m, rows[i], stacks));
+	return arr;
+}
+
+static json_object *json_stack(const struct speedup *st)
+{
+	json_object *stack = json_object_new_object();
+	json_object_object_add(stack, "threads", json_object_new_int(st->threads));
+	json_object_object_add(stack, "wall_ns", json_object_new_int64((int64_t)st->wall_ns));
+	json_object_object_add(stack, "budget_ns", json_object_new_int64((int64_t)st->budget_ns));
+	for (int k = 0; k < STACK_N; k++)
+		json_object_object_add(stack, stack_keys[k], json_object_new_int64((int64_t)st->c[k]));
+	return stack;
+}
+
+json_object *report__json(const struct analysis *a, const struct report_options *o)
+{
+	const struct model *m = &a->m;
+	const struct profile *p = a->p;
+	struct syms *syms = a->syms;
+	int stacks = o->stacks_given ? o->stacks : -1;
 	json_object *root = json_object_new_object(), *proc = json_object_new_object();
 	json_object_object_add(root, "convoy_report_version", json_object_new_int(1));
 	json_object_object_add(proc, "pid", json_object_new_int(p->process.pid));
@@ -455,68 +477,46 @@ static json_object *json_report(const struct model *m, struct syms *syms)
 	json_object_object_add(proc, "profile", jstr(p->path));
 	json_object_object_add(root, "process", proc);
 
-	json_object *locks = json_object_new_array(), *conds = json_object_new_array(), *threads = json_object_new_array();
-	for (size_t i = 0; i < m->nlocks; i++)
-		json_object_array_add(locks, json_object_row(m, m->locks[i]));
-	for (size_t i = 0; i < m->nconds; i++)
-		json_object_array_add(conds, json_object_row(m, m->conds[i]));
+	json_object *threads = json_object_new_array();
 	for (size_t i = 0; i < p->nthreads; i++)
 		json_object_array_add(threads, json_thread(m, i, syms));
-	json_object_object_add(root, "locks", locks);
-	json_object_object_add(root, "condvars", conds);
-	prims__json_sections(root, m, json_object_row);   /* semaphores, barriers, futexes, park_wake */
+	json_object_object_add(root, "locks", json_rows(m, m->locks, m->nlocks, stacks));
+	json_object_object_add(root, "condvars", json_rows(m, m->conds, m->nconds, stacks));
+	json_object_object_add(root, "semaphores", json_rows(m, m->sems, m->nsems, stacks));
+	json_object_object_add(root, "barriers", json_rows(m, m->barriers, m->nbarriers, stacks));
+	json_object_object_add(root, "futexes", json_rows(m, m->futexes, m->nfutexes, stacks));
+	json_object_object_add(root, "park_wake", prims__json_park_wake(m));
 	json_object_object_add(root, "threads", threads);
-	json_object_object_add(root, "findings", json_object_new_array());   /* filled by report__write */
+	json_object_object_add(root, "stack", json_stack(&a->s));
+	json_object_object_add(root, "findings", findings__json(&a->f));
 	return root;
 }
 
-int report__write(const struct profile *p, const struct report_options *o, FILE *out)
+int report__write(const struct analysis *a, const struct report_options *o, FILE *out)
 {
-	struct syms *syms = syms__load(p);
-	struct model m;
-	model__build(&m, p, syms);
-	json_stacks = o->stacks_given ? o->stacks : -1;
-	/* A single run has no reference: its stack counts all on-CPU time as
-	 * useful, at as many threads as were busy (docs/findings.md). */
-	struct speedup st;
-	speedup__compute(&st, &m, speedup__busy_threads(&m), 0, -1);
-	struct findings f = { 0 };
-	struct run_view view = { &m, &st };
-	findings__diagnose(&f, NULL, &view);
-	findings__sort(&f);
+	const struct model *m = &a->m;
+	const struct profile *p = a->p;
 	if (o->json) {
-		json_object *root = json_report(&m, syms);
-		json_object *stack = json_object_new_object();
-		json_object_object_add(stack, "threads", json_object_new_int(st.threads));
-		json_object_object_add(stack, "wall_ns", json_object_new_int64((int64_t)st.wall_ns));
-		json_object_object_add(stack, "budget_ns", json_object_new_int64((int64_t)st.budget_ns));
-		for (int k = 0; k < STACK_N; k++)
-			json_object_object_add(stack, stack_keys[k], json_object_new_int64((int64_t)st.c[k]));
-		json_object_object_add(root, "stack", stack);
-		json_object_object_add(root, "findings", findings__json(&f));
+		json_object *root = report__json(a, o);
 		fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), out);
 		fputc('\n', out);
 		json_object_put(root);
 	} else {
-		text_header(&m, out);
-		text_summary(&m, out);
-		text_stack(&st, out);
-		findings__print(&f, out);
+		text_header(m, out);
+		text_summary(m, out);
+		text_stack(&a->s, out);
+		findings__print(&a->f, out);
 		fputc('\n', out);
-		text_locks(&m, o, out);
-		text_conds(&m, o, out);
-		prims__text(&m, o, out);   /* semaphores, barriers, futexes, park and wake */
-		text_threads(&m, o, syms, out);
-		text_counters(&m, out);
+		text_locks(m, o, out);
+		text_conds(m, o, out);
+		prims__text(m, o, out);   /* semaphores, barriers, futexes, park and wake */
+		text_threads(m, o, a->syms, out);
+		text_counters(m, out);
 		char pmu[160];
 		if (!(p->process.perf_valid >> CV_PERF_CYCLES))
 			fprintf(out, "\nNot measured: hardware counters (cycles, instructions, cache misses): %s.\n",
 				pmu_status(p, pmu, sizeof(pmu)));
 	}
-	findings__free(&f);
-	speedup__free(&st);
-	model__free(&m);
-	syms__free(syms);
 	if (fflush(out) != 0 || ferror(out)) {
 		cv_error("cannot write the report: %s", strerror(errno));
 		return -1;
@@ -590,10 +590,11 @@ int cmd_report(int argc, char **argv)
 		cv_error("report: expected one PROFILE, got %d (try 'convoy report --help')", argc - optind);
 		return 2;
 	}
-	struct profile *p = profile__load(argv[optind]);
-	if (!p)
+	struct analysis a;
+	if (analysis__load(&a, argv[optind]) != 0)
 		return 1;
-	int rc = report__write(p, &o, stdout);
-	profile__free(p);
+	analysis__diagnose(&a);
+	int rc = report__write(&a, &o, stdout);
+	analysis__free(&a);
 	return rc ? 1 : 0;
 }

@@ -53,6 +53,11 @@ static int by_lock_wait(const void *a, const void *b)
 	return x->wait_ns < y->wait_ns ? 1 : x->wait_ns > y->wait_ns ? -1 : 0;
 }
 
+static int by_identity(const void *a, const void *b)
+{
+	return model__cmp_identity(((const struct stack_lock *)a)->row, ((const struct stack_lock *)b)->row);
+}
+
 /* The main thread of a program that made threads sets up, hands out work
  * and waits for it: its parks and barrier waits, like its joins, are waiting
  * for the workers, so its slot counts as idle then. */
@@ -178,18 +183,21 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 			s->locks[s->nlocks++].wait_ns = (double)m->locks[i]->total.wait_ns;
 		}
 	qsort(s->locks, s->nlocks, sizeof(*s->locks), by_lock_wait);
+	s->by_identity = xcalloc(s->nlocks ? s->nlocks : 1, sizeof(*s->by_identity));
+	memcpy(s->by_identity, s->locks, s->nlocks * sizeof(*s->locks));
+	qsort(s->by_identity, s->nlocks, sizeof(*s->by_identity), by_identity);
 }
 
 void speedup__free(struct speedup *s)
 {
 	free(s->locks);
-	s->locks = NULL;
+	free(s->by_identity);
+	s->locks = s->by_identity = NULL;
 }
 
-double speedup__lock_wait(const struct speedup *s, const char *name)
+double speedup__lock_wait(const struct speedup *s, const struct object_row *row)
 {
-	for (size_t i = 0; i < s->nlocks; i++)
-		if (!strcmp(s->locks[i].row->name, name))
-			return s->locks[i].wait_ns;
-	return 0;
+	struct stack_lock key = { .row = row };
+	const struct stack_lock *hit = s->nlocks ? bsearch(&key, s->by_identity, s->nlocks, sizeof(key), by_identity) : NULL;
+	return hit && model__same_object(hit->row, row) ? hit->wait_ns : 0;
 }

@@ -49,6 +49,7 @@ struct speedup {
 	double progress;        /* progress-point units (0: none) */
 	struct stack_lock *locks;   /* lock_wait by lock, most first */
 	size_t nlocks;
+	struct stack_lock *by_identity;   /* the same, ordered by model__cmp_identity */
 };
 
 /* The stack of the run in m, at n threads and wall time wall_ns (0: the
@@ -59,8 +60,9 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 		    double ref_cpu_out_ns);
 void speedup__free(struct speedup *s);
 
-/* The lock's wait in this stack (0 if absent). */
-double speedup__lock_wait(const struct speedup *s, const char *name);
+/* The wait of the lock that is row's object (row may come from another
+ * profile of the same program) in this stack; 0 if absent. */
+double speedup__lock_wait(const struct speedup *s, const struct object_row *row);
 
 /* How many threads a single run kept busy at once (at least 1). */
 int speedup__busy_threads(const struct model *m);

@@ -172,7 +172,7 @@ static int overlaps(const struct profile_module *a, const struct profile_module 
 	return a->m.start < b->m.end && b->m.start < a->m.end;
 }
 
-struct syms *syms__load(const struct profile *p)
+struct syms *syms__load(const struct profile *p, int read_modules)
 {
 	struct syms *s = xcalloc(1, sizeof(*s));
 	s->p = p;
@@ -212,7 +212,8 @@ struct syms *syms__load(const struct profile *p)
 			const struct profile_module *pm = &p->modules[i];
 			if (layer_of[i] != l)
 				continue;
-			if (!pm->path || pm->path[0] != '/' || access(pm->path, R_OK) != 0 || !same_build_id(pm))
+			if (!read_modules || !pm->path || pm->path[0] != '/' || access(pm->path, R_OK) != 0 ||
+			    !same_build_id(pm))
 				continue;   /* the vdso, a file that is gone, or one rebuilt since */
 			s->mods[i].mod = dwfl_report_elf(dwfl, pm->path, pm->path, -1, pm->m.load_bias, false);
 		}
