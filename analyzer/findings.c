@@ -20,10 +20,12 @@
 #include "model.h"
 #include "profile.h"
 #include "speedup.h"
+#include "symbols.h"
 #include "util.h"
 
 /* Thresholds (docs/findings.md explains each). */
-#define SHORT_HOLD_NS        1000.0   /* below: the cost is the number of entries */
+#define SHORT_HOLD_NS        1000.0   /* below: the cost is the number of entries ... */
+#define FREQUENT_RATE         1e5     /* ... when they come at least this often a second */
 #define LONG_HOLD_NS        20000.0   /* above: the critical section does real work */
 #define LONG_HOLD_UTIL          0.7   /* ... or the lock is held this share of the run */
 #define SHORT_PARK_NS      200000.0   /* parks shorter than this are wake/sleep cycles */
@@ -98,6 +100,7 @@ struct step {
 	double scale;      /* units of work: multiply the target's times by this */
 	int n;
 	double inflation_left;   /* on-CPU growth not yet attributed to a lock */
+	int oversubscribed;      /* more busy threads than CPUs: spinning would only make it worse */
 };
 
 static double comp(const struct run_view *r, enum stack_component c)
@@ -152,7 +155,7 @@ static void rule_locks(struct findings *out, struct step *st)
 		double contended = acq ? (double)k->contended / acq : 0;
 		double util = wall ? acq * hold / wall : 0;
 		enum finding_kind kind = FINDING_LOCK_CONTENTION;
-		if (hold > 0 && hold < SHORT_HOLD_NS)
+		if (hold > 0 && hold < SHORT_HOLD_NS && wall > 0 && acq / wall * 1e9 >= FREQUENT_RATE)
 			kind = FINDING_ACQUISITION_FREQ;
 		else if (hold >= LONG_HOLD_NS || util >= LONG_HOLD_UTIL)
 			kind = FINDING_LONG_HOLD;
@@ -176,16 +179,21 @@ static void rule_locks(struct findings *out, struct step *st)
 		evidence(x, "interval_ns", interval);
 		evidence(x, "utilization", util);
 		char a[32], b[32], c[32], d[32], e[32];
-		const char *what = kind == FINDING_ACQUISITION_FREQ ?
-			"the critical section is short but entered too often" :
-			kind == FINDING_LONG_HOLD ? "the critical section is long" : "threads queue for it";
-		say(x->summary, sizeof(x->summary),
-		    "Waiting for %s %s: %s acquisitions (%s), %s contended, %s waited in all; "
-		    "the critical section is %s but it is entered every %s — %s.",
-		    kind_name(row->obj->o.kind), row->name, fmt_count(a, sizeof(a), (uint64_t)acq), fmt_rate(e, sizeof(e), wall ? acq / wall * 1e9 : 0),
-		    fmt_pct(b, sizeof(b), contended), fmt_ns(c, sizeof(c), (double)k->wait_ns),
-		    hold > 0 ? fmt_ns(d, sizeof(d), hold) : "unmeasured",
-		    fmt_ns((char[32]){0}, 32, interval), what);
+		const char *what = kind == FINDING_ACQUISITION_FREQ ? "but it is entered every %s — the cost is the number of entries" :
+				   kind == FINDING_LONG_HOLD ? "and it is entered every %s — the critical section is long" :
+				   "and it is entered every %s — threads queue for it";
+		int len = snprintf(x->summary, sizeof(x->summary),
+		    "Waiting for %s %s: %s acquisitions (%s), %s contended, %s waited in all; the critical section is %s ",
+		    kind_name(row->obj->o.kind), row->name, fmt_count(a, sizeof(a), (uint64_t)acq),
+		    fmt_rate(e, sizeof(e), wall ? acq / wall * 1e9 : 0), fmt_pct(b, sizeof(b), contended),
+		    fmt_ns(c, sizeof(c), (double)k->wait_ns), hold > 0 ? fmt_ns(d, sizeof(d), hold) : "unmeasured");
+		len += snprintf(x->summary + len, sizeof(x->summary) - (size_t)len, what, fmt_ns(a, sizeof(a), interval));
+		if (kind == FINDING_LOCK_CONTENTION && hold > 0 && hold < SHORT_HOLD_NS)
+			snprintf(x->summary + len, sizeof(x->summary) - (size_t)len,
+				 ". Entered this rarely and held this briefly (sampled 1 in %u), it should not keep "
+				 "threads waiting: some holds are longer than the samples, or holders lost their CPU",
+				 st->t->m->p->process.hold_sample_period);
+		strncat(x->summary, ".", sizeof(x->summary) - strlen(x->summary) - 1);
 		if (bounced > 0) {
 			size_t len = strlen(x->summary);
 			say(x->summary + len, sizeof(x->summary) - len,
@@ -234,14 +242,15 @@ static void rule_runnable(struct findings *out, const struct step *st)
 	char a[32], b[32];
 	if (busy > (int)cpus)
 		say(x->summary, sizeof(x->summary),
-		    "%d busy threads shared %u CPUs: threads spent %s runnable but waiting for a CPU, "
-		    "with %s involuntary context switches.", busy, cpus,
+		    "%d busy threads shared %u CPU%s: threads spent %s runnable but waiting for a CPU, "
+		    "with %s involuntary context switches.", busy, cpus, cpus == 1 ? "" : "s",
 		    fmt_ns(a, sizeof(a), st->t->s->c[STACK_RUNNABLE]), fmt_count(b, sizeof(b), invol));
 	else
 		say(x->summary, sizeof(x->summary),
-		    "Threads spent %s runnable but waiting for a CPU although only %d were busy on %u CPUs: "
+		    "Threads spent %s runnable but waiting for a CPU although only %d %s busy on %u CPU%s: "
 		    "other processes competed for the machine (%s involuntary switches).",
-		    fmt_ns(a, sizeof(a), st->t->s->c[STACK_RUNNABLE]), busy, cpus, fmt_count(b, sizeof(b), invol));
+		    fmt_ns(a, sizeof(a), st->t->s->c[STACK_RUNNABLE]), busy, busy == 1 ? "was" : "were", cpus,
+		    cpus == 1 ? "" : "s", fmt_count(b, sizeof(b), invol));
 	if (x->external)
 		say(x->fix, sizeof(x->fix),
 		    "Nothing in the program: measure on an idle machine (or pin the program to CPUs "
@@ -252,8 +261,9 @@ static void rule_runnable(struct findings *out, const struct step *st)
 		    "sysconf(_SC_NPROCESSORS_ONLN) or the affinity mask, not from the amount of work.", cpus);
 }
 
-/* Each worker's working time: alive, not joining and not blocked (on a CPU,
- * runnable, or off-CPU inside its own work, such as a sleeping task). The
+/* Each worker's working time: alive, not joining, not blocked and not
+ * waiting for a CPU (on a CPU, or off-CPU inside its own work, such as a
+ * sleeping task): threads that share too few CPUs are not uneven. The
  * main thread is left out when there are workers (it sets up and joins), and
  * so are threads that lived less than a tenth of the run: a worker is there
  * for the run, and churned threads have their own rule. */
@@ -268,9 +278,15 @@ static size_t working_times(const struct run_view *r, double *out)
 			continue;
 		if ((double)(t->end_ns - t->start_ns) < 0.1 * r->s->wall_ns)
 			continue;
-		double w = (double)(t->end_ns - t->start_ns) - (double)t->join_wait_ns -
+		double u = (double)(t->end_ns - t->start_ns) - (double)t->join_wait_ns -
 			   (double)(m->thread_lock_wait[i] + m->thread_cond_wait[i] + m->thread_barrier_wait[i]);
-		out[n++] = w > 0 ? w : 0;
+		if (u < 0)
+			u = 0;
+		/* The run-queue delay outside the waits, as in the stack (the
+		 * rest followed wake-ups and is inside the waits just taken out). */
+		double cpu = (double)t->cpu_ns < u ? (double)t->cpu_ns : u;
+		double runnable = (double)t->run_delay_ns < u - cpu ? (double)t->run_delay_ns : u - cpu;
+		out[n++] = u - runnable;
 	}
 	return n;
 }
@@ -307,7 +323,8 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 	double park_total = st->t->s->c[STACK_PARK];
 	double avg_park = waits ? park_total / (double)waits : 0;
 	int imbalanced = ratio >= IMBALANCE_RATIO;
-	if (park > NOISE_SHARE * st->lost && park > 0 && avg_park < SHORT_PARK_NS && !imbalanced) {
+	if (park > NOISE_SHARE * st->lost && park > 0 && avg_park < SHORT_PARK_NS && !imbalanced &&
+	    !st->oversubscribed) {
 		struct finding *x = add(out, FINDING_PARK_WAKE, park / st->lost);
 		object(x, st->t->m->nparks ? st->t->m->parks[0]->name : "parks");
 		x->predicted_wall_ns = predicted(st, park);
@@ -326,7 +343,7 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 		    fmt_count(a, sizeof(a), waits), fmt_ns(b, sizeof(b), avg_park),
 		    fmt_ns(c, sizeof(c), park_total), fmt_count(d, sizeof(d), vol));
 		if (st->t->m->total_progress && len < sizeof(x->summary))
-			len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len, ", %.1f parks per unit of work",
+			len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len, ", %.3g parks per unit of work",
 						(double)waits / (double)st->t->m->total_progress);
 		if (latency > 0 && len < sizeof(x->summary))
 			len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len,
@@ -364,6 +381,77 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 	}
 }
 
+/* A thread's label: its start routine's symbol, else its name, else the
+ * routine's address; the main thread is "main". */
+static const char *thread_label(const struct model *m, const struct cv_thread_rec *t, char *buf, size_t size)
+{
+	if (t->flags & CV_THREAD_MAIN)
+		snprintf(buf, size, "main");
+	else if (t->start_routine && syms__name(m->syms, t->start_routine, buf, size))
+		return buf;
+	else if (t->name[0])
+		snprintf(buf, size, "%s", t->name);
+	else
+		snprintf(buf, size, "thread@0x%llx", (unsigned long long)t->start_routine);
+	return buf;
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The start routine most created threads ran (the churned work), the thread
+ * that created most of those, and how many ran it. */
+static size_t churned_routine(const struct model *m, char *routine, size_t rsize, char *creator, size_t csize)
+{
+	const struct profile *p = m->p;
+	uint64_t *keys = xcalloc(p->nthreads ? p->nthreads : 1, sizeof(uint64_t));
+	size_t n = 0, best = 0, best_n = 0;
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (!(p->threads[i].flags & CV_THREAD_MAIN))
+			keys[n++] = p->threads[i].start_routine;
+	qsort(keys, n, sizeof(*keys), by_u64);
+	uint64_t top = 0;
+	for (size_t i = 0; i < n; i = best) {
+		for (best = i; best < n && keys[best] == keys[i]; best++)
+			;
+		if (best - i > best_n) {
+			best_n = best - i;
+			top = keys[i];
+		}
+	}
+	const struct cv_thread_rec *one = NULL;
+	size_t k = 0;   /* keys now holds the creators of the threads that ran it */
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (!(p->threads[i].flags & CV_THREAD_MAIN) && p->threads[i].start_routine == top) {
+			one = one ? one : &p->threads[i];
+			keys[k++] = (uint64_t)(uint32_t)p->threads[i].creator_tid;
+		}
+	qsort(keys, k, sizeof(*keys), by_u64);
+	int32_t maker = 0;
+	size_t maker_n = 0;
+	for (size_t i = 0, j; i < k; i = j) {
+		for (j = i; j < k && keys[j] == keys[i]; j++)
+			;
+		if (j - i > maker_n) {
+			maker_n = j - i;
+			maker = (int32_t)(uint32_t)keys[i];
+		}
+	}
+	free(keys);
+	if (one)
+		thread_label(m, one, routine, rsize);
+	else
+		snprintf(routine, rsize, "(unknown)");
+	snprintf(creator, csize, "an untracked thread");
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (maker && p->threads[i].tid == maker)
+			thread_label(m, &p->threads[i], creator, csize);
+	return best_n;
+}
+
 /* Returns whether it fired (it then claims the idle slots). */
 static int rule_churn(struct findings *out, const struct step *st)
 {
@@ -387,22 +475,103 @@ static int rule_churn(struct findings *out, const struct step *st)
 	double idle = delta(st, STACK_IDLE);
 	double cost = create_ns * st->scale + (idle > 0 ? idle : 0);
 	struct finding *x = add(out, FINDING_THREAD_CHURN, cost / st->lost);
-	object(x, "pthread_create");
+	char routine[256], creator[256];
+	size_t same = churned_routine(st->t->m, routine, sizeof(routine), creator, sizeof(creator));
+	object(x, routine);
 	x->predicted_wall_ns = predicted(st, cost);
 	evidence(x, "threads_created", (double)created);
 	evidence(x, "create_ns", create_ns);
 	evidence(x, "mean_create_ns", mean_create);
 	evidence(x, "mean_lifetime_ns", mean_life);
 	char a[32], b[32], c[32], d[32];
+	char who[600];
+	if (same == created)
+		snprintf(who, sizeof(who), "%s threads running %s were created by %s", fmt_count(a, sizeof(a), created),
+			 routine, creator);
+	else
+		snprintf(who, sizeof(who), "%s threads were created, %s of them running %s, by %s",
+			 fmt_count(a, sizeof(a), created), fmt_count(b, sizeof(b), same), routine, creator);
 	say(x->summary, sizeof(x->summary),
-	    "%s threads were created, each living %s on average while its creation took %s "
-	    "(%s inside pthread_create in all): the program pays for a thread per piece of work.",
-	    fmt_count(a, sizeof(a), created), fmt_ns(b, sizeof(b), mean_life),
-	    fmt_ns(c, sizeof(c), mean_create), fmt_ns(d, sizeof(d), create_ns));
+	    "%s, each living %s on average while its creation took %s (%s inside pthread_create in all): "
+	    "the program pays for a thread per piece of work.",
+	    who, fmt_ns(b, sizeof(b), mean_life), fmt_ns(c, sizeof(c), mean_create), fmt_ns(d, sizeof(d), create_ns));
 	say(x->fix, sizeof(x->fix),
 	    "Create the threads once (a pool sized to the CPUs) and hand them tasks through a queue "
-	    "instead of creating a thread per task.");
+	    "instead of %s creating a thread to run %s per task.", creator, routine);
 	return 1;
+}
+
+/* With more busy threads than CPUs, threads at a barrier wait for the ones
+ * still waiting for a CPU: that time is the oversubscription's, and its
+ * finding (from rule_runnable) claims it. Returns whether there was one. */
+static int claim_for_oversubscription(struct findings *out, const struct step *st, double grew, const char *name)
+{
+	for (size_t i = 0; i < out->n; i++) {
+		struct finding *x = &out->v[i];
+		if (x->kind != FINDING_OVERSUBSCRIPTION || x->external)
+			continue;
+		double claimed = x->share * st->lost + grew;
+		x->share = claimed / st->lost > 1 ? 1 : claimed / st->lost;
+		x->predicted_wall_ns = predicted(st, claimed);
+		evidence(x, "barrier_ns", grew / st->scale);
+		size_t len = strlen(x->summary);
+		char a[32];
+		snprintf(x->summary + len, sizeof(x->summary) - len,
+			 " Threads also waited %s more at barrier %s for the threads that were waiting for a CPU.",
+			 fmt_ns(a, sizeof(a), grew / st->scale), name);
+		return 1;
+	}
+	return 0;
+}
+
+/* Time at barriers: threads arriving unevenly (the spread between the
+ * first and last arrival of a round) or, when they arrive together, the
+ * cost of parking and waking each round. */
+static void rule_barriers(struct findings *out, const struct step *st)
+{
+	double grew = delta(st, STACK_BARRIER);
+	const struct model *m = st->t->m;
+	if (grew <= 0 || grew < NOISE_SHARE * st->lost || !m->nbarriers)
+		return;
+	const struct object_row *row = m->barriers[0];   /* most wait */
+	const struct cv_stats *k = &row->total;
+	double rounds = (double)k->rounds, parks = k->waits > k->rounds ? (double)(k->waits - k->rounds) : 0;
+	double spread = rounds ? (double)k->imbalance_ns / rounds : 0;
+	double avg_wait = parks ? (double)k->wait_ns / parks : 0;
+	/* The first arrival waits the whole spread for the last, later ones
+	 * less: uneven arrivals explain an average wait up to the spread (twice
+	 * it, to allow for the wake-up). Waiting longer is sleeping and waking.
+	 * The run queue's part of the waits (speedup.c) is left out. */
+	double barrier_ns = st->t->s->c[STACK_BARRIER];
+	double avg_blocked = parks ? barrier_ns / parks : 0;
+	int uneven = avg_blocked <= 2 * spread;
+	if (st->oversubscribed && claim_for_oversubscription(out, st, grew, row->name))
+		return;
+	struct finding *x = add(out, uneven ? FINDING_LOAD_IMBALANCE : FINDING_PARK_WAKE, grew / st->lost);
+	object(x, row->name);
+	x->predicted_wall_ns = predicted(st, grew);
+	evidence(x, "rounds", rounds);
+	evidence(x, "barrier_ns", barrier_ns);
+	evidence(x, "avg_wait_ns", avg_wait);
+	evidence(x, "avg_spread_ns", spread);
+	evidence(x, "max_spread_ns", (double)k->max_imbalance_ns);
+	char a[32], b[32], c[32], d[32], e[32];
+	say(x->summary, sizeof(x->summary),
+	    "Threads waited %s at barrier %s over %s rounds, %s per parked arrival; the last thread "
+	    "arrived %s after the first on average (at most %s)%s.",
+	    fmt_ns(a, sizeof(a), (double)k->wait_ns), row->name, fmt_count(b, sizeof(b), k->rounds),
+	    fmt_ns(c, sizeof(c), avg_wait), fmt_ns(d, sizeof(d), spread),
+	    fmt_ns(e, sizeof(e), (double)k->max_imbalance_ns),
+	    uneven ? ": each round lasts as long as its slowest thread" :
+		     ", so most of the wait is going to sleep and being woken each round");
+	if (uneven)
+		say(x->fix, sizeof(x->fix),
+		    "Even out the work between barrier rounds (hand out smaller pieces dynamically "
+		    "instead of a fixed share per thread), or synchronise less often.");
+	else
+		say(x->fix, sizeof(x->fix),
+		    "Synchronise less often (more work per round), or let threads poll briefly before "
+		    "parking at %s when they have a CPU each.", row->name);
 }
 
 static void rule_inflation(struct findings *out, const struct step *st)
@@ -458,11 +627,15 @@ void findings__diagnose(struct findings *out, const struct run_view *ref, const 
 		return;   /* no time lost: nothing to explain */
 	double lost_fraction = st.lost / budget;
 	st.inflation_left = ref ? delta(&st, STACK_INFLATION) : 0;
+	const struct profile *p = t->m->p;
+	uint32_t cpus = p->process.cpus_allowed ? p->process.cpus_allowed : p->process.ncpus;
+	st.oversubscribed = cpus && speedup__busy_threads(t->m) > (int)cpus;
 	size_t first = out->n;
 	rule_locks(out, &st);
 	rule_runnable(out, &st);
 	int churn = rule_churn(out, &st);
 	rule_imbalance_and_parks(out, &st, churn);
+	rule_barriers(out, &st);
 	rule_inflation(out, &st);
 	for (size_t i = first; i < out->n; i++) {
 		out->v[i].threads = st.n;

@@ -12,8 +12,10 @@
  *                                       and comes out of C: it is on-CPU)
  *   U       = active − blocked          time neither blocked nor joining
  *   cpu_out = min(C, U)                 on-CPU outside the waits
- *   runnable= min(R, U − cpu_out)
- *   other   = U − cpu_out − runnable
+ *   runnable= min(R, U − cpu_out) + the rest of R, up to the sleeping
+ *             waits, taken out of them in proportion (a woken thread waits
+ *             for a CPU before its wait call returns)
+ *   other   = U − cpu_out − min(R, U − cpu_out)
  *
  * (When blocked > active, the measured waits overlap and the excess is
  * reported as negative "unexplained" time rather than hidden.)
@@ -135,6 +137,7 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 	s->threads = n;
 	s->wall_ns = wall_ns > 0 ? wall_ns : m->wall_ns;
 	s->budget_ns = (double)n * s->wall_ns;
+	double raw_lock = 0, carved_lock = 0;   /* blocked lock waits before and after the run queue's part */
 
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct cv_thread_rec *t = &p->threads[i];
@@ -159,14 +162,32 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 		}
 		double cpu = minf((double)t->cpu_ns - spin, u);
 		double runnable = minf((double)t->run_delay_ns, u - cpu);
+		double other = u - cpu - runnable;
+		/* The rest of the run-queue delay followed wake-ups inside waits: a
+		 * woken thread waits for a CPU before its wait returns, and that
+		 * time is the CPUs' shortage, not the lock's or the barrier's. It
+		 * comes out of the sleeping waits (not spinning: that is on-CPU),
+		 * in proportion. */
+		double sleeping = lock - spin + park + barrier;
+		double inside = minf((double)t->run_delay_ns - runnable, sleeping);
+		raw_lock += lock - spin;
+		if (inside > 0) {
+			double keep = (sleeping - inside) / sleeping;
+			lock = spin + (lock - spin) * keep;
+			park *= keep;
+			barrier *= keep;
+			runnable += inside;
+		}
+		carved_lock += lock - spin;
 		s->active_ns += active;
 		s->cpu_out_ns += cpu;
 		s->c[STACK_LOCK] += lock;
 		s->c[STACK_PARK] += park;
 		s->c[STACK_BARRIER] += barrier;
 		s->c[STACK_RUNNABLE] += runnable;
-		s->c[STACK_OTHER] += u - cpu - runnable;
+		s->c[STACK_OTHER] += other;
 	}
+	s->runq_in_waits = raw_lock > 0 ? 1 - carved_lock / raw_lock : 0;
 	s->c[STACK_USEFUL] = ref_cpu_out_ns >= 0 ? minf(s->cpu_out_ns, ref_cpu_out_ns) : s->cpu_out_ns;
 	s->c[STACK_INFLATION] = s->cpu_out_ns - s->c[STACK_USEFUL];
 	s->c[STACK_IDLE] = s->budget_ns - s->active_ns;
@@ -179,8 +200,10 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 	for (size_t i = 0; i < m->nlocks; i++)
 		if ((wait_class_of_obj(m->locks[i]->obj) == WAIT_LOCK || m->locks[i]->obj->o.kind == CV_OBJ_SPIN) &&
 		    m->locks[i]->total.wait_ns) {
+			/* Each lock's share of the run queue's part, as the whole's. */
+			double keep = m->locks[i]->obj->o.kind == CV_OBJ_SPIN ? 1 : 1 - s->runq_in_waits;
 			s->locks[s->nlocks].row = m->locks[i];
-			s->locks[s->nlocks++].wait_ns = (double)m->locks[i]->total.wait_ns;
+			s->locks[s->nlocks++].wait_ns = (double)m->locks[i]->total.wait_ns * keep;
 		}
 	qsort(s->locks, s->nlocks, sizeof(*s->locks), by_lock_wait);
 	s->by_identity = xcalloc(s->nlocks ? s->nlocks : 1, sizeof(*s->by_identity));
