@@ -93,6 +93,7 @@ include tests/primitives/primitives.mk
 include tests/stacks/stacks.mk
 include tests/scale/scale.mk
 include tests/bench/bench.mk
+include tests/data/data.mk
 
 # --- test, demo, bench ------------------------------------------------------
 test: all $(TESTS)

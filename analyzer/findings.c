@@ -21,6 +21,7 @@
 #include "profile.h"
 #include "speedup.h"
 #include "symbols.h"
+#include "textfit.h"
 #include "util.h"
 
 /* Thresholds (docs/findings.md explains each). */
@@ -705,16 +706,21 @@ void findings__print(const struct findings *f, FILE *out)
 		fputs("Findings: none — no component of the lost time stood out.\n", out);
 		return;
 	}
+	int width = textfit__width(out);
 	fputs("Findings, most important first\n", out);
 	for (size_t i = 0; i < f->n; i++) {
 		const struct finding *x = &f->v[i];
-		char a[32], b[32];
-		fprintf(out, "  %zu. [%s] %s%s — %.0f%% of the lost time at %d thread%s\n", i + 1,
-			severity_name(x->severity), finding_kind_name(x->kind), x->suspected ? " (suspected)" : "",
-			x->share * 100, x->threads, x->threads == 1 ? "" : "s");
-		fprintf(out, "     %s\n", x->summary);
-		fprintf(out, "     What if: without it, %d thread%s would take about %s instead of %s.\n",
-			x->threads, x->threads == 1 ? "" : "s", fmt_ns(a, sizeof(a), x->predicted_wall_ns), fmt_ns(b, sizeof(b), x->wall_ns));
-		fprintf(out, "     Fix: %s\n", x->fix);
+		char a[32], b[32], head[128], whatif[256];
+		snprintf(head, sizeof(head), "  %zu. ", i + 1);
+		snprintf(whatif, sizeof(whatif), "[%s] %s%s — %.0f%% of the lost time at %d thread%s",
+			 severity_name(x->severity), finding_kind_name(x->kind), x->suspected ? " (suspected)" : "",
+			 x->share * 100, x->threads, x->threads == 1 ? "" : "s");
+		textfit__wrap(out, width, 5, head, whatif);
+		textfit__wrap(out, width, 5, "     ", x->summary);
+		snprintf(whatif, sizeof(whatif), "without it, %d thread%s would take about %s instead of %s.",
+			 x->threads, x->threads == 1 ? "" : "s", fmt_ns(a, sizeof(a), x->predicted_wall_ns),
+			 fmt_ns(b, sizeof(b), x->wall_ns));
+		textfit__wrap(out, width, 5, "     What if: ", whatif);
+		textfit__wrap(out, width, 5, "     Fix: ", x->fix);
 	}
 }

@@ -247,6 +247,37 @@ static void number_objects(struct model *m)
 	free(v);
 }
 
+static int group_by_wait(const void *a, const void *b)
+{
+	const struct object_group *x = a, *y = b;
+	if (x->total.wait_ns != y->total.wait_ns)
+		return x->total.wait_ns < y->total.wait_ns ? 1 : -1;
+	return by_wait(&x->first, &y->first);
+}
+
+size_t model__group(struct object_row *const *rows, size_t n, struct object_group **out)
+{
+	struct object_row **v = xcalloc(n ? n : 1, sizeof(*v));
+	memcpy(v, rows, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), by_name_then_id);
+	struct object_group *g = xcalloc(n ? n : 1, sizeof(*g));
+	size_t ng = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!i || strcmp(v[i]->name, v[i - 1]->name))
+			g[ng++].first = v[i];
+		struct object_group *x = &g[ng - 1];
+		if (by_wait(&v[i], &x->first) < 0)
+			x->first = v[i];
+		x->count++;
+		x->nthreads += v[i]->nthreads;
+		merge_stats(&x->total, &v[i]->total);
+	}
+	free(v);
+	qsort(g, ng, sizeof(*g), group_by_wait);
+	*out = g;
+	return ng;
+}
+
 /* ---- the model ----------------------------------------------------------- */
 
 /* Counting sort of the stats records by object: one pass to count, one to place. */

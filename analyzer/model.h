@@ -87,6 +87,19 @@ void model__free(struct model *m);
  * object of this kind, added to t. */
 void model__park_add(struct park_totals *t, uint32_t kind, const struct cv_stats *s);
 
+/* Objects made at one site (rows of one name), summed: text reports show
+ * "1,000 × mutex@make_pool (pool.c:42)" on one line. */
+struct object_group {
+	const struct object_row *first;   /* the one that waited most */
+	size_t count;
+	struct cv_stats total;
+	size_t nthreads;                  /* records summed (threads × objects) */
+};
+
+/* The groups of rows[0..n) (sorted most wait first), most wait first. The
+ * caller frees *out. */
+size_t model__group(struct object_row *const *rows, size_t n, struct object_group **out);
+
 /* Two rows of two profiles are the same object (same name, site, generation
  * and ordinal). */
 int model__same_object(const struct object_row *a, const struct object_row *b);

@@ -22,6 +22,7 @@
 #include "speedup.h"
 #include "callstacks.h"
 #include "symbols.h"
+#include "textfit.h"
 #include "util.h"
 
 static double ratio(uint64_t a, uint64_t b)
@@ -44,13 +45,14 @@ static const char *thread_label(const struct profile *p, uint32_t index, char *b
 static void text_header(const struct model *m, FILE *out)
 {
 	const struct profile *p = m->p;
-	char a[32];
-	fprintf(out, "convoy report: %s\n", p->cmdline && *p->cmdline ? p->cmdline : p->process.comm);
-	fprintf(out, "  pid %d%s, %s profiled, %zu thread%s, %zu lock%s, %zu condvar%s; ended: %s\n",
-		p->process.pid, p->process.forked ? " (forked child)" : "", fmt_ns(a, sizeof(a), m->wall_ns),
-		p->nthreads, p->nthreads == 1 ? "" : "s", m->nlocks, m->nlocks == 1 ? "" : "s",
-		m->nconds, m->nconds == 1 ? "" : "s",
-		exit_text(p->process.exit_reason));
+	int width = textfit__width(out);
+	char a[32], line[512];
+	textfit__wrap(out, width, 4, "convoy report: ", p->cmdline && *p->cmdline ? p->cmdline : p->process.comm);
+	snprintf(line, sizeof(line), "pid %d%s, %s profiled, %zu thread%s, %zu lock%s, %zu condvar%s; ended: %s",
+		 p->process.pid, p->process.forked ? " (forked child)" : "", fmt_ns(a, sizeof(a), m->wall_ns),
+		 p->nthreads, p->nthreads == 1 ? "" : "s", m->nlocks, m->nlocks == 1 ? "" : "s",
+		 m->nconds, m->nconds == 1 ? "" : "s", exit_text(p->process.exit_reason));
+	textfit__wrap(out, width, 4, "  ", line);
 	fprintf(out, "  profile %s\n\n", p->path);
 }
 
@@ -67,16 +69,19 @@ static void text_summary(const struct model *m, FILE *out)
 	int mutexes_only = 1;   /* the wording: other kinds (spinlocks) wait without blocking */
 	for (size_t i = 0; i < m->nlocks; i++)
 		mutexes_only &= m->locks[i]->obj->o.kind == CV_OBJ_MUTEX;
-	fprintf(out, mutexes_only ? "Threads spent %s blocked on mutexes (%s of their combined lifetime); "
-		"%s accounts for %s of it: %s of its %s acquisitions waited, %s on average.\n\n" :
+	char text[1024];
+	snprintf(text, sizeof(text), mutexes_only ? "Threads spent %s blocked on mutexes (%s of their combined lifetime); "
+		"%s accounts for %s of it: %s of its %s acquisitions waited, %s on average." :
 		"Threads spent %s waiting for locks (%s of their combined lifetime); "
-		"%s accounts for %s of it: %s of its %s acquisitions waited, %s on average.\n\n",
+		"%s accounts for %s of it: %s of its %s acquisitions waited, %s on average.",
 		fmt_ns(a, sizeof(a), (double)m->total_lock_wait),
 		fmt_pct(b, sizeof(b), ratio(m->total_lock_wait, m->total_thread_ns)),
 		top->name, fmt_pct(c, sizeof(c), ratio(top->total.wait_ns, m->total_lock_wait)),
 		fmt_pct((char[32]){0}, 32, ratio(top->total.contended, top->total.acquisitions)),
 		fmt_count((char[32]){0}, 32, top->total.acquisitions),
 		fmt_ns((char[32]){0}, 32, top->total.waits ? (double)top->total.wait_ns / (double)top->total.waits : 0));
+	textfit__wrap(out, textfit__width(out), 0, "", text);
+	fputc('\n', out);
 }
 
 /* Whether hardware counters were available, in words. */
@@ -94,18 +99,22 @@ static const char *pmu_status(const struct profile *p, char *buf, size_t size)
 /* Where the busy threads' time went, one line. */
 static void text_stack(const struct speedup *st, FILE *out)
 {
-	char w[32];
-	fprintf(out, "Where the time went: %d busy thread%s × %s =", st->threads, st->threads == 1 ? "" : "s",
-		fmt_ns(w, sizeof(w), st->wall_ns));
+	char w[32], text[1024];
+	size_t len = (size_t)snprintf(text, sizeof(text), "%d busy thread%s × %s =", st->threads,
+				      st->threads == 1 ? "" : "s", fmt_ns(w, sizeof(w), st->wall_ns));
 	int first = 1;
-	for (int k = 0; k < STACK_N; k++) {
+	for (int k = 0; k < STACK_N && len < sizeof(text); k++) {
 		double share = st->budget_ns > 0 ? st->c[k] / st->budget_ns : 0;
 		if (k == STACK_INFLATION || (fabs(share) < 0.005 && k != STACK_USEFUL))
 			continue;
-		fprintf(out, "%s %.0f%% %s", first ? "" : ",", share * 100, stack_phrases[k]);
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s %.0f%% %s", first ? "" : ",", share * 100,
+					stack_phrases[k]);
 		first = 0;
 	}
-	fputs(".\n\n", out);
+	if (len < sizeof(text) - 1)
+		strcat(text, ".");
+	textfit__wrap(out, textfit__width(out), 2, "Where the time went: ", text);
+	fputc('\n', out);
 }
 
 /* --stacks: 3 per lock in text unless given (convoy run and scale too). */
@@ -119,6 +128,64 @@ static size_t rows_to_show(size_t n, const struct report_options *o)
 	return o->limit && (size_t)o->limit < n ? (size_t)o->limit : n;
 }
 
+/* Name columns: a name that does not fit gets a line of its own, above
+ * its numbers (shortened only to the line's width). */
+#define NAME_COLS 21
+
+static void text_name(FILE *out, const char *name)
+{
+	char buf[512];
+	if ((int)strlen(name) <= NAME_COLS) {
+		fprintf(out, "  %-*s", NAME_COLS, name);
+		return;
+	}
+	fprintf(out, "  %s\n  %-*s", textfit__fit(buf, sizeof(buf), name, textfit__width(out) - 2), NAME_COLS, "");
+}
+
+static void text_lock_row(FILE *out, const char *name, const struct cv_stats *s)
+{
+	char acq[32], pct[32], tot[32], avg[32], hold[32], ho[32];
+	text_name(out, name);
+	fprintf(out, " %9s %7s %9s %8s %8s %9s\n", fmt_count(acq, sizeof(acq), s->acquisitions),
+		fmt_pct(pct, sizeof(pct), ratio(s->contended, s->acquisitions)),
+		fmt_ns(tot, sizeof(tot), (double)s->wait_ns),
+		s->waits ? fmt_ns(avg, sizeof(avg), (double)s->wait_ns / (double)s->waits) : "-",
+		s->hold_samples ? fmt_ns(hold, sizeof(hold), (double)s->hold_ns / (double)s->hold_samples) : "-",
+		fmt_count(ho, sizeof(ho), s->handoffs));
+}
+
+/* Type, longest wait, trylocks and timeouts: one line under the row. */
+static void text_lock_detail(FILE *out, const char *type, const struct cv_stats *s)
+{
+	char a[32], b[32], c[32], d[32], line[256];
+	int len = snprintf(line, sizeof(line), "%s%slongest wait %s", type, *type ? "; " : "",
+			   s->waits ? fmt_ns(a, sizeof(a), (double)s->max_wait_ns) : "-");
+	if (s->trylocks || s->timeouts)
+		snprintf(line + len, sizeof(line) - (size_t)len, "; trylock: %s calls, %s failed (EBUSY); timeouts: %s",
+			 fmt_count(b, sizeof(b), s->trylocks), fmt_count(c, sizeof(c), s->trylock_failures),
+			 fmt_count(d, sizeof(d), s->timeouts));
+	textfit__wrap(out, textfit__width(out), 8, "      ", line);
+}
+
+static void text_lock_threads(const struct model *m, const struct report_options *o, const struct object_row *r,
+			      FILE *out)
+{
+	const struct profile *p = m->p;
+	size_t first = m->stats_start[r->obj->o.id], end = m->stats_start[r->obj->o.id + 1];
+	size_t shown = first + rows_to_show(end - first, o);
+	for (size_t k = first; k < shown; k++) {
+		const struct cv_stats *t = &p->stats[m->stats_of[k]];
+		char who[64], fit[64], acq[32], pct[32], tot[32];
+		fprintf(out, "    thread %-16s %9s %7s %9s\n",
+			textfit__fit(fit, sizeof(fit), thread_label(p, t->thread, who, sizeof(who)), 16),
+			fmt_count(acq, sizeof(acq), t->acquisitions),
+			fmt_pct(pct, sizeof(pct), ratio(t->contended, t->acquisitions)),
+			fmt_ns(tot, sizeof(tot), (double)t->wait_ns));
+	}
+	if (shown < end)
+		fprintf(out, "    ... %zu more threads (use --limit 0)\n", end - shown);
+}
+
 static void text_locks(const struct model *m, const struct report_options *o, FILE *out)
 {
 	const struct profile *p = m->p;
@@ -127,48 +194,36 @@ static void text_locks(const struct model *m, const struct report_options *o, FI
 	int mutexes_only = 1;
 	for (size_t i = 0; i < m->nlocks; i++)
 		mutexes_only &= m->locks[i]->obj->o.kind == CV_OBJ_MUTEX;
-	fprintf(out, "%s, by total wait (hold time sampled on 1 in %u acquisitions)\n",
+	fprintf(out, "%s, by total wait\n(hold time sampled on 1 in %u acquisitions)\n",
 		mutexes_only ? "Mutexes" : "Locks (mutexes, rwlocks, spinlocks: on-CPU, futex words)",
 		p->process.hold_sample_period);
-	fprintf(out, "  %-28s %-10s %12s %9s %10s %9s %9s %9s %10s\n", mutexes_only ? "mutex" : "lock", "type", "acquired",
-		"contended", "wait total", "avg", "max", "hold avg", "hand-offs");
-	size_t n = rows_to_show(m->nlocks, o);
+	fprintf(out, "  %-*s %9s %7s %9s %8s %8s %9s\n", NAME_COLS, mutexes_only ? "mutex" : "lock", "acquired",
+		"waited", "wait", "avg wait", "avg hold", "hand-offs");
+	/* Objects made at one site share one row, unless -v asks for each. */
+	struct object_group *g = NULL;
+	size_t ng = o->verbose ? m->nlocks : model__group(m->locks, m->nlocks, &g);
+	size_t n = rows_to_show(ng, o);
 	for (size_t i = 0; i < n; i++) {
-		const struct object_row *r = m->locks[i];
+		const struct object_row *r = g ? g[i].first : m->locks[i];
+		if (g && g[i].count > 1) {
+			char name[400], c[32];
+			snprintf(name, sizeof(name), "%s × %s", fmt_count(c, sizeof(c), g[i].count), r->name);
+			text_lock_row(out, name, &g[i].total);
+			fprintf(out, "      %s objects made at one site; -v shows each\n", fmt_count(c, sizeof(c), g[i].count));
+			continue;
+		}
 		const struct cv_stats *s = &r->total;
-		char acq[32], pct[32], tot[32], avg[32], max[32], hold[32], ho[32];
-		fprintf(out, "  %-28s %-10s %12s %9s %10s %9s %9s %9s %10s\n", r->name, r->type,
-			fmt_count(acq, sizeof(acq), s->acquisitions),
-			fmt_pct(pct, sizeof(pct), ratio(s->contended, s->acquisitions)),
-			fmt_ns(tot, sizeof(tot), (double)s->wait_ns),
-			s->waits ? fmt_ns(avg, sizeof(avg), (double)s->wait_ns / (double)s->waits) : "-",
-			s->waits ? fmt_ns(max, sizeof(max), (double)s->max_wait_ns) : "-",
-			s->hold_samples ? fmt_ns(hold, sizeof(hold), (double)s->hold_ns / (double)s->hold_samples) : "-",
-			fmt_count(ho, sizeof(ho), s->handoffs));
-		if (s->trylocks || s->timeouts)
-			fprintf(out, "  %-28s trylock: %s calls, %s failed (EBUSY); timeouts: %s\n", "",
-				fmt_count(acq, sizeof(acq), s->trylocks), fmt_count(pct, sizeof(pct), s->trylock_failures),
-				fmt_count(tot, sizeof(tot), s->timeouts));
+		text_lock_row(out, r->name, s);
+		if (o->verbose || s->trylocks || s->timeouts || (r->type[0] && strcmp(r->type, "normal")))
+			text_lock_detail(out, r->type, s);
 		prims__text_lock_detail(r, out);   /* rwlock sides, spin time, futex wakes */
 		callstacks__text(out, m->syms, r->obj->o.id, s->wait_ns, text_stacks(o), o->verbose, "      ");
-		if (r->nthreads < 2 && !o->verbose)
-			continue;
-		size_t first = m->stats_start[r->obj->o.id], end = m->stats_start[r->obj->o.id + 1];
-		size_t shown = first + rows_to_show(end - first, o);
-		for (size_t k = first; k < shown; k++) {
-			const struct cv_stats *t = &p->stats[m->stats_of[k]];
-			char who[64];
-			fprintf(out, "  %-28s thread %-18s %12s %9s %10s\n", "",
-				thread_label(p, t->thread, who, sizeof(who)),
-				fmt_count(acq, sizeof(acq), t->acquisitions),
-				fmt_pct(pct, sizeof(pct), ratio(t->contended, t->acquisitions)),
-				fmt_ns(tot, sizeof(tot), (double)t->wait_ns));
-		}
-		if (shown < end)
-			fprintf(out, "  %-28s ... %zu more threads (use --limit 0)\n", "", end - shown);
+		if (r->nthreads >= 2 || o->verbose)
+			text_lock_threads(m, o, r, out);
 	}
-	if (n < m->nlocks)
-		fprintf(out, "  ... %zu more (use --limit 0)\n", m->nlocks - n);
+	if (n < ng)
+		fprintf(out, "  ... %zu more (use --limit 0)\n", ng - n);
+	free(g);
 	fputc('\n', out);
 }
 
@@ -177,56 +232,60 @@ static void text_conds(const struct model *m, const struct report_options *o, FI
 	if (!m->nconds)
 		return;
 	fprintf(out, "Condition variables, by total wait\n");
-	fprintf(out, "  %-28s %10s %10s %9s %9s %9s %16s %16s\n", "condvar", "waits", "wait total",
-		"avg", "max", "timeouts", "signals (none)", "broadcasts (none)");
+	fprintf(out, "  %-*s %8s %9s %8s %8s %8s %10s\n", NAME_COLS, "condvar", "waits", "wait", "avg wait",
+		"timeouts", "signals", "broadcasts");
 	size_t n = rows_to_show(m->nconds, o);
 	for (size_t i = 0; i < n; i++) {
 		const struct cv_stats *s = &m->conds[i]->total;
-		char w[32], tot[32], avg[32], max[32], to[32], sig[48], bc[48], x[32], y[32];
-		snprintf(sig, sizeof(sig), "%s (%s)", fmt_count(x, sizeof(x), s->signals),
-			 fmt_count(y, sizeof(y), s->signals_unwaited));
-		snprintf(bc, sizeof(bc), "%s (%s)", fmt_count(x, sizeof(x), s->broadcasts),
-			 fmt_count(y, sizeof(y), s->broadcasts_unwaited));
-		fprintf(out, "  %-28s %10s %10s %9s %9s %9s %16s %16s\n", m->conds[i]->name,
-			fmt_count(w, sizeof(w), s->waits), fmt_ns(tot, sizeof(tot), (double)s->wait_ns),
+		char w[32], tot[32], avg[32], to[32], sig[32], bc[32];
+		text_name(out, m->conds[i]->name);
+		fprintf(out, " %8s %9s %8s %8s %8s %10s\n", fmt_count(w, sizeof(w), s->waits),
+			fmt_ns(tot, sizeof(tot), (double)s->wait_ns),
 			s->waits ? fmt_ns(avg, sizeof(avg), (double)s->wait_ns / (double)s->waits) : "-",
-			s->waits ? fmt_ns(max, sizeof(max), (double)s->max_wait_ns) : "-",
-			fmt_count(to, sizeof(to), s->timeouts), sig, bc);
+			fmt_count(to, sizeof(to), s->timeouts), fmt_count(sig, sizeof(sig), s->signals),
+			fmt_count(bc, sizeof(bc), s->broadcasts));
+		if (s->signals_unwaited || s->broadcasts_unwaited || o->verbose)
+			fprintf(out, "      longest wait %s; sent with no thread waiting: %s signals, %s broadcasts\n",
+				s->waits ? fmt_ns(avg, sizeof(avg), (double)s->max_wait_ns) : "-",
+				fmt_count(sig, sizeof(sig), s->signals_unwaited),
+				fmt_count(bc, sizeof(bc), s->broadcasts_unwaited));
 		callstacks__text(out, m->syms, m->conds[i]->obj->o.id, s->wait_ns, text_stacks(o), o->verbose, "      ");
 	}
 	if (n < m->nconds)
 		fprintf(out, "  ... %zu more (use --limit 0)\n", m->nconds - n);
-	fputs("  (none): signals and broadcasts sent while no thread was waiting for one\n\n", out);
+	fputc('\n', out);
 }
 
 static void text_threads(const struct model *m, const struct report_options *o, struct syms *syms, FILE *out)
 {
 	const struct profile *p = m->p;
-	fprintf(out, "Threads\n");
-	fprintf(out, "  %-7s %-15s %-22s %-7s %9s %9s %9s %13s %9s %9s %9s\n", "tid", "name",
-		"start routine", "creator", "lifetime", "in create", "cpu", "switches v/i", "lock wait",
-		"cond wait", "join wait");
+	fprintf(out, "Threads (name and start routine; waits: locks, condvars and other parks, joins)\n");
+	fprintf(out, "  %-7s %-15s %8s %8s %8s %8s %8s %8s\n", "tid", "thread", "lifetime",
+		"cpu", "runnable", "lock", "park", "join");
 	size_t n = rows_to_show(p->nthreads, o);
 	for (size_t i = 0; i < n; i++) {
 		const struct cv_thread_rec *t = &p->threads[i];
-		char fn[200], life[32], cr[32], cpu[32], sw[48], lw[32], cw[32], jw[32], creator[16];
+		char fn[200], label[256], fit[64], life[32], cpu[32], rq[32], lw[32], cw[32], jw[32];
 		const char *routine = t->flags & CV_THREAD_MAIN ? "(main)" :
 				      t->start_routine ? syms__name(syms, t->start_routine, fn, sizeof(fn)) : "(untracked)";
 		if (!routine) {
 			snprintf(fn, sizeof(fn), "0x%llx", (unsigned long long)t->start_routine);
 			routine = fn;
 		}
-		snprintf(creator, sizeof(creator), t->creator_tid ? "%d" : "-", t->creator_tid);
-		snprintf(sw, sizeof(sw), "%llu/%llu", (unsigned long long)t->voluntary_cs,
-			 (unsigned long long)t->involuntary_cs);
-		fprintf(out, "  %-7d %-15s %-22.22s %-7s %9s %9s %9s %13s %9s %9s %9s\n", t->tid,
-			t->name[0] ? t->name : "-", routine, creator,
+		snprintf(label, sizeof(label), "%s%s%s", t->name, t->name[0] ? " " : "", routine);
+		fprintf(out, "  %-7d %-15s %8s %8s %8s %8s %8s %8s\n", t->tid, textfit__fit(fit, sizeof(fit), label, 15),
 			fmt_ns(life, sizeof(life), (double)(t->end_ns - t->start_ns)),
-			t->create_ns ? fmt_ns(cr, sizeof(cr), (double)t->create_ns) : "-",
-			fmt_ns(cpu, sizeof(cpu), (double)t->cpu_ns), sw,
+			fmt_ns(cpu, sizeof(cpu), (double)t->cpu_ns),
+			t->flags & CV_THREAD_RUNQ ? fmt_ns(rq, sizeof(rq), (double)t->run_delay_ns) : "-",
 			fmt_ns(lw, sizeof(lw), (double)m->thread_lock_wait[i]),
 			fmt_ns(cw, sizeof(cw), (double)m->thread_cond_wait[i]),
 			fmt_ns(jw, sizeof(jw), (double)t->join_wait_ns));
+		if (o->verbose) {
+			char cr[32];
+			fprintf(out, "          created by %d%s%s; %llu voluntary, %llu involuntary switches\n",
+				t->creator_tid, t->create_ns ? " in " : "", t->create_ns ? fmt_ns(cr, sizeof(cr), (double)t->create_ns) : "",
+				(unsigned long long)t->voluntary_cs, (unsigned long long)t->involuntary_cs);
+		}
 	}
 	if (n < p->nthreads)
 		fprintf(out, "  ... %zu more (use --limit 0)\n", p->nthreads - n);
@@ -512,10 +571,12 @@ int report__write(const struct analysis *a, const struct report_options *o, FILE
 		prims__text(m, o, out);   /* semaphores, barriers, futexes, park and wake */
 		text_threads(m, o, a->syms, out);
 		text_counters(m, out);
-		char pmu[160];
-		if (!(p->process.perf_valid >> CV_PERF_CYCLES))
-			fprintf(out, "\nNot measured: hardware counters (cycles, instructions, cache misses): %s.\n",
-				pmu_status(p, pmu, sizeof(pmu)));
+		char pmu[160], line[256];
+		if (!(p->process.perf_valid >> CV_PERF_CYCLES)) {
+			snprintf(line, sizeof(line), "hardware counters (cycles, instructions, cache misses): %s.",
+				 pmu_status(p, pmu, sizeof(pmu)));
+			textfit__wrap(out, textfit__width(out), 2, "\nNot measured: ", line);
+		}
 	}
 	if (fflush(out) != 0 || ferror(out)) {
 		cv_error("cannot write the report: %s", strerror(errno));

@@ -15,6 +15,7 @@
 
 #include "profile.h"
 #include "sweep.h"
+#include "textfit.h"
 #include "util.h"
 
 static int by_double(const void *a, const void *b)
@@ -268,46 +269,54 @@ json_object *sweep__json(const struct sweep *w)
 
 /* ---- text ---------------------------------------------------------------- */
 
+/* 76 columns: the counts, then each component's share of N × wall. */
 static void print_table(const struct sweep *w, FILE *out)
 {
-	fprintf(out, "%7s %10s %8s %10s  %s\n", "threads", "wall", "speedup", "efficiency",
-		"where the worker time N x wall went (% of it)");
-	fprintf(out, "%7s %10s %8s %10s  %6s %6s %6s %6s %6s %6s %6s %6s %6s\n", "", "", "", "",
-		"useful", "inflat", "locks", "park", "barr", "runq", "other", "idle", "unexpl");
+	static const char *const heads[STACK_N] = { "work", "infl", "lock", "park", "barr", "runq", "othr",
+						    "idle", "unex" };
+	fprintf(out, "%4s %9s %7s  %s\n", "", "", "", "where the worker time N × wall went, % of it");
+	fprintf(out, "%4s %9s %7s ", "N", "wall", "speedup");
+	for (int k = 0; k < STACK_N; k++)
+		fprintf(out, " %5s", heads[k]);
+	fputc('\n', out);
 	for (int i = 0; i < w->nruns; i++) {
 		const struct sweep_run *c = &w->runs[i];
 		char t[32];
-		fprintf(out, "%7d %10s %7.2fx %9.0f%%  ", c->threads, fmt_ns(t, sizeof(t), c->a.s.wall_ns),
-			c->speedup, c->efficiency * 100);
+		fprintf(out, "%4d %9s %6.2fx ", c->threads, fmt_ns(t, sizeof(t), c->a.s.wall_ns), c->speedup);
 		for (int k = 0; k < STACK_N; k++)
-			fprintf(out, " %5.1f%%", c->a.s.budget_ns > 0 ? 100.0 * c->a.s.c[k] / c->a.s.budget_ns : 0);
+			fprintf(out, " %4.0f%%", c->a.s.budget_ns > 0 ? 100.0 * c->a.s.c[k] / c->a.s.budget_ns : 0);
 		fputc('\n', out);
 	}
-	fputs("  useful: on-CPU work (the reference run's); inflat: extra on-CPU time; locks: waiting\n"
-	      "  for locks; park: parked on condvars, semaphores, futexes; barr: barriers; runq: runnable,\n"
-	      "  waiting for a CPU; other: other off-CPU; idle: fewer than N threads had work;\n"
-	      "  unexpl: not accounted for.\n\n", out);
+	fputs("  work: on-CPU work (the reference run's); infl: more on-CPU time than it\n"
+	      "  needed; lock: waiting for locks; park: parked on condvars, semaphores,\n"
+	      "  futexes; barr: at barriers; runq: runnable, waiting for a CPU; othr: other\n"
+	      "  off-CPU time; idle: fewer than N threads had work; unex: not accounted for.\n\n", out);
 }
 
 void sweep__text(const struct sweep *w, FILE *out)
 {
 	const struct sweep_run *ref = &w->runs[0];
 	uint32_t cpus = ref->a.p->process.cpus_allowed;
-	fputs("convoy scale:", out);
-	for (int i = 0; i < w->ncommand; i++)
-		fprintf(out, " %s", w->command[i]);
-	fprintf(out, "\n  %u CPU%s available; median of %d run%s per count; profiles in %s\n\n", cpus,
-		cpus == 1 ? "" : "s", w->repeat, w->repeat == 1 ? "" : "s", w->dir);
+	int width = textfit__width(out);
+	char line[4096] = "";
+	for (int i = 0, len = 0; i < w->ncommand && len < (int)sizeof(line); i++)
+		len += snprintf(line + len, sizeof(line) - (size_t)len, "%s%s", i ? " " : "", w->command[i]);
+	textfit__wrap(out, width, 4, "convoy scale: ", line);
+	snprintf(line, sizeof(line), "%u CPU%s available; median of %d run%s per count; profiles in %s", cpus,
+		 cpus == 1 ? "" : "s", w->repeat, w->repeat == 1 ? "" : "s", w->dir);
+	textfit__wrap(out, width, 4, "  ", line);
+	fputc('\n', out);
 	if (ref->a.s.progress > 0)
 		fputs("  (the program has progress points: speedup is throughput, not wall time)\n\n", out);
 	print_table(w, out);
 	for (int i = 1; i < w->nruns; i++)
-		fprintf(out, "%s\n", w->runs[i].step);
+		textfit__wrap(out, width, 2, "", w->runs[i].step);
 	if (w->nruns > 1)
 		fputc('\n', out);
 	findings__print(&w->f, out);
 	if (w->runs[w->nruns - 1].a.p->process.perf_error)
-		fputs("\nNot measured: hardware counters (cycles, instructions, cache misses) — this machine has no PMU.\n", out);
+		textfit__wrap(out, width, 2, "\nNot measured: ",
+			      "hardware counters (cycles, instructions, cache misses): this machine has no PMU.");
 }
 
 /* ---- reading a recorded sweep -------------------------------------------- */
