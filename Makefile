@@ -16,11 +16,11 @@ CXX      ?= g++
 # Debian packages the build, the tests and the benchmarks need, and one header
 # (or program) per package that proves it is installed.
 DEB_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev \
-                libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc
+                libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc time
 DEP_FILES    := /usr/include/*/libunwind.h /usr/include/elfutils/libdwfl.h \
                 /usr/include/gelf.h /usr/include/json-c/json.h \
                 /usr/include/criterion/criterion.h /usr/include/zlib.h /usr/bin/pkg-config \
-                /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc
+                /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc /usr/bin/time
 
 WARN     := -Wall -Wextra -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
@@ -114,7 +114,7 @@ demo: all
 	@echo "== Side by side"
 	@$(BUILD)/convoy diff $(DEMO_DIR)/global_queue $(DEMO_DIR)/work_stealing
 
-bench: all bench-shim bench-whatif bench-demos
+bench: all bench-shim bench-whatif bench-demos bench-report
 
 # --- install ----------------------------------------------------------------
 install: $(BUILD)/libconvoy.so $(BUILD)/convoy

@@ -473,12 +473,71 @@ static json_object *json_thread(const struct model *m, size_t i, struct syms *sy
 	return o;
 }
 
-static json_object *json_rows(const struct model *m, struct object_row *const *rows, size_t n, int stacks)
+/* Where the report's JSON goes: into one tree (report__json, for the viewer
+ * to embed), or straight to a file member by member and row by row, so a
+ * profile with 100,000 objects never holds its whole report in memory. */
+struct sink {
+	json_object *root, *array;  /* tree */
+	FILE *out;                  /* stream */
+	int members, rows;
+};
+
+#define JSON_FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+/* v pretty-printed, its lines after the first indented by indent more. */
+static void put_indented(FILE *out, json_object *v, int indent)
 {
-	json_object *arr = json_object_new_array();
+	for (const char *c = json_object_to_json_string_ext(v, JSON_FLAGS); *c; c++) {
+		fputc(*c, out);
+		if (*c == '\n')
+			fprintf(out, "%*s", indent, "");
+	}
+}
+
+static void sink_member(struct sink *k, const char *key, json_object *v)
+{
+	if (k->root) {
+		json_object_object_add(k->root, key, v);
+		return;
+	}
+	fprintf(k->out, "%s\n  \"%s\":", k->members++ ? "," : "{", key);
+	put_indented(k->out, v, 2);
+	json_object_put(v);
+}
+
+static void sink_array_begin(struct sink *k, const char *key)
+{
+	k->rows = 0;
+	if (k->root)
+		json_object_object_add(k->root, key, k->array = json_object_new_array());
+	else
+		fprintf(k->out, "%s\n  \"%s\":[", k->members++ ? "," : "{", key);
+}
+
+static void sink_row(struct sink *k, json_object *v)
+{
+	if (k->root) {
+		json_object_array_add(k->array, v);
+		return;
+	}
+	fprintf(k->out, "%s\n    ", k->rows++ ? "," : "");
+	put_indented(k->out, v, 4);
+	json_object_put(v);
+}
+
+static void sink_array_end(struct sink *k)
+{
+	if (!k->root)
+		fputs("\n  ]", k->out);   /* as json-c writes it, empty or not */
+}
+
+static void sink_rows(struct sink *k, const char *key, const struct model *m, struct object_row *const *rows,
+		      size_t n, int stacks)
+{
+	sink_array_begin(k, key);
 	for (size_t i = 0; i < n; i++)
-		json_object_array_add(arr, json_object_row(m, rows[i], stacks));
-	return arr;
+		sink_row(k, json_object_row(m, rows[i], stacks));
+	sink_array_end(k);
 }
 
 static json_object *json_stack(const struct speedup *st)
@@ -492,14 +551,14 @@ static json_object *json_stack(const struct speedup *st)
 	return stack;
 }
 
-json_object *report__json(const struct analysis *a, const struct report_options *o)
+static void json_report(struct sink *k, const struct analysis *a, const struct report_options *o)
 {
 	const struct model *m = &a->m;
 	const struct profile *p = a->p;
 	struct syms *syms = a->syms;
 	int stacks = o->stacks_given ? o->stacks : -1;
-	json_object *root = json_object_new_object(), *proc = json_object_new_object();
-	json_object_object_add(root, "convoy_report_version", json_object_new_int(1));
+	json_object *proc = json_object_new_object();
+	sink_member(k, "convoy_report_version", json_object_new_int(1));
 	json_object_object_add(proc, "pid", json_object_new_int(p->process.pid));
 	json_object_object_add(proc, "ppid", json_object_new_int(p->process.ppid));
 	json_object_object_add(proc, "comm", jstr(p->process.comm));
@@ -534,21 +593,26 @@ json_object *report__json(const struct analysis *a, const struct report_options 
 	char pmu[160];
 	json_object_object_add(proc, "pmu", jstr(pmu_status(p, pmu, sizeof(pmu))));
 	json_object_object_add(proc, "profile", jstr(p->path));
-	json_object_object_add(root, "process", proc);
-
-	json_object *threads = json_object_new_array();
+	sink_member(k, "process", proc);
+	sink_rows(k, "locks", m, m->locks, m->nlocks, stacks);
+	sink_rows(k, "condvars", m, m->conds, m->nconds, stacks);
+	sink_rows(k, "semaphores", m, m->sems, m->nsems, stacks);
+	sink_rows(k, "barriers", m, m->barriers, m->nbarriers, stacks);
+	sink_rows(k, "futexes", m, m->futexes, m->nfutexes, stacks);
+	sink_member(k, "park_wake", prims__json_park_wake(m));
+	sink_array_begin(k, "threads");
 	for (size_t i = 0; i < p->nthreads; i++)
-		json_object_array_add(threads, json_thread(m, i, syms));
-	json_object_object_add(root, "locks", json_rows(m, m->locks, m->nlocks, stacks));
-	json_object_object_add(root, "condvars", json_rows(m, m->conds, m->nconds, stacks));
-	json_object_object_add(root, "semaphores", json_rows(m, m->sems, m->nsems, stacks));
-	json_object_object_add(root, "barriers", json_rows(m, m->barriers, m->nbarriers, stacks));
-	json_object_object_add(root, "futexes", json_rows(m, m->futexes, m->nfutexes, stacks));
-	json_object_object_add(root, "park_wake", prims__json_park_wake(m));
-	json_object_object_add(root, "threads", threads);
-	json_object_object_add(root, "stack", json_stack(&a->s));
-	json_object_object_add(root, "findings", findings__json(&a->f));
-	return root;
+		sink_row(k, json_thread(m, i, syms));
+	sink_array_end(k);
+	sink_member(k, "stack", json_stack(&a->s));
+	sink_member(k, "findings", findings__json(&a->f));
+}
+
+json_object *report__json(const struct analysis *a, const struct report_options *o)
+{
+	struct sink k = { .root = json_object_new_object() };
+	json_report(&k, a, o);
+	return k.root;
 }
 
 int report__write(const struct analysis *a, const struct report_options *o, FILE *out)
@@ -556,10 +620,9 @@ int report__write(const struct analysis *a, const struct report_options *o, FILE
 	const struct model *m = &a->m;
 	const struct profile *p = a->p;
 	if (o->json) {
-		json_object *root = report__json(a, o);
-		fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), out);
-		fputc('\n', out);
-		json_object_put(root);
+		struct sink k = { .out = out };
+		json_report(&k, a, o);
+		fputs("\n}\n", out);
 	} else {
 		text_header(m, out);
 		text_summary(m, out);
