@@ -16,11 +16,12 @@ CXX      ?= g++
 # Debian packages the build, the tests and the benchmarks need, and one header
 # (or program) per package that proves it is installed.
 DEB_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev \
-                libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc time
+                libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc time libiberty-dev
 DEP_FILES    := /usr/include/*/libunwind.h /usr/include/elfutils/libdwfl.h \
                 /usr/include/gelf.h /usr/include/json-c/json.h \
                 /usr/include/criterion/criterion.h /usr/include/zlib.h /usr/bin/pkg-config \
-                /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc /usr/bin/time
+                /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc /usr/bin/time \
+                /usr/include/libiberty/demangle.h
 
 WARN     := -Wall -Wextra -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
@@ -33,8 +34,8 @@ SHIM_CFLAGS  := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
 SHIM_LDFLAGS := -shared -Wl,--version-script=preload/exports.map -Wl,-z,now
 SHIM_LIBS    := -ldl -lpthread -lz
 
-ANALYZER_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -DCONVOY_LIBDIR='"$(PREFIX)/lib/convoy"'
-ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm -lstdc++
+ANALYZER_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -I/usr/include/libiberty -DCONVOY_LIBDIR='"$(PREFIX)/lib/convoy"'
+ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm -lstdc++ -liberty
 
 TEST_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -pthread
 TEST_LIBS   := -lcriterion -pthread

@@ -17,3 +17,18 @@ $(BUILD)/obj/tests/analyzer/golden.o: TEST_UTIL_CFLAGS += -DDATA_DIR='"$(abspath
 
 .PHONY: data-progs
 data-progs: $(DATA_PROGS)
+
+# Rust: the same program in both manglings, with debug info.
+DATA_RUST_PROGS := $(DATA_PROGS_DIR)/rust_lock_v0 $(DATA_PROGS_DIR)/rust_lock_legacy
+
+$(DATA_PROGS_DIR)/rust_lock_v0: tests/data/progs/rust_lock.rs | check-deps
+	@mkdir -p $(@D)
+	rustc -g -O -C symbol-mangling-version=v0 $< -o $@
+
+$(DATA_PROGS_DIR)/rust_lock_legacy: tests/data/progs/rust_lock.rs | check-deps
+	@mkdir -p $(@D)
+	rustc -g -O $< -o $@   # stable rustc's default mangling
+
+# tests/analyzer/rust.c runs them.
+$(BUILD)/tests/test_analyzer: $(DATA_RUST_PROGS)
+data-progs: $(DATA_RUST_PROGS)
