@@ -5,6 +5,7 @@
 #include "profile.h"
 #include "callstacks.h"
 #include "symbols.h"
+#include "textfit.h"
 #include "util.h"
 
 static int by_wait_desc(const void *a, const void *b)
@@ -313,9 +314,14 @@ void callstacks__text(FILE *out, struct syms *s, uint32_t object, uint64_t objec
 		if (!sums[i].stack)
 			fprintf(out, "%s    (stack not captured)\n", indent);
 		size_t shown = verbose || nf <= 14 ? nf : 12;
-		for (size_t k = 0; k < shown; k++)
-			fprintf(out, "%s    %s%s\n", indent, syms__frame_label(f[k], label, sizeof(label)),
-				f[k]->inlined ? " [inlined]" : "");
+		for (size_t k = 0; k < shown; k++) {
+			/* A frame per line, shortened to the terminal (-v: whole). */
+			char line[600], fit[600];
+			snprintf(line, sizeof(line), "%s%s", syms__frame_label(f[k], label, sizeof(label)),
+				 f[k]->inlined ? " [inlined]" : "");
+			fprintf(out, "%s    %s\n", indent, verbose ? line :
+				textfit__fit(fit, sizeof(fit), line, textfit__width(out) - (int)strlen(indent) - 4));
+		}
 		if (shown < nf)
 			fprintf(out, "%s    ... %zu more frames (-v shows them)\n", indent, nf - shown);
 		free(f);

@@ -15,9 +15,6 @@ void prims__text_lock_detail(const struct object_row *r, FILE *out);
 /* Text: semaphores, barriers, futexes, and the park/wake section. */
 void prims__text(const struct model *m, const struct report_options *o, FILE *out);
 
-/* JSON: the fields of one object row (or of one thread's share of it) that
- * belong to its kind, beyond report.c's mutex and condvar fields. */
-void prims__json_stats(json_object *o, const struct profile_object *obj, const struct cv_stats *s);
 /* JSON: the "park_wake" section, the whole process's. */
 json_object *prims__json_park_wake(const struct model *m);
 /* JSON: a thread's park/wake numbers and its waits by kind. */

@@ -128,24 +128,10 @@ static size_t rows_to_show(size_t n, const struct report_options *o)
 	return o->limit && (size_t)o->limit < n ? (size_t)o->limit : n;
 }
 
-/* Name columns: a name that does not fit gets a line of its own, above
- * its numbers (shortened only to the line's width). */
-#define NAME_COLS 21
-
-static void text_name(FILE *out, const char *name)
-{
-	char buf[512];
-	if ((int)strlen(name) <= NAME_COLS) {
-		fprintf(out, "  %-*s", NAME_COLS, name);
-		return;
-	}
-	fprintf(out, "  %s\n  %-*s", textfit__fit(buf, sizeof(buf), name, textfit__width(out) - 2), NAME_COLS, "");
-}
-
 static void text_lock_row(FILE *out, const char *name, const struct cv_stats *s)
 {
 	char acq[32], pct[32], tot[32], avg[32], hold[32], ho[32];
-	text_name(out, name);
+	textfit__name(out, name);
 	fprintf(out, " %9s %7s %9s %8s %8s %9s\n", fmt_count(acq, sizeof(acq), s->acquisitions),
 		fmt_pct(pct, sizeof(pct), ratio(s->contended, s->acquisitions)),
 		fmt_ns(tot, sizeof(tot), (double)s->wait_ns),
@@ -197,7 +183,7 @@ static void text_locks(const struct model *m, const struct report_options *o, FI
 	fprintf(out, "%s, by total wait\n(hold time sampled on 1 in %u acquisitions)\n",
 		mutexes_only ? "Mutexes" : "Locks (mutexes, rwlocks, spinlocks: on-CPU, futex words)",
 		p->process.hold_sample_period);
-	fprintf(out, "  %-*s %9s %7s %9s %8s %8s %9s\n", NAME_COLS, mutexes_only ? "mutex" : "lock", "acquired",
+	fprintf(out, "  %-*s %9s %7s %9s %8s %8s %9s\n", TEXTFIT_NAME_COLS, mutexes_only ? "mutex" : "lock", "acquired",
 		"waited", "wait", "avg wait", "avg hold", "hand-offs");
 	/* Objects made at one site share one row, unless -v asks for each. */
 	struct object_group *g = NULL;
@@ -232,13 +218,13 @@ static void text_conds(const struct model *m, const struct report_options *o, FI
 	if (!m->nconds)
 		return;
 	fprintf(out, "Condition variables, by total wait\n");
-	fprintf(out, "  %-*s %8s %9s %8s %8s %8s %10s\n", NAME_COLS, "condvar", "waits", "wait", "avg wait",
+	fprintf(out, "  %-*s %8s %9s %8s %8s %8s %10s\n", TEXTFIT_NAME_COLS, "condvar", "waits", "wait", "avg wait",
 		"timeouts", "signals", "broadcasts");
 	size_t n = rows_to_show(m->nconds, o);
 	for (size_t i = 0; i < n; i++) {
 		const struct cv_stats *s = &m->conds[i]->total;
 		char w[32], tot[32], avg[32], to[32], sig[32], bc[32];
-		text_name(out, m->conds[i]->name);
+		textfit__name(out, m->conds[i]->name);
 		fprintf(out, " %8s %9s %8s %8s %8s %10s\n", fmt_count(w, sizeof(w), s->waits),
 			fmt_ns(tot, sizeof(tot), (double)s->wait_ns),
 			s->waits ? fmt_ns(avg, sizeof(avg), (double)s->wait_ns / (double)s->waits) : "-",
@@ -323,11 +309,15 @@ static void text_counters(const struct model *m, FILE *out)
 			continue;
 		}
 		if (!shown++)
-			fprintf(out, "\nCounters (convoy.h annotations)\n  %-9s %-24s %14s  %s\n", "kind", "name", "total", "by thread (tid name value)");
-		char tot[32];
-		fprintf(out, "  %-9s %-24s %14s  %s%s\n", c->c.kind == CV_COUNTER_PROGRESS ? "progress" : "counter",
-			c->name, total < 0 ? "negative" : fmt_count(tot, sizeof(tot), (uint64_t)total), line,
-			threads > 6 ? ", ..." : "");
+			fprintf(out, "\nCounters (convoy.h annotations; by thread: tid name value)\n  %-8s %-*s %14s\n",
+				"kind", TEXTFIT_NAME_COLS, "name", "total");
+		char tot[32], fit[64];
+		fprintf(out, "  %-8s %-*s %14s\n", c->c.kind == CV_COUNTER_PROGRESS ? "progress" : "counter",
+			TEXTFIT_NAME_COLS, textfit__fit(fit, sizeof(fit), c->name, TEXTFIT_NAME_COLS),
+			total < 0 ? "negative" : fmt_count(tot, sizeof(tot), (uint64_t)total));
+		if (threads > 6 && len < sizeof(line) - 6)
+			strcat(line, ", ...");
+		textfit__wrap(out, textfit__width(out), 6, "    ", line);
 	}
 	if (zero)
 		fprintf(out, "%s  (%zu counter%s zero on every thread)\n", shown ? "" : "\nCounters (convoy.h annotations)\n",
@@ -362,33 +352,81 @@ static json_object *json_histogram(const struct cv_stats *s)
 	return h;
 }
 
-static void json_mutex_stats(json_object *o, const struct cv_stats *s)
-{
-	json_object_object_add(o, "acquisitions", ju64(s->acquisitions));
-	json_object_object_add(o, "contended", ju64(s->contended));
-	json_object_object_add(o, "wait_ns", ju64(s->wait_ns));
-	json_object_object_add(o, "max_wait_ns", ju64(s->max_wait_ns));
-	json_object_object_add(o, "waits", ju64(s->waits));
-	json_object_object_add(o, "timeouts", ju64(s->timeouts));
-	json_object_object_add(o, "trylocks", ju64(s->trylocks));
-	json_object_object_add(o, "trylock_failures", ju64(s->trylock_failures));
-	json_object_object_add(o, "handoffs", ju64(s->handoffs));
-	json_object_object_add(o, "hold_samples", ju64(s->hold_samples));
-	json_object_object_add(o, "hold_avg_ns",
-			       s->hold_samples ? ju64(s->hold_ns / s->hold_samples) : NULL);
-	json_object_object_add(o, "max_hold_ns", s->hold_samples ? ju64(s->max_hold_ns) : NULL);
-}
+/* The JSON fields of an object's row, and of each thread's share of it, by
+ * kind (docs/report-json.md): X(key, kinds, value), the value an
+ * expression of s (const struct cv_stats *). One table, so every kind's
+ * keys are listed once, in one order. */
+#define K(kind) (1u << CV_OBJ_##kind)
+#define LOCKS   (K(MUTEX) | K(RWLOCK) | K(SPIN) | K(FUTEX))
+#define WAITS   (LOCKS | K(COND) | K(SEM) | K(BARRIER))
+#define PARKS   (K(MUTEX) | K(COND) | K(FUTEX) | K(SEM) | K(BARRIER))   /* with wake-up latency */
+#define ROW_FIELDS(X)                                                                                 \
+	X("acquisitions",                  LOCKS | K(SEM), ju64(s->acquisitions))                        \
+	X("contended",                     LOCKS | K(SEM), ju64(s->contended))                           \
+	X("wait_ns",                       WAITS, ju64(s->wait_ns))                                      \
+	X("max_wait_ns",                   WAITS, ju64(s->max_wait_ns))                                  \
+	X("waits",                         WAITS, ju64(s->waits))                                        \
+	X("timeouts",                      WAITS, ju64(s->timeouts))                                     \
+	X("trylocks",                      K(MUTEX) | K(RWLOCK) | K(SPIN), ju64(s->trylocks))            \
+	X("trylock_failures",              K(MUTEX) | K(RWLOCK) | K(SPIN), ju64(s->trylock_failures))    \
+	X("handoffs",                      K(MUTEX), ju64(s->handoffs))                                  \
+	X("hold_samples",                  K(MUTEX), ju64(s->hold_samples))                              \
+	X("hold_avg_ns",                   K(MUTEX), jdiv(s->hold_ns, s->hold_samples))                  \
+	X("max_hold_ns",                   K(MUTEX), s->hold_samples ? ju64(s->max_hold_ns) : NULL)      \
+	X("signals",                       K(COND), ju64(s->signals))                                    \
+	X("broadcasts",                    K(COND), ju64(s->broadcasts))                                 \
+	X("signals_unwaited",              K(COND), ju64(s->signals_unwaited))                           \
+	X("broadcasts_unwaited",           K(COND), ju64(s->broadcasts_unwaited))                        \
+	X("broadcast_woken",               K(COND), ju64(s->broadcast_woken))                            \
+	X("futile_wakes",                  K(COND), ju64(s->futile_wakes))                               \
+	X("futile_after_broadcast",        K(COND), ju64(s->futile_after_broadcast))                     \
+	X("read_acquisitions",             K(RWLOCK), ju64(s->rd_acquisitions))                          \
+	X("write_acquisitions",            K(RWLOCK), ju64(s->acquisitions - s->rd_acquisitions))        \
+	X("read_contended",                K(RWLOCK), ju64(s->rd_contended))                             \
+	X("write_contended",               K(RWLOCK), ju64(s->contended - s->rd_contended))              \
+	X("read_waits",                    K(RWLOCK), ju64(s->rd_waits))                                 \
+	X("write_waits",                   K(RWLOCK), ju64(s->waits - s->rd_waits))                      \
+	X("read_wait_ns",                  K(RWLOCK), ju64(s->rd_wait_ns))                               \
+	X("write_wait_ns",                 K(RWLOCK), ju64(s->wait_ns - s->rd_wait_ns))                  \
+	X("read_max_wait_ns",              K(RWLOCK), ju64(s->rd_max_wait_ns))                           \
+	X("write_max_wait_ns",             K(RWLOCK), ju64(s->wr_max_wait_ns))                           \
+	X("writer_waits_behind_readers",   K(RWLOCK), ju64(s->wr_behind_readers))                        \
+	X("writer_behind_readers_wait_ns", K(RWLOCK), ju64(s->wr_behind_readers_ns))                     \
+	X("spin_ns",                       K(SPIN), ju64(s->wait_ns))                                    \
+	X("max_spin_ns",                   K(SPIN), ju64(s->max_wait_ns))                                \
+	X("on_cpu",                        K(SPIN), json_object_new_boolean(1))                          \
+	X("eagain",                        K(FUTEX), ju64(s->futex_eagain))                              \
+	X("interrupts",                    K(FUTEX) | K(SEM), ju64(s->interrupts))                       \
+	X("wakes",                         K(FUTEX), ju64(s->signals))                                   \
+	X("woken",                         K(FUTEX), ju64(s->futex_woken))                               \
+	X("wakes_unwaited",                K(FUTEX), ju64(s->signals_unwaited))                          \
+	X("wake_ops",                      K(FUTEX), ju64(s->wake_ops))                                  \
+	X("requeues",                      K(FUTEX), ju64(s->requeues))                                  \
+	X("requeued",                      K(FUTEX), ju64(s->requeued))                                  \
+	X("pi_ops",                        K(FUTEX), ju64(s->pi_ops))                                    \
+	X("trywaits",                      K(SEM), ju64(s->trylocks))                                    \
+	X("trywait_failures",              K(SEM), ju64(s->trylock_failures))                            \
+	X("posts",                         K(SEM), ju64(s->signals))                                     \
+	X("posts_unwaited",                K(SEM), ju64(s->signals_unwaited))                            \
+	X("rounds",                        K(BARRIER), ju64(s->rounds))                                  \
+	X("imbalance_ns",                  K(BARRIER), ju64(s->imbalance_ns))                            \
+	X("avg_imbalance_ns",              K(BARRIER), jdiv(s->imbalance_ns, s->rounds))                 \
+	X("max_imbalance_ns",              K(BARRIER), ju64(s->max_imbalance_ns))                        \
+	X("wakeups",                       PARKS, ju64(s->wakeups))                                      \
+	X("wake_latency_ns",               PARKS, ju64(s->wake_latency_ns))                              \
+	X("avg_wake_latency_ns",           PARKS, jdiv(s->wake_latency_ns, s->wakeups))                  \
+	X("max_wake_latency_ns",           PARKS, ju64(s->max_wake_latency_ns))
 
-static void json_cond_stats(json_object *o, const struct cv_stats *s)
+static json_object *jdiv(uint64_t a, uint64_t b) { return b ? ju64(a / b) : NULL; }
+
+static void json_stats(json_object *o, uint32_t kind, const struct cv_stats *s)
 {
-	json_object_object_add(o, "waits", ju64(s->waits));
-	json_object_object_add(o, "wait_ns", ju64(s->wait_ns));
-	json_object_object_add(o, "max_wait_ns", ju64(s->max_wait_ns));
-	json_object_object_add(o, "timeouts", ju64(s->timeouts));
-	json_object_object_add(o, "signals", ju64(s->signals));
-	json_object_object_add(o, "broadcasts", ju64(s->broadcasts));
-	json_object_object_add(o, "signals_unwaited", ju64(s->signals_unwaited));
-	json_object_object_add(o, "broadcasts_unwaited", ju64(s->broadcasts_unwaited));
+	uint32_t bit = kind < 32 ? 1u << kind : 0;
+#define CV_X(key, kinds, value)             \
+	if ((kinds) & bit)                   \
+		json_object_object_add(o, key, value);
+	ROW_FIELDS(CV_X)
+#undef CV_X
 }
 
 /* One object's row: its kind's fields, then each thread's share (stacks:
@@ -397,7 +435,6 @@ static json_object *json_object_row(const struct model *m, const struct object_r
 {
 	const struct profile *p = m->p;
 	json_object *o = json_object_new_object();
-	int mutex = r->obj->o.kind == CV_OBJ_MUTEX, cond = r->obj->o.kind == CV_OBJ_COND;
 	json_object_object_add(o, "name", jstr(r->name));
 	json_object_object_add(o, "kind", jstr(kind_name(r->obj->o.kind)));
 	if (r->type[0])
@@ -405,9 +442,7 @@ static json_object *json_object_row(const struct model *m, const struct object_r
 	json_object_object_add(o, "addr", jaddr(r->obj->o.addr));
 	json_object_object_add(o, "generation", ju64(r->obj->o.generation));
 	json_object_object_add(o, "destroyed", json_object_new_boolean(r->obj->o.retired));
-	if (mutex || cond)
-		(mutex ? json_mutex_stats : json_cond_stats)(o, &r->total);
-	prims__json_stats(o, r->obj, &r->total);   /* the other kinds, park/wake */
+	json_stats(o, r->obj->o.kind, &r->total);
 	if (r->obj->o.kind == CV_OBJ_BARRIER)
 		json_object_object_add(o, "count", json_object_new_int64(r->obj->o.flags));
 	json_object_object_add(o, "wait_histogram", json_histogram(&r->total));
@@ -418,9 +453,7 @@ static json_object *json_object_row(const struct model *m, const struct object_r
 		json_object *t = json_object_new_object();
 		json_object_object_add(t, "tid", json_object_new_int(p->threads[s->thread].tid));
 		json_object_object_add(t, "thread", ju64(s->thread));
-		if (mutex || cond)
-			(mutex ? json_mutex_stats : json_cond_stats)(t, s);
-		prims__json_stats(t, r->obj, s);
+		json_stats(t, r->obj->o.kind, s);
 		json_object_array_add(threads, t);
 	}
 	json_object_object_add(o, "threads", threads);

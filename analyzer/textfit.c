@@ -66,3 +66,13 @@ const char *textfit__fit(char *buf, size_t size, const char *s, int cols)
 	snprintf(buf, size, "%.*s…", (int)i, s);
 	return buf;
 }
+
+void textfit__name(FILE *out, const char *name)
+{
+	char buf[512];
+	if (columns(name, strlen(name)) <= TEXTFIT_NAME_COLS) {
+		fprintf(out, "  %s%*s", name, TEXTFIT_NAME_COLS - columns(name, strlen(name)), "");
+		return;
+	}
+	fprintf(out, "  %s\n  %*s", textfit__fit(buf, sizeof(buf), name, textfit__width(out) - 2), TEXTFIT_NAME_COLS, "");
+}

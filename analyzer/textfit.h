@@ -17,4 +17,9 @@ void textfit__wrap(FILE *out, int width, int indent, const char *first, const ch
 /* s in at most cols columns (UTF-8 characters), ending in "…" when cut. */
 const char *textfit__fit(char *buf, size_t size, const char *s, int cols);
 
+/* Report tables' name column: a name that does not fit gets a line of its
+ * own above its numbers (shortened only to the line's width). */
+#define TEXTFIT_NAME_COLS 21
+void textfit__name(FILE *out, const char *name);
+
 #endif
