@@ -50,6 +50,7 @@ struct candidate {
 	char *path;
 	pid_t pid, ppid;
 	char comm[CV_NAME_MAX];
+	char exe[256];
 	double work;            /* CPU time + time blocked on synchronisation */
 	int in_tree;
 };
@@ -97,6 +98,7 @@ static size_t scan(const char *dir, time_t since, struct candidate **out)
 			c->pid = p->process.pid;
 			c->ppid = p->process.ppid;
 			snprintf(c->comm, sizeof(c->comm), "%s", p->process.comm);
+			snprintf(c->exe, sizeof(c->exe), "%s", p->exe ? p->exe : "");
 			c->work = threaded_work(p);
 		}
 		profile__free(p);
@@ -105,18 +107,35 @@ static size_t scan(const char *dir, time_t since, struct candidate **out)
 	return n;
 }
 
-/* The root and, again and again, whoever a member started. */
+/* The root, what it started, and again and again what a member started. A
+ * process that wrote no profile (a shell that exits with _exit, a static
+ * binary) breaks the chain below it: when nothing is found that way, every
+ * profile written into dir during the run counts (dir is the one the command
+ * was told to write into). */
 static void mark_tree(struct candidate *c, size_t n, pid_t root)
 {
+	size_t members = 0;
 	for (size_t i = 0; i < n; i++)
-		c[i].in_tree = c[i].pid == root;
+		members += c[i].in_tree = c[i].pid == root || c[i].ppid == root;
 	for (int changed = 1; changed;) {
 		changed = 0;
 		for (size_t i = 0; i < n; i++)
 			for (size_t k = 0; k < n && !c[i].in_tree; k++)
-				if (c[k].in_tree && c[k].pid == c[i].ppid && c[k].pid != c[i].pid)
+				if (c[k].in_tree && c[k].pid == c[i].ppid && c[k].pid != c[i].pid) {
 					changed = c[i].in_tree = 1;
+					members++;
+				}
 	}
+	for (size_t i = 0; i < n && !members; i++)
+		c[i].in_tree = 1;
+}
+
+/* --comm NAME: the kernel's comm (at most 15 characters) or the
+ * executable's file name. */
+static int named(const struct candidate *c, const char *name)
+{
+	const char *slash = strrchr(c->exe, '/');
+	return !strcmp(c->comm, name) || !strcmp(slash ? slash + 1 : c->exe, name);
 }
 
 char *analysis__find_profile(const char *dir, pid_t pid, time_t since, const char *comm, int say)
@@ -128,7 +147,7 @@ char *analysis__find_profile(const char *dir, pid_t pid, time_t since, const cha
 		if (!c[i].in_tree)
 			continue;
 		members++;
-		if (comm && strcmp(c[i].comm, comm))
+		if (comm && !named(&c[i], comm))
 			continue;
 		if (best == n || c[i].work > c[best].work)
 			best = i;
