@@ -139,9 +139,8 @@ static int parse(int argc, char **argv, struct scale_options *o)
 	};
 	const char *threads = NULL;
 	int c;
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+	while ((c = cv_getopt("scale", argc, argv, "o:h", longopts)) != -1) {
 		long long v;
 		switch (c) {
 		case 't': threads = optarg; break;
@@ -167,8 +166,7 @@ static int parse(int argc, char **argv, struct scale_options *o)
 		case 'R': o->replay = optarg; break;
 		case 'h': scale_usage(stdout); return -1;
 		default:
-			cv_error("scale: unknown option or missing value '%s' (try 'convoy scale --help')", argv[optind - 1]);
-			return 2;
+			return 2;   /* cv_getopt said why */
 		}
 	}
 	if (o->replay) {

@@ -7,8 +7,11 @@
 
 int textfit__width(FILE *out)
 {
+	/* stdout is main()'s safe stream (util.h), which has no descriptor of
+	 * its own: it writes to standard output's. */
+	int fd = fileno(out) >= 0 ? fileno(out) : out == stdout ? STDOUT_FILENO : -1;
 	struct winsize ws;
-	if (isatty(fileno(out)) && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+	if (fd >= 0 && isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
 		return ws.ws_col;
 	return 80;
 }
