@@ -101,7 +101,9 @@ struct step {
 	double scale;      /* units of work: multiply the target's times by this */
 	int n;
 	double inflation_left;   /* on-CPU growth not yet attributed to a lock */
-	int oversubscribed;      /* more busy threads than CPUs: spinning would only make it worse */
+	int busy;                /* threads busy at once in the target run */
+	uint32_t cpus;           /* the CPUs it could use */
+	int oversubscribed;      /* busy > cpus: spinning would only make it worse */
 };
 
 static double comp(const struct run_view *r, enum stack_component c)
@@ -224,8 +226,8 @@ static void rule_runnable(struct findings *out, const struct step *st)
 	if (grew <= 0 || grew < NOISE_SHARE * st->lost)
 		return;
 	const struct profile *p = st->t->m->p;
-	uint32_t cpus = p->process.cpus_allowed ? p->process.cpus_allowed : p->process.ncpus;
-	int busy = speedup__busy_threads(st->t->m);
+	uint32_t cpus = st->cpus;
+	int busy = st->busy;
 	uint64_t invol = 0;
 	for (size_t i = 0; i < p->nthreads; i++)
 		invol += p->threads[i].involuntary_cs;
@@ -629,8 +631,9 @@ void findings__diagnose(struct findings *out, const struct run_view *ref, const 
 	double lost_fraction = st.lost / budget;
 	st.inflation_left = ref ? delta(&st, STACK_INFLATION) : 0;
 	const struct profile *p = t->m->p;
-	uint32_t cpus = p->process.cpus_allowed ? p->process.cpus_allowed : p->process.ncpus;
-	st.oversubscribed = cpus && speedup__busy_threads(t->m) > (int)cpus;
+	st.cpus = p->process.cpus_allowed ? p->process.cpus_allowed : p->process.ncpus;
+	st.busy = speedup__busy_threads(t->m);
+	st.oversubscribed = st.cpus && st.busy > (int)st.cpus;
 	size_t first = out->n;
 	rule_locks(out, &st);
 	rule_runnable(out, &st);
