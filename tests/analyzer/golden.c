@@ -263,3 +263,9 @@ Test(golden, a_sweep_diffed_with_itself_has_no_change, .timeout = 60)
 {
 	expect_no_change("sweeps/global_queue");
 }
+
+Test(golden, limit_applies_to_per_thread_rows, .timeout = 60)
+{
+	char *out = convoy_out((const char *[]){ "report", "--limit", "1", "profiles/global_queue.convoy", NULL });
+	cr_assert(strstr(out, "    ... 2 more threads (use --limit 0)"), "per-thread rows not limited:\n%s", out);
+}
