@@ -138,10 +138,11 @@ static int parse(int argc, char **argv, struct scale_options *o)
 		{ 0 },
 	};
 	const char *threads = NULL;
-	int c;
+	int c, running = 0;   /* options about running the command */
 	optind = 1;
 	while ((c = cv_getopt("scale", argc, argv, "o:h", longopts)) != -1) {
 		long long v;
+		running += c != 'j' && c != 'R' && c != 'h';
 		switch (c) {
 		case 't': threads = optarg; break;
 		case 'r':
@@ -170,8 +171,8 @@ static int parse(int argc, char **argv, struct scale_options *o)
 		}
 	}
 	if (o->replay) {
-		if (threads || optind < argc) {
-			cv_error("scale: --replay DIR runs nothing: no --threads and no command with it");
+		if (running || optind < argc) {
+			cv_error("scale: --replay DIR runs nothing: only --json goes with it");
 			return 2;
 		}
 		return 0;
