@@ -81,91 +81,7 @@ void prims__text_lock_detail(const struct object_row *r, FILE *out)
 	}
 }
 
-static size_t rows_shown(size_t n, const struct report_options *o)
-{
-	return o->limit && (size_t)o->limit < n ? (size_t)o->limit : n;
-}
-
-static void more(size_t shown, size_t n, FILE *out)
-{
-	if (shown < n)
-		fprintf(out, "  ... %zu more (use --limit 0)\n", n - shown);
-}
-
-static void text_sems(const struct model *m, const struct report_options *o, FILE *out)
-{
-	if (!m->nsems)
-		return;
-	fprintf(out, "Semaphores, by total wait\n");
-	fprintf(out, "  %-*s %8s %9s %9s %9s %9s\n", TEXTFIT_NAME_COLS, "semaphore", "blocked", "wait", "avg wait",
-		"acquired", "posts");
-	size_t n = rows_shown(m->nsems, o);
-	for (size_t i = 0; i < n; i++) {
-		const struct cv_stats *s = &m->sems[i]->total;
-		char a[32], b[32], c[32], e[32], x[32], y[32];
-		textfit__name(out, m->sems[i]->name);
-		fprintf(out, " %8s %9s %9s %9s %9s\n", fmt_count(a, sizeof(a), s->waits),
-			fmt_ns(b, sizeof(b), (double)s->wait_ns), ns_or_dash(c, sizeof(c), s->wait_ns, s->waits),
-			fmt_count(e, sizeof(e), s->acquisitions), fmt_count(x, sizeof(x), s->signals));
-		if (s->trylocks || s->signals_unwaited || s->timeouts || o->verbose)
-			detail(out, "longest wait %s; trywait: %s calls, %s failed; posts with no waiter: %s; timeouts: %s",
-			       s->waits ? fmt_ns(a, sizeof(a), (double)s->max_wait_ns) : "-",
-			       fmt_count(b, sizeof(b), s->trylocks), fmt_count(c, sizeof(c), s->trylock_failures),
-			       fmt_count(x, sizeof(x), s->signals_unwaited), fmt_count(y, sizeof(y), s->timeouts));
-	}
-	more(n, m->nsems, out);
-	fputc('\n', out);
-}
-
-static void text_barriers(const struct model *m, const struct report_options *o, FILE *out)
-{
-	if (!m->nbarriers)
-		return;
-	fprintf(out, "Barriers, by total wait (spread: first to last arrival of a round)\n");
-	fprintf(out, "  %-*s %5s %8s %9s %8s %9s %9s\n", TEXTFIT_NAME_COLS, "barrier", "count", "rounds", "wait",
-		"avg wait", "avg spread", "max spread");
-	size_t n = rows_shown(m->nbarriers, o);
-	for (size_t i = 0; i < n; i++) {
-		const struct object_row *r = m->barriers[i];
-		const struct cv_stats *s = &r->total;
-		char a[32], c[32], d[32], e[32], f[32];
-		textfit__name(out, r->name);
-		fprintf(out, " %5u %8s %9s %8s %9s %9s\n", r->obj->o.flags, fmt_count(a, sizeof(a), s->rounds),
-			fmt_ns(c, sizeof(c), (double)s->wait_ns), ns_or_dash(d, sizeof(d), s->wait_ns, s->waits),
-			ns_or_dash(e, sizeof(e), s->imbalance_ns, s->rounds),
-			s->rounds ? fmt_ns(f, sizeof(f), (double)s->max_imbalance_ns) : "-");
-	}
-	more(n, m->nbarriers, out);
-	fputc('\n', out);
-}
-
-static void text_futexes(const struct model *m, const struct report_options *o, FILE *out)
-{
-	if (!m->nfutexes)
-		return;
-	textfit__wrap(out, textfit__width(out), 2, "",
-		      "Futex words (syscall(SYS_futex): Rust std, C++ atomic wait, direct callers), by total wait");
-	fprintf(out, "  %-*s %-5s %7s %9s %8s %7s %8s\n", TEXTFIT_NAME_COLS, "futex", "role", "waits", "wait",
-		"avg wait", "EAGAIN", "wakes");
-	size_t n = rows_shown(m->nfutexes, o);
-	for (size_t i = 0; i < n; i++) {
-		const struct object_row *r = m->futexes[i];
-		const struct cv_stats *s = &r->total;
-		char a[32], b[32], c[32], e[32], f[32], g[32], h[32], k[32], l[32];
-		textfit__name(out, r->name);
-		fprintf(out, " %-5s %7s %9s %8s %7s %8s\n", r->type, fmt_count(a, sizeof(a), s->waits),
-			fmt_ns(b, sizeof(b), (double)s->wait_ns), ns_or_dash(c, sizeof(c), s->wait_ns, s->waits),
-			fmt_count(e, sizeof(e), s->futex_eagain), fmt_count(f, sizeof(f), s->signals));
-		if (s->signals_unwaited || s->requeues || s->pi_ops || o->verbose)
-			detail(out, "woke %s threads; %s wakes woke nobody; %s requeues; %s PI operations",
-			       fmt_count(g, sizeof(g), s->futex_woken), fmt_count(h, sizeof(h), s->signals_unwaited),
-			       fmt_count(k, sizeof(k), s->requeues), fmt_count(l, sizeof(l), s->pi_ops));
-	}
-	more(n, m->nfutexes, out);
-	fputc('\n', out);
-}
-
-static void text_park(const struct model *m, const struct report_options *o, FILE *out)
+void prims__text_park(const struct model *m, const struct report_options *o, FILE *out)
 {
 	const struct profile *p = m->p;
 	const struct park_totals *t = &m->park;
@@ -176,7 +92,7 @@ static void text_park(const struct model *m, const struct report_options *o, FIL
 	fprintf(out, "Park and wake (condvars, semaphores, barriers, futexes)\n");
 	fprintf(out, "  %-*s %-9s %8s %8s %9s %13s\n", TEXTFIT_NAME_COLS, "object", "kind", "parks", "woken",
 		"latency", "wakes (nobody)");
-	size_t n = rows_shown(m->nparks, o);
+	size_t n = o->limit && (size_t)o->limit < m->nparks ? (size_t)o->limit : m->nparks;
 	for (size_t i = 0; i < n; i++) {
 		const struct object_row *r = m->parks[i];
 		struct park_totals x = { 0 };
@@ -188,7 +104,8 @@ static void text_park(const struct model *m, const struct report_options *o, FIL
 		fprintf(out, " %-9s %8s %8s %9s %13s\n", kind_name(r->obj->o.kind), fmt_count(c, sizeof(c), x.parks),
 			fmt_count(d, sizeof(d), x.wakeups), ns_or_dash(e, sizeof(e), x.wake_latency_ns, x.wakeups), sent);
 	}
-	more(n, m->nparks, out);
+	if (n < m->nparks)
+		fprintf(out, "  ... %zu more (use --limit 0)\n", m->nparks - n);
 	int len = snprintf(line, sizeof(line), "%s parks (%s blocked), %s woken by a wake the shim saw, %s from wake to "
 		"running on average (max %s); %s of %s wakes sent found nobody waiting; %s futile wake-ups",
 		fmt_count(a, sizeof(a), t->parks), fmt_ns(b, sizeof(b), (double)t->park_ns),
@@ -231,14 +148,6 @@ static void text_park(const struct model *m, const struct report_options *o, FIL
 	if (o->limit && shown > (size_t)o->limit)
 		fprintf(out, "    ... %zu more threads (use --limit 0)\n", shown - (size_t)o->limit);
 	fputc('\n', out);
-}
-
-void prims__text(const struct model *m, const struct report_options *o, FILE *out)
-{
-	text_sems(m, o, out);
-	text_barriers(m, o, out);
-	text_futexes(m, o, out);
-	text_park(m, o, out);
 }
 
 /* ---- JSON ------------------------------------------------------------------ */

@@ -12,8 +12,8 @@
 
 /* Text: the line(s) under a rwlock, spinlock or futex row of the locks table. */
 void prims__text_lock_detail(const struct object_row *r, FILE *out);
-/* Text: semaphores, barriers, futexes, and the park/wake section. */
-void prims__text(const struct model *m, const struct report_options *o, FILE *out);
+/* Text: the park/wake section (the families' own tables: families.c). */
+void prims__text_park(const struct model *m, const struct report_options *o, FILE *out);
 
 /* JSON: the "park_wake" section, the whole process's. */
 json_object *prims__json_park_wake(const struct model *m);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "families.h"
 #include "findings.h"
 #include "model.h"
 #include "primitives.h"
@@ -210,35 +211,6 @@ static void text_locks(const struct model *m, const struct report_options *o, FI
 	if (n < ng)
 		fprintf(out, "  ... %zu more (use --limit 0)\n", ng - n);
 	free(g);
-	fputc('\n', out);
-}
-
-static void text_conds(const struct model *m, const struct report_options *o, FILE *out)
-{
-	if (!m->nconds)
-		return;
-	fprintf(out, "Condition variables, by total wait\n");
-	fprintf(out, "  %-*s %8s %9s %8s %8s %8s %10s\n", TEXTFIT_NAME_COLS, "condvar", "waits", "wait", "avg wait",
-		"timeouts", "signals", "broadcasts");
-	size_t n = rows_to_show(m->nconds, o);
-	for (size_t i = 0; i < n; i++) {
-		const struct cv_stats *s = &m->conds[i]->total;
-		char w[32], tot[32], avg[32], to[32], sig[32], bc[32];
-		textfit__name(out, m->conds[i]->name);
-		fprintf(out, " %8s %9s %8s %8s %8s %10s\n", fmt_count(w, sizeof(w), s->waits),
-			fmt_ns(tot, sizeof(tot), (double)s->wait_ns),
-			s->waits ? fmt_ns(avg, sizeof(avg), (double)s->wait_ns / (double)s->waits) : "-",
-			fmt_count(to, sizeof(to), s->timeouts), fmt_count(sig, sizeof(sig), s->signals),
-			fmt_count(bc, sizeof(bc), s->broadcasts));
-		if (s->signals_unwaited || s->broadcasts_unwaited || o->verbose)
-			fprintf(out, "      longest wait %s; sent with no thread waiting: %s signals, %s broadcasts\n",
-				s->waits ? fmt_ns(avg, sizeof(avg), (double)s->max_wait_ns) : "-",
-				fmt_count(sig, sizeof(sig), s->signals_unwaited),
-				fmt_count(bc, sizeof(bc), s->broadcasts_unwaited));
-		callstacks__text(out, m->syms, m->conds[i]->obj->o.id, s->wait_ns, text_stacks(o), o->verbose, "      ");
-	}
-	if (n < m->nconds)
-		fprintf(out, "  ... %zu more (use --limit 0)\n", m->nconds - n);
 	fputc('\n', out);
 }
 
@@ -663,8 +635,8 @@ int report__write(const struct analysis *a, const struct report_options *o, FILE
 		findings__print(&a->f, out);
 		fputc('\n', out);
 		text_locks(m, o, out);
-		text_conds(m, o, out);
-		prims__text(m, o, out);   /* semaphores, barriers, futexes, park and wake */
+		families__text(m, o, out);   /* condvars, semaphores, barriers, futexes */
+		prims__text_park(m, o, out);
 		text_threads(m, o, a->syms, out);
 		text_counters(m, out);
 		char pmu[160], line[256];
