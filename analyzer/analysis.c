@@ -51,17 +51,19 @@ struct candidate {
 	pid_t pid, ppid;
 	char comm[CV_NAME_MAX];
 	char exe[256];
-	double work;            /* CPU time + time blocked on synchronisation */
+	double work;            /* thread time (threaded_work) */
 	int in_tree;
 };
 
+/* Thread time: each created thread's lifetime, and the main thread's CPU
+ * time (a shell's main thread lives as long as its child, but idles). */
 static double threaded_work(const struct profile *p)
 {
 	double work = 0;
-	for (size_t i = 0; i < p->nthreads; i++)
-		work += (double)p->threads[i].cpu_ns;
-	for (size_t i = 0; i < p->nstats; i++)
-		work += (double)p->stats[i].wait_ns;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct cv_thread_rec *t = &p->threads[i];
+		work += t->flags & CV_THREAD_MAIN ? (double)t->cpu_ns : (double)(t->end_ns - t->start_ns);
+	}
 	return work;
 }
 

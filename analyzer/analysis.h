@@ -38,8 +38,8 @@ void analysis__free(struct analysis *a);
 /* The profile to analyse among those the command tree rooted at pid wrote
  * into dir since the time since (a shell's, then its children's): the
  * process named comm (its comm or executable's name) when given, else the
- * one that did the most threaded work (CPU time plus time waiting on
- * synchronisation). With say, names on
+ * one that did the most threaded work (its created threads' lifetimes plus
+ * its main thread's CPU time). With say, names on
  * stderr the one chosen when there was a choice. NULL when none (caller
  * frees). */
 char *analysis__find_profile(const char *dir, pid_t pid, time_t since, const char *comm, int say);
