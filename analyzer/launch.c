@@ -4,7 +4,6 @@
  * replacing it). While the command runs, ^C and ^\ go to it, as with
  * system(), and convoy reports what the command wrote.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
