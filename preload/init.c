@@ -120,7 +120,6 @@ void cv__output_after_fork(void);
 
 static void fork_child(void)
 {
-	cv__alloc_after_fork();
 	cv__stacks_after_fork();
 	cv__objects_after_fork();
 	read_identity();
@@ -128,7 +127,7 @@ static void fork_child(void)
 	cv__process.forked = 1;
 	cv__perf_after_fork();
 	cv__output_after_fork();
-	cv__busy--;                       /* what fork_prepare's guard raised */
+	cv__guard_leave(NULL);            /* what fork_prepare raised; the child's state comes next */
 	cv__threads_after_fork(forking_thread);
 }
 
@@ -137,7 +136,10 @@ void cv__init(void)
 	static cv_spinlock_t init_lock;
 	if (__atomic_load_n(&cv__process.ready, __ATOMIC_ACQUIRE))
 		return;
-	cv__busy++;   /* wrapped calls made from here (dlsym, ...) go straight to libc */
+	/* Guarded: wrapped calls made from here (dlsym, ...) go straight to
+	 * libc, and errno comes out as it went in (getenv, strtoull, dlopen
+	 * set it; a library constructor that locks first must not see that). */
+	struct cv_thread *saved = cv__guard_enter();
 	cv__spin_lock(&init_lock);
 	if (!cv__process.ready) {
 		cv__resolve_real();
@@ -161,7 +163,7 @@ void cv__init(void)
 		__atomic_store_n(&cv__process.ready, 1, __ATOMIC_RELEASE);
 	}
 	cv__spin_unlock(&init_lock);
-	cv__busy--;
+	cv__guard_leave(saved);
 }
 
 __attribute__((constructor)) static void convoy_start(void)

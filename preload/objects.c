@@ -137,24 +137,29 @@ out:
 
 void cv__forget_object(const void *addr, uint32_t kind)
 {
+	struct cv_thread *saved = cv__guard_enter();
 	cv__stack_forget(addr);   /* stacks.c: an init stack still waiting for a first use */
-	if (!registry_ready())
-		return;
-	uint32_t b = bucket_of(addr);
-	cv_spinlock_t *lock = &shard_lock[b % CV_SHARDS];
-	cv__spin_lock(lock);
-	for (struct cv_obj *o = buckets[b]; o; o = o->hash_next) {
-		if (o->addr == addr && !o->retired) {
-			retire_locked(&buckets[b], o);
-			break;
+	if (registry_ready()) {
+		uint32_t b = bucket_of(addr);
+		cv_spinlock_t *lock = &shard_lock[b % CV_SHARDS];
+		cv__spin_lock(lock);
+		for (struct cv_obj *o = buckets[b]; o; o = o->hash_next) {
+			if (o->addr == addr && !o->retired) {
+				retire_locked(&buckets[b], o);
+				break;
+			}
 		}
+		cv__spin_unlock(lock);
 	}
-	cv__spin_unlock(lock);
+	cv__guard_leave(saved);
 }
 
 struct cv_obj *cv__object_for_name(const void *addr)
 {
-	return object_get(addr, CV_OBJ_UNKNOWN);
+	struct cv_thread *saved = cv__guard_enter();
+	struct cv_obj *o = object_get(addr, CV_OBJ_UNKNOWN);
+	cv__guard_leave(saved);
+	return o;
 }
 
 struct cv_obj *cv__objects(void) { return __atomic_load_n(&all_objects, __ATOMIC_ACQUIRE); }
@@ -184,7 +189,7 @@ static bool table_grow(struct cv_thread *t)
 	for (uint32_t i = 0; i < old_cap; i++)
 		if (old[i].addr)
 			*table_find(t, old[i].addr) = old[i];
-	/* The old array is not reused: the shim's memory is never freed. */
+	cv__free(old, old_cap * sizeof(*old));
 	return true;
 }
 
@@ -250,15 +255,12 @@ static struct cv_rec *lookup_locked(struct cv_thread *t, const void *addr, uint3
 
 struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t kind)
 {
-	/* in_lookup: this may take a shard lock and the allocator's lock; a
-	 * signal handler on this thread (sem_post is async-signal-safe) must
-	 * not try to take them again (cv__lookup_safe). Compiler barriers keep
-	 * the flag around the body. */
-	t->in_lookup++;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* Guarded: this changes the thread's table and may take a shard lock;
+	 * a signal handler on this thread (sem_post is async-signal-safe, and
+	 * programs lock in handlers) must find the thread busy. */
+	struct cv_thread *saved = cv__guard_enter();
 	struct cv_rec *r = lookup_locked(t, addr, kind);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->in_lookup--;
+	cv__guard_leave(saved);
 	return r;
 }
 

@@ -7,6 +7,7 @@
 #ifndef CONVOY_SHIM_H
 #define CONVOY_SHIM_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdbool.h>
@@ -89,17 +90,18 @@ struct cv_real {
 extern struct cv_real cv__real;
 void cv__resolve_real(void);
 
-/* ---- alloc.c: memory that never goes back to the program's allocator ------ */
+/* ---- alloc.c: memory that never goes back to the program's allocator ------ *
+ * Lock-free and async-signal-safe. */
 
 void *cv__alloc(size_t size);          /* zeroed, 16-byte aligned; NULL when out of memory */
-void cv__alloc_after_fork(void);       /* the child: lock released, fresh chunk */
+void cv__free(void *p, size_t size);   /* size: what was asked of cv__alloc */
 
-/* ---- lock.c: the shim's own lock (never the program's pthread functions) -- */
+/* ---- lock.c: the shim's own lock (never the program's pthread functions) -- *
+ * Taken only inside the reentrancy guard (cv__guard_enter). */
 
 typedef struct { int locked; } cv_spinlock_t;
 void cv__spin_lock(cv_spinlock_t *l);
 void cv__spin_unlock(cv_spinlock_t *l);
-extern __thread unsigned cv__spin_depth;   /* the shim's locks this thread holds */
 
 /* ---- objects.c: synchronisation objects and per-thread records ------------ */
 
@@ -183,8 +185,6 @@ struct cv_thread {
 	struct cv_rec  *sem_cache_rec;
 	const void     *futex_cache_addr;
 	struct cv_rec  *futex_cache_rec;
-	uint32_t        in_lookup;     /* cv__lookup_slow is running (it takes shard locks): a signal
-					* handler's sem_post on this thread stays untracked */
 	/* Futile condvar wakes (cond.c): the last wait this thread returned from,
 	 * and its mutex record's acquisitions then. Waiting again on the same
 	 * condvar with that count unchanged means the mutex was never released. */
@@ -283,19 +283,38 @@ uint32_t cv__thread_count(void);
 void cv__thread_finish(struct cv_thread *t);           /* end time, CPU, switches */
 void cv__threads_after_fork(struct cv_thread *self);
 
-/* Reentrancy guard: while the shim runs code that may call back into wrapped
- * functions (allocation, /proc, output), the thread looks untracked. */
+/* Reentrancy guard. Every shim-internal action that takes one of the shim's
+ * locks, changes the thread's own tables, unwinds, or calls out (/proc,
+ * output) runs inside it. Inside, the thread looks untracked: a wrapped call
+ * made from there, or from a signal handler that interrupts it at any
+ * instruction, finds cv__self NULL and cv__busy raised and calls the real
+ * function, recording nothing (cv__thread_slow). cv__busy goes up before
+ * cv__self is hidden and comes down after it is restored, so a handler in
+ * between sees one or the other; the signal fences keep the compiler from
+ * moving the stores. The outermost guard saves and restores errno, so
+ * nothing the shim does inside shows in it. */
+extern __thread int cv__guard_errno;
+
 static inline struct cv_thread *cv__guard_enter(void)
 {
+	int err = errno;
+	unsigned depth = cv__busy++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* busy before self is hidden */
+	if (depth == 0)
+		cv__guard_errno = err;
 	struct cv_thread *saved = cv__self;
 	cv__self = NULL;
-	cv__busy++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* hidden before the guarded code */
 	return saved;
 }
 static inline void cv__guard_leave(struct cv_thread *saved)
 {
-	cv__busy--;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the guarded code before self returns */
 	cv__self = saved;
+	if (cv__busy == 1)
+		errno = cv__guard_errno;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* self and errno back before busy drops */
+	cv__busy--;
 }
 
 /* ---- clock.c ---------------------------------------------------------------- */
@@ -332,14 +351,6 @@ void cv__wake_sent(struct cv_obj *o, uint32_t kind);
 /* A blocking wait on r's object that began at t0 returned woken at now:
  * count one wake-up and its latency if a wake was sent after t0. */
 void cv__woken(struct cv_rec *r, uint64_t t0, uint64_t now);
-/* Whether a record lookup is safe here even from a signal handler: false
- * when the thread was interrupted inside the shim's own bookkeeping (a
- * lookup, or holding one of the shim's locks), which the handler's lookup
- * could deadlock on or corrupt. */
-static inline bool cv__lookup_safe(const struct cv_thread *t)
-{
-	return !CV_LOAD(&t->in_lookup) && !cv__spin_depth;
-}
 
 /* ---- init.c: configuration and process-wide state ------------------------- */
 

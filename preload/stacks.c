@@ -3,8 +3,9 @@
  * comes here.
  *
  * Capture. unw_backtrace (libunwind's cached fast path, tens of ns a frame
- * once warm) fills a per-thread buffer inside the reentrancy guard, because
- * libunwind locks and may allocate. The shim's own frames at the top are
+ * once warm) fills a per-thread buffer. Everything here runs inside the
+ * reentrancy guard (shim.h): libunwind locks and may allocate, and the
+ * tables below take stack_lock and init_lock. The shim's own frames at the top are
  * dropped by address range. Each distinct (pcs, module-map generation) is
  * kept once in a hash table of shim memory: lookups take no lock, an insert
  * takes stack_lock. Unwinding that yields nothing gives stack id 0.
@@ -171,7 +172,6 @@ void cv__stacks_init(void)
 	cv__modules_refresh();
 	if (!cfg.on)
 		return;
-	int saved_errno = errno;
 	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 	if (h)
 		unw_bt = (int (*)(void **, int))dlsym(h, "unw_backtrace");
@@ -182,7 +182,6 @@ void cv__stacks_init(void)
 		cv__warn("cannot load libunwind.so.8 (%s); no call stacks in this profile", h ? "no unw_backtrace" : dlerror());
 		cfg.on = false;
 	}
-	errno = saved_errno;
 }
 
 /* ---- the stack table ----------------------------------------------------- */
@@ -290,7 +289,7 @@ static inline bool in_shim(const void *pc)
 }
 
 /* The calling thread's stack, without the shim's frames, as an id (0: none).
- * *gen gets the module-map generation it belongs to. */
+ * *gen gets the module-map generation it belongs to. Inside the guard. */
 static uint32_t capture(struct cv_stack_state *st, uint32_t *gen)
 {
 	__atomic_fetch_add(&in_capture, 1, __ATOMIC_SEQ_CST);
@@ -299,8 +298,6 @@ static uint32_t capture(struct cv_stack_state *st, uint32_t *gen)
 		*gen = 0;
 		return 0;   /* a fork is being prepared: this wait goes without a stack */
 	}
-	int saved_errno = errno;
-	struct cv_thread *saved = cv__guard_enter();
 	uint64_t t0 = cfg.stats ? cv__now_ns() : 0, t1 = 0, t2 = 0;
 	*gen = cv__modules_refresh();
 	if (cfg.stats)
@@ -328,8 +325,6 @@ static uint32_t capture(struct cv_stack_state *st, uint32_t *gen)
 		__atomic_fetch_add(&stats.unwind_ns, t2 - t1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&stats.intern_ns, t3 - t2, __ATOMIC_RELAXED);
 	}
-	cv__guard_leave(saved);
-	errno = saved_errno;
 	__atomic_fetch_sub(&in_capture, 1, __ATOMIC_SEQ_CST);
 	return id;
 }
@@ -350,9 +345,7 @@ static struct cv_stack_acc *acc_for(struct cv_rec *r, uint32_t stack)
 			return zero;
 		stack = 0;
 	}
-	int saved_errno = errno;
 	a = cv__alloc(sizeof(*a));
-	errno = saved_errno;
 	if (!a)
 		return zero;
 	a->stack = stack;
@@ -363,11 +356,9 @@ static struct cv_stack_acc *acc_for(struct cv_rec *r, uint32_t stack)
 }
 
 /* After a timed wait on r's object (and after cv__record_wait): maybe capture
- * the stack, and credit it with the wait it stands for. */
-void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns)
+ * the stack, and credit it with the wait it stands for. Inside the guard. */
+static void on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns)
 {
-	if (!cfg.on || !t || r->obj->kind == CV_OBJ_UNKNOWN)   /* kind unknown: the shared "out of memory" record */
-		return;
 	struct cv_stack_state *st = state_of(t);
 	if (!st)
 		return;
@@ -391,6 +382,15 @@ void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns)
 	CV_BUMP(&a->samples, 1);
 	CV_BUMP(&a->count_fp, count_fp);
 	CV_BUMP(&a->wait_ns, weight_ns);
+}
+
+void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns)
+{
+	if (!cfg.on || !t || r->obj->kind == CV_OBJ_UNKNOWN)   /* kind unknown: the shared "out of memory" record */
+		return;
+	struct cv_thread *saved = cv__guard_enter();
+	on_wait(t, r, wait_ns);
+	cv__guard_leave(saved);
 }
 
 /* ---- init and first use ------------------------------------------------------ */
@@ -427,12 +427,9 @@ void cv__stack_forget(const void *addr)
 
 /* After a successful pthread_*_init: the stack that made the object, kept
  * until its first use creates the object (objects are made on first use so
- * that generations count uses, not inits). */
-void cv__stack_on_init(const void *addr)
+ * that generations count uses, not inits). Inside the guard. */
+static void on_init(struct cv_thread *t, const void *addr)
 {
-	struct cv_thread *t = cv__self;
-	if (!cfg.on || !t)
-		return;
 	struct cv_stack_state *st = state_of(t);
 	if (!st)
 		return;
@@ -440,13 +437,11 @@ void cv__stack_on_init(const void *addr)
 	if (!id)
 		return;
 	if (!__atomic_load_n(&init_tab, __ATOMIC_ACQUIRE)) {
-		int saved_errno = errno;
 		cv__spin_lock(&init_lock);
 		if (!init_tab)
 			__atomic_store_n(&init_tab, cv__alloc(sizeof(*init_tab) * INIT_SETS * INIT_WAYS),
 					 __ATOMIC_RELEASE);
 		cv__spin_unlock(&init_lock);
-		errno = saved_errno;
 		if (!init_tab)
 			return;
 	}
@@ -470,7 +465,18 @@ void cv__stack_on_init(const void *addr)
 	cv__spin_unlock(&init_lock);
 }
 
-/* The object was just created by (some thread's) first use: its stack, once. */
+void cv__stack_on_init(const void *addr)
+{
+	struct cv_thread *t = cv__self;
+	if (!cfg.on || !t)
+		return;
+	struct cv_thread *saved = cv__guard_enter();
+	on_init(t, addr);
+	cv__guard_leave(saved);
+}
+
+/* The object was just created by (some thread's) first use: its stack, once.
+ * Inside the guard (cv__lookup_slow). */
 void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o)
 {
 	if (CV_LOAD(&o->stack_claimed) || __atomic_exchange_n(&o->stack_claimed, 1, __ATOMIC_ACQ_REL))
@@ -479,22 +485,10 @@ void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o)
 		return;
 	uint32_t gen = 0, id = 0;
 	struct cv_stack_state *st = cfg.on ? state_of(t) : NULL;
-	if (st) {
-		id = init_take(o->addr);
-		if (id) {
-			struct cv_thread *saved = cv__guard_enter();
-			gen = cv__modules_refresh();
-			cv__guard_leave(saved);
-		} else {
-			id = capture(st, &gen);
-		}
-	} else {
-		int saved_errno = errno;
-		struct cv_thread *saved = cv__guard_enter();
+	if (st && (id = init_take(o->addr)) == 0)
+		id = capture(st, &gen);
+	else
 		gen = cv__modules_refresh();   /* names of globals in dlopen'd libraries need it too */
-		cv__guard_leave(saved);
-		errno = saved_errno;
-	}
 	CV_STORE(&o->map_gen, gen);
 	CV_STORE(&o->first_stack, id);
 }

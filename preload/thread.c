@@ -21,6 +21,7 @@
 
 __thread struct cv_thread *cv__self __attribute__((tls_model("initial-exec")));
 __thread unsigned cv__busy __attribute__((tls_model("initial-exec")));
+__thread int cv__guard_errno __attribute__((tls_model("initial-exec")));
 /* The calling thread's state even while the guard hides it in cv__self. */
 static __thread struct cv_thread *my_state __attribute__((tls_model("initial-exec")));
 
@@ -87,6 +88,7 @@ static void thread_publish(struct cv_thread *t)
  * pthread_detach or pthread_setname_np right after the create find it. */
 static void thread_attach(struct cv_thread *t, bool publish)
 {
+	struct cv_thread *saved = cv__guard_enter();   /* live_lock: a handler here must not take it */
 	t->self = pthread_self();
 	t->start_ns = cv__now_ns();
 	/* tid last: a profile written meanwhile takes a thread with a tid as
@@ -95,9 +97,9 @@ static void thread_attach(struct cv_thread *t, bool publish)
 	live_add(t);
 	if (publish)
 		thread_publish(t);
-	my_state = t;
-	cv__self = t;
 	pthread_setspecific(cv__process.exit_key, t);   /* key index < 32: no allocation */
+	my_state = t;
+	cv__guard_leave(saved);   /* cv__thread_slow installs it in cv__self when not busy */
 }
 
 struct cv_thread *cv__threads(void) { return __atomic_load_n(&all_threads, __ATOMIC_ACQUIRE); }
@@ -118,7 +120,7 @@ struct cv_thread *cv__thread_slow(void)
 		return NULL;
 	t->flags = CV_THREAD_UNTRACKED;
 	thread_attach(t, true);
-	return t;
+	return cv__self = t;
 }
 
 /* Called by cv__init on the thread that loads the shim (the main thread). */
@@ -277,7 +279,7 @@ static void *trampoline(void *arg)
 
 static struct cv_thread *thread_by_handle(pthread_t th)
 {
-	struct cv_thread *found = NULL;
+	struct cv_thread *found = NULL, *saved = cv__guard_enter();
 	cv__spin_lock(&live_lock);
 	for (struct cv_thread *t = live[live_bucket(th)]; t; t = t->live_next)
 		if (pthread_equal(t->self, th)) {
@@ -285,6 +287,7 @@ static struct cv_thread *thread_by_handle(pthread_t th)
 			break;
 		}
 	cv__spin_unlock(&live_lock);
+	cv__guard_leave(saved);
 	return found;
 }
 

@@ -1,0 +1,55 @@
+/* The shim never harms the program it runs inside: signal handlers, fork,
+ * small stacks, file descriptors, pthread keys, errno and memory behave as
+ * without it (issue 9). Each program runs natively and under the shim; the
+ * two runs must agree on exit status and output. Nothing here depends on
+ * timing: the programs do a fixed amount of work, and timeouts are generous
+ * limits on completion only. */
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include "testutil.h"
+
+#define SLOW_TIMEOUT_S 120   /* a hang shows as a timeout; a busy machine never does */
+
+struct both { struct tu_proc native, shim; const char *dir; };
+
+/* Runs argv natively and under the shim (CONVOY_QUIET=1, plus env) and
+ * asserts both ended the same way with the same stdout. */
+static void run_both(struct both *b, const char *const argv[], const char *const *env)
+{
+	b->dir = tu_tmpdir();
+	struct tu_opts native = { .env = env, .timeout_s = SLOW_TIMEOUT_S };
+	struct tu_opts shim = { .preload = true, .dir = b->dir, .quiet = true, .env = env,
+				.timeout_s = SLOW_TIMEOUT_S };
+	tu_run(&b->native, &native, argv);
+	tu_run(&b->shim, &shim, argv);
+	const char *name = argv[0];
+	cr_assert(!b->shim.timed_out, "%s under the shim did not finish in %d s (a hang); stderr:\n%s",
+		  name, SLOW_TIMEOUT_S, b->shim.err);
+	cr_assert(b->native.exited == b->shim.exited && b->native.code == b->shim.code &&
+		  b->native.sig == b->shim.sig,
+		  "%s: natively %s %d, under the shim %s %d (%s); stderr:\n%s", name,
+		  b->native.exited ? "exit" : "signal", b->native.exited ? b->native.code : b->native.sig,
+		  b->shim.exited ? "exit" : "signal", b->shim.exited ? b->shim.code : b->shim.sig,
+		  b->shim.exited ? "" : strsignal(b->shim.sig), b->shim.err);
+	cr_assert(strcmp(b->native.out, b->shim.out) == 0,
+		  "%s: stdout differs.\n--- native\n%s--- under the shim\n%s", name, b->native.out, b->shim.out);
+}
+
+static void same_prog(struct both *b, const char *prog, const char *const *env)
+{
+	const char *argv[] = { tu_prog(prog), NULL };
+	run_both(b, argv, env);
+	cr_assert(b->native.exited && b->native.code == 0, "%s natively: status %d; stderr:\n%s", prog,
+		  b->native.code, b->native.err);
+}
+
+/* Every wait captured, so handlers also land inside stack capture. */
+static const char *const capture_all[] = { "CONVOY_STACK_FIRST=1000000", NULL };
+
+Test(trust, a_signal_handler_may_lock_a_mutex_and_signal_a_condvar, .timeout = 300)
+{
+	struct both b;
+	same_prog(&b, "signal_lock", capture_all);
+	free(tu_only_profile(b.dir));
+}
