@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <link.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,7 +93,11 @@ static uintptr_t unw_lo, unw_hi;   /* libunwind's mapping: its own locks are not
 static cv_spinlock_t stack_lock, init_lock;
 /* fork: no capture may be inside libunwind when the process forks (the child
  * would inherit libunwind's internal locks held). The prepare handler closes
- * the gate and waits for the captures in flight; both sides seq_cst. */
+ * the gate and waits for the captures in flight; both sides seq_cst. A
+ * capture runs with every signal blocked, so the captures it waits for are
+ * never its own thread's (a SIGALRM handler that forks cannot have
+ * interrupted one) and never held up by a handler: they finish in
+ * microseconds. */
 static int fork_gate;
 static unsigned in_capture;
 static struct cv_stk **stk_buckets;
@@ -290,7 +295,7 @@ static inline bool in_shim(const void *pc)
 
 /* The calling thread's stack, without the shim's frames, as an id (0: none).
  * *gen gets the module-map generation it belongs to. Inside the guard. */
-static uint32_t capture(struct cv_stack_state *st, uint32_t *gen)
+static uint32_t capture_blocked(struct cv_stack_state *st, uint32_t *gen)
 {
 	__atomic_fetch_add(&in_capture, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&fork_gate, __ATOMIC_SEQ_CST)) {
@@ -326,6 +331,19 @@ static uint32_t capture(struct cv_stack_state *st, uint32_t *gen)
 		__atomic_fetch_add(&stats.intern_ns, t3 - t2, __ATOMIC_RELAXED);
 	}
 	__atomic_fetch_sub(&in_capture, 1, __ATOMIC_SEQ_CST);
+	return id;
+}
+
+/* Signals blocked for the capture (two system calls, against the
+ * microseconds an unwind costs): see fork_gate. glibc keeps its internal
+ * cancellation and setxid signals deliverable. */
+static uint32_t capture(struct cv_stack_state *st, uint32_t *gen)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	uint32_t id = capture_blocked(st, gen);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return id;
 }
 

@@ -53,3 +53,10 @@ Test(trust, a_signal_handler_may_lock_a_mutex_and_signal_a_condvar, .timeout = 3
 	same_prog(&b, "signal_lock", capture_all);
 	free(tu_only_profile(b.dir));
 }
+
+Test(trust, a_signal_handler_may_fork, .timeout = 300)
+{
+	struct both b;
+	same_prog(&b, "signal_fork", capture_all);
+	cr_assert(tu_has_line(b.shim.out, "children 100 of 100 exited cleanly"), "%s", b.shim.out);
+}
