@@ -60,3 +60,18 @@ Test(trust, a_signal_handler_may_fork, .timeout = 300)
 	same_prog(&b, "signal_fork", capture_all);
 	cr_assert(tu_has_line(b.shim.out, "children 100 of 100 exited cleanly"), "%s", b.shim.out);
 }
+
+/* libctorlock's constructor sets errno, locks before the shim's own
+ * constructor ran (so the lock initialises the shim), and checks errno. */
+Test(trust, errno_survives_initialisation_from_a_library_constructor, .timeout = 60)
+{
+	static const char *const envs[][2] = { { "CONVOY_STACK_PERIOD=100", NULL },
+					       { "CONVOY_STACK_PERIOD=99999999999999999999", NULL },
+					       { "CONVOY_HOLD_SAMPLE=3", NULL } };
+	for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++) {
+		struct both b;
+		same_prog(&b, "ctor_main", envs[i]);
+		cr_assert(tu_has_line(b.shim.out, "constructor errno kept: yes"), "with %s:\n%s", envs[i][0],
+			  b.shim.out);
+	}
+}
