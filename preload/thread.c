@@ -37,6 +37,19 @@ static uint32_t nthreads;
 static struct cv_thread *live[CV_LIVE_BUCKETS];
 static cv_spinlock_t live_lock;
 
+/* A thread created through our pthread_create is added by its trampoline:
+ * the creator never reads the handle the real create stored in *th, since
+ * the child may already have freed the memory *th points into (a detached
+ * worker that frees its job struct). A pthread_detach that finds no live
+ * thread while some created thread has not attached yet may be for one of
+ * them: it is parked in pending_detach, which the trampoline checks. The
+ * table is small; when it is full the flag is lost, never the program's
+ * detach. Entries left when no thread is waiting to attach are stale (a
+ * detach of a thread that had already exited) and are cleared. */
+#define CV_PENDING_DETACH 64u
+static pthread_t pending_detach[CV_PENDING_DETACH];   /* 0: free */
+static uint32_t unattached;                            /* created, trampoline not run yet */
+
 static unsigned live_bucket(pthread_t th)
 {
 	return (unsigned)(((uint64_t)th * 0x9E3779B97F4A7C15ull) >> 54) & (CV_LIVE_BUCKETS - 1);
@@ -83,9 +96,34 @@ static void thread_publish(struct cv_thread *t)
 		;
 }
 
+static void detach_pending(pthread_t th)
+{
+	for (unsigned i = 0; i < CV_PENDING_DETACH; i++) {
+		pthread_t none = 0;
+		if (__atomic_compare_exchange_n(&pending_detach[i], &none, th, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return;
+	}
+}
+
+/* The trampoline: claim a detach made before the thread attached. */
+static void claim_pending_detach(struct cv_thread *t)
+{
+	bool last = __atomic_sub_fetch(&unattached, 1, __ATOMIC_ACQ_REL) == 0;
+	for (unsigned i = 0; i < CV_PENDING_DETACH; i++) {
+		pthread_t th = __atomic_load_n(&pending_detach[i], __ATOMIC_RELAXED);
+		if (!th)
+			continue;
+		if (pthread_equal(th, t->self) &&
+		    __atomic_compare_exchange_n(&pending_detach[i], &th, 0, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			__atomic_fetch_or(&t->flags, CV_THREAD_DETACHED, __ATOMIC_RELAXED);
+		else if (last)
+			__atomic_store_n(&pending_detach[i], 0, __ATOMIC_RELAXED);   /* stale */
+	}
+}
+
 /* Install t as the calling thread's state. A thread created through our
- * pthread_create was published by its creator already, so that
- * pthread_detach or pthread_setname_np right after the create find it. */
+ * pthread_create was published by its creator already (publish false). */
 static void thread_attach(struct cv_thread *t, bool publish)
 {
 	struct cv_thread *saved = cv__guard_enter();   /* live_lock: a handler here must not take it */
@@ -97,6 +135,8 @@ static void thread_attach(struct cv_thread *t, bool publish)
 	live_add(t);
 	if (publish)
 		thread_publish(t);
+	else
+		claim_pending_detach(t);
 	pthread_setspecific(cv__process.exit_key, t);   /* key index < 32: no allocation */
 	my_state = t;
 	cv__guard_leave(saved);   /* cv__thread_slow installs it in cv__self when not busy */
@@ -310,14 +350,16 @@ CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	child->creator_tid = self->tid;
 
 	thread_publish(child);   /* tid 0 until it runs: the profile skips it until then */
+	__atomic_fetch_add(&unattached, 1, __ATOMIC_ACQ_REL);
 	uint64_t t0 = cv__now_ns();
 	int rc = cv__real.pthread_create(th, attr, trampoline, child);
 	uint64_t elapsed = cv__now_ns() - t0;
+	/* Never *th from here on: the child may have freed it (see pending_detach). */
 	if (rc == 0) {
-		child->self = *th;   /* the child stores the same; set here for a detach right away */
-		live_add(child);
 		CV_STORE(&child->create_ns, elapsed);
 		CV_BUMP(&self->threads_created, 1);
+	} else {
+		__atomic_fetch_sub(&unattached, 1, __ATOMIC_ACQ_REL);
 	}
 	/* On failure the child never runs, keeps tid 0, and is never reported. */
 	return rc;
@@ -364,6 +406,10 @@ CV_EXPORT int pthread_detach(pthread_t th)
 	int rc = cv__real.pthread_detach(th);
 	if (self && rc == 0) {
 		struct cv_thread *t = pthread_equal(th, self->self) ? self : thread_by_handle(th);
+		if (!t && __atomic_load_n(&unattached, __ATOMIC_ACQUIRE)) {
+			detach_pending(th);
+			t = thread_by_handle(th);   /* it may have attached before the entry was there */
+		}
 		if (t)
 			__atomic_fetch_or(&t->flags, CV_THREAD_DETACHED, __ATOMIC_RELAXED);
 	}

@@ -75,3 +75,10 @@ Test(trust, errno_survives_initialisation_from_a_library_constructor, .timeout =
 			  b.shim.out);
 	}
 }
+
+Test(trust, a_detached_thread_may_free_the_memory_holding_its_handle, .timeout = 300)
+{
+	struct both b;
+	same_prog(&b, "detached_frees_handle", NULL);
+	free(tu_only_profile(b.dir));
+}
