@@ -97,9 +97,9 @@ static void start_clocks(void)
  * a shim lock (first use of an object). Instead the child, which has one
  * thread, resets every shim lock and discards or repairs what those locks
  * guarded: the registry and the thread list start anew (the child writes a
- * profile of its own, named by its pid), the allocator drops its current
- * chunk, the module map is re-read. The one thing that must not be in flight
- * is a stack capture, since libunwind's own locks would be inherited held:
+ * profile of its own, named by its pid), the module map is re-read (the
+ * allocator is lock-free and needs nothing). The one thing that must not be in flight
+ * is a stack capture, since the unwinder's locks would be inherited held:
  * prepare closes that gate and waits for captures to finish (they take
  * microseconds and never wait for the program). */
 static __thread struct cv_thread *forking_thread;   /* per thread: forks may run concurrently */

@@ -393,7 +393,7 @@ void cv__write_profile(uint32_t exit_reason);
 void cv__put_record(void *w, uint32_t type, const void *fixed, size_t fixed_len,
 		    const void *tail1, size_t len1, const void *tail2, size_t len2);
 
-/* ---- stacks.c: call stacks with libunwind (docs/profile-format.md) -------- *
+/* ---- stacks.c: call stacks with libgcc_s (docs/profile-format.md) --------- *
  * Only ever on slow paths. Any wrapper that times a wait adds one line after
  * cv__record_wait; init wrappers call cv__stack_on_init after the real init
  * (and after cv__forget_object). */

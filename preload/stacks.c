@@ -1,12 +1,11 @@
 /* stacks.c — call stacks at contention and at each object's init or first
- * use, with libunwind. Only ever on slow paths: the uncontended lock never
- * comes here.
+ * use, with the C runtime's unwinder. Only ever on slow paths: the
+ * uncontended lock never comes here.
  *
- * Capture. unw_backtrace (libunwind's cached fast path, tens of ns a frame
- * once warm) fills a per-thread buffer. Everything here runs inside the
- * reentrancy guard (shim.h): libunwind locks and may allocate, and the
- * tables below take stack_lock and init_lock. The shim's own frames at the top are
- * dropped by address range. Each distinct (pcs, module-map generation) is
+ * Capture. _Unwind_Backtrace fills a per-thread buffer. Everything here
+ * runs inside the reentrancy guard (shim.h): the unwinder takes the
+ * loader's lock (dl_iterate_phdr), and the tables below take stack_lock and
+ * init_lock. The shim's own frames at the top are dropped by address range. Each distinct (pcs, module-map generation) is
  * kept once in a hash table of shim memory: lookups take no lock, an insert
  * takes stack_lock. Unwinding that yields nothing gives stack id 0.
  *
@@ -23,12 +22,18 @@
  * it waited for (the wait's length decides whether to keep it): a capture
  * lengthens that critical section by its cost; docs/performance.md has it.
  *
- * The unwinder is libunwind.so.8, opened RTLD_LOCAL at start-up rather than
- * linked: as a dependency of a preloaded library it would join the program's
- * global scope, and its _Unwind_RaiseException & co. could then bind in place
- * of libgcc_s's for later-loaded C++ code (a C program's dlopen'd C++ plugin).
- * Opened at start-up, not on the first contention: dlopen takes the loader
- * lock, and a thread that holds the program's lock must not wait for it.
+ * The unwinder is libgcc_s's _Unwind_Backtrace, the one C++ exceptions and
+ * glibc's own thread cancellation use. It follows the DWARF call-frame
+ * information and stops where there is none; it never guesses, so it reads
+ * only memory the unwind tables describe and needs no validation. It takes
+ * nothing from the program: no file descriptor (libunwind 1.6 validated
+ * memory through a pipe it opened at start-up, on descriptors a daemon that
+ * closed them hands to its own files), no pthread key and no per-thread
+ * cache (libunwind's unw_backtrace made one of each per thread). It is
+ * opened RTLD_LOCAL at start-up rather than linked, so a program that never
+ * loaded libgcc_s keeps its global scope as it was; at start-up, not on the
+ * first contention: dlopen takes the loader lock, and a thread that holds
+ * the program's lock must not wait for it.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -37,6 +42,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unwind.h>
 
 #include "shim.h"
 
@@ -86,13 +92,14 @@ static struct {
 	uint64_t captures, frames, refresh_ns, unwind_ns, intern_ns;
 } stats;
 
-static int (*unw_bt)(void **, int);
+static _Unwind_Reason_Code (*unwind_backtrace)(_Unwind_Trace_Fn, void *);
+static _Unwind_Ptr (*unwind_get_ip)(struct _Unwind_Context *);
 static uintptr_t shim_lo, shim_hi;
-static uintptr_t unw_lo, unw_hi;   /* libunwind's mapping: its own locks are not the program's */
+static uintptr_t unw_lo, unw_hi;   /* the unwinder's mapping: its own locks are not the program's */
 
 static cv_spinlock_t stack_lock, init_lock;
-/* fork: no capture may be inside libunwind when the process forks (the child
- * would inherit libunwind's internal locks held). The prepare handler closes
+/* fork: no capture may be inside the unwinder when the process forks (the
+ * child would inherit the locks it takes held). The prepare handler closes
  * the gate and waits for the captures in flight; both sides seq_cst. A
  * capture runs with every signal blocked, so the captures it waits for are
  * never its own thread's (a SIGALRM handler that forks cannot have
@@ -177,14 +184,17 @@ void cv__stacks_init(void)
 	cv__modules_refresh();
 	if (!cfg.on)
 		return;
-	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-	if (h)
-		unw_bt = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (h) {
+		unwind_backtrace = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))dlsym(h, "_Unwind_Backtrace");
+		unwind_get_ip = (_Unwind_Ptr (*)(struct _Unwind_Context *))dlsym(h, "_Unwind_GetIP");
+	}
 	struct link_map *lm = NULL;
 	if (h && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm)
 		dl_iterate_phdr(find_unwinder, (void *)(uintptr_t)lm->l_addr);
-	if (!unw_bt) {
-		cv__warn("cannot load libunwind.so.8 (%s); no call stacks in this profile", h ? "no unw_backtrace" : dlerror());
+	if (!unwind_backtrace || !unwind_get_ip) {
+		cv__warn("cannot load libgcc_s.so.1 (%s); no call stacks in this profile",
+			 h ? "no _Unwind_Backtrace" : dlerror());
 		cfg.on = false;
 	}
 }
@@ -288,6 +298,30 @@ static uint64_t next_rand(struct cv_stack_state *st)
 	return x * 0x2545F4914F6CDD1Dull;
 }
 
+struct unwind_buf {
+	void **pcs;
+	int n, max;
+};
+
+static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
+{
+	struct unwind_buf *b = arg;
+	_Unwind_Ptr ip = unwind_get_ip(ctx);
+	if (!ip || b->n == b->max)
+		return _URC_END_OF_STACK;
+	b->pcs[b->n++] = (void *)ip;
+	return _URC_NO_REASON;
+}
+
+/* Up to max return addresses, innermost first (the convention of glibc's
+ * backtrace() and libunwind's unw_backtrace). */
+static int unwind(void **pcs, int max)
+{
+	struct unwind_buf b = { pcs, 0, max };
+	unwind_backtrace(one_frame, &b);
+	return b.n;
+}
+
 static inline bool in_shim(const void *pc)
 {
 	return (uintptr_t)pc >= shim_lo && (uintptr_t)pc < shim_hi;
@@ -308,7 +342,7 @@ static uint32_t capture_blocked(struct cv_stack_state *st, uint32_t *gen)
 	if (cfg.stats)
 		t1 = cv__now_ns();
 	uint32_t id = 0;
-	int n = unw_bt ? unw_bt(st->pcs, CV_STACK_BUF) : 0;
+	int n = unwind(st->pcs, CV_STACK_BUF);
 	if (cfg.stats)
 		t2 = cv__now_ns();
 	int skip = 0;

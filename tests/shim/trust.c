@@ -82,3 +82,35 @@ Test(trust, a_detached_thread_may_free_the_memory_holding_its_handle, .timeout =
 	same_prog(&b, "detached_frees_handle", NULL);
 	free(tu_only_profile(b.dir));
 }
+
+/* fd_daemon closes every descriptor from 3, opens its input and a log (3
+ * and 4), takes contended locks (every wait captured, some under a frame
+ * without unwind info), and copies the input to the log. */
+Test(trust, the_shim_holds_no_file_descriptor, .timeout = 300)
+{
+	char *dir = tu_tmpdir(), in[4096], log_native[4096], log_shim[4096];
+	snprintf(in, sizeof(in), "%s/input", dir);
+	snprintf(log_native, sizeof(log_native), "%s/log-native", dir);
+	snprintf(log_shim, sizeof(log_shim), "%s/log-shim", dir);
+	unsigned char data[65536];
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (unsigned char)(i * 131 + (i >> 8));
+	tu_write_file(in, data, sizeof(data));
+
+	struct tu_proc native, shim;
+	const char *argv_native[] = { tu_prog("fd_daemon"), in, log_native, NULL };
+	const char *argv_shim[] = { tu_prog("fd_daemon"), in, log_shim, NULL };
+	struct tu_opts on = { .timeout_s = SLOW_TIMEOUT_S };
+	struct tu_opts os = { .preload = true, .dir = tu_tmpdir(), .quiet = true, .env = capture_all,
+			      .timeout_s = SLOW_TIMEOUT_S };
+	tu_run(&native, &on, argv_native);
+	tu_run(&shim, &os, argv_shim);
+	tu_assert_exit(&native, 0, "fd_daemon natively");
+	tu_assert_exit(&shim, 0, "fd_daemon under the shim");
+	cr_assert(strcmp(native.out, shim.out) == 0, "descriptors differ.\n--- native\n%s--- under the shim\n%s",
+		  native.out, shim.out);
+	size_t len;
+	unsigned char *got = tu_read_file(log_shim, &len);
+	TU_EQ(len, sizeof(data), "bytes in the log written under the shim");
+	cr_assert(memcmp(got, data, len) == 0, "the log written under the shim differs from the input");
+}
