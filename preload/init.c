@@ -22,7 +22,6 @@ struct cv_process_state cv__process;
 uint64_t cv__hold_mask;
 
 void cv__thread_init_main(void);
-void cv__thread_exit_key(void *arg);
 
 void cv__warn(const char *fmt, ...)
 {
@@ -150,9 +149,8 @@ void cv__init(void)
 			read_config();
 			read_identity();
 			start_clocks();
-			if (pthread_key_create(&cv__process.exit_key, cv__thread_exit_key) != 0 ||
-			    pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
-				cv__warn("cannot register thread-exit or fork handlers; convoy is off for this process");
+			if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
+				cv__warn("cannot register fork handlers; convoy is off for this process");
 				cv__process.disabled = 1;
 			} else {
 				cv__perf_open();

@@ -373,7 +373,6 @@ struct cv_process_state {
 	uint64_t start_ns, start_realtime_ns, start_ticks;
 	char     comm[CV_NAME_MAX];
 	char     exe[4096];
-	pthread_key_t exit_key;      /* its destructor finishes each thread */
 };
 extern struct cv_process_state cv__process;
 

@@ -5,8 +5,12 @@
  * installed by the trampoline it starts in. The main thread's is made by the
  * constructor; any other thread the shim meets without state (one made before
  * the shim was loaded, or by clone()) gets one on its first call, marked
- * untracked. A thread-specific key's destructor records how the thread ended;
- * the state itself is kept for the profile.
+ * untracked. The trampoline records how the thread ended, through a
+ * cancellation cleanup handler that runs whether the start routine returns,
+ * calls pthread_exit or is cancelled: no pthread key (a program may need all
+ * PTHREAD_KEYS_MAX of them) and no allocation. Untracked threads are
+ * finished when the profile is written. The state itself is kept for the
+ * profile.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -137,7 +141,6 @@ static void thread_attach(struct cv_thread *t, bool publish)
 		thread_publish(t);
 	else
 		claim_pending_detach(t);
-	pthread_setspecific(cv__process.exit_key, t);   /* key index < 32: no allocation */
 	my_state = t;
 	cv__guard_leave(saved);   /* cv__thread_slow installs it in cv__self when not busy */
 }
@@ -275,10 +278,11 @@ void cv__thread_finish(struct cv_thread *t)
 	errno = saved_errno;
 }
 
-/* The key destructor runs after the start routine returned or pthread_exit
- * unwound, and after C++ thread_local destructors. Lock operations that other
- * key destructors make afterwards are still counted: the state stays live. */
-void cv__thread_exit_key(void *arg)
+/* The trampoline's cleanup handler: after the start routine returned, or
+ * while pthread_exit or a cancellation unwinds past the trampoline; before
+ * C++ thread_local and key destructors, whose lock operations are still
+ * counted: the state stays live. */
+static void thread_ended(void *arg)
 {
 	struct cv_thread *t = arg, *saved = cv__guard_enter();
 	live_remove(t);
@@ -313,8 +317,12 @@ void cv__threads_after_fork(struct cv_thread *parent_state)
 static void *trampoline(void *arg)
 {
 	struct cv_thread *t = arg;
+	void *ret;
 	thread_attach(t, false);
-	return t->start_routine(t->start_arg);
+	pthread_cleanup_push(thread_ended, t);
+	ret = t->start_routine(t->start_arg);
+	pthread_cleanup_pop(1);
+	return ret;
 }
 
 static struct cv_thread *thread_by_handle(pthread_t th)

@@ -114,3 +114,33 @@ Test(trust, the_shim_holds_no_file_descriptor, .timeout = 300)
 	TU_EQ(len, sizeof(data), "bytes in the log written under the shim");
 	cr_assert(memcmp(got, data, len) == 0, "the log written under the shim differs from the input");
 }
+
+Test(trust, a_program_gets_every_pthread_key, .timeout = 120)
+{
+	struct both b;
+	same_prog(&b, "keys_all", capture_all);
+	cr_assert(tu_has_line(b.shim.out, "keys created: 1024 (then EAGAIN)"), "%s", b.shim.out);
+	json_object *threads = tu_array(tu_report_dir(b.dir), "threads");
+	TU_EQ(json_object_array_length(threads), 3, "threads[] (main and two workers)");
+	int exited = 0;
+	for (size_t i = 0; i < json_object_array_length(threads); i++)
+		exited += tu_bool(json_object_array_get_idx(threads, i), "exited");
+	TU_EQ(exited, 2, "threads whose end the shim saw (the two workers)");
+}
+
+/* Perl with ithreads: main exits while a thread still runs ("Perl exited
+ * with active threads"). Perl deletes its interpreter key before exit; the
+ * exit status and message must be its own, and the profile complete. */
+Test(trust, perl_exiting_with_running_threads_keeps_its_status, .timeout = 300)
+{
+	const char *argv[] = { "/usr/bin/perl", "-Mthreads", "-e",
+			       "threads->create(sub { sleep 5 }) for 1 .. 4; exit 3", NULL };
+	for (int i = 0; i < 5; i++) {
+		struct both b;
+		run_both(&b, argv, NULL);
+		tu_assert_exit(&b.native, 3, "perl natively");
+		cr_assert(strcmp(b.native.err, b.shim.err) == 0, "stderr differs.\n--- native\n%s--- under the shim\n%s",
+			  b.native.err, b.shim.err);
+		free(tu_only_profile(b.dir));   /* written and renamed, not left as .tmp */
+	}
+}
