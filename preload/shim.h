@@ -212,6 +212,10 @@ struct cv_thread {
 	struct cv_named_counter counters[CV_MAX_COUNTERS];
 	uint32_t        ncounters;
 	struct cv_stack_state *stk;    /* stacks.c: unwind buffer and sampler state, made on first use */
+	/* Its stack (thread.c): the lowest address it may use, never below
+	 * the real one; 0 when unknown. stacks.c captures only with room. */
+	uintptr_t       stack_lo;
+	size_t          stack_size;    /* pthread_create -> trampoline: the size asked for */
 };
 
 /* The calling thread's state. NULL means "take the slow path": the shim is not

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
@@ -126,6 +127,61 @@ static void claim_pending_detach(struct cv_thread *t)
 	}
 }
 
+/* ---- stack bounds ------------------------------------------------------- *
+ * Where the thread's stack ends, so that stacks.c never unwinds on a stack
+ * too short for it (a thread on a PTHREAD_STACK_MIN stack, deep in its own
+ * frames). Estimates are never below the real end; pthread_getattr_np would
+ * be exact but allocates (its CPU set) and, for the main thread, reads
+ * /proc/self/maps. */
+
+/* pthread_create: the child's stack as its attributes give it. A stack the
+ * program supplies (pthread_attr_setstack) is known exactly. */
+static void stack_from_attr(struct cv_thread *child, const pthread_attr_t *attr)
+{
+	pthread_attr_t dflt;
+	void *addr;
+	size_t size = 0;
+	if (attr && pthread_attr_getstack(attr, &addr, &size) == 0 && (uintptr_t)addr + size != 0) {
+		child->stack_lo = (uintptr_t)addr;
+		return;
+	}
+	if (!attr && pthread_attr_init(&dflt) == 0) {
+		pthread_attr_getstacksize(&dflt, &size);   /* glibc: the process default */
+		pthread_attr_destroy(&dflt);
+	} else if (attr) {
+		pthread_attr_getstacksize(attr, &size);
+	}
+	child->stack_size = size;
+}
+
+/* The trampoline: glibc places its thread descriptor (pthread_self()) at the
+ * top of the block it mapped, and the size asked for spans from the top of
+ * that block down to the guard. The descriptor is 2,368 bytes in glibc 2.36
+ * x86-64; assuming 4 KiB keeps the estimate above the real end. Elsewhere
+ * (static TLS above the descriptor on arm64) the end stays unknown. */
+static void stack_of_created(struct cv_thread *t)
+{
+#if defined(__x86_64__)
+	if (!t->stack_lo && t->stack_size > 4096)
+		t->stack_lo = (uintptr_t)pthread_self() + 4096 - t->stack_size;
+#endif
+}
+
+/* The main thread grows its stack up to RLIMIT_STACK below the top of the
+ * [stack] mapping; the file name the kernel wrote for AT_EXECFN sits in its
+ * last page. */
+static void stack_of_main(struct cv_thread *t)
+{
+	struct rlimit rl;
+	const char *execfn = (const char *)getauxval(AT_EXECFN);
+	if (!execfn || getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t top = ((uintptr_t)execfn + strlen(execfn) + page) & ~(page - 1);
+	if (top > rl.rlim_cur)
+		t->stack_lo = top - rl.rlim_cur;
+}
+
 /* Install t as the calling thread's state. A thread created through our
  * pthread_create was published by its creator already (publish false). */
 static void thread_attach(struct cv_thread *t, bool publish)
@@ -173,6 +229,8 @@ void cv__thread_init_main(void)
 	if (!t)
 		return;
 	t->flags = CV_THREAD_MAIN;
+	if (gettid() == getpid())
+		stack_of_main(t);
 	thread_attach(t, true);
 	t->start_ns = cv__process.start_ns;
 }
@@ -307,8 +365,10 @@ void cv__threads_after_fork(struct cv_thread *parent_state)
 	if (!t)
 		return;
 	t->flags = CV_THREAD_MAIN;
-	if (parent_state)
+	if (parent_state) {
 		memcpy(t->name, parent_state->name, CV_NAME_MAX);
+		t->stack_lo = parent_state->stack_lo;   /* the same stack, whichever thread forked */
+	}
 	thread_attach(t, true);
 }
 
@@ -318,6 +378,7 @@ static void *trampoline(void *arg)
 {
 	struct cv_thread *t = arg;
 	void *ret;
+	stack_of_created(t);
 	thread_attach(t, false);
 	pthread_cleanup_push(thread_ended, t);
 	ret = t->start_routine(t->start_arg);
@@ -353,6 +414,7 @@ CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	int detach = PTHREAD_CREATE_JOINABLE;
 	if (attr && pthread_attr_getdetachstate(attr, &detach) == 0 && detach == PTHREAD_CREATE_DETACHED)
 		child->flags |= CV_THREAD_DETACHED;
+	stack_from_attr(child, attr);
 	child->start_routine = start_routine;
 	child->start_arg = arg;
 	child->creator_tid = self->tid;

@@ -144,3 +144,16 @@ Test(trust, perl_exiting_with_running_threads_keeps_its_status, .timeout = 300)
 		free(tu_only_profile(b.dir));   /* written and renamed, not left as .tmp */
 	}
 }
+
+/* small_stack: a PTHREAD_STACK_MIN thread takes a contended lock (every wait
+ * captured) 6 and 10 KiB deep; natively it runs to 11 KiB. */
+Test(trust, a_thread_on_a_small_stack_may_take_a_contended_lock_deep_down, .timeout = 120)
+{
+	static const char *const depths[] = { "6", "10" };
+	for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
+		struct both b;
+		const char *argv[] = { tu_prog("small_stack"), depths[i], NULL };
+		run_both(&b, argv, capture_all);
+		tu_assert_exit(&b.native, 0, "small_stack natively");
+	}
+}
