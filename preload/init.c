@@ -26,8 +26,11 @@ void cv__thread_init_main(void);
 void cv__warn(const char *fmt, ...)
 {
 	static unsigned warnings;
-	if (__atomic_fetch_add(&warnings, 1, __ATOMIC_RELAXED) >= 10)
-		return;   /* a broken environment must not flood the program's stderr */
+	if (cv__config.quiet)
+		return;   /* CONVOY_QUIET=1: nothing at all */
+	if (__atomic_load_n(&warnings, __ATOMIC_RELAXED) >= 10 ||
+	    __atomic_fetch_add(&warnings, 1, __ATOMIC_RELAXED) >= 10)
+		return;   /* a broken environment must not flood the program's stderr (the count never wraps) */
 	char buf[512];
 	int saved_errno = errno;
 	va_list ap;

@@ -14,12 +14,23 @@
  * holding records of a retired object notice the flag on their next lookup and
  * move to the new one, so counts never cross generations. Statically
  * initialised objects are created on first use.
+ *
+ * Memory is bounded per address: a program that re-initialises the object at
+ * one address over and over (a mutex or barrier on the stack of a loop) gets
+ * its first CV_GENERATIONS_KEPT - 1 generations apart, and the last one
+ * stands for every later re-init (its name says so, unless the program named
+ * it), with one warning.
  */
+#include <stddef.h>
+
 #include "shim.h"
 
 #define CV_BUCKET_BITS 16
 #define CV_SHARDS 64
 #define CV_TABLE_INITIAL 16
+
+#define CV_GENERATIONS_KEPT 64u
+static const char generations_merged[] = "later generations merged";
 
 static struct cv_obj **buckets;       /* 1 << CV_BUCKET_BITS chains */
 static cv_spinlock_t shard_lock[CV_SHARDS];
@@ -135,6 +146,17 @@ out:
 	return live;
 }
 
+/* The last generation kept at an address stays live through re-inits. */
+static void merge_generations(struct cv_obj *o)
+{
+	static int warned;
+	if (!__atomic_load_n(&o->name, __ATOMIC_RELAXED))
+		__atomic_store_n(&o->name, generations_merged, __ATOMIC_RELEASE);
+	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		cv__warn("an object at %p was initialised more than %u times: later generations are "
+			 "counted as one", o->addr, CV_GENERATIONS_KEPT - 1);
+}
+
 void cv__forget_object(const void *addr, uint32_t kind)
 {
 	struct cv_thread *saved = cv__guard_enter();
@@ -144,10 +166,13 @@ void cv__forget_object(const void *addr, uint32_t kind)
 		cv_spinlock_t *lock = &shard_lock[b % CV_SHARDS];
 		cv__spin_lock(lock);
 		for (struct cv_obj *o = buckets[b]; o; o = o->hash_next) {
-			if (o->addr == addr && !o->retired) {
+			if (o->addr != addr || o->retired)
+				continue;
+			if (o->generation + 1 < CV_GENERATIONS_KEPT)
 				retire_locked(&buckets[b], o);
-				break;
-			}
+			else
+				merge_generations(o);
+			break;
 		}
 		cv__spin_unlock(lock);
 	}
@@ -194,8 +219,19 @@ static bool table_grow(struct cv_thread *t)
 }
 
 #define CV_MAX_RECORDS 262144u   /* ~190 MiB of records and objects at most */
-static uint32_t nrecords;
+static uint32_t nrecords;        /* never past CV_MAX_RECORDS: it cannot wrap */
 static int records_warned;
+
+/* Claims one of the CV_MAX_RECORDS; false when none is left. */
+static bool record_claim(void)
+{
+	uint32_t n = __atomic_load_n(&nrecords, __ATOMIC_RELAXED);
+	do {
+		if (n >= CV_MAX_RECORDS)
+			return false;
+	} while (!__atomic_compare_exchange_n(&nrecords, &n, n + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
 
 static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t kind)
 {
@@ -204,7 +240,7 @@ static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t
 	/* Memory is bounded: past CV_MAX_RECORDS (object, thread) pairs — a
 	 * program that makes millions of short-lived locks — new ones go
 	 * uncounted, with one warning; the program is unaffected. */
-	if (__atomic_fetch_add(&nrecords, 1, __ATOMIC_RELAXED) >= CV_MAX_RECORDS) {
+	if (!record_claim()) {
 		if (!__atomic_exchange_n(&records_warned, 1, __ATOMIC_RELAXED))
 			cv__warn("more than %u (object, thread) pairs: objects first used from now on "
 				 "are not recorded", CV_MAX_RECORDS);
@@ -262,6 +298,95 @@ struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t k
 	struct cv_rec *r = lookup_locked(t, addr, kind);
 	cv__guard_leave(saved);
 	return r;
+}
+
+/* The thread ended (thread.c, inside the guard) and will look nothing up
+ * again: its table and caches go; its records stay for the profile. */
+void cv__records_thread_end(struct cv_thread *t)
+{
+	struct cv_slot *table = t->table;
+	uint32_t cap = table ? t->table_mask + 1 : 0;
+	t->mutex_cache_addr = t->cond_cache_addr = t->rwlock_cache_addr = NULL;
+	t->spin_cache_addr = t->sem_cache_addr = t->futex_cache_addr = NULL;
+	t->table = NULL;
+	t->table_mask = t->table_used = 0;
+	cv__free(table, cap * sizeof(*table));
+}
+
+/* ---- merging an ended thread's records ------------------------------------ */
+
+/* The fields of struct cv_stats that are maxima; all others after the two
+ * ids are sums. */
+static const size_t stat_maxima[] = {
+	offsetof(struct cv_stats, max_hold_ns), offsetof(struct cv_stats, max_wait_ns),
+	offsetof(struct cv_stats, rd_max_wait_ns), offsetof(struct cv_stats, wr_max_wait_ns),
+	offsetof(struct cv_stats, max_wake_latency_ns), offsetof(struct cv_stats, max_imbalance_ns),
+};
+_Static_assert(offsetof(struct cv_stats, acquisitions) == 8 && sizeof(struct cv_stats) % 8 == 0,
+	       "cv_stats: two 32-bit ids, then 64-bit counters only");
+
+static void stats_add(struct cv_stats *dst, const struct cv_stats *src)
+{
+	uint64_t *d = (uint64_t *)((char *)dst + 8);
+	const uint64_t *s = (const uint64_t *)((const char *)src + 8);
+	size_t n = (sizeof(*dst) - 8) / 8;
+	uint64_t maxima[sizeof(stat_maxima) / sizeof(stat_maxima[0])];
+	for (size_t i = 0; i < sizeof(stat_maxima) / sizeof(stat_maxima[0]); i++) {
+		uint64_t a = *(const uint64_t *)((const char *)dst + stat_maxima[i]);
+		uint64_t b = *(const uint64_t *)((const char *)src + stat_maxima[i]);
+		maxima[i] = a > b ? a : b;
+	}
+	for (size_t i = 0; i < n; i++)
+		CV_STORE(&d[i], d[i] + CV_LOAD(&s[i]));
+	for (size_t i = 0; i < sizeof(stat_maxima) / sizeof(stat_maxima[0]); i++)
+		CV_STORE((uint64_t *)((char *)dst + stat_maxima[i]), maxima[i]);
+}
+
+/* dst's record of o, made if needed. dst's table is keyed by the object
+ * itself (dst is the merged-threads state, which never looks up addresses):
+ * records of different generations of one address stay apart. */
+static struct cv_rec *merged_rec(struct cv_thread *dst, struct cv_obj *o)
+{
+	if (!dst->table || (dst->table_used + 1) * 2 > dst->table_mask + 1)
+		if (!table_grow(dst))
+			return NULL;
+	struct cv_slot *s = table_find(dst, o);
+	if (s->rec)
+		return s->rec;
+	struct cv_rec *r = cv__alloc(sizeof(*r));
+	if (!r)
+		return NULL;
+	r->obj = o;
+	r->s.object = o->id;
+	r->s.thread = dst->index;
+	r->next = dst->recs;
+	__atomic_store_n(&dst->recs, r, __ATOMIC_RELEASE);   /* output.c walks it */
+	s->addr = o;
+	s->rec = r;
+	dst->table_used++;
+	return r;
+}
+
+bool cv__records_merge(struct cv_thread *dst, struct cv_thread *src)
+{
+	for (struct cv_rec *r = src->recs; r; r = r->next)
+		if (!merged_rec(dst, r->obj))
+			return false;
+	struct cv_rec *r = src->recs;
+	src->recs = NULL;
+	while (r) {
+		struct cv_rec *next = r->next, *d = merged_rec(dst, r->obj);
+		stats_add(&d->s, &r->s);
+		CV_STORE(&d->hold_ticks, d->hold_ticks + r->hold_ticks);
+		if (r->max_hold_ticks > d->max_hold_ticks)
+			CV_STORE(&d->max_hold_ticks, r->max_hold_ticks);
+		cv__stacks_merge_rec(d, r);
+		cv__free(r, sizeof(*r));
+		/* The record allowance is per (object, thread): this pair is gone. */
+		__atomic_fetch_sub(&nrecords, 1, __ATOMIC_RELAXED);
+		r = next;
+	}
+	return true;
 }
 
 /* ---- fork ---------------------------------------------------------------- */

@@ -157,8 +157,10 @@ struct cv_named_counter {
 	uint32_t    kind;              /* enum cv_counter_kind */
 };
 
-/* Per-thread state. Allocated with cv__alloc and never freed: the profile
- * reports every thread, including the ones that have exited. */
+/* Per-thread state. The profile reports every thread, including the ones
+ * that have exited; past CV_THREADS_KEPT ended threads, later ones are
+ * merged into one "merged threads" row and their state is recycled
+ * (thread.c). */
 struct cv_thread {
 	/* Hot: read on every interposed call. One-entry caches per object family,
 	 * then an open-addressing table keyed by address. */
@@ -197,6 +199,7 @@ struct cv_thread {
 	struct cv_thread *all_next;
 	struct cv_thread *live_next;   /* thread.c: live threads by pthread_t */
 	bool            live, gone;    /* in that table; exited (never to be re-added) */
+	bool            listed;        /* on the all_next list (a recycled state stays on it) */
 
 	/* Lifecycle, written by the thread itself (and its creator before start). */
 	void         *(*start_routine)(void *);
@@ -216,6 +219,8 @@ struct cv_thread {
 	 * the real one; 0 when unknown. stacks.c captures only with room. */
 	uintptr_t       stack_lo;
 	size_t          stack_size;    /* pthread_create -> trampoline: the size asked for */
+	int             created;       /* thread.c: CV_CREATE_*, who may recycle it */
+	struct cv_thread *pool_next;   /* thread.c: recycled states, still on the all_next list */
 };
 
 /* The calling thread's state. NULL means "take the slow path": the shim is not
@@ -230,6 +235,11 @@ struct cv_obj *cv__object_for_name(const void *addr);
 struct cv_obj *cv__objects(void);                           /* all objects, newest first */
 uint32_t cv__object_count(void);
 void cv__objects_after_fork(void);
+void cv__records_thread_end(struct cv_thread *t);           /* its table goes back; records stay */
+/* Folds every record of src (an ended thread) into dst's record of the same
+ * object, and gives src's records back; false (nothing changed) when dst
+ * is out of memory. Caller holds the lock that serialises dst. */
+bool cv__records_merge(struct cv_thread *dst, struct cv_thread *src);
 
 /* The record of thread t for the mutex at addr. Cached hit: three loads and two
  * compares; a retired object (destroyed and re-initialised elsewhere) misses. */
@@ -411,6 +421,8 @@ void cv__stacks_write(void *w);                      /* output.c: last, the stac
 void cv__stacks_fork_prepare(void);   /* fork: no capture in flight */
 void cv__stacks_fork_done(void);
 void cv__stacks_after_fork(void);
+void cv__stacks_thread_end(struct cv_thread *t);      /* its unwind buffer goes back */
+void cv__stacks_merge_rec(struct cv_rec *dst, struct cv_rec *src);   /* src's per-stack waits into dst */
 
 /* ---- modules.c: the module map, kept across dlopen/dlclose --------------- */
 

@@ -597,6 +597,31 @@ void cv__stacks_write(void *w)
 	}
 }
 
+/* An ended thread's record folded into the merged threads' (objects.c,
+ * under its lock): its per-stack waits join dst's, and src's go back. */
+void cv__stacks_merge_rec(struct cv_rec *dst, struct cv_rec *src)
+{
+	struct cv_stack_acc *a = src->stack_accs;
+	src->stack_accs = NULL;
+	while (a) {
+		struct cv_stack_acc *next = a->next, *d = acc_for(dst, a->stack);
+		if (d) {
+			CV_BUMP(&d->samples, a->samples);
+			CV_BUMP(&d->count_fp, a->count_fp);
+			CV_BUMP(&d->wait_ns, a->wait_ns);
+		}
+		cv__free(a, sizeof(*a));
+		a = next;
+	}
+}
+
+void cv__stacks_thread_end(struct cv_thread *t)
+{
+	struct cv_stack_state *st = t->stk;
+	t->stk = NULL;
+	cv__free(st, sizeof(*st));
+}
+
 /* ---- fork ---------------------------------------------------------------------- */
 
 void cv__stacks_fork_prepare(void)

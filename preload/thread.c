@@ -29,6 +29,10 @@ __thread unsigned cv__busy __attribute__((tls_model("initial-exec")));
 __thread int cv__guard_errno __attribute__((tls_model("initial-exec")));
 /* The calling thread's state even while the guard hides it in cv__self. */
 static __thread struct cv_thread *my_state __attribute__((tls_model("initial-exec")));
+/* The thread's end was recorded: what it does afterwards (C++ thread_local
+ * and key destructors) goes uncounted, so its lookup table and unwind
+ * buffer can go back at once. */
+static __thread bool ended __attribute__((tls_model("initial-exec")));
 
 static struct cv_thread *all_threads;
 static uint32_t nthreads;
@@ -86,19 +90,106 @@ static void live_remove(struct cv_thread *t)
 	cv__spin_unlock(&live_lock);
 }
 
+/* ---- bounded memory: ended threads ---------------------------------------- *
+ * The first CV_THREADS_KEPT threads that end are reported one by one. Each
+ * later one is folded into a single "merged threads" state at its end (its
+ * records into that state's record of each object, its times and counts
+ * into its totals) and its own state is recycled for a thread created
+ * later: it stays on the all_next list (push-only, read by the profile
+ * writer without locks) with tid 0, which the writer skips. A profile
+ * written while a thread is being merged may show that one thread's row
+ * half-updated; nothing worse, since the shim's memory is never unmapped.
+ * Threads with named counters (convoy_count_*) are kept. A thread is
+ * retired by whichever of it and its creator is last done with its state
+ * (the creator writes its creation cost after the real create returned,
+ * when a short thread may have ended already): see CV_CREATE_*. */
+#define CV_THREADS_KEPT 1024u
+enum { CV_CREATE_PENDING, CV_CREATE_DONE, CV_CREATE_CHILD_ENDED };
+static uint32_t ended_kept;              /* never past CV_THREADS_KEPT + running threads */
+static struct cv_thread *merged_threads; /* made on the first merge */
+static struct cv_thread *thread_pool;    /* recycled states, by pool_next */
+static cv_spinlock_t merge_lock;         /* merged_threads and thread_pool */
+
 static struct cv_thread *thread_alloc(void)
 {
-	return cv__alloc(sizeof(struct cv_thread));
+	struct cv_thread *saved = cv__guard_enter(), *t;
+	cv__spin_lock(&merge_lock);
+	if ((t = thread_pool) != NULL)
+		thread_pool = t->pool_next;
+	cv__spin_unlock(&merge_lock);
+	if (t) {
+		struct cv_thread *next = t->all_next;
+		memset(t, 0, sizeof(*t));
+		t->all_next = next;
+		t->listed = true;
+	} else {
+		t = cv__alloc(sizeof(struct cv_thread));
+	}
+	cv__guard_leave(saved);
+	return t;
 }
 
 /* Give t its index and make it visible to the profile writer. */
 static void thread_publish(struct cv_thread *t)
 {
 	t->index = __atomic_fetch_add(&nthreads, 1, __ATOMIC_RELAXED);
+	if (t->listed)
+		return;
+	t->listed = true;
 	t->all_next = __atomic_load_n(&all_threads, __ATOMIC_RELAXED);
 	while (!__atomic_compare_exchange_n(&all_threads, &t->all_next, t, true,
 					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
+}
+
+static void merge_thread_totals(struct cv_thread *m, const struct cv_thread *t)
+{
+	if (!m->start_ns || t->start_ns < m->start_ns)
+		m->start_ns = t->start_ns;
+	if (t->end_ns > m->end_ns)
+		m->end_ns = t->end_ns;
+	CV_BUMP(&m->create_ns, t->create_ns);
+	CV_BUMP(&m->cpu_ns, t->cpu_ns);
+	CV_BUMP(&m->voluntary_cs, t->voluntary_cs);
+	CV_BUMP(&m->involuntary_cs, t->involuntary_cs);
+	CV_BUMP(&m->join_wait_ns, t->join_wait_ns);
+	CV_BUMP(&m->joins, t->joins);
+	CV_BUMP(&m->threads_created, t->threads_created);
+	CV_BUMP(&m->run_delay_ns, t->run_delay_ns);
+	CV_BUMP(&m->timeslices, t->timeslices);
+	CV_BUMP(&m->minor_faults, t->minor_faults);
+	CV_BUMP(&m->major_faults, t->major_faults);
+}
+
+/* After the end of t (inside the guard, t->recs final). */
+static void thread_retire(struct cv_thread *t)
+{
+	if (t->ncounters)
+		return;
+	if (__atomic_load_n(&ended_kept, __ATOMIC_RELAXED) < CV_THREADS_KEPT &&
+	    __atomic_fetch_add(&ended_kept, 1, __ATOMIC_RELAXED) < CV_THREADS_KEPT)
+		return;
+	bool first = false;
+	cv__spin_lock(&merge_lock);
+	struct cv_thread *m = merged_threads;
+	if (!m && (m = cv__alloc(sizeof(*m))) != NULL) {
+		m->tid = -1;   /* no thread's: the writer skips only tid 0 */
+		m->flags = CV_THREAD_EXITED | CV_THREAD_UNTRACKED;
+		strcpy(m->name, "merged threads");
+		thread_publish(m);
+		merged_threads = m;
+		first = true;
+	}
+	if (m && cv__records_merge(m, t)) {
+		merge_thread_totals(m, t);
+		CV_STORE(&t->tid, 0);
+		t->pool_next = thread_pool;
+		thread_pool = t;
+	}
+	cv__spin_unlock(&merge_lock);
+	if (first)
+		cv__warn("more than %u threads ended: later ones are reported together as \"merged threads\"",
+			 CV_THREADS_KEPT);
 }
 
 static void detach_pending(pthread_t th)
@@ -206,7 +297,7 @@ uint32_t cv__thread_count(void) { return __atomic_load_n(&nthreads, __ATOMIC_REL
 
 struct cv_thread *cv__thread_slow(void)
 {
-	if (cv__busy)
+	if (cv__busy || ended)
 		return NULL;
 	if (CV_UNLIKELY(!__atomic_load_n(&cv__process.ready, __ATOMIC_ACQUIRE)))
 		cv__init();
@@ -338,15 +429,24 @@ void cv__thread_finish(struct cv_thread *t)
 
 /* The trampoline's cleanup handler: after the start routine returned, or
  * while pthread_exit or a cancellation unwinds past the trampoline; before
- * C++ thread_local and key destructors, whose lock operations are still
- * counted: the state stays live. */
+ * C++ thread_local and key destructors, whose lock operations are no longer
+ * counted (see ended). The state itself stays for the profile. */
 static void thread_ended(void *arg)
 {
-	struct cv_thread *t = arg, *saved = cv__guard_enter();
+	struct cv_thread *t = arg;
+	cv__guard_enter();
 	live_remove(t);
 	cv__thread_finish(t);
 	t->flags |= CV_THREAD_EXITED;
-	cv__guard_leave(saved);
+	ended = true;
+	my_state = NULL;
+	cv__records_thread_end(t);
+	cv__stacks_thread_end(t);
+	int pending = CV_CREATE_PENDING;
+	if (!__atomic_compare_exchange_n(&t->created, &pending, CV_CREATE_CHILD_ENDED, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		thread_retire(t);   /* else its creator retires it once done writing */
+	cv__guard_leave(NULL);
 }
 
 /* ---- fork ---------------------------------------------------------------- */
@@ -359,6 +459,10 @@ void cv__threads_after_fork(struct cv_thread *parent_state)
 	nthreads = 0;
 	memset(live, 0, sizeof(live));
 	cv__spin_unlock(&live_lock);
+	/* The old list, and the recycled states on it, belong to the parent's profile. */
+	ended_kept = 0;
+	merged_threads = thread_pool = NULL;
+	cv__spin_unlock(&merge_lock);
 	struct cv_thread *t = thread_alloc();
 	my_state = NULL;
 	cv__self = NULL;
@@ -428,6 +532,11 @@ CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	if (rc == 0) {
 		CV_STORE(&child->create_ns, elapsed);
 		CV_BUMP(&self->threads_created, 1);
+		if (__atomic_exchange_n(&child->created, CV_CREATE_DONE, __ATOMIC_ACQ_REL) == CV_CREATE_CHILD_ENDED) {
+			struct cv_thread *saved = cv__guard_enter();
+			thread_retire(child);   /* it ended before we were done with it */
+			cv__guard_leave(saved);
+		}
 	} else {
 		__atomic_fetch_sub(&unattached, 1, __ATOMIC_ACQ_REL);
 	}

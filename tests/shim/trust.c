@@ -4,6 +4,8 @@
  * two runs must agree on exit status and output. Nothing here depends on
  * timing: the programs do a fixed amount of work, and timeouts are generous
  * limits on completion only. */
+#include <errno.h>
+#include <unistd.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -156,4 +158,102 @@ Test(trust, a_thread_on_a_small_stack_may_take_a_contended_lock_deep_down, .time
 		run_both(&b, argv, capture_all);
 		tu_assert_exit(&b.native, 0, "small_stack natively");
 	}
+}
+
+/* ---- bounded memory ------------------------------------------------------ */
+
+/* Max RSS (KiB) of prog run with args, natively or under the shim
+ * (CONVOY_QUIET=1, CONVOY_DIR=dir); asserts it exited 0. */
+static long max_rss_kb(const char *const argv[], const char *dir)
+{
+	pid_t pid = fork();
+	cr_assert(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		unsetenv("LD_PRELOAD");
+		if (dir) {
+			setenv("LD_PRELOAD", tu_shim(), 1);
+			setenv("CONVOY_DIR", dir, 1);
+			setenv("CONVOY_QUIET", "1", 1);
+		}
+		freopen("/dev/null", "w", stdout);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	int status;
+	struct rusage ru;
+	cr_assert(wait4(pid, &status, 0, &ru) == pid, "wait4: %s", strerror(errno));
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s %s %s (%s): status %#x", argv[0], argv[1],
+		  argv[2] ? argv[2] : "", dir ? "under the shim" : "natively", status);
+	return ru.ru_maxrss;
+}
+
+#define RSS_ALLOWANCE_KB (32 * 1024)     /* the shim's own, whatever the program does */
+#define PROFILE_ALLOWANCE (8 << 20)
+
+static void memory_is_bounded(const char *prog, const char *what, const char *n)
+{
+	const char *argv[] = { tu_prog(prog), what, n, NULL };
+	char *dir = tu_tmpdir();
+	long native = max_rss_kb(argv, NULL), shim = max_rss_kb(argv, dir);
+	cr_assert(shim <= native + RSS_ALLOWANCE_KB, "%s %s %s: max RSS %ld KiB under the shim, %ld natively",
+		  prog, what, n, shim, native);
+	size_t len;
+	char *profile = tu_only_profile(dir);
+	free(tu_read_file(profile, &len));
+	cr_assert(len <= PROFILE_ALLOWANCE, "%s %s %s: a %zu-byte profile", prog, what, n, len);
+}
+
+Test(trust, memory_is_bounded_for_a_million_barriers, .timeout = 600)
+{
+	memory_is_bounded("churn_objects", "barrier", "1000000");
+}
+
+Test(trust, memory_is_bounded_for_a_million_reinits_at_one_address, .timeout = 600)
+{
+	memory_is_bounded("churn_objects", "mutex", "1000000");
+}
+
+Test(trust, memory_is_bounded_for_sixty_thousand_short_threads, .timeout = 600)
+{
+	memory_is_bounded("churn_threads", "short", "60000");
+}
+
+Test(trust, memory_is_bounded_for_a_thousand_live_threads_that_waited, .timeout = 600)
+{
+	memory_is_bounded("churn_threads", "waited", "1000");
+}
+
+/* What the merged rows add up to: every lock of every short thread. */
+Test(trust, merged_threads_keep_their_counts, .timeout = 300)
+{
+	const char *argv[] = { tu_prog("churn_threads"), "short", "4000", NULL };
+	struct both b;
+	run_both(&b, argv, NULL);
+	json_object *r = tu_report_dir(b.dir);
+	json_object *threads = tu_array(r, "threads");
+	TU_EQ(json_object_array_length(threads), 1024 + 2, "threads[]: main, 1024 kept, one merged row");
+	cr_assert(tu_thread_named(r, "merged threads"), "no \"merged threads\" row");
+	json_object *lock = NULL, *locks = tu_array(r, "locks");
+	for (size_t i = 0; i < json_object_array_length(locks); i++)
+		if (tu_int(json_object_array_get_idx(locks, i), "acquisitions") == 4000)
+			lock = json_object_array_get_idx(locks, i);
+	cr_assert(lock, "no lock with all 4000 acquisitions: %s", json_object_to_json_string(locks));
+}
+
+/* A cap says so once, on stderr, and never with CONVOY_QUIET=1. */
+Test(trust, a_memory_cap_warns_once_unless_quiet, .timeout = 300)
+{
+	const char *argv[] = { tu_prog("churn_threads"), "short", "3000", NULL };
+	struct tu_proc loud, quiet;
+	struct tu_opts ol = { .preload = true, .dir = tu_tmpdir(), .timeout_s = SLOW_TIMEOUT_S };
+	struct tu_opts oq = { .preload = true, .dir = tu_tmpdir(), .quiet = true, .timeout_s = SLOW_TIMEOUT_S };
+	tu_run(&loud, &ol, argv);
+	tu_run(&quiet, &oq, argv);
+	tu_assert_exit(&loud, 0, "churn_threads");
+	tu_assert_exit(&quiet, 0, "churn_threads with CONVOY_QUIET=1");
+	int caps = 0;
+	for (const char *p = loud.err; (p = strstr(p, "convoy: more than 1024 threads ended")); p++)
+		caps++;
+	TU_EQ(caps, 1, "warnings about the thread cap; stderr:\n%s", loud.err);
+	TU_EQ(quiet.err_len, 0, "bytes on stderr with CONVOY_QUIET=1: %s", quiet.err);
 }
