@@ -114,12 +114,13 @@ struct cv_obj {
 	uint32_t        generation;
 	uint32_t        flags;         /* CV_MUTEX_* */
 	int             retired;       /* set by destroy/re-init; records move to a new object */
+	int             merged;        /* objects.c: retired past the cap, its records fold into the kind's aggregate */
+	uint32_t        refs;          /* objects.c: records of it, plus one while it is being merged */
 	struct cv_thread *last_owner;  /* mutex: written only when the owner changes */
 	uint64_t        cond_state;    /* condvar: waiting << 32 | signalled-not-yet-woken */
 	const char     *name;          /* convoy_name_object(), or NULL */
 	uint32_t        dump_id;       /* output.c: 1 + its id in the profile, 0 until written */
-	struct cv_obj  *hash_next;     /* registry bucket chain (live objects only) */
-	struct cv_obj  *all_next;      /* every object ever, for the profile */
+	struct cv_obj  *hash_next;     /* registry bucket chain (live and newest retired) */
 	/* Park/wake (park.c), written only on slow paths: by a signal, post or
 	 * wake that found a waiter, and by barrier arrivals. */
 	uint64_t        wake_ns;       /* CLOCK_MONOTONIC just before the last such wake */
@@ -138,7 +139,7 @@ struct cv_obj {
  * accumulator in TSC ticks (converted when the profile is written). */
 struct cv_rec {
 	struct cv_obj  *obj;
-	struct cv_rec  *next;          /* the thread's list of records */
+	struct cv_rec  *next, *prev;   /* the thread's list of records (output.c walks next) */
 	uint64_t        hold_ticks, max_hold_ticks;
 	struct cv_stats s;
 	/* stacks.c: this thread's waits on the object by call stack. */
@@ -232,8 +233,6 @@ extern __thread unsigned cv__busy;
 struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t kind);
 void cv__forget_object(const void *addr, uint32_t kind);   /* destroy / re-init */
 struct cv_obj *cv__object_for_name(const void *addr);
-struct cv_obj *cv__objects(void);                           /* all objects, newest first */
-uint32_t cv__object_count(void);
 void cv__objects_after_fork(void);
 void cv__records_thread_end(struct cv_thread *t);           /* its table goes back; records stay */
 /* Folds every record of src (an ended thread) into dst's record of the same

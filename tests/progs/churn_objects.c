@@ -1,7 +1,8 @@
 /* Memory the shim keeps for objects that come and go: argv[1] is
  *   barrier  N pthread_barrier_init/wait/destroy (count 1), each a new object
  *   mutex    N init/lock/unlock/destroy of a mutex at one address
- *   heap     N mutexes at fresh heap addresses, locked once and destroyed
+ *   heap     N mutexes from malloc (addresses come back), locked once and destroyed
+ *   fresh    N mutexes at N distinct addresses, locked once and destroyed
  * with N = argv[2] (default 1,000,000). Prints what it did. */
 #include "progs.h"
 
@@ -35,6 +36,17 @@ int main(int argc, char **argv)
 			MUST(pthread_mutex_destroy(m));
 			free(m);
 		}
+	} else if (!strcmp(what, "fresh")) {
+		pthread_mutex_t *m = calloc((size_t)n, sizeof(*m));
+		if (!m)
+			return 99;
+		for (long i = 0; i < n; i++) {
+			MUST(pthread_mutex_init(&m[i], NULL));
+			MUST(pthread_mutex_lock(&m[i]));
+			MUST(pthread_mutex_unlock(&m[i]));
+			MUST(pthread_mutex_destroy(&m[i]));
+		}
+		free(m);
 	} else {
 		return 2;
 	}

@@ -53,7 +53,7 @@ Test(trust, a_signal_handler_may_lock_a_mutex_and_signal_a_condvar, .timeout = 3
 {
 	struct both b;
 	same_prog(&b, "signal_lock", capture_all);
-	free(tu_only_profile(b.dir));
+	json_object_put(tu_report_dir(b.dir));   /* written whole, and it loads */
 }
 
 Test(trust, a_signal_handler_may_fork, .timeout = 300)
@@ -256,4 +256,28 @@ Test(trust, a_memory_cap_warns_once_unless_quiet, .timeout = 300)
 		caps++;
 	TU_EQ(caps, 1, "warnings about the thread cap; stderr:\n%s", loud.err);
 	TU_EQ(quiet.err_len, 0, "bytes on stderr with CONVOY_QUIET=1: %s", quiet.err);
+}
+
+Test(trust, memory_is_bounded_for_objects_destroyed_at_distinct_addresses, .timeout = 600)
+{
+	memory_is_bounded("churn_objects", "fresh", "300000");
+}
+
+/* What the aggregate adds up to: every acquisition of every destroyed mutex. */
+Test(trust, destroyed_objects_merged_keep_their_counts, .timeout = 300)
+{
+	const char *argv[] = { tu_prog("churn_objects"), "fresh", "20000", NULL };
+	struct both b;
+	run_both(&b, argv, NULL);
+	json_object *r = tu_report_dir(b.dir), *locks = tu_array(r, "locks");
+	int64_t total = 0, merged = -1;
+	for (size_t i = 0; i < json_object_array_length(locks); i++) {
+		json_object *l = json_object_array_get_idx(locks, i);
+		total += tu_int(l, "acquisitions");
+		json_object *name = json_object_object_get(l, "name");
+		if (name && strstr(json_object_get_string(name), "destroyed objects merged"))
+			merged = tu_int(l, "acquisitions");
+	}
+	TU_EQ(total, 20000, "acquisitions over all locks");
+	TU_EQ(merged, 20000 - 4096, "acquisitions of the aggregate (all past the first 4,096 destroyed)");
 }
