@@ -73,7 +73,8 @@ enum cv_rec_type {
 	X(CV_EXIT_SIGBUS,        7, "killed by SIGBUS")               \
 	X(CV_EXIT_SIGABRT,       8, "killed by SIGABRT (abort)")      \
 	X(CV_EXIT_SIGFPE,        9, "killed by SIGFPE")               \
-	X(CV_EXIT_SIGILL,       10, "killed by SIGILL")
+	X(CV_EXIT_SIGILL,       10, "killed by SIGILL")              \
+	X(CV_EXIT_DUMP_SIGNAL,  11, "stopped by CONVOY_DUMP_SIGNAL (convoy run/scale --timeout)")
 
 enum cv_exit_reason {
 #define CV_X(sym, val, text) sym = val,
