@@ -10,6 +10,7 @@
 
 #include "findings.h"
 #include "model.h"
+#include "outcome.h"
 #include "speedup.h"
 
 struct profile;
@@ -21,6 +22,7 @@ struct analysis {
 	struct model m;
 	struct speedup s;       /* computed by analysis__diagnose or by a sweep */
 	struct findings f;      /* a single run's own; a sweep keeps its findings itself */
+	struct run_outcome run; /* how the command ended, when convoy run/scale launched it */
 	int diagnosed;
 };
 

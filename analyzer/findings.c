@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deadlock.h"
 #include "findings.h"
 #include "model.h"
 #include "profile.h"
@@ -38,7 +39,7 @@
 #define NOISE_SHARE            0.05   /* findings explaining less are dropped */
 #define SUSPECTED_HIGH_SHARE    0.5   /* a suspected finding is high only above this share */
 
-static struct finding *add(struct findings *f, enum finding_kind kind, double share)
+struct finding *findings__add(struct findings *f, enum finding_kind kind, double share)
 {
 	if (f->n == f->cap) {
 		f->cap = f->cap ? 2 * f->cap : 8;
@@ -170,7 +171,7 @@ static void rule_locks(struct findings *out, struct step *st)
 			bounced = st->inflation_left;
 			st->inflation_left = 0;
 		}
-		struct finding *x = add(out, kind, (grew + bounced) / st->lost);
+		struct finding *x = findings__add(out, kind, (grew + bounced) / st->lost);
 		object(x, row->name);
 		x->predicted_wall_ns = predicted(st, grew + bounced);
 		evidence(x, "handoff_fraction", handoffs);
@@ -231,7 +232,7 @@ static void rule_runnable(struct findings *out, const struct step *st)
 	uint64_t invol = 0;
 	for (size_t i = 0; i < p->nthreads; i++)
 		invol += p->threads[i].involuntary_cs;
-	struct finding *x = add(out, FINDING_OVERSUBSCRIPTION, grew / st->lost);
+	struct finding *x = findings__add(out, FINDING_OVERSUBSCRIPTION, grew / st->lost);
 	/* More busy threads than CPUs is the program's doing; waiting for CPUs
 	 * with fewer is the machine's (other processes), which the program cannot
 	 * fix: that one is never ranked high. */
@@ -328,7 +329,7 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 	int imbalanced = ratio >= IMBALANCE_RATIO;
 	if (park > NOISE_SHARE * st->lost && park > 0 && avg_park < SHORT_PARK_NS && !imbalanced &&
 	    !st->oversubscribed) {
-		struct finding *x = add(out, FINDING_PARK_WAKE, park / st->lost);
+		struct finding *x = findings__add(out, FINDING_PARK_WAKE, park / st->lost);
 		object(x, st->t->m->nparks ? st->t->m->parks[0]->name : "parks");
 		x->predicted_wall_ns = predicted(st, park);
 		evidence(x, "parks", (double)waits);
@@ -365,7 +366,7 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 	}
 	double uneven = (imbalanced ? idle : 0) + park;
 	if (uneven > NOISE_SHARE * st->lost && imbalanced) {
-		struct finding *x = add(out, FINDING_LOAD_IMBALANCE, uneven / st->lost);
+		struct finding *x = findings__add(out, FINDING_LOAD_IMBALANCE, uneven / st->lost);
 		object(x, "workers");
 		x->predicted_wall_ns = predicted(st, uneven);
 		evidence(x, "busiest_working_ns", max);
@@ -386,7 +387,7 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 
 /* A thread's label: its start routine's symbol, else its name, else the
  * routine's address; the main thread is "main". */
-static const char *thread_label(const struct model *m, const struct cv_thread_rec *t, char *buf, size_t size)
+const char *findings__thread_label(const struct model *m, const struct cv_thread_rec *t, char *buf, size_t size)
 {
 	if (t->flags & CV_THREAD_MAIN)
 		snprintf(buf, size, "main");
@@ -445,13 +446,13 @@ static size_t churned_routine(const struct model *m, char *routine, size_t rsize
 	}
 	free(keys);
 	if (one)
-		thread_label(m, one, routine, rsize);
+		findings__thread_label(m, one, routine, rsize);
 	else
 		snprintf(routine, rsize, "(unknown)");
 	snprintf(creator, csize, "an untracked thread");
 	for (size_t i = 0; i < p->nthreads; i++)
 		if (maker && p->threads[i].tid == maker)
-			thread_label(m, &p->threads[i], creator, csize);
+			findings__thread_label(m, &p->threads[i], creator, csize);
 	return best_n;
 }
 
@@ -477,7 +478,7 @@ static int rule_churn(struct findings *out, const struct step *st)
 		return 0;
 	double idle = delta(st, STACK_IDLE);
 	double cost = create_ns * st->scale + (idle > 0 ? idle : 0);
-	struct finding *x = add(out, FINDING_THREAD_CHURN, cost / st->lost);
+	struct finding *x = findings__add(out, FINDING_THREAD_CHURN, cost / st->lost);
 	char routine[256], creator[256];
 	size_t same = churned_routine(st->t->m, routine, sizeof(routine), creator, sizeof(creator));
 	object(x, routine);
@@ -550,7 +551,7 @@ static void rule_barriers(struct findings *out, const struct step *st)
 	int uneven = avg_blocked <= 2 * spread;
 	if (st->oversubscribed && claim_for_oversubscription(out, st, grew, row->name))
 		return;
-	struct finding *x = add(out, uneven ? FINDING_LOAD_IMBALANCE : FINDING_PARK_WAKE, grew / st->lost);
+	struct finding *x = findings__add(out, uneven ? FINDING_LOAD_IMBALANCE : FINDING_PARK_WAKE, grew / st->lost);
 	object(x, row->name);
 	x->predicted_wall_ns = predicted(st, grew);
 	evidence(x, "rounds", rounds);
@@ -586,7 +587,7 @@ static void rule_inflation(struct findings *out, const struct step *st)
 		return;
 	const struct profile *p = st->t->m->p;
 	double ref_cpu = st->ref->s->cpu_out_ns, cpu = st->t->s->cpu_out_ns * st->scale;
-	struct finding *x = add(out, FINDING_TRUE_SHARING, grew / st->lost);
+	struct finding *x = findings__add(out, FINDING_TRUE_SHARING, grew / st->lost);
 	x->suspected = 1;
 	object(x, "shared cache lines (not located)");
 	x->predicted_wall_ns = predicted(st, grew);
@@ -621,6 +622,8 @@ static enum severity severity(double share, double lost_fraction)
 void findings__diagnose(struct findings *out, const struct run_view *ref, const struct run_view *t)
 {
 	struct step st = { .ref = ref, .t = t, .scale = 1, .n = t->s->threads };
+	/* Cycles and hangs first: they are bugs whether or not time was lost. */
+	deadlock__diagnose(out, t->m, t->s->threads, t->s->wall_ns);
 	/* With progress points, compare time per unit of work. */
 	if (ref && ref->s->progress > 0 && t->s->progress > 0)
 		st.scale = ref->s->progress / t->s->progress;
@@ -658,6 +661,8 @@ void findings__diagnose(struct findings *out, const struct run_view *ref, const 
 static int by_importance(const void *a, const void *b)
 {
 	const struct finding *x = a, *y = b;
+	if (x->correctness != y->correctness)   /* a deadlock or a lock-order cycle before any cost */
+		return y->correctness - x->correctness;
 	if (x->severity != y->severity)   /* the enum runs from most to least important */
 		return (int)x->severity - (int)y->severity;
 	if (x->external != y->external)   /* what the program can fix comes first */
@@ -699,6 +704,9 @@ json_object *findings__json(const struct findings *f)
 		for (size_t k = 0; k < x->nevidence; k++)
 			json_object_object_add(ev, x->evidence[k].key, json_object_new_double(x->evidence[k].value));
 		json_object_object_add(o, "evidence", ev);
+		json_object_object_add(o, "correctness", json_object_new_boolean(x->correctness));
+		if (x->nedges)
+			json_object_object_add(o, "cycle", deadlock__edges_json(x));
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -716,6 +724,16 @@ void findings__print(const struct findings *f, FILE *out)
 		const struct finding *x = &f->v[i];
 		char a[32], b[32], head[128], whatif[256];
 		snprintf(head, sizeof(head), "  %zu. ", i + 1);
+		if (x->correctness) {
+			snprintf(whatif, sizeof(whatif), "[%s] %s — a correctness bug, at %d thread%s",
+				 severity_name(x->severity), finding_kind_name(x->kind), x->threads,
+				 x->threads == 1 ? "" : "s");
+			textfit__wrap(out, width, 5, head, whatif);
+			textfit__wrap(out, width, 5, "     ", x->summary);
+			deadlock__edges_text(x, out);
+			textfit__wrap(out, width, 5, "     Fix: ", x->fix);
+			continue;
+		}
 		snprintf(whatif, sizeof(whatif), "[%s] %s%s — %.0f%% of the lost time at %d thread%s",
 			 severity_name(x->severity), finding_kind_name(x->kind), x->suspected ? " (suspected)" : "",
 			 x->share * 100, x->threads, x->threads == 1 ? "" : "s");

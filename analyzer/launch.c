@@ -94,8 +94,10 @@ int launch__prepare(const char *dir, char *absdir, size_t size)
 		return -1;
 	}
 	snprintf(absdir, size, "%s", resolved);
+	char dump_sig[16];
+	snprintf(dump_sig, sizeof(dump_sig), "%d", LAUNCH_STOP_SIGNAL);
 	if (set_preload(shim) != 0 || setenv("CONVOY_DIR", resolved, 1) != 0 ||
-	    setenv("CONVOY_QUIET", "1", 1) != 0) {
+	    setenv("CONVOY_QUIET", "1", 1) != 0 || setenv("CONVOY_DUMP_SIGNAL", dump_sig, 1) != 0) {
 		cv_error("cannot set the environment: %s", strerror(errno));
 		return -1;
 	}
@@ -190,10 +192,16 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, stru
 				break;
 			if (w < 0 && errno != EINTR)
 				break;
-			if (now_ns() > deadline) {
+			if (now_ns() > deadline && !r->timed_out) {
+				/* The stop signal first: the shim writes the profile
+				 * of a hung program on it (CONVOY_DUMP_SIGNAL). */
+				kill(-pid, LAUNCH_STOP_SIGNAL);
+				kill(pid, LAUNCH_STOP_SIGNAL);
+				r->timed_out = 1;
+				deadline = now_ns() + LAUNCH_STOP_GRACE_S * 1e9;
+			} else if (now_ns() > deadline) {
 				kill(-pid, SIGKILL);
 				kill(pid, SIGKILL);
-				r->timed_out = 1;
 				while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 					;
 				break;

@@ -2,18 +2,26 @@
 #ifndef CONVOY_LAUNCH_H
 #define CONVOY_LAUNCH_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 
+/* What a time limit sends first, and how long it then waits before SIGKILL:
+ * the shim writes its profile on this signal when the launcher asks
+ * (CONVOY_DUMP_SIGNAL, docs/lifecycle.md), so a hung program is explained. */
+#define LAUNCH_STOP_SIGNAL  SIGTERM
+#define LAUNCH_STOP_GRACE_S 10
+
 /* Prepares this process's environment for children: libconvoy.so appended
- * to LD_PRELOAD, profiles to dir (created if missing), the shim quiet.
+ * to LD_PRELOAD, profiles to dir (created if missing), the shim quiet and
+ * writing its profile on LAUNCH_STOP_SIGNAL.
  * Returns 0, or -1 after one error line. absdir receives dir's absolute path. */
 int launch__prepare(const char *dir, char *absdir, size_t size);
 
 struct launch_result {
 	pid_t pid;
 	int status;          /* as waitpid */
-	int timed_out;
+	int timed_out;       /* the time limit passed: sent LAUNCH_STOP_SIGNAL, then SIGKILL if needed */
 	double wall_ns;      /* fork to exit */
 };
 

@@ -43,7 +43,7 @@ static const char *thread_label(const struct profile *p, uint32_t index, char *b
 
 /* ---- text --------------------------------------------------------------- */
 
-static void text_header(const struct model *m, FILE *out)
+static void text_header(const struct model *m, const struct run_outcome *run, FILE *out)
 {
 	const struct profile *p = m->p;
 	int width = textfit__width(out);
@@ -55,6 +55,11 @@ static void text_header(const struct model *m, FILE *out)
 		 m->nconds, m->nconds == 1 ? "" : "s", exit_text(p->process.exit_reason));
 	textfit__wrap(out, width, 4, "  ", line);
 	fprintf(out, "  profile %s\n\n", p->path);
+	if (outcome__failed(run)) {
+		outcome__sentence(run, line, sizeof(line));
+		textfit__wrap(out, width, 0, "", line);
+		fputc('\n', out);
+	}
 }
 
 /* The first thing to read: where blocked time went, in one sentence. */
@@ -572,6 +577,7 @@ static void json_report(struct sink *k, const struct analysis *a, const struct r
 	json_object_object_add(proc, "forked", json_object_new_boolean(p->process.forked));
 	json_object_object_add(proc, "wall_ns", ju64(p->process.end_ns - p->process.start_ns));
 	json_object_object_add(proc, "exit", jstr(exit_text(p->process.exit_reason)));
+	outcome__json(&a->run, proc);
 	json_object_object_add(proc, "hold_sample_period", ju64(p->process.hold_sample_period));
 	json_object_object_add(proc, "cpus_online", ju64(p->process.ncpus));
 	json_object_object_add(proc, "cpus_allowed", ju64(p->process.cpus_allowed));
@@ -629,7 +635,7 @@ int report__write(const struct analysis *a, const struct report_options *o, FILE
 		json_report(&k, a, o);
 		fputs("\n}\n", out);
 	} else {
-		text_header(m, out);
+		text_header(m, &a->run, out);
 		text_summary(m, out);
 		text_stack(&a->s, out);
 		findings__print(&a->f, out);

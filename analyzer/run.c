@@ -15,18 +15,22 @@
 
 #include "analysis.h"
 #include "launch.h"
+#include "outcome.h"
 #include "profile.h"
 #include "report.h"
 #include "util.h"
 
 static void run_usage(FILE *f)
 {
-	fputs("usage: convoy run [-o DIR] [--json] [-v] [--comm NAME] -- COMMAND [ARG...]\n"
+	fputs("usage: convoy run [-o DIR] [--json] [-v] [--comm NAME] [--timeout S] -- COMMAND [ARG...]\n"
 	      "\n"
 	      "Runs COMMAND with libconvoy.so preloaded (appended to any LD_PRELOAD),\n"
-	      "then prints the report of its profile. Exits with COMMAND's status.\n"
+	      "then prints the report of its profile, whether COMMAND succeeded, failed\n"
+	      "or hung. Exits with COMMAND's status.\n"
 	      "\n"
 	      "  -o DIR       write profiles to DIR (created if missing; default: .)\n"
+	      "  --timeout S  stop COMMAND after S seconds (SIGTERM, on which the shim\n"
+	      "               writes its profile; SIGKILL 10 s later) and explain it\n"
 	      "  --json       print the report as JSON, alone on stdout: COMMAND's own\n"
 	      "               stdout goes to stderr\n"
 	      "  -v           every thread's share of every mutex\n"
@@ -45,11 +49,14 @@ int cmd_run(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "comm", required_argument, NULL, 'c' },
+		{ "timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct report_options ro = { .limit = 20 };
 	const char *dir = ".", *comm = NULL;
+	double timeout_s = 0;
+	char *end;
 	int c;
 	optind = 1;
 	while ((c = cv_getopt("run", argc, argv, "o:vh", longopts)) != -1) {
@@ -58,6 +65,13 @@ int cmd_run(int argc, char **argv)
 		case 'j': ro.json = 1; break;
 		case 'v': ro.verbose = 1; break;
 		case 'c': comm = optarg; break;
+		case 'T':
+			timeout_s = strtod(optarg, &end);
+			if (end == optarg || *end || !(timeout_s > 0 && timeout_s <= 86400)) {
+				cv_error("run: --timeout takes seconds from 1 to 86400, not '%s'", optarg);
+				return 2;
+			}
+			break;
 		case 'h': run_usage(stdout); return 0;
 		default:
 			return 2;   /* cv_getopt said why */
@@ -83,7 +97,7 @@ int cmd_run(int argc, char **argv)
 	}
 	struct launch_result r;
 	time_t since = time(NULL);
-	int launched = launch__run(argv + optind, NULL, 0, &r);
+	int launched = launch__run(argv + optind, NULL, timeout_s, &r);
 	if (saved_stdout >= 0) {
 		dup2(saved_stdout, STDOUT_FILENO);
 		close(saved_stdout);
@@ -93,7 +107,10 @@ int cmd_run(int argc, char **argv)
 	int exit_code = launch__exit_code(r.status);
 	char *path = analysis__find_profile(absdir, r.pid, since, comm, 1);
 	if (!path) {
-		if (WIFSIGNALED(r.status))
+		if (r.timed_out)
+			cv_error("run: %s ran past --timeout (%g s) and was stopped before it wrote a profile",
+				 argv[optind], timeout_s);
+		else if (WIFSIGNALED(r.status))
 			cv_error("run: %s was killed by signal %d (%s) before it wrote a profile",
 				 argv[optind], WTERMSIG(r.status), strsignal(WTERMSIG(r.status)));
 		else
@@ -102,14 +119,12 @@ int cmd_run(int argc, char **argv)
 				 argv[optind], WEXITSTATUS(r.status));
 		return exit_code ? exit_code : 1;
 	}
-	if (WIFSIGNALED(r.status))
-		cv_error("run: %s was killed by signal %d (%s)", argv[optind], WTERMSIG(r.status),
-			 strsignal(WTERMSIG(r.status)));
 	struct analysis a;
 	int loaded = analysis__load(&a, path);
 	free(path);
 	if (loaded != 0)
 		return exit_code ? exit_code : 1;
+	outcome__set(&a.run, r.status, r.timed_out, timeout_s);
 	analysis__diagnose(&a);
 	int rc = report__write(&a, &ro, stdout);
 	analysis__free(&a);

@@ -201,8 +201,11 @@ static int parse(int argc, char **argv, struct scale_options *o)
 
 /* ---- run ------------------------------------------------------------------ */
 
-/* One run of the command at n threads into sub; its profile into *profile. */
-static int run_once(const struct scale_options *o, int n, int k, const char *sub, double *wall, char **profile)
+/* One run of the command at n threads into sub; its profile into *profile
+ * and how it ended into *end. A run that failed or hung is explained like
+ * any other: only one that left no profile stops the sweep. */
+static int run_once(const struct scale_options *o, int n, int k, const char *sub, double *wall, char **profile,
+		    struct run_outcome *end)
 {
 	char log[PATH_MAX + 96], num[16], tmp[PATH_MAX];
 	snprintf(log, sizeof(log), "%s/output.txt", sub);
@@ -217,23 +220,15 @@ static int run_once(const struct scale_options *o, int n, int k, const char *sub
 	free_argv(args);
 	if (started != 0)
 		return -1;
-	if (r.timed_out) {
-		cv_error("scale: at %d threads the command ran past %.0f s and was killed (output: %s)",
-			 n, o->timeout_s, log);
-		return -1;
-	}
-	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
-		cv_error("scale: at %d threads the command %s %d (output: %s)", n,
-			 WIFEXITED(r.status) ? "exited with status" : "was killed by signal",
-			 WIFEXITED(r.status) ? WEXITSTATUS(r.status) : WTERMSIG(r.status), log);
-		return -1;
-	}
+	outcome__set(end, r.status, r.timed_out, o->timeout_s);
 	*wall = r.wall_ns;
 	/* The first run says which process it analyses; the others pick alike. */
 	*profile = analysis__find_profile(sub, r.pid, since, o->comm, n == o->counts[0] && k == 0);
 	if (!*profile) {
-		cv_error("scale: at %d threads the command wrote no profile%s (statically linked? output: %s)", n,
-			 o->comm ? " of that --comm" : "", log);
+		char how[512];
+		outcome__sentence(end, how, sizeof(how));
+		cv_error("scale: at %d threads the command wrote no profile%s (statically linked? output: %s). %s", n,
+			 o->comm ? " of that --comm" : "", log, how);
 		return -1;
 	}
 	return 0;
@@ -251,7 +246,8 @@ static int run_all(const struct scale_options *o, struct sweep *w)
 			if (tty)
 				fprintf(stderr, "\rconvoy scale: run %d/%d: %d thread%s (repeat %d/%d)...   ", ++done, total, n,
 					n == 1 ? "" : "s", k + 1, o->repeat);
-			int rc = run_once(o, n, k, sub, &w->runs[i].walls[k], &w->runs[i].profiles[k]);
+			int rc = run_once(o, n, k, sub, &w->runs[i].walls[k], &w->runs[i].profiles[k],
+					  &w->runs[i].outcomes[k]);
 			if (tty)
 				fputs("\r\033[K", stderr);
 			if (rc)
