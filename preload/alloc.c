@@ -114,7 +114,14 @@ void *cv__alloc(size_t size)
 		memset(p, 0, class_size);
 		return p;
 	}
-	return carve(class_size);   /* chunk memory is fresh: zero */
+	if (class_size % CV_CACHELINE)
+		return carve(class_size);   /* chunk memory is fresh: zero */
+	/* Line-sized classes are line-aligned (every block of the class is
+	 * carved here, so recycled ones are too): the slack of up to 48 bytes
+	 * buys records and thread states that share no line with another
+	 * thread's. */
+	char *block = carve(class_size + CV_CACHELINE - 16);
+	return block ? (void *)(((uintptr_t)block + CV_CACHELINE - 1) & ~(uintptr_t)(CV_CACHELINE - 1)) : NULL;
 }
 
 void cv__free(void *p, size_t size)

@@ -22,7 +22,7 @@ static const char *copy_name(const char *name)
  * literals, so that is one compare. */
 static struct cv_named_counter *counter(const char *name, uint32_t kind)
 {
-	struct cv_thread *t = cv__self;
+	struct cv_thread *t = cv__current();
 	if (!t && !(t = cv__thread_slow()))
 		return NULL;
 	if (!name)
@@ -72,7 +72,7 @@ CV_EXPORT void convoy_counter_set(const char *name, int64_t value)
 
 CV_EXPORT void convoy_name_object(const void *object, const char *name)
 {
-	if (!cv__self && !cv__thread_slow())
+	if (!cv__current() && !cv__thread_slow())
 		return;
 	struct cv_obj *o = object && name ? cv__object_for_name(object) : NULL;
 	if (o)

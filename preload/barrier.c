@@ -60,7 +60,7 @@ static void last_arrival(struct cv_rec *r, struct cv_obj *o, uint64_t round, uin
 
 CV_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 {
-	struct cv_thread *t = cv__self;
+	struct cv_thread *t = cv__current();
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return cv__real.pthread_barrier_wait(b);
 	struct cv_rec *r = cv__lookup_slow(t, b, CV_OBJ_BARRIER);
@@ -87,7 +87,7 @@ CV_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	int rc = cv__real.pthread_barrier_wait(b);
 	uint64_t now = cv__now_ns();
 	cv__record_wait(r, now - t0);
-	cv__stack_on_wait(cv__self, r, now - t0);   /* stacks.c: sampled */
+	cv__stack_on_wait(cv__current(), r, now - t0);   /* stacks.c: sampled */
 	if (count && !last && (rc == 0 || rc == PTHREAD_BARRIER_SERIAL_THREAD))
 		cv__woken(r, t0, now);
 	return rc;
@@ -95,7 +95,7 @@ CV_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 
 CV_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *attr, unsigned count)
 {
-	if (!cv__self)
+	if (!cv__current())
 		cv__thread_slow();
 	int rc = cv__real.pthread_barrier_init(b, attr, count);
 	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
@@ -111,7 +111,7 @@ CV_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierat
 
 CV_EXPORT int pthread_barrier_destroy(pthread_barrier_t *b)
 {
-	if (!cv__self)
+	if (!cv__current())
 		cv__thread_slow();
 	int rc = cv__real.pthread_barrier_destroy(b);
 	if (rc == 0 && cv__process.ready && !cv__process.disabled)

@@ -45,7 +45,7 @@ CV_EXPORT int mtx_init(mtx_t *m, int type)
 		break;
 	}
 	int rc = pthread_mutex_init((pthread_mutex_t *)m, &attr);
-	struct cv_thread *t = cv__self;
+	struct cv_thread *t = cv__current();
 	if (rc == 0 && t) {
 		int err = errno;
 		struct cv_rec *r = cv__mutex_rec(t, m);

@@ -37,6 +37,8 @@ static uint32_t cond_event(struct cv_obj *o, enum cond_event ev)
 		if (c > w)
 			c = w;
 		new = STATE(w, c);
+		if (new == old)
+			break;   /* nothing to claim: the line stays shared */
 	} while (!__atomic_compare_exchange_n(&o->cond_state, &old, new, true,
 					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	return claimed;
@@ -92,7 +94,7 @@ static int real_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock
 static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 		     const struct timespec *ts, cond_wait_fn real, const void *pc)
 {
-	struct cv_thread *t = cv__self;
+	struct cv_thread *t = cv__current();
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return real(c, m, clock, ts);
 	struct cv_rec *r = cv__cond_rec(t, c);
@@ -152,9 +154,55 @@ CV_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
 	return cond_wait(c, m, clock, abstime, real_clockwait, __builtin_return_address(0));
 }
 
+/* A signal or broadcast that finds every waiter already claimed (or none)
+ * changes nothing in the condvar's state: it is counted "unwaited" in the
+ * thread's own record, and the object's line is only read. Exact under the
+ * rule above (the program holds the mutex that waiters enter under). The
+ * fast paths below test that, a tracked thread and a cached live record in
+ * one branch, and tail-call the real function. Cost (gcc 12 -O2, objdump
+ * -d): 27 instructions and 1 conditional branch to the real signal. */
+static inline bool cond_has_unclaimed(const struct cv_obj *o)
+{
+	uint64_t st = CV_LOAD(&o->cond_state);
+	return WAITING(st) > CLAIMED(st);
+}
+
+static inline uintptr_t cond_unwaited_slow(const struct cv_thread *t, const struct cv_rec *r, const void *c)
+{
+	return t->inert | ((uintptr_t)t->cond_cache_addr ^ (uintptr_t)c)
+		| (unsigned)CV_LOAD(&r->obj->retired) | cond_has_unclaimed(r->obj);
+}
+
+static CV_COLD int signal_slow(pthread_cond_t *c);
+static CV_COLD int broadcast_slow(pthread_cond_t *c);
+
 CV_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
 	struct cv_thread *t = cv__self;
+	struct cv_rec *r = t->cond_cache_rec;
+	if (CV_UNLIKELY(cond_unwaited_slow(t, r, c)))
+		return signal_slow(c);
+	CV_BUMP(&r->s.signals, 1);
+	CV_BUMP(&r->s.signals_unwaited, 1);
+	t->cw_cond = NULL;   /* it did something after its wake: not futile */
+	return cv__real.pthread_cond_signal(c);
+}
+
+CV_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
+{
+	struct cv_thread *t = cv__self;
+	struct cv_rec *r = t->cond_cache_rec;
+	if (CV_UNLIKELY(cond_unwaited_slow(t, r, c)))
+		return broadcast_slow(c);
+	CV_BUMP(&r->s.broadcasts, 1);
+	CV_BUMP(&r->s.broadcasts_unwaited, 1);
+	t->cw_cond = NULL;
+	return cv__real.pthread_cond_broadcast(c);
+}
+
+static CV_COLD int signal_slow(pthread_cond_t *c)
+{
+	struct cv_thread *t = cv__current();
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return cv__real.pthread_cond_signal(c);
 	struct cv_rec *r = cv__cond_rec(t, c);
@@ -167,9 +215,9 @@ CV_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 	return cv__real.pthread_cond_signal(c);
 }
 
-CV_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
+static CV_COLD int broadcast_slow(pthread_cond_t *c)
 {
-	struct cv_thread *t = cv__self;
+	struct cv_thread *t = cv__current();
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return cv__real.pthread_cond_broadcast(c);
 	struct cv_rec *r = cv__cond_rec(t, c);
@@ -187,7 +235,7 @@ CV_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 
 CV_EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
 {
-	if (!cv__self)
+	if (!cv__current())
 		cv__thread_slow();
 	int rc = cv__real.pthread_cond_init(c, attr);
 	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
@@ -199,7 +247,7 @@ CV_EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *att
 
 CV_EXPORT int pthread_cond_destroy(pthread_cond_t *c)
 {
-	if (!cv__self)
+	if (!cv__current())
 		cv__thread_slow();
 	int rc = cv__real.pthread_cond_destroy(c);
 	if (rc == 0 && cv__process.ready && !cv__process.disabled)

@@ -20,7 +20,6 @@
 #include "shim.h"
 
 struct cv_config cv__config;
-uint64_t cv__hold_mask;   /* hold_period - 1, for mutex.c's fast path */
 
 static struct {
 	bool   open;              /* fd 2 was open at start */
@@ -144,7 +143,7 @@ void cv__config_read(void)
 		else
 			cv__config.hold_period = (uint32_t)v;
 	}
-	cv__hold_mask = cv__config.hold_period - 1;
+	cv__real.hold_mask = cv__config.hold_period - 1;   /* read on the fast path */
 	resolve_dir(getenv("CONVOY_DIR"));
 	errno = saved_errno;
 }

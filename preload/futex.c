@@ -108,7 +108,7 @@ static long futex_wait(struct cv_rec *r, int cmd, long a1, long a2, long a3, lon
 		CV_BUMP(&r->s.futex_eagain, 1);   /* the word had changed: no sleep */
 	} else {
 		cv__record_wait(r, now - t0);
-		cv__stack_on_wait(cv__self, r, now - t0);   /* stacks.c: sampled */
+		cv__stack_on_wait(cv__current(), r, now - t0);   /* stacks.c: sampled */
 		if (ret == 0) {
 			/* Woken (or, for PI, acquired): a contended acquisition as far
 			 * as the kernel can tell; uncontended ones never get here. */
@@ -169,7 +169,7 @@ static long futex_wake(struct cv_thread *t, struct cv_rec *r, int cmd, long a1, 
 static long futex_call(long a1, long a2, long a3, long a4, long a5, long a6)
 {
 	int saved = errno;
-	struct cv_thread *t = cv__self;
+	struct cv_thread *t = cv__current();
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		goto untracked;   /* e.g. a signal handler inside the shim's bookkeeping */
 	int cmd = (int)a2 & FUTEX_CMD_MASK;

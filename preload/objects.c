@@ -55,6 +55,27 @@ static cv_spinlock_t aggregates_lock;
 static struct cv_obj lost_obj = { .kind = CV_OBJ_UNKNOWN };
 static struct cv_rec lost_rec = { .obj = &lost_obj };
 
+/* An empty cache's record: its object is retired, so a fast path that
+ * tests a cache hit and the object's state in one expression misses. */
+static const struct cv_obj nil_obj = { .kind = CV_OBJ_UNKNOWN, .retired = 1 };
+const struct cv_rec cv__nil_rec = { .obj = (struct cv_obj *)&nil_obj };
+
+#define CV_EMPTY_CACHES                                                              \
+	.mutex_cache_rec = CV_NIL_REC, .cond_cache_rec = CV_NIL_REC,                 \
+	.rwlock_cache_rec = CV_NIL_REC, .spin_cache_rec = CV_NIL_REC,                \
+	.sem_cache_rec = CV_NIL_REC, .futex_cache_rec = CV_NIL_REC
+/* Every thread's state until it has one of its own, and while the guard is
+ * raised (shim.h): its caches are empty and `inert` fails every fast path. */
+const struct cv_thread cv__inert = { .inert = 1, CV_EMPTY_CACHES };
+
+void cv__caches_clear(struct cv_thread *t)
+{
+	t->mutex_cache_addr = t->cond_cache_addr = t->rwlock_cache_addr = NULL;
+	t->spin_cache_addr = t->sem_cache_addr = t->futex_cache_addr = NULL;
+	t->mutex_cache_rec = t->cond_cache_rec = t->rwlock_cache_rec = CV_NIL_REC;
+	t->spin_cache_rec = t->sem_cache_rec = t->futex_cache_rec = CV_NIL_REC;
+}
+
 /* Records (defined with the merging below). */
 static void rec_push(struct cv_thread *t, struct cv_rec *r);
 static void obj_put(struct cv_obj *o);
@@ -393,8 +414,7 @@ void cv__records_thread_end(struct cv_thread *t)
 {
 	struct cv_slot *table = t->table;
 	uint32_t cap = table ? t->table_mask + 1 : 0;
-	t->mutex_cache_addr = t->cond_cache_addr = t->rwlock_cache_addr = NULL;
-	t->spin_cache_addr = t->sem_cache_addr = t->futex_cache_addr = NULL;
+	cv__caches_clear(t);
 	t->table = NULL;
 	t->table_mask = t->table_used = 0;
 	cv__free(table, cap * sizeof(*table));
@@ -543,7 +563,7 @@ static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted)
 	for (size_t i = 0; i < sizeof(caches) / sizeof(caches[0]); i++)
 		if (*caches[i] == r) {
 			*addrs[i] = NULL;
-			*caches[i] = NULL;
+			*caches[i] = CV_NIL_REC;
 		}
 	if (t->hold_rec == r)
 		t->hold_addr = NULL, t->hold_rec = NULL;

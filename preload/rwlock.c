@@ -163,7 +163,7 @@ static CV_COLD int wr_blocking(struct cv_thread *t, struct cv_rec *r, pthread_rw
 static inline __attribute__((always_inline)) int
 rd_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn real)
 {
-	struct cv_thread *t = cv__self;
+	struct cv_thread *t = cv__current();
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return real(rw, clock, ts);
 	struct cv_rec *r = rw_rec(t, rw);
@@ -183,7 +183,7 @@ rd_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn 
 static inline __attribute__((always_inline)) int
 wr_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn real)
 {
-	struct cv_thread *t = cv__self;
+	struct cv_thread *t = cv__current();
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return real(rw, clock, ts);
 	struct cv_rec *r = rw_rec(t, rw);
@@ -234,7 +234,7 @@ CV_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clock, 
 /* try: the program's own calls, counted; never a wait. */
 CV_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
 {
-	struct cv_thread *t = cv__self;
+	struct cv_thread *t = cv__current();
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return cv__real.pthread_rwlock_tryrdlock(rw);
 	struct cv_rec *r = rw_rec(t, rw);
@@ -250,7 +250,7 @@ CV_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
 
 CV_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 {
-	struct cv_thread *t = cv__self;
+	struct cv_thread *t = cv__current();
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return cv__real.pthread_rwlock_trywrlock(rw);
 	struct cv_rec *r = rw_rec(t, rw);
@@ -267,7 +267,7 @@ CV_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 /* Hold times of rwlocks are not sampled: only the held set changes. */
 CV_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw)
 {
-	struct cv_thread *t = cv__self;
+	struct cv_thread *t = cv__current();
 	if (CV_LIKELY(t != NULL))
 		cv__held_pop(t, rw);
 	return cv__real.pthread_rwlock_unlock(rw);
@@ -275,7 +275,7 @@ CV_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw)
 
 CV_EXPORT int pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 {
-	if (!cv__self)
+	if (!cv__current())
 		cv__thread_slow();
 	int rc = cv__real.pthread_rwlock_init(rw, attr);
 	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
@@ -287,7 +287,7 @@ CV_EXPORT int pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr
 
 CV_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *rw)
 {
-	if (!cv__self)
+	if (!cv__current())
 		cv__thread_slow();
 	int rc = cv__real.pthread_rwlock_destroy(rw);
 	if (rc == 0 && cv__process.ready && !cv__process.disabled)

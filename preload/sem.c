@@ -63,7 +63,7 @@ static CV_COLD int wait_blocking(struct cv_rec *r, sem_t *s, clockid_t clock,
 	int err = errno;
 	uint64_t now = cv__now_ns();
 	cv__record_wait(r, now - t0);
-	cv__stack_on_wait(cv__self, r, now - t0);   /* stacks.c: sampled */
+	cv__stack_on_wait(cv__current(), r, now - t0);   /* stacks.c: sampled */
 	if (rc == 0) {
 		CV_BUMP(&r->s.acquisitions, 1);
 		CV_BUMP(&r->s.contended, 1);
@@ -78,7 +78,7 @@ static CV_COLD int wait_blocking(struct cv_rec *r, sem_t *s, clockid_t clock,
 static inline __attribute__((always_inline)) int
 sem_wait_common(sem_t *s, clockid_t clock, const struct timespec *ts, sem_fn real)
 {
-	struct cv_thread *t = cv__self;
+	struct cv_thread *t = cv__current();
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return real(s, clock, ts);
 	struct cv_rec *r = cv__sem_rec(t, s);
@@ -109,7 +109,7 @@ CV_EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *ab
 
 CV_EXPORT int sem_trywait(sem_t *s)
 {
-	struct cv_thread *t = cv__self;
+	struct cv_thread *t = cv__current();
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return cv__real.sem_trywait(s);
 	struct cv_rec *r = cv__sem_rec(t, s);
@@ -127,7 +127,7 @@ CV_EXPORT int sem_trywait(sem_t *s)
  * reentrancy guard, shim.h), so then it stays untracked. */
 CV_EXPORT int sem_post(sem_t *s)
 {
-	struct cv_thread *t = cv__self;
+	struct cv_thread *t = cv__current();
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return cv__real.sem_post(s);
 	struct cv_rec *r = cv__sem_rec(t, s);
@@ -142,7 +142,7 @@ CV_EXPORT int sem_post(sem_t *s)
 
 CV_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
 {
-	if (!cv__self)
+	if (!cv__current())
 		cv__thread_slow();
 	int rc = cv__real.sem_init(s, pshared, value);
 	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
@@ -156,7 +156,7 @@ CV_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
 
 CV_EXPORT int sem_destroy(sem_t *s)
 {
-	if (!cv__self)
+	if (!cv__current())
 		cv__thread_slow();
 	int rc = cv__real.sem_destroy(s);
 	if (rc == 0 && cv__process.ready && !cv__process.disabled) {

@@ -97,18 +97,26 @@
 	X(sysv_signal, sighandler_t, (int, sighandler_t))                                \
 	X(sigset, sighandler_t, (int, sighandler_t))
 
+/* The one read-mostly block of the fast paths: the hold-sampling mask, then
+ * the real functions, line-aligned so that nothing written shares its lines
+ * (the mask, pthread_mutex_lock and pthread_mutex_unlock share the first).
+ * Written at start-up only. */
 struct cv_real {
+	uint64_t hold_mask;            /* CONVOY_HOLD_SAMPLE - 1 (config.c) */
 #define CV_X(name, ret, args) ret (*name) args;
 	CV_REAL_FUNCS(CV_X)
 #undef CV_X
-};
+} __attribute__((aligned(CV_CACHELINE)));
 extern struct cv_real cv__real;
 void cv__resolve_real(void);
 
 /* ---- alloc.c: memory that never goes back to the program's allocator ------ *
  * Lock-free and async-signal-safe. */
 
-void *cv__alloc(size_t size);          /* zeroed, 16-byte aligned; NULL when out of memory */
+/* Zeroed, 16-byte aligned, 64-byte (line) aligned when size is a multiple
+ * of 64 (records and thread states: a line is never split between two
+ * threads' blocks); NULL when out of memory. */
+void *cv__alloc(size_t size);
 void cv__free(void *p, size_t size);   /* size: what was asked of cv__alloc */
 
 /* ---- lock.c: the shim's own lock (never the program's pthread functions) -- *
@@ -120,22 +128,30 @@ void cv__spin_unlock(cv_spinlock_t *l);
 
 /* ---- objects.c: synchronisation objects and per-thread records ------------ */
 
-/* One object: one generation of one address. Written rarely (first use,
- * destroy, owner change, condvar waiter bookkeeping), read on every operation. */
+/* One object: one generation of one address, in two lines. The first is
+ * read-mostly (the registry's lookups, the profile writer); the second holds
+ * what operations read and write: the fast paths read `retired` and
+ * `last_owner` there, and only slow paths (first use by a thread, an owner
+ * change, a condvar wait, a wake that found a waiter, destroy) write it. */
 struct cv_obj {
 	const void     *addr;
 	uint32_t        id;
 	uint32_t        kind;          /* enum cv_obj_kind */
 	uint32_t        generation;
 	uint32_t        flags;         /* CV_MUTEX_* */
-	int             retired;       /* set by destroy/re-init; records move to a new object */
 	int             merged;        /* objects.c: retired past the cap, its records fold into the kind's aggregate */
 	uint32_t        refs;          /* objects.c: records of it, plus one while it is being merged */
+	uint32_t        dump_id;       /* output.c: 1 + its id in the profile, 0 until written */
+	const char     *name;          /* convoy_name_object(), or NULL */
+	struct cv_obj  *hash_next;     /* registry bucket chain (live and newest retired) */
+
+	/* The operations' line. */
+	int             retired __attribute__((aligned(CV_CACHELINE)));
+					/* set by destroy/re-init; records move to a new object */
+	/* Call stacks (stacks.c): the init or first-use stack, claimed once. */
+	uint32_t        first_stack;   /* stack id; 0 while none */
 	struct cv_thread *last_owner;  /* mutex: written only when the owner changes */
 	uint64_t        cond_state;    /* condvar: waiting << 32 | signalled-not-yet-woken */
-	const char     *name;          /* convoy_name_object(), or NULL */
-	uint32_t        dump_id;       /* output.c: 1 + its id in the profile, 0 until written */
-	struct cv_obj  *hash_next;     /* registry bucket chain (live and newest retired) */
 	/* Park/wake (park.c), written only on slow paths: by a signal, post or
 	 * wake that found a waiter, and by barrier arrivals. */
 	uint64_t        wake_ns;       /* CLOCK_MONOTONIC just before the last such wake */
@@ -144,14 +160,15 @@ struct cv_obj {
 	uint64_t        barrier_arrivals;  /* barrier: arrivals since init */
 	uint64_t        barrier_first_ns;  /* barrier: first arrival of round barrier_first_round - 1 */
 	uint64_t        barrier_first_round;
-	/* Call stacks (stacks.c): the init or first-use stack, claimed once. */
-	uint32_t        first_stack;   /* stack id; 0 while none */
-	uint32_t        map_gen;       /* module-map generation at first use */
-	int             stack_claimed;
+	uint32_t        map_gen;       /* stacks.c: module-map generation at first use */
+	int             stack_claimed; /* stacks.c: first_stack is being or was captured */
 };
+_Static_assert(offsetof(struct cv_obj, retired) == CV_CACHELINE, "cv_obj: one read-mostly line, then the operations");
 
 /* What one thread did to one object: struct cv_stats plus the hold-time
- * accumulator in TSC ticks (converted when the profile is written). */
+ * accumulator in TSC ticks (converted when the profile is written). Line
+ * aligned, so that only its thread writes its lines; obj and
+ * s.acquisitions, which the fast paths use, share the first. */
 struct cv_rec {
 	struct cv_obj  *obj;
 	struct cv_rec  *next, *prev;   /* the thread's list of records (output.c walks next) */
@@ -161,7 +178,7 @@ struct cv_rec {
 	struct cv_stack_acc *stack_accs;
 	uint32_t        stack_seen;    /* waits offered to the sampler */
 	uint32_t        nstack_accs;
-};
+} __attribute__((aligned(CV_CACHELINE)));
 
 struct cv_slot { const void *addr; struct cv_rec *rec; };
 
@@ -187,32 +204,38 @@ struct cv_named_counter {
  * merged into one "merged threads" row and their state is recycled
  * (thread.c). */
 struct cv_thread {
-	/* Hot: read on every interposed call. One-entry caches per object family,
-	 * then an open-addressing table keyed by address. */
+	/* Line 0, what the mutex fast path reads (mutex.c). Only this thread
+	 * writes the state's lines (the profile writer reads them racily). */
+	uint32_t        inert;         /* 1 only in cv__inert: every call takes the slow path */
+	/* lockorder.c: the locks it holds, oldest first (written only by the
+	 * thread, read racily by the profile writer). */
+	uint32_t        nheld;
+	uint32_t        held_untracked;   /* held past CV_HELD_MAX */
+	pid_t           tid;
+	/* One-entry caches per object family, then an open-addressing table
+	 * keyed by address. An empty cache holds NULL and cv__nil_rec (whose
+	 * object is retired), so a hit is tested without a branch. */
 	const void     *mutex_cache_addr;
 	struct cv_rec  *mutex_cache_rec;
+	/* The one mutex whose hold time is being sampled, if any. */
+	const void     *hold_addr;
+	struct cv_rec  *hold_rec;
+	uint64_t        hold_start;
 	const void     *cond_cache_addr;
+	/* Line 1 onwards. */
+	struct cv_held  held[CV_HELD_MAX];
 	struct cv_rec  *cond_cache_rec;
 	struct cv_slot *table;
 	uint32_t        table_mask, table_used;
-	pid_t           tid;
 	uint32_t        index;
 	uint32_t        dump_index;    /* output.c: its index in the profile */
-	/* lockorder.c: the locks it holds, oldest first (written only by the
-	 * thread, read racily by the profile writer), and the wait it is
-	 * blocked in, if any (set on contended paths only). */
-	uint32_t        nheld;
-	uint32_t        held_untracked;   /* held past CV_HELD_MAX */
-	struct cv_held  held[CV_HELD_MAX];
+	/* lockorder.c: the wait it is blocked in, if any (set on contended
+	 * paths only). */
 	struct cv_obj  *waiting_obj;
 	struct cv_obj  *waiting_mutex;    /* a condvar wait's mutex */
 	const void     *waiting_pc;
 	uint64_t        waiting_since_ns;
 	uint32_t        waiting_flags;
-	/* The one mutex whose hold time is being sampled, if any. */
-	const void     *hold_addr;
-	struct cv_rec  *hold_rec;
-	uint64_t        hold_start;
 	/* One-entry caches of the other families (objects.c fills them; barriers
 	 * are slow by nature and use the table). */
 	const void     *rwlock_cache_addr;
@@ -257,13 +280,29 @@ struct cv_thread {
 	size_t          stack_size;    /* pthread_create -> trampoline: the size asked for */
 	int             created;       /* thread.c: CV_CREATE_*, who may recycle it */
 	struct cv_thread *pool_next;   /* thread.c: recycled states, still on the all_next list */
-};
+} __attribute__((aligned(CV_CACHELINE)));
 
-/* The calling thread's state. NULL means "take the slow path": the shim is not
- * initialised yet, this thread has no state yet, or the shim itself is running
- * (the reentrancy guard clears it and raises cv__busy). */
+/* The calling thread's state, never NULL: &cv__inert means "take the slow
+ * path" (the shim is not initialised yet or is disabled, this thread has no
+ * state yet, or the shim itself is running: the reentrancy guard installs
+ * cv__inert and raises cv__busy). The fast paths read cv__self and fold
+ * "inert" into their one test through cv__inert.inert; everything else asks
+ * cv__current(), NULL for the inert state. cv__inert is const: nothing may
+ * write it (a write would fault, not corrupt). */
 extern __thread struct cv_thread *cv__self;
 extern __thread unsigned cv__busy;
+extern const struct cv_thread cv__inert;
+extern const struct cv_rec cv__nil_rec;    /* an empty cache's record; its object is retired */
+#define CV_INERT ((struct cv_thread *)&cv__inert)
+#define CV_NIL_REC ((struct cv_rec *)&cv__nil_rec)
+
+static inline struct cv_thread *cv__current(void)
+{
+	struct cv_thread *t = cv__self;
+	return t == CV_INERT ? NULL : t;
+}
+
+void cv__caches_clear(struct cv_thread *t);   /* objects.c: every family's cache empty */
 
 struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t kind);
 void cv__forget_object(const void *addr, uint32_t kind);   /* destroy / re-init */
@@ -350,15 +389,15 @@ static inline struct cv_thread *cv__guard_enter(void)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* busy before self is hidden */
 	if (depth == 0)
 		cv__guard_errno = err;
-	struct cv_thread *saved = cv__self;
-	cv__self = NULL;
+	struct cv_thread *saved = cv__current();
+	cv__self = CV_INERT;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* hidden before the guarded code */
 	return saved;
 }
 static inline void cv__guard_leave(struct cv_thread *saved)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the guarded code before self returns */
-	cv__self = saved;
+	cv__self = saved ? saved : CV_INERT;
 	if (cv__busy == 1)
 		errno = cv__guard_errno;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* self and errno back before busy drops */

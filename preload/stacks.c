@@ -538,7 +538,7 @@ static void on_init(struct cv_thread *t, const void *addr)
 
 void cv__stack_on_init(const void *addr)
 {
-	struct cv_thread *t = cv__self;
+	struct cv_thread *t = cv__current();
 	if (!cfg.on || !t)
 		return;
 	struct cv_thread *saved = cv__guard_enter();

@@ -24,7 +24,7 @@
 
 #include "shim.h"
 
-__thread struct cv_thread *cv__self __attribute__((tls_model("initial-exec")));
+__thread struct cv_thread *cv__self __attribute__((tls_model("initial-exec"))) = CV_INERT;
 __thread unsigned cv__busy __attribute__((tls_model("initial-exec")));
 __thread int cv__guard_errno __attribute__((tls_model("initial-exec")));
 /* The calling thread's state even while the guard hides it in cv__self. */
@@ -125,6 +125,8 @@ static struct cv_thread *thread_alloc(void)
 	} else {
 		t = cv__alloc(sizeof(struct cv_thread));
 	}
+	if (t)
+		cv__caches_clear(t);
 	cv__guard_leave(saved);
 	return t;
 }
@@ -465,7 +467,7 @@ void cv__threads_after_fork(struct cv_thread *parent_state)
 	cv__spin_unlock(&merge_lock);
 	struct cv_thread *t = thread_alloc();
 	my_state = NULL;
-	cv__self = NULL;
+	cv__self = CV_INERT;
 	if (!t)
 		return;
 	t->flags = CV_THREAD_MAIN;
@@ -507,7 +509,7 @@ static struct cv_thread *thread_by_handle(pthread_t th)
 CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 			     void *(*start_routine)(void *), void *arg)
 {
-	struct cv_thread *self = cv__self ? cv__self : cv__thread_slow();
+	struct cv_thread *self = cv__current() ?: cv__thread_slow();
 	if (!self)
 		return cv__real.pthread_create(th, attr, start_routine, arg);
 	int saved_errno = errno;
@@ -554,7 +556,7 @@ static int joined(struct cv_thread *self, uint64_t t0, int rc)
 
 CV_EXPORT int pthread_join(pthread_t th, void **ret)
 {
-	struct cv_thread *self = cv__self ? cv__self : cv__thread_slow();
+	struct cv_thread *self = cv__current() ?: cv__thread_slow();
 	if (!self)
 		return cv__real.pthread_join(th, ret);
 	uint64_t t0 = cv__now_ns();
@@ -563,7 +565,7 @@ CV_EXPORT int pthread_join(pthread_t th, void **ret)
 
 CV_EXPORT int pthread_tryjoin_np(pthread_t th, void **ret)
 {
-	struct cv_thread *self = cv__self ? cv__self : cv__thread_slow();
+	struct cv_thread *self = cv__current() ?: cv__thread_slow();
 	if (!self)
 		return cv__real.pthread_tryjoin_np(th, ret);
 	uint64_t t0 = cv__now_ns();
@@ -572,7 +574,7 @@ CV_EXPORT int pthread_tryjoin_np(pthread_t th, void **ret)
 
 CV_EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *abstime)
 {
-	struct cv_thread *self = cv__self ? cv__self : cv__thread_slow();
+	struct cv_thread *self = cv__current() ?: cv__thread_slow();
 	if (!self)
 		return cv__real.pthread_timedjoin_np(th, ret, abstime);
 	uint64_t t0 = cv__now_ns();
@@ -581,7 +583,7 @@ CV_EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struct timesp
 
 CV_EXPORT int pthread_detach(pthread_t th)
 {
-	struct cv_thread *self = cv__self ? cv__self : cv__thread_slow();
+	struct cv_thread *self = cv__current() ?: cv__thread_slow();
 	int rc = cv__real.pthread_detach(th);
 	if (self && rc == 0) {
 		struct cv_thread *t = pthread_equal(th, self->self) ? self : thread_by_handle(th);
@@ -597,7 +599,7 @@ CV_EXPORT int pthread_detach(pthread_t th)
 
 CV_EXPORT void pthread_exit(void *ret)
 {
-	struct cv_thread *self = cv__self ? cv__self : cv__thread_slow();
+	struct cv_thread *self = cv__current() ?: cv__thread_slow();
 	if (self)
 		__atomic_fetch_or(&self->flags, CV_THREAD_PTHREAD_EXIT, __ATOMIC_RELAXED);
 	cv__real.pthread_exit(ret);
@@ -606,7 +608,7 @@ CV_EXPORT void pthread_exit(void *ret)
 
 CV_EXPORT int pthread_setname_np(pthread_t th, const char *name)
 {
-	struct cv_thread *self = cv__self ? cv__self : cv__thread_slow();
+	struct cv_thread *self = cv__current() ?: cv__thread_slow();
 	int rc = cv__real.pthread_setname_np(th, name);
 	if (self && rc == 0) {
 		struct cv_thread *t = pthread_equal(th, self->self) ? self : thread_by_handle(th);

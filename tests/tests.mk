@@ -39,6 +39,11 @@ $(TEST_PROGS_DIR)/ctor_main: tests/progs/ctor_main.c tests/progs/progs.h $(TEST_
 	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -L$(TEST_PROGS_DIR) -lctorlock \
 	  -Wl,-rpath,$(abspath $(TEST_PROGS_DIR))
 
+# White-box: the shim's layout (preload/shim.h) and its symbol table (libelf).
+$(TEST_PROGS_DIR)/fastpath_writes: tests/progs/fastpath_writes.c preload/shim.h | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -lelf -ldl
+
 # --- Criterion binaries ------------------------------------------------------
 TEST_UTIL_CFLAGS := $(TEST_CFLAGS) -Itests/common -DBUILD_DIR='"$(abspath $(BUILD))"'
 
