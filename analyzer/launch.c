@@ -4,13 +4,10 @@
  * replacing it). While the command runs, ^C and ^\ go to it, as with
  * system(), and convoy reports what the command wrote.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
