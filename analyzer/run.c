@@ -123,6 +123,9 @@ int cmd_run(int argc, char **argv)
 				 argv[optind], WEXITSTATUS(r.status));
 		return exit_code ? exit_code : 1;
 	}
+	if (WIFSIGNALED(r.status))   /* said on stderr too: the report may be long */
+		cv_error("run: %s was killed by signal %d (%s)%s", argv[optind], WTERMSIG(r.status),
+			 strsignal(WTERMSIG(r.status)), r.timed_out ? " after --timeout" : r.hung ? ", hung" : "");
 	struct analysis a;
 	int loaded = analysis__load(&a, path);
 	free(path);
