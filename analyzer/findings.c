@@ -704,9 +704,10 @@ json_object *findings__json(const struct findings *f)
 		for (size_t k = 0; k < x->nevidence; k++)
 			json_object_object_add(ev, x->evidence[k].key, json_object_new_double(x->evidence[k].value));
 		json_object_object_add(o, "evidence", ev);
-		json_object_object_add(o, "correctness", json_object_new_boolean(x->correctness));
-		if (x->nedges)
+		if (x->correctness) {   /* only there: cost findings keep their shape */
+			json_object_object_add(o, "correctness", json_object_new_boolean(1));
 			json_object_object_add(o, "cycle", deadlock__edges_json(x));
+		}
 		json_object_array_add(arr, o);
 	}
 	return arr;

@@ -18,6 +18,7 @@
 #include "convoy/profile.h"
 #include "launch.h"
 #include "util.h"
+#include "watchdog.h"
 
 #ifndef CONVOY_LIBDIR
 #define CONVOY_LIBDIR "/usr/local/lib/convoy"
@@ -119,7 +120,8 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-int launch__run(char *const argv[], const char *log_path, double timeout_s, struct launch_result *r)
+int launch__run(char *const argv[], const char *log_path, double timeout_s, double watchdog_s,
+		struct launch_result *r)
 {
 	memset(r, 0, sizeof(*r));
 	int log_fd = -1;
@@ -184,23 +186,34 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, stru
 	close(exec_pipe[0]);
 
 	int status = 0;
-	if (timeout_s > 0) {
-		double deadline = t0 + timeout_s * 1e9;
+	if (timeout_s > 0 || watchdog_s > 0) {
+		/* The stop signal first: the shim writes the profile of a hung
+		 * program on it (CONVOY_DUMP_SIGNAL); SIGKILL after the grace. */
+		double deadline = timeout_s > 0 ? t0 + timeout_s * 1e9 : 0, kill_at = 0;
+		pid_t target = 0;   /* what was stopped: -group for the time limit, a pid for the watchdog */
+		struct watchdog wd;
+		watchdog__start(&wd, pid, watchdog_s, t0);
 		for (;;) {
 			pid_t w = waitpid(pid, &status, WNOHANG);
 			if (w == pid)
 				break;
 			if (w < 0 && errno != EINTR)
 				break;
-			if (now_ns() > deadline && !r->timed_out) {
-				/* The stop signal first: the shim writes the profile
-				 * of a hung program on it (CONVOY_DUMP_SIGNAL). */
-				kill(-pid, LAUNCH_STOP_SIGNAL);
+			double now = now_ns();
+			pid_t hung;
+			if (!target && deadline && now > deadline) {
+				target = -pid;
 				kill(pid, LAUNCH_STOP_SIGNAL);
 				r->timed_out = 1;
-				deadline = now_ns() + LAUNCH_STOP_GRACE_S * 1e9;
-			} else if (now_ns() > deadline) {
-				kill(-pid, SIGKILL);
+			} else if (!target && (hung = watchdog__check(&wd, now))) {
+				target = hung;
+				r->hung = 1;
+			}
+			if (target && !kill_at) {
+				kill(target, LAUNCH_STOP_SIGNAL);
+				kill_at = now + LAUNCH_STOP_GRACE_S * 1e9;
+			} else if (kill_at && now > kill_at) {
+				kill(target, SIGKILL);
 				kill(pid, SIGKILL);
 				while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 					;

@@ -22,14 +22,17 @@ struct launch_result {
 	pid_t pid;
 	int status;          /* as waitpid */
 	int timed_out;       /* the time limit passed: sent LAUNCH_STOP_SIGNAL, then SIGKILL if needed */
+	int hung;            /* the watchdog found a process of it hung and stopped it alike */
 	double wall_ns;      /* fork to exit */
 };
 
 /* Runs argv with the environment set by launch__prepare, optionally with
- * stdout and stderr sent to log_path (NULL: inherited) and a time limit
- * (0: none). Returns 0 when the command ran (whatever its status), -1 after
- * one error line when it could not be started. */
-int launch__run(char *const argv[], const char *log_path, double timeout_s, struct launch_result *r);
+ * stdout and stderr sent to log_path (NULL: inherited), a time limit (0:
+ * none) and a watchdog period (0: none; watchdog.h). Returns 0 when the
+ * command ran (whatever its status), -1 after one error line when it could
+ * not be started. */
+int launch__run(char *const argv[], const char *log_path, double timeout_s, double watchdog_s,
+		struct launch_result *r);
 
 /* The exit status convoy should return for a command's waitpid status. */
 int launch__exit_code(int status);

@@ -15,15 +15,18 @@ struct run_outcome {
 	int signal;         /* the signal that ended it; 0 when it exited */
 	int timed_out;      /* --timeout stopped it */
 	double timeout_s;   /* that limit */
+	int hung;           /* the watchdog found it hung and stopped it */
+	double watchdog_s;  /* its period */
 };
 
-/* From a waitpid status and whether the time limit stopped the command. */
-void outcome__set(struct run_outcome *o, int status, int timed_out, double timeout_s);
+/* From a waitpid status and whether the time limit or the watchdog (of
+ * these periods) stopped the command. */
+void outcome__set(struct run_outcome *o, int status, int timed_out, double timeout_s, int hung, double watchdog_s);
 /* Whether it ended other than by exiting with status 0. */
 int outcome__failed(const struct run_outcome *o);
 /* One sentence: "The command exited with status 3." (empty when unknown). */
 void outcome__sentence(const struct run_outcome *o, char *buf, size_t size);
-/* exit_status (null when a signal ended it), signal, timed_out into obj;
+/* exit_status (null when a signal ended it), signal, timed_out, hung into obj;
  * nothing when unknown. */
 void outcome__json(const struct run_outcome *o, struct json_object *obj);
 /* Reads back what outcome__json wrote (a recorded sweep); unknown when absent. */

@@ -19,6 +19,7 @@
 #include "profile.h"
 #include "report.h"
 #include "util.h"
+#include "watchdog.h"
 
 static void run_usage(FILE *f)
 {
@@ -97,7 +98,10 @@ int cmd_run(int argc, char **argv)
 	}
 	struct launch_result r;
 	time_t since = time(NULL);
-	int launched = launch__run(argv + optind, NULL, timeout_s, &r);
+	double watchdog_s;
+	if (watchdog__period(&watchdog_s) != 0)
+		return 2;
+	int launched = launch__run(argv + optind, NULL, timeout_s, watchdog_s, &r);
 	if (saved_stdout >= 0) {
 		dup2(saved_stdout, STDOUT_FILENO);
 		close(saved_stdout);
@@ -119,12 +123,15 @@ int cmd_run(int argc, char **argv)
 				 argv[optind], WEXITSTATUS(r.status));
 		return exit_code ? exit_code : 1;
 	}
+	if (WIFSIGNALED(r.status))   /* said on stderr too: the report may be long */
+		cv_error("run: %s was killed by signal %d (%s)%s", argv[optind], WTERMSIG(r.status),
+			 strsignal(WTERMSIG(r.status)), r.timed_out ? " after --timeout" : r.hung ? ", hung" : "");
 	struct analysis a;
 	int loaded = analysis__load(&a, path);
 	free(path);
 	if (loaded != 0)
 		return exit_code ? exit_code : 1;
-	outcome__set(&a.run, r.status, r.timed_out, timeout_s);
+	outcome__set(&a.run, r.status, r.timed_out, timeout_s, r.hung, watchdog_s);
 	analysis__diagnose(&a);
 	int rc = report__write(&a, &ro, stdout);
 	analysis__free(&a);

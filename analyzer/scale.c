@@ -18,6 +18,7 @@
 
 #include "analysis.h"
 #include "launch.h"
+#include "watchdog.h"
 #include "scale.h"
 #include "sweep.h"
 #include "util.h"
@@ -28,6 +29,7 @@ struct scale_options {
 	int repeat;
 	int json;
 	double timeout_s;
+	double watchdog_s;      /* CONVOY_WATCHDOG (watchdog.h) */
 	const char *dir;
 	const char *comm;       /* --comm: the process to analyse */
 	const char *replay;     /* --replay DIR */
@@ -181,6 +183,8 @@ static int parse(int argc, char **argv, struct scale_options *o)
 		cv_error("scale: --threads LIST is required (try 'convoy scale --help')");
 		return 2;
 	}
+	if (watchdog__period(&o->watchdog_s) != 0)
+		return 2;
 	if (parse_counts(threads, o))
 		return 2;
 	if (optind >= argc) {
@@ -216,11 +220,11 @@ static int run_once(const struct scale_options *o, int n, int k, const char *sub
 	char **args = substitute(o->cmd, o->cmdc, n);
 	struct launch_result r;
 	time_t since = time(NULL);
-	int started = launch__run(args, log, o->timeout_s, &r);
+	int started = launch__run(args, log, o->timeout_s, o->watchdog_s, &r);
 	free_argv(args);
 	if (started != 0)
 		return -1;
-	outcome__set(end, r.status, r.timed_out, o->timeout_s);
+	outcome__set(end, r.status, r.timed_out, o->timeout_s, r.hung, o->watchdog_s);
 	*wall = r.wall_ns;
 	/* The first run says which process it analyses; the others pick alike. */
 	*profile = analysis__find_profile(sub, r.pid, since, o->comm, n == o->counts[0] && k == 0);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "deadlock.h"
 #include "profile.h"
 #include "sweep.h"
 #include "textfit.h"
@@ -190,6 +191,11 @@ int sweep__analyse(struct sweep *w)
 	if (w->nruns == 1) {
 		struct run_view t = { &ref->a.m, &ref->a.s };
 		findings__diagnose(&w->f, NULL, &t);
+	} else {   /* the steps diagnose only their targets: the reference run's cycles and hangs too */
+		struct findings one = { 0 };
+		deadlock__diagnose(&one, &ref->a.m, ref->threads, ref->a.s.wall_ns);
+		merge_findings(&w->f, &one);
+		findings__free(&one);
 	}
 	findings__sort(&w->f);
 	return 0;

@@ -23,6 +23,10 @@
  * Waits. The contended paths say which object a thread is blocked on
  * (cv__wait_begin); with the held sets this is the wait-for graph a hung
  * program's profile carries (written on --timeout's signal or at exit).
+ *
+ * Not seen: a mutex unlocked by a thread other than the one that locked it
+ * (undefined for pthread mutexes, but done) stays in the locker's held set
+ * and may give it edges it does not have.
  */
 #include "shim.h"
 
@@ -40,7 +44,7 @@ struct cv_edge {
 };
 
 static struct cv_edge *edges;        /* EDGE_SLOTS, made on the first nested acquisition */
-static uint32_t nedges, edges_dropped;
+static uint32_t edges_dropped;
 static uint64_t held_overflows;
 
 static struct cv_edge *edge_table(void)
@@ -125,7 +129,6 @@ void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc
 		e->from_pc = h->pc;
 		e->to_pc = pc;
 		__atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
-		__atomic_fetch_add(&nedges, 1, __ATOMIC_RELAXED);
 	}
 }
 

@@ -77,7 +77,7 @@ enum cv_rec_type {
 	X(CV_EXIT_SIGABRT,       8, "killed by SIGABRT (abort)")      \
 	X(CV_EXIT_SIGFPE,        9, "killed by SIGFPE")               \
 	X(CV_EXIT_SIGILL,       10, "killed by SIGILL")              \
-	X(CV_EXIT_DUMP_SIGNAL,  11, "stopped by CONVOY_DUMP_SIGNAL (convoy run/scale --timeout)")
+	X(CV_EXIT_DUMP_SIGNAL,  11, "stopped by CONVOY_DUMP_SIGNAL (convoy run/scale: --timeout or the watchdog)")
 
 enum cv_exit_reason {
 #define CV_X(sym, val, text) sym = val,

@@ -100,3 +100,16 @@ Test(lockorder, recursive_relocks_rwlock_readers_and_trylock_back_off_make_no_cy
 		     json_object_to_json_string(tu_array(root, "findings")));
 	cr_assert_eq(count_kind(root, "deadlock"), 0);
 }
+
+Test(lockorder, the_watchdog_stops_a_deadlocked_run_and_it_is_explained, .timeout = 60)
+{
+	struct tu_proc p;
+	struct tu_opts o = { .timeout_s = 60, .env = (const char *const[]){ "CONVOY_WATCHDOG=1", NULL } };
+	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--", tu_prog("lock_ring"),
+					 "2", NULL });
+	json_object *root = json_tokener_parse(p.out);
+	cr_assert(root, "no JSON report (exit %d):\n%s\n%s", p.code, p.out, p.err);
+	cr_assert(tu_bool(tu_get(root, "process"), "hung"));
+	cr_assert(!tu_bool(tu_get(root, "process"), "timed_out"));
+	cr_assert_str_eq(tu_str(first_finding(root), "kind"), "deadlock");
+}

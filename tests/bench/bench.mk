@@ -29,3 +29,10 @@ bench-whatif: $(BUILD)/convoy $(BUILD)/libconvoy.so $(BUILD)/demos/global_queue 
 
 bench-shim: $(BUILD)/libconvoy.so $(BENCH_DIR)/libconvoy-trylock.so $(BENCH_DIR)/lockpair
 	@tests/bench/overhead.sh $(BUILD)
+
+# This shim against another build of it (OTHER=path/to/libconvoy.so), e.g.
+# the commit before a fast-path change, interleaved.
+.PHONY: bench-shim-ab
+bench-shim-ab: $(BUILD)/libconvoy.so $(BENCH_DIR)/lockpair
+	@test -n "$(OTHER)" || { echo "usage: make bench-shim-ab OTHER=path/to/libconvoy.so" >&2; exit 2; }
+	@tests/bench/shim_ab.sh $(BUILD) $(OTHER)

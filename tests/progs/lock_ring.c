@@ -56,10 +56,10 @@ int main(int argc, char **argv)
 	MUST(pthread_barrier_init(&all_hold, NULL, (unsigned)nthreads));
 	for (int i = 0; i <= nthreads; i++)
 		MUST(sem_init(&turn[i], 0, i == 0));
-	for (int i = 0; i < nthreads; i++) {
+	for (int i = 0; i < nthreads; i++)   /* all before any thread: thread i takes lock i + 1 */
 		MUST(pthread_mutex_init(&locks[i], NULL));
+	for (int i = 0; i < nthreads; i++)
 		MUST(pthread_create(&t[i], NULL, ring_member, (void *)(intptr_t)i));
-	}
 	for (int i = 0; i < nthreads; i++)
 		MUST(pthread_join(t[i], NULL));
 	printf("lock_ring: done\n");
