@@ -9,6 +9,8 @@
  *   lockpair spin N          ns per pthread_spin_lock+unlock pair, one thread
  *   lockpair spin-contended N  the same, two threads sharing one spinlock
  *   lockpair semtry N        ns per sem_trywait+sem_post pair, one thread
+ *   lockpair mtx N           ns per C11 mtx_lock+mtx_unlock pair, one thread
+ *   lockpair signal N        ns per pthread_cond_signal with no thread waiting, one thread
  *   lockpair syscall N       ns per syscall(SYS_getppid) (libc's syscall())
  *
  * Prints one number: nanoseconds per pair (best of 5 rounds, to drop the
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -28,6 +31,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER, outer = PTHREAD_MUTEX_I
 static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_spinlock_t spin;
 static sem_t sem;
+static mtx_t mtx;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static volatile long shared;
 static long iterations;
 static const char *mode;
@@ -66,6 +71,17 @@ static void *loop(void *arg)
 			shared++;
 			sem_post(&sem);
 		}
+	} else if (!strcmp(mode, "mtx")) {
+		for (long i = 0; i < iterations; i++) {
+			mtx_lock(&mtx);
+			shared++;
+			mtx_unlock(&mtx);
+		}
+	} else if (!strcmp(mode, "signal")) {
+		for (long i = 0; i < iterations; i++) {
+			pthread_cond_signal(&cond);
+			shared++;
+		}
 	} else if (!strcmp(mode, "nested")) {
 		pthread_mutex_lock(&outer);
 		for (long i = 0; i < iterations; i++) {
@@ -90,19 +106,20 @@ static void *loop(void *arg)
 int main(int argc, char **argv)
 {
 	static const char *const modes[] = { "uncontended", "contended", "rdlock", "wrlock", "spin",
-					     "spin-contended", "semtry", "syscall", "nested" };
+					     "spin-contended", "semtry", "syscall", "nested", "mtx", "signal" };
 	int known = 0;
 	for (size_t i = 0; argc == 3 && i < sizeof(modes) / sizeof(modes[0]); i++)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|syscall|nested ITERATIONS\n");
+			"semtry|syscall|nested|mtx|signal ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];
 	iterations = atol(argv[2]);
 	pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE);
 	sem_init(&sem, 0, 1);
+	mtx_init(&mtx, mtx_plain);
 	int threads = strstr(argv[1], "contended") && strcmp(argv[1], "uncontended") ? 2 : 1;
 	double best = 1e300;
 	for (int round = 0; round < 5; round++) {

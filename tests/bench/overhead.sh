@@ -38,4 +38,6 @@ run_case wrlock 10000000
 run_case spin 10000000
 run_case spin-contended 2000000
 run_case semtry 10000000
+run_case mtx 10000000
+run_case signal 10000000
 run_case syscall 2000000

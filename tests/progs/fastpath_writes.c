@@ -1,0 +1,246 @@
+/* fastpath_writes.c — run under libconvoy.so (tests/shim/fastpath.c): an
+ * uncontended acquisition writes no memory outside the calling thread's own
+ * lines.
+ *
+ * A worker thread does uncontended pthread_mutex_lock/unlock pairs (and
+ * pthread_spin_lock/unlock pairs, and pthread_cond_signal with nobody
+ * waiting) while hardware watchpoints (perf_event_open, PERF_TYPE_BREAKPOINT,
+ * HW_BREAKPOINT_W, counting writes by the worker only) sit on the lines
+ * other threads read: both lines of the shim's object for the primitive,
+ * the first line of its read-mostly block (cv__real: hold mask, real mutex
+ * functions), and the first two lines of the main thread's state. Four
+ * debug registers per thread, so the words are watched four at a time, one
+ * round of pairs each; one register of every round watches the worker's own
+ * acquisition counter, which must count every pair (the watchpoints work).
+ * The rounds include the 1-in-64 acquisitions whose hold time is sampled.
+ *
+ * White-box: the shim's layout comes from preload/shim.h, its symbols from
+ * its ELF symbol table (libelf), the threads' states from their TLS blocks
+ * (dlinfo RTLD_DI_TLS_DATA). Counts, not timings: the result is the same on
+ * a busy machine.
+ *
+ * Exit 0 and "ok ..." when no watched word was written; 1 and one line per
+ * written word otherwise; 77 when watchpoints or the shim are unavailable.
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <link.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+
+#include "../../preload/shim.h"
+
+#define PAIRS 1000   /* per round: covers the sampled acquisitions (1 in 64) */
+
+enum prim { PRIM_MUTEX, PRIM_SPIN, PRIM_COND, NPRIMS };
+static const char *const prim_names[] = { "mutex lock+unlock", "spin lock+unlock", "cond signal (no waiter)" };
+
+static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_spinlock_t spin;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+
+static const char *shim_path;
+static uintptr_t shim_base;
+static size_t self_tls_off;   /* cv__self within the shim's TLS block */
+static void *shim_handle;
+
+static _Atomic int round_go, round_done, worker_prim = -1;
+static _Atomic pid_t worker_tid;
+static struct cv_thread *_Atomic worker_state;
+
+static int find_shim(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	if (info->dlpi_name && strstr(info->dlpi_name, "libconvoy.so")) {
+		shim_path = info->dlpi_name;
+		shim_base = info->dlpi_addr;
+		return 1;
+	}
+	return 0;
+}
+
+/* st_value of a symbol of the shim's .symtab (hidden symbols included). */
+static bool shim_symbol(const char *name, GElf_Sym *out)
+{
+	int fd = open(shim_path, O_RDONLY);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	bool found = false;
+	for (Elf_Scn *scn = NULL; e && !found && (scn = elf_nextscn(e, scn)) != NULL;) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+			if (gelf_getsym(d, (int)i, &s) && (n = elf_strptr(e, sh.sh_link, s.st_name)) &&
+			    !strcmp(n, name)) {
+				*out = s;
+				found = true;
+				break;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/* The calling thread's cv__self. */
+static struct cv_thread *my_state(void)
+{
+	void *tls = NULL;
+	if (dlinfo(shim_handle, RTLD_DI_TLS_DATA, &tls) != 0 || !tls)
+		return NULL;
+	return *(struct cv_thread **)((char *)tls + self_tls_off);
+}
+
+static void one_pair(enum prim p)
+{
+	switch (p) {
+	case PRIM_MUTEX: pthread_mutex_lock(&mutex); pthread_mutex_unlock(&mutex); break;
+	case PRIM_SPIN:  pthread_spin_lock(&spin); pthread_spin_unlock(&spin); break;
+	case PRIM_COND:  pthread_cond_signal(&cond); break;
+	default: break;
+	}
+}
+
+static void *worker(void *arg)
+{
+	for (int p = 0; p < NPRIMS; p++)   /* first uses: records made, caches filled, owner set */
+		for (int i = 0; i < 100; i++)
+			one_pair(p);
+	atomic_store(&worker_tid, (pid_t)syscall(SYS_gettid));
+	atomic_store(&worker_state, my_state());
+	for (int seen = 0;;) {
+		while (atomic_load(&round_go) == seen)
+			sched_yield();
+		seen = atomic_load(&round_go);
+		int p = atomic_load(&worker_prim);
+		if (p < 0)
+			return NULL;
+		for (int i = 0; i < PAIRS; i++)
+			one_pair(p);
+		atomic_store(&round_done, seen);
+	}
+}
+
+static int watch(pid_t tid, const void *addr)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_BREAKPOINT;
+	a.size = sizeof(a);
+	a.bp_type = HW_BREAKPOINT_W;
+	a.bp_addr = (uintptr_t)addr;
+	a.bp_len = HW_BREAKPOINT_LEN_8;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, 0);
+}
+
+static long long count_of(int fd)
+{
+	long long v = -1;
+	if (read(fd, &v, sizeof(v)) != sizeof(v))
+		v = -1;
+	return v;
+}
+
+struct word { const char *what; const uint64_t *addr; };
+
+int main(void)
+{
+	dl_iterate_phdr(find_shim, NULL);
+	GElf_Sym self_sym, real_sym;
+	if (!shim_path || elf_version(EV_CURRENT) == EV_NONE || !shim_symbol("cv__self", &self_sym) ||
+	    !shim_symbol("cv__real", &real_sym) || !(shim_handle = dlopen(shim_path, RTLD_LAZY | RTLD_NOLOAD))) {
+		printf("skip: not under libconvoy.so, or its symbols are not readable\n");
+		return 77;
+	}
+	self_tls_off = self_sym.st_value;
+	pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE);
+	pthread_mutex_t mine = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_lock(&mine);   /* the main thread is tracked: its state exists */
+	pthread_mutex_unlock(&mine);
+	struct cv_thread *main_state = my_state();
+	pthread_t th;
+	pthread_create(&th, NULL, worker, NULL);
+	while (!atomic_load(&worker_state))
+		sched_yield();
+	struct cv_thread *w = atomic_load(&worker_state);
+	pid_t tid = atomic_load(&worker_tid);
+	if (!main_state || w == main_state || w->inert || main_state->inert) {
+		printf("skip: the threads have no state of their own in the shim\n");
+		return 77;
+	}
+	const uint64_t *real = (const uint64_t *)(shim_base + real_sym.st_value);
+	struct cv_rec *recs[NPRIMS] = { w->mutex_cache_rec, w->spin_cache_rec, w->cond_cache_rec };
+
+	int failed = 0, watched = 0, round = 0;
+	long long control_min = -1;
+	for (int p = 0; p < NPRIMS; p++) {
+		struct word words[40];
+		int n = 0;
+		const uint64_t *obj = (const uint64_t *)recs[p]->obj;
+		for (int i = 0; i < 16; i++)   /* shim.h: the read-mostly line, then the operations line */
+			words[n++] = (struct word){ i < 8 ? "object, read-mostly line" : "object, operations line", obj + i };
+		for (int i = 0; i < 8; i++)
+			words[n++] = (struct word){ "cv__real, first line", real + i };
+		for (int i = 0; i < 16; i++)
+			words[n++] = (struct word){ "the main thread's state", (const uint64_t *)main_state + i };
+		const uint64_t *control = p == PRIM_COND ? &recs[p]->s.signals : &recs[p]->s.acquisitions;
+		for (int at = 0; at < n; at += 3) {
+			int fds[4], k = 0;
+			fds[k++] = watch(tid, control);
+			for (int j = at; j < n && j < at + 3; j++)
+				fds[k++] = watch(tid, words[j].addr);
+			for (int j = 0; j < k; j++)
+				if (fds[j] < 0) {
+					printf("skip: perf_event_open(PERF_TYPE_BREAKPOINT): %s\n", strerror(errno));
+					return 77;
+				}
+			atomic_store(&worker_prim, p);
+			atomic_store(&round_go, ++round);
+			while (atomic_load(&round_done) != round)
+				sched_yield();
+			long long c = count_of(fds[0]);
+			if (control_min < 0 || c < control_min)
+				control_min = c;
+			if (c < PAIRS) {
+				printf("FAIL %s: the watchpoint on the worker's own counter saw %lld writes of %d\n",
+				       prim_names[p], c, PAIRS);
+				failed = 1;
+			}
+			for (int j = 1; j < k; j++) {
+				const struct word *wd = &words[at + j - 1];
+				long long v = count_of(fds[j]);
+				watched++;
+				if (v != 0) {
+					printf("FAIL %s: %lld writes to %s, word %td\n", prim_names[p], v, wd->what,
+					       wd->addr - (const uint64_t *)((uintptr_t)wd->addr & ~(uintptr_t)63));
+					failed = 1;
+				}
+			}
+			for (int j = 0; j < k; j++)
+				close(fds[j]);
+		}
+	}
+	atomic_store(&worker_prim, -1);
+	atomic_store(&round_go, ++round);
+	pthread_join(th, NULL);
+	if (!failed)
+		printf("ok: %d words watched over %d rounds of %d calls, none written; control counted >= %lld\n",
+		       watched, round - 1, PAIRS, control_min);
+	return failed;
+}
