@@ -36,3 +36,23 @@ bench-shim: $(BUILD)/libconvoy.so $(BENCH_DIR)/libconvoy-trylock.so $(BENCH_DIR)
 bench-shim-ab: $(BUILD)/libconvoy.so $(BENCH_DIR)/lockpair
 	@test -n "$(OTHER)" || { echo "usage: make bench-shim-ab OTHER=path/to/libconvoy.so" >&2; exit 2; }
 	@tests/bench/shim_ab.sh $(BUILD) $(OTHER)
+
+# The overhead proof (tests/bench/peers.sh, docs/performance.md): convoy
+# beside valgrind's DRD and Helgrind, the LTTng-UST pthread wrapper (tracing
+# off and on), perf trace and perf lock, on the same workloads, interleaved.
+# The peers are installed here, for this benchmark only (make deps and make
+# test never need them), each attempt bounded in time.
+PEER_PACKAGES := valgrind liblttng-ust1 lttng-tools pigz xz-utils sqlite3
+.PHONY: bench-peers bench-peers-deps
+bench-peers-deps:
+	@missing=$$(for p in $(PEER_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "bench-peers: installing" $$missing; \
+	  timeout 600 apt-get install -y --no-install-recommends $$missing >/dev/null || \
+	  { timeout 300 apt-get update >/dev/null && \
+	    timeout 600 apt-get install -y --no-install-recommends $$missing >/dev/null; } || \
+	  echo "bench-peers: could not install" $$missing "(peers.sh says which tools are missing)"; \
+	fi
+
+bench-peers: bench-peers-deps $(BUILD)/libconvoy.so $(BUILD)/convoy $(BENCH_DIR)/lockpair $(BUILD)/demos/global_queue
+	@tests/bench/peers.sh $(BUILD) $(ROUNDS)

@@ -11,6 +11,8 @@
  *   lockpair semtry N        ns per sem_trywait+sem_post pair, one thread
  *   lockpair mtx N           ns per C11 mtx_lock+mtx_unlock pair, one thread
  *   lockpair signal N        ns per pthread_cond_signal with no thread waiting, one thread
+ *   lockpair pingpong N      ns per hop of a turn passed between two threads through a
+ *                            mutex and a condvar (each hop a wait, a signal and a wake)
  *   lockpair syscall N       ns per syscall(SYS_getppid) (libc's syscall())
  *
  * Prints one number: nanoseconds per pair (best of 5 rounds, to drop the
@@ -33,6 +35,7 @@ static pthread_spinlock_t spin;
 static sem_t sem;
 static mtx_t mtx;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static long turn, next_id;   /* pingpong: whose turn (turn % 2), and the threads' ids */
 static volatile long shared;
 static long iterations;
 static const char *mode;
@@ -82,6 +85,16 @@ static void *loop(void *arg)
 			pthread_cond_signal(&cond);
 			shared++;
 		}
+	} else if (!strcmp(mode, "pingpong")) {
+		pthread_mutex_lock(&lock);
+		long me = next_id++ % 2;
+		for (long i = 0; i < iterations; i++) {
+			while (turn % 2 != me)
+				pthread_cond_wait(&cond, &lock);
+			turn++;
+			pthread_cond_signal(&cond);
+		}
+		pthread_mutex_unlock(&lock);
 	} else if (!strcmp(mode, "nested")) {
 		pthread_mutex_lock(&outer);
 		for (long i = 0; i < iterations; i++) {
@@ -106,13 +119,13 @@ static void *loop(void *arg)
 int main(int argc, char **argv)
 {
 	static const char *const modes[] = { "uncontended", "contended", "rdlock", "wrlock", "spin",
-					     "spin-contended", "semtry", "syscall", "nested", "mtx", "signal" };
+					     "spin-contended", "semtry", "syscall", "nested", "mtx", "signal", "pingpong" };
 	int known = 0;
 	for (size_t i = 0; argc == 3 && i < sizeof(modes) / sizeof(modes[0]); i++)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|syscall|nested|mtx|signal ITERATIONS\n");
+			"semtry|syscall|nested|mtx|signal|pingpong ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];
@@ -120,10 +133,12 @@ int main(int argc, char **argv)
 	pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE);
 	sem_init(&sem, 0, 1);
 	mtx_init(&mtx, mtx_plain);
-	int threads = strstr(argv[1], "contended") && strcmp(argv[1], "uncontended") ? 2 : 1;
+	int threads = (strstr(argv[1], "contended") && strcmp(argv[1], "uncontended")) ||
+		      !strcmp(argv[1], "pingpong") ? 2 : 1;
 	double best = 1e300;
 	for (int round = 0; round < 5; round++) {
 		pthread_t th[2];
+		turn = 0;
 		double t0 = now();
 		for (int i = 0; i < threads; i++)
 			pthread_create(&th[i], NULL, loop, NULL);

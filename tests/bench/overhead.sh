@@ -2,7 +2,7 @@
 # The shim's overhead, measured side by side in one run: native, the shim, and
 # the shim built trylock-first, interleaved round by round so that a noisy
 # neighbour hits all three alike. Prints medians and ratios to native.
-# Usage: tests/bench/overhead.sh BUILD_DIR [ROUNDS]
+# Usage: [LOCKPAIR_N=pairs] tests/bench/overhead.sh BUILD_DIR [ROUNDS]
 set -euo pipefail
 build=${1:-build} rounds=${2:-11}
 pair=$build/bench/lockpair
@@ -13,7 +13,7 @@ export CONVOY_QUIET=1 CONVOY_DIR=$tmp
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 run_case() {   # name iterations
-	local name=$1 n=$2
+	local name=$1 n=${LOCKPAIR_N:-$2}   # LOCKPAIR_N: the same count for every case (quicker runs)
 	: >"$tmp/native" ; : >"$tmp/shim" ; : >"$tmp/trylock"
 	for _ in $(seq "$rounds"); do
 		"$pair" "$name" "$n" >>"$tmp/native"

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# The overhead proof (issue 11, docs/performance.md): the same workloads
+# natively, under convoy, and under the tools that record the same events
+# (valgrind's DRD and Helgrind, the LTTng-UST pthread wrapper with tracing
+# off and on, perf trace and perf lock), interleaved round by round so that
+# a noisy neighbour hits every tool alike. Prints the median of each cell
+# and its ratio to native. Tools that cannot run here say why on one line.
+#
+# Workloads: lockpair's uncontended pair, two-thread contended loop and
+# condvar ping-pong (its own ns per operation), global_queue at 2 and 4
+# workers, pigz -p 2, xz -T2, sort --parallel=2 and sqlite3 building an
+# index with PRAGMA threads=2 (wall seconds). Then global_queue's observer
+# effect: the failed trylocks it counts itself natively against what
+# convoy counts under the shim.
+#
+# Usage: tests/bench/peers.sh BUILD_DIR [ROUNDS]
+set -uo pipefail
+build=${1:?build dir} rounds=${2:-3}
+shim=$(realpath "$build/libconvoy.so")
+pair=$(realpath "$build/bench/lockpair") gq=$(realpath "$build/demos/global_queue")
+convoy=$(realpath "$build/convoy")
+tmp=$(mktemp -d)
+session=convoy-peers-$$
+cleanup() {
+	command -v lttng >/dev/null && lttng destroy "$session" >/dev/null 2>&1
+	[ -n "${sessiond_pid:-}" ] && kill "$sessiond_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+median() { sort -g | awk '{v[NR]=$1} END {if (NR) print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+# ---- the tools -------------------------------------------------------------
+tools=(native convoy)
+declare -A why_not
+command -v valgrind >/dev/null && tools+=(drd helgrind) || why_not[valgrind]="valgrind is not installed"
+wrapper=$(ls /usr/lib/*/liblttng-ust-pthread-wrapper.so.1 2>/dev/null | head -1)
+if [ -z "$wrapper" ]; then
+	why_not[lttng]="liblttng-ust1 (liblttng-ust-pthread-wrapper.so.1) is not installed"
+else
+	tools+=(lttng-off)
+	if ! command -v lttng >/dev/null; then
+		why_not[lttng-on]="lttng-tools is not installed"
+	else
+		export LTTNG_HOME=$tmp/lttng-home; mkdir -p "$LTTNG_HOME"
+		lttng-sessiond --no-kernel >"$tmp/sessiond.log" 2>&1 & sessiond_pid=$!
+		sleep 1
+		if lttng create "$session" --output="$tmp/trace" >"$tmp/lttng.log" 2>&1 &&
+		   lttng enable-event -u 'lttng_ust_pthread:*' -s "$session" >>"$tmp/lttng.log" 2>&1 &&
+		   lttng start "$session" >>"$tmp/lttng.log" 2>&1; then
+			tools+=(lttng-on)
+		else
+			why_not[lttng-on]="lttng session: $(tail -1 "$tmp/lttng.log")"
+		fi
+	fi
+fi
+if perf trace -q -o /dev/null -- true >/dev/null 2>"$tmp/perf.err"; then tools+=(perf-trace)
+else why_not[perf-trace]="perf trace: $(head -1 "$tmp/perf.err")"; fi
+if perf lock record -o "$tmp/lock.data" -- true >/dev/null 2>"$tmp/perf.err"; then tools+=(perf-lock)
+else why_not[perf-lock]="perf lock record: $(grep -m1 -v '^$' "$tmp/perf.err")"; fi
+
+# run TOOL CMD...: runs CMD under TOOL, stdout to $tmp/out
+run() {
+	local tool=$1; shift
+	case $tool in
+	native)     "$@" ;;
+	convoy)     LD_PRELOAD=$shim CONVOY_QUIET=1 CONVOY_DIR=$tmp/profiles "$@" ;;
+	drd)        valgrind --tool=drd -q --log-file="$tmp/vg.log" "$@" ;;
+	helgrind)   valgrind --tool=helgrind -q --log-file="$tmp/vg.log" "$@" ;;
+	lttng-off)  LD_PRELOAD=$wrapper LTTNG_UST_REGISTER_TIMEOUT=0 LTTNG_HOME=$tmp/no-session "$@" ;;
+	lttng-on)   LD_PRELOAD=$wrapper "$@" ;;
+	perf-trace) perf trace -q -o "$tmp/trace.txt" -- "$@" ;;
+	perf-lock)  perf lock record -q -o "$tmp/lock.data" -- "$@" ;;
+	esac >"$tmp/out" 2>>"$tmp/err"
+}
+
+# ---- the workloads ---------------------------------------------------------
+head -c 4500000 /dev/urandom | base64 >"$tmp/data"                   # 6 MB of text
+awk 'BEGIN{srand(1); for (i = 0; i < 200000; i++) printf "%08d %s\n", int(rand()*1e8), i}' >"$tmp/lines"
+sqlite3 "$tmp/base.db" "CREATE TABLE t(a, b); WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c
+	WHERE x < 100000) INSERT INTO t SELECT abs(random()) % 1000000, x FROM c;"
+mkdir -p "$tmp/profiles"
+
+names=(pair contended pingpong gq2 gq4 pigz xz sort sqlite3)
+units=(ns/pair ns/pair ns/hop s s s s s s)
+workload() {   # name -> the command
+	case $1 in
+	pair)      echo "$pair uncontended 200000" ;;
+	contended) echo "$pair contended 100000" ;;
+	pingpong)  echo "$pair pingpong 5000" ;;
+	gq2)       echo "$gq --workers 2 --tasks 300000 --weight 0" ;;
+	gq4)       echo "$gq --workers 4 --tasks 300000 --weight 0" ;;
+	pigz)      echo "pigz -p 2 -c $tmp/data" ;;
+	xz)        echo "xz -T2 -1 -c $tmp/data" ;;
+	sort)      echo "sort --parallel=2 -S 64M $tmp/lines" ;;
+	sqlite3)   echo "sh -c 'cp $tmp/base.db $tmp/db && exec sqlite3 $tmp/db \"PRAGMA threads=2; CREATE INDEX i ON t(a);\"'" ;;
+	esac
+}
+have() { [ "$1" != pigz ] || command -v pigz >/dev/null; }
+
+for _ in $(seq "$rounds"); do
+	for i in "${!names[@]}"; do
+		w=${names[$i]}
+		have "$w" || continue
+		for tool in "${tools[@]}"; do
+			start=$(date +%s%N)
+			eval "run $tool $(workload "$w")"
+			rc=$?
+			end=$(date +%s%N)
+			if [ $rc -ne 0 ]; then echo fail >>"$tmp/$w.$tool"; continue; fi
+			if [ "${units[$i]}" = s ]; then
+				awk -v a="$start" -v b="$end" 'BEGIN{printf "%.3f\n", (b-a)/1e9}' >>"$tmp/$w.$tool"
+			else
+				head -1 "$tmp/out" >>"$tmp/$w.$tool"
+			fi
+		done
+	done
+done
+
+echo "median of $rounds interleaved rounds; ratio to native in brackets"
+printf '%-10s %-7s' workload unit; for tool in "${tools[@]}"; do printf ' %18s' "$tool"; done; echo
+for i in "${!names[@]}"; do
+	w=${names[$i]}
+	if ! have "$w"; then echo "$w: not installed"; continue; fi
+	base=$(grep -v fail "$tmp/$w.native" | median)
+	printf '%-10s %-7s' "$w" "${units[$i]}"
+	for tool in "${tools[@]}"; do
+		if grep -q fail "$tmp/$w.$tool"; then printf ' %18s' failed; continue; fi
+		v=$(median <"$tmp/$w.$tool")
+		printf ' %18s' "$(awk -v v="$v" -v b="$base" 'BEGIN{printf "%s (%.2fx)", v, v/b}')"
+	done
+	echo
+done
+for k in "${!why_not[@]}"; do echo "not run: ${why_not[$k]}"; done
+
+# ---- global_queue: what convoy counts against what the demo counts ---------
+echo
+echo "global_queue --weight 0: failed trylocks the demo counts natively, and under convoy the"
+echo "demo's own count, convoy's trylock failures and contended acquisitions of the queue lock"
+for workers in 2 4; do
+	for _ in $(seq "$rounds"); do
+		"$gq" --workers "$workers" --tasks 300000 --weight 0 | sed 's/.*lock-waits=\([0-9]*\).*/\1/' >>"$tmp/gqn.$workers"
+		rm -rf "$tmp/gqp"; mkdir -p "$tmp/gqp"
+		LD_PRELOAD=$shim CONVOY_QUIET=1 CONVOY_DIR=$tmp/gqp "$gq" --workers "$workers" --tasks 300000 --weight 0 |
+			sed 's/.*lock-waits=\([0-9]*\).*/\1/' >>"$tmp/gqd.$workers"
+		"$convoy" report --json "$tmp"/gqp/*.convoy 2>/dev/null | python3 -c '
+import json, sys
+locks = json.load(sys.stdin).get("locks", [])
+top = max(locks, key=lambda l: l.get("trylock_failures", 0), default={})
+print(top.get("trylock_failures", 0), top.get("contended", 0))' >>"$tmp/gqc.$workers"
+	done
+	printf '%d workers: native %s; under convoy: demo %s, convoy trylock failures %s, contended %s (medians)\n' \
+		"$workers" "$(median <"$tmp/gqn.$workers")" "$(median <"$tmp/gqd.$workers")" \
+		"$(cut -d' ' -f1 "$tmp/gqc.$workers" | median)" "$(cut -d' ' -f2 "$tmp/gqc.$workers" | median)"
+done
