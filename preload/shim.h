@@ -217,14 +217,15 @@ struct cv_thread {
 	 * object is retired), so a hit is tested without a branch. */
 	const void     *mutex_cache_addr;
 	struct cv_rec  *mutex_cache_rec;
-	/* The one mutex whose hold time is being sampled, if any. */
+	const void     *cond_cache_addr;
+	struct cv_rec  *cond_cache_rec;
+	/* The one mutex whose hold time is being sampled, if any (the unlock
+	 * reads hold_addr; the other two only a sampled hold uses). */
 	const void     *hold_addr;
+	/* Line 1: the held set's first slots. */
+	struct cv_held  held[CV_HELD_MAX] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_rec  *hold_rec;
 	uint64_t        hold_start;
-	const void     *cond_cache_addr;
-	/* Line 1 onwards. */
-	struct cv_held  held[CV_HELD_MAX];
-	struct cv_rec  *cond_cache_rec;
 	struct cv_slot *table;
 	uint32_t        table_mask, table_used;
 	uint32_t        index;
@@ -281,6 +282,8 @@ struct cv_thread {
 	int             created;       /* thread.c: CV_CREATE_*, who may recycle it */
 	struct cv_thread *pool_next;   /* thread.c: recycled states, still on the all_next list */
 } __attribute__((aligned(CV_CACHELINE)));
+_Static_assert(offsetof(struct cv_thread, hold_addr) < CV_CACHELINE && offsetof(struct cv_thread, held) == CV_CACHELINE,
+	       "cv_thread: the fast paths' fields in line 0, the held set from line 1");
 
 /* The calling thread's state, never NULL: &cv__inert means "take the slow
  * path" (the shim is not initialised yet or is disabled, this thread has no

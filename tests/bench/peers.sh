@@ -13,7 +13,7 @@
 # effect: the failed trylocks it counts itself natively against what
 # convoy counts under the shim.
 #
-# Usage: tests/bench/peers.sh BUILD_DIR [ROUNDS]
+# Usage: [PEER_TIMEOUT=s] [PEER_WORKLOADS="pair xz ..."] tests/bench/peers.sh BUILD_DIR [ROUNDS]
 set -uo pipefail
 build=${1:?build dir} rounds=${2:-3}
 shim=$(realpath "$build/libconvoy.so")
@@ -42,7 +42,6 @@ else
 	if ! command -v lttng >/dev/null; then
 		why_not[lttng-on]="lttng-tools is not installed"
 	else
-		export LTTNG_HOME=$tmp/lttng-home; mkdir -p "$LTTNG_HOME"
 		lttng-sessiond --no-kernel >"$tmp/sessiond.log" 2>&1 & sessiond_pid=$!
 		sleep 1
 		if lttng create "$session" --output="$tmp/trace" >"$tmp/lttng.log" 2>&1 &&
@@ -54,31 +53,35 @@ else
 		fi
 	fi
 fi
-if perf trace -q -o /dev/null -- true >/dev/null 2>"$tmp/perf.err"; then tools+=(perf-trace)
+if perf trace -o /dev/null -- true >/dev/null 2>"$tmp/perf.err"; then tools+=(perf-trace)
 else why_not[perf-trace]="perf trace: $(head -1 "$tmp/perf.err")"; fi
 if perf lock record -o "$tmp/lock.data" -- true >/dev/null 2>"$tmp/perf.err"; then tools+=(perf-lock)
 else why_not[perf-lock]="perf lock record: $(grep -m1 -v '^$' "$tmp/perf.err")"; fi
 
-# run TOOL CMD...: runs CMD under TOOL, stdout to $tmp/out
+# run TOOL CMD...: runs CMD under TOOL, stdout to $tmp/out; each run is
+# stopped after PEER_TIMEOUT seconds (default 300) and shown as "timeout"
 run() {
 	local tool=$1; shift
+	local limit=(timeout "${PEER_TIMEOUT:-300}")
 	case $tool in
-	native)     "$@" ;;
-	convoy)     LD_PRELOAD=$shim CONVOY_QUIET=1 CONVOY_DIR=$tmp/profiles "$@" ;;
-	drd)        valgrind --tool=drd -q --log-file="$tmp/vg.log" "$@" ;;
-	helgrind)   valgrind --tool=helgrind -q --log-file="$tmp/vg.log" "$@" ;;
-	lttng-off)  LD_PRELOAD=$wrapper LTTNG_UST_REGISTER_TIMEOUT=0 LTTNG_HOME=$tmp/no-session "$@" ;;
-	lttng-on)   LD_PRELOAD=$wrapper "$@" ;;
-	perf-trace) perf trace -q -o "$tmp/trace.txt" -- "$@" ;;
-	perf-lock)  perf lock record -q -o "$tmp/lock.data" -- "$@" ;;
+	native)     "${limit[@]}" "$@" ;;
+	convoy)     "${limit[@]}" env LD_PRELOAD="$shim" CONVOY_QUIET=1 CONVOY_DIR="$tmp/profiles" "$@" ;;
+	drd)        "${limit[@]}" valgrind --tool=drd -q --log-file="$tmp/vg.log" "$@" ;;
+	helgrind)   "${limit[@]}" valgrind --tool=helgrind -q --log-file="$tmp/vg.log" "$@" ;;
+	# registered with the session daemon, the session stopped / started
+	lttng-off)  "${limit[@]}" env LD_PRELOAD="$wrapper" "$@" ;;
+	lttng-on)   "${limit[@]}" env LD_PRELOAD="$wrapper" "$@" ;;
+	perf-trace) "${limit[@]}" perf trace -o "$tmp/trace.txt" -- "$@" ;;
+	perf-lock)  "${limit[@]}" perf lock record -q -o "$tmp/lock.data" -- "$@" ;;
 	esac >"$tmp/out" 2>>"$tmp/err"
 }
 
 # ---- the workloads ---------------------------------------------------------
 head -c 4500000 /dev/urandom | base64 >"$tmp/data"                   # 6 MB of text
-awk 'BEGIN{srand(1); for (i = 0; i < 200000; i++) printf "%08d %s\n", int(rand()*1e8), i}' >"$tmp/lines"
+head -c 2097152 "$tmp/data" >"$tmp/data.xz-in"
+awk 'BEGIN{srand(1); for (i = 0; i < 2000000; i++) printf "%08d %s\n", int(rand()*1e8), i}' >"$tmp/lines"
 sqlite3 "$tmp/base.db" "CREATE TABLE t(a, b); WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c
-	WHERE x < 100000) INSERT INTO t SELECT abs(random()) % 1000000, x FROM c;"
+	WHERE x < 1000000) INSERT INTO t SELECT abs(random()) % 1000000, x FROM c;"
 mkdir -p "$tmp/profiles"
 
 names=(pair contended pingpong gq2 gq4 pigz xz sort sqlite3)
@@ -91,22 +94,31 @@ workload() {   # name -> the command
 	gq2)       echo "$gq --workers 2 --tasks 300000 --weight 0" ;;
 	gq4)       echo "$gq --workers 4 --tasks 300000 --weight 0" ;;
 	pigz)      echo "pigz -p 2 -c $tmp/data" ;;
-	xz)        echo "xz -T2 -1 -c $tmp/data" ;;
+	xz)        echo "xz -T2 -0 --block-size=512KiB -c $tmp/data.xz-in" ;;   # 4 blocks, 2 threads
 	sort)      echo "sort --parallel=2 -S 64M $tmp/lines" ;;
 	sqlite3)   echo "sh -c 'cp $tmp/base.db $tmp/db && exec sqlite3 $tmp/db \"PRAGMA threads=2; CREATE INDEX i ON t(a);\"'" ;;
 	esac
 }
-have() { [ "$1" != pigz ] || command -v pigz >/dev/null; }
+# PEER_WORKLOADS="pair sort ...": only those
+have() {
+	[ -z "${PEER_WORKLOADS:-}" ] || [[ " $PEER_WORKLOADS " == *" $1 "* ]] || return 1
+	[ "$1" != pigz ] || command -v pigz >/dev/null
+}
 
 for _ in $(seq "$rounds"); do
 	for i in "${!names[@]}"; do
 		w=${names[$i]}
 		have "$w" || continue
 		for tool in "${tools[@]}"; do
+			case $tool in   # outside the timing
+			lttng-off) lttng stop "$session" >/dev/null 2>&1 ;;
+			lttng-on)  lttng start "$session" >/dev/null 2>&1 ;;
+			esac
 			start=$(date +%s%N)
 			eval "run $tool $(workload "$w")"
 			rc=$?
 			end=$(date +%s%N)
+			if [ $rc -eq 124 ]; then echo timeout >>"$tmp/$w.$tool"; continue; fi
 			if [ $rc -ne 0 ]; then echo fail >>"$tmp/$w.$tool"; continue; fi
 			if [ "${units[$i]}" = s ]; then
 				awk -v a="$start" -v b="$end" 'BEGIN{printf "%.3f\n", (b-a)/1e9}' >>"$tmp/$w.$tool"
@@ -121,10 +133,11 @@ echo "median of $rounds interleaved rounds; ratio to native in brackets"
 printf '%-10s %-7s' workload unit; for tool in "${tools[@]}"; do printf ' %18s' "$tool"; done; echo
 for i in "${!names[@]}"; do
 	w=${names[$i]}
-	if ! have "$w"; then echo "$w: not installed"; continue; fi
+	have "$w" || continue
 	base=$(grep -v fail "$tmp/$w.native" | median)
 	printf '%-10s %-7s' "$w" "${units[$i]}"
 	for tool in "${tools[@]}"; do
+		if grep -q timeout "$tmp/$w.$tool"; then printf ' %18s' ">${PEER_TIMEOUT:-300}s"; continue; fi
 		if grep -q fail "$tmp/$w.$tool"; then printf ' %18s' failed; continue; fi
 		v=$(median <"$tmp/$w.$tool")
 		printf ' %18s' "$(awk -v v="$v" -v b="$base" 'BEGIN{printf "%s (%.2fx)", v, v/b}')"
@@ -139,9 +152,9 @@ echo "global_queue --weight 0: failed trylocks the demo counts natively, and und
 echo "demo's own count, convoy's trylock failures and contended acquisitions of the queue lock"
 for workers in 2 4; do
 	for _ in $(seq "$rounds"); do
-		"$gq" --workers "$workers" --tasks 300000 --weight 0 | sed 's/.*lock-waits=\([0-9]*\).*/\1/' >>"$tmp/gqn.$workers"
+		"$gq" --workers "$workers" --tasks 2000000 --weight 0 | sed 's/.*lock-waits=\([0-9]*\).*/\1/' >>"$tmp/gqn.$workers"
 		rm -rf "$tmp/gqp"; mkdir -p "$tmp/gqp"
-		LD_PRELOAD=$shim CONVOY_QUIET=1 CONVOY_DIR=$tmp/gqp "$gq" --workers "$workers" --tasks 300000 --weight 0 |
+		LD_PRELOAD=$shim CONVOY_QUIET=1 CONVOY_DIR=$tmp/gqp "$gq" --workers "$workers" --tasks 2000000 --weight 0 |
 			sed 's/.*lock-waits=\([0-9]*\).*/\1/' >>"$tmp/gqd.$workers"
 		"$convoy" report --json "$tmp"/gqp/*.convoy 2>/dev/null | python3 -c '
 import json, sys
