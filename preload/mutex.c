@@ -19,7 +19,6 @@
 
 #include "shim.h"
 
-
 /* The seeds' shape (trylock, then the timed real lock on EBUSY), built only
  * into the benchmark's second library (tests/bench/bench.mk) so that the
  * choice above stays measured. */
@@ -184,13 +183,13 @@ static CV_COLD int lock_slow(struct cv_thread *t, pthread_mutex_t *m, const void
 
 /* The uncontended lock: one test, the real lock, then the bookkeeping.
  * Each term of `slow` is zero exactly when this acquisition needs nothing
- * but that bookkeeping: a tracked thread (cv__inert has inert = 1) holding no lock (with
- * one held, lock order has work to do: cv__lock_attempt), whose cached
- * record is this mutex's (an empty cache holds an address no mutex has
- * and a retired object), a live object this thread owned last (else a
- * hand-off to count), a free lock word of a kind whose real lock then
- * simply succeeds, and not the 1-in-CONVOY_HOLD_SAMPLE acquisition whose
- * hold is timed. So the real lock is known to return 0 (a thread that
+ * but that bookkeeping: a tracked thread (cv__inert has inert = 1) holding
+ * no lock (with one held, lock order has work to do: cv__lock_attempt),
+ * whose cached record is this mutex's (an empty cache holds an address no
+ * mutex has and a retired object), a live object this thread owned last
+ * (else a hand-off to count), a free lock word of a kind whose real lock
+ * then simply succeeds, and not the 1-in-CONVOY_HOLD_SAMPLE acquisition
+ * whose hold is timed. So the real lock is known to return 0 (a thread that
  * takes the lock between the peek and the real lock's compare-and-swap
  * makes it wait, uncounted: mutex.c's one blind spot), and the bookkeeping
  * needs no test of its result: the record's acquisition count and the held
