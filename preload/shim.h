@@ -165,7 +165,7 @@ struct cv_rec {
 
 struct cv_slot { const void *addr; struct cv_rec *rec; };
 
-/* lockorder.c: one lock a thread holds (mutex or rwlock). */
+/* lockorder.c: one lock a thread holds (mutex, rwlock or spinlock). */
 #define CV_HELD_MAX 16
 struct cv_held {
 	const void    *addr;
@@ -366,8 +366,8 @@ static inline void cv__guard_leave(struct cv_thread *saved)
 }
 
 /* ---- lockorder.c: held locks, lock-order edges, blocked waits -------------- *
- * (docs/profile-format.md, "Lock order"). Around every mutex and rwlock
- * acquisition: cv__lock_attempt before a call that may block (it does
+ * (docs/profile-format.md, "Lock order"). Around every mutex, rwlock and
+ * spinlock acquisition: cv__lock_attempt before a call that may block (it does
  * nothing unless the thread already holds a lock), cv__held_push after any
  * success, cv__held_pop before the unlock. */
 

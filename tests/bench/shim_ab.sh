@@ -35,3 +35,4 @@ run_case uncontended 20000000
 run_case nested 10000000
 run_case rdlock 10000000
 run_case wrlock 10000000
+run_case spin 10000000
