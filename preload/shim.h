@@ -284,18 +284,28 @@ void cv__thread_finish(struct cv_thread *t);           /* end time, CPU, switche
 void cv__threads_after_fork(struct cv_thread *self);
 
 /* Reentrancy guard: while the shim runs code that may call back into wrapped
- * functions (allocation, /proc, output), the thread looks untracked. */
+ * functions (allocation, /proc, output), the thread looks untracked.
+ *
+ * That code may also reach cancellation points (open, read, write: libunwind,
+ * /proc, the profile): the outermost guard disables cancellation, so a
+ * pending pthread_cancel is acted on where the program would act on it, never
+ * inside the shim's bookkeeping. Restoring the state is itself the point
+ * where an asynchronous cancellation that arrived meanwhile takes effect, as
+ * it would have without the shim. */
+extern __thread int cv__guard_cancel_state;
 static inline struct cv_thread *cv__guard_enter(void)
 {
 	struct cv_thread *saved = cv__self;
 	cv__self = NULL;
-	cv__busy++;
+	if (cv__busy++ == 0)
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cv__guard_cancel_state);
 	return saved;
 }
 static inline void cv__guard_leave(struct cv_thread *saved)
 {
-	cv__busy--;
 	cv__self = saved;
+	if (--cv__busy == 0 && cv__guard_cancel_state == PTHREAD_CANCEL_ENABLE)
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 }
 
 /* ---- clock.c ---------------------------------------------------------------- */
