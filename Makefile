@@ -4,6 +4,7 @@
 #   make test       build and run every test; ends with "N passed, N failed"
 #   make demo       build, run a demo under convoy and print the report
 #   make bench      overhead and seed benchmarks (timings live here, never in tests)
+#   make test-nptl  glibc's own NPTL tests with and without the shim (slow tier, < 14 min)
 #   make deps       install the Debian packages the build and tests need
 #   make install    PREFIX=/usr/local DESTDIR=
 
@@ -48,7 +49,7 @@ ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(BUILD)/obj/%.o)
 # its own process. Components add theirs to TESTS.
 TESTS :=
 
-.PHONY: all deps check-deps test demo bench install clean
+.PHONY: all deps check-deps test test-nptl demo bench install clean
 all: $(BUILD)/libconvoy.so $(BUILD)/convoy demos
 
 # --- dependencies -----------------------------------------------------------
@@ -93,10 +94,21 @@ include tests/primitives/primitives.mk
 include tests/stacks/stacks.mk
 include tests/scale/scale.mk
 include tests/bench/bench.mk
+include tests/conformance/conformance.mk
 
 # --- test, demo, bench ------------------------------------------------------
 test: all $(TESTS)
 	@tests/run $(TESTS)
+
+# glibc's NPTL tests are built from Debian's glibc-source (tests/nptl/run),
+# which only this tier needs. Bounded: the tier takes about N minutes on two
+# CPUs; the timeout stops a hang from holding CI.
+NPTL_DEB_PACKAGES := glibc-source
+NPTL_DEP_FILES    := /usr/src/glibc/glibc-*.tar.*
+test-nptl: $(BUILD)/libconvoy.so
+	@if [ -z "$(wildcard $(NPTL_DEP_FILES))" ]; then \
+	  $(MAKE) --no-print-directory deps DEB_PACKAGES="$(NPTL_DEB_PACKAGES)"; fi
+	@BUILD=$(BUILD) timeout -k 10 840 nice tests/nptl/run -j2
 
 # The showcase: seed 000's global queue and the same work with per-worker
 # deques and stealing, each swept over 1, 2 and 4 workers by convoy scale,
