@@ -128,7 +128,7 @@ static void fork_child(void)
 	cv__process.forked = 1;
 	cv__perf_after_fork();
 	cv__output_after_fork();
-	cv__busy--;                       /* what fork_prepare's guard raised */
+	cv__guard_leave(NULL);            /* fork_prepare's guard (its cancel state too) */
 	cv__threads_after_fork(forking_thread);
 }
 
