@@ -21,13 +21,16 @@ CXX      ?= g++
 # Debian packages the build, the tests and the benchmarks need, and one header
 # (or program) per package that proves it is installed.
 DEB_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev \
-                libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc \
-                clang libclang-rt-14-dev
+                libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc time libiberty-dev \
+                clang libclang-rt-14-dev \
+                wrk python3
 DEP_FILES    := /usr/include/*/libunwind.h /usr/include/elfutils/libdwfl.h \
                 /usr/include/gelf.h /usr/include/json-c/json.h \
                 /usr/include/criterion/criterion.h /usr/include/zlib.h /usr/bin/pkg-config \
-                /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc /usr/bin/clang \
-                /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a
+                /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc /usr/bin/time \
+                /usr/include/libiberty/demangle.h /usr/bin/clang \
+                /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
+                /usr/bin/wrk /usr/bin/python3
 
 WARN     := -Wall -Wextra -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
@@ -43,8 +46,8 @@ SHIM_LIBS    := -ldl -lpthread -lz
 # make test-asan sets SANITIZE for the analyzer and the test binaries only:
 # the shim and the programs it is preloaded into stay as they ship.
 SANITIZE ?=
-ANALYZER_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) $(SANITIZE) -DCONVOY_LIBDIR='"$(PREFIX)/lib/convoy"'
-ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm -lstdc++
+ANALYZER_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) $(SANITIZE) -I/usr/include/libiberty -DCONVOY_LIBDIR='"$(PREFIX)/lib/convoy"'
+ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm -lstdc++ -liberty
 
 TEST_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) $(SANITIZE) -pthread
 TEST_LIBS   := -lcriterion -pthread
@@ -100,6 +103,7 @@ $(BUILD)/convoy: $(ANALYZER_OBJS)
 # --- components -------------------------------------------------------------
 include demo-workloads/workpool.mk
 include demo-workloads/demos.mk
+include demo-workloads/fileserver/fileserver.mk
 include tests/tests.mk
 include tests/primitives/primitives.mk
 include tests/stacks/stacks.mk
@@ -107,6 +111,7 @@ include tests/scale/scale.mk
 include tests/fuzz/fuzz.mk
 include tests/bench/bench.mk
 include tests/conformance/conformance.mk
+include tests/data/data.mk
 
 # --- test, demo, bench ------------------------------------------------------
 test: all $(TESTS)
@@ -154,7 +159,7 @@ demo: all
 	@echo "== Side by side"
 	@$(BUILD)/convoy diff $(DEMO_DIR)/global_queue $(DEMO_DIR)/work_stealing
 
-bench: all bench-shim bench-whatif bench-demos
+bench: all bench-shim bench-whatif bench-demos bench-report
 
 # --- install ----------------------------------------------------------------
 install: $(BUILD)/libconvoy.so $(BUILD)/convoy

@@ -4,7 +4,6 @@
  * replacing it). While the command runs, ^C and ^\ go to it, as with
  * system(), and convoy reports what the command wrote.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -217,28 +216,6 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, stru
 		return -1;
 	}
 	return 0;
-}
-
-char *launch__find_profile(const char *dir, pid_t pid)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return NULL;
-	char suffix[64], *found = NULL;
-	snprintf(suffix, sizeof(suffix), "-%d.%s", (int)pid, CV_PROFILE_EXT);
-	size_t sl = strlen(suffix);
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		size_t n = strlen(e->d_name);
-		if (n > sl && strncmp(e->d_name, "convoy-", 7) == 0 && strcmp(e->d_name + n - sl, suffix) == 0) {
-			size_t len = strlen(dir) + n + 2;
-			found = xcalloc(1, len);
-			snprintf(found, len, "%s/%s", dir, e->d_name);
-			break;
-		}
-	}
-	closedir(d);
-	return found;
 }
 
 int launch__exit_code(int status)

@@ -16,7 +16,13 @@ $(BENCH_DIR)/lockpair: tests/bench/lockpair.c | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -pthread $< -o $@
 
-.PHONY: bench-shim bench-whatif
+.PHONY: bench-shim bench-whatif bench-report
+# What `convoy report` costs on 10,000 locks and on 100,000 objects with
+# 10,000 threads (docs/performance.md); OTHER=path/to/convoy runs an older
+# build beside it.
+bench-report: $(BUILD)/convoy $(BUILD)/libconvoy.so $(BUILD)/tests/data/progs/many_locks
+	@tests/bench/report_cost.sh $(BUILD) $(OTHER)
+
 # convoy's what-if prediction against the measured fix (docs/findings.md).
 bench-whatif: $(BUILD)/convoy $(BUILD)/libconvoy.so $(BUILD)/demos/global_queue $(BUILD)/demos/work_stealing
 	@tests/bench/whatif.sh $(BUILD)
