@@ -12,10 +12,11 @@
  *
  * The list of cases is generated from CV_REAL_FUNCS (preload/shim.h), the
  * table the shim resolves its real functions from: adding a function to the
- * table without writing case_NAME here fails the build. The C11 names the
- * shim interposes beside that table are in C11_FUNCS below, and
- * test_conformance checks that every name preload/exports.map exports has a
- * case. `cases --list` prints the names.
+ * table without writing case_NAME here fails the build. The names the shim
+ * exports beside that table (the C11 ones, and the exec, exit and signal
+ * variants) are in C11_FUNCS and OTHER_FUNCS below, and test_conformance
+ * checks that every name preload/exports.map exports has a case.
+ * `cases --list` prints the names.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,8 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <spawn.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1256,6 +1259,290 @@ static void case_syscall(void)
 	printf("pi word: %d\n", pi);
 }
 
+/* ---- exec, spawn, _exit ------------------------------------------------------ */
+
+extern char **environ;
+
+/* The program every successful exec runs: its arguments and one variable,
+ * printed by the new image, then its exit status printed by the parent. */
+static char *const sh_argv[] = { "sh", "-c", "echo \"new image: $0 $1, CV_CONF=$CV_CONF\"; exit 5", "zero", "one", NULL };
+static char *const sh_envp[] = { "CV_CONF=given", "PATH=/usr/bin:/bin", NULL };
+
+static void do_execve(void *arg)
+{
+	execve("/bin/sh", sh_argv, sh_envp);
+	_exit(99);
+}
+
+static void case_execve(void)
+{
+	CALLN("no such file", execve("/nonexistent/x", sh_argv, sh_envp));
+	CALLN("not executable", execve("/etc/passwd", sh_argv, sh_envp));
+	CALLN("a directory", execve("/", sh_argv, sh_envp));
+	in_child("execve /bin/sh", do_execve, NULL);
+}
+
+static void do_execv(void *arg)
+{
+	setenv("CV_CONF", "inherited", 1);
+	execv("/bin/sh", sh_argv);
+	_exit(99);
+}
+
+static void case_execv(void)
+{
+	CALLN("no such file", execv("/nonexistent/x", sh_argv));
+	in_child("execv /bin/sh", do_execv, NULL);
+}
+
+static void do_execvpe(void *arg)
+{
+	execvpe("sh", sh_argv, sh_envp);
+	_exit(99);
+}
+
+static void case_execvpe(void)
+{
+	CALLN("not on PATH", execvpe("no-such-program-cv", sh_argv, sh_envp));
+	CALLN("empty name", execvpe("", sh_argv, sh_envp));
+	in_child("execvpe sh", do_execvpe, NULL);
+}
+
+static void do_execvp(void *arg)
+{
+	setenv("CV_CONF", "inherited", 1);
+	execvp("sh", sh_argv);
+	_exit(99);
+}
+
+static void case_execvp(void)
+{
+	CALLN("not on PATH", execvp("no-such-program-cv", sh_argv));
+	in_child("execvp sh", do_execvp, NULL);
+}
+
+static void do_execl(void *arg)
+{
+	setenv("CV_CONF", "inherited", 1);
+	execl("/bin/sh", "sh", "-c", sh_argv[2], "zero", "one", (char *)NULL);
+	_exit(99);
+}
+
+static void case_execl(void)
+{
+	CALLN("no such file", execl("/nonexistent/x", "x", (char *)NULL));
+	in_child("execl /bin/sh", do_execl, NULL);
+}
+
+static void do_execle(void *arg)
+{
+	execle("/bin/sh", "sh", "-c", sh_argv[2], "zero", "one", (char *)NULL, sh_envp);
+	_exit(99);
+}
+
+static void case_execle(void)
+{
+	CALLN("no such file", execle("/nonexistent/x", "x", (char *)NULL, sh_envp));
+	in_child("execle /bin/sh", do_execle, NULL);
+}
+
+static void do_execlp(void *arg)
+{
+	setenv("CV_CONF", "inherited", 1);
+	execlp("sh", "sh", "-c", sh_argv[2], "zero", "one", (char *)NULL);
+	_exit(99);
+}
+
+static void case_execlp(void)
+{
+	CALLN("not on PATH", execlp("no-such-program-cv", "x", (char *)NULL));
+	in_child("execlp sh", do_execlp, NULL);
+}
+
+static void do_fexecve(void *arg)
+{
+	int fd = open("/bin/sh", O_RDONLY | O_CLOEXEC);
+	fexecve(fd, sh_argv, sh_envp);
+	_exit(99);
+}
+
+static void case_fexecve(void)
+{
+	CALLN("bad fd", fexecve(-1, sh_argv, sh_envp));
+	int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+	CALLN("not executable", fexecve(fd, sh_argv, sh_envp));
+	close(fd);
+	in_child("fexecve /bin/sh", do_fexecve, NULL);
+}
+
+static void do_execveat(void *arg)
+{
+	int dir = open("/bin", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	execveat(dir, "sh", sh_argv, sh_envp, 0);
+	_exit(99);
+}
+
+static void case_execveat(void)
+{
+	CALLN("bad dirfd", execveat(-1, "sh", sh_argv, sh_envp, 0));
+	CALLN("bad flags", execveat(AT_FDCWD, "/bin/sh", sh_argv, sh_envp, 0x40000000));
+	CALLN("empty path without AT_EMPTY_PATH", execveat(AT_FDCWD, "", sh_argv, sh_envp, 0));
+	in_child("execveat /bin + sh", do_execveat, NULL);
+}
+
+static void spawn_cases(const char *name, int (*spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+							 const posix_spawnattr_t *, char *const[], char *const[]),
+			const char *prog)
+{
+	pid_t pid = 0;
+	int status;
+	fflush(stdout);
+	errno = SENTINEL;
+	int rc = spawn(&pid, prog, NULL, NULL, sh_argv, sh_envp), err = errno;
+	if (rc == 0)
+		waitpid(pid, &status, 0);   /* its line first, then ours: one order in every run */
+	show(name, rc, err, true);
+	if (rc == 0)
+		printf("spawned child: exit %d\n", WEXITSTATUS(status));
+	CALL("no such program", spawn(&pid, "/nonexistent/x", NULL, NULL, sh_argv, sh_envp));
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/nonexistent/dir/out", O_WRONLY | O_CREAT, 0600);
+	CALL("a file action that fails", spawn(&pid, prog, &fa, NULL, sh_argv, sh_envp));
+	posix_spawn_file_actions_destroy(&fa);
+}
+
+static void case_posix_spawn(void)
+{
+	spawn_cases("posix_spawn /bin/sh", posix_spawn, "/bin/sh");
+}
+
+static void case_posix_spawnp(void)
+{
+	spawn_cases("posix_spawnp sh", posix_spawnp, "sh");
+}
+
+/* What is still in stdio's buffer is lost, as _exit promises. */
+static void exit_unflushed(void *arg)
+{
+	printf("buffered, never flushed");
+	((void (*)(int))arg)(3);
+}
+
+static void case__exit(void)
+{
+	in_child("_exit(3)", exit_unflushed, (void *)_exit);
+}
+
+static void case__Exit(void)
+{
+	in_child("_Exit(3)", exit_unflushed, (void *)_Exit);
+}
+
+/* ---- signal dispositions --------------------------------------------------- */
+
+static volatile sig_atomic_t handled;
+
+static void on_signal(int sig)
+{
+	handled = sig;
+}
+
+/* The disposition the program sees: the shim's own fatal-signal handlers
+ * must not show. */
+static void disposition(const char *label, int sig)
+{
+	struct sigaction sa;
+	errno = SENTINEL;
+	int rc = sigaction(sig, NULL, &sa);
+	const char *h = sa.sa_handler == SIG_DFL ? "SIG_DFL" : sa.sa_handler == SIG_IGN ? "SIG_IGN" :
+			sa.sa_handler == on_signal ? "on_signal" : "other";
+	printf("%s: %d, handler %s, flags %#x, %s\n", label, rc, h,
+	       (unsigned)sa.sa_flags & ~0x04000000u /* SA_RESTORER: libc's own */,
+	       errno == SENTINEL ? "errno kept" : err_name(errno));
+}
+
+static void case_sigaction(void)
+{
+	static const int fatal[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM };
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
+		char l[48];
+		snprintf(l, sizeof(l), "%s at start", sigabbrev_np(fatal[i]));
+		disposition(l, fatal[i]);
+	}
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART }, old;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGUSR2);
+	CALLN("install for SIGUSR1", sigaction(SIGUSR1, &sa, &old));
+	printf("old: %s\n", old.sa_handler == SIG_DFL ? "SIG_DFL" : "other");
+	disposition("SIGUSR1", SIGUSR1);
+	raise(SIGUSR1);
+	printf("handled: %d\n", (int)handled);
+	CALLN("install for SIGSEGV", sigaction(SIGSEGV, &sa, &old));
+	printf("old: %s\n", old.sa_handler == SIG_DFL ? "SIG_DFL" : "other");
+	disposition("SIGSEGV", SIGSEGV);
+	sa.sa_handler = SIG_DFL;
+	CALLN("back to SIG_DFL", sigaction(SIGSEGV, &sa, &old));
+	printf("old: %s\n", old.sa_handler == on_signal ? "on_signal" : "other");
+	disposition("SIGSEGV", SIGSEGV);
+	CALLN("SIGKILL", sigaction(SIGKILL, &sa, NULL));
+	CALLN("SIGSTOP", sigaction(SIGSTOP, &sa, NULL));
+	CALLN("signal 0", sigaction(0, &sa, NULL));
+	CALLN("signal 65", sigaction(65, &sa, NULL));
+	sa.sa_handler = SIG_IGN;
+	CALLN("ignore SIGABRT", sigaction(SIGABRT, &sa, NULL));
+	disposition("SIGABRT", SIGABRT);
+}
+
+typedef sighandler_t (*signal_fn)(int, sighandler_t);
+
+static void signal_cases(signal_fn fn)
+{
+	handled = 0;
+	errno = SENTINEL;
+	sighandler_t prev = fn(SIGUSR1, on_signal);
+	printf("install: previous %s, %s\n", prev == SIG_DFL ? "SIG_DFL" : prev == on_signal ? "on_signal" : "other",
+	       errno == SENTINEL ? "errno kept" : err_name(errno));
+	disposition("SIGUSR1", SIGUSR1);
+	raise(SIGUSR1);
+	printf("handled: %d\n", (int)handled);
+	disposition("SIGUSR1 after one delivery", SIGUSR1);
+	prev = fn(SIGSEGV, on_signal);
+	printf("SIGSEGV: previous %s\n", prev == SIG_DFL ? "SIG_DFL" : "other");
+	prev = fn(SIGSEGV, SIG_DFL);
+	printf("SIGSEGV back: previous %s\n", prev == on_signal ? "on_signal" : "other");
+	errno = SENTINEL;
+	prev = fn(SIGKILL, on_signal);
+	printf("SIGKILL: %s, errno %s\n", prev == SIG_ERR ? "SIG_ERR" : "accepted", err_name(errno));
+	fn(SIGUSR1, SIG_DFL);
+}
+
+/* Exported by glibc, no longer declared by its headers. */
+extern sighandler_t __sysv_signal(int, sighandler_t);
+extern sighandler_t bsd_signal(int, sighandler_t);
+
+static void case_signal(void) { signal_cases(signal); }
+static void case_bsd_signal(void) { signal_cases(bsd_signal); }
+static void case_sysv_signal(void) { signal_cases(sysv_signal); }
+static void case___sysv_signal(void) { signal_cases(__sysv_signal); }
+
+/* sigset is deprecated, and still interposed: programs call it. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static void case_sigset(void)
+{
+	signal_cases(sigset);
+	errno = SENTINEL;
+	sighandler_t prev = sigset(SIGUSR1, SIG_HOLD);
+	sigset_t mask;
+	sigprocmask(SIG_BLOCK, NULL, &mask);
+	printf("SIG_HOLD: previous %s, blocked %d\n", prev == SIG_DFL ? "SIG_DFL" : "other",
+	       sigismember(&mask, SIGUSR1));
+	prev = sigset(SIGUSR1, on_signal);
+	sigprocmask(SIG_BLOCK, NULL, &mask);
+	printf("after: previous %s, blocked %d\n", prev == SIG_HOLD ? "SIG_HOLD" : "other",
+	       sigismember(&mask, SIGUSR1));
+}
+
 /* ---- C11 (not in CV_REAL_FUNCS: the shim forwards them to its wrappers) ------ */
 
 static void c11_view(const char *label, mtx_t *m)
@@ -1400,6 +1687,11 @@ static void case_cnd_broadcast(void)
 	CALL("broadcast, nobody", cnd_broadcast(&c));
 }
 
+/* Exported beside CV_REAL_FUNCS: the C11 names, and the exec, exit and signal
+ * variants lifecycle.c forwards to the table's functions. */
+#define OTHER_FUNCS(X)                                                          \
+	X(execv) X(execvp) X(execl) X(execle) X(execlp) X(_Exit) X(bsd_signal) X(__sysv_signal)
+
 #define C11_FUNCS(X)                                                                      \
 	X(mtx_init) X(mtx_destroy) X(mtx_lock) X(mtx_trylock) X(mtx_timedlock) X(mtx_unlock) \
 	X(cnd_init) X(cnd_destroy) X(cnd_wait) X(cnd_timedwait) X(cnd_signal) X(cnd_broadcast)
@@ -1412,6 +1704,7 @@ static const struct { const char *name; void (*run)(void); } cases[] = {
 #undef CV_X
 #define C11_X(fn) { #fn, case_##fn },
 	C11_FUNCS(C11_X)
+	OTHER_FUNCS(C11_X)
 #undef C11_X
 };
 

@@ -1,10 +1,10 @@
 /* test_conformance — every interposed function behaves as glibc's.
  *
  * One test per function of CV_REAL_FUNCS (preload/shim.h), generated from
- * that table, and one per C11 name: each runs `cases NAME` (cases.c)
- * natively and under the shim and requires identical output lines (return
- * values, errno, side effects), identical exit status, and nothing on
- * stderr. A last test requires a case for every name preload/exports.map
+ * that table, and one per name exported beside it (C11, exec/exit/signal
+ * variants): each runs `cases NAME` (cases.c) natively and under the shim
+ * and requires identical output lines (return values, errno, side effects),
+ * identical exit status, and nothing on stderr. A last test requires a case for every name preload/exports.map
  * exports, so an interposed function cannot be added without one.
  */
 #include <string.h>
@@ -34,12 +34,14 @@ static void same_outcome(const char *name)
 CV_REAL_FUNCS(CV_X)
 #undef CV_X
 
-#define C11_X(fn) \
+#define EXTRA_X(fn) \
 	Test(conformance, fn, .timeout = 60) { same_outcome(#fn); }
-C11_X(mtx_init) C11_X(mtx_destroy) C11_X(mtx_lock) C11_X(mtx_trylock) C11_X(mtx_timedlock)
-C11_X(mtx_unlock) C11_X(cnd_init) C11_X(cnd_destroy) C11_X(cnd_wait) C11_X(cnd_timedwait)
-C11_X(cnd_signal) C11_X(cnd_broadcast)
-#undef C11_X
+EXTRA_X(mtx_init) EXTRA_X(mtx_destroy) EXTRA_X(mtx_lock) EXTRA_X(mtx_trylock) EXTRA_X(mtx_timedlock)
+EXTRA_X(mtx_unlock) EXTRA_X(cnd_init) EXTRA_X(cnd_destroy) EXTRA_X(cnd_wait) EXTRA_X(cnd_timedwait)
+EXTRA_X(cnd_signal) EXTRA_X(cnd_broadcast)
+EXTRA_X(execv) EXTRA_X(execvp) EXTRA_X(execl) EXTRA_X(execle) EXTRA_X(execlp) EXTRA_X(_Exit) EXTRA_X(bsd_signal)
+EXTRA_X(__sysv_signal)
+#undef EXTRA_X
 
 /* The interposed names: exports.map's global names less the annotation API. */
 Test(conformance, every_exported_function_has_a_case, .timeout = 30)
