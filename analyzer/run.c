@@ -69,7 +69,7 @@ int cmd_run(int argc, char **argv)
 		case 'T':
 			timeout_s = strtod(optarg, &end);
 			if (end == optarg || *end || !(timeout_s > 0 && timeout_s <= 86400)) {
-				cv_error("run: --timeout takes seconds from 1 to 86400, not '%s'", optarg);
+				cv_error("run: --timeout takes a number of seconds above 0, up to 86400, not '%s'", optarg);
 				return 2;
 			}
 			break;
