@@ -341,7 +341,7 @@ static json_object *json_histogram(const struct cv_stats *s)
 	X("timeouts",                      WAITS, ju64(s->timeouts))                                     \
 	X("trylocks",                      K(MUTEX) | K(RWLOCK) | K(SPIN), ju64(s->trylocks))            \
 	X("trylock_failures",              K(MUTEX) | K(RWLOCK) | K(SPIN), ju64(s->trylock_failures))    \
-	X("handoffs",                      K(MUTEX), ju64(s->handoffs))                                  \
+	X("handoffs",                      LOCKS, ju64(s->handoffs))                                     \
 	X("hold_samples",                  K(MUTEX), ju64(s->hold_samples))                              \
 	X("hold_avg_ns",                   K(MUTEX), jdiv(s->hold_ns, s->hold_samples))                  \
 	X("max_hold_ns",                   K(MUTEX), s->hold_samples ? ju64(s->max_hold_ns) : NULL)      \

@@ -17,6 +17,9 @@
  *    a read phase: that second case is "a writer waiting behind readers",
  *    counted on its own (wr_behind_readers, with its wait time).
  *
+ * Write acquisitions note the owner, so the write side counts hand-offs as
+ * a mutex does (shim.h: cv__note_owner); read sides have no single owner.
+ *
  * Like the mutex peek, a lock taken by another thread between the peek and
  * the real call's own atomic is a wait that is neither counted nor timed.
  * Every return code passes through untouched; EDEADLK (the caller already
@@ -148,6 +151,7 @@ static CV_COLD int wr_blocking(struct cv_thread *t, struct cv_rec *r, pthread_rw
 	if (rc == 0) {
 		CV_BUMP(&r->s.contended, 1);
 		CV_BUMP(&r->s.acquisitions, 1);
+		cv__note_owner(t, r);
 	} else if (rc == ETIMEDOUT) {
 		CV_BUMP(&r->s.timeouts, 1);
 	}
@@ -182,9 +186,10 @@ wr_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn 
 	if (CV_UNLIKELY(wr_would_block(word)))
 		return wr_blocking(t, r, rw, word, clock, ts, real);
 	int rc = real(rw, clock, ts);
-	if (CV_LIKELY(rc == 0))
+	if (CV_LIKELY(rc == 0)) {
 		CV_BUMP(&r->s.acquisitions, 1);
-	else if (rc == ETIMEDOUT)
+		cv__note_owner(t, r);
+	} else if (rc == ETIMEDOUT)
 		CV_BUMP(&r->s.timeouts, 1);
 	return rc;
 }
@@ -243,9 +248,10 @@ CV_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 	struct cv_rec *r = rw_rec(t, rw);
 	CV_BUMP(&r->s.trylocks, 1);
 	int rc = cv__real.pthread_rwlock_trywrlock(rw);
-	if (rc == 0)
+	if (rc == 0) {
 		CV_BUMP(&r->s.acquisitions, 1);
-	else if (rc == EBUSY)
+		cv__note_owner(t, r);
+	} else if (rc == EBUSY)
 		CV_BUMP(&r->s.trylock_failures, 1);
 	return rc;
 }
