@@ -46,7 +46,7 @@ SHIM_LIBS    := -ldl -lpthread -lz
 # the shim and the programs it is preloaded into stay as they ship.
 SANITIZE ?=
 ANALYZER_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) $(SANITIZE) -I/usr/include/libiberty -DCONVOY_LIBDIR='"$(PREFIX)/lib/convoy"'
-ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm -lstdc++ -liberty
+ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm -lstdc++ -liberty -pthread
 
 TEST_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) $(SANITIZE) -pthread
 TEST_LIBS   := -lcriterion -pthread

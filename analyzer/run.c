@@ -21,7 +21,7 @@
 
 static void run_usage(FILE *f)
 {
-	fputs("usage: convoy run [-o DIR] [--json] [-v] [--comm NAME] -- COMMAND [ARG...]\n"
+	fputs("usage: convoy run [-o DIR] [--json] [-v] [--comm NAME] [--sample-hz N] -- COMMAND [ARG...]\n"
 	      "\n"
 	      "Runs COMMAND with libconvoy.so preloaded (appended to any LD_PRELOAD),\n"
 	      "then prints the report of its profile. Exits with COMMAND's status.\n"
@@ -32,6 +32,9 @@ static void run_usage(FILE *f)
 	      "  -v           every thread's share of every mutex\n"
 	      "  --comm NAME  report the process named NAME (default: of the processes\n"
 	      "               COMMAND started, the one that did the most threaded work)\n"
+	      "  --sample-hz N  sample each thread's CPU time N times a second from outside\n"
+	      "               the command (default CONVOY_SAMPLE_HZ, else 1000; 0: off); the\n"
+	      "               samples go beside the profile (convoy-PID.samples)\n"
 	      "\n"
 	      "examples:\n"
 	      "  convoy run -- ./myprog --threads 4\n"
@@ -45,11 +48,12 @@ int cmd_run(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "comm", required_argument, NULL, 'c' },
+		{ "sample-hz", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct report_options ro = { .limit = 20 };
-	const char *dir = ".", *comm = NULL;
+	const char *dir = ".", *comm = NULL, *sample_hz = NULL;
 	int c;
 	optind = 1;
 	while ((c = cv_getopt("run", argc, argv, "o:vh", longopts)) != -1) {
@@ -58,6 +62,7 @@ int cmd_run(int argc, char **argv)
 		case 'j': ro.json = 1; break;
 		case 'v': ro.verbose = 1; break;
 		case 'c': comm = optarg; break;
+		case 's': sample_hz = optarg; break;
 		case 'h': run_usage(stdout); return 0;
 		default:
 			return 2;   /* cv_getopt said why */
@@ -68,7 +73,10 @@ int cmd_run(int argc, char **argv)
 		return 2;
 	}
 	char absdir[PATH_MAX];
-	if (launch__prepare(dir, absdir, sizeof(absdir)) != 0)
+	unsigned hz;
+	if (launch__sample_hz("run", sample_hz, &hz) != 0)
+		return 2;
+	if (launch__prepare(dir, hz, absdir, sizeof(absdir)) != 0)
 		return 1;
 	/* With --json, stdout is the report alone: the command's own output
 	 * goes to stderr for as long as it runs. */
