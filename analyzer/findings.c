@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpuprof.h"
 #include "findings.h"
 #include "model.h"
 #include "profile.h"
@@ -135,6 +136,20 @@ static const char *fmt_rate(char *buf, size_t size, double per_second)
 
 /* ---- rules --------------------------------------------------------------- */
 
+/* The on-CPU time a run spent inside the implementation of the lock that is
+ * row's object (row may come from the other run's model): its share of the
+ * CPU samples times the run's on-CPU time outside waits. 0 unsampled. */
+static double spin_cpu(const struct run_view *r, const struct object_row *row)
+{
+	const struct cpuprof *c = r ? r->m->cpu : NULL;
+	if (!c)
+		return 0;
+	for (size_t i = 0; i < r->s->nlocks; i++)
+		if (model__same_object(r->s->locks[i].row, row))
+			return cpuprof__spin_share(c, r->s->locks[i].row->obj->o.id) * r->s->cpu_out_ns;
+	return 0;
+}
+
 int findings__bouncing(const struct object_row *row, double wall_ns)
 {
 	const struct cv_stats *k = &row->total;
@@ -150,8 +165,14 @@ static void rule_locks(struct findings *out, struct step *st)
 		const struct object_row *row = s->locks[i].row;
 		double grew = s->locks[i].wait_ns * st->scale -
 			      (st->ref ? speedup__lock_wait(st->ref->s, row) : 0);
-		if (grew <= 0 || grew < NOISE_SHARE * st->lost)
+		/* CPU samples inside the lock's implementation (spinning before
+		 * parking, a spinlock's loop) locate part of the inflation exactly:
+		 * the lock claims that first. */
+		double spun = st->ref ? spin_cpu(st->t, row) * st->scale - spin_cpu(st->ref, row) : 0;
+		spun = spun < 0 ? 0 : spun < st->inflation_left ? spun : st->inflation_left;
+		if (grew + spun <= 0 || grew + spun < NOISE_SHARE * st->lost)
 			continue;
+		st->inflation_left -= spun;
 		const struct cv_stats *k = &row->total;
 		double wall = s->wall_ns, hold = row->typical_hold_ns;
 		double acq = (double)k->acquisitions, interval = acq ? wall / acq : 0;
@@ -170,11 +191,13 @@ static void rule_locks(struct findings *out, struct step *st)
 			bounced = st->inflation_left;
 			st->inflation_left = 0;
 		}
-		struct finding *x = add(out, kind, (grew + bounced) / st->lost);
+		struct finding *x = add(out, kind, (grew + spun + bounced) / st->lost);
 		object(x, row->name);
-		x->predicted_wall_ns = predicted(st, grew + bounced);
+		x->predicted_wall_ns = predicted(st, grew + spun + bounced);
 		evidence(x, "handoff_fraction", handoffs);
 		evidence(x, "cpu_inflation_ns", bounced);
+		if (spun > 0)
+			evidence(x, "sampled_spin_ns", spun);
 		evidence(x, "acquisitions", acq);
 		evidence(x, "contended_fraction", contended);
 		evidence(x, "wait_ns", (double)k->wait_ns);
@@ -197,6 +220,14 @@ static void rule_locks(struct findings *out, struct step *st)
 				 "threads waiting: some holds are longer than the samples, or holders lost their CPU",
 				 st->t->m->p->process.hold_sample_period);
 		strncat(x->summary, ".", sizeof(x->summary) - strlen(x->summary) - 1);
+		if (spun > 0) {
+			size_t len = strlen(x->summary);
+			say(x->summary + len, sizeof(x->summary) - len,
+			    " CPU samples place %s more CPU time than at %d thread%s inside its lock "
+			    "implementation (spinning to get it).",
+			    fmt_ns(c, sizeof(c), spun / st->scale), st->ref->s->threads,
+			    st->ref->s->threads == 1 ? "" : "s");
+		}
 		if (bounced > 0) {
 			size_t len = strlen(x->summary);
 			say(x->summary + len, sizeof(x->summary) - len,

@@ -38,6 +38,8 @@ Test(cli, bad_options_one_line_exit_2, .timeout = 30)
 	USAGE_ERROR("run", "--");
 	USAGE_ERROR("run", "--bogus", "--", "true");
 	USAGE_ERROR("run", "-o");
+	USAGE_ERROR("run", "--sample-hz", "fast", "--", "true");
+	USAGE_ERROR("run", "--sample-hz", "100000", "--", "true");
 	USAGE_ERROR("frobnicate");
 	USAGE_ERROR("--frobnicate");
 }
