@@ -212,6 +212,7 @@ struct cpuprof *cpuprof__load(const char *profile_path, const struct model *m)
 	uint64_t *ips = xcalloc(s->n ? s->n : 1, sizeof(uint64_t));
 	size_t nips = 0;
 	for (size_t i = 0; i < s->n; i++) {
+		thread[i] = -1;
 		if (!on_cpu(&s->v[i]))
 			continue;
 		thread[i] = thread_of(p, s->v[i].tid);
@@ -249,6 +250,7 @@ struct cpuprof *cpuprof__load(const char *profile_path, const struct model *m)
 		else
 			c->lock_spin_unknown++;
 	}
+	cachelines__build(&c->lines, s, thread, m);
 	qsort(c->fns, c->nfns, sizeof(*c->fns), by_samples);
 	while (c->nfns && !c->fns[c->nfns - 1].samples)
 		c->nfns--;
@@ -264,6 +266,7 @@ void cpuprof__free(struct cpuprof *c)
 	if (!c)
 		return;
 	samples__free(&c->smp);
+	cachelines__free(&c->lines);
 	free(c->fns);
 	free(c->object_spin);
 	free(c->thread_samples);
@@ -278,6 +281,52 @@ double cpuprof__spin_share(const struct cpuprof *c, uint32_t object)
 static const char *scope_text(const struct cpuprof *c)
 {
 	return c->smp.user_only ? "user time only (perf_event_paranoid)" : "user and kernel time";
+}
+
+/* Lines shared by threads worth naming: at least this share of the samples. */
+#define LINE_MIN_SHARE 0.01
+
+static int line_worth_naming(const struct cpuprof *c, const struct cache_line *l)
+{
+	return l->verdict != LINE_PRIVATE && (double)l->samples >= LINE_MIN_SHARE * (double)c->samples;
+}
+
+const struct cache_line *cpuprof__top_shared_line(const struct cpuprof *c)
+{
+	for (size_t i = 0; c && i < c->lines.n; i++)
+		if (line_worth_naming(c, &c->lines.v[i]))
+			return &c->lines.v[i];
+	return NULL;
+}
+
+static void text_lines(const struct cpuprof *c, const struct model *m, FILE *out, int limit)
+{
+	char a[32], b[32], name[256];
+	if (!c->lines.available) {
+		fputs("  Cache lines: no instruction decoder for this machine\n", out);
+		return;
+	}
+	fprintf(out, "  Cache lines used by several threads (data addresses of %s of the samples, from the "
+		"sampled instruction and registers; no PMU):\n",
+		fmt_pct(a, sizeof(a), c->samples ? (double)c->lines.decoded / (double)c->samples : 0));
+	int shown = 0;
+	for (size_t i = 0; i < c->lines.n && (limit <= 0 || shown < limit); i++) {
+		const struct cache_line *l = &c->lines.v[i];
+		if (!line_worth_naming(c, l))
+			continue;
+		shown++;
+		fprintf(out, "    line 0x%llx  %s of the CPU time  %s%s\n", (unsigned long long)l->addr,
+			fmt_pct(a, sizeof(a), (double)l->samples / (double)c->samples), cachelines__verdict_name(l->verdict),
+			l->sync_object ? " (a sync object shares it)" : "");
+		for (size_t u = 0; u < l->nuses; u++)
+			fprintf(out, "      +%-2llu %-32s thread %-7d %s writes, %s reads sampled\n",
+				(unsigned long long)(l->uses[u].word - l->addr),
+				cachelines__word_name(m, l->uses[u].word, name, sizeof(name)),
+				m->p->threads[l->uses[u].thread].tid, fmt_count(a, sizeof(a), l->uses[u].writes),
+				fmt_count(b, sizeof(b), l->uses[u].reads));
+	}
+	if (!shown)
+		fputs("    none: no line written by one thread was used by another in the samples\n", out);
 }
 
 void cpuprof__text(const struct cpuprof *c, const struct model *m, FILE *out, int limit)
@@ -299,6 +348,7 @@ void cpuprof__text(const struct cpuprof *c, const struct model *m, FILE *out, in
 			fprintf(out, "  [getting a lock: %s]", c->fns[i].lock_impl);
 		fputc('\n', out);
 	}
+	text_lines(c, m, out, limit);
 	if (!c->lock_spin)
 		return;
 	fprintf(out, "  Getting locks: %s of the CPU time\n",
@@ -351,5 +401,32 @@ json_object *cpuprof__json(const struct cpuprof *c, const struct model *m, int l
 		json_object_array_add(threads, t);
 	}
 	json_object_object_add(o, "threads", threads);
+	json_object *lines = json_object_new_array();
+	for (size_t i = 0; i < c->lines.n; i++) {
+		const struct cache_line *l = &c->lines.v[i];
+		if (!line_worth_naming(c, l))
+			continue;
+		json_object *j = json_object_new_object(), *words = json_object_new_array();
+		char addr[32], name[256];
+		snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)l->addr);
+		json_object_object_add(j, "line", json_object_new_string(addr));
+		json_object_object_add(j, "verdict", json_object_new_string(cachelines__verdict_name(l->verdict)));
+		json_object_object_add(j, "samples", json_object_new_uint64(l->samples));
+		json_object_object_add(j, "sync_object", json_object_new_boolean(l->sync_object));
+		for (size_t u = 0; u < l->nuses; u++) {
+			json_object *w = json_object_new_object();
+			json_object_object_add(w, "offset", json_object_new_uint64(l->uses[u].word - l->addr));
+			json_object_object_add(w, "name", json_object_new_string(
+				cachelines__word_name(m, l->uses[u].word, name, sizeof(name))));
+			json_object_object_add(w, "tid", json_object_new_int(m->p->threads[l->uses[u].thread].tid));
+			json_object_object_add(w, "writes", json_object_new_uint64(l->uses[u].writes));
+			json_object_object_add(w, "reads", json_object_new_uint64(l->uses[u].reads));
+			json_object_array_add(words, w);
+		}
+		json_object_object_add(j, "words", words);
+		json_object_array_add(lines, j);
+	}
+	json_object_object_add(o, "decoded_samples", json_object_new_uint64(c->lines.decoded));
+	json_object_object_add(o, "cache_lines", lines);
 	return o;
 }

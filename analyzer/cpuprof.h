@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cachelines.h"
 #include "samples.h"
 
 struct model;
@@ -29,6 +30,7 @@ struct cpuprof {
 	uint64_t lock_spin;          /* all samples inside lock implementations */
 	uint64_t lock_spin_unknown;  /* ... whose lock could not be told */
 	uint64_t *thread_samples;    /* by thread index */
+	struct cachelines lines;     /* the sampled data accesses by cache line */
 };
 
 /* The samples beside m's profile, aggregated against m (after model__build).
@@ -38,6 +40,10 @@ void cpuprof__free(struct cpuprof *c);
 
 /* The share of the sampled CPU time of the run spent spinning in object id. */
 double cpuprof__spin_share(const struct cpuprof *c, uint32_t object);
+
+/* The line with a sharing verdict that took the most samples (at least 1 %
+ * of them), or NULL. */
+const struct cache_line *cpuprof__top_shared_line(const struct cpuprof *c);
 
 void cpuprof__text(const struct cpuprof *c, const struct model *m, FILE *out, int limit);
 json_object *cpuprof__json(const struct cpuprof *c, const struct model *m, int limit);
