@@ -608,6 +608,60 @@ static void rule_barriers(struct findings *out, const struct step *st)
 		    "parking at %s when they have a CPU each.", row->name);
 }
 
+/* The located form of the inflation rule: the CPU samples' data addresses
+ * found the line (cachelines.h). Its words, their threads and sampled
+ * writes are the evidence. */
+static void located_sharing(struct finding *x, const struct step *st, const struct cache_line *l, double cpu,
+			    double ref_cpu)
+{
+	const struct model *m = st->t->m;
+	const struct cpuprof *c = m->cpu;
+	int true_sharing = l->verdict == LINE_TRUE_SHARING;
+	x->kind = true_sharing ? FINDING_TRUE_SHARING : FINDING_FALSE_SHARING;
+	x->suspected = 0;
+	char words[640] = "", name[256], a[32], b[32], d[32];
+	size_t len = 0;
+	uint64_t writes = 0;
+	for (size_t u = 0; u < l->nuses; u++) {
+		const struct word_use *w = &l->uses[u];
+		writes += w->writes;
+		cachelines__word_name(m, w->word, name, sizeof(name));
+		int seen = 0;
+		for (size_t k = 0; k < x->nobjects; k++)
+			seen |= !strcmp(x->objects[k], name);
+		if (!seen)
+			object(x, name);
+		if (len < sizeof(words))
+			len += (size_t)snprintf(words + len, sizeof(words) - len, "%s+%llu %s (thread %d: %llu writes, %llu reads)",
+						u ? ", " : "", (unsigned long long)(w->word - l->addr), name,
+						m->p->threads[w->thread].tid, (unsigned long long)w->writes,
+						(unsigned long long)w->reads);
+	}
+	double line_share = (double)l->samples / (double)c->samples;
+	evidence(x, "line_cpu_share", line_share);
+	evidence(x, "threads", l->threads);
+	evidence(x, "writing_threads", l->writers);
+	evidence(x, "sampled_writes", (double)writes);
+	evidence(x, "decoded_samples", (double)c->lines.decoded);
+	say(x->summary, sizeof(x->summary),
+	    "%s of the sampled CPU time at %d threads is on one 64-byte cache line (0x%llx), %s: %s. "
+	    "The same work took %s of CPU at %d threads against %s at %d (%.1f×).%s",
+	    fmt_pct(a, sizeof(a), line_share), st->n, (unsigned long long)l->addr,
+	    true_sharing ? "where threads write the same word" : "where threads write different words", words,
+	    fmt_ns(b, sizeof(b), cpu), st->n, fmt_ns(d, sizeof(d), ref_cpu), st->ref->s->threads,
+	    ref_cpu > 0 ? cpu / ref_cpu : 0,
+	    l->sync_object ? " A lock or other sync object lies on the same line, so its hand-offs drag this data "
+			     "along (and the data's writes slow the lock)." : "");
+	if (true_sharing)
+		say(x->fix, sizeof(x->fix),
+		    "Stop writing %s from every thread: keep a per-thread count (or batch the updates) and combine "
+		    "at the end; making it atomic keeps it correct but not cheap.", x->objects[0]);
+	else
+		say(x->fix, sizeof(x->fix),
+		    "Give each thread's data a cache line of its own: align or pad each element to 64 bytes "
+		    "(alignas(64)), or keep it thread-local and combine at the end.");
+}
+
 static void rule_inflation(struct findings *out, const struct step *st)
 {
 	if (!st->ref)
@@ -616,24 +670,36 @@ static void rule_inflation(struct findings *out, const struct step *st)
 	if (grew <= 0 || grew < INFLATION_MIN_SHARE * st->lost)
 		return;
 	const struct profile *p = st->t->m->p;
+	const struct cpuprof *c = st->t->m->cpu;
 	double ref_cpu = st->ref->s->cpu_out_ns, cpu = st->t->s->cpu_out_ns * st->scale;
 	struct finding *x = add(out, FINDING_TRUE_SHARING, grew / st->lost);
-	x->suspected = 1;
-	object(x, "shared cache lines (not located)");
 	x->predicted_wall_ns = predicted(st, grew);
 	evidence(x, "reference_cpu_ns", ref_cpu);
 	evidence(x, "cpu_ns", cpu);
 	evidence(x, "inflation", ref_cpu > 0 ? cpu / ref_cpu : 0);
+	const struct cache_line *line = cpuprof__top_shared_line(c);
+	if (line) {
+		located_sharing(x, st, line, cpu, ref_cpu);
+		return;
+	}
+	x->suspected = 1;
+	object(x, "shared cache lines (not located)");
 	int hw = (p->process.perf_valid >> CV_PERF_CACHE_MISSES) & 1;
-	char a[32], b[32];
+	char a[32], b[32], d[32], why[256] = "";   /* unsampled (a recording made without): nothing to add */
+	if (c && c->lines.available)
+		say(why, sizeof(why), " The CPU samples located no cache line written by one thread and used by "
+		    "another (data addresses of %s of them decoded).",
+		    fmt_pct(d, sizeof(d), c->samples ? (double)c->lines.decoded / (double)c->samples : 0));
+	else if (c)
+		say(why, sizeof(why), " No instruction decoder for this machine locates the lines.");
 	say(x->summary, sizeof(x->summary),
 	    "Suspected cache-line sharing: the same work took %s of CPU at %d threads against %s at %d "
 	    "(%.1f×), with no lock, park or run-queue wait to explain it — the pattern of threads "
-	    "writing the same variable (true sharing) or neighbouring ones (false sharing). %s",
+	    "writing the same variable (true sharing) or neighbouring ones (false sharing). %s%s",
 	    fmt_ns(a, sizeof(a), cpu), st->n, fmt_ns(b, sizeof(b), ref_cpu), st->ref->s->threads,
 	    ref_cpu > 0 ? cpu / ref_cpu : 0,
 	    hw ? "Hardware cache-miss counts are in the profile." :
-		 "No hardware PMU here, so cache misses could not be counted.");
+		 "No hardware PMU here, so cache misses could not be counted.", why);
 	say(x->fix, sizeof(x->fix),
 	    "Find the data every thread writes (a shared counter, statistics, a flag): give each "
 	    "thread its own copy and combine them at the end, and keep independently written fields "

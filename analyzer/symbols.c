@@ -143,7 +143,13 @@ static int open_module_file(const struct profile_module *pm)
 {
 	if (!pm->path || pm->path[0] != '/')
 		return -1;   /* the vdso, or a name that is not a path */
-	int fd = open(pm->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	/* CONVOY_MODULES_DIR: modules are read from there only, by file name
+	 * (recordings checked in with the binaries they ran, tests/data). */
+	const char *dir = getenv("CONVOY_MODULES_DIR");
+	char moved[4096];
+	if (dir && *dir)
+		snprintf(moved, sizeof(moved), "%s/%s", dir, strrchr(pm->path, '/') + 1);
+	int fd = open(dir && *dir ? moved : pm->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -1;
 	struct stat st;
