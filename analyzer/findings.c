@@ -667,17 +667,19 @@ static void rule_inflation(struct findings *out, const struct step *st)
 	if (!st->ref)
 		return;   /* needs a reference run to know what the work costs */
 	double grew = st->inflation_left;   /* what no lock claimed */
-	if (grew <= 0 || grew < INFLATION_MIN_SHARE * st->lost)
+	const struct cpuprof *c = st->t->m->cpu;
+	const struct cache_line *line = cpuprof__top_shared_line(c);
+	/* Located, it is evidence like a lock's waits; inferred, it must explain
+	 * much of the loss to be worth a guess. */
+	if (grew <= 0 || grew < (line ? NOISE_SHARE : INFLATION_MIN_SHARE) * st->lost)
 		return;
 	const struct profile *p = st->t->m->p;
-	const struct cpuprof *c = st->t->m->cpu;
 	double ref_cpu = st->ref->s->cpu_out_ns, cpu = st->t->s->cpu_out_ns * st->scale;
 	struct finding *x = add(out, FINDING_TRUE_SHARING, grew / st->lost);
 	x->predicted_wall_ns = predicted(st, grew);
 	evidence(x, "reference_cpu_ns", ref_cpu);
 	evidence(x, "cpu_ns", cpu);
 	evidence(x, "inflation", ref_cpu > 0 ? cpu / ref_cpu : 0);
-	const struct cache_line *line = cpuprof__top_shared_line(c);
 	if (line) {
 		located_sharing(x, st, line, cpu, ref_cpu);
 		return;
@@ -686,7 +688,10 @@ static void rule_inflation(struct findings *out, const struct step *st)
 	object(x, "shared cache lines (not located)");
 	int hw = (p->process.perf_valid >> CV_PERF_CACHE_MISSES) & 1;
 	char a[32], b[32], d[32], why[256] = "";   /* unsampled (a recording made without): nothing to add */
-	if (c && c->lines.available)
+	if (c && c->lines.available && !c->lines.decoded)
+		say(why, sizeof(why), " The sampled instructions could not be decoded (their binaries were not "
+		    "read), so the lines were not located.");
+	else if (c && c->lines.available)
 		say(why, sizeof(why), " The CPU samples located no cache line written by one thread and used by "
 		    "another (data addresses of %s of them decoded).",
 		    fmt_pct(d, sizeof(d), c->samples ? (double)c->lines.decoded / (double)c->samples : 0));

@@ -145,7 +145,8 @@ static struct sampler *start_sampling(pid_t pid)
 	if (!sampling_hz)
 		return NULL;
 	char why[512];
-	struct sampler *s = sampler__open(pid, sampling_hz, why, sizeof(why));
+	const char *records = getenv("CONVOY_SAMPLE_SWITCHES");   /* docs/samples-format.md */
+	struct sampler *s = sampler__open(pid, sampling_hz, records && !strcmp(records, "1"), why, sizeof(why));
 	if (s && sampler__start(s, profile_dir, why, sizeof(why)) != 0) {
 		sampler__stop(s);
 		s = NULL;

@@ -3,9 +3,11 @@
  *
  * Per CPU, two events filtered to the child's pid and inherited by all it
  * starts: the software cpu-clock, every period_ns of a thread's CPU time
- * (IP, tid, time, CPU, user call chain, user registers), which also emits
- * switch records (context_switch: when each thread leaves and gets a CPU,
- * and whether it was preempted); and the software context-switch event in
+ * (IP, tid, time, CPU, user call chain, user registers), which on request
+ * also emits switch records (context_switch: when each thread leaves and
+ * gets a CPU, and whether it was preempted; they cost the program about a
+ * microsecond per switch on the development VM, docs/performance.md, so
+ * they are off by default); and the software context-switch event in
  * frequency mode (about hz samples a second per CPU whatever the switch
  * rate, so a program that parks 100,000 times a second does not pay for
  * 100,000 call chains), whose user call chain says where a thread blocked.
@@ -68,6 +70,7 @@ struct sampler {
 	uint64_t period_ns;
 	int user_only;
 	int switch_samples;           /* the context-switch event opened */
+	int switch_records;           /* every switch recorded (context_switch) */
 	struct cpu_ring *rings;
 	int nrings;
 	char dir[4096];
@@ -113,7 +116,7 @@ static int open_ring(struct sampler *s, struct cpu_ring *r, int cpu, char *why, 
 	base_attr(&a, s->user_only);
 	a.config = PERF_COUNT_SW_CPU_CLOCK;
 	a.sample_period = s->period_ns;
-	a.context_switch = 1;
+	a.context_switch = (unsigned)s->switch_records;
 	r->fd[EV_CLOCK] = perf_open(&a, s->pid, cpu);
 	if (r->fd[EV_CLOCK] < 0 && (errno == EACCES || errno == EPERM) && !s->user_only) {
 		s->user_only = 1;   /* perf_event_paranoid >= 2 without CAP_PERFMON */
@@ -179,10 +182,11 @@ static void close_rings(struct sampler *s)
 	s->nrings = 0;
 }
 
-struct sampler *sampler__open(pid_t pid, unsigned hz, char *why, size_t size)
+struct sampler *sampler__open(pid_t pid, unsigned hz, int switch_records, char *why, size_t size)
 {
 	struct sampler *s = xcalloc(1, sizeof(*s));
 	s->pid = pid;
+	s->switch_records = switch_records;
 	s->period_ns = hz ? 1000000000ull / hz : 1000000ull;
 	if (s->period_ns == 0)
 		s->period_ns = 1;

@@ -6,7 +6,7 @@
  *
  * The outputs are made with CONVOY_SYMBOLS=0 (names come from the profile
  * alone, whatever binaries are installed) from inside tests/data (every path
- * relative). After a deliberate change to the output, `tests/data/regenerate
+ * relative); those of sampled recordings with the binaries kept beside them. After a deliberate change to the output, `tests/data/regenerate
  * --goldens` rewrites them; review the diff, it is the specification. */
 #include <math.h>
 #include <string.h>
@@ -14,6 +14,10 @@
 #include "testutil.h"
 
 static const char *const golden_env[] = { "CONVOY_SYMBOLS=0", NULL };
+/* Recordings explained from their CPU samples' decoded instructions read
+ * the binaries they ran, kept in tests/data/modules, and nothing else. */
+static const char *const sampled_env[] = { "CONVOY_SYMBOLS=1", "CONVOY_MODULES_DIR=modules", NULL };
+static const char *const *env = golden_env;
 
 /* Runs convoy ARGS... in tests/data; exits 0. */
 static char *convoy_out(const char *const args[])
@@ -24,7 +28,7 @@ static char *convoy_out(const char *const args[])
 		argv[n++] = args[i];
 	argv[n] = NULL;
 	struct tu_proc p;
-	struct tu_opts o = { .env = golden_env, .cwd = DATA_DIR, .timeout_s = 60 };
+	struct tu_opts o = { .env = env, .cwd = DATA_DIR, .timeout_s = 60 };
 	tu_run(&p, &o, argv);
 	tu_assert_exit(&p, 0, args[0]);
 	return p.out;
@@ -268,4 +272,49 @@ Test(golden, limit_applies_to_per_thread_rows, .timeout = 60)
 {
 	char *out = convoy_out((const char *[]){ "report", "--limit", "1", "profiles/global_queue.convoy", NULL });
 	cr_assert(strstr(out, "    ... 2 more threads (use --limit 0)"), "per-thread rows not limited:\n%s", out);
+}
+
+/* ---- where the extra CPU went: located from CPU samples (issue 12) ------- */
+
+static json_object *replay_sampled(const char *name)
+{
+	env = sampled_env;
+	return replay(name);
+}
+
+Test(golden, counters_eight_bytes_apart_are_false_sharing_with_both_words, .timeout = 60)
+{
+	json_object *s = replay_sampled("false_sharing_8");
+	expect_first(s, "false-sharing", NULL);
+	json_object *f = finding(s, 0);
+	cr_assert(!tu_bool(f, "suspected"), "located from the samples, not suspected");
+	/* heap counters have no symbol: the two words by address, 8 bytes apart */
+	json_object *objs = tu_array(f, "objects");
+	TU_EQ(json_object_array_length(objs), 2, "words named");
+	uint64_t a = strtoull(json_object_get_string(json_object_array_get_idx(objs, 0)), NULL, 16);
+	uint64_t b = strtoull(json_object_get_string(json_object_array_get_idx(objs, 1)), NULL, 16);
+	TU_EQ(b - a, 8, "the two counters' distance");
+	TU_EQ(json_object_get_double(tu_get(tu_get(f, "evidence"), "writing_threads")), 2, "threads writing the line");
+}
+
+Test(golden, counters_a_line_apart_are_no_sharing, .timeout = 60)
+{
+	json_object *s = replay_sampled("false_sharing_64");
+	cr_assert(!has_kind(s, "false-sharing") && !has_kind(s, "true-sharing"), "a sharing finding at 64 bytes");
+}
+
+Test(golden, padded_per_thread_stats_are_no_sharing, .timeout = 60)
+{
+	json_object *s = replay_sampled("padded_stats");
+	cr_assert(!has_kind(s, "false-sharing") && !has_kind(s, "true-sharing"), "a sharing finding on padded stats");
+}
+
+Test(golden, a_spinlock_taken_seven_million_times_is_lock_contention, .timeout = 60)
+{
+	json_object *s = replay_sampled("spin_counter");
+	expect_first(s, "lock-contention", "counter_spin");
+	cr_assert(!has_kind(s, "true-sharing") && !has_kind(s, "false-sharing"), "a sharing verdict for a spinlock");
+	/* a spinlock's hand-offs are counted, so the bouncing rule can claim its line */
+	json_object *ev = tu_get(finding(s, 0), "evidence");
+	cr_assert(json_object_get_double(tu_get(ev, "handoff_fraction")) > 0, "no hand-offs counted on the spinlock");
 }
