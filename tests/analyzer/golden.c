@@ -318,3 +318,74 @@ Test(golden, a_spinlock_taken_seven_million_times_is_lock_contention, .timeout =
 	json_object *ev = tu_get(finding(s, 0), "evidence");
 	cr_assert(json_object_get_double(tu_get(ev, "handoff_fraction")) > 0, "no hand-offs counted on the spinlock");
 }
+
+/* The report of the one profile in sampled/NAME, checked against its
+ * goldens; the JSON's cache_lines (most samples first). These rest on the
+ * decoded samples alone, not on wall times: they hold on any machine. */
+static json_object *sampled_lines(const char *name)
+{
+	char dir[4096], rel[512], golden[256];
+	snprintf(dir, sizeof(dir), "%s/sampled/%s", DATA_DIR, name);
+	char *path = tu_only_profile(dir);
+	snprintf(rel, sizeof(rel), "sampled/%s/%s", name, strrchr(path, '/') + 1);
+	env = sampled_env;
+	snprintf(golden, sizeof(golden), "%s.report.txt", name);
+	expect_golden(convoy_out((const char *[]){ "report", rel, NULL }), golden);
+	snprintf(golden, sizeof(golden), "%s.report.json", name);
+	char *out = convoy_out((const char *[]){ "report", "--json", rel, NULL });
+	expect_golden(out, golden);
+	json_object *root = json_tokener_parse(out);
+	cr_assert(root, "report --json printed no JSON");
+	return tu_array(tu_get(root, "cpu_samples"), "cache_lines");
+}
+
+/* The words of a line: name → the one thread using it (0 when several). */
+static int64_t word_thread(json_object *line, const char *name)
+{
+	json_object *words = tu_array(line, "words");
+	int64_t tid = -1;
+	for (size_t i = 0; i < json_object_array_length(words); i++) {
+		json_object *w = json_object_array_get_idx(words, i);
+		if (strcmp(tu_str(w, "name"), name))
+			continue;
+		tid = tid < 0 ? tu_int(w, "tid") : tid == tu_int(w, "tid") ? tid : 0;
+	}
+	cr_assert(tid >= 0, "no word named %s on the line", name);
+	return tid;
+}
+
+Test(golden, a_packed_stats_array_is_false_sharing_with_member_paths, .timeout = 60)
+{
+	json_object *lines = sampled_lines("packed_stats_2");
+	cr_assert(json_object_array_length(lines) > 0, "no shared line located");
+	json_object *l = json_object_array_get_idx(lines, 0);
+	TU_STREQ(tu_str(l, "verdict"), "false-sharing", "the line's verdict");
+	int64_t a = word_thread(l, "stats[0].hits"), b = word_thread(l, "stats[1].hits");
+	cr_assert(a > 0 && b > 0 && a != b, "stats[0].hits and stats[1].hits by different single threads (%lld, %lld)",
+		  (long long)a, (long long)b);
+}
+
+Test(golden, padded_stats_share_no_line, .timeout = 60)
+{
+	TU_EQ(json_object_array_length(sampled_lines("padded_stats_2")), 0, "shared lines located");
+}
+
+Test(golden, one_shared_atomic_is_true_sharing_naming_it, .timeout = 60)
+{
+	json_object *lines = sampled_lines("shared_atomic_2");
+	cr_assert(json_object_array_length(lines) > 0, "no shared line located");
+	json_object *l = json_object_array_get_idx(lines, 0);
+	TU_STREQ(tu_str(l, "verdict"), "true-sharing", "the line's verdict");
+	TU_EQ(word_thread(l, "shared_counter"), 0, "shared_counter used by several threads");
+}
+
+Test(golden, heap_counters_eight_bytes_apart_are_false_sharing, .timeout = 60)
+{
+	json_object *lines = sampled_lines("false_sharing_8_2");
+	cr_assert(json_object_array_length(lines) > 0, "no shared line located");
+	json_object *l = json_object_array_get_idx(lines, 0), *words = tu_array(l, "words");
+	TU_STREQ(tu_str(l, "verdict"), "false-sharing", "the line's verdict");
+	TU_EQ(json_object_array_length(words), 2, "words used");
+	TU_EQ(tu_int(json_object_array_get_idx(words, 1), "offset") - tu_int(json_object_array_get_idx(words, 0), "offset"),
+	      8, "the counters' distance");
+}
