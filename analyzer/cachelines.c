@@ -43,6 +43,12 @@ const char *cachelines__word_name(const struct model *m, uint64_t word, char *bu
 {
 	if (syms__data_name(m->syms, word, SYMS_ANY_GEN, buf, size))
 		return buf;
+	/* a sync object the profile knows (on the heap, say): by its row's name */
+	for (size_t i = 0; i < m->p->nobjects; i++)
+		if (m->p->objects[i].o.addr / 8 * 8 == word) {
+			snprintf(buf, size, "%s", m->rows[i].name);
+			return buf;
+		}
 	snprintf(buf, size, "0x%llx", (unsigned long long)word);
 	return buf;
 }

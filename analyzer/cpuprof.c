@@ -43,12 +43,20 @@ static const struct { const char *substring, *what; } lock_impls[] = {
 #undef CV_X
 };
 
+/* Matched without angle brackets: Rust's v0 demangling writes an inherent
+ * method as <std::sys::sync::mutex::futex::Mutex>::lock_contended. */
 static const char *lock_impl_of(const char *function)
 {
 	if (!function)
 		return NULL;
+	char plain[512];
+	size_t n = 0;
+	for (const char *p = function; *p && n + 1 < sizeof(plain); p++)
+		if (*p != '<' && *p != '>')
+			plain[n++] = *p;
+	plain[n] = '\0';
 	for (size_t i = 0; i < sizeof(lock_impls) / sizeof(lock_impls[0]); i++)
-		if (strstr(function, lock_impls[i].substring))
+		if (strstr(plain, lock_impls[i].substring))
 			return lock_impls[i].what;
 	return NULL;
 }

@@ -150,6 +150,14 @@ static double spin_cpu(const struct run_view *r, const struct object_row *row)
 	return 0;
 }
 
+/* The shared line the run's CPU samples found hottest holds this lock: its
+ * traffic is the lock's (its word, and the data beside it). */
+static const struct cache_line *lock_line(const struct step *st, const struct object_row *row)
+{
+	const struct cache_line *l = cpuprof__top_shared_line(st->t->m->cpu);
+	return l && row->obj->o.addr / CACHE_LINE * CACHE_LINE == l->addr ? l : NULL;
+}
+
 int findings__bouncing(const struct object_row *row, double wall_ns)
 {
 	const struct cv_stats *k = &row->total;
@@ -187,7 +195,8 @@ static void rule_locks(struct findings *out, struct step *st)
 		 * cache line (and the data it guards) from CPU to CPU: the on-CPU
 		 * growth of the same work is that traffic, so the lock claims it. */
 		double handoffs = acq ? (double)k->handoffs / acq : 0, bounced = 0;
-		if (findings__bouncing(row, wall) && st->inflation_left > 0) {
+		const struct cache_line *line = lock_line(st, row);
+		if ((findings__bouncing(row, wall) || line) && st->inflation_left > 0) {
 			bounced = st->inflation_left;
 			st->inflation_left = 0;
 		}
@@ -228,7 +237,15 @@ static void rule_locks(struct findings *out, struct step *st)
 			    fmt_ns(c, sizeof(c), spun / st->scale), st->ref->s->threads,
 			    st->ref->s->threads == 1 ? "" : "s");
 		}
-		if (bounced > 0) {
+		if (bounced > 0 && line) {
+			size_t len = strlen(x->summary);
+			say(x->summary + len, sizeof(x->summary) - len,
+			    " CPU samples put %s of the CPU time on its cache line, which the threads keep "
+			    "writing: the same work needed %s more CPU time than at %d thread%s.",
+			    fmt_pct(a, sizeof(a), (double)line->samples / (double)st->t->m->cpu->samples),
+			    fmt_ns(c, sizeof(c), bounced / st->scale),
+			    st->ref ? st->ref->s->threads : 1, st->ref && st->ref->s->threads == 1 ? "" : "s");
+		} else if (bounced > 0) {
 			size_t len = strlen(x->summary);
 			say(x->summary + len, sizeof(x->summary) - len,
 			    " Its owner changed on %s of acquisitions, moving its cache line between CPUs: the "

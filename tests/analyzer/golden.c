@@ -320,9 +320,9 @@ Test(golden, a_spinlock_taken_seven_million_times_is_lock_contention, .timeout =
 }
 
 /* The report of the one profile in sampled/NAME, checked against its
- * goldens; the JSON's cache_lines (most samples first). These rest on the
- * decoded samples alone, not on wall times: they hold on any machine. */
-static json_object *sampled_lines(const char *name)
+ * goldens; its JSON's cpu_samples. These rest on the decoded samples alone,
+ * not on wall times: they hold on any machine. */
+static json_object *sampled_report(const char *name)
 {
 	char dir[4096], rel[512], golden[256];
 	snprintf(dir, sizeof(dir), "%s/sampled/%s", DATA_DIR, name);
@@ -336,7 +336,13 @@ static json_object *sampled_lines(const char *name)
 	expect_golden(out, golden);
 	json_object *root = json_tokener_parse(out);
 	cr_assert(root, "report --json printed no JSON");
-	return tu_array(tu_get(root, "cpu_samples"), "cache_lines");
+	return tu_get(root, "cpu_samples");
+}
+
+/* Its cache lines, most samples first. */
+static json_object *sampled_lines(const char *name)
+{
+	return tu_array(sampled_report(name), "cache_lines");
 }
 
 /* The words of a line: name → the one thread using it (0 when several). */
@@ -388,4 +394,34 @@ Test(golden, heap_counters_eight_bytes_apart_are_false_sharing, .timeout = 60)
 	TU_EQ(json_object_array_length(words), 2, "words used");
 	TU_EQ(tu_int(json_object_array_get_idx(words, 1), "offset") - tu_int(json_object_array_get_idx(words, 0), "offset"),
 	      8, "the counters' distance");
+}
+
+
+Test(golden, a_rust_mutex_spin_is_charged_to_its_futex_word, .timeout = 60)
+{
+	json_object *c = sampled_report("rust_mutex_2");
+	cr_assert(tu_int(c, "lock_samples") > 0, "no sample inside std's mutex");
+	TU_EQ(tu_int(c, "lock_samples_unknown_lock"), 0, "lock samples whose lock was not told");
+	json_object *locks = tu_array(c, "locks");
+	TU_EQ(json_object_array_length(locks), 1, "locks with samples");
+	TU_STREQ(tu_str(json_object_array_get_idx(locks, 0), "kind"), "futex", "the mutex's futex word");
+	json_object *fns = tu_array(c, "functions");
+	bool rust = false;
+	for (size_t i = 0; i < json_object_array_length(fns); i++) {
+		json_object *impl = tu_get(json_object_array_get_idx(fns, i), "lock_implementation");
+		rust |= impl && !strcmp(json_object_get_string(impl), "Rust std Mutex");
+	}
+	cr_assert(rust, "no function recognised as Rust std's Mutex");
+	/* the line it spins on is the mutex's own: the futex word and the u64 beside it */
+	json_object *l = json_object_array_get_idx(tu_array(c, "cache_lines"), 0);
+	cr_assert(l && tu_bool(l, "sync_object"), "the hottest line is not the mutex's");
+}
+
+Test(golden, a_contended_rust_mutex_is_lock_contention_not_sharing, .timeout = 60)
+{
+	json_object *s = replay_sampled("rust_mutex");
+	expect_first(s, "lock-contention", "futex");
+	cr_assert(!has_kind(s, "true-sharing") && !has_kind(s, "false-sharing"), "a sharing verdict for a mutex");
+	json_object *ev = tu_get(finding(s, 0), "evidence");
+	cr_assert(json_object_get_double(tu_get(ev, "sampled_spin_ns")) > 0, "no sampled spin claimed by the mutex");
 }
