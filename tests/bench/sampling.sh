@@ -2,8 +2,9 @@
 # The CPU sampler's cost and its detection latency (docs/performance.md).
 #
 # Cost: `convoy run` of two workloads with sampling off and at RATE (default
-# 1000 Hz), interleaved REPEAT times (default 7), median wall of each and
-# their ratio. The workloads: spin_counter (7M spinlock acquisitions, many
+# 1000 Hz), interleaved REPEAT times (default 7), the median of the program's
+# own wall (its profile's: convoy's analysis afterwards is not the program's
+# cost) of each and their ratio. The workloads: spin_counter (7M spinlock acquisitions, many
 # short critical sections) and pingpong-like park-heavy work (the demo
 # barrier, which switches context all the time: the context-switch samples'
 # worst case).
@@ -15,14 +16,11 @@
 set -euo pipefail
 build=${1:-build} rate=${2:-1000} repeat=${3:-7}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-wall() {   # wall seconds of one convoy run at hz $1 of the rest
+wall() {   # the program's own wall (its profile's, start to exit), seconds, at hz $1 of the rest
 	local hz=$1; shift
-	local t0 t1
-	t0=$(date +%s.%N)
-	"$build/convoy" run -o "$tmp/run" --sample-hz "$hz" -- "$@" >/dev/null 2>&1
-	t1=$(date +%s.%N)
+	"$build/convoy" run -o "$tmp/run" --json --sample-hz "$hz" -- "$@" 2>/dev/null |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["process"]["wall_ns"] / 1e9)'
 	rm -rf "$tmp/run"
-	python3 -c "print($t1 - $t0)"
 }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "| workload | sampling off (median of $repeat) | at $rate Hz | ratio |"
