@@ -174,9 +174,13 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, stru
 	/* A pipe closed by exec tells the parent whether exec worked; the child
 	 * execs once the parent closes go_pipe (after opening the sampling
 	 * events on it). */
-	int exec_pipe[2], go_pipe[2];
+	int exec_pipe[2] = { -1, -1 }, go_pipe[2];
 	if (pipe2(exec_pipe, O_CLOEXEC) != 0 || pipe2(go_pipe, O_CLOEXEC) != 0) {
 		cv_error("pipe: %s", strerror(errno));
+		if (exec_pipe[0] >= 0) {   /* the second one failed */
+			close(exec_pipe[0]);
+			close(exec_pipe[1]);
+		}
 		if (log_fd >= 0)
 			close(log_fd);
 		return -1;

@@ -385,6 +385,11 @@ static void *drain_loop(void *arg)
 		drain_all(s);
 		if (n > 0 && pf[s->nrings].revents)
 			break;
+		/* Every task the event followed has exited: it reports POLLHUP from
+		 * now on, so poll it no more (what is left is drained at the stop). */
+		for (int i = 0; i < s->nrings; i++)
+			if (pf[i].revents & (POLLHUP | POLLERR))
+				pf[i].fd = -1;
 	}
 	free(pf);
 	return NULL;
