@@ -314,8 +314,8 @@ static void text_lines(const struct cpuprof *c, const struct model *m, FILE *out
 		fputs("  Cache lines: no instruction decoder for this machine\n", out);
 		return;
 	}
-	fprintf(out, "  Cache lines used by several threads (data addresses of %s of the samples, from the "
-		"sampled instruction and registers; no PMU):\n",
+	fprintf(out, "  Cache lines used by several threads (data addresses of %s of the samples, decoded "
+		"from the sampled instructions and registers):\n",
 		fmt_pct(a, sizeof(a), c->samples ? (double)c->lines.decoded / (double)c->samples : 0));
 	int shown = 0;
 	for (size_t i = 0; i < c->lines.n && (limit <= 0 || shown < limit); i++) {
