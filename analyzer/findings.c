@@ -34,6 +34,7 @@
 #define IMBALANCE_RATIO         1.5   /* busiest thread vs median */
 #define CHURN_MIN_THREADS        64
 #define INFLATION_MIN_SHARE     0.3
+#define DECODED_ENOUGH          0.5   /* samples with a data address: enough to withdraw a suspicion */
 #define BOUNCING_HANDOFFS      0.01   /* hand-offs per acquisition: its line moves between CPUs */
 #define BOUNCING_RATE         1e4     /* ... at least this many times a second */
 #define NOISE_SHARE            0.05   /* findings explaining less are dropped */
@@ -690,6 +691,10 @@ static void rule_inflation(struct findings *out, const struct step *st)
 	 * much of the loss to be worth a guess. */
 	if (grew <= 0 || grew < (line ? NOISE_SHARE : INFLATION_MIN_SHARE) * st->lost)
 		return;
+	/* Withdrawn: most samples' data addresses are known and no line is
+	 * written by one thread and used by another. */
+	if (!line && c && c->samples && (double)c->lines.decoded >= DECODED_ENOUGH * (double)c->samples)
+		return;
 	const struct profile *p = st->t->m->p;
 	double ref_cpu = st->ref->s->cpu_out_ns, cpu = st->t->s->cpu_out_ns * st->scale;
 	struct finding *x = add(out, FINDING_TRUE_SHARING, grew / st->lost);
@@ -705,12 +710,9 @@ static void rule_inflation(struct findings *out, const struct step *st)
 	object(x, "shared cache lines (not located)");
 	int hw = (p->process.perf_valid >> CV_PERF_CACHE_MISSES) & 1;
 	char a[32], b[32], d[32], why[256] = "";   /* unsampled (a recording made without): nothing to add */
-	if (c && c->lines.available && !c->lines.decoded)
-		say(why, sizeof(why), " The sampled instructions could not be decoded (their binaries were not "
-		    "read), so the lines were not located.");
-	else if (c && c->lines.available)
-		say(why, sizeof(why), " The CPU samples located no cache line written by one thread and used by "
-		    "another (data addresses of %s of them decoded).",
+	if (c && c->lines.available)
+		say(why, sizeof(why), " Only %s of the CPU samples' data addresses could be decoded (binaries "
+		    "not read, or code without memory operands), too few to locate the lines.",
 		    fmt_pct(d, sizeof(d), c->samples ? (double)c->lines.decoded / (double)c->samples : 0));
 	else if (c)
 		say(why, sizeof(why), " No instruction decoder for this machine locates the lines.");
