@@ -71,14 +71,12 @@ void cv__record_wait(struct cv_rec *r, uint64_t ns)
 	CV_BUMP(&r->s.wait_hist[b], 1);
 }
 
-/* The owner changed: written inside the critical section, so exact for
- * correctly locked mutexes, and only when ownership moves (the mutex's own
- * line moved too). */
-static CV_COLD void owner_changed(struct cv_thread *t, struct cv_rec *r, struct cv_obj *o)
+/* The owner changed (shim.h: cv__note_owner): the lock's own line moved too. */
+CV_COLD void cv__owner_changed(struct cv_thread *t, struct cv_rec *r)
 {
-	if (CV_LOAD(&o->last_owner))
+	if (CV_LOAD(&r->obj->last_owner))
 		CV_BUMP(&r->s.handoffs, 1);
-	CV_STORE(&o->last_owner, t);
+	CV_STORE(&r->obj->last_owner, t);
 }
 
 static CV_COLD void hold_begin(struct cv_thread *t, struct cv_rec *r, const void *m)
@@ -107,9 +105,7 @@ static inline void acquired(struct cv_thread *t, struct cv_rec *r, const void *m
 	cv__held_push(t, r->obj, m, pc, flags);
 	uint64_t n = r->s.acquisitions;
 	CV_STORE(&r->s.acquisitions, n + 1);
-	struct cv_obj *o = r->obj;
-	if (CV_UNLIKELY(CV_LOAD(&o->last_owner) != t))
-		owner_changed(t, r, o);
+	cv__note_owner(t, r);
 	if (CV_UNLIKELY((n & cv__hold_mask) == 0))
 		hold_begin(t, r, m);
 }

@@ -131,7 +131,7 @@ struct cv_obj {
 	int             retired;       /* set by destroy/re-init; records move to a new object */
 	int             merged;        /* objects.c: retired past the cap, its records fold into the kind's aggregate */
 	uint32_t        refs;          /* objects.c: records of it, plus one while it is being merged */
-	struct cv_thread *last_owner;  /* mutex: written only when the owner changes */
+	struct cv_thread *last_owner;  /* locks: written only when the owner changes (cv__note_owner) */
 	uint64_t        cond_state;    /* condvar: waiting << 32 | signalled-not-yet-woken */
 	const char     *name;          /* convoy_name_object(), or NULL */
 	uint32_t        dump_id;       /* output.c: 1 + its id in the profile, 0 until written */
@@ -318,6 +318,18 @@ static inline struct cv_rec *cv__sem_rec(struct cv_thread *t, const void *addr)
 static inline struct cv_rec *cv__futex_rec(struct cv_thread *t, const void *addr)
 {
 	CV_CACHED_REC(t, futex, addr, CV_OBJ_FUTEX);
+}
+
+/* A lock of any kind was just acquired by t: when another thread held it
+ * last, ownership moved (a hand-off, counted on t's record). Called inside
+ * the critical section just entered, so exact for a correctly used lock;
+ * last_owner is written only when the owner changes, so a lock that stays
+ * with one thread keeps its object's line shared. mutex.c. */
+void cv__owner_changed(struct cv_thread *t, struct cv_rec *r);
+static inline void cv__note_owner(struct cv_thread *t, struct cv_rec *r)
+{
+	if (CV_UNLIKELY(CV_LOAD(&r->obj->last_owner) != t))
+		cv__owner_changed(t, r);
 }
 
 /* ---- thread.c: thread state and lifecycle --------------------------------- */

@@ -8,7 +8,8 @@
  * says "held" is the clock read on both sides of the real lock: that time is
  * reported as spin time, on-CPU waiting (waits, wait_ns, max_wait_ns and the
  * histogram of the record; the analyzer names it spin_ns and never counts it
- * as blocked time). Like the mutex peek, a lock taken by another thread
+ * as blocked time). Every acquisition notes its owner, so hand-offs are
+ * counted as for mutexes (shim.h: cv__note_owner). Like the mutex peek, a lock taken by another thread
  * between the peek and the real exchange spins uncounted.
  */
 #include <errno.h>
@@ -37,6 +38,7 @@ static CV_COLD int spin_contended(struct cv_thread *t, struct cv_rec *r, pthread
 		CV_BUMP(&r->s.contended, 1);
 		CV_BUMP(&r->s.acquisitions, 1);
 		cv__held_push(t, r->obj, (const void *)l, pc, 0);
+		cv__note_owner(t, r);
 	}
 	return rc;
 }
@@ -55,6 +57,7 @@ CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 	if (CV_LIKELY(rc == 0)) {
 		CV_BUMP(&r->s.acquisitions, 1);
 		cv__held_push(t, r->obj, (const void *)l, pc, 0);
+		cv__note_owner(t, r);
 	}
 	return rc;
 }
@@ -70,6 +73,7 @@ CV_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 	if (rc == 0) {
 		CV_BUMP(&r->s.acquisitions, 1);
 		cv__held_push(t, r->obj, (const void *)l, __builtin_return_address(0), CV_LOCK_TRY);
+		cv__note_owner(t, r);
 	} else if (rc == EBUSY)
 		CV_BUMP(&r->s.trylock_failures, 1);
 	return rc;
