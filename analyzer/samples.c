@@ -69,9 +69,11 @@ static int parse_sample(struct samples *s, enum sample_kind kind, char *rest, ui
 	x.has_regs = nregs == SAMPLES_NREGS;
 	x.chain = (uint32_t)s->npcs;
 	x.nchain = (uint32_t)npcs;
-	s->pcs = grow(s->pcs, pcap, s->npcs + npcs, sizeof(*s->pcs));
-	memcpy(s->pcs + s->npcs, pcs, npcs * sizeof(*pcs));
-	s->npcs += npcs;
+	if (npcs) { /* an empty chain leaves s->pcs as it is (NULL until the first) */
+		s->pcs = grow(s->pcs, pcap, s->npcs + npcs, sizeof(*s->pcs));
+		memcpy(s->pcs + s->npcs, pcs, npcs * sizeof(*pcs));
+		s->npcs += npcs;
+	}
 	s->v = grow(s->v, cap, s->n + 1, sizeof(*s->v));
 	s->v[s->n++] = x;
 	return 0;
