@@ -14,9 +14,17 @@
 
 /* Prepares this process's environment for children: libconvoy.so appended
  * to LD_PRELOAD, profiles to dir (created if missing), the shim quiet and
- * writing its profile on LAUNCH_STOP_SIGNAL.
- * Returns 0, or -1 after one error line. absdir receives dir's absolute path. */
-int launch__prepare(const char *dir, char *absdir, size_t size);
+ * writing its profile on LAUNCH_STOP_SIGNAL; and
+ * launch__run's CPU sampling at sample_hz per thread (0: off; sampler.h),
+ * its files beside the profiles. Returns 0, or -1 after one error line.
+ * absdir receives dir's absolute path. */
+int launch__prepare(const char *dir, unsigned sample_hz, char *absdir, size_t size);
+
+/* The sampling rate for cmd ("run", "scale"): --sample-hz's text when
+ * given, else CONVOY_SAMPLE_HZ, else SAMPLER_DEFAULT_HZ; 0 turns sampling
+ * off. Returns 0, or -1 after one error line. */
+#define LAUNCH_MAX_SAMPLE_HZ 20000
+int launch__sample_hz(const char *cmd, const char *option, unsigned *hz);
 
 struct launch_result {
 	pid_t pid;

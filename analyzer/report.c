@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "cpuprof.h"
 #include "families.h"
 #include "findings.h"
 #include "model.h"
@@ -22,6 +23,7 @@
 #include "report.h"
 #include "speedup.h"
 #include "callstacks.h"
+#include "cpuprof.h"
 #include "symbols.h"
 #include "textfit.h"
 #include "util.h"
@@ -346,7 +348,7 @@ static json_object *json_histogram(const struct cv_stats *s)
 	X("timeouts",                      WAITS, ju64(s->timeouts))                                     \
 	X("trylocks",                      K(MUTEX) | K(RWLOCK) | K(SPIN), ju64(s->trylocks))            \
 	X("trylock_failures",              K(MUTEX) | K(RWLOCK) | K(SPIN), ju64(s->trylock_failures))    \
-	X("handoffs",                      K(MUTEX), ju64(s->handoffs))                                  \
+	X("handoffs",                      LOCKS, ju64(s->handoffs))                                     \
 	X("hold_samples",                  K(MUTEX), ju64(s->hold_samples))                              \
 	X("hold_avg_ns",                   K(MUTEX), jdiv(s->hold_ns, s->hold_samples))                  \
 	X("max_hold_ns",                   K(MUTEX), s->hold_samples ? ju64(s->max_hold_ns) : NULL)      \
@@ -615,6 +617,8 @@ static void json_report(struct sink *k, const struct analysis *a, const struct r
 	for (size_t i = 0; i < p->nthreads; i++)
 		sink_row(k, json_thread(m, i, syms));
 	sink_array_end(k);
+	if (m->cpu)   /* only when the run was sampled (convoy run, convoy scale) */
+		sink_member(k, "cpu_samples", cpuprof__json(m->cpu, m, o->limit > 0 ? o->limit : -1));
 	sink_member(k, "stack", json_stack(&a->s));
 	sink_member(k, "findings", findings__json(&a->f));
 }
@@ -644,6 +648,8 @@ int report__write(const struct analysis *a, const struct report_options *o, FILE
 		families__text(m, o, out);   /* condvars, semaphores, barriers, futexes */
 		prims__text_park(m, o, out);
 		text_threads(m, o, a->syms, out);
+		if (m->cpu)
+			cpuprof__text(m->cpu, m, out, o->limit > 0 ? o->limit : 10);
 		text_counters(m, out);
 		char pmu[160], line[256];
 		if (!(p->process.perf_valid >> CV_PERF_CYCLES)) {

@@ -23,7 +23,8 @@
 
 static void run_usage(FILE *f)
 {
-	fputs("usage: convoy run [-o DIR] [--json] [-v] [--comm NAME] [--timeout S] -- COMMAND [ARG...]\n"
+	fputs("usage: convoy run [-o DIR] [--json] [-v] [--comm NAME] [--timeout S] [--sample-hz N]\n"
+	      "                  -- COMMAND [ARG...]\n"
 	      "\n"
 	      "Runs COMMAND with libconvoy.so preloaded (appended to any LD_PRELOAD),\n"
 	      "then prints the report of its profile, whether COMMAND succeeded, failed\n"
@@ -37,6 +38,9 @@ static void run_usage(FILE *f)
 	      "  -v           every thread's share of every mutex\n"
 	      "  --comm NAME  report the process named NAME (default: of the processes\n"
 	      "               COMMAND started, the one that did the most threaded work)\n"
+	      "  --sample-hz N  sample each thread's CPU time N times a second from outside\n"
+	      "               the command (default CONVOY_SAMPLE_HZ, else 1000; 0: off); the\n"
+	      "               samples go beside the profile (convoy-PID.samples)\n"
 	      "\n"
 	      "examples:\n"
 	      "  convoy run -- ./myprog --threads 4\n"
@@ -51,11 +55,12 @@ int cmd_run(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "sample-hz", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct report_options ro = { .limit = 20 };
-	const char *dir = ".", *comm = NULL;
+	const char *dir = ".", *comm = NULL, *sample_hz = NULL;
 	double timeout_s = 0;
 	char *end;
 	int c;
@@ -69,10 +74,11 @@ int cmd_run(int argc, char **argv)
 		case 'T':
 			timeout_s = strtod(optarg, &end);
 			if (end == optarg || *end || !(timeout_s > 0 && timeout_s <= 86400)) {
-				cv_error("run: --timeout takes seconds from 1 to 86400, not '%s'", optarg);
+				cv_error("run: --timeout takes a number of seconds above 0, up to 86400, not '%s'", optarg);
 				return 2;
 			}
 			break;
+		case 's': sample_hz = optarg; break;
 		case 'h': run_usage(stdout); return 0;
 		default:
 			return 2;   /* cv_getopt said why */
@@ -83,7 +89,11 @@ int cmd_run(int argc, char **argv)
 		return 2;
 	}
 	char absdir[PATH_MAX];
-	if (launch__prepare(dir, absdir, sizeof(absdir)) != 0)
+	unsigned hz;
+	double watchdog_s;
+	if (launch__sample_hz("run", sample_hz, &hz) != 0 || watchdog__period(&watchdog_s) != 0)
+		return 2;
+	if (launch__prepare(dir, hz, absdir, sizeof(absdir)) != 0)
 		return 1;
 	/* With --json, stdout is the report alone: the command's own output
 	 * goes to stderr for as long as it runs. */
@@ -98,9 +108,6 @@ int cmd_run(int argc, char **argv)
 	}
 	struct launch_result r;
 	time_t since = time(NULL);
-	double watchdog_s;
-	if (watchdog__period(&watchdog_s) != 0)
-		return 2;
 	int launched = launch__run(argv + optind, NULL, timeout_s, watchdog_s, &r);
 	if (saved_stdout >= 0) {
 		dup2(saved_stdout, STDOUT_FILENO);

@@ -33,6 +33,8 @@ struct scale_options {
 	const char *dir;
 	const char *comm;       /* --comm: the process to analyse */
 	const char *replay;     /* --replay DIR */
+	const char *sample_hz;  /* --sample-hz N */
+	unsigned hz;            /* the sampling rate it means (launch__sample_hz) */
 	char **cmd;
 	int cmdc;
 };
@@ -99,7 +101,7 @@ static void free_argv(char **v)
 static void scale_usage(FILE *f)
 {
 	fputs("usage: convoy scale --threads LIST [--repeat K] [--json] [-o DIR] [--timeout S] [--comm NAME]\n"
-	      "                    -- COMMAND ... {threads} ...\n"
+	      "                    [--sample-hz N] -- COMMAND ... {threads} ...\n"
 	      "       convoy scale --replay DIR [--json]\n"
 	      "\n"
 	      "Runs COMMAND once per thread count in LIST (each {threads} in its arguments\n"
@@ -114,6 +116,8 @@ static void scale_usage(FILE *f)
 	      "  --timeout S      give up on a run after S seconds (default 600)\n"
 	      "  --comm NAME      analyse the process named NAME (default: of the processes the\n"
 	      "                   command started, the one that did the most threaded work)\n"
+	      "  --sample-hz N    sample each thread's CPU time N times a second from outside\n"
+	      "                   the command (default CONVOY_SAMPLE_HZ, else 1000; 0: off)\n"
 	      "  --replay DIR     diagnose the sweep recorded in DIR by an earlier -o DIR again,\n"
 	      "                   running nothing\n"
 	      "\n"
@@ -136,6 +140,7 @@ static int parse(int argc, char **argv, struct scale_options *o)
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "replay", required_argument, NULL, 'R' },
+		{ "sample-hz", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -167,6 +172,7 @@ static int parse(int argc, char **argv, struct scale_options *o)
 		case 'o': o->dir = optarg; break;
 		case 'c': o->comm = optarg; break;
 		case 'R': o->replay = optarg; break;
+		case 's': o->sample_hz = optarg; break;
 		case 'h': scale_usage(stdout); return -1;
 		default:
 			return 2;   /* cv_getopt said why */
@@ -214,7 +220,7 @@ static int run_once(const struct scale_options *o, int n, int k, const char *sub
 	char log[PATH_MAX + 96], num[16], tmp[PATH_MAX];
 	snprintf(log, sizeof(log), "%s/output.txt", sub);
 	snprintf(num, sizeof(num), "%d", n);
-	if (launch__prepare(sub, tmp, sizeof(tmp)) != 0)
+	if (launch__prepare(sub, o->hz, tmp, sizeof(tmp)) != 0)
 		return -1;
 	setenv("CONVOY_THREADS", num, 1);
 	char **args = substitute(o->cmd, o->cmdc, n);
@@ -299,7 +305,9 @@ int cmd_scale(int argc, char **argv)
 		strftime(dirbuf, sizeof(dirbuf), "convoy-scale-%Y%m%d-%H%M%S", localtime(&now));
 		o.dir = dirbuf;
 	}
-	if (launch__prepare(o.dir, absdir, sizeof(absdir)) != 0)
+	if (launch__sample_hz("scale", o.sample_hz, &o.hz) != 0)
+		return 2;
+	if (launch__prepare(o.dir, o.hz, absdir, sizeof(absdir)) != 0)
 		return 1;
 	memset(&w, 0, sizeof(w));
 	w.dir = xstrndup(absdir, strlen(absdir));

@@ -1,7 +1,7 @@
 /* lockorder.c — which locks each thread holds, the order threads take them
  * in, and what a thread is blocked on (docs/profile-format.md, "Lock order").
  *
- * Held set. Each thread keeps the mutexes and rwlocks it holds in a small
+ * Held set. Each thread keeps the mutexes, rwlocks and spinlocks it holds in a small
  * array in its own state (shim.h: cv__held_push, cv__held_pop): a push is
  * a count and five stores, a pop one compare and a store when locks are
  * released in reverse order; anything else comes here. Past CV_HELD_MAX

@@ -69,14 +69,12 @@ void cv__record_wait(struct cv_rec *r, uint64_t ns)
 	CV_BUMP(&r->s.wait_hist[b], 1);
 }
 
-/* The owner changed: written inside the critical section, so exact for
- * correctly locked mutexes, and only when ownership moves (the mutex's own
- * line moved too). */
-static CV_COLD void owner_changed(struct cv_thread *t, struct cv_rec *r, struct cv_obj *o)
+/* The owner changed (shim.h: cv__note_owner): the lock's own line moved too. */
+CV_COLD void cv__owner_changed(struct cv_thread *t, struct cv_rec *r)
 {
-	if (CV_LOAD(&o->last_owner))
+	if (CV_LOAD(&r->obj->last_owner))
 		CV_BUMP(&r->s.handoffs, 1);
-	CV_STORE(&o->last_owner, t);
+	CV_STORE(&r->obj->last_owner, t);
 }
 
 static CV_COLD void hold_begin(struct cv_thread *t, struct cv_rec *r, const void *m)
@@ -105,9 +103,7 @@ static inline void acquired(struct cv_thread *t, struct cv_rec *r, const void *m
 	cv__held_push(t, r->obj, m, pc, flags);
 	uint64_t n = r->s.acquisitions;
 	CV_STORE(&r->s.acquisitions, n + 1);
-	struct cv_obj *o = r->obj;
-	if (CV_UNLIKELY(CV_LOAD(&o->last_owner) != t))
-		owner_changed(t, r, o);
+	cv__note_owner(t, r);
 	if (CV_UNLIKELY((n & cv__real.hold_mask) == 0))
 		hold_begin(t, r, m);
 }
@@ -226,15 +222,7 @@ CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 		return lock_slow(t, m, pc);
 	int rc = cv__real.pthread_mutex_lock(m);
 	CV_STORE(&r->s.acquisitions, n + 1);
-	struct cv_held *h = &t->held[0];
-	CV_STORE(&h->obj, NULL);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	CV_STORE(&t->nheld, 1);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	h->addr = m;
-	h->pc = pc;
-	h->flags = 0;
-	CV_STORE(&h->obj, o);
+	cv__held_push_first(t, o, m, pc);
 	return rc;
 }
 
@@ -263,8 +251,7 @@ static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 CV_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	struct cv_thread *t = cv__self;
-	uintptr_t slow = (t->inert | (t->nheld ^ 1) | t->held_untracked)
-		| ((uintptr_t)t->held[0].addr ^ (uintptr_t)m)
+	uintptr_t slow = t->inert | cv__held_not_only(t, m)
 		| ((unsigned)CV_LOAD(&m->__data.__lock) ^ 1)
 		| (t->hold_addr == m);
 	if (CV_UNLIKELY(slow))

@@ -17,6 +17,9 @@
  *    a read phase: that second case is "a writer waiting behind readers",
  *    counted on its own (wr_behind_readers, with its wait time).
  *
+ * Write acquisitions note the owner, so the write side counts hand-offs as
+ * a mutex does (shim.h: cv__note_owner); read sides have no single owner.
+ *
  * Like the mutex peek, a lock taken by another thread between the peek and
  * the real call's own atomic is a wait that is neither counted nor timed.
  * Every return code passes through untouched; EDEADLK (the caller already
@@ -154,6 +157,7 @@ static CV_COLD int wr_blocking(struct cv_thread *t, struct cv_rec *r, pthread_rw
 		CV_BUMP(&r->s.contended, 1);
 		CV_BUMP(&r->s.acquisitions, 1);
 		cv__held_push(t, r->obj, rw, pc, 0);
+		cv__note_owner(t, r);
 	} else if (rc == ETIMEDOUT) {
 		CV_BUMP(&r->s.timeouts, 1);
 	}
@@ -196,6 +200,7 @@ wr_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn 
 	if (CV_LIKELY(rc == 0)) {
 		CV_BUMP(&r->s.acquisitions, 1);
 		cv__held_push(t, r->obj, rw, pc, 0);
+		cv__note_owner(t, r);
 	} else if (rc == ETIMEDOUT)
 		CV_BUMP(&r->s.timeouts, 1);
 	return rc;
@@ -259,6 +264,7 @@ CV_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 	if (rc == 0) {
 		CV_BUMP(&r->s.acquisitions, 1);
 		cv__held_push(t, r->obj, rw, __builtin_return_address(0), CV_LOCK_TRY);
+		cv__note_owner(t, r);
 	} else if (rc == EBUSY)
 		CV_BUMP(&r->s.trylock_failures, 1);
 	return rc;

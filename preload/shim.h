@@ -150,7 +150,7 @@ struct cv_obj {
 					/* set by destroy/re-init; records move to a new object */
 	/* Call stacks (stacks.c): the init or first-use stack, claimed once. */
 	uint32_t        first_stack;   /* stack id; 0 while none */
-	struct cv_thread *last_owner;  /* mutex: written only when the owner changes */
+	struct cv_thread *last_owner;  /* locks: written only when the owner changes (cv__note_owner) */
 	uint64_t        cond_state;    /* condvar: waiting << 32 | signalled-not-yet-woken */
 	/* Park/wake (park.c), written only on slow paths: by a signal, post or
 	 * wake that found a waiter, and by barrier arrivals. */
@@ -182,7 +182,7 @@ struct cv_rec {
 
 struct cv_slot { const void *addr; struct cv_rec *rec; };
 
-/* lockorder.c: one lock a thread holds (mutex or rwlock). */
+/* lockorder.c: one lock a thread holds (mutex, rwlock or spinlock). */
 #define CV_HELD_MAX 16
 struct cv_held {
 	const void    *addr;
@@ -362,6 +362,18 @@ static inline struct cv_rec *cv__futex_rec(struct cv_thread *t, const void *addr
 	CV_CACHED_REC(t, futex, addr, CV_OBJ_FUTEX);
 }
 
+/* A lock of any kind was just acquired by t: when another thread held it
+ * last, ownership moved (a hand-off, counted on t's record). Called inside
+ * the critical section just entered, so exact for a correctly used lock;
+ * last_owner is written only when the owner changes, so a lock that stays
+ * with one thread keeps its object's line shared. mutex.c. */
+void cv__owner_changed(struct cv_thread *t, struct cv_rec *r);
+static inline void cv__note_owner(struct cv_thread *t, struct cv_rec *r)
+{
+	if (CV_UNLIKELY(CV_LOAD(&r->obj->last_owner) != t))
+		cv__owner_changed(t, r);
+}
+
 /* ---- thread.c: thread state and lifecycle --------------------------------- */
 
 /* Slow-path entry: returns the calling thread's state, creating it (and
@@ -382,8 +394,18 @@ void cv__threads_after_fork(struct cv_thread *self);
  * cv__self is hidden and comes down after it is restored, so a handler in
  * between sees one or the other; the signal fences keep the compiler from
  * moving the stores. The outermost guard saves and restores errno, so
- * nothing the shim does inside shows in it. */
+ * nothing the shim does inside shows in it.
+ *
+ * It also disables cancellation: the guarded code may reach cancellation
+ * points (open, read, write: libunwind, /proc, the profile), and a pending
+ * pthread_cancel must be acted on where the program would act on it, never
+ * inside the shim's bookkeeping. The state is restored after cv__busy is
+ * down, from a copy taken before (a handler's own guard in between saves
+ * "disabled"), so an asynchronous cancellation that arrived meanwhile takes
+ * effect there, with the shim's state consistent, as it would have without
+ * the shim. */
 extern __thread int cv__guard_errno;
+extern __thread int cv__guard_cancel_state;
 
 static inline struct cv_thread *cv__guard_enter(void)
 {
@@ -395,21 +417,27 @@ static inline struct cv_thread *cv__guard_enter(void)
 	struct cv_thread *saved = cv__current();
 	cv__self = CV_INERT;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* hidden before the guarded code */
+	if (depth == 0)
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cv__guard_cancel_state);
 	return saved;
 }
 static inline void cv__guard_leave(struct cv_thread *saved)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the guarded code before self returns */
 	cv__self = saved ? saved : CV_INERT;
-	if (cv__busy == 1)
+	bool outer = cv__busy == 1;
+	bool enable = outer && cv__guard_cancel_state == PTHREAD_CANCEL_ENABLE;
+	if (outer)
 		errno = cv__guard_errno;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* self and errno back before busy drops */
 	cv__busy--;
+	if (enable)
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 }
 
 /* ---- lockorder.c: held locks, lock-order edges, blocked waits -------------- *
- * (docs/profile-format.md, "Lock order"). Around every mutex and rwlock
- * acquisition: cv__lock_attempt before a call that may block (it does
+ * (docs/profile-format.md, "Lock order"). Around every mutex, rwlock and
+ * spinlock acquisition: cv__lock_attempt before a call that may block (it does
  * nothing unless the thread already holds a lock), cv__held_push after any
  * success, cv__held_pop before the unlock. */
 
@@ -453,6 +481,28 @@ static inline void cv__held_pop(struct cv_thread *t, const void *addr)
 		CV_STORE(&t->nheld, n - 1);
 	else if (n != 0)
 		cv__held_release_slow(t, addr);
+}
+
+/* The fast paths' push and pop (mutex.c, spin.c). The push is onto an empty
+ * held set, after the real lock: the slot is claimed before it is filled,
+ * as in cv__held_push. cv__held_not_only is zero exactly when addr is the
+ * one lock t holds, which the fast unlock then pops with one store. */
+static inline void cv__held_push_first(struct cv_thread *t, struct cv_obj *o, const void *addr, const void *pc)
+{
+	struct cv_held *h = &t->held[0];
+	CV_STORE(&h->obj, NULL);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&t->nheld, 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	h->addr = addr;
+	h->pc = pc;
+	h->flags = 0;
+	CV_STORE(&h->obj, o);
+}
+
+static inline uintptr_t cv__held_not_only(const struct cv_thread *t, const void *addr)
+{
+	return (t->nheld ^ 1) | t->held_untracked | ((uintptr_t)t->held[0].addr ^ (uintptr_t)addr);
 }
 
 /* A blocking wait on o begins (contended paths only) and ends. */

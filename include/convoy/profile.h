@@ -328,7 +328,7 @@ struct cv_stack_wait {
 };
 
 /* Lock order (docs/profile-format.md, "Lock order"). The shim keeps each
- * thread's held locks (mutexes and rwlocks) and, the first time any thread
+ * thread's held locks (mutexes, rwlocks, spinlocks) and, the first time any thread
  * acquires lock B while holding lock A, an edge A -> B. A lock acquired with
  * a successful trylock adds no edge into it (it could not have blocked);
  * re-acquiring a lock the thread already holds adds none at all. */

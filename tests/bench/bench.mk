@@ -16,7 +16,12 @@ $(BENCH_DIR)/lockpair: tests/bench/lockpair.c | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -pthread $< -o $@
 
-.PHONY: bench-shim bench-whatif bench-report
+.PHONY: bench-shim bench-whatif bench-report bench-sampling
+# The launcher's CPU sampling: its cost side by side with sampling off, and
+# how much CPU time a false-sharing line takes to be located (docs/performance.md).
+bench-sampling: $(BUILD)/convoy $(BUILD)/libconvoy.so $(BUILD)/tests/data/progs/spin_counter $(BUILD)/demos/barrier $(BUILD)/demos/false_sharing
+	@tests/bench/sampling.sh $(BUILD)
+
 # What `convoy report` costs on 10,000 locks and on 100,000 objects with
 # 10,000 threads (docs/performance.md); OTHER=path/to/convoy runs an older
 # build beside it.
