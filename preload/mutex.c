@@ -187,10 +187,12 @@ static CV_COLD int lock_slow(struct cv_thread *t, pthread_mutex_t *m, const void
  * then simply succeeds, and not the 1-in-CONVOY_HOLD_SAMPLE acquisition
  * whose hold is timed. So the real lock is known to return 0 (a thread that
  * takes the lock between the peek and the real lock's compare-and-swap
- * makes it wait, uncounted: mutex.c's one blind spot), and the bookkeeping
- * needs no test of its result: the record's acquisition count and the held
- * set's first slot (claimed before it is filled, for a signal handler that
- * locks in between), in lines only this thread writes.
+ * makes it wait, uncounted: mutex.c's one blind spot; if that thread also
+ * released it, the hand-off back to this thread is counted at this
+ * thread's next acquisition, where last_owner is tested again), and the
+ * bookkeeping needs no test of its result: the record's acquisition count
+ * and the held set's first slot (claimed before it is filled, for a signal
+ * handler that locks in between), in lines only this thread writes.
  *
  * Not a tail call, on purpose: with the bookkeeping before a tail call, its
  * seven stores sit in the store buffer when the real lock's locked
