@@ -98,7 +98,7 @@ static const char *pmu_status(const struct profile *p, char *buf, size_t size)
 }
 
 /* Where the busy threads' time went, one line. */
-static void text_stack(const struct speedup *st, FILE *out)
+static void text_stack(const struct speedup *st, const struct model *m, FILE *out)
 {
 	char w[32], text[1024];
 	size_t len = (size_t)snprintf(text, sizeof(text), "%d busy thread%s × %s =", st->threads,
@@ -115,6 +115,8 @@ static void text_stack(const struct speedup *st, FILE *out)
 	if (len < sizeof(text) - 1)
 		strcat(text, ".");
 	textfit__wrap(out, textfit__width(out), 2, "Where the time went: ", text);
+	speedup__roles_text(st, m, text, sizeof(text));
+	textfit__wrap(out, textfit__width(out), 2, "Threads by role: ", text);
 	fputc('\n', out);
 }
 
@@ -214,12 +216,14 @@ static void text_locks(const struct model *m, const struct report_options *o, FI
 	fputc('\n', out);
 }
 
-static void text_threads(const struct model *m, const struct report_options *o, struct syms *syms, FILE *out)
+static void text_threads(const struct model *m, const struct speedup *st, const struct report_options *o,
+			 struct syms *syms, FILE *out)
 {
 	const struct profile *p = m->p;
-	fprintf(out, "Threads (name and start routine; waits: locks, condvars and other parks, joins)\n");
-	fprintf(out, "  %-7s %-15s %8s %8s %8s %8s %8s %8s\n", "tid", "thread", "lifetime",
-		"cpu", "runnable", "lock", "park", "join");
+	fprintf(out, "Threads (name and start routine; runnable: waiting for a CPU, taken out of the\n"
+		"  lock and park waits it ended, so no time is counted twice; role in the stack)\n");
+	fprintf(out, "  %-7s %-15s %8s %8s %8s %8s %8s %8s %s\n", "tid", "thread", "lifetime",
+		"cpu", "runnable", "lock", "park", "join", "role");
 	size_t n = rows_to_show(p->nthreads, o);
 	for (size_t i = 0; i < n; i++) {
 		const struct cv_thread_rec *t = &p->threads[i];
@@ -231,13 +235,15 @@ static void text_threads(const struct model *m, const struct report_options *o, 
 			routine = fn;
 		}
 		snprintf(label, sizeof(label), "%s%s%s", t->name, t->name[0] ? " " : "", routine);
-		fprintf(out, "  %-7d %-15s %8s %8s %8s %8s %8s %8s\n", t->tid, textfit__fit(fit, sizeof(fit), label, 15),
+		const struct stack_thread *x = &st->t[i];
+		double park = x->park + x->parked_for_threads;
+		fprintf(out, "  %-7d %-15s %8s %8s %8s %8s %8s %8s %s\n", t->tid, textfit__fit(fit, sizeof(fit), label, 15),
 			fmt_ns(life, sizeof(life), (double)(t->end_ns - t->start_ns)),
 			fmt_ns(cpu, sizeof(cpu), (double)t->cpu_ns),
-			t->flags & CV_THREAD_RUNQ ? fmt_ns(rq, sizeof(rq), (double)t->run_delay_ns) : "-",
-			fmt_ns(lw, sizeof(lw), (double)m->thread_lock_wait[i]),
-			fmt_ns(cw, sizeof(cw), (double)m->thread_cond_wait[i]),
-			fmt_ns(jw, sizeof(jw), (double)t->join_wait_ns));
+			t->flags & CV_THREAD_RUNQ ? fmt_ns(rq, sizeof(rq), x->runnable) : "-",
+			fmt_ns(lw, sizeof(lw), x->lock),
+			fmt_ns(cw, sizeof(cw), park),
+			fmt_ns(jw, sizeof(jw), (double)t->join_wait_ns), role_names[x->role]);
 		if (o->verbose) {
 			char cr[32];
 			fprintf(out, "          created by %d%s%s; %llu voluntary, %llu involuntary switches\n",
@@ -432,7 +438,7 @@ static json_object *json_object_row(const struct model *m, const struct object_r
 	return o;
 }
 
-static json_object *json_thread(const struct model *m, size_t i, struct syms *syms)
+static json_object *json_thread(const struct model *m, const struct speedup *st, size_t i, struct syms *syms)
 {
 	const struct profile *p = m->p;
 	const struct cv_thread_rec *t = &p->threads[i];
@@ -463,6 +469,8 @@ static json_object *json_thread(const struct model *m, size_t i, struct syms *sy
 	 * more than a shorter thread's life): null when it was not. */
 	json_object_object_add(o, "run_delay_ns", t->flags & CV_THREAD_RUNQ ? ju64(t->run_delay_ns) : NULL);
 	json_object_object_add(o, "timeslices", t->flags & CV_THREAD_RUNQ ? ju64(t->timeslices) : NULL);
+	json_object_object_add(o, "role", jstr(role_names[st->t[i].role]));
+	json_object_object_add(o, "in_stack", json_object_new_double(round(st->t[i].in_stack * 1000) / 1000));
 	json_object_object_add(o, "minor_faults", ju64(t->minor_faults));
 	json_object_object_add(o, "major_faults", ju64(t->major_faults));
 	prims__json_thread(o, m, i);   /* spin_ns, wait_ns_by_kind, park_wake */
@@ -607,7 +615,7 @@ static void json_report(struct sink *k, const struct analysis *a, const struct r
 	sink_member(k, "park_wake", prims__json_park_wake(m));
 	sink_array_begin(k, "threads");
 	for (size_t i = 0; i < p->nthreads; i++)
-		sink_row(k, json_thread(m, i, syms));
+		sink_row(k, json_thread(m, &a->s, i, syms));
 	sink_array_end(k);
 	sink_member(k, "stack", json_stack(&a->s));
 	sink_member(k, "findings", findings__json(&a->f));
@@ -631,13 +639,13 @@ int report__write(const struct analysis *a, const struct report_options *o, FILE
 	} else {
 		text_header(m, out);
 		text_summary(m, out);
-		text_stack(&a->s, out);
+		text_stack(&a->s, m, out);
 		findings__print(&a->f, out);
 		fputc('\n', out);
 		text_locks(m, o, out);
 		families__text(m, o, out);   /* condvars, semaphores, barriers, futexes */
 		prims__text_park(m, o, out);
-		text_threads(m, o, a->syms, out);
+		text_threads(m, &a->s, o, a->syms, out);
 		text_counters(m, out);
 		char pmu[160], line[256];
 		if (!(p->process.perf_valid >> CV_PERF_CYCLES)) {

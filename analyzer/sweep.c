@@ -204,6 +204,20 @@ static json_object *stack_json(const struct speedup *s)
 	return o;
 }
 
+/* Each role's threads, by tid: which threads the stack was built on. */
+static json_object *roles_json(const struct speedup *s, const struct profile *p)
+{
+	json_object *o = json_object_new_object();
+	for (int r = 0; r < ROLE_N; r++) {
+		json_object *tids = json_object_new_array();
+		for (size_t i = 0; i < s->nthreads; i++)
+			if (s->t[i].role == (enum thread_role)r)
+				json_object_array_add(tids, json_object_new_int(p->threads[i].tid));
+		json_object_object_add(o, role_names[r], tids);
+	}
+	return o;
+}
+
 /* path relative to dir when it lies under it. */
 static const char *under(const char *dir, const char *path)
 {
@@ -235,6 +249,9 @@ json_object *sweep__json(const struct sweep *w)
 		json_object_object_add(r, "efficiency", json_object_new_double(round(c->efficiency * 1000) / 1000));
 		json_object_object_add(r, "budget_ns", json_object_new_int64((int64_t)llround(s->budget_ns)));
 		json_object_object_add(r, "stack", stack_json(s));
+		json_object_object_add(r, "roles", roles_json(s, c->a.p));
+		json_object_object_add(r, "helper_ns", json_object_new_int64((int64_t)llround(s->helper_ns)));
+		json_object_object_add(r, "helper_cpu_ns", json_object_new_int64((int64_t)llround(s->helper_cpu_ns)));
 		for (size_t k = 0; k < s->nlocks; k++) {
 			json_object *l = json_object_new_object();
 			json_object_object_add(l, "name", json_object_new_string(s->locks[k].row->name));
@@ -290,7 +307,15 @@ static void print_table(const struct sweep *w, FILE *out)
 	fputs("  work: on-CPU work (the reference run's); infl: more on-CPU time than it\n"
 	      "  needed; lock: waiting for locks; park: parked on condvars, semaphores,\n"
 	      "  futexes; barr: at barriers; runq: runnable, waiting for a CPU; othr: other\n"
-	      "  off-CPU time; idle: fewer than N threads had work; unex: not accounted for.\n\n", out);
+	      "  off-CPU time; idle: fewer than N threads had work; unex: not accounted for.\n", out);
+	int width = textfit__width(out);
+	for (int i = 0; i < w->nruns; i++) {
+		char head[32], line[1024];
+		snprintf(head, sizeof(head), "  N=%d ", w->runs[i].threads);
+		speedup__roles_text(&w->runs[i].a.s, &w->runs[i].a.m, line, sizeof(line));
+		textfit__wrap(out, width, 6, head, line);
+	}
+	fputc('\n', out);
 }
 
 void sweep__text(const struct sweep *w, FILE *out)

@@ -69,7 +69,8 @@ static json_object *report(const char *name)
 }
 
 /* `scale --replay sweeps/NAME --json`, checked against its golden, parsed;
- * every run's stack adds up to threads × wall. */
+ * every run's stack adds up to threads × wall, and no component is negative
+ * or above it (unexplained is negative by definition, never below -budget). */
 static json_object *replay(const char *name)
 {
 	char dir[256], golden[256];
@@ -83,12 +84,14 @@ static json_object *replay(const char *name)
 	cr_assert(json_object_array_length(runs) >= 2, "%s: fewer than two runs", name);
 	for (size_t i = 0; i < json_object_array_length(runs); i++) {
 		json_object *r = json_object_array_get_idx(runs, i), *stack = tu_get(r, "stack");
-		int64_t sum = 0;
+		int64_t sum = 0, budget = tu_int(r, "threads") * tu_int(r, "wall_ns");
 		json_object_object_foreach(stack, key, val) {
-			(void)key;
-			sum += json_object_get_int64(val);
+			int64_t v = json_object_get_int64(val);
+			sum += v;
+			int64_t lo = strcmp(key, "unexplained") ? -16 : -budget, hi = strcmp(key, "unexplained") ? budget : 16;
+			cr_assert(v >= lo && v <= hi, "%s run %zu: %s is %lld ns of a budget of %lld", name, i, key,
+				  (long long)v, (long long)budget);
 		}
-		int64_t budget = tu_int(r, "threads") * tu_int(r, "wall_ns");
 		cr_assert(llabs(sum - budget) <= 16, "%s run %zu: the stack sums to %lld, threads × wall = %lld", name, i,
 			  (long long)sum, (long long)budget);
 	}
@@ -268,4 +271,25 @@ Test(golden, limit_applies_to_per_thread_rows, .timeout = 60)
 {
 	char *out = convoy_out((const char *[]){ "report", "--limit", "1", "profiles/global_queue.convoy", NULL });
 	cr_assert(strstr(out, "    ... 2 more threads (use --limit 0)"), "per-thread rows not limited:\n%s", out);
+}
+
+/* ---- real programs' shapes (issue 13) ------------------------------------- */
+
+/* The role's tids in a run of a sweep's JSON. */
+static size_t role_count(json_object *run, const char *role)
+{
+	return json_object_array_length(tu_array(tu_get(run, "roles"), role));
+}
+
+Test(golden, helper_threads_run_beside_the_workers_outside_the_stack, .timeout = 60)
+{
+	json_object *s = replay("io_helper");   /* replay() checks every component is within the budget */
+	json_object *runs = tu_array(s, "runs");
+	for (size_t i = 0; i < json_object_array_length(runs); i++) {
+		json_object *r = json_object_array_get_idx(runs, i);
+		TU_EQ((int64_t)role_count(r, "worker"), tu_int(r, "threads"), "workers at run %zu", i);
+		cr_assert(role_count(r, "helper") + role_count(r, "waiter") == 2, "the reader and writer at run %zu", i);
+		cr_assert(tu_int(r, "helper_ns") > 0, "no helper time at run %zu", i);
+	}
+	cr_assert(!has_kind(s, "load-imbalance"), "helper threads counted as uneven work");
 }
