@@ -37,6 +37,10 @@
 #define BOUNCING_RATE         1e4     /* ... at least this many times a second */
 #define NOISE_SHARE            0.05   /* findings explaining less are dropped */
 #define SUSPECTED_HIGH_SHARE    0.5   /* a suspected finding is high only above this share */
+#define MONITOR_WAKE_ENDED      0.5   /* condvar waits ended by a wake or a timeout, of all */
+#define MONITOR_PEER_SIGNALS    0.5   /* wakes sent by the waiting threads themselves, of all */
+#define MONITOR_MAX_CPUS        1.5   /* the threads' CPU time adds up to at most this many CPUs */
+#define MAX_CLAIMED               16
 
 static struct finding *add(struct findings *f, enum finding_kind kind, double share)
 {
@@ -104,7 +108,26 @@ struct step {
 	int busy;                /* threads busy at once in the target run */
 	uint32_t cpus;           /* the CPUs it could use */
 	int oversubscribed;      /* busy > cpus: spinning would only make it worse */
+	/* Objects a monitor finding explained: the lock rules skip them, and
+	 * their park growth is not left for the park rule. */
+	const struct object_row *claimed[MAX_CLAIMED];
+	size_t nclaimed;
+	double park_claimed;
 };
+
+static int claimed(const struct step *st, const struct object_row *row)
+{
+	for (size_t i = 0; i < st->nclaimed; i++)
+		if (st->claimed[i] == row)
+			return 1;
+	return 0;
+}
+
+static void claim(struct step *st, const struct object_row *row)
+{
+	if (st->nclaimed < MAX_CLAIMED)
+		st->claimed[st->nclaimed++] = row;
+}
 
 static double comp(const struct run_view *r, enum stack_component c)
 {
@@ -150,7 +173,7 @@ static void rule_locks(struct findings *out, struct step *st)
 		const struct object_row *row = s->locks[i].row;
 		double grew = s->locks[i].wait_ns * st->scale -
 			      (st->ref ? speedup__lock_wait(st->ref->s, row) : 0);
-		if (grew <= 0 || grew < NOISE_SHARE * st->lost)
+		if (grew <= 0 || grew < NOISE_SHARE * st->lost || claimed(st, row))
 			continue;
 		const struct cv_stats *k = &row->total;
 		double wall = s->wall_ns, hold = row->typical_hold_ns;
@@ -217,6 +240,128 @@ static void rule_locks(struct findings *out, struct step *st)
 			say(x->fix, sizeof(x->fix),
 			    "Split %s (shard it, or per-thread state merged at the end), or use a structure "
 			    "that needs no lock for the common operation.", row->name);
+	}
+}
+
+/* What the threads that waited on a monitor's condvars did to them. */
+struct monitor_use {
+	const struct object_row *conds[FINDING_MAX_OBJECTS - 1];
+	size_t nconds;
+	double park_grew;          /* the condvars' park growth in the stack */
+	uint64_t waits, wait_ns, ended, timeouts, signals, peer_signals;
+};
+
+/* The condvars waited under mutex mu and what their waiters did. A wake
+ * "from a peer" is one sent by a thread that also waited on the monitor. */
+static void monitor_use(const struct step *st, const struct object_row *mu, struct monitor_use *u)
+{
+	const struct model *m = st->t->m;
+	const struct profile *p = m->p;
+	memset(u, 0, sizeof(*u));
+	for (size_t c = 0; c < m->nconds; c++) {
+		const struct object_row *row = m->conds[c];
+		if (row->monitor != mu || u->nconds == FINDING_MAX_OBJECTS - 1)
+			continue;
+		u->conds[u->nconds++] = row;
+		u->park_grew += speedup__cond_wait(st->t->s, row) * st->scale -
+				(st->ref ? speedup__cond_wait(st->ref->s, row) : 0);
+		const struct cv_stats *k = &row->total;
+		u->waits += k->waits;
+		u->wait_ns += k->wait_ns;
+		u->ended += k->wakeups + k->timeouts;
+		u->timeouts += k->timeouts;
+		u->signals += k->signals + k->broadcasts;
+		uint32_t id = row->obj->o.id;
+		for (size_t j = m->stats_start[id]; j < m->stats_start[id + 1]; j++) {
+			const struct cv_stats *ts = &p->stats[m->stats_of[j]];
+			if (ts->signals + ts->broadcasts == 0)
+				continue;
+			/* Did this signalling thread wait on one of the monitor's condvars? */
+			int waiter = 0;
+			for (size_t d = 0; d < m->nconds && !waiter; d++) {
+				if (m->conds[d]->monitor != mu)
+					continue;
+				uint32_t did = m->conds[d]->obj->o.id;
+				for (size_t q = m->stats_start[did]; q < m->stats_start[did + 1] && !waiter; q++) {
+					const struct cv_stats *w = &p->stats[m->stats_of[q]];
+					waiter = w->thread == ts->thread && w->waits > 0;
+				}
+			}
+			if (waiter)
+				u->peer_signals += ts->signals + ts->broadcasts;
+		}
+	}
+}
+
+/* A monitor (a mutex and the condvars waited under it) that threads took
+ * turns through is a lock in effect, whatever the program built it for (an
+ * interpreter lock, a recursive lock): the waits on the mutex and the parks
+ * on its condvars are one cause. */
+static void rule_monitors(struct findings *out, struct step *st)
+{
+	const struct model *m = st->t->m;
+	const struct speedup *s = st->t->s;
+	double cpus = s->wall_ns > 0 ? s->cpu_out_ns / s->wall_ns : 0;
+	if (st->n < 2 || cpus > MONITOR_MAX_CPUS)
+		return;   /* more than one thread made progress at a time */
+	for (size_t i = 0; i < m->nlocks; i++) {
+		const struct object_row *mu = m->locks[i];
+		if (mu->obj->o.kind != CV_OBJ_MUTEX)
+			continue;
+		struct monitor_use u;
+		monitor_use(st, mu, &u);
+		if (!u.nconds || !u.waits || !u.signals)
+			continue;
+		double lock_grew = speedup__lock_wait(s, mu) * st->scale - (st->ref ? speedup__lock_wait(st->ref->s, mu) : 0);
+		double grew = (lock_grew > 0 ? lock_grew : 0) + (u.park_grew > 0 ? u.park_grew : 0);
+		if (grew <= 0 || grew < NOISE_SHARE * st->lost || (double)u.ended < MONITOR_WAKE_ENDED * (double)u.waits ||
+		    (double)u.peer_signals < MONITOR_PEER_SIGNALS * (double)u.signals)
+			continue;
+		const struct cv_stats *k = &mu->total;
+		double acq = (double)k->acquisitions, handoffs = acq ? (double)k->handoffs / acq : 0;
+		struct finding *x = add(out, FINDING_LOCK_CONTENTION, grew / st->lost);
+		object(x, mu->name);
+		char conds[512] = "";
+		for (size_t c = 0; c < u.nconds; c++) {
+			object(x, u.conds[c]->name);
+			size_t len = strlen(conds);
+			snprintf(conds + len, sizeof(conds) - len, "%s%s", c ? (c + 1 == u.nconds ? " and " : ", ") : "",
+				 u.conds[c]->name);
+			claim(st, u.conds[c]);
+		}
+		claim(st, mu);
+		st->park_claimed += u.park_grew > 0 ? u.park_grew : 0;
+		x->predicted_wall_ns = predicted(st, grew);
+		evidence(x, "mutex_wait_ns", (double)k->wait_ns);
+		evidence(x, "cond_wait_ns", (double)u.wait_ns);
+		evidence(x, "cond_waits", (double)u.waits);
+		evidence(x, "waits_ended_by_wake_or_timeout", (double)u.ended);
+		evidence(x, "timeouts", (double)u.timeouts);
+		evidence(x, "wakes_from_waiters", (double)u.peer_signals);
+		evidence(x, "handoff_fraction", handoffs);
+		evidence(x, "cpus_in_use", cpus);
+		char a[32], b[32], c[32], d[32], e[32];
+		size_t len = (size_t)snprintf(x->summary, sizeof(x->summary),
+		    "Threads ran one at a time through the monitor of mutex %s and condvar%s %s: a lock in "
+		    "effect. They waited %s for the mutex and were parked %s on the condvar%s (%s of the "
+		    "lost time together); %s of the %s condvar waits ended with another waiting thread's "
+		    "wake",
+		    mu->name, u.nconds == 1 ? "" : "s", conds, fmt_ns(a, sizeof(a), (double)k->wait_ns),
+		    fmt_ns(b, sizeof(b), (double)u.wait_ns), u.nconds == 1 ? "" : "s",
+		    fmt_pct(c, sizeof(c), x->share), fmt_count(d, sizeof(d), u.ended - u.timeouts),
+		    fmt_count(e, sizeof(e), u.waits));
+		if (u.timeouts && len < sizeof(x->summary))
+			len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len,
+						" and %s timed waits expired (a switch interval: the waiter asks for its turn)",
+						fmt_count(a, sizeof(a), u.timeouts));
+		if (len < sizeof(x->summary))
+			snprintf(x->summary + len, sizeof(x->summary) - len,
+				 "; the mutex changed owner on %s of its acquisitions, and the threads' CPU time adds "
+				 "up to %.1f CPUs of %d.", fmt_pct(a, sizeof(a), handoffs), cpus, st->n);
+		say(x->fix, sizeof(x->fix),
+		    "Only the thread that holds this monitor makes progress. If it is an interpreter lock "
+		    "(Python's GIL, a Perl shared lock), run the work in processes, or in native code that "
+		    "releases it; otherwise hold it for less of the work, or split what it protects.");
 	}
 }
 
@@ -304,7 +449,7 @@ static int cmp_double(const void *a, const void *b)
 static void rule_imbalance_and_parks(struct findings *out, const struct step *st, int idle_claimed)
 {
 	const struct profile *p = st->t->m->p;
-	double idle = idle_claimed ? 0 : delta(st, STACK_IDLE), park = delta(st, STACK_PARK);
+	double idle = idle_claimed ? 0 : delta(st, STACK_IDLE), park = delta(st, STACK_PARK) - st->park_claimed;
 	double *busy = xcalloc(p->nthreads, sizeof(double));
 	size_t n = working_times(st->t, busy);
 	double ratio = 0, median = 0, max = 0;
@@ -635,6 +780,7 @@ void findings__diagnose(struct findings *out, const struct run_view *ref, const 
 	st.busy = speedup__busy_threads(t->m);
 	st.oversubscribed = st.cpus && st.busy > (int)st.cpus;
 	size_t first = out->n;
+	rule_monitors(out, &st);
 	rule_locks(out, &st);
 	rule_runnable(out, &st);
 	int churn = rule_churn(out, &st);

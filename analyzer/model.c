@@ -336,6 +336,9 @@ void model__build(struct model *m, const struct profile *p, struct syms *syms)
 	}
 	number_objects(m);
 	index_stats(m);
+	for (size_t i = 0; i < p->nobjects; i++)   /* profile.c checked it names a mutex */
+		if (p->objects[i].o.monitor)
+			m->rows[i].monitor = &m->rows[p->objects[i].o.monitor - 1];
 	for (size_t i = 0; i < p->nstats; i++) {
 		const struct cv_stats *s = &p->stats[i];
 		struct object_row *row = &m->rows[s->object];

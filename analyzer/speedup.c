@@ -144,10 +144,8 @@ int speedup__busy_threads(const struct model *m)
 }
 
 /* One thread's time split by wait class, before it is placed in the stack
- * (the per-thread formulas at the top of this file). *lock_keep is the
- * share of its sleeping lock waits left after the run queue's part. */
-static void thread_split(struct stack_thread *x, const struct model *m, size_t i, double *lock_keep,
-			 double *unexplained)
+ * (the per-thread formulas at the top of this file). */
+static void thread_split(struct stack_thread *x, const struct model *m, size_t i, double *unexplained)
 {
 	const struct cv_thread_rec *t = &m->p->threads[i];
 	double life = (double)(t->end_ns - t->start_ns);
@@ -180,17 +178,16 @@ static void thread_split(struct stack_thread *x, const struct model *m, size_t i
 	 * so a thread's runnable time and its waits never overlap. */
 	double sleeping = lock - spin + park + barrier;
 	double inside = minf((double)t->run_delay_ns - runnable, sleeping);
-	*lock_keep = 1;
+	double keep = 1;
 	if (inside > 0) {
-		double keep = (sleeping - inside) / sleeping;
+		keep = (sleeping - inside) / sleeping;
 		lock = spin + (lock - spin) * keep;
 		park *= keep;
 		barrier *= keep;
 		runnable += inside;
-		*lock_keep = keep;
 	}
 	*x = (struct stack_thread){ .active = active, .cpu = cpu, .lock = lock, .park = park, .barrier = barrier,
-				    .runnable = runnable, .other = other, .parked_for_threads = waiting };
+				    .runnable = runnable, .other = other, .parked_for_threads = waiting, .wait_keep = keep };
 }
 
 struct by_cpu_key { double cpu; size_t i; };
@@ -291,6 +288,25 @@ static void assign_roles(struct speedup *s, const struct profile *p)
 	free(idx);
 }
 
+/* One object's waits as the stack counts them: each thread's, less the run
+ * queue's part (not for spinning: on-CPU), times the thread's place in the
+ * stack; a main thread's parks waiting for its threads are not in it. */
+static double stack_wait(const struct speedup *s, const struct model *m, const struct object_row *row, int on_cpu)
+{
+	const struct profile *p = m->p;
+	int parks = wait_class_of_obj(row->obj) == WAIT_PARK;
+	double wait = 0;
+	uint32_t id = row->obj->o.id;
+	for (size_t j = m->stats_start[id]; j < m->stats_start[id + 1]; j++) {
+		const struct cv_stats *st = &p->stats[m->stats_of[j]];
+		const struct stack_thread *x = &s->t[st->thread];
+		if (parks && coordinator(&p->threads[st->thread]))
+			continue;
+		wait += (double)st->wait_ns * (on_cpu ? 1 : x->wait_keep) * x->in_stack;
+	}
+	return wait;
+}
+
 void speedup__compute(struct speedup *s, const struct model *m, int n, double wall_ns,
 		    double ref_cpu_out_ns)
 {
@@ -301,10 +317,9 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 	s->budget_ns = (double)n * s->wall_ns;
 	s->nthreads = p->nthreads;
 	s->t = xcalloc(p->nthreads + 1, sizeof(*s->t));
-	double *lock_keep = xcalloc(p->nthreads + 1, sizeof(double));
 	double *unexplained = xcalloc(p->nthreads + 1, sizeof(double));
 	for (size_t i = 0; i < p->nthreads; i++)
-		thread_split(&s->t[i], m, i, &lock_keep[i], &unexplained[i]);
+		thread_split(&s->t[i], m, i, &unexplained[i]);
 	place_threads(s, m, n);
 	assign_roles(s, p);
 
@@ -334,30 +349,39 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 		if (p->counters[i].c.kind == CV_COUNTER_PROGRESS && p->counters[i].c.value > 0)
 			s->progress += (double)p->counters[i].c.value;
 
-	/* Each lock's wait in the stack: its threads' waits, each with its
-	 * thread's run-queue share taken out and its thread's place in the
-	 * stack, so the locks add up to lock_wait. */
+	/* Each lock's wait and each condvar's park in the stack: its threads'
+	 * waits, each with its thread's run-queue share taken out and its
+	 * thread's place in the stack, so they add up to lock_wait and (with the
+	 * other park objects) park. */
 	s->locks = xcalloc(m->nlocks + 1, sizeof(*s->locks));
 	for (size_t i = 0; i < m->nlocks; i++) {
 		const struct object_row *row = m->locks[i];
 		int spin = row->obj->o.kind == CV_OBJ_SPIN;
 		if ((wait_class_of_obj(row->obj) != WAIT_LOCK && !spin) || !row->total.wait_ns)
 			continue;
-		double wait = 0;
-		uint32_t id = row->obj->o.id;
-		for (size_t j = m->stats_start[id]; j < m->stats_start[id + 1]; j++) {
-			const struct cv_stats *st = &p->stats[m->stats_of[j]];
-			wait += (double)st->wait_ns * (spin ? 1 : lock_keep[st->thread]) * s->t[st->thread].in_stack;
-		}
 		s->locks[s->nlocks].row = row;
-		s->locks[s->nlocks++].wait_ns = wait;
+		s->locks[s->nlocks++].wait_ns = stack_wait(s, m, row, spin);
 	}
-	free(lock_keep);
+	s->conds = xcalloc(m->nconds + 1, sizeof(*s->conds));
+	for (size_t i = 0; i < m->nconds; i++)
+		if (m->conds[i]->total.wait_ns) {
+			s->conds[s->nconds].row = m->conds[i];
+			s->conds[s->nconds++].wait_ns = stack_wait(s, m, m->conds[i], 0);
+		}
+	qsort(s->conds, s->nconds, sizeof(*s->conds), by_lock_wait);
 	free(unexplained);
 	qsort(s->locks, s->nlocks, sizeof(*s->locks), by_lock_wait);
 	s->by_identity = xcalloc(s->nlocks ? s->nlocks : 1, sizeof(*s->by_identity));
 	memcpy(s->by_identity, s->locks, s->nlocks * sizeof(*s->locks));
 	qsort(s->by_identity, s->nlocks, sizeof(*s->by_identity), by_identity);
+}
+
+double speedup__cond_wait(const struct speedup *s, const struct object_row *row)
+{
+	for (size_t i = 0; i < s->nconds; i++)
+		if (model__same_object(s->conds[i].row, row))
+			return s->conds[i].wait_ns;
+	return 0;
 }
 
 void speedup__roles_text(const struct speedup *s, const struct model *m, char *buf, size_t size)
@@ -398,7 +422,8 @@ void speedup__free(struct speedup *s)
 	free(s->locks);
 	free(s->by_identity);
 	free(s->t);
-	s->locks = s->by_identity = NULL;
+	free(s->conds);
+	s->locks = s->by_identity = s->conds = NULL;
 	s->t = NULL;
 }
 

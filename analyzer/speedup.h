@@ -56,6 +56,7 @@ struct stack_thread {
 	double in_stack;        /* 0..1 */
 	double active, cpu, lock, park, barrier, runnable, other;   /* ns, the whole thread's */
 	double parked_for_threads;   /* a main thread's parks waiting for its threads: not active */
+	double wait_keep;       /* share of its sleeping waits left after the run queue's part */
 };
 
 struct stack_lock {
@@ -75,6 +76,8 @@ struct speedup {
 	struct stack_lock *locks;   /* lock_wait by lock, most first */
 	size_t nlocks;
 	struct stack_lock *by_identity;   /* the same, ordered by model__cmp_identity */
+	struct stack_lock *conds;   /* park by condvar, most first */
+	size_t nconds;
 	struct stack_thread *t;  /* per thread index */
 	size_t nthreads;
 	int nroles[ROLE_N];      /* threads of each role */
@@ -93,6 +96,9 @@ void speedup__free(struct speedup *s);
 /* The wait of the lock that is row's object (row may come from another
  * profile of the same program) in this stack; 0 if absent. */
 double speedup__lock_wait(const struct speedup *s, const struct object_row *row);
+
+/* The park of the condvar that is row's object in this stack; 0 if absent. */
+double speedup__cond_wait(const struct speedup *s, const struct object_row *row);
 
 /* The workers, waiters and helpers of the run in words ("workers: 2 (worker
  * ×2); helpers: main, 40 ms beside them"), for text output. */

@@ -231,6 +231,7 @@ static void write_objects(struct writer *w, const struct snapshot *snap)
 	for (size_t i = 0; i < snap->nobjs; i++) {
 		const struct cv_obj *o = snap->objs[i];
 		const char *name = __atomic_load_n(&o->name, __ATOMIC_ACQUIRE);
+		const struct cv_obj *monitor = CV_LOAD(&o->cond_mutex);
 		struct cv_object rec = {
 			.id = (uint32_t)i,
 			.kind = o->kind,
@@ -241,6 +242,7 @@ static void write_objects(struct writer *w, const struct snapshot *snap)
 			.name_len = name ? (uint32_t)strlen(name) : 0,
 			.first_stack = CV_LOAD(&o->first_stack),
 			.map_gen = CV_LOAD(&o->map_gen),
+			.monitor = monitor ? monitor->dump_id : 0,   /* 0 unless in this snapshot */
 		};
 		record(w, CV_REC_OBJECT, &rec, sizeof(rec), name, rec.name_len, NULL, 0);
 	}

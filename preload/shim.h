@@ -129,6 +129,7 @@ struct cv_obj {
 	int             retired;       /* set by destroy/re-init; records move to a new object */
 	struct cv_thread *last_owner;  /* mutex: written only when the owner changes */
 	uint64_t        cond_state;    /* condvar: waiting << 32 | signalled-not-yet-woken */
+	struct cv_obj  *cond_mutex;    /* condvar: the mutex its last wait named (its monitor) */
 	const char     *name;          /* convoy_name_object(), or NULL */
 	uint32_t        dump_id;       /* output.c: 1 + its id in the profile, 0 until written */
 	struct cv_obj  *hash_next;     /* registry bucket chain (live objects only) */

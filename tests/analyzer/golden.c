@@ -293,3 +293,24 @@ Test(golden, helper_threads_run_beside_the_workers_outside_the_stack, .timeout =
 	}
 	cr_assert(!has_kind(s, "load-imbalance"), "helper threads counted as uneven work");
 }
+
+/* The first finding names the monitor: its mutex and both condvars. */
+static void expect_monitor(json_object *root, const char *mutex, const char *cond)
+{
+	expect_first(root, "lock-contention", mutex);
+	json_object *f = finding(root, 0), *objs = tu_array(f, "objects");
+	bool named = false;
+	for (size_t i = 1; i < json_object_array_length(objs); i++)
+		named |= !strcmp(json_object_get_string(json_object_array_get_idx(objs, i)), cond);
+	cr_assert(named, "the monitor finding does not name %s", cond);
+	cr_assert(strstr(tu_str(f, "summary"), "one at a time"), "summary: %s", tu_str(f, "summary"));
+	cr_assert(!has_kind(root, "park-wake"), "the condvar's parks reported apart from its mutex");
+}
+
+Test(golden, threads_taking_turns_through_a_gil_are_one_monitor, .timeout = 60)
+{
+	expect_monitor(replay("gil"), "gil_mutex", "gil_cond");
+	expect_monitor(report("gil"), "gil_mutex", "switch_cond");
+	json_object *ev = tu_get(finding(report("gil"), 0), "evidence");
+	cr_assert(json_object_get_double(tu_get(ev, "timeouts")) > 0, "the switch interval's timed waits are evidence");
+}
