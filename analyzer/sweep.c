@@ -73,6 +73,56 @@ static double work_scale(const struct speedup *ref, const struct speedup *s)
 	return ref->progress > 0 && s->progress > 0 ? ref->progress / s->progress : 1;
 }
 
+/* Efficiency above this is more than the added threads can give. */
+#define SUPERLINEAR 1.05
+/* A reference run that spent this share of its worker time off-CPU outside
+ * any wait (I/O, sleep, page faults) measured those as much as the work. */
+#define IO_BOUND_SHARE 0.25
+
+static double other_share(const struct speedup *s)
+{
+	return s->budget_ns > 0 ? s->c[STACK_OTHER] / s->budget_ns : 0;
+}
+
+/* Why the speedups cannot be taken at face value: a superlinear step, or a
+ * reference run dominated by off-CPU time the later runs did not have (the
+ * page cache filled by the first run). Empty when nothing says so. */
+static void caution(struct sweep *w)
+{
+	const struct sweep_run *ref = &w->runs[0];
+	const struct sweep_run *super = NULL;
+	double later = 0;   /* the largest off-CPU share among the later runs */
+	for (int i = 1; i < w->nruns; i++) {
+		if (!super && w->runs[i].efficiency > SUPERLINEAR)
+			super = &w->runs[i];
+		if (other_share(&w->runs[i].a.s) > later)
+			later = other_share(&w->runs[i].a.s);
+	}
+	double refo = other_share(&ref->a.s);
+	int io = refo >= IO_BOUND_SHARE && refo > 2 * later;
+	char a[32], b[32];
+	uint64_t ref_major = ref->a.p->process.major_faults;
+	if (io)
+		snprintf(w->caution, sizeof(w->caution),
+			 "the %d-thread run spent %s of its worker time off-CPU outside any wait (reading from disk, "
+			 "sleeping or faulting pages in: %llu major faults), the later runs at most %s: most likely the "
+			 "%d-thread run read from disk and the later runs from the page cache. %s use --warmup 1 (or "
+			 "more), so every count starts from the same caches.",
+			 ref->threads, fmt_pct(a, sizeof(a), refo), (unsigned long long)ref_major,
+			 fmt_pct(b, sizeof(b), later), ref->threads,
+			 super ? "The speedups against it are not the threads' doing:" : "Speedups against it measure the I/O, not the threads:");
+	else if (super)
+		snprintf(w->caution, sizeof(w->caution),
+			 "at %d threads the efficiency is %.0f%%, more than the added threads can give: the %d-thread run "
+			 "was slowed by something the later runs were not (cold caches, CPU frequency, other processes), "
+			 "or the runs did different work. Use --warmup and --repeat before reading the speedups.",
+			 super->threads, 100 * super->efficiency, ref->threads);
+	else if (w->warmup == 0 && refo >= IO_BOUND_SHARE)
+		snprintf(w->caution, sizeof(w->caution),
+			 "the %d-thread run spent %s of its worker time off-CPU outside any wait (I/O, sleep, page "
+			 "faults): the sweep measures that as much as the threads.", ref->threads, fmt_pct(a, sizeof(a), refo));
+}
+
 /* The step sentence: the component that grew most from a to b. */
 static void step_sentence(const struct sweep_run *ra, const struct sweep_run *rb, char *buf, size_t size)
 {
@@ -85,6 +135,12 @@ static void step_sentence(const struct sweep_run *ra, const struct sweep_run *rb
 		snprintf(speed, sizeof(speed), "%.2f× faster", ratio);
 	else
 		snprintf(speed, sizeof(speed), "%.2f× slower", 1 / ratio);
+	double more = (double)rb->threads / ra->threads;
+	if (ratio > more * SUPERLINEAR) {
+		snprintf(buf, size, "%d → %d threads: %s, more than the %.3g× more threads can give (superlinear): "
+			 "not the threads' doing (see the caution below).", ra->threads, rb->threads, speed, more);
+		return;
+	}
 	if (added <= 0.05 * b->budget_ns * scale) {
 		snprintf(buf, size, "%d → %d threads: %s; the added threads paid for themselves "
 			 "(worker time grew %.0f%%).", ra->threads, rb->threads, speed,
@@ -179,6 +235,7 @@ int sweep__analyse(struct sweep *w)
 		if (i)
 			step_sentence(&w->runs[i - 1], r, r->step, sizeof(r->step));
 	}
+	caution(w);
 	for (int i = 1; i < w->nruns; i++) {
 		struct findings one = { 0 };
 		struct run_view rv = { &ref->a.m, &ref->a.s }, t = { &w->runs[i].a.m, &w->runs[i].a.s };
@@ -235,6 +292,8 @@ json_object *sweep__json(const struct sweep *w)
 	json_object_object_add(root, "convoy_sweep_version", json_object_new_int(1));
 	json_object_object_add(root, "command", command);
 	json_object_object_add(root, "repeat", json_object_new_int(w->repeat));
+	json_object_object_add(root, "warmup", json_object_new_int(w->warmup));
+	json_object_object_add(root, "caution", w->caution[0] ? json_object_new_string(w->caution) : NULL);
 	json_object_object_add(root, "reference_threads", json_object_new_int(ref->threads));
 	json_object_object_add(root, "cpus", json_object_new_int((int)ref->a.p->process.cpus_allowed));
 	json_object_object_add(root, "throughput_from_progress", json_object_new_boolean(ref->a.s.progress > 0));
@@ -338,6 +397,10 @@ void sweep__text(const struct sweep *w, FILE *out)
 		textfit__wrap(out, width, 2, "", w->runs[i].step);
 	if (w->nruns > 1)
 		fputc('\n', out);
+	if (w->caution[0]) {
+		textfit__wrap(out, width, 2, "Caution: ", w->caution);
+		fputc('\n', out);
+	}
 	findings__print(&w->f, out);
 	if (w->runs[w->nruns - 1].a.p->process.perf_error)
 		textfit__wrap(out, width, 2, "\nNot measured: ",
@@ -448,6 +511,8 @@ int sweep__load(struct sweep *w, const char *path)
 		goto out;
 	}
 	w->repeat = get_int(root, "repeat", 1, SWEEP_MAX_REPEAT, &repeat) ? 1 : (int)repeat;
+	int64_t warmup;
+	w->warmup = get_int(root, "warmup", 0, SWEEP_MAX_REPEAT, &warmup) ? 0 : (int)warmup;
 	if (json_object_object_get_ex(root, "command", &cmd) && json_object_is_type(cmd, json_type_array)) {
 		w->ncommand = (int)json_object_array_length(cmd);
 		w->command = xcalloc((size_t)w->ncommand + 1, sizeof(char *));

@@ -314,3 +314,19 @@ Test(golden, threads_taking_turns_through_a_gil_are_one_monitor, .timeout = 60)
 	json_object *ev = tu_get(finding(report("gil"), 0), "evidence");
 	cr_assert(json_object_get_double(tu_get(ev, "timeouts")) > 0, "the switch interval's timed waits are evidence");
 }
+
+Test(golden, a_cold_first_run_is_flagged_not_paid_for, .timeout = 60)
+{
+	json_object *s = replay("cold_start");
+	const char *step = json_object_get_string(json_object_array_get_idx(tu_array(s, "steps"), 0));
+	cr_assert(strstr(step, "superlinear") && !strstr(step, "paid for themselves"), "step: %s", step);
+	const char *c = tu_str(s, "caution");
+	cr_assert(strstr(c, "page cache") && strstr(c, "--warmup"), "caution: %s", c);
+}
+
+Test(golden, a_sweep_without_superlinear_steps_or_io_has_no_caution, .timeout = 60)
+{
+	json_object *s = replay("global_queue");
+	cr_assert(json_object_is_type(tu_get(s, "caution"), json_type_null), "caution: %s",
+		  json_object_get_string(tu_get(s, "caution")));
+}
