@@ -692,10 +692,15 @@ static void rule_barriers(struct findings *out, const struct step *st)
 	 * The run queue's part of the waits (speedup.c) is left out. */
 	double barrier_ns = st->t->s->c[STACK_BARRIER];
 	double avg_blocked = parks ? barrier_ns / parks : 0;
-	int uneven = avg_blocked <= 2 * spread;
+	/* Barriers whose rounds the shim cannot see (OpenMP's, preload/gomp.c)
+	 * have no spread: short waits are then taken for the cost of sleeping
+	 * and waking, long ones for uneven work, and the finding is suspected. */
+	int unseen = !rounds;
+	int uneven = unseen ? avg_wait >= SHORT_PARK_NS : avg_blocked <= 2 * spread;
 	if (st->oversubscribed && claim_for_oversubscription(out, st, grew, row->name))
 		return;
 	struct finding *x = add(out, uneven ? FINDING_LOAD_IMBALANCE : FINDING_PARK_WAKE, grew / st->lost);
+	x->suspected = unseen;
 	object(x, row->name);
 	x->predicted_wall_ns = predicted(st, grew);
 	evidence(x, "rounds", rounds);
@@ -704,14 +709,24 @@ static void rule_barriers(struct findings *out, const struct step *st)
 	evidence(x, "avg_spread_ns", spread);
 	evidence(x, "max_spread_ns", (double)k->max_imbalance_ns);
 	char a[32], b[32], c[32], d[32], e[32];
-	say(x->summary, sizeof(x->summary),
-	    "Threads waited %s at barrier %s over %s rounds, %s per parked arrival; the last thread "
-	    "arrived %s after the first on average (at most %s)%s.",
-	    fmt_ns(a, sizeof(a), (double)k->wait_ns), row->name, fmt_count(b, sizeof(b), k->rounds),
-	    fmt_ns(c, sizeof(c), avg_wait), fmt_ns(d, sizeof(d), spread),
-	    fmt_ns(e, sizeof(e), (double)k->max_imbalance_ns),
-	    uneven ? ": each round lasts as long as its slowest thread" :
-		     ", so most of the wait is going to sleep and being woken each round");
+	if (unseen)
+		say(x->summary, sizeof(x->summary),
+		    "Threads waited %s at barrier %s, %s waits of %s on average. Its rounds are not recorded "
+		    "(a runtime's own barrier), so uneven work and the cost of sleeping and waking each "
+		    "round cannot be told apart; %s.",
+		    fmt_ns(a, sizeof(a), (double)k->wait_ns), row->name, fmt_count(b, sizeof(b), k->waits),
+		    fmt_ns(c, sizeof(c), avg_wait),
+		    uneven ? "waits this long suggest the threads arrive unevenly" :
+			     "waits this short suggest the cost is synchronising itself");
+	else
+		say(x->summary, sizeof(x->summary),
+		    "Threads waited %s at barrier %s over %s rounds, %s per parked arrival; the last thread "
+		    "arrived %s after the first on average (at most %s)%s.",
+		    fmt_ns(a, sizeof(a), (double)k->wait_ns), row->name, fmt_count(b, sizeof(b), k->rounds),
+		    fmt_ns(c, sizeof(c), avg_wait), fmt_ns(d, sizeof(d), spread),
+		    fmt_ns(e, sizeof(e), (double)k->max_imbalance_ns),
+		    uneven ? ": each round lasts as long as its slowest thread" :
+			     ", so most of the wait is going to sleep and being woken each round");
 	if (uneven)
 		say(x->fix, sizeof(x->fix),
 		    "Even out the work between barrier rounds (hand out smaller pieces dynamically "

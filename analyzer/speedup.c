@@ -76,10 +76,12 @@ static int by_identity(const void *a, const void *b)
 
 /* The main thread of a program that made threads sets up, hands out work
  * and waits for it: its parks and barrier waits, like its joins, are waiting
- * for the workers, so its slot counts as idle then. */
-static int coordinator(const struct cv_thread_rec *t)
+ * for the workers, so its slot counts as idle then. A main thread that met
+ * them at a barrier (an OpenMP master: a thread of the team) is one of them,
+ * and its waits are theirs. */
+static int coordinator(const struct model *m, const struct cv_thread_rec *t)
 {
-	return (t->flags & CV_THREAD_MAIN) && t->threads_created > 0;
+	return (t->flags & CV_THREAD_MAIN) && t->threads_created > 0 && !m->main_in_team;
 }
 
 /* A thread's active time: alive, not waiting for the workers. */
@@ -88,7 +90,7 @@ static double active_time(const struct model *m, size_t i)
 	const struct cv_thread_rec *t = &m->p->threads[i];
 	double life = (double)(t->end_ns - t->start_ns);
 	double active = life - minf((double)t->join_wait_ns, life);
-	if (coordinator(t))
+	if (coordinator(m, t))
 		active -= minf((double)(m->thread_cond_wait[i] + m->thread_barrier_wait[i]), active);
 	return active;
 }
@@ -152,7 +154,7 @@ static void thread_split(struct stack_thread *x, const struct model *m, size_t i
 	double active = life - minf((double)t->join_wait_ns, life);
 	double lock = (double)m->thread_lock_wait[i], park = (double)m->thread_cond_wait[i];
 	double barrier = (double)m->thread_barrier_wait[i], waiting = 0;
-	if (coordinator(t)) {
+	if (coordinator(m, t)) {
 		/* Waiting for the workers' results is not work either. */
 		waiting = minf(park + barrier, active);
 		active -= waiting;
@@ -300,7 +302,7 @@ static double stack_wait(const struct speedup *s, const struct model *m, const s
 	for (size_t j = m->stats_start[id]; j < m->stats_start[id + 1]; j++) {
 		const struct cv_stats *st = &p->stats[m->stats_of[j]];
 		const struct stack_thread *x = &s->t[st->thread];
-		if (parks && coordinator(&p->threads[st->thread]))
+		if (parks && coordinator(m, &p->threads[st->thread]))
 			continue;
 		wait += (double)st->wait_ns * (on_cpu ? 1 : x->wait_keep) * x->in_stack;
 	}

@@ -330,3 +330,23 @@ Test(golden, a_sweep_without_superlinear_steps_or_io_has_no_caution, .timeout = 
 	cr_assert(json_object_is_type(tu_get(s, "caution"), json_type_null), "caution: %s",
 		  json_object_get_string(tu_get(s, "caution")));
 }
+
+Test(golden, threads_taking_turns_through_a_recursive_lock_are_one_monitor, .timeout = 60)
+{
+	expect_monitor(replay("rlock"), "rlock_mutex", "rlock_cond");
+}
+
+/* libgomp's barrier waits (inline futex calls) are barrier time, not
+ * "off-CPU for other reasons" (preload/gomp.c). */
+Test(golden, openmp_barrier_time_is_barrier_time, .timeout = 60)
+{
+	json_object *s = replay("omp_barriers");
+	json_object *run2 = json_object_array_get_idx(tu_array(s, "runs"), 1), *stack = tu_get(run2, "stack");
+	cr_assert(tu_int(stack, "barrier") > tu_int(stack, "other_offcpu"), "barrier %lld, other %lld",
+		  (long long)tu_int(stack, "barrier"), (long long)tu_int(stack, "other_offcpu"));
+	json_object *f = tu_array(s, "findings");
+	bool named = false;
+	for (size_t i = 0; i < json_object_array_length(f); i++)
+		named |= !strcmp(object0(json_object_array_get_idx(f, i)), "omp barrier");
+	cr_assert(named, "no finding names the OpenMP barrier");
+}
