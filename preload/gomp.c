@@ -99,14 +99,12 @@ static void *real_GOMP_barrier, *real_GOMP_loop_end, *real_GOMP_sections_end, *r
 static void *real_GOMP_critical_start, *real_GOMP_critical_name_start, *real_omp_set_lock, *real_omp_set_nest_lock;
 
 /* The calling thread's record of the object keyed at key, named on first
- * use; NULL when the shim is not recording here (inside itself, disabled,
- * or in a signal handler that interrupted its bookkeeping). */
+ * use; NULL when the shim is not recording here (inside itself, or
+ * disabled). */
 static struct cv_rec *rec_for(const void *key, uint32_t kind, const char *name)
 {
 	struct cv_thread *t = cv__self;
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
-		return NULL;
-	if (!cv__lookup_safe(t))
 		return NULL;
 	struct cv_rec *r = cv__lookup_slow(t, key, kind);
 	if (r && name && !__atomic_load_n(&r->obj->name, __ATOMIC_ACQUIRE))
