@@ -445,6 +445,21 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A thread's label: its start routine's symbol, else its name, else the
+ * routine's address; the main thread is "main". */
+static const char *thread_label(const struct model *m, const struct cv_thread_rec *t, char *buf, size_t size)
+{
+	if (t->flags & CV_THREAD_MAIN)
+		snprintf(buf, size, "main");
+	else if (t->start_routine && syms__name(m->syms, t->start_routine, buf, size))
+		return buf;
+	else if (t->name[0])
+		snprintf(buf, size, "%s", t->name);
+	else
+		snprintf(buf, size, "thread@0x%llx", (unsigned long long)t->start_routine);
+	return buf;
+}
+
 /* Idle slots and long parks: uneven work, or a serial phase. */
 static void rule_imbalance_and_parks(struct findings *out, const struct step *st, int idle_claimed)
 {
@@ -508,6 +523,26 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 		    "thread is parked.");
 		park = 0;   /* explained */
 	}
+	/* Even workers, but one thread ran alone while the other slots had
+	 * none: a serial phase, named with its thread. */
+	long alone = speedup__serial_thread(st->t->s);
+	if (!imbalanced && idle > NOISE_SHARE * st->lost && alone >= 0) {
+		const struct speedup *s = st->t->s;
+		double serial = s->t[alone].alone * (s->threads - 1) * st->scale;
+		double claim = serial < idle ? serial : idle;
+		struct finding *x = add(out, FINDING_LOAD_IMBALANCE, claim / st->lost);
+		char who[128], text[768];
+		thread_label(st->t->m, &p->threads[alone], who, sizeof(who));
+		object(x, who);
+		x->predicted_wall_ns = predicted(st, claim);
+		evidence(x, "alone_ns", s->t[alone].alone);
+		evidence(x, "idle_ns", s->c[STACK_IDLE]);
+		speedup__serial_text(s, st->t->m, text, sizeof(text));
+		say(x->summary, sizeof(x->summary), "A serial phase: %s", text);
+		say(x->fix, sizeof(x->fix),
+		    "Parallelise what %s does alone (split the loading or setup between the threads, or "
+		    "overlap it with the work), or start the workers earlier so they are not idle meanwhile.", who);
+	}
 	double uneven = (imbalanced ? idle : 0) + park;
 	if (uneven > NOISE_SHARE * st->lost && imbalanced) {
 		struct finding *x = add(out, FINDING_LOAD_IMBALANCE, uneven / st->lost);
@@ -527,21 +562,6 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 		    "Let idle threads take work from busy ones (work stealing), or cut the work into "
 		    "more, smaller pieces than threads so the last piece is short.");
 	}
-}
-
-/* A thread's label: its start routine's symbol, else its name, else the
- * routine's address; the main thread is "main". */
-static const char *thread_label(const struct model *m, const struct cv_thread_rec *t, char *buf, size_t size)
-{
-	if (t->flags & CV_THREAD_MAIN)
-		snprintf(buf, size, "main");
-	else if (t->start_routine && syms__name(m->syms, t->start_routine, buf, size))
-		return buf;
-	else if (t->name[0])
-		snprintf(buf, size, "%s", t->name);
-	else
-		snprintf(buf, size, "thread@0x%llx", (unsigned long long)t->start_routine);
-	return buf;
 }
 
 static int by_u64(const void *a, const void *b)

@@ -117,6 +117,12 @@ static void text_stack(const struct speedup *st, const struct model *m, FILE *ou
 	textfit__wrap(out, textfit__width(out), 2, "Where the time went: ", text);
 	speedup__roles_text(st, m, text, sizeof(text));
 	textfit__wrap(out, textfit__width(out), 2, "Threads by role: ", text);
+	speedup__serial_text(st, m, text, sizeof(text));
+	if (text[0])
+		textfit__wrap(out, textfit__width(out), 2, "Serial phase: ", text);
+	speedup__offcpu_text(st, m, text, sizeof(text));
+	if (text[0])
+		textfit__wrap(out, textfit__width(out), 2, "Off-CPU outside waits: ", text);
 	fputc('\n', out);
 }
 

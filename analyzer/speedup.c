@@ -228,6 +228,7 @@ static void place_threads(struct speedup *s, const struct model *m, int n)
 	qsort(cut, 2 * nt, sizeof(double), cmp_double);
 	qsort(order, nt, sizeof(*order), by_cpu_desc);
 	int *used = xcalloc(2 * nt + 1, sizeof(int));   /* used[k]: slots taken in [cut[k], cut[k+1]) */
+	size_t *taker = xcalloc(2 * nt + 1, sizeof(size_t));   /* the first thread to take one there */
 	for (size_t o = 0; o < nt; o++) {
 		size_t i = order[o].i;
 		double a = (double)m->p->threads[i].start_ns, b = a + s->t[i].active, got = 0;
@@ -241,11 +242,17 @@ static void place_threads(struct speedup *s, const struct model *m, int n)
 		}
 		for (size_t k = lo; k + 1 < 2 * nt && cut[k] < b; k++)
 			if (used[k] < n) {
-				used[k]++;
+				if (!used[k]++)
+					taker[k] = i;
 				got += cut[k + 1] - cut[k];
 			}
 		s->t[i].in_stack = s->t[i].active > 0 ? minf(got / s->t[i].active, 1) : 1;
 	}
+	/* Serial time: one thread alone in the slots while N > 1. */
+	for (size_t k = 0; n > 1 && k + 1 < 2 * nt; k++)
+		if (used[k] == 1)
+			s->t[taker[k]].alone += cut[k + 1] - cut[k];
+	free(taker);
 	free(used);
 	free(order);
 	free(cut);
@@ -384,6 +391,84 @@ double speedup__cond_wait(const struct speedup *s, const struct object_row *row)
 		if (model__same_object(s->conds[i].row, row))
 			return s->conds[i].wait_ns;
 	return 0;
+}
+
+/* A thread as text: name (or main, or start routine) and tid. */
+static const char *thread_text(const struct model *m, size_t i, char *buf, size_t size)
+{
+	const struct cv_thread_rec *t = &m->p->threads[i];
+	char fn[160];
+	const char *what = t->flags & CV_THREAD_MAIN ? "main" : t->name[0] ? t->name :
+			   t->start_routine && syms__name(m->syms, t->start_routine, fn, sizeof(fn)) ? fn : "thread";
+	snprintf(buf, size, "%s (tid %d)", what, t->tid);
+	return buf;
+}
+
+long speedup__serial_thread(const struct speedup *s)
+{
+	long best = -1;
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (s->t[i].alone > 0 && (best < 0 || s->t[i].alone > s->t[best].alone))
+			best = (long)i;
+	return best >= 0 && s->t[best].alone >= 0.1 * s->wall_ns ? best : -1;
+}
+
+void speedup__serial_text(const struct speedup *s, const struct model *m, char *buf, size_t size)
+{
+	long i = speedup__serial_thread(s);
+	buf[0] = '\0';
+	if (i < 0)
+		return;
+	const struct cv_thread_rec *t = &m->p->threads[i];
+	const struct stack_thread *x = &s->t[i];
+	char who[200], a[32], b[32];
+	/* Where in its life: its active time is placed from its start. */
+	const char *when = (t->flags & CV_THREAD_MAIN) && t->threads_created ? ", at its start, before its threads ran" : "";
+	snprintf(buf, size, "%s ran alone for %s (%s of the run) while the other %d slot%s had no thread%s; it "
+		 "spent %s of its active time on a CPU.", thread_text(m, (size_t)i, who, sizeof(who)),
+		 fmt_ns(a, sizeof(a), x->alone), fmt_pct(b, sizeof(b), x->alone / s->wall_ns), s->threads - 1,
+		 s->threads == 2 ? "" : "s", when, fmt_pct((char[32]){0}, 32, x->active > 0 ? x->cpu / x->active : 0));
+}
+
+uint64_t speedup__thread_waits(const struct model *m, size_t i)
+{
+	uint64_t waits = 0;
+	for (size_t k = 0; k < m->p->nstats; k++)
+		if (m->p->stats[k].thread == i)
+			waits += m->p->stats[k].waits;
+	return waits + m->p->threads[i].joins;
+}
+
+long speedup__offcpu_thread(const struct speedup *s)
+{
+	long best = -1;
+	for (size_t i = 0; i < s->nthreads; i++) {
+		double o = s->t[i].other * s->t[i].in_stack;
+		if (o > 0 && (best < 0 || o > s->t[best].other * s->t[best].in_stack))
+			best = (long)i;
+	}
+	return best >= 0 && s->c[STACK_OTHER] >= 0.05 * s->budget_ns ? best : -1;
+}
+
+void speedup__offcpu_text(const struct speedup *s, const struct model *m, char *buf, size_t size)
+{
+	long i = speedup__offcpu_thread(s);
+	buf[0] = '\0';
+	if (i < 0)
+		return;
+	const struct cv_thread_rec *t = &m->p->threads[i];
+	uint64_t waits = speedup__thread_waits(m, (size_t)i);
+	uint64_t beyond = t->voluntary_cs > waits ? t->voluntary_cs - waits : 0;
+	char who[200], a[32], b[32], c[32], d[32], e[32];
+	snprintf(buf, size, "%s of it in %s: %s major and %s minor page faults, and %s voluntary context switches "
+		 "beyond the %s waits the shim timed (each a sleep, a blocking read or write, or a wait inside a "
+		 "runtime the shim cannot see). %s",
+		 fmt_ns(a, sizeof(a), s->t[i].other * s->t[i].in_stack), thread_text(m, (size_t)i, who, sizeof(who)),
+		 fmt_count(b, sizeof(b), t->major_faults), fmt_count(c, sizeof(c), t->minor_faults),
+		 fmt_count(d, sizeof(d), beyond), fmt_count(e, sizeof(e), waits),
+		 t->major_faults ? "Major faults read pages from disk: part of it is paging in." :
+				   "No major faults: not paging; blocking I/O or sleep, whose call sites this profile "
+				   "does not have (no context-switch call stacks).");
 }
 
 void speedup__roles_text(const struct speedup *s, const struct model *m, char *buf, size_t size)

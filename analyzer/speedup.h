@@ -8,6 +8,7 @@
 #define CONVOY_SPEEDUP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct model;
 struct object_row;
@@ -57,6 +58,7 @@ struct stack_thread {
 	double active, cpu, lock, park, barrier, runnable, other;   /* ns, the whole thread's */
 	double parked_for_threads;   /* a main thread's parks waiting for its threads: not active */
 	double wait_keep;       /* share of its sleeping waits left after the run queue's part */
+	double alone;           /* ns it was the only thread in the stack while N > 1: a serial phase */
 };
 
 struct stack_lock {
@@ -99,6 +101,22 @@ double speedup__lock_wait(const struct speedup *s, const struct object_row *row)
 
 /* The park of the condvar that is row's object in this stack; 0 if absent. */
 double speedup__cond_wait(const struct speedup *s, const struct object_row *row);
+
+/* Two explanations of what the stack cannot name by object, for text
+ * output; each writes "" when there is nothing to say:
+ *  - a serial phase: the thread that ran alone longest while N > 1, when
+ *    that was at least a tenth of the run ("main ran alone for 120 ms (30%
+ *    of the run), at its start, before its threads");
+ *  - off-CPU time outside waits: the thread with most of it and the
+ *    evidence of its kind (page faults, voluntary switches beyond the waits
+ *    the shim timed), saying that the call sites were not recorded. */
+void speedup__serial_text(const struct speedup *s, const struct model *m, char *buf, size_t size);
+void speedup__offcpu_text(const struct speedup *s, const struct model *m, char *buf, size_t size);
+/* The threads those name (index), or -1. */
+long speedup__serial_thread(const struct speedup *s);
+long speedup__offcpu_thread(const struct speedup *s);
+/* Blocking waits the shim timed in thread i (every kind). */
+uint64_t speedup__thread_waits(const struct model *m, size_t i);
 
 /* The workers, waiters and helpers of the run in words ("workers: 2 (worker
  * ×2); helpers: main, 40 ms beside them"), for text output. */

@@ -73,6 +73,11 @@ static double work_scale(const struct speedup *ref, const struct speedup *s)
 	return ref->progress > 0 && s->progress > 0 ? ref->progress / s->progress : 1;
 }
 
+/* What off-CPU time outside waits cannot be split by without call stacks at
+ * context switches (the launcher's sampler records none yet). */
+#define OFFCPU_SITES_UNAVAILABLE "the call sites of off-CPU time outside waits (no context-switch records " \
+	"with call stacks): it is explained by thread, page faults and voluntary switches only"
+
 /* Efficiency above this is more than the added threads can give. */
 #define SUPERLINEAR 1.05
 /* A reference run that spent this share of its worker time off-CPU outside
@@ -204,7 +209,16 @@ static void step_sentence(const struct sweep_run *ra, const struct sweep_run *rb
 		else
 			snprintf(buf + n, size - (size_t)n, ".");
 	} else if (best >= 0) {
-		snprintf(buf + n, size - (size_t)n, "%s.", stack_phrases[best]);
+		n += snprintf(buf + n, size - (size_t)n, "%s.", stack_phrases[best]);
+		/* What the stack cannot name by object: a serial phase, or the
+		 * thread and the kind of its off-CPU time. */
+		char more[768] = "";
+		if (best == STACK_IDLE)
+			speedup__serial_text(b, &rb->a.m, more, sizeof(more));
+		else if (best == STACK_OTHER)
+			speedup__offcpu_text(b, &rb->a.m, more, sizeof(more));
+		if (more[0] && (size_t)n < size)
+			snprintf(buf + n, size - (size_t)n, " %s", more);
 	}
 }
 
@@ -275,6 +289,37 @@ static json_object *roles_json(const struct speedup *s, const struct profile *p)
 	return o;
 }
 
+/* The thread that ran alone longest (speedup__serial_text), or null. */
+static json_object *serial_json(const struct speedup *s, const struct profile *p)
+{
+	long i = speedup__serial_thread(s);
+	if (i < 0)
+		return NULL;
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "tid", json_object_new_int(p->threads[i].tid));
+	json_object_object_add(o, "alone_ns", json_object_new_int64((int64_t)llround(s->t[i].alone)));
+	return o;
+}
+
+/* The thread with most off-CPU time outside waits and its evidence of kind
+ * (speedup__offcpu_text), or null. */
+static json_object *offcpu_json(const struct speedup *s, const struct model *m)
+{
+	long i = speedup__offcpu_thread(s);
+	if (i < 0)
+		return NULL;
+	const struct cv_thread_rec *t = &m->p->threads[i];
+	uint64_t waits = speedup__thread_waits(m, (size_t)i);
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "tid", json_object_new_int(t->tid));
+	json_object_object_add(o, "other_ns", json_object_new_int64((int64_t)llround(s->t[i].other * s->t[i].in_stack)));
+	json_object_object_add(o, "major_faults", json_object_new_int64((int64_t)t->major_faults));
+	json_object_object_add(o, "minor_faults", json_object_new_int64((int64_t)t->minor_faults));
+	json_object_object_add(o, "voluntary_switches", json_object_new_int64((int64_t)t->voluntary_cs));
+	json_object_object_add(o, "timed_waits", json_object_new_int64((int64_t)waits));
+	return o;
+}
+
 /* path relative to dir when it lies under it. */
 static const char *under(const char *dir, const char *path)
 {
@@ -311,6 +356,8 @@ json_object *sweep__json(const struct sweep *w)
 		json_object_object_add(r, "roles", roles_json(s, c->a.p));
 		json_object_object_add(r, "helper_ns", json_object_new_int64((int64_t)llround(s->helper_ns)));
 		json_object_object_add(r, "helper_cpu_ns", json_object_new_int64((int64_t)llround(s->helper_cpu_ns)));
+		json_object_object_add(r, "serial", serial_json(s, c->a.p));
+		json_object_object_add(r, "offcpu_other", offcpu_json(s, &c->a.m));
 		for (size_t k = 0; k < s->nlocks; k++) {
 			json_object *l = json_object_new_object();
 			json_object_object_add(l, "name", json_object_new_string(s->locks[k].row->name));
@@ -339,6 +386,7 @@ json_object *sweep__json(const struct sweep *w)
 	json_object *missing = json_object_new_array();
 	if (w->runs[w->nruns - 1].a.p->process.perf_error)
 		json_object_array_add(missing, json_object_new_string("hardware counters (cycles, instructions, cache misses): no PMU"));
+	json_object_array_add(missing, json_object_new_string(OFFCPU_SITES_UNAVAILABLE));
 	json_object_object_add(root, "evidence_unavailable", missing);
 	return root;
 }
@@ -405,6 +453,8 @@ void sweep__text(const struct sweep *w, FILE *out)
 	if (w->runs[w->nruns - 1].a.p->process.perf_error)
 		textfit__wrap(out, width, 2, "\nNot measured: ",
 			      "hardware counters (cycles, instructions, cache misses): this machine has no PMU.");
+	textfit__wrap(out, width, 2, w->runs[w->nruns - 1].a.p->process.perf_error ? "Not measured: " : "\nNot measured: ",
+		      OFFCPU_SITES_UNAVAILABLE ".");
 }
 
 /* ---- reading a recorded sweep -------------------------------------------- */

@@ -350,3 +350,27 @@ Test(golden, openmp_barrier_time_is_barrier_time, .timeout = 60)
 		named |= !strcmp(object0(json_object_array_get_idx(f, i)), "omp barrier");
 	cr_assert(named, "no finding names the OpenMP barrier");
 }
+
+Test(golden, a_serial_phase_is_named_with_its_thread, .timeout = 60)
+{
+	json_object *s = replay("serial_phase");
+	expect_first(s, "load-imbalance", "main");
+	cr_assert(strstr(tu_str(finding(s, 0), "summary"), "ran alone"), "summary: %s", tu_str(finding(s, 0), "summary"));
+	json_object *run2 = json_object_array_get_idx(tu_array(s, "runs"), 1);
+	cr_assert(tu_int(tu_get(run2, "serial"), "alone_ns") > 0, "no serial phase at 2 threads");
+}
+
+/* Off-CPU time outside waits is explained by thread and kind, and the
+ * missing call sites are said to be missing. */
+Test(golden, off_cpu_time_names_its_thread_and_evidence, .timeout = 60)
+{
+	json_object *s = replay("cold_start");
+	json_object *run1 = json_object_array_get_idx(tu_array(s, "runs"), 0), *o = tu_get(run1, "offcpu_other");
+	cr_assert(tu_int(o, "other_ns") > 0 && tu_int(o, "voluntary_switches") >= 0, "offcpu_other: %s",
+		  json_object_to_json_string(o));
+	json_object *missing = tu_array(s, "evidence_unavailable");
+	bool said = false;
+	for (size_t i = 0; i < json_object_array_length(missing); i++)
+		said |= strstr(json_object_get_string(json_object_array_get_idx(missing, i)), "context-switch") != NULL;
+	cr_assert(said, "the missing off-CPU call sites are not mentioned");
+}
