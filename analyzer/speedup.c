@@ -332,14 +332,11 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 	place_threads(s, m, n);
 	assign_roles(s, p);
 
-	double raw_lock = 0, carved_lock = 0;   /* blocked lock waits before and after the run queue's part */
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct stack_thread *x = &s->t[i];
-		double f = x->in_stack, spin = minf((double)m->thread_spin_ns[i], (double)p->threads[i].cpu_ns);
+		double f = x->in_stack;
 		s->helper_ns += (1 - f) * x->active;
 		s->helper_cpu_ns += (1 - f) * x->cpu;
-		raw_lock += f * (double)m->thread_lock_wait[i];
-		carved_lock += f * (x->lock - spin);
 		s->active_ns += f * x->active;
 		s->cpu_out_ns += f * x->cpu;
 		s->c[STACK_LOCK] += f * x->lock;
@@ -349,7 +346,6 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 		s->c[STACK_OTHER] += f * x->other;
 		s->c[STACK_UNEXPLAINED] += f * unexplained[i];
 	}
-	s->runq_in_waits = raw_lock > 0 ? 1 - carved_lock / raw_lock : 0;
 	s->c[STACK_USEFUL] = ref_cpu_out_ns >= 0 ? minf(s->cpu_out_ns, ref_cpu_out_ns) : s->cpu_out_ns;
 	s->c[STACK_INFLATION] = s->cpu_out_ns - s->c[STACK_USEFUL];
 	s->c[STACK_IDLE] = s->budget_ns - s->active_ns;
@@ -486,12 +482,9 @@ void speedup__roles_text(const struct speedup *s, const struct model *m, char *b
 				len += (size_t)snprintf(buf + len, size - len, ", ...");
 				break;
 			}
-			const struct cv_thread_rec *t = &m->p->threads[i];
-			char fn[160];
-			const char *what = t->name[0] ? t->name :
-					   t->flags & CV_THREAD_MAIN ? "main" :
-					   t->start_routine && syms__name(m->syms, t->start_routine, fn, sizeof(fn)) ? fn : "thread";
-			len += (size_t)snprintf(buf + len, size - len, "%s%s %d", shown ? ", " : "", what, t->tid);
+			char who[200];
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", shown ? ", " : "",
+						thread_text(m, i, who, sizeof(who)));
 			shown++;
 		}
 		if (len < size)

@@ -74,7 +74,6 @@ struct speedup {
 	double cpu_out_ns;      /* on-CPU time outside waits, all threads (useful + inflation) */
 	double active_ns;       /* thread time not spent waiting in pthread_join */
 	double progress;        /* progress-point units (0: none) */
-	double runq_in_waits;   /* the share of blocked lock waits that was run-queue delay */
 	struct stack_lock *locks;   /* lock_wait by lock, most first */
 	size_t nlocks;
 	struct stack_lock *by_identity;   /* the same, ordered by model__cmp_identity */
