@@ -267,9 +267,11 @@ static int by_routine(const void *a, const void *b, void *profile)
 
 /* A thread that made threads and was mostly waiting for them is a waiter;
  * otherwise a worker when most of its active time was in the stack, else a
- * helper. Threads that ran one start routine are one role, the one most of
- * their time had: a pool's short-lived task threads that overlap a little
- * are all workers. */
+ * helper. Threads that ran one start routine, most of whose time was in the
+ * stack and whose time beside it is negligible (under GROUP_BESIDE of the
+ * budget), are all workers: a pool's short-lived task threads that overlap
+ * a little at their ends. */
+#define GROUP_BESIDE 0.05
 static void assign_roles(struct speedup *s, const struct profile *p)
 {
 	size_t nt = p->nthreads, *idx = xcalloc(nt + 1, sizeof(size_t));
@@ -290,7 +292,8 @@ static void assign_roles(struct speedup *s, const struct profile *p)
 			if (t->threads_created > 0 && x->active < 0.5 * life)
 				x->role = ROLE_WAITER;
 			else
-				x->role = in >= 0.5 * all ? ROLE_WORKER : ROLE_HELPER;
+				x->role = x->in_stack >= 0.5 || (in >= 0.5 * all && all - in < GROUP_BESIDE * s->budget_ns) ?
+					  ROLE_WORKER : ROLE_HELPER;
 			s->nroles[x->role]++;
 		}
 	}
