@@ -243,28 +243,39 @@ static void rule_locks(struct findings *out, struct step *st)
 	}
 }
 
-/* What the threads that waited on a monitor's condvars did to them. */
-struct monitor_use {
-	const struct object_row *conds[FINDING_MAX_OBJECTS - 1];
-	size_t nconds;
-	double park_grew;          /* the condvars' park growth in the stack */
+/* What the threads that parked on a set of objects (a monitor's condvars,
+ * or one semaphore) did to them. */
+struct turn_use {
+	const struct object_row *parks[FINDING_MAX_OBJECTS - 1];
+	size_t nparks;
+	double park_grew;          /* their park growth in the stack */
 	uint64_t waits, wait_ns, ended, timeouts, signals, peer_signals;
 };
 
-/* The condvars waited under mutex mu and what their waiters did. A wake
- * "from a peer" is one sent by a thread that also waited on the monitor. */
-static void monitor_use(const struct step *st, const struct object_row *mu, struct monitor_use *u)
+/* Did thread (index) block on one of u's objects? */
+static int waited_on(const struct model *m, const struct turn_use *u, uint32_t thread)
+{
+	for (size_t d = 0; d < u->nparks; d++) {
+		uint32_t id = u->parks[d]->obj->o.id;
+		for (size_t q = m->stats_start[id]; q < m->stats_start[id + 1]; q++) {
+			const struct cv_stats *w = &m->p->stats[m->stats_of[q]];
+			if (w->thread == thread && w->waits > 0)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* Sums u's objects' waits and wakes. A wake "from a peer" is one sent by a
+ * thread that itself parked on them: threads handing the turn to each
+ * other, not a producer feeding consumers. */
+static void turn_use_sum(const struct step *st, struct turn_use *u)
 {
 	const struct model *m = st->t->m;
-	const struct profile *p = m->p;
-	memset(u, 0, sizeof(*u));
-	for (size_t c = 0; c < m->nconds; c++) {
-		const struct object_row *row = m->conds[c];
-		if (row->monitor != mu || u->nconds == FINDING_MAX_OBJECTS - 1)
-			continue;
-		u->conds[u->nconds++] = row;
-		u->park_grew += speedup__cond_wait(st->t->s, row) * st->scale -
-				(st->ref ? speedup__cond_wait(st->ref->s, row) : 0);
+	for (size_t c = 0; c < u->nparks; c++) {
+		const struct object_row *row = u->parks[c];
+		u->park_grew += speedup__park_wait(st->t->s, row) * st->scale -
+				(st->ref ? speedup__park_wait(st->ref->s, row) : 0);
 		const struct cv_stats *k = &row->total;
 		u->waits += k->waits;
 		u->wait_ns += k->wait_ns;
@@ -273,30 +284,88 @@ static void monitor_use(const struct step *st, const struct object_row *mu, stru
 		u->signals += k->signals + k->broadcasts;
 		uint32_t id = row->obj->o.id;
 		for (size_t j = m->stats_start[id]; j < m->stats_start[id + 1]; j++) {
-			const struct cv_stats *ts = &p->stats[m->stats_of[j]];
-			if (ts->signals + ts->broadcasts == 0)
-				continue;
-			/* Did this signalling thread wait on one of the monitor's condvars? */
-			int waiter = 0;
-			for (size_t d = 0; d < m->nconds && !waiter; d++) {
-				if (m->conds[d]->monitor != mu)
-					continue;
-				uint32_t did = m->conds[d]->obj->o.id;
-				for (size_t q = m->stats_start[did]; q < m->stats_start[did + 1] && !waiter; q++) {
-					const struct cv_stats *w = &p->stats[m->stats_of[q]];
-					waiter = w->thread == ts->thread && w->waits > 0;
-				}
-			}
-			if (waiter)
+			const struct cv_stats *ts = &m->p->stats[m->stats_of[j]];
+			if (ts->signals + ts->broadcasts && waited_on(m, u, ts->thread))
 				u->peer_signals += ts->signals + ts->broadcasts;
 		}
 	}
 }
 
-/* A monitor (a mutex and the condvars waited under it) that threads took
- * turns through is a lock in effect, whatever the program built it for (an
- * interpreter lock, a recursive lock): the waits on the mutex and the parks
- * on its condvars are one cause. */
+/* Threads took turns through these objects: most parks ended with a wake or
+ * an expired timeout, and most wakes came from the parked threads
+ * themselves. */
+static int took_turns(const struct turn_use *u)
+{
+	return u->waits && u->signals && (double)u->ended >= MONITOR_WAKE_ENDED * (double)u->waits &&
+	       (double)u->peer_signals >= MONITOR_PEER_SIGNALS * (double)u->signals;
+}
+
+/* The finding for threads that ran one at a time through a monitor (mu and
+ * u's condvars) or, with mu NULL, a semaphore used as a lock. */
+static void turn_finding(struct findings *out, struct step *st, const struct object_row *mu,
+			 const struct turn_use *u, double grew, double cpus)
+{
+	struct finding *x = add(out, FINDING_LOCK_CONTENTION, grew / st->lost);
+	char names[512] = "", a[32], b[32], c[32], d[32], e[32];
+	if (mu) {
+		object(x, mu->name);
+		claim(st, mu);
+	}
+	for (size_t k = 0; k < u->nparks; k++) {
+		object(x, u->parks[k]->name);
+		claim(st, u->parks[k]);
+		size_t len = strlen(names);
+		snprintf(names + len, sizeof(names) - len, "%s%s", k ? (k + 1 == u->nparks ? " and " : ", ") : "",
+			 u->parks[k]->name);
+	}
+	st->park_claimed += u->park_grew > 0 ? u->park_grew : 0;
+	x->predicted_wall_ns = predicted(st, grew);
+	const struct cv_stats *k = mu ? &mu->total : NULL;
+	double acq = k ? (double)k->acquisitions : 0, handoffs = acq ? (double)k->handoffs / acq : 0;
+	evidence(x, "mutex_wait_ns", k ? (double)k->wait_ns : 0);
+	evidence(x, "park_ns", (double)u->wait_ns);
+	evidence(x, "parks", (double)u->waits);
+	evidence(x, "parks_ended_by_wake_or_timeout", (double)u->ended);
+	evidence(x, "timeouts", (double)u->timeouts);
+	evidence(x, "wakes_from_parked_threads", (double)u->peer_signals);
+	evidence(x, "handoff_fraction", handoffs);
+	evidence(x, "cpus_in_use", cpus);
+	size_t len;
+	if (mu)
+		len = (size_t)snprintf(x->summary, sizeof(x->summary),
+		    "Threads ran one at a time through the monitor of mutex %s and condvar%s %s: a lock in "
+		    "effect. They waited %s for the mutex and were parked %s on the condvar%s",
+		    mu->name, u->nparks == 1 ? "" : "s", names, fmt_ns(a, sizeof(a), (double)k->wait_ns),
+		    fmt_ns(b, sizeof(b), (double)u->wait_ns), u->nparks == 1 ? "" : "s");
+	else
+		len = (size_t)snprintf(x->summary, sizeof(x->summary),
+		    "Threads ran one at a time through %s %s, used as a lock: they were parked on it %s",
+		    kind_name(u->parks[0]->obj->o.kind), names, fmt_ns(b, sizeof(b), (double)u->wait_ns));
+	if (len < sizeof(x->summary))
+		len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len,
+		    " (%s of the lost time%s); %s of the %s waits ended with another waiting thread's wake",
+		    fmt_pct(c, sizeof(c), x->share), mu ? " together" : "", fmt_count(d, sizeof(d), u->ended - u->timeouts),
+		    fmt_count(e, sizeof(e), u->waits));
+	if (u->timeouts && len < sizeof(x->summary))
+		len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len,
+					" and %s timed waits expired (a switch interval: the waiter asks for its turn)",
+					fmt_count(a, sizeof(a), u->timeouts));
+	if (mu && len < sizeof(x->summary))
+		len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len,
+					"; the mutex changed owner on %s of its acquisitions", fmt_pct(a, sizeof(a), handoffs));
+	if (len < sizeof(x->summary))
+		snprintf(x->summary + len, sizeof(x->summary) - len,
+			 "; the threads' CPU time adds up to %.1f CPUs of %d.", cpus, st->n);
+	say(x->fix, sizeof(x->fix),
+	    "Only the thread that holds it makes progress. If it is an interpreter lock (Python's GIL, "
+	    "a Perl shared lock), run the work in processes, or in native code that releases it; "
+	    "otherwise hold it for less of the work, or split what it protects.");
+}
+
+/* A monitor (a mutex and the condvars waited under it) or a semaphore that
+ * threads took turns through is a lock in effect, whatever the program
+ * built it for (an interpreter lock, a recursive lock, a binary semaphore):
+ * the waits on the mutex and the parks on its condvars are one cause. */
 static void rule_monitors(struct findings *out, struct step *st)
 {
 	const struct model *m = st->t->m;
@@ -308,60 +377,23 @@ static void rule_monitors(struct findings *out, struct step *st)
 		const struct object_row *mu = m->locks[i];
 		if (mu->obj->o.kind != CV_OBJ_MUTEX)
 			continue;
-		struct monitor_use u;
-		monitor_use(st, mu, &u);
-		if (!u.nconds || !u.waits || !u.signals)
+		struct turn_use u = { .nparks = 0 };
+		for (size_t c = 0; c < m->nconds && u.nparks < FINDING_MAX_OBJECTS - 1; c++)
+			if (m->conds[c]->monitor == mu)
+				u.parks[u.nparks++] = m->conds[c];
+		if (!u.nparks)
 			continue;
+		turn_use_sum(st, &u);
 		double lock_grew = speedup__lock_wait(s, mu) * st->scale - (st->ref ? speedup__lock_wait(st->ref->s, mu) : 0);
 		double grew = (lock_grew > 0 ? lock_grew : 0) + (u.park_grew > 0 ? u.park_grew : 0);
-		if (grew <= 0 || grew < NOISE_SHARE * st->lost || (double)u.ended < MONITOR_WAKE_ENDED * (double)u.waits ||
-		    (double)u.peer_signals < MONITOR_PEER_SIGNALS * (double)u.signals)
-			continue;
-		const struct cv_stats *k = &mu->total;
-		double acq = (double)k->acquisitions, handoffs = acq ? (double)k->handoffs / acq : 0;
-		struct finding *x = add(out, FINDING_LOCK_CONTENTION, grew / st->lost);
-		object(x, mu->name);
-		char conds[512] = "";
-		for (size_t c = 0; c < u.nconds; c++) {
-			object(x, u.conds[c]->name);
-			size_t len = strlen(conds);
-			snprintf(conds + len, sizeof(conds) - len, "%s%s", c ? (c + 1 == u.nconds ? " and " : ", ") : "",
-				 u.conds[c]->name);
-			claim(st, u.conds[c]);
-		}
-		claim(st, mu);
-		st->park_claimed += u.park_grew > 0 ? u.park_grew : 0;
-		x->predicted_wall_ns = predicted(st, grew);
-		evidence(x, "mutex_wait_ns", (double)k->wait_ns);
-		evidence(x, "cond_wait_ns", (double)u.wait_ns);
-		evidence(x, "cond_waits", (double)u.waits);
-		evidence(x, "waits_ended_by_wake_or_timeout", (double)u.ended);
-		evidence(x, "timeouts", (double)u.timeouts);
-		evidence(x, "wakes_from_waiters", (double)u.peer_signals);
-		evidence(x, "handoff_fraction", handoffs);
-		evidence(x, "cpus_in_use", cpus);
-		char a[32], b[32], c[32], d[32], e[32];
-		size_t len = (size_t)snprintf(x->summary, sizeof(x->summary),
-		    "Threads ran one at a time through the monitor of mutex %s and condvar%s %s: a lock in "
-		    "effect. They waited %s for the mutex and were parked %s on the condvar%s (%s of the "
-		    "lost time together); %s of the %s condvar waits ended with another waiting thread's "
-		    "wake",
-		    mu->name, u.nconds == 1 ? "" : "s", conds, fmt_ns(a, sizeof(a), (double)k->wait_ns),
-		    fmt_ns(b, sizeof(b), (double)u.wait_ns), u.nconds == 1 ? "" : "s",
-		    fmt_pct(c, sizeof(c), x->share), fmt_count(d, sizeof(d), u.ended - u.timeouts),
-		    fmt_count(e, sizeof(e), u.waits));
-		if (u.timeouts && len < sizeof(x->summary))
-			len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len,
-						" and %s timed waits expired (a switch interval: the waiter asks for its turn)",
-						fmt_count(a, sizeof(a), u.timeouts));
-		if (len < sizeof(x->summary))
-			snprintf(x->summary + len, sizeof(x->summary) - len,
-				 "; the mutex changed owner on %s of its acquisitions, and the threads' CPU time adds "
-				 "up to %.1f CPUs of %d.", fmt_pct(a, sizeof(a), handoffs), cpus, st->n);
-		say(x->fix, sizeof(x->fix),
-		    "Only the thread that holds this monitor makes progress. If it is an interpreter lock "
-		    "(Python's GIL, a Perl shared lock), run the work in processes, or in native code that "
-		    "releases it; otherwise hold it for less of the work, or split what it protects.");
+		if (grew > 0 && grew >= NOISE_SHARE * st->lost && took_turns(&u))
+			turn_finding(out, st, mu, &u, grew, cpus);
+	}
+	for (size_t i = 0; i < m->nsems; i++) {
+		struct turn_use u = { .parks = { m->sems[i] }, .nparks = 1 };
+		turn_use_sum(st, &u);
+		if (u.park_grew > 0 && u.park_grew >= NOISE_SHARE * st->lost && took_turns(&u))
+			turn_finding(out, st, NULL, &u, u.park_grew, cpus);
 	}
 }
 

@@ -426,6 +426,8 @@ static json_object *json_object_row(const struct model *m, const struct object_r
 	json_object_object_add(o, "addr", jaddr(r->obj->o.addr));
 	json_object_object_add(o, "generation", ju64(r->obj->o.generation));
 	json_object_object_add(o, "destroyed", json_object_new_boolean(r->obj->o.retired));
+	if (r->obj->o.kind == CV_OBJ_COND)   /* its monitor: the mutex its waits named, or null */
+		json_object_object_add(o, "mutex", r->monitor ? jstr(r->monitor->name) : NULL);
 	json_stats(o, r->obj->o.kind, &r->total);
 	if (r->obj->o.kind == CV_OBJ_BARRIER)
 		json_object_object_add(o, "count", json_object_new_int64(r->obj->o.flags));

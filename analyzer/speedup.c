@@ -370,13 +370,13 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 		s->locks[s->nlocks].row = row;
 		s->locks[s->nlocks++].wait_ns = stack_wait(s, m, row, spin);
 	}
-	s->conds = xcalloc(m->nconds + 1, sizeof(*s->conds));
-	for (size_t i = 0; i < m->nconds; i++)
-		if (m->conds[i]->total.wait_ns) {
-			s->conds[s->nconds].row = m->conds[i];
-			s->conds[s->nconds++].wait_ns = stack_wait(s, m, m->conds[i], 0);
+	s->parks = xcalloc(m->nparks + 1, sizeof(*s->parks));
+	for (size_t i = 0; i < m->nparks; i++)
+		if (wait_class_of_obj(m->parks[i]->obj) == WAIT_PARK && m->parks[i]->total.wait_ns) {
+			s->parks[s->nparks].row = m->parks[i];
+			s->parks[s->nparks++].wait_ns = stack_wait(s, m, m->parks[i], 0);
 		}
-	qsort(s->conds, s->nconds, sizeof(*s->conds), by_lock_wait);
+	qsort(s->parks, s->nparks, sizeof(*s->parks), by_lock_wait);
 	free(unexplained);
 	qsort(s->locks, s->nlocks, sizeof(*s->locks), by_lock_wait);
 	s->by_identity = xcalloc(s->nlocks ? s->nlocks : 1, sizeof(*s->by_identity));
@@ -384,11 +384,11 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 	qsort(s->by_identity, s->nlocks, sizeof(*s->by_identity), by_identity);
 }
 
-double speedup__cond_wait(const struct speedup *s, const struct object_row *row)
+double speedup__park_wait(const struct speedup *s, const struct object_row *row)
 {
-	for (size_t i = 0; i < s->nconds; i++)
-		if (model__same_object(s->conds[i].row, row))
-			return s->conds[i].wait_ns;
+	for (size_t i = 0; i < s->nparks; i++)
+		if (model__same_object(s->parks[i].row, row))
+			return s->parks[i].wait_ns;
 	return 0;
 }
 
@@ -505,8 +505,8 @@ void speedup__free(struct speedup *s)
 	free(s->locks);
 	free(s->by_identity);
 	free(s->t);
-	free(s->conds);
-	s->locks = s->by_identity = s->conds = NULL;
+	free(s->parks);
+	s->locks = s->by_identity = s->parks = NULL;
 	s->t = NULL;
 }
 

@@ -77,8 +77,8 @@ struct speedup {
 	struct stack_lock *locks;   /* lock_wait by lock, most first */
 	size_t nlocks;
 	struct stack_lock *by_identity;   /* the same, ordered by model__cmp_identity */
-	struct stack_lock *conds;   /* park by condvar, most first */
-	size_t nconds;
+	struct stack_lock *parks;   /* park by object (condvars, semaphores, park futexes), most first */
+	size_t nparks;
 	struct stack_thread *t;  /* per thread index */
 	size_t nthreads;
 	int nroles[ROLE_N];      /* threads of each role */
@@ -98,8 +98,8 @@ void speedup__free(struct speedup *s);
  * profile of the same program) in this stack; 0 if absent. */
 double speedup__lock_wait(const struct speedup *s, const struct object_row *row);
 
-/* The park of the condvar that is row's object in this stack; 0 if absent. */
-double speedup__cond_wait(const struct speedup *s, const struct object_row *row);
+/* The park of the object that is row's object in this stack; 0 if absent. */
+double speedup__park_wait(const struct speedup *s, const struct object_row *row);
 
 /* Two explanations of what the stack cannot name by object, for text
  * output; each writes "" when there is nothing to say:

@@ -292,6 +292,12 @@ Test(golden, helper_threads_run_beside_the_workers_outside_the_stack, .timeout =
 		cr_assert(tu_int(r, "helper_ns") > 0, "no helper time at run %zu", i);
 	}
 	cr_assert(!has_kind(s, "load-imbalance"), "helper threads counted as uneven work");
+	/* A control for the monitor rule: chunk_lock's condvars are signalled by
+	 * the reader and the workers, not by the threads that wait on each. */
+	json_object *f = tu_array(s, "findings");
+	for (size_t i = 0; i < json_object_array_length(f); i++)
+		cr_assert(!strstr(tu_str(json_object_array_get_idx(f, i), "summary"), "one at a time"),
+			  "a producer and its consumers taken for threads taking turns");
 }
 
 /* The first finding names the monitor: its mutex and both condvars. */
@@ -373,4 +379,12 @@ Test(golden, off_cpu_time_names_its_thread_and_evidence, .timeout = 60)
 	for (size_t i = 0; i < json_object_array_length(missing); i++)
 		said |= strstr(json_object_get_string(json_object_array_get_idx(missing, i)), "context-switch") != NULL;
 	cr_assert(said, "the missing off-CPU call sites are not mentioned");
+}
+
+Test(golden, threads_taking_turns_through_a_semaphore_are_one_lock, .timeout = 60)
+{
+	json_object *s = replay("sem_lock");
+	expect_first(s, "lock-contention", "turn_sem");
+	cr_assert(strstr(tu_str(finding(s, 0), "summary"), "used as a lock"), "summary: %s", tu_str(finding(s, 0), "summary"));
+	cr_assert(!has_kind(s, "park-wake"), "the semaphore's parks reported as park-wake");
 }
