@@ -127,3 +127,21 @@ Test(counts, openmp_barriers_and_critical_sections_exact, .timeout = 60)
 	TU_EQ(tu_int(lock, "acquisitions"), 20, "omp lock acquisitions");
 	TU_LE(tu_int(critical, "contended"), 100, "contended <= acquisitions");
 }
+
+/* The OpenMP interposers change nothing in an OpenMP program's behaviour
+ * (its output and exit status are the same as without the shim), and a
+ * program without libgomp never loads it: they resolve it only when called. */
+Test(counts, an_openmp_program_behaves_the_same_under_the_shim, .timeout = 60)
+{
+	tu_same_behaviour("count_omp", NULL);
+}
+
+Test(counts, a_program_without_libgomp_never_loads_it, .timeout = 30)
+{
+	const char *argv[] = { "/bin/sh", "-c", "grep -c libgomp /proc/$$/maps; exit 0", NULL };
+	struct tu_proc p;
+	struct tu_opts o = { .preload = true, .dir = tu_tmpdir(), .quiet = true };
+	tu_run(&p, &o, argv);
+	tu_assert_exit(&p, 0, "sh");
+	cr_assert(tu_has_line(p.out, "0"), "libgomp mapped in a program that does not use it: %s", p.out);
+}
