@@ -479,6 +479,17 @@ static json_object *json_thread(const struct model *m, const struct speedup *st,
 	json_object_object_add(o, "timeslices", t->flags & CV_THREAD_RUNQ ? ju64(t->timeslices) : NULL);
 	json_object_object_add(o, "role", jstr(role_names[st->t[i].role]));
 	json_object_object_add(o, "in_stack", json_object_new_double(round(st->t[i].in_stack * 1000) / 1000));
+	/* Its active time split without overlaps (run-queue delay taken out
+	 * of the waits it ended): what the text table shows. */
+	const struct stack_thread *x = &st->t[i];
+	json_object *split = json_object_new_object();
+	const struct { const char *key; double ns; } parts[] = {
+		{ "cpu_ns", x->cpu }, { "lock_ns", x->lock }, { "park_ns", x->park }, { "barrier_ns", x->barrier },
+		{ "runnable_ns", x->runnable }, { "other_ns", x->other },
+	};
+	for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
+		json_object_object_add(split, parts[k].key, json_object_new_int64((int64_t)llround(parts[k].ns)));
+	json_object_object_add(o, "split", split);
 	json_object_object_add(o, "minor_faults", ju64(t->minor_faults));
 	json_object_object_add(o, "major_faults", ju64(t->major_faults));
 	prims__json_thread(o, m, i);   /* spin_ns, wait_ns_by_kind, park_wake */

@@ -388,3 +388,23 @@ Test(golden, threads_taking_turns_through_a_semaphore_are_one_lock, .timeout = 6
 	cr_assert(strstr(tu_str(finding(s, 0), "summary"), "used as a lock"), "summary: %s", tu_str(finding(s, 0), "summary"));
 	cr_assert(!has_kind(s, "park-wake"), "the semaphore's parks reported as park-wake");
 }
+
+/* A thread's runnable time and its waits never overlap: its split adds up
+ * to no more than its life. */
+Test(golden, a_threads_runnable_time_and_waits_do_not_overlap, .timeout = 60)
+{
+	const char *names[] = { "gil", "global_queue", "rare_lock", "churn", "barrier_uneven" };
+	for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
+		json_object *threads = tu_array(report(names[n]), "threads");
+		for (size_t i = 0; i < json_object_array_length(threads); i++) {
+			json_object *t = json_object_array_get_idx(threads, i), *split = tu_get(t, "split");
+			int64_t sum = 0;
+			json_object_object_foreach(split, key, val) {
+				(void)key;
+				sum += json_object_get_int64(val);
+			}
+			cr_assert(sum <= tu_int(t, "lifetime_ns") + 16, "%s thread %zu: %lld ns split in a %lld ns life",
+				  names[n], i, (long long)sum, (long long)tu_int(t, "lifetime_ns"));
+		}
+	}
+}
