@@ -389,8 +389,14 @@ static void rule_monitors(struct findings *out, struct step *st)
 		if (grew > 0 && grew >= NOISE_SHARE * st->lost && took_turns(&u))
 			turn_finding(out, st, mu, &u, grew, cpus);
 	}
-	for (size_t i = 0; i < m->nsems; i++) {
-		struct turn_use u = { .parks = { m->sems[i] }, .nparks = 1 };
+	/* Semaphores and futex words used to park (a runtime's own lock or
+	 * condition, whose mutex the futex calls do not name). */
+	for (size_t i = 0; i < m->nparks; i++) {
+		const struct object_row *row = m->parks[i];
+		if (row->obj->o.kind != CV_OBJ_SEM &&
+		    (row->obj->o.kind != CV_OBJ_FUTEX || wait_class_of_obj(row->obj) != WAIT_PARK))
+			continue;
+		struct turn_use u = { .parks = { row }, .nparks = 1 };
 		turn_use_sum(st, &u);
 		if (u.park_grew > 0 && u.park_grew >= NOISE_SHARE * st->lost && took_turns(&u))
 			turn_finding(out, st, NULL, &u, u.park_grew, cpus);
