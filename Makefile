@@ -160,7 +160,7 @@ demo: all
 	@echo "== Side by side"
 	@$(BUILD)/convoy diff $(DEMO_DIR)/global_queue $(DEMO_DIR)/work_stealing
 
-bench: all bench-shim bench-whatif bench-demos bench-report
+bench: all bench-shim bench-whatif bench-demos bench-report bench-omp
 
 # --- install ----------------------------------------------------------------
 install: $(BUILD)/libconvoy.so $(BUILD)/convoy
