@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "offcpu.h"
 #include "profile.h"
 #include "speedup.h"
 #include "symbols.h"
@@ -459,15 +460,34 @@ void speedup__offcpu_text(const struct speedup *s, const struct model *m, char *
 	uint64_t waits = speedup__thread_waits(m, (size_t)i);
 	uint64_t beyond = t->voluntary_cs > waits ? t->voluntary_cs - waits : 0;
 	char who[200], a[32], b[32], c[32], d[32], e[32];
-	snprintf(buf, size, "%s of it in %s: %s major and %s minor page faults, and %s voluntary context switches "
-		 "beyond the %s waits the shim timed (each a sleep, a blocking read or write, or a wait inside a "
-		 "runtime the shim cannot see). %s",
-		 fmt_ns(a, sizeof(a), s->t[i].other * s->t[i].in_stack), thread_text(m, (size_t)i, who, sizeof(who)),
-		 fmt_count(b, sizeof(b), t->major_faults), fmt_count(c, sizeof(c), t->minor_faults),
-		 fmt_count(d, sizeof(d), beyond), fmt_count(e, sizeof(e), waits),
-		 t->major_faults ? "Major faults read pages from disk: part of it is paging in." :
-				   "No major faults: not paging; blocking I/O or sleep, whose call sites this profile "
-				   "does not have (no context-switch call stacks).");
+	size_t len = (size_t)snprintf(buf, size, "%s of it in %s: %s major and %s minor page faults, %s voluntary context "
+				      "switches beyond the %s waits the shim timed.",
+				      fmt_ns(a, sizeof(a), s->t[i].other * s->t[i].in_stack),
+				      thread_text(m, (size_t)i, who, sizeof(who)), fmt_count(b, sizeof(b), t->major_faults),
+				      fmt_count(c, sizeof(c), t->minor_faults), fmt_count(d, sizeof(d), beyond),
+				      fmt_count(e, sizeof(e), waits));
+	struct offcpu o;
+	if (offcpu__sites(m, t->tid, &o) != 0 || !o.samples) {
+		if (len < size)
+			snprintf(buf + len, size - len, " %s",
+				 t->major_faults ? "Major faults read pages from disk: part of it is paging in; the call "
+						   "sites of the rest were not sampled." :
+						   "The call sites were not sampled (no context-switch samples).");
+		return;
+	}
+	/* The sampled switches outside timed waits: the share of each site.
+	 * Switches are sampled by count, not by how long each lasted, so a
+	 * share is of the times it left its CPU, not of the time off it. */
+	for (size_t k = 0; k < o.nsites && len < size; k++) {
+		const struct offcpu_site *x = &o.sites[k];
+		len += (size_t)snprintf(buf + len, size - len, "%s%s of its sampled switches (counted, not timed): %s in %s, %s%s",
+					k ? "; " : " ", fmt_pct(a, sizeof(a), (double)x->samples / (double)o.samples),
+					offcpu_kind_words[x->kind], x->function,
+					strcmp(x->site, "?") ? "called from " : "its caller not unwound",
+					strcmp(x->site, "?") ? x->site : "");
+	}
+	if (len < size)
+		snprintf(buf + len, size - len, ".");
 }
 
 void speedup__roles_text(const struct speedup *s, const struct model *m, char *buf, size_t size)

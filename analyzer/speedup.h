@@ -107,8 +107,9 @@ double speedup__park_wait(const struct speedup *s, const struct object_row *row)
  *    that was at least a tenth of the run ("main ran alone for 120 ms (30%
  *    of the run), at its start, before its threads");
  *  - off-CPU time outside waits: the thread with most of it and the
- *    evidence of its kind (page faults, voluntary switches beyond the waits
- *    the shim timed), saying that the call sites were not recorded. */
+ *    evidence of its kind: page faults, voluntary switches beyond the waits
+ *    the shim timed, and, when the launcher sampled context switches, the
+ *    kinds and call sites of those outside timed waits (offcpu.h). */
 void speedup__serial_text(const struct speedup *s, const struct model *m, char *buf, size_t size);
 void speedup__offcpu_text(const struct speedup *s, const struct model *m, char *buf, size_t size);
 /* The threads those name (index), or -1. */

@@ -15,6 +15,8 @@
 
 #include "deadlock.h"
 #include "profile.h"
+#include "cpuprof.h"
+#include "offcpu.h"
 #include "sweep.h"
 #include "textfit.h"
 #include "util.h"
@@ -74,10 +76,17 @@ static double work_scale(const struct speedup *ref, const struct speedup *s)
 	return ref->progress > 0 && s->progress > 0 ? ref->progress / s->progress : 1;
 }
 
-/* What off-CPU time outside waits cannot be split by without call stacks at
- * context switches (the launcher's sampler records none yet). */
-#define OFFCPU_SITES_UNAVAILABLE "the call sites of off-CPU time outside waits (no context-switch records " \
+/* What off-CPU time outside waits cannot be split by without the
+ * launcher's sampled context switches (sampling off, or refused). */
+#define OFFCPU_SITES_UNAVAILABLE "the call sites of off-CPU time outside waits (no sampled context switches " \
 	"with call stacks): it is explained by thread, page faults and voluntary switches only"
+
+/* Did the last run's sampling record context switches? */
+static int switches_sampled(const struct sweep *w)
+{
+	const struct model *m = &w->runs[w->nruns - 1].a.m;
+	return m->cpu && m->cpu->smp.switch_samples;
+}
 
 /* Efficiency above this is more than the added threads can give. */
 #define SUPERLINEAR 1.05
@@ -324,6 +333,24 @@ static json_object *offcpu_json(const struct speedup *s, const struct model *m)
 	json_object_object_add(o, "minor_faults", json_object_new_int64((int64_t)t->minor_faults));
 	json_object_object_add(o, "voluntary_switches", json_object_new_int64((int64_t)t->voluntary_cs));
 	json_object_object_add(o, "timed_waits", json_object_new_int64((int64_t)waits));
+	struct offcpu sites;
+	if (offcpu__sites(m, t->tid, &sites) == 0) {
+		json_object *kinds = json_object_new_object(), *list = json_object_new_array();
+		for (int k = 0; k < OFFCPU_KIND_N; k++)
+			json_object_object_add(kinds, offcpu_kind_names[k], json_object_new_int64((int64_t)sites.by_kind[k]));
+		for (size_t k = 0; k < sites.nsites; k++) {
+			json_object *x = json_object_new_object();
+			json_object_object_add(x, "kind", json_object_new_string(offcpu_kind_names[sites.sites[k].kind]));
+			json_object_object_add(x, "function", json_object_new_string(sites.sites[k].function));
+			json_object_object_add(x, "site", json_object_new_string(sites.sites[k].site));
+			json_object_object_add(x, "samples", json_object_new_int64((int64_t)sites.sites[k].samples));
+			json_object_array_add(list, x);
+		}
+		json_object_object_add(o, "switch_samples", json_object_new_int64((int64_t)sites.samples));
+		json_object_object_add(o, "switch_samples_in_waits", json_object_new_int64((int64_t)sites.in_waits));
+		json_object_object_add(o, "by_kind", kinds);
+		json_object_object_add(o, "sites", list);
+	}
 	return o;
 }
 
@@ -394,7 +421,8 @@ json_object *sweep__json(const struct sweep *w)
 	json_object *missing = json_object_new_array();
 	if (w->runs[w->nruns - 1].a.p->process.perf_error)
 		json_object_array_add(missing, json_object_new_string("hardware counters (cycles, instructions, cache misses): no PMU"));
-	json_object_array_add(missing, json_object_new_string(OFFCPU_SITES_UNAVAILABLE));
+	if (!switches_sampled(w))
+		json_object_array_add(missing, json_object_new_string(OFFCPU_SITES_UNAVAILABLE));
 	json_object_object_add(root, "evidence_unavailable", missing);
 	return root;
 }
@@ -468,8 +496,9 @@ void sweep__text(const struct sweep *w, FILE *out)
 	if (w->runs[w->nruns - 1].a.p->process.perf_error)
 		textfit__wrap(out, width, 2, "\nNot measured: ",
 			      "hardware counters (cycles, instructions, cache misses): this machine has no PMU.");
-	textfit__wrap(out, width, 2, w->runs[w->nruns - 1].a.p->process.perf_error ? "Not measured: " : "\nNot measured: ",
-		      OFFCPU_SITES_UNAVAILABLE ".");
+	if (!switches_sampled(w))
+		textfit__wrap(out, width, 2, w->runs[w->nruns - 1].a.p->process.perf_error ? "Not measured: " : "\nNot measured: ",
+			      OFFCPU_SITES_UNAVAILABLE ".");
 }
 
 /* ---- reading a recorded sweep -------------------------------------------- */

@@ -381,8 +381,8 @@ Test(golden, off_cpu_time_names_its_thread_and_evidence, .timeout = 60)
 	json_object *missing = tu_array(s, "evidence_unavailable");
 	bool said = false;
 	for (size_t i = 0; i < json_object_array_length(missing); i++)
-		said |= strstr(json_object_get_string(json_object_array_get_idx(missing, i)), "context-switch") != NULL;
-	cr_assert(said, "the missing off-CPU call sites are not mentioned");
+		said |= strstr(json_object_get_string(json_object_array_get_idx(missing, i)), "context switches") != NULL;
+	cr_assert(said, "the missing off-CPU call sites are not mentioned (the recording was not sampled)");
 }
 
 Test(golden, threads_taking_turns_through_a_semaphore_are_one_lock, .timeout = 60)
@@ -563,4 +563,21 @@ Test(golden, a_contended_rust_mutex_is_lock_contention_not_sharing, .timeout = 6
 	cr_assert(!has_kind(s, "true-sharing") && !has_kind(s, "false-sharing"), "a sharing verdict for a mutex");
 	json_object *ev = tu_get(finding(s, 0), "evidence");
 	cr_assert(json_object_get_double(tu_get(ev, "sampled_spin_ns")) > 0, "no sampled spin claimed by the mutex");
+}
+
+/* Off-CPU call sites are said to be missing only when the run sampled no
+ * context switches. */
+static bool says_sites_missing(json_object *s)
+{
+	json_object *missing = tu_array(s, "evidence_unavailable");
+	for (size_t i = 0; i < json_object_array_length(missing); i++)
+		if (strstr(json_object_get_string(json_object_array_get_idx(missing, i)), "context switches"))
+			return true;
+	return false;
+}
+
+Test(golden, offcpu_sites_are_missing_only_without_switch_samples, .timeout = 60)
+{
+	cr_assert(says_sites_missing(replay("global_queue")), "an unsampled sweep claims off-CPU call sites");
+	cr_assert(!says_sites_missing(replay_sampled("rust_mutex")), "a sampled sweep says its switch samples are missing");
 }

@@ -363,3 +363,19 @@ Test(scale_live, perls_shared_lock_is_one_monitor, .timeout = 240)
 	expect_stack_in_bounds(root);
 	expect_monitor(root, "mutex");
 }
+
+/* Off-CPU time outside waits by kind and site, from the launcher's sampled
+ * context switches: cold_start's first run sleeps 300 ms (its "cold read")
+ * in nanosleep, outside any wait the shim times. */
+Test(scale_live, sleep_outside_waits_is_named_as_sleep, .timeout = 240)
+{
+	const char *cmd[] = { DATA_PROG("cold_start"), "--workers", "{threads}", "--state", tu_tmpdir(), NULL };
+	json_object *root = sweep("1,2", cmd);
+	expect_stack_in_bounds(root);
+	json_object *o = tu_get(json_object_array_get_idx(tu_array(root, "runs"), 0), "offcpu_other");
+	cr_assert(!json_object_is_type(o, json_type_null), "no off-CPU thread named in the cold run");
+	json_object *kinds;
+	if (!json_object_object_get_ex(o, "by_kind", &kinds))
+		cr_skip_test("no context switches were sampled (perf_event_open refused?)");
+	cr_assert(tu_int(kinds, "sleep") >= 1, "the cold run's sleep not named: %s", json_object_to_json_string(o));
+}
