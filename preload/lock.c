@@ -22,11 +22,14 @@ static __thread sigset_t mask_before;  /* its signal mask before the first */
 
 void cv__spin_lock(cv_spinlock_t *l)
 {
-	if (spins_held++ == 0) {
+	/* Blocked before the count goes up: a handler that runs first and
+	 * siglongjmps away leaves nothing behind. */
+	if (spins_held == 0) {
 		sigset_t all;
 		sigfillset(&all);
 		pthread_sigmask(SIG_BLOCK, &all, &mask_before);   /* keeps SIGCANCEL, SIGSETXID */
 	}
+	spins_held++;
 	for (unsigned spins = 0;; spins++) {
 		if (!__atomic_load_n(&l->locked, __ATOMIC_RELAXED) &&
 		    !__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
