@@ -152,6 +152,7 @@ struct cv_obj {
 	uint32_t        first_stack;   /* stack id; 0 while none */
 	struct cv_thread *last_owner;  /* locks: written only when the owner changes (cv__note_owner) */
 	uint64_t        cond_state;    /* condvar: waiting << 32 | signalled-not-yet-woken */
+	struct cv_obj  *cond_mutex;    /* condvar: the mutex its last wait named (its monitor; written by waits) */
 	/* Park/wake (park.c), written only on slow paths: by a signal, post or
 	 * wake that found a waiter, and by barrier arrivals. */
 	uint64_t        wake_ns;       /* CLOCK_MONOTONIC just before the last such wake */
