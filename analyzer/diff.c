@@ -255,7 +255,7 @@ static int diff_sweeps(const char *pa, const char *pb, int json, FILE *out)
 /* A profile starts with the magic; anything else is taken for a sweep. */
 static int is_profile(const char *path)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = cv_fopen_regular(path);
 	char magic[8] = { 0 };
 	if (!f)
 		return 0;
