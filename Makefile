@@ -42,7 +42,8 @@ TEST_LIBS   := -lcriterion -pthread
 SHIM_SRCS     := $(wildcard preload/*.c)
 SHIM_OBJS     := $(SHIM_SRCS:%.c=$(BUILD)/obj/%.o)
 ANALYZER_SRCS := $(wildcard analyzer/*.c)
-ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(BUILD)/obj/%.o)
+ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/viewer/assets.o
+VIEWER_FILES  := viewer/page.html viewer/convoy.css viewer/convoy.js
 
 # Every test binary is build/tests/test_*: a Criterion executable, each test in
 # its own process. Components add theirs to TESTS.
@@ -81,6 +82,11 @@ $(BUILD)/libconvoy.so: $(SHIM_OBJS) preload/exports.map
 $(BUILD)/obj/analyzer/%.o: analyzer/%.c $(wildcard analyzer/*.h) $(wildcard include/convoy/*.h) | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(ANALYZER_CFLAGS) -c $< -o $@
+
+# The HTML viewer's files, embedded in the binary (analyzer/html.c).
+$(BUILD)/obj/viewer/assets.o: viewer/assets.S $(VIEWER_FILES)
+	@mkdir -p $(@D)
+	$(CC) -c $< -o $@
 
 $(BUILD)/convoy: $(ANALYZER_OBJS)
 	$(CC) $(ANALYZER_CFLAGS) $(ANALYZER_OBJS) -o $@ $(ANALYZER_LIBS)

@@ -17,6 +17,7 @@
 #include "model.h"
 #include "primitives.h"
 #include "profile.h"
+#include "html.h"
 #include "report.h"
 #include "stack.h"
 #include "stacks.h"
@@ -528,12 +529,13 @@ int report__write(const struct profile *p, const struct report_options *o, FILE 
 
 static void report_usage(FILE *f)
 {
-	fputs("usage: convoy report [--json] [-v] [--limit N] PROFILE\n"
+	fputs("usage: convoy report [--json | --html FILE] [-v] [--limit N] PROFILE\n"
 	      "\n"
 	      "Prints what a profile recorded: mutexes ranked by the time threads waited\n"
 	      "for them, condition variables, and threads.\n"
 	      "\n"
 	      "  --json       one JSON object (docs/report-json.md) instead of text\n"
+	      "  --html FILE  write the report as a self-contained web page to FILE\n"
 	      "  -v           every thread's share of every mutex\n"
 	      "  --limit N    at most N rows per table (default 20; 0 = all)\n"
 	      "  --stacks N   the N call stacks that waited longest on each lock and\n"
@@ -547,6 +549,7 @@ int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "limit", required_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "stacks", required_argument, NULL, 's' },
@@ -554,12 +557,14 @@ int cmd_report(int argc, char **argv)
 		{ 0 },
 	};
 	struct report_options o = { .limit = 20 };
+	const char *html = NULL;
 	int c;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': o.json = 1; break;
+		case 'H': html = optarg; break;
 		case 'v': o.verbose = 1; break;
 		case 'l': {
 			long long v = parse_count(optarg);
@@ -593,7 +598,13 @@ int cmd_report(int argc, char **argv)
 	struct profile *p = profile__load(argv[optind]);
 	if (!p)
 		return 1;
-	int rc = report__write(p, &o, stdout);
+	int rc;
+	if (html) {
+		json_object *page = html__report_page(p);
+		rc = page ? html__write(html, page) : -1;
+		json_object_put(page);
+	} else
+		rc = report__write(p, &o, stdout);
 	profile__free(p);
 	return rc ? 1 : 0;
 }

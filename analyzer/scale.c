@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "findings.h"
+#include "html.h"
 #include "launch.h"
 #include "model.h"
 #include "profile.h"
@@ -47,6 +48,7 @@ struct scale_options {
 	int json;
 	double timeout_s;
 	const char *dir;
+	const char *html;       /* --html FILE */
 };
 
 static int parse_counts(const char *list, struct scale_options *o)
@@ -324,6 +326,7 @@ static void scale_usage(FILE *f)
 	      "  --threads LIST   comma-separated counts, e.g. 1,2,4,8 (the smallest is the reference)\n"
 	      "  --repeat K       runs per count; the median run stands for it (default 1)\n"
 	      "  --json           print the sweep as JSON (also saved as DIR/sweep.json)\n"
+	      "  --html FILE      write the sweep as a web page to FILE (and DIR/report.html with -o)\n"
 	      "  -o DIR           keep profiles and output here (default convoy-scale-DATE-TIME)\n"
 	      "  --timeout S      give up on a run after S seconds (default 600)\n"
 	      "\n"
@@ -367,6 +370,7 @@ int cmd_scale(int argc, char **argv)
 		{ "threads", required_argument, NULL, 't' },
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
@@ -398,6 +402,7 @@ int cmd_scale(int argc, char **argv)
 			o.timeout_s = (double)v;
 			break;
 		case 'j': o.json = 1; break;
+		case 'H': o.html = optarg; break;
 		case 'o': o.dir = optarg; break;
 		case 'h': scale_usage(stdout); return 0;
 		default:
@@ -505,6 +510,7 @@ int cmd_scale(int argc, char **argv)
 	snprintf(sweep_path, sizeof(sweep_path), "%s/sweep.json", absdir);
 	if (json_object_to_file_ext(sweep_path, root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) != 0)
 		cv_error("scale: cannot write %s", sweep_path);
+	int html_failed = o.html && html__write_sweep(root, o.html, o.dir != dirbuf ? absdir : NULL) != 0;
 	if (o.json) {
 		puts(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	} else {
@@ -528,7 +534,7 @@ int cmd_scale(int argc, char **argv)
 	json_object_put(root);
 	free(steps);
 	findings__free(&all);
-	rc = fflush(stdout) == 0 ? 0 : 1;
+	rc = fflush(stdout) == 0 && !html_failed ? 0 : 1;
 out:
 	for (int i = 0; i < o.ncounts; i++) {
 		for (int k = 0; k < o.repeat; k++)

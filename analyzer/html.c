@@ -1,0 +1,219 @@
+/* html.c — the self-contained HTML page (see html.h).
+ *
+ * The page's data is the analysis exactly as the JSON renderers write it, so
+ * the page can never disagree with `--json`. It sits in a
+ * <script type="application/json"> block, which the browser does not parse as
+ * HTML until "</script" or "<!--": every '<', '>' and '&' is written as a JSON
+ * \u escape (they only occur inside strings, where the escape means the same
+ * character), and so are U+2028 and U+2029 for any reader that evaluates the
+ * block as script. The script reads it with JSON.parse and sets only
+ * textContent from it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "convoy/profile.h"
+#include "html.h"
+#include "profile.h"
+#include "report.h"
+#include "util.h"
+
+/* viewer/assets.S: the files of viewer/, each NUL-terminated. */
+extern const char cv__viewer_page[], cv__viewer_css[], cv__viewer_js[];
+
+#define PAGE_VERSION 1
+
+static json_object *page_new(const char *kind)
+{
+	json_object *page = json_object_new_object();
+	json_object_object_add(page, "convoy_page_version", json_object_new_int(PAGE_VERSION));
+	json_object_object_add(page, "kind", json_object_new_string(kind));
+	return page;
+}
+
+json_object *html__report_json(const struct profile *p)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	if (!mem) {
+		cv_error("html: %s", strerror(errno));
+		return NULL;
+	}
+	struct report_options o = { .json = 1 };
+	int rc = report__write(p, &o, mem);
+	fclose(mem);
+	json_object *report = rc ? NULL : json_tokener_parse(text);
+	free(text);
+	if (!rc && !report)
+		cv_error("html: the JSON report of %s did not parse", p->path);
+	return report;
+}
+
+json_object *html__report_page(const struct profile *p)
+{
+	json_object *report = html__report_json(p);
+	if (!report)
+		return NULL;
+	json_object *page = page_new("report");
+	json_object_object_add(page, "report", report);
+	return page;
+}
+
+/* The sweep and, for each thread count, the report of the run the sweep
+ * chose (its median), so the page's tables can show any count. */
+json_object *html__sweep_page(json_object *sweep)
+{
+	json_object *runs, *reports = json_object_new_array();
+	json_object_object_get_ex(sweep, "runs", &runs);
+	for (size_t i = 0; i < json_object_array_length(runs); i++) {
+		json_object *run = json_object_array_get_idx(runs, i), *path, *threads;
+		if (!json_object_object_get_ex(run, "profile", &path) ||
+		    !json_object_object_get_ex(run, "threads", &threads))
+			continue;
+		struct profile *p = profile__load(json_object_get_string(path));
+		json_object *report = p ? html__report_json(p) : NULL;
+		profile__free(p);
+		if (!report) {
+			json_object_put(reports);
+			return NULL;
+		}
+		json_object *entry = json_object_new_object();
+		json_object_object_add(entry, "threads", json_object_get(threads));
+		json_object_object_add(entry, "report", report);
+		json_object_array_add(reports, entry);
+	}
+	json_object *page = page_new("sweep");
+	json_object_object_add(page, "sweep", json_object_get(sweep));
+	json_object_object_add(page, "reports", reports);
+	return page;
+}
+
+static int has_profile_magic(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char magic[8] = { 0 };
+	if (!f)
+		return 0;
+	size_t n = fread(magic, 1, sizeof(magic), f);
+	fclose(f);
+	return n == sizeof(magic) && !memcmp(magic, CV_PROFILE_MAGIC, sizeof(magic));
+}
+
+json_object *html__path_page(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		cv_error("cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (!S_ISDIR(st.st_mode) && has_profile_magic(path)) {
+		struct profile *p = profile__load(path);
+		json_object *page = p ? html__report_page(p) : NULL;
+		profile__free(p);
+		return page;
+	}
+	char file[4200];
+	snprintf(file, sizeof(file), S_ISDIR(st.st_mode) ? "%s/sweep.json" : "%s", path);
+	json_object *sweep = json_object_from_file(file), *runs;
+	if (!sweep || !json_object_object_get_ex(sweep, "runs", &runs) ||
+	    !json_object_is_type(runs, json_type_array)) {
+		cv_error("%s: neither a profile nor a convoy sweep (no runs[] in %s)", path, file);
+		json_object_put(sweep);
+		return NULL;
+	}
+	json_object *page = html__sweep_page(sweep);
+	json_object_put(sweep);
+	return page;
+}
+
+json_object *html__diff_page(const char *diff_json, const char *a, const char *b)
+{
+	json_object *diff = json_tokener_parse(diff_json);
+	if (!diff) {
+		cv_error("html: the JSON diff did not parse");
+		return NULL;
+	}
+	json_object *pa = html__path_page(a), *pb = pa ? html__path_page(b) : NULL;
+	if (!pb) {
+		json_object_put(diff);
+		json_object_put(pa);
+		return NULL;
+	}
+	json_object *page = page_new("diff");
+	json_object_object_add(page, "diff", diff);
+	json_object_object_add(page, "a", pa);
+	json_object_object_add(page, "b", pb);
+	return page;
+}
+
+/* JSON text made safe inside <script type="application/json"> (see the top). */
+static void put_json_escaped(const char *s, FILE *out)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '<' || c == '>' || c == '&')
+			fprintf(out, "\\u%04x", c);
+		else if (c == 0xe2 && (unsigned char)s[1] == 0x80 &&
+			 ((unsigned char)s[2] == 0xa8 || (unsigned char)s[2] == 0xa9)) {
+			fprintf(out, "\\u%04x", (unsigned char)s[2] == 0xa8 ? 0x2028 : 0x2029);
+			s += 2;
+		} else
+			fputc(c, out);
+	}
+}
+
+/* The template with each "<!--convoy:NAME-->" replaced by its part. */
+static void put_page(const char *data, FILE *out)
+{
+	static const char mark[] = "<!--convoy:";
+	const char *t = cv__viewer_page;
+	for (const char *m; (m = strstr(t, mark)); ) {
+		fwrite(t, 1, (size_t)(m - t), out);
+		const char *name = m + sizeof(mark) - 1, *end = strstr(name, "-->");
+		size_t n = end ? (size_t)(end - name) : 0;
+		if (n == 5 && !memcmp(name, "style", 5))
+			fputs(cv__viewer_css, out);
+		else if (n == 6 && !memcmp(name, "script", 6))
+			fputs(cv__viewer_js, out);
+		else if (n == 4 && !memcmp(name, "data", 4))
+			put_json_escaped(data, out);
+		else
+			abort();   /* viewer/page.html names a part this file does not have */
+		t = end + 3;
+	}
+	fputs(t, out);
+}
+
+int html__write(const char *path, json_object *page)
+{
+	FILE *out = fopen(path, "w");
+	if (!out) {
+		cv_error("cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	put_page(json_object_to_json_string_ext(page, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), out);
+	int failed = ferror(out);
+	if (fclose(out) != 0 || failed) {
+		cv_error("cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int html__write_sweep(json_object *sweep, const char *path, const char *dir)
+{
+	json_object *page = html__sweep_page(sweep);
+	if (!page)
+		return -1;
+	int rc = html__write(path, page);
+	if (!rc && dir) {
+		char beside[4200];
+		snprintf(beside, sizeof(beside), "%s/report.html", dir);
+		rc = html__write(beside, page);
+	}
+	json_object_put(page);
+	return rc;
+}
