@@ -16,8 +16,8 @@
 
 #include "convoy/profile.h"
 #include "html.h"
+#include "jsonview.h"
 #include "profile.h"
-#include "report.h"
 #include "util.h"
 
 /* viewer/assets.S: the files of viewer/, each NUL-terminated. */
@@ -33,28 +33,9 @@ static json_object *page_new(const char *kind)
 	return page;
 }
 
-json_object *html__report_json(const struct profile *p)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&text, &len);
-	if (!mem) {
-		cv_error("html: %s", strerror(errno));
-		return NULL;
-	}
-	struct report_options o = { .json = 1 };
-	int rc = report__write(p, &o, mem);
-	fclose(mem);
-	json_object *report = rc ? NULL : json_tokener_parse(text);
-	free(text);
-	if (!rc && !report)
-		cv_error("html: the JSON report of %s did not parse", p->path);
-	return report;
-}
-
 json_object *html__report_page(const struct profile *p)
 {
-	json_object *report = html__report_json(p);
+	json_object *report = jsonview__report(p);
 	if (!report)
 		return NULL;
 	json_object *page = page_new("report");
@@ -74,7 +55,7 @@ json_object *html__sweep_page(json_object *sweep)
 		    !json_object_object_get_ex(run, "threads", &threads))
 			continue;
 		struct profile *p = profile__load(json_object_get_string(path));
-		json_object *report = p ? html__report_json(p) : NULL;
+		json_object *report = p ? jsonview__report(p) : NULL;
 		profile__free(p);
 		if (!report) {
 			json_object_put(reports);

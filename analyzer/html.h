@@ -19,9 +19,6 @@ json_object *html__sweep_page(json_object *sweep);              /* borrows sweep
 json_object *html__path_page(const char *path);                 /* a profile, a sweep dir or sweep.json */
 json_object *html__diff_page(const char *diff_json, const char *a, const char *b);
 
-/* The report JSON of one profile, as `convoy report --json` prints it. */
-json_object *html__report_json(const struct profile *p);
-
 /* Writes the self-contained page to path. 0, or -1 after one error line. */
 int html__write(const char *path, json_object *page);
 
