@@ -16,11 +16,14 @@ CXX      ?= g++
 # Debian packages the build, the tests and the benchmarks need, and one header
 # (or program) per package that proves it is installed.
 DEB_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev \
-                libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc
+                libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc \
+                chromium nodejs npm
 DEP_FILES    := /usr/include/*/libunwind.h /usr/include/elfutils/libdwfl.h \
                 /usr/include/gelf.h /usr/include/json-c/json.h \
                 /usr/include/criterion/criterion.h /usr/include/zlib.h /usr/bin/pkg-config \
-                /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc
+                /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc \
+                /usr/bin/chromium /usr/bin/node /usr/bin/npm \
+                tests/viewer/node_modules/playwright-core/package.json
 
 WARN     := -Wall -Wextra -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
@@ -58,7 +61,8 @@ deps:
 	@if [ "$$(id -u)" = 0 ]; then \
 	  echo "convoy: installing $(DEB_PACKAGES)"; \
 	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEB_PACKAGES); \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEB_PACKAGES) && \
+	  $(MAKE) --no-print-directory viewer-deps; \
 	else \
 	  echo "convoy: missing build dependencies; run as root:"; \
 	  echo "  apt-get install -y $(DEB_PACKAGES)"; exit 1; \
@@ -99,6 +103,7 @@ include tests/primitives/primitives.mk
 include tests/stacks/stacks.mk
 include tests/scale/scale.mk
 include tests/bench/bench.mk
+include tests/viewer/viewer.mk
 
 # --- test, demo, bench ------------------------------------------------------
 test: all $(TESTS)
@@ -111,13 +116,16 @@ DEMO_DIR := $(BUILD)/demo
 demo: all
 	@rm -rf $(DEMO_DIR)
 	@echo "== Seed 000's global queue: every task taken from one mutex-protected queue"
-	@$(BUILD)/convoy scale --threads 1,2,4 --repeat 3 -o $(DEMO_DIR)/global_queue -- $(BUILD)/demos/global_queue --workers {threads}
+	@$(BUILD)/convoy scale --threads 1,2,4 --repeat 3 -o $(DEMO_DIR)/global_queue --html $(DEMO_DIR)/global_queue.html -- $(BUILD)/demos/global_queue --workers {threads}
 	@echo
 	@echo "== The same tasks with per-worker deques and work stealing"
-	@$(BUILD)/convoy scale --threads 1,2,4 --repeat 3 -o $(DEMO_DIR)/work_stealing -- $(BUILD)/demos/work_stealing --workers {threads}
+	@$(BUILD)/convoy scale --threads 1,2,4 --repeat 3 -o $(DEMO_DIR)/work_stealing --html $(DEMO_DIR)/work_stealing.html -- $(BUILD)/demos/work_stealing --workers {threads}
 	@echo
 	@echo "== Side by side"
 	@$(BUILD)/convoy diff $(DEMO_DIR)/global_queue $(DEMO_DIR)/work_stealing
+	@$(BUILD)/convoy diff --html $(DEMO_DIR)/diff.html $(DEMO_DIR)/global_queue $(DEMO_DIR)/work_stealing
+	@echo
+	@echo "== In a browser: $(DEMO_DIR)/global_queue.html, $(DEMO_DIR)/work_stealing.html, $(DEMO_DIR)/diff.html"
 
 bench: all bench-shim bench-whatif bench-demos
 

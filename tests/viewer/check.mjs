@@ -1,0 +1,166 @@
+// Browser checks of convoy's HTML page: Debian's chromium, headless, driven by
+// playwright-core. One check per run, so each Criterion test (test_viewer.c)
+// is one process with its own browser:
+//
+//   node check.mjs sections PAGE [--screenshot PNG]   every section drawn, no console error
+//   node check.mjs single PAGE                         a one-profile page says what it lacks
+//   node check.mjs sort PAGE                           the lock table sorts and filters
+//   node check.mjs hostile PAGE NAME...                each NAME shows as text, nothing runs
+//   node check.mjs diff PAGE                           a diff page draws both sides
+//
+// Exit 0: passed; 1: failed (why on stderr); 77: skipped (chromium or
+// playwright-core missing or unable to start; the reason on stdout).
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const CHROMIUM = process.env.CONVOY_CHROMIUM || '/usr/bin/chromium';
+const SKIP = 77;
+
+function fail(msg) { console.error('FAIL: ' + msg); process.exit(1); }
+function check(cond, msg) { if (!cond) fail(msg); }
+
+const [what, page, ...rest] = process.argv.slice(2);
+if (!what || !page) fail('usage: node check.mjs CHECK PAGE [ARGS]');
+check(existsSync(page), `no page at ${page}`);
+
+const pwPath = join(here, 'node_modules', 'playwright-core', 'index.mjs');
+if (!existsSync(pwPath)) {
+  console.log(`SKIP: playwright-core is not installed (${pwPath}); run 'make deps' or 'npm ci' in tests/viewer`);
+  process.exit(SKIP);
+}
+if (!existsSync(CHROMIUM)) {
+  console.log(`SKIP: no chromium at ${CHROMIUM} (apt-get install chromium, or 'make deps')`);
+  process.exit(SKIP);
+}
+const { chromium } = await import(pathToFileURL(pwPath).href);
+let browser;
+try {
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'], timeout: 60000 });
+} catch (e) {
+  console.log('SKIP: chromium cannot start: ' + String(e.message).split('\n')[0]);
+  process.exit(SKIP);
+}
+
+const problems = [], dialogs = [];
+const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+const tab = await ctx.newPage();
+tab.on('console', m => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
+tab.on('pageerror', e => problems.push('page error: ' + e.message));
+tab.on('dialog', d => { dialogs.push(d.message()); d.dismiss(); });
+tab.on('request', r => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) problems.push('network request: ' + r.url()); });
+await tab.goto(pathToFileURL(page).href);
+await tab.waitForSelector('body[data-rendered]', { timeout: 20000 }).catch(() => fail('the page never finished drawing: ' + problems.join('; ')));
+
+async function sectionText(id) {
+  const s = tab.locator('#' + id);
+  check(await s.count() === 1, `no section #${id}`);
+  const text = (await s.innerText()).trim();
+  check(text.split('\n').length > 1, `section #${id} is empty`);
+  return text;
+}
+const data = await tab.evaluate(() => JSON.parse(document.getElementById('convoy-data').textContent));
+
+try {
+  if (what === 'sections') {
+    check(data.kind === 'sweep', `expected a sweep page, got ${data.kind}`);
+    const verdict = await sectionText('verdict');
+    for (const step of data.sweep.steps.filter(Boolean))
+      check(verdict.includes(step), `the verdict lacks the step sentence "${step}"`);
+    await sectionText('speedup');
+    check(await tab.locator('#speedup svg path.measured').count() === 1, 'no measured speedup curve');
+    check(await tab.locator('#speedup svg path.ideal').count() === 1, 'no ideal line');
+    check(await tab.locator('#speedup svg circle').count() === data.sweep.runs.length, 'not one point per thread count');
+    await sectionText('stack');
+    check(await tab.locator('#stack svg rect').count() >= data.sweep.runs.length, 'no stacked bars');
+    const findings = await sectionText('findings');
+    for (const f of data.sweep.findings) check(findings.includes(f.summary), `finding missing: ${f.summary}`);
+    const last = data.reports[data.reports.length - 1].report;
+    await sectionText('locks');
+    check(await tab.locator('#locks tbody tr.expander').count() === last.locks.length, 'not one row per lock');
+    await sectionText('sync');
+    for (const id of ['cachelines', 'lockorder', 'timeline']) {
+      const text = await sectionText(id);
+      const key = { cachelines: 'cache_lines', lockorder: 'lock_order', timeline: 'trace' }[id];
+      if (!last[key]) check(/not measured in this profile|No trace in this profile/i.test(text), `#${id} does not say that it was not measured`);
+    }
+    check(await tab.locator('#timeline svg g.lane').count() === Math.min(last.threads.length, 64), 'not one timeline lane per thread');
+    await sectionText('threads');
+    // Another thread count redraws the details.
+    if (data.reports.length > 1) {
+      await tab.selectOption('#run-select', '0');
+      check(await tab.locator('#locks tbody tr.expander').count() === data.reports[0].report.locks.length, 'choosing 1 thread did not redraw the lock table');
+      await tab.selectOption('#run-select', String(data.reports.length - 1));
+    }
+    const shot = rest.indexOf('--screenshot');
+    if (shot >= 0)
+      await tab.screenshot({ path: rest[shot + 1], clip: { x: 0, y: 0, width: 1280, height: 1180 } });
+  } else if (what === 'single') {
+    check(data.kind === 'report', `expected a one-profile page, got ${data.kind}`);
+    await sectionText('verdict');
+    check(/Not measured in this profile/.test(await sectionText('speedup')), 'the speedup section does not say a sweep is needed');
+    for (const id of ['stack', 'findings', 'locks', 'sync', 'cachelines', 'lockorder', 'timeline', 'threads']) await sectionText(id);
+  } else if (what === 'sort') {
+    const report = data.kind === 'sweep' ? data.reports[data.reports.length - 1].report : data.report;
+    check(report.locks.length >= 2, 'the page needs two locks to sort');
+    const names = async () => tab.locator('#locks tbody tr.expander td:first-child').allInnerTexts();
+    const head = tab.locator('#locks th', { hasText: /^wait$/ });
+    const byWait = report.locks.slice().sort((a, b) => b.wait_ns - a.wait_ns);
+    // Opened sorted by wait, longest first.
+    check((await head.getAttribute('aria-sort')) === 'descending', 'the lock table does not open sorted by wait');
+    check((await names())[0] === byWait[0].name, `first row ${(await names())[0]} is not the longest wait ${byWait[0].name}`);
+    await head.click();
+    check((await head.getAttribute('aria-sort')) === 'ascending', 'a second click does not sort ascending');
+    const up = await names();
+    check(up[up.length - 1] === byWait[0].name, 'ascending order does not end with the longest wait');
+    const acq = tab.locator('#locks th', { hasText: /^acquisitions$/ });
+    await acq.click();
+    const byAcq = report.locks.slice().sort((a, b) => b.acquisitions - a.acquisitions);
+    check((await names())[0] === byAcq[0].name, 'sorting by acquisitions does not put the most acquired lock first');
+    // Filtering by a lock's name keeps that lock.
+    const target = byWait[0].name;
+    await tab.fill('#locks input[type=search]', target);
+    const left = await names();
+    check(left.length >= 1 && left.every(n => n.includes(target)), `filtering by "${target}" left ${JSON.stringify(left)}`);
+    await tab.fill('#locks input[type=search]', 'no lock is called this');
+    check((await names()).length === 0, 'a filter that matches nothing still shows rows');
+    // A row opens to its call stacks.
+    await tab.fill('#locks input[type=search]', '');
+    await tab.locator('#locks tbody tr.expander').first().click();
+    check(await tab.locator('#locks tr.detail:not([hidden])').count() === 1, 'clicking a row does not open its details');
+  } else if (what === 'hostile') {
+    check(rest.length > 0, 'name the hostile strings');
+    const text = await tab.locator('main').innerText();
+    for (const name of rest) check(text.includes(name), `the page does not show ${JSON.stringify(name)} as text`);
+    // Let an image error or a script run if one were injected.
+    await tab.waitForTimeout(300);
+    check(dialogs.length === 0, 'a dialog opened: ' + dialogs.join(', '));
+    const injected = await tab.evaluate(() => ({
+      imgs: document.querySelectorAll('img').length,
+      scripts: document.querySelectorAll('script').length,
+      handlers: [...document.querySelectorAll('*')].filter(e => [...e.attributes].some(a => a.name.startsWith('on'))).length,
+    }));
+    check(injected.imgs === 0, `${injected.imgs} <img> elements were created from data`);
+    check(injected.scripts === 2, `the page has ${injected.scripts} <script> elements, not its own 2`);
+    check(injected.handlers === 0, `${injected.handlers} elements carry on* attributes`);
+  } else if (what === 'diff') {
+    check(data.kind === 'diff', `expected a diff page, got ${data.kind}`);
+    const verdict = await sectionText('verdict');
+    check(verdict.includes('B takes'), 'the comparison has no wall-time sentence');
+    await sectionText('stack');
+    await sectionText('differences');
+    check(await tab.locator('#differences tbody tr').count() === data.diff.differences.length, 'not one row per difference');
+    await sectionText('findings');
+    await sectionText('findings-b');
+    for (const side of await tab.locator('details.side > summary').all()) await side.click();
+    await sectionText('a-locks');
+    await sectionText('b-locks');
+  } else {
+    fail('unknown check ' + what);
+  }
+  check(problems.length === 0, problems.join('; '));
+} finally {
+  await browser.close();
+}
+console.log(`ok ${what} ${page}`);

@@ -1,0 +1,224 @@
+/* The HTML page, `convoy view` and the Perfetto export (issue 15).
+ *
+ * The page is checked in a real browser: tests/viewer/check.mjs drives
+ * Debian's chromium through playwright-core, one check per test. When
+ * chromium or playwright-core is missing or chromium cannot start, those
+ * tests are skipped with the reason (check.mjs exits 77). The page's bytes and
+ * the Perfetto export are checked here with json-c, without a browser.
+ */
+#include <sys/stat.h>
+
+#include "testutil.h"
+
+#ifndef SOURCE_DIR
+#error "compile with -DSOURCE_DIR=\"/abs/path/to/the/repository\""
+#endif
+
+#define BROWSER_TIMEOUT_S 120
+
+static const char *const hostile[] = {
+	"<img src=x onerror=alert(1)>",                  /* a lock's name */
+	"<img src=x>",                                   /* a thread's (15 bytes at most) */
+	"</script><script>alert(2)</script><!--",        /* a condvar's */
+	NULL,
+};
+
+static void convoy(struct tu_proc *p, const char *const *args)
+{
+	const char *argv[16] = { tu_convoy() };
+	for (int i = 0; args[i]; i++)
+		argv[i + 1] = args[i];
+	struct tu_opts o = { .timeout_s = 60 };
+	tu_run(p, &o, argv);
+}
+
+/* Runs a demo (build/demos/NAME --workers N) under the shim; its profile. */
+static char *demo_profile(const char *demo, const char *workers)
+{
+	char *dir = tu_tmpdir(), *path = tu_build_path("demos/");
+	char prog[4096];
+	snprintf(prog, sizeof(prog), "%s%s", path, demo);
+	struct tu_proc p;
+	struct tu_opts o = { .preload = true, .dir = dir, .quiet = true, .timeout_s = 60 };
+	tu_run(&p, &o, (const char *[]){ prog, "--workers", workers, NULL });
+	tu_assert_exit(&p, 0, demo);
+	return tu_only_profile(dir);
+}
+
+static char *hostile_page(void)
+{
+	char *dir = tu_tmpdir(), *page = NULL;
+	struct tu_proc p;
+	tu_run_shim(&p, dir, "hostile_names", NULL);
+	tu_assert_exit(&p, 0, "hostile_names");
+	cr_assert(asprintf(&page, "%s/page.html", dir) > 0);
+	convoy(&p, (const char *[]){ "report", "--html", page, tu_only_profile(dir), NULL });
+	tu_assert_exit(&p, 0, "convoy report --html");
+	return page;
+}
+
+/* node check.mjs CHECK PAGE ARGS...: passes, fails with its reason, or skips. */
+static void browser_check(const char *check, const char *page, const char *const *args)
+{
+	const char *argv[16] = { "/usr/bin/node", SOURCE_DIR "/tests/viewer/check.mjs", check, page };
+	int n = 4;
+	for (int i = 0; args && args[i]; i++)
+		argv[n++] = args[i];
+	struct stat st;
+	if (stat(argv[0], &st) != 0)
+		cr_skip_test("no node at %s (apt-get install nodejs, or 'make deps')", argv[0]);
+	struct tu_proc p;
+	struct tu_opts o = { .timeout_s = BROWSER_TIMEOUT_S };
+	tu_run(&p, &o, argv);
+	cr_assert(!p.timed_out, "check.mjs %s ran past %d s", check, BROWSER_TIMEOUT_S);
+	if (p.exited && p.code == 77)
+		cr_skip_test("%s", p.out);
+	cr_assert(p.exited && p.code == 0, "browser check %s of %s failed:\n%s%s", check, page, p.out, p.err);
+}
+
+Test(viewer, a_sweep_page_draws_every_section, .timeout = 240)
+{
+	char *dir = tu_tmpdir(), *page = NULL, *beside = NULL, *demo = tu_build_path("demos/global_queue");
+	cr_assert(asprintf(&page, "%s/sweep.html", dir) > 0 && asprintf(&beside, "%s/sweep/report.html", dir) > 0);
+	char out[4200];
+	snprintf(out, sizeof(out), "%s/sweep", dir);
+	struct tu_proc p;
+	convoy(&p, (const char *[]){ "scale", "--threads", "1,2", "--html", page, "-o", out, "--",
+				     demo, "--workers", "{threads}", NULL });
+	tu_assert_exit(&p, 0, "convoy scale --html");
+	struct stat st;
+	cr_assert(stat(beside, &st) == 0, "scale -o DIR --html did not also write %s", beside);
+	browser_check("sections", page, NULL);
+}
+
+Test(viewer, a_profile_page_says_what_one_profile_cannot_show, .timeout = 180)
+{
+	char *profile = demo_profile("global_queue", "2"), *page = NULL;
+	cr_assert(asprintf(&page, "%s.page.html", profile) > 0);
+	struct tu_proc p;
+	convoy(&p, (const char *[]){ "report", "--html", page, profile, NULL });
+	tu_assert_exit(&p, 0, "convoy report --html");
+	cr_assert(p.out_len == 0, "report --html printed to stdout: %s", p.out);
+	browser_check("single", page, NULL);
+}
+
+Test(viewer, the_lock_table_sorts_filters_and_opens, .timeout = 180)
+{
+	char *profile = demo_profile("global_queue", "2"), *page = NULL;
+	cr_assert(asprintf(&page, "%s.html", profile) > 0);
+	struct tu_proc p;
+	convoy(&p, (const char *[]){ "view", profile, NULL });
+	tu_assert_exit(&p, 0, "convoy view");
+	char want[4200];
+	snprintf(want, sizeof(want), "%s\n", page);
+	TU_STREQ(p.out, want, "convoy view prints the page's path");
+	browser_check("sort", page, NULL);
+}
+
+Test(viewer, hostile_names_show_as_text_and_run_nothing, .timeout = 180)
+{
+	browser_check("hostile", hostile_page(), hostile);
+}
+
+Test(viewer, a_diff_page_draws_both_sides, .timeout = 180)
+{
+	char *a = demo_profile("global_queue", "2"), *b = demo_profile("work_stealing", "2");
+	char *dir = tu_tmpdir(), *page = NULL;
+	cr_assert(asprintf(&page, "%s/diff.html", dir) > 0);
+	struct tu_proc p;
+	convoy(&p, (const char *[]){ "diff", "--html", page, a, b, NULL });
+	tu_assert_exit(&p, 0, "convoy diff --html");
+	browser_check("diff", page, NULL);
+}
+
+/* The data block ends only at the page's own "</script>", and holds the
+ * report exactly: json-c reads the escaped text back to the same names. */
+Test(viewer, program_strings_cannot_end_the_data_block, .timeout = 60)
+{
+	size_t len;
+	char *html = (char *)tu_read_file(hostile_page(), &len);
+	int closes = 0;
+	for (char *s = html; (s = strstr(s, "</script")); s++)
+		closes++;
+	TU_EQ(closes, 2, "\"</script\" in the page (its two script blocks only)");
+	cr_assert(!memmem(html, len, "\xe2\x80\xa8", 3) && !memmem(html, len, "\xe2\x80\xa9", 3),
+		  "a raw U+2028 or U+2029 is in the page");
+	static const char open[] = "<script type=\"application/json\" id=\"convoy-data\">";
+	char *start = strstr(html, open);
+	cr_assert(start, "no data block");
+	start += sizeof(open) - 1;
+	char *end = strstr(start, "</script>");
+	*end = '\0';
+	cr_assert(!strstr(start, "<!--") && !strchr(start, '<'), "a '<' is left in the data block");
+	json_object *page = json_tokener_parse(start);
+	cr_assert(page, "the data block is not JSON");
+	json_object *report = tu_get(page, "report");
+	cr_assert(tu_lock(report, hostile[0]), "lock %s is not in the page's data", hostile[0]);
+	cr_assert(tu_cond(report, hostile[2]), "condvar %s is not in the page's data", hostile[2]);
+	cr_assert(tu_thread_named(report, hostile[1]), "thread %s is not in the page's data", hostile[1]);
+	json_object *worker = tu_thread_named(report, hostile[1]);
+	cr_assert(tu_get(tu_get(worker, "counters"), "line\xe2\x80\xa8separator"), "the U+2028 counter name did not survive");
+}
+
+Test(viewer, perfetto_export_has_a_track_per_thread, .timeout = 60)
+{
+	char *profile = demo_profile("global_queue", "2"), *file = NULL;
+	cr_assert(asprintf(&file, "%s.trace.json", profile) > 0);
+	struct tu_proc p;
+	convoy(&p, (const char *[]){ "export", "--perfetto", "-o", file, profile, NULL });
+	tu_assert_exit(&p, 0, "convoy export --perfetto");
+	json_object *trace = json_object_from_file(file), *report = tu_report(profile);
+	cr_assert(trace, "the export is not JSON");
+	json_object *events = tu_array(trace, "traceEvents"), *threads = tu_array(report, "threads");
+	size_t nthreads = json_object_array_length(threads);
+	int named = 0, lifetimes = 0, flow_starts = 0, flow_ends = 0, counters = 0;
+	for (size_t i = 0; i < json_object_array_length(events); i++) {
+		json_object *e = json_object_array_get_idx(events, i);
+		const char *ph = tu_str(e, "ph");
+		tu_str(e, "name");
+		tu_int(e, "pid");
+		int64_t tid = tu_int(e, "tid");
+		if (strcmp(ph, "M") != 0)
+			cr_assert(json_object_is_type(tu_get(e, "ts"), json_type_double), "event %zu has no numeric ts", i);
+		if (!strcmp(ph, "X"))
+			cr_assert(json_object_is_type(tu_get(e, "dur"), json_type_double), "slice %zu has no dur", i);
+		if (!strcmp(ph, "M") && !strcmp(tu_str(e, "name"), "thread_name")) {
+			named++;
+			int found = 0;
+			for (size_t k = 0; k < nthreads; k++)
+				found |= tu_int(json_object_array_get_idx(threads, k), "tid") == tid;
+			cr_assert(found, "thread_name for tid %lld, which the profile does not have", (long long)tid);
+		}
+		lifetimes += !strcmp(ph, "X") && json_object_object_get_ex(e, "cat", NULL) && !strcmp(tu_str(e, "cat"), "lifetime");
+		flow_starts += !strcmp(ph, "s");
+		flow_ends += !strcmp(ph, "f");
+		counters += !strcmp(ph, "C");
+	}
+	TU_EQ(named, nthreads, "thread_name tracks");
+	TU_EQ(lifetimes, nthreads, "lifetime slices");
+	TU_EQ(flow_starts, nthreads - 1, "creation flows (every thread but main)");
+	TU_EQ(flow_ends, flow_starts, "flow ends");
+	TU_EQ(counters, 2 * nthreads, "live-thread counter samples");
+	TU_STREQ(tu_str(tu_get(trace, "metadata"), "convoy_timeline"), "aggregate", "the trace says it has no trace events");
+}
+
+Test(viewer, view_rejects_what_is_not_a_profile_or_sweep, .timeout = 30)
+{
+	char *dir = tu_tmpdir(), *junk = NULL;
+	cr_assert(asprintf(&junk, "%s/junk", dir) > 0);
+	tu_write_file(junk, "not a profile\n", 14);
+	const char *const cases[][3] = {
+		{ "view", junk, NULL },
+		{ "view", dir, NULL },                 /* a directory without sweep.json */
+		{ "view", "/nonexistent/x", NULL },
+		{ "view", NULL, NULL },
+		{ "report", "--html", NULL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tu_proc p;
+		convoy(&p, cases[i]);
+		cr_assert(p.exited && p.code != 0, "convoy %s %s exited %d", cases[i][0], cases[i][1] ? cases[i][1] : "", p.code);
+		TU_EQ(tu_count_lines(p.err), 1, "error lines for case %zu (%s)", i, p.err);
+		cr_assert(!strncmp(p.err, "convoy: ", 8), "case %zu: %s", i, p.err);
+	}
+}
