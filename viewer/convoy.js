@@ -194,13 +194,15 @@
     if (cpus && cpus > 1 && cpus < maxN)
       add(g, [sv('line', { class: 'grid', x1: x(cpus), x2: x(cpus), y1: T, y2: H - B, 'stroke-dasharray': '2 3', style: 'stroke:#9aa3b2' }),
         sv('text', { x: x(cpus) + 4, y: T + 10 }, cpus + ' CPUs')]);
+    // With two series, the higher point of each count is labelled above, the lower below.
+    const other = (k, n) => { const o = series[1 - k]; const r = o && o.runs.find(r => r.threads === n); return r ? r.speedup : -Infinity; };
     series.forEach((s, k) => {
       const runs = s.runs.slice().sort((a, b) => a.threads - b.threads);
       add(g, [sv('path', { class: k ? 'measured-b' : 'measured', d: runs.map((r, i) => (i ? 'L' : 'M') + x(r.threads) + ',' + y(r.speedup)).join(' ') })]);
       for (const r of runs)
         add(g, [sv('circle', { class: k ? 'pt-b' : 'pt', cx: x(r.threads), cy: y(r.speedup), r: 4 },
           sv('title', null, `${s.label ? s.label + ': ' : ''}${plural(r.threads, 'thread')}: ${r.speedup.toFixed(2)}× (wall ${fmtNs(r.wall_ns)})`)),
-        sv('text', { class: 'label', x: x(r.threads) + (r.threads === maxN ? -6 : 6), y: y(r.speedup) - 8 + (k ? 22 : 0),
+        sv('text', { class: 'label', x: x(r.threads) + (r.threads === maxN ? -6 : 6), y: y(r.speedup) + (r.speedup >= other(k, r.threads) ? -8 : 16),
           'text-anchor': r.threads === maxN ? 'end' : 'start' }, r.speedup.toFixed(2) + '×')]);
     });
     return g;

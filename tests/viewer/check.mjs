@@ -95,7 +95,7 @@ try {
     }
     const shot = rest.indexOf('--screenshot');
     if (shot >= 0)
-      await tab.screenshot({ path: rest[shot + 1], clip: { x: 0, y: 0, width: 1280, height: 1180 } });
+      await tab.screenshot({ path: rest[shot + 1], fullPage: true, clip: { x: 0, y: 0, width: 1280, height: 1180 } });
   } else if (what === 'single') {
     check(data.kind === 'report', `expected a one-profile page, got ${data.kind}`);
     await sectionText('verdict');
