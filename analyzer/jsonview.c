@@ -1,7 +1,8 @@
 /* jsonview.c — the JSON renderer's output as a json-c object, for the
  * renderers that build on it (the HTML page, the Perfetto export), so they
  * show exactly what `convoy report --json` says and compute nothing of their
- * own. */
+ * own; plus, when the profile was recorded in trace mode, its events
+ * ("trace", analyzer/trace.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "jsonview.h"
 #include "profile.h"
 #include "report.h"
+#include "trace.h"
 #include "util.h"
 
 json_object *jsonview__report(const struct profile *p)
@@ -27,5 +29,8 @@ json_object *jsonview__report(const struct profile *p)
 	free(text);
 	if (!rc && !report)
 		cv_error("the JSON report of %s did not parse", p->path);
+	json_object *trace = report ? trace__json(p, report) : NULL;
+	if (trace)
+		json_object_object_add(report, "trace", trace);
 	return report;
 }

@@ -6,7 +6,8 @@
 
 struct profile;
 
-/* `convoy report --json PROFILE` as an object; NULL after one error line. */
+/* `convoy report --json PROFILE` as an object, with "trace" added when the
+ * profile has trace events; NULL after one error line. */
 json_object *jsonview__report(const struct profile *p);
 
 #endif

@@ -6,10 +6,14 @@
  * index), a slice for each thread's lifetime, a flow arrow from each creating
  * thread to the thread it created, and a counter track of live threads.
  *
- * Without trace events in the profile there is no record of *when* a thread
- * waited, only how long in all; each lifetime slice then holds child slices
- * named "(total)" laid end to end — the shares of that life, not their times
- * — and the trace's metadata says so (convoy_timeline: "aggregate").
+ * A profile recorded in trace mode (its report has "trace", analyzer/trace.c)
+ * adds a slice for each wait and sampled hold, at its time, a flow arrow from
+ * each waker to the thread it woke, and a counter of threads waiting
+ * (convoy_timeline: "trace"). Without trace events there is no record of
+ * *when* a thread waited, only how long in all; each lifetime slice then
+ * holds child slices named "(total)" laid end to end — the shares of that
+ * life, not their times — and the metadata says so (convoy_timeline:
+ * "aggregate").
  * Timestamps are microseconds from the process start, as the format wants.
  */
 #include <stdlib.h>
@@ -101,14 +105,98 @@ static int by_ts(const void *a, const void *b)
 	return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : (int)(y[1] - x[1]);   /* starts before ends at one time */
 }
 
+/* A counter track from (time, +1/-1) changes, in any order. */
+static void counter_track(json_object *events, const char *name, const char *key, int64_t (*changes)[2], size_t n,
+			  int pid)
+{
+	if (!n)
+		return;
+	qsort(changes, n, sizeof(*changes), by_ts);
+	int64_t level = 0;
+	for (size_t i = 0; i < n; i++) {
+		level += changes[i][1];
+		json_object *c = event("C", name, pid, 0), *args = json_object_new_object();
+		put_ts(c, changes[i][0]);
+		json_object_object_add(args, key, json_object_new_int64(level));
+		json_object_object_add(c, "args", args);
+		json_object_array_add(events, c);
+	}
+}
+
+static int tid_of(json_object *threads, int64_t index)
+{
+	json_object *t = json_object_array_get_idx(threads, (size_t)index);
+	return t ? (int)num(t, "tid") : 0;
+}
+
+/* Trace mode: waits and holds at their times, wake flows, threads waiting. */
+static void trace_events(json_object *events, json_object *trace, json_object *threads, int pid)
+{
+	json_object *tthreads = NULL, *flows = NULL;
+	json_object_object_get_ex(trace, "threads", &tthreads);
+	json_object_object_get_ex(trace, "flows", &flows);
+	size_t nchanges = 0, cap = 0;
+	int64_t (*changes)[2] = NULL;
+	for (size_t i = 0; tthreads && i < json_object_array_length(tthreads); i++) {
+		json_object *th = json_object_array_get_idx(tthreads, i), *evs = NULL;
+		int tid = (int)num(th, "tid");
+		json_object_object_get_ex(th, "events", &evs);
+		for (size_t k = 0; evs && k < json_object_array_length(evs); k++) {
+			json_object *ev = json_object_array_get_idx(evs, k);
+			const char *type = str(ev, "type"), *object = str(ev, "object");
+			int64_t ts = num(ev, "ts_ns"), dur = num(ev, "dur_ns");
+			if (!type || (strcmp(type, "wait") && strcmp(type, "hold")))
+				continue;   /* wakes and woken ends become flows */
+			char name[512];
+			snprintf(name, sizeof(name), "%s %s", !strcmp(type, "wait") ? "wait for" : "hold",
+				 object ? object : "(an object created after the snapshot)");
+			json_object *e = slice(name, type, pid, tid, ts, dur), *args = json_object_new_object();
+			const char *kind = str(ev, "kind");
+			if (kind)
+				json_object_object_add(args, "kind", json_object_new_string(kind));
+			json_object_object_add(e, "args", args);
+			json_object_array_add(events, e);
+			if (!strcmp(type, "wait")) {
+				if (nchanges + 2 > cap) {
+					cap = cap ? cap * 2 : 256;
+					changes = realloc(changes, cap * sizeof(*changes));
+					if (!changes) {
+						cv_error("out of memory");
+						abort();
+					}
+				}
+				changes[nchanges][0] = ts, changes[nchanges++][1] = 1;
+				changes[nchanges][0] = ts + dur, changes[nchanges++][1] = -1;
+			}
+		}
+	}
+	for (size_t i = 0; flows && i < json_object_array_length(flows); i++) {
+		json_object *f = json_object_array_get_idx(flows, i);
+		json_object *s = event("s", "wake", pid, tid_of(threads, num(f, "from_thread")));
+		json_object *e = event("f", "wake", pid, tid_of(threads, num(f, "to_thread")));
+		for (int k = 0; k < 2; k++) {
+			json_object *x = k ? e : s;
+			json_object_object_add(x, "cat", json_object_new_string("wake"));
+			json_object_object_add(x, "id", json_object_new_int64((int64_t)(1u << 30) + (int64_t)i));
+			put_ts(x, num(f, k ? "woken_ns" : "wake_ns"));
+			json_object_array_add(events, x);
+		}
+		json_object_object_add(e, "bp", json_object_new_string("e"));
+	}
+	counter_track(events, "threads waiting", "threads", changes, nchanges, pid);
+	free(changes);
+}
+
+
 int perfetto__write(const struct profile *p, FILE *out)
 {
 	json_object *report = jsonview__report(p);
 	if (!report)
 		return -1;
-	json_object *process = NULL, *threads = NULL;
+	json_object *process = NULL, *threads = NULL, *trace = NULL;
 	json_object_object_get_ex(report, "process", &process);
 	json_object_object_get_ex(report, "threads", &threads);
+	json_object_object_get_ex(report, "trace", &trace);
 	int pid = (int)num(process, "pid");
 	size_t n = threads ? json_object_array_length(threads) : 0;
 	json_object *events = json_object_new_array();
@@ -139,7 +227,8 @@ int perfetto__write(const struct profile *p, FILE *out)
 			json_object_object_add(args, "start_routine", json_object_new_string(routine));
 		json_object_object_add(life_slice, "args", args);
 		json_object_array_add(events, life_slice);
-		aggregate_slices(events, t, pid, tid);
+		if (!trace)
+			aggregate_slices(events, t, pid, tid);
 
 		/* A flow arrow from the creating thread, at the moment of creation. */
 		int creator = (int)num(t, "creator_tid");
@@ -157,27 +246,30 @@ int perfetto__write(const struct profile *p, FILE *out)
 		changes[2 * i][0] = start, changes[2 * i][1] = 1;
 		changes[2 * i + 1][0] = start + life, changes[2 * i + 1][1] = -1;
 	}
-	qsort(changes, 2 * n, sizeof(*changes), by_ts);
-	int live = 0;
-	for (size_t i = 0; i < 2 * n; i++) {
-		live += (int)changes[i][1];
-		json_object *c = event("C", "live threads", pid, 0), *args = json_object_new_object();
-		put_ts(c, changes[i][0]);
-		json_object_object_add(args, "threads", json_object_new_int(live));
-		json_object_object_add(c, "args", args);
-		json_object_array_add(events, c);
-	}
+	counter_track(events, "live threads", "threads", changes, 2 * n, pid);
 	free(changes);
+	if (trace)
+		trace_events(events, trace, threads, pid);
 
 	json_object *root = json_object_new_object(), *meta = json_object_new_object();
 	json_object_object_add(root, "traceEvents", events);
 	json_object_object_add(root, "displayTimeUnit", json_object_new_string("ns"));
 	json_object_object_add(meta, "convoy_profile", json_object_new_string(p->path));
 	json_object_object_add(meta, "command", json_object_new_string(str(process, "cmdline") ? str(process, "cmdline") : ""));
-	json_object_object_add(meta, "convoy_timeline", json_object_new_string("aggregate"));
-	json_object_object_add(meta, "convoy_timeline_note", json_object_new_string(
-		"No trace in this profile: each thread's slice is its lifetime and the '(total)' slices inside it "
-		"are its totals laid end to end, not when they happened. Flow arrows are thread creations."));
+	json_object_object_add(meta, "convoy_timeline", json_object_new_string(trace ? "trace" : "aggregate"));
+	if (trace) {
+		char note[400];
+		snprintf(note, sizeof(note), "Waits and sampled holds (1 in %lld hold samples) at their times, from the "
+			 "trace recorded with the profile; %lld older events were dropped (each thread's ring keeps its "
+			 "newest %lld). Flow arrows are wakes (waker to woken) and thread creations.",
+			 (long long)num(trace, "hold_every"), (long long)num(trace, "dropped"),
+			 (long long)num(trace, "capacity"));
+		json_object_object_add(meta, "convoy_timeline_note", json_object_new_string(note));
+	} else
+		json_object_object_add(meta, "convoy_timeline_note", json_object_new_string(
+			"No trace in this profile (record one with convoy run --trace): each thread's slice is its "
+			"lifetime and the '(total)' slices inside it are its totals laid end to end, not when they "
+			"happened. Flow arrows are thread creations."));
 	json_object_object_add(root, "metadata", meta);
 	fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), out);
 	fputc('\n', out);

@@ -27,6 +27,11 @@ struct profile_stack {
 	uint64_t *pcs;                   /* s.depth return addresses, innermost first */
 };
 
+struct profile_trace {
+	struct cv_trace_rec t;
+	struct cv_trace_event *events;   /* t.nevents, oldest first */
+};
+
 struct profile {
 	char *path;
 	struct cv_process process;
@@ -46,6 +51,8 @@ struct profile {
 	size_t nstacks;
 	struct cv_stack_wait *stack_waits;   /* each names an object, a thread and 0 or a stack */
 	size_t nstack_waits;
+	struct profile_trace *traces;    /* trace mode: at most one per thread */
+	size_t ntraces;
 };
 
 /* Reads and validates path. On failure returns NULL after printing one line

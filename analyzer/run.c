@@ -3,6 +3,7 @@
  * The profile goes to -o DIR, and the command's own exit status becomes
  * convoy's, so `convoy run` can stand in for the command in scripts.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 
 static void run_usage(FILE *f)
 {
-	fputs("usage: convoy run [-o DIR] [--json] [-v] -- COMMAND [ARG...]\n"
+	fputs("usage: convoy run [-o DIR] [--json] [-v] [--trace] -- COMMAND [ARG...]\n"
 	      "\n"
 	      "Runs COMMAND with libconvoy.so preloaded (appended to any LD_PRELOAD),\n"
 	      "then prints the report of its profile. Exits with COMMAND's status.\n"
@@ -24,6 +25,8 @@ static void run_usage(FILE *f)
 	      "  -o DIR       write profiles to DIR (created if missing; default: .)\n"
 	      "  --json       print the report as JSON\n"
 	      "  -v           every thread's share of every mutex\n"
+	      "  --trace      also record when each wait, sampled hold and wake happened\n"
+	      "               (CONVOY_TRACE=1; for convoy view and export --perfetto)\n"
 	      "\n"
 	      "examples:\n"
 	      "  convoy run -- ./myprog --threads 4\n"
@@ -36,6 +39,7 @@ int cmd_run(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "trace", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -49,6 +53,12 @@ int cmd_run(int argc, char **argv)
 		case 'o': dir = optarg; break;
 		case 'j': ro.json = 1; break;
 		case 'v': ro.verbose = 1; break;
+		case 'T':
+			if (setenv("CONVOY_TRACE", "1", 1) != 0) {
+				cv_error("run: cannot set CONVOY_TRACE: %s", strerror(errno));
+				return 1;
+			}
+			break;
 		case 'h': run_usage(stdout); return 0;
 		case ':':
 		default:

@@ -155,6 +155,7 @@ void cv__init(void)
 			} else {
 				cv__perf_open();
 				cv__stacks_init();
+				cv__trace_init();
 				cv__thread_init_main();
 			}
 		}

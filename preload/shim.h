@@ -212,6 +212,7 @@ struct cv_thread {
 	struct cv_named_counter counters[CV_MAX_COUNTERS];
 	uint32_t        ncounters;
 	struct cv_stack_state *stk;    /* stacks.c: unwind buffer and sampler state, made on first use */
+	struct cv_trace_ring *trace;   /* trace.c: this thread's events, when trace mode is on */
 };
 
 /* The calling thread's state. NULL means "take the slow path": the shim is not
@@ -340,6 +341,17 @@ static inline bool cv__lookup_safe(const struct cv_thread *t)
 {
 	return !CV_LOAD(&t->in_lookup) && !cv__spin_depth;
 }
+
+/* ---- trace.c: trace mode (CONVOY_TRACE=1), slow paths only ----------------- */
+
+extern bool cv__trace_on;                                 /* set once, by cv__init */
+void cv__trace_init(void);                                /* cv__init: configuration */
+void cv__trace_thread(struct cv_thread *t);               /* a new thread's ring */
+void cv__trace_wait(struct cv_obj *o, uint64_t ns);       /* cv__record_wait */
+void cv__trace_hold(struct cv_thread *t, struct cv_obj *o, uint64_t end_ticks, uint64_t ticks);
+void cv__trace_wake(struct cv_obj *o, uint64_t stamp);    /* cv__wake_sent */
+void cv__trace_woken(struct cv_obj *o, uint64_t stamp, uint64_t now);   /* cv__woken */
+void cv__trace_write(void *w, struct cv_thread *t, double ns_per_tick); /* output.c */
 
 /* ---- init.c: configuration and process-wide state ------------------------- */
 

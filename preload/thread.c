@@ -69,7 +69,10 @@ static void live_remove(struct cv_thread *t)
 
 static struct cv_thread *thread_alloc(void)
 {
-	return cv__alloc(sizeof(struct cv_thread));
+	struct cv_thread *t = cv__alloc(sizeof(struct cv_thread));
+	if (t)
+		cv__trace_thread(t);
+	return t;
 }
 
 /* Give t its index and make it visible to the profile writer. */

@@ -71,6 +71,9 @@
     ['unexplained', 'unexplained', '#795548'],
   ];
   const STACK_META = new Set(['threads', 'wall_ns', 'budget_ns']);
+  // Trace waits by object kind: the stack component each belongs to.
+  const WAIT_COMPONENT = { mutex: 'lock_wait', rwlock: 'lock_wait', spinlock: 'lock_wait', condvar: 'park', semaphore: 'park', futex: 'park', barrier: 'barrier' };
+  const HOLD = '#ffab91';
   function stackParts(stack) {
     const known = new Map(COMPONENTS.map(c => [c[0], c]));
     const parts = COMPONENTS.filter(c => c[0] in stack).map(c => ({ key: c[0], label: c[1], color: c[2], ns: stack[c[0]] || 0 }));
@@ -432,10 +435,11 @@
       const events = trace && (trace.threads || []).find(e => e.thread === t.index);
       if (events) {
         for (const ev of events.events || []) {
-          if (!ev.dur_ns) continue;
-          add(lane, [sv('rect', { x: x(ev.ts_ns), y: yy + 2, width: Math.max(x(ev.ts_ns + ev.dur_ns) - x(ev.ts_ns), 0.5), height: rowH - 5,
-            fill: ev.type === 'lock_wait' ? color.get('lock_wait') : ev.type === 'hold' ? '#ffab91' : color.get('park') },
-          sv('title', null, `${ev.type} ${ev.object || ''} ${fmtNs(ev.dur_ns)}`))]);
+          if (!ev.dur_ns) continue;   // wakes are drawn as arrows below
+          // True widths, however thin: thousands of 20 ns holds must not look like one long hold.
+          add(lane, [sv('rect', { x: x(ev.ts_ns), y: yy + 2, width: x(ev.ts_ns + ev.dur_ns) - x(ev.ts_ns), height: rowH - 5,
+            fill: ev.type === 'hold' ? HOLD : color.get(WAIT_COMPONENT[ev.kind] || 'park') },
+          sv('title', null, `${ev.type === 'hold' ? 'held' : 'waited for'} ${ev.kind || ''} ${ev.object || '(unknown object)'}: ${fmtNs(ev.dur_ns)} from ${fmtNs(ev.ts_ns)}`))]);
         }
       } else {
         const span = t.lifetime_ns || 1;
@@ -451,13 +455,23 @@
       }
       add(g, [lane]);
     });
-    const dropped = trace && trace.dropped ? ` ${fmtCount(trace.dropped)} events were dropped (full ring buffers).` : '';
-    add(s, [trace ? note('From the trace recorded with the profile: each slice is one wait or sampled hold.' + dropped)
+    // Waker -> wakee arrows, between lanes that are drawn.
+    const laneOf = new Map(shown.map((t, i) => [t.index, i]));
+    for (const f of (trace && trace.flows) || []) {
+      if (!laneOf.has(f.from_thread) || !laneOf.has(f.to_thread)) continue;
+      const y1 = T + laneOf.get(f.from_thread) * rowH + rowH / 2 - 1, y2 = T + laneOf.get(f.to_thread) * rowH + rowH / 2 - 1;
+      add(g, [sv('line', { x1: x(f.wake_ns), y1, x2: x(f.woken_ns), y2, stroke: '#1d2330', 'stroke-width': 0.8, opacity: 0.6 },
+        sv('title', null, `wake on ${f.object || '?'}: ${fmtNs(f.woken_ns - f.wake_ns)} from the wake to the waiter running`))]);
+    }
+    const dropped = trace && trace.dropped ? ` ${fmtCount(trace.dropped)} older events were dropped: each thread's ring keeps its newest ${fmtCount(trace.capacity)}.` : '';
+    add(s, [trace ? note('From the trace recorded with the profile: each slice is one wait or one sampled hold, each line a wake from the waker to the thread it woke.' + dropped)
       : absent('No trace in this profile (record one with `convoy run --trace`): each bar is a thread\'s lifetime, and its colours are how much of that life it spent on each thing in total — not when.'),
     el('div', { class: 'scroll' }, g),
-    legend([{ label: 'on CPU', color: color.get('useful') }, { label: 'waiting for locks', color: color.get('lock_wait') },
-      { label: 'parked', color: color.get('park') }, { label: 'join / barrier', color: color.get('barrier') },
-      { label: 'runnable, no CPU', color: color.get('runnable') }, { label: 'alive, other', color: '#f0f1f4' }]),
+    legend(trace ? [{ label: 'waiting for a lock', color: color.get('lock_wait') }, { label: 'parked (condvar, semaphore, futex)', color: color.get('park') },
+      { label: 'at a barrier', color: color.get('barrier') }, { label: 'holding a lock (sampled)', color: HOLD }, { label: 'alive', color: '#f0f1f4' }]
+      : [{ label: 'on CPU', color: color.get('useful') }, { label: 'waiting for locks', color: color.get('lock_wait') },
+        { label: 'parked', color: color.get('park') }, { label: 'join / barrier', color: color.get('barrier') },
+        { label: 'runnable, no CPU', color: color.get('runnable') }, { label: 'alive, other', color: '#f0f1f4' }]),
     threads.length > MAX ? note(`The first ${MAX} of ${threads.length} threads are drawn; the table below has them all.`) : null]);
     return s;
   }

@@ -131,28 +131,37 @@ Test(viewer, a_diff_page_draws_both_sides, .timeout = 180)
 	browser_check("diff", page, NULL);
 }
 
+static const char data_open[] = "<script type=\"application/json\" id=\"convoy-data\">";
+
+/* The page's embedded data, parsed. */
+static json_object *page_data(const char *page)
+{
+	size_t len;
+	char *html = (char *)tu_read_file(page, &len), *start = strstr(html, data_open);
+	cr_assert(start, "no data block in %s", page);
+	start += sizeof(data_open) - 1;
+	*strstr(start, "</script>") = '\0';
+	json_object *data = json_tokener_parse(start);
+	cr_assert(data, "the data block of %s is not JSON", page);
+	return data;
+}
+
 /* The data block ends only at the page's own "</script>", and holds the
  * report exactly: json-c reads the escaped text back to the same names. */
 Test(viewer, program_strings_cannot_end_the_data_block, .timeout = 60)
 {
 	size_t len;
-	char *html = (char *)tu_read_file(hostile_page(), &len);
+	char *path = hostile_page(), *html = (char *)tu_read_file(path, &len);
 	int closes = 0;
 	for (char *s = html; (s = strstr(s, "</script")); s++)
 		closes++;
 	TU_EQ(closes, 2, "\"</script\" in the page (its two script blocks only)");
 	cr_assert(!memmem(html, len, "\xe2\x80\xa8", 3) && !memmem(html, len, "\xe2\x80\xa9", 3),
 		  "a raw U+2028 or U+2029 is in the page");
-	static const char open[] = "<script type=\"application/json\" id=\"convoy-data\">";
-	char *start = strstr(html, open);
-	cr_assert(start, "no data block");
-	start += sizeof(open) - 1;
-	char *end = strstr(start, "</script>");
-	*end = '\0';
-	cr_assert(!strstr(start, "<!--") && !strchr(start, '<'), "a '<' is left in the data block");
-	json_object *page = json_tokener_parse(start);
-	cr_assert(page, "the data block is not JSON");
-	json_object *report = tu_get(page, "report");
+	char *start = strstr(html, data_open) + sizeof(data_open) - 1;
+	*strstr(start, "</script>") = '\0';
+	cr_assert(!strchr(start, '<'), "a '<' is left in the data block");
+	json_object *report = tu_get(page_data(path), "report");
 	cr_assert(tu_lock(report, hostile[0]), "lock %s is not in the page's data", hostile[0]);
 	cr_assert(tu_cond(report, hostile[2]), "condvar %s is not in the page's data", hostile[2]);
 	cr_assert(tu_thread_named(report, hostile[1]), "thread %s is not in the page's data", hostile[1]);
@@ -221,4 +230,118 @@ Test(viewer, view_rejects_what_is_not_a_profile_or_sweep, .timeout = 30)
 		TU_EQ(tu_count_lines(p.err), 1, "error lines for case %zu (%s)", i, p.err);
 		cr_assert(!strncmp(p.err, "convoy: ", 8), "case %zu: %s", i, p.err);
 	}
+}
+
+/* ---- trace mode (CONVOY_TRACE=1, preload/trace.c) ------------------------ */
+
+/* count_cond under the shim, with these extra environment entries; the
+ * report as the page embeds it (trace included). */
+static json_object *traced_report(const char *const *env, char **out)
+{
+	char *dir = tu_tmpdir(), *prog = tu_prog("count_cond"), *page = NULL;
+	struct tu_proc p;
+	struct tu_opts o = { .preload = true, .dir = dir, .quiet = true, .env = env };
+	tu_run(&p, &o, (const char *[]){ prog, NULL });
+	tu_assert_exit(&p, 0, "count_cond");
+	if (out)
+		*out = p.out;
+	cr_assert(asprintf(&page, "%s/page.html", dir) > 0);
+	struct tu_proc v;
+	convoy(&v, (const char *[]){ "view", "-o", page, tu_only_profile(dir), NULL });
+	tu_assert_exit(&v, 0, "convoy view");
+	return tu_get(page_data(page), "report");
+}
+
+Test(trace, is_off_unless_asked_for, .timeout = 60)
+{
+	json_object *report = traced_report(NULL, NULL);
+	cr_assert(!json_object_object_get_ex(report, "trace", NULL), "a profile recorded without CONVOY_TRACE has a trace");
+}
+
+Test(trace, leaves_the_program_output_unchanged, .timeout = 60)
+{
+	struct tu_proc native;
+	tu_run_native(&native, "count_cond", NULL);
+	tu_assert_exit(&native, 0, "count_cond natively");
+	char *traced;
+	traced_report((const char *[]){ "CONVOY_TRACE=1", NULL }, &traced);
+	TU_STREQ(traced, native.out, "stdout with trace mode on");
+}
+
+/* Every blocked condvar wait is an event, and every wake-up the report counts
+ * is a flow from the thread that signalled to the thread it woke. */
+Test(trace, records_every_wait_and_each_wake_with_its_waker, .timeout = 60)
+{
+	json_object *report = traced_report((const char *[]){ "CONVOY_TRACE=1", NULL }, NULL);
+	json_object *trace = tu_get(report, "trace");
+	TU_EQ(tu_int(trace, "dropped"), 0, "events dropped");
+	json_object *cond = tu_cond(report, "ready_cond");
+	cr_assert(cond, "no ready_cond in the report");
+	int64_t waits = 0, flows = 0;
+	json_object *threads = tu_array(trace, "threads");
+	for (size_t i = 0; i < json_object_array_length(threads); i++) {
+		json_object *evs = tu_array(json_object_array_get_idx(threads, i), "events");
+		for (size_t k = 0; k < json_object_array_length(evs); k++) {
+			json_object *e = json_object_array_get_idx(evs, k), *obj;
+			if (!strcmp(tu_str(e, "type"), "wait") && json_object_object_get_ex(e, "object", &obj) &&
+			    obj && !strcmp(json_object_get_string(obj), "ready_cond"))
+				waits++;
+		}
+	}
+	TU_EQ(waits, tu_int(cond, "waits"), "traced waits on ready_cond against the report's");
+	json_object *fl = tu_array(trace, "flows");
+	for (size_t i = 0; i < json_object_array_length(fl); i++) {
+		json_object *f = json_object_array_get_idx(fl, i), *obj;
+		if (!json_object_object_get_ex(f, "object", &obj) || !obj || strcmp(json_object_get_string(obj), "ready_cond"))
+			continue;
+		flows++;
+		TU_EQ(tu_int(f, "from_thread"), 0, "the waker of ready_cond (main)");
+		cr_assert(tu_int(f, "to_thread") != 0, "a wake of ready_cond went to main, which never waits on it");
+		TU_LE(tu_int(f, "wake_ns"), tu_int(f, "woken_ns"), "a wake after the wake-up it caused");
+	}
+	TU_EQ(flows, tu_int(cond, "wakeups"), "waker-to-woken flows on ready_cond against the report's wake-ups");
+}
+
+Test(trace, a_full_ring_keeps_the_newest_events_and_counts_the_rest, .timeout = 60)
+{
+	json_object *report = traced_report((const char *[]){ "CONVOY_TRACE=1", "CONVOY_TRACE_EVENTS=16", NULL }, NULL);
+	json_object *trace = tu_get(report, "trace");
+	TU_EQ(tu_int(trace, "capacity"), 16, "ring size");
+	cr_assert(tu_int(trace, "dropped") > 0, "100 condvar rounds fit in 16 events without a drop");
+	json_object *threads = tu_array(trace, "threads");
+	for (size_t i = 0; i < json_object_array_length(threads); i++)
+		TU_LE(json_object_array_length(tu_array(json_object_array_get_idx(threads, i), "events")), 16,
+		      "events kept by thread %zu", i);
+}
+
+Test(trace, perfetto_draws_waits_at_their_times_and_wakes_as_flows, .timeout = 60)
+{
+	char *dir = tu_tmpdir(), *prog = tu_prog("count_cond"), *file = NULL;
+	struct tu_proc p;
+	struct tu_opts o = { .preload = true, .dir = dir, .quiet = true, .env = (const char *[]){ "CONVOY_TRACE=1", NULL } };
+	tu_run(&p, &o, (const char *[]){ prog, NULL });
+	tu_assert_exit(&p, 0, "count_cond");
+	char *profile = tu_only_profile(dir);
+	cr_assert(asprintf(&file, "%s/trace.json", dir) > 0);
+	convoy(&p, (const char *[]){ "export", "--perfetto", "-o", file, profile, NULL });
+	tu_assert_exit(&p, 0, "convoy export --perfetto");
+	json_object *trace = json_object_from_file(file);
+	cr_assert(trace, "the export is not JSON");
+	TU_STREQ(tu_str(tu_get(trace, "metadata"), "convoy_timeline"), "trace", "the export's timeline");
+	json_object *events = tu_array(trace, "traceEvents");
+	int waits = 0, starts = 0, ends = 0, aggregate = 0;
+	for (size_t i = 0; i < json_object_array_length(events); i++) {
+		json_object *e = json_object_array_get_idx(events, i), *cat;
+		if (!json_object_object_get_ex(e, "cat", &cat))
+			continue;
+		const char *c = json_object_get_string(cat), *ph = tu_str(e, "ph");
+		waits += !strcmp(c, "wait");
+		aggregate += !strcmp(c, "aggregate");
+		starts += !strcmp(c, "wake") && !strcmp(ph, "s");
+		ends += !strcmp(c, "wake") && !strcmp(ph, "f");
+	}
+	cr_assert(waits > 0, "no wait slice");
+	cr_assert(starts > 0, "no wake flow");
+	TU_EQ(ends, starts, "wake flow ends");
+	TU_EQ(aggregate, 0, "aggregate slices beside a trace");
 }
