@@ -127,7 +127,7 @@ demo: all
 	@echo
 	@echo "== In a browser: $(DEMO_DIR)/global_queue.html, $(DEMO_DIR)/work_stealing.html, $(DEMO_DIR)/diff.html"
 
-bench: all bench-shim bench-whatif bench-demos
+bench: all bench-shim bench-whatif bench-demos bench-trace
 
 # --- install ----------------------------------------------------------------
 install: $(BUILD)/libconvoy.so $(BUILD)/convoy

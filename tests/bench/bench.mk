@@ -16,7 +16,11 @@ $(BENCH_DIR)/lockpair: tests/bench/lockpair.c | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -pthread $< -o $@
 
-.PHONY: bench-shim bench-whatif
+.PHONY: bench-shim bench-whatif bench-trace
+# What trace mode (CONVOY_TRACE=1) costs, off against on (docs/viewer.md).
+bench-trace: $(BUILD)/libconvoy.so $(BENCH_DIR)/lockpair $(BUILD)/demos/pingpong
+	@tests/bench/trace.sh $(BUILD)
+
 # convoy's what-if prediction against the measured fix (docs/findings.md).
 bench-whatif: $(BUILD)/convoy $(BUILD)/libconvoy.so $(BUILD)/demos/global_queue $(BUILD)/demos/work_stealing
 	@tests/bench/whatif.sh $(BUILD)
