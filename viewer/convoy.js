@@ -352,7 +352,7 @@
       { label: 'timeouts', get: o => o.timeouts, fmt: fmtCount },
     ];
     const pw = report.park_wake;
-    if (pw) add(s, [note(`Park and wake: ${fmtCount(pw.parks)} parks (${fmtNs(pw.park_ns)} parked), ${fmtCount(pw.wakeups)} wakeups, ` +
+    if (pw) add(s, [note(`Park and wake: ${fmtCount(pw.parks)} park${pw.parks === 1 ? '' : 's'} (${fmtNs(pw.park_ns)} parked), ${fmtCount(pw.wakeups)} wake-up${pw.wakeups === 1 ? '' : 's'}, ` +
       `wake latency (signal to the waiter running) avg ${fmtNs(pw.avg_wake_latency_ns)}, max ${fmtNs(pw.max_wake_latency_ns)}; ` +
       `${fmtCount(pw.wakes_unwaited)} of ${fmtCount(pw.wakes_sent)} wakes found no waiter.`)]);
     return add(s, [table(cols, rows, {
@@ -442,13 +442,15 @@
           sv('title', null, `${ev.type === 'hold' ? 'held' : 'waited for'} ${ev.kind || ''} ${ev.object || '(unknown object)'}: ${fmtNs(ev.dur_ns)} from ${fmtNs(ev.ts_ns)}`))]);
         }
       } else {
-        const span = t.lifetime_ns || 1;
+        // Shares of the life; when the parts add up to more than the life
+        // (CPU time counted before the shim started), shares of their sum.
+        const span = Math.max(t.lifetime_ns || 1, parts(t).reduce((a, p) => a + (p[1] || 0), 0));
         let xa = x0;
         for (const [name, ns, c] of parts(t)) {
-          const w = Math.min(ns / span, 1) * (x1 - x0);
+          const w = (ns / span) * (x1 - x0);
           if (w <= 0) continue;
           add(lane, [sv('rect', { x: xa, y: yy + 2, width: Math.max(w, 0.5), height: rowH - 5, fill: c, opacity: 0.9 },
-            sv('title', null, `${label}: ${name} ${fmtNs(ns)} (${fmtPct(ns / span)} of its life)`))]);
+            sv('title', null, `${label}: ${name} ${fmtNs(ns)} (${fmtPct(ns / (t.lifetime_ns || 1))} of its life)`))]);
           xa += w;
           if (xa >= x1) break;
         }

@@ -6,8 +6,11 @@
  * tests are skipped with the reason (check.mjs exits 77). The page's bytes and
  * the Perfetto export are checked here with json-c, without a browser.
  */
+#include <stddef.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
+#include "convoy/profile.h"
 #include "testutil.h"
 
 #ifndef SOURCE_DIR
@@ -344,4 +347,64 @@ Test(trace, perfetto_draws_waits_at_their_times_and_wakes_as_flows, .timeout = 6
 	cr_assert(starts > 0, "no wake flow");
 	TU_EQ(ends, starts, "wake flow ends");
 	TU_EQ(aggregate, 0, "aggregate slices beside a trace");
+}
+
+/* A trace record with a bad field, its file checksum made valid again: every
+ * command that reads traces accepts or rejects it with one line, never dies. */
+Test(trace, damaged_trace_records_are_rejected_in_one_line, .timeout = 120)
+{
+	char *dir = tu_tmpdir(), *prog = tu_prog("count_cond");
+	struct tu_proc p;
+	struct tu_opts o = { .preload = true, .dir = dir, .quiet = true, .env = (const char *[]){ "CONVOY_TRACE=1", NULL } };
+	tu_run(&p, &o, (const char *[]){ prog, NULL });
+	tu_assert_exit(&p, 0, "count_cond");
+	size_t len;
+	unsigned char *orig = tu_read_file(tu_only_profile(dir), &len);
+	/* The first trace record with events: its header and first event. */
+	size_t off = sizeof(struct cv_file_header), rec = 0;
+	struct cv_rec_header h;
+	for (; off + sizeof(h) <= len; off += sizeof(h) + h.size) {
+		memcpy(&h, orig + off, sizeof(h));
+		struct cv_trace_rec t;
+		if (h.type == CV_REC_TRACE && (memcpy(&t, orig + off + sizeof(h), sizeof(t)), t.nevents)) {
+			rec = off + sizeof(h);
+			break;
+		}
+	}
+	cr_assert(rec, "no trace record with events in the profile");
+	size_t ev = rec + sizeof(struct cv_trace_rec);
+	const struct { size_t at; uint32_t value; const char *what; } damage[] = {
+		{ rec + offsetof(struct cv_trace_rec, thread), 9999, "thread index out of range" },
+		{ rec + offsetof(struct cv_trace_rec, nevents), 0x7fffffff, "more events than the record holds" },
+		{ rec + offsetof(struct cv_trace_rec, event_size), 0, "events of 0 bytes" },
+		{ rec + offsetof(struct cv_trace_rec, event_size), 4, "events of 4 bytes" },
+		{ ev + offsetof(struct cv_trace_event, object), 123456, "an event on an object that does not exist" },
+		{ ev + offsetof(struct cv_trace_event, type), 99, "an event of an unknown type" },
+		{ ev + offsetof(struct cv_trace_event, ts_ns), 0, "an event before the process started" },
+	};
+	char *bad = NULL;
+	cr_assert(asprintf(&bad, "%s/damaged.convoy", dir) > 0);
+	for (size_t i = 0; i < sizeof(damage) / sizeof(damage[0]); i++) {
+		unsigned char *data = malloc(len);
+		memcpy(data, orig, len);
+		memcpy(data + damage[i].at, &damage[i].value, sizeof(uint32_t));
+		struct cv_end end;   /* the checksum covers every byte before the end record's payload */
+		memcpy(&end, data + len - sizeof(end), sizeof(end));
+		end.crc32 = (uint32_t)crc32(crc32(0, Z_NULL, 0), data, (uInt)(len - sizeof(end)));
+		memcpy(data + len - sizeof(end), &end, sizeof(end));
+		tu_write_file(bad, data, len);
+		free(data);
+		const char *const commands[][6] = {
+			{ "view", "-o", "/dev/null", bad, NULL },
+			{ "export", "--perfetto", "-o", "/dev/null", bad, NULL },
+		};
+		for (size_t c = 0; c < 2; c++) {
+			convoy(&p, commands[c]);
+			cr_assert(!p.signaled, "%s: convoy %s died of signal %d", damage[i].what, commands[c][0], p.sig);
+			if (p.code != 0) {
+				TU_EQ(tu_count_lines(p.err), 1, "%s: convoy %s's error lines (%s)", damage[i].what, commands[c][0], p.err);
+				cr_assert(!strncmp(p.err, "convoy: ", 8), "%s: %s", damage[i].what, p.err);
+			}
+		}
+	}
 }

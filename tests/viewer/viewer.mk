@@ -16,7 +16,7 @@ $(TEST_VIEWER_OBJS): $(BUILD)/obj/tests/%.o: tests/%.c tests/common/testutil.h |
 	$(CC) $(TEST_UTIL_CFLAGS) -DSOURCE_DIR='"$(abspath .)"' -c $< -o $@
 
 $(BUILD)/tests/test_viewer: $(TEST_VIEWER_OBJS) $(TEST_COMMON_OBJS) $(TEST_RUNTIME_DEPS) $(DEMOS:%=$(BUILD)/demos/%)
-	$(CC) $(TEST_CFLAGS) $(TEST_VIEWER_OBJS) $(TEST_COMMON_OBJS) -o $@ $(TEST_LIBS) -ljson-c
+	$(CC) $(TEST_CFLAGS) $(TEST_VIEWER_OBJS) $(TEST_COMMON_OBJS) -o $@ $(TEST_LIBS) -ljson-c -lz
 	echo 2 > $@.jobs   # each browser test starts a chromium: two at a time
 
 TESTS += $(BUILD)/tests/test_viewer
