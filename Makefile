@@ -22,8 +22,7 @@ DEP_FILES    := /usr/include/*/libunwind.h /usr/include/elfutils/libdwfl.h \
                 /usr/include/gelf.h /usr/include/json-c/json.h \
                 /usr/include/criterion/criterion.h /usr/include/zlib.h /usr/bin/pkg-config \
                 /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc \
-                /usr/bin/chromium /usr/bin/node /usr/bin/npm \
-                tests/viewer/node_modules/playwright-core/package.json
+                /usr/bin/chromium /usr/bin/node /usr/bin/npm
 
 WARN     := -Wall -Wextra -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
