@@ -390,9 +390,12 @@ int cmd_diff(int argc, char **argv)
 		char *text = NULL;
 		size_t len = 0;
 		FILE *mem = open_memstream(&text, &len);
-		int rc = !mem || (pa ? diff_profiles(a, b, 1, mem) : diff_sweeps(a, b, 1, mem));
-		if (mem)
-			fclose(mem);
+		if (!mem) {
+			cv_error("diff: %s", strerror(errno));
+			return 1;
+		}
+		int rc = pa ? diff_profiles(a, b, 1, mem) : diff_sweeps(a, b, 1, mem);
+		fclose(mem);
 		json_object *page = rc ? NULL : html__diff_page(text, a, b);
 		free(text);
 		rc = !page || html__write(html, page);

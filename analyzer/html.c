@@ -43,9 +43,26 @@ json_object *html__report_page(const struct profile *p)
 	return page;
 }
 
+/* A run's profile: where sweep.json says, or, when the sweep directory has
+ * moved since, at the same place inside dir (RUN_DIR/PROFILE). */
+static struct profile *run_profile(const char *path, const char *dir)
+{
+	struct stat st;
+	const char *base = strrchr(path, '/'), *run = base;
+	if (dir && stat(path, &st) != 0 && base) {
+		while (run > path && run[-1] != '/')
+			run--;
+		char moved[4200];
+		snprintf(moved, sizeof(moved), "%s/%s", dir, run);
+		if (stat(moved, &st) == 0)
+			return profile__load(moved);
+	}
+	return profile__load(path);
+}
+
 /* The sweep and, for each thread count, the report of the run the sweep
  * chose (its median), so the page's tables can show any count. */
-json_object *html__sweep_page(json_object *sweep)
+static json_object *sweep_page(json_object *sweep, const char *dir)
 {
 	json_object *runs, *reports = json_object_new_array();
 	json_object_object_get_ex(sweep, "runs", &runs);
@@ -54,7 +71,7 @@ json_object *html__sweep_page(json_object *sweep)
 		if (!json_object_object_get_ex(run, "profile", &path) ||
 		    !json_object_object_get_ex(run, "threads", &threads))
 			continue;
-		struct profile *p = profile__load(json_object_get_string(path));
+		struct profile *p = run_profile(json_object_get_string(path), dir);
 		json_object *report = p ? jsonview__report(p) : NULL;
 		profile__free(p);
 		if (!report) {
@@ -70,6 +87,11 @@ json_object *html__sweep_page(json_object *sweep)
 	json_object_object_add(page, "sweep", json_object_get(sweep));
 	json_object_object_add(page, "reports", reports);
 	return page;
+}
+
+json_object *html__sweep_page(json_object *sweep)
+{
+	return sweep_page(sweep, NULL);
 }
 
 static int has_profile_magic(const char *path)
@@ -105,7 +127,12 @@ json_object *html__path_page(const char *path)
 		json_object_put(sweep);
 		return NULL;
 	}
-	json_object *page = html__sweep_page(sweep);
+	char *dir = xstrndup(file, strlen(file));
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	json_object *page = sweep_page(sweep, slash ? dir : ".");
+	free(dir);
 	json_object_put(sweep);
 	return page;
 }

@@ -14,10 +14,10 @@
 #include <string.h>
 
 #include "findings.h"
+#include "html.h"
 #include "model.h"
 #include "primitives.h"
 #include "profile.h"
-#include "html.h"
 #include "report.h"
 #include "stack.h"
 #include "stacks.h"

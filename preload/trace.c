@@ -8,8 +8,8 @@
  * uncontended fast path; with trace mode off each of those pays one
  * predictable branch on a global that never changes.
  *
- * Each thread owns a ring, mapped when its state is made (never in a signal
- * handler), written only by that thread and by signal handlers running on
+ * Each thread owns a ring, mapped (mmap, a plain system call) when its state
+ * is made, written only by that thread and by signal handlers running on
  * it. A writer reserves its slot with one atomic add on the ring's head, so a
  * handler that interrupts a write takes the next slot; the slot's type is
  * cleared first and stored last (release), so the profile writer, which reads

@@ -57,6 +57,7 @@
     return (f * 100).toFixed(f < 0.1 ? 1 : 0) + '%';
   }
   function plural(n, word) { return n + ' ' + word + (n === 1 ? '' : 's'); }
+  function fmtSpeedup(s) { return (s >= 0.1 || s === 0 ? s.toFixed(2) : s.toPrecision(2)) + '×'; }
 
   // The speedup stack's components (analyzer/stack.h), in drawing order.
   const COMPONENTS = [
@@ -204,9 +205,9 @@
       add(g, [sv('path', { class: k ? 'measured-b' : 'measured', d: runs.map((r, i) => (i ? 'L' : 'M') + x(r.threads) + ',' + y(r.speedup)).join(' ') })]);
       for (const r of runs)
         add(g, [sv('circle', { class: k ? 'pt-b' : 'pt', cx: x(r.threads), cy: y(r.speedup), r: 4 },
-          sv('title', null, `${s.label ? s.label + ': ' : ''}${plural(r.threads, 'thread')}: ${r.speedup.toFixed(2)}× (wall ${fmtNs(r.wall_ns)})`)),
+          sv('title', null, `${s.label ? s.label + ': ' : ''}${plural(r.threads, 'thread')}: ${fmtSpeedup(r.speedup)} (wall ${fmtNs(r.wall_ns)})`)),
         sv('text', { class: 'label', x: x(r.threads) + (r.threads === maxN ? -6 : 6), y: y(r.speedup) + (r.speedup >= other(k, r.threads) ? -8 : 16),
-          'text-anchor': r.threads === maxN ? 'end' : 'start' }, r.speedup.toFixed(2) + '×')]);
+          'text-anchor': r.threads === maxN ? 'end' : 'start' }, fmtSpeedup(r.speedup))]);
     });
     return g;
   }
@@ -540,7 +541,7 @@
       el('p', null, el('strong', null, 'A: '), el('span', { class: 'mono' }, d.a || commandOf(va))),
       el('p', null, el('strong', null, 'B: '), el('span', { class: 'mono' }, d.b || commandOf(vb))));
     if (Array.isArray(d.runs) && d.runs.length) {
-      add(box, d.runs.map(r => el('p', { class: 'step' }, `${plural(r.threads, 'thread')}: B takes ${(r.wall_ns_a ? r.wall_ns_b / r.wall_ns_a : 0).toFixed(2)}× A's wall time (${fmtNs(r.wall_ns_a)} → ${fmtNs(r.wall_ns_b)}); speedup ${r.speedup_a.toFixed(2)}× → ${r.speedup_b.toFixed(2)}×.`)));
+      add(box, d.runs.map(r => el('p', { class: 'step' }, `${plural(r.threads, 'thread')}: B takes ${(r.wall_ns_a ? r.wall_ns_b / r.wall_ns_a : 0).toFixed(2)}× A's wall time (${fmtNs(r.wall_ns_a)} → ${fmtNs(r.wall_ns_b)}); speedup ${fmtSpeedup(r.speedup_a)} → ${fmtSpeedup(r.speedup_b)}.`)));
     } else {
       const wa = (va.reports[0].report.stack || {}).wall_ns, wb = (vb.reports[0].report.stack || {}).wall_ns;
       add(box, [el('p', { class: 'step' }, `B takes ${(wa ? wb / wa : 0).toFixed(2)}× A's wall time (${fmtNs(wa)} → ${fmtNs(wb)}).`)]);

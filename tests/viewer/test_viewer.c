@@ -415,3 +415,20 @@ Test(trace, damaged_trace_records_are_rejected_in_one_line, .timeout = 120)
 		}
 	}
 }
+
+Test(viewer, view_finds_the_profiles_of_a_moved_sweep, .timeout = 120)
+{
+	char *dir = tu_tmpdir(), *demo = tu_build_path("demos/global_queue");
+	char first[4200], moved[4200], page[4300];
+	snprintf(first, sizeof(first), "%s/sweep", dir);
+	snprintf(moved, sizeof(moved), "%s/moved", dir);
+	snprintf(page, sizeof(page), "%s/report.html", moved);
+	struct tu_proc p;
+	convoy(&p, (const char *[]){ "scale", "--threads", "1,2", "-o", first, "--", demo, "--workers", "{threads}", NULL });
+	tu_assert_exit(&p, 0, "convoy scale");
+	cr_assert(rename(first, moved) == 0);
+	convoy(&p, (const char *[]){ "view", moved, NULL });
+	tu_assert_exit(&p, 0, "convoy view of the moved sweep");
+	json_object *reports = tu_array(page_data(page), "reports");
+	TU_EQ(json_object_array_length(reports), 2, "reports, one per thread count");
+}
