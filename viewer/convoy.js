@@ -383,7 +383,7 @@
     if (!lo.edges.length) return add(s, [note('No thread held one lock while acquiring another.')]);
     const from = e => e.from ?? e.held, to = e => e.to ?? e.acquired;
     const names = [...new Set(lo.edges.flatMap(e => [from(e), to(e)]))];
-    const W = 520, H = 360, cx = W / 2, cy = H / 2, rad = Math.min(W, H) / 2 - 60;
+    const W = 720, H = 380, cx = W / 2, cy = H / 2, rad = Math.min(W, H) / 2 - 50;
     const pos = new Map(names.map((n, i) => [n, [cx + rad * Math.cos(2 * Math.PI * i / names.length - Math.PI / 2), cy + rad * Math.sin(2 * Math.PI * i / names.length - Math.PI / 2)]]));
     const inCycle = new Set((lo.cycles || []).flat().map(c => typeof c === 'string' ? c : c.name));
     const g = sv('svg', { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img', 'aria-label': 'lock-order graph' },
@@ -393,10 +393,10 @@
       add(g, [sv('line', { x1, y1, x2, y2, stroke: inCycle.has(from(e)) && inCycle.has(to(e)) ? '#c0392b' : '#5b6475', 'stroke-width': 1.5, 'marker-end': 'url(#arrow)' },
         sv('title', null, `held ${from(e)} while acquiring ${to(e)}` + (e.count ? ` (${fmtCount(e.count)} times)` : '')))]);
     }
-    for (const n of names) {
-      const [x, y] = pos.get(n);
+    for (const n of names) {   // each label outside the circle, away from the arrows
+      const [x, y] = pos.get(n), dx = (x - cx) / rad, dy = (y - cy) / rad;
       add(g, [sv('circle', { cx: x, cy: y, r: 7, fill: inCycle.has(n) ? '#c0392b' : '#2f6fdf' }),
-        sv('text', { class: 'label', x, y: y - 12, 'text-anchor': 'middle' }, n)]);
+        sv('text', { class: 'label', x: x + dx * 14, y: y + dy * 14 + 4, 'text-anchor': dx > 0.3 ? 'start' : dx < -0.3 ? 'end' : 'middle' }, n)]);
     }
     return add(s, [(lo.cycles || []).length ? el('p', { class: 'lead' }, plural(lo.cycles.length, 'lock-order cycle') + ' (potential deadlock), in red.') : note('No cycle: the locks are always taken in one order.'), g]);
   }

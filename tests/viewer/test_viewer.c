@@ -101,6 +101,19 @@ Test(viewer, a_sweep_page_draws_every_section, .timeout = 240)
 	browser_check("sections", page, NULL);
 }
 
+/* The analyzer has no cache-line or lock-order data yet: the page draws
+ * them from data check.mjs adds to a copy of a sweep's page. */
+Test(viewer, the_cache_line_map_and_lock_order_graph_draw_when_given_data, .timeout = 180)
+{
+	char *dir = tu_tmpdir(), *page = NULL, *demo = tu_build_path("demos/global_queue");
+	cr_assert(asprintf(&page, "%s/sweep.html", dir) > 0);
+	struct tu_proc p;
+	convoy(&p, (const char *[]){ "scale", "--threads", "1,2", "--html", page, "-o", dir, "--",
+				     demo, "--workers", "{threads}", NULL });
+	tu_assert_exit(&p, 0, "convoy scale --html");
+	browser_check("optional", page, NULL);
+}
+
 Test(viewer, a_profile_page_says_what_one_profile_cannot_show, .timeout = 180)
 {
 	char *profile = demo_profile("global_queue", "2"), *page = NULL;
