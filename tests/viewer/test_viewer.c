@@ -445,3 +445,21 @@ Test(viewer, view_finds_the_profiles_of_a_moved_sweep, .timeout = 120)
 	json_object *reports = tu_array(page_data(page), "reports");
 	TU_EQ(json_object_array_length(reports), 2, "reports, one per thread count");
 }
+
+Test(trace, a_signal_handler_may_post_a_semaphore_while_tracing, .timeout = 120)
+{
+	struct tu_proc native;
+	tu_run_native(&native, "trace_signal", NULL);
+	tu_assert_exit(&native, 0, "trace_signal natively");
+	char *dir = tu_tmpdir(), *prog = tu_prog("trace_signal");
+	struct tu_proc p;
+	struct tu_opts o = { .preload = true, .dir = dir, .quiet = true, .timeout_s = 60,
+			     .env = (const char *[]){ "CONVOY_TRACE=1", NULL } };
+	tu_run(&p, &o, (const char *[]){ prog, NULL });
+	tu_assert_exit(&p, 0, "trace_signal traced");
+	TU_STREQ(p.out, native.out, "stdout with trace mode on");
+	TU_EQ(p.err_len, 0, "stderr bytes (%s)", p.err);
+	char *profile = tu_only_profile(dir);
+	convoy(&p, (const char *[]){ "export", "--perfetto", "-o", "/dev/null", profile, NULL });
+	tu_assert_exit(&p, 0, "convoy export --perfetto of the traced profile");
+}
