@@ -7,7 +7,6 @@
  * waker thread to the woken one. Objects are named as the report names them,
  * found by address and generation among its object rows.
  */
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,28 +39,28 @@ static int by_object_stamp(const void *a, const void *b)
 	return x->stamp < y->stamp ? -1 : x->stamp > y->stamp;
 }
 
-/* The report's name for profile object id, or NULL. */
-static const char *object_name(const struct profile *p, json_object *report, uint32_t id)
+/* names[id]: the report's name for each profile object, NULL for one the
+ * report has no row for (found by address and generation). */
+static const char **object_names(const struct profile *p, json_object *report)
 {
 	static const char *const sections[] = { "locks", "condvars", "semaphores", "barriers", "futexes" };
-	if (id >= p->nobjects)
-		return NULL;
-	char addr[32];
-	snprintf(addr, sizeof(addr), "0x%" PRIx64, p->objects[id].o.addr);
+	const char **names = xcalloc(p->nobjects ? p->nobjects : 1, sizeof(*names));
 	for (size_t s = 0; s < sizeof(sections) / sizeof(sections[0]); s++) {
 		json_object *rows, *a, *g, *n;
 		if (!json_object_object_get_ex(report, sections[s], &rows))
 			continue;
 		for (size_t i = 0; i < json_object_array_length(rows); i++) {
 			json_object *row = json_object_array_get_idx(rows, i);
-			if (json_object_object_get_ex(row, "addr", &a) && !strcmp(json_object_get_string(a), addr) &&
-			    json_object_object_get_ex(row, "generation", &g) &&
-			    json_object_get_int64(g) == p->objects[id].o.generation &&
-			    json_object_object_get_ex(row, "name", &n))
-				return json_object_get_string(n);
+			if (!json_object_object_get_ex(row, "addr", &a) || !json_object_object_get_ex(row, "generation", &g) ||
+			    !json_object_object_get_ex(row, "name", &n))
+				continue;
+			uint64_t addr = strtoull(json_object_get_string(a), NULL, 16);
+			for (size_t id = 0; id < p->nobjects; id++)
+				if (p->objects[id].o.addr == addr && p->objects[id].o.generation == json_object_get_int64(g))
+					names[id] = json_object_get_string(n);
 		}
 	}
-	return NULL;
+	return names;
 }
 
 json_object *trace__json(const struct profile *p, json_object *report)
@@ -83,6 +82,7 @@ json_object *trace__json(const struct profile *p, json_object *report)
 		}
 	qsort(wakes, nwakes, sizeof(*wakes), by_object_stamp);
 
+	const char **names = object_names(p, report);
 	json_object *root = json_object_new_object(), *threads = json_object_new_array(), *flows = json_object_new_array();
 	uint32_t capacity = 0, hold_every = 0;
 	for (size_t i = 0; i < p->ntraces; i++) {
@@ -104,7 +104,7 @@ json_object *trace__json(const struct profile *p, json_object *report)
 			json_object_object_add(ev, "type", json_object_new_string(event_names[e->type]));
 			json_object_object_add(ev, "ts_ns", json_object_new_int64((int64_t)(start - t0)));
 			json_object_object_add(ev, "dur_ns", json_object_new_int64((int64_t)e->dur_ns));
-			const char *name = object_name(p, report, e->object);
+			const char *name = e->object < p->nobjects ? names[e->object] : NULL;
 			json_object_object_add(ev, "object", name ? json_object_new_string(name) : NULL);
 			json_object_object_add(ev, "kind", e->object < p->nobjects ?
 				json_object_new_string(kind_names[p->objects[e->object].o.kind <= CV_OBJ_FUTEX ?
@@ -129,6 +129,7 @@ json_object *trace__json(const struct profile *p, json_object *report)
 		json_object_array_add(threads, th);
 	}
 	free(wakes);
+	free(names);
 	json_object_object_add(root, "capacity", json_object_new_int64(capacity));
 	json_object_object_add(root, "hold_every", json_object_new_int64(hold_every));
 	json_object_object_add(root, "dropped", json_object_new_int64((int64_t)dropped));
