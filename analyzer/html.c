@@ -157,19 +157,38 @@ json_object *html__diff_page(const char *diff_json, const char *a, const char *b
 	return page;
 }
 
-/* JSON text made safe inside <script type="application/json"> (see the top). */
-static void put_json_escaped(const char *s, FILE *out)
+/* The length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * forms, no surrogates, nothing past U+10FFFF), or 0. */
+static int utf8_len(const unsigned char *s)
 {
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '<' || c == '>' || c == '&')
-			fprintf(out, "\\u%04x", c);
-		else if (c == 0xe2 && (unsigned char)s[1] == 0x80 &&
-			 ((unsigned char)s[2] == 0xa8 || (unsigned char)s[2] == 0xa9)) {
-			fprintf(out, "\\u%04x", (unsigned char)s[2] == 0xa8 ? 0x2028 : 0x2029);
-			s += 2;
-		} else
-			fputc(c, out);
+	if (s[0] < 0x80)
+		return 1;
+	int n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+/* JSON text made safe inside <script type="application/json"> (see the top).
+ * Names are the program's bytes, not always UTF-8: a byte that starts no
+ * well-formed sequence becomes U+FFFD, so the page is valid UTF-8. */
+static void put_json_escaped(const char *text, FILE *out)
+{
+	for (const unsigned char *s = (const unsigned char *)text; *s;) {
+		int n = utf8_len(s);
+		if (*s == '<' || *s == '>' || *s == '&')
+			fprintf(out, "\\u%04x", *s);
+		else if (n == 3 && s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9))
+			fprintf(out, "\\u%04x", s[2] == 0xa8 ? 0x2028 : 0x2029);
+		else if (n == 0)
+			fputs("\\ufffd", out);
+		else
+			fwrite(s, 1, (size_t)n, out);
+		s += n ? n : 1;
 	}
 }
 

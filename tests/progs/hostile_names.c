@@ -1,13 +1,15 @@
 /* Names chosen to break a report that pastes them into HTML: a thread called
  * "<img src=x>" (the kernel keeps 15 bytes of a thread name), a lock called
  * "<img src=x onerror=alert(1)>", a condvar whose name ends the page's data
- * block ("</script><script>alert(2)</script>"), and a counter with U+2028 in
- * its name. Both threads take the lock, so it is in the report. */
+ * block ("</script><script>alert(2)</script>"), a counter with U+2028 in its
+ * name, and a lock whose name is not UTF-8. Both threads take the lock, so it
+ * is in the report. */
 #include <convoy.h>
 
 #include "progs.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t bytes = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static int ready;
 
@@ -30,6 +32,9 @@ int main(void)
 {
 	CONVOY_NAME(&lock, "<img src=x onerror=alert(1)>");
 	CONVOY_NAME(&cond, "</script><script>alert(2)</script><!--");
+	CONVOY_NAME(&bytes, "bytes \xff\xfe\xc0 not UTF-8");
+	pthread_mutex_lock(&bytes);
+	pthread_mutex_unlock(&bytes);
 	pthread_t t;
 	MUST(pthread_create(&t, NULL, worker, NULL));
 	pthread_mutex_lock(&lock);

@@ -181,6 +181,9 @@ Test(viewer, program_strings_cannot_end_the_data_block, .timeout = 60)
 	TU_EQ(closes, 2, "\"</script\" in the page (its two script blocks only)");
 	cr_assert(!memmem(html, len, "\xe2\x80\xa8", 3) && !memmem(html, len, "\xe2\x80\xa9", 3),
 		  "a raw U+2028 or U+2029 is in the page");
+	static const char replaced[] = "bytes \\ufffd\\ufffd\\ufffd not UTF-8";
+	cr_assert(memmem(html, len, replaced, sizeof(replaced) - 1),
+		  "a name that is not UTF-8 is not written as U+FFFD escapes");
 	char *start = strstr(html, data_open) + sizeof(data_open) - 1;
 	*strstr(start, "</script>") = '\0';
 	cr_assert(!strchr(start, '<'), "a '<' is left in the data block");
