@@ -3,11 +3,11 @@
  * The page's data is the analysis exactly as the JSON renderers write it, so
  * the page can never disagree with `--json`. It sits in a
  * <script type="application/json"> block, which the browser does not parse as
- * HTML until "</script" or "<!--": every '<', '>' and '&' is written as a JSON
- * \u escape (they only occur inside strings, where the escape means the same
- * character), and so are U+2028 and U+2029 for any reader that evaluates the
- * block as script. The script reads it with JSON.parse and sets only
- * textContent from it.
+ * HTML until "</script" or "<!--": jsonview__put writes every '<', '>' and '&'
+ * as a JSON \u escape (they only occur inside strings, where the escape means
+ * the same character), and so U+2028 and U+2029 for any reader that evaluates
+ * the block as script, and bytes that are not UTF-8 as U+FFFD. The script
+ * reads it with JSON.parse and sets only textContent from it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -157,41 +157,6 @@ json_object *html__diff_page(const char *diff_json, const char *a, const char *b
 	return page;
 }
 
-/* The length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
- * forms, no surrogates, nothing past U+10FFFF), or 0. */
-static int utf8_len(const unsigned char *s)
-{
-	if (s[0] < 0x80)
-		return 1;
-	int n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
-		return 0;
-	return n;
-}
-
-/* JSON text made safe inside <script type="application/json"> (see the top).
- * Names are the program's bytes, not always UTF-8: a byte that starts no
- * well-formed sequence becomes U+FFFD, so the page is valid UTF-8. */
-static void put_json_escaped(const char *text, FILE *out)
-{
-	for (const unsigned char *s = (const unsigned char *)text; *s;) {
-		int n = utf8_len(s);
-		if (*s == '<' || *s == '>' || *s == '&')
-			fprintf(out, "\\u%04x", *s);
-		else if (n == 3 && s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9))
-			fprintf(out, "\\u%04x", s[2] == 0xa8 ? 0x2028 : 0x2029);
-		else if (n == 0)
-			fputs("\\ufffd", out);
-		else
-			fwrite(s, 1, (size_t)n, out);
-		s += n ? n : 1;
-	}
-}
-
 /* The template with each "<!--convoy:NAME-->" replaced by its part. */
 static void put_page(const char *data, FILE *out)
 {
@@ -206,7 +171,7 @@ static void put_page(const char *data, FILE *out)
 		else if (n == 6 && !memcmp(name, "script", 6))
 			fputs(cv__viewer_js, out);
 		else if (n == 4 && !memcmp(name, "data", 4))
-			put_json_escaped(data, out);
+			jsonview__put(data, 1, out);
 		else
 			abort();   /* viewer/page.html names a part this file does not have */
 		t = end + 3;

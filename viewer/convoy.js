@@ -121,8 +121,9 @@
       tbody.replaceChildren();
       for (const r of shown) {
         const tr = el('tr', { class: opts.detail ? 'expander' : null },
-          columns.map(c => el('td', { class: (c.text ? 'text' : '') + (c.mono ? ' name' : '') },
-            c.fmt ? c.fmt(c.get(r), r) : c.get(r))));
+          columns.map(c => { const v = c.get(r);   // data-value: the number a formatted cell shows
+            return el('td', { class: (c.text ? 'text' : '') + (c.mono ? ' name' : ''), 'data-value': typeof v === 'number' ? v : null },
+              c.fmt ? c.fmt(v, r) : v); }));
         tbody.appendChild(tr);
         if (opts.detail) {
           const d = el('tr', { class: 'detail', hidden: true }, el('td', { colspan: columns.length }));

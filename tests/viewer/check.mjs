@@ -126,21 +126,28 @@ try {
     const report = data.kind === 'sweep' ? data.reports[data.reports.length - 1].report : data.report;
     check(report.locks.length >= 2, 'the page needs two locks to sort');
     const names = async () => tab.locator('#locks tbody tr.expander td:first-child').allInnerTexts();
+    // A column's numbers, row by row, as the cells carry them (data-value).
+    const column = async label => {
+      const heads = await tab.locator('#locks th').allInnerTexts();
+      const i = heads.findIndex(h => h.replace(/[▲▼]/g, '').trim() === label);
+      check(i >= 0, `no column ${label}`);
+      return (await tab.locator(`#locks tbody tr.expander td:nth-child(${i + 1})`).evaluateAll(tds => tds.map(td => Number(td.dataset.value))));
+    };
+    const sorted = (v, desc) => v.every((x, i) => i === 0 || (desc ? v[i - 1] >= x : v[i - 1] <= x));
     const head = tab.locator('#locks th', { hasText: /^wait$/ });
-    const byWait = report.locks.slice().sort((a, b) => b.wait_ns - a.wait_ns);
     // Opened sorted by wait, longest first.
     check((await head.getAttribute('aria-sort')) === 'descending', 'the lock table does not open sorted by wait');
-    check((await names())[0] === byWait[0].name, `first row ${(await names())[0]} is not the longest wait ${byWait[0].name}`);
+    const waits = await column('wait');
+    check(waits.length === report.locks.length, 'not one row per lock');
+    check(sorted(waits, true), `waits not longest first: ${waits}`);
+    check(waits[0] === Math.max(...report.locks.map(l => l.wait_ns)), 'the first row is not the longest wait');
     await head.click();
     check((await head.getAttribute('aria-sort')) === 'ascending', 'a second click does not sort ascending');
-    const up = await names();
-    check(up[up.length - 1] === byWait[0].name, 'ascending order does not end with the longest wait');
-    const acq = tab.locator('#locks th', { hasText: /^acquisitions$/ });
-    await acq.click();
-    const byAcq = report.locks.slice().sort((a, b) => b.acquisitions - a.acquisitions);
-    check((await names())[0] === byAcq[0].name, 'sorting by acquisitions does not put the most acquired lock first');
+    check(sorted(await column('wait'), false), 'a second click does not sort waits shortest first');
+    await tab.locator('#locks th', { hasText: /^acquisitions$/ }).click();
+    check(sorted(await column('acquisitions'), true), 'sorting by acquisitions does not put the most acquired first');
     // Filtering by a lock's name keeps that lock.
-    const target = byWait[0].name;
+    const target = report.locks[0].name;
     await tab.fill('#locks input[type=search]', target);
     const left = await names();
     check(left.length >= 1 && left.every(n => n.includes(target)), `filtering by "${target}" left ${JSON.stringify(left)}`);
