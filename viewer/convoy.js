@@ -566,7 +566,8 @@
       { label: 'A', get: r => r.a_ns, fmt: fmtNs },
       { label: 'B', get: r => r.b_ns, fmt: fmtNs },
       { label: 'B − A', get: r => r.b_ns - r.a_ns, fmt: v => (v > 0 ? '+' : v < 0 ? '−' : '') + fmtNs(Math.abs(v)) },
-    ], d.differences || [], { placeholder: 'filter', search: r => r.name })])]);
+    ], (d.differences || []).filter(r => r.a_ns || r.b_ns), { placeholder: 'filter', search: r => r.name }),
+    note('Rows that are zero on both sides are left out.')])]);
     add(into, [el('div', { class: 'sides' }, findingsSection(d.findings_a || va.findings, 'findings'), findingsSection(d.findings_b || vb.findings, 'findings-b'))]);
     into.querySelector('#findings h2').textContent = 'Findings in A';
     into.querySelector('#findings-b h2').textContent = 'Findings in B';
