@@ -1,7 +1,11 @@
 # convoy — build, test, demo, bench, install.
 #
 #   make            build build/libconvoy.so, build/convoy and build/demos/*
-#   make test       build and run every test; ends with "N passed, N failed"
+#   make test       build and run every test that does not depend on timing;
+#                   ends with "N passed, N failed, N skipped"
+#   make test-live  live sweeps whose diagnosis needs a free second CPU (slow)
+#   make test-asan  the analyzer and its tests under ASan+UBSan (build/asan)
+#   make fuzz       the profile reader under libFuzzer, FUZZ_TIME s (default 600)
 #   make demo       build, run a demo under convoy and print the report
 #   make bench      overhead and seed benchmarks (timings live here, never in tests)
 #   make deps       install the Debian packages the build and tests need
@@ -17,11 +21,12 @@ CXX      ?= g++
 # (or program) per package that proves it is installed.
 DEB_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev \
                 libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc \
-                chromium nodejs npm
+                clang libclang-rt-14-dev chromium nodejs npm
 DEP_FILES    := /usr/include/*/libunwind.h /usr/include/elfutils/libdwfl.h \
                 /usr/include/gelf.h /usr/include/json-c/json.h \
                 /usr/include/criterion/criterion.h /usr/include/zlib.h /usr/bin/pkg-config \
-                /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc \
+                /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc /usr/bin/clang \
+                /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
                 /usr/bin/chromium /usr/bin/node /usr/bin/npm
 
 WARN     := -Wall -Wextra -Wno-unused-parameter
@@ -35,10 +40,13 @@ SHIM_CFLAGS  := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
 SHIM_LDFLAGS := -shared -Wl,--version-script=preload/exports.map -Wl,-z,now
 SHIM_LIBS    := -ldl -lpthread -lz
 
-ANALYZER_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -DCONVOY_LIBDIR='"$(PREFIX)/lib/convoy"'
+# make test-asan sets SANITIZE for the analyzer and the test binaries only:
+# the shim and the programs it is preloaded into stay as they ship.
+SANITIZE ?=
+ANALYZER_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) $(SANITIZE) -DCONVOY_LIBDIR='"$(PREFIX)/lib/convoy"'
 ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm -lstdc++
 
-TEST_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -pthread
+TEST_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) $(SANITIZE) -pthread
 TEST_LIBS   := -lcriterion -pthread
 
 SHIM_SRCS     := $(wildcard preload/*.c)
@@ -48,10 +56,12 @@ ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/viewer/asset
 VIEWER_FILES  := viewer/page.html viewer/convoy.css viewer/convoy.js
 
 # Every test binary is build/tests/test_*: a Criterion executable, each test in
-# its own process. Components add theirs to TESTS.
+# its own process. Components add theirs to TESTS, or to LIVE_TESTS when
+# what they check needs the machine's CPUs free (make test-live).
 TESTS :=
+LIVE_TESTS :=
 
-.PHONY: all deps check-deps test demo bench install clean
+.PHONY: all deps check-deps test test-live test-asan demo bench install clean
 all: $(BUILD)/libconvoy.so $(BUILD)/convoy demos
 
 # --- dependencies -----------------------------------------------------------
@@ -101,12 +111,30 @@ include tests/tests.mk
 include tests/primitives/primitives.mk
 include tests/stacks/stacks.mk
 include tests/scale/scale.mk
+include tests/fuzz/fuzz.mk
 include tests/bench/bench.mk
 include tests/viewer/viewer.mk
 
 # --- test, demo, bench ------------------------------------------------------
 test: all $(TESTS)
 	@tests/run $(TESTS)
+
+# Bounded: each live test has its own timeout and skips itself when the
+# machine is too busy for its sweep to mean anything.
+test-live: all $(LIVE_TESTS)
+	@tests/run $(LIVE_TESTS)
+
+# The analyzer and the tests that drive it (reading, symbolizing, reporting,
+# scale's contract) built with ASan+UBSan in their own tree; any report is
+# fatal. Sanitized code runs slower: the tests' time limits are stretched.
+ASAN_BUILD    := $(BUILD)/asan
+ASAN_FLAGS    := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+ASAN_TESTS    := test_analyzer test_stacks test_scale
+test-asan:
+	@$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) SANITIZE="$(ASAN_FLAGS)" \
+	  $(ASAN_TESTS:%=$(ASAN_BUILD)/tests/%)
+	@ASAN_OPTIONS=abort_on_error=1:verify_asan_link_order=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  TEST_TIMEOUT_MULT=$${TEST_TIMEOUT_MULT:-3} tests/run $(ASAN_TESTS:%=$(ASAN_BUILD)/tests/%)
 
 # The showcase: seed 000's global queue and the same work with per-worker
 # deques and stealing, each swept over 1, 2 and 4 workers by convoy scale,

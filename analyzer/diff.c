@@ -358,16 +358,14 @@ int cmd_diff(int argc, char **argv)
 	};
 	int json = 0, c;
 	const char *html = NULL;
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = cv_getopt("diff", argc, argv, "h", longopts)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
 		case 'H': html = optarg; break;
 		case 'h': diff_usage(stdout); return 0;
 		default:
-			cv_error("diff: unknown option '%s' (try 'convoy diff --help')", argv[optind - 1]);
-			return 2;
+			return 2;   /* cv_getopt said why */
 		}
 	}
 	if (argc - optind != 2) {

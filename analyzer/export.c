@@ -168,17 +168,15 @@ int cmd_export(int argc, char **argv)
 	};
 	int folded = 0, perfetto = 0, c;
 	const char *output = NULL;
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+	while ((c = cv_getopt("export", argc, argv, "o:h", longopts)) != -1) {
 		switch (c) {
 		case 'f': folded = 1; break;
 		case 'p': perfetto = 1; break;
 		case 'o': output = optarg; break;
 		case 'h': export_usage(stdout); return 0;
 		default:
-			cv_error("export: unknown option '%s' (try 'convoy export --help')", argv[optind - 1]);
-			return 2;
+			return 2;   /* cv_getopt said why */
 		}
 	}
 	if (folded + perfetto != 1) {

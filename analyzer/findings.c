@@ -483,7 +483,8 @@ static int by_importance(const void *a, const void *b)
 
 void findings__sort(struct findings *f)
 {
-	qsort(f->v, f->n, sizeof(*f->v), by_importance);
+	if (f->n)   /* f->v is NULL when there are none: qsort's base must not be */
+		qsort(f->v, f->n, sizeof(*f->v), by_importance);
 }
 
 void findings__free(struct findings *f)

@@ -3,16 +3,19 @@
  * The page's data is the analysis exactly as the JSON renderers write it, so
  * the page can never disagree with `--json`. It sits in a
  * <script type="application/json"> block, which the browser does not parse as
- * HTML until "</script" or "<!--": jsonview__put writes every '<', '>' and '&'
- * as a JSON \u escape (they only occur inside strings, where the escape means
- * the same character), and so U+2028 and U+2029 for any reader that evaluates
- * the block as script, and bytes that are not UTF-8 as U+FFFD. The script
- * reads it with JSON.parse and sets only textContent from it.
+ * HTML until "</script" or "<!--": every '<', '>' and '&' is written as a JSON
+ * \u escape (they only occur inside strings, where the escape means the same
+ * character), and so are U+2028 and U+2029 for any reader that evaluates the
+ * block as script. The page goes through cv_safe_stream (util.h), so bytes
+ * from the program that are not UTF-8 arrive as U+FFFD. The script reads the
+ * data with JSON.parse and sets only textContent from it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "convoy/profile.h"
 #include "html.h"
@@ -157,6 +160,20 @@ json_object *html__diff_page(const char *diff_json, const char *a, const char *b
 	return page;
 }
 
+/* JSON text made safe inside <script type="application/json"> (see the top). */
+static void put_json_escaped(const char *text, FILE *out)
+{
+	for (const unsigned char *s = (const unsigned char *)text; *s; s++) {
+		if (*s == '<' || *s == '>' || *s == '&')
+			fprintf(out, "\\u%04x", *s);
+		else if (s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9)) {
+			fprintf(out, "\\u%04x", s[2] == 0xa8 ? 0x2028 : 0x2029);
+			s += 2;
+		} else
+			fputc(*s, out);
+	}
+}
+
 /* The template with each "<!--convoy:NAME-->" replaced by its part. */
 static void put_page(const char *data, FILE *out)
 {
@@ -171,7 +188,7 @@ static void put_page(const char *data, FILE *out)
 		else if (n == 6 && !memcmp(name, "script", 6))
 			fputs(cv__viewer_js, out);
 		else if (n == 4 && !memcmp(name, "data", 4))
-			jsonview__put(data, 1, out);
+			put_json_escaped(data, out);
 		else
 			abort();   /* viewer/page.html names a part this file does not have */
 		t = end + 3;
@@ -181,14 +198,19 @@ static void put_page(const char *data, FILE *out)
 
 int html__write(const char *path, json_object *page)
 {
-	FILE *out = fopen(path, "w");
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	FILE *out = fd < 0 ? NULL : cv_safe_stream(fd);
 	if (!out) {
 		cv_error("cannot write %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	put_page(json_object_to_json_string_ext(page, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), out);
 	int failed = ferror(out);
-	if (fclose(out) != 0 || failed) {
+	failed |= fclose(out) != 0;   /* the stream leaves fd open */
+	failed |= close(fd) != 0;
+	if (failed) {
 		cv_error("cannot write %s: %s", path, strerror(errno));
 		return -1;
 	}

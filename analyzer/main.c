@@ -1,6 +1,8 @@
 /* main.c — the convoy command: dispatch to subcommands. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "convoy/profile.h"
 #include "diff.h"
@@ -45,8 +47,22 @@ static void usage(FILE *f)
 	      "'convoy COMMAND --help' describes each command; man convoy has the rest.\n", f);
 }
 
+/* The end of a multibyte character cut short by the end of the output is
+ * written (as U+FFFD) when the stream closes. */
+static void close_stdout(void)
+{
+	fclose(stdout);
+}
+
 int main(int argc, char **argv)
 {
+	/* Names in profiles come from the programs profiled: nothing printed may
+	 * carry their terminal escapes or invalid UTF-8 (util.h). */
+	FILE *safe = cv_safe_stream(STDOUT_FILENO);
+	if (safe) {
+		stdout = safe;
+		atexit(close_stdout);
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
@@ -63,6 +79,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(cmd, commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
-	cv_error("unknown command '%s' (try 'convoy --help')", cmd);
+	if (cmd[0] == '-')
+		cv_error("unknown option '%s': options go after the command (try 'convoy --help')", cmd);
+	else
+		cv_error("unknown command '%s' (try 'convoy --help')", cmd);
 	return 2;
 }

@@ -271,7 +271,7 @@ int perfetto__write(const struct profile *p, FILE *out)
 			"lifetime and the '(total)' slices inside it are its totals laid end to end, not when they "
 			"happened. Flow arrows are thread creations."));
 	json_object_object_add(root, "metadata", meta);
-	jsonview__put(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), 0, out);
+	fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), out);
 	fputc('\n', out);
 	json_object_put(root);
 	json_object_put(report);

@@ -1,16 +1,22 @@
 /* profile.c — reading a profile.
  *
- * The whole file is read into memory and walked record by record. Every length
- * is checked against what is left before it is used, the end record's count
- * and CRC must match, and every cross-reference (a stats record's object and
- * thread) must resolve, so a truncated, corrupt or hostile file is rejected
- * with one line instead of being half-read.
+ * Only a regular file is read (opened non-blocking, so a FIFO cannot hang
+ * us), and only once its header says it is a profile. It is then read into
+ * memory and walked record by record. Every length is checked against what is
+ * left before it is used, the end record's count and CRC must match, every
+ * cross-reference (a stats record's object and thread) must resolve, and the
+ * values must be possible (a profile ends after it starts, has threads, no
+ * count above INT64_MAX), so a truncated, corrupt or hostile file is rejected
+ * with one line instead of being half-read or explained wrongly.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "profile.h"
@@ -35,34 +41,50 @@ static int fail(struct reader *r, const char *fmt, ...)
 	return -1;
 }
 
+static int read_all(int fd, unsigned char *buf, size_t len, size_t at)
+{
+	while (at < len) {
+		ssize_t n = pread(fd, buf + at, len - at, (off_t)at);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		at += (size_t)n;
+	}
+	return 0;
+}
+
+/* The file's bytes, once its header shows it is a profile: a large file of
+ * something else is rejected after reading 8 bytes. */
 static unsigned char *read_file(const char *path, size_t *size, char *why, size_t whylen)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
 		snprintf(why, whylen, "%s", strerror(errno));
 		return NULL;
 	}
 	struct stat st;
-	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+	unsigned char *buf = NULL;
+	char magic[sizeof(CV_PROFILE_MAGIC) - 1];
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
 		snprintf(why, whylen, "not a regular file");
-		fclose(f);
-		return NULL;
-	}
-	if ((unsigned long long)st.st_size > CV_MAX_PROFILE) {
+	else if ((size_t)st.st_size < sizeof(magic) || read_all(fd, (unsigned char *)magic, sizeof(magic), 0) ||
+		 memcmp(magic, CV_PROFILE_MAGIC, sizeof(magic)) != 0)
+		snprintf(why, whylen, "not a convoy profile");
+	else if ((unsigned long long)st.st_size > CV_MAX_PROFILE)
 		snprintf(why, whylen, "too large to be a profile (%lld bytes)", (long long)st.st_size);
-		fclose(f);
-		return NULL;
+	else {
+		buf = xcalloc(1, (size_t)st.st_size + 1);
+		memcpy(buf, magic, sizeof(magic));
+		errno = 0;   /* 0 after: the file ended early */
+		if (read_all(fd, buf, (size_t)st.st_size, sizeof(magic)) != 0) {
+			snprintf(why, whylen, "read error (%s)", errno ? strerror(errno) : "file shrank");
+			free(buf);
+			buf = NULL;
+		}
+		*size = (size_t)st.st_size;
 	}
-	unsigned char *buf = xcalloc(1, (size_t)st.st_size + 1);
-	size_t n = fread(buf, 1, (size_t)st.st_size, f);
-	int err = ferror(f);
-	fclose(f);
-	if (err || n != (size_t)st.st_size) {
-		snprintf(why, whylen, "read error");
-		free(buf);
-		return NULL;
-	}
-	*size = n;
+	close(fd);
 	return buf;
 }
 
@@ -319,6 +341,49 @@ static int link_stacks(struct reader *r, struct profile *p)
 	return 0;
 }
 
+/* Counts and times are uint64 in the file and int64 (or double) in the
+ * analysis: one above INT64_MAX cannot have been measured. */
+static int over_int64(const uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] > INT64_MAX)
+			return 1;
+	return 0;
+}
+
+#define U64_FIELDS(ptr, type, first) \
+	((const uint64_t *)((const char *)(ptr) + offsetof(type, first))), \
+	((sizeof(type) - offsetof(type, first)) / sizeof(uint64_t))
+
+/* Values no run could have written: the analysis would turn them into
+ * "18446744074 s profiled" rather than an error. */
+static int check_values(struct reader *r, const struct profile *p)
+{
+	const struct cv_process *pr = &p->process;
+	if (pr->end_ns < pr->start_ns)
+		return fail(r, "corrupt (the profile ends before it starts)");
+	if (over_int64(&pr->start_ns, 2) || over_int64(U64_FIELDS(pr, struct cv_process, cpu_ns)))
+		return fail(r, "corrupt (a process time or count above %lld)", (long long)INT64_MAX);
+	if (p->nthreads == 0)
+		return fail(r, "corrupt (no threads)");
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct cv_thread_rec *t = &p->threads[i];
+		if (t->end_ns < t->start_ns)
+			return fail(r, "corrupt (thread %zu ends before it starts)", i);
+		if (over_int64(&t->create_ns, 1) || over_int64(&t->start_ns, 2) ||
+		    over_int64(&t->cpu_ns, 6) || over_int64(U64_FIELDS(t, struct cv_thread_rec, run_delay_ns)))
+			return fail(r, "corrupt (thread %zu has a time or count above %lld)", i, (long long)INT64_MAX);
+	}
+	for (size_t i = 0; i < p->nstats; i++)
+		if (over_int64(U64_FIELDS(&p->stats[i], struct cv_stats, acquisitions)))
+			return fail(r, "corrupt (a stats record of object %u has a count above %lld)",
+				    p->stats[i].object, (long long)INT64_MAX);
+	for (size_t i = 0; i < p->nstack_waits; i++)
+		if (over_int64(&p->stack_waits[i].samples, 3))
+			return fail(r, "corrupt (a stack-wait record has a count above %lld)", (long long)INT64_MAX);
+	return 0;
+}
+
 /* Objects and threads are indexed by id; stats and counters must point at
  * ones that exist. */
 static int link_up(struct reader *r, struct profile *p)
@@ -377,36 +442,43 @@ static int link_up(struct reader *r, struct profile *p)
 	return link_stacks(r, p);
 }
 
-struct profile *profile__load(const char *path)
+struct profile *profile__parse(const unsigned char *data, size_t size, const char *path)
 {
-	struct reader r = { .path = path };
-	unsigned char *data = read_file(path, &r.size, r.why, sizeof(r.why));
-	if (!data) {
-		cv_error("cannot read profile %s: %s", path, r.why);
-		return NULL;
-	}
-	r.data = data;
+	struct reader r = { .path = path, .data = data, .size = size };
 	struct profile *p = xcalloc(1, sizeof(*p));
 	p->path = xstrndup(path, strlen(path));
 	int rc = parse(&r, p);
 	if (rc == 0)
 		rc = link_up(&r, p);
-	if (rc == 0) {
-		/* Build-ids point into the image: copy them before it goes. */
-		for (size_t i = 0; i < p->nmodules; i++) {
-			unsigned char *id = xcalloc(1, p->modules[i].m.build_id_len);
-			memcpy(id, p->modules[i].build_id, p->modules[i].m.build_id_len);
-			p->modules[i].build_id = id;
-		}
-	}
-	free(data);
+	if (rc == 0)
+		rc = check_values(&r, p);
 	if (rc) {
 		cv_error("%s: %s", path, r.why);
 		for (size_t i = 0; i < p->nmodules; i++)
-			p->modules[i].build_id = NULL;   /* still pointed into data */
+			p->modules[i].build_id = NULL;   /* they point into data */
 		profile__free(p);
 		return NULL;
 	}
+	/* Build-ids point into data: copy them before it goes. */
+	for (size_t i = 0; i < p->nmodules; i++) {
+		unsigned char *id = xcalloc(1, p->modules[i].m.build_id_len);
+		memcpy(id, p->modules[i].build_id, p->modules[i].m.build_id_len);
+		p->modules[i].build_id = id;
+	}
+	return p;
+}
+
+struct profile *profile__load(const char *path)
+{
+	char why[256];
+	size_t size = 0;
+	unsigned char *data = read_file(path, &size, why, sizeof(why));
+	if (!data) {
+		cv_error("cannot read profile %s: %s", path, why);
+		return NULL;
+	}
+	struct profile *p = profile__parse(data, size, path);
+	free(data);
 	return p;
 }
 

@@ -58,6 +58,9 @@ struct profile {
 /* Reads and validates path. On failure returns NULL after printing one line
  * saying what is wrong with the file. */
 struct profile *profile__load(const char *path);
+/* The same for a profile already in memory (size bytes at data, which the
+ * result does not keep); path only names it in the error line. */
+struct profile *profile__parse(const unsigned char *data, size_t size, const char *path);
 void profile__free(struct profile *p);
 
 #endif

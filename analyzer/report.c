@@ -559,9 +559,8 @@ int cmd_report(int argc, char **argv)
 	struct report_options o = { .limit = 20 };
 	const char *html = NULL;
 	int c;
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+vh", longopts, NULL)) != -1) {
+	while ((c = cv_getopt("report", argc, argv, "vh", longopts)) != -1) {
 		switch (c) {
 		case 'j': o.json = 1; break;
 		case 'H': html = optarg; break;
@@ -587,8 +586,7 @@ int cmd_report(int argc, char **argv)
 		}
 		case 'h': report_usage(stdout); return 0;
 		default:
-			cv_error("report: unknown option '%s' (try 'convoy report --help')", argv[optind - 1]);
-			return 2;
+			return 2;   /* cv_getopt said why */
 		}
 	}
 	if (optind != argc - 1) {

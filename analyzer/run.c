@@ -4,11 +4,13 @@
  * convoy's, so `convoy run` can stand in for the command in scripts.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "launch.h"
 #include "profile.h"
@@ -23,7 +25,8 @@ static void run_usage(FILE *f)
 	      "then prints the report of its profile. Exits with COMMAND's status.\n"
 	      "\n"
 	      "  -o DIR       write profiles to DIR (created if missing; default: .)\n"
-	      "  --json       print the report as JSON\n"
+	      "  --json       print the report as JSON, alone on stdout: COMMAND's own\n"
+	      "               stdout goes to stderr\n"
 	      "  -v           every thread's share of every mutex\n"
 	      "  --trace      also record when each wait, sampled hold and wake happened\n"
 	      "               (CONVOY_TRACE=1; for convoy view and export --perfetto)\n"
@@ -46,9 +49,8 @@ int cmd_run(int argc, char **argv)
 	struct report_options ro = { .limit = 20 };
 	const char *dir = ".";
 	int c;
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:vh", longopts, NULL)) != -1) {
+	while ((c = cv_getopt("run", argc, argv, "o:vh", longopts)) != -1) {
 		switch (c) {
 		case 'o': dir = optarg; break;
 		case 'j': ro.json = 1; break;
@@ -60,13 +62,8 @@ int cmd_run(int argc, char **argv)
 			}
 			break;
 		case 'h': run_usage(stdout); return 0;
-		case ':':
 		default:
-			if (optopt == 'o')
-				cv_error("run: -o needs a directory");
-			else
-				cv_error("run: unknown option '%s' (try 'convoy run --help')", argv[optind - 1]);
-			return 2;
+			return 2;   /* cv_getopt said why */
 		}
 	}
 	if (optind >= argc) {
@@ -76,8 +73,24 @@ int cmd_run(int argc, char **argv)
 	char absdir[PATH_MAX];
 	if (launch__prepare(dir, absdir, sizeof(absdir)) != 0)
 		return 1;
+	/* With --json, stdout is the report alone: the command's own output
+	 * goes to stderr for as long as it runs. */
+	int saved_stdout = -1;
+	if (ro.json) {
+		fflush(stdout);
+		saved_stdout = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (saved_stdout < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+			cv_error("run: cannot send the command's output to stderr: %s", strerror(errno));
+			return 1;
+		}
+	}
 	struct launch_result r;
-	if (launch__run(argv + optind, NULL, 0, &r) != 0)
+	int launched = launch__run(argv + optind, NULL, 0, &r);
+	if (saved_stdout >= 0) {
+		dup2(saved_stdout, STDOUT_FILENO);
+		close(saved_stdout);
+	}
+	if (launched != 0)
 		return 127;
 	int exit_code = launch__exit_code(r.status);
 	char *path = launch__find_profile(absdir, r.pid);

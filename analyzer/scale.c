@@ -379,9 +379,8 @@ int cmd_scale(int argc, char **argv)
 	struct scale_options o = { .repeat = 1, .timeout_s = 600 };
 	const char *threads = NULL;
 	int c;
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+	while ((c = cv_getopt("scale", argc, argv, "o:h", longopts)) != -1) {
 		long long v;
 		switch (c) {
 		case 't': threads = optarg; break;
@@ -406,8 +405,7 @@ int cmd_scale(int argc, char **argv)
 		case 'o': o.dir = optarg; break;
 		case 'h': scale_usage(stdout); return 0;
 		default:
-			cv_error("scale: unknown option or missing value '%s' (try 'convoy scale --help')", argv[optind - 1]);
-			return 2;
+			return 2;   /* cv_getopt said why */
 		}
 	}
 	if (!threads) {

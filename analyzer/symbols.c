@@ -126,22 +126,24 @@ static char *demangle(const char *name)
 	return name ? xstrndup(name, strlen(name)) : NULL;
 }
 
-/* Does the file at path still have the build-id the profile recorded? A
- * rebuilt binary would name addresses wrongly, so it is left out. */
-static int same_build_id(const struct profile_module *pm)
+/* The module's file, opened for libdwfl, if it is still the file the profile
+ * recorded: a regular file (opened non-blocking, so a profile naming a FIFO
+ * or a device cannot hang or disturb the analyzer) with the recorded build-id
+ * (a rebuilt binary would name addresses wrongly). -1 otherwise. */
+static int open_module_file(const struct profile_module *pm)
 {
-	if (!pm->m.build_id_len)
-		return 1;   /* nothing recorded to compare */
-	/* Only a regular file: a profile naming a FIFO or a device must not
-	 * hang or disturb the analyzer. */
-	struct stat st;
-	int fd = open(pm->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (!pm->path || pm->path[0] != '/')
+		return -1;   /* the vdso, or a name that is not a path */
+	int fd = open(pm->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
-		return 0;
+		return -1;
+	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return 0;
+		return -1;
 	}
+	if (!pm->m.build_id_len)
+		return fd;   /* nothing recorded to compare */
 	int same = 0;
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	const void *bits;
@@ -150,8 +152,11 @@ static int same_build_id(const struct profile_module *pm)
 		same = 1;
 	if (elf)
 		elf_end(elf);
-	close(fd);
-	return same;
+	if (!same) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* The C and C++ runtime: frames in these are not "the program's code". */
@@ -167,9 +172,79 @@ static int runtime_module(const char *base)
 	return 0;
 }
 
-static int overlaps(const struct profile_module *a, const struct profile_module *b)
+/* Layers: modules that overlap (a library dlclose'd and another loaded at
+ * its address) cannot share one Dwfl, so each goes to a layer where it
+ * overlaps nothing. Sweeping the modules by start address, a layer is free
+ * for a module once every module in it ends at or before the module's start;
+ * a min-heap of layers by end finds one in O(log layers), O(n log n) in all,
+ * with as few layers as the most modules covering one address. */
+struct layer_end {
+	uint64_t end;
+	size_t layer;
+};
+
+static void heap_push(struct layer_end *h, size_t *n, struct layer_end v)
 {
-	return a->m.start < b->m.end && b->m.start < a->m.end;
+	size_t i = (*n)++;
+	while (i && h[(i - 1) / 2].end > v.end) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = v;
+}
+
+static struct layer_end heap_pop(struct layer_end *h, size_t *n)
+{
+	struct layer_end top = h[0], last = h[--*n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1].end < h[c].end)
+			c++;
+		if (h[c].end >= last.end)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n)
+		h[i] = last;
+	return top;
+}
+
+static const struct profile_module *sort_modules;
+
+static int by_start(const void *a, const void *b)
+{
+	uint64_t x = sort_modules[*(const size_t *)a].m.start, y = sort_modules[*(const size_t *)b].m.start;
+	return x < y ? -1 : x > y;
+}
+
+/* layer_of[i] for each module; returns the number of layers. */
+static size_t assign_layers(const struct profile *p, size_t *layer_of)
+{
+	size_t n = p->nmodules, nlayers = 0, nheap = 0;
+	size_t *order = xcalloc(n, sizeof(*order));
+	struct layer_end *heap = xcalloc(n, sizeof(*heap));
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	sort_modules = p->modules;
+	qsort(order, n, sizeof(*order), by_start);
+	for (size_t k = 0; k < n; k++) {
+		const struct cv_module *m = &p->modules[order[k]].m;
+		struct layer_end l = { .layer = nlayers };
+		if (nheap && heap[0].end <= m->start)
+			l = heap_pop(heap, &nheap);
+		else
+			nlayers++;
+		layer_of[order[k]] = l.layer;
+		l.end = m->end > l.end ? m->end : l.end;
+		heap_push(heap, &nheap, l);
+	}
+	free(order);
+	free(heap);
+	return nlayers;
 }
 
 struct syms *syms__load(const struct profile *p)
@@ -182,6 +257,13 @@ struct syms *syms__load(const struct profile *p)
 	s->nmods = p->nmodules;
 	s->mods = xcalloc(p->nmodules ? p->nmodules : 1, sizeof(*s->mods));
 	size_t *layer_of = xcalloc(p->nmodules ? p->nmodules : 1, sizeof(size_t));
+	s->nlayers = assign_layers(p, layer_of);
+	s->layers = xcalloc(s->nlayers ? s->nlayers : 1, sizeof(*s->layers));
+	for (size_t l = 0; l < s->nlayers; l++) {
+		s->layers[l] = dwfl_begin(&callbacks);
+		if (s->layers[l])
+			dwfl_report_begin(s->layers[l]);
+	}
 	for (size_t i = 0; i < p->nmodules; i++) {
 		const struct profile_module *pm = &p->modules[i];
 		struct smod *m = &s->mods[i];
@@ -190,34 +272,17 @@ struct syms *syms__load(const struct profile *p)
 		m->base = slash ? slash + 1 : pm->path ? pm->path : "";
 		m->shim = !strncmp(m->base, "libconvoy", 9);
 		m->runtime = runtime_module(m->base);
-		/* The first layer where it overlaps nothing. */
-		size_t layer = 0;
-		for (size_t k = 0; k < i; k++)
-			if (layer_of[k] == layer && overlaps(&p->modules[k], pm)) {
-				layer++;
-				k = (size_t)-1;   /* recheck the new layer from the start */
-			}
-		layer_of[i] = layer;
-		if (layer + 1 > s->nlayers)
-			s->nlayers = layer + 1;
+		Dwfl *dwfl = s->layers[layer_of[i]];
+		int fd = dwfl ? open_module_file(pm) : -1;
+		if (fd < 0)
+			continue;   /* the vdso, a file that is gone, or one rebuilt since */
+		m->mod = dwfl_report_elf(dwfl, pm->path, pm->path, fd, pm->m.load_bias, false);
+		if (!m->mod)
+			close(fd);   /* consumed only on success */
 	}
-	s->layers = xcalloc(s->nlayers ? s->nlayers : 1, sizeof(*s->layers));
-	for (size_t l = 0; l < s->nlayers; l++) {
-		Dwfl *dwfl = dwfl_begin(&callbacks);
-		s->layers[l] = dwfl;
-		if (!dwfl)
-			continue;
-		dwfl_report_begin(dwfl);
-		for (size_t i = 0; i < p->nmodules; i++) {
-			const struct profile_module *pm = &p->modules[i];
-			if (layer_of[i] != l)
-				continue;
-			if (!pm->path || pm->path[0] != '/' || access(pm->path, R_OK) != 0 || !same_build_id(pm))
-				continue;   /* the vdso, a file that is gone, or one rebuilt since */
-			s->mods[i].mod = dwfl_report_elf(dwfl, pm->path, pm->path, -1, pm->m.load_bias, false);
-		}
-		dwfl_report_end(dwfl, NULL, NULL);
-	}
+	for (size_t l = 0; l < s->nlayers; l++)
+		if (s->layers[l])
+			dwfl_report_end(s->layers[l], NULL, NULL);
 	free(layer_of);
 	return s;
 }

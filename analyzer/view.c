@@ -56,16 +56,14 @@ int cmd_view(int argc, char **argv)
 	};
 	const char *output = NULL;
 	int open_it = 0, c;
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+	while ((c = cv_getopt("view", argc, argv, "o:h", longopts)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;
 		case 'O': open_it = 1; break;
 		case 'h': view_usage(stdout); return 0;
 		default:
-			cv_error("view: unknown option or missing value '%s' (try 'convoy view --help')", argv[optind - 1]);
-			return 2;
+			return 2;   /* cv_getopt said why */
 		}
 	}
 	if (optind != argc - 1) {

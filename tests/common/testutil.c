@@ -14,6 +14,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <criterion/hooks.h>
+#include <criterion/internal/ordered-set.h>
+
 #include "testutil.h"
 
 extern char **environ;
@@ -162,6 +165,36 @@ static bool drain(int fd, struct sink *s)
 	return true;
 }
 
+/* Under make test-asan: the tests keep what they allocate until their process
+ * ends (testutil.h), so leak checking is for the programs they run (convoy),
+ * which take ASAN_OPTIONS from the environment, not this default. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "detect_leaks=0";
+}
+
+/* TEST_TIMEOUT_MULT (tests/run) stretches every time limit for builds that
+ * run slower (sanitizers): each test's .timeout, here before any test runs,
+ * and each child program's limit in tu_run(). */
+double tu_timeout_mult(void)
+{
+	const char *m = getenv("TEST_TIMEOUT_MULT");
+	double k = m ? strtod(m, NULL) : 1.0;
+	return k > 0 ? k : 1.0;
+}
+
+ReportHook(PRE_ALL)(struct criterion_test_set *set)
+{
+	double k = tu_timeout_mult();
+	FOREACH_SET(struct criterion_suite_set *suite, set->suites) {
+		FOREACH_SET(struct criterion_test *test, suite->tests) {
+			if (test->data->timeout > 0)
+				test->data->timeout *= k;
+		}
+	}
+}
+
 void tu_run(struct tu_proc *p, const struct tu_opts *o, const char *const argv[])
 {
 	static const struct tu_opts none;
@@ -194,7 +227,8 @@ void tu_run(struct tu_proc *p, const struct tu_opts *o, const char *const argv[]
 	close(err[1]);
 	struct sink so = { 0 }, se = { 0 };
 	struct pollfd fds[2] = { { .fd = out[0], .events = POLLIN }, { .fd = err[0], .events = POLLIN } };
-	uint64_t deadline = now_ms() + (uint64_t)(o->timeout_s ? o->timeout_s : TU_TIMEOUT_S) * 1000;
+	double limit_s = (o->timeout_s ? o->timeout_s : TU_TIMEOUT_S) * tu_timeout_mult();
+	uint64_t deadline = now_ms() + (uint64_t)(limit_s * 1000);
 	int open_fds = 2;
 	while (open_fds) {
 		uint64_t now = now_ms();
@@ -230,8 +264,8 @@ void tu_run(struct tu_proc *p, const struct tu_opts *o, const char *const argv[]
 	p->out_len = so.len;
 	p->err = se.buf ? se.buf : calloc(1, 1);
 	p->err_len = se.len;
-	cr_assert(!p->timed_out, "%s did not finish within %d s (killed); stderr:\n%s", argv[0],
-		  o->timeout_s ? o->timeout_s : TU_TIMEOUT_S, p->err);
+	cr_assert(!p->timed_out, "%s did not finish within %.0f s (killed); stderr:\n%s", argv[0],
+		  limit_s, p->err);
 }
 
 static const char **collect_args(const char *first, va_list ap)
@@ -518,6 +552,7 @@ unsigned char *tu_read_file(const char *path, size_t *len)
 			buf = realloc(buf, cap *= 2);
 	}
 	fclose(f);
+	buf[n] = '\0';   /* n < cap: the loop grows buf when it fills */
 	*len = n;
 	return buf;
 }

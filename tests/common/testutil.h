@@ -30,6 +30,10 @@
 
 #define TU_TIMEOUT_S 20   /* per child program; each Criterion test has its own .timeout */
 
+/* TEST_TIMEOUT_MULT (default 1): every time limit, the tests' and tu_run()'s,
+ * is multiplied by it. */
+double tu_timeout_mult(void);
+
 /* How a child ended and what it printed. */
 struct tu_proc {
 	bool   exited;        /* WIFEXITED */
@@ -112,7 +116,7 @@ bool tu_has_line(const char *text, const char *line);   /* an exact whole line *
 const char *tu_line_value(const char *text, const char *label);
 
 /* Files. */
-unsigned char *tu_read_file(const char *path, size_t *len);
+unsigned char *tu_read_file(const char *path, size_t *len);   /* NUL-terminated beyond len */
 void tu_write_file(const char *path, const void *data, size_t len);
 
 /* Asserts with both operands in the message. */

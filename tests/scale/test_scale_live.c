@@ -1,0 +1,208 @@
+/* test_scale_live.c — convoy scale's diagnosis of live sweeps of the demos
+ * that each carry one known cause of poor scaling (make test-live).
+ *
+ * What a sweep sees depends on the machine doing what the demo provokes: the
+ * 1-vs-2 thread comparisons mean something only when a second CPU is free for
+ * the program. Each test therefore measures a control before and after its
+ * sweep — independent work (no shared data) at 1 and 2 threads, which takes
+ * as long on 2 threads as on 1 when two CPUs are free — and skips itself,
+ * saying why, when the machine could not give the sweep two CPUs. The
+ * assertions are about the diagnosis and the accounting (which component,
+ * which object, that the stack adds up), never a timing. */
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#define DEMO(name) BUILD_DIR "/demos/" name
+
+/* ---- the control ----------------------------------------------------------- */
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* About 50 ms of arithmetic on one CPU, touching no shared memory. */
+static void *independent_work(void *arg)
+{
+	uint64_t x = (uintptr_t)arg | 1;
+	for (long i = 0; i < 40000000; i++)
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+	return (void *)(uintptr_t)(x >> 63);
+}
+
+static double wall_of_independent_work(int threads)
+{
+	pthread_t t[2];
+	double t0 = now_s();
+	for (int i = 0; i < threads; i++)
+		cr_assert(pthread_create(&t[i], NULL, independent_work, (void *)(uintptr_t)i) == 0);
+	for (int i = 0; i < threads; i++)
+		pthread_join(t[i], NULL);
+	return now_s() - t0;
+}
+
+/* The ratio of 2-thread to 1-thread wall for the same work per thread, the
+ * best of three interleaved tries each (the least disturbed): about 1 when
+ * two CPUs are free, up to 2 when the threads share one. */
+static double two_cpu_slowdown(void)
+{
+	double one = INFINITY, two = INFINITY;
+	for (int i = 0; i < 3; i++) {
+		one = fmin(one, wall_of_independent_work(1));
+		two = fmin(two, wall_of_independent_work(2));
+	}
+	return two / one;
+}
+
+#define BUSY_SLOWDOWN 1.3   /* above this, a second CPU was not free most of the time */
+
+/* Before a sweep, load that comes and goes gets a few chances to pass
+ * (about 10 s in all); after it, the control must pass at once. */
+static void skip_unless_two_cpus_free(const char *when, int tries)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) < 2)
+		cr_skip_test("needs 2 CPUs, this process may use %d", CPU_COUNT(&set));
+	double slowdown = two_cpu_slowdown();
+	for (int i = 1; i < tries && slowdown > BUSY_SLOWDOWN; i++) {
+		sleep(2);
+		slowdown = two_cpu_slowdown();
+	}
+	if (slowdown > BUSY_SLOWDOWN)
+		cr_skip_test("machine too busy %s the sweep: independent work took %.2f× as long on 2 threads "
+			     "as on 1 (over %.1f× means no second CPU was free)", when, slowdown, BUSY_SLOWDOWN);
+}
+
+/* Runs `convoy scale --json` with the given counts on the demo command and
+ * returns the parsed sweep. */
+static json_object *sweep(const char *threads, const char *const cmd[])
+{
+	const char *argv[40] = { tu_convoy(), "scale", "--json", "--repeat", "3", "--threads", threads,
+				 "-o", tu_tmpdir(), "--" };
+	size_t n = 10;
+	for (size_t i = 0; cmd[i] && n < 39; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+	struct tu_proc p;
+	struct tu_opts o = { .timeout_s = 240 };
+	skip_unless_two_cpus_free("before", 5);
+	tu_run(&p, &o, argv);
+	skip_unless_two_cpus_free("after", 1);
+	tu_assert_exit(&p, 0, "convoy scale");
+	json_object *root = json_tokener_parse(p.out);
+	cr_assert(root, "convoy scale --json printed no JSON: %s", p.out);
+	return root;
+}
+
+static json_object *first_finding(json_object *root)
+{
+	json_object *f = tu_array(root, "findings");
+	cr_assert(json_object_array_length(f) > 0, "no findings: %s",
+		  json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY));
+	return json_object_array_get_idx(f, 0);
+}
+
+static void expect_first(json_object *root, const char *kind)
+{
+	json_object *f = first_finding(root);
+	cr_assert(!strcmp(tu_str(f, "kind"), kind), "first finding is %s, expected %s: %s",
+		  tu_str(f, "kind"), kind, json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY));
+}
+
+/* Every run's components add up to threads × wall (rounding: 1 ns each). */
+static void expect_stack_adds_up(json_object *root)
+{
+	json_object *runs = tu_array(root, "runs");
+	cr_assert(json_object_array_length(runs) > 0);
+	for (size_t i = 0; i < json_object_array_length(runs); i++) {
+		json_object *r = json_object_array_get_idx(runs, i), *stack = tu_get(r, "stack");
+		double sum = 0;
+		json_object_object_foreach(stack, key, val) {
+			(void)key;
+			sum += (double)json_object_get_int64(val);
+		}
+		double budget = (double)tu_int(r, "threads") * (double)tu_int(r, "wall_ns");
+		cr_assert(fabs(sum - budget) <= 16, "run %zu: stack sums to %.0f, threads × wall = %.0f", i, sum, budget);
+		TU_EQ(tu_int(r, "budget_ns"), (int64_t)llround(budget), "run %zu budget", i);
+	}
+}
+
+Test(scale_live, global_queue_blames_the_queue_lock, .timeout = 240)
+{
+	const char *cmd[] = { DEMO("global_queue"), "--workers", "{threads}", "--tasks", "1000000", NULL };
+	json_object *root = sweep("1,2", cmd);
+	expect_stack_adds_up(root);
+	json_object *f = first_finding(root);
+	const char *kind = tu_str(f, "kind");
+	cr_assert(!strcmp(kind, "acquisition-frequency") || !strcmp(kind, "lock-contention"),
+		  "first finding is %s: %s", kind, json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY));
+	json_object *objs = tu_array(f, "objects");
+	cr_assert(strstr(json_object_get_string(json_object_array_get_idx(objs, 0)), "global_queue"),
+		  "the finding is about %s", json_object_get_string(json_object_array_get_idx(objs, 0)));
+	cr_assert(json_object_get_double(tu_get(f, "share")) >= 0.5, "share %f",
+		  json_object_get_double(tu_get(f, "share")));
+	cr_assert(tu_int(f, "predicted_wall_ns") < tu_int(f, "wall_ns"));
+}
+
+Test(scale_live, work_stealing_has_no_high_finding, .timeout = 240)
+{
+	const char *cmd[] = { DEMO("work_stealing"), "--workers", "{threads}", "--tasks", "1000000", NULL };
+	json_object *root = sweep("1,2", cmd);
+	expect_stack_adds_up(root);
+	json_object *f = tu_array(root, "findings");
+	for (size_t i = 0; i < json_object_array_length(f); i++)
+		cr_assert(strcmp(tu_str(json_object_array_get_idx(f, i), "severity"), "high"),
+			  "high finding: %s", json_object_to_json_string(json_object_array_get_idx(f, i)));
+}
+
+Test(scale_live, shared_atomic_is_suspected_true_sharing, .timeout = 240)
+{
+	const char *cmd[] = { DEMO("atomic_scaling"), "--workers", "{threads}", "--total", "40000000", NULL };
+	json_object *root = sweep("1,2", cmd);
+	expect_stack_adds_up(root);
+	expect_first(root, "true-sharing");
+	cr_assert(tu_bool(first_finding(root), "suspected"));
+}
+
+Test(scale_live, eight_workers_on_two_cpus_oversubscribe, .timeout = 240)
+{
+	const char *cmd[] = { DEMO("worker_count"), "--workers", "{threads}", "--total", "200000000", NULL };
+	json_object *root = sweep("1,8", cmd);
+	expect_stack_adds_up(root);
+	expect_first(root, "oversubscription");
+}
+
+Test(scale_live, all_work_on_one_worker_is_imbalance, .timeout = 240)
+{
+	const char *cmd[] = { DEMO("imbalance"), "--workers", "{threads}", "--stealing", "off", NULL };
+	json_object *root = sweep("1,2", cmd);
+	expect_stack_adds_up(root);
+	expect_first(root, "load-imbalance");
+}
+
+Test(scale_live, a_thread_per_task_is_churn, .timeout = 240)
+{
+	const char *cmd[] = { DEMO("thread_per_task"), "--workers", "{threads}", NULL };
+	json_object *root = sweep("1,2", cmd);
+	expect_stack_adds_up(root);
+	expect_first(root, "thread-churn");
+}
+
+Test(scale_live, parking_at_once_is_park_wake, .timeout = 240)
+{
+	const char *cmd[] = { DEMO("barrier"), "--workers", "{threads}", "--idle-spin", "0", "--iterations", "20000", NULL };
+	json_object *root = sweep("1,2", cmd);
+	expect_stack_adds_up(root);
+	expect_first(root, "park-wake");
+}
+
