@@ -99,9 +99,10 @@
     opts = opts || {};
     let sortCol = opts.sort === undefined ? -1 : opts.sort, desc = true, filter = '';
     const tbody = el('tbody');
+    const sortBy = i => { if (sortCol === i) desc = !desc; else { sortCol = i; desc = !columns[i].text; } draw(); };
     const heads = columns.map((c, i) => el('th', {
-      class: (c.text ? 'text ' : '') + 'sortable', title: 'sort by ' + c.label,
-      onclick: () => { if (sortCol === i) desc = !desc; else { sortCol = i; desc = !c.text; } draw(); },
+      class: (c.text ? 'text ' : '') + 'sortable', title: 'sort by ' + c.label, tabindex: 0,
+      onclick: () => sortBy(i), onkeydown: e => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); sortBy(i); } },
     }, c.label));
     function draw() {
       heads.forEach((h, i) => {
@@ -128,11 +129,14 @@
         if (opts.detail) {
           const d = el('tr', { class: 'detail', hidden: true }, el('td', { colspan: columns.length }));
           let built = false;
-          tr.setAttribute('title', 'click for call stacks and threads');
-          tr.addEventListener('click', () => {
+          const toggle = () => {
             if (!built) { add(d.firstChild, opts.detail(r)); built = true; }
             d.hidden = !d.hidden;
-          });
+            tr.setAttribute('aria-expanded', String(!d.hidden));
+          };
+          setAttrs(tr, { title: 'click for call stacks and threads', tabindex: 0, 'aria-expanded': 'false' });
+          tr.addEventListener('click', toggle);
+          tr.addEventListener('keydown', e => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); toggle(); } });
           tbody.appendChild(d);
         }
       }
