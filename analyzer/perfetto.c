@@ -12,7 +12,7 @@
  * (convoy_timeline: "trace"). Without trace events there is no record of
  * *when* a thread waited, only how long in all; each lifetime slice then
  * holds child slices named "(total)" laid end to end — the shares of that
- * life, not their times — and the metadata says so (convoy_timeline:
+ * life, not their times — and otherData says so (convoy_timeline:
  * "aggregate").
  * Timestamps are microseconds from the process start, as the format wants.
  */
@@ -270,7 +270,7 @@ int perfetto__write(const struct profile *p, FILE *out)
 			"No trace in this profile (record one with convoy run --trace): each thread's slice is its "
 			"lifetime and the '(total)' slices inside it are its totals laid end to end, not when they "
 			"happened. Flow arrows are thread creations."));
-	json_object_object_add(root, "metadata", meta);
+	json_object_object_add(root, "otherData", meta);
 	fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), out);
 	fputc('\n', out);
 	json_object_put(root);

@@ -227,7 +227,7 @@ Test(viewer, perfetto_export_has_a_track_per_thread, .timeout = 60)
 	TU_EQ(flow_starts, nthreads - 1, "creation flows (every thread but main)");
 	TU_EQ(flow_ends, flow_starts, "flow ends");
 	TU_EQ(counters, 2 * nthreads, "live-thread counter samples");
-	TU_STREQ(tu_str(tu_get(trace, "metadata"), "convoy_timeline"), "aggregate", "the trace says it has no trace events");
+	TU_STREQ(tu_str(tu_get(trace, "otherData"), "convoy_timeline"), "aggregate", "the trace says it has no trace events");
 }
 
 Test(viewer, view_rejects_what_is_not_a_profile_or_sweep, .timeout = 30)
@@ -346,7 +346,7 @@ Test(trace, perfetto_draws_waits_at_their_times_and_wakes_as_flows, .timeout = 6
 	tu_assert_exit(&p, 0, "convoy export --perfetto");
 	json_object *trace = json_object_from_file(file);
 	cr_assert(trace, "the export is not JSON");
-	TU_STREQ(tu_str(tu_get(trace, "metadata"), "convoy_timeline"), "trace", "the export's timeline");
+	TU_STREQ(tu_str(tu_get(trace, "otherData"), "convoy_timeline"), "trace", "the export's timeline");
 	json_object *events = tu_array(trace, "traceEvents");
 	int waits = 0, starts = 0, ends = 0, aggregate = 0;
 	for (size_t i = 0; i < json_object_array_length(events); i++) {
