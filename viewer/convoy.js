@@ -114,8 +114,12 @@
         const get = columns[sortCol].get;
         shown = shown.slice().sort((a, b) => {
           const x = get(a), y = get(b);
-          const c = typeof x === 'string' || typeof y === 'string'
-            ? String(x ?? '').localeCompare(String(y ?? '')) : (x ?? -Infinity) - (y ?? -Infinity);
+          let c;
+          if (typeof x === 'string' || typeof y === 'string') c = String(x ?? '').localeCompare(String(y ?? ''));
+          else {   // a missing number (null: not measured) sorts below every number
+            const u = x ?? -Infinity, v = y ?? -Infinity;
+            c = u < v ? -1 : u > v ? 1 : 0;
+          }
           return desc ? -c : c;
         });
       }
@@ -180,11 +184,14 @@
   }
 
   // ---- charts ------------------------------------------------------------
+  // Speedups are relative to the reference (smallest) count, so ideal is
+  // n / ref: the line from (ref, 1) to (max, max / ref).
   function speedupChart(series, cpus) {
     const W = 420, H = 300, L = 44, R = 16, T = 14, B = 40;
-    const maxN = Math.max(...series.flatMap(s => s.runs.map(r => r.threads)), 1);
-    const maxS = Math.max(maxN, ...series.flatMap(s => s.runs.map(r => r.speedup || 0))) * 1.05;
-    const x = n => L + (maxN === 1 ? 0.5 : (n - 1) / (maxN - 1)) * (W - L - R);
+    const all = series.flatMap(s => s.runs.map(r => r.threads));
+    const maxN = Math.max(...all, 1), ref = Math.min(...all, maxN);
+    const maxS = Math.max(maxN / ref, ...series.flatMap(s => s.runs.map(r => r.speedup || 0))) * 1.05;
+    const x = n => L + (maxN === ref ? 0.5 : (n - ref) / (maxN - ref)) * (W - L - R);
     const y = s => H - B - (s / maxS) * (H - T - B);
     const g = sv('svg', { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img', 'aria-label': 'speedup against thread count' });
     const step = [0.25, 0.5, 1, 2, 5, 10, 20, 50, 100].find(st => maxS / st <= 8) || 200;
@@ -197,10 +204,10 @@
     add(g, [sv('text', { x: (L + W - R) / 2, y: H - 6, 'text-anchor': 'middle' }, 'threads'),
       sv('line', { class: 'axis', x1: L, x2: W - R, y1: H - B, y2: H - B }),
       sv('line', { class: 'axis', x1: L, x2: L, y1: T, y2: H - B }),
-      sv('path', { class: 'ideal', d: `M${x(1)},${y(1)} L${x(maxN)},${y(maxN)}` },
-        sv('title', null, 'ideal: speedup equal to the thread count')),
-      sv('text', { x: x(maxN) - 4, y: y(maxN) - 6, 'text-anchor': 'end' }, 'ideal')]);
-    if (cpus && cpus > 1 && cpus < maxN)
+      sv('path', { class: 'ideal', d: `M${x(ref)},${y(1)} L${x(maxN)},${y(maxN / ref)}` },
+        sv('title', null, `ideal: ${ref > 1 ? 'the thread count over ' + ref : 'speedup equal to the thread count'}`)),
+      sv('text', { x: x(maxN) - 4, y: y(maxN / ref) - 6, 'text-anchor': 'end' }, 'ideal')]);
+    if (cpus && cpus > ref && cpus < maxN)
       add(g, [sv('line', { class: 'grid', x1: x(cpus), x2: x(cpus), y1: T, y2: H - B, 'stroke-dasharray': '2 3', style: 'stroke:#9aa3b2' }),
         sv('text', { x: x(cpus) + 4, y: T + 10 }, cpus + ' CPUs')]);
     // With two series, the higher point of each count is labelled above, the lower below.
@@ -268,7 +275,9 @@
     const s = section('speedup', 'Speedup against ideal');
     if (!view.sweep) return add(s, [absent('Not measured in this profile: a speedup curve needs runs at several thread counts (convoy scale --threads 1,2,4 -- CMD {threads}).')]);
     const sw = view.sweep;
-    add(s, [note((sw.throughput_from_progress ? 'Speedup is throughput (progress points per second), ' : 'Speedup is the 1-thread wall time over the wall time, ') +
+    const ref = sw.reference_threads || Math.min(...sw.runs.map(r => r.threads));
+    add(s, [note((sw.throughput_from_progress ? `Speedup is throughput (progress points per second) against ${plural(ref, 'thread')}'s, `
+      : `Speedup is the ${plural(ref, 'thread')} wall time over the wall time, `) +
       `median of ${plural(sw.repeat || 1, 'run')} per count, on ${plural(sw.cpus || 0, 'CPU')}.`),
     speedupChart([{ runs: sw.runs }], sw.cpus)]);
     return s;
