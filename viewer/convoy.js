@@ -276,8 +276,8 @@
     if (!view.sweep) return add(s, [absent('Not measured in this profile: a speedup curve needs runs at several thread counts (convoy scale --threads 1,2,4 -- CMD {threads}).')]);
     const sw = view.sweep;
     const ref = sw.reference_threads || Math.min(...sw.runs.map(r => r.threads));
-    add(s, [note((sw.throughput_from_progress ? `Speedup is throughput (progress points per second) against ${plural(ref, 'thread')}'s, `
-      : `Speedup is the ${plural(ref, 'thread')} wall time over the wall time, `) +
+    add(s, [note((sw.throughput_from_progress ? `Speedup is throughput (progress points per second) against the ${ref}-thread run's, `
+      : `Speedup is the ${ref}-thread wall time over the wall time, `) +
       `median of ${plural(sw.repeat || 1, 'run')} per count, on ${plural(sw.cpus || 0, 'CPU')}.`),
     speedupChart([{ runs: sw.runs }], sw.cpus)]);
     return s;
