@@ -125,7 +125,7 @@ json_object *html__path_page(const char *path)
 	snprintf(file, sizeof(file), S_ISDIR(st.st_mode) ? "%s/sweep.json" : "%s", path);
 	json_object *sweep = json_object_from_file(file), *runs;
 	if (!sweep || !json_object_object_get_ex(sweep, "runs", &runs) ||
-	    !json_object_is_type(runs, json_type_array)) {
+	    !json_object_is_type(runs, json_type_array) || json_object_array_length(runs) == 0) {
 		cv_error("%s: neither a profile nor a convoy sweep (no runs[] in %s)", path, file);
 		json_object_put(sweep);
 		return NULL;

@@ -76,6 +76,7 @@
   const WAIT_COMPONENT = { mutex: 'lock_wait', rwlock: 'lock_wait', spinlock: 'lock_wait', condvar: 'park', semaphore: 'park', futex: 'park', barrier: 'barrier' };
   const HOLD = '#ffab91';
   function stackParts(stack) {
+    stack = stack || {};
     const known = new Map(COMPONENTS.map(c => [c[0], c]));
     const parts = COMPONENTS.filter(c => c[0] in stack).map(c => ({ key: c[0], label: c[1], color: c[2], ns: stack[c[0]] || 0 }));
     for (const k of Object.keys(stack))   // components a newer analyzer adds
@@ -517,6 +518,7 @@
   function details(view) {
     const holder = el('div', { class: 'details' });
     const reports = view.reports;
+    if (!reports.length) return [absent('The sweep has no run to show in detail.')];
     const draw = i => holder.replaceChildren(...detailSections(reports[i].report));
     const out = [];
     if (reports.length > 1) {
