@@ -129,7 +129,7 @@ test-live: all $(LIVE_TESTS)
 # fatal. Sanitized code runs slower: the tests' time limits are stretched.
 ASAN_BUILD    := $(BUILD)/asan
 ASAN_FLAGS    := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-ASAN_TESTS    := test_analyzer test_stacks test_scale
+ASAN_TESTS    := test_analyzer test_stacks test_scale test_viewer
 test-asan:
 	@$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) SANITIZE="$(ASAN_FLAGS)" \
 	  $(ASAN_TESTS:%=$(ASAN_BUILD)/tests/%)
