@@ -1,13 +1,11 @@
-/* init.c — start-up, configuration, fork, and the end of the process.
+/* init.c — start-up and fork.
  *
  * cv__init runs from the constructor, or earlier: from the first wrapped call
  * if another library's constructor locks a mutex or creates a thread before
- * ours has run. The profile is written by the destructor, which the C runtime
- * runs on every normal end of the process: return from main, exit() from any
- * thread, and the exit(0) glibc makes when the last thread calls pthread_exit.
+ * ours has run. The end of the process (every path that writes a profile) is
+ * in lifecycle.c.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,60 +15,10 @@
 
 #include "shim.h"
 
-struct cv_config cv__config;
 struct cv_process_state cv__process;
-uint64_t cv__hold_mask;
 
 void cv__thread_init_main(void);
 void cv__thread_exit_key(void *arg);
-
-void cv__warn(const char *fmt, ...)
-{
-	static unsigned warnings;
-	if (__atomic_fetch_add(&warnings, 1, __ATOMIC_RELAXED) >= 10)
-		return;   /* a broken environment must not flood the program's stderr */
-	char buf[512];
-	int saved_errno = errno;
-	va_list ap;
-	va_start(ap, fmt);
-	int n = snprintf(buf, sizeof(buf) - 1, "convoy: ");
-	n += vsnprintf(buf + n, sizeof(buf) - 1 - (size_t)n, fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof(buf) - 2)
-		n = (int)sizeof(buf) - 2;
-	buf[n++] = '\n';
-	if (write(STDERR_FILENO, buf, (size_t)n) < 0) {
-		/* nowhere left to say it */
-	}
-	errno = saved_errno;
-}
-
-static void read_config(void)
-{
-	const char *s;
-	cv__config.quiet = (s = getenv("CONVOY_QUIET")) && *s && strcmp(s, "0") != 0;
-	cv__config.perf = CV_PERF_HW;
-	if ((s = getenv("CONVOY_PERF")) && *s) {
-		if (!strcmp(s, "0") || !strcmp(s, "off"))
-			cv__config.perf = CV_PERF_OFF;
-		else if (!strcmp(s, "all"))
-			cv__config.perf = CV_PERF_ALL;
-		else if (strcmp(s, "hw"))
-			cv__warn("CONVOY_PERF=%s is not off, hw or all; using hw", s);
-	}
-	cv__config.hold_period = 64;
-	if ((s = getenv("CONVOY_HOLD_SAMPLE")) && *s) {
-		char *end;
-		unsigned long v = strtoul(s, &end, 10);
-		if (*end || v == 0 || v > (1ul << 30) || (v & (v - 1)))
-			cv__warn("CONVOY_HOLD_SAMPLE=%s is not a power of two from 1 to 2^30; using 64", s);
-		else
-			cv__config.hold_period = (uint32_t)v;
-	}
-	cv__hold_mask = cv__config.hold_period - 1;
-	s = getenv("CONVOY_DIR");
-	snprintf(cv__config.dir, sizeof(cv__config.dir), "%s", s && *s ? s : ".");
-}
 
 static void read_identity(void)
 {
@@ -145,7 +93,7 @@ void cv__init(void)
 			/* setuid/setgid: never write files on the program's behalf. */
 			cv__process.disabled = 1;
 		} else {
-			read_config();
+			cv__config_read();
 			read_identity();
 			start_clocks();
 			if (pthread_key_create(&cv__process.exit_key, cv__thread_exit_key) != 0 ||
@@ -157,6 +105,7 @@ void cv__init(void)
 				cv__stacks_init();
 				cv__trace_init();
 				cv__thread_init_main();
+				cv__lifecycle_init();
 			}
 		}
 		__atomic_store_n(&cv__process.ready, 1, __ATOMIC_RELEASE);
@@ -168,16 +117,4 @@ void cv__init(void)
 __attribute__((constructor)) static void convoy_start(void)
 {
 	cv__init();
-}
-
-__attribute__((destructor)) static void convoy_end(void)
-{
-	if (!cv__process.ready || cv__process.disabled)
-		return;
-	struct cv_thread *main_thread = NULL;
-	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
-		if (t->flags & CV_THREAD_MAIN)
-			main_thread = t;
-	bool last_thread = main_thread && (main_thread->flags & CV_THREAD_PTHREAD_EXIT);
-	cv__write_profile(last_thread ? CV_EXIT_LAST_THREAD : CV_EXIT_NORMAL);
 }

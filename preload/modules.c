@@ -186,11 +186,13 @@ uint32_t cv__modules_refresh(void)
 	return gen;
 }
 
-void cv__modules_write(void *w)
+void cv__modules_write(void *w, bool reread)
 {
-	cv__spin_lock(&mod_lock);
-	reread_locked();   /* a last look: what is mapped now, what went */
-	cv__spin_unlock(&mod_lock);
+	if (reread) {
+		cv__spin_lock(&mod_lock);
+		reread_locked();   /* a last look: what is mapped now, what went */
+		cv__spin_unlock(&mod_lock);
+	}
 	for (struct cv_modent *m = __atomic_load_n(&mods, __ATOMIC_ACQUIRE); m; m = m->next) {
 		struct cv_module rec = {
 			.load_bias = m->load_bias,

@@ -1,16 +1,20 @@
 /* output.c — writing the profile (format: include/convoy/profile.h).
  *
- * Runs once per process, from the destructor, while other threads may still
+ * Runs once per process (lifecycle.c says from where: the destructor, exec,
+ * _exit, quick_exit or a fatal signal's handler), while other threads may still
  * be running and locking: it takes none of the shim's locks (the lists it
  * walks are push-only) and reads their counters with relaxed loads. It writes
- * to <name>.tmp and renames, so a reader never sees half a profile under the
- * real name. Any failure is one "convoy:" line; the program's exit status and
- * output do not change.
+ * to a temporary name and then publishes the file (see "the file" below), so
+ * a reader never sees half a profile under the real name. Any failure is one
+ * "convoy:" line; the program's exit status and output do not change.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/random.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <stdio.h>
@@ -20,9 +24,14 @@
 
 #include "shim.h"
 
-static int written;   /* once per process; a fork child resets it */
-
-void cv__output_after_fork(void) { written = 0; }
+/* Once per process (a fork child starts again): NOT_WRITTEN, then WRITTEN; or,
+ * for a profile written before an exec, EXEC_IN_FLIGHT until the exec either
+ * replaces the process or fails and hands the profile back (NOT_WRITTEN). */
+enum { NOT_WRITTEN, WRITTEN, EXEC_IN_FLIGHT };
+static int written;
+static pid_t exec_tid;     /* the thread whose exec is in flight */
+static pid_t writer_tid;   /* the thread writing the profile now, or 0 */
+static uint64_t write_progress;   /* records written, for cv__profile_settle */
 
 struct writer {
 	int      fd;
@@ -82,6 +91,7 @@ static void record(struct writer *w, uint32_t type, const void *fixed, size_t fi
 		put(w, tail2, len2);
 	put(w, zeros, padded - payload);
 	w->records++;
+	__atomic_store_n(&write_progress, w->records, __ATOMIC_RELAXED);
 }
 
 void cv__put_record(void *w, uint32_t type, const void *fixed, size_t fixed_len,
@@ -105,7 +115,7 @@ struct snapshot {
 	struct cv_thread **threads;
 	struct cv_rec **heads;     /* each thread's newest record at snapshot time */
 	size_t nthreads;
-	const struct cv_obj **objs;
+	struct cv_obj **objs;
 	size_t nobjs;
 	size_t threads_bytes, heads_bytes, objs_bytes;
 };
@@ -116,8 +126,12 @@ static void *map_zeroed(size_t bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* Also forgets the ids the snapshot gave out: a profile retracted after a
+ * failed exec is written again later, from scratch. */
 static void snapshot_free(struct snapshot *snap)
 {
+	for (size_t i = 0; i < snap->nobjs; i++)
+		snap->objs[i]->dump_id = 0;
 	if (snap->threads)
 		munmap(snap->threads, snap->threads_bytes);
 	if (snap->heads)
@@ -290,8 +304,58 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 	cv__trace_write(w, t, ns_per_tick);
 }
 
-/* The file name: convoy-<comm>-<pid>.convoy, with the comm made safe. */
-static void profile_path(char *path, size_t size, const char *suffix)
+/* ---- the file ---------------------------------------------------------- *
+ * The directory may be shared with other users (a 1777 /tmp) or hostile: a
+ * link or a FIFO may already sit at any name we could pick. So the profile is
+ * written to a temporary name nobody can predict, created O_EXCL|O_NOFOLLOW
+ * (never through a link, never onto a file that exists) and O_NONBLOCK (a
+ * FIFO planted in the window cannot hang us), mode 0600 (a profile holds the
+ * command line and addresses); then it is published under its real name
+ * without replacing anything there (renameat2 RENAME_NOREPLACE, or link +
+ * unlink where the filesystem lacks it), taking convoy-<comm>-<pid>-N.convoy
+ * when the name is taken. Names are built by hand: this also runs in a
+ * fatal-signal handler, where snprintf is not promised to be safe. */
+#define CV_NAME_TRIES 100
+#define CV_PATH_MAX (sizeof(cv__config.dir) + 128)   /* the directory, then our name */
+
+static char tmp_path[CV_PATH_MAX];     /* while a write is in progress; "" otherwise */
+static char final_path[CV_PATH_MAX];   /* the profile published last */
+
+void cv__output_after_fork(void)
+{
+	written = NOT_WRITTEN;   /* an exec another thread had in flight is not the child's */
+	writer_tid = 0;   /* a write another thread of the parent had begun is not ours */
+	tmp_path[0] = '\0';
+}
+
+static char *put_str(char *p, char *end, const char *s)
+{
+	while (p && *s) {
+		if (p == end)
+			return NULL;
+		*p++ = *s++;
+	}
+	return p;
+}
+
+static char *put_num(char *p, char *end, uint64_t v, unsigned base, int digits)
+{
+	char tmp[24];
+	int n = 0;
+	do {
+		tmp[n++] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v || n < digits);
+	while (p && n) {
+		if (p == end)
+			return NULL;
+		*p++ = tmp[--n];
+	}
+	return p;
+}
+
+/* <dir>/convoy-<comm>-<pid>, the comm made safe for a file name. */
+static char *put_stem(char *p, char *end)
 {
 	char comm[CV_NAME_MAX];
 	memcpy(comm, cv__process.comm, sizeof(comm));
@@ -299,19 +363,177 @@ static void profile_path(char *path, size_t size, const char *suffix)
 	for (char *c = comm; *c; c++)
 		if (*c == '/' || *c == ' ' || (unsigned char)*c < 0x20)
 			*c = '_';
-	snprintf(path, size, "%s/convoy-%s-%d.%s%s", cv__config.dir, comm[0] ? comm : "unknown",
-		 (int)getpid(), CV_PROFILE_EXT, suffix);
+	p = put_str(p, end, cv__config.dir);
+	p = put_str(p, end, "/convoy-");
+	p = put_str(p, end, comm[0] ? comm : "unknown");
+	p = put_str(p, end, "-");
+	return put_num(p, end, (uint64_t)getpid(), 10, 1);
 }
 
-void cv__write_profile(uint32_t exit_reason)
+static bool terminate(char *p, char *end)
 {
-	if (__atomic_exchange_n(&written, 1, __ATOMIC_ACQ_REL))
-		return;
+	if (!p || p == end)
+		return false;
+	*p = '\0';
+	return true;
+}
+
+/* convoy-<comm>-<pid>.convoy, or with -<n> before the extension. */
+static bool final_name(char *buf, size_t size, unsigned n)
+{
+	char *end = buf + size, *p = put_stem(buf, end);
+	if (n) {
+		p = put_str(p, end, "-");
+		p = put_num(p, end, n, 10, 1);
+	}
+	p = put_str(p, end, "." CV_PROFILE_EXT);
+	return terminate(p, end);
+}
+
+/* convoy-<comm>-<pid>.<64 random bits>.tmp. getrandom never blocks here;
+ * where it fails, the clock stands in (O_EXCL still keeps the file ours). */
+static bool temp_name(char *buf, size_t size)
+{
+	uint64_t r;
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+		r = cv__ticks() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)&r;
+	char *end = buf + size, *p = put_stem(buf, end);
+	p = put_str(p, end, ".");
+	p = put_num(p, end, r, 16, 16);
+	p = put_str(p, end, ".tmp");
+	return terminate(p, end);
+}
+
+static int create_temp(void)
+{
+	for (int i = 0; i < CV_NAME_TRIES; i++) {
+		if (!temp_name(tmp_path, sizeof(tmp_path))) {
+			errno = ENAMETOOLONG;
+			break;
+		}
+		int fd = open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST)
+			break;
+	}
+	tmp_path[0] = '\0';   /* not ours: cv__profile_settle must not remove it */
+	return -1;
+}
+
+/* Gives tmp_path its final name without replacing anything: 0, or an errno. */
+static int publish(void)
+{
+	for (unsigned n = 0; n < CV_NAME_TRIES; n++) {
+		if (!final_name(final_path, sizeof(final_path), n))
+			return ENAMETOOLONG;
+		if (renameat2(AT_FDCWD, tmp_path, AT_FDCWD, final_path, RENAME_NOREPLACE) == 0)
+			return 0;
+		if (errno == EINVAL || errno == ENOSYS) {
+			/* No RENAME_NOREPLACE on this filesystem: link() fails on an existing name too. */
+			if (link(tmp_path, final_path) == 0) {
+				unlink(tmp_path);
+				return 0;
+			}
+		}
+		if (errno != EEXIST)
+			return errno;
+	}
+	return EEXIST;
+}
+
+/* While the file exists under its temporary name, the writing thread blocks
+ * every signal it can without changing the program's fate: a SIGTERM or
+ * SIGINT arriving then is delivered when the write is done, instead of
+ * leaving a temporary file behind. (Faults stay unblocked: a blocked SIGSEGV
+ * from a fault kills at once. Another thread may still take a process-wide
+ * signal meanwhile.) A write past RLIMIT_FSIZE fails with EFBIG and also
+ * raises SIGXFSZ, whose default action would kill the program: one we raised
+ * is taken back before the old mask returns. */
+struct signal_guard {
+	sigset_t old;
+	bool     xfsz_was_pending;
+};
+
+static void signals_block(struct signal_guard *g)
+{
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS };
+	sigset_t all, pending;
+	sigfillset(&all);
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(&all, faults[i]);
+	g->xfsz_was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &all, &g->old);
+}
+
+static void signals_restore(const struct signal_guard *g)
+{
+	sigset_t xfsz, pending;
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	if (!g->xfsz_was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
+		static const struct timespec now;
+		sigtimedwait(&xfsz, NULL, &now);
+	}
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+static void report_failure(int error)
+{
+	static char name[CV_PATH_MAX];   /* static: a signal handler's stack may be small */
+	if (!final_name(name, sizeof(name), 0))
+		snprintf(name, sizeof(name), "in %s", cv__config.dir);
+	cv__warn("cannot write profile %s: %s", name, strerrordesc_np(error));
+}
+
+static void announce(void)
+{
+	static char line[CV_PATH_MAX + 64];   /* static: a signal handler's stack may be small */
+	char *p = line, *end = line + sizeof(line);
+	p = put_str(p, end, "convoy: profile written to ");
+	p = put_str(p, end, final_path);
+	p = put_str(p, end, "\n");
+	if (p)
+		cv__say(line, (size_t)(p - line));
+}
+
+/* Claims the one write. Another end of the process while an exec is in
+ * flight waits for its outcome: the exec replaces the process (and this
+ * thread with it), or fails and hands the profile back, and this end writes
+ * the whole run. The wait is bounded (an exec stuck on a dead network
+ * filesystem must not hold the program's exit): after 2 s, and for the
+ * exec's own thread (reaching here from a signal handler, it cannot wait
+ * for itself), the exec's profile stands. */
+static bool claim_write(void)
+{
+	for (int waits = 0;; waits++) {
+		int state = __atomic_load_n(&written, __ATOMIC_ACQUIRE);
+		if (state == EXEC_IN_FLIGHT && waits < 2000 &&
+		    __atomic_load_n(&exec_tid, __ATOMIC_RELAXED) != gettid()) {
+			struct timespec pause = { 0, 1000 * 1000 };
+			nanosleep(&pause, NULL);
+			continue;
+		}
+		if (state != NOT_WRITTEN)
+			return false;
+		if (__atomic_compare_exchange_n(&written, &state, WRITTEN, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return true;
+	}
+}
+
+bool cv__write_profile(uint32_t exit_reason)
+{
+	if (!claim_write())
+		return false;
+	/* Only the destructor is sure to run outside a signal handler; every
+	 * other end (exec, _exit, quick_exit, a fatal signal) may be inside one,
+	 * where the loader's lock that a module-map re-read takes may be held. */
+	bool any_context = exit_reason != CV_EXIT_NORMAL && exit_reason != CV_EXIT_LAST_THREAD;
+	bool published = false;
 	int saved_errno = errno;
 	struct cv_thread *saved = cv__guard_enter();
-	char path[4200], tmp[4210];
-	profile_path(path, sizeof(path), "");
-	profile_path(tmp, sizeof(tmp), ".tmp");
+	__atomic_store_n(&writer_tid, gettid(), __ATOMIC_RELEASE);
+	final_path[0] = '\0';
 
 	uint64_t now = cv__now_ns(), ticks = cv__ticks();
 	double ns_per_tick = 1.0;
@@ -320,14 +542,21 @@ void cv__write_profile(uint32_t exit_reason)
 
 	struct snapshot snap;
 	struct writer *w = &out;
+	if (!cv__config.dir[0])
+		goto done;   /* said at start */
 	if (snapshot_take(&snap) != 0) {
 		snapshot_free(&snap);
-		cv__warn("cannot write profile %s: out of memory", path);
+		report_failure(ENOMEM);
 		goto done;
 	}
-	w->fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	struct signal_guard signals;
+	signals_block(&signals);
+	w->fd = create_temp();
 	if (w->fd < 0) {
-		cv__warn("cannot write profile %s: %s", path, strerror(errno));
+		int error = errno;
+		signals_restore(&signals);
+		snapshot_free(&snap);
+		report_failure(error);
 		goto done;
 	}
 	w->error = 0;
@@ -339,7 +568,7 @@ void cv__write_profile(uint32_t exit_reason)
 	memcpy(fh.magic, CV_PROFILE_MAGIC, sizeof(fh.magic));
 	put(w, &fh, sizeof(fh));
 	write_process(w, exit_reason, now, &snap);
-	cv__modules_write(w);   /* modules.c: every module seen, dlclose'd ones too */
+	cv__modules_write(w, !any_context);   /* modules.c: every module seen, dlclose'd ones too */
 	write_objects(w, &snap);
 	for (size_t i = 0; i < snap.nthreads; i++)
 		write_thread(w, snap.threads[i], snap.heads[i], ns_per_tick, now);
@@ -350,24 +579,63 @@ void cv__write_profile(uint32_t exit_reason)
 	end.crc32 = w->crc;   /* covers every byte before the end record's payload */
 	put(w, &end, sizeof(end));
 	flush(w);
+	snapshot_free(&snap);
 	if (close(w->fd) != 0 && !w->error)
 		w->error = errno;
-	if (!w->error && rename(tmp, path) != 0)
-		w->error = errno;
+	if (!w->error)
+		w->error = publish();
 	if (w->error) {
-		unlink(tmp);
-		cv__warn("cannot write profile %s: %s", path, strerror(w->error));
-		goto done;
+		unlink(tmp_path);
+		final_path[0] = '\0';
 	}
-	if (!cv__config.quiet) {
-		char line[4400];
-		int n = snprintf(line, sizeof(line), "convoy: profile written to %s\n", path);
-		if (write(STDERR_FILENO, line, (size_t)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1)) < 0) {
-			/* stderr is gone: the file is still there */
+	tmp_path[0] = '\0';
+	signals_restore(&signals);
+	if (w->error) {
+		report_failure(w->error);
+	} else {
+		published = true;
+		/* A profile written before an exec is not announced: the exec may
+		 * fail, and then the file is taken back and the whole run's profile
+		 * announced at its real end. */
+		if (exit_reason == CV_EXIT_EXEC) {
+			__atomic_store_n(&exec_tid, gettid(), __ATOMIC_RELAXED);
+			__atomic_store_n(&written, EXEC_IN_FLIGHT, __ATOMIC_RELEASE);
+		} else {
+			announce();
 		}
 	}
 done:
-	snapshot_free(&snap);
+	__atomic_store_n(&writer_tid, 0, __ATOMIC_RELEASE);
 	cv__guard_leave(saved);
+	errno = saved_errno;
+	return published;
+}
+
+void cv__profile_retract(void)
+{
+	int saved_errno = errno;
+	if (final_path[0])
+		unlink(final_path);
+	final_path[0] = '\0';
+	__atomic_store_n(&written, NOT_WRITTEN, __ATOMIC_RELEASE);
+	errno = saved_errno;
+}
+
+void cv__profile_settle(void)
+{
+	int saved_errno = errno;
+	pid_t me = gettid(), writer;
+	uint64_t seen = 0;
+	for (int stalls = 0; (writer = __atomic_load_n(&writer_tid, __ATOMIC_ACQUIRE)); ) {
+		if (writer == me || stalls == 200)
+			break;   /* the crash is in the writer itself, or it is stuck */
+		struct timespec pause = { 0, 10 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+		uint64_t now = __atomic_load_n(&write_progress, __ATOMIC_RELAXED);
+		stalls = now == seen ? stalls + 1 : 0;
+		seen = now;
+	}
+	if (writer && tmp_path[0])
+		unlink(tmp_path);
 	errno = saved_errno;
 }

@@ -9,6 +9,8 @@
 
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -79,7 +81,20 @@
 	X(sem_timedwait, int, (sem_t *, const struct timespec *))                         \
 	X(sem_clockwait, int, (sem_t *, clockid_t, const struct timespec *))              \
 	X(sem_post, int, (sem_t *))                                                       \
-	X(syscall, long, (long, ...))
+	X(syscall, long, (long, ...))                                                     \
+	X(execve, int, (const char *, char *const[], char *const[]))                    \
+	X(execvpe, int, (const char *, char *const[], char *const[]))                   \
+	X(fexecve, int, (int, char *const[], char *const[]))                            \
+	X(execveat, int, (int, const char *, char *const[], char *const[], int))        \
+	X(posix_spawn, int, (pid_t *, const char *, const posix_spawn_file_actions_t *,  \
+			     const posix_spawnattr_t *, char *const[], char *const[]))      \
+	X(posix_spawnp, int, (pid_t *, const char *, const posix_spawn_file_actions_t *, \
+			      const posix_spawnattr_t *, char *const[], char *const[]))     \
+	X(_exit, void, (int))                                                            \
+	X(sigaction, int, (int, const struct sigaction *, struct sigaction *))           \
+	X(signal, sighandler_t, (int, sighandler_t))                                     \
+	X(sysv_signal, sighandler_t, (int, sighandler_t))                                \
+	X(sigset, sighandler_t, (int, sighandler_t))
 
 struct cv_real {
 #define CV_X(name, ret, args) ret (*name) args;
@@ -362,9 +377,13 @@ struct cv_config {
 	bool     quiet;              /* CONVOY_QUIET=1 */
 	int      perf;               /* CONVOY_PERF: enum cv_perf_mode */
 	uint32_t hold_period;        /* CONVOY_HOLD_SAMPLE, a power of two */
-	char     dir[4096];          /* CONVOY_DIR */
+	char     dir[4096];          /* CONVOY_DIR made absolute at start; empty: none */
 };
 extern struct cv_config cv__config;
+void cv__config_read(void);          /* config.c, from cv__init */
+/* CONVOY_<name> as 0 or 1 (unset or empty: dflt); any other value gets one
+ * warning and dflt. */
+bool cv__env_flag(const char *name, bool dflt);
 
 struct cv_process_state {
 	int      ready;              /* initialised */
@@ -380,6 +399,10 @@ extern struct cv_process_state cv__process;
 
 void cv__init(void);
 
+/* ---- lifecycle.c: exec, _exit, quick_exit, fatal signals ------------------- */
+
+void cv__lifecycle_init(void);   /* cv__init: CONVOY_FOLLOW, fatal-signal handlers */
+
 /* ---- perf.c: process-wide perf_event_open counters ------------------------ */
 
 void cv__perf_open(void);
@@ -388,7 +411,19 @@ void cv__perf_after_fork(void);
 
 /* ---- output.c ------------------------------------------------------------- */
 
-void cv__write_profile(uint32_t exit_reason);
+/* Once per process (a fork child's and a retracted profile aside): true when
+ * this call published the profile. Every step is async-signal-safe (system
+ * calls, and formatting that neither locks nor allocates) except a re-read of
+ * the module map, done only for the destructor's reasons. */
+bool cv__write_profile(uint32_t exit_reason);
+/* An exec that failed: the profile it wrote is removed and the next end of
+ * the process writes the whole run again. */
+void cv__profile_retract(void);
+/* The process is about to die without writing (a fatal signal in a thread
+ * that cannot write). If another thread is writing the profile, this waits
+ * while that write makes progress; if this thread was writing (the crash is
+ * in the writer) or the write stalls for 2 s, the temporary file is removed. */
+void cv__profile_settle(void);
 /* One record into the profile being written (w: the writer output.c passes to
  * the functions below): the fixed struct, then up to two tails. */
 void cv__put_record(void *w, uint32_t type, const void *fixed, size_t fixed_len,
@@ -413,11 +448,15 @@ void cv__stacks_after_fork(void);
 /* ---- modules.c: the module map, kept across dlopen/dlclose --------------- */
 
 uint32_t cv__modules_refresh(void);    /* re-read if anything was loaded or unloaded; the generation */
-void cv__modules_write(void *w);       /* output.c: every module ever seen */
+void cv__modules_write(void *w, bool reread);   /* output.c: every module ever seen; reread: look at
+						 * what is mapped now (takes the loader's lock) */
 void cv__modules_after_fork(void);
 
 /* ---- messages ------------------------------------------------------------- */
 
+/* config.c: one "convoy: " line on fd 2, unless quiet or fd 2 is no longer
+ * the file it was at start; at most 10 per process. */
 void cv__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cv__say(const char *line, size_t len);   /* a whole line, under the same rule */
 
 #endif /* CONVOY_SHIM_H */

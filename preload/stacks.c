@@ -162,9 +162,8 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 /* From cv__init, with the guard raised (cv__busy). */
 void cv__stacks_init(void)
 {
-	const char *s = getenv("CONVOY_STACKS");
-	cfg.on = !(s && strcmp(s, "0") == 0);
-	cfg.stats = (s = getenv("CONVOY_STACK_STATS")) && strcmp(s, "1") == 0;
+	cfg.on = cv__env_flag("CONVOY_STACKS", true);
+	cfg.stats = cv__env_flag("CONVOY_STACK_STATS", false);
 	cfg.first = (uint32_t)env_num("CONVOY_STACK_FIRST", 8, 0, 1000000);
 	cfg.period_ns = env_num("CONVOY_STACK_PERIOD", 20000, 1, 1000000000);
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)&cv__stacks_init);

@@ -66,7 +66,15 @@ enum cv_rec_type {
 #define CV_EXIT_REASONS(X)                                   \
 	X(CV_EXIT_UNKNOWN,       0, "unknown")                    \
 	X(CV_EXIT_NORMAL,        1, "returned from main or called exit()") \
-	X(CV_EXIT_LAST_THREAD,   2, "last thread called pthread_exit()")
+	X(CV_EXIT_LAST_THREAD,   2, "last thread called pthread_exit()") \
+	X(CV_EXIT_EXEC,          3, "called exec (this profile covers the image it replaced)") \
+	X(CV_EXIT_UNDERSCORE,    4, "called _exit() or _Exit()")      \
+	X(CV_EXIT_QUICK,         5, "called quick_exit()")            \
+	X(CV_EXIT_SIGSEGV,       6, "killed by SIGSEGV")              \
+	X(CV_EXIT_SIGBUS,        7, "killed by SIGBUS")               \
+	X(CV_EXIT_SIGABRT,       8, "killed by SIGABRT (abort)")      \
+	X(CV_EXIT_SIGFPE,        9, "killed by SIGFPE")               \
+	X(CV_EXIT_SIGILL,       10, "killed by SIGILL")
 
 enum cv_exit_reason {
 #define CV_X(sym, val, text) sym = val,

@@ -368,6 +368,22 @@ char *tu_only_profile(const char *dir)
 	return v[0];
 }
 
+size_t tu_count_entries(const char *dir, const char *prefix, const char *suffix, char **first)
+{
+	DIR *d = opendir(dir);
+	cr_assert(d, "opendir %s: %s", dir, strerror(errno));
+	size_t n = 0, pl = strlen(prefix), sl = strlen(suffix);
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t len = strlen(e->d_name);
+		if (len < pl + sl || strncmp(e->d_name, prefix, pl) != 0 || strcmp(e->d_name + len - sl, suffix) != 0)
+			continue;
+		if (!n++ && first)
+			*first = xasprintf("%s/%s", dir, e->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
 json_object *tu_report(const char *profile)
 {
 	struct tu_proc p;

@@ -86,6 +86,9 @@ char *tu_same_behaviour(const char *prog, json_object **report);
 char **tu_profiles(const char *dir, size_t *n);
 /* Asserts dir holds exactly one profile and returns its path. */
 char *tu_only_profile(const char *dir);
+/* How many entries of dir (any type) are named prefix...suffix; *first (when
+ * not NULL) gets the path of the first one found. */
+size_t tu_count_entries(const char *dir, const char *prefix, const char *suffix, char **first);
 
 /* `convoy report --json PROFILE`, which must exit 0 and print one JSON object. */
 json_object *tu_report(const char *profile);

@@ -148,3 +148,14 @@ Test(exit, default_dir_is_the_working_directory, .timeout = 30)
 	tu_assert_exit(&p, 0, "exit_status");
 	free(tu_only_profile(dir));
 }
+
+Test(exit, exit_while_another_thread_holds_stdout, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "exit_stdout_locked", NULL);
+	cr_assert(!p.timed_out, "exit hung under the shim while another thread held stdout's lock");
+	tu_assert_exit(&p, 0, "exit_stdout_locked");
+	TU_STREQ(p.out, "printed before exit\n", "stdout");
+	free(tu_only_profile(dir));
+}

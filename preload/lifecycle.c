@@ -1,0 +1,523 @@
+/* lifecycle.c — the ends of a process, each of which writes its profile.
+ *
+ * docs/lifecycle.md lists every path, and the ones that cannot write.
+ *
+ * Normal end: return from main, exit() from any thread, and the exit(0)
+ * glibc makes when the last thread calls pthread_exit all run the C
+ * runtime's exit handlers; ours is the shim's destructor, run by the loader's
+ * exit handler. The C library flushes stdio only after every exit handler,
+ * so on a nearly full filesystem the profile would take the space the
+ * program's buffered output still needs: the destructor flushes stdout and
+ * stderr first when they write to a file on the profile's filesystem. It
+ * only tries their locks (a thread blocked in a read of
+ * stdin holds its lock for ever, and glibc's own final flush takes none); a
+ * stream another thread holds is flushed later by the C library, as always.
+ *
+ * The other ends — exec, _exit/_Exit, quick_exit, a fatal signal — are
+ * wrapped below. Each may run in a signal handler, so each uses only what is
+ * async-signal-safe: system calls, the stack, and the writer's any-context
+ * mode (output.c). None of them runs in a vfork child (or any process the
+ * shim did not see start, such as a raw clone): its pid differs from the
+ * one the shim noted at start or at fork, and it shares the parent's memory.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "shim.h"
+
+extern char **environ;
+
+/* Whether this process writes profiles: the shim started, is enabled, and
+ * this is the process it started in (or a fork child it reset). */
+static bool profiling_here(void)
+{
+	return __atomic_load_n(&cv__process.ready, __ATOMIC_ACQUIRE) && !cv__process.disabled &&
+	       getpid() == cv__process.pid;
+}
+
+/* Whether this thread was running the shim's own code (its reentrancy guard
+ * raised) when it came here, from a signal handler say: the shim's state may
+ * then be half changed, and the profile is not written from it. */
+static bool inside_shim(void)
+{
+	return cv__busy != 0;
+}
+
+/* ---- normal end ------------------------------------------------------------ */
+
+/* Only a stream whose file is on the profile's filesystem competes with it
+ * for space; one on a terminal, a pipe or another filesystem is left to the
+ * C library's flush, so its output keeps its place among the program's. */
+static void flush_standard_streams(void)
+{
+	struct stat dir, file;
+	if (stat(cv__config.dir, &dir) != 0)
+		return;
+	FILE *streams[] = { stdout, stderr };
+	for (size_t i = 0; i < sizeof(streams) / sizeof(streams[0]); i++) {
+		if (ftrylockfile(streams[i]) != 0)
+			continue;
+		int fd = fileno_unlocked(streams[i]);
+		if (fd >= 0 && fstat(fd, &file) == 0 && S_ISREG(file.st_mode) && file.st_dev == dir.st_dev)
+			fflush_unlocked(streams[i]);
+		funlockfile(streams[i]);
+	}
+}
+
+__attribute__((destructor)) static void convoy_end(void)
+{
+	if (!cv__process.ready || cv__process.disabled)
+		return;
+	struct cv_thread *main_thread = NULL;
+	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
+		if (t->flags & CV_THREAD_MAIN)
+			main_thread = t;
+	bool last_thread = main_thread && (main_thread->flags & CV_THREAD_PTHREAD_EXIT);
+	int saved_errno = errno;
+	flush_standard_streams();
+	errno = saved_errno;
+	cv__write_profile(last_thread ? CV_EXIT_LAST_THREAD : CV_EXIT_NORMAL);
+}
+
+/* ---- _exit, _Exit, quick_exit ------------------------------------------------ *
+ * _exit runs no exit handlers, so the destructor never runs: write here.
+ * (exit() itself ends in glibc's internal _exit, which does not come here;
+ * by then the destructor has written.) quick_exit runs the at_quick_exit
+ * handlers in reverse order of registration: ours, registered at start,
+ * runs after the program's. */
+
+static void write_at(uint32_t reason)
+{
+	if (profiling_here() && !inside_shim())
+		cv__write_profile(reason);
+}
+
+CV_EXPORT void _exit(int status)
+{
+	write_at(CV_EXIT_UNDERSCORE);
+	if (!cv__real._exit)
+		cv__resolve_real();   /* called before the shim started */
+	cv__real._exit(status);
+	__builtin_unreachable();
+}
+
+CV_EXPORT void _Exit(int status)
+{
+	_exit(status);
+}
+
+static void at_quick_exit_handler(void)
+{
+	write_at(CV_EXIT_QUICK);
+}
+
+/* ---- exec ---------------------------------------------------------------------- *
+ * The profile is written before the image is replaced, if the image recorded
+ * anything. If the exec fails the program goes on, so the profile is taken
+ * back and the process's later end writes one covering the whole run.
+ *
+ * CONVOY_FOLLOW=0: the child's environment loses the shim's entries from
+ * LD_PRELOAD (the others stay, in order; the variable goes if nothing is
+ * left). An entry is the shim when it has the base name of the libconvoy.so
+ * this process loaded (a relative path may no longer resolve after a chdir),
+ * or is the same file (device and inode) under another name. The new environment is
+ * built on the stack: a vfork child must not leave memory behind in the
+ * parent it shares memory with. */
+
+static struct {
+	bool  no_follow;              /* CONVOY_FOLLOW=0 */
+	dev_t dev;
+	ino_t ino;
+	char  base[256];              /* our file's base name */
+} self;
+
+static bool names_the_shim(const char *entry, size_t len)
+{
+	char path[4096];
+	if (!len || len >= sizeof(path))
+		return false;
+	memcpy(path, entry, len);
+	path[len] = '\0';
+	const char *slash = strrchr(path, '/');
+	if (strcmp(slash ? slash + 1 : path, self.base) == 0)
+		return true;
+	struct stat st;
+	return slash && stat(path, &st) == 0 && st.st_dev == self.dev && st.st_ino == self.ino;
+}
+
+static bool preload_sep(char c)
+{
+	return c == ' ' || c == ':';
+}
+
+/* LD_PRELOAD's value in envp, and how many entries name the shim. */
+static const char *find_preload(char *const envp[], size_t *index, size_t *ours)
+{
+	*ours = 0;
+	for (size_t i = 0; envp && envp[i]; i++) {
+		if (strncmp(envp[i], "LD_PRELOAD=", 11) != 0)
+			continue;
+		const char *v = envp[i] + 11;
+		for (const char *p = v; *p;) {
+			size_t len = strcspn(p, ": ");
+			if (names_the_shim(p, len))
+				(*ours)++;
+			p += len;
+			while (preload_sep(*p))
+				p++;
+		}
+		*index = i;
+		return v;
+	}
+	return NULL;
+}
+
+/* LD_PRELOAD=<value without the shim> into buf, joined by the separator the
+ * value used first; false if nothing is left. */
+static bool preload_without_shim(const char *v, char *buf)
+{
+	char *o = buf + strlen(strcpy(buf, "LD_PRELOAD="));
+	const char *first_sep = v + strcspn(v, ": ");
+	char sep = *first_sep ? *first_sep : ':';
+	bool any = false;
+	for (const char *p = v; *p;) {
+		size_t len = strcspn(p, ": ");
+		if (len && !names_the_shim(p, len)) {
+			if (any)
+				*o++ = sep;
+			memcpy(o, p, len);
+			o += len;
+			any = true;
+		}
+		p += len;
+		while (preload_sep(*p))
+			p++;
+	}
+	*o = '\0';
+	return any;
+}
+
+static size_t env_count(char *const envp[])
+{
+	size_t n = 0;
+	while (envp && envp[n])
+		n++;
+	return n;
+}
+
+/* Declares env, the environment for the child: envp itself, or (with
+ * CONVOY_FOLLOW=0 and the shim in its LD_PRELOAD) a copy without it, in
+ * arrays on the caller's stack. */
+#define CV_CHILD_ENV(env, envp)                                                                \
+	size_t env##_at = 0, env##_ours = 0;                                                   \
+	const char *env##_pre = self.no_follow ? find_preload((envp), &env##_at, &env##_ours) : NULL; \
+	bool env##_copy = env##_pre && env##_ours;                                             \
+	size_t env##_n = env##_copy ? env_count(envp) : 0;                                     \
+	char *env##_vec[env##_n + 1];                                                          \
+	char env##_buf[env##_copy ? strlen(env##_pre) + 12 : 1];                               \
+	char *const *env = env##_copy ? child_env((envp), env##_n, env##_at, env##_pre, env##_vec, env##_buf) : (envp)
+
+static char *const *child_env(char *const envp[], size_t n, size_t at, const char *preload, char **vec,
+			      char *buf)
+{
+	size_t k = 0;
+	bool keep = preload_without_shim(preload, buf);
+	for (size_t i = 0; i < n; i++) {
+		if (i != at)
+			vec[k++] = envp[i];
+		else if (keep)
+			vec[k++] = buf;
+	}
+	vec[k] = NULL;
+	return vec;
+}
+
+/* Whether this image has anything to report: a second thread, or a record or
+ * counter on any thread. A shell's fork child that only execs, or a wrapper
+ * such as env or nice, has nothing, and its profile would be an empty file
+ * beside the one the new image writes under the same pid. */
+static bool recorded_anything(void)
+{
+	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
+		if (t->all_next || __atomic_load_n(&t->recs, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&t->ncounters, __ATOMIC_ACQUIRE))
+			return true;
+	return false;
+}
+
+/* Before an exec: write the profile. Returns whether to take it back. */
+static bool exec_begins(void)
+{
+	if (!cv__real.execve)
+		cv__resolve_real();
+	return profiling_here() && !inside_shim() && recorded_anything() &&
+	       cv__write_profile(CV_EXIT_EXEC);
+}
+
+static int exec_failed(bool wrote, int rc)
+{
+	if (wrote)
+		cv__profile_retract();   /* keeps errno */
+	return rc;
+}
+
+CV_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	bool wrote = exec_begins();
+	CV_CHILD_ENV(env, envp);
+	return exec_failed(wrote, cv__real.execve(path, argv, env));
+}
+
+CV_EXPORT int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+CV_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	bool wrote = exec_begins();
+	CV_CHILD_ENV(env, envp);
+	return exec_failed(wrote, cv__real.execvpe(file, argv, env));
+}
+
+CV_EXPORT int execvp(const char *file, char *const argv[])
+{
+	return execvpe(file, argv, environ);
+}
+
+CV_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	bool wrote = exec_begins();
+	CV_CHILD_ENV(env, envp);
+	return exec_failed(wrote, cv__real.fexecve(fd, argv, env));
+}
+
+CV_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+	bool wrote = exec_begins();
+	CV_CHILD_ENV(env, envp);
+	return exec_failed(wrote, cv__real.execveat(dirfd, path, argv, env, flags));
+}
+
+/* The execl family: the arguments into an array on the stack, as glibc does. */
+#define CV_COLLECT_ARGS(argv, arg0, ap, last)                      \
+	size_t argv##_n = 1;                                       \
+	va_start(ap, last);                                        \
+	while (va_arg(ap, char *))                                 \
+		argv##_n++;                                        \
+	va_end(ap);                                                \
+	char *argv[argv##_n + 1];                                  \
+	argv[0] = (char *)(arg0);                                  \
+	va_start(ap, last);                                        \
+	for (size_t i_ = 1; i_ <= argv##_n; i_++)                  \
+		argv[i_] = va_arg(ap, char *)
+
+CV_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	CV_COLLECT_ARGS(argv, arg, ap, arg);
+	va_end(ap);
+	return execve(path, argv, environ);
+}
+
+CV_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	CV_COLLECT_ARGS(argv, arg, ap, arg);
+	va_end(ap);
+	return execvpe(file, argv, environ);
+}
+
+CV_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	CV_COLLECT_ARGS(argv, arg, ap, arg);
+	char *const *envp = va_arg(ap, char *const *);   /* after the NULL that ends the arguments */
+	va_end(ap);
+	return execve(path, argv, envp);
+}
+
+/* posix_spawn starts a new process without replacing this one: nothing to
+ * write, but CONVOY_FOLLOW=0 applies to its child too. */
+CV_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
+			  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	if (!cv__real.posix_spawn)
+		cv__resolve_real();
+	CV_CHILD_ENV(env, envp);
+	return cv__real.posix_spawn(pid, path, actions, attr, argv, env);
+}
+
+CV_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
+			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	if (!cv__real.posix_spawnp)
+		cv__resolve_real();
+	CV_CHILD_ENV(env, envp);
+	return cv__real.posix_spawnp(pid, file, actions, attr, argv, env);
+}
+
+/* ---- fatal signals ------------------------------------------------------------ *
+ * For SIGSEGV, SIGBUS, SIGABRT, SIGFPE and SIGILL whose disposition is SIG_DFL
+ * (at start, or when the program sets SIG_DFL again), the shim installs its
+ * handler, and keeps what the kernel reported for SIG_DFL as the program's
+ * view: sigaction queries get that view, so the program sees no change. The
+ * moment the program sets anything else (sigaction, signal, sigset,
+ * sysv_signal, bsd_signal), the program's view goes back to the kernel first
+ * and the call then goes through untouched: its handler runs exactly as
+ * without the shim, and the old disposition it gets back is SIG_DFL.
+ *
+ * The handler writes the profile (unless the thread was inside the shim,
+ * whose state it would then read half-changed; or another thread is writing
+ * it: the handler lets that write finish before the process dies), puts
+ * SIG_DFL back and lets the signal take its default action: a
+ * signal that was sent (kill, raise, abort) is sent again to this thread,
+ * with its siginfo where the kernel allows it; a fault is left to recur when
+ * the handler returns to the faulting instruction. Exit status and core dump
+ * are the program's own. */
+
+static const struct { int sig; uint32_t reason; } fatal[] = {
+	{ SIGSEGV, CV_EXIT_SIGSEGV }, { SIGBUS, CV_EXIT_SIGBUS }, { SIGABRT, CV_EXIT_SIGABRT },
+	{ SIGFPE, CV_EXIT_SIGFPE },   { SIGILL, CV_EXIT_SIGILL },
+};
+#define CV_NFATAL (sizeof(fatal) / sizeof(fatal[0]))
+
+static int ours[CV_NFATAL];                     /* our handler is installed */
+static struct sigaction program_view[CV_NFATAL];
+
+static int fatal_index(int sig)
+{
+	for (size_t i = 0; i < CV_NFATAL; i++)
+		if (fatal[i].sig == sig)
+			return (int)i;
+	return -1;
+}
+
+/* Hands the disposition back to the program: the kernel holds its view again. */
+static void release(int i)
+{
+	if (__atomic_exchange_n(&ours[i], 0, __ATOMIC_ACQ_REL))
+		cv__real.sigaction(fatal[i].sig, &program_view[i], NULL);
+}
+
+static void on_fatal_signal(int sig, siginfo_t *si, void *context)
+{
+	int saved_errno = errno;
+	int i = fatal_index(sig);
+	if (profiling_here() && (inside_shim() || !cv__write_profile(fatal[i].reason)))
+		cv__profile_settle();
+	release(i);
+	bool sent = si->si_code <= 0 || (sig == SIGBUS && si->si_code == BUS_MCEERR_AO);
+	if (sent) {
+		pid_t pid = getpid(), tid = gettid();
+		if (cv__real.syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, si) != 0)
+			cv__real.syscall(SYS_tgkill, pid, tid, sig);   /* the kernel keeps a kill()'s siginfo to itself */
+	}
+	errno = saved_errno;
+}
+
+/* Installs our handler if sig (fatal[i]) is at SIG_DFL. */
+static void claim(int i)
+{
+	struct sigaction now, mine = { .sa_sigaction = on_fatal_signal, .sa_flags = SA_SIGINFO | SA_ONSTACK };
+	sigemptyset(&mine.sa_mask);
+	if (__atomic_load_n(&ours[i], __ATOMIC_ACQUIRE) ||
+	    cv__real.sigaction(fatal[i].sig, NULL, &now) != 0 || now.sa_handler != SIG_DFL)
+		return;
+	program_view[i] = now;
+	if (cv__real.sigaction(fatal[i].sig, &mine, NULL) == 0)
+		__atomic_store_n(&ours[i], 1, __ATOMIC_RELEASE);
+}
+
+/* Whether the shim keeps signal bookkeeping for this call: only in the
+ * process it started in or a fork child (a vfork child shares our memory
+ * but not our dispositions). */
+static int managed_index(int sig)
+{
+	if (!cv__real.sigaction)
+		cv__resolve_real();
+	int i = fatal_index(sig);
+	return i >= 0 && profiling_here() ? i : -1;
+}
+
+CV_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	int i = managed_index(sig);
+	if (i >= 0 && __atomic_load_n(&ours[i], __ATOMIC_ACQUIRE)) {
+		if (!act) {
+			if (old)
+				*old = program_view[i];
+			return 0;
+		}
+		release(i);
+	}
+	int rc = cv__real.sigaction(sig, act, old);
+	if (rc == 0 && i >= 0 && act && act->sa_handler == SIG_DFL)
+		claim(i);
+	return rc;
+}
+
+/* signal, sysv_signal, sigset: the same, for the old interfaces. real is
+ * the field of cv__real to call (read after resolving). */
+static sighandler_t old_style(sighandler_t (*const *real)(int, sighandler_t), int sig, sighandler_t handler)
+{
+	int i = managed_index(sig);
+	if (i >= 0)
+		release(i);
+	sighandler_t old = (*real)(sig, handler);
+	if (old != SIG_ERR && i >= 0 && handler == SIG_DFL)
+		claim(i);
+	return old;
+}
+
+CV_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	return old_style(&cv__real.signal, sig, handler);
+}
+
+CV_EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
+{
+	return signal(sig, handler);
+}
+
+CV_EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
+{
+	return old_style(&cv__real.sysv_signal, sig, handler);
+}
+
+CV_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t handler)
+{
+	return sysv_signal(sig, handler);
+}
+
+CV_EXPORT sighandler_t sigset(int sig, sighandler_t disposition)
+{
+	return old_style(&cv__real.sigset, sig, disposition);
+}
+
+/* ---- start ------------------------------------------------------------------ */
+
+/* From cv__init, after the configuration is read. */
+void cv__lifecycle_init(void)
+{
+	self.no_follow = !cv__env_flag("CONVOY_FOLLOW", true);
+	Dl_info info;
+	struct stat st;
+	if (dladdr((void *)&cv__lifecycle_init, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0) {
+		self.dev = st.st_dev;
+		self.ino = st.st_ino;
+		const char *slash = strrchr(info.dli_fname, '/');
+		snprintf(self.base, sizeof(self.base), "%s", slash ? slash + 1 : info.dli_fname);
+	}
+	for (size_t i = 0; i < CV_NFATAL; i++)
+		claim((int)i);
+	at_quick_exit(at_quick_exit_handler);
+}

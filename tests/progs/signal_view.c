@@ -1,0 +1,74 @@
+/* What a program sees of the fatal signals' dispositions. For SIGSEGV,
+ * SIGBUS, SIGABRT, SIGFPE and SIGILL it prints sigaction's view (handler,
+ * flags, mask), then sets and reads them back through signal(), sigset(),
+ * sysv_signal() and sigaction(). Then with "handle" it installs its own
+ * SIGSEGV handler, which prints and calls _exit(42), and crashes. */
+#include <signal.h>
+
+#include "progs.h"
+
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"   /* sigset: the program under test uses it */
+
+extern __sighandler_t sysv_signal(int, __sighandler_t);
+
+pthread_mutex_t view_lock = PTHREAD_MUTEX_INITIALIZER;
+static int *volatile null_ptr;
+
+static const char *name(void (*h)(int))
+{
+	return h == SIG_DFL ? "SIG_DFL" : h == SIG_IGN ? "SIG_IGN" : h == SIG_ERR ? "SIG_ERR" : "handler";
+}
+
+static void show(int sig)
+{
+	struct sigaction sa;
+	MUST(sigaction(sig, NULL, &sa) ? errno : 0);
+	unsigned long mask = 0;
+	for (int s = 1; s < 64; s++)
+		if (sigismember(&sa.sa_mask, s) == 1)
+			mask |= 1ul << s;
+	printf("  %s: %s flags %#x mask %#lx\n", sigabbrev_np(sig), name(sa.sa_handler), (unsigned)sa.sa_flags, mask);
+}
+
+static void on_segv(int sig)
+{
+	static const char msg[] = "own handler ran\n";
+	(void)sig;
+	if (write(1, msg, sizeof(msg) - 1) < 0)
+		_exit(98);
+	_exit(42);
+}
+
+static void ignore(int sig) { (void)sig; }
+
+int main(int argc, char **argv)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
+	pthread_mutex_lock(&view_lock);
+	pthread_mutex_unlock(&view_lock);
+	printf("at start:\n");
+	for (int i = 0; i < 5; i++)
+		show(sigs[i]);
+	printf("signal(SIGBUS, h) returned %s\n", name(signal(SIGBUS, ignore)));
+	printf("signal(SIGBUS, SIG_DFL) returned %s\n", name(signal(SIGBUS, SIG_DFL)));
+	printf("sigset(SIGFPE, SIG_IGN) returned %s\n", name(sigset(SIGFPE, SIG_IGN)));
+	printf("sysv_signal(SIGFPE, SIG_DFL) returned %s\n", name(sysv_signal(SIGFPE, SIG_DFL)));
+	struct sigaction sa = { .sa_handler = SIG_DFL, .sa_flags = SA_RESTART }, old;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGUSR1);
+	MUST(sigaction(SIGILL, &sa, &old) ? errno : 0);
+	printf("sigaction(SIGILL, SIG_DFL with SA_RESTART) old %s\n", name(old.sa_handler));
+	printf("after:\n");
+	for (int i = 0; i < 5; i++)
+		show(sigs[i]);
+	if (argc > 1 && !strcmp(argv[1], "handle")) {
+		struct sigaction mine = { .sa_handler = on_segv };
+		sigemptyset(&mine.sa_mask);
+		MUST(sigaction(SIGSEGV, &mine, &old) ? errno : 0);
+		printf("own handler installed over %s\n", name(old.sa_handler));
+		show(SIGSEGV);
+		fflush(stdout);
+		*null_ptr = 1;
+	}
+	return 0;
+}

@@ -1,0 +1,240 @@
+/* The ends of a process other than exit(): exec, _exit, quick_exit and fatal
+ * signals. Each writes one profile (docs/lifecycle.md), and the program sees
+ * no change: its output, exit status or killing signal, and the signal
+ * dispositions it sets and reads, are what they are without the shim. */
+#include <errno.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#define EXIT_NORMAL "returned from main or called exit()"
+#define EXIT_EXEC "called exec (this profile covers the image it replaced)"
+
+static const char *const exec_ways[] = {
+	"execve", "execv", "execvp", "execvpe", "execl", "execle", "execlp", "fexecve", "execveat",
+};
+#define NWAYS (sizeof(exec_ways) / sizeof(exec_ways[0]))
+
+/* Runs argv natively and under the shim (quiet, CONVOY_DIR=dir) and asserts
+ * the same stdout and the same end. */
+static void run_both(struct tu_proc *shim, const char *dir, const char *const argv[], const char *const *env)
+{
+	struct tu_proc native;
+	tu_run(&native, &(struct tu_opts){ .env = env }, argv);
+	tu_run(shim, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true, .env = env }, argv);
+	cr_assert(!shim->timed_out, "%s %s hung under the shim", argv[0], argv[1]);
+	TU_STREQ(shim->out, native.out, "stdout of %s %s", argv[1], argv[2] ? argv[2] : "");
+	TU_EQ(shim->exited, native.exited, "exited normally (%s %s)", argv[1], argv[2] ? argv[2] : "");
+	TU_EQ(shim->exited ? shim->code : shim->sig, native.exited ? native.code : native.sig,
+	      "%s of %s %s", native.exited ? "exit status" : "killing signal", argv[1], argv[2] ? argv[2] : "");
+	TU_EQ(tu_count_entries(dir, "", ".tmp", NULL), 0, "*.tmp files left in %s", dir);
+}
+
+static json_object *profile_with_exit(char **files, size_t n, const char *why)
+{
+	for (size_t i = 0; i < n; i++) {
+		json_object *r = tu_report(files[i]);
+		if (strcmp(tu_str(tu_get(r, "process"), "exit"), why) == 0)
+			return r;
+	}
+	cr_assert_fail("no profile says \"%s\"", why);
+	return NULL;
+}
+
+Test(lifecycle, exec_writes_the_profile_of_the_image_it_replaces, .timeout = 120)
+{
+	for (size_t i = 0; i < NWAYS; i++) {
+		struct tu_proc p;
+		char *dir = tu_tmpdir();
+		const char *argv[] = { tu_prog("exec_via"), exec_ways[i], NULL };
+		run_both(&p, dir, argv, NULL);
+		tu_assert_exit(&p, 0, exec_ways[i]);
+		size_t n;
+		char **files = tu_profiles(dir, &n);
+		TU_EQ(n, 2, "profiles after %s (one per image)", exec_ways[i]);
+		json_object *before = profile_with_exit(files, n, EXIT_EXEC);
+		json_object *after = profile_with_exit(files, n, EXIT_NORMAL);
+		TU_EQ(tu_int(tu_lock(before, "exec_lock"), "acquisitions"), 100, "%s: the replaced image's locks", exec_ways[i]);
+		TU_EQ(tu_int(tu_lock(after, "exec_lock"), "acquisitions"), 7, "%s: the new image's locks", exec_ways[i]);
+	}
+}
+
+Test(lifecycle, an_image_that_recorded_nothing_leaves_the_profile_to_the_next, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	const char *argv[] = { tu_prog("exec_via"), "execv", "bare", NULL };
+	run_both(&p, dir, argv, NULL);
+	tu_assert_exit(&p, 0, "exec_via execv bare");
+	json_object *r = tu_report_dir(dir);   /* exactly one: the new image's */
+	TU_STREQ(tu_str(tu_get(r, "process"), "exit"), EXIT_NORMAL, "process.exit");
+	TU_EQ(tu_int(tu_lock(r, "exec_lock"), "acquisitions"), 7, "the new image's locks");
+}
+
+Test(lifecycle, a_failed_exec_leaves_one_complete_profile, .timeout = 120)
+{
+	for (size_t i = 0; i < NWAYS; i++) {
+		struct tu_proc p;
+		char *dir = tu_tmpdir();
+		const char *argv[] = { tu_prog("exec_via"), exec_ways[i], "fail", NULL };
+		run_both(&p, dir, argv, NULL);
+		tu_assert_exit(&p, 0, exec_ways[i]);
+		json_object *r = tu_report_dir(dir);   /* exactly one */
+		TU_STREQ(tu_str(tu_get(r, "process"), "exit"), EXIT_NORMAL, "%s fail: process.exit", exec_ways[i]);
+		TU_EQ(tu_int(tu_lock(r, "exec_lock"), "acquisitions"), 200, "%s fail: locks before and after", exec_ways[i]);
+	}
+}
+
+static char *preload_with_others(void)
+{
+	char *v = malloc(strlen(tu_shim()) + 64);
+	sprintf(v, "LD_PRELOAD=libz.so.1 %s libm.so.6", tu_shim());
+	return v;
+}
+
+Test(lifecycle, follow_0_keeps_children_unprofiled_and_the_rest_of_ld_preload, .timeout = 60)
+{
+	const char *ways[] = { "execve", "execlp", "posix_spawn" };
+	for (size_t i = 0; i < 3; i++) {
+		struct tu_proc p;
+		char *dir = tu_tmpdir();
+		const char *argv[] = { tu_prog("exec_via"), ways[i], "show-preload", NULL };
+		const char *env[] = { preload_with_others(), "CONVOY_FOLLOW=0", "CONVOY_QUIET=1", NULL };
+		struct tu_opts o = { .dir = dir, .env = env };
+		tu_run(&p, &o, argv);
+		tu_assert_exit(&p, 0, ways[i]);
+		cr_assert(tu_has_line(p.out, "child LD_PRELOAD=libz.so.1 libm.so.6"), "%s: child's output:\n%s", ways[i], p.out);
+		json_object *r = tu_report_dir(dir);   /* the parent's only */
+		TU_EQ(tu_int(tu_lock(r, "exec_lock"), "acquisitions"), 100, "%s: the parent's locks", ways[i]);
+	}
+}
+
+Test(lifecycle, follow_is_the_default_for_spawned_children, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	const char *argv[] = { tu_prog("exec_via"), "posix_spawn", NULL };
+	tu_run(&p, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true }, argv);
+	tu_assert_exit(&p, 0, "posix_spawn");
+	size_t n;
+	tu_profiles(dir, &n);
+	TU_EQ(n, 2, "profiles (parent and spawned child)");
+}
+
+Test(lifecycle, a_fatal_signal_writes_the_profile_then_the_program_dies_its_own_way, .timeout = 120)
+{
+	static const struct { const char *how, *why; } ways[] = {
+		{ "segv", "killed by SIGSEGV" },       { "bus", "killed by SIGBUS" },
+		{ "abort", "killed by SIGABRT (abort)" }, { "fpe", "killed by SIGFPE" },
+		{ "ill", "killed by SIGILL" },         { "raise-segv", "killed by SIGSEGV" },
+		{ "thread-segv", "killed by SIGSEGV" }, { "threads-segv", "killed by SIGSEGV" },
+	};
+	for (size_t i = 0; i < sizeof(ways) / sizeof(ways[0]); i++) {
+		struct tu_proc p;
+		char *dir = tu_tmpdir();
+		const char *argv[] = { tu_prog("crash"), ways[i].how, NULL };
+		run_both(&p, dir, argv, (const char *const[]){ "CONVOY_STACKS=0", NULL });
+		cr_assert(p.signaled, "crash %s was not killed by a signal under the shim", ways[i].how);
+		json_object *r = tu_report_dir(dir);
+		TU_STREQ(tu_str(tu_get(r, "process"), "exit"), ways[i].why, "crash %s: process.exit", ways[i].how);
+		TU_EQ(tu_int(tu_lock(r, "crash_lock"), "acquisitions"), 100, "crash %s: locks", ways[i].how);
+	}
+}
+
+Test(lifecycle, the_program_sees_and_runs_its_own_signal_dispositions, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	const char *argv[] = { tu_prog("signal_view"), "handle", NULL };
+	run_both(&p, dir, argv, NULL);
+	tu_assert_exit(&p, 42, "signal_view handle (its SIGSEGV handler calls _exit(42))");
+	cr_assert(tu_has_line(p.out, "own handler ran"), "stdout:\n%s", p.out);
+	TU_STREQ(tu_str(tu_get(tu_report_dir(dir), "process"), "exit"), "called _exit() or _Exit()", "process.exit");
+}
+
+Test(lifecycle, underscore_exit_and_quick_exit_write_a_profile, .timeout = 60)
+{
+	static const struct { const char *how, *why; int code, locks; } ways[] = {
+		{ "_exit", "called _exit() or _Exit()", 5, 100 },
+		{ "_Exit", "called _exit() or _Exit()", 6, 100 },
+		{ "quick_exit", "called quick_exit()", 7, 110 },   /* the program's handler ran first */
+	};
+	for (size_t i = 0; i < sizeof(ways) / sizeof(ways[0]); i++) {
+		struct tu_proc p;
+		char *dir = tu_tmpdir();
+		const char *argv[] = { tu_prog("exit_underscore"), ways[i].how, NULL };
+		run_both(&p, dir, argv, NULL);
+		tu_assert_exit(&p, ways[i].code, ways[i].how);
+		json_object *r = tu_report_dir(dir);
+		TU_STREQ(tu_str(tu_get(r, "process"), "exit"), ways[i].why, "%s: process.exit", ways[i].how);
+		TU_EQ(tu_int(tu_lock(r, "quick_lock"), "acquisitions"), ways[i].locks, "%s: locks", ways[i].how);
+	}
+}
+
+Test(lifecycle, a_vfork_child_writes_no_profile_of_its_own, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	const char *argv[] = { tu_prog("exit_underscore"), "vfork", NULL };
+	run_both(&p, dir, argv, NULL);
+	tu_assert_exit(&p, 0, "exit_underscore vfork");
+	cr_assert(tu_has_line(p.out, "vfork child exit 127"), "stdout:\n%s", p.out);
+	json_object *r = tu_report_dir(dir);   /* exactly one: the parent's */
+	TU_STREQ(tu_str(tu_get(r, "process"), "exit"), EXIT_NORMAL, "process.exit");
+	TU_EQ(tu_int(tu_lock(r, "quick_lock"), "acquisitions"), 100, "the parent's locks");
+}
+
+Test(lifecycle, a_fork_child_that_calls_underscore_exit_writes_its_own_profile, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	const char *argv[] = { tu_prog("exit_underscore"), "fork", NULL };
+	run_both(&p, dir, argv, NULL);
+	tu_assert_exit(&p, 0, "exit_underscore fork");
+	size_t n;
+	char **files = tu_profiles(dir, &n);
+	TU_EQ(n, 2, "profiles (parent and fork child)");
+	json_object *child = profile_with_exit(files, n, "called _exit() or _Exit()");
+	cr_assert(tu_bool(tu_get(child, "process"), "forked"), "the _exit profile is not the fork child's");
+	TU_EQ(tu_int(tu_lock(child, "quick_lock"), "acquisitions"), 10, "the child's locks");
+	json_object *parent = profile_with_exit(files, n, EXIT_NORMAL);
+	TU_EQ(tu_int(tu_lock(parent, "quick_lock"), "acquisitions"), 100, "the parent's locks");
+}
+
+Test(lifecycle, perl_exiting_with_running_ithreads_leaves_one_profile, .timeout = 60)
+{
+	struct tu_proc native, shim;
+	char *dir = tu_tmpdir();
+	const char *argv[] = { "/usr/bin/perl", "-Mthreads", "-e",
+			       "threads->create(sub { sleep 30 }); print qq(main done\\n); exit 3", NULL };
+	if (access(argv[0], X_OK) != 0)
+		cr_skip_test("no /usr/bin/perl");
+	tu_run(&native, &(struct tu_opts){ 0 }, argv);
+	if (!native.exited || strstr(native.err, "Can't locate"))
+		cr_skip_test("perl has no ithreads here: %s", native.err);
+	tu_run(&shim, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true }, argv);
+	TU_STREQ(shim.out, native.out, "stdout");
+	TU_STREQ(shim.err, native.err, "stderr");
+	TU_EQ(shim.exited ? shim.code : -shim.sig, native.code, "exit status");
+	free(tu_only_profile(dir));
+	TU_EQ(tu_count_entries(dir, "", ".tmp", NULL), 0, "*.tmp files left in %s", dir);
+}
+
+Test(lifecycle, convoy_run_reports_the_last_image_of_a_command_that_execs, .timeout = 60)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	const char *argv[] = { tu_convoy(), "run", "-o", dir, "--json", "--", tu_prog("exec_via"), "execve", NULL };
+	tu_run(&p, &(struct tu_opts){ 0 }, argv);
+	tu_assert_exit(&p, 0, "convoy run -- exec_via execve");
+	size_t n;
+	tu_profiles(dir, &n);
+	TU_EQ(n, 2, "profiles in %s (one per image)", dir);
+	const char *json = strchr(p.out, '{');
+	cr_assert(json, "no JSON in convoy run's output:\n%s", p.out);
+	json_object *r = json_tokener_parse(json);
+	cr_assert(r, "convoy run's JSON does not parse:\n%s", json);
+	TU_STREQ(tu_str(tu_get(r, "process"), "exit"), EXIT_NORMAL, "the reported profile's process.exit");
+	TU_EQ(tu_int(tu_lock(r, "exec_lock"), "acquisitions"), 7, "the reported image's locks");
+}

@@ -1,0 +1,240 @@
+/* The profile file: where it goes, who may read it, and that a hostile
+ * directory (links, FIFOs, files already at its names) cannot turn the
+ * shim's write against the user or hang the program. */
+#include <errno.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static void assert_no_temporary_files(const char *dir, size_t planted)
+{
+	TU_EQ(tu_count_entries(dir, "", ".tmp", NULL), planted, "*.tmp files in %s (only the planted ones may remain)", dir);
+}
+
+Test(output, a_profile_is_readable_only_by_its_owner, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	mode_t old = umask(0);   /* the child inherits it: any restriction must be the shim's */
+	tu_run_shim(&p, dir, "exit_status", "0", NULL);
+	umask(old);
+	tu_assert_exit(&p, 0, "exit_status");
+	struct stat st;
+	char *file = tu_only_profile(dir);
+	cr_assert(lstat(file, &st) == 0 && S_ISREG(st.st_mode), "%s is not a regular file", file);
+	TU_EQ(st.st_mode & 07777, 0600, "mode of %s (octal %o)", file, st.st_mode & 07777);
+	assert_no_temporary_files(dir, 0);
+}
+
+static void run_plant(struct tu_proc *p, const char *dir, const char *kind, bool shim)
+{
+	const char *argv[] = { tu_prog("plant_names"), dir, kind, NULL };
+	struct tu_opts o = { .preload = shim, .dir = dir, .quiet = true, .timeout_s = 15 };
+	tu_run(p, &o, argv);
+}
+
+Test(output, a_link_or_fifo_at_the_profile_names_is_left_alone, .timeout = 60)
+{
+	struct tu_proc native, shim;
+	char *ndir = tu_tmpdir(), *sdir = tu_tmpdir(), target[4200];
+	run_plant(&native, ndir, "link", false);
+	snprintf(target, sizeof(target), "%s/target", sdir);
+	tu_write_file(target, "untouched", 9);
+	run_plant(&shim, sdir, "link", true);
+	cr_assert(!shim.timed_out, "the program hung at exit under the shim (a FIFO at the temporary name?)");
+	tu_assert_exit(&native, 0, "plant_names natively");
+	tu_assert_exit(&shim, 0, "plant_names under the shim");
+	TU_STREQ(shim.out, native.out, "stdout");
+
+	size_t len;
+	unsigned char *data = tu_read_file(target, &len);
+	cr_assert(len == 9 && memcmp(data, "untouched", 9) == 0, "the link's target was written: %zu bytes", len);
+	char *fifo = NULL, *profile = NULL;
+	TU_EQ(tu_count_entries(sdir, "convoy-plant_names-", ".convoy", NULL), 2, "convoy-plant_names-*.convoy in %s", sdir);
+	TU_EQ(tu_count_entries(sdir, "convoy-plant_names-", ".convoy.tmp", &fifo), 1, "the planted FIFO");
+	TU_EQ(tu_count_entries(sdir, "convoy-plant_names-", "-1.convoy", &profile), 1, "a profile under the next free name");
+	struct stat st;
+	cr_assert(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "%s is no longer the planted FIFO", fifo);
+	cr_assert(lstat(profile, &st) == 0 && S_ISREG(st.st_mode), "%s is not a regular file", profile);
+	TU_EQ(st.st_mode & 077, 0, "group/other mode bits of %s", profile);
+	json_object_put(tu_report(profile));
+	assert_no_temporary_files(sdir, 1);
+}
+
+Test(output, a_file_at_the_profile_name_is_not_replaced, .timeout = 60)
+{
+	struct tu_proc shim;
+	char *dir = tu_tmpdir();
+	run_plant(&shim, dir, "file", true);
+	tu_assert_exit(&shim, 0, "plant_names under the shim");
+	TU_STREQ(shim.out, "planted file\n", "stdout");
+	char *planted = NULL, *profile = NULL;
+	TU_EQ(tu_count_entries(dir, "convoy-plant_names-", ".convoy", NULL), 2, "convoy-plant_names-*.convoy in %s", dir);
+	TU_EQ(tu_count_entries(dir, "convoy-plant_names-", "-1.convoy", &profile), 1, "a profile under the next free name");
+	size_t len;
+	char *base = strdup(profile);
+	strcpy(strstr(base, "-1.convoy"), ".convoy");
+	planted = (char *)tu_read_file(base, &len);
+	cr_assert(len == 7 && memcmp(planted, "planted", 7) == 0, "the planted file %s was replaced", base);
+	json_object_put(tu_report(profile));
+	assert_no_temporary_files(dir, 0);
+}
+
+Test(output, a_daemon_that_chdirs_writes_where_it_started, .timeout = 30)
+{
+	struct tu_proc p;
+	char *start = tu_tmpdir(), *away = tu_tmpdir();
+	const char *argv[] = { tu_prog("chdir_away"), away, NULL };
+	struct tu_opts o = { .preload = true, .cwd = start, .quiet = true };
+	tu_run(&p, &o, argv);
+	tu_assert_exit(&p, 0, "chdir_away");
+	free(tu_only_profile(start));
+	TU_EQ(tu_count_entries(away, "", "", NULL), 2, "entries in the directory it moved to (. and ..)");
+}
+
+Test(output, a_relative_convoy_dir_is_resolved_at_start, .timeout = 30)
+{
+	struct tu_proc p;
+	char *start = tu_tmpdir(), *away = tu_tmpdir(), sub[4200], asub[4200];
+	snprintf(sub, sizeof(sub), "%s/profiles", start);
+	snprintf(asub, sizeof(asub), "%s/profiles", away);
+	cr_assert(mkdir(sub, 0700) == 0 && mkdir(asub, 0700) == 0, "mkdir: %s", strerror(errno));
+	const char *argv[] = { tu_prog("chdir_away"), away, NULL };
+	struct tu_opts o = { .preload = true, .cwd = start, .dir = "profiles", .quiet = true };
+	tu_run(&p, &o, argv);
+	tu_assert_exit(&p, 0, "chdir_away");
+	free(tu_only_profile(sub));
+	TU_EQ(tu_count_entries(asub, "", "", NULL), 2, "entries in %s", asub);
+}
+
+Test(output, a_file_that_became_fd_2_gets_nothing_from_the_shim, .timeout = 30)
+{
+	char *dir = tu_tmpdir();
+	for (int shim = 0; shim <= 1; shim++) {
+		struct tu_proc p;
+		char data[4200];
+		snprintf(data, sizeof(data), "%s/data-%d", dir, shim);
+		const char *argv[] = { tu_prog("daemon_stderr"), data, NULL };
+		struct tu_opts o = { .preload = shim, .dir = dir };   /* not quiet: the shim would speak */
+		tu_run(&p, &o, argv);
+		tu_assert_exit(&p, 0, shim ? "daemon_stderr under the shim" : "daemon_stderr natively");
+		size_t len;
+		char *text = (char *)tu_read_file(data, &len);
+		TU_STREQ(text, "data line\n", "the data file %s (%s)", data, shim ? "under the shim" : "natively");
+	}
+	free(tu_only_profile(dir));
+}
+
+/* A filesystem of 16 pages in a mount namespace of this test process alone
+ * (its children inherit it; it goes away with the process). */
+static bool small_filesystem(const char *dir, char *why, size_t why_len)
+{
+	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("convoy-test", dir, "tmpfs", 0, "size=64k,mode=0700") != 0) {
+		snprintf(why, why_len, "cannot mount a 64 KiB tmpfs on %s (%s): the test needs CAP_SYS_ADMIN",
+			 dir, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+Test(output, program_output_takes_the_disk_before_the_profile, .timeout = 60)
+{
+	char *dir = tu_tmpdir(), why[4400];
+	if (!small_filesystem(dir, why, sizeof(why)))
+		cr_skip_test("%s", why);
+	for (int shim = 0; shim <= 1; shim++) {
+		struct tu_proc p;
+		char out[4200];
+		snprintf(out, sizeof(out), "%s/out", dir);
+		const char *argv[] = { tu_prog("fill_stdout"), out, "63000", NULL };
+		struct tu_opts o = { .preload = shim, .dir = dir };
+		tu_run(&p, &o, argv);
+		tu_assert_exit(&p, 0, shim ? "fill_stdout under the shim" : "fill_stdout natively");
+		struct stat st;
+		cr_assert(stat(out, &st) == 0, "stat %s: %s", out, strerror(errno));
+		TU_EQ(st.st_size, 63000, "bytes of output %s", shim ? "under the shim" : "natively");
+		cr_assert(unlink(out) == 0, "unlink %s", out);
+		if (shim) {
+			TU_EQ(tu_count_lines(p.err), 1, "stderr lines (stderr: %s)", p.err);
+			cr_assert(strncmp(p.err, "convoy: cannot write profile", 28) == 0 &&
+				  strstr(p.err, "No space left on device"), "stderr: %s", p.err);
+			size_t n;
+			tu_profiles(dir, &n);
+			TU_EQ(n, 0, "profiles on the full filesystem");
+			assert_no_temporary_files(dir, 0);
+		}
+	}
+	umount2(dir, MNT_DETACH);   /* so that the directory under it can be removed */
+}
+
+Test(output, a_file_size_limit_does_not_end_the_program, .timeout = 30)
+{
+	struct tu_proc native, shim;
+	char *dir = tu_tmpdir();
+	const char *argv[] = { tu_prog("fsize_limit"), "512", NULL };
+	tu_run(&native, &(struct tu_opts){ .dir = dir }, argv);
+	tu_run(&shim, &(struct tu_opts){ .preload = true, .dir = dir }, argv);
+	tu_assert_exit(&native, 3, "fsize_limit natively");
+	tu_assert_exit(&shim, 3, "fsize_limit under the shim");
+	TU_STREQ(shim.out, native.out, "stdout");
+	TU_EQ(tu_count_lines(shim.err), 1, "stderr lines (stderr: %s)", shim.err);
+	cr_assert(strstr(shim.err, "convoy: cannot write profile") && strstr(shim.err, "File too large"),
+		  "stderr: %s", shim.err);
+	assert_no_temporary_files(dir, 0);
+}
+
+/* Every bad setting the shim reads, and a directory it cannot write to,
+ * each with what its warning must name. */
+static const struct { const char *setting, *named; } bad_settings[] = {
+	{ "CONVOY_PERF=bogus", "CONVOY_PERF=bogus" },
+	{ "CONVOY_HOLD_SAMPLE=3", "CONVOY_HOLD_SAMPLE=3" },
+	{ "CONVOY_STACKS=off", "CONVOY_STACKS=off" },
+	{ "CONVOY_STACK_STATS=yes", "CONVOY_STACK_STATS=yes" },
+	{ "CONVOY_STACK_FIRST=-1", "CONVOY_STACK_FIRST=-1" },
+	{ "CONVOY_STACK_PERIOD=0", "CONVOY_STACK_PERIOD=0" },
+	{ "CONVOY_FOLLOW=maybe", "CONVOY_FOLLOW=maybe" },
+	{ "CONVOY_DIR=/nonexistent/dir", "/nonexistent/dir" },
+};
+#define NBAD (sizeof(bad_settings) / sizeof(bad_settings[0]))
+
+static void run_with_bad_settings(struct tu_proc *p, bool quiet)
+{
+	const char *env[NBAD + 2];
+	for (size_t i = 0; i < NBAD; i++)
+		env[i] = bad_settings[i].setting;
+	env[NBAD] = quiet ? "CONVOY_QUIET=1" : "CONVOY_QUIET";
+	env[NBAD + 1] = NULL;
+	const char *argv[] = { tu_prog("exit_status"), "4", NULL };
+	tu_run(p, &(struct tu_opts){ .preload = true, .env = env }, argv);
+}
+
+Test(quiet, quiet_silences_bad_settings_and_an_unwritable_dir, .timeout = 30)
+{
+	struct tu_proc native, shim;
+	const char *argv[] = { tu_prog("exit_status"), "4", NULL };
+	tu_run(&native, &(struct tu_opts){ 0 }, argv);
+	run_with_bad_settings(&shim, true);
+	tu_assert_exit(&shim, 4, "exit_status under the shim");
+	TU_STREQ(shim.out, native.out, "stdout");
+	TU_EQ(shim.err_len, 0, "stderr bytes with CONVOY_QUIET=1 (stderr: %s)", shim.err);
+}
+
+Test(quiet, each_bad_setting_gets_one_warning, .timeout = 30)
+{
+	struct tu_proc shim;
+	run_with_bad_settings(&shim, false);
+	tu_assert_exit(&shim, 4, "exit_status under the shim");
+	for (size_t i = 0; i < NBAD; i++) {
+		const char *hit = strstr(shim.err, bad_settings[i].named);
+		cr_assert(hit, "no warning names %s; stderr:\n%s", bad_settings[i].named, shim.err);
+		cr_assert(!strstr(hit + 1, bad_settings[i].named), "%s is named twice; stderr:\n%s",
+			  bad_settings[i].named, shim.err);
+	}
+	TU_EQ(tu_count_lines(shim.err), NBAD, "stderr lines (stderr:\n%s)", shim.err);
+	for (const char *line = shim.err; *line; line = strchr(line, '\n') + 1)
+		cr_assert(strncmp(line, "convoy: ", 8) == 0, "a line without \"convoy: \": %s", line);
+}
