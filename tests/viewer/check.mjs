@@ -177,6 +177,11 @@ try {
     const verdict = await sectionText('verdict');
     check(verdict.includes('B takes'), 'the comparison has no wall-time sentence');
     await sectionText('stack');
+    if (data.a.kind === 'sweep') {
+      check(await tab.locator('#speedup svg path.measured').count() === 1 && await tab.locator('#speedup svg path.measured-b').count() === 1,
+        'a diff of two sweeps does not draw both speedup curves');
+      check(/speedup/.test(verdict), 'the comparison has no speedup per thread count');
+    }
     await sectionText('differences');
     check(await tab.locator('#differences tbody tr').count() === data.diff.differences.filter(r => r.a_ns || r.b_ns).length,
       'not one row per difference that is not zero on both sides');

@@ -459,3 +459,22 @@ Test(trace, a_signal_handler_may_post_a_semaphore_while_tracing, .timeout = 120)
 	convoy(&p, (const char *[]){ "export", "--perfetto", "-o", "/dev/null", profile, NULL });
 	tu_assert_exit(&p, 0, "convoy export --perfetto of the traced profile");
 }
+
+Test(viewer, a_diff_page_of_two_sweeps_draws_both_curves, .timeout = 240)
+{
+	char *dir = tu_tmpdir(), *page = NULL;
+	char sweeps[2][4200];
+	const char *demos[2] = { "global_queue", "work_stealing" };
+	struct tu_proc p;
+	for (int i = 0; i < 2; i++) {
+		char *demo = NULL;
+		cr_assert(asprintf(&demo, "%s/demos/%s", BUILD_DIR, demos[i]) > 0);
+		snprintf(sweeps[i], sizeof(sweeps[i]), "%s/%s", dir, demos[i]);
+		convoy(&p, (const char *[]){ "scale", "--threads", "1,2", "-o", sweeps[i], "--", demo, "--workers", "{threads}", NULL });
+		tu_assert_exit(&p, 0, "convoy scale");
+	}
+	cr_assert(asprintf(&page, "%s/diff.html", dir) > 0);
+	convoy(&p, (const char *[]){ "diff", "--html", page, sweeps[0], sweeps[1], NULL });
+	tu_assert_exit(&p, 0, "convoy diff --html of two sweeps");
+	browser_check("diff", page, NULL);
+}
