@@ -115,6 +115,10 @@ json_object *html__path_page(const char *path)
 		cv_error("cannot read %s: %s", path, strerror(errno));
 		return NULL;
 	}
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {   /* a FIFO would block the read */
+		cv_error("%s: not a regular file or a directory", path);
+		return NULL;
+	}
 	if (!S_ISDIR(st.st_mode) && has_profile_magic(path)) {
 		struct profile *p = profile__load(path);
 		json_object *page = p ? html__report_page(p) : NULL;
@@ -123,7 +127,7 @@ json_object *html__path_page(const char *path)
 	}
 	char file[4200];
 	snprintf(file, sizeof(file), S_ISDIR(st.st_mode) ? "%s/sweep.json" : "%s", path);
-	json_object *sweep = json_object_from_file(file), *runs;
+	json_object *sweep = stat(file, &st) == 0 && S_ISREG(st.st_mode) ? json_object_from_file(file) : NULL, *runs;
 	if (!sweep || !json_object_object_get_ex(sweep, "runs", &runs) ||
 	    !json_object_is_type(runs, json_type_array) || json_object_array_length(runs) == 0) {
 		cv_error("%s: neither a profile nor a convoy sweep (no runs[] in %s)", path, file);

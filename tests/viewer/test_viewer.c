@@ -235,10 +235,13 @@ Test(viewer, view_rejects_what_is_not_a_profile_or_sweep, .timeout = 30)
 	char *dir = tu_tmpdir(), *junk = NULL;
 	cr_assert(asprintf(&junk, "%s/junk", dir) > 0);
 	tu_write_file(junk, "not a profile\n", 14);
+	char *fifo = NULL;
+	cr_assert(asprintf(&fifo, "%s/fifo", dir) > 0 && mkfifo(fifo, 0600) == 0);
 	const char *const cases[][3] = {
 		{ "view", junk, NULL },
 		{ "view", dir, NULL },                 /* a directory without sweep.json */
 		{ "view", "/nonexistent/x", NULL },
+		{ "view", fifo, NULL },                /* must not block on it */
 		{ "view", NULL, NULL },
 		{ "report", "--html", NULL },
 	};
