@@ -286,9 +286,10 @@
 
   function stackSection(view) {
     const s = section('stack', 'Where the worker time went (speedup stack)');
-    const runs = view.sweep ? view.sweep.runs : [{ threads: view.reports[0].report.stack.threads, stack: view.reports[0].report.stack, budget_ns: view.reports[0].report.stack.budget_ns, wall_ns: view.reports[0].report.stack.wall_ns }];
+    const st = view.reports[0].report.stack || {};
+    const runs = view.sweep ? view.sweep.runs : [{ threads: st.threads, stack: st, budget_ns: st.budget_ns, wall_ns: st.wall_ns }];
     const bars = runs.map(r => ({ label: plural(r.threads, 'thread'), budget: r.budget_ns || stackParts(r.stack).reduce((a, p) => a + p.ns, 0), parts: stackParts(r.stack) }));
-    add(s, [note('Each bar is the worker-time budget N × wall time, split into what the threads spent it on; a perfectly scaling program keeps the useful part constant and the bar as long as the 1-thread bar.'),
+    add(s, [note('Each bar is the worker-time budget N × wall time, split into what the threads spent it on; a perfectly scaling program keeps the useful part constant and every bar as long as the first.'),
       stackChart(bars), legend(stackParts(runs[0].stack))]);
     return s;
   }
@@ -567,7 +568,7 @@
     if (va.sweep && vb.sweep)
       add(charts, [add(section('speedup', 'Speedup against ideal'), [legend([{ label: 'A', color: '#2f6fdf' }, { label: 'B', color: '#c0392b' }]),
         speedupChart([{ label: 'A', runs: va.sweep.runs }, { label: 'B', runs: vb.sweep.runs }], va.sweep.cpus)])]);
-    const runsOf = v => v.sweep ? v.sweep.runs : [{ threads: v.reports[0].report.stack.threads, stack: v.reports[0].report.stack, budget_ns: v.reports[0].report.stack.budget_ns }];
+    const runsOf = v => { const st = v.reports[0].report.stack || {}; return v.sweep ? v.sweep.runs : [{ threads: st.threads, stack: st, budget_ns: st.budget_ns }]; };
     const bars = [];
     for (const ra of runsOf(va)) {
       const rb = runsOf(vb).find(r => r.threads === ra.threads) || (vb.sweep ? null : runsOf(vb)[0]);
