@@ -20,12 +20,13 @@ CXX      ?= g++
 # Debian packages the build, the tests and the benchmarks need, and one header
 # (or program) per package that proves it is installed.
 DEB_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev \
-                libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc \
+                libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc time libiberty-dev \
                 clang libclang-rt-14-dev chromium nodejs npm
 DEP_FILES    := /usr/include/*/libunwind.h /usr/include/elfutils/libdwfl.h \
                 /usr/include/gelf.h /usr/include/json-c/json.h \
                 /usr/include/criterion/criterion.h /usr/include/zlib.h /usr/bin/pkg-config \
-                /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc /usr/bin/clang \
+                /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc /usr/bin/time \
+                /usr/include/libiberty/demangle.h /usr/bin/clang \
                 /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
                 /usr/bin/chromium /usr/bin/node /usr/bin/npm
 
@@ -43,8 +44,8 @@ SHIM_LIBS    := -ldl -lpthread -lz
 # make test-asan sets SANITIZE for the analyzer and the test binaries only:
 # the shim and the programs it is preloaded into stay as they ship.
 SANITIZE ?=
-ANALYZER_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) $(SANITIZE) -DCONVOY_LIBDIR='"$(PREFIX)/lib/convoy"'
-ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm -lstdc++
+ANALYZER_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) $(SANITIZE) -I/usr/include/libiberty -DCONVOY_LIBDIR='"$(PREFIX)/lib/convoy"'
+ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm -lstdc++ -liberty
 
 TEST_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) $(SANITIZE) -pthread
 TEST_LIBS   := -lcriterion -pthread
@@ -113,6 +114,7 @@ include tests/stacks/stacks.mk
 include tests/scale/scale.mk
 include tests/fuzz/fuzz.mk
 include tests/bench/bench.mk
+include tests/data/data.mk
 include tests/viewer/viewer.mk
 
 # --- test, demo, bench ------------------------------------------------------
@@ -154,7 +156,7 @@ demo: all
 	@echo
 	@echo "== In a browser: $(DEMO_DIR)/global_queue.html, $(DEMO_DIR)/work_stealing.html, $(DEMO_DIR)/diff.html"
 
-bench: all bench-shim bench-whatif bench-demos bench-trace
+bench: all bench-shim bench-whatif bench-demos bench-report bench-trace
 
 # --- install ----------------------------------------------------------------
 install: $(BUILD)/libconvoy.so $(BUILD)/convoy

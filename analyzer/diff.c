@@ -12,13 +12,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analysis.h"
 #include "diff.h"
-#include "findings.h"
 #include "html.h"
-#include "model.h"
 #include "profile.h"
-#include "stack.h"
-#include "symbols.h"
+#include "sweep.h"
 #include "util.h"
 
 struct row {
@@ -80,39 +78,49 @@ static json_object *rows_json(struct rows *r)
 	return arr;
 }
 
-/* ---- profiles ------------------------------------------------------------ */
+/* ---- what two analyses have in common --------------------------------------- */
 
-struct side {
-	struct profile *p;
-	struct syms *syms;
-	struct model m;
-	struct run_stack s;
-	struct findings f;
-};
-
-static int side_load(struct side *x, const char *path)
+static int by_identity(const void *x, const void *y)
 {
-	memset(x, 0, sizeof(*x));
-	if (!(x->p = profile__load(path)))
-		return -1;
-	x->syms = syms__load(x->p);
-	model__build(&x->m, x->p, x->syms);
-	stack__compute(&x->s, &x->m, stack__busy_threads(&x->m), 0, -1);
-	struct run_view v = { &x->m, &x->s };
-	findings__diagnose(&x->f, NULL, &v);
-	findings__sort(&x->f);
-	return 0;
+	return model__cmp_identity(*(struct object_row *const *)x, *(struct object_row *const *)y);
 }
 
-static void side_free(struct side *x)
+/* Each lock's wait on both sides, matched by identity (name, creating site,
+ * generation, ordinal: model.h), in one pass over both sorted; a lock on one
+ * side only counts as 0 on the other. */
+static void lock_rows(struct rows *r, const char *prefix, const struct model *a, const struct model *b)
 {
-	if (!x->p)
-		return;
-	findings__free(&x->f);
-	stack__free(&x->s);
-	model__free(&x->m);
-	syms__free(x->syms);
-	profile__free(x->p);
+	struct object_row **x = xcalloc(a->nlocks + 1, sizeof(*x)), **y = xcalloc(b->nlocks + 1, sizeof(*y));
+	memcpy(x, a->locks, a->nlocks * sizeof(*x));
+	memcpy(y, b->locks, b->nlocks * sizeof(*y));
+	qsort(x, a->nlocks, sizeof(*x), by_identity);
+	qsort(y, b->nlocks, sizeof(*y), by_identity);
+	size_t i = 0, k = 0;
+	while (i < a->nlocks || k < b->nlocks) {
+		int c = i == a->nlocks ? 1 : k == b->nlocks ? -1 : model__cmp_identity(x[i], y[k]);
+		const struct object_row *row = c <= 0 ? x[i] : y[k];
+		char name[400], nth[32] = "";
+		if (row->ordinal)   /* the second and later objects of one name */
+			snprintf(nth, sizeof(nth), " #%u", row->ordinal + 1);
+		snprintf(name, sizeof(name), "%slock %s%s wait", prefix, row->name, nth);
+		row_add(r, name, c <= 0 ? (double)x[i]->total.wait_ns : 0, c >= 0 ? (double)y[k]->total.wait_ns : 0);
+		i += c <= 0;
+		k += c >= 0;
+	}
+	free(x);
+	free(y);
+}
+
+static void stack_rows(struct rows *r, const char *prefix, const struct speedup *a, const struct speedup *b,
+		       int with_inflation)
+{
+	for (int k = 0; k < STACK_N; k++) {
+		if (k == STACK_INFLATION && !with_inflation)
+			continue;   /* single runs have no reference */
+		char name[64];
+		snprintf(name, sizeof(name), "%sworker time: %s", prefix, stack_keys[k]);
+		row_add(r, name, a->c[k], b->c[k]);
+	}
 }
 
 static void print_findings(const char *label, const struct findings *f, FILE *out)
@@ -121,59 +129,42 @@ static void print_findings(const char *label, const struct findings *f, FILE *ou
 	if (!f->n)
 		fputs(" none", out);
 	for (size_t i = 0; i < f->n && i < 4; i++)
-		fprintf(out, "%s %s %s (%.0f%%)%s", i ? "," : "", f->v[i].severity, f->v[i].kind, f->v[i].share * 100,
-			f->v[i].nobjects ? "" : "");
+		fprintf(out, "%s %s %s (%.0f%%)", i ? "," : "", severity_name(f->v[i].severity),
+			finding_kind_name(f->v[i].kind), f->v[i].share * 100);
 	fputc('\n', out);
 }
 
+static void print_json(json_object *root, const char *pa, const char *pb, struct rows *r,
+		       const struct findings *fa, const struct findings *fb, FILE *out)
+{
+	json_object_object_add(root, "a", json_object_new_string(pa));
+	json_object_object_add(root, "b", json_object_new_string(pb));
+	json_object_object_add(root, "differences", rows_json(r));
+	json_object_object_add(root, "findings_a", findings__json(fa));
+	json_object_object_add(root, "findings_b", findings__json(fb));
+	fprintf(out, "%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(root);
+}
+
+/* ---- profiles ------------------------------------------------------------ */
+
 static int diff_profiles(const char *pa, const char *pb, int json, FILE *out)
 {
-	struct side a, b;
-	if (side_load(&a, pa)) {
+	struct analysis a, b;
+	if (analysis__load(&a, pa))
+		return 1;
+	if (analysis__load(&b, pb)) {
+		analysis__free(&a);
 		return 1;
 	}
-	if (side_load(&b, pb)) {
-		side_free(&a);
-		return 1;
-	}
+	analysis__diagnose(&a);
+	analysis__diagnose(&b);
 	struct rows r = { 0 };
 	row_add(&r, "wall time", a.s.wall_ns, b.s.wall_ns);
-	for (int k = 0; k < STACK_N; k++) {
-		if (k == STACK_INFLATION)
-			continue;   /* single runs have no reference */
-		char name[64];
-		snprintf(name, sizeof(name), "worker time: %s", stack_keys[k]);
-		row_add(&r, name, a.s.c[k], b.s.c[k]);
-	}
-	/* Locks by name; a lock on one side only counts as 0 on the other. */
-	for (size_t i = 0; i < a.m.nlocks; i++) {
-		char name[300];
-		snprintf(name, sizeof(name), "lock %s wait", a.m.locks[i]->name);
-		double other = 0;
-		for (size_t k = 0; k < b.m.nlocks; k++)
-			if (!strcmp(b.m.locks[k]->name, a.m.locks[i]->name))
-				other = (double)b.m.locks[k]->total.wait_ns;
-		row_add(&r, name, (double)a.m.locks[i]->total.wait_ns, other);
-	}
-	for (size_t k = 0; k < b.m.nlocks; k++) {
-		int seen = 0;
-		for (size_t i = 0; i < a.m.nlocks; i++)
-			seen |= !strcmp(b.m.locks[k]->name, a.m.locks[i]->name);
-		if (!seen) {
-			char name[300];
-			snprintf(name, sizeof(name), "lock %s wait", b.m.locks[k]->name);
-			row_add(&r, name, 0, (double)b.m.locks[k]->total.wait_ns);
-		}
-	}
+	stack_rows(&r, "", &a.s, &b.s, 0);
+	lock_rows(&r, "", &a.m, &b.m);
 	if (json) {
-		json_object *root = json_object_new_object();
-		json_object_object_add(root, "a", json_object_new_string(pa));
-		json_object_object_add(root, "b", json_object_new_string(pb));
-		json_object_object_add(root, "differences", rows_json(&r));
-		json_object_object_add(root, "findings_a", findings__json(&a.f));
-		json_object_object_add(root, "findings_b", findings__json(&b.f));
-		fprintf(out, "%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(root);
+		print_json(json_object_new_object(), pa, pb, &r, &a.f, &b.f, out);
 	} else {
 		char w1[32], w2[32];
 		fprintf(out, "convoy diff\n  A: %s (%d busy threads, %s)\n  B: %s (%d busy threads, %s)\n  B takes %.2f× A's wall time.\n\n",
@@ -185,142 +176,81 @@ static int diff_profiles(const char *pa, const char *pb, int json, FILE *out)
 		print_findings("B", &b.f, out);
 	}
 	free(r.v);
-	side_free(&a);
-	side_free(&b);
+	analysis__free(&a);
+	analysis__free(&b);
 	return 0;
 }
 
-/* ---- sweeps -------------------------------------------------------------- */
+/* ---- sweeps: each count's analysis, as for profiles -------------------------- */
 
-static json_object *load_sweep(const char *path)
+static const struct sweep_run *run_at(const struct sweep *w, int threads)
 {
-	char file[4200];
-	struct stat st;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		snprintf(file, sizeof(file), "%s/sweep.json", path);
-	else
-		snprintf(file, sizeof(file), "%s", path);
-	json_object *root = json_object_from_file(file);
-	json_object *runs;
-	if (!root || !json_object_object_get_ex(root, "runs", &runs) || !json_object_is_type(runs, json_type_array)) {
-		cv_error("%s: not a convoy sweep (no runs[] in %s)", path, file);
-		json_object_put(root);
-		return NULL;
-	}
-	return root;
-}
-
-static json_object *run_at(json_object *sweep, int threads)
-{
-	json_object *runs, *t;
-	json_object_object_get_ex(sweep, "runs", &runs);
-	for (size_t i = 0; i < json_object_array_length(runs); i++) {
-		json_object *r = json_object_array_get_idx(runs, i);
-		if (json_object_object_get_ex(r, "threads", &t) && json_object_get_int(t) == threads)
-			return r;
-	}
+	for (int i = 0; i < w->nruns; i++)
+		if (w->runs[i].threads == threads)
+			return &w->runs[i];
 	return NULL;
-}
-
-static double num(json_object *o, const char *key)
-{
-	json_object *v;
-	return o && json_object_object_get_ex(o, key, &v) ? json_object_get_double(v) : 0;
 }
 
 static int diff_sweeps(const char *pa, const char *pb, int json, FILE *out)
 {
-	json_object *a = load_sweep(pa), *b = a ? load_sweep(pb) : NULL;
-	if (!a || !b) {
-		json_object_put(a);
+	static struct sweep a, b;   /* large: off the stack */
+	if (sweep__load(&a, pa))
+		return 1;
+	if (sweep__load(&b, pb)) {
+		sweep__free(&a);
 		return 1;
 	}
-	json_object *runs, *result = json_object_new_array();
-	json_object_object_get_ex(a, "runs", &runs);
+	json_object *runs = json_object_new_array();
 	if (!json)
 		fprintf(out, "convoy diff (sweeps)\n  A: %s\n  B: %s\n\n%7s %10s %10s %8s %9s %9s\n", pa, pb,
 			"threads", "wall A", "wall B", "B/A", "speedup A", "speedup B");
 	struct rows r = { 0 };
 	int common = 0;
-	for (size_t i = 0; i < json_object_array_length(runs); i++) {
-		json_object *ra = json_object_array_get_idx(runs, i);
-		int n = (int)num(ra, "threads");
-		json_object *rb = run_at(b, n);
+	for (int i = 0; i < a.nruns; i++) {
+		const struct sweep_run *ra = &a.runs[i], *rb = run_at(&b, ra->threads);
 		if (!rb)
 			continue;
 		common++;
-		double wa = num(ra, "wall_ns"), wb = num(rb, "wall_ns");
-		json_object *sa = NULL, *sb = NULL;
-		json_object_object_get_ex(ra, "stack", &sa);
-		json_object_object_get_ex(rb, "stack", &sb);
-		for (int k = 0; k < STACK_N; k++) {
-			char name[64];
-			snprintf(name, sizeof(name), "%d threads: %s", n, stack_keys[k]);
-			row_add(&r, name, num(sa, stack_keys[k]), num(sb, stack_keys[k]));
-		}
+		char prefix[32];
+		snprintf(prefix, sizeof(prefix), "%d threads: ", ra->threads);
+		stack_rows(&r, prefix, &ra->a.s, &rb->a.s, 1);
+		lock_rows(&r, prefix, &ra->a.m, &rb->a.m);
+		double wa = ra->a.s.wall_ns, wb = rb->a.s.wall_ns;
 		if (json) {
 			json_object *o = json_object_new_object();
-			json_object_object_add(o, "threads", json_object_new_int(n));
+			json_object_object_add(o, "threads", json_object_new_int(ra->threads));
 			json_object_object_add(o, "wall_ns_a", json_object_new_int64((int64_t)wa));
 			json_object_object_add(o, "wall_ns_b", json_object_new_int64((int64_t)wb));
-			json_object_object_add(o, "speedup_a", json_object_new_double(num(ra, "speedup")));
-			json_object_object_add(o, "speedup_b", json_object_new_double(num(rb, "speedup")));
-			json_object_array_add(result, o);
+			json_object_object_add(o, "speedup_a", json_object_new_double(round(ra->speedup * 1000) / 1000));
+			json_object_object_add(o, "speedup_b", json_object_new_double(round(rb->speedup * 1000) / 1000));
+			json_object_array_add(runs, o);
 		} else {
 			char x[32], y[32];
-			fprintf(out, "%7d %10s %10s %7.2fx %8.2fx %8.2fx\n", n, fmt_ns(x, sizeof(x), wa),
-				fmt_ns(y, sizeof(y), wb), wa > 0 ? wb / wa : 0, num(ra, "speedup"), num(rb, "speedup"));
+			fprintf(out, "%7d %10s %10s %7.2fx %8.2fx %8.2fx\n", ra->threads, fmt_ns(x, sizeof(x), wa),
+				fmt_ns(y, sizeof(y), wb), wa > 0 ? wb / wa : 0, ra->speedup, rb->speedup);
 		}
 	}
+	int rc = 0;
 	if (!common) {
 		cv_error("diff: the sweeps have no thread count in common");
-		json_object_put(result);
-		json_object_put(a);
-		json_object_put(b);
-		free(r.v);
-		return 1;
-	}
-	json_object *fa, *fb;
-	if (!json_object_object_get_ex(a, "findings", &fa) || !json_object_is_type(fa, json_type_array))
-		fa = NULL;
-	if (!json_object_object_get_ex(b, "findings", &fb) || !json_object_is_type(fb, json_type_array))
-		fb = NULL;
-	if (json) {
+		json_object_put(runs);
+		rc = 1;
+	} else if (json) {
 		json_object *root = json_object_new_object();
-		json_object_object_add(root, "a", json_object_new_string(pa));
-		json_object_object_add(root, "b", json_object_new_string(pb));
-		json_object_object_add(root, "runs", result);
-		json_object_object_add(root, "differences", rows_json(&r));
-		json_object_object_add(root, "findings_a", json_object_get(fa));
-		json_object_object_add(root, "findings_b", json_object_get(fb));
-		fprintf(out, "%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(root);
+		json_object_object_add(root, "runs", runs);
+		print_json(root, pa, pb, &r, &a.f, &b.f, out);
 	} else {
-		json_object_put(result);
+		json_object_put(runs);
 		fputc('\n', out);
 		print_rows(&r, "Worker time by component", out);
 		fputs("Findings\n", out);
-		for (int side = 0; side < 2; side++) {
-			json_object *f = side ? fb : fa;
-			fprintf(out, "  %s:", side ? "B" : "A");
-			size_t n = f ? json_object_array_length(f) : 0;
-			if (!n)
-				fputs(" none", out);
-			for (size_t i = 0; i < n && i < 4; i++) {
-				json_object *x = json_object_array_get_idx(f, i), *k = NULL, *sev = NULL;
-				json_object_object_get_ex(x, "kind", &k);
-				json_object_object_get_ex(x, "severity", &sev);
-				const char *sv = json_object_get_string(sev), *kd = json_object_get_string(k);
-				fprintf(out, "%s %s %s (%.0f%%)", i ? "," : "", sv ? sv : "?", kd ? kd : "?",
-					num(x, "share") * 100);
-			}
-			fputc('\n', out);
-		}
+		print_findings("A", &a.f, out);
+		print_findings("B", &b.f, out);
 	}
 	free(r.v);
-	json_object_put(a);
-	json_object_put(b);
-	return 0;
+	sweep__free(&a);
+	sweep__free(&b);
+	return rc;
 }
 
 /* A profile starts with the magic; anything else is taken for a sweep. */

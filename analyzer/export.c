@@ -13,11 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "export.h"
-#include "model.h"
 #include "perfetto.h"
+#include "model.h"
 #include "profile.h"
-#include "stacks.h"
+#include "callstacks.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -77,14 +78,14 @@ static int by_text(const void *a, const void *b)
 static void folded_object(struct lines *out, const struct model *m, struct syms *s, const struct object_row *row)
 {
 	struct stack_sum *sums;
-	size_t n = stacks__object(m->p, row->obj->o.id, &sums);
+	size_t n = callstacks__object(m->p, row->obj->o.id, &sums);
 	for (size_t i = 0; i < n; i++) {
 		if (!sums[i].wait_ns)
 			continue;
 		char *buf = NULL, label[512], leaf[320];
 		size_t len = 0, cap = 0;
 		const struct sym_frame **f;
-		size_t nf = stacks__frames(s, sums[i].stack, &f);
+		size_t nf = callstacks__frames(s, sums[i].stack, &f);
 		const struct profile_stack *ps = sums[i].stack ? &m->p->stacks[sums[i].stack - 1] : NULL;
 		if (!nf)
 			append_frame(&buf, &len, &cap, "[unknown stack]", "");
@@ -106,14 +107,11 @@ static void folded_object(struct lines *out, const struct model *m, struct syms 
 	free(sums);
 }
 
-static int write_folded(const struct profile *p, FILE *out)
+static int write_folded(const struct analysis *a, FILE *out)
 {
-	struct syms *s = syms__load(p);
-	struct model m;
-	model__build(&m, p, s);
 	struct lines l = { 0 };
-	for (size_t i = 0; i < p->nobjects; i++)
-		folded_object(&l, &m, s, &m.rows[i]);
+	for (size_t i = 0; i < a->p->nobjects; i++)
+		folded_object(&l, &a->m, a->syms, &a->m.rows[i]);
 	if (l.n)
 		qsort(l.v, l.n, sizeof(*l.v), by_text);
 	/* Identical paths (two objects with one name, two stacks that
@@ -129,8 +127,6 @@ static int write_folded(const struct profile *p, FILE *out)
 	for (size_t i = 0; i < l.n; i++)
 		free(l.v[i].text);
 	free(l.v);
-	model__free(&m);
-	syms__free(s);
 	if (fflush(out) != 0 || ferror(out)) {
 		cv_error("export: cannot write the output");
 		return -1;
@@ -187,20 +183,20 @@ int cmd_export(int argc, char **argv)
 		cv_error("export: expected one PROFILE, got %d (try 'convoy export --help')", argc - optind);
 		return 2;
 	}
-	struct profile *p = profile__load(argv[optind]);
-	if (!p)
+	struct analysis a;
+	if (analysis__load(&a, argv[optind]) != 0)
 		return 1;
 	FILE *out = stdout;
 	if (output && !(out = fopen(output, "w"))) {
 		cv_error("export: cannot write %s", output);
-		profile__free(p);
+		analysis__free(&a);
 		return 1;
 	}
-	int rc = perfetto ? perfetto__write(p, out) : write_folded(p, out);
+	int rc = perfetto ? perfetto__write(&a, out) : write_folded(&a, out);
 	if (out != stdout && fclose(out) != 0 && !rc) {
 		cv_error("export: cannot write %s", output);
 		rc = -1;
 	}
-	profile__free(p);
+	analysis__free(&a);
 	return rc ? 1 : 0;
 }

@@ -19,11 +19,14 @@
 #include "findings.h"
 #include "model.h"
 #include "profile.h"
-#include "stack.h"
+#include "speedup.h"
+#include "symbols.h"
+#include "textfit.h"
 #include "util.h"
 
 /* Thresholds (docs/findings.md explains each). */
-#define SHORT_HOLD_NS        1000.0   /* below: the cost is the number of entries */
+#define SHORT_HOLD_NS        1000.0   /* below: the cost is the number of entries ... */
+#define FREQUENT_RATE         1e5     /* ... when they come at least this often a second */
 #define LONG_HOLD_NS        20000.0   /* above: the critical section does real work */
 #define LONG_HOLD_UTIL          0.7   /* ... or the lock is held this share of the run */
 #define SHORT_PARK_NS      200000.0   /* parks shorter than this are wake/sleep cycles */
@@ -35,7 +38,7 @@
 #define NOISE_SHARE            0.05   /* findings explaining less are dropped */
 #define SUSPECTED_HIGH_SHARE    0.5   /* a suspected finding is high only above this share */
 
-static struct finding *add(struct findings *f, const char *kind, double share)
+static struct finding *add(struct findings *f, enum finding_kind kind, double share)
 {
 	if (f->n == f->cap) {
 		f->cap = f->cap ? 2 * f->cap : 8;
@@ -75,6 +78,21 @@ static void say(char *buf, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
+static const char *const kind_names[FINDING_KIND_N] = {
+#define CV_X(sym, name) [sym] = name,
+	FINDING_KINDS(CV_X)
+#undef CV_X
+};
+
+static const char *const severity_names[SEVERITY_N] = {
+#define CV_X(sym, name) [sym] = name,
+	SEVERITIES(CV_X)
+#undef CV_X
+};
+
+const char *finding_kind_name(enum finding_kind k) { return kind_names[k]; }
+const char *severity_name(enum severity s) { return severity_names[s]; }
+
 /* ---- what both runs had -------------------------------------------------- */
 
 struct step {
@@ -83,6 +101,9 @@ struct step {
 	double scale;      /* units of work: multiply the target's times by this */
 	int n;
 	double inflation_left;   /* on-CPU growth not yet attributed to a lock */
+	int busy;                /* threads busy at once in the target run */
+	uint32_t cpus;           /* the CPUs it could use */
+	int oversubscribed;      /* busy > cpus: spinning would only make it worse */
 };
 
 static double comp(const struct run_view *r, enum stack_component c)
@@ -124,11 +145,11 @@ int findings__bouncing(const struct object_row *row, double wall_ns)
 
 static void rule_locks(struct findings *out, struct step *st)
 {
-	const struct run_stack *s = st->t->s;
+	const struct speedup *s = st->t->s;
 	for (size_t i = 0; i < s->nlocks; i++) {
 		const struct object_row *row = s->locks[i].row;
 		double grew = s->locks[i].wait_ns * st->scale -
-			      (st->ref ? stack__lock_wait(st->ref->s, row->name) : 0);
+			      (st->ref ? speedup__lock_wait(st->ref->s, row) : 0);
 		if (grew <= 0 || grew < NOISE_SHARE * st->lost)
 			continue;
 		const struct cv_stats *k = &row->total;
@@ -136,11 +157,11 @@ static void rule_locks(struct findings *out, struct step *st)
 		double acq = (double)k->acquisitions, interval = acq ? wall / acq : 0;
 		double contended = acq ? (double)k->contended / acq : 0;
 		double util = wall ? acq * hold / wall : 0;
-		const char *kind = "lock-contention";
-		if (hold > 0 && hold < SHORT_HOLD_NS)
-			kind = "acquisition-frequency";
+		enum finding_kind kind = FINDING_LOCK_CONTENTION;
+		if (hold > 0 && hold < SHORT_HOLD_NS && wall > 0 && acq / wall * 1e9 >= FREQUENT_RATE)
+			kind = FINDING_ACQUISITION_FREQ;
 		else if (hold >= LONG_HOLD_NS || util >= LONG_HOLD_UTIL)
-			kind = "long-hold";
+			kind = FINDING_LONG_HOLD;
 		/* A hot lock whose ownership keeps moving between threads drags its
 		 * cache line (and the data it guards) from CPU to CPU: the on-CPU
 		 * growth of the same work is that traffic, so the lock claims it. */
@@ -161,16 +182,21 @@ static void rule_locks(struct findings *out, struct step *st)
 		evidence(x, "interval_ns", interval);
 		evidence(x, "utilization", util);
 		char a[32], b[32], c[32], d[32], e[32];
-		const char *what = !strcmp(kind, "acquisition-frequency") ?
-			"the critical section is short but entered too often" :
-			!strcmp(kind, "long-hold") ? "the critical section is long" : "threads queue for it";
-		say(x->summary, sizeof(x->summary),
-		    "Waiting for %s %s: %s acquisitions (%s), %s contended, %s waited in all; "
-		    "the critical section is %s but it is entered every %s — %s.",
-		    kind_name(row->obj->o.kind), row->name, fmt_count(a, sizeof(a), (uint64_t)acq), fmt_rate(e, sizeof(e), wall ? acq / wall * 1e9 : 0),
-		    fmt_pct(b, sizeof(b), contended), fmt_ns(c, sizeof(c), (double)k->wait_ns),
-		    hold > 0 ? fmt_ns(d, sizeof(d), hold) : "unmeasured",
-		    fmt_ns((char[32]){0}, 32, interval), what);
+		const char *what = kind == FINDING_ACQUISITION_FREQ ? "but it is entered every %s — the cost is the number of entries" :
+				   kind == FINDING_LONG_HOLD ? "and it is entered every %s — the critical section is long" :
+				   "and it is entered every %s — threads queue for it";
+		int len = snprintf(x->summary, sizeof(x->summary),
+		    "Waiting for %s %s: %s acquisitions (%s), %s contended, %s waited in all; the critical section is %s ",
+		    kind_name(row->obj->o.kind), row->name, fmt_count(a, sizeof(a), (uint64_t)acq),
+		    fmt_rate(e, sizeof(e), wall ? acq / wall * 1e9 : 0), fmt_pct(b, sizeof(b), contended),
+		    fmt_ns(c, sizeof(c), (double)k->wait_ns), hold > 0 ? fmt_ns(d, sizeof(d), hold) : "unmeasured");
+		len += snprintf(x->summary + len, sizeof(x->summary) - (size_t)len, what, fmt_ns(a, sizeof(a), interval));
+		if (kind == FINDING_LOCK_CONTENTION && hold > 0 && hold < SHORT_HOLD_NS)
+			snprintf(x->summary + len, sizeof(x->summary) - (size_t)len,
+				 ". Entered this rarely and held this briefly (sampled 1 in %u), it should not keep "
+				 "threads waiting: some holds are longer than the samples, or holders lost their CPU",
+				 st->t->m->p->process.hold_sample_period);
+		strncat(x->summary, ".", sizeof(x->summary) - strlen(x->summary) - 1);
 		if (bounced > 0) {
 			size_t len = strlen(x->summary);
 			say(x->summary + len, sizeof(x->summary) - len,
@@ -179,11 +205,11 @@ static void rule_locks(struct findings *out, struct step *st)
 			    fmt_pct(a, sizeof(a), handoffs), fmt_ns(c, sizeof(c), bounced / st->scale),
 			    st->ref ? st->ref->s->threads : 1, st->ref && st->ref->s->threads == 1 ? "" : "s");
 		}
-		if (!strcmp(kind, "acquisition-frequency"))
+		if (kind == FINDING_ACQUISITION_FREQ)
 			say(x->fix, sizeof(x->fix),
 			    "Enter %s less often: take work in batches, or give each thread its own queue and "
 			    "let idle threads steal (demo-workloads/work_stealing.c).", row->name);
-		else if (!strcmp(kind, "long-hold"))
+		else if (kind == FINDING_LONG_HOLD)
 			say(x->fix, sizeof(x->fix),
 			    "Shorten the critical section under %s: move computation and I/O out of it, "
 			    "or split the data it protects so threads lock different parts.", row->name);
@@ -200,12 +226,12 @@ static void rule_runnable(struct findings *out, const struct step *st)
 	if (grew <= 0 || grew < NOISE_SHARE * st->lost)
 		return;
 	const struct profile *p = st->t->m->p;
-	uint32_t cpus = p->process.cpus_allowed ? p->process.cpus_allowed : p->process.ncpus;
-	int busy = stack__busy_threads(st->t->m);
+	uint32_t cpus = st->cpus;
+	int busy = st->busy;
 	uint64_t invol = 0;
 	for (size_t i = 0; i < p->nthreads; i++)
 		invol += p->threads[i].involuntary_cs;
-	struct finding *x = add(out, "oversubscription", grew / st->lost);
+	struct finding *x = add(out, FINDING_OVERSUBSCRIPTION, grew / st->lost);
 	/* More busy threads than CPUs is the program's doing; waiting for CPUs
 	 * with fewer is the machine's (other processes), which the program cannot
 	 * fix: that one is never ranked high. */
@@ -219,14 +245,15 @@ static void rule_runnable(struct findings *out, const struct step *st)
 	char a[32], b[32];
 	if (busy > (int)cpus)
 		say(x->summary, sizeof(x->summary),
-		    "%d busy threads shared %u CPUs: threads spent %s runnable but waiting for a CPU, "
-		    "with %s involuntary context switches.", busy, cpus,
+		    "%d busy threads shared %u CPU%s: threads spent %s runnable but waiting for a CPU, "
+		    "with %s involuntary context switches.", busy, cpus, cpus == 1 ? "" : "s",
 		    fmt_ns(a, sizeof(a), st->t->s->c[STACK_RUNNABLE]), fmt_count(b, sizeof(b), invol));
 	else
 		say(x->summary, sizeof(x->summary),
-		    "Threads spent %s runnable but waiting for a CPU although only %d were busy on %u CPUs: "
+		    "Threads spent %s runnable but waiting for a CPU although only %d %s busy on %u CPU%s: "
 		    "other processes competed for the machine (%s involuntary switches).",
-		    fmt_ns(a, sizeof(a), st->t->s->c[STACK_RUNNABLE]), busy, cpus, fmt_count(b, sizeof(b), invol));
+		    fmt_ns(a, sizeof(a), st->t->s->c[STACK_RUNNABLE]), busy, busy == 1 ? "was" : "were", cpus,
+		    cpus == 1 ? "" : "s", fmt_count(b, sizeof(b), invol));
 	if (x->external)
 		say(x->fix, sizeof(x->fix),
 		    "Nothing in the program: measure on an idle machine (or pin the program to CPUs "
@@ -237,8 +264,9 @@ static void rule_runnable(struct findings *out, const struct step *st)
 		    "sysconf(_SC_NPROCESSORS_ONLN) or the affinity mask, not from the amount of work.", cpus);
 }
 
-/* Each worker's working time: alive, not joining and not blocked (on a CPU,
- * runnable, or off-CPU inside its own work, such as a sleeping task). The
+/* Each worker's working time: alive, not joining, not blocked and not
+ * waiting for a CPU (on a CPU, or off-CPU inside its own work, such as a
+ * sleeping task): threads that share too few CPUs are not uneven. The
  * main thread is left out when there are workers (it sets up and joins), and
  * so are threads that lived less than a tenth of the run: a worker is there
  * for the run, and churned threads have their own rule. */
@@ -253,9 +281,15 @@ static size_t working_times(const struct run_view *r, double *out)
 			continue;
 		if ((double)(t->end_ns - t->start_ns) < 0.1 * r->s->wall_ns)
 			continue;
-		double w = (double)(t->end_ns - t->start_ns) - (double)t->join_wait_ns -
+		double u = (double)(t->end_ns - t->start_ns) - (double)t->join_wait_ns -
 			   (double)(m->thread_lock_wait[i] + m->thread_cond_wait[i] + m->thread_barrier_wait[i]);
-		out[n++] = w > 0 ? w : 0;
+		if (u < 0)
+			u = 0;
+		/* The run-queue delay outside the waits, as in the stack (the
+		 * rest followed wake-ups and is inside the waits just taken out). */
+		double cpu = (double)t->cpu_ns < u ? (double)t->cpu_ns : u;
+		double runnable = (double)t->run_delay_ns < u - cpu ? (double)t->run_delay_ns : u - cpu;
+		out[n++] = u - runnable;
 	}
 	return n;
 }
@@ -292,8 +326,9 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 	double park_total = st->t->s->c[STACK_PARK];
 	double avg_park = waits ? park_total / (double)waits : 0;
 	int imbalanced = ratio >= IMBALANCE_RATIO;
-	if (park > NOISE_SHARE * st->lost && park > 0 && avg_park < SHORT_PARK_NS && !imbalanced) {
-		struct finding *x = add(out, "park-wake", park / st->lost);
+	if (park > NOISE_SHARE * st->lost && park > 0 && avg_park < SHORT_PARK_NS && !imbalanced &&
+	    !st->oversubscribed) {
+		struct finding *x = add(out, FINDING_PARK_WAKE, park / st->lost);
 		object(x, st->t->m->nparks ? st->t->m->parks[0]->name : "parks");
 		x->predicted_wall_ns = predicted(st, park);
 		evidence(x, "parks", (double)waits);
@@ -311,7 +346,7 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 		    fmt_count(a, sizeof(a), waits), fmt_ns(b, sizeof(b), avg_park),
 		    fmt_ns(c, sizeof(c), park_total), fmt_count(d, sizeof(d), vol));
 		if (st->t->m->total_progress && len < sizeof(x->summary))
-			len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len, ", %.1f parks per unit of work",
+			len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len, ", %.3g parks per unit of work",
 						(double)waits / (double)st->t->m->total_progress);
 		if (latency > 0 && len < sizeof(x->summary))
 			len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len,
@@ -330,7 +365,7 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 	}
 	double uneven = (imbalanced ? idle : 0) + park;
 	if (uneven > NOISE_SHARE * st->lost && imbalanced) {
-		struct finding *x = add(out, "load-imbalance", uneven / st->lost);
+		struct finding *x = add(out, FINDING_LOAD_IMBALANCE, uneven / st->lost);
 		object(x, "workers");
 		x->predicted_wall_ns = predicted(st, uneven);
 		evidence(x, "busiest_working_ns", max);
@@ -347,6 +382,77 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 		    "Let idle threads take work from busy ones (work stealing), or cut the work into "
 		    "more, smaller pieces than threads so the last piece is short.");
 	}
+}
+
+/* A thread's label: its start routine's symbol, else its name, else the
+ * routine's address; the main thread is "main". */
+static const char *thread_label(const struct model *m, const struct cv_thread_rec *t, char *buf, size_t size)
+{
+	if (t->flags & CV_THREAD_MAIN)
+		snprintf(buf, size, "main");
+	else if (t->start_routine && syms__name(m->syms, t->start_routine, buf, size))
+		return buf;
+	else if (t->name[0])
+		snprintf(buf, size, "%s", t->name);
+	else
+		snprintf(buf, size, "thread@0x%llx", (unsigned long long)t->start_routine);
+	return buf;
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The start routine most created threads ran (the churned work), the thread
+ * that created most of those, and how many ran it. */
+static size_t churned_routine(const struct model *m, char *routine, size_t rsize, char *creator, size_t csize)
+{
+	const struct profile *p = m->p;
+	uint64_t *keys = xcalloc(p->nthreads ? p->nthreads : 1, sizeof(uint64_t));
+	size_t n = 0, best = 0, best_n = 0;
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (!(p->threads[i].flags & CV_THREAD_MAIN))
+			keys[n++] = p->threads[i].start_routine;
+	qsort(keys, n, sizeof(*keys), by_u64);
+	uint64_t top = 0;
+	for (size_t i = 0; i < n; i = best) {
+		for (best = i; best < n && keys[best] == keys[i]; best++)
+			;
+		if (best - i > best_n) {
+			best_n = best - i;
+			top = keys[i];
+		}
+	}
+	const struct cv_thread_rec *one = NULL;
+	size_t k = 0;   /* keys now holds the creators of the threads that ran it */
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (!(p->threads[i].flags & CV_THREAD_MAIN) && p->threads[i].start_routine == top) {
+			one = one ? one : &p->threads[i];
+			keys[k++] = (uint64_t)(uint32_t)p->threads[i].creator_tid;
+		}
+	qsort(keys, k, sizeof(*keys), by_u64);
+	int32_t maker = 0;
+	size_t maker_n = 0;
+	for (size_t i = 0, j; i < k; i = j) {
+		for (j = i; j < k && keys[j] == keys[i]; j++)
+			;
+		if (j - i > maker_n) {
+			maker_n = j - i;
+			maker = (int32_t)(uint32_t)keys[i];
+		}
+	}
+	free(keys);
+	if (one)
+		thread_label(m, one, routine, rsize);
+	else
+		snprintf(routine, rsize, "(unknown)");
+	snprintf(creator, csize, "an untracked thread");
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (maker && p->threads[i].tid == maker)
+			thread_label(m, &p->threads[i], creator, csize);
+	return best_n;
 }
 
 /* Returns whether it fired (it then claims the idle slots). */
@@ -371,23 +477,104 @@ static int rule_churn(struct findings *out, const struct step *st)
 		return 0;
 	double idle = delta(st, STACK_IDLE);
 	double cost = create_ns * st->scale + (idle > 0 ? idle : 0);
-	struct finding *x = add(out, "thread-churn", cost / st->lost);
-	object(x, "pthread_create");
+	struct finding *x = add(out, FINDING_THREAD_CHURN, cost / st->lost);
+	char routine[256], creator[256];
+	size_t same = churned_routine(st->t->m, routine, sizeof(routine), creator, sizeof(creator));
+	object(x, routine);
 	x->predicted_wall_ns = predicted(st, cost);
 	evidence(x, "threads_created", (double)created);
 	evidence(x, "create_ns", create_ns);
 	evidence(x, "mean_create_ns", mean_create);
 	evidence(x, "mean_lifetime_ns", mean_life);
 	char a[32], b[32], c[32], d[32];
+	char who[600];
+	if (same == created)
+		snprintf(who, sizeof(who), "%s threads running %s were created by %s", fmt_count(a, sizeof(a), created),
+			 routine, creator);
+	else
+		snprintf(who, sizeof(who), "%s threads were created, %s of them running %s, by %s",
+			 fmt_count(a, sizeof(a), created), fmt_count(b, sizeof(b), same), routine, creator);
 	say(x->summary, sizeof(x->summary),
-	    "%s threads were created, each living %s on average while its creation took %s "
-	    "(%s inside pthread_create in all): the program pays for a thread per piece of work.",
-	    fmt_count(a, sizeof(a), created), fmt_ns(b, sizeof(b), mean_life),
-	    fmt_ns(c, sizeof(c), mean_create), fmt_ns(d, sizeof(d), create_ns));
+	    "%s, each living %s on average while its creation took %s (%s inside pthread_create in all): "
+	    "the program pays for a thread per piece of work.",
+	    who, fmt_ns(b, sizeof(b), mean_life), fmt_ns(c, sizeof(c), mean_create), fmt_ns(d, sizeof(d), create_ns));
 	say(x->fix, sizeof(x->fix),
 	    "Create the threads once (a pool sized to the CPUs) and hand them tasks through a queue "
-	    "instead of creating a thread per task.");
+	    "instead of %s creating a thread to run %s per task.", creator, routine);
 	return 1;
+}
+
+/* With more busy threads than CPUs, threads at a barrier wait for the ones
+ * still waiting for a CPU: that time is the oversubscription's, and its
+ * finding (from rule_runnable) claims it. Returns whether there was one. */
+static int claim_for_oversubscription(struct findings *out, const struct step *st, double grew, const char *name)
+{
+	for (size_t i = 0; i < out->n; i++) {
+		struct finding *x = &out->v[i];
+		if (x->kind != FINDING_OVERSUBSCRIPTION || x->external)
+			continue;
+		double claimed = x->share * st->lost + grew;
+		x->share = claimed / st->lost > 1 ? 1 : claimed / st->lost;
+		x->predicted_wall_ns = predicted(st, claimed);
+		evidence(x, "barrier_ns", grew / st->scale);
+		size_t len = strlen(x->summary);
+		char a[32];
+		snprintf(x->summary + len, sizeof(x->summary) - len,
+			 " Threads also waited %s more at barrier %s for the threads that were waiting for a CPU.",
+			 fmt_ns(a, sizeof(a), grew / st->scale), name);
+		return 1;
+	}
+	return 0;
+}
+
+/* Time at barriers: threads arriving unevenly (the spread between the
+ * first and last arrival of a round) or, when they arrive together, the
+ * cost of parking and waking each round. */
+static void rule_barriers(struct findings *out, const struct step *st)
+{
+	double grew = delta(st, STACK_BARRIER);
+	const struct model *m = st->t->m;
+	if (grew <= 0 || grew < NOISE_SHARE * st->lost || !m->nbarriers)
+		return;
+	const struct object_row *row = m->barriers[0];   /* most wait */
+	const struct cv_stats *k = &row->total;
+	double rounds = (double)k->rounds, parks = k->waits > k->rounds ? (double)(k->waits - k->rounds) : 0;
+	double spread = rounds ? (double)k->imbalance_ns / rounds : 0;
+	double avg_wait = parks ? (double)k->wait_ns / parks : 0;
+	/* The first arrival waits the whole spread for the last, later ones
+	 * less: uneven arrivals explain an average wait up to the spread (twice
+	 * it, to allow for the wake-up). Waiting longer is sleeping and waking.
+	 * The run queue's part of the waits (speedup.c) is left out. */
+	double barrier_ns = st->t->s->c[STACK_BARRIER];
+	double avg_blocked = parks ? barrier_ns / parks : 0;
+	int uneven = avg_blocked <= 2 * spread;
+	if (st->oversubscribed && claim_for_oversubscription(out, st, grew, row->name))
+		return;
+	struct finding *x = add(out, uneven ? FINDING_LOAD_IMBALANCE : FINDING_PARK_WAKE, grew / st->lost);
+	object(x, row->name);
+	x->predicted_wall_ns = predicted(st, grew);
+	evidence(x, "rounds", rounds);
+	evidence(x, "barrier_ns", barrier_ns);
+	evidence(x, "avg_wait_ns", avg_wait);
+	evidence(x, "avg_spread_ns", spread);
+	evidence(x, "max_spread_ns", (double)k->max_imbalance_ns);
+	char a[32], b[32], c[32], d[32], e[32];
+	say(x->summary, sizeof(x->summary),
+	    "Threads waited %s at barrier %s over %s rounds, %s per parked arrival; the last thread "
+	    "arrived %s after the first on average (at most %s)%s.",
+	    fmt_ns(a, sizeof(a), (double)k->wait_ns), row->name, fmt_count(b, sizeof(b), k->rounds),
+	    fmt_ns(c, sizeof(c), avg_wait), fmt_ns(d, sizeof(d), spread),
+	    fmt_ns(e, sizeof(e), (double)k->max_imbalance_ns),
+	    uneven ? ": each round lasts as long as its slowest thread" :
+		     ", so most of the wait is going to sleep and being woken each round");
+	if (uneven)
+		say(x->fix, sizeof(x->fix),
+		    "Even out the work between barrier rounds (hand out smaller pieces dynamically "
+		    "instead of a fixed share per thread), or synchronise less often.");
+	else
+		say(x->fix, sizeof(x->fix),
+		    "Synchronise less often (more work per round), or let threads poll briefly before "
+		    "parking at %s when they have a CPU each.", row->name);
 }
 
 static void rule_inflation(struct findings *out, const struct step *st)
@@ -399,7 +586,7 @@ static void rule_inflation(struct findings *out, const struct step *st)
 		return;
 	const struct profile *p = st->t->m->p;
 	double ref_cpu = st->ref->s->cpu_out_ns, cpu = st->t->s->cpu_out_ns * st->scale;
-	struct finding *x = add(out, "true-sharing", grew / st->lost);
+	struct finding *x = add(out, FINDING_TRUE_SHARING, grew / st->lost);
 	x->suspected = 1;
 	object(x, "shared cache lines (not located)");
 	x->predicted_wall_ns = predicted(st, grew);
@@ -422,13 +609,13 @@ static void rule_inflation(struct findings *out, const struct step *st)
 	    "on separate 64-byte cache lines.");
 }
 
-static const char *severity(double share, double lost_fraction)
+static enum severity severity(double share, double lost_fraction)
 {
 	if (share >= 0.25 && lost_fraction >= 0.2)
-		return "high";
+		return SEVERITY_HIGH;
 	if (share >= 0.1 && lost_fraction >= 0.1)
-		return "medium";
-	return "low";
+		return SEVERITY_MEDIUM;
+	return SEVERITY_LOW;
 }
 
 void findings__diagnose(struct findings *out, const struct run_view *ref, const struct run_view *t)
@@ -443,39 +630,36 @@ void findings__diagnose(struct findings *out, const struct run_view *ref, const 
 		return;   /* no time lost: nothing to explain */
 	double lost_fraction = st.lost / budget;
 	st.inflation_left = ref ? delta(&st, STACK_INFLATION) : 0;
+	const struct profile *p = t->m->p;
+	st.cpus = p->process.cpus_allowed ? p->process.cpus_allowed : p->process.ncpus;
+	st.busy = speedup__busy_threads(t->m);
+	st.oversubscribed = st.cpus && st.busy > (int)st.cpus;
 	size_t first = out->n;
 	rule_locks(out, &st);
 	rule_runnable(out, &st);
 	int churn = rule_churn(out, &st);
 	rule_imbalance_and_parks(out, &st, churn);
+	rule_barriers(out, &st);
 	rule_inflation(out, &st);
 	for (size_t i = first; i < out->n; i++) {
 		out->v[i].threads = st.n;
 		out->v[i].wall_ns = t->s->wall_ns;
 		out->v[i].severity = severity(out->v[i].share, lost_fraction);
-		if (out->v[i].external && !strcmp(out->v[i].severity, "high"))
-			out->v[i].severity = "medium";
+		if (out->v[i].external && out->v[i].severity == SEVERITY_HIGH)
+			out->v[i].severity = SEVERITY_MEDIUM;
 		/* Inferred without direct evidence: high only when it explains
 		 * most of the loss (SUSPECTED_HIGH_SHARE). */
 		if (out->v[i].suspected && out->v[i].share < SUSPECTED_HIGH_SHARE &&
-		    !strcmp(out->v[i].severity, "high"))
-			out->v[i].severity = "medium";
+		    out->v[i].severity == SEVERITY_HIGH)
+			out->v[i].severity = SEVERITY_MEDIUM;
 	}
 }
 
 static int by_importance(const void *a, const void *b)
 {
 	const struct finding *x = a, *y = b;
-	static const char *const order[] = { "high", "medium", "low" };
-	int sx = 0, sy = 0;
-	for (int i = 0; i < 3; i++) {
-		if (!strcmp(x->severity, order[i]))
-			sx = i;
-		if (!strcmp(y->severity, order[i]))
-			sy = i;
-	}
-	if (sx != sy)
-		return sx - sy;
+	if (x->severity != y->severity)   /* the enum runs from most to least important */
+		return (int)x->severity - (int)y->severity;
 	if (x->external != y->external)   /* what the program can fix comes first */
 		return x->external - y->external;
 	return x->share < y->share ? 1 : x->share > y->share ? -1 : 0;
@@ -499,8 +683,8 @@ json_object *findings__json(const struct findings *f)
 	for (size_t i = 0; i < f->n; i++) {
 		const struct finding *x = &f->v[i];
 		json_object *o = json_object_new_object(), *objs = json_object_new_array(), *ev = json_object_new_object();
-		json_object_object_add(o, "kind", json_object_new_string(x->kind));
-		json_object_object_add(o, "severity", json_object_new_string(x->severity));
+		json_object_object_add(o, "kind", json_object_new_string(finding_kind_name(x->kind)));
+		json_object_object_add(o, "severity", json_object_new_string(severity_name(x->severity)));
 		json_object_object_add(o, "share", json_object_new_double(round(x->share * 1000) / 1000));
 		json_object_object_add(o, "suspected", json_object_new_boolean(x->suspected));
 		json_object_object_add(o, "external", json_object_new_boolean(x->external));
@@ -526,15 +710,21 @@ void findings__print(const struct findings *f, FILE *out)
 		fputs("Findings: none — no component of the lost time stood out.\n", out);
 		return;
 	}
+	int width = textfit__width(out);
 	fputs("Findings, most important first\n", out);
 	for (size_t i = 0; i < f->n; i++) {
 		const struct finding *x = &f->v[i];
-		char a[32], b[32];
-		fprintf(out, "  %zu. [%s] %s%s — %.0f%% of the lost time at %d threads\n", i + 1, x->severity,
-			x->kind, x->suspected ? " (suspected)" : "", x->share * 100, x->threads);
-		fprintf(out, "     %s\n", x->summary);
-		fprintf(out, "     What if: without it, %d threads would take about %s instead of %s.\n",
-			x->threads, fmt_ns(a, sizeof(a), x->predicted_wall_ns), fmt_ns(b, sizeof(b), x->wall_ns));
-		fprintf(out, "     Fix: %s\n", x->fix);
+		char a[32], b[32], head[128], whatif[256];
+		snprintf(head, sizeof(head), "  %zu. ", i + 1);
+		snprintf(whatif, sizeof(whatif), "[%s] %s%s — %.0f%% of the lost time at %d thread%s",
+			 severity_name(x->severity), finding_kind_name(x->kind), x->suspected ? " (suspected)" : "",
+			 x->share * 100, x->threads, x->threads == 1 ? "" : "s");
+		textfit__wrap(out, width, 5, head, whatif);
+		textfit__wrap(out, width, 5, "     ", x->summary);
+		snprintf(whatif, sizeof(whatif), "without it, %d thread%s would take about %s instead of %s.",
+			 x->threads, x->threads == 1 ? "" : "s", fmt_ns(a, sizeof(a), x->predicted_wall_ns),
+			 fmt_ns(b, sizeof(b), x->wall_ns));
+		textfit__wrap(out, width, 5, "     What if: ", whatif);
+		textfit__wrap(out, width, 5, "     Fix: ", x->fix);
 	}
 }

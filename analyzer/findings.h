@@ -6,15 +6,53 @@
 #include <stdio.h>
 
 struct model;
-struct run_stack;
+struct speedup;
 struct json_object;
 
 #define FINDING_MAX_OBJECTS 4
 #define FINDING_MAX_EVIDENCE 10
 
+/* DESIGN.md's vocabulary: X(symbol, the kind in JSON and text). */
+#define FINDING_KINDS(X)                                  \
+	X(FINDING_LOCK_CONTENTION,     "lock-contention")      \
+	X(FINDING_ACQUISITION_FREQ,    "acquisition-frequency") \
+	X(FINDING_LONG_HOLD,           "long-hold")            \
+	X(FINDING_FALSE_SHARING,       "false-sharing")        \
+	X(FINDING_TRUE_SHARING,        "true-sharing")         \
+	X(FINDING_OVERSUBSCRIPTION,    "oversubscription")     \
+	X(FINDING_LOAD_IMBALANCE,      "load-imbalance")       \
+	X(FINDING_THREAD_CHURN,        "thread-churn")         \
+	X(FINDING_PARK_WAKE,           "park-wake")            \
+	X(FINDING_LOCK_ORDER_CYCLE,    "lock-order-cycle")     \
+	X(FINDING_DEADLOCK,            "deadlock")             \
+	X(FINDING_POOL_STARVATION,     "pool-starvation")
+
+enum finding_kind {
+#define CV_X(sym, name) sym,
+	FINDING_KINDS(CV_X)
+#undef CV_X
+	FINDING_KIND_N
+};
+
+/* Most important first: the order findings are ranked in. */
+#define SEVERITIES(X)              \
+	X(SEVERITY_HIGH,   "high")   \
+	X(SEVERITY_MEDIUM, "medium") \
+	X(SEVERITY_LOW,    "low")
+
+enum severity {
+#define CV_X(sym, name) sym,
+	SEVERITIES(CV_X)
+#undef CV_X
+	SEVERITY_N
+};
+
+const char *finding_kind_name(enum finding_kind k);
+const char *severity_name(enum severity s);
+
 struct finding {
-	const char *kind;        /* DESIGN.md's vocabulary */
-	const char *severity;    /* "high", "medium", "low" */
+	enum finding_kind kind;
+	enum severity severity;
 	double share;            /* fraction of the lost time it explains, 0..1 */
 	int suspected;           /* inferred without direct evidence */
 	int external;            /* caused outside the program (other processes) */
@@ -37,7 +75,7 @@ struct findings {
 /* A run and its stack, as the findings engine sees it. */
 struct run_view {
 	const struct model *m;
-	const struct run_stack *s;
+	const struct speedup *s;
 };
 
 /* Findings for target against ref (a sweep step: ref is the reference run,

@@ -17,10 +17,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis.h"
 #include "convoy/profile.h"
 #include "html.h"
 #include "jsonview.h"
-#include "profile.h"
+#include "sweep.h"
 #include "util.h"
 
 /* viewer/assets.S: the files of viewer/, each NUL-terminated. */
@@ -36,65 +37,28 @@ static json_object *page_new(const char *kind)
 	return page;
 }
 
-json_object *html__report_page(const struct profile *p)
+json_object *html__report_page(const struct analysis *a)
 {
-	json_object *report = jsonview__report(p);
-	if (!report)
-		return NULL;
 	json_object *page = page_new("report");
-	json_object_object_add(page, "report", report);
+	json_object_object_add(page, "report", jsonview__report(a));
 	return page;
 }
 
-/* A run's profile: where sweep.json says, or, when the sweep directory has
- * moved since, at the same place inside dir (RUN_DIR/PROFILE). */
-static struct profile *run_profile(const char *path, const char *dir)
+/* The sweep and, for each thread count, the report of the run it chose (the
+ * median), so the page's tables can show any count. */
+json_object *html__sweep_page(const struct sweep *w)
 {
-	struct stat st;
-	const char *base = strrchr(path, '/'), *run = base;
-	if (dir && stat(path, &st) != 0 && base) {
-		while (run > path && run[-1] != '/')
-			run--;
-		char moved[4200];
-		snprintf(moved, sizeof(moved), "%s/%s", dir, run);
-		if (stat(moved, &st) == 0)
-			return profile__load(moved);
-	}
-	return profile__load(path);
-}
-
-/* The sweep and, for each thread count, the report of the run the sweep
- * chose (its median), so the page's tables can show any count. */
-static json_object *sweep_page(json_object *sweep, const char *dir)
-{
-	json_object *runs, *reports = json_object_new_array();
-	json_object_object_get_ex(sweep, "runs", &runs);
-	for (size_t i = 0; i < json_object_array_length(runs); i++) {
-		json_object *run = json_object_array_get_idx(runs, i), *path, *threads;
-		if (!json_object_object_get_ex(run, "profile", &path) ||
-		    !json_object_object_get_ex(run, "threads", &threads))
-			continue;
-		struct profile *p = run_profile(json_object_get_string(path), dir);
-		json_object *report = p ? jsonview__report(p) : NULL;
-		profile__free(p);
-		if (!report) {
-			json_object_put(reports);
-			return NULL;
-		}
+	json_object *reports = json_object_new_array();
+	for (int i = 0; i < w->nruns; i++) {
 		json_object *entry = json_object_new_object();
-		json_object_object_add(entry, "threads", json_object_get(threads));
-		json_object_object_add(entry, "report", report);
+		json_object_object_add(entry, "threads", json_object_new_int(w->runs[i].threads));
+		json_object_object_add(entry, "report", jsonview__report(&w->runs[i].a));
 		json_object_array_add(reports, entry);
 	}
 	json_object *page = page_new("sweep");
-	json_object_object_add(page, "sweep", json_object_get(sweep));
+	json_object_object_add(page, "sweep", sweep__json(w));
 	json_object_object_add(page, "reports", reports);
 	return page;
-}
-
-json_object *html__sweep_page(json_object *sweep)
-{
-	return sweep_page(sweep, NULL);
 }
 
 static int has_profile_magic(const char *path)
@@ -119,28 +83,20 @@ json_object *html__path_page(const char *path)
 		cv_error("%s: not a regular file or a directory", path);
 		return NULL;
 	}
+	json_object *page = NULL;
 	if (!S_ISDIR(st.st_mode) && has_profile_magic(path)) {
-		struct profile *p = profile__load(path);
-		json_object *page = p ? html__report_page(p) : NULL;
-		profile__free(p);
-		return page;
+		struct analysis a;
+		if (analysis__load(&a, path) != 0)
+			return NULL;
+		analysis__diagnose(&a);
+		page = html__report_page(&a);
+		analysis__free(&a);
+	} else {
+		struct sweep w;
+		if (sweep__load(&w, path) == 0)
+			page = html__sweep_page(&w);
+		sweep__free(&w);
 	}
-	char file[4200];
-	snprintf(file, sizeof(file), S_ISDIR(st.st_mode) ? "%s/sweep.json" : "%s", path);
-	json_object *sweep = stat(file, &st) == 0 && S_ISREG(st.st_mode) ? json_object_from_file(file) : NULL, *runs;
-	if (!sweep || !json_object_object_get_ex(sweep, "runs", &runs) ||
-	    !json_object_is_type(runs, json_type_array) || json_object_array_length(runs) == 0) {
-		cv_error("%s: neither a profile nor a convoy sweep (no runs[] in %s)", path, file);
-		json_object_put(sweep);
-		return NULL;
-	}
-	char *dir = xstrndup(file, strlen(file));
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	json_object *page = sweep_page(sweep, slash ? dir : ".");
-	free(dir);
-	json_object_put(sweep);
 	return page;
 }
 
@@ -221,16 +177,14 @@ int html__write(const char *path, json_object *page)
 	return 0;
 }
 
-int html__write_sweep(json_object *sweep, const char *path, const char *dir)
+int html__write_sweep(const struct sweep *w, const char *path, int beside)
 {
-	json_object *page = html__sweep_page(sweep);
-	if (!page)
-		return -1;
+	json_object *page = html__sweep_page(w);
 	int rc = html__write(path, page);
-	if (!rc && dir) {
-		char beside[4200];
-		snprintf(beside, sizeof(beside), "%s/report.html", dir);
-		rc = html__write(beside, page);
+	if (!rc && beside) {
+		char next_to[4200];
+		snprintf(next_to, sizeof(next_to), "%s/report.html", w->dir);
+		rc = html__write(next_to, page);
 	}
 	json_object_put(page);
 	return rc;

@@ -11,19 +11,20 @@
 
 #include <json-c/json.h>
 
-struct profile;
+struct analysis;
+struct sweep;
 
 /* Page data ({"kind": "report"|"sweep"|"diff", ...}); NULL after one error line. */
-json_object *html__report_page(const struct profile *p);
-json_object *html__sweep_page(json_object *sweep);              /* borrows sweep */
+json_object *html__report_page(const struct analysis *a);      /* a diagnosed analysis */
+json_object *html__sweep_page(const struct sweep *w);          /* an analysed sweep */
 json_object *html__path_page(const char *path);                 /* a profile, a sweep dir or sweep.json */
 json_object *html__diff_page(const char *diff_json, const char *a, const char *b);
 
 /* Writes the self-contained page to path. 0, or -1 after one error line. */
 int html__write(const char *path, json_object *page);
 
-/* `scale --html PATH`: the sweep's page at path and, when dir is not NULL
- * (-o DIR), at DIR/report.html beside sweep.json. */
-int html__write_sweep(json_object *sweep, const char *path, const char *dir);
+/* `scale --html PATH`: the sweep's page at path and, with beside, also at
+ * DIR/report.html next to its sweep.json. */
+int html__write_sweep(const struct sweep *w, const char *path, int beside);
 
 #endif

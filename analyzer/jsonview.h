@@ -1,13 +1,13 @@
-/* jsonview.h — one profile's report as the JSON renderer builds it. */
+/* jsonview.h — one analysis's report as the JSON renderer builds it. */
 #ifndef CONVOY_JSONVIEW_H
 #define CONVOY_JSONVIEW_H
 
 #include <json-c/json.h>
 
-struct profile;
+struct analysis;
 
-/* `convoy report --json PROFILE` as an object, with "trace" added when the
- * profile has trace events; NULL after one error line. */
-json_object *jsonview__report(const struct profile *p);
+/* `convoy report --json` of a diagnosed analysis as an object (the caller
+ * puts it), with "trace" added when the profile has trace events. */
+json_object *jsonview__report(const struct analysis *a);
 
 #endif

@@ -4,13 +4,10 @@
  * replacing it). While the command runs, ^C and ^\ go to it, as with
  * system(), and convoy reports what the command wrote.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -219,77 +216,6 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, stru
 		return -1;
 	}
 	return 0;
-}
-
-/* Whether name is convoy-<comm>-<pid>.convoy, or convoy-<comm>-<pid>-<n>.convoy
- * (the shim's name when the first was taken). */
-static bool names_profile_of(const char *name, pid_t pid)
-{
-	const char *ext = "." CV_PROFILE_EXT;
-	size_t n = strlen(name), el = strlen(ext);
-	if (strncmp(name, "convoy-", 7) != 0 || n < 7 + el || strcmp(name + n - el, ext) != 0)
-		return false;
-	char want[32];
-	size_t wl = (size_t)snprintf(want, sizeof(want), "-%d", (int)pid);
-	const char *end = name + n - el, *digits = end;
-	if (end - name >= (ptrdiff_t)(7 + wl) && strncmp(end - wl, want, wl) == 0)
-		return true;
-	while (digits > name + 7 && digits[-1] >= '0' && digits[-1] <= '9')
-		digits--;
-	end = digits - 1;   /* the '-' before <n>, if that is what it is */
-	return digits < name + n - el && *end == '-' && end - name >= (ptrdiff_t)(7 + wl) &&
-	       strncmp(end - wl, want, wl) == 0;
-}
-
-/* When the profile's process record says it was written (CLOCK_MONOTONIC,
- * the same clock in every image of a process); 0 if it cannot be read. */
-static uint64_t profile_end_ns(const char *path)
-{
-	struct {
-		struct cv_file_header file;
-		struct cv_rec_header rec;
-		struct cv_process process;
-	} head;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, &head, sizeof(head));
-	close(fd);
-	if (n != (ssize_t)sizeof(head) || memcmp(head.file.magic, CV_PROFILE_MAGIC, sizeof(head.file.magic)) != 0 ||
-	    head.file.header_size != sizeof(head.file) || head.rec.type != CV_REC_PROCESS ||
-	    head.rec.fixed < sizeof(head.process))
-		return 0;
-	return head.process.end_ns;
-}
-
-char *launch__find_profile(const char *dir, pid_t pid)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return NULL;
-	/* A command that execs (env, nice, sh -c 'exec ...') can leave a profile
-	 * per image, all with its pid: the last written is the last image's, the
-	 * program asked about. */
-	char *found = NULL;
-	uint64_t newest = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (!names_profile_of(e->d_name, pid))
-			continue;
-		size_t len = strlen(dir) + strlen(e->d_name) + 2;
-		char *path = xcalloc(1, len);
-		snprintf(path, len, "%s/%s", dir, e->d_name);
-		uint64_t end = profile_end_ns(path);
-		if (!found || end > newest) {
-			free(found);
-			found = path;
-			newest = end;
-		} else {
-			free(path);
-		}
-	}
-	closedir(d);
-	return found;
 }
 
 int launch__exit_code(int status)

@@ -23,9 +23,6 @@ struct launch_result {
  * one error line when it could not be started. */
 int launch__run(char *const argv[], const char *log_path, double timeout_s, struct launch_result *r);
 
-/* The profile the process pid wrote into dir, or NULL (caller frees). */
-char *launch__find_profile(const char *dir, pid_t pid);
-
 /* The exit status convoy should return for a command's waitpid status. */
 int launch__exit_code(int status);
 

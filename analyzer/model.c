@@ -7,12 +7,14 @@
  * report, the speedup stack and the findings all read it.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
+#include "callstacks.h"
 #include "profile.h"
-#include "stacks.h"
+#include "statsfields.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -38,36 +40,23 @@ const char *kind_name(uint32_t kind)
 	return kind < sizeof(kind_names) / sizeof(kind_names[0]) && kind_names[kind] ? kind_names[kind] : "unknown";
 }
 
-static void add_stats(struct cv_stats *to, const struct cv_stats *s)
-{
-	const uint64_t *src = (const uint64_t *)&s->acquisitions;
-	uint64_t *dst = (uint64_t *)&to->acquisitions;
-	size_t n = (sizeof(*s) - offsetof(struct cv_stats, acquisitions)) / sizeof(uint64_t);
-	for (size_t i = 0; i < n; i++)
-		dst[i] += src[i];
-}
-
-#define MAX_OF(a, b) ((a) > (b) ? (a) : (b))
-
-/* Sums, except the maxima. */
+/* Sums, except the maxima (statsfields.h). */
+#define MERGE_SUM(to, v) ((to) += (v))
+#define MERGE_MAX(to, v) ((to) = (to) > (v) ? (to) : (v))
 static void merge_stats(struct cv_stats *to, const struct cv_stats *s)
 {
-	struct cv_stats max = {
-		.max_wait_ns = MAX_OF(to->max_wait_ns, s->max_wait_ns),
-		.max_hold_ns = MAX_OF(to->max_hold_ns, s->max_hold_ns),
-		.rd_max_wait_ns = MAX_OF(to->rd_max_wait_ns, s->rd_max_wait_ns),
-		.wr_max_wait_ns = MAX_OF(to->wr_max_wait_ns, s->wr_max_wait_ns),
-		.max_wake_latency_ns = MAX_OF(to->max_wake_latency_ns, s->max_wake_latency_ns),
-		.max_imbalance_ns = MAX_OF(to->max_imbalance_ns, s->max_imbalance_ns),
-	};
-	add_stats(to, s);
-	to->max_wait_ns = max.max_wait_ns;
-	to->max_hold_ns = max.max_hold_ns;
-	to->rd_max_wait_ns = max.rd_max_wait_ns;
-	to->wr_max_wait_ns = max.wr_max_wait_ns;
-	to->max_wake_latency_ns = max.max_wake_latency_ns;
-	to->max_imbalance_ns = max.max_imbalance_ns;
+#define CV_X(field, merge)                                                                 \
+	for (size_t k = 0; k < sizeof(to->field) / sizeof(uint64_t); k++)                  \
+		MERGE_##merge(((uint64_t *)&to->field)[k], ((const uint64_t *)&s->field)[k]);
+	CV_STATS_FIELDS(CV_X)
+#undef CV_X
 }
+
+/* Every field after (object, thread) has its line in CV_STATS_FIELDS. */
+#define CV_X(field, merge) + sizeof(((struct cv_stats *)0)->field)
+_Static_assert(offsetof(struct cv_stats, acquisitions) CV_STATS_FIELDS(CV_X) == sizeof(struct cv_stats),
+	       "a cv_stats field has no merge rule in statsfields.h");
+#undef CV_X
 
 static void mutex_type(uint32_t flags, char *buf, size_t size)
 {
@@ -83,8 +72,8 @@ static void name_object(struct object_row *row, struct syms *syms)
 	const struct cv_object *o = &row->obj->o;
 	char sym[256];
 	const char *base = row->obj->name;
-	if (!base)   /* stacks.c: variable and member path, else the code that made it */
-		base = stacks__object_name(syms, row->obj, kind_name(o->kind), sym, sizeof(sym));
+	if (!base)   /* callstacks.c: variable and member path, else the code that made it */
+		base = callstacks__object_name(syms, row->obj, kind_name(o->kind), sym, sizeof(sym));
 	if (base)
 		snprintf(row->name, sizeof(row->name), "%s", base);
 	else
@@ -185,23 +174,172 @@ static void typical_holds(struct model *m)
 	free(acquisitions);
 }
 
+/* ---- park and wake ------------------------------------------------------- */
+
+static bool park_kind(uint32_t kind)
+{
+	return kind == CV_OBJ_COND || kind == CV_OBJ_SEM || kind == CV_OBJ_BARRIER || kind == CV_OBJ_FUTEX;
+}
+
+void model__park_add(struct park_totals *t, uint32_t kind, const struct cv_stats *s)
+{
+	uint64_t parks = s->waits;
+	if (kind == CV_OBJ_BARRIER)   /* the last arrival of a round does not park */
+		parks = s->waits > s->rounds ? s->waits - s->rounds : 0;
+	t->parks += parks;
+	t->park_ns += s->wait_ns;
+	t->wakeups += s->wakeups;
+	t->wake_latency_ns += s->wake_latency_ns;
+	MERGE_MAX(t->max_wake_latency_ns, s->max_wake_latency_ns);
+	t->futile_wakes += s->futile_wakes;
+	t->broadcast_woken += s->broadcast_woken;
+	t->broadcast_back_to_sleep += s->futile_after_broadcast;
+	switch (kind) {
+	case CV_OBJ_COND:
+		t->wakes_sent += s->signals + s->broadcasts;
+		t->wakes_unwaited += s->signals_unwaited + s->broadcasts_unwaited;
+		t->broadcasts += s->broadcasts - s->broadcasts_unwaited;
+		break;
+	case CV_OBJ_SEM:
+	case CV_OBJ_FUTEX:
+		t->wakes_sent += s->signals;
+		t->wakes_unwaited += s->signals_unwaited;
+		break;
+	case CV_OBJ_BARRIER:
+		t->wakes_sent += s->rounds;   /* one release per round */
+		break;
+	}
+}
+
+/* ---- identity ------------------------------------------------------------ */
+
+int model__cmp_identity(const struct object_row *a, const struct object_row *b)
+{
+	int c = strcmp(a->name, b->name);
+	if (c)
+		return c;
+	return a->ordinal < b->ordinal ? -1 : a->ordinal > b->ordinal;
+}
+
+int model__same_object(const struct object_row *a, const struct object_row *b)
+{
+	return a->obj->o.kind == b->obj->o.kind && !model__cmp_identity(a, b);
+}
+
+static int by_name_then_id(const void *x, const void *y)
+{
+	const struct object_row *a = *(struct object_row *const *)x, *b = *(struct object_row *const *)y;
+	int c = strcmp(a->name, b->name);
+	return c ? c : a->obj->o.id < b->obj->o.id ? -1 : 1;
+}
+
+/* Objects of one name (made at one site) numbered in creation order. */
+static void number_objects(struct model *m)
+{
+	size_t n = m->p->nobjects;
+	struct object_row **v = xcalloc(n ? n : 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		v[i] = &m->rows[i];
+	qsort(v, n, sizeof(*v), by_name_then_id);
+	for (size_t i = 1; i < n; i++)
+		if (!strcmp(v[i]->name, v[i - 1]->name))
+			v[i]->ordinal = v[i - 1]->ordinal + 1;
+	free(v);
+}
+
+static int group_by_wait(const void *a, const void *b)
+{
+	const struct object_group *x = a, *y = b;
+	if (x->total.wait_ns != y->total.wait_ns)
+		return x->total.wait_ns < y->total.wait_ns ? 1 : -1;
+	return by_wait(&x->first, &y->first);
+}
+
+size_t model__group(struct object_row *const *rows, size_t n, struct object_group **out)
+{
+	struct object_row **v = xcalloc(n ? n : 1, sizeof(*v));
+	memcpy(v, rows, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), by_name_then_id);
+	struct object_group *g = xcalloc(n ? n : 1, sizeof(*g));
+	size_t ng = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!i || strcmp(v[i]->name, v[i - 1]->name))
+			g[ng++].first = v[i];
+		struct object_group *x = &g[ng - 1];
+		if (by_wait(&v[i], &x->first) < 0)
+			x->first = v[i];
+		x->count++;
+		x->nthreads += v[i]->nthreads;
+		merge_stats(&x->total, &v[i]->total);
+	}
+	free(v);
+	qsort(g, ng, sizeof(*g), group_by_wait);
+	*out = g;
+	return ng;
+}
+
+/* ---- the model ----------------------------------------------------------- */
+
+/* Counting sort of the stats records by object: one pass to count, one to place. */
+static void index_stats(struct model *m)
+{
+	const struct profile *p = m->p;
+	m->stats_start = xcalloc(p->nobjects + 1, sizeof(size_t));
+	m->stats_of = xcalloc(p->nstats ? p->nstats : 1, sizeof(size_t));
+	for (size_t i = 0; i < p->nstats; i++)
+		m->stats_start[p->stats[i].object + 1]++;
+	for (size_t i = 0; i < p->nobjects; i++)
+		m->stats_start[i + 1] += m->stats_start[i];
+	size_t *next = xcalloc(p->nobjects ? p->nobjects : 1, sizeof(size_t));
+	for (size_t i = 0; i < p->nstats; i++) {
+		uint32_t o = p->stats[i].object;
+		m->stats_of[m->stats_start[o] + next[o]++] = i;
+	}
+	free(next);
+}
+
+static struct object_row **rows_where(const struct model *m, bool (*keep)(const struct object_row *), size_t *n)
+{
+	struct object_row **v = xcalloc(m->p->nobjects ? m->p->nobjects : 1, sizeof(*v));
+	*n = 0;
+	for (size_t i = 0; i < m->p->nobjects; i++)
+		if (m->rows[i].nthreads && keep(&m->rows[i]))   /* unused: named or initialised only */
+			v[(*n)++] = &m->rows[i];
+	qsort(v, *n, sizeof(*v), by_wait);
+	return v;
+}
+
+static bool is_cond(const struct object_row *r) { return r->obj->o.kind == CV_OBJ_COND; }
+static bool is_sem(const struct object_row *r) { return r->obj->o.kind == CV_OBJ_SEM; }
+static bool is_barrier(const struct object_row *r) { return r->obj->o.kind == CV_OBJ_BARRIER; }
+static bool is_futex(const struct object_row *r) { return r->obj->o.kind == CV_OBJ_FUTEX; }
+static bool is_park(const struct object_row *r) { return park_kind(r->obj->o.kind); }
+
 void model__build(struct model *m, const struct profile *p, struct syms *syms)
 {
 	memset(m, 0, sizeof(*m));
 	m->p = p;
 	m->syms = syms;
-	m->rows = xcalloc(p->nobjects, sizeof(*m->rows));
-	m->thread_lock_wait = xcalloc(p->nthreads, sizeof(uint64_t));
-	m->thread_cond_wait = xcalloc(p->nthreads, sizeof(uint64_t));
-	m->thread_barrier_wait = xcalloc(p->nthreads, sizeof(uint64_t));
+	m->rows = xcalloc(p->nobjects ? p->nobjects : 1, sizeof(*m->rows));
+	size_t nt = p->nthreads ? p->nthreads : 1;
+	m->thread_lock_wait = xcalloc(nt, sizeof(uint64_t));
+	m->thread_cond_wait = xcalloc(nt, sizeof(uint64_t));
+	m->thread_barrier_wait = xcalloc(nt, sizeof(uint64_t));
+	m->thread_park = xcalloc(nt, sizeof(*m->thread_park));
+	m->thread_spin_ns = xcalloc(nt, sizeof(uint64_t));
+	m->thread_progress = xcalloc(nt, sizeof(uint64_t));
+	m->thread_kind_wait = xcalloc(nt * CV_OBJ_KIND_COUNT, sizeof(uint64_t));
 	for (size_t i = 0; i < p->nobjects; i++) {
 		m->rows[i].obj = &p->objects[i];
 		name_object(&m->rows[i], syms);
 		object_type(&p->objects[i], m->rows[i].type, sizeof(m->rows[i].type));
 	}
+	number_objects(m);
+	index_stats(m);
 	for (size_t i = 0; i < p->nstats; i++) {
 		const struct cv_stats *s = &p->stats[i];
 		struct object_row *row = &m->rows[s->object];
+		uint32_t kind = row->obj->o.kind;
 		merge_stats(&row->total, s);
 		row->nthreads++;
 		switch (wait_class_of_obj(row->obj)) {
@@ -210,36 +348,50 @@ void model__build(struct model *m, const struct profile *p, struct syms *syms)
 		case WAIT_BARRIER: m->thread_barrier_wait[s->thread] += s->wait_ns; break;
 		case WAIT_NONE:    break;
 		}
+		if (kind < CV_OBJ_KIND_COUNT)
+			m->thread_kind_wait[s->thread * CV_OBJ_KIND_COUNT + kind] += s->wait_ns;
+		if (kind == CV_OBJ_SPIN)
+			m->thread_spin_ns[s->thread] += s->wait_ns;
+		if (park_kind(kind))
+			model__park_add(&m->thread_park[s->thread], kind, s);
 	}
 	typical_holds(m);
-	m->locks = xcalloc(p->nobjects, sizeof(*m->locks));
-	m->conds = xcalloc(p->nobjects, sizeof(*m->conds));
-	for (size_t i = 0; i < p->nobjects; i++) {
-		if (!m->rows[i].nthreads)
-			continue;   /* named or initialised but never used */
-		if (lock_like(&m->rows[i])) {
-			m->locks[m->nlocks++] = &m->rows[i];
-			m->total_lock_wait += m->rows[i].total.wait_ns;
-		} else if (p->objects[i].o.kind == CV_OBJ_COND) {
-			m->conds[m->nconds++] = &m->rows[i];
+	m->locks = rows_where(m, lock_like, &m->nlocks);
+	for (size_t i = 0; i < m->nlocks; i++)
+		m->total_lock_wait += m->locks[i]->total.wait_ns;
+	m->conds = rows_where(m, is_cond, &m->nconds);
+	m->sems = rows_where(m, is_sem, &m->nsems);
+	m->barriers = rows_where(m, is_barrier, &m->nbarriers);
+	m->futexes = rows_where(m, is_futex, &m->nfutexes);
+	m->parks = rows_where(m, is_park, &m->nparks);
+	for (size_t i = 0; i < m->nparks; i++)
+		model__park_add(&m->park, m->parks[i]->obj->o.kind, &m->parks[i]->total);
+	for (size_t i = 0; i < p->ncounters; i++)
+		if (p->counters[i].c.kind == CV_COUNTER_PROGRESS && p->counters[i].c.value > 0) {
+			m->thread_progress[p->counters[i].c.thread] += (uint64_t)p->counters[i].c.value;
+			m->total_progress += (uint64_t)p->counters[i].c.value;
 		}
-	}
-	qsort(m->locks, m->nlocks, sizeof(*m->locks), by_wait);
-	qsort(m->conds, m->nconds, sizeof(*m->conds), by_wait);
 	for (size_t i = 0; i < p->nthreads; i++)
 		m->total_thread_ns += p->threads[i].end_ns - p->threads[i].start_ns;
 	m->wall_ns = (double)(p->process.end_ns - p->process.start_ns);
-	prims__model_build(m);
 }
 
 void model__free(struct model *m)
 {
 	free(m->rows);
+	free(m->stats_start);
+	free(m->stats_of);
 	free(m->locks);
 	free(m->conds);
+	free(m->sems);
+	free(m->barriers);
+	free(m->futexes);
+	free(m->parks);
 	free(m->thread_lock_wait);
 	free(m->thread_cond_wait);
 	free(m->thread_barrier_wait);
-	prims__model_free(m);
+	free(m->thread_park);
+	free(m->thread_spin_ns);
+	free(m->thread_progress);
+	free(m->thread_kind_wait);
 }
-

@@ -11,7 +11,7 @@ struct profile;
 struct profile_object;
 struct syms;
 
-/* How time blocked on an object counts in the speedup stack (stack.c). */
+/* How time blocked on an object counts in the speedup stack (speedup.c). */
 enum wait_class {
 	WAIT_NONE,      /* no blocking time of its own */
 	WAIT_LOCK,      /* waiting for another thread to release it */
@@ -27,8 +27,8 @@ enum wait_class wait_class_of_obj(const struct profile_object *o);
 enum { CV_OBJ_KIND_COUNT = 0 CV_OBJ_KINDS(CV_X) };
 #undef CV_X
 
-/* The cost of parking and waking (primitives.c), over condvars, semaphores,
- * barriers and futexes. */
+/* The cost of parking and waking, over condvars, semaphores, barriers and
+ * futexes (docs/report-json.md, "park_wake"). */
 struct park_totals {
 	uint64_t parks;            /* waits that blocked (barriers: arrivals but the last of a round) */
 	uint64_t park_ns;          /* their time */
@@ -45,6 +45,9 @@ struct park_totals {
 struct object_row {
 	const struct profile_object *obj;
 	char name[256];
+	uint32_t ordinal;       /* among the objects of the same name, in creation order: with the
+	                         * name (which holds the creating site and generation) it says which
+	                         * object this is across two profiles of one program */
 	char type[64];          /* mutexes: "normal", "recursive robust", ... */
 	struct cv_stats total;
 	size_t nthreads;        /* threads that used it */
@@ -53,8 +56,11 @@ struct object_row {
 
 struct model {
 	const struct profile *p;
-	struct syms *syms;           /* what named the rows; call stacks (stacks.h) use it */
+	struct syms *syms;           /* what named the rows; call stacks (callstacks.h) use it */
 	struct object_row *rows;     /* rows[id] */
+	/* Each object's per-thread records: p->stats[stats_of[stats_start[id] ..
+	 * stats_start[id + 1] - 1]], so a row reads only its own. */
+	size_t *stats_start, *stats_of;
 	struct object_row **locks;   /* mutexes, rwlocks, spinlocks, futex words with waits; most wait first */
 	size_t nlocks;
 	struct object_row **conds;
@@ -63,7 +69,7 @@ struct model {
 	uint64_t *thread_lock_wait, *thread_cond_wait, *thread_barrier_wait;
 	uint64_t total_lock_wait, total_thread_ns;
 	double wall_ns;
-	/* primitives.c: the other families and the park/wake numbers. */
+	/* The other families and the park/wake numbers. */
 	struct object_row **sems, **barriers, **futexes, **parks;   /* most wait first */
 	size_t nsems, nbarriers, nfutexes, nparks;   /* parks: every condvar, semaphore, barrier, futex */
 	struct park_totals park;                    /* the whole process */
@@ -76,8 +82,29 @@ struct model {
 
 void model__build(struct model *m, const struct profile *p, struct syms *syms);
 void model__free(struct model *m);
-void prims__model_build(struct model *m);   /* primitives.c, the end of model__build */
-void prims__model_free(struct model *m);
+
+/* The park/wake numbers of one thread's record (or an object's total) of an
+ * object of this kind, added to t. */
+void model__park_add(struct park_totals *t, uint32_t kind, const struct cv_stats *s);
+
+/* Objects made at one site (rows of one name), summed: text reports show
+ * "1,000 × mutex@make_pool (pool.c:42)" on one line. */
+struct object_group {
+	const struct object_row *first;   /* the one that waited most */
+	size_t count;
+	struct cv_stats total;
+	size_t nthreads;                  /* records summed (threads × objects) */
+};
+
+/* The groups of rows[0..n) (sorted most wait first), most wait first. The
+ * caller frees *out. */
+size_t model__group(struct object_row *const *rows, size_t n, struct object_group **out);
+
+/* Two rows of two profiles are the same object (same name, site, generation
+ * and ordinal). */
+int model__same_object(const struct object_row *a, const struct object_row *b);
+/* Orders rows by that identity (for matching two models in one pass). */
+int model__cmp_identity(const struct object_row *a, const struct object_row *b);
 
 const char *kind_name(uint32_t kind);
 const char *exit_text(uint32_t reason);   /* enum cv_exit_reason */

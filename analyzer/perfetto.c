@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "jsonview.h"
 #include "perfetto.h"
 #include "profile.h"
@@ -188,11 +189,12 @@ static void trace_events(json_object *events, json_object *trace, json_object *t
 }
 
 
-int perfetto__write(const struct profile *p, FILE *out)
+int perfetto__write(struct analysis *a, FILE *out)
 {
-	json_object *report = jsonview__report(p);
-	if (!report)
-		return -1;
+	if (!a->diagnosed)
+		analysis__diagnose(a);
+	const struct profile *p = a->p;
+	json_object *report = jsonview__report(a);
 	json_object *process = NULL, *threads = NULL, *trace = NULL;
 	json_object_object_get_ex(report, "process", &process);
 	json_object_object_get_ex(report, "threads", &threads);

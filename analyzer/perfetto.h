@@ -4,9 +4,10 @@
 
 #include <stdio.h>
 
-struct profile;
+struct analysis;
 
-/* Writes the trace; 0, or -1 after one error line. */
-int perfetto__write(const struct profile *p, FILE *out);
+/* Writes the trace of a (diagnosed first if it is not); 0, or -1 after one
+ * error line. */
+int perfetto__write(struct analysis *a, FILE *out);
 
 #endif

@@ -1,6 +1,6 @@
 /* primitives.h — rwlocks, spinlocks, semaphores, barriers, futexes and the
- * cost of parking and waking, in the report (primitives.c). The model's
- * part is declared in model.h (prims__model_build). */
+ * cost of parking and waking, rendered in the report (primitives.c). The
+ * model sums them (model.h). */
 #ifndef CONVOY_PRIMITIVES_H
 #define CONVOY_PRIMITIVES_H
 
@@ -12,16 +12,11 @@
 
 /* Text: the line(s) under a rwlock, spinlock or futex row of the locks table. */
 void prims__text_lock_detail(const struct object_row *r, FILE *out);
-/* Text: semaphores, barriers, futexes, and the park/wake section. */
-void prims__text(const struct model *m, const struct report_options *o, FILE *out);
+/* Text: the park/wake section (the families' own tables: families.c). */
+void prims__text_park(const struct model *m, const struct report_options *o, FILE *out);
 
-/* JSON: the fields of one object row (or of one thread's share of it) that
- * belong to its kind, beyond report.c's mutex and condvar fields. */
-void prims__json_stats(json_object *o, const struct profile_object *obj, const struct cv_stats *s);
-/* JSON: "semaphores", "barriers", "futexes" and "park_wake" in root; rows
- * rendered by the report's own row function. */
-typedef json_object *(*prims_row_fn)(const struct model *m, const struct object_row *r);
-void prims__json_sections(json_object *root, const struct model *m, prims_row_fn row);
+/* JSON: the "park_wake" section, the whole process's. */
+json_object *prims__json_park_wake(const struct model *m);
 /* JSON: a thread's park/wake numbers and its waits by kind. */
 void prims__json_thread(json_object *o, const struct model *m, size_t thread);
 

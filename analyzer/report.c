@@ -13,15 +13,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
+#include "families.h"
 #include "findings.h"
 #include "html.h"
 #include "model.h"
 #include "primitives.h"
 #include "profile.h"
 #include "report.h"
-#include "stack.h"
-#include "stacks.h"
+#include "speedup.h"
+#include "callstacks.h"
 #include "symbols.h"
+#include "textfit.h"
 #include "util.h"
 
 static double ratio(uint64_t a, uint64_t b)
@@ -44,13 +47,14 @@ static const char *thread_label(const struct profile *p, uint32_t index, char *b
 static void text_header(const struct model *m, FILE *out)
 {
 	const struct profile *p = m->p;
-	char a[32];
-	fprintf(out, "convoy report: %s\n", p->cmdline && *p->cmdline ? p->cmdline : p->process.comm);
-	fprintf(out, "  pid %d%s, %s profiled, %zu thread%s, %zu lock%s, %zu condvar%s; ended: %s\n",
-		p->process.pid, p->process.forked ? " (forked child)" : "", fmt_ns(a, sizeof(a), m->wall_ns),
-		p->nthreads, p->nthreads == 1 ? "" : "s", m->nlocks, m->nlocks == 1 ? "" : "s",
-		m->nconds, m->nconds == 1 ? "" : "s",
-		exit_text(p->process.exit_reason));
+	int width = textfit__width(out);
+	char a[32], line[512];
+	textfit__wrap(out, width, 4, "convoy report: ", p->cmdline && *p->cmdline ? p->cmdline : p->process.comm);
+	snprintf(line, sizeof(line), "pid %d%s, %s profiled, %zu thread%s, %zu lock%s, %zu condvar%s; ended: %s",
+		 p->process.pid, p->process.forked ? " (forked child)" : "", fmt_ns(a, sizeof(a), m->wall_ns),
+		 p->nthreads, p->nthreads == 1 ? "" : "s", m->nlocks, m->nlocks == 1 ? "" : "s",
+		 m->nconds, m->nconds == 1 ? "" : "s", exit_text(p->process.exit_reason));
+	textfit__wrap(out, width, 4, "  ", line);
 	fprintf(out, "  profile %s\n\n", p->path);
 }
 
@@ -67,16 +71,19 @@ static void text_summary(const struct model *m, FILE *out)
 	int mutexes_only = 1;   /* the wording: other kinds (spinlocks) wait without blocking */
 	for (size_t i = 0; i < m->nlocks; i++)
 		mutexes_only &= m->locks[i]->obj->o.kind == CV_OBJ_MUTEX;
-	fprintf(out, mutexes_only ? "Threads spent %s blocked on mutexes (%s of their combined lifetime); "
-		"%s accounts for %s of it: %s of its %s acquisitions waited, %s on average.\n\n" :
+	char text[1024];
+	snprintf(text, sizeof(text), mutexes_only ? "Threads spent %s blocked on mutexes (%s of their combined lifetime); "
+		"%s accounts for %s of it: %s of its %s acquisitions waited, %s on average." :
 		"Threads spent %s waiting for locks (%s of their combined lifetime); "
-		"%s accounts for %s of it: %s of its %s acquisitions waited, %s on average.\n\n",
+		"%s accounts for %s of it: %s of its %s acquisitions waited, %s on average.",
 		fmt_ns(a, sizeof(a), (double)m->total_lock_wait),
 		fmt_pct(b, sizeof(b), ratio(m->total_lock_wait, m->total_thread_ns)),
 		top->name, fmt_pct(c, sizeof(c), ratio(top->total.wait_ns, m->total_lock_wait)),
 		fmt_pct((char[32]){0}, 32, ratio(top->total.contended, top->total.acquisitions)),
 		fmt_count((char[32]){0}, 32, top->total.acquisitions),
 		fmt_ns((char[32]){0}, 32, top->total.waits ? (double)top->total.wait_ns / (double)top->total.waits : 0));
+	textfit__wrap(out, textfit__width(out), 0, "", text);
+	fputc('\n', out);
 }
 
 /* Whether hardware counters were available, in words. */
@@ -92,20 +99,24 @@ static const char *pmu_status(const struct profile *p, char *buf, size_t size)
 }
 
 /* Where the busy threads' time went, one line. */
-static void text_stack(const struct run_stack *st, FILE *out)
+static void text_stack(const struct speedup *st, FILE *out)
 {
-	char w[32];
-	fprintf(out, "Where the time went: %d busy thread%s × %s =", st->threads, st->threads == 1 ? "" : "s",
-		fmt_ns(w, sizeof(w), st->wall_ns));
+	char w[32], text[1024];
+	size_t len = (size_t)snprintf(text, sizeof(text), "%d busy thread%s × %s =", st->threads,
+				      st->threads == 1 ? "" : "s", fmt_ns(w, sizeof(w), st->wall_ns));
 	int first = 1;
-	for (int k = 0; k < STACK_N; k++) {
+	for (int k = 0; k < STACK_N && len < sizeof(text); k++) {
 		double share = st->budget_ns > 0 ? st->c[k] / st->budget_ns : 0;
 		if (k == STACK_INFLATION || (fabs(share) < 0.005 && k != STACK_USEFUL))
 			continue;
-		fprintf(out, "%s %.0f%% %s", first ? "" : ",", share * 100, stack_phrases[k]);
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s %.0f%% %s", first ? "" : ",", share * 100,
+					stack_phrases[k]);
 		first = 0;
 	}
-	fputs(".\n\n", out);
+	if (len < sizeof(text) - 1)
+		strcat(text, ".");
+	textfit__wrap(out, textfit__width(out), 2, "Where the time went: ", text);
+	fputc('\n', out);
 }
 
 /* --stacks: 3 per lock in text unless given (convoy run and scale too). */
@@ -119,6 +130,50 @@ static size_t rows_to_show(size_t n, const struct report_options *o)
 	return o->limit && (size_t)o->limit < n ? (size_t)o->limit : n;
 }
 
+static void text_lock_row(FILE *out, const char *name, const struct cv_stats *s)
+{
+	char acq[32], pct[32], tot[32], avg[32], hold[32], ho[32];
+	textfit__name(out, name);
+	fprintf(out, " %9s %7s %9s %8s %8s %9s\n", fmt_count(acq, sizeof(acq), s->acquisitions),
+		fmt_pct(pct, sizeof(pct), ratio(s->contended, s->acquisitions)),
+		fmt_ns(tot, sizeof(tot), (double)s->wait_ns),
+		s->waits ? fmt_ns(avg, sizeof(avg), (double)s->wait_ns / (double)s->waits) : "-",
+		s->hold_samples ? fmt_ns(hold, sizeof(hold), (double)s->hold_ns / (double)s->hold_samples) : "-",
+		fmt_count(ho, sizeof(ho), s->handoffs));
+}
+
+/* Type, longest wait, trylocks and timeouts: one line under the row. */
+static void text_lock_detail(FILE *out, const char *type, const struct cv_stats *s)
+{
+	char a[32], b[32], c[32], d[32], line[256];
+	int len = snprintf(line, sizeof(line), "%s%slongest wait %s", type, *type ? "; " : "",
+			   s->waits ? fmt_ns(a, sizeof(a), (double)s->max_wait_ns) : "-");
+	if (s->trylocks || s->timeouts)
+		snprintf(line + len, sizeof(line) - (size_t)len, "; trylock: %s calls, %s failed (EBUSY); timeouts: %s",
+			 fmt_count(b, sizeof(b), s->trylocks), fmt_count(c, sizeof(c), s->trylock_failures),
+			 fmt_count(d, sizeof(d), s->timeouts));
+	textfit__wrap(out, textfit__width(out), 8, "      ", line);
+}
+
+static void text_lock_threads(const struct model *m, const struct report_options *o, const struct object_row *r,
+			      FILE *out)
+{
+	const struct profile *p = m->p;
+	size_t first = m->stats_start[r->obj->o.id], end = m->stats_start[r->obj->o.id + 1];
+	size_t shown = first + rows_to_show(end - first, o);
+	for (size_t k = first; k < shown; k++) {
+		const struct cv_stats *t = &p->stats[m->stats_of[k]];
+		char who[64], fit[64], acq[32], pct[32], tot[32];
+		fprintf(out, "    thread %-16s %9s %7s %9s\n",
+			textfit__fit(fit, sizeof(fit), thread_label(p, t->thread, who, sizeof(who)), 16),
+			fmt_count(acq, sizeof(acq), t->acquisitions),
+			fmt_pct(pct, sizeof(pct), ratio(t->contended, t->acquisitions)),
+			fmt_ns(tot, sizeof(tot), (double)t->wait_ns));
+	}
+	if (shown < end)
+		fprintf(out, "    ... %zu more threads (use --limit 0)\n", end - shown);
+}
+
 static void text_locks(const struct model *m, const struct report_options *o, FILE *out)
 {
 	const struct profile *p = m->p;
@@ -127,104 +182,69 @@ static void text_locks(const struct model *m, const struct report_options *o, FI
 	int mutexes_only = 1;
 	for (size_t i = 0; i < m->nlocks; i++)
 		mutexes_only &= m->locks[i]->obj->o.kind == CV_OBJ_MUTEX;
-	fprintf(out, "%s, by total wait (hold time sampled on 1 in %u acquisitions)\n",
+	fprintf(out, "%s, by total wait\n(hold time sampled on 1 in %u acquisitions)\n",
 		mutexes_only ? "Mutexes" : "Locks (mutexes, rwlocks, spinlocks: on-CPU, futex words)",
 		p->process.hold_sample_period);
-	fprintf(out, "  %-28s %-10s %12s %9s %10s %9s %9s %9s %10s\n", mutexes_only ? "mutex" : "lock", "type", "acquired",
-		"contended", "wait total", "avg", "max", "hold avg", "hand-offs");
-	size_t n = rows_to_show(m->nlocks, o);
+	fprintf(out, "  %-*s %9s %7s %9s %8s %8s %9s\n", TEXTFIT_NAME_COLS, mutexes_only ? "mutex" : "lock", "acquired",
+		"waited", "wait", "avg wait", "avg hold", "hand-offs");
+	/* Objects made at one site share one row, unless -v asks for each. */
+	struct object_group *g = NULL;
+	size_t ng = o->verbose ? m->nlocks : model__group(m->locks, m->nlocks, &g);
+	size_t n = rows_to_show(ng, o);
 	for (size_t i = 0; i < n; i++) {
-		const struct object_row *r = m->locks[i];
-		const struct cv_stats *s = &r->total;
-		char acq[32], pct[32], tot[32], avg[32], max[32], hold[32], ho[32];
-		fprintf(out, "  %-28s %-10s %12s %9s %10s %9s %9s %9s %10s\n", r->name, r->type,
-			fmt_count(acq, sizeof(acq), s->acquisitions),
-			fmt_pct(pct, sizeof(pct), ratio(s->contended, s->acquisitions)),
-			fmt_ns(tot, sizeof(tot), (double)s->wait_ns),
-			s->waits ? fmt_ns(avg, sizeof(avg), (double)s->wait_ns / (double)s->waits) : "-",
-			s->waits ? fmt_ns(max, sizeof(max), (double)s->max_wait_ns) : "-",
-			s->hold_samples ? fmt_ns(hold, sizeof(hold), (double)s->hold_ns / (double)s->hold_samples) : "-",
-			fmt_count(ho, sizeof(ho), s->handoffs));
-		if (s->trylocks || s->timeouts)
-			fprintf(out, "  %-28s trylock: %s calls, %s failed (EBUSY); timeouts: %s\n", "",
-				fmt_count(acq, sizeof(acq), s->trylocks), fmt_count(pct, sizeof(pct), s->trylock_failures),
-				fmt_count(tot, sizeof(tot), s->timeouts));
-		prims__text_lock_detail(r, out);   /* rwlock sides, spin time, futex wakes */
-		stacks__text(out, m->syms, r->obj->o.id, s->wait_ns, text_stacks(o), o->verbose, "      ");
-		if (r->nthreads < 2 && !o->verbose)
+		const struct object_row *r = g ? g[i].first : m->locks[i];
+		if (g && g[i].count > 1) {
+			char name[400], c[32];
+			snprintf(name, sizeof(name), "%s × %s", fmt_count(c, sizeof(c), g[i].count), r->name);
+			text_lock_row(out, name, &g[i].total);
+			fprintf(out, "      %s objects made at one site; -v shows each\n", fmt_count(c, sizeof(c), g[i].count));
 			continue;
-		for (size_t k = 0; k < p->nstats; k++) {
-			const struct cv_stats *t = &p->stats[k];
-			if (t->object != r->obj->o.id)
-				continue;
-			char who[64];
-			fprintf(out, "  %-28s thread %-18s %12s %9s %10s\n", "",
-				thread_label(p, t->thread, who, sizeof(who)),
-				fmt_count(acq, sizeof(acq), t->acquisitions),
-				fmt_pct(pct, sizeof(pct), ratio(t->contended, t->acquisitions)),
-				fmt_ns(tot, sizeof(tot), (double)t->wait_ns));
 		}
+		const struct cv_stats *s = &r->total;
+		text_lock_row(out, r->name, s);
+		if (o->verbose || s->trylocks || s->timeouts || (r->type[0] && strcmp(r->type, "normal")))
+			text_lock_detail(out, r->type, s);
+		prims__text_lock_detail(r, out);   /* rwlock sides, spin time, futex wakes */
+		callstacks__text(out, m->syms, r->obj->o.id, s->wait_ns, text_stacks(o), o->verbose, "      ");
+		if (r->nthreads >= 2 || o->verbose)
+			text_lock_threads(m, o, r, out);
 	}
-	if (n < m->nlocks)
-		fprintf(out, "  ... %zu more (use --limit 0)\n", m->nlocks - n);
+	if (n < ng)
+		fprintf(out, "  ... %zu more (use --limit 0)\n", ng - n);
+	free(g);
 	fputc('\n', out);
-}
-
-static void text_conds(const struct model *m, const struct report_options *o, FILE *out)
-{
-	if (!m->nconds)
-		return;
-	fprintf(out, "Condition variables, by total wait\n");
-	fprintf(out, "  %-28s %10s %10s %9s %9s %9s %16s %16s\n", "condvar", "waits", "wait total",
-		"avg", "max", "timeouts", "signals (none)", "broadcasts (none)");
-	size_t n = rows_to_show(m->nconds, o);
-	for (size_t i = 0; i < n; i++) {
-		const struct cv_stats *s = &m->conds[i]->total;
-		char w[32], tot[32], avg[32], max[32], to[32], sig[48], bc[48], x[32], y[32];
-		snprintf(sig, sizeof(sig), "%s (%s)", fmt_count(x, sizeof(x), s->signals),
-			 fmt_count(y, sizeof(y), s->signals_unwaited));
-		snprintf(bc, sizeof(bc), "%s (%s)", fmt_count(x, sizeof(x), s->broadcasts),
-			 fmt_count(y, sizeof(y), s->broadcasts_unwaited));
-		fprintf(out, "  %-28s %10s %10s %9s %9s %9s %16s %16s\n", m->conds[i]->name,
-			fmt_count(w, sizeof(w), s->waits), fmt_ns(tot, sizeof(tot), (double)s->wait_ns),
-			s->waits ? fmt_ns(avg, sizeof(avg), (double)s->wait_ns / (double)s->waits) : "-",
-			s->waits ? fmt_ns(max, sizeof(max), (double)s->max_wait_ns) : "-",
-			fmt_count(to, sizeof(to), s->timeouts), sig, bc);
-		stacks__text(out, m->syms, m->conds[i]->obj->o.id, s->wait_ns, text_stacks(o), o->verbose, "      ");
-	}
-	if (n < m->nconds)
-		fprintf(out, "  ... %zu more (use --limit 0)\n", m->nconds - n);
-	fputs("  (none): signals and broadcasts sent while no thread was waiting for one\n\n", out);
 }
 
 static void text_threads(const struct model *m, const struct report_options *o, struct syms *syms, FILE *out)
 {
 	const struct profile *p = m->p;
-	fprintf(out, "Threads\n");
-	fprintf(out, "  %-7s %-15s %-22s %-7s %9s %9s %9s %13s %9s %9s %9s\n", "tid", "name",
-		"start routine", "creator", "lifetime", "in create", "cpu", "switches v/i", "lock wait",
-		"cond wait", "join wait");
+	fprintf(out, "Threads (name and start routine; waits: locks, condvars and other parks, joins)\n");
+	fprintf(out, "  %-7s %-15s %8s %8s %8s %8s %8s %8s\n", "tid", "thread", "lifetime",
+		"cpu", "runnable", "lock", "park", "join");
 	size_t n = rows_to_show(p->nthreads, o);
 	for (size_t i = 0; i < n; i++) {
 		const struct cv_thread_rec *t = &p->threads[i];
-		char fn[200], life[32], cr[32], cpu[32], sw[48], lw[32], cw[32], jw[32], creator[16];
+		char fn[200], label[256], fit[64], life[32], cpu[32], rq[32], lw[32], cw[32], jw[32];
 		const char *routine = t->flags & CV_THREAD_MAIN ? "(main)" :
 				      t->start_routine ? syms__name(syms, t->start_routine, fn, sizeof(fn)) : "(untracked)";
 		if (!routine) {
 			snprintf(fn, sizeof(fn), "0x%llx", (unsigned long long)t->start_routine);
 			routine = fn;
 		}
-		snprintf(creator, sizeof(creator), t->creator_tid ? "%d" : "-", t->creator_tid);
-		snprintf(sw, sizeof(sw), "%llu/%llu", (unsigned long long)t->voluntary_cs,
-			 (unsigned long long)t->involuntary_cs);
-		fprintf(out, "  %-7d %-15s %-22.22s %-7s %9s %9s %9s %13s %9s %9s %9s\n", t->tid,
-			t->name[0] ? t->name : "-", routine, creator,
+		snprintf(label, sizeof(label), "%s%s%s", t->name, t->name[0] ? " " : "", routine);
+		fprintf(out, "  %-7d %-15s %8s %8s %8s %8s %8s %8s\n", t->tid, textfit__fit(fit, sizeof(fit), label, 15),
 			fmt_ns(life, sizeof(life), (double)(t->end_ns - t->start_ns)),
-			t->create_ns ? fmt_ns(cr, sizeof(cr), (double)t->create_ns) : "-",
-			fmt_ns(cpu, sizeof(cpu), (double)t->cpu_ns), sw,
+			fmt_ns(cpu, sizeof(cpu), (double)t->cpu_ns),
+			t->flags & CV_THREAD_RUNQ ? fmt_ns(rq, sizeof(rq), (double)t->run_delay_ns) : "-",
 			fmt_ns(lw, sizeof(lw), (double)m->thread_lock_wait[i]),
 			fmt_ns(cw, sizeof(cw), (double)m->thread_cond_wait[i]),
 			fmt_ns(jw, sizeof(jw), (double)t->join_wait_ns));
+		if (o->verbose) {
+			char cr[32];
+			fprintf(out, "          created by %d%s%s; %llu voluntary, %llu involuntary switches\n",
+				t->creator_tid, t->create_ns ? " in " : "", t->create_ns ? fmt_ns(cr, sizeof(cr), (double)t->create_ns) : "",
+				(unsigned long long)t->voluntary_cs, (unsigned long long)t->involuntary_cs);
+		}
 	}
 	if (n < p->nthreads)
 		fprintf(out, "  ... %zu more (use --limit 0)\n", p->nthreads - n);
@@ -262,11 +282,15 @@ static void text_counters(const struct model *m, FILE *out)
 			continue;
 		}
 		if (!shown++)
-			fprintf(out, "\nCounters (convoy.h annotations)\n  %-9s %-24s %14s  %s\n", "kind", "name", "total", "by thread (tid name value)");
-		char tot[32];
-		fprintf(out, "  %-9s %-24s %14s  %s%s\n", c->c.kind == CV_COUNTER_PROGRESS ? "progress" : "counter",
-			c->name, total < 0 ? "negative" : fmt_count(tot, sizeof(tot), (uint64_t)total), line,
-			threads > 6 ? ", ..." : "");
+			fprintf(out, "\nCounters (convoy.h annotations; by thread: tid name value)\n  %-8s %-*s %14s\n",
+				"kind", TEXTFIT_NAME_COLS, "name", "total");
+		char tot[32], fit[64];
+		fprintf(out, "  %-8s %-*s %14s\n", c->c.kind == CV_COUNTER_PROGRESS ? "progress" : "counter",
+			TEXTFIT_NAME_COLS, textfit__fit(fit, sizeof(fit), c->name, TEXTFIT_NAME_COLS),
+			total < 0 ? "negative" : fmt_count(tot, sizeof(tot), (uint64_t)total));
+		if (threads > 6 && len < sizeof(line) - 6)
+			strcat(line, ", ...");
+		textfit__wrap(out, textfit__width(out), 6, "    ", line);
 	}
 	if (zero)
 		fprintf(out, "%s  (%zu counter%s zero on every thread)\n", shown ? "" : "\nCounters (convoy.h annotations)\n",
@@ -301,43 +325,89 @@ static json_object *json_histogram(const struct cv_stats *s)
 	return h;
 }
 
-static void json_mutex_stats(json_object *o, const struct cv_stats *s)
+/* The JSON fields of an object's row, and of each thread's share of it, by
+ * kind (docs/report-json.md): X(key, kinds, value), the value an
+ * expression of s (const struct cv_stats *). One table, so every kind's
+ * keys are listed once, in one order. */
+#define K(kind) (1u << CV_OBJ_##kind)
+#define LOCKS   (K(MUTEX) | K(RWLOCK) | K(SPIN) | K(FUTEX))
+#define WAITS   (LOCKS | K(COND) | K(SEM) | K(BARRIER))
+#define PARKS   (K(MUTEX) | K(COND) | K(FUTEX) | K(SEM) | K(BARRIER))   /* with wake-up latency */
+#define ROW_FIELDS(X)                                                                                 \
+	X("acquisitions",                  LOCKS | K(SEM), ju64(s->acquisitions))                        \
+	X("contended",                     LOCKS | K(SEM), ju64(s->contended))                           \
+	X("wait_ns",                       WAITS, ju64(s->wait_ns))                                      \
+	X("max_wait_ns",                   WAITS, ju64(s->max_wait_ns))                                  \
+	X("waits",                         WAITS, ju64(s->waits))                                        \
+	X("timeouts",                      WAITS, ju64(s->timeouts))                                     \
+	X("trylocks",                      K(MUTEX) | K(RWLOCK) | K(SPIN), ju64(s->trylocks))            \
+	X("trylock_failures",              K(MUTEX) | K(RWLOCK) | K(SPIN), ju64(s->trylock_failures))    \
+	X("handoffs",                      K(MUTEX), ju64(s->handoffs))                                  \
+	X("hold_samples",                  K(MUTEX), ju64(s->hold_samples))                              \
+	X("hold_avg_ns",                   K(MUTEX), jdiv(s->hold_ns, s->hold_samples))                  \
+	X("max_hold_ns",                   K(MUTEX), s->hold_samples ? ju64(s->max_hold_ns) : NULL)      \
+	X("signals",                       K(COND), ju64(s->signals))                                    \
+	X("broadcasts",                    K(COND), ju64(s->broadcasts))                                 \
+	X("signals_unwaited",              K(COND), ju64(s->signals_unwaited))                           \
+	X("broadcasts_unwaited",           K(COND), ju64(s->broadcasts_unwaited))                        \
+	X("broadcast_woken",               K(COND), ju64(s->broadcast_woken))                            \
+	X("futile_wakes",                  K(COND), ju64(s->futile_wakes))                               \
+	X("futile_after_broadcast",        K(COND), ju64(s->futile_after_broadcast))                     \
+	X("read_acquisitions",             K(RWLOCK), ju64(s->rd_acquisitions))                          \
+	X("write_acquisitions",            K(RWLOCK), ju64(s->acquisitions - s->rd_acquisitions))        \
+	X("read_contended",                K(RWLOCK), ju64(s->rd_contended))                             \
+	X("write_contended",               K(RWLOCK), ju64(s->contended - s->rd_contended))              \
+	X("read_waits",                    K(RWLOCK), ju64(s->rd_waits))                                 \
+	X("write_waits",                   K(RWLOCK), ju64(s->waits - s->rd_waits))                      \
+	X("read_wait_ns",                  K(RWLOCK), ju64(s->rd_wait_ns))                               \
+	X("write_wait_ns",                 K(RWLOCK), ju64(s->wait_ns - s->rd_wait_ns))                  \
+	X("read_max_wait_ns",              K(RWLOCK), ju64(s->rd_max_wait_ns))                           \
+	X("write_max_wait_ns",             K(RWLOCK), ju64(s->wr_max_wait_ns))                           \
+	X("writer_waits_behind_readers",   K(RWLOCK), ju64(s->wr_behind_readers))                        \
+	X("writer_behind_readers_wait_ns", K(RWLOCK), ju64(s->wr_behind_readers_ns))                     \
+	X("spin_ns",                       K(SPIN), ju64(s->wait_ns))                                    \
+	X("max_spin_ns",                   K(SPIN), ju64(s->max_wait_ns))                                \
+	X("on_cpu",                        K(SPIN), json_object_new_boolean(1))                          \
+	X("eagain",                        K(FUTEX), ju64(s->futex_eagain))                              \
+	X("interrupts",                    K(FUTEX) | K(SEM), ju64(s->interrupts))                       \
+	X("wakes",                         K(FUTEX), ju64(s->signals))                                   \
+	X("woken",                         K(FUTEX), ju64(s->futex_woken))                               \
+	X("wakes_unwaited",                K(FUTEX), ju64(s->signals_unwaited))                          \
+	X("wake_ops",                      K(FUTEX), ju64(s->wake_ops))                                  \
+	X("requeues",                      K(FUTEX), ju64(s->requeues))                                  \
+	X("requeued",                      K(FUTEX), ju64(s->requeued))                                  \
+	X("pi_ops",                        K(FUTEX), ju64(s->pi_ops))                                    \
+	X("trywaits",                      K(SEM), ju64(s->trylocks))                                    \
+	X("trywait_failures",              K(SEM), ju64(s->trylock_failures))                            \
+	X("posts",                         K(SEM), ju64(s->signals))                                     \
+	X("posts_unwaited",                K(SEM), ju64(s->signals_unwaited))                            \
+	X("rounds",                        K(BARRIER), ju64(s->rounds))                                  \
+	X("imbalance_ns",                  K(BARRIER), ju64(s->imbalance_ns))                            \
+	X("avg_imbalance_ns",              K(BARRIER), jdiv(s->imbalance_ns, s->rounds))                 \
+	X("max_imbalance_ns",              K(BARRIER), ju64(s->max_imbalance_ns))                        \
+	X("wakeups",                       PARKS, ju64(s->wakeups))                                      \
+	X("wake_latency_ns",               PARKS, ju64(s->wake_latency_ns))                              \
+	X("avg_wake_latency_ns",           PARKS, jdiv(s->wake_latency_ns, s->wakeups))                  \
+	X("max_wake_latency_ns",           PARKS, ju64(s->max_wake_latency_ns))
+
+static json_object *jdiv(uint64_t a, uint64_t b) { return b ? ju64(a / b) : NULL; }
+
+static void json_stats(json_object *o, uint32_t kind, const struct cv_stats *s)
 {
-	json_object_object_add(o, "acquisitions", ju64(s->acquisitions));
-	json_object_object_add(o, "contended", ju64(s->contended));
-	json_object_object_add(o, "wait_ns", ju64(s->wait_ns));
-	json_object_object_add(o, "max_wait_ns", ju64(s->max_wait_ns));
-	json_object_object_add(o, "waits", ju64(s->waits));
-	json_object_object_add(o, "timeouts", ju64(s->timeouts));
-	json_object_object_add(o, "trylocks", ju64(s->trylocks));
-	json_object_object_add(o, "trylock_failures", ju64(s->trylock_failures));
-	json_object_object_add(o, "handoffs", ju64(s->handoffs));
-	json_object_object_add(o, "hold_samples", ju64(s->hold_samples));
-	json_object_object_add(o, "hold_avg_ns",
-			       s->hold_samples ? ju64(s->hold_ns / s->hold_samples) : NULL);
-	json_object_object_add(o, "max_hold_ns", s->hold_samples ? ju64(s->max_hold_ns) : NULL);
+	uint32_t bit = kind < 32 ? 1u << kind : 0;
+#define CV_X(key, kinds, value)             \
+	if ((kinds) & bit)                   \
+		json_object_object_add(o, key, value);
+	ROW_FIELDS(CV_X)
+#undef CV_X
 }
 
-static void json_cond_stats(json_object *o, const struct cv_stats *s)
-{
-	json_object_object_add(o, "waits", ju64(s->waits));
-	json_object_object_add(o, "wait_ns", ju64(s->wait_ns));
-	json_object_object_add(o, "max_wait_ns", ju64(s->max_wait_ns));
-	json_object_object_add(o, "timeouts", ju64(s->timeouts));
-	json_object_object_add(o, "signals", ju64(s->signals));
-	json_object_object_add(o, "broadcasts", ju64(s->broadcasts));
-	json_object_object_add(o, "signals_unwaited", ju64(s->signals_unwaited));
-	json_object_object_add(o, "broadcasts_unwaited", ju64(s->broadcasts_unwaited));
-}
-
-/* --stacks for JSON rows (json_object_row is also called back by prims.c). */
-static int json_stacks = -1;
-
-static json_object *json_object_row(const struct model *m, const struct object_row *r)
+/* One object's row: its kind's fields, then each thread's share (stacks:
+ * how many call stacks, < 0 all). */
+static json_object *json_object_row(const struct model *m, const struct object_row *r, int stacks)
 {
 	const struct profile *p = m->p;
 	json_object *o = json_object_new_object();
-	int mutex = r->obj->o.kind == CV_OBJ_MUTEX, cond = r->obj->o.kind == CV_OBJ_COND;
 	json_object_object_add(o, "name", jstr(r->name));
 	json_object_object_add(o, "kind", jstr(kind_name(r->obj->o.kind)));
 	if (r->type[0])
@@ -345,24 +415,18 @@ static json_object *json_object_row(const struct model *m, const struct object_r
 	json_object_object_add(o, "addr", jaddr(r->obj->o.addr));
 	json_object_object_add(o, "generation", ju64(r->obj->o.generation));
 	json_object_object_add(o, "destroyed", json_object_new_boolean(r->obj->o.retired));
-	if (mutex || cond)
-		(mutex ? json_mutex_stats : json_cond_stats)(o, &r->total);
-	prims__json_stats(o, r->obj, &r->total);   /* the other kinds, park/wake */
+	json_stats(o, r->obj->o.kind, &r->total);
 	if (r->obj->o.kind == CV_OBJ_BARRIER)
 		json_object_object_add(o, "count", json_object_new_int64(r->obj->o.flags));
 	json_object_object_add(o, "wait_histogram", json_histogram(&r->total));
-	stacks__json(o, m->syms, r->obj->o.id, json_stacks);   /* site, first_use, stacks[] */
+	callstacks__json(o, m->syms, r->obj->o.id, stacks);   /* site, first_use, stacks[] */
 	json_object *threads = json_object_new_array();
-	for (size_t k = 0; k < p->nstats; k++) {
-		const struct cv_stats *s = &p->stats[k];
-		if (s->object != r->obj->o.id)
-			continue;
+	for (size_t k = m->stats_start[r->obj->o.id]; k < m->stats_start[r->obj->o.id + 1]; k++) {
+		const struct cv_stats *s = &p->stats[m->stats_of[k]];
 		json_object *t = json_object_new_object();
 		json_object_object_add(t, "tid", json_object_new_int(p->threads[s->thread].tid));
 		json_object_object_add(t, "thread", ju64(s->thread));
-		if (mutex || cond)
-			(mutex ? json_mutex_stats : json_cond_stats)(t, s);
-		prims__json_stats(t, r->obj, s);
+		json_stats(t, r->obj->o.kind, s);
 		json_object_array_add(threads, t);
 	}
 	json_object_object_add(o, "threads", threads);
@@ -415,11 +479,92 @@ static json_object *json_thread(const struct model *m, size_t i, struct syms *sy
 	return o;
 }
 
-static json_object *json_report(const struct model *m, struct syms *syms)
+/* Where the report's JSON goes: into one tree (report__json, for the viewer
+ * to embed), or straight to a file member by member and row by row, so a
+ * profile with 100,000 objects never holds its whole report in memory. */
+struct sink {
+	json_object *root, *array;  /* tree */
+	FILE *out;                  /* stream */
+	int members, rows;
+};
+
+#define JSON_FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+/* v pretty-printed, its lines after the first indented by indent more. */
+static void put_indented(FILE *out, json_object *v, int indent)
 {
-	const struct profile *p = m->p;
-	json_object *root = json_object_new_object(), *proc = json_object_new_object();
-	json_object_object_add(root, "convoy_report_version", json_object_new_int(1));
+	for (const char *c = json_object_to_json_string_ext(v, JSON_FLAGS); *c; c++) {
+		fputc(*c, out);
+		if (*c == '\n')
+			fprintf(out, "%*s", indent, "");
+	}
+}
+
+static void sink_member(struct sink *k, const char *key, json_object *v)
+{
+	if (k->root) {
+		json_object_object_add(k->root, key, v);
+		return;
+	}
+	fprintf(k->out, "%s\n  \"%s\":", k->members++ ? "," : "{", key);
+	put_indented(k->out, v, 2);
+	json_object_put(v);
+}
+
+static void sink_array_begin(struct sink *k, const char *key)
+{
+	k->rows = 0;
+	if (k->root)
+		json_object_object_add(k->root, key, k->array = json_object_new_array());
+	else
+		fprintf(k->out, "%s\n  \"%s\":[", k->members++ ? "," : "{", key);
+}
+
+static void sink_row(struct sink *k, json_object *v)
+{
+	if (k->root) {
+		json_object_array_add(k->array, v);
+		return;
+	}
+	fprintf(k->out, "%s\n    ", k->rows++ ? "," : "");
+	put_indented(k->out, v, 4);
+	json_object_put(v);
+}
+
+static void sink_array_end(struct sink *k)
+{
+	if (!k->root)
+		fputs("\n  ]", k->out);   /* as json-c writes it, empty or not */
+}
+
+static void sink_rows(struct sink *k, const char *key, const struct model *m, struct object_row *const *rows,
+		      size_t n, int stacks)
+{
+	sink_array_begin(k, key);
+	for (size_t i = 0; i < n; i++)
+		sink_row(k, json_object_row(m, rows[i], stacks));
+	sink_array_end(k);
+}
+
+static json_object *json_stack(const struct speedup *st)
+{
+	json_object *stack = json_object_new_object();
+	json_object_object_add(stack, "threads", json_object_new_int(st->threads));
+	json_object_object_add(stack, "wall_ns", json_object_new_int64((int64_t)st->wall_ns));
+	json_object_object_add(stack, "budget_ns", json_object_new_int64((int64_t)st->budget_ns));
+	for (int k = 0; k < STACK_N; k++)
+		json_object_object_add(stack, stack_keys[k], json_object_new_int64((int64_t)st->c[k]));
+	return stack;
+}
+
+static void json_report(struct sink *k, const struct analysis *a, const struct report_options *o)
+{
+	const struct model *m = &a->m;
+	const struct profile *p = a->p;
+	struct syms *syms = a->syms;
+	int stacks = o->stacks_given ? o->stacks : -1;
+	json_object *proc = json_object_new_object();
+	sink_member(k, "convoy_report_version", json_object_new_int(1));
 	json_object_object_add(proc, "pid", json_object_new_int(p->process.pid));
 	json_object_object_add(proc, "ppid", json_object_new_int(p->process.ppid));
 	json_object_object_add(proc, "comm", jstr(p->process.comm));
@@ -454,70 +599,54 @@ static json_object *json_report(const struct model *m, struct syms *syms)
 	char pmu[160];
 	json_object_object_add(proc, "pmu", jstr(pmu_status(p, pmu, sizeof(pmu))));
 	json_object_object_add(proc, "profile", jstr(p->path));
-	json_object_object_add(root, "process", proc);
-
-	json_object *locks = json_object_new_array(), *conds = json_object_new_array(), *threads = json_object_new_array();
-	for (size_t i = 0; i < m->nlocks; i++)
-		json_object_array_add(locks, json_object_row(m, m->locks[i]));
-	for (size_t i = 0; i < m->nconds; i++)
-		json_object_array_add(conds, json_object_row(m, m->conds[i]));
+	sink_member(k, "process", proc);
+	sink_rows(k, "locks", m, m->locks, m->nlocks, stacks);
+	sink_rows(k, "condvars", m, m->conds, m->nconds, stacks);
+	sink_rows(k, "semaphores", m, m->sems, m->nsems, stacks);
+	sink_rows(k, "barriers", m, m->barriers, m->nbarriers, stacks);
+	sink_rows(k, "futexes", m, m->futexes, m->nfutexes, stacks);
+	sink_member(k, "park_wake", prims__json_park_wake(m));
+	sink_array_begin(k, "threads");
 	for (size_t i = 0; i < p->nthreads; i++)
-		json_object_array_add(threads, json_thread(m, i, syms));
-	json_object_object_add(root, "locks", locks);
-	json_object_object_add(root, "condvars", conds);
-	prims__json_sections(root, m, json_object_row);   /* semaphores, barriers, futexes, park_wake */
-	json_object_object_add(root, "threads", threads);
-	json_object_object_add(root, "findings", json_object_new_array());   /* filled by report__write */
-	return root;
+		sink_row(k, json_thread(m, i, syms));
+	sink_array_end(k);
+	sink_member(k, "stack", json_stack(&a->s));
+	sink_member(k, "findings", findings__json(&a->f));
 }
 
-int report__write(const struct profile *p, const struct report_options *o, FILE *out)
+json_object *report__json(const struct analysis *a, const struct report_options *o)
 {
-	struct syms *syms = syms__load(p);
-	struct model m;
-	model__build(&m, p, syms);
-	json_stacks = o->stacks_given ? o->stacks : -1;
-	/* A single run has no reference: its stack counts all on-CPU time as
-	 * useful, at as many threads as were busy (docs/findings.md). */
-	struct run_stack st;
-	stack__compute(&st, &m, stack__busy_threads(&m), 0, -1);
-	struct findings f = { 0 };
-	struct run_view view = { &m, &st };
-	findings__diagnose(&f, NULL, &view);
-	findings__sort(&f);
+	struct sink k = { .root = json_object_new_object() };
+	json_report(&k, a, o);
+	return k.root;
+}
+
+int report__write(const struct analysis *a, const struct report_options *o, FILE *out)
+{
+	const struct model *m = &a->m;
+	const struct profile *p = a->p;
 	if (o->json) {
-		json_object *root = json_report(&m, syms);
-		json_object *stack = json_object_new_object();
-		json_object_object_add(stack, "threads", json_object_new_int(st.threads));
-		json_object_object_add(stack, "wall_ns", json_object_new_int64((int64_t)st.wall_ns));
-		json_object_object_add(stack, "budget_ns", json_object_new_int64((int64_t)st.budget_ns));
-		for (int k = 0; k < STACK_N; k++)
-			json_object_object_add(stack, stack_keys[k], json_object_new_int64((int64_t)st.c[k]));
-		json_object_object_add(root, "stack", stack);
-		json_object_object_add(root, "findings", findings__json(&f));
-		fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), out);
-		fputc('\n', out);
-		json_object_put(root);
+		struct sink k = { .out = out };
+		json_report(&k, a, o);
+		fputs("\n}\n", out);
 	} else {
-		text_header(&m, out);
-		text_summary(&m, out);
-		text_stack(&st, out);
-		findings__print(&f, out);
+		text_header(m, out);
+		text_summary(m, out);
+		text_stack(&a->s, out);
+		findings__print(&a->f, out);
 		fputc('\n', out);
-		text_locks(&m, o, out);
-		text_conds(&m, o, out);
-		prims__text(&m, o, out);   /* semaphores, barriers, futexes, park and wake */
-		text_threads(&m, o, syms, out);
-		text_counters(&m, out);
-		char pmu[160];
-		if (!(p->process.perf_valid >> CV_PERF_CYCLES))
-			fprintf(out, "\nNot measured: hardware counters (cycles, instructions, cache misses): %s.\n",
-				pmu_status(p, pmu, sizeof(pmu)));
+		text_locks(m, o, out);
+		families__text(m, o, out);   /* condvars, semaphores, barriers, futexes */
+		prims__text_park(m, o, out);
+		text_threads(m, o, a->syms, out);
+		text_counters(m, out);
+		char pmu[160], line[256];
+		if (!(p->process.perf_valid >> CV_PERF_CYCLES)) {
+			snprintf(line, sizeof(line), "hardware counters (cycles, instructions, cache misses): %s.",
+				 pmu_status(p, pmu, sizeof(pmu)));
+			textfit__wrap(out, textfit__width(out), 2, "\nNot measured: ", line);
+		}
 	}
-	findings__free(&f);
-	stack__free(&st);
-	model__free(&m);
-	syms__free(syms);
 	if (fflush(out) != 0 || ferror(out)) {
 		cv_error("cannot write the report: %s", strerror(errno));
 		return -1;
@@ -593,16 +722,17 @@ int cmd_report(int argc, char **argv)
 		cv_error("report: expected one PROFILE, got %d (try 'convoy report --help')", argc - optind);
 		return 2;
 	}
-	struct profile *p = profile__load(argv[optind]);
-	if (!p)
+	struct analysis a;
+	if (analysis__load(&a, argv[optind]) != 0)
 		return 1;
+	analysis__diagnose(&a);
 	int rc;
 	if (html) {
-		json_object *page = html__report_page(p);
-		rc = page ? html__write(html, page) : -1;
+		json_object *page = html__report_page(&a);
+		rc = html__write(html, page);
 		json_object_put(page);
 	} else
-		rc = report__write(p, &o, stdout);
-	profile__free(p);
+		rc = report__write(&a, &o, stdout);
+	analysis__free(&a);
 	return rc ? 1 : 0;
 }

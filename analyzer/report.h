@@ -4,7 +4,8 @@
 
 #include <stdio.h>
 
-struct profile;
+struct analysis;
+struct json_object;
 
 struct report_options {
 	int json;
@@ -14,8 +15,11 @@ struct report_options {
 	int stacks_given;       /* else 3 in text, all in JSON */
 };
 
+/* The report of a diagnosed analysis as one JSON object (docs/report-json.md);
+ * the caller puts it. The HTML viewer embeds it. */
+struct json_object *report__json(const struct analysis *a, const struct report_options *o);
 /* Writes the report; returns 0, or -1 after one error line (output failed). */
-int report__write(const struct profile *p, const struct report_options *o, FILE *out);
+int report__write(const struct analysis *a, const struct report_options *o, FILE *out);
 
 int cmd_report(int argc, char **argv);
 

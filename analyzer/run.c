@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "analysis.h"
 #include "launch.h"
 #include "profile.h"
 #include "report.h"
@@ -19,7 +21,7 @@
 
 static void run_usage(FILE *f)
 {
-	fputs("usage: convoy run [-o DIR] [--json] [-v] [--trace] -- COMMAND [ARG...]\n"
+	fputs("usage: convoy run [-o DIR] [--json] [-v] [--comm NAME] [--trace] -- COMMAND [ARG...]\n"
 	      "\n"
 	      "Runs COMMAND with libconvoy.so preloaded (appended to any LD_PRELOAD),\n"
 	      "then prints the report of its profile. Exits with COMMAND's status.\n"
@@ -28,6 +30,8 @@ static void run_usage(FILE *f)
 	      "  --json       print the report as JSON, alone on stdout: COMMAND's own\n"
 	      "               stdout goes to stderr\n"
 	      "  -v           every thread's share of every mutex\n"
+	      "  --comm NAME  report the process named NAME (default: of the processes\n"
+	      "               COMMAND started, the one that did the most threaded work)\n"
 	      "  --trace      also record when each wait, sampled hold and wake happened\n"
 	      "               (CONVOY_TRACE=1; for convoy view and export --perfetto)\n"
 	      "\n"
@@ -42,12 +46,13 @@ int cmd_run(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "comm", required_argument, NULL, 'c' },
 		{ "trace", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct report_options ro = { .limit = 20 };
-	const char *dir = ".";
+	const char *dir = ".", *comm = NULL;
 	int c;
 	optind = 1;
 	while ((c = cv_getopt("run", argc, argv, "o:vh", longopts)) != -1) {
@@ -55,6 +60,7 @@ int cmd_run(int argc, char **argv)
 		case 'o': dir = optarg; break;
 		case 'j': ro.json = 1; break;
 		case 'v': ro.verbose = 1; break;
+		case 'c': comm = optarg; break;
 		case 'T':
 			if (setenv("CONVOY_TRACE", "1", 1) != 0) {
 				cv_error("run: cannot set CONVOY_TRACE: %s", strerror(errno));
@@ -85,6 +91,7 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	struct launch_result r;
+	time_t since = time(NULL);
 	int launched = launch__run(argv + optind, NULL, 0, &r);
 	if (saved_stdout >= 0) {
 		dup2(saved_stdout, STDOUT_FILENO);
@@ -93,7 +100,7 @@ int cmd_run(int argc, char **argv)
 	if (launched != 0)
 		return 127;
 	int exit_code = launch__exit_code(r.status);
-	char *path = launch__find_profile(absdir, r.pid);
+	char *path = analysis__find_profile(absdir, r.pid, since, comm, 1);
 	if (!path) {
 		if (WIFSIGNALED(r.status))
 			cv_error("run: %s was killed by signal %d (%s) before it wrote a profile",
@@ -107,12 +114,14 @@ int cmd_run(int argc, char **argv)
 	if (WIFSIGNALED(r.status))
 		cv_error("run: %s was killed by signal %d (%s)", argv[optind], WTERMSIG(r.status),
 			 strsignal(WTERMSIG(r.status)));
-	struct profile *p = profile__load(path);
+	struct analysis a;
+	int loaded = analysis__load(&a, path);
 	free(path);
-	if (!p)
+	if (loaded != 0)
 		return exit_code ? exit_code : 1;
-	int rc = report__write(p, &ro, stdout);
-	profile__free(p);
+	analysis__diagnose(&a);
+	int rc = report__write(&a, &ro, stdout);
+	analysis__free(&a);
 	if (rc)
 		return exit_code ? exit_code : 1;
 	return exit_code;

@@ -1,54 +1,41 @@
 /* scale.c — `convoy scale`: run a command at several thread counts and
  * explain the curve.
  *
- * Each count runs --repeat times, the counts interleaved round by round so a
- * noisy neighbour hits them alike; the run with the median wall time stands
- * for its count. Every profile and every run's output is kept under -o DIR,
- * with the sweep itself as DIR/sweep.json (what `convoy diff` reads).
+ * Four steps: parse the options, run the command (each count --repeat
+ * times, the counts interleaved round by round so a noisy neighbour hits
+ * them alike), diagnose the sweep (sweep.c) and render it. Every profile and
+ * every run's output is kept under -o DIR, with the sweep itself as
+ * DIR/sweep.json, which `scale --replay DIR` and `convoy diff` read back.
  */
 #include <getopt.h>
 #include <json-c/json.h>
 #include <limits.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "findings.h"
+#include "analysis.h"
 #include "html.h"
 #include "launch.h"
-#include "model.h"
-#include "profile.h"
 #include "scale.h"
-#include "stack.h"
-#include "symbols.h"
+#include "sweep.h"
 #include "util.h"
 
-#define MAX_COUNTS 64
-#define MAX_REPEAT 100
-
-struct count_runs {
-	int threads;
-	double walls[MAX_REPEAT];
-	char *profiles[MAX_REPEAT];
-	int chosen;                  /* index of the median run */
-	struct profile *p;
-	struct syms *syms;
-	struct model m;
-	struct run_stack s;
-	double speedup, efficiency;
-};
-
 struct scale_options {
-	int counts[MAX_COUNTS];
+	int counts[SWEEP_MAX_COUNTS];
 	int ncounts;
 	int repeat;
 	int json;
 	double timeout_s;
 	const char *dir;
 	const char *html;       /* --html FILE */
+	int dir_given;          /* -o DIR: the page also goes to DIR/report.html */
+	const char *comm;       /* --comm: the process to analyse */
+	const char *replay;     /* --replay DIR */
+	char **cmd;
+	int cmdc;
 };
 
 static int parse_counts(const char *list, struct scale_options *o)
@@ -57,9 +44,9 @@ static int parse_counts(const char *list, struct scale_options *o)
 	o->ncounts = 0;
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		long long v = parse_count(tok);
-		if (v < 1 || v > 4096 || o->ncounts == MAX_COUNTS) {
+		if (v < 1 || v > 4096 || o->ncounts == SWEEP_MAX_COUNTS) {
 			cv_error("scale: --threads takes a comma-separated list of counts from 1 to 4096 "
-				 "(at most %d), not '%s'", MAX_COUNTS, list);
+				 "(at most %d), not '%s'", SWEEP_MAX_COUNTS, list);
 			free(copy);
 			return -1;
 		}
@@ -110,213 +97,11 @@ static void free_argv(char **v)
 	free(v);
 }
 
-static int by_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static void choose_median(struct count_runs *c, int repeat)
-{
-	double sorted[MAX_REPEAT];
-	memcpy(sorted, c->walls, sizeof(double) * (size_t)repeat);
-	qsort(sorted, (size_t)repeat, sizeof(double), by_double);
-	double median = sorted[(repeat - 1) / 2];
-	for (int k = 0; k < repeat; k++)
-		if (c->walls[k] == median)
-			c->chosen = k;
-}
-
-/* ---- the text form ------------------------------------------------------ */
-
-static void print_table(const struct count_runs *c, int n, FILE *out)
-{
-	fprintf(out, "%7s %10s %8s %10s  %s\n", "threads", "wall", "speedup", "efficiency",
-		"where the worker time N x wall went (% of it)");
-	fprintf(out, "%7s %10s %8s %10s  %6s %6s %6s %6s %6s %6s %6s %6s %6s\n", "", "", "", "",
-		"useful", "inflat", "locks", "park", "barr", "runq", "other", "idle", "unexpl");
-	for (int i = 0; i < n; i++) {
-		char w[32];
-		fprintf(out, "%7d %10s %7.2fx %9.0f%%  ", c[i].threads, fmt_ns(w, sizeof(w), c[i].s.wall_ns),
-			c[i].speedup, c[i].efficiency * 100);
-		for (int k = 0; k < STACK_N; k++)
-			fprintf(out, " %5.1f%%", c[i].s.budget_ns > 0 ? 100.0 * c[i].s.c[k] / c[i].s.budget_ns : 0);
-		fputc('\n', out);
-	}
-	fputs("  useful: on-CPU work (the reference run's); inflat: extra on-CPU time; locks: waiting\n"
-	      "  for locks; park: parked on condvars, semaphores, futexes; barr: barriers; runq: runnable,\n"
-	      "  waiting for a CPU; other: other off-CPU; idle: fewer than N threads had work;\n"
-	      "  unexpl: not accounted for.\n\n", out);
-}
-
-/* The step sentence: the component that grew most from a to b. */
-static void step_sentence(const struct count_runs *a, const struct count_runs *b, char *buf, size_t size)
-{
-	double scale = a->s.progress > 0 && b->s.progress > 0 ? a->s.progress / b->s.progress : 1;
-	double ratio = a->s.wall_ns / (b->s.wall_ns * scale);
-	double added = b->s.budget_ns * scale - a->s.budget_ns;
-	char speed[64];
-	if (ratio >= 1)
-		snprintf(speed, sizeof(speed), "%.2f× faster", ratio);
-	else
-		snprintf(speed, sizeof(speed), "%.2f× slower", 1 / ratio);
-	if (added <= 0.05 * b->s.budget_ns * scale) {
-		snprintf(buf, size, "%d → %d threads: %s; the added threads paid for themselves "
-			 "(worker time grew %.0f%%).", a->threads, b->threads, speed,
-			 a->s.budget_ns > 0 ? 100 * added / a->s.budget_ns : 0);
-		return;
-	}
-	/* Candidates: every component, with locks split by lock. */
-	int best = -1;
-	double best_d = -INFINITY;
-	const struct stack_lock *best_lock = NULL;
-	for (int k = 0; k < STACK_N; k++) {
-		if (k == STACK_LOCK || k == STACK_USEFUL)
-			continue;
-		double d = b->s.c[k] * scale - a->s.c[k];
-		if (d > best_d) {
-			best_d = d;
-			best = k;
-		}
-	}
-	for (size_t i = 0; i < b->s.nlocks; i++) {
-		double d = b->s.locks[i].wait_ns * scale - stack__lock_wait(&a->s, b->s.locks[i].row->name);
-		if (d > best_d) {
-			best_d = d;
-			best = STACK_LOCK;
-			best_lock = &b->s.locks[i];
-		}
-	}
-	double share = best_d / added;
-	char part[96];
-	if (share > 1)
-		snprintf(part, sizeof(part), "More than all of the added worker time (other components shrank) is");
-	else
-		snprintf(part, sizeof(part), "%.0f%% of the added worker time is", share * 100);
-	int n = snprintf(buf, size, "%d → %d threads: %s. %s ", a->threads, b->threads, speed, part);
-	/* On-CPU growth with a lock whose cache line keeps changing hands is
-	 * that lock's doing, as in the findings. */
-	if (best == STACK_INFLATION)
-		for (size_t i = 0; i < b->s.nlocks; i++)
-			if (findings__bouncing(b->s.locks[i].row, b->s.wall_ns)) {
-				const struct object_row *r = b->s.locks[i].row;
-				char x[32];
-				snprintf(buf + n, size - (size_t)n,
-					 "on-CPU time beyond the reference run's: the cache line of %s %s, whose owner "
-					 "changed on %s of its %s acquisitions, moving between CPUs.",
-					 kind_name(r->obj->o.kind), r->name,
-					 fmt_pct(x, sizeof(x), (double)r->total.handoffs / (double)r->total.acquisitions),
-					 fmt_count((char[32]){0}, 32, r->total.acquisitions));
-				return;
-			}
-	if (best == STACK_LOCK && best_lock) {
-		const struct object_row *r = best_lock->row;
-		double acq = (double)r->total.acquisitions;
-		char x[32], y[32], z[32];
-		n += snprintf(buf + n, size - (size_t)n,
-			      "waiting for %s %s, acquired %s times, contended on %s of acquisitions",
-			      kind_name(r->obj->o.kind), r->name, fmt_count(x, sizeof(x), (uint64_t)acq),
-			      fmt_pct(y, sizeof(y), acq ? (double)r->total.contended / acq : 0));
-		if (r->typical_hold_ns > 0 && acq > 0)
-			snprintf(buf + n, size - (size_t)n, "; the critical section is %s but it is entered every %s.",
-				 fmt_ns(x, sizeof(x), r->typical_hold_ns), fmt_ns(z, sizeof(z), b->s.wall_ns / acq));
-		else
-			snprintf(buf + n, size - (size_t)n, ".");
-	} else if (best >= 0) {
-		snprintf(buf + n, size - (size_t)n, "%s.", stack_phrases[best]);
-	}
-}
-
-/* ---- JSON ---------------------------------------------------------------- */
-
-static json_object *stack_json(const struct run_stack *s)
-{
-	json_object *o = json_object_new_object();
-	for (int k = 0; k < STACK_N; k++)
-		json_object_object_add(o, stack_keys[k], json_object_new_int64((int64_t)llround(s->c[k])));
-	return o;
-}
-
-static json_object *sweep_json(const struct count_runs *c, int n, char **cmd, int cmdc,
-			       const struct findings *f, char steps[][1024], const struct scale_options *o)
-{
-	json_object *root = json_object_new_object(), *runs = json_object_new_array();
-	json_object *command = json_object_new_array(), *steps_j = json_object_new_array();
-	for (int i = 0; i < cmdc; i++)
-		json_object_array_add(command, json_object_new_string(cmd[i]));
-	json_object_object_add(root, "convoy_sweep_version", json_object_new_int(1));
-	json_object_object_add(root, "command", command);
-	json_object_object_add(root, "repeat", json_object_new_int(o->repeat));
-	json_object_object_add(root, "reference_threads", json_object_new_int(c[0].threads));
-	json_object_object_add(root, "cpus", json_object_new_int((int)c[0].p->process.cpus_allowed));
-	json_object_object_add(root, "throughput_from_progress", json_object_new_boolean(c[0].s.progress > 0));
-	for (int i = 0; i < n; i++) {
-		json_object *r = json_object_new_object(), *walls = json_object_new_array(), *locks = json_object_new_array();
-		json_object_object_add(r, "threads", json_object_new_int(c[i].threads));
-		json_object_object_add(r, "wall_ns", json_object_new_int64((int64_t)c[i].s.wall_ns));
-		json_object_object_add(r, "speedup", json_object_new_double(round(c[i].speedup * 1000) / 1000));
-		json_object_object_add(r, "efficiency", json_object_new_double(round(c[i].efficiency * 1000) / 1000));
-		json_object_object_add(r, "budget_ns", json_object_new_int64((int64_t)llround(c[i].s.budget_ns)));
-		json_object_object_add(r, "stack", stack_json(&c[i].s));
-		for (size_t k = 0; k < c[i].s.nlocks; k++) {
-			json_object *l = json_object_new_object();
-			json_object_object_add(l, "name", json_object_new_string(c[i].s.locks[k].row->name));
-			json_object_object_add(l, "wait_ns", json_object_new_int64((int64_t)c[i].s.locks[k].wait_ns));
-			json_object_object_add(l, "acquisitions", json_object_new_int64((int64_t)c[i].s.locks[k].row->total.acquisitions));
-			json_object_object_add(l, "contended", json_object_new_int64((int64_t)c[i].s.locks[k].row->total.contended));
-			json_object_array_add(locks, l);
-		}
-		json_object_object_add(r, "locks", locks);
-		json_object_object_add(r, "progress_units", json_object_new_double(c[i].s.progress));
-		for (int k = 0; k < o->repeat; k++)
-			json_object_array_add(walls, json_object_new_int64((int64_t)c[i].walls[k]));
-		json_object_object_add(r, "walls_ns", walls);
-		json_object_object_add(r, "profile", json_object_new_string(c[i].profiles[c[i].chosen]));
-		json_object_array_add(runs, r);
-	}
-	json_object_object_add(root, "runs", runs);
-	for (int i = 1; i < n; i++)
-		json_object_array_add(steps_j, json_object_new_string(steps[i]));
-	json_object_object_add(root, "steps", steps_j);
-	json_object_object_add(root, "findings", findings__json(f));
-	const struct profile *p = c[n - 1].p;
-	json_object *missing = json_object_new_array();
-	if (p->process.perf_error)
-		json_object_array_add(missing, json_object_new_string("hardware counters (cycles, instructions, cache misses): no PMU"));
-	json_object_object_add(root, "evidence_unavailable", missing);
-	return root;
-}
-
-/* Keep, for each (kind, first object), the instance that explains most. */
-static void merge_findings(struct findings *all, const struct findings *add)
-{
-	for (size_t i = 0; i < add->n; i++) {
-		const struct finding *x = &add->v[i];
-		size_t k;
-		for (k = 0; k < all->n; k++)
-			if (!strcmp(all->v[k].kind, x->kind) && all->v[k].nobjects && x->nobjects &&
-			    !strcmp(all->v[k].objects[0], x->objects[0]))
-				break;
-		if (k < all->n) {
-			if (x->share * x->threads > all->v[k].share * all->v[k].threads)
-				all->v[k] = *x;
-			continue;
-		}
-		if (all->n == all->cap) {
-			all->cap = all->cap ? 2 * all->cap : 8;
-			all->v = realloc(all->v, all->cap * sizeof(*all->v));
-			if (!all->v)
-				abort();
-		}
-		all->v[all->n++] = *x;
-	}
-}
-
-/* ---- the command --------------------------------------------------------- */
-
 static void scale_usage(FILE *f)
 {
-	fputs("usage: convoy scale --threads LIST [--repeat K] [--json] [-o DIR] [--timeout S] -- COMMAND ... {threads} ...\n"
+	fputs("usage: convoy scale --threads LIST [--repeat K] [--json] [-o DIR] [--timeout S] [--comm NAME]\n"
+	      "                    -- COMMAND ... {threads} ...\n"
+	      "       convoy scale --replay DIR [--json]\n"
 	      "\n"
 	      "Runs COMMAND once per thread count in LIST (each {threads} in its arguments\n"
 	      "replaced by the count, also exported as CONVOY_THREADS), K times each, and\n"
@@ -329,42 +114,21 @@ static void scale_usage(FILE *f)
 	      "  --html FILE      write the sweep as a web page to FILE (and DIR/report.html with -o)\n"
 	      "  -o DIR           keep profiles and output here (default convoy-scale-DATE-TIME)\n"
 	      "  --timeout S      give up on a run after S seconds (default 600)\n"
+	      "  --comm NAME      analyse the process named NAME (default: of the processes the\n"
+	      "                   command started, the one that did the most threaded work)\n"
+	      "  --replay DIR     diagnose the sweep recorded in DIR by an earlier -o DIR again,\n"
+	      "                   running nothing\n"
 	      "\n"
 	      "examples:\n"
 	      "  convoy scale --threads 1,2,4 -- build/demos/global_queue --workers {threads}\n"
 	      "  convoy scale --threads 1,2,4,8 --repeat 3 --json -- ./myprog -j {threads}\n", f);
 }
 
-static int analyse(struct count_runs *c, int n)
-{
-	for (int i = 0; i < n; i++) {
-		c[i].p = profile__load(c[i].profiles[c[i].chosen]);
-		if (!c[i].p)
-			return -1;
-		c[i].syms = syms__load(c[i].p);
-		model__build(&c[i].m, c[i].p, c[i].syms);
-	}
-	/* The reference run's on-CPU time outside waits is the work itself. */
-	stack__compute(&c[0].s, &c[0].m, c[0].threads, c[0].walls[c[0].chosen], -1);
-	for (int i = 1; i < n; i++) {
-		stack__compute(&c[i].s, &c[i].m, c[i].threads, c[i].walls[c[i].chosen], -1);
-		double ref_work = c[0].s.cpu_out_ns;
-		if (c[0].s.progress > 0 && c[i].s.progress > 0)
-			ref_work *= c[i].s.progress / c[0].s.progress;
-		stack__free(&c[i].s);
-		stack__compute(&c[i].s, &c[i].m, c[i].threads, c[i].walls[c[i].chosen], ref_work);
-	}
-	for (int i = 0; i < n; i++) {
-		double t_ref = c[0].s.wall_ns, t = c[i].s.wall_ns;
-		if (c[0].s.progress > 0 && c[i].s.progress > 0)
-			t *= c[0].s.progress / c[i].s.progress;   /* time per the reference's work */
-		c[i].speedup = t > 0 ? t_ref / t : 0;
-		c[i].efficiency = c[i].speedup * c[0].threads / c[i].threads;
-	}
-	return 0;
-}
 
-int cmd_scale(int argc, char **argv)
+/* ---- parse --------------------------------------------------------------- */
+
+/* Returns 0, or the exit status after one error line (-1: --help shown). */
+static int parse(int argc, char **argv, struct scale_options *o)
 {
 	static const struct option longopts[] = {
 		{ "threads", required_argument, NULL, 't' },
@@ -373,24 +137,26 @@ int cmd_scale(int argc, char **argv)
 		{ "html", required_argument, NULL, 'H' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "replay", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct scale_options o = { .repeat = 1, .timeout_s = 600 };
 	const char *threads = NULL;
-	int c;
+	int c, running = 0;   /* options about running the command */
 	optind = 1;
 	while ((c = cv_getopt("scale", argc, argv, "o:h", longopts)) != -1) {
 		long long v;
+		running += c != 'j' && c != 'R' && c != 'h';
 		switch (c) {
 		case 't': threads = optarg; break;
 		case 'r':
 			v = parse_count(optarg);
-			if (v < 1 || v > MAX_REPEAT) {
-				cv_error("scale: --repeat takes a count from 1 to %d, not '%s'", MAX_REPEAT, optarg);
+			if (v < 1 || v > SWEEP_MAX_REPEAT) {
+				cv_error("scale: --repeat takes a count from 1 to %d, not '%s'", SWEEP_MAX_REPEAT, optarg);
 				return 2;
 			}
-			o.repeat = (int)v;
+			o->repeat = (int)v;
 			break;
 		case 'T':
 			v = parse_count(optarg);
@@ -398,152 +164,161 @@ int cmd_scale(int argc, char **argv)
 				cv_error("scale: --timeout takes seconds from 1 to 86400, not '%s'", optarg);
 				return 2;
 			}
-			o.timeout_s = (double)v;
+			o->timeout_s = (double)v;
 			break;
-		case 'j': o.json = 1; break;
-		case 'H': o.html = optarg; break;
-		case 'o': o.dir = optarg; break;
-		case 'h': scale_usage(stdout); return 0;
+		case 'j': o->json = 1; break;
+		case 'H': o->html = optarg; break;
+		case 'o': o->dir = optarg; o->dir_given = 1; break;
+		case 'c': o->comm = optarg; break;
+		case 'R': o->replay = optarg; break;
+		case 'h': scale_usage(stdout); return -1;
 		default:
 			return 2;   /* cv_getopt said why */
 		}
+	}
+	if (o->replay) {
+		if (running || optind < argc) {
+			cv_error("scale: --replay DIR runs nothing: only --json goes with it");
+			return 2;
+		}
+		return 0;
 	}
 	if (!threads) {
 		cv_error("scale: --threads LIST is required (try 'convoy scale --help')");
 		return 2;
 	}
-	if (parse_counts(threads, &o))
+	if (parse_counts(threads, o))
 		return 2;
 	if (optind >= argc) {
 		cv_error("scale: no command given (usage: convoy scale --threads LIST -- COMMAND ... {threads} ...)");
 		return 2;
 	}
-	char **cmd = argv + optind;
-	int cmdc = argc - optind, placeholder = 0;
-	for (int i = 0; i < cmdc; i++)
-		placeholder |= strstr(cmd[i], "{threads}") != NULL;
+	o->cmd = argv + optind;
+	o->cmdc = argc - optind;
+	int placeholder = 0;
+	for (int i = 0; i < o->cmdc; i++)
+		placeholder |= strstr(o->cmd[i], "{threads}") != NULL;
 	if (!placeholder) {
 		cv_error("scale: the command has no {threads} for the thread count (e.g. --workers {threads})");
 		return 2;
 	}
-	char dirbuf[128];
+	return 0;
+}
+
+/* ---- run ------------------------------------------------------------------ */
+
+/* One run of the command at n threads into sub; its profile into *profile. */
+static int run_once(const struct scale_options *o, int n, int k, const char *sub, double *wall, char **profile)
+{
+	char log[PATH_MAX + 96], num[16], tmp[PATH_MAX];
+	snprintf(log, sizeof(log), "%s/output.txt", sub);
+	snprintf(num, sizeof(num), "%d", n);
+	if (launch__prepare(sub, tmp, sizeof(tmp)) != 0)
+		return -1;
+	setenv("CONVOY_THREADS", num, 1);
+	char **args = substitute(o->cmd, o->cmdc, n);
+	struct launch_result r;
+	time_t since = time(NULL);
+	int started = launch__run(args, log, o->timeout_s, &r);
+	free_argv(args);
+	if (started != 0)
+		return -1;
+	if (r.timed_out) {
+		cv_error("scale: at %d threads the command ran past %.0f s and was killed (output: %s)",
+			 n, o->timeout_s, log);
+		return -1;
+	}
+	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
+		cv_error("scale: at %d threads the command %s %d (output: %s)", n,
+			 WIFEXITED(r.status) ? "exited with status" : "was killed by signal",
+			 WIFEXITED(r.status) ? WEXITSTATUS(r.status) : WTERMSIG(r.status), log);
+		return -1;
+	}
+	*wall = r.wall_ns;
+	/* The first run says which process it analyses; the others pick alike. */
+	*profile = analysis__find_profile(sub, r.pid, since, o->comm, n == o->counts[0] && k == 0);
+	if (!*profile) {
+		cv_error("scale: at %d threads the command wrote no profile%s (statically linked? output: %s)", n,
+			 o->comm ? " of that --comm" : "", log);
+		return -1;
+	}
+	return 0;
+}
+
+static int run_all(const struct scale_options *o, struct sweep *w)
+{
+	int tty = isatty(STDERR_FILENO), total = o->ncounts * o->repeat, done = 0;
+	for (int k = 0; k < o->repeat; k++)
+		for (int i = 0; i < o->ncounts; i++) {
+			int n = o->counts[i];
+			w->runs[i].threads = n;
+			char sub[PATH_MAX + 64];
+			snprintf(sub, sizeof(sub), "%s/threads-%d-run-%d", w->dir, n, k + 1);
+			if (tty)
+				fprintf(stderr, "\rconvoy scale: run %d/%d: %d thread%s (repeat %d/%d)...   ", ++done, total, n,
+					n == 1 ? "" : "s", k + 1, o->repeat);
+			int rc = run_once(o, n, k, sub, &w->runs[i].walls[k], &w->runs[i].profiles[k]);
+			if (tty)
+				fputs("\r\033[K", stderr);
+			if (rc)
+				return -1;
+		}
+	return 0;
+}
+
+/* ---- render --------------------------------------------------------------- */
+
+static int render(const struct scale_options *o, const struct sweep *w)
+{
+	json_object *root = sweep__json(w);
+	if (!o->replay) {
+		char path[PATH_MAX + 16];
+		snprintf(path, sizeof(path), "%s/sweep.json", w->dir);
+		if (json_object_to_file_ext(path, root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) != 0)
+			cv_error("scale: cannot write %s", path);
+	}
+	if (o->json)
+		puts(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	else
+		sweep__text(w, stdout);
+	json_object_put(root);
+	int html_failed = o->html && html__write_sweep(w, o->html, o->dir_given) != 0;
+	return fflush(stdout) == 0 && !ferror(stdout) && !html_failed ? 0 : 1;
+}
+
+/* ---- the command ----------------------------------------------------------- */
+
+int cmd_scale(int argc, char **argv)
+{
+	struct scale_options o = { .repeat = 1, .timeout_s = 600 };
+	int rc = parse(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	struct sweep w;
+	if (o.replay) {
+		rc = sweep__load(&w, o.replay) == 0 ? render(&o, &w) : 1;
+		sweep__free(&w);
+		return rc;
+	}
+	char dirbuf[128], absdir[PATH_MAX];
 	if (!o.dir) {
 		time_t now = time(NULL);
 		strftime(dirbuf, sizeof(dirbuf), "convoy-scale-%Y%m%d-%H%M%S", localtime(&now));
 		o.dir = dirbuf;
 	}
-	char absdir[PATH_MAX];
 	if (launch__prepare(o.dir, absdir, sizeof(absdir)) != 0)
 		return 1;
-
-	struct count_runs *runs = xcalloc((size_t)o.ncounts, sizeof(*runs));
-	int tty = isatty(STDERR_FILENO), total = o.ncounts * o.repeat, done = 0, rc = 1;
-	for (int k = 0; k < o.repeat; k++) {
-		for (int i = 0; i < o.ncounts; i++) {
-			int n = o.counts[i];
-			runs[i].threads = n;
-			char sub[PATH_MAX + 64], log[PATH_MAX + 96], num[16];
-			snprintf(sub, sizeof(sub), "%s/threads-%d-run-%d", absdir, n, k + 1);
-			snprintf(log, sizeof(log), "%s/output.txt", sub);
-			snprintf(num, sizeof(num), "%d", n);
-			char tmp[PATH_MAX];
-			if (launch__prepare(sub, tmp, sizeof(tmp)) != 0)
-				goto out;
-			setenv("CONVOY_THREADS", num, 1);
-			if (tty)
-				fprintf(stderr, "\rconvoy scale: run %d/%d: %d thread%s (repeat %d/%d)...   ", ++done, total, n,
-					n == 1 ? "" : "s", k + 1, o.repeat);
-			char **args = substitute(cmd, cmdc, n);
-			struct launch_result r;
-			int started = launch__run(args, log, o.timeout_s, &r);
-			free_argv(args);
-			if (started != 0)
-				goto out;
-			if (tty)
-				fputs("\r\033[K", stderr);
-			if (r.timed_out) {
-				cv_error("scale: at %d threads the command ran past %.0f s and was killed (output: %s)",
-					 n, o.timeout_s, log);
-				goto out;
-			}
-			if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
-				cv_error("scale: at %d threads the command %s %d (output: %s)", n,
-					 WIFEXITED(r.status) ? "exited with status" : "was killed by signal",
-					 WIFEXITED(r.status) ? WEXITSTATUS(r.status) : WTERMSIG(r.status), log);
-				goto out;
-			}
-			runs[i].walls[k] = r.wall_ns;
-			runs[i].profiles[k] = launch__find_profile(sub, r.pid);
-			if (!runs[i].profiles[k]) {
-				cv_error("scale: at %d threads the command wrote no profile (statically linked? "
-					 "output: %s)", n, log);
-				goto out;
-			}
-		}
-	}
-	for (int i = 0; i < o.ncounts; i++)
-		choose_median(&runs[i], o.repeat);
-	if (analyse(runs, o.ncounts) != 0)
-		goto out;
-
-	struct findings all = { 0 };
-	for (int i = 1; i < o.ncounts; i++) {
-		struct findings one = { 0 };
-		struct run_view ref = { &runs[0].m, &runs[0].s }, t = { &runs[i].m, &runs[i].s };
-		findings__diagnose(&one, &ref, &t);
-		merge_findings(&all, &one);
-		findings__free(&one);
-	}
-	if (o.ncounts == 1) {
-		struct run_view t = { &runs[0].m, &runs[0].s };
-		findings__diagnose(&all, NULL, &t);
-	}
-	findings__sort(&all);
-	char (*steps)[1024] = xcalloc((size_t)o.ncounts, sizeof(*steps));
-	for (int i = 1; i < o.ncounts; i++)
-		step_sentence(&runs[i - 1], &runs[i], steps[i], sizeof(steps[i]));
-
-	json_object *root = sweep_json(runs, o.ncounts, cmd, cmdc, &all, steps, &o);
-	char sweep_path[PATH_MAX + 16];
-	snprintf(sweep_path, sizeof(sweep_path), "%s/sweep.json", absdir);
-	if (json_object_to_file_ext(sweep_path, root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) != 0)
-		cv_error("scale: cannot write %s", sweep_path);
-	int html_failed = o.html && html__write_sweep(root, o.html, o.dir != dirbuf ? absdir : NULL) != 0;
-	if (o.json) {
-		puts(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-	} else {
-		printf("convoy scale:");
-		for (int i = 0; i < cmdc; i++)
-			printf(" %s", cmd[i]);
-		printf("\n  %d CPU%s available; median of %d run%s per count; profiles in %s\n\n",
-		       runs[0].p->process.cpus_allowed, runs[0].p->process.cpus_allowed == 1 ? "" : "s",
-		       o.repeat, o.repeat == 1 ? "" : "s", absdir);
-		if (runs[0].s.progress > 0)
-			puts("  (the program has progress points: speedup is throughput, not wall time)\n");
-		print_table(runs, o.ncounts, stdout);
-		for (int i = 1; i < o.ncounts; i++)
-			printf("%s\n", steps[i]);
-		if (o.ncounts > 1)
-			putchar('\n');
-		findings__print(&all, stdout);
-		if (runs[o.ncounts - 1].p->process.perf_error)
-			puts("\nNot measured: hardware counters (cycles, instructions, cache misses) — this machine has no PMU.");
-	}
-	json_object_put(root);
-	free(steps);
-	findings__free(&all);
-	rc = fflush(stdout) == 0 && !html_failed ? 0 : 1;
-out:
-	for (int i = 0; i < o.ncounts; i++) {
-		for (int k = 0; k < o.repeat; k++)
-			free(runs[i].profiles[k]);
-		if (runs[i].p) {
-			stack__free(&runs[i].s);
-			model__free(&runs[i].m);
-			syms__free(runs[i].syms);
-			profile__free(runs[i].p);
-		}
-	}
-	free(runs);
+	memset(&w, 0, sizeof(w));
+	w.dir = xstrndup(absdir, strlen(absdir));
+	w.command = xcalloc((size_t)o.cmdc + 1, sizeof(char *));
+	for (int i = 0; i < o.cmdc; i++)
+		w.command[i] = xstrndup(o.cmd[i], strlen(o.cmd[i]));
+	w.ncommand = o.cmdc;
+	w.repeat = o.repeat;
+	w.nruns = o.ncounts;
+	rc = 1;
+	if (run_all(&o, &w) == 0 && sweep__analyse(&w) == 0)
+		rc = render(&o, &w);
+	sweep__free(&w);
 	return rc;
 }

@@ -37,6 +37,9 @@
 #include "symbols.h"
 #include "util.h"
 
+/* libiberty's demangler, for Rust (libiberty-dev). */
+#include <demangle.h>
+
 /* libstdc++'s demangler; the analyzer links -lstdc++ for it. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
@@ -113,9 +116,14 @@ static const char *keep_copy(struct syms *s, const char *str)
 	return str ? keep(s, xstrndup(str, strlen(str))) : NULL;
 }
 
-/* The demangled form of name, or a copy of it. Caller frees. */
+/* The demangled form of name, or a copy of it. Caller frees. Rust's
+ * manglings first (v0 "_R...", and legacy "_ZN...17h<hash>E" without the
+ * hash), with libiberty's demangler; then the C++ ABI's. */
 static char *demangle(const char *name)
 {
+	char *rust = name ? rust_demangle(name, DMGL_PARAMS) : NULL;
+	if (rust)
+		return rust;
 	if (name && name[0] == '_' && name[1] == 'Z') {
 		int status = 0;
 		char *d = __cxa_demangle(name, NULL, NULL, &status);
@@ -247,7 +255,7 @@ static size_t assign_layers(const struct profile *p, size_t *layer_of)
 	return nlayers;
 }
 
-struct syms *syms__load(const struct profile *p)
+struct syms *syms__load(const struct profile *p, int read_modules)
 {
 	struct syms *s = xcalloc(1, sizeof(*s));
 	s->p = p;
@@ -273,7 +281,7 @@ struct syms *syms__load(const struct profile *p)
 		m->shim = !strncmp(m->base, "libconvoy", 9);
 		m->runtime = runtime_module(m->base);
 		Dwfl *dwfl = s->layers[layer_of[i]];
-		int fd = dwfl ? open_module_file(pm) : -1;
+		int fd = dwfl && read_modules ? open_module_file(pm) : -1;
 		if (fd < 0)
 			continue;   /* the vdso, a file that is gone, or one rebuilt since */
 		m->mod = dwfl_report_elf(dwfl, pm->path, pm->path, fd, pm->m.load_bias, false);
@@ -474,10 +482,27 @@ static int system_source(const char *path)
 			!strncmp(path, "/usr/local/include/", 19));
 }
 
+/* Rust's standard library: DWARF paths "/rustc/<commit>/library/...". Only
+ * for frames nothing names: a program's function whose return address lies
+ * in std code inlined into it (no inline record) is still the program's. */
+static int rust_std_source(const char *path)
+{
+	return path && !strncmp(path, "/rustc/", 7);
+}
+
+/* The C++ and Rust standard libraries, inlined or linked into the program. */
 static int runtime_function(const char *fn)
 {
-	return fn && (!strncmp(fn, "std::", 5) || !strncmp(fn, "__gnu_cxx::", 11) ||
-		      !strncmp(fn, "__gthread", 9) || !strncmp(fn, "__gthrw_", 8) || !strcmp(fn, "_start"));
+	static const char *const prefixes[] = {
+		"std::", "__gnu_cxx::", "__gthread", "__gthrw_", "core::", "alloc::", "<std::", "<core::",
+		"<alloc::", "__rust_",
+	};
+	if (!fn)
+		return 0;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(fn, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	return !strcmp(fn, "_start");
 }
 
 static void set_source(struct syms *s, struct sym_frame *f, const char *path, int line)
@@ -574,7 +599,8 @@ static size_t symbolize(struct syms *s, uint64_t pc, uint32_t gen, int is_return
 	}
 	free(scopes);
 	for (size_t k = 0; k < nfn; k++)
-		if (!f[k].runtime && (system_source(f[k].path) || runtime_function(f[k].function)))
+		if (!f[k].runtime && (system_source(f[k].path) || runtime_function(f[k].function) ||
+				      (!f[k].function && rust_std_source(f[k].path))))
 			f[k].runtime = 1;
 	*out = f;
 	return nfn;

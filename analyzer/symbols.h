@@ -10,10 +10,13 @@
 struct profile;
 struct syms;
 
-struct syms *syms__load(const struct profile *p);   /* never NULL; may know nothing */
+/* Never NULL; may know nothing. With read_modules 0 no module file is
+ * opened: only what the profile itself says names things (reproducible
+ * output, whatever is installed). */
+struct syms *syms__load(const struct profile *p, int read_modules);
 void syms__free(struct syms *s);
 const struct profile *syms__profile(const struct syms *s);   /* the profile it was loaded for */
-/* One slot for what is derived from these symbols (stacks.c's object
+/* One slot for what is derived from these symbols (callstacks.c's object
  * names), freed with them. */
 void *syms__aux(struct syms *s);
 void syms__set_aux(struct syms *s, void *aux, void (*free_fn)(void *));

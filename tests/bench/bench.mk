@@ -16,7 +16,12 @@ $(BENCH_DIR)/lockpair: tests/bench/lockpair.c | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -pthread $< -o $@
 
-.PHONY: bench-shim bench-whatif bench-trace
+.PHONY: bench-shim bench-whatif bench-report bench-trace
+# What `convoy report` costs on 10,000 locks and on 100,000 objects with
+# 10,000 threads (docs/performance.md); OTHER=path/to/convoy runs an older
+# build beside it.
+bench-report: $(BUILD)/convoy $(BUILD)/libconvoy.so $(BUILD)/tests/data/progs/many_locks
+	@tests/bench/report_cost.sh $(BUILD) $(OTHER)
 # What trace mode (CONVOY_TRACE=1) costs, off against on (docs/viewer.md).
 bench-trace: $(BUILD)/libconvoy.so $(BENCH_DIR)/lockpair $(BUILD)/demos/pingpong
 	@tests/bench/trace.sh $(BUILD)

@@ -21,8 +21,8 @@ FUZZ_TIME     ?= 600
 
 $(FUZZ_DIR)/fuzz_profile: tests/fuzz/fuzz_profile.c $(FUZZ_SRCS) $(wildcard analyzer/*.h) include/convoy/profile.h | check-deps
 	@mkdir -p $(@D)
-	$(FUZZ_CC) -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Iinclude -Ianalyzer -D_GNU_SOURCE $(FUZZ_FLAGS) \
-	  tests/fuzz/fuzz_profile.c $(FUZZ_SRCS) -o $@ -ldw -lelf -lz -lstdc++
+	$(FUZZ_CC) -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Iinclude -Ianalyzer -I/usr/include/libiberty -D_GNU_SOURCE $(FUZZ_FLAGS) \
+	  tests/fuzz/fuzz_profile.c $(FUZZ_SRCS) -o $@ -ldw -lelf -lz -lstdc++ -liberty
 
 $(FUZZ_DIR)/seeds: tests/fuzz/seeds.sh $(BUILD)/libconvoy.so $(TEST_PROG_BINS) $(TEST_PROG_LIBS) $(STK_BINS)
 	tests/fuzz/seeds.sh $(BUILD) $@

@@ -63,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(copy);
 	if (!p)
 		return 0;
-	struct syms *s = syms__load(p);
+	struct syms *s = syms__load(p, 1);
 	char buf[512];
 	uint64_t off;
 	for (size_t i = 0; i < p->nstacks; i++)

@@ -340,7 +340,8 @@ Test(parking, no_wake_signal_while_nobody_is_parked, .timeout = 20)
 		cr_assert_eq(st.total.parks, 0);
 		cr_assert_eq(st.external_wakes, 0, "%s", wp_policy_name(pol));
 		cr_assert_eq(st.total.wakes, 0);
-		cr_assert_gt(st.total.idle_spins, 0);
+		/* No assertion on idle_spins: on a busy machine the pool can go
+		 * idle before any worker has run out of work and spun. */
 		wp_pool_destroy(p);
 	}
 }

@@ -1,4 +1,4 @@
-/* stack.c — the speedup stack (docs/findings.md, "The speedup stack").
+/* speedup.c — the speedup stack (docs/findings.md, "The speedup stack").
  *
  * Per thread i, from the profile: lifetime L, time in pthread_join J, time
  * blocked by wait class (locks, parks, barriers; measured around the blocking
@@ -12,8 +12,10 @@
  *                                       and comes out of C: it is on-CPU)
  *   U       = active − blocked          time neither blocked nor joining
  *   cpu_out = min(C, U)                 on-CPU outside the waits
- *   runnable= min(R, U − cpu_out)
- *   other   = U − cpu_out − runnable
+ *   runnable= min(R, U − cpu_out) + the rest of R, up to the sleeping
+ *             waits, taken out of them in proportion (a woken thread waits
+ *             for a CPU before its wait call returns)
+ *   other   = U − cpu_out − min(R, U − cpu_out)
  *
  * (When blocked > active, the measured waits overlap and the excess is
  * reported as negative "unexplained" time rather than hidden.)
@@ -30,18 +32,18 @@
 
 #include "model.h"
 #include "profile.h"
-#include "stack.h"
+#include "speedup.h"
 #include "util.h"
 
 const char *const stack_keys[STACK_N] = {
 #define CV_X(sym, key, phrase) [sym] = key,
-	STACK_COMPONENTS(CV_X)
+	SPEEDUP_COMPONENTS(CV_X)
 #undef CV_X
 };
 
 const char *const stack_phrases[STACK_N] = {
 #define CV_X(sym, key, phrase) [sym] = phrase,
-	STACK_COMPONENTS(CV_X)
+	SPEEDUP_COMPONENTS(CV_X)
 #undef CV_X
 };
 
@@ -51,6 +53,11 @@ static int by_lock_wait(const void *a, const void *b)
 {
 	const struct stack_lock *x = a, *y = b;
 	return x->wait_ns < y->wait_ns ? 1 : x->wait_ns > y->wait_ns ? -1 : 0;
+}
+
+static int by_identity(const void *a, const void *b)
+{
+	return model__cmp_identity(((const struct stack_lock *)a)->row, ((const struct stack_lock *)b)->row);
 }
 
 /* The main thread of a program that made threads sets up, hands out work
@@ -86,7 +93,7 @@ static int by_time(const void *a, const void *b)
  * thread's active interval is taken as its lifetime with its join waits cut
  * from the end (a main thread that sets up, starts workers and joins them is
  * active at the start), so brief overlaps from that guess do not count. */
-int stack__busy_threads(const struct model *m)
+int speedup__busy_threads(const struct model *m)
 {
 	const struct profile *p = m->p;
 	size_t n = p->nthreads;
@@ -122,7 +129,7 @@ int stack__busy_threads(const struct model *m)
 	return busy;
 }
 
-void stack__compute(struct run_stack *s, const struct model *m, int n, double wall_ns,
+void speedup__compute(struct speedup *s, const struct model *m, int n, double wall_ns,
 		    double ref_cpu_out_ns)
 {
 	const struct profile *p = m->p;
@@ -130,6 +137,7 @@ void stack__compute(struct run_stack *s, const struct model *m, int n, double wa
 	s->threads = n;
 	s->wall_ns = wall_ns > 0 ? wall_ns : m->wall_ns;
 	s->budget_ns = (double)n * s->wall_ns;
+	double raw_lock = 0, carved_lock = 0;   /* blocked lock waits before and after the run queue's part */
 
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct cv_thread_rec *t = &p->threads[i];
@@ -154,14 +162,32 @@ void stack__compute(struct run_stack *s, const struct model *m, int n, double wa
 		}
 		double cpu = minf((double)t->cpu_ns - spin, u);
 		double runnable = minf((double)t->run_delay_ns, u - cpu);
+		double other = u - cpu - runnable;
+		/* The rest of the run-queue delay followed wake-ups inside waits: a
+		 * woken thread waits for a CPU before its wait returns, and that
+		 * time is the CPUs' shortage, not the lock's or the barrier's. It
+		 * comes out of the sleeping waits (not spinning: that is on-CPU),
+		 * in proportion. */
+		double sleeping = lock - spin + park + barrier;
+		double inside = minf((double)t->run_delay_ns - runnable, sleeping);
+		raw_lock += lock - spin;
+		if (inside > 0) {
+			double keep = (sleeping - inside) / sleeping;
+			lock = spin + (lock - spin) * keep;
+			park *= keep;
+			barrier *= keep;
+			runnable += inside;
+		}
+		carved_lock += lock - spin;
 		s->active_ns += active;
 		s->cpu_out_ns += cpu;
 		s->c[STACK_LOCK] += lock;
 		s->c[STACK_PARK] += park;
 		s->c[STACK_BARRIER] += barrier;
 		s->c[STACK_RUNNABLE] += runnable;
-		s->c[STACK_OTHER] += u - cpu - runnable;
+		s->c[STACK_OTHER] += other;
 	}
+	s->runq_in_waits = raw_lock > 0 ? 1 - carved_lock / raw_lock : 0;
 	s->c[STACK_USEFUL] = ref_cpu_out_ns >= 0 ? minf(s->cpu_out_ns, ref_cpu_out_ns) : s->cpu_out_ns;
 	s->c[STACK_INFLATION] = s->cpu_out_ns - s->c[STACK_USEFUL];
 	s->c[STACK_IDLE] = s->budget_ns - s->active_ns;
@@ -174,22 +200,27 @@ void stack__compute(struct run_stack *s, const struct model *m, int n, double wa
 	for (size_t i = 0; i < m->nlocks; i++)
 		if ((wait_class_of_obj(m->locks[i]->obj) == WAIT_LOCK || m->locks[i]->obj->o.kind == CV_OBJ_SPIN) &&
 		    m->locks[i]->total.wait_ns) {
+			/* Each lock's share of the run queue's part, as the whole's. */
+			double keep = m->locks[i]->obj->o.kind == CV_OBJ_SPIN ? 1 : 1 - s->runq_in_waits;
 			s->locks[s->nlocks].row = m->locks[i];
-			s->locks[s->nlocks++].wait_ns = (double)m->locks[i]->total.wait_ns;
+			s->locks[s->nlocks++].wait_ns = (double)m->locks[i]->total.wait_ns * keep;
 		}
 	qsort(s->locks, s->nlocks, sizeof(*s->locks), by_lock_wait);
+	s->by_identity = xcalloc(s->nlocks ? s->nlocks : 1, sizeof(*s->by_identity));
+	memcpy(s->by_identity, s->locks, s->nlocks * sizeof(*s->locks));
+	qsort(s->by_identity, s->nlocks, sizeof(*s->by_identity), by_identity);
 }
 
-void stack__free(struct run_stack *s)
+void speedup__free(struct speedup *s)
 {
 	free(s->locks);
-	s->locks = NULL;
+	free(s->by_identity);
+	s->locks = s->by_identity = NULL;
 }
 
-double stack__lock_wait(const struct run_stack *s, const char *name)
+double speedup__lock_wait(const struct speedup *s, const struct object_row *row)
 {
-	for (size_t i = 0; i < s->nlocks; i++)
-		if (!strcmp(s->locks[i].row->name, name))
-			return s->locks[i].wait_ns;
-	return 0;
+	struct stack_lock key = { .row = row };
+	const struct stack_lock *hit = s->nlocks ? bsearch(&key, s->by_identity, s->nlocks, sizeof(key), by_identity) : NULL;
+	return hit && model__same_object(hit->row, row) ? hit->wait_ns : 0;
 }

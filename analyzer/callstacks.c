@@ -1,10 +1,11 @@
-/* stacks.c — a profile's call stacks, per object, symbolized (stacks.h). */
+/* callstacks.c — a profile's call stacks, per object, symbolized (callstacks.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "profile.h"
-#include "stacks.h"
+#include "callstacks.h"
 #include "symbols.h"
+#include "textfit.h"
 #include "util.h"
 
 static int by_wait_desc(const void *a, const void *b)
@@ -17,7 +18,7 @@ static int by_wait_desc(const void *a, const void *b)
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-size_t stacks__object(const struct profile *p, uint32_t object, struct stack_sum **out)
+size_t callstacks__object(const struct profile *p, uint32_t object, struct stack_sum **out)
 {
 	/* stack_waits are sorted by (object, thread, stack) (profile.c). */
 	size_t lo = 0, hi = p->nstack_waits;
@@ -50,7 +51,7 @@ size_t stacks__object(const struct profile *p, uint32_t object, struct stack_sum
 	return n;
 }
 
-size_t stacks__frames(struct syms *s, uint32_t stack, const struct sym_frame ***out)
+size_t callstacks__frames(struct syms *s, uint32_t stack, const struct sym_frame ***out)
 {
 	const struct profile *p = syms__profile(s);
 	*out = NULL;
@@ -85,10 +86,10 @@ size_t stacks__frames(struct syms *s, uint32_t stack, const struct sym_frame ***
 	return n;
 }
 
-const struct sym_frame *stacks__site(struct syms *s, uint32_t stack)
+const struct sym_frame *callstacks__site(struct syms *s, uint32_t stack)
 {
 	const struct sym_frame **f, *site = NULL;
-	size_t n = stacks__frames(s, stack, &f);
+	size_t n = callstacks__frames(s, stack, &f);
 	for (size_t i = 0; i < n && !site; i++)
 		if (!f[i]->runtime)
 			site = f[i];
@@ -165,13 +166,13 @@ static void stack_name(struct obj_name *n, uint32_t kind)
 static uint32_t naming_stack(struct syms *s, const struct profile_object *o)
 {
 	uint32_t stack = o->o.first_stack;
-	if (stack && stacks__site(s, stack))
+	if (stack && callstacks__site(s, stack))
 		return stack;
 	struct stack_sum *sums;
-	size_t n = stacks__object(syms__profile(s), o->o.id, &sums);
+	size_t n = callstacks__object(syms__profile(s), o->o.id, &sums);
 	uint32_t found = 0;
 	for (size_t i = 0; i < n && !found; i++)
-		if (sums[i].stack && stacks__site(s, sums[i].stack))
+		if (sums[i].stack && callstacks__site(s, sums[i].stack))
 			found = sums[i].stack;
 	free(sums);
 	return found ? found : stack;
@@ -212,7 +213,7 @@ static struct names *names_build(struct syms *s)
 		}
 		uint32_t stack = naming_stack(s, o);
 		const struct sym_frame **f;
-		size_t nf = stack ? stacks__frames(s, stack, &f) : 0;
+		size_t nf = stack ? callstacks__frames(s, stack, &f) : 0;
 		const struct sym_frame *site = NULL;
 		for (size_t k = 0; k < nf && n->nchain < NAME_DEPTH; k++) {
 			if (f[k]->runtime)
@@ -274,7 +275,7 @@ static struct names *names_build(struct syms *s)
 	return nm;
 }
 
-const char *stacks__object_name(struct syms *s, const struct profile_object *o, const char *kind,
+const char *callstacks__object_name(struct syms *s, const struct profile_object *o, const char *kind,
 				char *buf, size_t size)
 {
 	(void)kind;
@@ -291,14 +292,14 @@ const char *stacks__object_name(struct syms *s, const struct profile_object *o, 
 
 /* ---- report -------------------------------------------------------------- */
 
-void stacks__text(FILE *out, struct syms *s, uint32_t object, uint64_t object_wait_ns, int n, int verbose,
+void callstacks__text(FILE *out, struct syms *s, uint32_t object, uint64_t object_wait_ns, int n, int verbose,
 		  const char *indent)
 {
 	const struct profile *p = syms__profile(s);
 	if (n <= 0)
 		return;
 	struct stack_sum *sums;
-	size_t count = stacks__object(p, object, &sums);
+	size_t count = callstacks__object(p, object, &sums);
 	uint64_t total = 0;
 	for (size_t i = 0; i < count; i++)
 		total += sums[i].wait_ns;
@@ -309,13 +310,18 @@ void stacks__text(FILE *out, struct syms *s, uint32_t object, uint64_t object_wa
 			fmt_pct(pct, sizeof(pct), share), fmt_count(w, sizeof(w), sums[i].waits),
 			fmt_ns(ns, sizeof(ns), (double)sums[i].wait_ns), fmt_count(smp, sizeof(smp), sums[i].samples));
 		const struct sym_frame **f;
-		size_t nf = stacks__frames(s, sums[i].stack, &f);
+		size_t nf = callstacks__frames(s, sums[i].stack, &f);
 		if (!sums[i].stack)
 			fprintf(out, "%s    (stack not captured)\n", indent);
 		size_t shown = verbose || nf <= 14 ? nf : 12;
-		for (size_t k = 0; k < shown; k++)
-			fprintf(out, "%s    %s%s\n", indent, syms__frame_label(f[k], label, sizeof(label)),
-				f[k]->inlined ? " [inlined]" : "");
+		for (size_t k = 0; k < shown; k++) {
+			/* A frame per line, shortened to the terminal (-v: whole). */
+			char line[600], fit[600];
+			snprintf(line, sizeof(line), "%s%s", syms__frame_label(f[k], label, sizeof(label)),
+				 f[k]->inlined ? " [inlined]" : "");
+			fprintf(out, "%s    %s\n", indent, verbose ? line :
+				textfit__fit(fit, sizeof(fit), line, textfit__width(out) - (int)strlen(indent) - 4));
+		}
 		if (shown < nf)
 			fprintf(out, "%s    ... %zu more frames (-v shows them)\n", indent, nf - shown);
 		free(f);
@@ -341,7 +347,7 @@ static json_object *jframes(struct syms *s, uint32_t stack)
 {
 	json_object *a = json_object_new_array();
 	const struct sym_frame **f;
-	size_t n = stacks__frames(s, stack, &f);
+	size_t n = callstacks__frames(s, stack, &f);
 	for (size_t i = 0; i < n; i++) {
 		char addr[32];
 		json_object *o = jframe_site(f[i]);
@@ -359,20 +365,20 @@ static json_object *jframes(struct syms *s, uint32_t stack)
 	return a;
 }
 
-void stacks__json(json_object *obj, struct syms *s, uint32_t object, int n)
+void callstacks__json(json_object *obj, struct syms *s, uint32_t object, int n)
 {
 	const struct profile *p = syms__profile(s);
 	struct stack_sum *sums;
-	size_t count = stacks__object(p, object, &sums);
+	size_t count = callstacks__object(p, object, &sums);
 	uint64_t total = 0;
 	for (size_t i = 0; i < count; i++)
 		total += sums[i].wait_ns;
-	json_object_object_add(obj, "site", count ? jframe_site(stacks__site(s, sums[0].stack)) : NULL);
+	json_object_object_add(obj, "site", count ? jframe_site(callstacks__site(s, sums[0].stack)) : NULL);
 	uint32_t first = object < p->nobjects ? p->objects[object].o.first_stack : 0;
 	json_object *fu = NULL;
 	if (first) {
 		fu = json_object_new_object();
-		json_object_object_add(fu, "site", jframe_site(stacks__site(s, first)));
+		json_object_object_add(fu, "site", jframe_site(callstacks__site(s, first)));
 		json_object_object_add(fu, "frames", jframes(s, first));
 	}
 	json_object_object_add(obj, "first_use", fu);
@@ -384,7 +390,7 @@ void stacks__json(json_object *obj, struct syms *s, uint32_t object, int n)
 		json_object_object_add(o, "wait_ns", json_object_new_int64((int64_t)sums[i].wait_ns));
 		json_object_object_add(o, "samples", json_object_new_int64((int64_t)sums[i].samples));
 		json_object_object_add(o, "share", json_object_new_double(total ? (double)sums[i].wait_ns / (double)total : 0));
-		json_object_object_add(o, "site", sums[i].stack ? jframe_site(stacks__site(s, sums[i].stack)) : NULL);
+		json_object_object_add(o, "site", sums[i].stack ? jframe_site(callstacks__site(s, sums[i].stack)) : NULL);
 		json_object_object_add(o, "frames", jframes(s, sums[i].stack));
 		json_object_array_add(a, o);
 	}

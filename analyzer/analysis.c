@@ -1,0 +1,174 @@
+/* analysis.c — one profile through the pipeline (analysis.h). */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "profile.h"
+#include "symbols.h"
+#include "util.h"
+
+int analysis__load(struct analysis *a, const char *path)
+{
+	memset(a, 0, sizeof(*a));
+	a->p = profile__load(path);
+	if (!a->p)
+		return -1;
+	const char *sym = getenv("CONVOY_SYMBOLS");
+	a->syms = syms__load(a->p, !(sym && !strcmp(sym, "0")));
+	model__build(&a->m, a->p, a->syms);
+	return 0;
+}
+
+void analysis__diagnose(struct analysis *a)
+{
+	/* A single run has no reference: its stack counts all on-CPU time as
+	 * useful, at as many threads as were busy (docs/findings.md). */
+	speedup__compute(&a->s, &a->m, speedup__busy_threads(&a->m), 0, -1);
+	struct run_view v = { &a->m, &a->s };
+	findings__diagnose(&a->f, NULL, &v);
+	findings__sort(&a->f);
+	a->diagnosed = 1;
+}
+
+void analysis__free(struct analysis *a)
+{
+	if (!a->p)
+		return;
+	findings__free(&a->f);
+	speedup__free(&a->s);
+	model__free(&a->m);
+	syms__free(a->syms);
+	profile__free(a->p);
+	memset(a, 0, sizeof(*a));
+}
+
+/* ---- which process -------------------------------------------------------- */
+
+struct candidate {
+	char *path;
+	pid_t pid, ppid;
+	char comm[CV_NAME_MAX];
+	char exe[256];
+	double work;            /* thread time (threaded_work) */
+	int in_tree;
+};
+
+/* Thread time: each created thread's lifetime, and the main thread's CPU
+ * time (a shell's main thread lives as long as its child, but idles). */
+static double threaded_work(const struct profile *p)
+{
+	double work = 0;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct cv_thread_rec *t = &p->threads[i];
+		work += t->flags & CV_THREAD_MAIN ? (double)t->cpu_ns : (double)(t->end_ns - t->start_ns);
+	}
+	return work;
+}
+
+static size_t scan(const char *dir, time_t since, struct candidate **out)
+{
+	DIR *d = opendir(dir);
+	size_t n = 0, cap = 0;
+	*out = NULL;
+	if (!d)
+		return 0;
+	size_t el = strlen(CV_PROFILE_EXT);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len <= el + 8 || strncmp(e->d_name, "convoy-", 7) || strcmp(e->d_name + len - el, CV_PROFILE_EXT) ||
+		    e->d_name[len - el - 1] != '.')
+			continue;
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		struct profile *p = profile__load(path);
+		if (!p)
+			continue;   /* said why */
+		/* Written by this run, not left over from an earlier one. */
+		if (p->process.start_realtime_ns / 1000000000u + 1 >= (uint64_t)since) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 8;
+				*out = realloc(*out, cap * sizeof(**out));
+				if (!*out)
+					abort();
+			}
+			struct candidate *c = &(*out)[n++];
+			memset(c, 0, sizeof(*c));
+			c->path = xstrndup(path, strlen(path));
+			c->pid = p->process.pid;
+			c->ppid = p->process.ppid;
+			snprintf(c->comm, sizeof(c->comm), "%s", p->process.comm);
+			snprintf(c->exe, sizeof(c->exe), "%s", p->exe ? p->exe : "");
+			c->work = threaded_work(p);
+		}
+		profile__free(p);
+	}
+	closedir(d);
+	return n;
+}
+
+/* The root, what it started, and again and again what a member started. A
+ * process that wrote no profile (a shell that exits with _exit, a static
+ * binary) breaks the chain below it: when nothing is found that way, every
+ * profile written into dir during the run counts (dir is the one the command
+ * was told to write into). */
+static void mark_tree(struct candidate *c, size_t n, pid_t root)
+{
+	size_t members = 0;
+	for (size_t i = 0; i < n; i++)
+		members += c[i].in_tree = c[i].pid == root || c[i].ppid == root;
+	for (int changed = 1; changed;) {
+		changed = 0;
+		for (size_t i = 0; i < n; i++)
+			for (size_t k = 0; k < n && !c[i].in_tree; k++)
+				if (c[k].in_tree && c[k].pid == c[i].ppid && c[k].pid != c[i].pid) {
+					changed = c[i].in_tree = 1;
+					members++;
+				}
+	}
+	for (size_t i = 0; i < n && !members; i++)
+		c[i].in_tree = 1;
+}
+
+/* --comm NAME: the kernel's comm (at most 15 characters) or the
+ * executable's file name. */
+static int named(const struct candidate *c, const char *name)
+{
+	const char *slash = strrchr(c->exe, '/');
+	return !strcmp(c->comm, name) || !strcmp(slash ? slash + 1 : c->exe, name);
+}
+
+char *analysis__find_profile(const char *dir, pid_t pid, time_t since, const char *comm, int say)
+{
+	struct candidate *c;
+	size_t n = scan(dir, since, &c), best = n, members = 0;
+	mark_tree(c, n, pid);
+	for (size_t i = 0; i < n; i++) {
+		if (!c[i].in_tree)
+			continue;
+		members++;
+		if (comm && !named(&c[i], comm))
+			continue;
+		if (best == n || c[i].work > c[best].work)
+			best = i;
+	}
+	char *found = best < n ? c[best].path : NULL;
+	if (found && say && members > 1) {
+		char others[512] = "";
+		size_t len = 0;
+		for (size_t i = 0; i < n && len < sizeof(others) - 64; i++)
+			if (c[i].in_tree && i != best)
+				len += (size_t)snprintf(others + len, sizeof(others) - len, "%s%s (pid %d)", len ? ", " : "",
+							c[i].comm, (int)c[i].pid);
+		fprintf(stderr, "convoy: analysing %s (pid %d), %s; also profiled: %s (--comm NAME picks another)\n",
+			c[best].comm, (int)c[best].pid,
+			comm ? "as --comm asked" : "the process that did the most threaded work", others);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (c[i].path != found)
+			free(c[i].path);
+	free(c);
+	return found;
+}

@@ -1,0 +1,47 @@
+/* analysis.h — one profile taken through the pipeline once: loaded,
+ * symbolized, modelled, its speedup stack computed and its findings ranked
+ * (DESIGN.md, "Layers inside the analyzer"). Every command reads analyses;
+ * renderers only read them. */
+#ifndef CONVOY_ANALYSIS_H
+#define CONVOY_ANALYSIS_H
+
+#include <sys/types.h>
+#include <time.h>
+
+#include "findings.h"
+#include "model.h"
+#include "speedup.h"
+
+struct profile;
+struct syms;
+
+struct analysis {
+	struct profile *p;
+	struct syms *syms;
+	struct model m;
+	struct speedup s;       /* computed by analysis__diagnose or by a sweep */
+	struct findings f;      /* a single run's own; a sweep keeps its findings itself */
+	int diagnosed;
+};
+
+/* Loads path and builds the model. Symbols come from the modules the
+ * profile names unless CONVOY_SYMBOLS=0 (reproducible output: golden tests
+ * of recorded profiles). Returns 0, or -1 after one error line. */
+int analysis__load(struct analysis *a, const char *path);
+
+/* A single run on its own: the stack at as many threads as were busy, with
+ * no reference run (all on-CPU time counts as useful), and its findings. */
+void analysis__diagnose(struct analysis *a);
+
+void analysis__free(struct analysis *a);
+
+/* The profile to analyse among those the command tree rooted at pid wrote
+ * into dir since the time since (a shell's, then its children's): the
+ * process named comm (its comm or executable's name) when given, else the
+ * one that did the most threaded work (its created threads' lifetimes plus
+ * its main thread's CPU time). With say, names on
+ * stderr the one chosen when there was a choice. NULL when none (caller
+ * frees). */
+char *analysis__find_profile(const char *dir, pid_t pid, time_t since, const char *comm, int say);
+
+#endif

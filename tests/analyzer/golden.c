@@ -1,0 +1,271 @@
+/* golden.c — the explanation, tested on recordings: profiles and sweeps
+ * recorded from the demos and from tests/data/progs (each provokes one rule,
+ * or is a control that must not fire one), with the analyzer's output on
+ * them kept in tests/data/golden and compared exactly. Nothing here runs a
+ * workload, so nothing depends on the machine's speed or load.
+ *
+ * The outputs are made with CONVOY_SYMBOLS=0 (names come from the profile
+ * alone, whatever binaries are installed) from inside tests/data (every path
+ * relative). After a deliberate change to the output, `tests/data/regenerate
+ * --goldens` rewrites them; review the diff, it is the specification. */
+#include <math.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static const char *const golden_env[] = { "CONVOY_SYMBOLS=0", NULL };
+
+/* Runs convoy ARGS... in tests/data; exits 0. */
+static char *convoy_out(const char *const args[])
+{
+	const char *argv[16] = { tu_convoy() };
+	size_t n = 1;
+	for (size_t i = 0; args[i] && n < 15; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	struct tu_proc p;
+	struct tu_opts o = { .env = golden_env, .cwd = DATA_DIR, .timeout_s = 60 };
+	tu_run(&p, &o, argv);
+	tu_assert_exit(&p, 0, args[0]);
+	return p.out;
+}
+
+/* got must equal tests/data/golden/NAME, byte for byte; on a difference,
+ * the first line that differs. */
+static void expect_golden(const char *got, const char *name)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/golden/%s", DATA_DIR, name);
+	size_t len;
+	char *want = (char *)tu_read_file(path, &len);
+	if (strlen(got) == len && !memcmp(got, want, len))
+		return;
+	size_t line = 1, i = 0;
+	for (; got[i] && i < len && got[i] == want[i]; i++)
+		line += got[i] == '\n';
+	size_t start = i;
+	while (start > 0 && got[start - 1] != '\n')
+		start--;
+	cr_assert_fail("output differs from tests/data/golden/%s at line %zu:\n  got:  %.*s\n  want: %.*s\n"
+		       "(after a deliberate change: tests/data/regenerate --goldens, then review the diff)",
+		       name, line, (int)strcspn(got + start, "\n"), got + start,
+		       (int)strcspn(want + (start < len ? start : len), "\n"), want + (start < len ? start : len));
+}
+
+/* `report --json` and the text report of profiles/NAME.convoy, checked
+ * against their goldens; the JSON parsed. */
+static json_object *report(const char *name)
+{
+	char profile[256], golden[256];
+	snprintf(profile, sizeof(profile), "profiles/%s.convoy", name);
+	snprintf(golden, sizeof(golden), "%s.report.txt", name);
+	expect_golden(convoy_out((const char *[]){ "report", profile, NULL }), golden);
+	snprintf(golden, sizeof(golden), "%s.report.json", name);
+	char *out = convoy_out((const char *[]){ "report", "--json", profile, NULL });
+	expect_golden(out, golden);
+	json_object *root = json_tokener_parse(out);
+	cr_assert(root, "report --json printed no JSON");
+	return root;
+}
+
+/* `scale --replay sweeps/NAME --json`, checked against its golden, parsed;
+ * every run's stack adds up to threads × wall. */
+static json_object *replay(const char *name)
+{
+	char dir[256], golden[256];
+	snprintf(dir, sizeof(dir), "sweeps/%s", name);
+	snprintf(golden, sizeof(golden), "%s.scale.json", name);
+	char *out = convoy_out((const char *[]){ "scale", "--replay", dir, "--json", NULL });
+	expect_golden(out, golden);
+	json_object *root = json_tokener_parse(out);
+	cr_assert(root, "scale --replay --json printed no JSON");
+	json_object *runs = tu_array(root, "runs");
+	cr_assert(json_object_array_length(runs) >= 2, "%s: fewer than two runs", name);
+	for (size_t i = 0; i < json_object_array_length(runs); i++) {
+		json_object *r = json_object_array_get_idx(runs, i), *stack = tu_get(r, "stack");
+		int64_t sum = 0;
+		json_object_object_foreach(stack, key, val) {
+			(void)key;
+			sum += json_object_get_int64(val);
+		}
+		int64_t budget = tu_int(r, "threads") * tu_int(r, "wall_ns");
+		cr_assert(llabs(sum - budget) <= 16, "%s run %zu: the stack sums to %lld, threads × wall = %lld", name, i,
+			  (long long)sum, (long long)budget);
+	}
+	return root;
+}
+
+static json_object *finding(json_object *root, size_t i)
+{
+	json_object *f = tu_array(root, "findings");
+	cr_assert(json_object_array_length(f) > i, "fewer than %zu findings", i + 1);
+	return json_object_array_get_idx(f, i);
+}
+
+static const char *object0(json_object *f)
+{
+	json_object *objs = tu_array(f, "objects");
+	cr_assert(json_object_array_length(objs) > 0, "a finding about nothing");
+	return json_object_get_string(json_object_array_get_idx(objs, 0));
+}
+
+static void expect_first(json_object *root, const char *kind, const char *object)
+{
+	json_object *f = finding(root, 0);
+	TU_STREQ(tu_str(f, "kind"), kind, "the first finding's kind");
+	if (object)
+		cr_assert(strstr(object0(f), object), "the first finding is about '%s', not '%s'", object0(f), object);
+}
+
+static bool has_kind(json_object *root, const char *kind)
+{
+	json_object *f = tu_array(root, "findings");
+	for (size_t i = 0; i < json_object_array_length(f); i++)
+		if (!strcmp(tu_str(json_object_array_get_idx(f, i), "kind"), kind))
+			return true;
+	return false;
+}
+
+/* ---- the demos: each its one cause --------------------------------------- */
+
+Test(golden, the_global_queue_lock_is_entered_too_often, .timeout = 60)
+{
+	json_object *s = replay("global_queue");
+	expect_first(s, "acquisition-frequency", "workpool.global_queue");
+	expect_first(report("global_queue"), "acquisition-frequency", "workpool.global_queue");
+}
+
+Test(golden, work_stealing_has_no_high_finding, .timeout = 60)
+{
+	json_object *f = tu_array(replay("work_stealing"), "findings");
+	for (size_t i = 0; i < json_object_array_length(f); i++)
+		cr_assert(strcmp(tu_str(json_object_array_get_idx(f, i), "severity"), "high"), "a high finding: %s",
+			  json_object_to_json_string(json_object_array_get_idx(f, i)));
+}
+
+Test(golden, a_shared_atomic_is_suspected_true_sharing, .timeout = 60)
+{
+	json_object *s = replay("atomic_scaling");
+	expect_first(s, "true-sharing", NULL);
+	cr_assert(tu_bool(finding(s, 0), "suspected"));
+}
+
+Test(golden, eight_workers_on_two_cpus_oversubscribe, .timeout = 60)
+{
+	json_object *s = replay("worker_count");
+	expect_first(s, "oversubscription", "run queue");
+	cr_assert(!tu_bool(finding(s, 0), "external"), "more busy threads than CPUs is the program's doing");
+}
+
+Test(golden, all_work_on_one_worker_is_imbalance, .timeout = 60)
+{
+	expect_first(replay("imbalance"), "load-imbalance", NULL);
+}
+
+Test(golden, a_thread_per_task_is_churn, .timeout = 60)
+{
+	expect_first(replay("thread_per_task"), "thread-churn", NULL);
+}
+
+Test(golden, parking_at_once_is_park_wake, .timeout = 60)
+{
+	expect_first(replay("barrier_demo"), "park-wake", NULL);
+}
+
+/* ---- rules that misfired, and controls ------------------------------------ */
+
+Test(golden, a_rarely_entered_lock_is_not_acquisition_frequency, .timeout = 60)
+{
+	json_object *s = replay("rare_lock");
+	expect_first(s, "lock-contention", "rare_lock");
+	cr_assert(!has_kind(s, "acquisition-frequency"));
+	json_object *r = report("rare_lock");
+	expect_first(r, "lock-contention", "rare_lock");
+	cr_assert(strstr(tu_str(finding(r, 0), "summary"), "some holds are longer than the samples"),
+		  "the summary does not say why short sampled holds cannot explain the waits: %s",
+		  tu_str(finding(r, 0), "summary"));
+}
+
+Test(golden, a_long_critical_section_is_long_hold, .timeout = 60)
+{
+	expect_first(replay("long_hold"), "long-hold", "long_lock");
+}
+
+Test(golden, threads_at_a_barrier_on_too_few_cpus_are_oversubscribed, .timeout = 60)
+{
+	json_object *s = replay("barrier_oversub");
+	expect_first(s, "oversubscription", "run queue");
+	cr_assert(!has_kind(s, "park-wake"), "spinning before parking would make 4 threads on 2 CPUs worse");
+	json_object *run4 = json_object_array_get_idx(tu_array(s, "runs"), 1);
+	TU_EQ(tu_int(run4, "threads"), 4, "the second run");
+	cr_assert(tu_int(tu_get(run4, "stack"), "runnable") > 0, "no run-queue delay at 4 threads on 2 CPUs");
+	cr_assert(strstr(tu_str(finding(s, 0), "summary"), "round_barrier"), "the barrier time is not claimed: %s",
+		  tu_str(finding(s, 0), "summary"));
+}
+
+Test(golden, uneven_work_between_barrier_rounds_names_the_barrier, .timeout = 60)
+{
+	expect_first(replay("barrier_uneven"), "load-imbalance", "step_barrier");
+	expect_first(report("barrier_uneven"), "load-imbalance", "step_barrier");
+}
+
+Test(golden, churn_names_the_start_routine_and_its_creator, .timeout = 60)
+{
+	json_object *r = report("churn");
+	expect_first(r, "thread-churn", "run_task");
+	cr_assert(strstr(tu_str(finding(r, 0), "summary"), "created by main"), "summary: %s",
+		  tu_str(finding(r, 0), "summary"));
+	expect_first(replay("churn"), "thread-churn", "run_task");
+}
+
+Test(golden, workers_sharing_one_cpu_are_not_imbalanced, .timeout = 60)
+{
+	json_object *s = replay("pinned_even");
+	expect_first(s, "oversubscription", NULL);
+	cr_assert(!has_kind(s, "load-imbalance"), "waiting for the one CPU counted as uneven work");
+}
+
+Test(golden, findings_say_one_thread_not_one_threads, .timeout = 60)
+{
+	char *out = convoy_out((const char *[]){ "report", "profiles/many_locks.convoy", NULL });
+	cr_assert(!strstr(out, " 1 threads") && !strstr(out, " 1 CPUs"), "%s", out);
+}
+
+/* ---- identity ------------------------------------------------------------- */
+
+Test(golden, objects_made_at_one_site_share_a_text_row, .timeout = 60)
+{
+	json_object *r = report("many_locks");
+	TU_EQ(json_object_array_length(tu_array(r, "locks")), 20, "locks[] lists each object");
+	char *text = convoy_out((const char *[]){ "report", "profiles/many_locks.convoy", NULL });
+	cr_assert(strstr(text, "  20 × mutex@many_locks+0x"), "no grouped row in:\n%s", text);
+}
+
+static void expect_no_change(const char *a)
+{
+	json_object *d = json_tokener_parse(convoy_out((const char *[]){ "diff", "--json", a, a, NULL }));
+	cr_assert(d, "diff --json printed no JSON");
+	json_object *rows = tu_array(d, "differences");
+	cr_assert(json_object_array_length(rows) > 0);
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+		TU_EQ(tu_int(row, "a_ns"), tu_int(row, "b_ns"), "%s", tu_str(row, "name"));
+	}
+}
+
+Test(golden, a_profile_diffed_with_itself_has_no_change, .timeout = 60)
+{
+	expect_no_change("profiles/many_locks.convoy");
+	expect_no_change("profiles/global_queue.convoy");
+}
+
+Test(golden, a_sweep_diffed_with_itself_has_no_change, .timeout = 60)
+{
+	expect_no_change("sweeps/global_queue");
+}
+
+Test(golden, limit_applies_to_per_thread_rows, .timeout = 60)
+{
+	char *out = convoy_out((const char *[]){ "report", "--limit", "1", "profiles/global_queue.convoy", NULL });
+	cr_assert(strstr(out, "    ... 2 more threads (use --limit 0)"), "per-thread rows not limited:\n%s", out);
+}

@@ -1,0 +1,34 @@
+# Recorded profiles and sweeps with golden outputs (tests/data/README).
+#
+#   tests/data/progs/*.c      small programs that each provoke one rule
+#                             -> $(BUILD)/tests/data/progs/NAME
+#   tests/data/regenerate     re-records profiles/ and sweeps/ and rewrites golden/
+#   tests/analyzer/golden.c   compares `report --json` and `scale --replay --json`
+#                             with golden/ exactly (part of test_analyzer)
+
+DATA_PROGS_DIR := $(BUILD)/tests/data/progs
+DATA_PROGS := $(patsubst tests/data/progs/%.c,$(DATA_PROGS_DIR)/%,$(wildcard tests/data/progs/*.c))
+
+$(DATA_PROGS_DIR)/%: tests/data/progs/%.c tests/data/progs/data_progs.h include/convoy.h | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) $< -o $@
+
+$(BUILD)/obj/tests/analyzer/golden.o: TEST_UTIL_CFLAGS += -DDATA_DIR='"$(abspath tests/data)"'
+
+.PHONY: data-progs
+data-progs: $(DATA_PROGS)
+
+# Rust: the same program in both manglings, with debug info.
+DATA_RUST_PROGS := $(DATA_PROGS_DIR)/rust_lock_v0 $(DATA_PROGS_DIR)/rust_lock_legacy
+
+$(DATA_PROGS_DIR)/rust_lock_v0: tests/data/progs/rust_lock.rs | check-deps
+	@mkdir -p $(@D)
+	rustc -g -O -C symbol-mangling-version=v0 $< -o $@
+
+$(DATA_PROGS_DIR)/rust_lock_legacy: tests/data/progs/rust_lock.rs | check-deps
+	@mkdir -p $(@D)
+	rustc -g -O $< -o $@   # stable rustc's default mangling
+
+# tests/analyzer/rust.c runs them.
+$(BUILD)/tests/test_analyzer: $(DATA_RUST_PROGS)
+data-progs: $(DATA_RUST_PROGS)
