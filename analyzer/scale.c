@@ -147,7 +147,7 @@ static int parse(int argc, char **argv, struct scale_options *o)
 	optind = 1;
 	while ((c = cv_getopt("scale", argc, argv, "o:h", longopts)) != -1) {
 		long long v;
-		running += c != 'j' && c != 'R' && c != 'h';
+		running += c != 'j' && c != 'H' && c != 'R' && c != 'h';
 		switch (c) {
 		case 't': threads = optarg; break;
 		case 'r':
@@ -178,7 +178,7 @@ static int parse(int argc, char **argv, struct scale_options *o)
 	}
 	if (o->replay) {
 		if (running || optind < argc) {
-			cv_error("scale: --replay DIR runs nothing: only --json goes with it");
+			cv_error("scale: --replay DIR runs nothing: only --json and --html go with it");
 			return 2;
 		}
 		return 0;
