@@ -21,13 +21,15 @@ CXX      ?= g++
 # (or program) per package that proves it is installed.
 DEB_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev \
                 libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc time libiberty-dev \
-                clang libclang-rt-14-dev chromium nodejs npm
+                clang libclang-rt-14-dev \
+                wrk python3 chromium nodejs npm
 DEP_FILES    := /usr/include/*/libunwind.h /usr/include/elfutils/libdwfl.h \
                 /usr/include/gelf.h /usr/include/json-c/json.h \
                 /usr/include/criterion/criterion.h /usr/include/zlib.h /usr/bin/pkg-config \
                 /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc /usr/bin/time \
                 /usr/include/libiberty/demangle.h /usr/bin/clang \
                 /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
+                /usr/bin/wrk /usr/bin/python3 \
                 /usr/bin/chromium /usr/bin/node /usr/bin/npm
 
 WARN     := -Wall -Wextra -Wno-unused-parameter
@@ -108,6 +110,7 @@ $(BUILD)/convoy: $(ANALYZER_OBJS)
 # --- components -------------------------------------------------------------
 include demo-workloads/workpool.mk
 include demo-workloads/demos.mk
+include demo-workloads/fileserver/fileserver.mk
 include tests/tests.mk
 include tests/primitives/primitives.mk
 include tests/stacks/stacks.mk
