@@ -19,11 +19,11 @@ CXX      ?= g++
 
 # Debian packages the build, the tests and the benchmarks need, and one header
 # (or program) per package that proves it is installed.
-DEB_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libelf-dev \
+DEB_PACKAGES := gcc g++ make pkg-config libdw-dev libelf-dev \
                 libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc time libiberty-dev \
                 clang libclang-rt-14-dev \
-                wrk python3 chromium nodejs npm
-DEP_FILES    := /usr/include/*/libunwind.h /usr/include/elfutils/libdwfl.h \
+                wrk python3 perl chromium nodejs npm
+DEP_FILES    := /usr/lib/*/perl/*/threads.pm /usr/include/elfutils/libdwfl.h \
                 /usr/include/gelf.h /usr/include/json-c/json.h \
                 /usr/include/criterion/criterion.h /usr/include/zlib.h /usr/bin/pkg-config \
                 /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc /usr/bin/time \

@@ -1,43 +1,130 @@
-/* alloc.c — the shim's memory: mmap'd chunks carved by a bump pointer.
+/* alloc.c — the shim's memory: lock-free, async-signal-safe, recycled.
  *
  * Nothing the shim allocates goes through malloc: the program may interpose
  * malloc with an allocator that locks pthread mutexes (we would recurse), and
- * what we allocate lives until the profile is written anyway, so there is
- * nothing to free.
+ * a signal handler may run shim code at any instruction, including in the
+ * middle of an allocation on its own thread. So no lock: blocks of up to
+ * CV_CLASS_MAX bytes are carved from 1 MiB chunks by an atomic bump pointer
+ * and recycled through one lock-free free list per size class; larger blocks
+ * are mappings of their own.
+ *
+ * The free lists are Treiber stacks whose head carries a 16-bit tag in the
+ * pointer's unused top bits (user addresses on x86-64 and arm64 fit in 48
+ * bits): a pop that read a stale `next` fails its compare-and-swap because
+ * every push and pop bumps the tag (ABA). Reading `next` of a block another
+ * thread popped meanwhile is safe because chunk memory is never unmapped.
  */
+#include <string.h>
 #include <sys/mman.h>
 
 #include "shim.h"
 
-#define CV_CHUNK (1u << 20)
+#define CV_CHUNK      (1u << 20)
+#define CV_FINE_MAX   1024u                   /* classes of 16 B steps up to here */
+#define CV_CLASS_MAX  (64u << 10)             /* then powers of two up to here */
+#define CV_NCLASSES   (CV_FINE_MAX / 16 + 6)  /* 2, 4, 8, 16, 32, 64 KiB */
+#define PTR_BITS      48
+#define PTR_MASK      ((1ull << PTR_BITS) - 1)
 
-static cv_spinlock_t alloc_lock;
-static char *chunk_pos, *chunk_end;
+struct chunk {
+	size_t used;                          /* bytes handed out (may overshoot the end) */
+	size_t pad;
+	char   data[];
+};
+
+struct free_block { struct free_block *next; };
+
+static struct chunk *cur_chunk;
+static uint64_t free_head[CV_NCLASSES];  /* tag << 48 | block */
+
+static unsigned class_of(size_t size, size_t *class_size)
+{
+	if (size <= CV_FINE_MAX) {
+		size_t s = (size + 15) & ~(size_t)15;
+		*class_size = s ? s : 16;
+		return (unsigned)(*class_size / 16 - 1);
+	}
+	unsigned k = 64u - (unsigned)__builtin_clzll(size - 1);   /* 2^k >= size */
+	*class_size = (size_t)1 << k;
+	return CV_FINE_MAX / 16 + (k - 11);
+}
+
+static void *map(size_t len)
+{
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+static void *pop(unsigned c)
+{
+	uint64_t old = __atomic_load_n(&free_head[c], __ATOMIC_ACQUIRE), fresh;
+	struct free_block *b;
+	do {
+		b = (struct free_block *)(uintptr_t)(old & PTR_MASK);
+		if (!b)
+			return NULL;
+		/* May read a block another thread just popped: the tag makes the
+		 * CAS fail then. Relaxed: the acquire on the head ordered it. */
+		struct free_block *next = __atomic_load_n(&b->next, __ATOMIC_RELAXED);
+		fresh = ((old >> PTR_BITS) + 1) << PTR_BITS | (uint64_t)(uintptr_t)next;
+	} while (!__atomic_compare_exchange_n(&free_head[c], &old, fresh, true,
+					      __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE));
+	return b;
+}
+
+static void push(unsigned c, void *p)
+{
+	struct free_block *b = p;
+	uint64_t old = __atomic_load_n(&free_head[c], __ATOMIC_RELAXED), fresh;
+	do {
+		__atomic_store_n(&b->next, (struct free_block *)(uintptr_t)(old & PTR_MASK), __ATOMIC_RELAXED);
+		fresh = ((old >> PTR_BITS) + 1) << PTR_BITS | (uint64_t)(uintptr_t)b;
+	} while (!__atomic_compare_exchange_n(&free_head[c], &old, fresh, true,
+					      __ATOMIC_RELEASE, __ATOMIC_RELAXED));   /* publishes b->next */
+}
+
+/* size bytes from the current chunk, or from a fresh one. */
+static void *carve(size_t size)
+{
+	for (;;) {
+		struct chunk *c = __atomic_load_n(&cur_chunk, __ATOMIC_ACQUIRE);
+		if (c) {
+			size_t off = __atomic_fetch_add(&c->used, size, __ATOMIC_RELAXED);
+			if (off + size <= CV_CHUNK - sizeof(struct chunk))
+				return c->data + off;
+		}
+		struct chunk *m = map(CV_CHUNK);
+		if (!m)
+			return NULL;
+		m->used = size;
+		if (__atomic_compare_exchange_n(&cur_chunk, &c, m, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return m->data;
+		munmap(m, CV_CHUNK);   /* another thread installed one first: use it */
+	}
+}
 
 void *cv__alloc(size_t size)
 {
-	size = (size + 15) & ~(size_t)15;
-	void *p = NULL;
-	cv__spin_lock(&alloc_lock);
-	if ((size_t)(chunk_end - chunk_pos) < size) {
-		size_t len = size > CV_CHUNK ? size : CV_CHUNK;
-		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (m == MAP_FAILED)
-			goto out;
-		chunk_pos = m;
-		chunk_end = chunk_pos + len;
+	if (size > CV_CLASS_MAX)
+		return map(size);   /* fresh anonymous pages are zero */
+	size_t class_size;
+	unsigned c = class_of(size, &class_size);
+	void *p = pop(c);
+	if (p) {
+		memset(p, 0, class_size);
+		return p;
 	}
-	p = chunk_pos;
-	chunk_pos += size;
-out:
-	cv__spin_unlock(&alloc_lock);
-	return p;   /* fresh anonymous pages are zero */
+	return carve(class_size);   /* chunk memory is fresh: zero */
 }
 
-/* Fork child: another thread may have held the lock mid-update at the
- * fork; release it and start a fresh chunk rather than trust the pointers. */
-void cv__alloc_after_fork(void)
+void cv__free(void *p, size_t size)
 {
-	cv__spin_unlock(&alloc_lock);
-	chunk_pos = chunk_end = NULL;
+	if (!p)
+		return;
+	if (size > CV_CLASS_MAX) {
+		munmap(p, size);
+		return;
+	}
+	size_t class_size;
+	push(class_of(size, &class_size), p);
 }

@@ -170,10 +170,8 @@ static long futex_call(long a1, long a2, long a3, long a4, long a5, long a6)
 {
 	int saved = errno;
 	struct cv_thread *t = cv__self;
-	if (CV_UNLIKELY(!t) && (cv__spin_depth || !(t = cv__thread_slow())))
-		goto untracked;
-	if (CV_UNLIKELY(!cv__lookup_safe(t)))
-		goto untracked;   /* a signal handler inside the shim's bookkeeping */
+	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
+		goto untracked;   /* e.g. a signal handler inside the shim's bookkeeping */
 	int cmd = (int)a2 & FUTEX_CMD_MASK;
 	switch (cmd) {
 	case FUTEX_WAIT:

@@ -18,7 +18,6 @@
 struct cv_process_state cv__process;
 
 void cv__thread_init_main(void);
-void cv__thread_exit_key(void *arg);
 
 static void read_identity(void)
 {
@@ -45,9 +44,9 @@ static void start_clocks(void)
  * a shim lock (first use of an object). Instead the child, which has one
  * thread, resets every shim lock and discards or repairs what those locks
  * guarded: the registry and the thread list start anew (the child writes a
- * profile of its own, named by its pid), the allocator drops its current
- * chunk, the module map is re-read. The one thing that must not be in flight
- * is a stack capture, since libunwind's own locks would be inherited held:
+ * profile of its own, named by its pid), the module map is re-read (the
+ * allocator is lock-free and needs nothing). The one thing that must not be in flight
+ * is a stack capture, since the unwinder's locks would be inherited held:
  * prepare closes that gate and waits for captures to finish (they take
  * microseconds and never wait for the program). */
 static __thread struct cv_thread *forking_thread;   /* per thread: forks may run concurrently */
@@ -68,7 +67,6 @@ void cv__output_after_fork(void);
 
 static void fork_child(void)
 {
-	cv__alloc_after_fork();
 	cv__stacks_after_fork();
 	cv__objects_after_fork();
 	read_identity();
@@ -76,7 +74,7 @@ static void fork_child(void)
 	cv__process.forked = 1;
 	cv__perf_after_fork();
 	cv__output_after_fork();
-	cv__busy--;                       /* what fork_prepare's guard raised */
+	cv__guard_leave(NULL);            /* what fork_prepare raised; the child's state comes next */
 	cv__threads_after_fork(forking_thread);
 }
 
@@ -85,7 +83,10 @@ void cv__init(void)
 	static cv_spinlock_t init_lock;
 	if (__atomic_load_n(&cv__process.ready, __ATOMIC_ACQUIRE))
 		return;
-	cv__busy++;   /* wrapped calls made from here (dlsym, ...) go straight to libc */
+	/* Guarded: wrapped calls made from here (dlsym, ...) go straight to
+	 * libc, and errno comes out as it went in (getenv, strtoull, dlopen
+	 * set it; a library constructor that locks first must not see that). */
+	struct cv_thread *saved = cv__guard_enter();
 	cv__spin_lock(&init_lock);
 	if (!cv__process.ready) {
 		cv__resolve_real();
@@ -96,9 +97,8 @@ void cv__init(void)
 			cv__config_read();
 			read_identity();
 			start_clocks();
-			if (pthread_key_create(&cv__process.exit_key, cv__thread_exit_key) != 0 ||
-			    pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
-				cv__warn("cannot register thread-exit or fork handlers; convoy is off for this process");
+			if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
+				cv__warn("cannot register fork handlers; convoy is off for this process");
 				cv__process.disabled = 1;
 			} else {
 				cv__perf_open();
@@ -111,7 +111,7 @@ void cv__init(void)
 		__atomic_store_n(&cv__process.ready, 1, __ATOMIC_RELEASE);
 	}
 	cv__spin_unlock(&init_lock);
-	cv__busy--;
+	cv__guard_leave(saved);
 }
 
 __attribute__((constructor)) static void convoy_start(void)

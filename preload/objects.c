@@ -14,22 +14,52 @@
  * holding records of a retired object notice the flag on their next lookup and
  * move to the new one, so counts never cross generations. Statically
  * initialised objects are created on first use.
+ *
+ * Memory is bounded per address: a program that re-initialises the object at
+ * one address over and over (a mutex or barrier on the stack of a loop) gets
+ * its first CV_GENERATIONS_KEPT - 1 generations apart, and the last one
+ * stands for every later re-init (its name says so, unless the program named
+ * it), with one warning. Across addresses: the first CV_RETIRED_KEPT
+ * destroyed (or re-initialised) objects are kept apart; each later one is
+ * merged at its retirement into one aggregate object of its kind (address
+ * 0, named "destroyed objects merged"): every thread's record of it folds
+ * into that thread's record of the aggregate, at once for the thread that
+ * destroyed it, else at the thread's next look at the address or the next
+ * growth of its table, and the object goes back with its last record.
  */
+#include <stddef.h>
+#include <string.h>
+
 #include "shim.h"
 
 #define CV_BUCKET_BITS 16
 #define CV_SHARDS 64
 #define CV_TABLE_INITIAL 16
 
+#define CV_GENERATIONS_KEPT 64u
+static const char generations_merged[] = "later generations merged";
+
+#define CV_RETIRED_KEPT 4096u
+#define CV_NKINDS (CV_OBJ_FUTEX + 1)
+static const char retired_merged[] = "destroyed objects merged";
+
 static struct cv_obj **buckets;       /* 1 << CV_BUCKET_BITS chains */
 static cv_spinlock_t shard_lock[CV_SHARDS];
-static struct cv_obj *all_objects;    /* push-only list, read by output.c */
-static uint32_t nobjects;
+static uint32_t nobjects;             /* ids until output.c numbers what it writes; may wrap */
+static uint32_t retired_kept;         /* never past CV_RETIRED_KEPT */
+static struct cv_obj *aggregates[CV_NKINDS];
+static cv_spinlock_t aggregates_lock;
 
 /* Where operations on an object go when the shim is out of memory: counted
  * nowhere useful, but the program runs on. Never cached. */
 static struct cv_obj lost_obj = { .kind = CV_OBJ_UNKNOWN };
 static struct cv_rec lost_rec = { .obj = &lost_obj };
+
+/* Records (defined with the merging below). */
+static void rec_push(struct cv_thread *t, struct cv_rec *r);
+static void obj_put(struct cv_obj *o);
+static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted);
+static struct cv_slot *table_find(struct cv_thread *t, const void *addr);
 
 static inline uint64_t hash_addr(const void *addr)
 {
@@ -58,17 +88,29 @@ static bool registry_ready(void)
 
 /* Retire the live object o in chain *head (shard lock held): it stays in the
  * chain as the address's newest retired object, which carries the generation
- * forward; an older retired object at the same address leaves the chain. */
-static void retire_locked(struct cv_obj **head, struct cv_obj *o)
+ * forward; an older retired object at the same address leaves the chain.
+ * Past CV_RETIRED_KEPT retirements o is marked merged and leaves the chain
+ * itself (the address's next object starts at generation 0 again); true
+ * then, and the caller owes obj_put the reference taken here. */
+static bool retire_locked(struct cv_obj **head, struct cv_obj *o)
 {
-	for (struct cv_obj **pp = head; *pp; pp = &(*pp)->hash_next) {
+	uint32_t kept = __atomic_load_n(&retired_kept, __ATOMIC_RELAXED);
+	bool merge = kept >= CV_RETIRED_KEPT ||
+		     __atomic_fetch_add(&retired_kept, 1, __ATOMIC_RELAXED) >= CV_RETIRED_KEPT;
+	for (struct cv_obj **pp = head; *pp;) {
 		struct cv_obj *x = *pp;
-		if (x != o && x->addr == o->addr && x->retired) {
+		if (x->addr == o->addr && (merge ? x == o : x != o && x->retired)) {
 			*pp = x->hash_next;
 			break;
 		}
+		pp = &x->hash_next;
+	}
+	if (merge) {
+		__atomic_fetch_add(&o->refs, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&o->merged, 1, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&o->retired, 1, __ATOMIC_RELEASE);
+	return merge;
 }
 
 /* The flags an object of this kind records when it is created. */
@@ -82,8 +124,10 @@ static uint32_t kind_flags(const void *addr, uint32_t kind)
 }
 
 /* The live object at addr, created (or re-created, when the kind changed
- * because the memory was reused without destroy) as needed. */
-static struct cv_obj *object_get(const void *addr, uint32_t kind)
+ * because the memory was reused without destroy) as needed; for_record:
+ * the caller makes a record of it (counted in refs under the shard lock, so
+ * a merge cannot free it in between). */
+static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_record)
 {
 	if (!registry_ready())
 		return NULL;
@@ -104,7 +148,8 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind)
 	}
 	if (live && live->kind != kind && live->kind != CV_OBJ_UNKNOWN && kind != CV_OBJ_UNKNOWN) {
 		generation = live->generation + 1;
-		retire_locked(head, live);
+		if (retire_locked(head, live))
+			obj_put(live);   /* its records fold in as their threads come by */
 		live = NULL;
 	}
 	if (live) {
@@ -125,40 +170,62 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind)
 	live->id = __atomic_fetch_add(&nobjects, 1, __ATOMIC_RELAXED);
 	live->hash_next = *head;
 	*head = live;
-	/* Push onto the list output.c walks without locks. */
-	live->all_next = __atomic_load_n(&all_objects, __ATOMIC_RELAXED);
-	while (!__atomic_compare_exchange_n(&all_objects, &live->all_next, live, true,
-					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		;
 out:
+	if (live && for_record)
+		__atomic_fetch_add(&live->refs, 1, __ATOMIC_RELAXED);
 	cv__spin_unlock(lock);
 	return live;
 }
 
+/* The last generation kept at an address stays live through re-inits. */
+static void merge_generations(struct cv_obj *o)
+{
+	static int warned;
+	if (!__atomic_load_n(&o->name, __ATOMIC_RELAXED))
+		__atomic_store_n(&o->name, generations_merged, __ATOMIC_RELEASE);
+	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		cv__warn("an object at %p was initialised more than %u times: later generations are "
+			 "counted as one", o->addr, CV_GENERATIONS_KEPT - 1);
+}
+
 void cv__forget_object(const void *addr, uint32_t kind)
 {
+	struct cv_thread *saved = cv__guard_enter();
 	cv__stack_forget(addr);   /* stacks.c: an init stack still waiting for a first use */
-	if (!registry_ready())
-		return;
-	uint32_t b = bucket_of(addr);
-	cv_spinlock_t *lock = &shard_lock[b % CV_SHARDS];
-	cv__spin_lock(lock);
-	for (struct cv_obj *o = buckets[b]; o; o = o->hash_next) {
-		if (o->addr == addr && !o->retired) {
-			retire_locked(&buckets[b], o);
+	if (registry_ready()) {
+		uint32_t b = bucket_of(addr);
+		cv_spinlock_t *lock = &shard_lock[b % CV_SHARDS];
+		struct cv_obj *merged = NULL;
+		cv__spin_lock(lock);
+		for (struct cv_obj *o = buckets[b]; o; o = o->hash_next) {
+			if (o->addr != addr || o->retired)
+				continue;
+			if (o->generation + 1 >= CV_GENERATIONS_KEPT)
+				merge_generations(o);
+			else if (retire_locked(&buckets[b], o))
+				merged = o;
 			break;
 		}
+		cv__spin_unlock(lock);
+		if (merged) {
+			/* The destroying thread folds its own record now; others later. */
+			struct cv_slot *s = saved && saved->table ? table_find(saved, addr) : NULL;
+			if (s && s->addr && s->rec && s->rec->obj == merged)
+				rec_retire(saved, s->rec, true);
+			obj_put(merged);
+		}
 	}
-	cv__spin_unlock(lock);
+	cv__guard_leave(saved);
 }
 
 struct cv_obj *cv__object_for_name(const void *addr)
 {
-	return object_get(addr, CV_OBJ_UNKNOWN);
+	struct cv_thread *saved = cv__guard_enter();
+	struct cv_obj *o = object_get(addr, CV_OBJ_UNKNOWN, false);
+	cv__guard_leave(saved);
+	return o;
 }
 
-struct cv_obj *cv__objects(void) { return __atomic_load_n(&all_objects, __ATOMIC_ACQUIRE); }
-uint32_t cv__object_count(void) { return __atomic_load_n(&nobjects, __ATOMIC_RELAXED); }
 
 /* ---- the per-thread table ------------------------------------------------ */
 
@@ -172,25 +239,77 @@ static struct cv_slot *table_find(struct cv_thread *t, const void *addr)
 	}
 }
 
+/* Removes s, shifting back the entries of its probe run (linear probing
+ * keeps no tombstones). */
+static void table_remove(struct cv_thread *t, struct cv_slot *s)
+{
+	uint32_t i = (uint32_t)(s - t->table), j = i;
+	for (;;) {
+		j = (j + 1) & t->table_mask;
+		const void *a = t->table[j].addr;
+		if (!a)
+			break;
+		uint32_t home = (uint32_t)(hash_addr(a) >> 32) & t->table_mask;
+		/* The entry at j may fill the hole at i unless its home lies
+		 * cyclically in (i, j]. */
+		bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+		if (!stays) {
+			t->table[i] = t->table[j];
+			i = j;
+		}
+	}
+	t->table[i].addr = NULL;
+	t->table[i].rec = NULL;
+	t->table_used--;
+}
+
+/* Doubles the table; records of merged objects (see rec_retire) found on the
+ * way leave it and fold into their aggregate, so a thread that used many
+ * objects other threads destroyed does not keep them. */
 static bool table_grow(struct cv_thread *t)
 {
 	uint32_t cap = t->table ? (t->table_mask + 1) * 2 : CV_TABLE_INITIAL;
 	struct cv_slot *old = t->table, *fresh = cv__alloc(cap * sizeof(*fresh));
 	uint32_t old_cap = t->table ? t->table_mask + 1 : 0;
+	struct cv_rec *stale[64];
+	unsigned nstale = 0;
 	if (!fresh)
 		return false;
 	t->table = fresh;
 	t->table_mask = cap - 1;
-	for (uint32_t i = 0; i < old_cap; i++)
-		if (old[i].addr)
-			*table_find(t, old[i].addr) = old[i];
-	/* The old array is not reused: the shim's memory is never freed. */
+	t->table_used = 0;
+	for (uint32_t i = 0; i < old_cap; i++) {
+		if (!old[i].addr)
+			continue;
+		struct cv_rec *r = old[i].rec;
+		if (r && r->obj->addr == old[i].addr && CV_LOAD(&r->obj->merged) &&
+		    nstale < sizeof(stale) / sizeof(stale[0])) {
+			stale[nstale++] = r;
+			continue;
+		}
+		*table_find(t, old[i].addr) = old[i];
+		t->table_used++;
+	}
+	cv__free(old, old_cap * sizeof(*old));
+	for (unsigned i = 0; i < nstale; i++)
+		rec_retire(t, stale[i], false);
 	return true;
 }
 
 #define CV_MAX_RECORDS 262144u   /* ~190 MiB of records and objects at most */
-static uint32_t nrecords;
+static uint32_t nrecords;        /* never past CV_MAX_RECORDS: it cannot wrap */
 static int records_warned;
+
+/* Claims one of the CV_MAX_RECORDS; false when none is left. */
+static bool record_claim(void)
+{
+	uint32_t n = __atomic_load_n(&nrecords, __ATOMIC_RELAXED);
+	do {
+		if (n >= CV_MAX_RECORDS)
+			return false;
+	} while (!__atomic_compare_exchange_n(&nrecords, &n, n + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
 
 static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t kind)
 {
@@ -199,21 +318,22 @@ static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t
 	/* Memory is bounded: past CV_MAX_RECORDS (object, thread) pairs — a
 	 * program that makes millions of short-lived locks — new ones go
 	 * uncounted, with one warning; the program is unaffected. */
-	if (__atomic_fetch_add(&nrecords, 1, __ATOMIC_RELAXED) >= CV_MAX_RECORDS) {
+	if (!record_claim()) {
 		if (!__atomic_exchange_n(&records_warned, 1, __ATOMIC_RELAXED))
 			cv__warn("more than %u (object, thread) pairs: objects first used from now on "
 				 "are not recorded", CV_MAX_RECORDS);
 		return NULL;
 	}
-	struct cv_obj *o = object_get(addr, kind);
+	struct cv_obj *o = object_get(addr, kind, true);
 	struct cv_rec *r = o ? cv__alloc(sizeof(*r)) : NULL;
-	if (!r)
+	if (!r) {
+		if (o)
+			obj_put(o);
+		__atomic_fetch_sub(&nrecords, 1, __ATOMIC_RELAXED);
 		return NULL;
+	}
 	r->obj = o;
-	r->s.object = o->id;
-	r->s.thread = t->index;
-	r->next = t->recs;
-	__atomic_store_n(&t->recs, r, __ATOMIC_RELEASE);   /* output.c walks it */
+	rec_push(t, r);
 	cv__stack_first_use(t, o);   /* stacks.c: the object's init or first-use stack, once */
 	return r;
 }
@@ -225,6 +345,14 @@ static struct cv_rec *lookup_locked(struct cv_thread *t, const void *addr, uint3
 			return &lost_rec;
 	struct cv_slot *s = table_find(t, addr);
 	struct cv_rec *r = s->rec;
+	if (r && CV_LOAD(&r->obj->merged)) {
+		rec_retire(t, r, true);   /* may move entries: look again */
+		if (!t->table || (t->table_used + 1) * 2 > t->table_mask + 1)
+			if (!table_grow(t))
+				return &lost_rec;
+		s = table_find(t, addr);
+		r = s->rec;
+	}
 	if (!r || CV_LOAD(&r->obj->retired) || r->obj->kind != kind) {
 		r = record_new(t, addr, kind);
 		if (!r)
@@ -250,16 +378,194 @@ static struct cv_rec *lookup_locked(struct cv_thread *t, const void *addr, uint3
 
 struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t kind)
 {
-	/* in_lookup: this may take a shard lock and the allocator's lock; a
-	 * signal handler on this thread (sem_post is async-signal-safe) must
-	 * not try to take them again (cv__lookup_safe). Compiler barriers keep
-	 * the flag around the body. */
-	t->in_lookup++;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* Guarded: this changes the thread's table and may take a shard lock;
+	 * a signal handler on this thread (sem_post is async-signal-safe, and
+	 * programs lock in handlers) must find the thread busy. */
+	struct cv_thread *saved = cv__guard_enter();
 	struct cv_rec *r = lookup_locked(t, addr, kind);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->in_lookup--;
+	cv__guard_leave(saved);
 	return r;
+}
+
+/* The thread ended (thread.c, inside the guard) and will look nothing up
+ * again: its table and caches go; its records stay for the profile. */
+void cv__records_thread_end(struct cv_thread *t)
+{
+	struct cv_slot *table = t->table;
+	uint32_t cap = table ? t->table_mask + 1 : 0;
+	t->mutex_cache_addr = t->cond_cache_addr = t->rwlock_cache_addr = NULL;
+	t->spin_cache_addr = t->sem_cache_addr = t->futex_cache_addr = NULL;
+	t->table = NULL;
+	t->table_mask = t->table_used = 0;
+	cv__free(table, cap * sizeof(*table));
+}
+
+/* ---- records: merging and giving back ------------------------------------ *
+ * Records fold into other records when their thread ended past the thread
+ * cap (thread.c: into the merged threads' record of the same object) or
+ * their object was retired past the object cap (into the thread's record of
+ * the kind's aggregate object). Only the owning thread, or the one merging
+ * an ended thread, changes a thread's records. */
+
+/* The fields of struct cv_stats that are maxima; all others after the two
+ * ids are sums. */
+static const size_t stat_maxima[] = {
+	offsetof(struct cv_stats, max_hold_ns), offsetof(struct cv_stats, max_wait_ns),
+	offsetof(struct cv_stats, rd_max_wait_ns), offsetof(struct cv_stats, wr_max_wait_ns),
+	offsetof(struct cv_stats, max_wake_latency_ns), offsetof(struct cv_stats, max_imbalance_ns),
+};
+_Static_assert(offsetof(struct cv_stats, acquisitions) == 8 && sizeof(struct cv_stats) % 8 == 0,
+	       "cv_stats: two 32-bit ids, then 64-bit counters only");
+
+static void stats_add(struct cv_stats *dst, const struct cv_stats *src)
+{
+	uint64_t *d = (uint64_t *)((char *)dst + 8);
+	const uint64_t *s = (const uint64_t *)((const char *)src + 8);
+	size_t n = (sizeof(*dst) - 8) / 8;
+	uint64_t maxima[sizeof(stat_maxima) / sizeof(stat_maxima[0])];
+	for (size_t i = 0; i < sizeof(stat_maxima) / sizeof(stat_maxima[0]); i++) {
+		uint64_t a = *(const uint64_t *)((const char *)dst + stat_maxima[i]);
+		uint64_t b = *(const uint64_t *)((const char *)src + stat_maxima[i]);
+		maxima[i] = a > b ? a : b;
+	}
+	for (size_t i = 0; i < n; i++)
+		CV_STORE(&d[i], d[i] + CV_LOAD(&s[i]));
+	for (size_t i = 0; i < sizeof(stat_maxima) / sizeof(stat_maxima[0]); i++)
+		CV_STORE((uint64_t *)((char *)dst + stat_maxima[i]), maxima[i]);
+}
+
+static void rec_push(struct cv_thread *t, struct cv_rec *r)
+{
+	r->s.object = r->obj->id;
+	r->s.thread = t->index;
+	r->next = t->recs;
+	if (r->next)
+		r->next->prev = r;
+	__atomic_store_n(&t->recs, r, __ATOMIC_RELEASE);   /* output.c walks it */
+}
+
+/* A profile being written may be walking r: its next stays readable (the
+ * shim's memory is never unmapped), at worst a stale row or a short walk. */
+static void rec_unlink(struct cv_thread *t, struct cv_rec *r)
+{
+	if (r->prev)
+		__atomic_store_n(&r->prev->next, r->next, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(&t->recs, r->next, __ATOMIC_RELEASE);
+	if (r->next)
+		r->next->prev = r->prev;
+}
+
+/* One record of o (or a merge's hold on it) gone; the last one out of a
+ * merged object gives it back. */
+static void obj_put(struct cv_obj *o)
+{
+	if (__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) == 0 && CV_LOAD(&o->merged))
+		cv__free(o, sizeof(*o));
+}
+
+/* dst's record of o, made if needed, keyed in dst's table by the object
+ * itself: the merged threads' table holds nothing else, and in a thread's
+ * own table an aggregate (shim memory) never meets a program address. */
+static struct cv_rec *merged_rec(struct cv_thread *dst, struct cv_obj *o)
+{
+	if (!dst->table || (dst->table_used + 1) * 2 > dst->table_mask + 1)
+		if (!table_grow(dst))
+			return NULL;
+	struct cv_slot *s = table_find(dst, o);
+	if (s->rec)
+		return s->rec;
+	struct cv_rec *r = cv__alloc(sizeof(*r));
+	if (!r)
+		return NULL;
+	r->obj = o;
+	__atomic_fetch_add(&o->refs, 1, __ATOMIC_RELAXED);
+	rec_push(dst, r);
+	s->addr = o;
+	s->rec = r;
+	dst->table_used++;
+	return r;
+}
+
+/* src's counts into d; src goes back (it is on no list any more). */
+static void rec_fold(struct cv_rec *d, struct cv_rec *src)
+{
+	stats_add(&d->s, &src->s);
+	CV_STORE(&d->hold_ticks, d->hold_ticks + src->hold_ticks);
+	if (src->max_hold_ticks > d->max_hold_ticks)
+		CV_STORE(&d->max_hold_ticks, src->max_hold_ticks);
+	cv__stacks_merge_rec(d, src);
+	obj_put(src->obj);
+	cv__free(src, sizeof(*src));
+	/* The record allowance is per (object, thread): this pair is gone. */
+	__atomic_fetch_sub(&nrecords, 1, __ATOMIC_RELAXED);
+}
+
+/* The aggregate object of a kind, made on first need. */
+static struct cv_obj *aggregate_of(uint32_t kind)
+{
+	if (kind >= CV_NKINDS)
+		kind = CV_OBJ_UNKNOWN;
+	struct cv_obj *a = __atomic_load_n(&aggregates[kind], __ATOMIC_ACQUIRE);
+	if (a)
+		return a;
+	static int warned;
+	cv__spin_lock(&aggregates_lock);
+	if (!(a = aggregates[kind]) && (a = cv__alloc(sizeof(*a))) != NULL) {
+		a->kind = kind;
+		a->name = retired_merged;
+		a->id = __atomic_fetch_add(&nobjects, 1, __ATOMIC_RELAXED);
+		a->stack_claimed = 1;
+		__atomic_store_n(&aggregates[kind], a, __ATOMIC_RELEASE);
+	}
+	cv__spin_unlock(&aggregates_lock);
+	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		cv__warn("more than %u objects destroyed: later ones are reported together, per kind, as \"%s\"",
+			 CV_RETIRED_KEPT, retired_merged);
+	return a;
+}
+
+/* t's record r of a merged object folds into t's record of the aggregate;
+ * r leaves t's list, caches and table (when slotted there). */
+static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted)
+{
+	struct cv_obj *a = aggregate_of(r->obj->kind);
+	struct cv_rec *d = a ? merged_rec(t, a) : NULL;   /* may grow the table */
+	if (!d)
+		return;   /* out of memory: r stays, reported apart */
+	struct cv_slot *s = slotted ? table_find(t, r->obj->addr) : NULL;
+	if (s && s->rec == r)
+		table_remove(t, s);
+	struct cv_rec **caches[] = { &t->mutex_cache_rec, &t->cond_cache_rec, &t->rwlock_cache_rec,
+				     &t->spin_cache_rec, &t->sem_cache_rec, &t->futex_cache_rec };
+	const void **addrs[] = { &t->mutex_cache_addr, &t->cond_cache_addr, &t->rwlock_cache_addr,
+				 &t->spin_cache_addr, &t->sem_cache_addr, &t->futex_cache_addr };
+	for (size_t i = 0; i < sizeof(caches) / sizeof(caches[0]); i++)
+		if (*caches[i] == r) {
+			*addrs[i] = NULL;
+			*caches[i] = NULL;
+		}
+	if (t->hold_rec == r)
+		t->hold_addr = NULL, t->hold_rec = NULL;
+	if (t->cw_mutex_rec == r)
+		t->cw_cond = NULL, t->cw_mutex_rec = NULL;
+	rec_unlink(t, r);
+	rec_fold(d, r);
+}
+
+bool cv__records_merge(struct cv_thread *dst, struct cv_thread *src)
+{
+	for (struct cv_rec *r = src->recs; r; r = r->next)
+		if (!merged_rec(dst, r->obj))
+			return false;
+	struct cv_rec *r = src->recs;
+	src->recs = NULL;
+	while (r) {
+		struct cv_rec *next = r->next;
+		rec_fold(merged_rec(dst, r->obj), r);
+		r = next;
+	}
+	return true;
 }
 
 /* ---- fork ---------------------------------------------------------------- */
@@ -269,8 +575,10 @@ struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t k
 void cv__objects_after_fork(void)
 {
 	buckets = NULL;          /* registry_ready() makes a fresh, zeroed one */
-	all_objects = NULL;
 	nobjects = 0;
+	retired_kept = 0;
+	memset(aggregates, 0, sizeof(aggregates));
+	cv__spin_unlock(&aggregates_lock);
 	nrecords = 0;
 	for (int i = 0; i < CV_SHARDS; i++)
 		cv__spin_unlock(&shard_lock[i]);   /* held, maybe, by a thread the child lacks */

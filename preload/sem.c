@@ -123,14 +123,12 @@ CV_EXPORT int sem_trywait(sem_t *s)
 }
 
 /* sem_post is async-signal-safe: a handler may run it on a thread that was
- * interrupted inside the shim's own bookkeeping (a record lookup, or holding
- * one of its locks), so then it stays untracked (cv__lookup_safe). */
+ * interrupted inside the shim's own bookkeeping, which hides cv__self (the
+ * reentrancy guard, shim.h), so then it stays untracked. */
 CV_EXPORT int sem_post(sem_t *s)
 {
 	struct cv_thread *t = cv__self;
-	if (CV_UNLIKELY(!t) && (cv__spin_depth || !(t = cv__thread_slow())))
-		return cv__real.sem_post(s);
-	if (CV_UNLIKELY(!cv__lookup_safe(t)))
+	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return cv__real.sem_post(s);
 	struct cv_rec *r = cv__sem_rec(t, s);
 	uint64_t w = sem_word(s);

@@ -7,6 +7,7 @@
 #ifndef CONVOY_SHIM_H
 #define CONVOY_SHIM_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -104,17 +105,18 @@ struct cv_real {
 extern struct cv_real cv__real;
 void cv__resolve_real(void);
 
-/* ---- alloc.c: memory that never goes back to the program's allocator ------ */
+/* ---- alloc.c: memory that never goes back to the program's allocator ------ *
+ * Lock-free and async-signal-safe. */
 
 void *cv__alloc(size_t size);          /* zeroed, 16-byte aligned; NULL when out of memory */
-void cv__alloc_after_fork(void);       /* the child: lock released, fresh chunk */
+void cv__free(void *p, size_t size);   /* size: what was asked of cv__alloc */
 
-/* ---- lock.c: the shim's own lock (never the program's pthread functions) -- */
+/* ---- lock.c: the shim's own lock (never the program's pthread functions) -- *
+ * Taken only inside the reentrancy guard (cv__guard_enter). */
 
 typedef struct { int locked; } cv_spinlock_t;
 void cv__spin_lock(cv_spinlock_t *l);
 void cv__spin_unlock(cv_spinlock_t *l);
-extern __thread unsigned cv__spin_depth;   /* the shim's locks this thread holds */
 
 /* ---- objects.c: synchronisation objects and per-thread records ------------ */
 
@@ -127,12 +129,13 @@ struct cv_obj {
 	uint32_t        generation;
 	uint32_t        flags;         /* CV_MUTEX_* */
 	int             retired;       /* set by destroy/re-init; records move to a new object */
+	int             merged;        /* objects.c: retired past the cap, its records fold into the kind's aggregate */
+	uint32_t        refs;          /* objects.c: records of it, plus one while it is being merged */
 	struct cv_thread *last_owner;  /* mutex: written only when the owner changes */
 	uint64_t        cond_state;    /* condvar: waiting << 32 | signalled-not-yet-woken */
 	const char     *name;          /* convoy_name_object(), or NULL */
 	uint32_t        dump_id;       /* output.c: 1 + its id in the profile, 0 until written */
-	struct cv_obj  *hash_next;     /* registry bucket chain (live objects only) */
-	struct cv_obj  *all_next;      /* every object ever, for the profile */
+	struct cv_obj  *hash_next;     /* registry bucket chain (live and newest retired) */
 	/* Park/wake (park.c), written only on slow paths: by a signal, post or
 	 * wake that found a waiter, and by barrier arrivals. */
 	uint64_t        wake_ns;       /* CLOCK_MONOTONIC just before the last such wake */
@@ -151,7 +154,7 @@ struct cv_obj {
  * accumulator in TSC ticks (converted when the profile is written). */
 struct cv_rec {
 	struct cv_obj  *obj;
-	struct cv_rec  *next;          /* the thread's list of records */
+	struct cv_rec  *next, *prev;   /* the thread's list of records (output.c walks next) */
 	uint64_t        hold_ticks, max_hold_ticks;
 	struct cv_stats s;
 	/* stacks.c: this thread's waits on the object by call stack. */
@@ -170,8 +173,10 @@ struct cv_named_counter {
 	uint32_t    kind;              /* enum cv_counter_kind */
 };
 
-/* Per-thread state. Allocated with cv__alloc and never freed: the profile
- * reports every thread, including the ones that have exited. */
+/* Per-thread state. The profile reports every thread, including the ones
+ * that have exited; past CV_THREADS_KEPT ended threads, later ones are
+ * merged into one "merged threads" row and their state is recycled
+ * (thread.c). */
 struct cv_thread {
 	/* Hot: read on every interposed call. One-entry caches per object family,
 	 * then an open-addressing table keyed by address. */
@@ -198,8 +203,6 @@ struct cv_thread {
 	struct cv_rec  *sem_cache_rec;
 	const void     *futex_cache_addr;
 	struct cv_rec  *futex_cache_rec;
-	uint32_t        in_lookup;     /* cv__lookup_slow is running (it takes shard locks): a signal
-					* handler's sem_post on this thread stays untracked */
 	/* Futile condvar wakes (cond.c): the last wait this thread returned from,
 	 * and its mutex record's acquisitions then. Waiting again on the same
 	 * condvar with that count unchanged means the mutex was never released. */
@@ -212,6 +215,7 @@ struct cv_thread {
 	struct cv_thread *all_next;
 	struct cv_thread *live_next;   /* thread.c: live threads by pthread_t */
 	bool            live, gone;    /* in that table; exited (never to be re-added) */
+	bool            listed;        /* on the all_next list (a recycled state stays on it) */
 
 	/* Lifecycle, written by the thread itself (and its creator before start). */
 	void         *(*start_routine)(void *);
@@ -227,6 +231,12 @@ struct cv_thread {
 	struct cv_named_counter counters[CV_MAX_COUNTERS];
 	uint32_t        ncounters;
 	struct cv_stack_state *stk;    /* stacks.c: unwind buffer and sampler state, made on first use */
+	/* Its stack (thread.c): the lowest address it may use, never below
+	 * the real one; 0 when unknown. stacks.c captures only with room. */
+	uintptr_t       stack_lo;
+	size_t          stack_size;    /* pthread_create -> trampoline: the size asked for */
+	int             created;       /* thread.c: CV_CREATE_*, who may recycle it */
+	struct cv_thread *pool_next;   /* thread.c: recycled states, still on the all_next list */
 	struct cv_trace_ring *trace;   /* trace.c: this thread's events, when trace mode is on */
 };
 
@@ -239,9 +249,12 @@ extern __thread unsigned cv__busy;
 struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t kind);
 void cv__forget_object(const void *addr, uint32_t kind);   /* destroy / re-init */
 struct cv_obj *cv__object_for_name(const void *addr);
-struct cv_obj *cv__objects(void);                           /* all objects, newest first */
-uint32_t cv__object_count(void);
 void cv__objects_after_fork(void);
+void cv__records_thread_end(struct cv_thread *t);           /* its table goes back; records stay */
+/* Folds every record of src (an ended thread) into dst's record of the same
+ * object, and gives src's records back; false (nothing changed) when dst
+ * is out of memory. Caller holds the lock that serialises dst. */
+bool cv__records_merge(struct cv_thread *dst, struct cv_thread *src);
 
 /* The record of thread t for the mutex at addr. Cached hit: three loads and two
  * compares; a retired object (destroyed and re-initialised elsewhere) misses. */
@@ -299,19 +312,38 @@ uint32_t cv__thread_count(void);
 void cv__thread_finish(struct cv_thread *t);           /* end time, CPU, switches */
 void cv__threads_after_fork(struct cv_thread *self);
 
-/* Reentrancy guard: while the shim runs code that may call back into wrapped
- * functions (allocation, /proc, output), the thread looks untracked. */
+/* Reentrancy guard. Every shim-internal action that takes one of the shim's
+ * locks, changes the thread's own tables, unwinds, or calls out (/proc,
+ * output) runs inside it. Inside, the thread looks untracked: a wrapped call
+ * made from there, or from a signal handler that interrupts it at any
+ * instruction, finds cv__self NULL and cv__busy raised and calls the real
+ * function, recording nothing (cv__thread_slow). cv__busy goes up before
+ * cv__self is hidden and comes down after it is restored, so a handler in
+ * between sees one or the other; the signal fences keep the compiler from
+ * moving the stores. The outermost guard saves and restores errno, so
+ * nothing the shim does inside shows in it. */
+extern __thread int cv__guard_errno;
+
 static inline struct cv_thread *cv__guard_enter(void)
 {
+	int err = errno;
+	unsigned depth = cv__busy++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* busy before self is hidden */
+	if (depth == 0)
+		cv__guard_errno = err;
 	struct cv_thread *saved = cv__self;
 	cv__self = NULL;
-	cv__busy++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* hidden before the guarded code */
 	return saved;
 }
 static inline void cv__guard_leave(struct cv_thread *saved)
 {
-	cv__busy--;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the guarded code before self returns */
 	cv__self = saved;
+	if (cv__busy == 1)
+		errno = cv__guard_errno;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* self and errno back before busy drops */
+	cv__busy--;
 }
 
 /* ---- clock.c ---------------------------------------------------------------- */
@@ -348,20 +380,12 @@ void cv__wake_sent(struct cv_obj *o, uint32_t kind);
 /* A blocking wait on r's object that began at t0 returned woken at now:
  * count one wake-up and its latency if a wake was sent after t0. */
 void cv__woken(struct cv_rec *r, uint64_t t0, uint64_t now);
-/* Whether a record lookup is safe here even from a signal handler: false
- * when the thread was interrupted inside the shim's own bookkeeping (a
- * lookup, or holding one of the shim's locks), which the handler's lookup
- * could deadlock on or corrupt. */
-static inline bool cv__lookup_safe(const struct cv_thread *t)
-{
-	return !CV_LOAD(&t->in_lookup) && !cv__spin_depth;
-}
 
 /* ---- trace.c: trace mode (CONVOY_TRACE=1), slow paths only ----------------- */
 
 extern bool cv__trace_on;                                 /* set once, by cv__init */
 void cv__trace_init(void);                                /* cv__init: configuration */
-void cv__trace_thread(struct cv_thread *t);               /* a new thread's ring */
+void cv__trace_thread(struct cv_thread *t);               /* a new (or recycled) thread's ring */
 void cv__trace_wait(struct cv_obj *o, uint64_t ns);       /* cv__record_wait */
 void cv__trace_hold(struct cv_thread *t, struct cv_obj *o, uint64_t end_ticks, uint64_t ticks);
 void cv__trace_wake(struct cv_obj *o, uint64_t stamp);    /* cv__wake_sent */
@@ -393,7 +417,6 @@ struct cv_process_state {
 	uint64_t start_ns, start_realtime_ns, start_ticks;
 	char     comm[CV_NAME_MAX];
 	char     exe[4096];
-	pthread_key_t exit_key;      /* its destructor finishes each thread */
 };
 extern struct cv_process_state cv__process;
 
@@ -429,7 +452,7 @@ void cv__profile_settle(void);
 void cv__put_record(void *w, uint32_t type, const void *fixed, size_t fixed_len,
 		    const void *tail1, size_t len1, const void *tail2, size_t len2);
 
-/* ---- stacks.c: call stacks with libunwind (docs/profile-format.md) -------- *
+/* ---- stacks.c: call stacks with libgcc_s (docs/profile-format.md) --------- *
  * Only ever on slow paths. Any wrapper that times a wait adds one line after
  * cv__record_wait; init wrappers call cv__stack_on_init after the real init
  * (and after cv__forget_object). */
@@ -444,6 +467,8 @@ void cv__stacks_write(void *w);                      /* output.c: last, the stac
 void cv__stacks_fork_prepare(void);   /* fork: no capture in flight */
 void cv__stacks_fork_done(void);
 void cv__stacks_after_fork(void);
+void cv__stacks_thread_end(struct cv_thread *t);      /* its unwind buffer goes back */
+void cv__stacks_merge_rec(struct cv_rec *dst, struct cv_rec *src);   /* src's per-stack waits into dst */
 
 /* ---- modules.c: the module map, kept across dlopen/dlclose --------------- */
 

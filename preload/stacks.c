@@ -1,11 +1,11 @@
 /* stacks.c — call stacks at contention and at each object's init or first
- * use, with libunwind. Only ever on slow paths: the uncontended lock never
- * comes here.
+ * use, with the C runtime's unwinder. Only ever on slow paths: the
+ * uncontended lock never comes here.
  *
- * Capture. unw_backtrace (libunwind's cached fast path, tens of ns a frame
- * once warm) fills a per-thread buffer inside the reentrancy guard, because
- * libunwind locks and may allocate. The shim's own frames at the top are
- * dropped by address range. Each distinct (pcs, module-map generation) is
+ * Capture. _Unwind_Backtrace fills a per-thread buffer. Everything here
+ * runs inside the reentrancy guard (shim.h): the unwinder takes the
+ * loader's lock (dl_iterate_phdr), and the tables below take stack_lock and
+ * init_lock. The shim's own frames at the top are dropped by address range. Each distinct (pcs, module-map generation) is
  * kept once in a hash table of shim memory: lookups take no lock, an insert
  * takes stack_lock. Unwinding that yields nothing gives stack id 0.
  *
@@ -22,19 +22,27 @@
  * it waited for (the wait's length decides whether to keep it): a capture
  * lengthens that critical section by its cost; docs/performance.md has it.
  *
- * The unwinder is libunwind.so.8, opened RTLD_LOCAL at start-up rather than
- * linked: as a dependency of a preloaded library it would join the program's
- * global scope, and its _Unwind_RaiseException & co. could then bind in place
- * of libgcc_s's for later-loaded C++ code (a C program's dlopen'd C++ plugin).
- * Opened at start-up, not on the first contention: dlopen takes the loader
- * lock, and a thread that holds the program's lock must not wait for it.
+ * The unwinder is libgcc_s's _Unwind_Backtrace, the one C++ exceptions and
+ * glibc's own thread cancellation use. It follows the DWARF call-frame
+ * information and stops where there is none; it never guesses, so it reads
+ * only memory the unwind tables describe and needs no validation. It takes
+ * nothing from the program: no file descriptor (libunwind 1.6 validated
+ * memory through a pipe it opened at start-up, on descriptors a daemon that
+ * closed them hands to its own files), no pthread key and no per-thread
+ * cache (libunwind's unw_backtrace made one of each per thread). It is
+ * opened RTLD_LOCAL at start-up rather than linked, so a program that never
+ * loaded libgcc_s keeps its global scope as it was; at start-up, not on the
+ * first contention: dlopen takes the loader lock, and a thread that holds
+ * the program's lock must not wait for it.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unwind.h>
 
 #include "shim.h"
 
@@ -84,14 +92,19 @@ static struct {
 	uint64_t captures, frames, refresh_ns, unwind_ns, intern_ns;
 } stats;
 
-static int (*unw_bt)(void **, int);
+static _Unwind_Reason_Code (*unwind_backtrace)(_Unwind_Trace_Fn, void *);
+static _Unwind_Ptr (*unwind_get_ip)(struct _Unwind_Context *);
 static uintptr_t shim_lo, shim_hi;
-static uintptr_t unw_lo, unw_hi;   /* libunwind's mapping: its own locks are not the program's */
+static uintptr_t unw_lo, unw_hi;   /* the unwinder's mapping: its own locks are not the program's */
 
 static cv_spinlock_t stack_lock, init_lock;
-/* fork: no capture may be inside libunwind when the process forks (the child
- * would inherit libunwind's internal locks held). The prepare handler closes
- * the gate and waits for the captures in flight; both sides seq_cst. */
+/* fork: no capture may be inside the unwinder when the process forks (the
+ * child would inherit the locks it takes held). The prepare handler closes
+ * the gate and waits for the captures in flight; both sides seq_cst. A
+ * capture runs with every signal blocked, so the captures it waits for are
+ * never its own thread's (a SIGALRM handler that forks cannot have
+ * interrupted one) and never held up by a handler: they finish in
+ * microseconds. */
 static int fork_gate;
 static unsigned in_capture;
 static struct cv_stk **stk_buckets;
@@ -170,18 +183,19 @@ void cv__stacks_init(void)
 	cv__modules_refresh();
 	if (!cfg.on)
 		return;
-	int saved_errno = errno;
-	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-	if (h)
-		unw_bt = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (h) {
+		unwind_backtrace = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))dlsym(h, "_Unwind_Backtrace");
+		unwind_get_ip = (_Unwind_Ptr (*)(struct _Unwind_Context *))dlsym(h, "_Unwind_GetIP");
+	}
 	struct link_map *lm = NULL;
 	if (h && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm)
 		dl_iterate_phdr(find_unwinder, (void *)(uintptr_t)lm->l_addr);
-	if (!unw_bt) {
-		cv__warn("cannot load libunwind.so.8 (%s); no call stacks in this profile", h ? "no unw_backtrace" : dlerror());
+	if (!unwind_backtrace || !unwind_get_ip) {
+		cv__warn("cannot load libgcc_s.so.1 (%s); no call stacks in this profile",
+			 h ? "no _Unwind_Backtrace" : dlerror());
 		cfg.on = false;
 	}
-	errno = saved_errno;
 }
 
 /* ---- the stack table ----------------------------------------------------- */
@@ -283,14 +297,38 @@ static uint64_t next_rand(struct cv_stack_state *st)
 	return x * 0x2545F4914F6CDD1Dull;
 }
 
+struct unwind_buf {
+	void **pcs;
+	int n, max;
+};
+
+static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
+{
+	struct unwind_buf *b = arg;
+	_Unwind_Ptr ip = unwind_get_ip(ctx);
+	if (!ip || b->n == b->max)
+		return _URC_END_OF_STACK;
+	b->pcs[b->n++] = (void *)ip;
+	return _URC_NO_REASON;
+}
+
+/* Up to max return addresses, innermost first (the convention of glibc's
+ * backtrace() and libunwind's unw_backtrace). */
+static int unwind(void **pcs, int max)
+{
+	struct unwind_buf b = { pcs, 0, max };
+	unwind_backtrace(one_frame, &b);
+	return b.n;
+}
+
 static inline bool in_shim(const void *pc)
 {
 	return (uintptr_t)pc >= shim_lo && (uintptr_t)pc < shim_hi;
 }
 
 /* The calling thread's stack, without the shim's frames, as an id (0: none).
- * *gen gets the module-map generation it belongs to. */
-static uint32_t capture(struct cv_stack_state *st, uint32_t *gen)
+ * *gen gets the module-map generation it belongs to. Inside the guard. */
+static uint32_t capture_blocked(struct cv_stack_state *st, uint32_t *gen)
 {
 	__atomic_fetch_add(&in_capture, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&fork_gate, __ATOMIC_SEQ_CST)) {
@@ -298,14 +336,12 @@ static uint32_t capture(struct cv_stack_state *st, uint32_t *gen)
 		*gen = 0;
 		return 0;   /* a fork is being prepared: this wait goes without a stack */
 	}
-	int saved_errno = errno;
-	struct cv_thread *saved = cv__guard_enter();
 	uint64_t t0 = cfg.stats ? cv__now_ns() : 0, t1 = 0, t2 = 0;
 	*gen = cv__modules_refresh();
 	if (cfg.stats)
 		t1 = cv__now_ns();
 	uint32_t id = 0;
-	int n = unw_bt ? unw_bt(st->pcs, CV_STACK_BUF) : 0;
+	int n = unwind(st->pcs, CV_STACK_BUF);
 	if (cfg.stats)
 		t2 = cv__now_ns();
 	int skip = 0;
@@ -327,9 +363,32 @@ static uint32_t capture(struct cv_stack_state *st, uint32_t *gen)
 		__atomic_fetch_add(&stats.unwind_ns, t2 - t1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&stats.intern_ns, t3 - t2, __ATOMIC_RELAXED);
 	}
-	cv__guard_leave(saved);
-	errno = saved_errno;
 	__atomic_fetch_sub(&in_capture, 1, __ATOMIC_SEQ_CST);
+	return id;
+}
+
+/* What a capture needs below the caller's frame: 2,151 bytes measured here
+ * (a contended lock's whole slow path with the unwind, libgcc_s 12, on a
+ * painted stack), doubled. */
+#define CV_CAPTURE_STACK_NEED 4096u
+
+/* Signals blocked for the capture (two system calls, against the
+ * microseconds an unwind costs): see fork_gate. glibc keeps its internal
+ * cancellation and setxid signals deliverable. A thread whose stack has
+ * less room left than a capture needs gets no stack (id 0): the wait is
+ * still counted, like one whose unwind failed. */
+static uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uint32_t *gen)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	if (t->stack_lo && (sp < t->stack_lo || sp - t->stack_lo < CV_CAPTURE_STACK_NEED)) {
+		*gen = cv__modules_refresh();
+		return 0;
+	}
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	uint32_t id = capture_blocked(st, gen);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return id;
 }
 
@@ -349,9 +408,7 @@ static struct cv_stack_acc *acc_for(struct cv_rec *r, uint32_t stack)
 			return zero;
 		stack = 0;
 	}
-	int saved_errno = errno;
 	a = cv__alloc(sizeof(*a));
-	errno = saved_errno;
 	if (!a)
 		return zero;
 	a->stack = stack;
@@ -362,11 +419,9 @@ static struct cv_stack_acc *acc_for(struct cv_rec *r, uint32_t stack)
 }
 
 /* After a timed wait on r's object (and after cv__record_wait): maybe capture
- * the stack, and credit it with the wait it stands for. */
-void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns)
+ * the stack, and credit it with the wait it stands for. Inside the guard. */
+static void on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns)
 {
-	if (!cfg.on || !t || r->obj->kind == CV_OBJ_UNKNOWN)   /* kind unknown: the shared "out of memory" record */
-		return;
 	struct cv_stack_state *st = state_of(t);
 	if (!st)
 		return;
@@ -383,13 +438,22 @@ void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns)
 		weight_ns = cfg.period_ns;
 	}
 	uint32_t gen;
-	uint32_t id = capture(st, &gen);
+	uint32_t id = capture(t, st, &gen);
 	struct cv_stack_acc *a = acc_for(r, id);
 	if (!a)
 		return;
 	CV_BUMP(&a->samples, 1);
 	CV_BUMP(&a->count_fp, count_fp);
 	CV_BUMP(&a->wait_ns, weight_ns);
+}
+
+void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns)
+{
+	if (!cfg.on || !t || r->obj->kind == CV_OBJ_UNKNOWN)   /* kind unknown: the shared "out of memory" record */
+		return;
+	struct cv_thread *saved = cv__guard_enter();
+	on_wait(t, r, wait_ns);
+	cv__guard_leave(saved);
 }
 
 /* ---- init and first use ------------------------------------------------------ */
@@ -426,26 +490,21 @@ void cv__stack_forget(const void *addr)
 
 /* After a successful pthread_*_init: the stack that made the object, kept
  * until its first use creates the object (objects are made on first use so
- * that generations count uses, not inits). */
-void cv__stack_on_init(const void *addr)
+ * that generations count uses, not inits). Inside the guard. */
+static void on_init(struct cv_thread *t, const void *addr)
 {
-	struct cv_thread *t = cv__self;
-	if (!cfg.on || !t)
-		return;
 	struct cv_stack_state *st = state_of(t);
 	if (!st)
 		return;
-	uint32_t gen, id = capture(st, &gen);
+	uint32_t gen, id = capture(t, st, &gen);
 	if (!id)
 		return;
 	if (!__atomic_load_n(&init_tab, __ATOMIC_ACQUIRE)) {
-		int saved_errno = errno;
 		cv__spin_lock(&init_lock);
 		if (!init_tab)
 			__atomic_store_n(&init_tab, cv__alloc(sizeof(*init_tab) * INIT_SETS * INIT_WAYS),
 					 __ATOMIC_RELEASE);
 		cv__spin_unlock(&init_lock);
-		errno = saved_errno;
 		if (!init_tab)
 			return;
 	}
@@ -469,7 +528,18 @@ void cv__stack_on_init(const void *addr)
 	cv__spin_unlock(&init_lock);
 }
 
-/* The object was just created by (some thread's) first use: its stack, once. */
+void cv__stack_on_init(const void *addr)
+{
+	struct cv_thread *t = cv__self;
+	if (!cfg.on || !t)
+		return;
+	struct cv_thread *saved = cv__guard_enter();
+	on_init(t, addr);
+	cv__guard_leave(saved);
+}
+
+/* The object was just created by (some thread's) first use: its stack, once.
+ * Inside the guard (cv__lookup_slow). */
 void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o)
 {
 	if (CV_LOAD(&o->stack_claimed) || __atomic_exchange_n(&o->stack_claimed, 1, __ATOMIC_ACQ_REL))
@@ -478,22 +548,10 @@ void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o)
 		return;
 	uint32_t gen = 0, id = 0;
 	struct cv_stack_state *st = cfg.on ? state_of(t) : NULL;
-	if (st) {
-		id = init_take(o->addr);
-		if (id) {
-			struct cv_thread *saved = cv__guard_enter();
-			gen = cv__modules_refresh();
-			cv__guard_leave(saved);
-		} else {
-			id = capture(st, &gen);
-		}
-	} else {
-		int saved_errno = errno;
-		struct cv_thread *saved = cv__guard_enter();
+	if (st && (id = init_take(o->addr)) == 0)
+		id = capture(t, st, &gen);
+	else
 		gen = cv__modules_refresh();   /* names of globals in dlopen'd libraries need it too */
-		cv__guard_leave(saved);
-		errno = saved_errno;
-	}
 	CV_STORE(&o->map_gen, gen);
 	CV_STORE(&o->first_stack, id);
 }
@@ -536,6 +594,31 @@ void cv__stacks_write(void *w)
 			 (unsigned long long)(stats.refresh_ns / c), (unsigned long long)(stats.unwind_ns / c),
 			 (double)stats.frames / (double)c, (unsigned long long)(stats.intern_ns / c));
 	}
+}
+
+/* An ended thread's record folded into the merged threads' (objects.c,
+ * under its lock): its per-stack waits join dst's, and src's go back. */
+void cv__stacks_merge_rec(struct cv_rec *dst, struct cv_rec *src)
+{
+	struct cv_stack_acc *a = src->stack_accs;
+	src->stack_accs = NULL;
+	while (a) {
+		struct cv_stack_acc *next = a->next, *d = acc_for(dst, a->stack);
+		if (d) {
+			CV_BUMP(&d->samples, a->samples);
+			CV_BUMP(&d->count_fp, a->count_fp);
+			CV_BUMP(&d->wait_ns, a->wait_ns);
+		}
+		cv__free(a, sizeof(*a));
+		a = next;
+	}
+}
+
+void cv__stacks_thread_end(struct cv_thread *t)
+{
+	struct cv_stack_state *st = t->stk;
+	t->stk = NULL;
+	cv__free(st, sizeof(*st));
 }
 
 /* ---- fork ---------------------------------------------------------------------- */

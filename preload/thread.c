@@ -5,8 +5,12 @@
  * installed by the trampoline it starts in. The main thread's is made by the
  * constructor; any other thread the shim meets without state (one made before
  * the shim was loaded, or by clone()) gets one on its first call, marked
- * untracked. A thread-specific key's destructor records how the thread ended;
- * the state itself is kept for the profile.
+ * untracked. The trampoline records how the thread ended, through a
+ * cancellation cleanup handler that runs whether the start routine returns,
+ * calls pthread_exit or is cancelled: no pthread key (a program may need all
+ * PTHREAD_KEYS_MAX of them) and no allocation. Untracked threads are
+ * finished when the profile is written. The state itself is kept for the
+ * profile.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
@@ -21,8 +26,13 @@
 
 __thread struct cv_thread *cv__self __attribute__((tls_model("initial-exec")));
 __thread unsigned cv__busy __attribute__((tls_model("initial-exec")));
+__thread int cv__guard_errno __attribute__((tls_model("initial-exec")));
 /* The calling thread's state even while the guard hides it in cv__self. */
 static __thread struct cv_thread *my_state __attribute__((tls_model("initial-exec")));
+/* The thread's end was recorded: what it does afterwards (C++ thread_local
+ * and key destructors) goes uncounted, so its lookup table and unwind
+ * buffer can go back at once. */
+static __thread bool ended __attribute__((tls_model("initial-exec")));
 
 static struct cv_thread *all_threads;
 static uint32_t nthreads;
@@ -35,6 +45,19 @@ static uint32_t nthreads;
 #define CV_LIVE_BUCKETS 1024u
 static struct cv_thread *live[CV_LIVE_BUCKETS];
 static cv_spinlock_t live_lock;
+
+/* A thread created through our pthread_create is added by its trampoline:
+ * the creator never reads the handle the real create stored in *th, since
+ * the child may already have freed the memory *th points into (a detached
+ * worker that frees its job struct). A pthread_detach that finds no live
+ * thread while some created thread has not attached yet may be for one of
+ * them: it is parked in pending_detach, which the trampoline checks. The
+ * table is small; when it is full the flag is lost, never the program's
+ * detach. Entries left when no thread is waiting to attach are stale (a
+ * detach of a thread that had already exited) and are cleared. */
+#define CV_PENDING_DETACH 64u
+static pthread_t pending_detach[CV_PENDING_DETACH];   /* 0: free */
+static uint32_t unattached;                            /* created, trampoline not run yet */
 
 static unsigned live_bucket(pthread_t th)
 {
@@ -67,11 +90,46 @@ static void live_remove(struct cv_thread *t)
 	cv__spin_unlock(&live_lock);
 }
 
+/* ---- bounded memory: ended threads ---------------------------------------- *
+ * The first CV_THREADS_KEPT threads that end are reported one by one. Each
+ * later one is folded into a single "merged threads" state at its end (its
+ * records into that state's record of each object, its times and counts
+ * into its totals) and its own state is recycled for a thread created
+ * later: it stays on the all_next list (push-only, read by the profile
+ * writer without locks) with tid 0, which the writer skips. A profile
+ * written while a thread is being merged may show that one thread's row
+ * half-updated; nothing worse, since the shim's memory is never unmapped.
+ * Threads with named counters (convoy_count_*) are kept. A thread is
+ * retired by whichever of it and its creator is last done with its state
+ * (the creator writes its creation cost after the real create returned,
+ * when a short thread may have ended already): see CV_CREATE_*. */
+#define CV_THREADS_KEPT 1024u
+enum { CV_CREATE_PENDING, CV_CREATE_DONE, CV_CREATE_CHILD_ENDED };
+static uint32_t ended_kept;              /* never past CV_THREADS_KEPT + running threads */
+static struct cv_thread *merged_threads; /* made on the first merge */
+static struct cv_thread *thread_pool;    /* recycled states, by pool_next */
+static cv_spinlock_t merge_lock;         /* merged_threads and thread_pool */
+
 static struct cv_thread *thread_alloc(void)
 {
-	struct cv_thread *t = cv__alloc(sizeof(struct cv_thread));
+	struct cv_thread *saved = cv__guard_enter(), *t;
+	cv__spin_lock(&merge_lock);
+	if ((t = thread_pool) != NULL)
+		thread_pool = t->pool_next;
+	cv__spin_unlock(&merge_lock);
+	if (t) {
+		struct cv_thread *next = t->all_next;
+		struct cv_trace_ring *ring = t->trace;
+		memset(t, 0, sizeof(*t));
+		t->all_next = next;
+		t->listed = true;
+		t->trace = ring;
+	} else {
+		t = cv__alloc(sizeof(struct cv_thread));
+	}
 	if (t)
-		cv__trace_thread(t);
+		cv__trace_thread(t);   /* a new ring, or the recycled state's emptied */
+	cv__guard_leave(saved);
 	return t;
 }
 
@@ -79,17 +137,151 @@ static struct cv_thread *thread_alloc(void)
 static void thread_publish(struct cv_thread *t)
 {
 	t->index = __atomic_fetch_add(&nthreads, 1, __ATOMIC_RELAXED);
+	if (t->listed)
+		return;
+	t->listed = true;
 	t->all_next = __atomic_load_n(&all_threads, __ATOMIC_RELAXED);
 	while (!__atomic_compare_exchange_n(&all_threads, &t->all_next, t, true,
 					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
 }
 
+static void merge_thread_totals(struct cv_thread *m, const struct cv_thread *t)
+{
+	if (!m->start_ns || t->start_ns < m->start_ns)
+		m->start_ns = t->start_ns;
+	if (t->end_ns > m->end_ns)
+		m->end_ns = t->end_ns;
+	CV_BUMP(&m->create_ns, t->create_ns);
+	CV_BUMP(&m->cpu_ns, t->cpu_ns);
+	CV_BUMP(&m->voluntary_cs, t->voluntary_cs);
+	CV_BUMP(&m->involuntary_cs, t->involuntary_cs);
+	CV_BUMP(&m->join_wait_ns, t->join_wait_ns);
+	CV_BUMP(&m->joins, t->joins);
+	CV_BUMP(&m->threads_created, t->threads_created);
+	CV_BUMP(&m->run_delay_ns, t->run_delay_ns);
+	CV_BUMP(&m->timeslices, t->timeslices);
+	CV_BUMP(&m->minor_faults, t->minor_faults);
+	CV_BUMP(&m->major_faults, t->major_faults);
+}
+
+/* After the end of t (inside the guard, t->recs final). */
+static void thread_retire(struct cv_thread *t)
+{
+	if (t->ncounters)
+		return;
+	if (__atomic_load_n(&ended_kept, __ATOMIC_RELAXED) < CV_THREADS_KEPT &&
+	    __atomic_fetch_add(&ended_kept, 1, __ATOMIC_RELAXED) < CV_THREADS_KEPT)
+		return;
+	bool first = false;
+	cv__spin_lock(&merge_lock);
+	struct cv_thread *m = merged_threads;
+	if (!m && (m = cv__alloc(sizeof(*m))) != NULL) {
+		m->tid = -1;   /* no thread's: the writer skips only tid 0 */
+		m->flags = CV_THREAD_EXITED | CV_THREAD_UNTRACKED;
+		strcpy(m->name, "merged threads");
+		thread_publish(m);
+		merged_threads = m;
+		first = true;
+	}
+	if (m && cv__records_merge(m, t)) {
+		merge_thread_totals(m, t);
+		CV_STORE(&t->tid, 0);
+		t->pool_next = thread_pool;
+		thread_pool = t;
+	}
+	cv__spin_unlock(&merge_lock);
+	if (first)
+		cv__warn("more than %u threads ended: later ones are reported together as \"merged threads\"",
+			 CV_THREADS_KEPT);
+}
+
+static void detach_pending(pthread_t th)
+{
+	for (unsigned i = 0; i < CV_PENDING_DETACH; i++) {
+		pthread_t none = 0;
+		if (__atomic_compare_exchange_n(&pending_detach[i], &none, th, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return;
+	}
+}
+
+/* The trampoline: claim a detach made before the thread attached. */
+static void claim_pending_detach(struct cv_thread *t)
+{
+	bool last = __atomic_sub_fetch(&unattached, 1, __ATOMIC_ACQ_REL) == 0;
+	for (unsigned i = 0; i < CV_PENDING_DETACH; i++) {
+		pthread_t th = __atomic_load_n(&pending_detach[i], __ATOMIC_RELAXED);
+		if (!th)
+			continue;
+		if (pthread_equal(th, t->self) &&
+		    __atomic_compare_exchange_n(&pending_detach[i], &th, 0, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			__atomic_fetch_or(&t->flags, CV_THREAD_DETACHED, __ATOMIC_RELAXED);
+		else if (last)
+			__atomic_store_n(&pending_detach[i], 0, __ATOMIC_RELAXED);   /* stale */
+	}
+}
+
+/* ---- stack bounds ------------------------------------------------------- *
+ * Where the thread's stack ends, so that stacks.c never unwinds on a stack
+ * too short for it (a thread on a PTHREAD_STACK_MIN stack, deep in its own
+ * frames). Estimates are never below the real end; pthread_getattr_np would
+ * be exact but allocates (its CPU set) and, for the main thread, reads
+ * /proc/self/maps. */
+
+/* pthread_create: the child's stack as its attributes give it. A stack the
+ * program supplies (pthread_attr_setstack) is known exactly. */
+static void stack_from_attr(struct cv_thread *child, const pthread_attr_t *attr)
+{
+	pthread_attr_t dflt;
+	void *addr;
+	size_t size = 0;
+	if (attr && pthread_attr_getstack(attr, &addr, &size) == 0 && (uintptr_t)addr + size != 0) {
+		child->stack_lo = (uintptr_t)addr;
+		return;
+	}
+	if (!attr && pthread_attr_init(&dflt) == 0) {
+		pthread_attr_getstacksize(&dflt, &size);   /* glibc: the process default */
+		pthread_attr_destroy(&dflt);
+	} else if (attr) {
+		pthread_attr_getstacksize(attr, &size);
+	}
+	child->stack_size = size;
+}
+
+/* The trampoline: glibc places its thread descriptor (pthread_self()) at the
+ * top of the block it mapped, and the size asked for spans from the top of
+ * that block down to the guard. The descriptor is 2,368 bytes in glibc 2.36
+ * x86-64; assuming 4 KiB keeps the estimate above the real end. Elsewhere
+ * (static TLS above the descriptor on arm64) the end stays unknown. */
+static void stack_of_created(struct cv_thread *t)
+{
+#if defined(__x86_64__)
+	if (!t->stack_lo && t->stack_size > 4096)
+		t->stack_lo = (uintptr_t)pthread_self() + 4096 - t->stack_size;
+#endif
+}
+
+/* The main thread grows its stack up to RLIMIT_STACK below the top of the
+ * [stack] mapping; the file name the kernel wrote for AT_EXECFN sits in its
+ * last page. */
+static void stack_of_main(struct cv_thread *t)
+{
+	struct rlimit rl;
+	const char *execfn = (const char *)getauxval(AT_EXECFN);
+	if (!execfn || getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t top = ((uintptr_t)execfn + strlen(execfn) + page) & ~(page - 1);
+	if (top > rl.rlim_cur)
+		t->stack_lo = top - rl.rlim_cur;
+}
+
 /* Install t as the calling thread's state. A thread created through our
- * pthread_create was published by its creator already, so that
- * pthread_detach or pthread_setname_np right after the create find it. */
+ * pthread_create was published by its creator already (publish false). */
 static void thread_attach(struct cv_thread *t, bool publish)
 {
+	struct cv_thread *saved = cv__guard_enter();   /* live_lock: a handler here must not take it */
 	t->self = pthread_self();
 	t->start_ns = cv__now_ns();
 	/* tid last: a profile written meanwhile takes a thread with a tid as
@@ -98,9 +290,10 @@ static void thread_attach(struct cv_thread *t, bool publish)
 	live_add(t);
 	if (publish)
 		thread_publish(t);
+	else
+		claim_pending_detach(t);
 	my_state = t;
-	cv__self = t;
-	pthread_setspecific(cv__process.exit_key, t);   /* key index < 32: no allocation */
+	cv__guard_leave(saved);   /* cv__thread_slow installs it in cv__self when not busy */
 }
 
 struct cv_thread *cv__threads(void) { return __atomic_load_n(&all_threads, __ATOMIC_ACQUIRE); }
@@ -108,7 +301,7 @@ uint32_t cv__thread_count(void) { return __atomic_load_n(&nthreads, __ATOMIC_REL
 
 struct cv_thread *cv__thread_slow(void)
 {
-	if (cv__busy)
+	if (cv__busy || ended)
 		return NULL;
 	if (CV_UNLIKELY(!__atomic_load_n(&cv__process.ready, __ATOMIC_ACQUIRE)))
 		cv__init();
@@ -121,7 +314,7 @@ struct cv_thread *cv__thread_slow(void)
 		return NULL;
 	t->flags = CV_THREAD_UNTRACKED;
 	thread_attach(t, true);
-	return t;
+	return cv__self = t;
 }
 
 /* Called by cv__init on the thread that loads the shim (the main thread). */
@@ -131,6 +324,8 @@ void cv__thread_init_main(void)
 	if (!t)
 		return;
 	t->flags = CV_THREAD_MAIN;
+	if (gettid() == getpid())
+		stack_of_main(t);
 	thread_attach(t, true);
 	t->start_ns = cv__process.start_ns;
 }
@@ -236,16 +431,26 @@ void cv__thread_finish(struct cv_thread *t)
 	errno = saved_errno;
 }
 
-/* The key destructor runs after the start routine returned or pthread_exit
- * unwound, and after C++ thread_local destructors. Lock operations that other
- * key destructors make afterwards are still counted: the state stays live. */
-void cv__thread_exit_key(void *arg)
+/* The trampoline's cleanup handler: after the start routine returned, or
+ * while pthread_exit or a cancellation unwinds past the trampoline; before
+ * C++ thread_local and key destructors, whose lock operations are no longer
+ * counted (see ended). The state itself stays for the profile. */
+static void thread_ended(void *arg)
 {
-	struct cv_thread *t = arg, *saved = cv__guard_enter();
+	struct cv_thread *t = arg;
+	cv__guard_enter();
 	live_remove(t);
 	cv__thread_finish(t);
 	t->flags |= CV_THREAD_EXITED;
-	cv__guard_leave(saved);
+	ended = true;
+	my_state = NULL;
+	cv__records_thread_end(t);
+	cv__stacks_thread_end(t);
+	int pending = CV_CREATE_PENDING;
+	if (!__atomic_compare_exchange_n(&t->created, &pending, CV_CREATE_CHILD_ENDED, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		thread_retire(t);   /* else its creator retires it once done writing */
+	cv__guard_leave(NULL);
 }
 
 /* ---- fork ---------------------------------------------------------------- */
@@ -258,14 +463,20 @@ void cv__threads_after_fork(struct cv_thread *parent_state)
 	nthreads = 0;
 	memset(live, 0, sizeof(live));
 	cv__spin_unlock(&live_lock);
+	/* The old list, and the recycled states on it, belong to the parent's profile. */
+	ended_kept = 0;
+	merged_threads = thread_pool = NULL;
+	cv__spin_unlock(&merge_lock);
 	struct cv_thread *t = thread_alloc();
 	my_state = NULL;
 	cv__self = NULL;
 	if (!t)
 		return;
 	t->flags = CV_THREAD_MAIN;
-	if (parent_state)
+	if (parent_state) {
 		memcpy(t->name, parent_state->name, CV_NAME_MAX);
+		t->stack_lo = parent_state->stack_lo;   /* the same stack, whichever thread forked */
+	}
 	thread_attach(t, true);
 }
 
@@ -274,13 +485,18 @@ void cv__threads_after_fork(struct cv_thread *parent_state)
 static void *trampoline(void *arg)
 {
 	struct cv_thread *t = arg;
+	void *ret;
+	stack_of_created(t);
 	thread_attach(t, false);
-	return t->start_routine(t->start_arg);
+	pthread_cleanup_push(thread_ended, t);
+	ret = t->start_routine(t->start_arg);
+	pthread_cleanup_pop(1);
+	return ret;
 }
 
 static struct cv_thread *thread_by_handle(pthread_t th)
 {
-	struct cv_thread *found = NULL;
+	struct cv_thread *found = NULL, *saved = cv__guard_enter();
 	cv__spin_lock(&live_lock);
 	for (struct cv_thread *t = live[live_bucket(th)]; t; t = t->live_next)
 		if (pthread_equal(t->self, th)) {
@@ -288,6 +504,7 @@ static struct cv_thread *thread_by_handle(pthread_t th)
 			break;
 		}
 	cv__spin_unlock(&live_lock);
+	cv__guard_leave(saved);
 	return found;
 }
 
@@ -305,19 +522,27 @@ CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	int detach = PTHREAD_CREATE_JOINABLE;
 	if (attr && pthread_attr_getdetachstate(attr, &detach) == 0 && detach == PTHREAD_CREATE_DETACHED)
 		child->flags |= CV_THREAD_DETACHED;
+	stack_from_attr(child, attr);
 	child->start_routine = start_routine;
 	child->start_arg = arg;
 	child->creator_tid = self->tid;
 
 	thread_publish(child);   /* tid 0 until it runs: the profile skips it until then */
+	__atomic_fetch_add(&unattached, 1, __ATOMIC_ACQ_REL);
 	uint64_t t0 = cv__now_ns();
 	int rc = cv__real.pthread_create(th, attr, trampoline, child);
 	uint64_t elapsed = cv__now_ns() - t0;
+	/* Never *th from here on: the child may have freed it (see pending_detach). */
 	if (rc == 0) {
-		child->self = *th;   /* the child stores the same; set here for a detach right away */
-		live_add(child);
 		CV_STORE(&child->create_ns, elapsed);
 		CV_BUMP(&self->threads_created, 1);
+		if (__atomic_exchange_n(&child->created, CV_CREATE_DONE, __ATOMIC_ACQ_REL) == CV_CREATE_CHILD_ENDED) {
+			struct cv_thread *saved = cv__guard_enter();
+			thread_retire(child);   /* it ended before we were done with it */
+			cv__guard_leave(saved);
+		}
+	} else {
+		__atomic_fetch_sub(&unattached, 1, __ATOMIC_ACQ_REL);
 	}
 	/* On failure the child never runs, keeps tid 0, and is never reported. */
 	return rc;
@@ -364,6 +589,10 @@ CV_EXPORT int pthread_detach(pthread_t th)
 	int rc = cv__real.pthread_detach(th);
 	if (self && rc == 0) {
 		struct cv_thread *t = pthread_equal(th, self->self) ? self : thread_by_handle(th);
+		if (!t && __atomic_load_n(&unattached, __ATOMIC_ACQUIRE)) {
+			detach_pending(th);
+			t = thread_by_handle(th);   /* it may have attached before the entry was there */
+		}
 		if (t)
 			__atomic_fetch_or(&t->flags, CV_THREAD_DETACHED, __ATOMIC_RELAXED);
 	}

@@ -70,10 +70,18 @@ void cv__trace_init(void)
 	}
 }
 
+/* t's ring: a new one, or, for a state recycled from a thread merged past
+ * the shim's thread cap (thread.c), its old ring emptied (that thread's
+ * events go with its record). */
 void cv__trace_thread(struct cv_thread *t)
 {
 	if (!cv__trace_on)
 		return;
+	if (t->trace) {
+		__atomic_store_n(&t->trace->head, 0, __ATOMIC_RELAXED);
+		t->trace->holds = 0;
+		return;
+	}
 	size_t len = sizeof(struct cv_trace_ring) + (size_t)capacity * sizeof(struct cv_trace_slot);
 	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED) {

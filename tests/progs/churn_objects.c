@@ -1,0 +1,55 @@
+/* Memory the shim keeps for objects that come and go: argv[1] is
+ *   barrier  N pthread_barrier_init/wait/destroy (count 1), each a new object
+ *   mutex    N init/lock/unlock/destroy of a mutex at one address
+ *   heap     N mutexes from malloc (addresses come back), locked once and destroyed
+ *   fresh    N mutexes at N distinct addresses, locked once and destroyed
+ * with N = argv[2] (default 1,000,000). Prints what it did. */
+#include "progs.h"
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "mutex";
+	long n = argc > 2 ? atol(argv[2]) : 1000000;
+	if (!strcmp(what, "barrier")) {
+		pthread_barrier_t b;
+		for (long i = 0; i < n; i++) {
+			MUST(pthread_barrier_init(&b, NULL, 1));
+			int rc = pthread_barrier_wait(&b);
+			if (rc != PTHREAD_BARRIER_SERIAL_THREAD)
+				MUST(rc);
+			MUST(pthread_barrier_destroy(&b));
+		}
+	} else if (!strcmp(what, "mutex")) {
+		pthread_mutex_t m;
+		for (long i = 0; i < n; i++) {
+			MUST(pthread_mutex_init(&m, NULL));
+			MUST(pthread_mutex_lock(&m));
+			MUST(pthread_mutex_unlock(&m));
+			MUST(pthread_mutex_destroy(&m));
+		}
+	} else if (!strcmp(what, "heap")) {
+		for (long i = 0; i < n; i++) {
+			pthread_mutex_t *m = malloc(sizeof(*m) + (size_t)(i % 7) * 64);
+			MUST(pthread_mutex_init(m, NULL));
+			MUST(pthread_mutex_lock(m));
+			MUST(pthread_mutex_unlock(m));
+			MUST(pthread_mutex_destroy(m));
+			free(m);
+		}
+	} else if (!strcmp(what, "fresh")) {
+		pthread_mutex_t *m = calloc((size_t)n, sizeof(*m));
+		if (!m)
+			return 99;
+		for (long i = 0; i < n; i++) {
+			MUST(pthread_mutex_init(&m[i], NULL));
+			MUST(pthread_mutex_lock(&m[i]));
+			MUST(pthread_mutex_unlock(&m[i]));
+			MUST(pthread_mutex_destroy(&m[i]));
+		}
+		free(m);
+	} else {
+		return 2;
+	}
+	printf("%s: %ld\n", what, n);
+	return 0;
+}

@@ -1,0 +1,283 @@
+/* The shim never harms the program it runs inside: signal handlers, fork,
+ * small stacks, file descriptors, pthread keys, errno and memory behave as
+ * without it (issue 9). Each program runs natively and under the shim; the
+ * two runs must agree on exit status and output. Nothing here depends on
+ * timing: the programs do a fixed amount of work, and timeouts are generous
+ * limits on completion only. */
+#include <errno.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include "testutil.h"
+
+#define SLOW_TIMEOUT_S 120   /* a hang shows as a timeout; a busy machine never does */
+
+struct both { struct tu_proc native, shim; const char *dir; };
+
+/* Runs argv natively and under the shim (CONVOY_QUIET=1, plus env) and
+ * asserts both ended the same way with the same stdout. */
+static void run_both(struct both *b, const char *const argv[], const char *const *env)
+{
+	b->dir = tu_tmpdir();
+	struct tu_opts native = { .env = env, .timeout_s = SLOW_TIMEOUT_S };
+	struct tu_opts shim = { .preload = true, .dir = b->dir, .quiet = true, .env = env,
+				.timeout_s = SLOW_TIMEOUT_S };
+	tu_run(&b->native, &native, argv);
+	tu_run(&b->shim, &shim, argv);
+	const char *name = argv[0];
+	cr_assert(!b->shim.timed_out, "%s under the shim did not finish in %d s (a hang); stderr:\n%s",
+		  name, SLOW_TIMEOUT_S, b->shim.err);
+	cr_assert(b->native.exited == b->shim.exited && b->native.code == b->shim.code &&
+		  b->native.sig == b->shim.sig,
+		  "%s: natively %s %d, under the shim %s %d (%s); stderr:\n%s", name,
+		  b->native.exited ? "exit" : "signal", b->native.exited ? b->native.code : b->native.sig,
+		  b->shim.exited ? "exit" : "signal", b->shim.exited ? b->shim.code : b->shim.sig,
+		  b->shim.exited ? "" : strsignal(b->shim.sig), b->shim.err);
+	cr_assert(strcmp(b->native.out, b->shim.out) == 0,
+		  "%s: stdout differs.\n--- native\n%s--- under the shim\n%s", name, b->native.out, b->shim.out);
+}
+
+static void same_prog(struct both *b, const char *prog, const char *const *env)
+{
+	const char *argv[] = { tu_prog(prog), NULL };
+	run_both(b, argv, env);
+	cr_assert(b->native.exited && b->native.code == 0, "%s natively: status %d; stderr:\n%s", prog,
+		  b->native.code, b->native.err);
+}
+
+/* Every wait captured, so handlers also land inside stack capture. */
+static const char *const capture_all[] = { "CONVOY_STACK_FIRST=1000000", NULL };
+
+Test(trust, a_signal_handler_may_lock_a_mutex_and_signal_a_condvar, .timeout = 300)
+{
+	struct both b;
+	same_prog(&b, "signal_lock", capture_all);
+	json_object_put(tu_report_dir(b.dir));   /* written whole, and it loads */
+}
+
+Test(trust, a_signal_handler_may_fork, .timeout = 300)
+{
+	struct both b;
+	same_prog(&b, "signal_fork", capture_all);
+	cr_assert(tu_has_line(b.shim.out, "children 100 of 100 exited cleanly"), "%s", b.shim.out);
+}
+
+/* libctorlock's constructor sets errno, locks before the shim's own
+ * constructor ran (so the lock initialises the shim), and checks errno. */
+Test(trust, errno_survives_initialisation_from_a_library_constructor, .timeout = 60)
+{
+	static const char *const envs[][2] = { { "CONVOY_STACK_PERIOD=100", NULL },
+					       { "CONVOY_STACK_PERIOD=99999999999999999999", NULL },
+					       { "CONVOY_HOLD_SAMPLE=3", NULL } };
+	for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++) {
+		struct both b;
+		same_prog(&b, "ctor_main", envs[i]);
+		cr_assert(tu_has_line(b.shim.out, "constructor errno kept: yes"), "with %s:\n%s", envs[i][0],
+			  b.shim.out);
+	}
+}
+
+Test(trust, a_detached_thread_may_free_the_memory_holding_its_handle, .timeout = 300)
+{
+	struct both b;
+	same_prog(&b, "detached_frees_handle", NULL);
+	free(tu_only_profile(b.dir));
+}
+
+/* fd_daemon closes every descriptor from 3, opens its input and a log (3
+ * and 4), takes contended locks (every wait captured, some under a frame
+ * without unwind info), and copies the input to the log. */
+Test(trust, the_shim_holds_no_file_descriptor, .timeout = 300)
+{
+	char *dir = tu_tmpdir(), in[4096], log_native[4096], log_shim[4096];
+	snprintf(in, sizeof(in), "%s/input", dir);
+	snprintf(log_native, sizeof(log_native), "%s/log-native", dir);
+	snprintf(log_shim, sizeof(log_shim), "%s/log-shim", dir);
+	unsigned char data[65536];
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (unsigned char)(i * 131 + (i >> 8));
+	tu_write_file(in, data, sizeof(data));
+
+	struct tu_proc native, shim;
+	const char *argv_native[] = { tu_prog("fd_daemon"), in, log_native, NULL };
+	const char *argv_shim[] = { tu_prog("fd_daemon"), in, log_shim, NULL };
+	struct tu_opts on = { .timeout_s = SLOW_TIMEOUT_S };
+	struct tu_opts os = { .preload = true, .dir = tu_tmpdir(), .quiet = true, .env = capture_all,
+			      .timeout_s = SLOW_TIMEOUT_S };
+	tu_run(&native, &on, argv_native);
+	tu_run(&shim, &os, argv_shim);
+	tu_assert_exit(&native, 0, "fd_daemon natively");
+	tu_assert_exit(&shim, 0, "fd_daemon under the shim");
+	cr_assert(strcmp(native.out, shim.out) == 0, "descriptors differ.\n--- native\n%s--- under the shim\n%s",
+		  native.out, shim.out);
+	size_t len;
+	unsigned char *got = tu_read_file(log_shim, &len);
+	TU_EQ(len, sizeof(data), "bytes in the log written under the shim");
+	cr_assert(memcmp(got, data, len) == 0, "the log written under the shim differs from the input");
+}
+
+Test(trust, a_program_gets_every_pthread_key, .timeout = 120)
+{
+	struct both b;
+	same_prog(&b, "keys_all", capture_all);
+	cr_assert(tu_has_line(b.shim.out, "keys created: 1024 (then EAGAIN)"), "%s", b.shim.out);
+	json_object *threads = tu_array(tu_report_dir(b.dir), "threads");
+	TU_EQ(json_object_array_length(threads), 3, "threads[] (main and two workers)");
+	int exited = 0;
+	for (size_t i = 0; i < json_object_array_length(threads); i++)
+		exited += tu_bool(json_object_array_get_idx(threads, i), "exited");
+	TU_EQ(exited, 2, "threads whose end the shim saw (the two workers)");
+}
+
+/* Perl with ithreads: main exits while a thread still runs ("Perl exited
+ * with active threads"). Perl deletes its interpreter key before exit; the
+ * exit status and message must be its own, and the profile complete. */
+Test(trust, perl_exiting_with_running_threads_keeps_its_status, .timeout = 300)
+{
+	const char *argv[] = { "/usr/bin/perl", "-Mthreads", "-e",
+			       "threads->create(sub { sleep 5 }) for 1 .. 4; exit 3", NULL };
+	for (int i = 0; i < 5; i++) {
+		struct both b;
+		run_both(&b, argv, NULL);
+		tu_assert_exit(&b.native, 3, "perl natively");
+		cr_assert(strcmp(b.native.err, b.shim.err) == 0, "stderr differs.\n--- native\n%s--- under the shim\n%s",
+			  b.native.err, b.shim.err);
+		free(tu_only_profile(b.dir));   /* written and renamed, not left as .tmp */
+	}
+}
+
+/* small_stack: a PTHREAD_STACK_MIN thread takes a contended lock (every wait
+ * captured) 6 and 10 KiB deep; natively it runs to 11 KiB. */
+Test(trust, a_thread_on_a_small_stack_may_take_a_contended_lock_deep_down, .timeout = 120)
+{
+	static const char *const depths[] = { "6", "10" };
+	for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
+		struct both b;
+		const char *argv[] = { tu_prog("small_stack"), depths[i], NULL };
+		run_both(&b, argv, capture_all);
+		tu_assert_exit(&b.native, 0, "small_stack natively");
+	}
+}
+
+/* ---- bounded memory ------------------------------------------------------ */
+
+/* Max RSS (KiB) of prog run with args, natively or under the shim
+ * (CONVOY_QUIET=1, CONVOY_DIR=dir); asserts it exited 0. */
+static long max_rss_kb(const char *const argv[], const char *dir)
+{
+	pid_t pid = fork();
+	cr_assert(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		unsetenv("LD_PRELOAD");
+		if (dir) {
+			setenv("LD_PRELOAD", tu_shim(), 1);
+			setenv("CONVOY_DIR", dir, 1);
+			setenv("CONVOY_QUIET", "1", 1);
+		}
+		freopen("/dev/null", "w", stdout);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	int status;
+	struct rusage ru;
+	cr_assert(wait4(pid, &status, 0, &ru) == pid, "wait4: %s", strerror(errno));
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s %s %s (%s): status %#x", argv[0], argv[1],
+		  argv[2] ? argv[2] : "", dir ? "under the shim" : "natively", status);
+	return ru.ru_maxrss;
+}
+
+#define RSS_ALLOWANCE_KB (32 * 1024)     /* the shim's own, whatever the program does */
+#define PROFILE_ALLOWANCE (8 << 20)
+
+static void memory_is_bounded(const char *prog, const char *what, const char *n)
+{
+	const char *argv[] = { tu_prog(prog), what, n, NULL };
+	char *dir = tu_tmpdir();
+	long native = max_rss_kb(argv, NULL), shim = max_rss_kb(argv, dir);
+	cr_assert(shim <= native + RSS_ALLOWANCE_KB, "%s %s %s: max RSS %ld KiB under the shim, %ld natively",
+		  prog, what, n, shim, native);
+	size_t len;
+	char *profile = tu_only_profile(dir);
+	free(tu_read_file(profile, &len));
+	cr_assert(len <= PROFILE_ALLOWANCE, "%s %s %s: a %zu-byte profile", prog, what, n, len);
+}
+
+Test(trust, memory_is_bounded_for_a_million_barriers, .timeout = 600)
+{
+	memory_is_bounded("churn_objects", "barrier", "1000000");
+}
+
+Test(trust, memory_is_bounded_for_a_million_reinits_at_one_address, .timeout = 600)
+{
+	memory_is_bounded("churn_objects", "mutex", "1000000");
+}
+
+Test(trust, memory_is_bounded_for_sixty_thousand_short_threads, .timeout = 600)
+{
+	memory_is_bounded("churn_threads", "short", "60000");
+}
+
+Test(trust, memory_is_bounded_for_a_thousand_live_threads_that_waited, .timeout = 600)
+{
+	memory_is_bounded("churn_threads", "waited", "1000");
+}
+
+/* What the merged rows add up to: every lock of every short thread. */
+Test(trust, merged_threads_keep_their_counts, .timeout = 300)
+{
+	const char *argv[] = { tu_prog("churn_threads"), "short", "4000", NULL };
+	struct both b;
+	run_both(&b, argv, NULL);
+	json_object *r = tu_report_dir(b.dir);
+	json_object *threads = tu_array(r, "threads");
+	TU_EQ(json_object_array_length(threads), 1024 + 2, "threads[]: main, 1024 kept, one merged row");
+	cr_assert(tu_thread_named(r, "merged threads"), "no \"merged threads\" row");
+	json_object *lock = NULL, *locks = tu_array(r, "locks");
+	for (size_t i = 0; i < json_object_array_length(locks); i++)
+		if (tu_int(json_object_array_get_idx(locks, i), "acquisitions") == 4000)
+			lock = json_object_array_get_idx(locks, i);
+	cr_assert(lock, "no lock with all 4000 acquisitions: %s", json_object_to_json_string(locks));
+}
+
+/* A cap says so once, on stderr, and never with CONVOY_QUIET=1. */
+Test(trust, a_memory_cap_warns_once_unless_quiet, .timeout = 300)
+{
+	const char *argv[] = { tu_prog("churn_threads"), "short", "3000", NULL };
+	struct tu_proc loud, quiet;
+	struct tu_opts ol = { .preload = true, .dir = tu_tmpdir(), .timeout_s = SLOW_TIMEOUT_S };
+	struct tu_opts oq = { .preload = true, .dir = tu_tmpdir(), .quiet = true, .timeout_s = SLOW_TIMEOUT_S };
+	tu_run(&loud, &ol, argv);
+	tu_run(&quiet, &oq, argv);
+	tu_assert_exit(&loud, 0, "churn_threads");
+	tu_assert_exit(&quiet, 0, "churn_threads with CONVOY_QUIET=1");
+	int caps = 0;
+	for (const char *p = loud.err; (p = strstr(p, "convoy: more than 1024 threads ended")); p++)
+		caps++;
+	TU_EQ(caps, 1, "warnings about the thread cap; stderr:\n%s", loud.err);
+	TU_EQ(quiet.err_len, 0, "bytes on stderr with CONVOY_QUIET=1: %s", quiet.err);
+}
+
+Test(trust, memory_is_bounded_for_objects_destroyed_at_distinct_addresses, .timeout = 600)
+{
+	memory_is_bounded("churn_objects", "fresh", "300000");
+}
+
+/* What the aggregate adds up to: every acquisition of every destroyed mutex. */
+Test(trust, destroyed_objects_merged_keep_their_counts, .timeout = 300)
+{
+	const char *argv[] = { tu_prog("churn_objects"), "fresh", "20000", NULL };
+	struct both b;
+	run_both(&b, argv, NULL);
+	json_object *r = tu_report_dir(b.dir), *locks = tu_array(r, "locks");
+	int64_t total = 0, merged = -1;
+	for (size_t i = 0; i < json_object_array_length(locks); i++) {
+		json_object *l = json_object_array_get_idx(locks, i);
+		total += tu_int(l, "acquisitions");
+		json_object *name = json_object_object_get(l, "name");
+		if (name && strstr(json_object_get_string(name), "destroyed objects merged"))
+			merged = tu_int(l, "acquisitions");
+	}
+	TU_EQ(total, 20000, "acquisitions over all locks");
+	TU_EQ(merged, 20000 - 4096, "acquisitions of the aggregate (all past the first 4,096 destroyed)");
+}
