@@ -481,3 +481,23 @@ Test(viewer, a_diff_page_of_two_sweeps_draws_both_curves, .timeout = 240)
 	tu_assert_exit(&p, 0, "convoy diff --html of two sweeps");
 	browser_check("diff", page, NULL);
 }
+
+/* Past the shim's cap of ended threads, states (and their rings) are
+ * reused: the traced profile of 2,000 short threads still reads, with a
+ * trace for no more threads than the report has. */
+Test(trace, threads_past_the_cap_reuse_their_rings, .timeout = 120)
+{
+	char *dir = tu_tmpdir(), *prog = tu_build_path("demos/thread_per_task"), *page = NULL;
+	struct tu_proc p;
+	struct tu_opts o = { .preload = true, .dir = dir, .quiet = true, .timeout_s = 60,
+			     .env = (const char *[]){ "CONVOY_TRACE=1", NULL } };
+	tu_run(&p, &o, (const char *[]){ prog, "--workers", "2", NULL });
+	tu_assert_exit(&p, 0, "thread_per_task traced");
+	cr_assert(asprintf(&page, "%s/page.html", dir) > 0);
+	convoy(&p, (const char *[]){ "view", "-o", page, tu_only_profile(dir), NULL });
+	tu_assert_exit(&p, 0, "convoy view");
+	json_object *report = tu_get(page_data(page), "report");
+	size_t threads = json_object_array_length(tu_array(report, "threads"));
+	size_t traced = json_object_array_length(tu_array(tu_get(report, "trace"), "threads"));
+	cr_assert(traced > 0 && traced <= threads, "%zu traced threads, %zu in the report", traced, threads);
+}
