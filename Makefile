@@ -8,6 +8,7 @@
 #   make fuzz       the profile reader under libFuzzer, FUZZ_TIME s (default 600)
 #   make demo       build, run a demo under convoy and print the report
 #   make bench      overhead and seed benchmarks (timings live here, never in tests)
+#   make test-nptl  glibc's own NPTL tests with and without the shim (slow tier, < 14 min)
 #   make deps       install the Debian packages the build and tests need
 #   make install    PREFIX=/usr/local DESTDIR=
 
@@ -64,7 +65,7 @@ VIEWER_FILES  := viewer/page.html viewer/convoy.css viewer/convoy.js
 TESTS :=
 LIVE_TESTS :=
 
-.PHONY: all deps check-deps test test-live test-asan demo bench install clean
+.PHONY: all deps check-deps test test-live test-asan test-nptl demo bench install clean
 all: $(BUILD)/libconvoy.so $(BUILD)/convoy demos
 
 # --- dependencies -----------------------------------------------------------
@@ -117,6 +118,7 @@ include tests/stacks/stacks.mk
 include tests/scale/scale.mk
 include tests/fuzz/fuzz.mk
 include tests/bench/bench.mk
+include tests/conformance/conformance.mk
 include tests/data/data.mk
 include tests/viewer/viewer.mk
 
@@ -140,6 +142,16 @@ test-asan:
 	  $(ASAN_TESTS:%=$(ASAN_BUILD)/tests/%)
 	@ASAN_OPTIONS=abort_on_error=1:verify_asan_link_order=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  TEST_TIMEOUT_MULT=$${TEST_TIMEOUT_MULT:-3} tests/run $(ASAN_TESTS:%=$(ASAN_BUILD)/tests/%)
+
+# glibc's NPTL tests are built from Debian's glibc-source (tests/nptl/run),
+# which only this tier needs. Bounded: 245 tests took 7 minutes (424 s) on two
+# busy CPUs (load 8-16); the timeout stops a hang from holding CI.
+NPTL_DEB_PACKAGES := glibc-source
+NPTL_DEP_FILES    := /usr/src/glibc/glibc-*.tar.*
+test-nptl: $(BUILD)/libconvoy.so
+	@if [ -z "$(wildcard $(NPTL_DEP_FILES))" ]; then \
+	  $(MAKE) --no-print-directory deps DEB_PACKAGES="$(NPTL_DEB_PACKAGES)"; fi
+	@BUILD=$(BUILD) timeout -k 10 840 nice tests/nptl/run -j2
 
 # The showcase: seed 000's global queue and the same work with per-worker
 # deques and stealing, each swept over 1, 2 and 4 workers by convoy scale,

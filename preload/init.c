@@ -74,7 +74,7 @@ static void fork_child(void)
 	cv__process.forked = 1;
 	cv__perf_after_fork();
 	cv__output_after_fork();
-	cv__guard_leave(NULL);            /* what fork_prepare raised; the child's state comes next */
+	cv__guard_leave(NULL);   /* fork_prepare's guard (errno, cancel state); the child's state next */
 	cv__threads_after_fork(forking_thread);
 }
 

@@ -321,8 +321,18 @@ void cv__threads_after_fork(struct cv_thread *self);
  * cv__self is hidden and comes down after it is restored, so a handler in
  * between sees one or the other; the signal fences keep the compiler from
  * moving the stores. The outermost guard saves and restores errno, so
- * nothing the shim does inside shows in it. */
+ * nothing the shim does inside shows in it.
+ *
+ * It also disables cancellation: the guarded code may reach cancellation
+ * points (open, read, write: libunwind, /proc, the profile), and a pending
+ * pthread_cancel must be acted on where the program would act on it, never
+ * inside the shim's bookkeeping. The state is restored after cv__busy is
+ * down, from a copy taken before (a handler's own guard in between saves
+ * "disabled"), so an asynchronous cancellation that arrived meanwhile takes
+ * effect there, with the shim's state consistent, as it would have without
+ * the shim. */
 extern __thread int cv__guard_errno;
+extern __thread int cv__guard_cancel_state;
 
 static inline struct cv_thread *cv__guard_enter(void)
 {
@@ -334,16 +344,22 @@ static inline struct cv_thread *cv__guard_enter(void)
 	struct cv_thread *saved = cv__self;
 	cv__self = NULL;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* hidden before the guarded code */
+	if (depth == 0)
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cv__guard_cancel_state);
 	return saved;
 }
 static inline void cv__guard_leave(struct cv_thread *saved)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the guarded code before self returns */
 	cv__self = saved;
-	if (cv__busy == 1)
+	bool outer = cv__busy == 1;
+	bool enable = outer && cv__guard_cancel_state == PTHREAD_CANCEL_ENABLE;
+	if (outer)
 		errno = cv__guard_errno;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* self and errno back before busy drops */
 	cv__busy--;
+	if (enable)
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 }
 
 /* ---- clock.c ---------------------------------------------------------------- */

@@ -77,6 +77,33 @@ Test(semantics, cancel_in_cond_wait_runs_cleanup_with_mutex, .timeout = 30)
 	TU_LE(1, tu_int(c, "waits"), "cancel_cond waits");
 }
 
+/* The shim's own work after a wait (the wait's call stack: libunwind, /proc)
+ * may reach cancellation points; a pending request must still be acted on
+ * only where the program acts on it. */
+Test(semantics, a_pending_cancel_takes_effect_only_at_the_programs_cancellation_point, .timeout = 30)
+{
+	const char *out = tu_same_behaviour("sem_cancel_pending", NULL);
+	static const char *const lines[] = { "cancel: 0 OK", "join: 0 OK", "canceled: yes", "victim's lock: 0 OK",
+					     "victim's unlock: 0 OK", "victim's barrier: 0 OK", "cleanup ran: yes",
+					     "trylock after cancel: 0 OK", NULL };
+	expect_lines("sem_cancel_pending", out, lines);
+	cr_expect(!strstr(out, "not reached"), "the cancelled thread went on:\n%s", out);
+}
+
+Test(semantics, a_forked_child_can_still_be_cancelled, .timeout = 30)
+{
+	/* Two processes, two profiles: compared here rather than by tu_same_behaviour. */
+	struct tu_proc native, shim;
+	tu_run_native(&native, "sem_cancel_after_fork", NULL);
+	tu_run_shim(&shim, tu_tmpdir(), "sem_cancel_after_fork", NULL);
+	tu_assert_exit(&native, 0, "sem_cancel_after_fork natively");
+	tu_assert_exit(&shim, 0, "sem_cancel_after_fork under the shim");
+	cr_assert_str_eq(shim.out, native.out, "stdout differs under the shim");
+	static const char *const lines[] = { "child cancels itself: 0 OK", "child's cleanup ran", "child: exit 0", NULL };
+	expect_lines("sem_cancel_after_fork", native.out, lines);
+	cr_expect(!strstr(native.out, "not reached"), "the child went on after its cancellation point:\n%s", native.out);
+}
+
 Test(semantics, clocklock_and_clockwait, .timeout = 30)
 {
 	SAME("sem_clock", "clocklock free (monotonic): 0 OK", "clocklock free (realtime): 0 OK",
