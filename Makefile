@@ -20,12 +20,12 @@ CXX      ?= g++
 
 # Debian packages the build, the tests and the benchmarks need, and one header
 # (or program) per package that proves it is installed.
-DEB_PACKAGES := gcc g++ make pkg-config libdw-dev libelf-dev \
+DEB_PACKAGES := gcc g++ make pkg-config libdw-dev libelf-dev libcapstone-dev \
                 libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc time libiberty-dev \
                 clang libclang-rt-14-dev \
                 wrk python3 perl chromium nodejs npm
 DEP_FILES    := /usr/lib/*/perl/*/threads.pm /usr/include/elfutils/libdwfl.h \
-                /usr/include/gelf.h /usr/include/json-c/json.h \
+                /usr/include/gelf.h /usr/include/json-c/json.h /usr/include/capstone/capstone.h \
                 /usr/include/criterion/criterion.h /usr/include/zlib.h /usr/bin/pkg-config \
                 /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc /usr/bin/time \
                 /usr/include/libiberty/demangle.h /usr/bin/clang \
@@ -48,7 +48,7 @@ SHIM_LIBS    := -ldl -lpthread -lz
 # the shim and the programs it is preloaded into stay as they ship.
 SANITIZE ?=
 ANALYZER_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) $(SANITIZE) -I/usr/include/libiberty -DCONVOY_LIBDIR='"$(PREFIX)/lib/convoy"'
-ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm -lstdc++ -liberty
+ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm -lstdc++ -liberty -lcapstone -pthread
 
 TEST_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) $(SANITIZE) -pthread
 TEST_LIBS   := -lcriterion -pthread
@@ -171,7 +171,7 @@ demo: all
 	@echo
 	@echo "== In a browser: $(DEMO_DIR)/global_queue.html, $(DEMO_DIR)/work_stealing.html, $(DEMO_DIR)/diff.html"
 
-bench: all bench-shim bench-whatif bench-demos bench-report bench-trace
+bench: all bench-shim bench-whatif bench-demos bench-report bench-sampling bench-trace
 
 # --- install ----------------------------------------------------------------
 install: $(BUILD)/libconvoy.so $(BUILD)/convoy

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "cpuprof.h"
 #include "profile.h"
 #include "symbols.h"
 #include "util.h"
@@ -18,6 +19,8 @@ int analysis__load(struct analysis *a, const char *path)
 	const char *sym = getenv("CONVOY_SYMBOLS");
 	a->syms = syms__load(a->p, !(sym && !strcmp(sym, "0")));
 	model__build(&a->m, a->p, a->syms);
+	a->cpu = cpuprof__load(path, &a->m);
+	a->m.cpu = a->cpu;
 	return 0;
 }
 
@@ -38,6 +41,7 @@ void analysis__free(struct analysis *a)
 		return;
 	findings__free(&a->f);
 	speedup__free(&a->s);
+	cpuprof__free(a->cpu);
 	model__free(&a->m);
 	syms__free(a->syms);
 	profile__free(a->p);

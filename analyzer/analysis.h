@@ -10,6 +10,7 @@
 
 #include "findings.h"
 #include "model.h"
+#include "outcome.h"
 #include "speedup.h"
 
 struct profile;
@@ -21,10 +22,13 @@ struct analysis {
 	struct model m;
 	struct speedup s;       /* computed by analysis__diagnose or by a sweep */
 	struct findings f;      /* a single run's own; a sweep keeps its findings itself */
+	struct run_outcome run; /* how the command ended, when convoy run/scale launched it */
+	struct cpuprof *cpu;    /* the run's CPU samples (m.cpu), or NULL */
 	int diagnosed;
 };
 
-/* Loads path and builds the model. Symbols come from the modules the
+/* Loads path and builds the model, with the CPU samples beside it when the
+ * run was sampled (cpuprof.h). Symbols come from the modules the
  * profile names unless CONVOY_SYMBOLS=0 (reproducible output: golden tests
  * of recorded profiles). Returns 0, or -1 after one error line. */
 int analysis__load(struct analysis *a, const char *path);

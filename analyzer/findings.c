@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpuprof.h"
+#include "deadlock.h"
 #include "findings.h"
 #include "model.h"
 #include "profile.h"
@@ -33,12 +35,13 @@
 #define IMBALANCE_RATIO         1.5   /* busiest thread vs median */
 #define CHURN_MIN_THREADS        64
 #define INFLATION_MIN_SHARE     0.3
+#define DECODED_ENOUGH          0.5   /* samples with a data address: enough to withdraw a suspicion */
 #define BOUNCING_HANDOFFS      0.01   /* hand-offs per acquisition: its line moves between CPUs */
 #define BOUNCING_RATE         1e4     /* ... at least this many times a second */
 #define NOISE_SHARE            0.05   /* findings explaining less are dropped */
 #define SUSPECTED_HIGH_SHARE    0.5   /* a suspected finding is high only above this share */
 
-static struct finding *add(struct findings *f, enum finding_kind kind, double share)
+struct finding *findings__add(struct findings *f, enum finding_kind kind, double share)
 {
 	if (f->n == f->cap) {
 		f->cap = f->cap ? 2 * f->cap : 8;
@@ -135,6 +138,28 @@ static const char *fmt_rate(char *buf, size_t size, double per_second)
 
 /* ---- rules --------------------------------------------------------------- */
 
+/* The on-CPU time a run spent inside the implementation of the lock that is
+ * row's object (row may come from the other run's model): its share of the
+ * CPU samples times the run's on-CPU time outside waits. 0 unsampled. */
+static double spin_cpu(const struct run_view *r, const struct object_row *row)
+{
+	const struct cpuprof *c = r ? r->m->cpu : NULL;
+	if (!c)
+		return 0;
+	for (size_t i = 0; i < r->s->nlocks; i++)
+		if (model__same_object(r->s->locks[i].row, row))
+			return cpuprof__spin_share(c, r->s->locks[i].row->obj->o.id) * r->s->cpu_out_ns;
+	return 0;
+}
+
+/* The shared line the run's CPU samples found hottest holds this lock: its
+ * traffic is the lock's (its word, and the data beside it). */
+static const struct cache_line *lock_line(const struct step *st, const struct object_row *row)
+{
+	const struct cache_line *l = cpuprof__top_shared_line(st->t->m->cpu);
+	return l && row->obj->o.addr / CACHE_LINE * CACHE_LINE == l->addr ? l : NULL;
+}
+
 int findings__bouncing(const struct object_row *row, double wall_ns)
 {
 	const struct cv_stats *k = &row->total;
@@ -150,8 +175,14 @@ static void rule_locks(struct findings *out, struct step *st)
 		const struct object_row *row = s->locks[i].row;
 		double grew = s->locks[i].wait_ns * st->scale -
 			      (st->ref ? speedup__lock_wait(st->ref->s, row) : 0);
-		if (grew <= 0 || grew < NOISE_SHARE * st->lost)
+		/* CPU samples inside the lock's implementation (spinning before
+		 * parking, a spinlock's loop) locate part of the inflation exactly:
+		 * the lock claims that first. */
+		double spun = st->ref ? spin_cpu(st->t, row) * st->scale - spin_cpu(st->ref, row) : 0;
+		spun = spun < 0 ? 0 : spun < st->inflation_left ? spun : st->inflation_left;
+		if (grew + spun <= 0 || grew + spun < NOISE_SHARE * st->lost)
 			continue;
+		st->inflation_left -= spun;
 		const struct cv_stats *k = &row->total;
 		double wall = s->wall_ns, hold = row->typical_hold_ns;
 		double acq = (double)k->acquisitions, interval = acq ? wall / acq : 0;
@@ -166,15 +197,18 @@ static void rule_locks(struct findings *out, struct step *st)
 		 * cache line (and the data it guards) from CPU to CPU: the on-CPU
 		 * growth of the same work is that traffic, so the lock claims it. */
 		double handoffs = acq ? (double)k->handoffs / acq : 0, bounced = 0;
-		if (findings__bouncing(row, wall) && st->inflation_left > 0) {
+		const struct cache_line *line = lock_line(st, row);
+		if ((findings__bouncing(row, wall) || line) && st->inflation_left > 0) {
 			bounced = st->inflation_left;
 			st->inflation_left = 0;
 		}
-		struct finding *x = add(out, kind, (grew + bounced) / st->lost);
+		struct finding *x = findings__add(out, kind, (grew + spun + bounced) / st->lost);
 		object(x, row->name);
-		x->predicted_wall_ns = predicted(st, grew + bounced);
+		x->predicted_wall_ns = predicted(st, grew + spun + bounced);
 		evidence(x, "handoff_fraction", handoffs);
 		evidence(x, "cpu_inflation_ns", bounced);
+		if (spun > 0)
+			evidence(x, "sampled_spin_ns", spun);
 		evidence(x, "acquisitions", acq);
 		evidence(x, "contended_fraction", contended);
 		evidence(x, "wait_ns", (double)k->wait_ns);
@@ -197,7 +231,23 @@ static void rule_locks(struct findings *out, struct step *st)
 				 "threads waiting: some holds are longer than the samples, or holders lost their CPU",
 				 st->t->m->p->process.hold_sample_period);
 		strncat(x->summary, ".", sizeof(x->summary) - strlen(x->summary) - 1);
-		if (bounced > 0) {
+		if (spun > 0) {
+			size_t len = strlen(x->summary);
+			say(x->summary + len, sizeof(x->summary) - len,
+			    " CPU samples place %s more CPU time than at %d thread%s inside its lock "
+			    "implementation (spinning to get it).",
+			    fmt_ns(c, sizeof(c), spun / st->scale), st->ref->s->threads,
+			    st->ref->s->threads == 1 ? "" : "s");
+		}
+		if (bounced > 0 && line) {
+			size_t len = strlen(x->summary);
+			say(x->summary + len, sizeof(x->summary) - len,
+			    " CPU samples put %s of the CPU time on its cache line, which the threads keep "
+			    "writing: the same work needed %s more CPU time than at %d thread%s.",
+			    fmt_pct(a, sizeof(a), (double)line->samples / (double)st->t->m->cpu->samples),
+			    fmt_ns(c, sizeof(c), bounced / st->scale),
+			    st->ref ? st->ref->s->threads : 1, st->ref && st->ref->s->threads == 1 ? "" : "s");
+		} else if (bounced > 0) {
 			size_t len = strlen(x->summary);
 			say(x->summary + len, sizeof(x->summary) - len,
 			    " Its owner changed on %s of acquisitions, moving its cache line between CPUs: the "
@@ -231,7 +281,7 @@ static void rule_runnable(struct findings *out, const struct step *st)
 	uint64_t invol = 0;
 	for (size_t i = 0; i < p->nthreads; i++)
 		invol += p->threads[i].involuntary_cs;
-	struct finding *x = add(out, FINDING_OVERSUBSCRIPTION, grew / st->lost);
+	struct finding *x = findings__add(out, FINDING_OVERSUBSCRIPTION, grew / st->lost);
 	/* More busy threads than CPUs is the program's doing; waiting for CPUs
 	 * with fewer is the machine's (other processes), which the program cannot
 	 * fix: that one is never ranked high. */
@@ -328,7 +378,7 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 	int imbalanced = ratio >= IMBALANCE_RATIO;
 	if (park > NOISE_SHARE * st->lost && park > 0 && avg_park < SHORT_PARK_NS && !imbalanced &&
 	    !st->oversubscribed) {
-		struct finding *x = add(out, FINDING_PARK_WAKE, park / st->lost);
+		struct finding *x = findings__add(out, FINDING_PARK_WAKE, park / st->lost);
 		object(x, st->t->m->nparks ? st->t->m->parks[0]->name : "parks");
 		x->predicted_wall_ns = predicted(st, park);
 		evidence(x, "parks", (double)waits);
@@ -365,7 +415,7 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 	}
 	double uneven = (imbalanced ? idle : 0) + park;
 	if (uneven > NOISE_SHARE * st->lost && imbalanced) {
-		struct finding *x = add(out, FINDING_LOAD_IMBALANCE, uneven / st->lost);
+		struct finding *x = findings__add(out, FINDING_LOAD_IMBALANCE, uneven / st->lost);
 		object(x, "workers");
 		x->predicted_wall_ns = predicted(st, uneven);
 		evidence(x, "busiest_working_ns", max);
@@ -386,7 +436,7 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 
 /* A thread's label: its start routine's symbol, else its name, else the
  * routine's address; the main thread is "main". */
-static const char *thread_label(const struct model *m, const struct cv_thread_rec *t, char *buf, size_t size)
+const char *findings__thread_label(const struct model *m, const struct cv_thread_rec *t, char *buf, size_t size)
 {
 	if (t->flags & CV_THREAD_MAIN)
 		snprintf(buf, size, "main");
@@ -445,13 +495,13 @@ static size_t churned_routine(const struct model *m, char *routine, size_t rsize
 	}
 	free(keys);
 	if (one)
-		thread_label(m, one, routine, rsize);
+		findings__thread_label(m, one, routine, rsize);
 	else
 		snprintf(routine, rsize, "(unknown)");
 	snprintf(creator, csize, "an untracked thread");
 	for (size_t i = 0; i < p->nthreads; i++)
 		if (maker && p->threads[i].tid == maker)
-			thread_label(m, &p->threads[i], creator, csize);
+			findings__thread_label(m, &p->threads[i], creator, csize);
 	return best_n;
 }
 
@@ -477,7 +527,7 @@ static int rule_churn(struct findings *out, const struct step *st)
 		return 0;
 	double idle = delta(st, STACK_IDLE);
 	double cost = create_ns * st->scale + (idle > 0 ? idle : 0);
-	struct finding *x = add(out, FINDING_THREAD_CHURN, cost / st->lost);
+	struct finding *x = findings__add(out, FINDING_THREAD_CHURN, cost / st->lost);
 	char routine[256], creator[256];
 	size_t same = churned_routine(st->t->m, routine, sizeof(routine), creator, sizeof(creator));
 	object(x, routine);
@@ -550,7 +600,7 @@ static void rule_barriers(struct findings *out, const struct step *st)
 	int uneven = avg_blocked <= 2 * spread;
 	if (st->oversubscribed && claim_for_oversubscription(out, st, grew, row->name))
 		return;
-	struct finding *x = add(out, uneven ? FINDING_LOAD_IMBALANCE : FINDING_PARK_WAKE, grew / st->lost);
+	struct finding *x = findings__add(out, uneven ? FINDING_LOAD_IMBALANCE : FINDING_PARK_WAKE, grew / st->lost);
 	object(x, row->name);
 	x->predicted_wall_ns = predicted(st, grew);
 	evidence(x, "rounds", rounds);
@@ -577,32 +627,104 @@ static void rule_barriers(struct findings *out, const struct step *st)
 		    "parking at %s when they have a CPU each.", row->name);
 }
 
+/* The located form of the inflation rule: the CPU samples' data addresses
+ * found the line (cachelines.h). Its words, their threads and sampled
+ * writes are the evidence. */
+static void located_sharing(struct finding *x, const struct step *st, const struct cache_line *l, double cpu,
+			    double ref_cpu)
+{
+	const struct model *m = st->t->m;
+	const struct cpuprof *c = m->cpu;
+	int true_sharing = l->verdict == LINE_TRUE_SHARING;
+	x->kind = true_sharing ? FINDING_TRUE_SHARING : FINDING_FALSE_SHARING;
+	x->suspected = 0;
+	char words[640] = "", name[256], a[32], b[32], d[32];
+	size_t len = 0;
+	uint64_t writes = 0;
+	for (size_t u = 0; u < l->nuses; u++) {
+		const struct word_use *w = &l->uses[u];
+		writes += w->writes;
+		cachelines__word_name(m, w->word, name, sizeof(name));
+		int seen = 0;
+		for (size_t k = 0; k < x->nobjects; k++)
+			seen |= !strcmp(x->objects[k], name);
+		if (!seen)
+			object(x, name);
+		if (len < sizeof(words))
+			len += (size_t)snprintf(words + len, sizeof(words) - len, "%s+%llu %s (thread %d: %llu writes, %llu reads)",
+						u ? ", " : "", (unsigned long long)(w->word - l->addr), name,
+						m->p->threads[w->thread].tid, (unsigned long long)w->writes,
+						(unsigned long long)w->reads);
+	}
+	double line_share = (double)l->samples / (double)c->samples;
+	evidence(x, "line_cpu_share", line_share);
+	evidence(x, "threads", l->threads);
+	evidence(x, "writing_threads", l->writers);
+	evidence(x, "sampled_writes", (double)writes);
+	evidence(x, "decoded_samples", (double)c->lines.decoded);
+	say(x->summary, sizeof(x->summary),
+	    "%s of the sampled CPU time at %d threads is on one 64-byte cache line (0x%llx), %s: %s. "
+	    "The same work took %s of CPU at %d threads against %s at %d (%.1f×).%s",
+	    fmt_pct(a, sizeof(a), line_share), st->n, (unsigned long long)l->addr,
+	    true_sharing ? "where threads write the same word" : "where threads write different words", words,
+	    fmt_ns(b, sizeof(b), cpu), st->n, fmt_ns(d, sizeof(d), ref_cpu), st->ref->s->threads,
+	    ref_cpu > 0 ? cpu / ref_cpu : 0,
+	    l->sync_object ? " A lock or other sync object lies on the same line, so its hand-offs drag this data "
+			     "along (and the data's writes slow the lock)." : "");
+	if (true_sharing)
+		say(x->fix, sizeof(x->fix),
+		    "Stop writing %s from every thread: keep a per-thread count (or batch the updates) and combine "
+		    "at the end; making it atomic keeps it correct but not cheap.", x->objects[0]);
+	else
+		say(x->fix, sizeof(x->fix),
+		    "Give each thread's data a cache line of its own: align or pad each element to 64 bytes "
+		    "(alignas(64)), or keep it thread-local and combine at the end.");
+}
+
 static void rule_inflation(struct findings *out, const struct step *st)
 {
 	if (!st->ref)
 		return;   /* needs a reference run to know what the work costs */
 	double grew = st->inflation_left;   /* what no lock claimed */
-	if (grew <= 0 || grew < INFLATION_MIN_SHARE * st->lost)
+	const struct cpuprof *c = st->t->m->cpu;
+	const struct cache_line *line = cpuprof__top_shared_line(c);
+	/* Located, it is evidence like a lock's waits; inferred, it must explain
+	 * much of the loss to be worth a guess. */
+	if (grew <= 0 || grew < (line ? NOISE_SHARE : INFLATION_MIN_SHARE) * st->lost)
+		return;
+	/* Withdrawn: most samples' data addresses are known and no line is
+	 * written by one thread and used by another. */
+	if (!line && c && c->samples && (double)c->lines.decoded >= DECODED_ENOUGH * (double)c->samples)
 		return;
 	const struct profile *p = st->t->m->p;
 	double ref_cpu = st->ref->s->cpu_out_ns, cpu = st->t->s->cpu_out_ns * st->scale;
-	struct finding *x = add(out, FINDING_TRUE_SHARING, grew / st->lost);
-	x->suspected = 1;
-	object(x, "shared cache lines (not located)");
+	struct finding *x = findings__add(out, FINDING_TRUE_SHARING, grew / st->lost);
 	x->predicted_wall_ns = predicted(st, grew);
 	evidence(x, "reference_cpu_ns", ref_cpu);
 	evidence(x, "cpu_ns", cpu);
 	evidence(x, "inflation", ref_cpu > 0 ? cpu / ref_cpu : 0);
+	if (line) {
+		located_sharing(x, st, line, cpu, ref_cpu);
+		return;
+	}
+	x->suspected = 1;
+	object(x, "shared cache lines (not located)");
 	int hw = (p->process.perf_valid >> CV_PERF_CACHE_MISSES) & 1;
-	char a[32], b[32];
+	char a[32], b[32], d[32], why[256] = "";   /* unsampled (a recording made without): nothing to add */
+	if (c && c->lines.available)
+		say(why, sizeof(why), " Only %s of the CPU samples' data addresses could be decoded (binaries "
+		    "not read, or code without memory operands), too few to locate the lines.",
+		    fmt_pct(d, sizeof(d), c->samples ? (double)c->lines.decoded / (double)c->samples : 0));
+	else if (c)
+		say(why, sizeof(why), " No instruction decoder for this machine locates the lines.");
 	say(x->summary, sizeof(x->summary),
 	    "Suspected cache-line sharing: the same work took %s of CPU at %d threads against %s at %d "
 	    "(%.1f×), with no lock, park or run-queue wait to explain it — the pattern of threads "
-	    "writing the same variable (true sharing) or neighbouring ones (false sharing). %s",
+	    "writing the same variable (true sharing) or neighbouring ones (false sharing). %s%s",
 	    fmt_ns(a, sizeof(a), cpu), st->n, fmt_ns(b, sizeof(b), ref_cpu), st->ref->s->threads,
 	    ref_cpu > 0 ? cpu / ref_cpu : 0,
 	    hw ? "Hardware cache-miss counts are in the profile." :
-		 "No hardware PMU here, so cache misses could not be counted.");
+		 "No hardware PMU here, so cache misses could not be counted.", why);
 	say(x->fix, sizeof(x->fix),
 	    "Find the data every thread writes (a shared counter, statistics, a flag): give each "
 	    "thread its own copy and combine them at the end, and keep independently written fields "
@@ -621,6 +743,8 @@ static enum severity severity(double share, double lost_fraction)
 void findings__diagnose(struct findings *out, const struct run_view *ref, const struct run_view *t)
 {
 	struct step st = { .ref = ref, .t = t, .scale = 1, .n = t->s->threads };
+	/* Cycles and hangs first: they are bugs whether or not time was lost. */
+	deadlock__diagnose(out, t->m, t->s->threads, t->s->wall_ns);
 	/* With progress points, compare time per unit of work. */
 	if (ref && ref->s->progress > 0 && t->s->progress > 0)
 		st.scale = ref->s->progress / t->s->progress;
@@ -658,6 +782,8 @@ void findings__diagnose(struct findings *out, const struct run_view *ref, const 
 static int by_importance(const void *a, const void *b)
 {
 	const struct finding *x = a, *y = b;
+	if (x->correctness != y->correctness)   /* a deadlock or a lock-order cycle before any cost */
+		return y->correctness - x->correctness;
 	if (x->severity != y->severity)   /* the enum runs from most to least important */
 		return (int)x->severity - (int)y->severity;
 	if (x->external != y->external)   /* what the program can fix comes first */
@@ -699,6 +825,10 @@ json_object *findings__json(const struct findings *f)
 		for (size_t k = 0; k < x->nevidence; k++)
 			json_object_object_add(ev, x->evidence[k].key, json_object_new_double(x->evidence[k].value));
 		json_object_object_add(o, "evidence", ev);
+		if (x->correctness) {   /* only there: cost findings keep their shape */
+			json_object_object_add(o, "correctness", json_object_new_boolean(1));
+			json_object_object_add(o, "cycle", deadlock__edges_json(x));
+		}
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -716,6 +846,16 @@ void findings__print(const struct findings *f, FILE *out)
 		const struct finding *x = &f->v[i];
 		char a[32], b[32], head[128], whatif[256];
 		snprintf(head, sizeof(head), "  %zu. ", i + 1);
+		if (x->correctness) {
+			snprintf(whatif, sizeof(whatif), "[%s] %s — a correctness bug, at %d thread%s",
+				 severity_name(x->severity), finding_kind_name(x->kind), x->threads,
+				 x->threads == 1 ? "" : "s");
+			textfit__wrap(out, width, 5, head, whatif);
+			textfit__wrap(out, width, 5, "     ", x->summary);
+			deadlock__edges_text(x, out);
+			textfit__wrap(out, width, 5, "     Fix: ", x->fix);
+			continue;
+		}
 		snprintf(whatif, sizeof(whatif), "[%s] %s%s — %.0f%% of the lost time at %d thread%s",
 			 severity_name(x->severity), finding_kind_name(x->kind), x->suspected ? " (suspected)" : "",
 			 x->share * 100, x->threads, x->threads == 1 ? "" : "s");

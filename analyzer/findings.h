@@ -11,6 +11,8 @@ struct json_object;
 
 #define FINDING_MAX_OBJECTS 4
 #define FINDING_MAX_EVIDENCE 10
+#define FINDING_MAX_EDGES 8      /* a cycle's edges kept with their stacks */
+#define FINDING_MAX_FRAMES 8
 
 /* DESIGN.md's vocabulary: X(symbol, the kind in JSON and text). */
 #define FINDING_KINDS(X)                                  \
@@ -50,8 +52,19 @@ enum severity {
 const char *finding_kind_name(enum finding_kind k);
 const char *severity_name(enum severity s);
 
+/* One edge of a cycle (deadlock.c): a thread that held `from` and took,
+ * or waits for, `to`; where it took `from`, and the stack that wants `to`. */
+struct finding_edge {
+	char from[128], to[128];
+	char thread[64];
+	char from_site[192];
+	char to_frames[FINDING_MAX_FRAMES][192];
+	size_t nframes;
+};
+
 struct finding {
 	enum finding_kind kind;
+	int correctness;         /* a bug whatever it costs (a cycle, a hang): ranked first, share 0 */
 	enum severity severity;
 	double share;            /* fraction of the lost time it explains, 0..1 */
 	int suspected;           /* inferred without direct evidence */
@@ -65,6 +78,8 @@ struct finding {
 	size_t nevidence;
 	char summary[1024];
 	char fix[512];
+	struct finding_edge edges[FINDING_MAX_EDGES];
+	size_t nedges;
 };
 
 struct findings {
@@ -87,6 +102,11 @@ void findings__sort(struct findings *f);   /* most important first */
  * cache line's travels explain on-CPU inflation (docs/findings.md)? */
 struct object_row;
 int findings__bouncing(const struct object_row *row, double wall_ns);
+/* "main", the start routine's name, the thread's name, or its address. */
+struct cv_thread_rec;
+const char *findings__thread_label(const struct model *m, const struct cv_thread_rec *t, char *buf, size_t size);
+/* A new finding in f, zeroed but for kind and share (deadlock.c adds its own). */
+struct finding *findings__add(struct findings *f, enum finding_kind kind, double share);
 void findings__free(struct findings *f);
 
 struct json_object *findings__json(const struct findings *f);

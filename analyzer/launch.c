@@ -2,7 +2,9 @@
  *
  * The library is appended to any LD_PRELOAD the user already has (never
  * replacing it). While the command runs, ^C and ^\ go to it, as with
- * system(), and convoy reports what the command wrote.
+ * system(), and convoy reports what the command wrote. The launcher samples
+ * the command's CPU time from outside it (sampler.c): the child waits for
+ * the events to be opened on it before it execs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +19,9 @@
 
 #include "convoy/profile.h"
 #include "launch.h"
+#include "sampler.h"
 #include "util.h"
+#include "watchdog.h"
 
 #ifndef CONVOY_LIBDIR
 #define CONVOY_LIBDIR "/usr/local/lib/convoy"
@@ -77,7 +81,12 @@ static int mkdirs(const char *dir)
 	return mkdir(path, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-int launch__prepare(const char *dir, char *absdir, size_t size)
+/* Set by launch__prepare for launch__run: where the profiles go, and the
+ * sampling rate (0: none). */
+static char profile_dir[PATH_MAX];
+static unsigned sampling_hz;
+
+int launch__prepare(const char *dir, unsigned sample_hz, char *absdir, size_t size)
 {
 	char shim[PATH_MAX];
 	if (find_shim(shim) != 0) {
@@ -94,8 +103,12 @@ int launch__prepare(const char *dir, char *absdir, size_t size)
 		return -1;
 	}
 	snprintf(absdir, size, "%s", resolved);
+	char dump_sig[16];
+	snprintf(dump_sig, sizeof(dump_sig), "%d", LAUNCH_STOP_SIGNAL);
+	snprintf(profile_dir, sizeof(profile_dir), "%s", resolved);
+	sampling_hz = sample_hz;
 	if (set_preload(shim) != 0 || setenv("CONVOY_DIR", resolved, 1) != 0 ||
-	    setenv("CONVOY_QUIET", "1", 1) != 0) {
+	    setenv("CONVOY_QUIET", "1", 1) != 0 || setenv("CONVOY_DUMP_SIGNAL", dump_sig, 1) != 0) {
 		cv_error("cannot set the environment: %s", strerror(errno));
 		return -1;
 	}
@@ -110,6 +123,42 @@ static void forward_signal(int sig)
 		kill(-child_group, sig);
 }
 
+int launch__sample_hz(const char *cmd, const char *option, unsigned *hz)
+{
+	const char *text = option ? option : getenv("CONVOY_SAMPLE_HZ");
+	if (!text || !*text) {
+		*hz = SAMPLER_DEFAULT_HZ;
+		return 0;
+	}
+	long long v = parse_count(text);
+	if (v < 0 || v > LAUNCH_MAX_SAMPLE_HZ) {
+		cv_error("%s: %s takes samples a second from 0 (off) to %d, not '%s'", cmd,
+			 option ? "--sample-hz" : "CONVOY_SAMPLE_HZ", LAUNCH_MAX_SAMPLE_HZ, text);
+		return -1;
+	}
+	*hz = (unsigned)v;
+	return 0;
+}
+
+/* Opens the sampling events on the child waiting before its exec and starts
+ * draining them; NULL when sampling is off or refused (said once). */
+static struct sampler *start_sampling(pid_t pid)
+{
+	static int said;
+	if (!sampling_hz)
+		return NULL;
+	char why[512];
+	const char *records = getenv("CONVOY_SAMPLE_SWITCHES");   /* docs/samples-format.md */
+	struct sampler *s = sampler__open(pid, sampling_hz, records && !strcmp(records, "1"), why, sizeof(why));
+	if (s && sampler__start(s, profile_dir, why, sizeof(why)) != 0) {
+		sampler__stop(s);
+		s = NULL;
+	}
+	if (!s && !said++)
+		cv_error("CPU sampling off: %s; the report cannot say where on-CPU time went", why);
+	return s;
+}
+
 static double now_ns(void)
 {
 	struct timespec ts;
@@ -117,7 +166,8 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-int launch__run(char *const argv[], const char *log_path, double timeout_s, struct launch_result *r)
+int launch__run(char *const argv[], const char *log_path, double timeout_s, double watchdog_s,
+		struct launch_result *r)
 {
 	memset(r, 0, sizeof(*r));
 	int log_fd = -1;
@@ -125,10 +175,16 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, stru
 		cv_error("cannot write %s: %s", log_path, strerror(errno));
 		return -1;
 	}
-	/* A pipe closed by exec tells the parent whether exec worked. */
-	int exec_pipe[2];
-	if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
+	/* A pipe closed by exec tells the parent whether exec worked; the child
+	 * execs once the parent closes go_pipe (after opening the sampling
+	 * events on it). */
+	int exec_pipe[2] = { -1, -1 }, go_pipe[2];
+	if (pipe2(exec_pipe, O_CLOEXEC) != 0 || pipe2(go_pipe, O_CLOEXEC) != 0) {
 		cv_error("pipe: %s", strerror(errno));
+		if (exec_pipe[0] >= 0) {   /* the second one failed */
+			close(exec_pipe[0]);
+			close(exec_pipe[1]);
+		}
 		if (log_fd >= 0)
 			close(log_fd);
 		return -1;
@@ -151,6 +207,8 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, stru
 		sigaction(SIGQUIT, &old_quit, NULL);
 		close(exec_pipe[0]);
 		close(exec_pipe[1]);
+		close(go_pipe[0]);
+		close(go_pipe[1]);
 		if (log_fd >= 0)
 			close(log_fd);
 		return -1;
@@ -168,6 +226,10 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, stru
 			dup2(log_fd, STDOUT_FILENO);
 			dup2(log_fd, STDERR_FILENO);
 		}
+		char go;
+		close(go_pipe[1]);
+		while (read(go_pipe[0], &go, 1) < 0 && errno == EINTR)
+			;
 		execvp(argv[0], argv);
 		int err = errno;
 		if (write(exec_pipe[1], &err, sizeof(err)) < 0)
@@ -175,25 +237,45 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, stru
 		_exit(127);
 	}
 	close(exec_pipe[1]);
+	close(go_pipe[0]);
 	if (log_fd >= 0)
 		close(log_fd);
+	struct sampler *sampler = start_sampling(pid);
+	close(go_pipe[1]);
 	int exec_errno = 0;
 	ssize_t got = read(exec_pipe[0], &exec_errno, sizeof(exec_errno));
 	close(exec_pipe[0]);
 
 	int status = 0;
-	if (timeout_s > 0) {
-		double deadline = t0 + timeout_s * 1e9;
+	if (timeout_s > 0 || watchdog_s > 0) {
+		/* The stop signal first: the shim writes the profile of a hung
+		 * program on it (CONVOY_DUMP_SIGNAL); SIGKILL after the grace. */
+		double deadline = timeout_s > 0 ? t0 + timeout_s * 1e9 : 0, kill_at = 0;
+		pid_t target = 0;   /* what was stopped: -group for the time limit, a pid for the watchdog */
+		struct watchdog wd;
+		watchdog__start(&wd, pid, watchdog_s, t0);
 		for (;;) {
 			pid_t w = waitpid(pid, &status, WNOHANG);
 			if (w == pid)
 				break;
 			if (w < 0 && errno != EINTR)
 				break;
-			if (now_ns() > deadline) {
-				kill(-pid, SIGKILL);
-				kill(pid, SIGKILL);
+			double now = now_ns();
+			pid_t hung;
+			if (!target && deadline && now > deadline) {
+				target = -pid;
+				kill(pid, LAUNCH_STOP_SIGNAL);
 				r->timed_out = 1;
+			} else if (!target && (hung = watchdog__check(&wd, now))) {
+				target = hung;
+				r->hung = 1;
+			}
+			if (target && !kill_at) {
+				kill(target, LAUNCH_STOP_SIGNAL);
+				kill_at = now + LAUNCH_STOP_GRACE_S * 1e9;
+			} else if (kill_at && now > kill_at) {
+				kill(target, SIGKILL);
+				kill(pid, SIGKILL);
 				while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 					;
 				break;
@@ -206,6 +288,7 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, stru
 			;
 	}
 	r->wall_ns = now_ns() - t0;
+	sampler__stop(sampler);
 	child_group = 0;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);

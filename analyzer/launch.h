@@ -2,26 +2,45 @@
 #ifndef CONVOY_LAUNCH_H
 #define CONVOY_LAUNCH_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 
+/* What a time limit sends first, and how long it then waits before SIGKILL:
+ * the shim writes its profile on this signal when the launcher asks
+ * (CONVOY_DUMP_SIGNAL, docs/lifecycle.md), so a hung program is explained. */
+#define LAUNCH_STOP_SIGNAL  SIGTERM
+#define LAUNCH_STOP_GRACE_S 10
+
 /* Prepares this process's environment for children: libconvoy.so appended
- * to LD_PRELOAD, profiles to dir (created if missing), the shim quiet.
- * Returns 0, or -1 after one error line. absdir receives dir's absolute path. */
-int launch__prepare(const char *dir, char *absdir, size_t size);
+ * to LD_PRELOAD, profiles to dir (created if missing), the shim quiet and
+ * writing its profile on LAUNCH_STOP_SIGNAL; and
+ * launch__run's CPU sampling at sample_hz per thread (0: off; sampler.h),
+ * its files beside the profiles. Returns 0, or -1 after one error line.
+ * absdir receives dir's absolute path. */
+int launch__prepare(const char *dir, unsigned sample_hz, char *absdir, size_t size);
+
+/* The sampling rate for cmd ("run", "scale"): --sample-hz's text when
+ * given, else CONVOY_SAMPLE_HZ, else SAMPLER_DEFAULT_HZ; 0 turns sampling
+ * off. Returns 0, or -1 after one error line. */
+#define LAUNCH_MAX_SAMPLE_HZ 20000
+int launch__sample_hz(const char *cmd, const char *option, unsigned *hz);
 
 struct launch_result {
 	pid_t pid;
 	int status;          /* as waitpid */
-	int timed_out;
+	int timed_out;       /* the time limit passed: sent LAUNCH_STOP_SIGNAL, then SIGKILL if needed */
+	int hung;            /* the watchdog found a process of it hung and stopped it alike */
 	double wall_ns;      /* fork to exit */
 };
 
 /* Runs argv with the environment set by launch__prepare, optionally with
- * stdout and stderr sent to log_path (NULL: inherited) and a time limit
- * (0: none). Returns 0 when the command ran (whatever its status), -1 after
- * one error line when it could not be started. */
-int launch__run(char *const argv[], const char *log_path, double timeout_s, struct launch_result *r);
+ * stdout and stderr sent to log_path (NULL: inherited), a time limit (0:
+ * none) and a watchdog period (0: none; watchdog.h). Returns 0 when the
+ * command ran (whatever its status), -1 after one error line when it could
+ * not be started. */
+int launch__run(char *const argv[], const char *log_path, double timeout_s, double watchdog_s,
+		struct launch_result *r);
 
 /* The exit status convoy should return for a command's waitpid status. */
 int launch__exit_code(int status);

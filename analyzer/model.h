@@ -78,6 +78,7 @@ struct model {
 	uint64_t *thread_progress;                  /* progress units (convoy.h), per thread */
 	uint64_t *thread_kind_wait;                 /* [thread * CV_OBJ_KIND_COUNT + kind]: wait_ns */
 	uint64_t total_progress;
+	const struct cpuprof *cpu;   /* where on-CPU time went (cpuprof.h); NULL: not sampled */
 };
 
 void model__build(struct model *m, const struct profile *p, struct syms *syms);

@@ -131,7 +131,7 @@ static int parse(struct reader *r, struct profile *p)
 		return fail(r, "corrupt file header");
 
 	size_t off = fh->header_size, cap_mod = 0, cap_obj = 0, cap_st = 0, cap_th = 0, cap_ct = 0;
-	size_t cap_stk = 0, cap_sw = 0, cap_tr = 0;
+	size_t cap_stk = 0, cap_sw = 0, cap_edge = 0, cap_ts = 0, cap_tr = 0;
 	uint64_t records = 0;
 	int have_process = 0, err = 0;
 	for (;;) {
@@ -156,6 +156,9 @@ static int parse(struct reader *r, struct profile *p)
 		case CV_REC_END:     need = sizeof(struct cv_end); break;
 		case CV_REC_STACK:   need = sizeof(struct cv_stack_rec); break;
 		case CV_REC_STACK_WAIT: need = sizeof(struct cv_stack_wait); break;
+		case CV_REC_LOCK_ORDER: need = sizeof(struct cv_lock_order); break;
+		case CV_REC_LOCK_EDGE: need = sizeof(struct cv_lock_edge); break;
+		case CV_REC_THREAD_STATE: need = sizeof(struct cv_thread_state); break;
 		case CV_REC_TRACE:   need = sizeof(struct cv_trace_rec); break;
 		default: break;   /* unknown: skipped */
 		}
@@ -246,6 +249,26 @@ static int parse(struct reader *r, struct profile *p)
 			GROW(p->stack_waits, p->nstack_waits, cap_sw);
 			memcpy(&p->stack_waits[p->nstack_waits++], fixed, need);
 			break;
+		case CV_REC_LOCK_ORDER:
+			memcpy(&p->lock_order, fixed, need);
+			break;
+		case CV_REC_LOCK_EDGE:
+			GROW(p->edges, p->nedges, cap_edge);
+			memcpy(&p->edges[p->nedges++], fixed, need);
+			break;
+		case CV_REC_THREAD_STATE: {
+			GROW(p->thread_states, p->nthread_states, cap_ts);
+			struct profile_thread_state *s = &p->thread_states[p->nthread_states];
+			memset(s, 0, sizeof(*s));
+			memcpy(&s->s, fixed, need);
+			const unsigned char *held = NULL;
+			if (tail(r, payload, len, &t, (size_t)s->s.nheld * sizeof(struct cv_held_lock), &held))
+				return -1;   /* the tail bounds nheld: no allocation past the record */
+			s->held = xcalloc(s->s.nheld ? s->s.nheld : 1, sizeof(*s->held));
+			memcpy(s->held, held, (size_t)s->s.nheld * sizeof(*s->held));
+			p->nthread_states++;
+			break;
+		}
 		case CV_REC_TRACE: {
 			GROW(p->traces, p->ntraces, cap_tr);
 			struct profile_trace *tr = &p->traces[p->ntraces];
@@ -331,6 +354,21 @@ static int link_stacks(struct reader *r, struct profile *p)
 		if (w->samples == 0 || w->waits < w->samples)
 			return fail(r, "corrupt (a stack-wait record has %llu samples standing for %llu waits)",
 				    (unsigned long long)w->samples, (unsigned long long)w->waits);
+	}
+	for (size_t i = 0; i < p->nedges; i++) {
+		const struct cv_lock_edge *e = &p->edges[i];
+		if (e->from >= p->nobjects || e->to >= p->nobjects || e->thread >= p->nthreads || e->to_stack > p->nstacks)
+			return fail(r, "corrupt (a lock-order edge names objects %u -> %u, thread %u, stack %u)", e->from,
+				    e->to, e->thread, e->to_stack);
+	}
+	for (size_t i = 0; i < p->nthread_states; i++) {
+		const struct profile_thread_state *s = &p->thread_states[i];
+		if (s->s.thread >= p->nthreads || s->s.waiting > p->nobjects || s->s.waiting_mutex > p->nobjects)
+			return fail(r, "corrupt (a thread state names thread %u, objects %u and %u)", s->s.thread,
+				    s->s.waiting, s->s.waiting_mutex);
+		for (uint32_t k = 0; k < s->s.nheld; k++)
+			if (s->held[k].object >= p->nobjects)
+				return fail(r, "corrupt (thread %u holds object %u)", s->s.thread, s->held[k].object);
 	}
 	if (p->nstack_waits)
 		qsort(p->stack_waits, p->nstack_waits, sizeof(*p->stack_waits), by_wait_key);
@@ -503,6 +541,10 @@ void profile__free(struct profile *p)
 		free(p->stacks[i].pcs);
 	free(p->stacks);
 	free(p->stack_waits);
+	free(p->edges);
+	for (size_t i = 0; i < p->nthread_states; i++)
+		free(p->thread_states[i].held);
+	free(p->thread_states);
 	for (size_t i = 0; i < p->ntraces; i++)
 		free(p->traces[i].events);
 	free(p->traces);

@@ -27,6 +27,11 @@ struct profile_stack {
 	uint64_t *pcs;                   /* s.depth return addresses, innermost first */
 };
 
+struct profile_thread_state {
+	struct cv_thread_state s;
+	struct cv_held_lock *held;       /* s.nheld */
+};
+
 struct profile_trace {
 	struct cv_trace_rec t;
 	struct cv_trace_event *events;   /* t.nevents, oldest first */
@@ -51,6 +56,11 @@ struct profile {
 	size_t nstacks;
 	struct cv_stack_wait *stack_waits;   /* each names an object, a thread and 0 or a stack */
 	size_t nstack_waits;
+	struct cv_lock_order lock_order;     /* zero when the profile has no lock-order record */
+	struct cv_lock_edge *edges;          /* lock-order edges */
+	size_t nedges;
+	struct profile_thread_state *thread_states;   /* held locks and waits at the write */
+	size_t nthread_states;
 	struct profile_trace *traces;    /* trace mode: at most one per thread */
 	size_t ntraces;
 };

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "cpuprof.h"
 #include "families.h"
 #include "findings.h"
 #include "html.h"
@@ -23,6 +24,7 @@
 #include "report.h"
 #include "speedup.h"
 #include "callstacks.h"
+#include "cpuprof.h"
 #include "symbols.h"
 #include "textfit.h"
 #include "util.h"
@@ -44,7 +46,7 @@ static const char *thread_label(const struct profile *p, uint32_t index, char *b
 
 /* ---- text --------------------------------------------------------------- */
 
-static void text_header(const struct model *m, FILE *out)
+static void text_header(const struct model *m, const struct run_outcome *run, FILE *out)
 {
 	const struct profile *p = m->p;
 	int width = textfit__width(out);
@@ -56,6 +58,11 @@ static void text_header(const struct model *m, FILE *out)
 		 m->nconds, m->nconds == 1 ? "" : "s", exit_text(p->process.exit_reason));
 	textfit__wrap(out, width, 4, "  ", line);
 	fprintf(out, "  profile %s\n\n", p->path);
+	if (outcome__failed(run)) {
+		outcome__sentence(run, line, sizeof(line));
+		textfit__wrap(out, width, 0, "", line);
+		fputc('\n', out);
+	}
 }
 
 /* The first thing to read: where blocked time went, in one sentence. */
@@ -342,7 +349,7 @@ static json_object *json_histogram(const struct cv_stats *s)
 	X("timeouts",                      WAITS, ju64(s->timeouts))                                     \
 	X("trylocks",                      K(MUTEX) | K(RWLOCK) | K(SPIN), ju64(s->trylocks))            \
 	X("trylock_failures",              K(MUTEX) | K(RWLOCK) | K(SPIN), ju64(s->trylock_failures))    \
-	X("handoffs",                      K(MUTEX), ju64(s->handoffs))                                  \
+	X("handoffs",                      LOCKS, ju64(s->handoffs))                                     \
 	X("hold_samples",                  K(MUTEX), ju64(s->hold_samples))                              \
 	X("hold_avg_ns",                   K(MUTEX), jdiv(s->hold_ns, s->hold_samples))                  \
 	X("max_hold_ns",                   K(MUTEX), s->hold_samples ? ju64(s->max_hold_ns) : NULL)      \
@@ -573,6 +580,7 @@ static void json_report(struct sink *k, const struct analysis *a, const struct r
 	json_object_object_add(proc, "forked", json_object_new_boolean(p->process.forked));
 	json_object_object_add(proc, "wall_ns", ju64(p->process.end_ns - p->process.start_ns));
 	json_object_object_add(proc, "exit", jstr(exit_text(p->process.exit_reason)));
+	outcome__json(&a->run, proc);
 	json_object_object_add(proc, "hold_sample_period", ju64(p->process.hold_sample_period));
 	json_object_object_add(proc, "cpus_online", ju64(p->process.ncpus));
 	json_object_object_add(proc, "cpus_allowed", ju64(p->process.cpus_allowed));
@@ -610,6 +618,8 @@ static void json_report(struct sink *k, const struct analysis *a, const struct r
 	for (size_t i = 0; i < p->nthreads; i++)
 		sink_row(k, json_thread(m, i, syms));
 	sink_array_end(k);
+	if (m->cpu)   /* only when the run was sampled (convoy run, convoy scale) */
+		sink_member(k, "cpu_samples", cpuprof__json(m->cpu, m, o->limit > 0 ? o->limit : -1));
 	sink_member(k, "stack", json_stack(&a->s));
 	sink_member(k, "findings", findings__json(&a->f));
 }
@@ -630,7 +640,7 @@ int report__write(const struct analysis *a, const struct report_options *o, FILE
 		json_report(&k, a, o);
 		fputs("\n}\n", out);
 	} else {
-		text_header(m, out);
+		text_header(m, &a->run, out);
 		text_summary(m, out);
 		text_stack(&a->s, out);
 		findings__print(&a->f, out);
@@ -639,6 +649,8 @@ int report__write(const struct analysis *a, const struct report_options *o, FILE
 		families__text(m, o, out);   /* condvars, semaphores, barriers, futexes */
 		prims__text_park(m, o, out);
 		text_threads(m, o, a->syms, out);
+		if (m->cpu)
+			cpuprof__text(m->cpu, m, out, o->limit > 0 ? o->limit : 10);
 		text_counters(m, out);
 		char pmu[160], line[256];
 		if (!(p->process.perf_valid >> CV_PERF_CYCLES)) {

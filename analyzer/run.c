@@ -15,23 +15,32 @@
 
 #include "analysis.h"
 #include "launch.h"
+#include "outcome.h"
 #include "profile.h"
 #include "report.h"
 #include "util.h"
+#include "watchdog.h"
 
 static void run_usage(FILE *f)
 {
-	fputs("usage: convoy run [-o DIR] [--json] [-v] [--comm NAME] [--trace] -- COMMAND [ARG...]\n"
+	fputs("usage: convoy run [-o DIR] [--json] [-v] [--comm NAME] [--timeout S] [--sample-hz N]\n"
+	      "                  [--trace] -- COMMAND [ARG...]\n"
 	      "\n"
 	      "Runs COMMAND with libconvoy.so preloaded (appended to any LD_PRELOAD),\n"
-	      "then prints the report of its profile. Exits with COMMAND's status.\n"
+	      "then prints the report of its profile, whether COMMAND succeeded, failed\n"
+	      "or hung. Exits with COMMAND's status.\n"
 	      "\n"
 	      "  -o DIR       write profiles to DIR (created if missing; default: .)\n"
+	      "  --timeout S  stop COMMAND after S seconds (SIGTERM, on which the shim\n"
+	      "               writes its profile; SIGKILL 10 s later) and explain it\n"
 	      "  --json       print the report as JSON, alone on stdout: COMMAND's own\n"
 	      "               stdout goes to stderr\n"
 	      "  -v           every thread's share of every mutex\n"
 	      "  --comm NAME  report the process named NAME (default: of the processes\n"
 	      "               COMMAND started, the one that did the most threaded work)\n"
+	      "  --sample-hz N  sample each thread's CPU time N times a second from outside\n"
+	      "               the command (default CONVOY_SAMPLE_HZ, else 1000; 0: off); the\n"
+	      "               samples go beside the profile (convoy-PID.samples)\n"
 	      "  --trace      also record when each wait, sampled hold and wake happened\n"
 	      "               (CONVOY_TRACE=1; for convoy view and export --perfetto)\n"
 	      "\n"
@@ -47,12 +56,16 @@ int cmd_run(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "comm", required_argument, NULL, 'c' },
-		{ "trace", no_argument, NULL, 'T' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "sample-hz", required_argument, NULL, 's' },
+		{ "trace", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct report_options ro = { .limit = 20 };
-	const char *dir = ".", *comm = NULL;
+	const char *dir = ".", *comm = NULL, *sample_hz = NULL;
+	double timeout_s = 0;
+	char *end;
 	int c;
 	optind = 1;
 	while ((c = cv_getopt("run", argc, argv, "o:vh", longopts)) != -1) {
@@ -62,6 +75,14 @@ int cmd_run(int argc, char **argv)
 		case 'v': ro.verbose = 1; break;
 		case 'c': comm = optarg; break;
 		case 'T':
+			timeout_s = strtod(optarg, &end);
+			if (end == optarg || *end || !(timeout_s > 0 && timeout_s <= 86400)) {
+				cv_error("run: --timeout takes a number of seconds above 0, up to 86400, not '%s'", optarg);
+				return 2;
+			}
+			break;
+		case 's': sample_hz = optarg; break;
+		case 'E':
 			if (setenv("CONVOY_TRACE", "1", 1) != 0) {
 				cv_error("run: cannot set CONVOY_TRACE: %s", strerror(errno));
 				return 1;
@@ -77,7 +98,11 @@ int cmd_run(int argc, char **argv)
 		return 2;
 	}
 	char absdir[PATH_MAX];
-	if (launch__prepare(dir, absdir, sizeof(absdir)) != 0)
+	unsigned hz;
+	double watchdog_s;
+	if (launch__sample_hz("run", sample_hz, &hz) != 0 || watchdog__period(&watchdog_s) != 0)
+		return 2;
+	if (launch__prepare(dir, hz, absdir, sizeof(absdir)) != 0)
 		return 1;
 	/* With --json, stdout is the report alone: the command's own output
 	 * goes to stderr for as long as it runs. */
@@ -92,7 +117,7 @@ int cmd_run(int argc, char **argv)
 	}
 	struct launch_result r;
 	time_t since = time(NULL);
-	int launched = launch__run(argv + optind, NULL, 0, &r);
+	int launched = launch__run(argv + optind, NULL, timeout_s, watchdog_s, &r);
 	if (saved_stdout >= 0) {
 		dup2(saved_stdout, STDOUT_FILENO);
 		close(saved_stdout);
@@ -102,7 +127,10 @@ int cmd_run(int argc, char **argv)
 	int exit_code = launch__exit_code(r.status);
 	char *path = analysis__find_profile(absdir, r.pid, since, comm, 1);
 	if (!path) {
-		if (WIFSIGNALED(r.status))
+		if (r.timed_out)
+			cv_error("run: %s ran past --timeout (%g s) and was stopped before it wrote a profile",
+				 argv[optind], timeout_s);
+		else if (WIFSIGNALED(r.status))
 			cv_error("run: %s was killed by signal %d (%s) before it wrote a profile",
 				 argv[optind], WTERMSIG(r.status), strsignal(WTERMSIG(r.status)));
 		else
@@ -111,14 +139,15 @@ int cmd_run(int argc, char **argv)
 				 argv[optind], WEXITSTATUS(r.status));
 		return exit_code ? exit_code : 1;
 	}
-	if (WIFSIGNALED(r.status))
-		cv_error("run: %s was killed by signal %d (%s)", argv[optind], WTERMSIG(r.status),
-			 strsignal(WTERMSIG(r.status)));
+	if (WIFSIGNALED(r.status))   /* said on stderr too: the report may be long */
+		cv_error("run: %s was killed by signal %d (%s)%s", argv[optind], WTERMSIG(r.status),
+			 strsignal(WTERMSIG(r.status)), r.timed_out ? " after --timeout" : r.hung ? ", hung" : "");
 	struct analysis a;
 	int loaded = analysis__load(&a, path);
 	free(path);
 	if (loaded != 0)
 		return exit_code ? exit_code : 1;
+	outcome__set(&a.run, r.status, r.timed_out, timeout_s, r.hung, watchdog_s);
 	analysis__diagnose(&a);
 	int rc = report__write(&a, &ro, stdout);
 	analysis__free(&a);

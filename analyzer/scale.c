@@ -19,6 +19,7 @@
 #include "analysis.h"
 #include "html.h"
 #include "launch.h"
+#include "watchdog.h"
 #include "scale.h"
 #include "sweep.h"
 #include "util.h"
@@ -29,11 +30,14 @@ struct scale_options {
 	int repeat;
 	int json;
 	double timeout_s;
+	double watchdog_s;      /* CONVOY_WATCHDOG (watchdog.h) */
 	const char *dir;
 	const char *html;       /* --html FILE */
 	int dir_given;          /* -o DIR: the page also goes to DIR/report.html */
 	const char *comm;       /* --comm: the process to analyse */
 	const char *replay;     /* --replay DIR */
+	const char *sample_hz;  /* --sample-hz N */
+	unsigned hz;            /* the sampling rate it means (launch__sample_hz) */
 	char **cmd;
 	int cmdc;
 };
@@ -100,7 +104,7 @@ static void free_argv(char **v)
 static void scale_usage(FILE *f)
 {
 	fputs("usage: convoy scale --threads LIST [--repeat K] [--json] [-o DIR] [--timeout S] [--comm NAME]\n"
-	      "                    -- COMMAND ... {threads} ...\n"
+	      "                    [--sample-hz N] -- COMMAND ... {threads} ...\n"
 	      "       convoy scale --replay DIR [--json]\n"
 	      "\n"
 	      "Runs COMMAND once per thread count in LIST (each {threads} in its arguments\n"
@@ -116,6 +120,8 @@ static void scale_usage(FILE *f)
 	      "  --timeout S      give up on a run after S seconds (default 600)\n"
 	      "  --comm NAME      analyse the process named NAME (default: of the processes the\n"
 	      "                   command started, the one that did the most threaded work)\n"
+	      "  --sample-hz N    sample each thread's CPU time N times a second from outside\n"
+	      "                   the command (default CONVOY_SAMPLE_HZ, else 1000; 0: off)\n"
 	      "  --replay DIR     diagnose the sweep recorded in DIR by an earlier -o DIR again,\n"
 	      "                   running nothing\n"
 	      "\n"
@@ -139,6 +145,7 @@ static int parse(int argc, char **argv, struct scale_options *o)
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "replay", required_argument, NULL, 'R' },
+		{ "sample-hz", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -171,6 +178,7 @@ static int parse(int argc, char **argv, struct scale_options *o)
 		case 'o': o->dir = optarg; o->dir_given = 1; break;
 		case 'c': o->comm = optarg; break;
 		case 'R': o->replay = optarg; break;
+		case 's': o->sample_hz = optarg; break;
 		case 'h': scale_usage(stdout); return -1;
 		default:
 			return 2;   /* cv_getopt said why */
@@ -187,6 +195,8 @@ static int parse(int argc, char **argv, struct scale_options *o)
 		cv_error("scale: --threads LIST is required (try 'convoy scale --help')");
 		return 2;
 	}
+	if (watchdog__period(&o->watchdog_s) != 0)
+		return 2;
 	if (parse_counts(threads, o))
 		return 2;
 	if (optind >= argc) {
@@ -207,39 +217,34 @@ static int parse(int argc, char **argv, struct scale_options *o)
 
 /* ---- run ------------------------------------------------------------------ */
 
-/* One run of the command at n threads into sub; its profile into *profile. */
-static int run_once(const struct scale_options *o, int n, int k, const char *sub, double *wall, char **profile)
+/* One run of the command at n threads into sub; its profile into *profile
+ * and how it ended into *end. A run that failed or hung is explained like
+ * any other: only one that left no profile stops the sweep. */
+static int run_once(const struct scale_options *o, int n, int k, const char *sub, double *wall, char **profile,
+		    struct run_outcome *end)
 {
 	char log[PATH_MAX + 96], num[16], tmp[PATH_MAX];
 	snprintf(log, sizeof(log), "%s/output.txt", sub);
 	snprintf(num, sizeof(num), "%d", n);
-	if (launch__prepare(sub, tmp, sizeof(tmp)) != 0)
+	if (launch__prepare(sub, o->hz, tmp, sizeof(tmp)) != 0)
 		return -1;
 	setenv("CONVOY_THREADS", num, 1);
 	char **args = substitute(o->cmd, o->cmdc, n);
 	struct launch_result r;
 	time_t since = time(NULL);
-	int started = launch__run(args, log, o->timeout_s, &r);
+	int started = launch__run(args, log, o->timeout_s, o->watchdog_s, &r);
 	free_argv(args);
 	if (started != 0)
 		return -1;
-	if (r.timed_out) {
-		cv_error("scale: at %d threads the command ran past %.0f s and was killed (output: %s)",
-			 n, o->timeout_s, log);
-		return -1;
-	}
-	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
-		cv_error("scale: at %d threads the command %s %d (output: %s)", n,
-			 WIFEXITED(r.status) ? "exited with status" : "was killed by signal",
-			 WIFEXITED(r.status) ? WEXITSTATUS(r.status) : WTERMSIG(r.status), log);
-		return -1;
-	}
+	outcome__set(end, r.status, r.timed_out, o->timeout_s, r.hung, o->watchdog_s);
 	*wall = r.wall_ns;
 	/* The first run says which process it analyses; the others pick alike. */
 	*profile = analysis__find_profile(sub, r.pid, since, o->comm, n == o->counts[0] && k == 0);
 	if (!*profile) {
-		cv_error("scale: at %d threads the command wrote no profile%s (statically linked? output: %s)", n,
-			 o->comm ? " of that --comm" : "", log);
+		char how[512];
+		outcome__sentence(end, how, sizeof(how));
+		cv_error("scale: at %d threads the command wrote no profile%s (statically linked? output: %s). %s", n,
+			 o->comm ? " of that --comm" : "", log, how);
 		return -1;
 	}
 	return 0;
@@ -257,7 +262,8 @@ static int run_all(const struct scale_options *o, struct sweep *w)
 			if (tty)
 				fprintf(stderr, "\rconvoy scale: run %d/%d: %d thread%s (repeat %d/%d)...   ", ++done, total, n,
 					n == 1 ? "" : "s", k + 1, o->repeat);
-			int rc = run_once(o, n, k, sub, &w->runs[i].walls[k], &w->runs[i].profiles[k]);
+			int rc = run_once(o, n, k, sub, &w->runs[i].walls[k], &w->runs[i].profiles[k],
+					  &w->runs[i].outcomes[k]);
 			if (tty)
 				fputs("\r\033[K", stderr);
 			if (rc)
@@ -306,7 +312,9 @@ int cmd_scale(int argc, char **argv)
 		strftime(dirbuf, sizeof(dirbuf), "convoy-scale-%Y%m%d-%H%M%S", localtime(&now));
 		o.dir = dirbuf;
 	}
-	if (launch__prepare(o.dir, absdir, sizeof(absdir)) != 0)
+	if (launch__sample_hz("scale", o.sample_hz, &o.hz) != 0)
+		return 2;
+	if (launch__prepare(o.dir, o.hz, absdir, sizeof(absdir)) != 0)
 		return 1;
 	memset(&w, 0, sizeof(w));
 	w.dir = xstrndup(absdir, strlen(absdir));

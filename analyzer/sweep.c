@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "deadlock.h"
 #include "profile.h"
 #include "sweep.h"
 #include "textfit.h"
@@ -159,6 +160,7 @@ int sweep__analyse(struct sweep *w)
 		choose_median(r, w->repeat);
 		if (analysis__load(&r->a, r->profiles[r->chosen]) != 0)
 			return -1;
+		r->a.run = r->outcomes[r->chosen];
 	}
 	/* The reference run's on-CPU time outside waits is the work itself. */
 	struct sweep_run *ref = &w->runs[0];
@@ -189,6 +191,11 @@ int sweep__analyse(struct sweep *w)
 	if (w->nruns == 1) {
 		struct run_view t = { &ref->a.m, &ref->a.s };
 		findings__diagnose(&w->f, NULL, &t);
+	} else {   /* the steps diagnose only their targets: the reference run's cycles and hangs too */
+		struct findings one = { 0 };
+		deadlock__diagnose(&one, &ref->a.m, ref->threads, ref->a.s.wall_ns);
+		merge_findings(&w->f, &one);
+		findings__free(&one);
 	}
 	findings__sort(&w->f);
 	return 0;
@@ -252,6 +259,7 @@ json_object *sweep__json(const struct sweep *w)
 		json_object_object_add(r, "walls_ns", walls);
 		json_object_object_add(r, "profiles", profiles);
 		json_object_object_add(r, "chosen", json_object_new_int(c->chosen));
+		outcome__json(&c->outcomes[c->chosen], r);   /* the analysed run's end */
 		json_object_object_add(r, "profile", json_object_new_string(under(w->dir, c->profiles[c->chosen])));
 		json_object_array_add(runs, r);
 	}
@@ -313,6 +321,13 @@ void sweep__text(const struct sweep *w, FILE *out)
 		textfit__wrap(out, width, 2, "", w->runs[i].step);
 	if (w->nruns > 1)
 		fputc('\n', out);
+	for (int i = 0; i < w->nruns; i++)
+		if (outcome__failed(&w->runs[i].a.run)) {
+			char head[32];
+			snprintf(head, sizeof(head), "At %d thread%s: ", w->runs[i].threads, w->runs[i].threads == 1 ? "" : "s");
+			outcome__sentence(&w->runs[i].a.run, line, sizeof(line));
+			textfit__wrap(out, width, 2, head, line);
+		}
 	findings__print(&w->f, out);
 	if (w->runs[w->nruns - 1].a.p->process.perf_error)
 		textfit__wrap(out, width, 2, "\nNot measured: ",
@@ -382,6 +397,7 @@ static int read_run(struct sweep *w, json_object *jr, const char *file, struct s
 	}
 	free(r->profiles[chosen]);
 	r->profiles[chosen] = resolve(w->dir, json_object_get_string(profile));
+	outcome__from_json(&r->outcomes[chosen], jr);
 	return 0;
 }
 

@@ -19,6 +19,7 @@ struct sweep_run {
 	int threads;
 	double walls[SWEEP_MAX_REPEAT];   /* every repeat's wall time */
 	char *profiles[SWEEP_MAX_REPEAT]; /* and profile (NULL when only the chosen one is known) */
+	struct run_outcome outcomes[SWEEP_MAX_REPEAT];   /* and how it ended (unknown when not recorded) */
 	int chosen;                       /* the median run: the one analysed */
 	struct analysis a;
 	double speedup, efficiency;

@@ -62,6 +62,10 @@ const char *syms__frame_label(const struct sym_frame *f, char *buf, size_t size)
  * "sym+off" without DWARF; NULL if no variable covers it. */
 const char *syms__data_name(struct syms *s, uint64_t addr, uint32_t gen, char *buf, size_t size);
 
+/* The machine code of the function containing the code address addr (its
+ * ELF symbol): *len bytes that run at *start, owned by s. NULL when no
+ * symbol with a size covers it or its file cannot be read. */
+const unsigned char *syms__function_code(struct syms *s, uint64_t addr, uint32_t gen, uint64_t *start, size_t *len);
 /* The module (file name) covering addr and the address in its file; NULL if none. */
 const char *syms__module_of(struct syms *s, uint64_t addr, uint32_t gen, uint64_t *offset);
 

@@ -62,11 +62,12 @@ static void check_futile(struct cv_thread *t, struct cv_rec *r, const pthread_co
 }
 
 /* A wait ended by pthread_cancel: it still left, and it still waited. */
-struct cond_cancel { struct cv_obj *o; struct cv_rec *r; uint64_t t0; };
+struct cond_cancel { struct cv_thread *t; struct cv_obj *o; struct cv_rec *r; uint64_t t0; };
 
 static void cond_leave_cancelled(void *arg)
 {
 	struct cond_cancel *x = arg;
+	cv__wait_end(x->t);
 	cond_event(x->o, COND_LEAVE);
 	cv__record_wait(x->r, cv__now_ns() - x->t0);
 }
@@ -89,7 +90,7 @@ static int real_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock
 }
 
 static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
-		     const struct timespec *ts, cond_wait_fn real)
+		     const struct timespec *ts, cond_wait_fn real, const void *pc)
 {
 	struct cv_thread *t = cv__self;
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
@@ -105,10 +106,12 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	int rc;
 	/* A cancelled wait unwinds through here (the shim is built with
 	 * -fexceptions) and must still leave. */
-	struct cond_cancel cancel = { o, r, t0 };
+	struct cond_cancel cancel = { t, o, r, t0 };
+	cv__wait_begin(t, o, cv__mutex_rec(t, m)->obj, ts ? CV_WAIT_TIMED : 0, pc, t0);
 	pthread_cleanup_push(cond_leave_cancelled, &cancel);
 	rc = real(c, m, clock, ts);
 	pthread_cleanup_pop(0);
+	cv__wait_end(t);
 	uint64_t now = cv__now_ns(), waited = now - t0;
 	cond_event(o, COND_LEAVE);
 	cv__record_wait(r, waited);
@@ -135,18 +138,18 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 
 CV_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
-	return cond_wait(c, m, CLOCK_REALTIME, NULL, real_wait);
+	return cond_wait(c, m, CLOCK_REALTIME, NULL, real_wait, __builtin_return_address(0));
 }
 
 CV_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime)
 {
-	return cond_wait(c, m, CLOCK_REALTIME, abstime, real_timedwait);
+	return cond_wait(c, m, CLOCK_REALTIME, abstime, real_timedwait, __builtin_return_address(0));
 }
 
 CV_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 				     const struct timespec *abstime)
 {
-	return cond_wait(c, m, clock, abstime, real_clockwait);
+	return cond_wait(c, m, clock, abstime, real_clockwait, __builtin_return_address(0));
 }
 
 CV_EXPORT int pthread_cond_signal(pthread_cond_t *c)

@@ -54,8 +54,9 @@ void cv__say(const char *line, size_t len)
 void cv__warn(const char *fmt, ...)
 {
 	static unsigned warnings;
-	if (__atomic_fetch_add(&warnings, 1, __ATOMIC_RELAXED) >= 10)
-		return;   /* a broken environment must not flood the program's stderr */
+	if (__atomic_load_n(&warnings, __ATOMIC_RELAXED) >= 10 ||
+	    __atomic_fetch_add(&warnings, 1, __ATOMIC_RELAXED) >= 10)
+		return;   /* a broken environment must not flood the program's stderr (the count never wraps) */
 	char buf[512];
 	int saved_errno = errno;
 	va_list ap;

@@ -26,7 +26,10 @@
  *              woken (futex_woken, the return values), calls that woke
  *              nobody (signals_unwaited);
  *   requeues   (CMP_)REQUEUE(_PI) calls and the waiters they woke or moved;
- *   PI ops     every priority-inheritance operation.
+ *   PI ops     every priority-inheritance operation;
+ *   handoffs   on a word used as a lock: woken waiters that take it from
+ *              another thread (the waker, noted as its owner), so at most
+ *              one per contended acquisition; fast-path ones are not seen.
  * Wake latency (park.c): a wake-type call stamps the word's object just
  * before the system call; a wait that returns 0 counts the latency from the
  * stamp. A waiter moved by a requeue is woken through the second word but
@@ -91,6 +94,13 @@ static void note_flag(struct cv_obj *o, uint32_t flag)
 		__atomic_fetch_or(&o->flags, flag, __ATOMIC_RELAXED);
 }
 
+/* A word used as a lock: every wait expected 2, the "locked, contended"
+ * value of glibc's lowlevellock and Rust's std Mutex. */
+static bool used_as_lock(const struct cv_obj *o)
+{
+	return (CV_LOAD(&o->flags) & (CV_FUTEX_WAIT_2 | CV_FUTEX_WAIT_OTHER)) == CV_FUTEX_WAIT_2;
+}
+
 /* A call that may sleep: the futex word's waits. */
 static long futex_wait(struct cv_rec *r, int cmd, long a1, long a2, long a3, long a4, long a5, long a6)
 {
@@ -115,6 +125,9 @@ static long futex_wait(struct cv_rec *r, int cmd, long a1, long a2, long a3, lon
 			CV_BUMP(&r->s.contended, 1);
 			CV_BUMP(&r->s.acquisitions, 1);
 			cv__woken(r, t0, now);
+			/* it takes the lock next: a hand-off when another held it */
+			if (used_as_lock(r->obj))
+				cv__note_owner(cv__self, r);
 		} else if (err == ETIMEDOUT) {
 			CV_BUMP(&r->s.timeouts, 1);
 		} else if (err == EINTR) {
@@ -130,6 +143,12 @@ static long futex_wake(struct cv_thread *t, struct cv_rec *r, int cmd, long a1, 
 		       long a4, long a5, long a6)
 {
 	cv__wake_sent(r->obj, CV_WAKE_SIGNAL);
+	/* The waker held it: its owner, without counting a hand-off (its
+	 * acquisition never entered the kernel and is not counted either).
+	 * Noted before the wake, so the waiter it wakes sees it. */
+	if ((cmd == FUTEX_WAKE || cmd == FUTEX_WAKE_BITSET) && used_as_lock(r->obj) &&
+	    CV_LOAD(&r->obj->last_owner) != t)
+		CV_STORE(&r->obj->last_owner, t);
 	if (cmd == FUTEX_WAKE_OP && a5 && (const void *)a5 != (const void *)a1) {
 		struct cv_rec *r2 = cv__futex_rec(t, (const void *)a5);
 		cv__wake_sent(r2->obj, CV_WAKE_SIGNAL);

@@ -384,11 +384,16 @@ CV_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
  * the handler returns to the faulting instruction. Exit status and core dump
  * are the program's own. */
 
-static const struct { int sig; uint32_t reason; } fatal[] = {
+static struct { int sig; uint32_t reason; } fatal[] = {
 	{ SIGSEGV, CV_EXIT_SIGSEGV }, { SIGBUS, CV_EXIT_SIGBUS }, { SIGABRT, CV_EXIT_SIGABRT },
 	{ SIGFPE, CV_EXIT_SIGFPE },   { SIGILL, CV_EXIT_SIGILL },
+	/* CONVOY_DUMP_SIGNAL=N, set by convoy run and scale (never by plain
+	 * preloading): the signal their --timeout sends, handled like the
+	 * fatal ones so that a hung program still leaves its profile. 0: none. */
+	{ 0, CV_EXIT_DUMP_SIGNAL },
 };
 #define CV_NFATAL (sizeof(fatal) / sizeof(fatal[0]))
+#define CV_DUMP_SLOT (CV_NFATAL - 1)
 
 static int ours[CV_NFATAL];                     /* our handler is installed */
 static struct sigaction program_view[CV_NFATAL];
@@ -396,7 +401,7 @@ static struct sigaction program_view[CV_NFATAL];
 static int fatal_index(int sig)
 {
 	for (size_t i = 0; i < CV_NFATAL; i++)
-		if (fatal[i].sig == sig)
+		if (fatal[i].sig == sig && sig != 0)
 			return (int)i;
 	return -1;
 }
@@ -429,7 +434,7 @@ static void claim(int i)
 {
 	struct sigaction now, mine = { .sa_sigaction = on_fatal_signal, .sa_flags = SA_SIGINFO | SA_ONSTACK };
 	sigemptyset(&mine.sa_mask);
-	if (__atomic_load_n(&ours[i], __ATOMIC_ACQUIRE) ||
+	if (fatal[i].sig == 0 || __atomic_load_n(&ours[i], __ATOMIC_ACQUIRE) ||
 	    cv__real.sigaction(fatal[i].sig, NULL, &now) != 0 || now.sa_handler != SIG_DFL)
 		return;
 	program_view[i] = now;
@@ -505,6 +510,26 @@ CV_EXPORT sighandler_t sigset(int sig, sighandler_t disposition)
 
 /* ---- start ------------------------------------------------------------------ */
 
+/* CONVOY_DUMP_SIGNAL: a signal number whose default action ends the process
+ * and that the shim does not handle already; anything else gets one warning
+ * and none. SIGKILL and SIGSTOP cannot be caught. */
+static int dump_signal(void)
+{
+	const char *s = getenv("CONVOY_DUMP_SIGNAL");
+	if (!s || !*s)
+		return 0;
+	char *end;
+	long v = strtol(s, &end, 10);
+	bool ends_process = v == SIGTERM || v == SIGINT || v == SIGHUP || v == SIGQUIT || v == SIGALRM ||
+			    v == SIGUSR1 || v == SIGUSR2 || (v >= SIGRTMIN && v <= SIGRTMAX);
+	if (*end || !ends_process) {
+		cv__warn("CONVOY_DUMP_SIGNAL=%s is not the number of a signal that ends the process "
+			 "(TERM, INT, HUP, QUIT, ALRM, USR1, USR2 or a real-time one); ignored", s);
+		return 0;
+	}
+	return (int)v;
+}
+
 /* From cv__init, after the configuration is read. */
 void cv__lifecycle_init(void)
 {
@@ -517,6 +542,7 @@ void cv__lifecycle_init(void)
 		const char *slash = strrchr(info.dli_fname, '/');
 		snprintf(self.base, sizeof(self.base), "%s", slash ? slash + 1 : info.dli_fname);
 	}
+	fatal[CV_DUMP_SLOT].sig = dump_signal();
 	for (size_t i = 0; i < CV_NFATAL; i++)
 		claim((int)i);
 	at_quick_exit(at_quick_exit_handler);

@@ -73,14 +73,12 @@ void cv__record_wait(struct cv_rec *r, uint64_t ns)
 		cv__trace_wait(r->obj, ns);
 }
 
-/* The owner changed: written inside the critical section, so exact for
- * correctly locked mutexes, and only when ownership moves (the mutex's own
- * line moved too). */
-static CV_COLD void owner_changed(struct cv_thread *t, struct cv_rec *r, struct cv_obj *o)
+/* The owner changed (shim.h: cv__note_owner): the lock's own line moved too. */
+CV_COLD void cv__owner_changed(struct cv_thread *t, struct cv_rec *r)
 {
-	if (CV_LOAD(&o->last_owner))
+	if (CV_LOAD(&r->obj->last_owner))
 		CV_BUMP(&r->s.handoffs, 1);
-	CV_STORE(&o->last_owner, t);
+	CV_STORE(&r->obj->last_owner, t);
 }
 
 static CV_COLD void hold_begin(struct cv_thread *t, struct cv_rec *r, const void *m)
@@ -105,13 +103,13 @@ static CV_COLD void hold_end(struct cv_thread *t)
 		cv__trace_hold(t, r->obj, t->hold_start + held, held);
 }
 
-static inline void acquired(struct cv_thread *t, struct cv_rec *r, const void *m)
+/* pc: the return address of the program's call; flags: CV_LOCK_*. */
+static inline void acquired(struct cv_thread *t, struct cv_rec *r, const void *m, const void *pc, uint32_t flags)
 {
+	cv__held_push(t, r->obj, m, pc, flags);
 	uint64_t n = r->s.acquisitions;
 	CV_STORE(&r->s.acquisitions, n + 1);
-	struct cv_obj *o = r->obj;
-	if (CV_UNLIKELY(CV_LOAD(&o->last_owner) != t))
-		owner_changed(t, r, o);
+	cv__note_owner(t, r);
 	if (CV_UNLIKELY((n & cv__hold_mask) == 0))
 		hold_begin(t, r, m);
 }
@@ -123,16 +121,18 @@ static inline bool relock_by_owner(const struct cv_thread *t, const pthread_mute
 	return CV_LOAD(&m->__data.__owner) == t->tid;
 }
 
-static CV_COLD int lock_contended(struct cv_thread *t, struct cv_rec *r, pthread_mutex_t *m)
+static CV_COLD int lock_contended(struct cv_thread *t, struct cv_rec *r, pthread_mutex_t *m, const void *pc)
 {
 	if (relock_by_owner(t, m)) {
 		int rc = cv__real.pthread_mutex_lock(m);
 		if (acquired_rc(rc))
-			acquired(t, r, m);
+			acquired(t, r, m, pc, 0);
 		return rc;
 	}
 	uint64_t t0 = cv__now_ns();
+	cv__wait_begin(t, r->obj, NULL, 0, pc, t0);
 	int rc = cv__real.pthread_mutex_lock(m);
+	cv__wait_end(t);
 	uint64_t now = cv__now_ns(), waited = now - t0;
 	if (acquired_rc(rc)) {
 		/* A lock that failed (EINVAL, EAGAIN, ...) returned at once: no wait. */
@@ -140,7 +140,7 @@ static CV_COLD int lock_contended(struct cv_thread *t, struct cv_rec *r, pthread
 		cv__stack_on_wait(t, r, waited);   /* stacks.c: sampled; only here, never on the fast path */
 		CV_BUMP(&r->s.contended, 1);
 		cv__woken(r, t0, now);   /* from the unlock that handed it over (park.c) */
-		acquired(t, r, m);
+		acquired(t, r, m, pc, 0);
 	}
 	return rc;
 }
@@ -158,18 +158,20 @@ CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 	if (CV_UNLIKELY(!t))
 		return lock_untracked(m);
 	struct cv_rec *r = cv__mutex_rec(t, m);
+	const void *pc = __builtin_return_address(0);
+	cv__lock_attempt(t, r->obj, pc, 0);
 	int rc;
 	if (trylock_first) {
 		rc = cv__real.pthread_mutex_trylock(m);
 		if (rc == EBUSY)
-			return lock_contended(t, r, m);
+			return lock_contended(t, r, m, pc);
 	} else {
 		if (CV_UNLIKELY(mutex_held(m)))
-			return lock_contended(t, r, m);
+			return lock_contended(t, r, m, pc);
 		rc = cv__real.pthread_mutex_lock(m);
 	}
 	if (CV_LIKELY(acquired_rc(rc)))
-		acquired(t, r, m);
+		acquired(t, r, m, pc, 0);
 	return rc;
 }
 
@@ -186,8 +188,11 @@ CV_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 	struct cv_thread *t = cv__self;
 	/* Record before the real unlock, so the next owner's acquisition always
 	 * comes after this hold ended, and its wake after the stamp. */
-	if (CV_UNLIKELY(t && (t->hold_addr == m || mutex_has_waiters(m))))
-		unlock_slow(t, m);
+	if (CV_LIKELY(t != NULL)) {
+		cv__held_pop(t, m);
+		if (CV_UNLIKELY(t->hold_addr == m || mutex_has_waiters(m)))
+			unlock_slow(t, m);
+	}
 	return cv__real.pthread_mutex_unlock(m);
 }
 
@@ -200,7 +205,7 @@ CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 	CV_BUMP(&r->s.trylocks, 1);
 	int rc = cv__real.pthread_mutex_trylock(m);
 	if (acquired_rc(rc))
-		acquired(t, r, m);
+		acquired(t, r, m, __builtin_return_address(0), CV_LOCK_TRY);
 	else if (rc == EBUSY)
 		CV_BUMP(&r->s.trylock_failures, 1);
 	return rc;
@@ -216,29 +221,32 @@ static int real_timedlock(pthread_mutex_t *m, clockid_t clock, const struct time
 }
 
 static int timed_lock(pthread_mutex_t *m, clockid_t clock, const struct timespec *ts,
-		      timed_lock_fn real)
+		      timed_lock_fn real, const void *pc)
 {
 	struct cv_thread *t = cv__self;
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return real(m, clock, ts);
 	struct cv_rec *r = cv__mutex_rec(t, m);
+	cv__lock_attempt(t, r->obj, pc, 0);
 	if (!mutex_held(m) || relock_by_owner(t, m)) {
 		int rc = real(m, clock, ts);
 		if (acquired_rc(rc))
-			acquired(t, r, m);
+			acquired(t, r, m, pc, 0);
 		else if (rc == ETIMEDOUT)
 			CV_BUMP(&r->s.timeouts, 1);
 		return rc;
 	}
 	uint64_t t0 = cv__now_ns();
+	cv__wait_begin(t, r->obj, NULL, CV_WAIT_TIMED, pc, t0);
 	int rc = real(m, clock, ts);
+	cv__wait_end(t);
 	uint64_t now = cv__now_ns(), waited = now - t0;
 	cv__record_wait(r, waited);
 	cv__stack_on_wait(t, r, waited);
 	if (acquired_rc(rc)) {
 		CV_BUMP(&r->s.contended, 1);
 		cv__woken(r, t0, now);
-		acquired(t, r, m);
+		acquired(t, r, m, pc, 0);
 	} else if (rc == ETIMEDOUT) {
 		CV_BUMP(&r->s.timeouts, 1);
 	}
@@ -247,7 +255,7 @@ static int timed_lock(pthread_mutex_t *m, clockid_t clock, const struct timespec
 
 CV_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 {
-	return timed_lock(m, CLOCK_REALTIME, abstime, real_timedlock);
+	return timed_lock(m, CLOCK_REALTIME, abstime, real_timedlock, __builtin_return_address(0));
 }
 
 static int real_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *ts)
@@ -257,7 +265,7 @@ static int real_clocklock(pthread_mutex_t *m, clockid_t clock, const struct time
 
 CV_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime)
 {
-	return timed_lock(m, clock, abstime, real_clocklock);
+	return timed_lock(m, clock, abstime, real_clocklock, __builtin_return_address(0));
 }
 
 CV_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)

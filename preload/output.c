@@ -301,6 +301,7 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 		};
 		record(w, CV_REC_COUNTER, &cr, sizeof(cr), c->name, cr.name_len, NULL, 0);
 	}
+	cv__lockorder_write_thread(w, t);
 	cv__trace_write(w, t, ns_per_tick);
 }
 
@@ -572,6 +573,7 @@ bool cv__write_profile(uint32_t exit_reason)
 	write_objects(w, &snap);
 	for (size_t i = 0; i < snap.nthreads; i++)
 		write_thread(w, snap.threads[i], snap.heads[i], ns_per_tick, now);
+	cv__lockorder_write(w);
 	cv__stacks_write(w);    /* last: every stack id written above is in the table */
 	struct cv_end end = { .records = w->records };
 	struct cv_rec_header h = { .type = CV_REC_END, .size = sizeof(end), .fixed = sizeof(end) };

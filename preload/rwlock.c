@@ -17,6 +17,9 @@
  *    a read phase: that second case is "a writer waiting behind readers",
  *    counted on its own (wr_behind_readers, with its wait time).
  *
+ * Write acquisitions note the owner, so the write side counts hand-offs as
+ * a mutex does (shim.h: cv__note_owner); read sides have no single owner.
+ *
  * Like the mutex peek, a lock taken by another thread between the peek and
  * the real call's own atomic is a wait that is neither counted nor timed.
  * Every return code passes through untouched; EDEADLK (the caller already
@@ -106,14 +109,16 @@ static int real_clockwrlock(pthread_rwlock_t *rw, clockid_t c, const struct time
 	return cv__real.pthread_rwlock_clockwrlock(rw, c, ts);
 }
 
-static CV_COLD int rd_blocking(struct cv_rec *r, pthread_rwlock_t *rw, clockid_t clock,
-			       const struct timespec *ts, rw_fn real)
+static CV_COLD int rd_blocking(struct cv_thread *t, struct cv_rec *r, pthread_rwlock_t *rw, clockid_t clock,
+			       const struct timespec *ts, rw_fn real, const void *pc)
 {
 	uint64_t t0 = cv__now_ns();
+	cv__wait_begin(t, r->obj, NULL, CV_LOCK_READ | (ts ? CV_WAIT_TIMED : 0), pc, t0);
 	int rc = real(rw, clock, ts);
+	cv__wait_end(t);
 	uint64_t ns = cv__now_ns() - t0;
 	cv__record_wait(r, ns);
-	cv__stack_on_wait(cv__self, r, ns);   /* stacks.c: sampled */
+	cv__stack_on_wait(t, r, ns);   /* stacks.c: sampled */
 	CV_BUMP(&r->s.rd_waits, 1);
 	CV_BUMP(&r->s.rd_wait_ns, ns);
 	if (ns > r->s.rd_max_wait_ns)
@@ -122,6 +127,7 @@ static CV_COLD int rd_blocking(struct cv_rec *r, pthread_rwlock_t *rw, clockid_t
 		CV_BUMP(&r->s.contended, 1);
 		CV_BUMP(&r->s.rd_contended, 1);
 		rd_acquired(r);
+		cv__held_push(t, r->obj, rw, pc, CV_LOCK_READ);
 	} else if (rc == ETIMEDOUT) {
 		CV_BUMP(&r->s.timeouts, 1);
 	}
@@ -129,16 +135,18 @@ static CV_COLD int rd_blocking(struct cv_rec *r, pthread_rwlock_t *rw, clockid_t
 }
 
 static CV_COLD int wr_blocking(struct cv_thread *t, struct cv_rec *r, pthread_rwlock_t *rw, unsigned word,
-			       clockid_t clock, const struct timespec *ts, rw_fn real)
+			       clockid_t clock, const struct timespec *ts, rw_fn real, const void *pc)
 {
 	if (owned_by(t, rw))   /* EDEADLK, at once */
 		return real(rw, clock, ts);
 	bool behind_readers = !(word & (RW_WRPHASE | RW_WRLOCKED)) && (word >> RW_READER_SHIFT);
 	uint64_t t0 = cv__now_ns();
+	cv__wait_begin(t, r->obj, NULL, ts ? CV_WAIT_TIMED : 0, pc, t0);
 	int rc = real(rw, clock, ts);
+	cv__wait_end(t);
 	uint64_t ns = cv__now_ns() - t0;
 	cv__record_wait(r, ns);
-	cv__stack_on_wait(cv__self, r, ns);   /* stacks.c: sampled */
+	cv__stack_on_wait(t, r, ns);   /* stacks.c: sampled */
 	if (ns > r->s.wr_max_wait_ns)
 		CV_STORE(&r->s.wr_max_wait_ns, ns);
 	if (behind_readers) {
@@ -148,6 +156,8 @@ static CV_COLD int wr_blocking(struct cv_thread *t, struct cv_rec *r, pthread_rw
 	if (rc == 0) {
 		CV_BUMP(&r->s.contended, 1);
 		CV_BUMP(&r->s.acquisitions, 1);
+		cv__held_push(t, r->obj, rw, pc, 0);
+		cv__note_owner(t, r);
 	} else if (rc == ETIMEDOUT) {
 		CV_BUMP(&r->s.timeouts, 1);
 	}
@@ -161,12 +171,15 @@ rd_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn 
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return real(rw, clock, ts);
 	struct cv_rec *r = rw_rec(t, rw);
+	const void *pc = __builtin_return_address(0);   /* always inlined: the program's call */
+	cv__lock_attempt(t, r->obj, pc, CV_LOCK_READ);
 	if (CV_UNLIKELY(rd_would_block(rw, rw_word(rw))) && !owned_by(t, rw))
-		return rd_blocking(r, rw, clock, ts, real);
+		return rd_blocking(t, r, rw, clock, ts, real, pc);
 	int rc = real(rw, clock, ts);
-	if (CV_LIKELY(rc == 0))
+	if (CV_LIKELY(rc == 0)) {
 		rd_acquired(r);
-	else if (rc == ETIMEDOUT)
+		cv__held_push(t, r->obj, rw, pc, CV_LOCK_READ);
+	} else if (rc == ETIMEDOUT)
 		CV_BUMP(&r->s.timeouts, 1);
 	return rc;
 }
@@ -178,13 +191,17 @@ wr_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn 
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return real(rw, clock, ts);
 	struct cv_rec *r = rw_rec(t, rw);
+	const void *pc = __builtin_return_address(0);   /* always inlined: the program's call */
+	cv__lock_attempt(t, r->obj, pc, 0);
 	unsigned word = rw_word(rw);
 	if (CV_UNLIKELY(wr_would_block(word)))
-		return wr_blocking(t, r, rw, word, clock, ts, real);
+		return wr_blocking(t, r, rw, word, clock, ts, real, pc);
 	int rc = real(rw, clock, ts);
-	if (CV_LIKELY(rc == 0))
+	if (CV_LIKELY(rc == 0)) {
 		CV_BUMP(&r->s.acquisitions, 1);
-	else if (rc == ETIMEDOUT)
+		cv__held_push(t, r->obj, rw, pc, 0);
+		cv__note_owner(t, r);
+	} else if (rc == ETIMEDOUT)
 		CV_BUMP(&r->s.timeouts, 1);
 	return rc;
 }
@@ -228,9 +245,10 @@ CV_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
 	struct cv_rec *r = rw_rec(t, rw);
 	CV_BUMP(&r->s.trylocks, 1);
 	int rc = cv__real.pthread_rwlock_tryrdlock(rw);
-	if (rc == 0)
+	if (rc == 0) {
 		rd_acquired(r);
-	else if (rc == EBUSY)
+		cv__held_push(t, r->obj, rw, __builtin_return_address(0), CV_LOCK_READ | CV_LOCK_TRY);
+	} else if (rc == EBUSY)
 		CV_BUMP(&r->s.trylock_failures, 1);
 	return rc;
 }
@@ -243,16 +261,21 @@ CV_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 	struct cv_rec *r = rw_rec(t, rw);
 	CV_BUMP(&r->s.trylocks, 1);
 	int rc = cv__real.pthread_rwlock_trywrlock(rw);
-	if (rc == 0)
+	if (rc == 0) {
 		CV_BUMP(&r->s.acquisitions, 1);
-	else if (rc == EBUSY)
+		cv__held_push(t, r->obj, rw, __builtin_return_address(0), CV_LOCK_TRY);
+		cv__note_owner(t, r);
+	} else if (rc == EBUSY)
 		CV_BUMP(&r->s.trylock_failures, 1);
 	return rc;
 }
 
-/* Nothing to record: hold times of rwlocks are not sampled. */
+/* Hold times of rwlocks are not sampled: only the held set changes. */
 CV_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw)
 {
+	struct cv_thread *t = cv__self;
+	if (CV_LIKELY(t != NULL))
+		cv__held_pop(t, rw);
 	return cv__real.pthread_rwlock_unlock(rw);
 }
 

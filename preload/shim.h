@@ -131,7 +131,7 @@ struct cv_obj {
 	int             retired;       /* set by destroy/re-init; records move to a new object */
 	int             merged;        /* objects.c: retired past the cap, its records fold into the kind's aggregate */
 	uint32_t        refs;          /* objects.c: records of it, plus one while it is being merged */
-	struct cv_thread *last_owner;  /* mutex: written only when the owner changes */
+	struct cv_thread *last_owner;  /* locks: written only when the owner changes (cv__note_owner) */
 	uint64_t        cond_state;    /* condvar: waiting << 32 | signalled-not-yet-woken */
 	const char     *name;          /* convoy_name_object(), or NULL */
 	uint32_t        dump_id;       /* output.c: 1 + its id in the profile, 0 until written */
@@ -165,6 +165,15 @@ struct cv_rec {
 
 struct cv_slot { const void *addr; struct cv_rec *rec; };
 
+/* lockorder.c: one lock a thread holds (mutex, rwlock or spinlock). */
+#define CV_HELD_MAX 16
+struct cv_held {
+	const void    *addr;
+	struct cv_obj *obj;
+	const void    *pc;             /* return address of the call that acquired it */
+	uint32_t       flags;          /* CV_LOCK_* */
+};
+
 #define CV_MAX_COUNTERS 16
 struct cv_named_counter {
 	const char *key;               /* the caller's pointer, compared first */
@@ -189,6 +198,17 @@ struct cv_thread {
 	pid_t           tid;
 	uint32_t        index;
 	uint32_t        dump_index;    /* output.c: its index in the profile */
+	/* lockorder.c: the locks it holds, oldest first (written only by the
+	 * thread, read racily by the profile writer), and the wait it is
+	 * blocked in, if any (set on contended paths only). */
+	uint32_t        nheld;
+	uint32_t        held_untracked;   /* held past CV_HELD_MAX */
+	struct cv_held  held[CV_HELD_MAX];
+	struct cv_obj  *waiting_obj;
+	struct cv_obj  *waiting_mutex;    /* a condvar wait's mutex */
+	const void     *waiting_pc;
+	uint64_t        waiting_since_ns;
+	uint32_t        waiting_flags;
 	/* The one mutex whose hold time is being sampled, if any. */
 	const void     *hold_addr;
 	struct cv_rec  *hold_rec;
@@ -301,6 +321,18 @@ static inline struct cv_rec *cv__futex_rec(struct cv_thread *t, const void *addr
 	CV_CACHED_REC(t, futex, addr, CV_OBJ_FUTEX);
 }
 
+/* A lock of any kind was just acquired by t: when another thread held it
+ * last, ownership moved (a hand-off, counted on t's record). Called inside
+ * the critical section just entered, so exact for a correctly used lock;
+ * last_owner is written only when the owner changes, so a lock that stays
+ * with one thread keeps its object's line shared. mutex.c. */
+void cv__owner_changed(struct cv_thread *t, struct cv_rec *r);
+static inline void cv__note_owner(struct cv_thread *t, struct cv_rec *r)
+{
+	if (CV_UNLIKELY(CV_LOAD(&r->obj->last_owner) != t))
+		cv__owner_changed(t, r);
+}
+
 /* ---- thread.c: thread state and lifecycle --------------------------------- */
 
 /* Slow-path entry: returns the calling thread's state, creating it (and
@@ -360,6 +392,70 @@ static inline void cv__guard_leave(struct cv_thread *saved)
 	cv__busy--;
 	if (enable)
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+}
+
+/* ---- lockorder.c: held locks, lock-order edges, blocked waits -------------- *
+ * (docs/profile-format.md, "Lock order"). Around every mutex, rwlock and
+ * spinlock acquisition: cv__lock_attempt before a call that may block (it does
+ * nothing unless the thread already holds a lock), cv__held_push after any
+ * success, cv__held_pop before the unlock. */
+
+void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc, uint32_t flags);
+void cv__held_overflow(struct cv_thread *t);
+void cv__held_release_slow(struct cv_thread *t, const void *addr);
+void cv__lockorder_write(void *w);                                /* output.c: after the threads */
+void cv__lockorder_write_thread(void *w, const struct cv_thread *t);   /* output.c: in write_thread */
+
+static inline void cv__lock_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc, uint32_t flags)
+{
+	if (CV_UNLIKELY(t->nheld != 0))
+		cv__lockorder_attempt(t, o, pc, flags);
+}
+
+static inline void cv__held_push(struct cv_thread *t, struct cv_obj *o, const void *addr, const void *pc,
+				 uint32_t flags)
+{
+	uint32_t n = t->nheld;
+	if (CV_UNLIKELY(n == CV_HELD_MAX)) {
+		cv__held_overflow(t);
+		return;
+	}
+	/* The slot is claimed before it is filled: a signal handler that locks
+	 * in between pushes above it, and skips it while its obj is NULL. */
+	struct cv_held *h = &t->held[n];
+	CV_STORE(&h->obj, NULL);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&t->nheld, n + 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	h->addr = addr;
+	h->pc = pc;
+	h->flags = flags;
+	CV_STORE(&h->obj, o);
+}
+
+static inline void cv__held_pop(struct cv_thread *t, const void *addr)
+{
+	uint32_t n = t->nheld;
+	if (CV_LIKELY(n != 0 && t->held[n - 1].addr == addr && !t->held_untracked))
+		CV_STORE(&t->nheld, n - 1);
+	else if (n != 0)
+		cv__held_release_slow(t, addr);
+}
+
+/* A blocking wait on o begins (contended paths only) and ends. */
+static inline void cv__wait_begin(struct cv_thread *t, struct cv_obj *o, struct cv_obj *mutex, uint32_t flags,
+				  const void *pc, uint64_t since_ns)
+{
+	t->waiting_mutex = mutex;
+	t->waiting_flags = flags;
+	t->waiting_pc = pc;
+	t->waiting_since_ns = since_ns;
+	__atomic_store_n(&t->waiting_obj, o, __ATOMIC_RELEASE);
+}
+
+static inline void cv__wait_end(struct cv_thread *t)
+{
+	CV_STORE(&t->waiting_obj, NULL);
 }
 
 /* ---- clock.c ---------------------------------------------------------------- */
@@ -476,6 +572,7 @@ void cv__stacks_init(void);                          /* cv__init: configuration,
 void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns);
 void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o);   /* objects.c */
 void cv__stack_on_init(const void *addr);            /* pthread_*_init, sem_init, ... */
+uint32_t cv__stack_capture(struct cv_thread *t);     /* the stack now (0: none); inside the guard */
 void cv__stack_forget(const void *addr);             /* objects.c: destroy or re-init */
 bool cv__stack_own_object(const void *addr);         /* objects.c: inside the unwinder's memory */
 void cv__stacks_write_rec(void *w, const struct cv_rec *r);   /* output.c: after r's stats */

@@ -8,7 +8,8 @@
  * says "held" is the clock read on both sides of the real lock: that time is
  * reported as spin time, on-CPU waiting (waits, wait_ns, max_wait_ns and the
  * histogram of the record; the analyzer names it spin_ns and never counts it
- * as blocked time). Like the mutex peek, a lock taken by another thread
+ * as blocked time). Every acquisition notes its owner, so hand-offs are
+ * counted as for mutexes (shim.h: cv__note_owner). Like the mutex peek, a lock taken by another thread
  * between the peek and the real exchange spins uncounted.
  */
 #include <errno.h>
@@ -24,16 +25,20 @@ static inline bool spin_held(const pthread_spinlock_t *l)
 #endif
 }
 
-static CV_COLD int spin_contended(struct cv_rec *r, pthread_spinlock_t *l)
+static CV_COLD int spin_contended(struct cv_thread *t, struct cv_rec *r, pthread_spinlock_t *l, const void *pc)
 {
 	uint64_t t0 = cv__now_ns();
+	cv__wait_begin(t, r->obj, NULL, 0, pc, t0);
 	int rc = cv__real.pthread_spin_lock(l);
+	cv__wait_end(t);
 	uint64_t ns = cv__now_ns() - t0;
 	cv__record_wait(r, ns);
-	cv__stack_on_wait(cv__self, r, ns);   /* stacks.c: sampled */
+	cv__stack_on_wait(t, r, ns);   /* stacks.c: sampled */
 	if (rc == 0) {
 		CV_BUMP(&r->s.contended, 1);
 		CV_BUMP(&r->s.acquisitions, 1);
+		cv__held_push(t, r->obj, (const void *)l, pc, 0);
+		cv__note_owner(t, r);
 	}
 	return rc;
 }
@@ -44,11 +49,16 @@ CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return cv__real.pthread_spin_lock(l);
 	struct cv_rec *r = cv__spin_rec(t, (const void *)l);
+	const void *pc = __builtin_return_address(0);
+	cv__lock_attempt(t, r->obj, pc, 0);
 	if (CV_UNLIKELY(spin_held(l)))
-		return spin_contended(r, l);
+		return spin_contended(t, r, l, pc);
 	int rc = cv__real.pthread_spin_lock(l);
-	if (CV_LIKELY(rc == 0))
+	if (CV_LIKELY(rc == 0)) {
 		CV_BUMP(&r->s.acquisitions, 1);
+		cv__held_push(t, r->obj, (const void *)l, pc, 0);
+		cv__note_owner(t, r);
+	}
 	return rc;
 }
 
@@ -60,15 +70,20 @@ CV_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 	struct cv_rec *r = cv__spin_rec(t, (const void *)l);
 	CV_BUMP(&r->s.trylocks, 1);
 	int rc = cv__real.pthread_spin_trylock(l);
-	if (rc == 0)
+	if (rc == 0) {
 		CV_BUMP(&r->s.acquisitions, 1);
-	else if (rc == EBUSY)
+		cv__held_push(t, r->obj, (const void *)l, __builtin_return_address(0), CV_LOCK_TRY);
+		cv__note_owner(t, r);
+	} else if (rc == EBUSY)
 		CV_BUMP(&r->s.trylock_failures, 1);
 	return rc;
 }
 
 CV_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
 {
+	struct cv_thread *t = cv__self;
+	if (CV_LIKELY(t != NULL))
+		cv__held_pop(t, (const void *)l);
 	return cv__real.pthread_spin_unlock(l);
 }
 

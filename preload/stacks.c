@@ -456,6 +456,14 @@ void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns)
 	cv__guard_leave(saved);
 }
 
+/* lockorder.c: a new lock-order edge's stack, once per edge. */
+uint32_t cv__stack_capture(struct cv_thread *t)
+{
+	struct cv_stack_state *st = cfg.on ? state_of(t) : NULL;
+	uint32_t gen;
+	return st ? capture(t, st, &gen) : 0;
+}
+
 /* ---- init and first use ------------------------------------------------------ */
 
 static uint32_t init_set(const void *addr)

@@ -53,7 +53,10 @@ struct cv_rec_header {
 	X(CV_REC_COUNTER, 6, "counter") \
 	X(CV_REC_STACK,   7, "stack")   \
 	X(CV_REC_STACK_WAIT, 8, "stack_wait") \
-	X(CV_REC_TRACE,   9, "trace")   \
+	X(CV_REC_LOCK_ORDER, 9, "lock_order") \
+	X(CV_REC_LOCK_EDGE, 10, "lock_edge") \
+	X(CV_REC_THREAD_STATE, 11, "thread_state") \
+	X(CV_REC_TRACE,   12, "trace")  \
 	X(CV_REC_END,     0x7fffffff, "end")
 
 enum cv_rec_type {
@@ -74,7 +77,8 @@ enum cv_rec_type {
 	X(CV_EXIT_SIGBUS,        7, "killed by SIGBUS")               \
 	X(CV_EXIT_SIGABRT,       8, "killed by SIGABRT (abort)")      \
 	X(CV_EXIT_SIGFPE,        9, "killed by SIGFPE")               \
-	X(CV_EXIT_SIGILL,       10, "killed by SIGILL")
+	X(CV_EXIT_SIGILL,       10, "killed by SIGILL")              \
+	X(CV_EXIT_DUMP_SIGNAL,  11, "stopped by CONVOY_DUMP_SIGNAL (convoy run/scale: --timeout or the watchdog)")
 
 enum cv_exit_reason {
 #define CV_X(sym, val, text) sym = val,
@@ -322,6 +326,54 @@ struct cv_stack_wait {
 	uint64_t samples;            /* waits whose stack was captured */
 	uint64_t waits;              /* estimated waits from this stack */
 	uint64_t wait_ns;            /* estimated wait time from this stack */
+};
+
+/* Lock order (docs/profile-format.md, "Lock order"). The shim keeps each
+ * thread's held locks (mutexes, rwlocks, spinlocks) and, the first time any thread
+ * acquires lock B while holding lock A, an edge A -> B. A lock acquired with
+ * a successful trylock adds no edge into it (it could not have blocked);
+ * re-acquiring a lock the thread already holds adds none at all. */
+#define CV_LOCK_READ 0x1u            /* held or acquired for reading (rwlock rdlock) */
+#define CV_LOCK_TRY  0x2u            /* acquired by a trylock */
+#define CV_WAIT_TIMED 0x4u           /* cv_thread_state: the wait has a deadline */
+
+/* CV_REC_LOCK_ORDER: at most one, before the edges: what the tables missed. */
+struct cv_lock_order {
+	uint32_t edges;              /* edge records that follow */
+	uint32_t edges_dropped;      /* first sightings not kept: the edge table was full */
+	uint64_t held_overflows;     /* acquisitions past a thread's CV_HELD_MAX held locks: no edges from them */
+};
+
+/* CV_REC_LOCK_EDGE: thread `thread` acquired `to` while holding `from`, the
+ * first time any thread did. */
+struct cv_lock_edge {
+	uint32_t from, to;           /* cv_object.id */
+	uint32_t thread;             /* cv_thread_rec.index of the first thread seen doing it */
+	uint32_t from_flags;         /* CV_LOCK_*: how `from` was held */
+	uint32_t to_flags;           /* CV_LOCK_*: how `to` was acquired */
+	uint32_t to_stack;           /* cv_stack_rec.id of the call that acquired `to`; 0: none */
+	uint64_t from_pc;            /* return address of the call that acquired `from` */
+	uint64_t to_pc;              /* return address of the call that acquired `to` */
+};
+
+/* CV_REC_THREAD_STATE: one per thread that held a lock or was blocked when the
+ * profile was written (a hung program stopped by --timeout or a watchdog).
+ * Tail: nheld struct cv_held_lock, oldest first. */
+struct cv_thread_state {
+	uint32_t thread;             /* cv_thread_rec.index */
+	uint32_t nheld;
+	uint32_t held_untracked;     /* more locks held than the shim tracks (CV_HELD_MAX) */
+	uint32_t waiting;            /* 1 + cv_object.id it is blocked on; 0: not blocked */
+	uint32_t waiting_mutex;      /* blocked on a condvar: 1 + its mutex's id (released while it waits) */
+	uint32_t waiting_flags;      /* CV_LOCK_READ: blocked in an rwlock rdlock; CV_WAIT_TIMED */
+	uint64_t waiting_since_ns;   /* CLOCK_MONOTONIC when the wait began */
+	uint64_t waiting_pc;         /* return address of the blocking call */
+};
+
+struct cv_held_lock {
+	uint32_t object;             /* cv_object.id */
+	uint32_t flags;              /* CV_LOCK_* */
+	uint64_t pc;                 /* return address of the call that acquired it */
 };
 
 /* CV_REC_TRACE: one thread's trace events (trace mode, CONVOY_TRACE=1; docs/

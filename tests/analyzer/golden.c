@@ -6,7 +6,7 @@
  *
  * The outputs are made with CONVOY_SYMBOLS=0 (names come from the profile
  * alone, whatever binaries are installed) from inside tests/data (every path
- * relative). After a deliberate change to the output, `tests/data/regenerate
+ * relative); those of sampled recordings with the binaries kept beside them. After a deliberate change to the output, `tests/data/regenerate
  * --goldens` rewrites them; review the diff, it is the specification. */
 #include <math.h>
 #include <string.h>
@@ -14,6 +14,10 @@
 #include "testutil.h"
 
 static const char *const golden_env[] = { "CONVOY_SYMBOLS=0", NULL };
+/* Recordings explained from their CPU samples' decoded instructions read
+ * the binaries they ran, kept in tests/data/modules, and nothing else. */
+static const char *const sampled_env[] = { "CONVOY_SYMBOLS=1", "CONVOY_MODULES_DIR=modules", NULL };
+static const char *const *env = golden_env;
 
 /* Runs convoy ARGS... in tests/data; exits 0. */
 static char *convoy_out(const char *const args[])
@@ -24,7 +28,7 @@ static char *convoy_out(const char *const args[])
 		argv[n++] = args[i];
 	argv[n] = NULL;
 	struct tu_proc p;
-	struct tu_opts o = { .env = golden_env, .cwd = DATA_DIR, .timeout_s = 60 };
+	struct tu_opts o = { .env = env, .cwd = DATA_DIR, .timeout_s = 60 };
 	tu_run(&p, &o, argv);
 	tu_assert_exit(&p, 0, args[0]);
 	return p.out;
@@ -268,4 +272,156 @@ Test(golden, limit_applies_to_per_thread_rows, .timeout = 60)
 {
 	char *out = convoy_out((const char *[]){ "report", "--limit", "1", "profiles/global_queue.convoy", NULL });
 	cr_assert(strstr(out, "    ... 2 more threads (use --limit 0)"), "per-thread rows not limited:\n%s", out);
+}
+
+/* ---- where the extra CPU went: located from CPU samples (issue 12) ------- */
+
+static json_object *replay_sampled(const char *name)
+{
+	env = sampled_env;
+	return replay(name);
+}
+
+Test(golden, counters_eight_bytes_apart_are_false_sharing_with_both_words, .timeout = 60)
+{
+	json_object *s = replay_sampled("false_sharing_8");
+	expect_first(s, "false-sharing", NULL);
+	json_object *f = finding(s, 0);
+	cr_assert(!tu_bool(f, "suspected"), "located from the samples, not suspected");
+	/* heap counters have no symbol: the two words by address, 8 bytes apart */
+	json_object *objs = tu_array(f, "objects");
+	TU_EQ(json_object_array_length(objs), 2, "words named");
+	uint64_t a = strtoull(json_object_get_string(json_object_array_get_idx(objs, 0)), NULL, 16);
+	uint64_t b = strtoull(json_object_get_string(json_object_array_get_idx(objs, 1)), NULL, 16);
+	TU_EQ(b - a, 8, "the two counters' distance");
+	TU_EQ(json_object_get_double(tu_get(tu_get(f, "evidence"), "writing_threads")), 2, "threads writing the line");
+}
+
+Test(golden, counters_a_line_apart_are_no_sharing, .timeout = 60)
+{
+	json_object *s = replay_sampled("false_sharing_64");
+	cr_assert(!has_kind(s, "false-sharing") && !has_kind(s, "true-sharing"), "a sharing finding at 64 bytes");
+}
+
+Test(golden, padded_per_thread_stats_are_no_sharing, .timeout = 60)
+{
+	json_object *s = replay_sampled("padded_stats");
+	cr_assert(!has_kind(s, "false-sharing") && !has_kind(s, "true-sharing"), "a sharing finding on padded stats");
+}
+
+Test(golden, a_spinlock_taken_seven_million_times_is_lock_contention, .timeout = 60)
+{
+	json_object *s = replay_sampled("spin_counter");
+	expect_first(s, "lock-contention", "counter_spin");
+	cr_assert(!has_kind(s, "true-sharing") && !has_kind(s, "false-sharing"), "a sharing verdict for a spinlock");
+	/* a spinlock's hand-offs are counted, so the bouncing rule can claim its line */
+	json_object *ev = tu_get(finding(s, 0), "evidence");
+	cr_assert(json_object_get_double(tu_get(ev, "handoff_fraction")) > 0, "no hand-offs counted on the spinlock");
+}
+
+/* The report of the one profile in sampled/NAME, checked against its
+ * goldens; its JSON's cpu_samples. These rest on the decoded samples alone,
+ * not on wall times: they hold on any machine. */
+static json_object *sampled_report(const char *name)
+{
+	char dir[4096], rel[512], golden[256];
+	snprintf(dir, sizeof(dir), "%s/sampled/%s", DATA_DIR, name);
+	char *path = tu_only_profile(dir);
+	snprintf(rel, sizeof(rel), "sampled/%s/%s", name, strrchr(path, '/') + 1);
+	env = sampled_env;
+	snprintf(golden, sizeof(golden), "%s.report.txt", name);
+	expect_golden(convoy_out((const char *[]){ "report", rel, NULL }), golden);
+	snprintf(golden, sizeof(golden), "%s.report.json", name);
+	char *out = convoy_out((const char *[]){ "report", "--json", rel, NULL });
+	expect_golden(out, golden);
+	json_object *root = json_tokener_parse(out);
+	cr_assert(root, "report --json printed no JSON");
+	return tu_get(root, "cpu_samples");
+}
+
+/* Its cache lines, most samples first. */
+static json_object *sampled_lines(const char *name)
+{
+	return tu_array(sampled_report(name), "cache_lines");
+}
+
+/* The words of a line: name → the one thread using it (0 when several). */
+static int64_t word_thread(json_object *line, const char *name)
+{
+	json_object *words = tu_array(line, "words");
+	int64_t tid = -1;
+	for (size_t i = 0; i < json_object_array_length(words); i++) {
+		json_object *w = json_object_array_get_idx(words, i);
+		if (strcmp(tu_str(w, "name"), name))
+			continue;
+		tid = tid < 0 ? tu_int(w, "tid") : tid == tu_int(w, "tid") ? tid : 0;
+	}
+	cr_assert(tid >= 0, "no word named %s on the line", name);
+	return tid;
+}
+
+Test(golden, a_packed_stats_array_is_false_sharing_with_member_paths, .timeout = 60)
+{
+	json_object *lines = sampled_lines("packed_stats_2");
+	cr_assert(json_object_array_length(lines) > 0, "no shared line located");
+	json_object *l = json_object_array_get_idx(lines, 0);
+	TU_STREQ(tu_str(l, "verdict"), "false-sharing", "the line's verdict");
+	int64_t a = word_thread(l, "stats[0].hits"), b = word_thread(l, "stats[1].hits");
+	cr_assert(a > 0 && b > 0 && a != b, "stats[0].hits and stats[1].hits by different single threads (%lld, %lld)",
+		  (long long)a, (long long)b);
+}
+
+Test(golden, padded_stats_share_no_line, .timeout = 60)
+{
+	TU_EQ(json_object_array_length(sampled_lines("padded_stats_2")), 0, "shared lines located");
+}
+
+Test(golden, one_shared_atomic_is_true_sharing_naming_it, .timeout = 60)
+{
+	json_object *lines = sampled_lines("shared_atomic_2");
+	cr_assert(json_object_array_length(lines) > 0, "no shared line located");
+	json_object *l = json_object_array_get_idx(lines, 0);
+	TU_STREQ(tu_str(l, "verdict"), "true-sharing", "the line's verdict");
+	TU_EQ(word_thread(l, "shared_counter"), 0, "shared_counter used by several threads");
+}
+
+Test(golden, heap_counters_eight_bytes_apart_are_false_sharing, .timeout = 60)
+{
+	json_object *lines = sampled_lines("false_sharing_8_2");
+	cr_assert(json_object_array_length(lines) > 0, "no shared line located");
+	json_object *l = json_object_array_get_idx(lines, 0), *words = tu_array(l, "words");
+	TU_STREQ(tu_str(l, "verdict"), "false-sharing", "the line's verdict");
+	TU_EQ(json_object_array_length(words), 2, "words used");
+	TU_EQ(tu_int(json_object_array_get_idx(words, 1), "offset") - tu_int(json_object_array_get_idx(words, 0), "offset"),
+	      8, "the counters' distance");
+}
+
+
+Test(golden, a_rust_mutex_spin_is_charged_to_its_futex_word, .timeout = 60)
+{
+	json_object *c = sampled_report("rust_mutex_2");
+	cr_assert(tu_int(c, "lock_samples") > 0, "no sample inside std's mutex");
+	TU_EQ(tu_int(c, "lock_samples_unknown_lock"), 0, "lock samples whose lock was not told");
+	json_object *locks = tu_array(c, "locks");
+	TU_EQ(json_object_array_length(locks), 1, "locks with samples");
+	TU_STREQ(tu_str(json_object_array_get_idx(locks, 0), "kind"), "futex", "the mutex's futex word");
+	json_object *fns = tu_array(c, "functions");
+	bool rust = false;
+	for (size_t i = 0; i < json_object_array_length(fns); i++) {
+		json_object *impl = tu_get(json_object_array_get_idx(fns, i), "lock_implementation");
+		rust |= impl && !strcmp(json_object_get_string(impl), "Rust std Mutex");
+	}
+	cr_assert(rust, "no function recognised as Rust std's Mutex");
+	/* the line it spins on is the mutex's own: the futex word and the u64 beside it */
+	json_object *l = json_object_array_get_idx(tu_array(c, "cache_lines"), 0);
+	cr_assert(l && tu_bool(l, "sync_object"), "the hottest line is not the mutex's");
+}
+
+Test(golden, a_contended_rust_mutex_is_lock_contention_not_sharing, .timeout = 60)
+{
+	json_object *s = replay_sampled("rust_mutex");
+	expect_first(s, "lock-contention", "futex");
+	cr_assert(!has_kind(s, "true-sharing") && !has_kind(s, "false-sharing"), "a sharing verdict for a mutex");
+	json_object *ev = tu_get(finding(s, 0), "evidence");
+	cr_assert(json_object_get_double(tu_get(ev, "sampled_spin_ns")) > 0, "no sampled spin claimed by the mutex");
 }

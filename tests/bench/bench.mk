@@ -16,7 +16,12 @@ $(BENCH_DIR)/lockpair: tests/bench/lockpair.c | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -pthread $< -o $@
 
-.PHONY: bench-shim bench-whatif bench-report bench-trace
+.PHONY: bench-shim bench-whatif bench-report bench-sampling bench-trace
+# The launcher's CPU sampling: its cost side by side with sampling off, and
+# how much CPU time a false-sharing line takes to be located (docs/performance.md).
+bench-sampling: $(BUILD)/convoy $(BUILD)/libconvoy.so $(BUILD)/tests/data/progs/spin_counter $(BUILD)/demos/barrier $(BUILD)/demos/false_sharing
+	@tests/bench/sampling.sh $(BUILD)
+
 # What `convoy report` costs on 10,000 locks and on 100,000 objects with
 # 10,000 threads (docs/performance.md); OTHER=path/to/convoy runs an older
 # build beside it.
@@ -32,3 +37,10 @@ bench-whatif: $(BUILD)/convoy $(BUILD)/libconvoy.so $(BUILD)/demos/global_queue 
 
 bench-shim: $(BUILD)/libconvoy.so $(BENCH_DIR)/libconvoy-trylock.so $(BENCH_DIR)/lockpair
 	@tests/bench/overhead.sh $(BUILD)
+
+# This shim against another build of it (OTHER=path/to/libconvoy.so), e.g.
+# the commit before a fast-path change, interleaved.
+.PHONY: bench-shim-ab
+bench-shim-ab: $(BUILD)/libconvoy.so $(BENCH_DIR)/lockpair
+	@test -n "$(OTHER)" || { echo "usage: make bench-shim-ab OTHER=path/to/libconvoy.so" >&2; exit 2; }
+	@tests/bench/shim_ab.sh $(BUILD) $(OTHER)

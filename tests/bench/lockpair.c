@@ -2,6 +2,8 @@
  *
  *   lockpair uncontended N   ns per lock+unlock pair, one thread, one mutex
  *   lockpair contended N     ns per pair, two threads sharing one mutex
+ *   lockpair nested N        ns per inner lock+unlock pair taken while holding another
+ *                            mutex, one thread (the lock-order edge lookup)
  *   lockpair rdlock N        ns per pthread_rwlock_rdlock+unlock pair, one thread
  *   lockpair wrlock N        ns per pthread_rwlock_wrlock+unlock pair, one thread
  *   lockpair spin N          ns per pthread_spin_lock+unlock pair, one thread
@@ -22,7 +24,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER, outer = PTHREAD_MUTEX_INITIALIZER;
 static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_spinlock_t spin;
 static sem_t sem;
@@ -64,6 +66,14 @@ static void *loop(void *arg)
 			shared++;
 			sem_post(&sem);
 		}
+	} else if (!strcmp(mode, "nested")) {
+		pthread_mutex_lock(&outer);
+		for (long i = 0; i < iterations; i++) {
+			pthread_mutex_lock(&lock);
+			shared++;
+			pthread_mutex_unlock(&lock);
+		}
+		pthread_mutex_unlock(&outer);
 	} else if (!strcmp(mode, "syscall")) {
 		for (long i = 0; i < iterations; i++)
 			shared += syscall(SYS_getppid);
@@ -80,13 +90,13 @@ static void *loop(void *arg)
 int main(int argc, char **argv)
 {
 	static const char *const modes[] = { "uncontended", "contended", "rdlock", "wrlock", "spin",
-					     "spin-contended", "semtry", "syscall" };
+					     "spin-contended", "semtry", "syscall", "nested" };
 	int known = 0;
 	for (size_t i = 0; argc == 3 && i < sizeof(modes) / sizeof(modes[0]); i++)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|syscall ITERATIONS\n");
+			"semtry|syscall|nested ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];

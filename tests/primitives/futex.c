@@ -26,6 +26,8 @@ Test(futex, c_futex_lock_is_a_contended_lock, .timeout = 30)
 	PRIM_EQ(l, "wakes", 40);
 	PRIM_EQ(l, "woken", 20);
 	PRIM_EQ(l, "wakes_unwaited", 20);
+	/* each round main wakes it and the other thread, woken, takes it from main */
+	PRIM_EQ(l, "handoffs", 20);
 	json_object *lonely = prim_row(r, "futexes", "lonely_word");
 	PRIM_EQ(lonely, "wakes", 7);
 	PRIM_EQ(lonely, "wakes_unwaited", 7);

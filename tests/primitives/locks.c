@@ -20,6 +20,7 @@ Test(rwlock, read_and_write_sides_counted_apart, .timeout = 30)
 	PRIM_EQ(l, "writer_waits_behind_readers", 1);
 	PRIM_EQ(l, "trylocks", 2);
 	PRIM_EQ(l, "trylock_failures", 1);
+	PRIM_EQ(l, "handoffs", 1);   /* main's 100 writes, then the writer's one */
 	PRIM_GT(l, "read_wait_ns", 0);
 	PRIM_GT(l, "write_wait_ns", 0);
 	TU_EQ(tu_int(l, "read_wait_ns") + tu_int(l, "write_wait_ns"), tu_int(l, "wait_ns"), "sides add up");
@@ -55,6 +56,7 @@ Test(spinlock, spinning_counted_as_on_cpu_wait, .timeout = 30)
 	PRIM_EQ(l, "contended", 1);
 	PRIM_EQ(l, "trylocks", 1);
 	PRIM_EQ(l, "trylock_failures", 1);
+	PRIM_EQ(l, "handoffs", 2);   /* main to the spinner and back */
 	cr_assert(tu_bool(l, "on_cpu"), "spin time must be marked on-CPU");
 	/* main held it until the spinner had used 2 ms of CPU in the lock call */
 	cr_assert(tu_int(l, "spin_ns") >= 1000000, "spin_ns %lld < 1 ms", (long long)tu_int(l, "spin_ns"));
@@ -86,6 +88,9 @@ Test(c11, mtx_and_cnd_map_onto_mutex_and_condvar_records, .timeout = 30)
 	PRIM_EQ(l, "contended", 1);
 	PRIM_EQ(l, "trylocks", 1);
 	PRIM_EQ(l, "trylock_failures", 1);
+	/* main to the other thread, back for the signal, and back after the
+	 * other thread's cnd_wait re-acquired it */
+	PRIM_EQ(l, "handoffs", 3);
 	PRIM_EQ(l, "wakeups", 1);   /* main's unlock handed it to the sleeping thread */
 	PRIM_GT(l, "wake_latency_ns", 0);
 	json_object *c = prim_row(r, "condvars", "c11_cond");

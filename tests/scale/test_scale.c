@@ -39,16 +39,34 @@ Test(scale, usage_errors, .timeout = 30)
 	expect_usage_error(repeat);
 }
 
-Test(scale, a_failing_command_stops_the_sweep, .timeout = 60)
+Test(scale, a_failing_command_is_explained_with_its_exit_status, .timeout = 60)
+{
+	char *prog = tu_prog("exit_status");
+	const char *argv[] = { tu_convoy(), "scale", "--json", "--threads", "1,2", "-o", tu_tmpdir(), "--",
+			       prog, "3", "{threads}", NULL };
+	struct tu_proc p;
+	struct tu_opts o = { 0 };
+	tu_run(&p, &o, argv);
+	cr_assert(p.exited && p.code == 0, "exit %d: %s", p.code, p.err);
+	json_object *root = json_tokener_parse(p.out);
+	cr_assert(root, "no JSON: %s", p.out);
+	for (size_t i = 0; i < 2; i++) {
+		json_object *run = json_object_array_get_idx(tu_array(root, "runs"), i);
+		TU_EQ(tu_int(run, "exit_status"), 3, "runs[%zu].exit_status", i);
+		cr_assert(!tu_bool(run, "timed_out"));
+	}
+}
+
+Test(scale, a_command_that_writes_no_profile_stops_the_sweep, .timeout = 60)
 {
 	const char *argv[] = { tu_convoy(), "scale", "--threads", "1,2", "-o", tu_tmpdir(), "--",
-			       "/bin/sh", "-c", "exit 3", "{threads}", NULL };
+			       "/bin/sh", "-c", "kill -KILL $$", "{threads}", NULL };
 	struct tu_proc p;
 	struct tu_opts o = { 0 };
 	tu_run(&p, &o, argv);
 	cr_assert(p.exited && p.code == 1, "exit %d", p.code);
 	TU_EQ(tu_count_lines(p.err), 1, "error lines: %s", p.err);
-	cr_assert(strstr(p.err, "status 3"), "stderr: %s", p.err);
+	cr_assert(strstr(p.err, "wrote no profile") && strstr(p.err, "signal 9"), "stderr: %s", p.err);
 }
 
 Test(scale, repeats_and_keeps_every_profile, .timeout = 120)

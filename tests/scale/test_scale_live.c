@@ -165,13 +165,70 @@ Test(scale_live, work_stealing_has_no_high_finding, .timeout = 240)
 			  "high finding: %s", json_object_to_json_string(json_object_array_get_idx(f, i)));
 }
 
-Test(scale_live, shared_atomic_is_suspected_true_sharing, .timeout = 240)
+/* The first finding's first object contains name. */
+static void expect_object(json_object *root, const char *name)
+{
+	json_object *objs = tu_array(first_finding(root), "objects");
+	cr_assert(json_object_array_length(objs) > 0 &&
+			  strstr(json_object_get_string(json_object_array_get_idx(objs, 0)), name),
+		  "the first finding is not about %s: %s", name, json_object_to_json_string(first_finding(root)));
+}
+
+static bool has_sharing(json_object *root)
+{
+	json_object *f = tu_array(root, "findings");
+	for (size_t i = 0; i < json_object_array_length(f); i++)
+		if (strstr(tu_str(json_object_array_get_idx(f, i), "kind"), "-sharing"))
+			return true;
+	return false;
+}
+
+/* Sampled (the default): the CPU samples locate the line. */
+Test(scale_live, shared_atomic_is_true_sharing_on_its_counter, .timeout = 240)
 {
 	const char *cmd[] = { DEMO("atomic_scaling"), "--workers", "{threads}", "--total", "40000000", NULL };
 	json_object *root = sweep("1,2", cmd);
 	expect_stack_adds_up(root);
 	expect_first(root, "true-sharing");
-	cr_assert(tu_bool(first_finding(root), "suspected"));
+	expect_object(root, "shared_counter");
+	cr_assert(!tu_bool(first_finding(root), "suspected"), "located, yet suspected");
+}
+
+Test(scale_live, counters_eight_bytes_apart_are_false_sharing, .timeout = 240)
+{
+	const char *cmd[] = { DEMO("false_sharing"), "--workers", "{threads}", "--offset", "8", NULL };
+	json_object *root = sweep("1,2", cmd);
+	expect_stack_adds_up(root);
+	expect_first(root, "false-sharing");
+	TU_EQ(json_object_array_length(tu_array(first_finding(root), "objects")), 2, "both counters named");
+}
+
+Test(scale_live, counters_a_line_apart_share_nothing, .timeout = 240)
+{
+	const char *cmd[] = { DEMO("false_sharing"), "--workers", "{threads}", "--offset", "64", NULL };
+	json_object *root = sweep("1,2", cmd);
+	expect_stack_adds_up(root);
+	cr_assert(!has_sharing(root), "a sharing finding at 64 bytes: %s", json_object_to_json_string(root));
+}
+
+Test(scale_live, a_spinlock_is_lock_contention_on_it, .timeout = 240)
+{
+	const char *cmd[] = { BUILD_DIR "/tests/data/progs/spin_counter", "--workers", "{threads}", NULL };
+	json_object *root = sweep("1,2", cmd);
+	expect_stack_adds_up(root);
+	expect_first(root, "lock-contention");
+	expect_object(root, "counter_spin");
+	cr_assert(!has_sharing(root), "a sharing verdict for a spinlock");
+}
+
+Test(scale_live, a_rust_mutex_is_lock_contention_on_its_futex, .timeout = 240)
+{
+	const char *cmd[] = { BUILD_DIR "/tests/data/progs/rust_mutex", "--workers", "{threads}", NULL };
+	json_object *root = sweep("1,2", cmd);
+	expect_stack_adds_up(root);
+	expect_first(root, "lock-contention");
+	expect_object(root, "futex");
+	cr_assert(!has_sharing(root), "a sharing verdict for a mutex");
 }
 
 Test(scale_live, eight_workers_on_two_cpus_oversubscribe, .timeout = 240)

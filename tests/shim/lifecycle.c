@@ -238,3 +238,21 @@ Test(lifecycle, convoy_run_reports_the_last_image_of_a_command_that_execs, .time
 	TU_STREQ(tu_str(tu_get(r, "process"), "exit"), EXIT_NORMAL, "the reported profile's process.exit");
 	TU_EQ(tu_int(tu_lock(r, "exec_lock"), "acquisitions"), 7, "the reported image's locks");
 }
+
+Test(lifecycle, sigterm_writes_a_profile_only_when_the_launcher_asks, .timeout = 60)
+{
+	const char *argv[] = { tu_prog("term_self"), NULL };
+	struct tu_proc p;
+	char *plain = tu_tmpdir();
+	run_both(&p, plain, argv, NULL);
+	cr_assert(p.signaled && p.sig == SIGTERM, "plain preload: the program dies of SIGTERM");
+	TU_EQ(tu_count_entries(plain, "convoy-", ".convoy", NULL), 0, "plain preloading handles no SIGTERM");
+
+	char *asked = tu_tmpdir();
+	run_both(&p, asked, argv, (const char *const[]){ "CONVOY_DUMP_SIGNAL=15", NULL });
+	cr_assert(p.signaled && p.sig == SIGTERM, "CONVOY_DUMP_SIGNAL=15: the program still dies of SIGTERM");
+	json_object *r = tu_report_dir(asked);
+	TU_STREQ(tu_str(tu_get(r, "process"), "exit"),
+		 "stopped by CONVOY_DUMP_SIGNAL (convoy run/scale: --timeout or the watchdog)", "process.exit");
+	TU_EQ(tu_int(tu_lock(r, "term_lock"), "acquisitions"), 100, "the profile has the program's locks");
+}

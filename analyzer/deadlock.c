@@ -1,0 +1,377 @@
+/* deadlock.c — lock-order cycles and deadlocks (deadlock.h).
+ *
+ * Lock order. The profile's edges form a directed graph over locks. Every
+ * elementary cycle is found once (a depth-first search from each lock that
+ * visits only locks with a higher id, so the cycle's lowest lock starts it),
+ * up to MAX_CYCLE_LEN locks and MAX_CYCLES cycles. A cycle through a lock
+ * that both neighbouring edges hold and want for reading (an rwlock's read
+ * side twice) cannot block there, and is not reported; the shim already
+ * leaves out what cannot block at all (trylocks, re-acquisitions).
+ *
+ * Deadlock. Each blocked thread waits for a lock; the lock's owners are
+ * the threads that hold it (their held sets), minus a condvar waiter that
+ * released it for its wait. A cycle in thread -> owner is a deadlock: no
+ * thread in it can move. A reader waiting for a lock held only for reading
+ * is not blocked by that reader.
+ */
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "callstacks.h"
+#include "deadlock.h"
+#include "findings.h"
+#include "model.h"
+#include "profile.h"
+#include "symbols.h"
+#include "textfit.h"
+#include "util.h"
+
+#define MAX_CYCLE_LEN 8
+#define MAX_CYCLES    16
+#define MAX_STEPS     200000   /* bounds the search on a dense graph */
+
+/* ---- one edge of a finding ------------------------------------------------- */
+
+static const char *lock_name(const struct model *m, uint32_t object)
+{
+	return m->rows[object].name;
+}
+
+/* The innermost frame of pc in the program's own code, else the innermost. */
+static void site_of(const struct model *m, uint64_t pc, char *buf, size_t size)
+{
+	const struct sym_frame *f;
+	size_t n = pc ? syms__frames(m->syms, pc, SYMS_ANY_GEN, 1, &f) : 0;
+	size_t pick = 0;
+	while (pick < n && (f[pick].runtime || f[pick].shim))
+		pick++;
+	if (!n)
+		snprintf(buf, size, "(unknown)");
+	else
+		syms__frame_label(&f[pick < n ? pick : 0], buf, size);
+}
+
+static void fill_edge(const struct model *m, struct finding_edge *e, uint32_t from, uint32_t to, uint32_t thread,
+		      uint64_t from_pc, uint32_t to_stack, uint64_t to_pc)
+{
+	snprintf(e->from, sizeof(e->from), "%.127s", lock_name(m, from));
+	snprintf(e->to, sizeof(e->to), "%.127s", lock_name(m, to));
+	char label[48];
+	const struct cv_thread_rec *t = &m->p->threads[thread];
+	snprintf(e->thread, sizeof(e->thread), "%s (tid %d)", findings__thread_label(m, t, label, sizeof(label)), t->tid);
+	site_of(m, from_pc, e->from_site, sizeof(e->from_site));
+	const struct sym_frame **f;
+	size_t n = callstacks__frames(m->syms, to_stack, &f);
+	for (size_t i = 0; i < n && e->nframes < FINDING_MAX_FRAMES; i++)
+		if (!f[i]->runtime)
+			syms__frame_label(f[i], e->to_frames[e->nframes++], sizeof(e->to_frames[0]));
+	free(f);
+	if (!e->nframes)   /* no stack captured: the call site alone */
+		site_of(m, to_pc, e->to_frames[e->nframes++], sizeof(e->to_frames[0]));
+}
+
+/* The recorded edge from -> to, if any. */
+static const struct cv_lock_edge *find_edge(const struct profile *p, uint32_t from, uint32_t to)
+{
+	for (size_t i = 0; i < p->nedges; i++)
+		if (p->edges[i].from == from && p->edges[i].to == to)
+			return &p->edges[i];
+	return NULL;
+}
+
+/* ---- lock-order cycles ----------------------------------------------------- */
+
+struct cycle_search {
+	const struct profile *p;
+	size_t *first, *next;        /* per object: its first outgoing edge; per edge: the next */
+	size_t path[MAX_CYCLE_LEN];  /* edge indexes */
+	size_t depth, steps;
+	size_t cycles[MAX_CYCLES][MAX_CYCLE_LEN], lens[MAX_CYCLES], ncycles;
+	char *on_path;               /* per object */
+};
+
+static int blocks_at_every_lock(const struct cycle_search *cs, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		const struct cv_lock_edge *in = &cs->p->edges[cs->path[i]], *out = &cs->p->edges[cs->path[(i + 1) % len]];
+		if ((in->to_flags & CV_LOCK_READ) && (out->from_flags & CV_LOCK_READ))
+			return 0;   /* wanted and held for reading: readers do not wait for each other */
+	}
+	return 1;
+}
+
+static void search(struct cycle_search *cs, uint32_t start, uint32_t at)
+{
+	for (size_t e = cs->first[at]; e != SIZE_MAX && cs->ncycles < MAX_CYCLES; e = cs->next[e]) {
+		if (++cs->steps > MAX_STEPS)
+			return;
+		uint32_t to = cs->p->edges[e].to;
+		cs->path[cs->depth] = e;
+		if (to == start) {
+			if (blocks_at_every_lock(cs, cs->depth + 1)) {
+				memcpy(cs->cycles[cs->ncycles], cs->path, (cs->depth + 1) * sizeof(size_t));
+				cs->lens[cs->ncycles++] = cs->depth + 1;
+			}
+			continue;
+		}
+		if (to < start || cs->on_path[to] || cs->depth + 1 == MAX_CYCLE_LEN)
+			continue;
+		cs->on_path[to] = 1;
+		cs->depth++;
+		search(cs, start, to);
+		cs->depth--;
+		cs->on_path[to] = 0;
+	}
+}
+
+static void find_cycles(struct cycle_search *cs)
+{
+	const struct profile *p = cs->p;
+	cs->first = xcalloc(p->nobjects, sizeof(size_t));
+	cs->next = xcalloc(p->nedges, sizeof(size_t));
+	cs->on_path = xcalloc(p->nobjects, 1);
+	for (size_t i = 0; i < p->nobjects; i++)
+		cs->first[i] = SIZE_MAX;
+	for (size_t i = p->nedges; i-- > 0;) {
+		cs->next[i] = cs->first[p->edges[i].from];
+		cs->first[p->edges[i].from] = i;
+	}
+	for (uint32_t s = 0; s < p->nobjects && cs->ncycles < MAX_CYCLES && cs->steps <= MAX_STEPS; s++) {
+		if (cs->first[s] == SIZE_MAX)
+			continue;
+		cs->on_path[s] = 1;
+		search(cs, s, s);
+		cs->on_path[s] = 0;
+	}
+	free(cs->first);
+	free(cs->next);
+	free(cs->on_path);
+}
+
+/* Whether the finding's locks are exactly these (as names, in any order). */
+static int same_locks(const struct finding *x, const char *const *names, size_t n)
+{
+	if (x->nedges != n)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+		while (k < n && strcmp(x->edges[k].from, names[i]))
+			k++;
+		if (k == n)
+			return 0;
+	}
+	return 1;
+}
+
+static void cycle_summary(const struct finding *x, const char *what, char *buf, size_t size)
+{
+	size_t len = (size_t)snprintf(buf, size, "%s", what);
+	for (size_t i = 0; i < x->nedges && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? " -> " : "", x->edges[i].from);
+	if (x->nedges && len < size)
+		snprintf(buf + len, size - len, " -> %s.", x->edges[0].from);
+}
+
+static void report_cycles(struct findings *out, const struct model *m, size_t deadlocks_from, size_t deadlocks_to)
+{
+	const struct profile *p = m->p;
+	struct cycle_search *cs = xcalloc(1, sizeof(*cs));
+	cs->p = p;
+	find_cycles(cs);
+	for (size_t c = 0; c < cs->ncycles; c++) {
+		size_t len = cs->lens[c];
+		const char *names[MAX_CYCLE_LEN];
+		for (size_t i = 0; i < len; i++)
+			names[i] = lock_name(m, p->edges[cs->cycles[c][i]].from);
+		int hung_on_it = 0;
+		for (size_t d = deadlocks_from; d < deadlocks_to; d++)
+			hung_on_it |= same_locks(&out->v[d], names, len);
+		if (hung_on_it)
+			continue;   /* the deadlock finding shows this cycle, as it happened */
+		struct finding *x = findings__add(out, FINDING_LOCK_ORDER_CYCLE, 0);
+		x->correctness = 1;
+		int one_thread = 1;
+		for (size_t i = 0; i < len; i++) {
+			const struct cv_lock_edge *e = &p->edges[cs->cycles[c][i]];
+			one_thread &= e->thread == p->edges[cs->cycles[c][0]].thread;
+			if (x->nedges < FINDING_MAX_EDGES)
+				fill_edge(m, &x->edges[x->nedges++], e->from, e->to, e->thread, e->from_pc, e->to_stack,
+					  e->to_pc);
+			if (x->nobjects < FINDING_MAX_OBJECTS)
+				snprintf(x->objects[x->nobjects++], sizeof(x->objects[0]), "%s", names[i]);
+		}
+		char what[160];
+		snprintf(what, sizeof(what), "%zu locks are taken in orders that form a cycle%s: ", len,
+			 one_thread ? " (each order first seen on one thread; any two threads that take them so can "
+				      "deadlock)" : ", by different threads: they can deadlock");
+		cycle_summary(x, what, x->summary, sizeof(x->summary));
+		snprintf(x->fix, sizeof(x->fix),
+			 "Take these locks in one global order everywhere (for example always %s before %s), or "
+			 "guard the whole group with one lock; where the order cannot change, take the inner lock "
+			 "with a trylock and back off (release everything and retry) when it fails.",
+			 x->edges[0].from, x->edges[0].to);
+		x->evidence[x->nevidence].key = "locks";
+		x->evidence[x->nevidence++].value = (double)len;
+	}
+	free(cs);
+}
+
+/* ---- deadlocks: the wait-for graph ----------------------------------------- */
+
+struct waiter {
+	const struct profile_thread_state *st;
+	uint32_t object;             /* the lock it waits for */
+};
+
+static int is_lock(const struct profile *p, uint32_t object)
+{
+	uint32_t k = p->objects[object].o.kind;
+	return k == CV_OBJ_MUTEX || k == CV_OBJ_RWLOCK || k == CV_OBJ_SPIN;
+}
+
+/* The held entry of st for object, if st really holds it now. */
+static const struct cv_held_lock *held_by(const struct profile_thread_state *st, uint32_t object)
+{
+	if (st->s.waiting_mutex == object + 1)
+		return NULL;   /* a condvar wait released it */
+	for (uint32_t i = 0; i < st->s.nheld; i++)
+		if (st->held[i].object == object)
+			return &st->held[i];
+	return NULL;
+}
+
+/* The thread state an owner of w's lock that w really waits for, after
+ * after (index into states; SIZE_MAX for the first). */
+static size_t next_owner(const struct profile *p, const struct waiter *w, size_t after)
+{
+	for (size_t i = after == SIZE_MAX ? 0 : after + 1; i < p->nthread_states; i++) {
+		const struct profile_thread_state *o = &p->thread_states[i];
+		if (o == w->st)
+			continue;
+		const struct cv_held_lock *h = held_by(o, w->object);
+		if (h && !((w->st->s.waiting_flags & CV_LOCK_READ) && (h->flags & CV_LOCK_READ)))
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+static void report_deadlocks(struct findings *out, const struct model *m)
+{
+	const struct profile *p = m->p;
+	size_t n = p->nthread_states;
+	struct waiter *w = xcalloc(n ? n : 1, sizeof(*w));
+	for (size_t i = 0; i < n; i++) {
+		w[i].st = &p->thread_states[i];
+		uint32_t o = w[i].st->s.waiting;
+		w[i].object = o && !(w[i].st->s.waiting_flags & CV_WAIT_TIMED) && is_lock(p, o - 1) ? o - 1 : UINT32_MAX;
+	}
+	/* Follow one owner at a time from each blocked thread (a lock held by
+	 * several readers: each is tried); a walk that returns to its start is
+	 * a cycle, reported from its lowest thread state only. */
+	size_t path[MAX_CYCLE_LEN], choice[MAX_CYCLE_LEN];
+	for (size_t s = 0; s < n; s++) {
+		if (w[s].object == UINT32_MAX)
+			continue;
+		size_t depth = 0, steps = 0;
+		path[0] = s;
+		choice[0] = SIZE_MAX;
+		while (steps++ < MAX_STEPS) {
+			size_t at = path[depth];
+			size_t next = w[at].object == UINT32_MAX ? SIZE_MAX : next_owner(p, &w[at], choice[depth]);
+			if (next == SIZE_MAX) {   /* no more owners here: back up */
+				if (depth == 0)
+					break;
+				depth--;
+				continue;
+			}
+			choice[depth] = next;
+			if (next == s) {
+				struct finding *x = findings__add(out, FINDING_DEADLOCK, 0);
+				x->correctness = 1;
+				/* Thread path[i] waits for lock o_i held by path[i+1]: edge
+				 * o_(i-1) -> o_i is path[i]'s (holds one, wants the next). */
+				size_t len = depth + 1;
+				for (size_t i = 0; i < len && x->nedges < FINDING_MAX_EDGES; i++) {
+					const struct waiter *me = &w[path[(i + 1) % len]];
+					uint32_t held = w[path[i]].object, wants = me->object;
+					const struct cv_held_lock *h = held_by(me->st, held);
+					const struct cv_lock_edge *e = find_edge(p, held, wants);
+					fill_edge(m, &x->edges[x->nedges++], held, wants, me->st->s.thread, h ? h->pc : 0,
+						  e ? e->to_stack : 0, me->st->s.waiting_pc);
+					if (x->nobjects < FINDING_MAX_OBJECTS)
+						snprintf(x->objects[x->nobjects++], sizeof(x->objects[0]), "%s",
+							 lock_name(m, held));
+				}
+				char what[160];
+				snprintf(what, sizeof(what), "%zu threads were blocked for good when the profile was "
+					 "written, each holding a lock the next one waits for: ", len);
+				cycle_summary(x, what, x->summary, sizeof(x->summary));
+				snprintf(x->fix, sizeof(x->fix),
+					 "Take these locks in one global order everywhere (for example always %s before "
+					 "%s), or guard the whole group with one lock; where the order cannot change, "
+					 "take the inner lock with a trylock and back off when it fails.",
+					 x->edges[0].from, x->edges[0].to);
+				x->evidence[x->nevidence].key = "threads";
+				x->evidence[x->nevidence++].value = (double)len;
+				break;
+			}
+			int seen = next < s;   /* a cycle through a lower state was reported from there */
+			for (size_t i = 0; i <= depth && !seen; i++)
+				seen = path[i] == next;
+			if (seen || depth + 1 == MAX_CYCLE_LEN)
+				continue;   /* try this state's next owner */
+			path[++depth] = next;
+			choice[depth] = SIZE_MAX;
+		}
+	}
+	free(w);
+}
+
+void deadlock__diagnose(struct findings *out, const struct model *m, int threads, double wall_ns)
+{
+	size_t first = out->n;
+	report_deadlocks(out, m);
+	size_t deadlocks = out->n;
+	report_cycles(out, m, first, deadlocks);
+	for (size_t i = first; i < out->n; i++) {
+		out->v[i].severity = SEVERITY_HIGH;
+		out->v[i].threads = threads;
+		out->v[i].wall_ns = wall_ns;
+		out->v[i].predicted_wall_ns = wall_ns;
+	}
+}
+
+/* ---- rendering ------------------------------------------------------------- */
+
+json_object *deadlock__edges_json(const struct finding *x)
+{
+	json_object *arr = json_object_new_array();
+	for (size_t i = 0; i < x->nedges; i++) {
+		const struct finding_edge *e = &x->edges[i];
+		json_object *o = json_object_new_object(), *frames = json_object_new_array();
+		json_object_object_add(o, "holds", json_object_new_string(e->from));
+		json_object_object_add(o, "wants", json_object_new_string(e->to));
+		json_object_object_add(o, "thread", json_object_new_string(e->thread));
+		json_object_object_add(o, "holds_acquired_at", json_object_new_string(e->from_site));
+		for (size_t k = 0; k < e->nframes; k++)
+			json_object_array_add(frames, json_object_new_string(e->to_frames[k]));
+		json_object_object_add(o, "wants_stack", frames);
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+void deadlock__edges_text(const struct finding *x, FILE *out)
+{
+	int width = textfit__width(out);
+	for (size_t i = 0; i < x->nedges; i++) {
+		const struct finding_edge *e = &x->edges[i];
+		char line[512];
+		snprintf(line, sizeof(line), "%s holds %s (taken at %s) and wants %s, at:", e->thread, e->from,
+			 e->from_site, e->to);
+		textfit__wrap(out, width, 9, "     - ", line);
+		for (size_t k = 0; k < e->nframes; k++)
+			textfit__wrap(out, width, 11, "         ", e->to_frames[k]);
+	}
+}

@@ -1,0 +1,30 @@
+/* deadlock.h — bugs of order and progress, found from the shim's lock-order
+ * edges and the held locks and waits of a profile written while threads were
+ * blocked (docs/findings.md, "Lock order and hangs"):
+ *
+ *   lock-order-cycle  locks taken in orders that form a cycle (A then B on
+ *                     one thread, B then A on another), whether or not the
+ *                     run hung: the deadlock waiting to happen;
+ *   deadlock          threads blocked in a cycle of lock waits when the
+ *                     profile was written (thread -> lock -> owner -> ...).
+ *
+ * They are correctness findings: ranked before every cost finding. */
+#ifndef CONVOY_DEADLOCK_H
+#define CONVOY_DEADLOCK_H
+
+#include <stdio.h>
+
+struct findings;
+struct finding;
+struct model;
+struct json_object;
+
+/* Adds the cycles and deadlocks of m's profile to out; threads and wall_ns
+ * label them like the run's other findings. */
+void deadlock__diagnose(struct findings *out, const struct model *m, int threads, double wall_ns);
+
+/* A finding's edges with their stacks, for the report. */
+struct json_object *deadlock__edges_json(const struct finding *x);
+void deadlock__edges_text(const struct finding *x, FILE *out);
+
+#endif

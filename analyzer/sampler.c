@@ -1,0 +1,445 @@
+/* sampler.c — CPU-time and context-switch sampling from the launcher, the
+ * way perf record does it (sampler.h; file format: docs/samples-format.md).
+ *
+ * Per CPU, two events filtered to the child's pid and inherited by all it
+ * starts: the software cpu-clock, every period_ns of a thread's CPU time
+ * (IP, tid, time, CPU, user call chain, user registers), which on request
+ * also emits switch records (context_switch: when each thread leaves and
+ * gets a CPU, and whether it was preempted; they cost the program about a
+ * microsecond per switch on the development VM, docs/performance.md, so
+ * they are off by default); and the software context-switch event in
+ * frequency mode (about hz samples a second per CPU whatever the switch
+ * rate, so a program that parks 100,000 times a second does not pay for
+ * 100,000 call chains), whose user call chain says where a thread blocked.
+ * Both write into one ring buffer per CPU. Times are CLOCK_MONOTONIC, the
+ * profile's clock, so samples join the profile by pid, tid and time.
+ *
+ * Inherited per-task events cannot be mmapped (the kernel refuses: every
+ * child would write one buffer), hence one set per CPU. Where
+ * perf_event_paranoid forbids kernel samples the events count user time
+ * only (a thread inside a system call is not sampled) and the file says so.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/sysinfo.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sampler.h"
+#include "util.h"
+
+#define RING_PAGES 128            /* data pages per CPU: 512 KiB, ~0.5 s at the default rate */
+#define MAX_FILES 256             /* processes of one command tree with a file */
+
+/* The user registers recorded, in perf's x86-64 order (asm/perf_regs.h);
+ * the segment registers but CS and SS are refused by the kernel. */
+#if defined(__x86_64__)
+#define SAMPLE_REGS_MASK 0xff0fffull
+#define SAMPLE_REGS_NAMES "ax,bx,cx,dx,si,di,bp,sp,ip,flags,cs,ss,r8,r9,r10,r11,r12,r13,r14,r15"
+#else
+#define SAMPLE_REGS_MASK 0ull
+#define SAMPLE_REGS_NAMES "-"
+#endif
+
+enum { EV_CLOCK, EV_SWITCH };
+
+struct cpu_ring {
+	int fd[2];                    /* EV_CLOCK (owns the ring), EV_SWITCH (-1 if refused) */
+	uint64_t id[2];
+	struct perf_event_mmap_page *meta;
+	unsigned char *data;
+	size_t size;                  /* of data: a power of two */
+};
+
+struct pid_file {
+	pid_t pid;
+	FILE *f;
+};
+
+struct sampler {
+	pid_t pid;
+	uint64_t period_ns;
+	int user_only;
+	int switch_samples;           /* the context-switch event opened */
+	int switch_records;           /* every switch recorded (context_switch) */
+	struct cpu_ring *rings;
+	int nrings;
+	char dir[4096];
+	struct pid_file files[MAX_FILES];
+	int nfiles;
+	uint64_t samples, switches, lost, unfiled;
+	unsigned char *scratch;       /* a record that wraps the ring's end */
+	int stop_pipe[2];
+	pthread_t thread;
+	int started;
+};
+
+static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void base_attr(struct perf_event_attr *a, int user_only)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN |
+			 (SAMPLE_REGS_MASK ? PERF_SAMPLE_REGS_USER : 0);
+	a->sample_regs_user = SAMPLE_REGS_MASK;
+	a->exclude_callchain_kernel = 1;
+	a->exclude_kernel = (unsigned)user_only;
+	a->exclude_hv = 1;
+	a->disabled = 1;
+	a->enable_on_exec = 1;
+	a->inherit = 1;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->watermark = 1;
+	a->wakeup_watermark = RING_PAGES * 4096 / 4;
+}
+
+static int open_ring(struct sampler *s, struct cpu_ring *r, int cpu, char *why, size_t size)
+{
+	struct perf_event_attr a;
+	base_attr(&a, s->user_only);
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.sample_period = s->period_ns;
+	a.context_switch = (unsigned)s->switch_records;
+	r->fd[EV_CLOCK] = perf_open(&a, s->pid, cpu);
+	if (r->fd[EV_CLOCK] < 0 && (errno == EACCES || errno == EPERM) && !s->user_only) {
+		s->user_only = 1;   /* perf_event_paranoid >= 2 without CAP_PERFMON */
+		a.exclude_kernel = 1;
+		r->fd[EV_CLOCK] = perf_open(&a, s->pid, cpu);
+	}
+	if (r->fd[EV_CLOCK] < 0) {
+		if (errno == ENODEV)
+			return 1;   /* an offline CPU */
+		int err = errno;
+		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+		int paranoid = 0;
+		if (!f || fscanf(f, "%d", &paranoid) != 1)
+			paranoid = -9;
+		if (f)
+			fclose(f);
+		if (paranoid != -9)
+			snprintf(why, size, "perf_event_open refused a cpu-clock event: %s (perf_event_paranoid is %d; "
+				 "a container may forbid perf_event_open altogether)", strerror(err), paranoid);
+		else
+			snprintf(why, size, "perf_event_open refused a cpu-clock event: %s", strerror(err));
+		return -1;
+	}
+	base_attr(&a, s->user_only);
+	a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	a.freq = 1;
+	a.sample_freq = 1000000000ull / s->period_ns;
+	r->fd[EV_SWITCH] = perf_open(&a, s->pid, cpu);
+	size_t pagesz = (size_t)sysconf(_SC_PAGESIZE);
+	r->size = RING_PAGES * pagesz;
+	void *m = mmap(NULL, r->size + pagesz, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd[EV_CLOCK], 0);
+	if (m == MAP_FAILED) {
+		snprintf(why, size, "cannot map the sampling ring buffer: %s (perf_event_mlock_kb?)", strerror(errno));
+		return -1;
+	}
+	r->meta = m;
+	r->data = (unsigned char *)m + pagesz;
+	if (r->fd[EV_SWITCH] >= 0 && ioctl(r->fd[EV_SWITCH], PERF_EVENT_IOC_SET_OUTPUT, r->fd[EV_CLOCK]) != 0) {
+		close(r->fd[EV_SWITCH]);
+		r->fd[EV_SWITCH] = -1;
+	}
+	for (int e = 0; e < 2; e++)
+		if (r->fd[e] >= 0 && ioctl(r->fd[e], PERF_EVENT_IOC_ID, &r->id[e]) != 0)
+			r->id[e] = UINT64_MAX;
+	if (r->fd[EV_SWITCH] >= 0)
+		s->switch_samples = 1;
+	return 0;
+}
+
+static void close_rings(struct sampler *s)
+{
+	size_t pagesz = (size_t)sysconf(_SC_PAGESIZE);
+	for (int i = 0; i < s->nrings; i++) {
+		struct cpu_ring *r = &s->rings[i];
+		if (r->meta)
+			munmap(r->meta, r->size + pagesz);
+		for (int e = 0; e < 2; e++)
+			if (r->fd[e] >= 0)
+				close(r->fd[e]);
+	}
+	free(s->rings);
+	s->rings = NULL;
+	s->nrings = 0;
+}
+
+struct sampler *sampler__open(pid_t pid, unsigned hz, int switch_records, char *why, size_t size)
+{
+	struct sampler *s = xcalloc(1, sizeof(*s));
+	s->pid = pid;
+	s->switch_records = switch_records;
+	s->period_ns = hz ? 1000000000ull / hz : 1000000ull;
+	if (s->period_ns == 0)
+		s->period_ns = 1;
+	s->stop_pipe[0] = s->stop_pipe[1] = -1;
+	int ncpu = get_nprocs_conf();
+	s->rings = xcalloc((size_t)ncpu, sizeof(*s->rings));
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		struct cpu_ring *r = &s->rings[s->nrings];
+		r->fd[0] = r->fd[1] = -1;
+		int rc = open_ring(s, r, cpu, why, size);
+		if (rc < 0) {
+			s->nrings++;
+			close_rings(s);
+			free(s);
+			return NULL;
+		}
+		if (rc == 0)
+			s->nrings++;
+	}
+	if (s->nrings == 0) {
+		snprintf(why, size, "no CPU accepted a sampling event");
+		free(s->rings);
+		free(s);
+		return NULL;
+	}
+	s->scratch = xcalloc(1, 65536);
+	return s;
+}
+
+static FILE *file_of(struct sampler *s, pid_t pid)
+{
+	for (int i = 0; i < s->nfiles; i++)
+		if (s->files[i].pid == pid)
+			return s->files[i].f;
+	if (s->nfiles == MAX_FILES)
+		return NULL;
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/convoy-%d.samples", s->dir, (int)pid);
+	FILE *f = fopen(path, "we");
+	if (!f)
+		return NULL;
+	fprintf(f, "convoy-samples 1\npid %d\nperiod_ns %llu\nclock monotonic\nscope %s\nregs %s\n", (int)pid,
+		(unsigned long long)s->period_ns, s->user_only ? "user" : "user+kernel", SAMPLE_REGS_NAMES);
+	s->files[s->nfiles].pid = pid;
+	s->files[s->nfiles].f = f;
+	s->nfiles++;
+	return f;
+}
+
+/* Reads a u64 from a record and moves on; 0 past its end. */
+static uint64_t take(const unsigned char **p, const unsigned char *end)
+{
+	uint64_t v = 0;
+	if (*p + 8 <= end)
+		memcpy(&v, *p, 8);
+	*p += 8;
+	return v;
+}
+
+static void write_hex_list(FILE *f, const uint64_t *v, size_t n)
+{
+	if (n == 0) {
+		fputs(" -", f);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%c%llx", i ? ',' : ' ', (unsigned long long)v[i]);
+}
+
+static void on_sample(struct sampler *s, const struct cpu_ring *r, const unsigned char *p, const unsigned char *end)
+{
+	uint64_t id = take(&p, end);
+	uint64_t ip = take(&p, end);
+	uint64_t pidtid = take(&p, end);
+	uint64_t time = take(&p, end);
+	uint64_t cpu = take(&p, end);
+	uint64_t nr = take(&p, end);
+	if (p > end || nr > (uint64_t)(end - p) / 8)
+		return;
+	/* User frames only: the context markers are skipped, and the first
+	 * user entry is the IP itself. */
+	uint64_t chain[PERF_MAX_STACK_DEPTH];
+	size_t n = 0;
+	int first = 1;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t pc = take(&p, end);
+		if (pc >= (uint64_t)PERF_CONTEXT_MAX)
+			continue;
+		if (first) {
+			first = 0;
+			if (pc == ip)
+				continue;   /* a user sample's chain starts with its IP */
+		}
+		if (n < PERF_MAX_STACK_DEPTH)
+			chain[n++] = pc;
+	}
+	uint64_t regs[32];
+	size_t nregs = 0;
+	if (SAMPLE_REGS_MASK && take(&p, end) != PERF_SAMPLE_REGS_ABI_NONE) {
+		nregs = (size_t)__builtin_popcountll(SAMPLE_REGS_MASK);
+		for (size_t i = 0; i < nregs; i++)
+			regs[i] = take(&p, end);
+	}
+	if (p > end)
+		return;
+	pid_t pid = (pid_t)(uint32_t)pidtid, tid = (pid_t)(uint32_t)(pidtid >> 32);
+	FILE *f = file_of(s, pid);
+	if (!f) {
+		s->unfiled++;
+		return;
+	}
+	/* Taken in the kernel (a system call, a fault, the switch itself): the
+	 * user position is where the thread entered it, the chain's first entry. */
+	int in_kernel = (int64_t)ip < 0;
+	if (in_kernel) {
+		ip = n ? chain[0] : 0;
+		if (n)
+			memmove(chain, chain + 1, --n * sizeof(*chain));
+	}
+	int is_switch = id == r->id[EV_SWITCH];
+	s->samples += !is_switch;
+	fprintf(f, "%s %llu %d %u %llx", is_switch ? "cs" : in_kernel ? "sys" : "cpu", (unsigned long long)time,
+		(int)tid, (unsigned)(uint32_t)cpu, (unsigned long long)ip);
+	write_hex_list(f, chain, n);
+	write_hex_list(f, regs, nregs);
+	fputc('\n', f);
+}
+
+static void on_switch(struct sampler *s, uint16_t misc, const unsigned char *p, const unsigned char *end)
+{
+	/* sample_id: TID, TIME, CPU, IDENTIFIER */
+	uint64_t pidtid = take(&p, end);
+	uint64_t time = take(&p, end);
+	uint64_t cpu = take(&p, end);
+	if (p > end)
+		return;
+	FILE *f = file_of(s, (pid_t)(uint32_t)pidtid);
+	if (!f) {
+		s->unfiled++;
+		return;
+	}
+	const char *what = !(misc & PERF_RECORD_MISC_SWITCH_OUT) ? "in"
+			   : (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? "preempted" : "out";
+	s->switches++;
+	fprintf(f, "%s %llu %d %u\n", what, (unsigned long long)time, (int)(uint32_t)(pidtid >> 32),
+		(unsigned)(uint32_t)cpu);
+}
+
+static void drain(struct sampler *s, struct cpu_ring *r)
+{
+	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->meta->data_tail;
+	while (tail + sizeof(struct perf_event_header) <= head) {
+		size_t off = (size_t)(tail & (r->size - 1));
+		struct perf_event_header h;
+		for (size_t i = 0; i < sizeof(h); i++)
+			((unsigned char *)&h)[i] = r->data[(off + i) & (r->size - 1)];
+		if (h.size < sizeof(h) || tail + h.size > head)
+			break;
+		const unsigned char *rec = r->data + off;
+		if (off + h.size > r->size) {   /* wraps: copy it whole */
+			size_t first = r->size - off;
+			memcpy(s->scratch, r->data + off, first);
+			memcpy(s->scratch + first, r->data, h.size - first);
+			rec = s->scratch;
+		}
+		const unsigned char *body = rec + sizeof(h), *end = rec + h.size;
+		if (h.type == PERF_RECORD_SAMPLE)
+			on_sample(s, r, body, end);
+		else if (h.type == PERF_RECORD_SWITCH)
+			on_switch(s, h.misc, body, end);
+		else if (h.type == PERF_RECORD_LOST)
+			s->lost += body + 16 <= end ? ((const uint64_t *)body)[1] : 0;
+		tail += h.size;
+	}
+	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static void drain_all(struct sampler *s)
+{
+	for (int i = 0; i < s->nrings; i++)
+		drain(s, &s->rings[i]);
+}
+
+static void *drain_loop(void *arg)
+{
+	struct sampler *s = arg;
+	struct pollfd *pf = xcalloc((size_t)s->nrings + 1, sizeof(*pf));
+	for (int i = 0; i < s->nrings; i++)
+		pf[i] = (struct pollfd){ .fd = s->rings[i].fd[EV_CLOCK], .events = POLLIN };
+	pf[s->nrings] = (struct pollfd){ .fd = s->stop_pipe[0], .events = POLLIN };
+	for (;;) {
+		int n = poll(pf, (nfds_t)s->nrings + 1, 100);
+		if (n < 0 && errno != EINTR)
+			break;
+		drain_all(s);
+		if (n > 0 && pf[s->nrings].revents)
+			break;
+		/* Every task the event followed has exited: it reports POLLHUP from
+		 * now on, so poll it no more (what is left is drained at the stop). */
+		for (int i = 0; i < s->nrings; i++)
+			if (pf[i].revents & (POLLHUP | POLLERR))
+				pf[i].fd = -1;
+	}
+	free(pf);
+	return NULL;
+}
+
+int sampler__start(struct sampler *s, const char *dir, char *why, size_t size)
+{
+	snprintf(s->dir, sizeof(s->dir), "%s", dir);
+	if (pipe2(s->stop_pipe, O_CLOEXEC) != 0) {
+		snprintf(why, size, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	int rc = pthread_create(&s->thread, NULL, drain_loop, s);
+	if (rc != 0) {
+		snprintf(why, size, "cannot start the sampling thread: %s", strerror(rc));
+		return -1;
+	}
+	s->started = 1;
+	return 0;
+}
+
+void sampler__stop(struct sampler *s)
+{
+	if (!s)
+		return;
+	if (s->started) {
+		char c = 0;
+		if (write(s->stop_pipe[1], &c, 1) != 1)
+			pthread_cancel(s->thread);
+		pthread_join(s->thread, NULL);
+	}
+	for (int i = 0; i < s->nrings; i++)
+		for (int e = 0; e < 2; e++)
+			if (s->rings[i].fd[e] >= 0)
+				ioctl(s->rings[i].fd[e], PERF_EVENT_IOC_DISABLE, 0);
+	drain_all(s);
+	for (int i = 0; i < s->nfiles; i++) {
+		fprintf(s->files[i].f, "end lost %llu switch_samples %s\n", (unsigned long long)s->lost,
+			s->switch_samples ? "yes" : "no");
+		if (fclose(s->files[i].f) != 0)
+			cv_error("sampling: cannot write the samples of process %d: %s", (int)s->files[i].pid,
+				 strerror(errno));
+	}
+	if (s->unfiled)
+		cv_error("sampling: %llu samples of processes past the first %d were dropped",
+			 (unsigned long long)s->unfiled, MAX_FILES);
+	close_rings(s);
+	for (int i = 0; i < 2; i++)
+		if (s->stop_pipe[i] >= 0)
+			close(s->stop_pipe[i]);
+	free(s->scratch);
+	free(s);
+}

@@ -1,0 +1,30 @@
+/* sampler.h — CPU-time and context-switch sampling of a command, from the
+ * launcher (docs/samples-format.md).
+ *
+ * The launcher opens perf_event_open events on the forked child before it
+ * execs (one set per CPU, filtered to the child's pid, inherited by every
+ * thread and process it starts, enabled by the exec), drains their ring
+ * buffers from a thread of its own, and writes one samples file per process
+ * beside the profiles: convoy-<pid>.samples. The program gets no signal, no
+ * thread and no file descriptor of ours. */
+#ifndef CONVOY_SAMPLER_H
+#define CONVOY_SAMPLER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define SAMPLER_DEFAULT_HZ 1000
+
+struct sampler;
+
+/* Opens the events on pid (a child stopped before its exec), with a record
+ * of every context switch when switch_records. NULL when perf_event_open
+ * refused them, with the reason in why. */
+struct sampler *sampler__open(pid_t pid, unsigned hz, int switch_records, char *why, size_t size);
+/* Starts draining into dir. Returns 0, or -1 with the reason in why. */
+int sampler__start(struct sampler *s, const char *dir, char *why, size_t size);
+/* After the command ended: drains what is left, writes each file's last
+ * line, closes everything. */
+void sampler__stop(struct sampler *s);
+
+#endif

@@ -1,0 +1,159 @@
+/* samples.c — reading a samples file (samples.h, docs/samples-format.md).
+ *
+ * Lines the reader does not know are skipped (later versions may add
+ * kinds); a line it knows but cannot parse makes the file invalid. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "samples.h"
+#include "util.h"
+
+void samples__path(char *buf, size_t size, const char *profile_path, int32_t pid)
+{
+	const char *slash = strrchr(profile_path, '/');
+	int dirlen = slash ? (int)(slash - profile_path) : 1;
+	snprintf(buf, size, "%.*s/convoy-%d.samples", dirlen, slash ? profile_path : ".", (int)pid);
+}
+
+static void *grow(void *v, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return v;
+	size_t n = *cap ? *cap * 2 : 256;
+	while (n < need)
+		n *= 2;
+	void *p = realloc(v, n * elem);
+	if (!p) {
+		cv_error("out of memory");
+		abort();
+	}
+	*cap = n;
+	return p;
+}
+
+/* A comma-separated hex list, or "-": appended to out (at most max). */
+static int hex_list(char *text, uint64_t *out, size_t max, size_t *n)
+{
+	*n = 0;
+	if (!strcmp(text, "-"))
+		return 0;
+	for (char *save = NULL, *tok = strtok_r(text, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		errno = 0;
+		uint64_t v = strtoull(tok, &end, 16);
+		if (errno || *end || *n == max)
+			return -1;
+		out[(*n)++] = v;
+	}
+	return 0;
+}
+
+static int parse_sample(struct samples *s, enum sample_kind kind, char *rest, uint64_t from, uint64_t to,
+			size_t *cap, size_t *pcap)
+{
+	char chain[16384], regs[1024];
+	unsigned long long time, ip;
+	int tid;
+	unsigned cpu;
+	if (sscanf(rest, "%llu %d %u %llx %16383s %1023s", &time, &tid, &cpu, &ip, chain, regs) != 6)
+		return -1;
+	uint64_t pcs[128];
+	size_t npcs, nregs;
+	struct sample x = { .time_ns = time, .tid = tid, .cpu = cpu, .kind = kind, .ip = ip };
+	if (hex_list(chain, pcs, 128, &npcs) || hex_list(regs, x.regs, SAMPLES_NREGS, &nregs) ||
+	    (nregs && nregs != SAMPLES_NREGS))
+		return -1;
+	if (time < from || time > to)
+		return 0;
+	x.has_regs = nregs == SAMPLES_NREGS;
+	x.chain = (uint32_t)s->npcs;
+	x.nchain = (uint32_t)npcs;
+	if (npcs) { /* an empty chain leaves s->pcs as it is (NULL until the first) */
+		s->pcs = grow(s->pcs, pcap, s->npcs + npcs, sizeof(*s->pcs));
+		memcpy(s->pcs + s->npcs, pcs, npcs * sizeof(*pcs));
+		s->npcs += npcs;
+	}
+	s->v = grow(s->v, cap, s->n + 1, sizeof(*s->v));
+	s->v[s->n++] = x;
+	return 0;
+}
+
+static int parse_switch(struct samples *s, enum switch_kind kind, const char *rest, uint64_t from, uint64_t to,
+			size_t *cap)
+{
+	unsigned long long time;
+	int tid;
+	unsigned cpu;
+	if (sscanf(rest, "%llu %d %u", &time, &tid, &cpu) != 3)
+		return -1;
+	if (time < from || time > to)
+		return 0;
+	s->sw = grow(s->sw, cap, s->nsw + 1, sizeof(*s->sw));
+	s->sw[s->nsw++] = (struct switch_rec){ time, tid, cpu, kind };
+	return 0;
+}
+
+int samples__load(struct samples *s, const char *path, int32_t pid, uint64_t from_ns, uint64_t to_ns)
+{
+	memset(s, 0, sizeof(*s));
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 1 : (cv_error("cannot read %s: %s", path, strerror(errno)), -1);
+	char line[20000];
+	size_t cap = 0, pcap = 0, swcap = 0, lineno = 0;
+	int version = 0, filepid = -1, rc = 0;
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		line[strcspn(line, "\n")] = '\0';
+		char *rest = strchr(line, ' ');
+		if (rest)
+			*rest++ = '\0';
+		else
+			rest = line + strlen(line);
+		int bad = 0;
+		if (lineno == 1)
+			bad = strcmp(line, "convoy-samples") || sscanf(rest, "%d", &version) != 1 ||
+			      version != SAMPLES_VERSION;
+		else if (!strcmp(line, "pid"))
+			bad = sscanf(rest, "%d", &filepid) != 1 || filepid != pid;
+		else if (!strcmp(line, "period_ns"))
+			bad = sscanf(rest, "%llu", (unsigned long long *)&s->period_ns) != 1 || !s->period_ns;
+		else if (!strcmp(line, "scope"))
+			s->user_only = !strcmp(rest, "user");
+		else if (!strcmp(line, "cpu") || !strcmp(line, "sys") || !strcmp(line, "cs"))
+			bad = parse_sample(s, line[0] == 'c' && line[1] == 'p' ? SAMPLE_CPU : line[0] == 's' ? SAMPLE_SYS
+					   : SAMPLE_SWITCH, rest, from_ns, to_ns, &cap, &pcap);
+		else if (!strcmp(line, "in") || !strcmp(line, "out") || !strcmp(line, "preempted"))
+			bad = parse_switch(s, line[0] == 'i' ? SWITCH_IN : line[0] == 'o' ? SWITCH_OUT : SWITCH_PREEMPTED,
+					   rest, from_ns, to_ns, &swcap);
+		else if (!strcmp(line, "end")) {
+			char yes[8];
+			bad = sscanf(rest, "lost %llu switch_samples %7s", (unsigned long long *)&s->lost, yes) != 2;
+			s->switch_samples = !bad && !strcmp(yes, "yes");
+		}
+		if (bad) {
+			cv_error("%s:%zu: not a convoy samples file of process %d (version %d)", path, lineno, (int)pid,
+				 SAMPLES_VERSION);
+			rc = -1;
+			break;
+		}
+	}
+	fclose(f);
+	if (rc == 0 && (version != SAMPLES_VERSION || filepid != pid || !s->period_ns)) {
+		cv_error("%s: not a convoy samples file of process %d (version %d)", path, (int)pid, SAMPLES_VERSION);
+		rc = -1;
+	}
+	s->pid = pid;
+	if (rc)
+		samples__free(s);
+	return rc;
+}
+
+void samples__free(struct samples *s)
+{
+	free(s->v);
+	free(s->sw);
+	free(s->pcs);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,225 @@
+/* lockorder.c — which locks each thread holds, the order threads take them
+ * in, and what a thread is blocked on (docs/profile-format.md, "Lock order").
+ *
+ * Held set. Each thread keeps the mutexes, rwlocks and spinlocks it holds in a small
+ * array in its own state (shim.h: cv__held_push, cv__held_pop): a push is
+ * a count and five stores, a pop one compare and a store when locks are
+ * released in reverse order; anything else comes here. Past CV_HELD_MAX
+ * locks are counted, not kept, and give no edges.
+ *
+ * Edges. Before a call that may block on lock B, a thread that holds locks
+ * A1..An looks up each edge Ai -> B in one lock-free open-addressing table
+ * keyed by the two objects' ids (an object is one generation of one
+ * address, so a lock destroyed and re-initialised is a new lock). A known
+ * edge costs a hash and a probe; the first sighting claims its slot with a
+ * compare-and-swap and captures the call stack, inside the reentrancy guard;
+ * nothing here takes a lock. So that they invent no cycle: a lock the thread
+ * already holds (a recursive mutex, a second read lock) adds no edge at all;
+ * a trylock cannot block, so it adds no edge into the lock it takes (edges
+ * out of it, once held, are real); an rwlock held or wanted for reading is
+ * marked, and the analyzer does not close a cycle through a lock that both
+ * sides hold and want for reading.
+ *
+ * Waits. The contended paths say which object a thread is blocked on
+ * (cv__wait_begin); with the held sets this is the wait-for graph a hung
+ * program's profile carries (written on --timeout's signal or at exit).
+ *
+ * Not seen: a mutex unlocked by a thread other than the one that locked it
+ * (undefined for pthread mutexes, but done) stays in the locker's held set
+ * and may give it edges it does not have.
+ */
+#include "shim.h"
+
+#define EDGE_BITS   12
+#define EDGE_SLOTS  (1u << EDGE_BITS)
+#define EDGE_PROBES 32
+
+struct cv_edge {
+	uint64_t          key;        /* (from id + 1) << 32 | (to id + 1); 0: free */
+	int               ready;      /* the fields below are written */
+	uint32_t          from_flags, to_flags, to_stack;
+	struct cv_obj    *from, *to;
+	struct cv_thread *thread;
+	const void       *from_pc, *to_pc;
+};
+
+static struct cv_edge *edges;        /* EDGE_SLOTS, made on the first nested acquisition */
+static uint32_t edges_dropped;
+static uint64_t held_overflows;
+
+static struct cv_edge *edge_table(void)
+{
+	struct cv_edge *tab = __atomic_load_n(&edges, __ATOMIC_ACQUIRE);
+	if (CV_LIKELY(tab != NULL))
+		return tab;
+	struct cv_edge *mine = cv__alloc(EDGE_SLOTS * sizeof(*mine));
+	if (!mine)
+		return NULL;
+	if (!__atomic_compare_exchange_n(&edges, &tab, mine, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		cv__free(mine, EDGE_SLOTS * sizeof(*mine));   /* another thread made it first */
+		return tab;
+	}
+	return mine;
+}
+
+static uint32_t edge_hash(uint64_t key)
+{
+	key *= 0x9E3779B97F4A7C15ull;
+	return (uint32_t)(key >> (64 - EDGE_BITS));
+}
+
+/* The slot for key: NULL when it is known already (or cannot be kept);
+ * otherwise a slot this call claimed, to be filled. */
+static struct cv_edge *edge_claim(struct cv_edge *tab, uint64_t key)
+{
+	uint32_t at = edge_hash(key);
+	for (uint32_t i = 0; i < EDGE_PROBES; i++) {
+		struct cv_edge *e = &tab[(at + i) & (EDGE_SLOTS - 1)];
+		uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
+		if (k == key)
+			return NULL;
+		if (k == 0) {
+			if (__atomic_compare_exchange_n(&e->key, &k, key, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				return e;
+			if (k == key)
+				return NULL;   /* another thread saw the same edge first */
+		}
+	}
+	__atomic_fetch_add(&edges_dropped, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static bool holds(const struct cv_thread *t, const struct cv_obj *o)
+{
+	for (uint32_t i = 0; i < t->nheld; i++)
+		if (CV_LOAD(&t->held[i].obj) == o)
+			return true;
+	return false;
+}
+
+void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc, uint32_t flags)
+{
+	if ((flags & CV_LOCK_TRY) || holds(t, o) || o->kind == CV_OBJ_UNKNOWN)
+		return;   /* cannot block on it, or already its owner: no order */
+	struct cv_edge *tab = edge_table();
+	if (!tab)
+		return;
+	uint32_t stack = 0;
+	bool captured = false;
+	for (uint32_t i = 0; i < t->nheld; i++) {
+		const struct cv_held *h = &t->held[i];
+		if (!CV_LOAD(&h->obj) || h->obj->kind == CV_OBJ_UNKNOWN)
+			continue;   /* a slot being filled by the code this handler interrupted, or no object */
+		uint64_t key = (uint64_t)(h->obj->id + 1) << 32 | (o->id + 1);
+		struct cv_edge *e = edge_claim(tab, key);
+		if (!e)
+			continue;
+		if (!captured) {   /* one capture serves every new edge of this attempt */
+			struct cv_thread *saved = cv__guard_enter();
+			stack = cv__stack_capture(saved);
+			cv__guard_leave(saved);
+			captured = true;
+		}
+		e->from = h->obj;
+		e->to = o;
+		e->thread = t;
+		e->from_flags = h->flags;
+		e->to_flags = flags;
+		e->to_stack = stack;
+		e->from_pc = h->pc;
+		e->to_pc = pc;
+		__atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
+	}
+}
+
+void cv__held_overflow(struct cv_thread *t)
+{
+	t->held_untracked++;
+	__atomic_fetch_add(&held_overflows, 1, __ATOMIC_RELAXED);
+}
+
+/* An unlock out of order, or of a lock past the array, or of one this
+ * thread never took (unlocking another's mutex is the program's business). */
+void cv__held_release_slow(struct cv_thread *t, const void *addr)
+{
+	for (uint32_t i = t->nheld; i-- > 0;) {
+		if (t->held[i].addr != addr)
+			continue;
+		for (uint32_t k = i; k + 1 < t->nheld; k++)
+			t->held[k] = t->held[k + 1];
+		CV_STORE(&t->nheld, t->nheld - 1);
+		return;
+	}
+	if (t->held_untracked)
+		t->held_untracked--;
+}
+
+/* ---- the profile ---------------------------------------------------------- */
+
+/* An object's id in the profile being written; UINT32_MAX when it has none
+ * (its records were folded away). */
+static uint32_t dumped(const struct cv_obj *o)
+{
+	return o && o->dump_id ? o->dump_id - 1 : UINT32_MAX;
+}
+
+void cv__lockorder_write(void *w)
+{
+	struct cv_edge *tab = __atomic_load_n(&edges, __ATOMIC_ACQUIRE);
+	struct cv_lock_order lo = {
+		.edges_dropped = __atomic_load_n(&edges_dropped, __ATOMIC_RELAXED),
+		.held_overflows = __atomic_load_n(&held_overflows, __ATOMIC_RELAXED),
+	};
+	for (uint32_t i = 0; tab && i < EDGE_SLOTS; i++)
+		lo.edges += __atomic_load_n(&tab[i].ready, __ATOMIC_ACQUIRE) && dumped(tab[i].from) != UINT32_MAX &&
+			    dumped(tab[i].to) != UINT32_MAX;
+	if (!lo.edges && !lo.edges_dropped && !lo.held_overflows)
+		return;
+	cv__put_record(w, CV_REC_LOCK_ORDER, &lo, sizeof(lo), NULL, 0, NULL, 0);
+	for (uint32_t i = 0; tab && i < EDGE_SLOTS; i++) {
+		const struct cv_edge *e = &tab[i];
+		if (!__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE) || dumped(e->from) == UINT32_MAX ||
+		    dumped(e->to) == UINT32_MAX)
+			continue;
+		struct cv_lock_edge rec = {
+			.from = dumped(e->from),
+			.to = dumped(e->to),
+			.thread = e->thread->dump_index,
+			.from_flags = e->from_flags,
+			.to_flags = e->to_flags,
+			.to_stack = e->to_stack,
+			.from_pc = (uintptr_t)e->from_pc,
+			.to_pc = (uintptr_t)e->to_pc,
+		};
+		cv__put_record(w, CV_REC_LOCK_EDGE, &rec, sizeof(rec), NULL, 0, NULL, 0);
+	}
+}
+
+void cv__lockorder_write_thread(void *w, const struct cv_thread *t)
+{
+	uint32_t n = CV_LOAD(&t->nheld);
+	if (n > CV_HELD_MAX)
+		n = CV_HELD_MAX;
+	const struct cv_obj *waiting = __atomic_load_n(&t->waiting_obj, __ATOMIC_ACQUIRE);
+	if (!n && !waiting)
+		return;
+	struct cv_held_lock held[CV_HELD_MAX];
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t id = dumped(CV_LOAD(&t->held[i].obj));
+		if (id != UINT32_MAX)
+			held[k++] = (struct cv_held_lock){ .object = id, .flags = t->held[i].flags,
+							   .pc = (uintptr_t)t->held[i].pc };
+	}
+	struct cv_thread_state st = {
+		.thread = t->dump_index,
+		.nheld = k,
+		.held_untracked = t->held_untracked,
+		.waiting = waiting && dumped(waiting) != UINT32_MAX ? dumped(waiting) + 1 : 0,
+		.waiting_mutex = waiting && dumped(t->waiting_mutex) != UINT32_MAX ? dumped(t->waiting_mutex) + 1 : 0,
+		.waiting_flags = waiting ? t->waiting_flags : 0,
+		.waiting_since_ns = waiting ? t->waiting_since_ns : 0,
+		.waiting_pc = waiting ? (uintptr_t)t->waiting_pc : 0,
+	};
+	cv__put_record(w, CV_REC_THREAD_STATE, &st, sizeof(st), held, k * sizeof(held[0]), NULL, 0);
+}

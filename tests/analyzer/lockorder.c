@@ -1,0 +1,115 @@
+/* lockorder.c — lock-order cycles and deadlocks, found by `convoy run` from
+ * the shim's held sets, edges and blocked waits. Every program here is
+ * deterministic: a deadlock is built with a barrier, a latent cycle with
+ * phases that never overlap; nothing depends on timing. */
+#include <string.h>
+
+#include "testutil.h"
+
+static json_object *run_json(const char *const argv[])
+{
+	struct tu_proc p;
+	struct tu_opts o = { .timeout_s = 60 };
+	tu_run(&p, &o, argv);
+	json_object *root = json_tokener_parse(p.out);
+	cr_assert(root, "no JSON report (exit %d):\n%s\n%s", p.code, p.out, p.err);
+	return root;
+}
+
+static size_t count_kind(json_object *root, const char *kind)
+{
+	json_object *f = tu_array(root, "findings");
+	size_t n = 0;
+	for (size_t i = 0; i < json_object_array_length(f); i++)
+		n += !strcmp(tu_str(json_object_array_get_idx(f, i), "kind"), kind);
+	return n;
+}
+
+static json_object *first_finding(json_object *root)
+{
+	json_object *f = tu_array(root, "findings");
+	cr_assert(json_object_array_length(f) > 0, "no findings: %s", json_object_to_json_string(root));
+	return json_object_array_get_idx(f, 0);
+}
+
+Test(lockorder, the_deadlock_demo_in_opposite_order_is_a_deadlock_with_its_cycle, .timeout = 60)
+{
+	json_object *root = run_json((const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--",
+						       BUILD_DIR "/demos/deadlock", "--workers", "2", "--timeout-ms",
+						       "300", NULL });
+	json_object *x = first_finding(root);
+	cr_assert_str_eq(tu_str(x, "kind"), "deadlock");
+	json_object *cycle = tu_array(x, "cycle");
+	cr_assert_eq(json_object_array_length(cycle), 2);
+	const char *a = tu_str(json_object_array_get_idx(cycle, 0), "holds");
+	const char *b = tu_str(json_object_array_get_idx(cycle, 1), "holds");
+	cr_assert((!strcmp(a, "L1") && !strcmp(b, "L2")) || (!strcmp(a, "L2") && !strcmp(b, "L1")), "%s, %s", a, b);
+	cr_assert(json_object_array_length(tu_array(json_object_array_get_idx(cycle, 0), "wants_stack")) > 0);
+}
+
+Test(lockorder, the_deadlock_demo_fixed_has_no_cycle, .timeout = 60)
+{
+	json_object *root = run_json((const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--",
+						       BUILD_DIR "/demos/deadlock", "--workers", "3", "--fixed", NULL });
+	cr_assert_eq(count_kind(root, "deadlock"), 0);
+	cr_assert_eq(count_kind(root, "lock-order-cycle"), 0);
+}
+
+Test(lockorder, opposite_orders_in_phases_are_a_lock_order_cycle_ranked_first, .timeout = 60)
+{
+	json_object *root = run_json((const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--",
+						       tu_prog("order_phases"), "4", NULL });
+	json_object *x = first_finding(root);
+	cr_assert_str_eq(tu_str(x, "kind"), "lock-order-cycle");
+	cr_assert(tu_bool(x, "correctness"));
+	cr_assert_eq(json_object_array_length(tu_array(x, "cycle")), 2);
+	cr_assert_eq(count_kind(root, "deadlock"), 0, "the run completed: no deadlock");
+}
+
+Test(lockorder, three_locks_in_a_ring_are_a_3_cycle, .timeout = 60)
+{
+	json_object *root = run_json((const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--",
+						       tu_prog("lock_ring"), "3", "--phased", NULL });
+	json_object *x = first_finding(root);
+	cr_assert_str_eq(tu_str(x, "kind"), "lock-order-cycle");
+	cr_assert_eq(json_object_array_length(tu_array(x, "cycle")), 3);
+}
+
+Test(lockorder, a_ring_that_hangs_is_a_deadlock_of_three_threads, .timeout = 60)
+{
+	json_object *root = run_json((const char *[]){ tu_convoy(), "run", "--json", "--timeout", "1", "-o",
+						       tu_tmpdir(), "--", tu_prog("lock_ring"), "3", NULL });
+	json_object *x = first_finding(root);
+	cr_assert_str_eq(tu_str(x, "kind"), "deadlock");
+	cr_assert_eq(json_object_array_length(tu_array(x, "cycle")), 3);
+	cr_assert(tu_bool(tu_get(root, "process"), "timed_out"));
+}
+
+Test(lockorder, a_ring_in_one_order_has_no_cycle, .timeout = 60)
+{
+	json_object *root = run_json((const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--",
+						       tu_prog("lock_ring"), "3", "--fixed", NULL });
+	cr_assert_eq(count_kind(root, "lock-order-cycle"), 0);
+}
+
+Test(lockorder, recursive_relocks_rwlock_readers_and_trylock_back_off_make_no_cycle, .timeout = 60)
+{
+	json_object *root = run_json((const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--",
+						       tu_prog("order_benign"), NULL });
+	cr_assert_eq(count_kind(root, "lock-order-cycle"), 0, "%s",
+		     json_object_to_json_string(tu_array(root, "findings")));
+	cr_assert_eq(count_kind(root, "deadlock"), 0);
+}
+
+Test(lockorder, the_watchdog_stops_a_deadlocked_run_and_it_is_explained, .timeout = 60)
+{
+	struct tu_proc p;
+	struct tu_opts o = { .timeout_s = 60, .env = (const char *const[]){ "CONVOY_WATCHDOG=1", NULL } };
+	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--", tu_prog("lock_ring"),
+					 "2", NULL });
+	json_object *root = json_tokener_parse(p.out);
+	cr_assert(root, "no JSON report (exit %d):\n%s\n%s", p.code, p.out, p.err);
+	cr_assert(tu_bool(tu_get(root, "process"), "hung"));
+	cr_assert(!tu_bool(tu_get(root, "process"), "timed_out"));
+	cr_assert_str_eq(tu_str(first_finding(root), "kind"), "deadlock");
+}

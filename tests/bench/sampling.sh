@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The CPU sampler's cost and its detection latency (docs/performance.md).
+#
+# Cost: `convoy run` of two workloads with sampling off and at RATE (default
+# 1000 Hz), interleaved REPEAT times (default 7), the median of the program's
+# own wall (its profile's: convoy's analysis afterwards is not the program's
+# cost) of each and their ratio. The workloads: spin_counter (7M spinlock acquisitions, many
+# short critical sections) and pingpong-like park-heavy work (the demo
+# barrier, which switches context all the time: the context-switch samples'
+# worst case).
+#
+# Detection latency: false_sharing at offset 8 with growing work; for each,
+# the CPU time the run took and whether its report located the line
+# (cpu_samples.cache_lines has a false-sharing entry).
+# Usage: tests/bench/sampling.sh BUILD_DIR [RATE] [REPEAT]
+set -euo pipefail
+build=${1:-build} rate=${2:-1000} repeat=${3:-7}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+wall() {   # the program's own wall (its profile's, start to exit), seconds, at hz $1 of the rest
+	local hz=$1; shift
+	"$build/convoy" run -o "$tmp/run" --json --sample-hz "$hz" -- "$@" 2>/dev/null |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["process"]["wall_ns"] / 1e9)'
+	rm -rf "$tmp/run"
+}
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+echo "| workload | sampling off (median of $repeat) | at $rate Hz | ratio |"
+echo "|---|---|---|---|"
+for w in "$build/tests/data/progs/spin_counter --workers 2" \
+	 "$build/demos/barrier --workers 2 --idle-spin 0 --iterations 20000"; do
+	: >"$tmp/off"; : >"$tmp/on"
+	for ((i = 0; i < repeat; i++)); do
+		wall 0 $w >>"$tmp/off"
+		wall "$rate" $w >>"$tmp/on"
+	done
+	off=$(median <"$tmp/off") on=$(median <"$tmp/on")
+	python3 -c "print(f'| {\"$w\".split(\"/\")[-1]} | {$off*1000:.0f} ms | {$on*1000:.0f} ms | {$on/$off:.3f} |')"
+done
+echo
+echo "| false_sharing --offset 8, increments per worker | thread CPU | samples | line located |"
+echo "|---|---|---|---|"
+for inc in 20000 100000 500000 2000000 10000000; do
+	"$build/convoy" run -o "$tmp/fs" --json --sample-hz "$rate" -- "$build/demos/false_sharing" --workers 2 \
+		--offset 8 --increments "$inc" >"$tmp/fs.json" 2>/dev/null
+	python3 - "$tmp/fs.json" "$inc" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+cpu = sum(t["cpu_ns"] for t in r["threads"])
+c = r.get("cpu_samples") or {}
+found = any(l["verdict"] == "false-sharing" for l in c.get("cache_lines", []))
+print(f"| {int(sys.argv[2]):,} | {cpu/1e6:.1f} ms | {c.get('samples', 0)} | {'yes' if found else 'no'} |")
+PY
+	rm -rf "$tmp/fs"
+done
