@@ -11,7 +11,7 @@
 VIEWER_NODE_MODULES := tests/viewer/node_modules/playwright-core/package.json
 TEST_VIEWER_OBJS := $(BUILD)/obj/tests/viewer/test_viewer.o
 
-$(TEST_VIEWER_OBJS): $(BUILD)/obj/tests/%.o: tests/%.c tests/common/testutil.h | check-deps
+$(TEST_VIEWER_OBJS): $(BUILD)/obj/tests/%.o: tests/%.c tests/common/testutil.h include/convoy/profile.h | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(TEST_UTIL_CFLAGS) -DSOURCE_DIR='"$(abspath .)"' -c $< -o $@
 
