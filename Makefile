@@ -23,8 +23,9 @@ CXX      ?= g++
 DEB_PACKAGES := gcc g++ make pkg-config libdw-dev libelf-dev libcapstone-dev \
                 libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc time libiberty-dev \
                 clang libclang-rt-14-dev \
-                wrk python3 perl chromium nodejs npm
-DEP_FILES    := /usr/lib/*/perl/*/threads.pm /usr/include/elfutils/libdwfl.h \
+                wrk python3 perl zstd chromium nodejs npm
+DEP_FILES    := /usr/lib/*/perl/*/threads.pm /usr/include/elfutils/libdwfl.h /usr/bin/zstd \
+                /usr/lib/gcc/*/*/libgomp.so \
                 /usr/include/gelf.h /usr/include/json-c/json.h /usr/include/capstone/capstone.h \
                 /usr/include/criterion/criterion.h /usr/include/zlib.h /usr/bin/pkg-config \
                 /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc /usr/bin/time \
@@ -171,7 +172,7 @@ demo: all
 	@echo
 	@echo "== In a browser: $(DEMO_DIR)/global_queue.html, $(DEMO_DIR)/work_stealing.html, $(DEMO_DIR)/diff.html"
 
-bench: all bench-shim bench-whatif bench-demos bench-report bench-sampling bench-trace
+bench: all bench-shim bench-whatif bench-demos bench-report bench-sampling bench-omp bench-trace
 
 # --- install ----------------------------------------------------------------
 install: $(BUILD)/libconvoy.so $(BUILD)/convoy

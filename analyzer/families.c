@@ -91,6 +91,9 @@ static void cond_detail(FILE *out, const struct object_row *r, int verbose)
 {
 	const struct cv_stats *s = &r->total;
 	char a[32], b[32], c[32];
+	if (r->monitor)   /* the mutex its waits named: one monitor */
+		detail(out, "waited under mutex %s%s", r->monitor->name,
+		       r->obj->o.flags & CV_COND_MUTEXES_VARY ? " (and others before it)" : "");
 	if (s->signals_unwaited || s->broadcasts_unwaited || verbose)
 		detail(out, "longest wait %s; sent with no thread waiting: %s signals, %s broadcasts",
 		       s->waits ? fmt_ns(a, sizeof(a), (double)s->max_wait_ns) : "-",

@@ -40,6 +40,10 @@
 #define BOUNCING_RATE         1e4     /* ... at least this many times a second */
 #define NOISE_SHARE            0.05   /* findings explaining less are dropped */
 #define SUSPECTED_HIGH_SHARE    0.5   /* a suspected finding is high only above this share */
+#define MONITOR_WAKE_ENDED      0.5   /* condvar waits ended by a wake or a timeout, of all */
+#define MONITOR_PEER_SIGNALS    0.5   /* wakes sent by the waiting threads themselves, of all */
+#define MONITOR_MAX_CPUS        1.5   /* the threads' CPU time adds up to at most this many CPUs */
+#define MAX_CLAIMED               16
 
 struct finding *findings__add(struct findings *f, enum finding_kind kind, double share)
 {
@@ -107,7 +111,26 @@ struct step {
 	int busy;                /* threads busy at once in the target run */
 	uint32_t cpus;           /* the CPUs it could use */
 	int oversubscribed;      /* busy > cpus: spinning would only make it worse */
+	/* Objects a monitor finding explained: the lock rules skip them, and
+	 * their park growth is not left for the park rule. */
+	const struct object_row *claimed[MAX_CLAIMED];
+	size_t nclaimed;
+	double park_claimed;
 };
+
+static int claimed(const struct step *st, const struct object_row *row)
+{
+	for (size_t i = 0; i < st->nclaimed; i++)
+		if (st->claimed[i] == row)
+			return 1;
+	return 0;
+}
+
+static void claim(struct step *st, const struct object_row *row)
+{
+	if (st->nclaimed < MAX_CLAIMED)
+		st->claimed[st->nclaimed++] = row;
+}
 
 static double comp(const struct run_view *r, enum stack_component c)
 {
@@ -180,7 +203,7 @@ static void rule_locks(struct findings *out, struct step *st)
 		 * the lock claims that first. */
 		double spun = st->ref ? spin_cpu(st->t, row) * st->scale - spin_cpu(st->ref, row) : 0;
 		spun = spun < 0 ? 0 : spun < st->inflation_left ? spun : st->inflation_left;
-		if (grew + spun <= 0 || grew + spun < NOISE_SHARE * st->lost)
+		if (grew + spun <= 0 || grew + spun < NOISE_SHARE * st->lost || claimed(st, row))
 			continue;
 		st->inflation_left -= spun;
 		const struct cv_stats *k = &row->total;
@@ -270,6 +293,166 @@ static void rule_locks(struct findings *out, struct step *st)
 	}
 }
 
+/* What the threads that parked on a set of objects (a monitor's condvars,
+ * or one semaphore) did to them. */
+struct turn_use {
+	const struct object_row *parks[FINDING_MAX_OBJECTS - 1];
+	size_t nparks;
+	double park_grew;          /* their park growth in the stack */
+	uint64_t waits, wait_ns, ended, timeouts, signals, peer_signals;
+};
+
+/* Did thread (index) block on one of u's objects? */
+static int waited_on(const struct model *m, const struct turn_use *u, uint32_t thread)
+{
+	for (size_t d = 0; d < u->nparks; d++) {
+		uint32_t id = u->parks[d]->obj->o.id;
+		for (size_t q = m->stats_start[id]; q < m->stats_start[id + 1]; q++) {
+			const struct cv_stats *w = &m->p->stats[m->stats_of[q]];
+			if (w->thread == thread && w->waits > 0)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* Sums u's objects' waits and wakes. A wake "from a peer" is one sent by a
+ * thread that itself parked on them: threads handing the turn to each
+ * other, not a producer feeding consumers. */
+static void turn_use_sum(const struct step *st, struct turn_use *u)
+{
+	const struct model *m = st->t->m;
+	for (size_t c = 0; c < u->nparks; c++) {
+		const struct object_row *row = u->parks[c];
+		u->park_grew += speedup__park_wait(st->t->s, row) * st->scale -
+				(st->ref ? speedup__park_wait(st->ref->s, row) : 0);
+		const struct cv_stats *k = &row->total;
+		u->waits += k->waits;
+		u->wait_ns += k->wait_ns;
+		u->ended += k->wakeups + k->timeouts;
+		u->timeouts += k->timeouts;
+		u->signals += k->signals + k->broadcasts;
+		uint32_t id = row->obj->o.id;
+		for (size_t j = m->stats_start[id]; j < m->stats_start[id + 1]; j++) {
+			const struct cv_stats *ts = &m->p->stats[m->stats_of[j]];
+			if (ts->signals + ts->broadcasts && waited_on(m, u, ts->thread))
+				u->peer_signals += ts->signals + ts->broadcasts;
+		}
+	}
+}
+
+/* Threads took turns through these objects: most parks ended with a wake or
+ * an expired timeout, and most wakes came from the parked threads
+ * themselves. */
+static int took_turns(const struct turn_use *u)
+{
+	return u->waits && u->signals && (double)u->ended >= MONITOR_WAKE_ENDED * (double)u->waits &&
+	       (double)u->peer_signals >= MONITOR_PEER_SIGNALS * (double)u->signals;
+}
+
+/* The finding for threads that ran one at a time through a monitor (mu and
+ * u's condvars) or, with mu NULL, a semaphore used as a lock. */
+static void turn_finding(struct findings *out, struct step *st, const struct object_row *mu,
+			 const struct turn_use *u, double grew, double cpus)
+{
+	struct finding *x = findings__add(out, FINDING_LOCK_CONTENTION, grew / st->lost);
+	char names[512] = "", a[32], b[32], c[32], d[32], e[32];
+	if (mu) {
+		object(x, mu->name);
+		claim(st, mu);
+	}
+	for (size_t k = 0; k < u->nparks; k++) {
+		object(x, u->parks[k]->name);
+		claim(st, u->parks[k]);
+		size_t len = strlen(names);
+		snprintf(names + len, sizeof(names) - len, "%s%s", k ? (k + 1 == u->nparks ? " and " : ", ") : "",
+			 u->parks[k]->name);
+	}
+	st->park_claimed += u->park_grew > 0 ? u->park_grew : 0;
+	x->predicted_wall_ns = predicted(st, grew);
+	const struct cv_stats *k = mu ? &mu->total : NULL;
+	double acq = k ? (double)k->acquisitions : 0, handoffs = acq ? (double)k->handoffs / acq : 0;
+	evidence(x, "mutex_wait_ns", k ? (double)k->wait_ns : 0);
+	evidence(x, "park_ns", (double)u->wait_ns);
+	evidence(x, "parks", (double)u->waits);
+	evidence(x, "parks_ended_by_wake_or_timeout", (double)u->ended);
+	evidence(x, "timeouts", (double)u->timeouts);
+	evidence(x, "wakes_from_parked_threads", (double)u->peer_signals);
+	evidence(x, "handoff_fraction", handoffs);
+	evidence(x, "cpus_in_use", cpus);
+	size_t len;
+	if (mu)
+		len = (size_t)snprintf(x->summary, sizeof(x->summary),
+		    "Threads ran one at a time through the monitor of mutex %s and condvar%s %s: a lock in "
+		    "effect. They waited %s for the mutex and were parked %s on the condvar%s",
+		    mu->name, u->nparks == 1 ? "" : "s", names, fmt_ns(a, sizeof(a), (double)k->wait_ns),
+		    fmt_ns(b, sizeof(b), (double)u->wait_ns), u->nparks == 1 ? "" : "s");
+	else
+		len = (size_t)snprintf(x->summary, sizeof(x->summary),
+		    "Threads ran one at a time through %s %s, used as a lock: they were parked on it %s",
+		    kind_name(u->parks[0]->obj->o.kind), names, fmt_ns(b, sizeof(b), (double)u->wait_ns));
+	if (len < sizeof(x->summary))
+		len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len,
+		    " (%s of the lost time%s); %s of the %s waits ended with another waiting thread's wake",
+		    fmt_pct(c, sizeof(c), x->share), mu ? " together" : "", fmt_count(d, sizeof(d), u->ended - u->timeouts),
+		    fmt_count(e, sizeof(e), u->waits));
+	if (u->timeouts && len < sizeof(x->summary))
+		len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len,
+					" and %s timed waits expired (a switch interval: the waiter asks for its turn)",
+					fmt_count(a, sizeof(a), u->timeouts));
+	if (mu && len < sizeof(x->summary))
+		len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len,
+					"; the mutex changed owner on %s of its acquisitions", fmt_pct(a, sizeof(a), handoffs));
+	if (len < sizeof(x->summary))
+		snprintf(x->summary + len, sizeof(x->summary) - len,
+			 "; the threads' CPU time adds up to %.1f CPUs of %d.", cpus, st->n);
+	say(x->fix, sizeof(x->fix),
+	    "Only the thread that holds it makes progress. If it is an interpreter lock (Python's GIL, "
+	    "a Perl shared lock), run the work in processes, or in native code that releases it; "
+	    "otherwise hold it for less of the work, or split what it protects.");
+}
+
+/* A monitor (a mutex and the condvars waited under it) or a semaphore that
+ * threads took turns through is a lock in effect, whatever the program
+ * built it for (an interpreter lock, a recursive lock, a binary semaphore):
+ * the waits on the mutex and the parks on its condvars are one cause. */
+static void rule_monitors(struct findings *out, struct step *st)
+{
+	const struct model *m = st->t->m;
+	const struct speedup *s = st->t->s;
+	double cpus = s->wall_ns > 0 ? s->cpu_out_ns / s->wall_ns : 0;
+	if (st->n < 2 || cpus > MONITOR_MAX_CPUS)
+		return;   /* more than one thread made progress at a time */
+	for (size_t i = 0; i < m->nlocks; i++) {
+		const struct object_row *mu = m->locks[i];
+		if (mu->obj->o.kind != CV_OBJ_MUTEX)
+			continue;
+		struct turn_use u = { .nparks = 0 };
+		for (size_t c = 0; c < m->nconds && u.nparks < FINDING_MAX_OBJECTS - 1; c++)
+			if (m->conds[c]->monitor == mu)
+				u.parks[u.nparks++] = m->conds[c];
+		if (!u.nparks)
+			continue;
+		turn_use_sum(st, &u);
+		double lock_grew = speedup__lock_wait(s, mu) * st->scale - (st->ref ? speedup__lock_wait(st->ref->s, mu) : 0);
+		double grew = (lock_grew > 0 ? lock_grew : 0) + (u.park_grew > 0 ? u.park_grew : 0);
+		if (grew > 0 && grew >= NOISE_SHARE * st->lost && took_turns(&u))
+			turn_finding(out, st, mu, &u, grew, cpus);
+	}
+	/* Semaphores and futex words used to park (a runtime's own lock or
+	 * condition, whose mutex the futex calls do not name). */
+	for (size_t i = 0; i < m->nparks; i++) {
+		const struct object_row *row = m->parks[i];
+		if (row->obj->o.kind != CV_OBJ_SEM &&
+		    (row->obj->o.kind != CV_OBJ_FUTEX || wait_class_of_obj(row->obj) != WAIT_PARK))
+			continue;
+		struct turn_use u = { .parks = { row }, .nparks = 1 };
+		turn_use_sum(st, &u);
+		if (u.park_grew > 0 && u.park_grew >= NOISE_SHARE * st->lost && took_turns(&u))
+			turn_finding(out, st, NULL, &u, u.park_grew, cpus);
+	}
+}
+
 static void rule_runnable(struct findings *out, const struct step *st)
 {
 	double grew = delta(st, STACK_RUNNABLE);
@@ -354,7 +537,7 @@ static int cmp_double(const void *a, const void *b)
 static void rule_imbalance_and_parks(struct findings *out, const struct step *st, int idle_claimed)
 {
 	const struct profile *p = st->t->m->p;
-	double idle = idle_claimed ? 0 : delta(st, STACK_IDLE), park = delta(st, STACK_PARK);
+	double idle = idle_claimed ? 0 : delta(st, STACK_IDLE), park = delta(st, STACK_PARK) - st->park_claimed;
 	double *busy = xcalloc(p->nthreads, sizeof(double));
 	size_t n = working_times(st->t, busy);
 	double ratio = 0, median = 0, max = 0;
@@ -412,6 +595,28 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 		    "batch hand-offs so a waiter has more to do per wake, and skip the signal when no "
 		    "thread is parked.");
 		park = 0;   /* explained */
+	}
+	/* Even workers, but the thread that made them ran alone while the other
+	 * slots had none: a serial phase (setup, or work between parallel
+	 * phases), named with its thread. A worker left alone at the end is the
+	 * workers' uneven finish, not a serial phase. */
+	long alone = speedup__serial_thread(st->t->s);
+	if (!imbalanced && idle > NOISE_SHARE * st->lost && alone >= 0 && p->threads[alone].threads_created > 0) {
+		const struct speedup *s = st->t->s;
+		double serial = s->t[alone].alone * (s->threads - 1) * st->scale;
+		double claim = serial < idle ? serial : idle;
+		struct finding *x = findings__add(out, FINDING_LOAD_IMBALANCE, claim / st->lost);
+		char who[128], text[768];
+		findings__thread_label(st->t->m, &p->threads[alone], who, sizeof(who));
+		object(x, who);
+		x->predicted_wall_ns = predicted(st, claim);
+		evidence(x, "alone_ns", s->t[alone].alone);
+		evidence(x, "idle_ns", s->c[STACK_IDLE]);
+		speedup__serial_text(s, st->t->m, text, sizeof(text));
+		say(x->summary, sizeof(x->summary), "A serial phase: %s", text);
+		say(x->fix, sizeof(x->fix),
+		    "Parallelise what %s does alone (split the loading or setup between the threads, or "
+		    "overlap it with the work), or start the workers earlier so they are not idle meanwhile.", who);
 	}
 	double uneven = (imbalanced ? idle : 0) + park;
 	if (uneven > NOISE_SHARE * st->lost && imbalanced) {
@@ -597,10 +802,15 @@ static void rule_barriers(struct findings *out, const struct step *st)
 	 * The run queue's part of the waits (speedup.c) is left out. */
 	double barrier_ns = st->t->s->c[STACK_BARRIER];
 	double avg_blocked = parks ? barrier_ns / parks : 0;
-	int uneven = avg_blocked <= 2 * spread;
+	/* Barriers whose rounds the shim cannot see (OpenMP's, preload/gomp.c)
+	 * have no spread: short waits are then taken for the cost of sleeping
+	 * and waking, long ones for uneven work, and the finding is suspected. */
+	int unseen = !rounds;
+	int uneven = unseen ? avg_wait >= SHORT_PARK_NS : avg_blocked <= 2 * spread;
 	if (st->oversubscribed && claim_for_oversubscription(out, st, grew, row->name))
 		return;
 	struct finding *x = findings__add(out, uneven ? FINDING_LOAD_IMBALANCE : FINDING_PARK_WAKE, grew / st->lost);
+	x->suspected = unseen;
 	object(x, row->name);
 	x->predicted_wall_ns = predicted(st, grew);
 	evidence(x, "rounds", rounds);
@@ -609,14 +819,24 @@ static void rule_barriers(struct findings *out, const struct step *st)
 	evidence(x, "avg_spread_ns", spread);
 	evidence(x, "max_spread_ns", (double)k->max_imbalance_ns);
 	char a[32], b[32], c[32], d[32], e[32];
-	say(x->summary, sizeof(x->summary),
-	    "Threads waited %s at barrier %s over %s rounds, %s per parked arrival; the last thread "
-	    "arrived %s after the first on average (at most %s)%s.",
-	    fmt_ns(a, sizeof(a), (double)k->wait_ns), row->name, fmt_count(b, sizeof(b), k->rounds),
-	    fmt_ns(c, sizeof(c), avg_wait), fmt_ns(d, sizeof(d), spread),
-	    fmt_ns(e, sizeof(e), (double)k->max_imbalance_ns),
-	    uneven ? ": each round lasts as long as its slowest thread" :
-		     ", so most of the wait is going to sleep and being woken each round");
+	if (unseen)
+		say(x->summary, sizeof(x->summary),
+		    "Threads waited %s at barrier %s, %s waits of %s on average. Its rounds are not recorded "
+		    "(a runtime's own barrier), so uneven work and the cost of sleeping and waking each "
+		    "round cannot be told apart; %s.",
+		    fmt_ns(a, sizeof(a), (double)k->wait_ns), row->name, fmt_count(b, sizeof(b), k->waits),
+		    fmt_ns(c, sizeof(c), avg_wait),
+		    uneven ? "waits this long suggest the threads arrive unevenly" :
+			     "waits this short suggest the cost is synchronising itself");
+	else
+		say(x->summary, sizeof(x->summary),
+		    "Threads waited %s at barrier %s over %s rounds, %s per parked arrival; the last thread "
+		    "arrived %s after the first on average (at most %s)%s.",
+		    fmt_ns(a, sizeof(a), (double)k->wait_ns), row->name, fmt_count(b, sizeof(b), k->rounds),
+		    fmt_ns(c, sizeof(c), avg_wait), fmt_ns(d, sizeof(d), spread),
+		    fmt_ns(e, sizeof(e), (double)k->max_imbalance_ns),
+		    uneven ? ": each round lasts as long as its slowest thread" :
+			     ", so most of the wait is going to sleep and being woken each round");
 	if (uneven)
 		say(x->fix, sizeof(x->fix),
 		    "Even out the work between barrier rounds (hand out smaller pieces dynamically "
@@ -759,6 +979,7 @@ void findings__diagnose(struct findings *out, const struct run_view *ref, const 
 	st.busy = speedup__busy_threads(t->m);
 	st.oversubscribed = st.cpus && st.busy > (int)st.cpus;
 	size_t first = out->n;
+	rule_monitors(out, &st);
 	rule_locks(out, &st);
 	rule_runnable(out, &st);
 	int churn = rule_churn(out, &st);

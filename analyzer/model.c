@@ -315,6 +315,28 @@ static bool is_barrier(const struct object_row *r) { return r->obj->o.kind == CV
 static bool is_futex(const struct object_row *r) { return r->obj->o.kind == CV_OBJ_FUTEX; }
 static bool is_park(const struct object_row *r) { return park_kind(r->obj->o.kind); }
 
+/* Did the main thread meet other threads at a barrier (an OpenMP master,
+ * a thread of a team)? Then it is one of the workers, not waiting for them. */
+static void main_in_team(struct model *m)
+{
+	const struct profile *p = m->p;
+	for (size_t id = 0; id < p->nobjects && !m->main_in_team; id++) {
+		if (wait_class_of_obj(&p->objects[id]) != WAIT_BARRIER)
+			continue;
+		int main = 0, others = 0;
+		for (size_t j = m->stats_start[id]; j < m->stats_start[id + 1]; j++) {
+			const struct cv_stats *s = &p->stats[m->stats_of[j]];
+			if (!s->waits)
+				continue;
+			if (p->threads[s->thread].flags & CV_THREAD_MAIN)
+				main = 1;
+			else
+				others = 1;
+		}
+		m->main_in_team = main && others;
+	}
+}
+
 void model__build(struct model *m, const struct profile *p, struct syms *syms)
 {
 	memset(m, 0, sizeof(*m));
@@ -336,6 +358,9 @@ void model__build(struct model *m, const struct profile *p, struct syms *syms)
 	}
 	number_objects(m);
 	index_stats(m);
+	for (size_t i = 0; i < p->nobjects; i++)   /* profile.c checked it names a mutex */
+		if (p->objects[i].o.monitor)
+			m->rows[i].monitor = &m->rows[p->objects[i].o.monitor - 1];
 	for (size_t i = 0; i < p->nstats; i++) {
 		const struct cv_stats *s = &p->stats[i];
 		struct object_row *row = &m->rows[s->object];
@@ -355,6 +380,7 @@ void model__build(struct model *m, const struct profile *p, struct syms *syms)
 		if (park_kind(kind))
 			model__park_add(&m->thread_park[s->thread], kind, s);
 	}
+	main_in_team(m);
 	typical_holds(m);
 	m->locks = rows_where(m, lock_like, &m->nlocks);
 	for (size_t i = 0; i < m->nlocks; i++)

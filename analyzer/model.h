@@ -52,6 +52,7 @@ struct object_row {
 	struct cv_stats total;
 	size_t nthreads;        /* threads that used it */
 	double typical_hold_ns; /* hold time averaged per acquisition over threads (0: no sample) */
+	const struct object_row *monitor;   /* condvars: the mutex their waits named, or NULL */
 };
 
 struct model {
@@ -68,6 +69,7 @@ struct model {
 	/* Per thread index: time blocked, by wait class. */
 	uint64_t *thread_lock_wait, *thread_cond_wait, *thread_barrier_wait;
 	uint64_t total_lock_wait, total_thread_ns;
+	int main_in_team;   /* the main thread waited at a barrier other threads waited at too */
 	double wall_ns;
 	/* The other families and the park/wake numbers. */
 	struct object_row **sems, **barriers, **futexes, **parks;   /* most wait first */

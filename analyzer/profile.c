@@ -462,6 +462,12 @@ static int link_up(struct reader *r, struct profile *p)
 		if (p->stats[i].object >= p->nobjects || p->stats[i].thread >= p->nthreads)
 			return fail(r, "corrupt (a stats record names object %u, thread %u)",
 				    p->stats[i].object, p->stats[i].thread);
+	for (size_t i = 0; i < p->nobjects; i++) {
+		uint32_t mon = p->objects[i].o.monitor;
+		if (mon && (p->objects[i].o.kind != CV_OBJ_COND || mon > p->nobjects ||
+			    p->objects[mon - 1].o.kind != CV_OBJ_MUTEX))
+			return fail(r, "corrupt (object %zu names object %u as its mutex)", i, mon - 1);
+	}
 	for (size_t i = 0; i < p->ncounters; i++)
 		if (p->counters[i].c.thread >= p->nthreads)
 			return fail(r, "corrupt (a counter names thread %u)", p->counters[i].c.thread);

@@ -106,7 +106,7 @@ static const char *pmu_status(const struct profile *p, char *buf, size_t size)
 }
 
 /* Where the busy threads' time went, one line. */
-static void text_stack(const struct speedup *st, FILE *out)
+static void text_stack(const struct speedup *st, const struct model *m, FILE *out)
 {
 	char w[32], text[1024];
 	size_t len = (size_t)snprintf(text, sizeof(text), "%d busy thread%s × %s =", st->threads,
@@ -123,6 +123,14 @@ static void text_stack(const struct speedup *st, FILE *out)
 	if (len < sizeof(text) - 1)
 		strcat(text, ".");
 	textfit__wrap(out, textfit__width(out), 2, "Where the time went: ", text);
+	speedup__roles_text(st, m, text, sizeof(text));
+	textfit__wrap(out, textfit__width(out), 2, "Threads by role: ", text);
+	speedup__serial_text(st, m, text, sizeof(text));
+	if (text[0])
+		textfit__wrap(out, textfit__width(out), 2, "Serial phase: ", text);
+	speedup__offcpu_text(st, m, text, sizeof(text));
+	if (text[0])
+		textfit__wrap(out, textfit__width(out), 2, "Off-CPU outside waits: ", text);
 	fputc('\n', out);
 }
 
@@ -222,12 +230,14 @@ static void text_locks(const struct model *m, const struct report_options *o, FI
 	fputc('\n', out);
 }
 
-static void text_threads(const struct model *m, const struct report_options *o, struct syms *syms, FILE *out)
+static void text_threads(const struct model *m, const struct speedup *st, const struct report_options *o,
+			 struct syms *syms, FILE *out)
 {
 	const struct profile *p = m->p;
-	fprintf(out, "Threads (name and start routine; waits: locks, condvars and other parks, joins)\n");
-	fprintf(out, "  %-7s %-15s %8s %8s %8s %8s %8s %8s\n", "tid", "thread", "lifetime",
-		"cpu", "runnable", "lock", "park", "join");
+	fprintf(out, "Threads (name and start routine; runnable: waiting for a CPU, taken out of the\n"
+		"  lock and park waits it ended, so no time is counted twice; role in the stack)\n");
+	fprintf(out, "  %-7s %-15s %8s %8s %8s %8s %8s %8s %s\n", "tid", "thread", "lifetime",
+		"cpu", "runnable", "lock", "park", "join", "role");
 	size_t n = rows_to_show(p->nthreads, o);
 	for (size_t i = 0; i < n; i++) {
 		const struct cv_thread_rec *t = &p->threads[i];
@@ -239,13 +249,15 @@ static void text_threads(const struct model *m, const struct report_options *o, 
 			routine = fn;
 		}
 		snprintf(label, sizeof(label), "%s%s%s", t->name, t->name[0] ? " " : "", routine);
-		fprintf(out, "  %-7d %-15s %8s %8s %8s %8s %8s %8s\n", t->tid, textfit__fit(fit, sizeof(fit), label, 15),
+		const struct stack_thread *x = &st->t[i];
+		double park = x->park + x->parked_for_threads;
+		fprintf(out, "  %-7d %-15s %8s %8s %8s %8s %8s %8s %s\n", t->tid, textfit__fit(fit, sizeof(fit), label, 15),
 			fmt_ns(life, sizeof(life), (double)(t->end_ns - t->start_ns)),
 			fmt_ns(cpu, sizeof(cpu), (double)t->cpu_ns),
-			t->flags & CV_THREAD_RUNQ ? fmt_ns(rq, sizeof(rq), (double)t->run_delay_ns) : "-",
-			fmt_ns(lw, sizeof(lw), (double)m->thread_lock_wait[i]),
-			fmt_ns(cw, sizeof(cw), (double)m->thread_cond_wait[i]),
-			fmt_ns(jw, sizeof(jw), (double)t->join_wait_ns));
+			t->flags & CV_THREAD_RUNQ ? fmt_ns(rq, sizeof(rq), x->runnable) : "-",
+			fmt_ns(lw, sizeof(lw), x->lock),
+			fmt_ns(cw, sizeof(cw), park),
+			fmt_ns(jw, sizeof(jw), (double)t->join_wait_ns), role_names[x->role]);
 		if (o->verbose) {
 			char cr[32];
 			fprintf(out, "          created by %d%s%s; %llu voluntary, %llu involuntary switches\n",
@@ -422,6 +434,8 @@ static json_object *json_object_row(const struct model *m, const struct object_r
 	json_object_object_add(o, "addr", jaddr(r->obj->o.addr));
 	json_object_object_add(o, "generation", ju64(r->obj->o.generation));
 	json_object_object_add(o, "destroyed", json_object_new_boolean(r->obj->o.retired));
+	if (r->obj->o.kind == CV_OBJ_COND)   /* its monitor: the mutex its waits named, or null */
+		json_object_object_add(o, "mutex", r->monitor ? jstr(r->monitor->name) : NULL);
 	json_stats(o, r->obj->o.kind, &r->total);
 	if (r->obj->o.kind == CV_OBJ_BARRIER)
 		json_object_object_add(o, "count", json_object_new_int64(r->obj->o.flags));
@@ -440,7 +454,7 @@ static json_object *json_object_row(const struct model *m, const struct object_r
 	return o;
 }
 
-static json_object *json_thread(const struct model *m, size_t i, struct syms *syms)
+static json_object *json_thread(const struct model *m, const struct speedup *st, size_t i, struct syms *syms)
 {
 	const struct profile *p = m->p;
 	const struct cv_thread_rec *t = &p->threads[i];
@@ -471,6 +485,19 @@ static json_object *json_thread(const struct model *m, size_t i, struct syms *sy
 	 * more than a shorter thread's life): null when it was not. */
 	json_object_object_add(o, "run_delay_ns", t->flags & CV_THREAD_RUNQ ? ju64(t->run_delay_ns) : NULL);
 	json_object_object_add(o, "timeslices", t->flags & CV_THREAD_RUNQ ? ju64(t->timeslices) : NULL);
+	json_object_object_add(o, "role", jstr(role_names[st->t[i].role]));
+	json_object_object_add(o, "in_stack", json_object_new_double(round(st->t[i].in_stack * 1000) / 1000));
+	/* Its active time split without overlaps (run-queue delay taken out
+	 * of the waits it ended): what the text table shows. */
+	const struct stack_thread *x = &st->t[i];
+	json_object *split = json_object_new_object();
+	const struct { const char *key; double ns; } parts[] = {
+		{ "cpu_ns", x->cpu }, { "lock_ns", x->lock }, { "park_ns", x->park }, { "barrier_ns", x->barrier },
+		{ "runnable_ns", x->runnable }, { "other_ns", x->other },
+	};
+	for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
+		json_object_object_add(split, parts[k].key, json_object_new_int64((int64_t)llround(parts[k].ns)));
+	json_object_object_add(o, "split", split);
 	json_object_object_add(o, "minor_faults", ju64(t->minor_faults));
 	json_object_object_add(o, "major_faults", ju64(t->major_faults));
 	prims__json_thread(o, m, i);   /* spin_ns, wait_ns_by_kind, park_wake */
@@ -616,7 +643,7 @@ static void json_report(struct sink *k, const struct analysis *a, const struct r
 	sink_member(k, "park_wake", prims__json_park_wake(m));
 	sink_array_begin(k, "threads");
 	for (size_t i = 0; i < p->nthreads; i++)
-		sink_row(k, json_thread(m, i, syms));
+		sink_row(k, json_thread(m, &a->s, i, syms));
 	sink_array_end(k);
 	if (m->cpu)   /* only when the run was sampled (convoy run, convoy scale) */
 		sink_member(k, "cpu_samples", cpuprof__json(m->cpu, m, o->limit > 0 ? o->limit : -1));
@@ -642,13 +669,13 @@ int report__write(const struct analysis *a, const struct report_options *o, FILE
 	} else {
 		text_header(m, &a->run, out);
 		text_summary(m, out);
-		text_stack(&a->s, out);
+		text_stack(&a->s, m, out);
 		findings__print(&a->f, out);
 		fputc('\n', out);
 		text_locks(m, o, out);
 		families__text(m, o, out);   /* condvars, semaphores, barriers, futexes */
 		prims__text_park(m, o, out);
-		text_threads(m, o, a->syms, out);
+		text_threads(m, &a->s, o, a->syms, out);
 		if (m->cpu)
 			cpuprof__text(m->cpu, m, out, o->limit > 0 ? o->limit : 10);
 		text_counters(m, out);

@@ -28,6 +28,7 @@ struct scale_options {
 	int counts[SWEEP_MAX_COUNTS];
 	int ncounts;
 	int repeat;
+	int warmup;             /* --warmup: unrecorded runs before the sweep */
 	int json;
 	double timeout_s;
 	double watchdog_s;      /* CONVOY_WATCHDOG (watchdog.h) */
@@ -103,8 +104,8 @@ static void free_argv(char **v)
 
 static void scale_usage(FILE *f)
 {
-	fputs("usage: convoy scale --threads LIST [--repeat K] [--json] [-o DIR] [--timeout S] [--comm NAME]\n"
-	      "                    [--sample-hz N] -- COMMAND ... {threads} ...\n"
+	fputs("usage: convoy scale --threads LIST [--repeat K] [--warmup K] [--json] [-o DIR] [--timeout S]\n"
+	      "                    [--comm NAME] [--sample-hz N] -- COMMAND ... {threads} ...\n"
 	      "       convoy scale --replay DIR [--json]\n"
 	      "\n"
 	      "Runs COMMAND once per thread count in LIST (each {threads} in its arguments\n"
@@ -114,6 +115,9 @@ static void scale_usage(FILE *f)
 	      "\n"
 	      "  --threads LIST   comma-separated counts, e.g. 1,2,4,8 (the smallest is the reference)\n"
 	      "  --repeat K       runs per count; the median run stands for it (default 1)\n"
+	      "  --warmup K       run the command K times at the first count before the sweep,\n"
+	      "                   unanalysed, so the page cache and other caches are warm for\n"
+	      "                   every count, as hyperfine's --warmup (default 0)\n"
 	      "  --json           print the sweep as JSON (also saved as DIR/sweep.json)\n"
 	      "  --html FILE      write the sweep as a web page to FILE (and DIR/report.html with -o)\n"
 	      "  -o DIR           keep profiles and output here (default convoy-scale-DATE-TIME)\n"
@@ -139,6 +143,7 @@ static int parse(int argc, char **argv, struct scale_options *o)
 	static const struct option longopts[] = {
 		{ "threads", required_argument, NULL, 't' },
 		{ "repeat", required_argument, NULL, 'r' },
+		{ "warmup", required_argument, NULL, 'w' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "html", required_argument, NULL, 'H' },
 		{ "output", required_argument, NULL, 'o' },
@@ -164,6 +169,14 @@ static int parse(int argc, char **argv, struct scale_options *o)
 				return 2;
 			}
 			o->repeat = (int)v;
+			break;
+		case 'w':
+			v = parse_count(optarg);
+			if (v < 0 || v > SWEEP_MAX_REPEAT) {
+				cv_error("scale: --warmup takes a count from 0 to %d, not '%s'", SWEEP_MAX_REPEAT, optarg);
+				return 2;
+			}
+			o->warmup = (int)v;
 			break;
 		case 'T':
 			v = parse_count(optarg);
@@ -218,8 +231,9 @@ static int parse(int argc, char **argv, struct scale_options *o)
 /* ---- run ------------------------------------------------------------------ */
 
 /* One run of the command at n threads into sub; its profile into *profile
- * and how it ended into *end. A run that failed or hung is explained like
- * any other: only one that left no profile stops the sweep. */
+ * and how it ended into *end (profile NULL: a warm-up run, whose profile is
+ * not looked for). A run that failed or hung is explained like any other:
+ * only one that left no profile stops the sweep. */
 static int run_once(const struct scale_options *o, int n, int k, const char *sub, double *wall, char **profile,
 		    struct run_outcome *end)
 {
@@ -238,6 +252,8 @@ static int run_once(const struct scale_options *o, int n, int k, const char *sub
 		return -1;
 	outcome__set(end, r.status, r.timed_out, o->timeout_s, r.hung, o->watchdog_s);
 	*wall = r.wall_ns;
+	if (!profile)
+		return 0;
 	/* The first run says which process it analyses; the others pick alike. */
 	*profile = analysis__find_profile(sub, r.pid, since, o->comm, n == o->counts[0] && k == 0);
 	if (!*profile) {
@@ -253,6 +269,19 @@ static int run_once(const struct scale_options *o, int n, int k, const char *sub
 static int run_all(const struct scale_options *o, struct sweep *w)
 {
 	int tty = isatty(STDERR_FILENO), total = o->ncounts * o->repeat, done = 0;
+	for (int k = 0; k < o->warmup; k++) {
+		char sub[PATH_MAX + 64];
+		double wall;
+		struct run_outcome end;
+		snprintf(sub, sizeof(sub), "%s/warmup-%d", w->dir, k + 1);
+		if (tty)
+			fprintf(stderr, "\rconvoy scale: warm-up run %d/%d...   ", k + 1, o->warmup);
+		int rc = run_once(o, o->counts[0], k, sub, &wall, NULL, &end);
+		if (tty)
+			fputs("\r\033[K", stderr);
+		if (rc)
+			return -1;
+	}
 	for (int k = 0; k < o->repeat; k++)
 		for (int i = 0; i < o->ncounts; i++) {
 			int n = o->counts[i];
@@ -323,6 +352,7 @@ int cmd_scale(int argc, char **argv)
 		w.command[i] = xstrndup(o.cmd[i], strlen(o.cmd[i]));
 	w.ncommand = o.cmdc;
 	w.repeat = o.repeat;
+	w.warmup = o.warmup;
 	w.nruns = o.ncounts;
 	rc = 1;
 	if (run_all(&o, &w) == 0 && sweep__analyse(&w) == 0)

@@ -20,24 +20,39 @@
  * (When blocked > active, the measured waits overlap and the excess is
  * reported as negative "unexplained" time rather than hidden.)
  *
+ * Roles: programs run more threads than N (a main thread reading input, a
+ * writer, service threads). The N slots are filled by threads in order of
+ * CPU time over their active intervals; the part of a thread's active time
+ * that ran beside N others is helper time, kept beside the stack
+ * (helper_ns), and each of its components is counted in the stack in that
+ * proportion. So no component is negative or above N·T however many threads
+ * ran (docs/findings.md, "Threads by role").
+ *
  * Over the run: useful = min(Σ cpu_out, reference's Σ cpu_out), inflation =
  * the rest of Σ cpu_out; idle = N·T − Σ active. The components then add up to
  * N·T exactly, by construction; what the construction cannot attribute shows
- * up in "unexplained" and, when more than N threads were active at once, as
- * negative idle.
+ * up in "unexplained".
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
+#include "offcpu.h"
 #include "profile.h"
 #include "speedup.h"
+#include "symbols.h"
 #include "util.h"
 
 const char *const stack_keys[STACK_N] = {
 #define CV_X(sym, key, phrase) [sym] = key,
 	SPEEDUP_COMPONENTS(CV_X)
+#undef CV_X
+};
+
+const char *const role_names[ROLE_N] = {
+#define CV_X(sym, name) [sym] = name,
+	THREAD_ROLES(CV_X)
 #undef CV_X
 };
 
@@ -62,10 +77,12 @@ static int by_identity(const void *a, const void *b)
 
 /* The main thread of a program that made threads sets up, hands out work
  * and waits for it: its parks and barrier waits, like its joins, are waiting
- * for the workers, so its slot counts as idle then. */
-static int coordinator(const struct cv_thread_rec *t)
+ * for the workers, so its slot counts as idle then. A main thread that met
+ * them at a barrier (an OpenMP master: a thread of the team) is one of them,
+ * and its waits are theirs. */
+static int coordinator(const struct model *m, const struct cv_thread_rec *t)
 {
-	return (t->flags & CV_THREAD_MAIN) && t->threads_created > 0;
+	return (t->flags & CV_THREAD_MAIN) && t->threads_created > 0 && !m->main_in_team;
 }
 
 /* A thread's active time: alive, not waiting for the workers. */
@@ -74,7 +91,7 @@ static double active_time(const struct model *m, size_t i)
 	const struct cv_thread_rec *t = &m->p->threads[i];
 	double life = (double)(t->end_ns - t->start_ns);
 	double active = life - minf((double)t->join_wait_ns, life);
-	if (coordinator(t))
+	if (coordinator(m, t))
 		active -= minf((double)(m->thread_cond_wait[i] + m->thread_barrier_wait[i]), active);
 	return active;
 }
@@ -129,6 +146,180 @@ int speedup__busy_threads(const struct model *m)
 	return busy;
 }
 
+/* One thread's time split by wait class, before it is placed in the stack
+ * (the per-thread formulas at the top of this file). */
+static void thread_split(struct stack_thread *x, const struct model *m, size_t i, double *unexplained)
+{
+	const struct cv_thread_rec *t = &m->p->threads[i];
+	double life = (double)(t->end_ns - t->start_ns);
+	double active = life - minf((double)t->join_wait_ns, life);
+	double lock = (double)m->thread_lock_wait[i], park = (double)m->thread_cond_wait[i];
+	double barrier = (double)m->thread_barrier_wait[i], waiting = 0;
+	if (coordinator(m, t)) {
+		/* Waiting for the workers' results is not work either. */
+		waiting = minf(park + barrier, active);
+		active -= waiting;
+		park = barrier = 0;
+	}
+	/* Spinning for a spinlock is waiting for it, on a CPU: it counts as
+	 * lock wait and comes out of the thread's CPU time. */
+	double spin = minf((double)m->thread_spin_ns[i], (double)t->cpu_ns);
+	lock += spin;
+	double u = active - (lock + park + barrier);
+	*unexplained = 0;
+	if (u < 0) {
+		*unexplained = u;
+		u = 0;
+	}
+	double cpu = minf((double)t->cpu_ns - spin, u);
+	double runnable = minf((double)t->run_delay_ns, u - cpu);
+	double other = u - cpu - runnable;
+	/* The rest of the run-queue delay followed wake-ups inside waits: a
+	 * woken thread waits for a CPU before its wait returns, and that time
+	 * is the CPUs' shortage, not the lock's or the barrier's. It comes out
+	 * of the sleeping waits (not spinning: that is on-CPU), in proportion,
+	 * so a thread's runnable time and its waits never overlap. */
+	double sleeping = lock - spin + park + barrier;
+	double inside = minf((double)t->run_delay_ns - runnable, sleeping);
+	double keep = 1;
+	if (inside > 0) {
+		keep = (sleeping - inside) / sleeping;
+		lock = spin + (lock - spin) * keep;
+		park *= keep;
+		barrier *= keep;
+		runnable += inside;
+	}
+	*x = (struct stack_thread){ .active = active, .cpu = cpu, .lock = lock, .park = park, .barrier = barrier,
+				    .runnable = runnable, .other = other, .parked_for_threads = waiting, .wait_keep = keep };
+}
+
+struct by_cpu_key { double cpu; size_t i; };
+
+static int by_cpu_desc(const void *a, const void *b)
+{
+	const struct by_cpu_key *x = a, *y = b;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? 1 : -1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Roles: the N slots of the budget are filled by threads in order of CPU
+ * time, each over its active interval (its life from its start, its waits
+ * for other threads cut from the end, as in speedup__busy_threads). Where N
+ * threads already fill the slots, a thread runs beside them: that part of
+ * its time is helper time, outside the stack. in_stack is the share of a
+ * thread's active time that found a free slot. */
+static void place_threads(struct speedup *s, const struct model *m, int n)
+{
+	size_t nt = m->p->nthreads;
+	double *cut = xcalloc(2 * nt + 1, sizeof(double));
+	struct by_cpu_key *order = xcalloc(nt + 1, sizeof(*order));
+	for (size_t i = 0; i < nt; i++) {
+		double start = (double)m->p->threads[i].start_ns;
+		cut[2 * i] = start;
+		cut[2 * i + 1] = start + s->t[i].active;
+		order[i] = (struct by_cpu_key){ s->t[i].cpu, i };
+	}
+	qsort(cut, 2 * nt, sizeof(double), cmp_double);
+	qsort(order, nt, sizeof(*order), by_cpu_desc);
+	int *used = xcalloc(2 * nt + 1, sizeof(int));   /* used[k]: slots taken in [cut[k], cut[k+1]) */
+	size_t *taker = xcalloc(2 * nt + 1, sizeof(size_t));   /* the first thread to take one there */
+	for (size_t o = 0; o < nt; o++) {
+		size_t i = order[o].i;
+		double a = (double)m->p->threads[i].start_ns, b = a + s->t[i].active, got = 0;
+		size_t lo = 0, hi = 2 * nt;
+		while (lo < hi) {   /* the first cut at or after a */
+			size_t mid = (lo + hi) / 2;
+			if (cut[mid] < a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t k = lo; k + 1 < 2 * nt && cut[k] < b; k++)
+			if (used[k] < n) {
+				if (!used[k]++)
+					taker[k] = i;
+				got += cut[k + 1] - cut[k];
+			}
+		s->t[i].in_stack = s->t[i].active > 0 ? minf(got / s->t[i].active, 1) : 1;
+	}
+	/* Serial time: one thread alone in the slots while N > 1. */
+	for (size_t k = 0; n > 1 && k + 1 < 2 * nt; k++)
+		if (used[k] == 1)
+			s->t[taker[k]].alone += cut[k + 1] - cut[k];
+	free(taker);
+	free(used);
+	free(order);
+	free(cut);
+}
+
+static int by_routine(const void *a, const void *b, void *profile)
+{
+	const struct profile *p = profile;
+	uint64_t x = p->threads[*(const size_t *)a].start_routine, y = p->threads[*(const size_t *)b].start_routine;
+	return x < y ? -1 : x > y;
+}
+
+/* A thread that made threads and was mostly waiting for them is a waiter;
+ * otherwise a worker when most of its active time was in the stack, else a
+ * helper. Threads that ran one start routine, most of whose time was in the
+ * stack and whose time beside it is negligible (under GROUP_BESIDE of the
+ * budget), are all workers: a pool's short-lived task threads that overlap
+ * a little at their ends. */
+#define GROUP_BESIDE 0.05
+static void assign_roles(struct speedup *s, const struct profile *p)
+{
+	size_t nt = p->nthreads, *idx = xcalloc(nt + 1, sizeof(size_t));
+	for (size_t i = 0; i < nt; i++)
+		idx[i] = i;
+	qsort_r(idx, nt, sizeof(size_t), by_routine, (void *)p);
+	for (size_t a = 0, b; a < nt; a = b) {
+		uint64_t routine = p->threads[idx[a]].start_routine;
+		double in = 0, all = 0;
+		for (b = a; b < nt && p->threads[idx[b]].start_routine == routine && (routine || b == a); b++) {
+			in += s->t[idx[b]].in_stack * s->t[idx[b]].active;
+			all += s->t[idx[b]].active;
+		}
+		for (size_t k = a; k < b; k++) {
+			const struct cv_thread_rec *t = &p->threads[idx[k]];
+			struct stack_thread *x = &s->t[idx[k]];
+			double life = (double)(t->end_ns - t->start_ns);
+			if (t->threads_created > 0 && x->active < 0.5 * life)
+				x->role = ROLE_WAITER;
+			else
+				x->role = x->in_stack >= 0.5 || (in >= 0.5 * all && all - in < GROUP_BESIDE * s->budget_ns) ?
+					  ROLE_WORKER : ROLE_HELPER;
+			s->nroles[x->role]++;
+		}
+	}
+	free(idx);
+}
+
+/* One object's waits as the stack counts them: each thread's, less the run
+ * queue's part (not for spinning: on-CPU), times the thread's place in the
+ * stack; a main thread's parks waiting for its threads are not in it. */
+static double stack_wait(const struct speedup *s, const struct model *m, const struct object_row *row, int on_cpu)
+{
+	const struct profile *p = m->p;
+	int parks = wait_class_of_obj(row->obj) == WAIT_PARK;
+	double wait = 0;
+	uint32_t id = row->obj->o.id;
+	for (size_t j = m->stats_start[id]; j < m->stats_start[id + 1]; j++) {
+		const struct cv_stats *st = &p->stats[m->stats_of[j]];
+		const struct stack_thread *x = &s->t[st->thread];
+		if (parks && coordinator(m, &p->threads[st->thread]))
+			continue;
+		wait += (double)st->wait_ns * (on_cpu ? 1 : x->wait_keep) * x->in_stack;
+	}
+	return wait;
+}
+
 void speedup__compute(struct speedup *s, const struct model *m, int n, double wall_ns,
 		    double ref_cpu_out_ns)
 {
@@ -137,57 +328,28 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 	s->threads = n;
 	s->wall_ns = wall_ns > 0 ? wall_ns : m->wall_ns;
 	s->budget_ns = (double)n * s->wall_ns;
-	double raw_lock = 0, carved_lock = 0;   /* blocked lock waits before and after the run queue's part */
+	s->nthreads = p->nthreads;
+	s->t = xcalloc(p->nthreads + 1, sizeof(*s->t));
+	double *unexplained = xcalloc(p->nthreads + 1, sizeof(double));
+	for (size_t i = 0; i < p->nthreads; i++)
+		thread_split(&s->t[i], m, i, &unexplained[i]);
+	place_threads(s, m, n);
+	assign_roles(s, p);
 
 	for (size_t i = 0; i < p->nthreads; i++) {
-		const struct cv_thread_rec *t = &p->threads[i];
-		double life = (double)(t->end_ns - t->start_ns);
-		double active = life - minf((double)t->join_wait_ns, life);
-		double lock = (double)m->thread_lock_wait[i], park = (double)m->thread_cond_wait[i];
-		double barrier = (double)m->thread_barrier_wait[i];
-		if (coordinator(t)) {
-			/* Waiting for the workers' results is not work either. */
-			active -= minf(park + barrier, active);
-			park = barrier = 0;
-		}
-		/* Spinning for a spinlock is waiting for it, on a CPU: it counts
-		 * as lock wait and comes out of the thread's CPU time. */
-		double spin = minf((double)m->thread_spin_ns[i], (double)t->cpu_ns);
-		lock += spin;
-		double blocked = lock + park + barrier;
-		double u = active - blocked;
-		if (u < 0) {
-			s->c[STACK_UNEXPLAINED] += u;
-			u = 0;
-		}
-		double cpu = minf((double)t->cpu_ns - spin, u);
-		double runnable = minf((double)t->run_delay_ns, u - cpu);
-		double other = u - cpu - runnable;
-		/* The rest of the run-queue delay followed wake-ups inside waits: a
-		 * woken thread waits for a CPU before its wait returns, and that
-		 * time is the CPUs' shortage, not the lock's or the barrier's. It
-		 * comes out of the sleeping waits (not spinning: that is on-CPU),
-		 * in proportion. */
-		double sleeping = lock - spin + park + barrier;
-		double inside = minf((double)t->run_delay_ns - runnable, sleeping);
-		raw_lock += lock - spin;
-		if (inside > 0) {
-			double keep = (sleeping - inside) / sleeping;
-			lock = spin + (lock - spin) * keep;
-			park *= keep;
-			barrier *= keep;
-			runnable += inside;
-		}
-		carved_lock += lock - spin;
-		s->active_ns += active;
-		s->cpu_out_ns += cpu;
-		s->c[STACK_LOCK] += lock;
-		s->c[STACK_PARK] += park;
-		s->c[STACK_BARRIER] += barrier;
-		s->c[STACK_RUNNABLE] += runnable;
-		s->c[STACK_OTHER] += other;
+		const struct stack_thread *x = &s->t[i];
+		double f = x->in_stack;
+		s->helper_ns += (1 - f) * x->active;
+		s->helper_cpu_ns += (1 - f) * x->cpu;
+		s->active_ns += f * x->active;
+		s->cpu_out_ns += f * x->cpu;
+		s->c[STACK_LOCK] += f * x->lock;
+		s->c[STACK_PARK] += f * x->park;
+		s->c[STACK_BARRIER] += f * x->barrier;
+		s->c[STACK_RUNNABLE] += f * x->runnable;
+		s->c[STACK_OTHER] += f * x->other;
+		s->c[STACK_UNEXPLAINED] += f * unexplained[i];
 	}
-	s->runq_in_waits = raw_lock > 0 ? 1 - carved_lock / raw_lock : 0;
 	s->c[STACK_USEFUL] = ref_cpu_out_ns >= 0 ? minf(s->cpu_out_ns, ref_cpu_out_ns) : s->cpu_out_ns;
 	s->c[STACK_INFLATION] = s->cpu_out_ns - s->c[STACK_USEFUL];
 	s->c[STACK_IDLE] = s->budget_ns - s->active_ns;
@@ -196,26 +358,176 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 		if (p->counters[i].c.kind == CV_COUNTER_PROGRESS && p->counters[i].c.value > 0)
 			s->progress += (double)p->counters[i].c.value;
 
-	s->locks = xcalloc(m->nlocks, sizeof(*s->locks));
-	for (size_t i = 0; i < m->nlocks; i++)
-		if ((wait_class_of_obj(m->locks[i]->obj) == WAIT_LOCK || m->locks[i]->obj->o.kind == CV_OBJ_SPIN) &&
-		    m->locks[i]->total.wait_ns) {
-			/* Each lock's share of the run queue's part, as the whole's. */
-			double keep = m->locks[i]->obj->o.kind == CV_OBJ_SPIN ? 1 : 1 - s->runq_in_waits;
-			s->locks[s->nlocks].row = m->locks[i];
-			s->locks[s->nlocks++].wait_ns = (double)m->locks[i]->total.wait_ns * keep;
+	/* Each lock's wait and each condvar's park in the stack: its threads'
+	 * waits, each with its thread's run-queue share taken out and its
+	 * thread's place in the stack, so they add up to lock_wait and (with the
+	 * other park objects) park. */
+	s->locks = xcalloc(m->nlocks + 1, sizeof(*s->locks));
+	for (size_t i = 0; i < m->nlocks; i++) {
+		const struct object_row *row = m->locks[i];
+		int spin = row->obj->o.kind == CV_OBJ_SPIN;
+		if ((wait_class_of_obj(row->obj) != WAIT_LOCK && !spin) || !row->total.wait_ns)
+			continue;
+		s->locks[s->nlocks].row = row;
+		s->locks[s->nlocks++].wait_ns = stack_wait(s, m, row, spin);
+	}
+	s->parks = xcalloc(m->nparks + 1, sizeof(*s->parks));
+	for (size_t i = 0; i < m->nparks; i++)
+		if (wait_class_of_obj(m->parks[i]->obj) == WAIT_PARK && m->parks[i]->total.wait_ns) {
+			s->parks[s->nparks].row = m->parks[i];
+			s->parks[s->nparks++].wait_ns = stack_wait(s, m, m->parks[i], 0);
 		}
+	qsort(s->parks, s->nparks, sizeof(*s->parks), by_lock_wait);
+	free(unexplained);
 	qsort(s->locks, s->nlocks, sizeof(*s->locks), by_lock_wait);
 	s->by_identity = xcalloc(s->nlocks ? s->nlocks : 1, sizeof(*s->by_identity));
 	memcpy(s->by_identity, s->locks, s->nlocks * sizeof(*s->locks));
 	qsort(s->by_identity, s->nlocks, sizeof(*s->by_identity), by_identity);
 }
 
+double speedup__park_wait(const struct speedup *s, const struct object_row *row)
+{
+	for (size_t i = 0; i < s->nparks; i++)
+		if (model__same_object(s->parks[i].row, row))
+			return s->parks[i].wait_ns;
+	return 0;
+}
+
+/* A thread as text: name (or main, or start routine) and tid. */
+static const char *thread_text(const struct model *m, size_t i, char *buf, size_t size)
+{
+	const struct cv_thread_rec *t = &m->p->threads[i];
+	char fn[160];
+	const char *what = t->flags & CV_THREAD_MAIN ? "main" : t->name[0] ? t->name :
+			   t->start_routine && syms__name(m->syms, t->start_routine, fn, sizeof(fn)) ? fn : "thread";
+	snprintf(buf, size, "%s (tid %d)", what, t->tid);
+	return buf;
+}
+
+long speedup__serial_thread(const struct speedup *s)
+{
+	long best = -1;
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (s->t[i].alone > 0 && (best < 0 || s->t[i].alone > s->t[best].alone))
+			best = (long)i;
+	return best >= 0 && s->t[best].alone >= 0.1 * s->wall_ns ? best : -1;
+}
+
+void speedup__serial_text(const struct speedup *s, const struct model *m, char *buf, size_t size)
+{
+	long i = speedup__serial_thread(s);
+	buf[0] = '\0';
+	if (i < 0)
+		return;
+	const struct cv_thread_rec *t = &m->p->threads[i];
+	const struct stack_thread *x = &s->t[i];
+	char who[200], a[32], b[32];
+	/* Where in its life: its active time is placed from its start. */
+	const char *when = (t->flags & CV_THREAD_MAIN) && t->threads_created ? ", at its start, before its threads ran" : "";
+	snprintf(buf, size, "%s ran alone for %s (%s of the run) while the other %d slot%s had no thread%s; it "
+		 "spent %s of its active time on a CPU.", thread_text(m, (size_t)i, who, sizeof(who)),
+		 fmt_ns(a, sizeof(a), x->alone), fmt_pct(b, sizeof(b), x->alone / s->wall_ns), s->threads - 1,
+		 s->threads == 2 ? "" : "s", when, fmt_pct((char[32]){0}, 32, x->active > 0 ? x->cpu / x->active : 0));
+}
+
+uint64_t speedup__thread_waits(const struct model *m, size_t i)
+{
+	uint64_t waits = 0;
+	for (size_t k = 0; k < m->p->nstats; k++)
+		if (m->p->stats[k].thread == i)
+			waits += m->p->stats[k].waits;
+	return waits + m->p->threads[i].joins;
+}
+
+long speedup__offcpu_thread(const struct speedup *s)
+{
+	long best = -1;
+	for (size_t i = 0; i < s->nthreads; i++) {
+		double o = s->t[i].other * s->t[i].in_stack;
+		if (o > 0 && (best < 0 || o > s->t[best].other * s->t[best].in_stack))
+			best = (long)i;
+	}
+	return best >= 0 && s->c[STACK_OTHER] >= 0.05 * s->budget_ns ? best : -1;
+}
+
+void speedup__offcpu_text(const struct speedup *s, const struct model *m, char *buf, size_t size)
+{
+	long i = speedup__offcpu_thread(s);
+	buf[0] = '\0';
+	if (i < 0)
+		return;
+	const struct cv_thread_rec *t = &m->p->threads[i];
+	uint64_t waits = speedup__thread_waits(m, (size_t)i);
+	uint64_t beyond = t->voluntary_cs > waits ? t->voluntary_cs - waits : 0;
+	char who[200], a[32], b[32], c[32], d[32], e[32];
+	size_t len = (size_t)snprintf(buf, size, "%s of it in %s: %s major and %s minor page faults, %s voluntary context "
+				      "switches beyond the %s waits the shim timed.",
+				      fmt_ns(a, sizeof(a), s->t[i].other * s->t[i].in_stack),
+				      thread_text(m, (size_t)i, who, sizeof(who)), fmt_count(b, sizeof(b), t->major_faults),
+				      fmt_count(c, sizeof(c), t->minor_faults), fmt_count(d, sizeof(d), beyond),
+				      fmt_count(e, sizeof(e), waits));
+	struct offcpu o;
+	if (offcpu__sites(m, t->tid, &o) != 0 || !o.samples) {
+		if (len < size)
+			snprintf(buf + len, size - len, " %s",
+				 t->major_faults ? "Major faults read pages from disk: part of it is paging in; the call "
+						   "sites of the rest were not sampled." :
+						   "The call sites were not sampled (no context-switch samples).");
+		return;
+	}
+	/* The sampled switches outside timed waits: the share of each site.
+	 * Switches are sampled by count, not by how long each lasted, so a
+	 * share is of the times it left its CPU, not of the time off it. */
+	for (size_t k = 0; k < o.nsites && len < size; k++) {
+		const struct offcpu_site *x = &o.sites[k];
+		len += (size_t)snprintf(buf + len, size - len, "%s%s of its sampled switches (counted, not timed): %s in %s, %s%s",
+					k ? "; " : " ", fmt_pct(a, sizeof(a), (double)x->samples / (double)o.samples),
+					offcpu_kind_words[x->kind], x->function,
+					strcmp(x->site, "?") ? "called from " : "its caller not unwound",
+					strcmp(x->site, "?") ? x->site : "");
+	}
+	if (len < size)
+		snprintf(buf + len, size - len, ".");
+}
+
+void speedup__roles_text(const struct speedup *s, const struct model *m, char *buf, size_t size)
+{
+	size_t len = 0;
+	for (int r = 0; r < ROLE_N && len < size; r++) {
+		if (!s->nroles[r])
+			continue;
+		len += (size_t)snprintf(buf + len, size - len, "%s%ss: %d (", len ? "; " : "", role_names[r], s->nroles[r]);
+		int shown = 0;
+		for (size_t i = 0; i < s->nthreads && len < size; i++) {
+			if (s->t[i].role != (enum thread_role)r)
+				continue;
+			if (shown == 3) {
+				len += (size_t)snprintf(buf + len, size - len, ", ...");
+				break;
+			}
+			char who[200];
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", shown ? ", " : "",
+						thread_text(m, i, who, sizeof(who)));
+			shown++;
+		}
+		if (len < size)
+			len += (size_t)snprintf(buf + len, size - len, ")");
+	}
+	if (s->helper_ns > 0.005 * s->budget_ns && len < size) {
+		char a[32], b[32];
+		snprintf(buf + len, size - len, "; %s beside the workers (%s on a CPU), outside the stack",
+			 fmt_ns(a, sizeof(a), s->helper_ns), fmt_ns(b, sizeof(b), s->helper_cpu_ns));
+	}
+}
+
 void speedup__free(struct speedup *s)
 {
 	free(s->locks);
 	free(s->by_identity);
-	s->locks = s->by_identity = NULL;
+	free(s->t);
+	free(s->parks);
+	s->locks = s->by_identity = s->parks = NULL;
+	s->t = NULL;
 }
 
 double speedup__lock_wait(const struct speedup *s, const struct object_row *row)

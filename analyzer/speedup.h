@@ -8,6 +8,7 @@
 #define CONVOY_SPEEDUP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct model;
 struct object_row;
@@ -34,6 +35,32 @@ enum stack_component {
 extern const char *const stack_keys[STACK_N];
 extern const char *const stack_phrases[STACK_N];
 
+/* What a thread did in the run (speedup.c, "Roles"). */
+#define THREAD_ROLES(X)                                                        \
+	X(ROLE_WORKER, "worker")   /* did the threaded work: in the stack */      \
+	X(ROLE_WAITER, "waiter")   /* made threads and mostly waited for them */  \
+	X(ROLE_HELPER, "helper")   /* ran beside the workers (I/O, service threads) */
+
+enum thread_role {
+#define CV_X(sym, name) sym,
+	THREAD_ROLES(CV_X)
+#undef CV_X
+	ROLE_N
+};
+extern const char *const role_names[ROLE_N];
+
+/* One thread's part of the stack. Its time is split by how the stack
+ * counts it; `in_stack` is the share of its active time that filled one of
+ * the N slots (the rest ran beside N other threads and is helper time). */
+struct stack_thread {
+	enum thread_role role;
+	double in_stack;        /* 0..1 */
+	double active, cpu, lock, park, barrier, runnable, other;   /* ns, the whole thread's */
+	double parked_for_threads;   /* a main thread's parks waiting for its threads: not active */
+	double wait_keep;       /* share of its sleeping waits left after the run queue's part */
+	double alone;           /* ns it was the only thread in the stack while N > 1: a serial phase */
+};
+
 struct stack_lock {
 	const struct object_row *row;   /* in the run's model */
 	double wait_ns;
@@ -47,10 +74,16 @@ struct speedup {
 	double cpu_out_ns;      /* on-CPU time outside waits, all threads (useful + inflation) */
 	double active_ns;       /* thread time not spent waiting in pthread_join */
 	double progress;        /* progress-point units (0: none) */
-	double runq_in_waits;   /* the share of blocked lock waits that was run-queue delay */
 	struct stack_lock *locks;   /* lock_wait by lock, most first */
 	size_t nlocks;
 	struct stack_lock *by_identity;   /* the same, ordered by model__cmp_identity */
+	struct stack_lock *parks;   /* park by object (condvars, semaphores, park futexes), most first */
+	size_t nparks;
+	struct stack_thread *t;  /* per thread index */
+	size_t nthreads;
+	int nroles[ROLE_N];      /* threads of each role */
+	double helper_ns;        /* active time outside the stack: threads beside N others */
+	double helper_cpu_ns;    /* ... of it on a CPU */
 };
 
 /* The stack of the run in m, at n threads and wall time wall_ns (0: the
@@ -64,6 +97,30 @@ void speedup__free(struct speedup *s);
 /* The wait of the lock that is row's object (row may come from another
  * profile of the same program) in this stack; 0 if absent. */
 double speedup__lock_wait(const struct speedup *s, const struct object_row *row);
+
+/* The park of the object that is row's object in this stack; 0 if absent. */
+double speedup__park_wait(const struct speedup *s, const struct object_row *row);
+
+/* Two explanations of what the stack cannot name by object, for text
+ * output; each writes "" when there is nothing to say:
+ *  - a serial phase: the thread that ran alone longest while N > 1, when
+ *    that was at least a tenth of the run ("main ran alone for 120 ms (30%
+ *    of the run), at its start, before its threads");
+ *  - off-CPU time outside waits: the thread with most of it and the
+ *    evidence of its kind: page faults, voluntary switches beyond the waits
+ *    the shim timed, and, when the launcher sampled context switches, the
+ *    kinds and call sites of those outside timed waits (offcpu.h). */
+void speedup__serial_text(const struct speedup *s, const struct model *m, char *buf, size_t size);
+void speedup__offcpu_text(const struct speedup *s, const struct model *m, char *buf, size_t size);
+/* The threads those name (index), or -1. */
+long speedup__serial_thread(const struct speedup *s);
+long speedup__offcpu_thread(const struct speedup *s);
+/* Blocking waits the shim timed in thread i (every kind). */
+uint64_t speedup__thread_waits(const struct model *m, size_t i);
+
+/* The workers, waiters and helpers of the run in words ("workers: 2 (worker
+ * ×2); helpers: main, 40 ms beside them"), for text output. */
+void speedup__roles_text(const struct speedup *s, const struct model *m, char *buf, size_t size);
 
 /* How many threads a single run kept busy at once (at least 1). */
 int speedup__busy_threads(const struct model *m);

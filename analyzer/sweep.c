@@ -15,6 +15,8 @@
 
 #include "deadlock.h"
 #include "profile.h"
+#include "cpuprof.h"
+#include "offcpu.h"
 #include "sweep.h"
 #include "textfit.h"
 #include "util.h"
@@ -74,6 +76,68 @@ static double work_scale(const struct speedup *ref, const struct speedup *s)
 	return ref->progress > 0 && s->progress > 0 ? ref->progress / s->progress : 1;
 }
 
+/* What off-CPU time outside waits cannot be split by without the
+ * launcher's sampled context switches (sampling off, or refused). */
+#define OFFCPU_SITES_UNAVAILABLE "the call sites of off-CPU time outside waits (no sampled context switches " \
+	"with call stacks): it is explained by thread, page faults and voluntary switches only"
+
+/* Did the last run's sampling record context switches? */
+static int switches_sampled(const struct sweep *w)
+{
+	const struct model *m = &w->runs[w->nruns - 1].a.m;
+	return m->cpu && m->cpu->smp.switch_samples;
+}
+
+/* Efficiency above this is more than the added threads can give. */
+#define SUPERLINEAR 1.05
+/* A reference run that spent this share of its worker time off-CPU outside
+ * any wait (I/O, sleep, page faults) measured those as much as the work. */
+#define IO_BOUND_SHARE 0.25
+
+static double other_share(const struct speedup *s)
+{
+	return s->budget_ns > 0 ? s->c[STACK_OTHER] / s->budget_ns : 0;
+}
+
+/* Why the speedups cannot be taken at face value: a superlinear step, or a
+ * reference run dominated by off-CPU time the later runs did not have (the
+ * page cache filled by the first run). Empty when nothing says so. */
+static void caution(struct sweep *w)
+{
+	const struct sweep_run *ref = &w->runs[0];
+	const struct sweep_run *super = NULL;
+	double later = 0;   /* the largest off-CPU share among the later runs */
+	for (int i = 1; i < w->nruns; i++) {
+		if (!super && w->runs[i].efficiency > SUPERLINEAR)
+			super = &w->runs[i];
+		if (other_share(&w->runs[i].a.s) > later)
+			later = other_share(&w->runs[i].a.s);
+	}
+	double refo = other_share(&ref->a.s);
+	int io = refo >= IO_BOUND_SHARE && refo > 2 * later;
+	char a[32], b[32];
+	uint64_t ref_major = ref->a.p->process.major_faults;
+	if (io)
+		snprintf(w->caution, sizeof(w->caution),
+			 "the %d-thread run spent %s of its worker time off-CPU outside any wait (reading from disk, "
+			 "sleeping or faulting pages in: %llu major faults), the later runs at most %s: most likely the "
+			 "%d-thread run read from disk and the later runs from the page cache. %s use --warmup 1 (or "
+			 "more), so every count starts from the same caches.",
+			 ref->threads, fmt_pct(a, sizeof(a), refo), (unsigned long long)ref_major,
+			 fmt_pct(b, sizeof(b), later), ref->threads,
+			 super ? "The speedups against it are not the threads' doing:" : "Speedups against it measure the I/O, not the threads:");
+	else if (super)
+		snprintf(w->caution, sizeof(w->caution),
+			 "at %d threads the efficiency is %.0f%%, more than the added threads can give: the %d-thread run "
+			 "was slowed by something the later runs were not (cold caches, CPU frequency, other processes), "
+			 "or the runs did different work. Use --warmup and --repeat before reading the speedups.",
+			 super->threads, 100 * super->efficiency, ref->threads);
+	else if (w->warmup == 0 && refo >= IO_BOUND_SHARE)
+		snprintf(w->caution, sizeof(w->caution),
+			 "the %d-thread run spent %s of its worker time off-CPU outside any wait (I/O, sleep, page "
+			 "faults): the sweep measures that as much as the threads.", ref->threads, fmt_pct(a, sizeof(a), refo));
+}
+
 /* The step sentence: the component that grew most from a to b. */
 static void step_sentence(const struct sweep_run *ra, const struct sweep_run *rb, char *buf, size_t size)
 {
@@ -86,6 +150,12 @@ static void step_sentence(const struct sweep_run *ra, const struct sweep_run *rb
 		snprintf(speed, sizeof(speed), "%.2f× faster", ratio);
 	else
 		snprintf(speed, sizeof(speed), "%.2f× slower", 1 / ratio);
+	double more = (double)rb->threads / ra->threads;
+	if (ratio > more * SUPERLINEAR) {
+		snprintf(buf, size, "%d → %d threads: %s, more than the %.3g× more threads can give (superlinear): "
+			 "not the threads' doing (see the caution below).", ra->threads, rb->threads, speed, more);
+		return;
+	}
 	if (added <= 0.05 * b->budget_ns * scale) {
 		snprintf(buf, size, "%d → %d threads: %s; the added threads paid for themselves "
 			 "(worker time grew %.0f%%).", ra->threads, rb->threads, speed,
@@ -149,7 +219,16 @@ static void step_sentence(const struct sweep_run *ra, const struct sweep_run *rb
 		else
 			snprintf(buf + n, size - (size_t)n, ".");
 	} else if (best >= 0) {
-		snprintf(buf + n, size - (size_t)n, "%s.", stack_phrases[best]);
+		n += snprintf(buf + n, size - (size_t)n, "%s.", stack_phrases[best]);
+		/* What the stack cannot name by object: a serial phase, or the
+		 * thread and the kind of its off-CPU time. */
+		char more[768] = "";
+		if (best == STACK_IDLE)
+			speedup__serial_text(b, &rb->a.m, more, sizeof(more));
+		else if (best == STACK_OTHER)
+			speedup__offcpu_text(b, &rb->a.m, more, sizeof(more));
+		if (more[0] && (size_t)n < size)
+			snprintf(buf + n, size - (size_t)n, " %s", more);
 	}
 }
 
@@ -181,6 +260,7 @@ int sweep__analyse(struct sweep *w)
 		if (i)
 			step_sentence(&w->runs[i - 1], r, r->step, sizeof(r->step));
 	}
+	caution(w);
 	for (int i = 1; i < w->nruns; i++) {
 		struct findings one = { 0 };
 		struct run_view rv = { &ref->a.m, &ref->a.s }, t = { &w->runs[i].a.m, &w->runs[i].a.s };
@@ -211,6 +291,69 @@ static json_object *stack_json(const struct speedup *s)
 	return o;
 }
 
+/* Each role's threads, by tid: which threads the stack was built on. */
+static json_object *roles_json(const struct speedup *s, const struct profile *p)
+{
+	json_object *o = json_object_new_object();
+	for (int r = 0; r < ROLE_N; r++) {
+		json_object *tids = json_object_new_array();
+		for (size_t i = 0; i < s->nthreads; i++)
+			if (s->t[i].role == (enum thread_role)r)
+				json_object_array_add(tids, json_object_new_int(p->threads[i].tid));
+		json_object_object_add(o, role_names[r], tids);
+	}
+	return o;
+}
+
+/* The thread that ran alone longest (speedup__serial_text), or null. */
+static json_object *serial_json(const struct speedup *s, const struct profile *p)
+{
+	long i = speedup__serial_thread(s);
+	if (i < 0)
+		return NULL;
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "tid", json_object_new_int(p->threads[i].tid));
+	json_object_object_add(o, "alone_ns", json_object_new_int64((int64_t)llround(s->t[i].alone)));
+	return o;
+}
+
+/* The thread with most off-CPU time outside waits and its evidence of kind
+ * (speedup__offcpu_text), or null. */
+static json_object *offcpu_json(const struct speedup *s, const struct model *m)
+{
+	long i = speedup__offcpu_thread(s);
+	if (i < 0)
+		return NULL;
+	const struct cv_thread_rec *t = &m->p->threads[i];
+	uint64_t waits = speedup__thread_waits(m, (size_t)i);
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "tid", json_object_new_int(t->tid));
+	json_object_object_add(o, "other_ns", json_object_new_int64((int64_t)llround(s->t[i].other * s->t[i].in_stack)));
+	json_object_object_add(o, "major_faults", json_object_new_int64((int64_t)t->major_faults));
+	json_object_object_add(o, "minor_faults", json_object_new_int64((int64_t)t->minor_faults));
+	json_object_object_add(o, "voluntary_switches", json_object_new_int64((int64_t)t->voluntary_cs));
+	json_object_object_add(o, "timed_waits", json_object_new_int64((int64_t)waits));
+	struct offcpu sites;
+	if (offcpu__sites(m, t->tid, &sites) == 0) {
+		json_object *kinds = json_object_new_object(), *list = json_object_new_array();
+		for (int k = 0; k < OFFCPU_KIND_N; k++)
+			json_object_object_add(kinds, offcpu_kind_names[k], json_object_new_int64((int64_t)sites.by_kind[k]));
+		for (size_t k = 0; k < sites.nsites; k++) {
+			json_object *x = json_object_new_object();
+			json_object_object_add(x, "kind", json_object_new_string(offcpu_kind_names[sites.sites[k].kind]));
+			json_object_object_add(x, "function", json_object_new_string(sites.sites[k].function));
+			json_object_object_add(x, "site", json_object_new_string(sites.sites[k].site));
+			json_object_object_add(x, "samples", json_object_new_int64((int64_t)sites.sites[k].samples));
+			json_object_array_add(list, x);
+		}
+		json_object_object_add(o, "switch_samples", json_object_new_int64((int64_t)sites.samples));
+		json_object_object_add(o, "switch_samples_in_waits", json_object_new_int64((int64_t)sites.in_waits));
+		json_object_object_add(o, "by_kind", kinds);
+		json_object_object_add(o, "sites", list);
+	}
+	return o;
+}
+
 /* path relative to dir when it lies under it. */
 static const char *under(const char *dir, const char *path)
 {
@@ -228,6 +371,8 @@ json_object *sweep__json(const struct sweep *w)
 	json_object_object_add(root, "convoy_sweep_version", json_object_new_int(1));
 	json_object_object_add(root, "command", command);
 	json_object_object_add(root, "repeat", json_object_new_int(w->repeat));
+	json_object_object_add(root, "warmup", json_object_new_int(w->warmup));
+	json_object_object_add(root, "caution", w->caution[0] ? json_object_new_string(w->caution) : NULL);
 	json_object_object_add(root, "reference_threads", json_object_new_int(ref->threads));
 	json_object_object_add(root, "cpus", json_object_new_int((int)ref->a.p->process.cpus_allowed));
 	json_object_object_add(root, "throughput_from_progress", json_object_new_boolean(ref->a.s.progress > 0));
@@ -242,6 +387,11 @@ json_object *sweep__json(const struct sweep *w)
 		json_object_object_add(r, "efficiency", json_object_new_double(round(c->efficiency * 1000) / 1000));
 		json_object_object_add(r, "budget_ns", json_object_new_int64((int64_t)llround(s->budget_ns)));
 		json_object_object_add(r, "stack", stack_json(s));
+		json_object_object_add(r, "roles", roles_json(s, c->a.p));
+		json_object_object_add(r, "helper_ns", json_object_new_int64((int64_t)llround(s->helper_ns)));
+		json_object_object_add(r, "helper_cpu_ns", json_object_new_int64((int64_t)llround(s->helper_cpu_ns)));
+		json_object_object_add(r, "serial", serial_json(s, c->a.p));
+		json_object_object_add(r, "offcpu_other", offcpu_json(s, &c->a.m));
 		for (size_t k = 0; k < s->nlocks; k++) {
 			json_object *l = json_object_new_object();
 			json_object_object_add(l, "name", json_object_new_string(s->locks[k].row->name));
@@ -271,6 +421,8 @@ json_object *sweep__json(const struct sweep *w)
 	json_object *missing = json_object_new_array();
 	if (w->runs[w->nruns - 1].a.p->process.perf_error)
 		json_object_array_add(missing, json_object_new_string("hardware counters (cycles, instructions, cache misses): no PMU"));
+	if (!switches_sampled(w))
+		json_object_array_add(missing, json_object_new_string(OFFCPU_SITES_UNAVAILABLE));
 	json_object_object_add(root, "evidence_unavailable", missing);
 	return root;
 }
@@ -298,7 +450,15 @@ static void print_table(const struct sweep *w, FILE *out)
 	fputs("  work: on-CPU work (the reference run's); infl: more on-CPU time than it\n"
 	      "  needed; lock: waiting for locks; park: parked on condvars, semaphores,\n"
 	      "  futexes; barr: at barriers; runq: runnable, waiting for a CPU; othr: other\n"
-	      "  off-CPU time; idle: fewer than N threads had work; unex: not accounted for.\n\n", out);
+	      "  off-CPU time; idle: fewer than N threads had work; unex: not accounted for.\n", out);
+	int width = textfit__width(out);
+	for (int i = 0; i < w->nruns; i++) {
+		char head[32], line[1024];
+		snprintf(head, sizeof(head), "  N=%d ", w->runs[i].threads);
+		speedup__roles_text(&w->runs[i].a.s, &w->runs[i].a.m, line, sizeof(line));
+		textfit__wrap(out, width, 6, head, line);
+	}
+	fputc('\n', out);
 }
 
 void sweep__text(const struct sweep *w, FILE *out)
@@ -328,10 +488,17 @@ void sweep__text(const struct sweep *w, FILE *out)
 			outcome__sentence(&w->runs[i].a.run, line, sizeof(line));
 			textfit__wrap(out, width, 2, head, line);
 		}
+	if (w->caution[0]) {
+		textfit__wrap(out, width, 2, "Caution: ", w->caution);
+		fputc('\n', out);
+	}
 	findings__print(&w->f, out);
 	if (w->runs[w->nruns - 1].a.p->process.perf_error)
 		textfit__wrap(out, width, 2, "\nNot measured: ",
 			      "hardware counters (cycles, instructions, cache misses): this machine has no PMU.");
+	if (!switches_sampled(w))
+		textfit__wrap(out, width, 2, w->runs[w->nruns - 1].a.p->process.perf_error ? "Not measured: " : "\nNot measured: ",
+			      OFFCPU_SITES_UNAVAILABLE ".");
 }
 
 /* ---- reading a recorded sweep -------------------------------------------- */
@@ -439,6 +606,8 @@ int sweep__load(struct sweep *w, const char *path)
 		goto out;
 	}
 	w->repeat = get_int(root, "repeat", 1, SWEEP_MAX_REPEAT, &repeat) ? 1 : (int)repeat;
+	int64_t warmup;
+	w->warmup = get_int(root, "warmup", 0, SWEEP_MAX_REPEAT, &warmup) ? 0 : (int)warmup;
 	if (json_object_object_get_ex(root, "command", &cmd) && json_object_is_type(cmd, json_type_array)) {
 		w->ncommand = (int)json_object_array_length(cmd);
 		w->command = xcalloc((size_t)w->ncommand + 1, sizeof(char *));

@@ -31,6 +31,8 @@ struct sweep {
 	char **command;             /* as given, with {threads} */
 	int ncommand;
 	int repeat;
+	int warmup;                 /* unanalysed runs before the sweep (--warmup) */
+	char caution[1024];         /* why the speedups cannot be taken at face value, or "" */
 	struct sweep_run runs[SWEEP_MAX_COUNTS];   /* ascending thread counts */
 	int nruns;
 	struct findings f;

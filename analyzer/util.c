@@ -1,6 +1,7 @@
 /* util.c — formatting, error, option and output helpers. */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,14 +25,17 @@ const char *fmt_ns(char *buf, size_t size, double ns)
 	static const struct { double scale; const char *unit; } units[] = {
 		{ 1e9, "s" }, { 1e6, "ms" }, { 1e3, "µs" },
 	};
+	/* A negative time (an unexplained remainder) in the same units. */
+	const char *sign = ns < 0 ? "-" : "";
+	ns = fabs(ns);
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (ns >= units[i].scale) {
 			double v = ns / units[i].scale;
-			snprintf(buf, size, v >= 100 ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s", v, units[i].unit);
+			snprintf(buf, size, v >= 100 ? "%s%.0f %s" : v >= 10 ? "%s%.1f %s" : "%s%.2f %s", sign, v, units[i].unit);
 			return buf;
 		}
 	}
-	snprintf(buf, size, "%.0f ns", ns);
+	snprintf(buf, size, "%s%.0f ns", sign, ns);
 	return buf;
 }
 

@@ -126,6 +126,13 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 		struct cv_rec *mr = cv__mutex_rec(t, m);
 		if (CV_LOAD(&mr->obj->last_owner) != t)
 			CV_STORE(&mr->obj->last_owner, t);
+		/* The (condvar, mutex) pair: the monitor. Written only when it changes. */
+		struct cv_obj *was = CV_LOAD(&o->cond_mutex);
+		if (was != mr->obj) {
+			if (was)
+				__atomic_fetch_or(&o->flags, CV_COND_MUTEXES_VARY, __ATOMIC_RELAXED);
+			CV_STORE(&o->cond_mutex, mr->obj);
+		}
 		if (rc == 0) {   /* remembered for check_futile */
 			t->cw_cond = c;
 			t->cw_mutex_rec = mr;

@@ -19,7 +19,7 @@
  * one address over and over (a mutex or barrier on the stack of a loop) gets
  * its first CV_GENERATIONS_KEPT - 1 generations apart, and the last one
  * stands for every later re-init (its name says so, unless the program named
- * it), with one warning. Across addresses: the first CV_RETIRED_KEPT
+ * it). Across addresses: the first CV_RETIRED_KEPT
  * destroyed (or re-initialised) objects are kept apart; each later one is
  * merged at its retirement into one aggregate object of its kind (address
  * 0, named "destroyed objects merged"): every thread's record of it folds
@@ -180,12 +180,8 @@ out:
 /* The last generation kept at an address stays live through re-inits. */
 static void merge_generations(struct cv_obj *o)
 {
-	static int warned;
 	if (!__atomic_load_n(&o->name, __ATOMIC_RELAXED))
 		__atomic_store_n(&o->name, generations_merged, __ATOMIC_RELEASE);
-	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
-		cv__warn("an object at %p was initialised more than %u times: later generations are "
-			 "counted as one", o->addr, CV_GENERATIONS_KEPT - 1);
 }
 
 void cv__forget_object(const void *addr, uint32_t kind)
@@ -509,7 +505,6 @@ static struct cv_obj *aggregate_of(uint32_t kind)
 	struct cv_obj *a = __atomic_load_n(&aggregates[kind], __ATOMIC_ACQUIRE);
 	if (a)
 		return a;
-	static int warned;
 	cv__spin_lock(&aggregates_lock);
 	if (!(a = aggregates[kind]) && (a = cv__alloc(sizeof(*a))) != NULL) {
 		a->kind = kind;
@@ -519,9 +514,6 @@ static struct cv_obj *aggregate_of(uint32_t kind)
 		__atomic_store_n(&aggregates[kind], a, __ATOMIC_RELEASE);
 	}
 	cv__spin_unlock(&aggregates_lock);
-	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
-		cv__warn("more than %u objects destroyed: later ones are reported together, per kind, as \"%s\"",
-			 CV_RETIRED_KEPT, retired_merged);
 	return a;
 }
 

@@ -226,11 +226,24 @@ static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_n
 	record(w, CV_REC_PROCESS, &p, sizeof(p), cmdline, p.cmdline_len, cv__process.exe, p.exe_len);
 }
 
+/* A condvar's monitor as written: 1 + the id of its mutex in this
+ * snapshot, or 0. The pointer may be stale (a mutex merged past the
+ * objects cap goes back to the shim's allocator, and its memory may hold
+ * another object now), so it counts only when this snapshot holds that very
+ * object and it is a mutex. */
+static uint32_t monitor_id(const struct snapshot *snap, const struct cv_obj *monitor)
+{
+	uint32_t id = monitor ? CV_LOAD(&monitor->dump_id) : 0;
+	return id && id <= snap->nobjs && snap->objs[id - 1] == monitor && CV_LOAD(&monitor->kind) == CV_OBJ_MUTEX ?
+	       id : 0;
+}
+
 static void write_objects(struct writer *w, const struct snapshot *snap)
 {
 	for (size_t i = 0; i < snap->nobjs; i++) {
 		const struct cv_obj *o = snap->objs[i];
 		const char *name = __atomic_load_n(&o->name, __ATOMIC_ACQUIRE);
+		const struct cv_obj *monitor = CV_LOAD(&o->cond_mutex);
 		struct cv_object rec = {
 			.id = (uint32_t)i,
 			.kind = o->kind,
@@ -241,6 +254,7 @@ static void write_objects(struct writer *w, const struct snapshot *snap)
 			.name_len = name ? (uint32_t)strlen(name) : 0,
 			.first_stack = CV_LOAD(&o->first_stack),
 			.map_gen = CV_LOAD(&o->map_gen),
+			.monitor = monitor_id(snap, monitor),
 		};
 		record(w, CV_REC_OBJECT, &rec, sizeof(rec), name, rec.name_len, NULL, 0);
 	}

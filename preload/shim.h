@@ -133,6 +133,7 @@ struct cv_obj {
 	uint32_t        refs;          /* objects.c: records of it, plus one while it is being merged */
 	struct cv_thread *last_owner;  /* locks: written only when the owner changes (cv__note_owner) */
 	uint64_t        cond_state;    /* condvar: waiting << 32 | signalled-not-yet-woken */
+	struct cv_obj  *cond_mutex;    /* condvar: the mutex its last wait named (its monitor) */
 	const char     *name;          /* convoy_name_object(), or NULL */
 	uint32_t        dump_id;       /* output.c: 1 + its id in the profile, 0 until written */
 	struct cv_obj  *hash_next;     /* registry bucket chain (live and newest retired) */

@@ -174,7 +174,6 @@ static void thread_retire(struct cv_thread *t)
 	if (__atomic_load_n(&ended_kept, __ATOMIC_RELAXED) < CV_THREADS_KEPT &&
 	    __atomic_fetch_add(&ended_kept, 1, __ATOMIC_RELAXED) < CV_THREADS_KEPT)
 		return;
-	bool first = false;
 	cv__spin_lock(&merge_lock);
 	struct cv_thread *m = merged_threads;
 	if (!m && (m = cv__alloc(sizeof(*m))) != NULL) {
@@ -183,7 +182,6 @@ static void thread_retire(struct cv_thread *t)
 		strcpy(m->name, "merged threads");
 		thread_publish(m);
 		merged_threads = m;
-		first = true;
 	}
 	if (m && cv__records_merge(m, t)) {
 		merge_thread_totals(m, t);
@@ -192,9 +190,6 @@ static void thread_retire(struct cv_thread *t)
 		thread_pool = t;
 	}
 	cv__spin_unlock(&merge_lock);
-	if (first)
-		cv__warn("more than %u threads ended: later ones are reported together as \"merged threads\"",
-			 CV_THREADS_KEPT);
 }
 
 static void detach_pending(pthread_t th)

@@ -33,6 +33,9 @@ $(TEST_PROGS_DIR)/%: tests/progs/%.cc | check-deps
 	@mkdir -p $(@D)
 	$(CXX) $(TEST_PROG_CXXFLAGS) $< -o $@
 
+# GCC OpenMP (libgomp): preload/gomp.c's interposers.
+$(TEST_PROGS_DIR)/count_omp: TEST_PROG_CFLAGS += -fopenmp
+
 # Linked against libctorlock.so, whose constructor locks and starts a thread.
 $(TEST_PROGS_DIR)/ctor_main: tests/progs/ctor_main.c tests/progs/progs.h $(TEST_PROGS_DIR)/libctorlock.so | check-deps
 	@mkdir -p $(@D)

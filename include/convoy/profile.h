@@ -186,6 +186,9 @@ enum cv_obj_kind {
 #define CV_FUTEX_WAIT_OTHER 0x2u   /* a wait expected another value: a sequence or park word */
 #define CV_FUTEX_PI         0x4u   /* PI operations (FUTEX_LOCK_PI, ...) were used on it */
 
+/* cv_object.flags for condvars. */
+#define CV_COND_MUTEXES_VARY 0x1u  /* waits named more than one mutex: monitor is the last one */
+
 /* CV_REC_OBJECT: one synchronisation object (one generation of one address).
  * Tail: the name given with convoy_name_object(), name_len bytes. */
 struct cv_object {
@@ -198,6 +201,11 @@ struct cv_object {
 	uint32_t name_len;
 	uint32_t first_stack;        /* cv_stack_rec.id of its init, else first use; 0: none */
 	uint32_t map_gen;            /* module-map generation when it was created */
+	/* Appended (a writer without it reads as 0): a condvar's monitor, the
+	 * mutex its waits named (pthread_cond_wait(c, m)), as 1 + that mutex's
+	 * cv_object.id; 0: never waited on, or not a condvar. */
+	uint32_t monitor;
+	uint32_t pad;
 };
 
 /* CV_REC_STATS: what one thread did to one object. Fields that do not apply to

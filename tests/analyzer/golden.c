@@ -73,7 +73,8 @@ static json_object *report(const char *name)
 }
 
 /* `scale --replay sweeps/NAME --json`, checked against its golden, parsed;
- * every run's stack adds up to threads × wall. */
+ * every run's stack adds up to threads × wall, and no component is negative
+ * or above it (unexplained is negative by definition, never below -budget). */
 static json_object *replay(const char *name)
 {
 	char dir[256], golden[256];
@@ -87,12 +88,14 @@ static json_object *replay(const char *name)
 	cr_assert(json_object_array_length(runs) >= 2, "%s: fewer than two runs", name);
 	for (size_t i = 0; i < json_object_array_length(runs); i++) {
 		json_object *r = json_object_array_get_idx(runs, i), *stack = tu_get(r, "stack");
-		int64_t sum = 0;
+		int64_t sum = 0, budget = tu_int(r, "threads") * tu_int(r, "wall_ns");
 		json_object_object_foreach(stack, key, val) {
-			(void)key;
-			sum += json_object_get_int64(val);
+			int64_t v = json_object_get_int64(val);
+			sum += v;
+			int64_t lo = strcmp(key, "unexplained") ? -16 : -budget, hi = strcmp(key, "unexplained") ? budget : 16;
+			cr_assert(v >= lo && v <= hi, "%s run %zu: %s is %lld ns of a budget of %lld", name, i, key,
+				  (long long)v, (long long)budget);
 		}
-		int64_t budget = tu_int(r, "threads") * tu_int(r, "wall_ns");
 		cr_assert(llabs(sum - budget) <= 16, "%s run %zu: the stack sums to %lld, threads × wall = %lld", name, i,
 			  (long long)sum, (long long)budget);
 	}
@@ -274,6 +277,142 @@ Test(golden, limit_applies_to_per_thread_rows, .timeout = 60)
 	cr_assert(strstr(out, "    ... 2 more threads (use --limit 0)"), "per-thread rows not limited:\n%s", out);
 }
 
+/* ---- real programs' shapes (issue 13) ------------------------------------- */
+
+/* The role's tids in a run of a sweep's JSON. */
+static size_t role_count(json_object *run, const char *role)
+{
+	return json_object_array_length(tu_array(tu_get(run, "roles"), role));
+}
+
+Test(golden, helper_threads_run_beside_the_workers_outside_the_stack, .timeout = 60)
+{
+	json_object *s = replay("io_helper");   /* replay() checks every component is within the budget */
+	json_object *runs = tu_array(s, "runs");
+	for (size_t i = 0; i < json_object_array_length(runs); i++) {
+		json_object *r = json_object_array_get_idx(runs, i);
+		TU_EQ((int64_t)role_count(r, "worker"), tu_int(r, "threads"), "workers at run %zu", i);
+		cr_assert(role_count(r, "helper") + role_count(r, "waiter") == 2, "the reader and writer at run %zu", i);
+		cr_assert(tu_int(r, "helper_ns") > 0, "no helper time at run %zu", i);
+	}
+	cr_assert(!has_kind(s, "load-imbalance"), "helper threads counted as uneven work");
+	/* A control for the monitor rule: chunk_lock's condvars are signalled by
+	 * the reader and the workers, not by the threads that wait on each. */
+	json_object *f = tu_array(s, "findings");
+	for (size_t i = 0; i < json_object_array_length(f); i++)
+		cr_assert(!strstr(tu_str(json_object_array_get_idx(f, i), "summary"), "one at a time"),
+			  "a producer and its consumers taken for threads taking turns");
+}
+
+/* The first finding names the monitor: its mutex and both condvars. */
+static void expect_monitor(json_object *root, const char *mutex, const char *cond)
+{
+	expect_first(root, "lock-contention", mutex);
+	json_object *f = finding(root, 0), *objs = tu_array(f, "objects");
+	bool named = false;
+	for (size_t i = 1; i < json_object_array_length(objs); i++)
+		named |= !strcmp(json_object_get_string(json_object_array_get_idx(objs, i)), cond);
+	cr_assert(named, "the monitor finding does not name %s", cond);
+	cr_assert(strstr(tu_str(f, "summary"), "one at a time"), "summary: %s", tu_str(f, "summary"));
+	cr_assert(!has_kind(root, "park-wake"), "the condvar's parks reported apart from its mutex");
+}
+
+Test(golden, threads_taking_turns_through_a_gil_are_one_monitor, .timeout = 60)
+{
+	expect_monitor(replay("gil"), "gil_mutex", "gil_cond");
+	expect_monitor(report("gil"), "gil_mutex", "switch_cond");
+	json_object *ev = tu_get(finding(report("gil"), 0), "evidence");
+	cr_assert(json_object_get_double(tu_get(ev, "timeouts")) > 0, "the switch interval's timed waits are evidence");
+}
+
+Test(golden, a_cold_first_run_is_flagged_not_paid_for, .timeout = 60)
+{
+	json_object *s = replay("cold_start");
+	const char *step = json_object_get_string(json_object_array_get_idx(tu_array(s, "steps"), 0));
+	cr_assert(strstr(step, "superlinear") && !strstr(step, "paid for themselves"), "step: %s", step);
+	const char *c = tu_str(s, "caution");
+	cr_assert(strstr(c, "page cache") && strstr(c, "--warmup"), "caution: %s", c);
+}
+
+Test(golden, a_sweep_without_superlinear_steps_or_io_has_no_caution, .timeout = 60)
+{
+	json_object *s = replay("global_queue");
+	cr_assert(json_object_is_type(tu_get(s, "caution"), json_type_null), "caution: %s",
+		  json_object_get_string(tu_get(s, "caution")));
+}
+
+Test(golden, threads_taking_turns_through_a_recursive_lock_are_one_monitor, .timeout = 60)
+{
+	expect_monitor(replay("rlock"), "rlock_mutex", "rlock_cond");
+}
+
+/* libgomp's barrier waits (inline futex calls) are barrier time, not
+ * "off-CPU for other reasons" (preload/gomp.c). */
+Test(golden, openmp_barrier_time_is_barrier_time, .timeout = 60)
+{
+	json_object *s = replay("omp_barriers");
+	json_object *run2 = json_object_array_get_idx(tu_array(s, "runs"), 1), *stack = tu_get(run2, "stack");
+	cr_assert(tu_int(stack, "barrier") > tu_int(stack, "other_offcpu"), "barrier %lld, other %lld",
+		  (long long)tu_int(stack, "barrier"), (long long)tu_int(stack, "other_offcpu"));
+	json_object *f = tu_array(s, "findings");
+	bool named = false;
+	for (size_t i = 0; i < json_object_array_length(f); i++)
+		named |= !strcmp(object0(json_object_array_get_idx(f, i)), "omp barrier");
+	cr_assert(named, "no finding names the OpenMP barrier");
+}
+
+Test(golden, a_serial_phase_is_named_with_its_thread, .timeout = 60)
+{
+	json_object *s = replay("serial_phase");
+	expect_first(s, "load-imbalance", "main");
+	cr_assert(strstr(tu_str(finding(s, 0), "summary"), "ran alone"), "summary: %s", tu_str(finding(s, 0), "summary"));
+	json_object *run2 = json_object_array_get_idx(tu_array(s, "runs"), 1);
+	cr_assert(tu_int(tu_get(run2, "serial"), "alone_ns") > 0, "no serial phase at 2 threads");
+}
+
+/* Off-CPU time outside waits is explained by thread and kind, and the
+ * missing call sites are said to be missing. */
+Test(golden, off_cpu_time_names_its_thread_and_evidence, .timeout = 60)
+{
+	json_object *s = replay("cold_start");
+	json_object *run1 = json_object_array_get_idx(tu_array(s, "runs"), 0), *o = tu_get(run1, "offcpu_other");
+	cr_assert(tu_int(o, "other_ns") > 0 && tu_int(o, "voluntary_switches") >= 0, "offcpu_other: %s",
+		  json_object_to_json_string(o));
+	json_object *missing = tu_array(s, "evidence_unavailable");
+	bool said = false;
+	for (size_t i = 0; i < json_object_array_length(missing); i++)
+		said |= strstr(json_object_get_string(json_object_array_get_idx(missing, i)), "context switches") != NULL;
+	cr_assert(said, "the missing off-CPU call sites are not mentioned (the recording was not sampled)");
+}
+
+Test(golden, threads_taking_turns_through_a_semaphore_are_one_lock, .timeout = 60)
+{
+	json_object *s = replay("sem_lock");
+	expect_first(s, "lock-contention", "turn_sem");
+	cr_assert(strstr(tu_str(finding(s, 0), "summary"), "used as a lock"), "summary: %s", tu_str(finding(s, 0), "summary"));
+	cr_assert(!has_kind(s, "park-wake"), "the semaphore's parks reported as park-wake");
+}
+
+/* A thread's runnable time and its waits never overlap: its split adds up
+ * to no more than its life. */
+Test(golden, a_threads_runnable_time_and_waits_do_not_overlap, .timeout = 60)
+{
+	const char *names[] = { "gil", "global_queue", "rare_lock", "churn", "barrier_uneven" };
+	for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
+		json_object *threads = tu_array(report(names[n]), "threads");
+		for (size_t i = 0; i < json_object_array_length(threads); i++) {
+			json_object *t = json_object_array_get_idx(threads, i), *split = tu_get(t, "split");
+			int64_t sum = 0;
+			json_object_object_foreach(split, key, val) {
+				(void)key;
+				sum += json_object_get_int64(val);
+			}
+			cr_assert(sum <= tu_int(t, "lifetime_ns") + 16, "%s thread %zu: %lld ns split in a %lld ns life",
+				  names[n], i, (long long)sum, (long long)tu_int(t, "lifetime_ns"));
+		}
+	}
+}
+
 /* ---- where the extra CPU went: located from CPU samples (issue 12) ------- */
 
 static json_object *replay_sampled(const char *name)
@@ -424,4 +563,21 @@ Test(golden, a_contended_rust_mutex_is_lock_contention_not_sharing, .timeout = 6
 	cr_assert(!has_kind(s, "true-sharing") && !has_kind(s, "false-sharing"), "a sharing verdict for a mutex");
 	json_object *ev = tu_get(finding(s, 0), "evidence");
 	cr_assert(json_object_get_double(tu_get(ev, "sampled_spin_ns")) > 0, "no sampled spin claimed by the mutex");
+}
+
+/* Off-CPU call sites are said to be missing only when the run sampled no
+ * context switches. */
+static bool says_sites_missing(json_object *s)
+{
+	json_object *missing = tu_array(s, "evidence_unavailable");
+	for (size_t i = 0; i < json_object_array_length(missing); i++)
+		if (strstr(json_object_get_string(json_object_array_get_idx(missing, i)), "context switches"))
+			return true;
+	return false;
+}
+
+Test(golden, offcpu_sites_are_missing_only_without_switch_samples, .timeout = 60)
+{
+	cr_assert(says_sites_missing(replay("global_queue")), "an unsampled sweep claims off-CPU call sites");
+	cr_assert(!says_sites_missing(replay_sampled("rust_mutex")), "a sampled sweep says its switch samples are missing");
 }

@@ -16,7 +16,21 @@ $(BENCH_DIR)/lockpair: tests/bench/lockpair.c | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -pthread $< -o $@
 
-.PHONY: bench-shim bench-whatif bench-report bench-sampling bench-trace
+$(BENCH_DIR)/omp_critical: tests/bench/omp_critical.c | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -fopenmp $< -o $@
+
+# preload/gomp.c's cost on an uncontended `omp critical`: native and
+# preloaded interleaved, 5 runs each, medians of ns per entry.
+bench-omp: $(BUILD)/libconvoy.so $(BENCH_DIR)/omp_critical
+	@rm -rf $(BENCH_DIR)/omp-profiles && mkdir -p $(BENCH_DIR)/omp-profiles
+	@for i in 1 2 3 4 5; do \
+	  echo "native $$($(BENCH_DIR)/omp_critical)"; \
+	  echo "shim $$(CONVOY_QUIET=1 CONVOY_DIR=$(BENCH_DIR)/omp-profiles LD_PRELOAD=$(abspath $(BUILD))/libconvoy.so $(BENCH_DIR)/omp_critical)"; \
+	done | sort -k1,1 -k2,2n | awk '{ v[$$1] = v[$$1] " " $$2; c[$$1]++ } \
+	  END { for (k in v) { split(substr(v[k], 2), a, " "); print k ": median " a[int((c[k] + 1) / 2)] " ns per entry (" substr(v[k], 2) ")" } }'
+
+.PHONY: bench-shim bench-whatif bench-report bench-sampling bench-omp bench-trace
 # The launcher's CPU sampling: its cost side by side with sampling off, and
 # how much CPU time a false-sharing line takes to be located (docs/performance.md).
 bench-sampling: $(BUILD)/convoy $(BUILD)/libconvoy.so $(BUILD)/tests/data/progs/spin_counter $(BUILD)/demos/barrier $(BUILD)/demos/false_sharing

@@ -14,7 +14,8 @@
  * table the shim resolves its real functions from: adding a function to the
  * table without writing case_NAME here fails the build. The names the shim
  * exports beside that table (the C11 ones, and the exec, exit and signal
- * variants) are in C11_FUNCS and OTHER_FUNCS below, and test_conformance
+ * variants, and libgomp's entry points) are in C11_FUNCS, OTHER_FUNCS and
+ * GOMP_FUNCS below, and test_conformance
  * checks that every name preload/exports.map exports has a case.
  * `cases --list` prints the names.
  */
@@ -22,6 +23,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <omp.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <spawn.h>
@@ -718,7 +720,10 @@ static void case_pthread_timedjoin_np(void)
 
 static void case_pthread_detach(void)
 {
-	sem_t s;
+	/* Static: the detached thread may still be leaving sem_wait after the
+	 * post, when this frame is gone (a stack semaphore made it abort in
+	 * glibc's futex code now and then). */
+	static sem_t s;
 	sem_init(&s, 0, 0);
 	pthread_t t;
 	MUST(pthread_create(&t, NULL, wait_for_post, &s));
@@ -1687,10 +1692,130 @@ static void case_cnd_broadcast(void)
 	CALL("broadcast, nobody", cnd_broadcast(&c));
 }
 
+/* ---- GCC OpenMP (libgomp) entry points: preload/gomp.c --------------------- */
+
+static void case_GOMP_parallel(void)
+{
+	int entered = 0, team = 0;
+#pragma omp parallel num_threads(3)
+	{
+#pragma omp atomic
+		entered++;
+#pragma omp single
+		team = omp_get_num_threads();
+	}
+	printf("parallel: %d entered, team of %d, after it %d thread\n", entered, team, omp_get_num_threads());
+}
+
+static void case_GOMP_barrier(void)
+{
+	int before = 0, seen[2] = { 0, 0 };
+#pragma omp parallel num_threads(2)
+	{
+#pragma omp atomic
+		before++;
+#pragma omp barrier
+		int me = omp_get_thread_num();
+#pragma omp atomic read
+		seen[me] = before;
+	}
+	printf("barrier: both saw %d and %d arrivals after it\n", seen[0], seen[1]);
+}
+
+static void case_GOMP_loop_end(void)
+{
+	long sum = 0;
+	int after[2] = { 0, 0 };
+#pragma omp parallel num_threads(2)
+	{
+#pragma omp for schedule(dynamic, 7) reduction(+:sum)
+		for (int i = 0; i < 1000; i++)
+			sum += i;
+		after[omp_get_thread_num()] = 1;   /* past the loop's end barrier */
+	}
+	printf("loop: sum %ld, %d threads past its end\n", sum, after[0] + after[1]);
+}
+
+static void case_GOMP_sections_end(void)
+{
+	int ran[2] = { 0, 0 };
+#pragma omp parallel num_threads(2)
+	{
+#pragma omp sections
+		{
+#pragma omp section
+			ran[0]++;
+#pragma omp section
+			ran[1]++;
+		}
+	}
+	printf("sections: first ran %d, second ran %d\n", ran[0], ran[1]);
+}
+
+static void case_GOMP_critical_start(void)
+{
+	long n = 0;
+#pragma omp parallel num_threads(2)
+	for (int i = 0; i < 1000; i++) {
+#pragma omp critical
+		n++;
+	}
+	printf("critical: %ld\n", n);
+}
+
+static void case_GOMP_critical_name_start(void)
+{
+	long n = 0;
+#pragma omp parallel num_threads(2)
+	for (int i = 0; i < 1000; i++) {
+#pragma omp critical(conformance_named)
+		n++;
+	}
+	printf("named critical: %ld\n", n);
+}
+
+static void case_omp_set_lock(void)
+{
+	omp_lock_t l;
+	omp_init_lock(&l);
+	long n = 0;
+#pragma omp parallel num_threads(2)
+	for (int i = 0; i < 1000; i++) {
+		omp_set_lock(&l);
+		n++;
+		omp_unset_lock(&l);
+	}
+	omp_set_lock(&l);
+	int busy = omp_test_lock(&l);
+	omp_unset_lock(&l);
+	int free_ = omp_test_lock(&l);
+	omp_unset_lock(&l);
+	omp_destroy_lock(&l);
+	printf("lock: %ld; test while held %d, when free %d\n", n, busy, free_);
+}
+
+static void case_omp_set_nest_lock(void)
+{
+	omp_nest_lock_t l;
+	omp_init_nest_lock(&l);
+	omp_set_nest_lock(&l);
+	omp_set_nest_lock(&l);
+	int depth = omp_test_nest_lock(&l);   /* the owner: the new nesting count */
+	omp_unset_nest_lock(&l);
+	omp_unset_nest_lock(&l);
+	omp_unset_nest_lock(&l);
+	omp_destroy_nest_lock(&l);
+	printf("nest lock: depth %d\n", depth);
+}
+
 /* Exported beside CV_REAL_FUNCS: the C11 names, and the exec, exit and signal
  * variants lifecycle.c forwards to the table's functions. */
 #define OTHER_FUNCS(X)                                                          \
 	X(execv) X(execvp) X(execl) X(execle) X(execlp) X(_Exit) X(bsd_signal) X(__sysv_signal)
+
+#define GOMP_FUNCS(X)                                                                      \
+	X(GOMP_parallel) X(GOMP_barrier) X(GOMP_loop_end) X(GOMP_sections_end) X(GOMP_critical_start) \
+	X(GOMP_critical_name_start) X(omp_set_lock) X(omp_set_nest_lock)
 
 #define C11_FUNCS(X)                                                                      \
 	X(mtx_init) X(mtx_destroy) X(mtx_lock) X(mtx_trylock) X(mtx_timedlock) X(mtx_unlock) \
@@ -1705,6 +1830,7 @@ static const struct { const char *name; void (*run)(void); } cases[] = {
 #define C11_X(fn) { #fn, case_##fn },
 	C11_FUNCS(C11_X)
 	OTHER_FUNCS(C11_X)
+	GOMP_FUNCS(C11_X)
 #undef C11_X
 };
 

@@ -4,10 +4,11 @@
 #   tests/conformance/cases.c            -> $(TEST_PROGS_DIR)/conformance_cases
 #   tests/conformance/test_conformance.c -> $(BUILD)/tests/test_conformance
 
-# cases.c and the test read CV_REAL_FUNCS from preload/shim.h.
+# cases.c and the test read CV_REAL_FUNCS from preload/shim.h; -fopenmp for
+# the cases of libgomp's entry points (preload/gomp.c).
 $(TEST_PROGS_DIR)/conformance_cases: tests/conformance/cases.c preload/shim.h | check-deps
 	@mkdir -p $(@D)
-	$(CC) $(TEST_PROG_CFLAGS) -Ipreload $< -o $@
+	$(CC) $(TEST_PROG_CFLAGS) -fopenmp -Ipreload $< -o $@
 
 $(BUILD)/obj/tests/conformance/test_conformance.o: tests/conformance/test_conformance.c preload/shim.h \
 		tests/common/testutil.h | check-deps

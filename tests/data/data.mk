@@ -9,6 +9,9 @@
 DATA_PROGS_DIR := $(BUILD)/tests/data/progs
 DATA_PROGS := $(patsubst tests/data/progs/%.c,$(DATA_PROGS_DIR)/%,$(wildcard tests/data/progs/*.c))
 
+# OpenMP programs (omp_*.c): GCC's libgomp, found by the shim's gomp.c.
+$(DATA_PROGS_DIR)/omp_%: TEST_PROG_CFLAGS += -fopenmp
+
 $(DATA_PROGS_DIR)/%: tests/data/progs/%.c tests/data/progs/data_progs.h include/convoy.h | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(TEST_PROG_CFLAGS) $< -o $@

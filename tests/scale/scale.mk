@@ -15,7 +15,7 @@ $(BUILD)/tests/test_scale: $(BUILD)/obj/tests/scale/test_scale.o $(TEST_COMMON_O
 	$(CC) $(TEST_CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(TEST_LIBS) -ljson-c -lm
 
 $(BUILD)/tests/test_scale_live: $(BUILD)/obj/tests/scale/test_scale_live.o $(TEST_COMMON_OBJS) \
-		$(TEST_RUNTIME_DEPS) $(DEMOS:%=$(BUILD)/demos/%) $(BUILD)/tests/data/progs/spin_counter $(BUILD)/tests/data/progs/rust_mutex
+		$(TEST_RUNTIME_DEPS) $(DEMOS:%=$(BUILD)/demos/%) $(DATA_PROGS) $(BUILD)/tests/data/progs/rust_mutex
 	$(CC) $(TEST_CFLAGS) $< $(TEST_COMMON_OBJS) -o $@ $(TEST_LIBS) -ljson-c -lm
 	echo 1 > $@.jobs   # sweeps measure the machine: one at a time
 

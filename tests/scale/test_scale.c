@@ -36,7 +36,34 @@ Test(scale, usage_errors, .timeout = 30)
 	expect_usage_error(twice);
 	expect_usage_error(no_list);
 	expect_usage_error(no_cmd);
+	const char *warmup[] = { tu_convoy(), "scale", "--threads", "1", "--warmup", "-1", "--", "/bin/echo", "{threads}", NULL };
+	const char *replay_warmup[] = { tu_convoy(), "scale", "--replay", ".", "--warmup", "1", NULL };
 	expect_usage_error(repeat);
+	expect_usage_error(warmup);
+	expect_usage_error(replay_warmup);
+}
+
+/* A warm-up run is run, at the first count, and not analysed: its
+ * directory holds a profile, and sweep.json says how many there were. */
+Test(scale, warmup_runs_come_first_and_are_not_analysed, .timeout = 120)
+{
+	char *dir = tu_tmpdir();
+	const char *argv[] = { tu_convoy(), "scale", "--json", "--warmup", "2", "--threads", "1,2", "-o", dir, "--",
+			       DEMO("work_stealing"), "--workers", "{threads}", "--tasks", "20000", NULL };
+	struct tu_proc p;
+	struct tu_opts o = { .timeout_s = 100 };
+	tu_run(&p, &o, argv);
+	tu_assert_exit(&p, 0, "convoy scale");
+	json_object *root = json_tokener_parse(p.out);
+	TU_EQ(tu_int(root, "warmup"), 2, "warm-up runs");
+	TU_EQ(json_object_array_length(tu_array(root, "runs")), 2, "analysed runs");
+	for (int k = 1; k <= 2; k++) {
+		char sub[512];
+		size_t count = 0;
+		snprintf(sub, sizeof(sub), "%s/warmup-%d", dir, k);
+		tu_profiles(sub, &count);
+		TU_EQ(count, 1, "profiles in %s", sub);
+	}
 }
 
 Test(scale, a_failing_command_is_explained_with_its_exit_status, .timeout = 60)

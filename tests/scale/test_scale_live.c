@@ -263,3 +263,119 @@ Test(scale_live, parking_at_once_is_park_wake, .timeout = 240)
 	expect_first(root, "park-wake");
 }
 
+
+/* ---- real programs (issue 13) ---------------------------------------------- */
+
+#define DATA_PROG(name) BUILD_DIR "/tests/data/progs/" name
+
+/* No component negative or above the budget (unexplained: never below
+ * -budget), whatever number of threads the program ran. */
+static void expect_stack_in_bounds(json_object *root)
+{
+	json_object *runs = tu_array(root, "runs");
+	for (size_t i = 0; i < json_object_array_length(runs); i++) {
+		json_object *r = json_object_array_get_idx(runs, i), *stack = tu_get(r, "stack");
+		double budget = (double)tu_int(r, "budget_ns");
+		json_object_object_foreach(stack, key, val) {
+			double v = (double)json_object_get_int64(val);
+			double lo = strcmp(key, "unexplained") ? -16 : -budget, hi = strcmp(key, "unexplained") ? budget : 16;
+			cr_assert(v >= lo && v <= hi, "run %zu: %s is %.0f of a budget of %.0f", i, key, v, budget);
+		}
+	}
+}
+
+/* The first finding is lock-contention on a monitor whose objects contain
+ * the given text. */
+static void expect_monitor(json_object *root, const char *text)
+{
+	expect_first(root, "lock-contention");
+	json_object *objs = tu_array(first_finding(root), "objects");
+	cr_assert(json_object_array_length(objs) >= 2, "the finding names no condvar beside the mutex");
+	cr_assert(strstr(json_object_get_string(json_object_array_get_idx(objs, 0)), text), "first object %s",
+		  json_object_get_string(json_object_array_get_idx(objs, 0)));
+}
+
+Test(scale_live, a_c_gil_is_one_monitor, .timeout = 240)
+{
+	const char *cmd[] = { DATA_PROG("gil"), "--workers", "{threads}", NULL };
+	json_object *root = sweep("1,2", cmd);
+	expect_stack_in_bounds(root);
+	expect_monitor(root, "gil_mutex");
+}
+
+/* Debian's python3 (not a pyenv shim): pure-Python loops in N threads. */
+Test(scale_live, pythons_gil_is_one_monitor, .timeout = 240)
+{
+	const char *cmd[] = { "/usr/bin/python3", "-c",
+			      "import sys, threading\n"
+			      "n = int(sys.argv[1])\n"
+			      "def work(k):\n"
+			      "    x = 0\n"
+			      "    for i in range(k): x += i\n"
+			      "ts = [threading.Thread(target=work, args=(3000000 // n,)) for _ in range(n)]\n"
+			      "for t in ts: t.start()\n"
+			      "for t in ts: t.join()\n",
+			      "{threads}", NULL };
+	json_object *root = sweep("1,2", cmd);
+	expect_stack_in_bounds(root);
+	expect_monitor(root, "gil");
+}
+
+/* zstd -T1 runs a worker beside its main thread: the stack stays in bounds. */
+Test(scale_live, zstd_with_helper_threads_stays_in_bounds, .timeout = 240)
+{
+	char *dir = tu_tmpdir(), input[512], script[2048];
+	snprintf(input, sizeof(input), "%s/input", dir);
+	FILE *f = fopen(input, "w");
+	cr_assert(f, "cannot write %s", input);
+	for (long i = 0; i < 400000; i++)
+		fprintf(f, "line %ld of some compressible text %ld\n", i, i * 7919 % 10007);
+	fclose(f);
+	snprintf(script, sizeof(script), "zstd -q -f -T$0 -3 %s -o %s.zst", input, input);
+	const char *cmd[] = { "/bin/sh", "-c", script, "{threads}", NULL };
+	json_object *root = sweep("1,2", cmd);
+	expect_stack_adds_up(root);
+	expect_stack_in_bounds(root);
+}
+
+Test(scale_live, openmp_barrier_time_is_barrier_time, .timeout = 240)
+{
+	const char *cmd[] = { DATA_PROG("omp_barriers"), "--workers", "{threads}", NULL };
+	json_object *root = sweep("1,2", cmd);
+	expect_stack_in_bounds(root);
+	json_object *run2 = json_object_array_get_idx(tu_array(root, "runs"), 1), *stack = tu_get(run2, "stack");
+	cr_assert(tu_int(stack, "barrier") > tu_int(stack, "other_offcpu"), "barrier %lld, other %lld",
+		  (long long)tu_int(stack, "barrier"), (long long)tu_int(stack, "other_offcpu"));
+}
+
+/* Perl's threads::shared lock: a mutex and a condvar (shared.xs's recursive
+ * lock), one cause. */
+Test(scale_live, perls_shared_lock_is_one_monitor, .timeout = 240)
+{
+	const char *cmd[] = { "/usr/bin/perl", "-e",
+			      "use threads; use threads::shared;\n"
+			      "my $n = shift; my $count :shared = 0;\n"
+			      "sub work { for (1..$_[0]) { lock($count); $count++; my $x = 0; $x += $_ for 1..20; } }\n"
+			      "my @t = map { threads->create(\\&work, int(300000 / $n)) } 1..$n;\n"
+			      "$_->join for @t;\n",
+			      "{threads}", NULL };
+	json_object *root = sweep("1,2", cmd);
+	expect_stack_in_bounds(root);
+	expect_monitor(root, "mutex");
+}
+
+/* Off-CPU time outside waits by kind and site, from the launcher's sampled
+ * context switches: cold_start's first run sleeps 300 ms (its "cold read")
+ * in nanosleep, outside any wait the shim times. */
+Test(scale_live, sleep_outside_waits_is_named_as_sleep, .timeout = 240)
+{
+	const char *cmd[] = { DATA_PROG("cold_start"), "--workers", "{threads}", "--state", tu_tmpdir(), NULL };
+	json_object *root = sweep("1,2", cmd);
+	expect_stack_in_bounds(root);
+	json_object *o = tu_get(json_object_array_get_idx(tu_array(root, "runs"), 0), "offcpu_other");
+	cr_assert(!json_object_is_type(o, json_type_null), "no off-CPU thread named in the cold run");
+	json_object *kinds;
+	if (!json_object_object_get_ex(o, "by_kind", &kinds))
+		cr_skip_test("no context switches were sampled (perf_event_open refused?)");
+	cr_assert(tu_int(kinds, "sleep") >= 1, "the cold run's sleep not named: %s", json_object_to_json_string(o));
+}

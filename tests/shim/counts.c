@@ -102,3 +102,46 @@ Test(counts, static_and_struct_member_mutexes_named_by_symbol, .timeout = 30)
 		  json_object_to_json_string(tu_array(r, "locks")));
 	TU_EQ(tu_int(pool, "acquisitions"), 333, "pool.lock acquisitions");
 }
+
+/* OpenMP's own barriers and locks park with inline futex calls; the shim
+ * sees them at libgomp's entry points (preload/gomp.c). */
+Test(counts, openmp_barriers_and_critical_sections_exact, .timeout = 60)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "count_omp", NULL);
+	tu_assert_exit(&p, 0, "count_omp");
+	cr_assert(tu_has_line(p.out, "critical 100 named 40 lock 20"), "count_omp output:\n%s", p.out);
+	json_object *r = tu_report_dir(dir);
+	json_object *barriers = tu_array(r, "barriers"), *barrier = NULL;
+	for (size_t i = 0; i < json_object_array_length(barriers); i++)
+		if (!strcmp(tu_str(json_object_array_get_idx(barriers, i), "name"), "omp barrier"))
+			barrier = json_object_array_get_idx(barriers, i);
+	cr_assert(barrier, "no barrier named omp barrier: %s", json_object_to_json_string(barriers));
+	TU_EQ(tu_int(barrier, "waits"), 200, "omp barrier waits (100 per thread)");
+	json_object *critical = tu_lock(r, "omp critical"), *named = tu_lock(r, "omp named critical");
+	json_object *lock = tu_lock(r, "omp lock");
+	cr_assert(critical && named && lock, "OpenMP locks missing: %s", json_object_to_json_string(tu_array(r, "locks")));
+	TU_EQ(tu_int(critical, "acquisitions"), 100, "omp critical acquisitions");
+	TU_EQ(tu_int(named, "acquisitions"), 40, "omp named critical acquisitions");
+	TU_EQ(tu_int(lock, "acquisitions"), 20, "omp lock acquisitions");
+	TU_LE(tu_int(critical, "contended"), 100, "contended <= acquisitions");
+}
+
+/* The OpenMP interposers change nothing in an OpenMP program's behaviour
+ * (its output and exit status are the same as without the shim), and a
+ * program without libgomp never loads it: they resolve it only when called. */
+Test(counts, an_openmp_program_behaves_the_same_under_the_shim, .timeout = 60)
+{
+	tu_same_behaviour("count_omp", NULL);
+}
+
+Test(counts, a_program_without_libgomp_never_loads_it, .timeout = 30)
+{
+	const char *argv[] = { "/bin/sh", "-c", "grep -c libgomp /proc/$$/maps; exit 0", NULL };
+	struct tu_proc p;
+	struct tu_opts o = { .preload = true, .dir = tu_tmpdir(), .quiet = true };
+	tu_run(&p, &o, argv);
+	tu_assert_exit(&p, 0, "sh");
+	cr_assert(tu_has_line(p.out, "0"), "libgomp mapped in a program that does not use it: %s", p.out);
+}

@@ -1,0 +1,52 @@
+/* offcpu.h — where threads went off-CPU outside the waits the shim timed:
+ * the launcher's sampled context switches (samples.h, SAMPLE_SWITCH, each
+ * with the user call chain where the thread entered the kernel) that no
+ * interposed wait encloses, by kind and call site (docs/findings.md,
+ * "Serial phases and off-CPU time outside waits"). */
+#ifndef CONVOY_OFFCPU_H
+#define CONVOY_OFFCPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct model;
+
+/* X-macro: kind, its JSON key, its words in sentences. */
+#define OFFCPU_KINDS(X)                                                                              \
+	X(OFFCPU_IO,      "io",      "blocking I/O")                                                  \
+	X(OFFCPU_POLL,    "poll",    "waiting for I/O readiness (poll, select, epoll)")              \
+	X(OFFCPU_SLEEP,   "sleep",   "sleep")                                                         \
+	X(OFFCPU_RUNTIME, "runtime", "a runtime's own wait (a futex call the shim cannot interpose)") \
+	X(OFFCPU_OTHER,   "other",   "other (page faults, preemption, other system calls)")
+
+enum offcpu_kind {
+#define CV_X(sym, key, words) sym,
+	OFFCPU_KINDS(CV_X)
+#undef CV_X
+	OFFCPU_KIND_N
+};
+extern const char *const offcpu_kind_names[OFFCPU_KIND_N];
+extern const char *const offcpu_kind_words[OFFCPU_KIND_N];
+
+#define OFFCPU_MAX_SITES 3
+
+struct offcpu_site {
+	enum offcpu_kind kind;
+	char function[160];   /* where it entered the kernel: "read", "nanosleep" */
+	char site[256];       /* the program's frame that called it: "load (io.c:42)"; "?": not unwound */
+	uint64_t samples;
+};
+
+struct offcpu {
+	uint64_t samples;                      /* sampled switches of the thread outside timed waits */
+	uint64_t in_waits;                     /* ... inside them (not counted above) */
+	uint64_t by_kind[OFFCPU_KIND_N];
+	struct offcpu_site sites[OFFCPU_MAX_SITES];   /* most samples first */
+	size_t nsites;
+};
+
+/* The sampled switches of thread tid (every thread: tid 0) in m's CPU
+ * samples. Returns 0, or -1 when the run has no switch samples. */
+int offcpu__sites(const struct model *m, int32_t tid, struct offcpu *out);
+
+#endif
