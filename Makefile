@@ -23,7 +23,7 @@ CXX      ?= g++
 DEB_PACKAGES := gcc g++ make pkg-config libdw-dev libelf-dev libcapstone-dev \
                 libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc time libiberty-dev \
                 clang libclang-rt-14-dev \
-                wrk python3 perl zstd
+                wrk python3 perl zstd chromium nodejs npm
 DEP_FILES    := /usr/lib/*/perl/*/threads.pm /usr/include/elfutils/libdwfl.h /usr/bin/zstd \
                 /usr/lib/gcc/*/*/libgomp.so \
                 /usr/include/gelf.h /usr/include/json-c/json.h /usr/include/capstone/capstone.h \
@@ -31,7 +31,8 @@ DEP_FILES    := /usr/lib/*/perl/*/threads.pm /usr/include/elfutils/libdwfl.h /us
                 /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc /usr/bin/time \
                 /usr/include/libiberty/demangle.h /usr/bin/clang \
                 /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
-                /usr/bin/wrk /usr/bin/python3
+                /usr/bin/wrk /usr/bin/python3 \
+                /usr/bin/chromium /usr/bin/node /usr/bin/npm
 
 WARN     := -Wall -Wextra -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
@@ -56,7 +57,8 @@ TEST_LIBS   := -lcriterion -pthread
 SHIM_SRCS     := $(wildcard preload/*.c)
 SHIM_OBJS     := $(SHIM_SRCS:%.c=$(BUILD)/obj/%.o)
 ANALYZER_SRCS := $(wildcard analyzer/*.c)
-ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(BUILD)/obj/%.o)
+ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/viewer/assets.o
+VIEWER_FILES  := viewer/page.html viewer/convoy.css viewer/convoy.js
 
 # Every test binary is build/tests/test_*: a Criterion executable, each test in
 # its own process. Components add theirs to TESTS, or to LIVE_TESTS when
@@ -73,7 +75,8 @@ deps:
 	@if [ "$$(id -u)" = 0 ]; then \
 	  echo "convoy: installing $(DEB_PACKAGES)"; \
 	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEB_PACKAGES); \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEB_PACKAGES) && \
+	  $(MAKE) --no-print-directory viewer-deps; \
 	else \
 	  echo "convoy: missing build dependencies; run as root:"; \
 	  echo "  apt-get install -y $(DEB_PACKAGES)"; exit 1; \
@@ -98,6 +101,11 @@ $(BUILD)/obj/analyzer/%.o: analyzer/%.c $(wildcard analyzer/*.h) $(wildcard incl
 	@mkdir -p $(@D)
 	$(CC) $(ANALYZER_CFLAGS) -c $< -o $@
 
+# The HTML viewer's files, embedded in the binary (analyzer/html.c).
+$(BUILD)/obj/viewer/assets.o: viewer/assets.S $(VIEWER_FILES)
+	@mkdir -p $(@D)
+	$(CC) -c $< -o $@
+
 $(BUILD)/convoy: $(ANALYZER_OBJS)
 	$(CC) $(ANALYZER_CFLAGS) $(ANALYZER_OBJS) -o $@ $(ANALYZER_LIBS)
 
@@ -113,6 +121,7 @@ include tests/fuzz/fuzz.mk
 include tests/bench/bench.mk
 include tests/conformance/conformance.mk
 include tests/data/data.mk
+include tests/viewer/viewer.mk
 
 # --- test, demo, bench ------------------------------------------------------
 test: all $(TESTS)
@@ -128,7 +137,7 @@ test-live: all $(LIVE_TESTS)
 # fatal. Sanitized code runs slower: the tests' time limits are stretched.
 ASAN_BUILD    := $(BUILD)/asan
 ASAN_FLAGS    := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-ASAN_TESTS    := test_analyzer test_stacks test_scale
+ASAN_TESTS    := test_analyzer test_stacks test_scale test_viewer
 test-asan:
 	@$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) SANITIZE="$(ASAN_FLAGS)" \
 	  $(ASAN_TESTS:%=$(ASAN_BUILD)/tests/%)
@@ -152,15 +161,18 @@ DEMO_DIR := $(BUILD)/demo
 demo: all
 	@rm -rf $(DEMO_DIR)
 	@echo "== Seed 000's global queue: every task taken from one mutex-protected queue"
-	@$(BUILD)/convoy scale --threads 1,2,4 --repeat 3 -o $(DEMO_DIR)/global_queue -- $(BUILD)/demos/global_queue --workers {threads}
+	@$(BUILD)/convoy scale --threads 1,2,4 --repeat 3 -o $(DEMO_DIR)/global_queue --html $(DEMO_DIR)/global_queue.html -- $(BUILD)/demos/global_queue --workers {threads}
 	@echo
 	@echo "== The same tasks with per-worker deques and work stealing"
-	@$(BUILD)/convoy scale --threads 1,2,4 --repeat 3 -o $(DEMO_DIR)/work_stealing -- $(BUILD)/demos/work_stealing --workers {threads}
+	@$(BUILD)/convoy scale --threads 1,2,4 --repeat 3 -o $(DEMO_DIR)/work_stealing --html $(DEMO_DIR)/work_stealing.html -- $(BUILD)/demos/work_stealing --workers {threads}
 	@echo
 	@echo "== Side by side"
 	@$(BUILD)/convoy diff $(DEMO_DIR)/global_queue $(DEMO_DIR)/work_stealing
+	@$(BUILD)/convoy diff --html $(DEMO_DIR)/diff.html $(DEMO_DIR)/global_queue $(DEMO_DIR)/work_stealing
+	@echo
+	@echo "== In a browser: $(DEMO_DIR)/global_queue.html, $(DEMO_DIR)/work_stealing.html, $(DEMO_DIR)/diff.html"
 
-bench: all bench-shim bench-whatif bench-demos bench-report bench-sampling bench-omp bench-peers
+bench: all bench-shim bench-whatif bench-demos bench-report bench-sampling bench-omp bench-trace bench-peers
 
 # --- install ----------------------------------------------------------------
 install: $(BUILD)/libconvoy.so $(BUILD)/convoy

@@ -14,6 +14,7 @@
 
 #include "analysis.h"
 #include "diff.h"
+#include "html.h"
 #include "profile.h"
 #include "sweep.h"
 #include "util.h"
@@ -255,7 +256,7 @@ static int diff_sweeps(const char *pa, const char *pb, int json, FILE *out)
 /* A profile starts with the magic; anything else is taken for a sweep. */
 static int is_profile(const char *path)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = cv_fopen_regular(path);
 	char magic[8] = { 0 };
 	if (!f)
 		return 0;
@@ -266,7 +267,7 @@ static int is_profile(const char *path)
 
 static void diff_usage(FILE *f)
 {
-	fputs("usage: convoy diff [--json] A B\n"
+	fputs("usage: convoy diff [--json | --html FILE] A B\n"
 	      "\n"
 	      "Compares two profiles, or two sweeps (a convoy scale directory or its\n"
 	      "sweep.json), side by side: wall time, where the worker time went, each\n"
@@ -281,14 +282,17 @@ int cmd_diff(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	int json = 0, c;
+	const char *html = NULL;
 	optind = 1;
 	while ((c = cv_getopt("diff", argc, argv, "h", longopts)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
+		case 'H': html = optarg; break;
 		case 'h': diff_usage(stdout); return 0;
 		default:
 			return 2;   /* cv_getopt said why */
@@ -309,6 +313,22 @@ int cmd_diff(int argc, char **argv)
 	if (pa != pb) {
 		cv_error("diff: cannot compare a profile with a sweep (%s, %s)", a, b);
 		return 2;
+	}
+	if (html) {   /* the page embeds the JSON diff */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&text, &len);
+		if (!mem) {
+			cv_error("diff: %s", strerror(errno));
+			return 1;
+		}
+		int rc = pa ? diff_profiles(a, b, 1, mem) : diff_sweeps(a, b, 1, mem);
+		fclose(mem);
+		json_object *page = rc ? NULL : html__diff_page(text, a, b);
+		free(text);
+		rc = !page || html__write(html, page);
+		json_object_put(page);
+		return rc;
 	}
 	int rc = pa ? diff_profiles(a, b, json, stdout) : diff_sweeps(a, b, json, stdout);
 	if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {

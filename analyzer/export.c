@@ -15,6 +15,7 @@
 
 #include "analysis.h"
 #include "export.h"
+#include "perfetto.h"
 #include "model.h"
 #include "profile.h"
 #include "callstacks.h"
@@ -135,41 +136,47 @@ static int write_folded(const struct analysis *a, FILE *out)
 
 static void export_usage(FILE *f)
 {
-	fputs("usage: convoy export --folded [-o FILE] PROFILE\n"
+	fputs("usage: convoy export --folded|--perfetto [-o FILE] PROFILE\n"
 	      "\n"
 	      "Writes a profile in another tool's format.\n"
 	      "\n"
 	      "  --folded     folded stacks for flame graphs: one line per call stack that\n"
 	      "               waited, \"root;...;leaf;[mutex NAME] WAIT_NS\", weighted by the\n"
 	      "               (estimated) nanoseconds threads waited there\n"
+	      "  --perfetto   Chrome trace-event JSON for ui.perfetto.dev and chrome://tracing:\n"
+	      "               a track per thread, its lifetime and waits, thread creations\n"
+	      "               as flow arrows, a counter of live threads\n"
 	      "  -o FILE      write to FILE instead of standard output\n"
 	      "\n"
 	      "example:\n"
-	      "  convoy export --folded convoy-myprog-1234.convoy | flamegraph.pl > waits.svg\n", f);
+	      "  convoy export --folded convoy-myprog-1234.convoy | flamegraph.pl > waits.svg\n"
+	      "  convoy export --perfetto convoy-myprog-1234.convoy > trace.json\n", f);
 }
 
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "folded", no_argument, NULL, 'f' },
+		{ "perfetto", no_argument, NULL, 'p' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int folded = 0, c;
+	int folded = 0, perfetto = 0, c;
 	const char *output = NULL;
 	optind = 1;
 	while ((c = cv_getopt("export", argc, argv, "o:h", longopts)) != -1) {
 		switch (c) {
 		case 'f': folded = 1; break;
+		case 'p': perfetto = 1; break;
 		case 'o': output = optarg; break;
 		case 'h': export_usage(stdout); return 0;
 		default:
 			return 2;   /* cv_getopt said why */
 		}
 	}
-	if (!folded) {
-		cv_error("export: say which format (--folded; try 'convoy export --help')");
+	if (folded + perfetto != 1) {
+		cv_error("export: say which one format (--folded or --perfetto; try 'convoy export --help')");
 		return 2;
 	}
 	if (optind != argc - 1) {
@@ -185,7 +192,7 @@ int cmd_export(int argc, char **argv)
 		analysis__free(&a);
 		return 1;
 	}
-	int rc = write_folded(&a, out);
+	int rc = perfetto ? perfetto__write(&a, out) : write_folded(&a, out);
 	if (out != stdout && fclose(out) != 0 && !rc) {
 		cv_error("export: cannot write %s", output);
 		rc = -1;

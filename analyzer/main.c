@@ -10,6 +10,7 @@
 #include "report.h"
 #include "scale.h"
 #include "util.h"
+#include "view.h"
 
 #define CONVOY_VERSION "0.1.0"
 
@@ -24,6 +25,7 @@ static const struct command {
 	{ "report", cmd_report, "print the report of a profile (text or --json)" },
 	{ "scale", cmd_scale, "run a command at several thread counts and explain the curve" },
 	{ "diff", cmd_diff, "compare two profiles or two sweeps, biggest change first" },
+	{ "view", cmd_view, "write a profile's or a sweep's report as a web page (--open: show it)" },
 	{ "export", cmd_export, "write a profile for other tools (--folded: flame-graph stacks)" },
 };
 

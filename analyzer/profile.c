@@ -131,7 +131,7 @@ static int parse(struct reader *r, struct profile *p)
 		return fail(r, "corrupt file header");
 
 	size_t off = fh->header_size, cap_mod = 0, cap_obj = 0, cap_st = 0, cap_th = 0, cap_ct = 0;
-	size_t cap_stk = 0, cap_sw = 0, cap_edge = 0, cap_ts = 0;
+	size_t cap_stk = 0, cap_sw = 0, cap_edge = 0, cap_ts = 0, cap_tr = 0;
 	uint64_t records = 0;
 	int have_process = 0, err = 0;
 	for (;;) {
@@ -159,6 +159,7 @@ static int parse(struct reader *r, struct profile *p)
 		case CV_REC_LOCK_ORDER: need = sizeof(struct cv_lock_order); break;
 		case CV_REC_LOCK_EDGE: need = sizeof(struct cv_lock_edge); break;
 		case CV_REC_THREAD_STATE: need = sizeof(struct cv_thread_state); break;
+		case CV_REC_TRACE:   need = sizeof(struct cv_trace_rec); break;
 		default: break;   /* unknown: skipped */
 		}
 		if (h.fixed > len || (need && h.fixed < 8))
@@ -266,6 +267,23 @@ static int parse(struct reader *r, struct profile *p)
 			s->held = xcalloc(s->s.nheld ? s->s.nheld : 1, sizeof(*s->held));
 			memcpy(s->held, held, (size_t)s->s.nheld * sizeof(*s->held));
 			p->nthread_states++;
+			break;
+		}
+		case CV_REC_TRACE: {
+			GROW(p->traces, p->ntraces, cap_tr);
+			struct profile_trace *tr = &p->traces[p->ntraces];
+			memset(tr, 0, sizeof(*tr));
+			memcpy(&tr->t, fixed, need);
+			size_t esize = tr->t.event_size, n = tr->t.nevents;
+			if (esize < 8 || esize > 4096)
+				return fail(r, "corrupt (trace events of %zu bytes)", esize);
+			const unsigned char *ev = NULL;
+			if (n > len / esize || tail(r, payload, len, &t, n * esize, &ev))
+				return fail(r, "corrupt (a trace of %zu events runs past its record)", n);
+			tr->events = xcalloc(n ? n : 1, sizeof(*tr->events));
+			for (size_t i = 0; i < n; i++)   /* fields a shorter writer's events lack stay 0 */
+				memcpy(&tr->events[i], ev + i * esize, esize < sizeof(*tr->events) ? esize : sizeof(*tr->events));
+			p->ntraces++;
 			break;
 		}
 		case CV_REC_END: {
@@ -453,6 +471,18 @@ static int link_up(struct reader *r, struct profile *p)
 	for (size_t i = 0; i < p->ncounters; i++)
 		if (p->counters[i].c.thread >= p->nthreads)
 			return fail(r, "corrupt (a counter names thread %u)", p->counters[i].c.thread);
+	for (size_t i = 0; i < p->ntraces; i++) {
+		const struct profile_trace *tr = &p->traces[i];
+		if (tr->t.thread >= p->nthreads)
+			return fail(r, "corrupt (a trace names thread %u)", tr->t.thread);
+		for (size_t k = 0; k < tr->t.nevents; k++) {
+			const struct cv_trace_event *e = &tr->events[k];
+			if ((e->object >= p->nobjects && e->object != CV_TRACE_NO_OBJECT) ||
+			    e->type < CV_TRACE_WAIT || e->type > CV_TRACE_WOKEN)
+				return fail(r, "corrupt (trace event %zu of thread %u: object %u, type %u)", k,
+					    tr->t.thread, e->object, e->type);
+		}
+	}
 	return link_stacks(r, p);
 }
 
@@ -521,6 +551,9 @@ void profile__free(struct profile *p)
 	for (size_t i = 0; i < p->nthread_states; i++)
 		free(p->thread_states[i].held);
 	free(p->thread_states);
+	for (size_t i = 0; i < p->ntraces; i++)
+		free(p->traces[i].events);
+	free(p->traces);
 	free(p->cmdline);
 	free(p->exe);
 	free(p->path);

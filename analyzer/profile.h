@@ -32,6 +32,11 @@ struct profile_thread_state {
 	struct cv_held_lock *held;       /* s.nheld */
 };
 
+struct profile_trace {
+	struct cv_trace_rec t;
+	struct cv_trace_event *events;   /* t.nevents, oldest first */
+};
+
 struct profile {
 	char *path;
 	struct cv_process process;
@@ -56,6 +61,8 @@ struct profile {
 	size_t nedges;
 	struct profile_thread_state *thread_states;   /* held locks and waits at the write */
 	size_t nthread_states;
+	struct profile_trace *traces;    /* trace mode: at most one per thread */
+	size_t ntraces;
 };
 
 /* Reads and validates path. On failure returns NULL after printing one line

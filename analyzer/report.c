@@ -17,6 +17,7 @@
 #include "cpuprof.h"
 #include "families.h"
 #include "findings.h"
+#include "html.h"
 #include "model.h"
 #include "primitives.h"
 #include "profile.h"
@@ -696,12 +697,13 @@ int report__write(const struct analysis *a, const struct report_options *o, FILE
 
 static void report_usage(FILE *f)
 {
-	fputs("usage: convoy report [--json] [-v] [--limit N] PROFILE\n"
+	fputs("usage: convoy report [--json | --html FILE] [-v] [--limit N] PROFILE\n"
 	      "\n"
 	      "Prints what a profile recorded: mutexes ranked by the time threads waited\n"
 	      "for them, condition variables, and threads.\n"
 	      "\n"
 	      "  --json       one JSON object (docs/report-json.md) instead of text\n"
+	      "  --html FILE  write the report as a self-contained web page to FILE\n"
 	      "  -v           every thread's share of every mutex\n"
 	      "  --limit N    at most N rows per table (default 20; 0 = all)\n"
 	      "  --stacks N   the N call stacks that waited longest on each lock and\n"
@@ -715,6 +717,7 @@ int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "limit", required_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "stacks", required_argument, NULL, 's' },
@@ -722,11 +725,13 @@ int cmd_report(int argc, char **argv)
 		{ 0 },
 	};
 	struct report_options o = { .limit = 20 };
+	const char *html = NULL;
 	int c;
 	optind = 1;
 	while ((c = cv_getopt("report", argc, argv, "vh", longopts)) != -1) {
 		switch (c) {
 		case 'j': o.json = 1; break;
+		case 'H': html = optarg; break;
 		case 'v': o.verbose = 1; break;
 		case 'l': {
 			long long v = parse_count(optarg);
@@ -760,7 +765,13 @@ int cmd_report(int argc, char **argv)
 	if (analysis__load(&a, argv[optind]) != 0)
 		return 1;
 	analysis__diagnose(&a);
-	int rc = report__write(&a, &o, stdout);
+	int rc;
+	if (html) {
+		json_object *page = html__report_page(&a);
+		rc = html__write(html, page);
+		json_object_put(page);
+	} else
+		rc = report__write(&a, &o, stdout);
 	analysis__free(&a);
 	return rc ? 1 : 0;
 }

@@ -24,7 +24,7 @@
 static void run_usage(FILE *f)
 {
 	fputs("usage: convoy run [-o DIR] [--json] [-v] [--comm NAME] [--timeout S] [--sample-hz N]\n"
-	      "                  -- COMMAND [ARG...]\n"
+	      "                  [--trace] -- COMMAND [ARG...]\n"
 	      "\n"
 	      "Runs COMMAND with libconvoy.so preloaded (appended to any LD_PRELOAD),\n"
 	      "then prints the report of its profile, whether COMMAND succeeded, failed\n"
@@ -41,6 +41,8 @@ static void run_usage(FILE *f)
 	      "  --sample-hz N  sample each thread's CPU time N times a second from outside\n"
 	      "               the command (default CONVOY_SAMPLE_HZ, else 1000; 0: off); the\n"
 	      "               samples go beside the profile (convoy-PID.samples)\n"
+	      "  --trace      also record when each wait, sampled hold and wake happened\n"
+	      "               (CONVOY_TRACE=1; for convoy view and export --perfetto)\n"
 	      "\n"
 	      "examples:\n"
 	      "  convoy run -- ./myprog --threads 4\n"
@@ -56,6 +58,7 @@ int cmd_run(int argc, char **argv)
 		{ "comm", required_argument, NULL, 'c' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "sample-hz", required_argument, NULL, 's' },
+		{ "trace", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -79,6 +82,12 @@ int cmd_run(int argc, char **argv)
 			}
 			break;
 		case 's': sample_hz = optarg; break;
+		case 'E':
+			if (setenv("CONVOY_TRACE", "1", 1) != 0) {
+				cv_error("run: cannot set CONVOY_TRACE: %s", strerror(errno));
+				return 1;
+			}
+			break;
 		case 'h': run_usage(stdout); return 0;
 		default:
 			return 2;   /* cv_getopt said why */

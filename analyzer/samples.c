@@ -97,7 +97,7 @@ static int parse_switch(struct samples *s, enum switch_kind kind, const char *re
 int samples__load(struct samples *s, const char *path, int32_t pid, uint64_t from_ns, uint64_t to_ns)
 {
 	memset(s, 0, sizeof(*s));
-	FILE *f = fopen(path, "re");
+	FILE *f = cv_fopen_regular(path);
 	if (!f)
 		return errno == ENOENT ? 1 : (cv_error("cannot read %s: %s", path, strerror(errno)), -1);
 	char line[20000];

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "html.h"
 #include "launch.h"
 #include "watchdog.h"
 #include "scale.h"
@@ -32,6 +33,8 @@ struct scale_options {
 	double timeout_s;
 	double watchdog_s;      /* CONVOY_WATCHDOG (watchdog.h) */
 	const char *dir;
+	const char *html;       /* --html FILE */
+	int dir_given;          /* -o DIR: the page also goes to DIR/report.html */
 	const char *comm;       /* --comm: the process to analyse */
 	const char *replay;     /* --replay DIR */
 	const char *sample_hz;  /* --sample-hz N */
@@ -116,6 +119,7 @@ static void scale_usage(FILE *f)
 	      "                   unanalysed, so the page cache and other caches are warm for\n"
 	      "                   every count, as hyperfine's --warmup (default 0)\n"
 	      "  --json           print the sweep as JSON (also saved as DIR/sweep.json)\n"
+	      "  --html FILE      write the sweep as a web page to FILE (and DIR/report.html with -o)\n"
 	      "  -o DIR           keep profiles and output here (default convoy-scale-DATE-TIME)\n"
 	      "  --timeout S      give up on a run after S seconds (default 600)\n"
 	      "  --comm NAME      analyse the process named NAME (default: of the processes the\n"
@@ -141,6 +145,7 @@ static int parse(int argc, char **argv, struct scale_options *o)
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "comm", required_argument, NULL, 'c' },
@@ -154,7 +159,7 @@ static int parse(int argc, char **argv, struct scale_options *o)
 	optind = 1;
 	while ((c = cv_getopt("scale", argc, argv, "o:h", longopts)) != -1) {
 		long long v;
-		running += c != 'j' && c != 'R' && c != 'h';
+		running += c != 'j' && c != 'H' && c != 'R' && c != 'h';
 		switch (c) {
 		case 't': threads = optarg; break;
 		case 'r':
@@ -182,7 +187,8 @@ static int parse(int argc, char **argv, struct scale_options *o)
 			o->timeout_s = (double)v;
 			break;
 		case 'j': o->json = 1; break;
-		case 'o': o->dir = optarg; break;
+		case 'H': o->html = optarg; break;
+		case 'o': o->dir = optarg; o->dir_given = 1; break;
 		case 'c': o->comm = optarg; break;
 		case 'R': o->replay = optarg; break;
 		case 's': o->sample_hz = optarg; break;
@@ -193,7 +199,7 @@ static int parse(int argc, char **argv, struct scale_options *o)
 	}
 	if (o->replay) {
 		if (running || optind < argc) {
-			cv_error("scale: --replay DIR runs nothing: only --json goes with it");
+			cv_error("scale: --replay DIR runs nothing: only --json and --html go with it");
 			return 2;
 		}
 		return 0;
@@ -311,7 +317,8 @@ static int render(const struct scale_options *o, const struct sweep *w)
 	else
 		sweep__text(w, stdout);
 	json_object_put(root);
-	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+	int html_failed = o->html && html__write_sweep(w, o->html, o->dir_given) != 0;
+	return fflush(stdout) == 0 && !ferror(stdout) && !html_failed ? 0 : 1;
 }
 
 /* ---- the command ----------------------------------------------------------- */

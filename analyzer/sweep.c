@@ -593,7 +593,26 @@ int sweep__load(struct sweep *w, const char *path)
 	w->dir = realpath(dir, real) ? xstrndup(real, strlen(real)) : xstrndup(dir, strlen(dir));
 	if (stat(file, &st) != 0 || !S_ISREG(st.st_mode))
 		return bad(file, "no sweep.json, the file `convoy scale -o DIR` writes");
-	json_object *root = json_object_from_file(file), *runs, *cmd;
+	/* Read through a stream opened as a regular file, not json_object_from_file:
+	 * a FIFO swapped in after the stat must not hang us. */
+	FILE *jf = cv_fopen_regular(file);
+	json_object *root = NULL, *runs, *cmd;
+	if (jf) {
+		json_tokener *tok = json_tokener_new();
+		char chunk[65536];
+		size_t n;
+		enum json_tokener_error jerr = json_tokener_continue;
+		while (tok && jerr == json_tokener_continue && (n = fread(chunk, 1, sizeof(chunk), jf)) > 0) {
+			root = json_tokener_parse_ex(tok, chunk, (int)n);
+			jerr = json_tokener_get_error(tok);
+		}
+		if (jerr != json_tokener_success) {
+			json_object_put(root);
+			root = NULL;
+		}
+		json_tokener_free(tok);
+		fclose(jf);
+	}
 	int rc = -1;
 	int64_t repeat;
 	if (!root || !json_object_is_type(root, json_type_object)) {

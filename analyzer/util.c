@@ -1,11 +1,13 @@
 /* util.c — formatting, error, option and output helpers. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "util.h"
 
@@ -246,5 +248,22 @@ FILE *cv_safe_stream(int fd)
 		return NULL;
 	}
 	setvbuf(f, NULL, isatty(fd) ? _IOLBF : _IOFBF, BUFSIZ);
+	return f;
+}
+
+FILE *cv_fopen_regular(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	FILE *f = fdopen(fd, "r");
+	if (!f)
+		close(fd);
 	return f;
 }

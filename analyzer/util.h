@@ -32,6 +32,11 @@ int cv_getopt(const char *cmd, int argc, char **argv, const char *shortopts, con
  * renderer's output goes through it; NULL if it cannot be made. */
 FILE *cv_safe_stream(int fd);
 
+/* fopen(path, "r") for an input the user or a profile names: opened
+ * without blocking and refused (NULL, errno EINVAL) unless a regular file,
+ * so a FIFO or device planted there cannot hang the analyzer. */
+FILE *cv_fopen_regular(const char *path);
+
 void *xcalloc(size_t n, size_t size);   /* aborts on out of memory */
 char *xstrndup(const char *s, size_t n);
 

@@ -103,6 +103,7 @@ void cv__init(void)
 			} else {
 				cv__perf_open();
 				cv__stacks_init();
+				cv__trace_init();
 				cv__thread_init_main();
 				cv__lifecycle_init();
 			}

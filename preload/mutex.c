@@ -67,6 +67,8 @@ void cv__record_wait(struct cv_rec *r, uint64_t ns)
 	if (b >= CV_HIST_BUCKETS)
 		b = CV_HIST_BUCKETS - 1;
 	CV_BUMP(&r->s.wait_hist[b], 1);
+	if (CV_UNLIKELY(cv__trace_on))
+		cv__trace_wait(r->obj, ns);
 }
 
 /* The owner changed (shim.h: cv__note_owner): the lock's own line moved too. */
@@ -95,6 +97,8 @@ static CV_COLD void hold_end(struct cv_thread *t)
 	CV_BUMP(&r->hold_ticks, held);
 	if (held > r->max_hold_ticks)
 		CV_STORE(&r->max_hold_ticks, held);
+	if (CV_UNLIKELY(cv__trace_on))
+		cv__trace_hold(t, r->obj, t->hold_start + held, held);
 }
 
 /* pc: the return address of the program's call; flags: CV_LOCK_*. */

@@ -316,6 +316,7 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 		record(w, CV_REC_COUNTER, &cr, sizeof(cr), c->name, cr.name_len, NULL, 0);
 	}
 	cv__lockorder_write_thread(w, t);
+	cv__trace_write(w, t, ns_per_tick);
 }
 
 /* ---- the file ---------------------------------------------------------- *

@@ -31,7 +31,10 @@ void cv__wake_sent(struct cv_obj *o, uint32_t kind)
 	 * from the kernel sees this one or a newer one. */
 	if (kind && CV_LOAD(&o->wake_kind) != kind)
 		CV_STORE(&o->wake_kind, kind);
-	__atomic_store_n(&o->wake_ns, cv__now_ns(), __ATOMIC_RELEASE);
+	uint64_t stamp = cv__now_ns();
+	__atomic_store_n(&o->wake_ns, stamp, __ATOMIC_RELEASE);
+	if (CV_UNLIKELY(cv__trace_on))
+		cv__trace_wake(o, stamp);   /* the woken waiter's event carries the same stamp */
 }
 
 void cv__woken(struct cv_rec *r, uint64_t t0, uint64_t now)
@@ -44,4 +47,6 @@ void cv__woken(struct cv_rec *r, uint64_t t0, uint64_t now)
 	CV_BUMP(&r->s.wake_latency_ns, ns);
 	if (ns > r->s.max_wake_latency_ns)
 		CV_STORE(&r->s.max_wake_latency_ns, ns);
+	if (CV_UNLIKELY(cv__trace_on))
+		cv__trace_woken(r->obj, sent, now);
 }

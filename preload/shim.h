@@ -282,6 +282,7 @@ struct cv_thread {
 	size_t          stack_size;    /* pthread_create -> trampoline: the size asked for */
 	int             created;       /* thread.c: CV_CREATE_*, who may recycle it */
 	struct cv_thread *pool_next;   /* thread.c: recycled states, still on the all_next list */
+	struct cv_trace_ring *trace;   /* trace.c: this thread's events, when trace mode is on */
 } __attribute__((aligned(CV_CACHELINE)));
 _Static_assert(offsetof(struct cv_thread, hold_addr) < CV_CACHELINE && offsetof(struct cv_thread, held) == CV_CACHELINE,
 	       "cv_thread: the fast paths' fields in line 0, the held set from line 1");
@@ -556,6 +557,17 @@ void cv__wake_sent(struct cv_obj *o, uint32_t kind);
 /* A blocking wait on r's object that began at t0 returned woken at now:
  * count one wake-up and its latency if a wake was sent after t0. */
 void cv__woken(struct cv_rec *r, uint64_t t0, uint64_t now);
+
+/* ---- trace.c: trace mode (CONVOY_TRACE=1), slow paths only ----------------- */
+
+extern bool cv__trace_on;                                 /* set once, by cv__init */
+void cv__trace_init(void);                                /* cv__init: configuration */
+void cv__trace_thread(struct cv_thread *t);               /* a new (or recycled) thread's ring */
+void cv__trace_wait(struct cv_obj *o, uint64_t ns);       /* cv__record_wait */
+void cv__trace_hold(struct cv_thread *t, struct cv_obj *o, uint64_t end_ticks, uint64_t ticks);
+void cv__trace_wake(struct cv_obj *o, uint64_t stamp);    /* cv__wake_sent */
+void cv__trace_woken(struct cv_obj *o, uint64_t stamp, uint64_t now);   /* cv__woken */
+void cv__trace_write(void *w, struct cv_thread *t, double ns_per_tick); /* output.c */
 
 /* ---- init.c: configuration and process-wide state ------------------------- */
 

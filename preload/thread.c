@@ -120,14 +120,18 @@ static struct cv_thread *thread_alloc(void)
 	cv__spin_unlock(&merge_lock);
 	if (t) {
 		struct cv_thread *next = t->all_next;
+		struct cv_trace_ring *ring = t->trace;
 		memset(t, 0, sizeof(*t));
 		t->all_next = next;
 		t->listed = true;
+		t->trace = ring;
 	} else {
 		t = cv__alloc(sizeof(struct cv_thread));
 	}
-	if (t)
+	if (t) {
 		cv__caches_clear(t);
+		cv__trace_thread(t);   /* a new ring, or the recycled state's emptied */
+	}
 	cv__guard_leave(saved);
 	return t;
 }

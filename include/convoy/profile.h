@@ -56,6 +56,7 @@ struct cv_rec_header {
 	X(CV_REC_LOCK_ORDER, 9, "lock_order") \
 	X(CV_REC_LOCK_EDGE, 10, "lock_edge") \
 	X(CV_REC_THREAD_STATE, 11, "thread_state") \
+	X(CV_REC_TRACE,   12, "trace")  \
 	X(CV_REC_END,     0x7fffffff, "end")
 
 enum cv_rec_type {
@@ -381,6 +382,43 @@ struct cv_held_lock {
 	uint32_t object;             /* cv_object.id */
 	uint32_t flags;              /* CV_LOCK_* */
 	uint64_t pc;                 /* return address of the call that acquired it */
+};
+
+/* CV_REC_TRACE: one thread's trace events (trace mode, CONVOY_TRACE=1; docs/
+ * profile-format.md "Trace"), after the thread's record. Tail: nevents events
+ * of event_size bytes each, oldest first; event_size lets the event struct
+ * grow at its end (a reader uses the fields it knows). The ring keeps the
+ * newest `capacity` events: `dropped` older ones were overwritten. */
+#define CV_TRACE_EVENTS(X)                                                            \
+	X(CV_TRACE_WAIT,  1, "wait")   /* blocked on object for dur_ns, ending at ts_ns */  \
+	X(CV_TRACE_HOLD,  2, "hold")   /* a sampled mutex hold of dur_ns, ending at ts_ns */ \
+	X(CV_TRACE_WAKE,  3, "wake")   /* sent a signal, post or wake on object at ts_ns */ \
+	X(CV_TRACE_WOKEN, 4, "woken")  /* returned woken at ts_ns by the wake stamped arg */
+
+enum cv_trace_type {
+#define CV_X(sym, val, name) sym = val,
+	CV_TRACE_EVENTS(CV_X)
+#undef CV_X
+};
+
+#define CV_TRACE_NO_OBJECT 0xffffffffu   /* the object was created after the profile's snapshot */
+
+struct cv_trace_rec {
+	uint32_t thread;             /* cv_thread_rec.index */
+	uint32_t nevents;
+	uint32_t event_size;         /* sizeof(struct cv_trace_event) of the writer */
+	uint32_t capacity;           /* the ring's size in events */
+	uint64_t dropped;            /* events overwritten because the ring was full */
+	uint32_t hold_every;         /* 1 in this many hold samples is traced */
+	uint32_t pad;
+};
+
+struct cv_trace_event {
+	uint64_t ts_ns;              /* CLOCK_MONOTONIC */
+	uint64_t dur_ns;             /* wait and hold: their length; 0 otherwise */
+	uint64_t arg;                /* woken: the waker's wake stamp, equal to its wake event's ts_ns */
+	uint32_t object;             /* cv_object.id, or CV_TRACE_NO_OBJECT */
+	uint32_t type;               /* enum cv_trace_type */
 };
 
 /* CV_REC_END: last. crc32 covers every byte of the file before this record. */

@@ -183,6 +183,26 @@ Test(hostile, a_fifo_as_input_is_rejected_not_waited_on, .timeout = 30)
 	expect_rejected(path, "not a regular file");
 }
 
+/* diff and scale --replay read sweeps: a FIFO named as a sweep, or planted
+ * as its sweep.json, is refused with one line (it hung diff before). */
+Test(hostile, a_fifo_as_a_sweep_is_rejected_not_waited_on, .timeout = 30)
+{
+	char dir[4200], path[4300];
+	snprintf(dir, sizeof(dir), "%s", tu_tmpdir());
+	snprintf(path, sizeof(path), "%s/sweep.json", dir);
+	cr_assert(mkfifo(path, 0600) == 0);
+	const char *diff[] = { tu_convoy(), "diff", path, path, NULL };
+	const char *replay[] = { tu_convoy(), "scale", "--replay", dir, NULL };
+	const char *const *cmds[] = { diff, replay };
+	for (int i = 0; i < 2; i++) {
+		struct tu_proc p;
+		tu_run(&p, NULL, cmds[i]);
+		cr_assert(p.exited && p.code != 0, "convoy %s accepted a FIFO; stdout:\n%.500s", cmds[i][1], p.out);
+		TU_EQ(tu_count_lines(p.err), 1, "stderr lines (stderr: %s)", p.err);
+		cr_assert(!strncmp(p.err, "convoy: ", 8), "stderr: %s", p.err);
+	}
+}
+
 Test(hostile, a_large_file_of_something_else_is_rejected_by_its_first_bytes, .timeout = 60)
 {
 	/* 2 GiB (sparse) that does not start with the magic; convoy runs with

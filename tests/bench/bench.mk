@@ -30,7 +30,7 @@ bench-omp: $(BUILD)/libconvoy.so $(BENCH_DIR)/omp_critical
 	done | sort -k1,1 -k2,2n | awk '{ v[$$1] = v[$$1] " " $$2; c[$$1]++ } \
 	  END { for (k in v) { split(substr(v[k], 2), a, " "); print k ": median " a[int((c[k] + 1) / 2)] " ns per entry (" substr(v[k], 2) ")" } }'
 
-.PHONY: bench-shim bench-whatif bench-report bench-sampling bench-omp
+.PHONY: bench-shim bench-whatif bench-report bench-sampling bench-omp bench-trace
 # The launcher's CPU sampling: its cost side by side with sampling off, and
 # how much CPU time a false-sharing line takes to be located (docs/performance.md).
 bench-sampling: $(BUILD)/convoy $(BUILD)/libconvoy.so $(BUILD)/tests/data/progs/spin_counter $(BUILD)/demos/barrier $(BUILD)/demos/false_sharing
@@ -41,6 +41,9 @@ bench-sampling: $(BUILD)/convoy $(BUILD)/libconvoy.so $(BUILD)/tests/data/progs/
 # build beside it.
 bench-report: $(BUILD)/convoy $(BUILD)/libconvoy.so $(BUILD)/tests/data/progs/many_locks
 	@tests/bench/report_cost.sh $(BUILD) $(OTHER)
+# What trace mode (CONVOY_TRACE=1) costs, off against on (docs/viewer.md).
+bench-trace: $(BUILD)/libconvoy.so $(BENCH_DIR)/lockpair $(BUILD)/demos/pingpong
+	@tests/bench/trace.sh $(BUILD)
 
 # convoy's what-if prediction against the measured fix (docs/findings.md).
 bench-whatif: $(BUILD)/convoy $(BUILD)/libconvoy.so $(BUILD)/demos/global_queue $(BUILD)/demos/work_stealing

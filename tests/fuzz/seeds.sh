@@ -10,6 +10,7 @@ mkdir -p "$corpus.tmp"
 run() { CONVOY_DIR=$corpus.tmp CONVOY_QUIET=1 LD_PRELOAD=$build/libconvoy.so "$@" >/dev/null 2>&1 || true; }
 run "$build/tests/progs/count_two_threads"
 run "$build/tests/progs/count_cond"
+CONVOY_TRACE=1 run "$build/tests/progs/count_cond"   # trace records (docs/profile-format.md "Trace")
 run "$build/tests/progs/count_trylock"
 run "$build/tests/progs/annotate"
 run "$build/tests/progs/ident_reinit"

@@ -1,0 +1,210 @@
+// Browser checks of convoy's HTML page: Debian's chromium, headless, driven by
+// playwright-core. One check per run, so each Criterion test (test_viewer.c)
+// is one process with its own browser:
+//
+//   node check.mjs sections PAGE [--screenshot PNG]   every section drawn, no console error
+//   node check.mjs single PAGE                         a one-profile page says what it lacks
+//   node check.mjs sort PAGE                           the lock table sorts and filters
+//   node check.mjs hostile PAGE NAME...                each NAME shows as text, nothing runs
+//   node check.mjs diff PAGE                           a diff page draws both sides
+//   node check.mjs optional PAGE                       the cache-line map and lock-order graph,
+//                                                      given data (today's analyzer has none)
+//
+// Exit 0: passed; 1: failed (why on stderr); 77: skipped (chromium or
+// playwright-core missing or unable to start; the reason on stdout).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const CHROMIUM = process.env.CONVOY_CHROMIUM || '/usr/bin/chromium';
+const SKIP = 77;
+
+function fail(msg) { console.error('FAIL: ' + msg); process.exit(1); }
+function check(cond, msg) { if (!cond) fail(msg); }
+
+const [what, given, ...rest] = process.argv.slice(2);
+if (!what || !given) fail('usage: node check.mjs CHECK PAGE [ARGS]');
+check(existsSync(given), `no page at ${given}`);
+
+// The sections the analyzer cannot fill yet, drawn from data added to a copy
+// of the page (with a hostile name among it), as the page's own JSON escapes it.
+const HOSTILE = '<img src=x onerror=alert(3)>';
+function withOptionalSections(path) {
+  const html = readFileSync(path, 'utf8');
+  const open = '<script type="application/json" id="convoy-data">';
+  const start = html.indexOf(open) + open.length, end = html.indexOf('</script>', start);
+  const data = JSON.parse(html.slice(start, end));
+  const report = data.kind === 'sweep' ? data.reports[data.reports.length - 1].report : data.report;
+  report.lock_order = { edges: [{ from: 'a', to: 'b', count: 3 }, { from: 'b', to: HOSTILE, count: 1 }, { from: HOSTILE, to: 'a', count: 2 }, { from: 'a', to: 'c', count: 1 }],
+    cycles: [['a', 'b', HOSTILE]] };
+  report.cache_lines = [{ addr: '0x1000', objects: ['a', HOSTILE] }, { addr: '0x1040', objects: ['c'] }];
+  const json = JSON.stringify(data).replace(/[<>&\u2028\u2029]/g, c => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+  const out = path + '.optional.html';
+  writeFileSync(out, html.slice(0, start) + json + html.slice(end));
+  return out;
+}
+const page = what === 'optional' ? withOptionalSections(given) : given;
+
+const pwPath = join(here, 'node_modules', 'playwright-core', 'index.mjs');
+if (!existsSync(pwPath)) {
+  console.log(`SKIP: playwright-core is not installed (${pwPath}); run 'make deps' or 'npm ci' in tests/viewer`);
+  process.exit(SKIP);
+}
+if (!existsSync(CHROMIUM)) {
+  console.log(`SKIP: no chromium at ${CHROMIUM} (apt-get install chromium, or 'make deps')`);
+  process.exit(SKIP);
+}
+const { chromium } = await import(pathToFileURL(pwPath).href);
+let browser;
+try {
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'], timeout: 60000 });
+} catch (e) {
+  console.log('SKIP: chromium cannot start: ' + String(e.message).split('\n')[0]);
+  process.exit(SKIP);
+}
+
+const problems = [], dialogs = [];
+const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+const tab = await ctx.newPage();
+tab.on('console', m => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
+tab.on('pageerror', e => problems.push('page error: ' + e.message));
+tab.on('dialog', d => { dialogs.push(d.message()); d.dismiss(); });
+tab.on('request', r => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) problems.push('network request: ' + r.url()); });
+await tab.goto(pathToFileURL(page).href);
+await tab.waitForSelector('body[data-rendered]', { timeout: 20000 }).catch(() => fail('the page never finished drawing: ' + problems.join('; ')));
+
+async function sectionText(id) {
+  const s = tab.locator('#' + id);
+  check(await s.count() === 1, `no section #${id}`);
+  const text = (await s.innerText()).trim();
+  check(text.split('\n').length > 1, `section #${id} is empty`);
+  return text;
+}
+const data = await tab.evaluate(() => JSON.parse(document.getElementById('convoy-data').textContent));
+
+try {
+  if (what === 'sections') {
+    check(data.kind === 'sweep', `expected a sweep page, got ${data.kind}`);
+    const verdict = await sectionText('verdict');
+    for (const step of data.sweep.steps.filter(Boolean))
+      check(verdict.includes(step), `the verdict lacks the step sentence "${step}"`);
+    await sectionText('speedup');
+    check(await tab.locator('#speedup svg path.measured').count() === 1, 'no measured speedup curve');
+    check(await tab.locator('#speedup svg path.ideal').count() === 1, 'no ideal line');
+    check(await tab.locator('#speedup svg circle').count() === data.sweep.runs.length, 'not one point per thread count');
+    await sectionText('stack');
+    check(await tab.locator('#stack svg rect').count() >= data.sweep.runs.length, 'no stacked bars');
+    const findings = await sectionText('findings');
+    for (const f of data.sweep.findings) check(findings.includes(f.summary), `finding missing: ${f.summary}`);
+    const last = data.reports[data.reports.length - 1].report;
+    await sectionText('locks');
+    check(await tab.locator('#locks tbody tr.expander').count() === last.locks.length, 'not one row per lock');
+    await sectionText('sync');
+    for (const id of ['cachelines', 'lockorder', 'timeline']) {
+      const text = await sectionText(id);
+      const key = { cachelines: 'cache_lines', lockorder: 'lock_order', timeline: 'trace' }[id];
+      if (!last[key]) check(/not measured in this profile|No trace in this profile/i.test(text), `#${id} does not say that it was not measured`);
+    }
+    check(await tab.locator('#timeline svg g.lane').count() === Math.min(last.threads.length, 64), 'not one timeline lane per thread');
+    await sectionText('threads');
+    // Another thread count redraws the details.
+    if (data.reports.length > 1) {
+      await tab.selectOption('#run-select', '0');
+      check(await tab.locator('#locks tbody tr.expander').count() === data.reports[0].report.locks.length, 'choosing 1 thread did not redraw the lock table');
+      await tab.selectOption('#run-select', String(data.reports.length - 1));
+    }
+    const shot = rest.indexOf('--screenshot');
+    if (shot >= 0)
+      await tab.screenshot({ path: rest[shot + 1], fullPage: true, clip: { x: 0, y: 0, width: 1280, height: 1180 } });
+  } else if (what === 'single') {
+    check(data.kind === 'report', `expected a one-profile page, got ${data.kind}`);
+    await sectionText('verdict');
+    check(/Not measured in this profile/.test(await sectionText('speedup')), 'the speedup section does not say a sweep is needed');
+    for (const id of ['stack', 'findings', 'locks', 'sync', 'cachelines', 'lockorder', 'timeline', 'threads']) await sectionText(id);
+  } else if (what === 'sort') {
+    const report = data.kind === 'sweep' ? data.reports[data.reports.length - 1].report : data.report;
+    check(report.locks.length >= 2, 'the page needs two locks to sort');
+    const names = async () => tab.locator('#locks tbody tr.expander td:first-child').allInnerTexts();
+    // A column's numbers, row by row, as the cells carry them (data-value).
+    const column = async label => {
+      const heads = await tab.locator('#locks th').allInnerTexts();
+      const i = heads.findIndex(h => h.replace(/[▲▼]/g, '').trim() === label);
+      check(i >= 0, `no column ${label}`);
+      return (await tab.locator(`#locks tbody tr.expander td:nth-child(${i + 1})`).evaluateAll(tds => tds.map(td => Number(td.dataset.value))));
+    };
+    const sorted = (v, desc) => v.every((x, i) => i === 0 || (desc ? v[i - 1] >= x : v[i - 1] <= x));
+    const head = tab.locator('#locks th', { hasText: /^wait$/ });
+    // Opened sorted by wait, longest first.
+    check((await head.getAttribute('aria-sort')) === 'descending', 'the lock table does not open sorted by wait');
+    const waits = await column('wait');
+    check(waits.length === report.locks.length, 'not one row per lock');
+    check(sorted(waits, true), `waits not longest first: ${waits}`);
+    check(waits[0] === Math.max(...report.locks.map(l => l.wait_ns)), 'the first row is not the longest wait');
+    await head.click();
+    check((await head.getAttribute('aria-sort')) === 'ascending', 'a second click does not sort ascending');
+    check(sorted(await column('wait'), false), 'a second click does not sort waits shortest first');
+    await tab.locator('#locks th', { hasText: /^acquisitions$/ }).click();
+    check(sorted(await column('acquisitions'), true), 'sorting by acquisitions does not put the most acquired first');
+    // Filtering by a lock's name keeps that lock.
+    const target = report.locks[0].name;
+    await tab.fill('#locks input[type=search]', target);
+    const left = await names();
+    check(left.length >= 1 && left.every(n => n.includes(target)), `filtering by "${target}" left ${JSON.stringify(left)}`);
+    await tab.fill('#locks input[type=search]', 'no lock is called this');
+    check((await names()).length === 0, 'a filter that matches nothing still shows rows');
+    // A row opens to its call stacks.
+    await tab.fill('#locks input[type=search]', '');
+    await tab.locator('#locks tbody tr.expander').first().click();
+    check(await tab.locator('#locks tr.detail:not([hidden])').count() === 1, 'clicking a row does not open its details');
+  } else if (what === 'hostile') {
+    check(rest.length > 0, 'name the hostile strings');
+    const text = await tab.locator('main').innerText();
+    for (const name of rest) check(text.includes(name), `the page does not show ${JSON.stringify(name)} as text`);
+    // Let an image error or a script run if one were injected.
+    await tab.waitForTimeout(300);
+    check(dialogs.length === 0, 'a dialog opened: ' + dialogs.join(', '));
+    const injected = await tab.evaluate(() => ({
+      imgs: document.querySelectorAll('img').length,
+      scripts: document.querySelectorAll('script').length,
+      handlers: [...document.querySelectorAll('*')].filter(e => [...e.attributes].some(a => a.name.startsWith('on'))).length,
+    }));
+    check(injected.imgs === 0, `${injected.imgs} <img> elements were created from data`);
+    check(injected.scripts === 2, `the page has ${injected.scripts} <script> elements, not its own 2`);
+    check(injected.handlers === 0, `${injected.handlers} elements carry on* attributes`);
+  } else if (what === 'diff') {
+    check(data.kind === 'diff', `expected a diff page, got ${data.kind}`);
+    const verdict = await sectionText('verdict');
+    check(verdict.includes('B takes'), 'the comparison has no wall-time sentence');
+    await sectionText('stack');
+    if (data.a.kind === 'sweep') {
+      check(await tab.locator('#speedup svg path.measured').count() === 1 && await tab.locator('#speedup svg path.measured-b').count() === 1,
+        'a diff of two sweeps does not draw both speedup curves');
+      check(/speedup/.test(verdict), 'the comparison has no speedup per thread count');
+    }
+    await sectionText('differences');
+    check(await tab.locator('#differences tbody tr').count() === data.diff.differences.filter(r => r.a_ns || r.b_ns).length,
+      'not one row per difference that is not zero on both sides');
+    await sectionText('findings');
+    await sectionText('findings-b');
+    for (const side of await tab.locator('details.side > summary').all()) await side.click();
+    await sectionText('a-locks');
+    await sectionText('b-locks');
+  } else if (what === 'optional') {
+    const graph = await sectionText('lockorder');
+    check(/1 lock-order cycle/.test(graph), 'the lock-order cycle is not named');
+    check(await tab.locator('#lockorder svg circle').count() === 4, 'not one node per lock in the graph');
+    check(await tab.locator('#lockorder svg line').count() === 4, 'not one arrow per edge');
+    check(graph.includes(HOSTILE), 'the hostile lock name is not shown as text in the graph');
+    const lines = await sectionText('cachelines');
+    check(await tab.locator('#cachelines tbody tr').count() === 2, 'not one row per cache line');
+    check(lines.includes(HOSTILE), 'the hostile name is not shown as text in the cache-line map');
+    check(dialogs.length === 0 && await tab.locator('img').count() === 0, 'a name from the data ran or made an element');
+  } else {
+    fail('unknown check ' + what);
+  }
+  check(problems.length === 0, problems.join('; '));
+} finally {
+  await browser.close();
+}
+console.log(`ok ${what} ${page}`);
