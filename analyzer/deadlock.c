@@ -344,6 +344,36 @@ void deadlock__diagnose(struct findings *out, const struct model *m, int threads
 
 /* ---- rendering ------------------------------------------------------------- */
 
+json_object *deadlock__graph_json(const struct model *m, const struct findings *f)
+{
+	const struct profile *p = m->p;
+	if (!p->has_lock_order)
+		return NULL;
+	json_object *o = json_object_new_object(), *edges = json_object_new_array(),
+		    *cycles = json_object_new_array();
+	for (size_t i = 0; i < p->nedges; i++) {
+		const struct cv_lock_edge *e = &p->edges[i];
+		json_object *j = json_object_new_object();
+		json_object_object_add(j, "from", json_object_new_string(lock_name(m, e->from)));
+		json_object_object_add(j, "to", json_object_new_string(lock_name(m, e->to)));
+		if (e->thread < p->nthreads)
+			json_object_object_add(j, "thread", json_object_new_int(p->threads[e->thread].tid));
+		json_object_array_add(edges, j);
+	}
+	for (size_t i = 0; i < f->n; i++) {
+		if (f->v[i].kind != FINDING_LOCK_ORDER_CYCLE)
+			continue;
+		json_object *c = json_object_new_array();
+		for (size_t k = 0; k < f->v[i].nobjects; k++)
+			json_object_array_add(c, json_object_new_string(f->v[i].objects[k]));
+		json_object_array_add(cycles, c);
+	}
+	json_object_object_add(o, "edges", edges);
+	json_object_object_add(o, "cycles", cycles);
+	json_object_object_add(o, "edges_dropped", json_object_new_uint64(p->lock_order.edges_dropped));
+	return o;
+}
+
 json_object *deadlock__edges_json(const struct finding *x)
 {
 	json_object *arr = json_object_new_array();

@@ -23,6 +23,12 @@ struct json_object;
  * label them like the run's other findings. */
 void deadlock__diagnose(struct findings *out, const struct model *m, int threads, double wall_ns);
 
+/* The whole lock-order graph for the report and the page: {edges: [{from,
+ * to, thread}], cycles: [[lock names]] (the lock-order-cycle findings of f),
+ * edges_dropped}; NULL when the profile has no lock-order record. */
+struct findings;
+struct json_object *deadlock__graph_json(const struct model *m, const struct findings *f);
+
 /* A finding's edges with their stacks, for the report. */
 struct json_object *deadlock__edges_json(const struct finding *x);
 void deadlock__edges_text(const struct finding *x, FILE *out);

@@ -251,6 +251,7 @@ static int parse(struct reader *r, struct profile *p)
 			break;
 		case CV_REC_LOCK_ORDER:
 			memcpy(&p->lock_order, fixed, need);
+			p->has_lock_order = 1;
 			break;
 		case CV_REC_LOCK_EDGE:
 			GROW(p->edges, p->nedges, cap_edge);

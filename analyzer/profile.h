@@ -57,6 +57,7 @@ struct profile {
 	struct cv_stack_wait *stack_waits;   /* each names an object, a thread and 0 or a stack */
 	size_t nstack_waits;
 	struct cv_lock_order lock_order;     /* zero when the profile has no lock-order record */
+	int has_lock_order;                  /* the shim recorded lock order (edges may be none) */
 	struct cv_lock_edge *edges;          /* lock-order edges */
 	size_t nedges;
 	struct profile_thread_state *thread_states;   /* held locks and waits at the write */

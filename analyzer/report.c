@@ -15,6 +15,7 @@
 
 #include "analysis.h"
 #include "cpuprof.h"
+#include "deadlock.h"
 #include "families.h"
 #include "findings.h"
 #include "html.h"
@@ -25,6 +26,7 @@
 #include "speedup.h"
 #include "callstacks.h"
 #include "cpuprof.h"
+#include "deadlock.h"
 #include "symbols.h"
 #include "textfit.h"
 #include "util.h"
@@ -647,6 +649,9 @@ static void json_report(struct sink *k, const struct analysis *a, const struct r
 	sink_array_end(k);
 	if (m->cpu)   /* only when the run was sampled (convoy run, convoy scale) */
 		sink_member(k, "cpu_samples", cpuprof__json(m->cpu, m, o->limit > 0 ? o->limit : -1));
+	json_object *lock_order = deadlock__graph_json(m, &a->f);
+	if (lock_order)   /* only when the shim recorded lock order */
+		sink_member(k, "lock_order", lock_order);
 	sink_member(k, "stack", json_stack(&a->s));
 	sink_member(k, "findings", findings__json(&a->f));
 }

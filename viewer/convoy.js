@@ -382,13 +382,13 @@
 
   function cacheSection(report) {
     const s = section('cachelines', 'Cache-line map');
-    const lines = report.cache_lines;
+    const lines = report.cache_lines || (report.cpu_samples && report.cpu_samples.cache_lines);
     if (!Array.isArray(lines)) return add(s, [absent('Not measured in this profile: the analysis has no cache-line data (which sync objects and hot data share a 64-byte line).')]);
     if (!lines.length) return add(s, [note('No cache line holds more than one object or hot datum.')]);
     const keys = [...new Set(lines.flatMap(l => Object.keys(l)))].filter(k => typeof lines[0][k] !== 'object');
     return add(s, [table(
       keys.map(k => ({ label: k.replace(/_/g, ' '), text: typeof lines[0][k] === 'string', mono: typeof lines[0][k] === 'string', get: l => l[k], fmt: (v) => typeof v === 'number' ? (k.endsWith('_ns') ? fmtNs(v) : fmtCount(v)) : v })).concat(
-        [{ label: 'on the line', text: true, mono: true, get: l => (l.objects || l.members || []).map(m => typeof m === 'string' ? m : m.name || JSON.stringify(m)).join(', ') }]),
+        [{ label: 'on the line', text: true, mono: true, get: l => (l.objects || l.members || l.words || []).map(m => typeof m === 'string' ? m : (m.name || JSON.stringify(m)) + (m.tid !== undefined ? ` (tid ${m.tid}, ${fmtCount(m.writes || 0)} writes)` : '')).join(', ') }]),
       lines, { search: l => JSON.stringify(l) })]);
   }
 

@@ -27,7 +27,7 @@ const [what, given, ...rest] = process.argv.slice(2);
 if (!what || !given) fail('usage: node check.mjs CHECK PAGE [ARGS]');
 check(existsSync(given), `no page at ${given}`);
 
-// The sections the analyzer cannot fill yet, drawn from data added to a copy
+// The cache-line map and the lock-order graph drawn from data added to a copy
 // of the page (with a hostile name among it), as the page's own JSON escapes it.
 const HOSTILE = '<img src=x onerror=alert(3)>';
 function withOptionalSections(path) {
@@ -103,8 +103,9 @@ try {
     await sectionText('sync');
     for (const id of ['cachelines', 'lockorder', 'timeline']) {
       const text = await sectionText(id);
-      const key = { cachelines: 'cache_lines', lockorder: 'lock_order', timeline: 'trace' }[id];
-      if (!last[key]) check(/not measured in this profile|No trace in this profile/i.test(text), `#${id} does not say that it was not measured`);
+      const has = { cachelines: last.cache_lines || (last.cpu_samples && last.cpu_samples.cache_lines),
+                    lockorder: last.lock_order, timeline: last.trace }[id];
+      if (!has) check(/not measured in this profile|No trace in this profile/i.test(text), `#${id} does not say that it was not measured`);
     }
     check(await tab.locator('#timeline svg g.lane').count() === Math.min(last.threads.length, 64), 'not one timeline lane per thread');
     await sectionText('threads');
