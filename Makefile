@@ -19,11 +19,12 @@ CC       ?= gcc
 CXX      ?= g++
 
 # Debian packages the build, the tests and the benchmarks need, and one header
-# (or program) per package that proves it is installed.
+# (or program) per package that proves it is installed. npm is added only where
+# no npm exists: a NodeSource nodejs bundles its own and conflicts with it.
 DEB_PACKAGES := gcc g++ make pkg-config libdw-dev libelf-dev libcapstone-dev \
                 libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc time libiberty-dev \
                 clang libclang-rt-14-dev \
-                wrk python3 perl zstd chromium nodejs npm
+                wrk python3 perl zstd chromium nodejs
 DEP_FILES    := /usr/lib/*/perl/*/threads.pm /usr/include/elfutils/libdwfl.h /usr/bin/zstd \
                 /usr/lib/gcc/*/*/libgomp.so \
                 /usr/include/gelf.h /usr/include/json-c/json.h /usr/include/capstone/capstone.h \
@@ -73,9 +74,11 @@ all: $(BUILD)/libconvoy.so $(BUILD)/convoy demos
 MISSING_DEPS := $(strip $(foreach f,$(DEP_FILES),$(if $(wildcard $(f)),,$(f))))
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
-	  echo "convoy: installing $(DEB_PACKAGES)"; \
+	  pkgs="$(DEB_PACKAGES)"; \
+	  command -v npm >/dev/null || pkgs="$$pkgs npm"; \
+	  echo "convoy: installing $$pkgs"; \
 	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEB_PACKAGES) && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$pkgs && \
 	  $(MAKE) --no-print-directory viewer-deps; \
 	else \
 	  echo "convoy: missing build dependencies; run as root:"; \
