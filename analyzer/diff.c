@@ -253,18 +253,6 @@ static int diff_sweeps(const char *pa, const char *pb, int json, FILE *out)
 	return rc;
 }
 
-/* A profile starts with the magic; anything else is taken for a sweep. */
-static int is_profile(const char *path)
-{
-	FILE *f = cv_fopen_regular(path);
-	char magic[8] = { 0 };
-	if (!f)
-		return 0;
-	size_t n = fread(magic, 1, sizeof(magic), f);
-	fclose(f);
-	return n == sizeof(magic) && !memcmp(magic, CV_PROFILE_MAGIC, sizeof(magic));
-}
-
 static void diff_usage(FILE *f)
 {
 	fputs("usage: convoy diff [--json | --html FILE] A B\n"
@@ -309,7 +297,7 @@ int cmd_diff(int argc, char **argv)
 			cv_error("diff: cannot read %s: %s", argv[optind + i], strerror(errno));
 			return 1;
 		}
-	int pa = is_profile(a), pb = is_profile(b);
+	int pa = profile__has_magic(a), pb = profile__has_magic(b);
 	if (pa != pb) {
 		cv_error("diff: cannot compare a profile with a sweep (%s, %s)", a, b);
 		return 2;

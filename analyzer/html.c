@@ -22,6 +22,7 @@
 #include "html.h"
 #include "jsonview.h"
 #include "sweep.h"
+#include "profile.h"
 #include "util.h"
 
 /* viewer/assets.S: the files of viewer/, each NUL-terminated. */
@@ -61,17 +62,6 @@ json_object *html__sweep_page(const struct sweep *w)
 	return page;
 }
 
-static int has_profile_magic(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char magic[8] = { 0 };
-	if (!f)
-		return 0;
-	size_t n = fread(magic, 1, sizeof(magic), f);
-	fclose(f);
-	return n == sizeof(magic) && !memcmp(magic, CV_PROFILE_MAGIC, sizeof(magic));
-}
-
 json_object *html__path_page(const char *path)
 {
 	struct stat st;
@@ -84,7 +74,7 @@ json_object *html__path_page(const char *path)
 		return NULL;
 	}
 	json_object *page = NULL;
-	if (!S_ISDIR(st.st_mode) && has_profile_magic(path)) {
+	if (!S_ISDIR(st.st_mode) && profile__has_magic(path)) {
 		struct analysis a;
 		if (analysis__load(&a, path) != 0)
 			return NULL;

@@ -560,3 +560,14 @@ void profile__free(struct profile *p)
 	free(p->path);
 	free(p);
 }
+
+int profile__has_magic(const char *path)
+{
+	FILE *f = cv_fopen_regular(path);
+	char magic[sizeof(CV_PROFILE_MAGIC) - 1] = { 0 };
+	if (!f)
+		return 0;
+	size_t n = fread(magic, 1, sizeof(magic), f);
+	fclose(f);
+	return n == sizeof(magic) && !memcmp(magic, CV_PROFILE_MAGIC, sizeof(magic));
+}

@@ -74,4 +74,8 @@ struct profile *profile__load(const char *path);
 struct profile *profile__parse(const unsigned char *data, size_t size, const char *path);
 void profile__free(struct profile *p);
 
+/* Whether path is a regular file that starts with a profile's magic (a
+ * FIFO or device is not opened for reading). */
+int profile__has_magic(const char *path);
+
 #endif
