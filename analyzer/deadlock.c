@@ -328,11 +328,118 @@ static void report_deadlocks(struct findings *out, const struct model *m)
 	free(w);
 }
 
+/* ---- pool starvation ------------------------------------------------------- */
+
+/* A thread's blocked state in the profile, if it was blocked when written. */
+static const struct profile_thread_state *blocked_state(const struct profile *p, uint32_t thread)
+{
+	for (size_t i = 0; i < p->nthread_states; i++)
+		if (p->thread_states[i].s.thread == thread && p->thread_states[i].s.waiting)
+			return &p->thread_states[i];
+	return NULL;
+}
+
+/* A wait for work or for a result (condvar, semaphore, futex) with no
+ * deadline: not a lock (a cycle of those is a deadlock), not a barrier. */
+static int waits_for_work(const struct profile *p, const struct profile_thread_state *st)
+{
+	if (!st || (st->s.waiting_flags & CV_WAIT_TIMED))
+		return 0;
+	uint32_t k = p->objects[st->s.waiting - 1].o.kind;
+	return k == CV_OBJ_COND || k == CV_OBJ_SEM || k == CV_OBJ_FUTEX;
+}
+
+/* The length of name's prefix when it is a pool worker's "PREFIX-N" (the
+ * workpool library's annotation), else 0. */
+static size_t pool_prefix(const char *name)
+{
+	const char *dash = strrchr(name, '-');
+	if (!dash || dash == name || !dash[1])
+		return 0;
+	for (const char *c = dash + 1; *c; c++)
+		if (*c < '0' || *c > '9')
+			return 0;
+	return (size_t)(dash - name);
+}
+
+/* One pool per start routine among the live threads; it starved when the
+ * profile was written by --timeout or the watchdog, every worker was blocked
+ * without a deadline in a wait for work or a result, and a thread outside the
+ * pool was blocked too (waiting on the pool). */
+static void report_starvation(struct findings *out, const struct model *m)
+{
+	const struct profile *p = m->p;
+	if (p->process.exit_reason != CV_EXIT_DUMP_SIGNAL)
+		return;   /* written at an exit: parked workers are idle, not starved */
+	char *done = xcalloc(p->nthreads ? p->nthreads : 1, 1);
+	for (uint32_t first = 0; first < p->nthreads; first++) {
+		const struct cv_thread_rec *lead = &p->threads[first];
+		if (done[first] || !lead->start_routine || (lead->flags & (CV_THREAD_EXITED | CV_THREAD_MAIN)))
+			continue;
+		uint32_t workers = 0, starved = 0, annotated = 0;
+		for (uint32_t t = first; t < p->nthreads; t++) {
+			const struct cv_thread_rec *w = &p->threads[t];
+			if (w->start_routine != lead->start_routine || (w->flags & (CV_THREAD_EXITED | CV_THREAD_MAIN)))
+				continue;
+			done[t] = 1;
+			workers++;
+			starved += waits_for_work(p, blocked_state(p, t));
+			annotated += pool_prefix(w->name) > 0;
+		}
+		int waited_on = 0;   /* a live thread outside the pool (main included) blocked too */
+		for (uint32_t t = 0; t < p->nthreads && !waited_on; t++)
+			waited_on = (p->threads[t].start_routine != lead->start_routine ||
+				     (p->threads[t].flags & CV_THREAD_MAIN)) &&
+				    !(p->threads[t].flags & CV_THREAD_EXITED) && blocked_state(p, t);
+		if (starved != workers || !waited_on || (workers < 2 && !annotated))
+			continue;   /* one lone thread is a pool only when the library names it one */
+		struct finding *x = findings__add(out, FINDING_POOL_STARVATION, 0);
+		x->correctness = 1;
+		char routine[128], pool[192];
+		findings__thread_label(m, lead, routine, sizeof(routine));
+		size_t prefix = pool_prefix(lead->name);
+		if (prefix && annotated == workers)
+			snprintf(pool, sizeof(pool), "%.*s-* (%s)", (int)prefix, lead->name, routine);
+		else
+			snprintf(pool, sizeof(pool), "%s", routine);
+		snprintf(x->objects[x->nobjects++], sizeof(x->objects[0]), "%s", pool);
+		size_t len = (size_t)snprintf(x->summary, sizeof(x->summary),
+					      "Pool %s starved: all %u worker%s blocked when the profile was written, "
+					      "each in a wait with no deadline while another thread waited too:",
+					      pool, workers, workers == 1 ? " was" : "s were");
+		for (uint32_t t = first, shown = 0; t < p->nthreads && len < sizeof(x->summary); t++) {
+			const struct cv_thread_rec *w = &p->threads[t];
+			if (w->start_routine != lead->start_routine || (w->flags & (CV_THREAD_EXITED | CV_THREAD_MAIN)))
+				continue;
+			if (shown++ == 4) {
+				snprintf(x->summary + len, sizeof(x->summary) - len, " ...");
+				break;
+			}
+			const struct profile_thread_state *st = blocked_state(p, t);
+			uint32_t object = st->s.waiting - 1;
+			char site[192];
+			site_of(m, st->s.waiting_pc, site, sizeof(site));
+			len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len, " %s (tid %d) waits on %s %s at %s;",
+						w->name[0] ? w->name : routine, w->tid, kind_name(p->objects[object].o.kind),
+						lock_name(m, object), site);
+			if (x->nobjects < FINDING_MAX_OBJECTS)
+				snprintf(x->objects[x->nobjects++], sizeof(x->objects[0]), "%s", lock_name(m, object));
+		}
+		snprintf(x->fix, sizeof(x->fix),
+			 "A task waits for work only this pool's workers can run: help while waiting (run queued "
+			 "tasks), or use a separate pool / raise the worker count.");
+		x->evidence[x->nevidence].key = "workers";
+		x->evidence[x->nevidence++].value = (double)workers;
+	}
+	free(done);
+}
+
 void deadlock__diagnose(struct findings *out, const struct model *m, int threads, double wall_ns)
 {
 	size_t first = out->n;
 	report_deadlocks(out, m);
 	size_t deadlocks = out->n;
+	report_starvation(out, m);
 	report_cycles(out, m, first, deadlocks);
 	for (size_t i = first; i < out->n; i++) {
 		out->v[i].severity = SEVERITY_HIGH;

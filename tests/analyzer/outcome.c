@@ -47,3 +47,61 @@ Test(outcome, scale_explains_runs_that_hang, .timeout = 120)
 	cr_assert(tu_bool(run, "timed_out"));
 	cr_assert_eq(tu_int(run, "signal"), SIGTERM);
 }
+
+/* ---- pool starvation: every run here hangs or ends the same way every time -- */
+
+static json_object *run_json(const char *const argv[])
+{
+	struct tu_proc p;
+	run_convoy(&p, argv);
+	json_object *root = json_tokener_parse(p.out);
+	cr_assert(root, "no JSON report (exit %d):\n%s\n%s", p.code, p.out, p.err);
+	return root;
+}
+
+static json_object *finding_of_kind(json_object *root, const char *kind)
+{
+	return tu_find(tu_array(root, "findings"), "kind", kind);
+}
+
+Test(outcome, nested_submit_without_helping_is_pool_starvation_first, .timeout = 60)
+{
+	/* Its own watchdog (--timeout-ms) waits an hour: --timeout stops the hang. */
+	json_object *root = run_json((const char *[]){ tu_convoy(), "run", "--json", "--timeout", "1", "-o",
+						       tu_tmpdir(), "--", BUILD_DIR "/demos/nested_submit", "--workers",
+						       "2", "--helping", "off", "--timeout-ms", "3600000", NULL });
+	json_object *f = tu_array(root, "findings");
+	cr_assert(json_object_array_length(f) > 0, "no findings: %s", json_object_to_json_string(root));
+	json_object *x = json_object_array_get_idx(f, 0);
+	cr_assert_str_eq(tu_str(x, "kind"), "pool-starvation", "%s", json_object_to_json_string(root));
+	cr_assert_eq(json_object_get_int(tu_get(tu_get(x, "evidence"), "workers")), 2);
+	const char *pool = json_object_get_string(json_object_array_get_idx(tu_array(x, "objects"), 0));
+	cr_assert(!strncmp(pool, "nest-*", 6), "the pool is named by its workers: %s", pool);
+	cr_assert(strstr(tu_str(x, "fix"), "help while waiting"));
+}
+
+Test(outcome, nested_submit_with_helping_does_not_starve, .timeout = 60)
+{
+	json_object *root = run_json((const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--",
+						       BUILD_DIR "/demos/nested_submit", "--workers", "2", "--helping",
+						       "on", NULL });
+	cr_assert_null(finding_of_kind(root, "pool-starvation"), "%s", json_object_to_json_string(root));
+}
+
+Test(outcome, idle_workers_stopped_by_timeout_are_not_starvation, .timeout = 60)
+{
+	json_object *root = run_json((const char *[]){ tu_convoy(), "run", "--json", "--timeout", "1", "-o",
+						       tu_tmpdir(), "--", tu_prog("idle_pool"), "2", NULL });
+	cr_assert_null(finding_of_kind(root, "pool-starvation"), "%s", json_object_to_json_string(root));
+}
+
+Test(outcome, a_deadlock_is_not_pool_starvation, .timeout = 60)
+{
+	json_object *root = run_json((const char *[]){ tu_convoy(), "run", "--json", "--timeout", "1", "-o",
+						       tu_tmpdir(), "--", BUILD_DIR "/demos/deadlock", "--workers", "2",
+						       "--timeout-ms", "3600000", NULL });
+	json_object *f = tu_array(root, "findings");
+	cr_assert(json_object_array_length(f) > 0, "no findings: %s", json_object_to_json_string(root));
+	cr_assert_str_eq(tu_str(json_object_array_get_idx(f, 0), "kind"), "deadlock");
+	cr_assert_null(finding_of_kind(root, "pool-starvation"), "%s", json_object_to_json_string(root));
+}
