@@ -6,7 +6,11 @@
  *                     one thread, B then A on another), whether or not the
  *                     run hung: the deadlock waiting to happen;
  *   deadlock          threads blocked in a cycle of lock waits when the
- *                     profile was written (thread -> lock -> owner -> ...).
+ *                     profile was written (thread -> lock -> owner -> ...);
+ *   pool-starvation   every worker of a pool blocked in a condvar, semaphore
+ *                     or futex wait with no deadline, in a profile written
+ *                     by --timeout or the watchdog, while another thread
+ *                     waited too.
  *
  * They are correctness findings: ranked before every cost finding. */
 #ifndef CONVOY_DEADLOCK_H
@@ -19,7 +23,7 @@ struct finding;
 struct model;
 struct json_object;
 
-/* Adds the cycles and deadlocks of m's profile to out; threads and wall_ns
+/* Adds the cycles, deadlocks and starved pools of m's profile to out; threads and wall_ns
  * label them like the run's other findings. */
 void deadlock__diagnose(struct findings *out, const struct model *m, int threads, double wall_ns);
 

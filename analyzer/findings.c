@@ -1000,11 +1000,20 @@ void findings__diagnose(struct findings *out, const struct run_view *ref, const 
 	}
 }
 
+/* Among correctness findings: what hung (a lock cycle, then a starved pool)
+ * before what could hang (a latent lock-order cycle). */
+static int correctness_rank(enum finding_kind k)
+{
+	return k == FINDING_DEADLOCK ? 0 : k == FINDING_POOL_STARVATION ? 1 : 2;
+}
+
 static int by_importance(const void *a, const void *b)
 {
 	const struct finding *x = a, *y = b;
-	if (x->correctness != y->correctness)   /* a deadlock or a lock-order cycle before any cost */
+	if (x->correctness != y->correctness)   /* a hang or a lock-order cycle before any cost */
 		return y->correctness - x->correctness;
+	if (x->correctness && correctness_rank(x->kind) != correctness_rank(y->kind))
+		return correctness_rank(x->kind) - correctness_rank(y->kind);
 	if (x->severity != y->severity)   /* the enum runs from most to least important */
 		return (int)x->severity - (int)y->severity;
 	if (x->external != y->external)   /* what the program can fix comes first */
