@@ -398,7 +398,9 @@ static void report_starvation(struct findings *out, const struct model *m)
 		char routine[128], pool[192];
 		findings__thread_label(m, lead, routine, sizeof(routine));
 		size_t prefix = pool_prefix(lead->name);
-		if (prefix && annotated == workers)
+		if (prefix && annotated == workers && !strcmp(routine, lead->name))   /* no symbol: the names alone */
+			snprintf(pool, sizeof(pool), "%.*s-*", (int)prefix, lead->name);
+		else if (prefix && annotated == workers)
 			snprintf(pool, sizeof(pool), "%.*s-* (%s)", (int)prefix, lead->name, routine);
 		else
 			snprintf(pool, sizeof(pool), "%s", routine);
@@ -425,6 +427,9 @@ static void report_starvation(struct findings *out, const struct model *m)
 			if (x->nobjects < FINDING_MAX_OBJECTS)
 				snprintf(x->objects[x->nobjects++], sizeof(x->objects[0]), "%s", lock_name(m, object));
 		}
+		len = strlen(x->summary);
+		if (x->summary[len - 1] == ';')
+			x->summary[len - 1] = '.';
 		snprintf(x->fix, sizeof(x->fix),
 			 "A task waits for work only this pool's workers can run: help while waiting (run queued "
 			 "tasks), or use a separate pool / raise the worker count.");

@@ -23,8 +23,8 @@ struct finding;
 struct model;
 struct json_object;
 
-/* Adds the cycles, deadlocks and starved pools of m's profile to out; threads and wall_ns
- * label them like the run's other findings. */
+/* Adds the cycles, deadlocks and starved pools of m's profile to out;
+ * threads and wall_ns label them like the run's other findings. */
 void deadlock__diagnose(struct findings *out, const struct model *m, int threads, double wall_ns);
 
 /* The whole lock-order graph for the report and the page: {edges: [{from,

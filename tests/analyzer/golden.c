@@ -216,6 +216,16 @@ Test(golden, uneven_work_between_barrier_rounds_names_the_barrier, .timeout = 60
 	expect_first(report("barrier_uneven"), "load-imbalance", "step_barrier");
 }
 
+Test(golden, a_pool_whose_tasks_wait_on_their_children_is_pool_starvation, .timeout = 60)
+{
+	/* nested_submit without helping, stopped by --timeout: both workers wait
+	 * on their child's future; the main thread waits on theirs. */
+	json_object *r = report("nested_submit");
+	expect_first(r, "pool-starvation", "nest-*");
+	cr_assert_eq(json_object_get_int(tu_get(tu_get(finding(r, 0), "evidence"), "workers")), 2);
+	cr_assert(!has_kind(r, "deadlock"), "no lock cycle: the workers wait on condvars");
+}
+
 Test(golden, churn_names_the_start_routine_and_its_creator, .timeout = 60)
 {
 	json_object *r = report("churn");
