@@ -362,6 +362,12 @@ static size_t pool_prefix(const char *name)
 	return (size_t)(dash - name);
 }
 
+/* A live worker thread started at routine. */
+static int in_pool(const struct cv_thread_rec *t, uint64_t routine)
+{
+	return t->start_routine == routine && !(t->flags & (CV_THREAD_EXITED | CV_THREAD_MAIN));
+}
+
 /* One pool per start routine among the live threads; it starved when the
  * profile was written by --timeout or the watchdog, every worker was blocked
  * without a deadline in a wait for work or a result, and a thread outside the
@@ -374,12 +380,12 @@ static void report_starvation(struct findings *out, const struct model *m)
 	char *done = xcalloc(p->nthreads ? p->nthreads : 1, 1);
 	for (uint32_t first = 0; first < p->nthreads; first++) {
 		const struct cv_thread_rec *lead = &p->threads[first];
-		if (done[first] || !lead->start_routine || (lead->flags & (CV_THREAD_EXITED | CV_THREAD_MAIN)))
+		if (done[first] || !lead->start_routine || !in_pool(lead, lead->start_routine))
 			continue;
 		uint32_t workers = 0, starved = 0, annotated = 0;
 		for (uint32_t t = first; t < p->nthreads; t++) {
 			const struct cv_thread_rec *w = &p->threads[t];
-			if (w->start_routine != lead->start_routine || (w->flags & (CV_THREAD_EXITED | CV_THREAD_MAIN)))
+			if (!in_pool(w, lead->start_routine))
 				continue;
 			done[t] = 1;
 			workers++;
@@ -388,8 +394,7 @@ static void report_starvation(struct findings *out, const struct model *m)
 		}
 		int waited_on = 0;   /* a live thread outside the pool (main included) blocked too */
 		for (uint32_t t = 0; t < p->nthreads && !waited_on; t++)
-			waited_on = (p->threads[t].start_routine != lead->start_routine ||
-				     (p->threads[t].flags & CV_THREAD_MAIN)) &&
+			waited_on = !in_pool(&p->threads[t], lead->start_routine) &&
 				    !(p->threads[t].flags & CV_THREAD_EXITED) && blocked_state(p, t);
 		if (starved != workers || !waited_on || (workers < 2 && !annotated))
 			continue;   /* one lone thread is a pool only when the library names it one */
@@ -411,7 +416,7 @@ static void report_starvation(struct findings *out, const struct model *m)
 					      pool, workers, workers == 1 ? " was" : "s were");
 		for (uint32_t t = first, shown = 0; t < p->nthreads && len < sizeof(x->summary); t++) {
 			const struct cv_thread_rec *w = &p->threads[t];
-			if (w->start_routine != lead->start_routine || (w->flags & (CV_THREAD_EXITED | CV_THREAD_MAIN)))
+			if (!in_pool(w, lead->start_routine))
 				continue;
 			if (shown++ == 4) {
 				snprintf(x->summary + len, sizeof(x->summary) - len, " ...");
@@ -424,7 +429,10 @@ static void report_starvation(struct findings *out, const struct model *m)
 			len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len, " %s (tid %d) waits on %s %s at %s;",
 						w->name[0] ? w->name : routine, w->tid, kind_name(p->objects[object].o.kind),
 						lock_name(m, object), site);
-			if (x->nobjects < FINDING_MAX_OBJECTS)
+			int listed = 0;   /* workers waiting on one object, or on objects made at one site */
+			for (size_t k = 1; k < x->nobjects; k++)
+				listed |= !strcmp(x->objects[k], lock_name(m, object));
+			if (!listed && x->nobjects < FINDING_MAX_OBJECTS)
 				snprintf(x->objects[x->nobjects++], sizeof(x->objects[0]), "%s", lock_name(m, object));
 		}
 		len = strlen(x->summary);
