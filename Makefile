@@ -117,13 +117,13 @@ include demo-workloads/workpool.mk
 include demo-workloads/demos.mk
 include demo-workloads/fileserver/fileserver.mk
 include tests/tests.mk
+include tests/data/data.mk   # before the tiers whose prerequisites name DATA_PROGS
 include tests/primitives/primitives.mk
 include tests/stacks/stacks.mk
 include tests/scale/scale.mk
 include tests/fuzz/fuzz.mk
 include tests/bench/bench.mk
 include tests/conformance/conformance.mk
-include tests/data/data.mk
 include tests/viewer/viewer.mk
 
 # --- test, demo, bench ------------------------------------------------------

@@ -159,10 +159,18 @@ Test(scale_live, work_stealing_has_no_high_finding, .timeout = 240)
 	const char *cmd[] = { DEMO("work_stealing"), "--workers", "{threads}", "--tasks", "1000000", NULL };
 	json_object *root = sweep("1,2", cmd);
 	expect_stack_adds_up(root);
+	/* What stealing removed: no high finding about locks, parking or shared
+	 * lines. (The serial fill of the task array before the workers start is
+	 * real and may be named: a serial phase, load-imbalance on main.) */
+	static const char *const removed[] = { "lock-contention", "acquisition-frequency", "long-hold",
+						"true-sharing", "false-sharing", "park-wake" };
 	json_object *f = tu_array(root, "findings");
-	for (size_t i = 0; i < json_object_array_length(f); i++)
-		cr_assert(strcmp(tu_str(json_object_array_get_idx(f, i), "severity"), "high"),
-			  "high finding: %s", json_object_to_json_string(json_object_array_get_idx(f, i)));
+	for (size_t i = 0; i < json_object_array_length(f); i++) {
+		json_object *x = json_object_array_get_idx(f, i);
+		for (size_t k = 0; k < sizeof(removed) / sizeof(removed[0]); k++)
+			cr_assert(strcmp(tu_str(x, "severity"), "high") || strcmp(tu_str(x, "kind"), removed[k]),
+				  "high finding: %s", json_object_to_json_string(x));
+	}
 }
 
 /* The first finding's first object contains name. */
@@ -286,13 +294,13 @@ static void expect_stack_in_bounds(json_object *root)
 
 /* The first finding is lock-contention on a monitor whose objects contain
  * the given text. */
-static void expect_monitor(json_object *root, const char *text)
+static void expect_monitor(json_object *root, const char *text, const char *or_text)
 {
 	expect_first(root, "lock-contention");
 	json_object *objs = tu_array(first_finding(root), "objects");
 	cr_assert(json_object_array_length(objs) >= 2, "the finding names no condvar beside the mutex");
-	cr_assert(strstr(json_object_get_string(json_object_array_get_idx(objs, 0)), text), "first object %s",
-		  json_object_get_string(json_object_array_get_idx(objs, 0)));
+	const char *first = json_object_get_string(json_object_array_get_idx(objs, 0));
+	cr_assert(strstr(first, text) || (or_text && strstr(first, or_text)), "first object %s", first);
 }
 
 Test(scale_live, a_c_gil_is_one_monitor, .timeout = 240)
@@ -300,7 +308,7 @@ Test(scale_live, a_c_gil_is_one_monitor, .timeout = 240)
 	const char *cmd[] = { DATA_PROG("gil"), "--workers", "{threads}", NULL };
 	json_object *root = sweep("1,2", cmd);
 	expect_stack_in_bounds(root);
-	expect_monitor(root, "gil_mutex");
+	expect_monitor(root, "gil_mutex", NULL);
 }
 
 /* Debian's python3 (not a pyenv shim): pure-Python loops in N threads. */
@@ -318,7 +326,7 @@ Test(scale_live, pythons_gil_is_one_monitor, .timeout = 240)
 			      "{threads}", NULL };
 	json_object *root = sweep("1,2", cmd);
 	expect_stack_in_bounds(root);
-	expect_monitor(root, "gil");
+	expect_monitor(root, "gil", "_PyRuntime");   /* a member path with debug info, symbol+offset without */
 }
 
 /* zstd -T1 runs a worker beside its main thread: the stack stays in bounds. */
@@ -361,7 +369,7 @@ Test(scale_live, perls_shared_lock_is_one_monitor, .timeout = 240)
 			      "{threads}", NULL };
 	json_object *root = sweep("1,2", cmd);
 	expect_stack_in_bounds(root);
-	expect_monitor(root, "mutex");
+	expect_monitor(root, "mutex", NULL);
 }
 
 /* Off-CPU time outside waits by kind and site, from the launcher's sampled
