@@ -83,11 +83,11 @@ static void skip_unless_two_cpus_free(const char *when, int tries)
 			     "as on 1 (over %.1f× means no second CPU was free)", when, slowdown, BUSY_SLOWDOWN);
 }
 
-/* Runs `convoy scale --json` with the given counts on the demo command and
- * returns the parsed sweep. */
-static json_object *sweep(const char *threads, const char *const cmd[])
+/* Runs `convoy scale --json --repeat REPEAT` with the given counts on the
+ * demo command and returns the parsed sweep. */
+static json_object *sweep_repeat(const char *threads, const char *const cmd[], const char *repeat)
 {
-	const char *argv[40] = { tu_convoy(), "scale", "--json", "--repeat", "3", "--threads", threads,
+	const char *argv[40] = { tu_convoy(), "scale", "--json", "--repeat", repeat, "--threads", threads,
 				 "-o", tu_tmpdir(), "--" };
 	size_t n = 10;
 	for (size_t i = 0; cmd[i] && n < 39; i++)
@@ -102,6 +102,11 @@ static json_object *sweep(const char *threads, const char *const cmd[])
 	json_object *root = json_tokener_parse(p.out);
 	cr_assert(root, "convoy scale --json printed no JSON: %s", p.out);
 	return root;
+}
+
+static json_object *sweep(const char *threads, const char *const cmd[])
+{
+	return sweep_repeat(threads, cmd, "3");
 }
 
 static json_object *first_finding(json_object *root)
@@ -378,7 +383,7 @@ Test(scale_live, perls_shared_lock_is_one_monitor, .timeout = 240)
 Test(scale_live, sleep_outside_waits_is_named_as_sleep, .timeout = 240)
 {
 	const char *cmd[] = { DATA_PROG("cold_start"), "--workers", "{threads}", "--state", tu_tmpdir(), NULL };
-	json_object *root = sweep("1,2", cmd);
+	json_object *root = sweep_repeat("1,2", cmd, "1");   /* one run: the first is the cold one */
 	expect_stack_in_bounds(root);
 	json_object *o = tu_get(json_object_array_get_idx(tu_array(root, "runs"), 0), "offcpu_other");
 	cr_assert(!json_object_is_type(o, json_type_null), "no off-CPU thread named in the cold run");
