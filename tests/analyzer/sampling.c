@@ -71,14 +71,27 @@ Test(sampling, time_in_a_spinlock_is_attributed_to_that_spinlock, .timeout = 60)
 	json_object *r = run_sampled(dir, "4000", &p);
 	json_object *c = tu_get(r, "cpu_samples");
 	/* Every sample inside glibc's spinlock names the lock by the register
-	 * that holds its address; the only lock is counter_spin. */
-	TU_EQ(tu_int(c, "lock_samples_unknown_lock"), 0, "lock samples whose lock was not told");
+	 * that holds its address; the only lock the program made is
+	 * counter_spin. On a busy machine a sample may also land in one of
+	 * glibc's own locks (stdio, thread exit), which no profile names: such
+	 * samples are the unknown ones, never the spinlock's. */
+	int64_t unknown = tu_int(c, "lock_samples_unknown_lock"), in_spin = 0;
+	json_object *fns = tu_array(c, "functions");
+	for (size_t i = 0; i < json_object_array_length(fns); i++) {
+		json_object *f = json_object_array_get_idx(fns, i);
+		if (!strcmp(tu_str(f, "function"), "__pthread_spin_lock"))
+			in_spin += tu_int(f, "samples");
+	}
+	cr_assert(tu_int(c, "lock_samples") - unknown >= in_spin,
+		  "samples in glibc's spinlock whose lock was not told: %lld lock samples, %lld unknown, %lld in "
+		  "__pthread_spin_lock", (long long)tu_int(c, "lock_samples"), (long long)unknown,
+		  (long long)in_spin);
 	json_object *locks = tu_array(c, "locks");
-	if (tu_int(c, "lock_samples") > 0) {
+	if (tu_int(c, "lock_samples") > unknown) {
 		TU_EQ(json_object_array_length(locks), 1, "locks with samples");
 		TU_STREQ(tu_str(json_object_array_get_idx(locks, 0), "name"), "counter_spin", "the lock");
-		TU_EQ(tu_int(json_object_array_get_idx(locks, 0), "samples"), tu_int(c, "lock_samples"),
-		      "all lock samples on counter_spin");
+		TU_EQ(tu_int(json_object_array_get_idx(locks, 0), "samples"), tu_int(c, "lock_samples") - unknown,
+		      "all told lock samples on counter_spin");
 	}
 	json_object_put(r);
 }
