@@ -76,26 +76,15 @@ static const char *c_role(char *b, size_t n, const struct object_row *r)
 
 /* ---- detail lines ---------------------------------------------------------- */
 
-static void detail(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void detail(FILE *out, const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	textfit__wrap(out, textfit__width(out), 8, "      ", line);
-}
-
 static void cond_detail(FILE *out, const struct object_row *r, int verbose)
 {
 	const struct cv_stats *s = &r->total;
 	char a[32], b[32], c[32];
 	if (r->monitor)   /* the mutex its waits named: one monitor */
-		detail(out, "waited under mutex %s%s", r->monitor->name,
+		textfit__detail(out, "waited under mutex %s%s", r->monitor->name,
 		       r->obj->o.flags & CV_COND_MUTEXES_VARY ? " (and others before it)" : "");
 	if (s->signals_unwaited || s->broadcasts_unwaited || verbose)
-		detail(out, "longest wait %s; sent with no thread waiting: %s signals, %s broadcasts",
+		textfit__detail(out, "longest wait %s; sent with no thread waiting: %s signals, %s broadcasts",
 		       s->waits ? fmt_ns(a, sizeof(a), (double)s->max_wait_ns) : "-",
 		       fmt_count(b, sizeof(b), s->signals_unwaited), fmt_count(c, sizeof(c), s->broadcasts_unwaited));
 }
@@ -105,7 +94,7 @@ static void sem_detail(FILE *out, const struct object_row *r, int verbose)
 	const struct cv_stats *s = &r->total;
 	char a[32], b[32], c[32], x[32], y[32];
 	if (s->trylocks || s->signals_unwaited || s->timeouts || verbose)
-		detail(out, "longest wait %s; trywait: %s calls, %s failed; posts with no waiter: %s; timeouts: %s",
+		textfit__detail(out, "longest wait %s; trywait: %s calls, %s failed; posts with no waiter: %s; timeouts: %s",
 		       s->waits ? fmt_ns(a, sizeof(a), (double)s->max_wait_ns) : "-",
 		       fmt_count(b, sizeof(b), s->trylocks), fmt_count(c, sizeof(c), s->trylock_failures),
 		       fmt_count(x, sizeof(x), s->signals_unwaited), fmt_count(y, sizeof(y), s->timeouts));
@@ -116,7 +105,7 @@ static void futex_detail(FILE *out, const struct object_row *r, int verbose)
 	const struct cv_stats *s = &r->total;
 	char g[32], h[32], k[32], l[32];
 	if (s->signals_unwaited || s->requeues || s->pi_ops || verbose)
-		detail(out, "woke %s threads; %s wakes woke nobody; %s requeues; %s PI operations",
+		textfit__detail(out, "woke %s threads; %s wakes woke nobody; %s requeues; %s PI operations",
 		       fmt_count(g, sizeof(g), s->futex_woken), fmt_count(h, sizeof(h), s->signals_unwaited),
 		       fmt_count(k, sizeof(k), s->requeues), fmt_count(l, sizeof(l), s->pi_ops));
 }

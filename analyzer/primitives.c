@@ -37,18 +37,6 @@ static const char *ns_or_dash(char *buf, size_t size, uint64_t ns, uint64_t n)
 	return n ? fmt_ns(buf, size, (double)ns / (double)n) : "-";
 }
 
-/* A detail line under a row, wrapped under its indentation. */
-static void detail(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void detail(FILE *out, const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	textfit__wrap(out, textfit__width(out), 8, "      ", line);
-}
-
 void prims__text_lock_detail(const struct object_row *r, FILE *out)
 {
 	const struct cv_stats *s = &r->total;
@@ -57,23 +45,23 @@ void prims__text_lock_detail(const struct object_row *r, FILE *out)
 	case CV_OBJ_RWLOCK: {
 		uint64_t wa = s->acquisitions - s->rd_acquisitions, wc = s->contended - s->rd_contended;
 		uint64_t wn = s->wait_ns - s->rd_wait_ns;
-		detail(out, "read: %s acquired, %s waited, %s; write: %s acquired, %s waited, %s",
+		textfit__detail(out, "read: %s acquired, %s waited, %s; write: %s acquired, %s waited, %s",
 		       fmt_count(a, sizeof(a), s->rd_acquisitions), fmt_count(b, sizeof(b), s->rd_contended),
 		       fmt_ns(c, sizeof(c), (double)s->rd_wait_ns), fmt_count(d, sizeof(d), wa),
 		       fmt_count(e, sizeof(e), wc), fmt_ns(f, sizeof(f), (double)wn));
 		if (s->wr_behind_readers)
-			detail(out, "writers waited behind readers %s times, %s in all",
+			textfit__detail(out, "writers waited behind readers %s times, %s in all",
 			       fmt_count(a, sizeof(a), s->wr_behind_readers),
 			       fmt_ns(b, sizeof(b), (double)s->wr_behind_readers_ns));
 		break;
 	}
 	case CV_OBJ_SPIN:
 		if (s->wait_ns)
-			detail(out, "spinning: %s on-CPU in %s contended acquisitions",
+			textfit__detail(out, "spinning: %s on-CPU in %s contended acquisitions",
 			       fmt_ns(a, sizeof(a), (double)s->wait_ns), fmt_count(b, sizeof(b), s->contended));
 		break;
 	case CV_OBJ_FUTEX:
-		detail(out, "futex: %s waits slept (%s woken), %s found the word changed; %s wakes woke %s threads, "
+		textfit__detail(out, "futex: %s waits slept (%s woken), %s found the word changed; %s wakes woke %s threads, "
 		       "%s woke nobody", fmt_count(a, sizeof(a), s->waits), fmt_count(b, sizeof(b), s->contended),
 		       fmt_count(c, sizeof(c), s->futex_eagain), fmt_count(d, sizeof(d), s->signals),
 		       fmt_count(e, sizeof(e), s->futex_woken), fmt_count(f, sizeof(f), s->signals_unwaited));

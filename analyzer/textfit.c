@@ -1,4 +1,6 @@
 /* textfit.c — text that fits the terminal (textfit.h). */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -78,4 +80,14 @@ void textfit__name(FILE *out, const char *name)
 		return;
 	}
 	fprintf(out, "  %s\n  %*s", textfit__fit(buf, sizeof(buf), name, textfit__width(out) - 2), TEXTFIT_NAME_COLS, "");
+}
+
+void textfit__detail(FILE *out, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	textfit__wrap(out, textfit__width(out), 8, "      ", line);
 }

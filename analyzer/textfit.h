@@ -14,6 +14,10 @@ int textfit__width(FILE *out);
  * indented by indent spaces; ends with a newline. */
 void textfit__wrap(FILE *out, int width, int indent, const char *first, const char *text);
 
+/* A detail line under a table row: formatted, then wrapped to the terminal
+ * under the row's indentation. */
+void textfit__detail(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* s in at most cols columns (UTF-8 characters), ending in "…" when cut. */
 const char *textfit__fit(char *buf, size_t size, const char *s, int cols);
 
