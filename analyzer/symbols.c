@@ -138,18 +138,21 @@ static char *demangle(const char *name)
 /* The module's file, opened for libdwfl, if it is still the file the profile
  * recorded: a regular file (opened non-blocking, so a profile naming a FIFO
  * or a device cannot hang or disturb the analyzer) with the recorded build-id
- * (a rebuilt binary would name addresses wrongly). -1 otherwise. */
-static int open_module_file(const struct profile_module *pm)
+ * (a rebuilt binary would name addresses wrongly). -1 otherwise. *file is
+ * the path opened: libdwfl looks for separate debug info beside it. */
+static int open_module_file(const struct profile_module *pm, char *file, size_t size)
 {
 	if (!pm->path || pm->path[0] != '/')
 		return -1;   /* the vdso, or a name that is not a path */
 	/* CONVOY_MODULES_DIR: modules are read from there only, by file name
-	 * (recordings checked in with the binaries they ran, tests/data). */
+	 * (recordings checked in with the binaries they ran, tests/data); their
+	 * debug info too, so the recorded path is never opened. */
 	const char *dir = getenv("CONVOY_MODULES_DIR");
-	char moved[4096];
 	if (dir && *dir)
-		snprintf(moved, sizeof(moved), "%s/%s", dir, strrchr(pm->path, '/') + 1);
-	int fd = open(dir && *dir ? moved : pm->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		snprintf(file, size, "%s/%s", dir, strrchr(pm->path, '/') + 1);
+	else
+		snprintf(file, size, "%s", pm->path);
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -1;
 	struct stat st;
@@ -288,10 +291,11 @@ struct syms *syms__load(const struct profile *p, int read_modules)
 		m->shim = !strncmp(m->base, "libconvoy", 9);
 		m->runtime = runtime_module(m->base);
 		Dwfl *dwfl = s->layers[layer_of[i]];
-		int fd = dwfl && read_modules ? open_module_file(pm) : -1;
+		char file[4096];
+		int fd = dwfl && read_modules ? open_module_file(pm, file, sizeof(file)) : -1;
 		if (fd < 0)
 			continue;   /* the vdso, a file that is gone, or one rebuilt since */
-		m->mod = dwfl_report_elf(dwfl, pm->path, pm->path, fd, pm->m.load_bias, false);
+		m->mod = dwfl_report_elf(dwfl, pm->path, file, fd, pm->m.load_bias, false);
 		if (!m->mod)
 			close(fd);   /* consumed only on success */
 	}

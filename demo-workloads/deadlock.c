@@ -1,8 +1,9 @@
 /* deadlock — seed 003, "locks introduce a failure mode atomics don't have".
  *
  * N threads, N locks (at least two). Thread i (A, B, ...) takes lock L(i+1),
- * holds it for `hold` ms so every thread gets its first lock, then reaches for
- * the next thread's lock: a wait-for cycle, and the program stops. A watchdog
+ * waits at a barrier until every thread holds its first lock (so the cycle
+ * forms however the threads are scheduled), holds it `hold` ms more, then
+ * reaches for the next thread's lock: a wait-for cycle, and the program stops. A watchdog
  * reports each thread's state after `timeout` ms, names the cycle it finds in
  * that state, and ends the process (exit status 0: the hang is the
  * demonstration). With --fixed every thread takes the lower-numbered lock
@@ -30,6 +31,7 @@ struct scene {
 	_Atomic bool got_first[MAX_THREADS], got_second[MAX_THREADS];
 	unsigned first[MAX_THREADS], second[MAX_THREADS]; /* lock indices per thread */
 	pthread_mutex_t print_lock;
+	pthread_barrier_t all_hold_first; /* opposite order only: fixed would wait on it forever */
 };
 
 struct arg {
@@ -61,7 +63,9 @@ static void *worker(void *p)
 	       s->fixed && i > 0 ? " (same order as A now)" : "");
 	fflush(stdout);
 	pthread_mutex_unlock(&s->print_lock);
-	dc_sleep_ns(s->hold_ns); /* every other thread gets its first lock meanwhile */
+	if (!s->fixed)
+		pthread_barrier_wait(&s->all_hold_first);
+	dc_sleep_ns(s->hold_ns);
 
 	pthread_mutex_lock(&s->lock[g]);
 	atomic_store(&s->holder[g], (int)i);
@@ -134,6 +138,8 @@ static void run(unsigned threads, bool fixed, uint64_t hold_ms, uint64_t timeout
 	s.fixed = fixed;
 	s.hold_ns = hold_ms * 1000000ull;
 	pthread_mutex_init(&s.print_lock, NULL);
+	if (!fixed)
+		dc_check("deadlock", pthread_barrier_init(&s.all_hold_first, NULL, threads), "pthread_barrier_init");
 	for (unsigned k = 0; k < s.locks; k++) {
 		static char names[MAX_THREADS][12];
 		pthread_mutex_init(&s.lock[k], NULL);
@@ -160,6 +166,8 @@ static void run(unsigned threads, bool fixed, uint64_t hold_ms, uint64_t timeout
 	for (unsigned i = 0; i < threads; i++)
 		dc_join("deadlock", t[i]);
 	dc_watchdog_cancel(w);
+	if (!fixed)
+		pthread_barrier_destroy(&s.all_hold_first);
 	printf("finished cleanly (no deadlock this run) in %.3f s\n",
 	       dc_ms(dc_now_ns() - s.start_ns) / 1000.0);
 }

@@ -9,17 +9,21 @@
  * because the blocked worker is the one that would have to drop B). With
  * helping, the worker waiting on B runs B itself and A completes.
  *
- * With N workers, N parent tasks each submit a child and wait: every worker
- * can be occupied by a parent while every child is queued.
+ * With N workers, N parent tasks each submit a child and wait. The parents
+ * meet at a barrier before submitting, so every worker is occupied by a
+ * parent before any child is queued: otherwise an idle worker could take a
+ * child first and the starvation would depend on thread timing.
  */
 #include "demo_common.h"
 #include "workpool.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 static const char *const onoff[] = { "off", "on", NULL };
 
 static wp_pool *pool;
+static pthread_barrier_t parents_running;
 
 static int child(void *arg, uint64_t *value)
 {
@@ -31,6 +35,7 @@ static int child(void *arg, uint64_t *value)
 static int parent(void *arg, uint64_t *value)
 {
 	wp_future *b;
+	pthread_barrier_wait(&parents_running);
 	int err = wp_submit(pool, child, NULL, &b);
 	if (err)
 		return err;
@@ -50,6 +55,7 @@ static void run(unsigned workers, bool helping, uint64_t timeout_ms)
 	cfg.helping = helping;
 	cfg.name = "nest";
 	dc_check("nested_submit", wp_pool_create(&pool, &cfg), "wp_pool_create");
+	dc_check("nested_submit", pthread_barrier_init(&parents_running, NULL, workers), "pthread_barrier_init");
 	wp_future **a = calloc(workers, sizeof *a);
 	if (!a)
 		dc_die("nested_submit", "out of memory");
@@ -94,6 +100,7 @@ static void run(unsigned workers, bool helping, uint64_t timeout_ms)
 	free(a);
 	wp_pool_destroy(pool);
 	pool = NULL;
+	pthread_barrier_destroy(&parents_running);
 }
 
 struct scene {
