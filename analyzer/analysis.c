@@ -10,6 +10,35 @@
 #include "symbols.h"
 #include "util.h"
 
+/* The hang snapshot of the process that wrote p, beside path: a file
+ * convoy-*.hang in its directory written by the same process (pid and start
+ * time). NULL when there is none (caller frees). */
+static char *hang_snapshot_path(const char *path, const struct profile *p)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	DIR *d = opendir(dir);
+	if (!d)
+		return NULL;
+	char *found = NULL;
+	struct dirent *e;
+	while (!found && (e = readdir(d))) {
+		const char *name = e->d_name, *dot = strrchr(name, '.');
+		if (strncmp(name, "convoy-", 7) || !dot || strcmp(dot, CV_SNAPSHOT_EXT))
+			continue;   /* the pid in the name is checked in the file */
+		char full[4400];
+		snprintf(full, sizeof(full), "%s/%s", dir, name);
+		struct profile *h = profile__load(full);
+		if (h && h->process.pid == p->process.pid && h->process.start_realtime_ns == p->process.start_realtime_ns &&
+		    h->process.exit_reason == CV_EXIT_HANG_SNAPSHOT)
+			found = xstrndup(full, strlen(full));
+		profile__free(h);
+	}
+	closedir(d);
+	return found;
+}
+
 int analysis__load(struct analysis *a, const char *path)
 {
 	memset(a, 0, sizeof(*a));
@@ -21,6 +50,17 @@ int analysis__load(struct analysis *a, const char *path)
 	model__build(&a->m, a->p, a->syms);
 	a->cpu = cpuprof__load(path, &a->m);
 	a->m.cpu = a->cpu;
+	char *hang = a->p->process.exit_reason == CV_EXIT_HANG_SNAPSHOT ? NULL : hang_snapshot_path(path, a->p);
+	if (hang) {
+		a->hang = xcalloc(1, sizeof(*a->hang));
+		if (analysis__load(a->hang, hang) == 0) {
+			a->m.hang = &a->hang->m;
+		} else {
+			free(a->hang);
+			a->hang = NULL;
+		}
+		free(hang);
+	}
 	return 0;
 }
 
@@ -39,6 +79,10 @@ void analysis__free(struct analysis *a)
 {
 	if (!a->p)
 		return;
+	if (a->hang) {
+		analysis__free(a->hang);
+		free(a->hang);
+	}
 	findings__free(&a->f);
 	speedup__free(&a->s);
 	cpuprof__free(a->cpu);

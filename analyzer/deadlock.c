@@ -256,7 +256,8 @@ static size_t next_owner(const struct profile *p, const struct waiter *w, size_t
 	return SIZE_MAX;
 }
 
-static void report_deadlocks(struct findings *out, const struct model *m)
+/* when: the moment the profile was taken, for the summary. */
+static void report_deadlocks(struct findings *out, const struct model *m, const char *when)
 {
 	const struct profile *p = m->p;
 	size_t n = p->nthread_states;
@@ -304,8 +305,8 @@ static void report_deadlocks(struct findings *out, const struct model *m)
 							 lock_name(m, held));
 				}
 				char what[160];
-				snprintf(what, sizeof(what), "%zu threads were blocked for good when the profile was "
-					 "written, each holding a lock the next one waits for: ", len);
+				snprintf(what, sizeof(what), "%zu threads were blocked for good %s, each holding a "
+					 "lock the next one waits for: ", len, when);
 				cycle_summary(x, what, x->summary, sizeof(x->summary));
 				snprintf(x->fix, sizeof(x->fix),
 					 "Take these locks in one global order everywhere (for example always %s before "
@@ -372,10 +373,10 @@ static int in_pool(const struct cv_thread_rec *t, uint64_t routine)
  * profile was written by --timeout or the watchdog, every worker was blocked
  * without a deadline in a wait for work or a result, and a thread outside the
  * pool was blocked too (waiting on the pool). */
-static void report_starvation(struct findings *out, const struct model *m)
+static void report_starvation(struct findings *out, const struct model *m, const char *when)
 {
 	const struct profile *p = m->p;
-	if (p->process.exit_reason != CV_EXIT_DUMP_SIGNAL)
+	if (p->process.exit_reason != CV_EXIT_DUMP_SIGNAL && p->process.exit_reason != CV_EXIT_HANG_SNAPSHOT)
 		return;   /* written at an exit: parked workers are idle, not starved */
 	char *done = xcalloc(p->nthreads ? p->nthreads : 1, 1);
 	for (uint32_t first = 0; first < p->nthreads; first++) {
@@ -411,9 +412,9 @@ static void report_starvation(struct findings *out, const struct model *m)
 			snprintf(pool, sizeof(pool), "%s", routine);
 		snprintf(x->objects[x->nobjects++], sizeof(x->objects[0]), "%s", pool);
 		size_t len = (size_t)snprintf(x->summary, sizeof(x->summary),
-					      "Pool %s starved: all %u worker%s blocked when the profile was written, "
+					      "Pool %s starved: all %u worker%s blocked %s, "
 					      "each in a wait with no deadline while another thread waited too:",
-					      pool, workers, workers == 1 ? " was" : "s were");
+					      pool, workers, workers == 1 ? " was" : "s were", when);
 		for (uint32_t t = first, shown = 0; t < p->nthreads && len < sizeof(x->summary); t++) {
 			const struct cv_thread_rec *w = &p->threads[t];
 			if (!in_pool(w, lead->start_routine))
@@ -447,12 +448,52 @@ static void report_starvation(struct findings *out, const struct model *m)
 	free(done);
 }
 
+/* Whether out->v[from..to-1] holds a finding of x's kind about x's objects. */
+static int reported(const struct findings *out, size_t from, size_t to, const struct finding *x)
+{
+	for (size_t i = from; i < to; i++) {
+		const struct finding *y = &out->v[i];
+		if (y->kind != x->kind || y->nobjects != x->nobjects)
+			continue;
+		size_t k = 0;
+		while (k < x->nobjects && !strcmp(x->objects[k], y->objects[k]))
+			k++;
+		if (k == x->nobjects)
+			return 1;
+	}
+	return 0;
+}
+
+/* The hang snapshot's deadlocks (kind FINDING_DEADLOCK) or starved pools,
+ * after those of the profile itself: the program went on after the
+ * snapshot, and may have ended with them gone (a pool is never starved in a
+ * profile written at an exit). What the profile shows too is said once. */
+static void report_at_hang(struct findings *out, const struct model *m, size_t first, enum finding_kind kind)
+{
+	static const char when[] = "at the hang, in the snapshot convoy's watchdog had the shim write "
+				   "(--on-hang continue; the program then went on)";
+	size_t from = out->n;
+	if (kind == FINDING_DEADLOCK)
+		report_deadlocks(out, m->hang, when);
+	else
+		report_starvation(out, m->hang, when);
+	size_t keep = from;
+	for (size_t i = from; i < out->n; i++)
+		if (!reported(out, first, from, &out->v[i]))
+			out->v[keep++] = out->v[i];
+	out->n = keep;
+}
+
 void deadlock__diagnose(struct findings *out, const struct model *m, int threads, double wall_ns)
 {
 	size_t first = out->n;
-	report_deadlocks(out, m);
+	report_deadlocks(out, m, "when the profile was written");
+	if (m->hang)
+		report_at_hang(out, m, first, FINDING_DEADLOCK);
 	size_t deadlocks = out->n;
-	report_starvation(out, m);
+	report_starvation(out, m, "when the profile was written");
+	if (m->hang)
+		report_at_hang(out, m, deadlocks, FINDING_POOL_STARVATION);
 	report_cycles(out, m, first, deadlocks);
 	for (size_t i = first; i < out->n; i++) {
 		out->v[i].severity = SEVERITY_HIGH;

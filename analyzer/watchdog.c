@@ -13,6 +13,7 @@
  * states then show who waits for whom.
  */
 #include <ctype.h>
+#include <signal.h>
 #include <dirent.h>
 #include <errno.h>
 #include <linux/futex.h>
@@ -21,27 +22,56 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "convoy/profile.h"
 #include "util.h"
 #include "watchdog.h"
 
 #define WATCHDOG_DEFAULT_S 10
 #define WATCHDOG_MAX_PIDS  256
 
-int watchdog__period(double *period_s)
+int watchdog__config(struct watchdog_config *c, const char *cmd, const char *on_hang_option)
 {
 	const char *s = getenv("CONVOY_WATCHDOG");
-	*period_s = WATCHDOG_DEFAULT_S;
-	if (!s || !*s)
-		return 0;
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= 0 && v <= 86400)) {
-		cv_error("CONVOY_WATCHDOG=%s is not a number of seconds from 0 (off) to 86400", s);
-		return -1;
+	c->period_s = WATCHDOG_DEFAULT_S;
+	c->on_hang = WATCHDOG_STOP;
+	if (s && *s) {
+		char *end;
+		errno = 0;
+		double v = strtod(s, &end);
+		if (errno || end == s || *end || !(v >= 0 && v <= 86400)) {
+			cv_error("CONVOY_WATCHDOG=%s is not a number of seconds from 0 (off) to 86400", s);
+			return -1;
+		}
+		c->period_s = v;
 	}
-	*period_s = v;
-	return 0;
+	const char *action = on_hang_option ? on_hang_option : getenv("CONVOY_ON_HANG");
+	if (!action || !*action || !strcmp(action, "stop"))
+		return 0;
+	if (!strcmp(action, "continue")) {
+		c->on_hang = WATCHDOG_CONTINUE;
+		return 0;
+	}
+	cv_error("%s: %s takes stop or continue, not '%s'", cmd, on_hang_option ? "--on-hang" : "CONVOY_ON_HANG",
+		 action);
+	return -1;
+}
+
+int watchdog__snapshot(pid_t pid, int sig)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	unsigned long long caught = 0;
+	int found = 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "SigCgt: %llx", &caught) == 1;
+	fclose(f);
+	if (!found || !(caught >> (sig - 1) & 1))
+		return 0;
+	union sigval mark = { .sival_int = CV_SNAPSHOT_MAGIC };
+	return sigqueue(pid, sig, mark) == 0;
 }
 
 static int read_line(const char *path, char *buf, size_t size)

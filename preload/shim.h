@@ -616,6 +616,12 @@ void cv__perf_after_fork(void);
  * calls, and formatting that neither locks nor allocates) except a re-read of
  * the module map, done only for the destructor's reasons. */
 bool cv__write_profile(uint32_t exit_reason);
+/* A snapshot profile of the process as it is now, convoy-<comm>-<pid>.hang
+ * (exit reason CV_EXIT_HANG_SNAPSHOT), written on convoy's request at a hang
+ * (lifecycle.c); the process goes on and its end still writes its profile.
+ * Async-signal-safe like cv__write_profile's other ends. Nothing is written
+ * once the profile is (or while an exec's is in flight). */
+bool cv__write_snapshot(void);
 /* An exec that failed: the profile it wrote is removed and the next end of
  * the process writes the whole run again. */
 void cv__profile_retract(void);

@@ -105,3 +105,37 @@ Test(outcome, a_deadlock_is_not_pool_starvation, .timeout = 60)
 	cr_assert_str_eq(tu_str(json_object_array_get_idx(f, 0), "kind"), "deadlock");
 	cr_assert_null(finding_of_kind(root, "pool-starvation"), "%s", json_object_to_json_string(root));
 }
+
+/* ---- --on-hang continue: a snapshot at the hang, and the program goes on -- */
+
+Test(outcome, on_hang_continue_lets_the_program_go_on_and_explains_the_hang, .timeout = 60)
+{
+	/* hang_then_go ends on its own (status 0) only once the snapshot exists. */
+	struct tu_proc p;
+	struct tu_opts o = { .timeout_s = 60, .env = (const char *[]){ "CONVOY_WATCHDOG=0.2", NULL } };
+	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "--on-hang", "continue", "-o", tu_tmpdir(), "--",
+					 tu_prog("hang_then_go"), "2", NULL });
+	tu_assert_exit(&p, 0, "the program went on and exited 0");
+	cr_assert(strstr(p.err, "went on after the snapshot"), "%s", p.err);
+	json_object *root = json_tokener_parse(p.out);
+	cr_assert(root, "no JSON report: %s\n%s", p.out, p.err);
+	json_object *proc = tu_get(root, "process");
+	cr_assert(tu_bool(proc, "hung"));
+	cr_assert_str_eq(tu_str(proc, "on_hang"), "continue");
+	cr_assert(tu_bool(proc, "hang_snapshot"));
+	cr_assert_eq(tu_int(proc, "exit_status"), 0);
+	/* The profile written at exit cannot show a starved pool; the snapshot does. */
+	json_object *x = json_object_array_get_idx(tu_array(root, "findings"), 0);
+	cr_assert(x, "no findings: %s", p.out);
+	cr_assert_str_eq(tu_str(x, "kind"), "pool-starvation", "%s", p.out);
+	cr_assert(strstr(tu_str(x, "summary"), "at the hang, in the snapshot"), "%s", tu_str(x, "summary"));
+}
+
+Test(outcome, on_hang_takes_stop_or_continue, .timeout = 30)
+{
+	struct tu_proc p;
+	run_convoy(&p, (const char *[]){ tu_convoy(), "run", "--on-hang", "later", "--", tu_prog("exit_status"), "0",
+					 NULL });
+	tu_assert_exit(&p, 2, "a bad --on-hang is a usage error");
+	cr_assert(strstr(p.err, "convoy: run: --on-hang takes stop or continue, not 'later'"), "%s", p.err);
+}
