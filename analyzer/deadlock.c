@@ -221,13 +221,57 @@ static void report_cycles(struct findings *out, const struct model *m, size_t de
 
 struct waiter {
 	const struct profile_thread_state *st;
-	uint32_t object;             /* the lock it waits for */
+	uint32_t object;             /* the lock, or the semaphore or futex word, it waits for */
+	int for_post;                /* a semaphore or futex word: its owners are the threads that post it */
 };
 
 static int is_lock(const struct profile *p, uint32_t object)
 {
 	uint32_t k = p->objects[object].o.kind;
 	return k == CV_OBJ_MUTEX || k == CV_OBJ_RWLOCK || k == CV_OBJ_SPIN;
+}
+
+/* Whether thread ever posted (sem_post) or woke (FUTEX_WAKE) object. */
+static int posts(const struct model *m, uint32_t object, uint32_t thread)
+{
+	for (size_t i = m->stats_start[object]; i < m->stats_start[object + 1]; i++) {
+		const struct cv_stats *s = &m->p->stats[m->stats_of[i]];
+		if (s->thread == thread && s->signals)
+			return 1;
+	}
+	return 0;
+}
+
+static const struct profile_thread_state *state_of(const struct profile *p, uint32_t thread)
+{
+	for (size_t i = 0; i < p->nthread_states; i++)
+		if (p->thread_states[i].s.thread == thread)
+			return &p->thread_states[i];
+	return NULL;
+}
+
+/* A wait without a deadline on a semaphore or futex word can only end by a
+ * post from another thread. The threads that posted it during the run stand
+ * for those that can: when there are some and every live one is blocked
+ * without a deadline too, the waiter waits for them. (A thread that never
+ * posted it is not seen as a poster: such a hang goes unexplained, rather
+ * than a thread be blamed for a post it may never make.) */
+static int waits_for_posters(const struct model *m, const struct profile_thread_state *st, uint32_t object)
+{
+	const struct profile *p = m->p;
+	uint32_t k = p->objects[object].o.kind;
+	if (k != CV_OBJ_SEM && k != CV_OBJ_FUTEX)
+		return 0;
+	int posters = 0;
+	for (uint32_t t = 0; t < p->nthreads; t++) {
+		if (t == st->s.thread || (p->threads[t].flags & CV_THREAD_EXITED) || !posts(m, object, t))
+			continue;
+		const struct profile_thread_state *o = state_of(p, t);
+		if (!o || !o->s.waiting || (o->s.waiting_flags & CV_WAIT_TIMED))
+			return 0;   /* a poster that can still run */
+		posters++;
+	}
+	return posters > 0;
 }
 
 /* The held entry of st for object, if st really holds it now. */
@@ -241,14 +285,21 @@ static const struct cv_held_lock *held_by(const struct profile_thread_state *st,
 	return NULL;
 }
 
-/* The thread state an owner of w's lock that w really waits for, after
- * after (index into states; SIZE_MAX for the first). */
-static size_t next_owner(const struct profile *p, const struct waiter *w, size_t after)
+/* The thread state of an owner of w's lock that w really waits for (or of
+ * a poster of its semaphore or futex word), after after (index into states;
+ * SIZE_MAX for the first). */
+static size_t next_owner(const struct model *m, const struct waiter *w, size_t after)
 {
+	const struct profile *p = m->p;
 	for (size_t i = after == SIZE_MAX ? 0 : after + 1; i < p->nthread_states; i++) {
 		const struct profile_thread_state *o = &p->thread_states[i];
 		if (o == w->st)
 			continue;
+		if (w->for_post) {
+			if (!(p->threads[o->s.thread].flags & CV_THREAD_EXITED) && posts(m, w->object, o->s.thread))
+				return i;
+			continue;
+		}
 		const struct cv_held_lock *h = held_by(o, w->object);
 		if (h && !((w->st->s.waiting_flags & CV_LOCK_READ) && (h->flags & CV_LOCK_READ)))
 			return i;
@@ -265,7 +316,9 @@ static void report_deadlocks(struct findings *out, const struct model *m, const 
 	for (size_t i = 0; i < n; i++) {
 		w[i].st = &p->thread_states[i];
 		uint32_t o = w[i].st->s.waiting;
-		w[i].object = o && !(w[i].st->s.waiting_flags & CV_WAIT_TIMED) && is_lock(p, o - 1) ? o - 1 : UINT32_MAX;
+		int forever = o && !(w[i].st->s.waiting_flags & CV_WAIT_TIMED);
+		w[i].for_post = forever && waits_for_posters(m, w[i].st, o - 1);
+		w[i].object = forever && (is_lock(p, o - 1) || w[i].for_post) ? o - 1 : UINT32_MAX;
 	}
 	/* Follow one owner at a time from each blocked thread (a lock held by
 	 * several readers: each is tried); a walk that returns to its start is
@@ -279,7 +332,7 @@ static void report_deadlocks(struct findings *out, const struct model *m, const 
 		choice[0] = SIZE_MAX;
 		while (steps++ < MAX_STEPS) {
 			size_t at = path[depth];
-			size_t next = w[at].object == UINT32_MAX ? SIZE_MAX : next_owner(p, &w[at], choice[depth]);
+			size_t next = w[at].object == UINT32_MAX ? SIZE_MAX : next_owner(m, &w[at], choice[depth]);
 			if (next == SIZE_MAX) {   /* no more owners here: back up */
 				if (depth == 0)
 					break;
@@ -287,32 +340,51 @@ static void report_deadlocks(struct findings *out, const struct model *m, const 
 				continue;
 			}
 			choice[depth] = next;
-			if (next == s) {
+			int on_lock = 0;   /* threads waiting only for posts are a starved pool's, or a lost wake-up */
+			for (size_t i = 0; i <= depth; i++)
+				on_lock |= !w[path[i]].for_post;
+			if (next == s && on_lock) {
 				struct finding *x = findings__add(out, FINDING_DEADLOCK, 0);
 				x->correctness = 1;
 				/* Thread path[i] waits for lock o_i held by path[i+1]: edge
 				 * o_(i-1) -> o_i is path[i]'s (holds one, wants the next). */
 				size_t len = depth + 1;
+				int by_post = 0;
 				for (size_t i = 0; i < len && x->nedges < FINDING_MAX_EDGES; i++) {
 					const struct waiter *me = &w[path[(i + 1) % len]];
 					uint32_t held = w[path[i]].object, wants = me->object;
 					const struct cv_held_lock *h = held_by(me->st, held);
 					const struct cv_lock_edge *e = find_edge(p, held, wants);
-					fill_edge(m, &x->edges[x->nedges++], held, wants, me->st->s.thread, h ? h->pc : 0,
-						  e ? e->to_stack : 0, me->st->s.waiting_pc);
+					struct finding_edge *fe = &x->edges[x->nedges++];
+					fill_edge(m, fe, held, wants, me->st->s.thread, h ? h->pc : 0, e ? e->to_stack : 0,
+						  me->st->s.waiting_pc);
+					fe->posts = w[path[i]].for_post;
+					by_post |= fe->posts;
 					if (x->nobjects < FINDING_MAX_OBJECTS)
 						snprintf(x->objects[x->nobjects++], sizeof(x->objects[0]), "%s",
 							 lock_name(m, held));
 				}
-				char what[160];
+				char what[320];
 				snprintf(what, sizeof(what), "%zu threads were blocked for good %s, each holding a "
-					 "lock the next one waits for: ", len, when);
+					 "lock%s the next one waits for: ", len, when,
+					 by_post ? " or being a thread that posts the semaphore or futex word" : "");
 				cycle_summary(x, what, x->summary, sizeof(x->summary));
-				snprintf(x->fix, sizeof(x->fix),
-					 "Take these locks in one global order everywhere (for example always %s before "
-					 "%s), or guard the whole group with one lock; where the order cannot change, "
-					 "take the inner lock with a trylock and back off when it fails.",
-					 x->edges[0].from, x->edges[0].to);
+				const struct finding_edge *post = NULL, *held = NULL;   /* a post, and the lock held waiting for it */
+				for (size_t i = 0; i < x->nedges && !post; i++)
+					post = x->edges[i].posts ? &x->edges[i] : NULL;
+				for (size_t i = 0; post && i < x->nedges && !held; i++)
+					held = !x->edges[i].posts && !strcmp(x->edges[i].to, post->from) ? &x->edges[i] : NULL;
+				if (held)
+					snprintf(x->fix, sizeof(x->fix),
+						 "Do not wait for %.100s while holding %.100s, which the thread that posts it needs "
+						 "first: release %.100s before the wait, or have the poster post without taking it.",
+						 post->from, held->from, held->from);
+				else
+					snprintf(x->fix, sizeof(x->fix),
+						 "Take these locks in one global order everywhere (for example always %s "
+						 "before %s), or guard the whole group with one lock; where the order cannot "
+						 "change, take the inner lock with a trylock and back off when it fails.",
+						 x->edges[0].from, x->edges[0].to);
 				x->evidence[x->nevidence].key = "threads";
 				x->evidence[x->nevidence++].value = (double)len;
 				break;
@@ -542,6 +614,7 @@ json_object *deadlock__edges_json(const struct finding *x)
 		const struct finding_edge *e = &x->edges[i];
 		json_object *o = json_object_new_object(), *frames = json_object_new_array();
 		json_object_object_add(o, "holds", json_object_new_string(e->from));
+		json_object_object_add(o, "relation", json_object_new_string(e->posts ? "posts" : "holds"));
 		json_object_object_add(o, "wants", json_object_new_string(e->to));
 		json_object_object_add(o, "thread", json_object_new_string(e->thread));
 		json_object_object_add(o, "holds_acquired_at", json_object_new_string(e->from_site));
@@ -559,8 +632,12 @@ void deadlock__edges_text(const struct finding *x, FILE *out)
 	for (size_t i = 0; i < x->nedges; i++) {
 		const struct finding_edge *e = &x->edges[i];
 		char line[512];
-		snprintf(line, sizeof(line), "%s holds %s (taken at %s) and wants %s, at:", e->thread, e->from,
-			 e->from_site, e->to);
+		if (e->posts)
+			snprintf(line, sizeof(line), "%s posts %s (the waiter's only way out) and wants %s, at:", e->thread,
+				 e->from, e->to);
+		else
+			snprintf(line, sizeof(line), "%s holds %s (taken at %s) and wants %s, at:", e->thread, e->from,
+				 e->from_site, e->to);
 		textfit__wrap(out, width, 9, "     - ", line);
 		for (size_t k = 0; k < e->nframes; k++)
 			textfit__wrap(out, width, 11, "         ", e->to_frames[k]);

@@ -56,6 +56,7 @@ const char *severity_name(enum severity s);
  * or waits for, `to`; where it took `from`, and the stack that wants `to`. */
 struct finding_edge {
 	char from[128], to[128];
+	int posts;               /* `from` is a semaphore or futex word the thread posts, not a lock it holds */
 	char thread[64];
 	char from_site[192];
 	char to_frames[FINDING_MAX_FRAMES][192];

@@ -139,3 +139,29 @@ Test(outcome, on_hang_takes_stop_or_continue, .timeout = 30)
 	tu_assert_exit(&p, 2, "a bad --on-hang is a usage error");
 	cr_assert(strstr(p.err, "convoy: run: --on-hang takes stop or continue, not 'later'"), "%s", p.err);
 }
+
+Test(outcome, a_semaphore_whose_only_poster_waits_for_the_waiters_mutex_is_a_deadlock, .timeout = 60)
+{
+	/* sem_deadlock hangs for good; the watchdog stops it once it has. */
+	struct tu_proc p;
+	struct tu_opts o = { .timeout_s = 60, .env = (const char *[]){ "CONVOY_WATCHDOG=0.2", NULL } };
+	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--", tu_prog("sem_deadlock"),
+					 NULL });
+	json_object *root = json_tokener_parse(p.out);
+	cr_assert(root, "no JSON report (exit %d):\n%s\n%s", p.code, p.out, p.err);
+	cr_assert(tu_bool(tu_get(root, "process"), "hung"));
+	json_object *x = json_object_array_get_idx(tu_array(root, "findings"), 0);
+	cr_assert(x, "no findings: %s", p.out);
+	cr_assert_str_eq(tu_str(x, "kind"), "deadlock", "%s", p.out);
+	json_object *cycle = tu_array(x, "cycle");
+	cr_assert_eq(json_object_array_length(cycle), 2, "%s", json_object_to_json_string(x));
+	int posts = 0, holds = 0;
+	for (size_t i = 0; i < 2; i++) {
+		json_object *e = json_object_array_get_idx(cycle, i);
+		const char *rel = tu_str(e, "relation");
+		posts += !strcmp(rel, "posts") && !strcmp(tu_str(e, "holds"), "ready");
+		holds += !strcmp(rel, "holds") && !strcmp(tu_str(e, "holds"), "table");
+	}
+	cr_assert(posts == 1 && holds == 1, "the poster posts ready, the waiter holds table: %s",
+		  json_object_to_json_string(x));
+}
