@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "convoy.h"
 #include "callstacks.h"
 #include "deadlock.h"
 #include "findings.h"
@@ -441,15 +442,34 @@ static int in_pool(const struct cv_thread_rec *t, uint64_t routine)
 	return t->start_routine == routine && !(t->flags & (CV_THREAD_EXITED | CV_THREAD_MAIN));
 }
 
+/* The tasks queued when the profile was written, as the scheduler counted
+ * them (CONVOY_QUEUED, include/convoy.h: summed over every thread, exited
+ * ones too); false when the program never counted. */
+static int queued_tasks(const struct profile *p, int64_t *queued)
+{
+	int counted = 0;
+	*queued = 0;
+	for (size_t i = 0; i < p->ncounters; i++)
+		if (p->counters[i].c.kind == CV_COUNTER_USER && !strcmp(p->counters[i].name, CONVOY_QUEUED_COUNTER)) {
+			*queued += p->counters[i].c.value;
+			counted = 1;
+		}
+	return counted;
+}
+
 /* One pool per start routine among the live threads; it starved when the
- * profile was written by --timeout or the watchdog, every worker was blocked
- * without a deadline in a wait for work or a result, and a thread outside the
- * pool was blocked too (waiting on the pool). */
+ * profile was written by --timeout, the watchdog or its snapshot, every
+ * worker was blocked without a deadline in a wait for work or a result, and
+ * work was pending: tasks queued, when the scheduler counts them
+ * (queued_tasks); otherwise a thread outside the pool blocked too (waiting
+ * on the pool). */
 static void report_starvation(struct findings *out, const struct model *m, const char *when)
 {
 	const struct profile *p = m->p;
 	if (p->process.exit_reason != CV_EXIT_DUMP_SIGNAL && p->process.exit_reason != CV_EXIT_HANG_SNAPSHOT)
 		return;   /* written at an exit: parked workers are idle, not starved */
+	int64_t queued;
+	int counted = queued_tasks(p, &queued);
 	char *done = xcalloc(p->nthreads ? p->nthreads : 1, 1);
 	for (uint32_t first = 0; first < p->nthreads; first++) {
 		const struct cv_thread_rec *lead = &p->threads[first];
@@ -469,7 +489,7 @@ static void report_starvation(struct findings *out, const struct model *m, const
 		for (uint32_t t = 0; t < p->nthreads && !waited_on; t++)
 			waited_on = !in_pool(&p->threads[t], lead->start_routine) &&
 				    !(p->threads[t].flags & CV_THREAD_EXITED) && blocked_state(p, t);
-		if (starved != workers || !waited_on || (workers < 2 && !annotated))
+		if (starved != workers || !(counted ? queued > 0 : waited_on) || (workers < 2 && !annotated))
 			continue;   /* one lone thread is a pool only when the library names it one */
 		struct finding *x = findings__add(out, FINDING_POOL_STARVATION, 0);
 		x->correctness = 1;
@@ -483,10 +503,16 @@ static void report_starvation(struct findings *out, const struct model *m, const
 		else
 			snprintf(pool, sizeof(pool), "%s", routine);
 		snprintf(x->objects[x->nobjects++], sizeof(x->objects[0]), "%s", pool);
+		char pending[160];
+		if (counted)
+			snprintf(pending, sizeof(pending), ", while %lld task%s queued (the scheduler's count, "
+				 CONVOY_QUEUED_COUNTER ") and no worker was free to run %s", (long long)queued,
+				 queued == 1 ? " was" : "s were", queued == 1 ? "it" : "them");
+		else
+			snprintf(pending, sizeof(pending), " while another thread waited too");
 		size_t len = (size_t)snprintf(x->summary, sizeof(x->summary),
-					      "Pool %s starved: all %u worker%s blocked %s, "
-					      "each in a wait with no deadline while another thread waited too:",
-					      pool, workers, workers == 1 ? " was" : "s were", when);
+					      "Pool %s starved: all %u worker%s blocked %s, each in a wait with no "
+					      "deadline%s:", pool, workers, workers == 1 ? " was" : "s were", when, pending);
 		for (uint32_t t = first, shown = 0; t < p->nthreads && len < sizeof(x->summary); t++) {
 			const struct cv_thread_rec *w = &p->threads[t];
 			if (!in_pool(w, lead->start_routine))
@@ -516,6 +542,12 @@ static void report_starvation(struct findings *out, const struct model *m, const
 			 "tasks), or use a separate pool / raise the worker count.");
 		x->evidence[x->nevidence].key = "workers";
 		x->evidence[x->nevidence++].value = (double)workers;
+		if (counted) {
+			x->evidence[x->nevidence].key = "queued_tasks";
+			x->evidence[x->nevidence++].value = (double)queued;
+			x->evidence[x->nevidence].key = "free_workers";
+			x->evidence[x->nevidence++].value = 0;
+		}
 	}
 	free(done);
 }

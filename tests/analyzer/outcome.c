@@ -165,3 +165,34 @@ Test(outcome, a_semaphore_whose_only_poster_waits_for_the_waiters_mutex_is_a_dea
 	cr_assert(posts == 1 && holds == 1, "the poster posts ready, the waiter holds table: %s",
 		  json_object_to_json_string(x));
 }
+
+/* ---- pool-starvation from the scheduler's queue count (CONVOY_QUEUED) ------ */
+
+static json_object *hung_run(const char *prog, const char *arg)
+{
+	struct tu_proc p;
+	struct tu_opts o = { .timeout_s = 60, .env = (const char *[]){ "CONVOY_WATCHDOG=0.2", NULL } };
+	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--", tu_prog(prog), arg, NULL });
+	json_object *root = json_tokener_parse(p.out);
+	cr_assert(root, "no JSON report (exit %d):\n%s\n%s", p.code, p.out, p.err);
+	cr_assert(tu_bool(tu_get(root, "process"), "hung"), "%s", p.out);
+	return root;
+}
+
+Test(outcome, a_pool_blocked_while_its_counted_queue_holds_tasks_is_starved, .timeout = 60)
+{
+	json_object *root = hung_run("counted_pool", "3");
+	json_object *x = json_object_array_get_idx(tu_array(root, "findings"), 0);
+	cr_assert(x, "no findings: %s", json_object_to_json_string(root));
+	cr_assert_str_eq(tu_str(x, "kind"), "pool-starvation", "%s", json_object_to_json_string(root));
+	json_object *ev = tu_get(x, "evidence");
+	cr_assert_eq(json_object_get_int(tu_get(ev, "queued_tasks")), 3, "%s", json_object_to_json_string(ev));
+	cr_assert_eq(json_object_get_int(tu_get(ev, "free_workers")), 0, "%s", json_object_to_json_string(ev));
+	cr_assert(strstr(tu_str(x, "summary"), "3 tasks were queued"), "%s", tu_str(x, "summary"));
+}
+
+Test(outcome, a_blocked_pool_whose_counted_queue_is_empty_is_idle_not_starved, .timeout = 60)
+{
+	json_object *root = hung_run("counted_pool", "0");
+	cr_assert_null(finding_of_kind(root, "pool-starvation"), "%s", json_object_to_json_string(root));
+}
