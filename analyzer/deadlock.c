@@ -53,8 +53,21 @@ static void site_of(const struct model *m, uint64_t pc, char *buf, size_t size)
 		syms__frame_label(&f[pick < n ? pick : 0], buf, size);
 }
 
+/* A stack's frames in the program (runtime ones left out) into frames;
+ * their count. */
+static size_t stack_frames(const struct model *m, uint32_t stack, char frames[][192], size_t max)
+{
+	const struct sym_frame **f;
+	size_t n = callstacks__frames(m->syms, stack, &f), k = 0;
+	for (size_t i = 0; i < n && k < max; i++)
+		if (!f[i]->runtime)
+			syms__frame_label(f[i], frames[k++], sizeof(frames[0]));
+	free(f);
+	return k;
+}
+
 static void fill_edge(const struct model *m, struct finding_edge *e, uint32_t from, uint32_t to, uint32_t thread,
-		      uint64_t from_pc, uint32_t to_stack, uint64_t to_pc)
+		      uint64_t from_pc, uint32_t from_stack, uint32_t to_stack, uint64_t to_pc)
 {
 	snprintf(e->from, sizeof(e->from), "%.127s", lock_name(m, from));
 	snprintf(e->to, sizeof(e->to), "%.127s", lock_name(m, to));
@@ -62,14 +75,12 @@ static void fill_edge(const struct model *m, struct finding_edge *e, uint32_t fr
 	const struct cv_thread_rec *t = &m->p->threads[thread];
 	snprintf(e->thread, sizeof(e->thread), "%s (tid %d)", findings__thread_label(m, t, label, sizeof(label)), t->tid);
 	site_of(m, from_pc, e->from_site, sizeof(e->from_site));
-	const struct sym_frame **f;
-	size_t n = callstacks__frames(m->syms, to_stack, &f);
-	for (size_t i = 0; i < n && e->nframes < FINDING_MAX_FRAMES; i++)
-		if (!f[i]->runtime)
-			syms__frame_label(f[i], e->to_frames[e->nframes++], sizeof(e->to_frames[0]));
-	free(f);
+	e->nframes = stack_frames(m, to_stack, e->to_frames, FINDING_MAX_FRAMES);
 	if (!e->nframes)   /* no stack captured: the call site alone */
 		site_of(m, to_pc, e->to_frames[e->nframes++], sizeof(e->to_frames[0]));
+	e->nfrom_frames = stack_frames(m, from_stack, e->from_frames, FINDING_MAX_FRAMES);
+	e->from_partial = from_stack && from_stack <= m->p->nstacks &&
+			  (m->p->stacks[from_stack - 1].s.flags & CV_STACK_PARTIAL);
 }
 
 /* The recorded edge from -> to, if any. */
@@ -197,7 +208,7 @@ static void report_cycles(struct findings *out, const struct model *m, size_t de
 			const struct cv_lock_edge *e = &p->edges[cs->cycles[c][i]];
 			one_thread &= e->thread == p->edges[cs->cycles[c][0]].thread;
 			if (x->nedges < FINDING_MAX_EDGES)
-				fill_edge(m, &x->edges[x->nedges++], e->from, e->to, e->thread, e->from_pc, e->to_stack,
+				fill_edge(m, &x->edges[x->nedges++], e->from, e->to, e->thread, e->from_pc, e->from_stack, e->to_stack,
 					  e->to_pc);
 			if (x->nobjects < FINDING_MAX_OBJECTS)
 				snprintf(x->objects[x->nobjects++], sizeof(x->objects[0]), "%s", names[i]);
@@ -357,7 +368,8 @@ static void report_deadlocks(struct findings *out, const struct model *m, const 
 					const struct cv_held_lock *h = held_by(me->st, held);
 					const struct cv_lock_edge *e = find_edge(p, held, wants);
 					struct finding_edge *fe = &x->edges[x->nedges++];
-					fill_edge(m, fe, held, wants, me->st->s.thread, h ? h->pc : 0, e ? e->to_stack : 0,
+					fill_edge(m, fe, held, wants, me->st->s.thread, h ? h->pc : 0, e ? e->from_stack : 0,
+						  e ? e->to_stack : 0,
 						  me->st->s.waiting_pc);
 					fe->posts = w[path[i]].for_post;
 					by_post |= fe->posts;
@@ -650,6 +662,13 @@ json_object *deadlock__edges_json(const struct finding *x)
 		json_object_object_add(o, "wants", json_object_new_string(e->to));
 		json_object_object_add(o, "thread", json_object_new_string(e->thread));
 		json_object_object_add(o, "holds_acquired_at", json_object_new_string(e->from_site));
+		if (e->nfrom_frames) {
+			json_object *held = json_object_new_array();
+			for (size_t k = 0; k < e->nfrom_frames; k++)
+				json_object_array_add(held, json_object_new_string(e->from_frames[k]));
+			json_object_object_add(o, "holds_stack", held);
+			json_object_object_add(o, "holds_stack_partial", json_object_new_boolean(e->from_partial));
+		}
 		for (size_t k = 0; k < e->nframes; k++)
 			json_object_array_add(frames, json_object_new_string(e->to_frames[k]));
 		json_object_object_add(o, "wants_stack", frames);
@@ -667,10 +686,22 @@ void deadlock__edges_text(const struct finding *x, FILE *out)
 		if (e->posts)
 			snprintf(line, sizeof(line), "%s posts %s (the waiter's only way out) and wants %s, at:", e->thread,
 				 e->from, e->to);
-		else
+		else if (!e->nfrom_frames)   /* a profile without held stacks */
 			snprintf(line, sizeof(line), "%s holds %s (taken at %s) and wants %s, at:", e->thread, e->from,
 				 e->from_site, e->to);
+		else
+			snprintf(line, sizeof(line), "%s holds %s, taken at:", e->thread, e->from);
 		textfit__wrap(out, width, 9, "     - ", line);
+		if (e->nfrom_frames && !e->posts) {
+			for (size_t k = 0; k < e->nfrom_frames; k++)
+				textfit__wrap(out, width, 11, "         ", e->from_frames[k]);
+			if (e->from_partial)
+				textfit__wrap(out, width, 11, "         ",
+					      "(the function that took it had returned: the frames after the first are "
+					      "its caller's as they were when the next lock was wanted)");
+			snprintf(line, sizeof(line), "and wants %s, at:", e->to);
+			textfit__wrap(out, width, 9, "       ", line);
+		}
 		for (size_t k = 0; k < e->nframes; k++)
 			textfit__wrap(out, width, 11, "         ", e->to_frames[k]);
 	}

@@ -61,6 +61,9 @@ struct finding_edge {
 	char from_site[192];
 	char to_frames[FINDING_MAX_FRAMES][192];
 	size_t nframes;
+	char from_frames[FINDING_MAX_FRAMES][192];   /* the stack `from` was taken in; none: from_site alone */
+	size_t nfrom_frames;
+	int from_partial;        /* its function had returned: outer frames as they were when `to` was wanted */
 };
 
 struct finding {

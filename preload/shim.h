@@ -189,8 +189,21 @@ struct cv_held {
 	const void    *addr;
 	struct cv_obj *obj;
 	const void    *pc;             /* return address of the call that acquired it */
+	uintptr_t      sp;             /* the shim's stack pointer then (cv__sp): marks the frames live then */
 	uint32_t       flags;          /* CV_LOCK_* */
 };
+
+/* The stack pointer: one register read, for the held set's pushes. */
+static inline uintptr_t cv__sp(void)
+{
+#if defined(__x86_64__)
+	uintptr_t sp;
+	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+	return sp;
+#else
+	return (uintptr_t)__builtin_frame_address(0);
+#endif
+}
 
 #define CV_MAX_COUNTERS 16
 struct cv_named_counter {
@@ -472,6 +485,7 @@ static inline void cv__held_push(struct cv_thread *t, struct cv_obj *o, const vo
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	h->addr = addr;
 	h->pc = pc;
+	h->sp = cv__sp();
 	h->flags = flags;
 	CV_STORE(&h->obj, o);
 }
@@ -498,6 +512,7 @@ static inline void cv__held_push_first(struct cv_thread *t, struct cv_obj *o, co
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	h->addr = addr;
 	h->pc = pc;
+	h->sp = cv__sp();
 	h->flags = 0;
 	CV_STORE(&h->obj, o);
 }
@@ -643,7 +658,11 @@ void cv__stacks_init(void);                          /* cv__init: configuration,
 void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns);
 void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o);   /* objects.c */
 void cv__stack_on_init(const void *addr);            /* pthread_*_init, sem_init, ... */
-uint32_t cv__stack_capture(struct cv_thread *t);     /* the stack now (0: none); inside the guard */
+/* lockorder.c, a new lock-order edge: the stack now (0: none), and the
+ * stacks the nheld locks held were taken in (held_ids; stacks.c says how
+ * they are found). Inside the guard. */
+uint32_t cv__stack_capture_held(struct cv_thread *t, const struct cv_held *held, const uint8_t *which, uint32_t n,
+				uint32_t *held_ids);
 void cv__stack_forget(const void *addr);             /* objects.c: destroy or re-init */
 bool cv__stack_own_object(const void *addr);         /* objects.c: inside the unwinder's memory */
 void cv__stacks_write_rec(void *w, const struct cv_rec *r);   /* output.c: after r's stats */

@@ -323,6 +323,8 @@ struct cv_counter {
  * call), so a reader looks up pc - 1 to find the calling line. */
 #define CV_STACK_MAX_DEPTH 128
 #define CV_STACK_TRUNCATED 0x1u      /* deeper than CV_STACK_MAX_DEPTH: the outermost frames are missing */
+#define CV_STACK_PARTIAL   0x2u      /* a held lock's stack (cv_lock_edge.from_stack) whose function had
+				      * returned: after the first pc, the frames live at the later acquisition */
 
 struct cv_stack_rec {
 	uint32_t id;                 /* 1..; 0 in other records means "no stack" */
@@ -370,6 +372,11 @@ struct cv_lock_edge {
 	uint32_t to_stack;           /* cv_stack_rec.id of the call that acquired `to`; 0: none */
 	uint64_t from_pc;            /* return address of the call that acquired `from` */
 	uint64_t to_pc;              /* return address of the call that acquired `to` */
+	/* The stack `from` was acquired in, rebuilt from to_stack's frames that
+	 * were live already then (docs/profile-format.md, "Lock order"; flag
+	 * CV_STACK_PARTIAL when its function had returned). 0: none. */
+	uint32_t from_stack;
+	uint32_t pad;
 };
 
 /* CV_REC_THREAD_STATE: one per thread that held a lock or was blocked when the
