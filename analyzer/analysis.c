@@ -10,9 +10,9 @@
 #include "symbols.h"
 #include "util.h"
 
-/* The hang snapshot of the process that wrote p, beside path: a file
- * convoy-*.hang in its directory written by the same process (pid and start
- * time). NULL when there is none (caller frees). */
+/* The hang snapshot of the process that wrote p, beside path: a file *.hang
+ * in its directory (the shim names it convoy-COMM-PID.hang; a recording may
+ * rename it) written by the same process (pid and start time). NULL when there is none (caller frees). */
 static char *hang_snapshot_path(const char *path, const struct profile *p)
 {
 	char dir[4096];
@@ -25,7 +25,7 @@ static char *hang_snapshot_path(const char *path, const struct profile *p)
 	struct dirent *e;
 	while (!found && (e = readdir(d))) {
 		const char *name = e->d_name, *dot = strrchr(name, '.');
-		if (strncmp(name, "convoy-", 7) || !dot || strcmp(dot, CV_SNAPSHOT_EXT))
+		if (!dot || strcmp(dot, CV_SNAPSHOT_EXT))
 			continue;   /* the pid in the name is checked in the file */
 		char full[4400];
 		snprintf(full, sizeof(full), "%s/%s", dir, name);

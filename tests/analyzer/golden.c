@@ -223,7 +223,57 @@ Test(golden, a_pool_whose_tasks_wait_on_their_children_is_pool_starvation, .time
 	json_object *r = report("nested_submit");
 	expect_first(r, "pool-starvation", "nest-*");
 	cr_assert_eq(json_object_get_int(tu_get(tu_get(finding(r, 0), "evidence"), "workers")), 2);
+	/* workpool counts its queue (CONVOY_QUEUED): the two children are queued. */
+	cr_assert_eq(json_object_get_int(tu_get(tu_get(finding(r, 0), "evidence"), "queued_tasks")), 2);
 	cr_assert(!has_kind(r, "deadlock"), "no lock cycle: the workers wait on condvars");
+}
+
+Test(golden, a_semaphore_whose_only_poster_waits_for_the_waiters_mutex_is_a_deadlock, .timeout = 60)
+{
+	json_object *r = report("sem_deadlock");
+	expect_first(r, "deadlock", "semaphore@");
+	json_object *cycle = tu_array(finding(r, 0), "cycle");
+	cr_assert_eq(json_object_array_length(cycle), 2);
+	const char *first = tu_str(json_object_array_get_idx(cycle, 0), "relation");
+	const char *second = tu_str(json_object_array_get_idx(cycle, 1), "relation");
+	cr_assert((!strcmp(first, "posts") && !strcmp(second, "holds")) ||
+		  (!strcmp(first, "holds") && !strcmp(second, "posts")), "%s, %s", first, second);
+	cr_assert(strstr(tu_str(finding(r, 0), "fix"), "Do not wait for semaphore@"), "%s", tu_str(finding(r, 0), "fix"));
+}
+
+Test(golden, a_pool_starved_at_the_hang_is_explained_after_the_program_went_on, .timeout = 60)
+{
+	/* The profile was written at the exit; the snapshot beside it at the hang. */
+	json_object *r = report("hang_then_go");
+	cr_assert_str_eq(tu_str(tu_get(r, "process"), "exit"), "returned from main or called exit()");
+	expect_first(r, "pool-starvation", NULL);
+	cr_assert(strstr(tu_str(finding(r, 0), "summary"), "at the hang, in the snapshot"), "%s",
+		  tu_str(finding(r, 0), "summary"));
+}
+
+Test(golden, a_lock_order_edge_shows_both_acquisition_stacks, .timeout = 60)
+{
+	json_object *r = report("order_helpers");
+	size_t partial = 0, whole = 0;
+	for (size_t i = 0; i < 2; i++) {
+		json_object *x = finding(r, i), *cycle = tu_array(x, "cycle");
+		cr_assert_str_eq(tu_str(x, "kind"), "lock-order-cycle");
+		for (size_t k = 0; k < json_object_array_length(cycle); k++) {
+			json_object *e = json_object_array_get_idx(cycle, k);
+			json_object *held = tu_array(e, "holds_stack"), *wants = tu_array(e, "wants_stack");
+			cr_assert(json_object_array_length(held) > 0);
+			partial += tu_bool(e, "holds_stack_partial");
+			/* outer took lock_a, then called inner for lock_b: the held
+			 * stack is outer's call, then the caller it shares with the
+			 * wanting stack (inner, outer, that caller). */
+			if (json_object_array_length(held) == 2 && json_object_array_length(wants) == 3 &&
+			    !strcmp(json_object_get_string(json_object_array_get_idx(held, 1)),
+				    json_object_get_string(json_object_array_get_idx(wants, 2))))
+				whole++;
+		}
+	}
+	cr_assert_eq(partial, 1, "the lock helper's edge only");
+	cr_assert_eq(whole, 1, "the nested call's edge");
 }
 
 Test(golden, churn_names_the_start_routine_and_its_creator, .timeout = 60)

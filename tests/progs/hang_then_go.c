@@ -11,6 +11,7 @@
  */
 #include <dirent.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 
 #include "progs.h"
@@ -66,7 +67,7 @@ int main(int argc, char **argv)
 			nanosleep(&poll, NULL);
 		}
 		kill(parent, SIGUSR1);
-		_exit(0);
+		syscall(SYS_exit_group, 0);   /* past the shim: this helper leaves no profile of its own */
 	}
 	for (int i = 0; i < n; i++) {
 		pthread_t t;
