@@ -196,3 +196,30 @@ Test(outcome, a_blocked_pool_whose_counted_queue_is_empty_is_idle_not_starved, .
 	json_object *root = hung_run("counted_pool", "0");
 	cr_assert_null(finding_of_kind(root, "pool-starvation"), "%s", json_object_to_json_string(root));
 }
+
+Test(outcome, a_hang_of_200_threads_is_found_and_its_deadlock_shown, .timeout = 120)
+{
+	json_object *root = hung_run("hang_many", "200");
+	json_object *x = json_object_array_get_idx(tu_array(root, "findings"), 0);
+	cr_assert(x, "no findings");
+	cr_assert_str_eq(tu_str(x, "kind"), "deadlock", "%s", tu_str(x, "summary"));
+	cr_assert_eq(json_object_array_length(tu_array(x, "cycle")), 2, "%s", tu_str(x, "summary"));
+	cr_assert_eq(json_object_array_length(tu_array(root, "threads")), 201);
+}
+
+Test(outcome, scale_lets_a_hung_run_go_on_and_explains_it_from_the_snapshot, .timeout = 120)
+{
+	struct tu_proc p;
+	struct tu_opts o = { .timeout_s = 120, .env = (const char *[]){ "CONVOY_WATCHDOG=0.2", NULL } };
+	tu_run(&p, &o, (const char *[]){ tu_convoy(), "scale", "--json", "--on-hang", "continue", "--threads", "2", "-o",
+					 tu_tmpdir(), "--", tu_prog("hang_then_go"), "{threads}", NULL });
+	tu_assert_exit(&p, 0, "convoy scale");
+	json_object *root = json_tokener_parse(p.out);
+	cr_assert(root, "no JSON: %s\n%s", p.out, p.err);
+	json_object *run = json_object_array_get_idx(tu_array(root, "runs"), 0);
+	cr_assert(tu_bool(run, "hung") && tu_bool(run, "hang_snapshot"), "%s", json_object_to_json_string(run));
+	cr_assert_eq(tu_int(run, "exit_status"), 0);
+	json_object *x = json_object_array_get_idx(tu_array(root, "findings"), 0);
+	cr_assert(x, "no findings: %s", p.out);
+	cr_assert_str_eq(tu_str(x, "kind"), "pool-starvation", "%s", p.out);
+}
