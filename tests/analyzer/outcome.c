@@ -223,3 +223,20 @@ Test(outcome, scale_lets_a_hung_run_go_on_and_explains_it_from_the_snapshot, .ti
 	cr_assert(x, "no findings: %s", p.out);
 	cr_assert_str_eq(tu_str(x, "kind"), "pool-starvation", "%s", p.out);
 }
+
+Test(outcome, on_hang_continue_snapshots_a_hung_fork_child, .timeout = 60)
+{
+	/* The forked child hangs; its parent watches for the child's snapshot,
+	 * lets it go on and reaps it. */
+	struct tu_proc p;
+	struct tu_opts o = { .timeout_s = 60, .env = (const char *[]){ "CONVOY_WATCHDOG=0.2", NULL } };
+	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "--on-hang", "continue", "-o", tu_tmpdir(), "--",
+					 tu_prog("hang_then_go"), "2", "--in-child", NULL });
+	tu_assert_exit(&p, 0, "parent and child went on and exited 0");
+	json_object *root = json_tokener_parse(p.out);
+	cr_assert(root, "no JSON report: %s\n%s", p.out, p.err);
+	cr_assert(tu_bool(tu_get(root, "process"), "forked"), "the child's profile is the one explained");
+	json_object *x = json_object_array_get_idx(tu_array(root, "findings"), 0);
+	cr_assert(x, "no findings: %s", p.out);
+	cr_assert_str_eq(tu_str(x, "kind"), "pool-starvation", "%s", p.out);
+}
