@@ -498,10 +498,10 @@ static void signals_restore(const struct signal_guard *g)
 	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }
 
-static void report_failure(int error)
+static void report_failure(int error, const char *ext)
 {
 	static char name[CV_PATH_MAX];   /* static: a signal handler's stack may be small */
-	if (!final_name(name, sizeof(name), 0, "." CV_PROFILE_EXT))
+	if (!final_name(name, sizeof(name), 0, ext))
 		snprintf(name, sizeof(name), "in %s", cv__config.dir);
 	cv__warn("cannot write profile %s: %s", name, strerrordesc_np(error));
 }
@@ -547,8 +547,9 @@ static bool claim_write(void)
 }
 
 /* Writes and publishes the profile as convoy-<comm>-<pid><ext>, once this
- * thread holds the write: whether it was published. */
-static bool write_file(uint32_t exit_reason, const char *ext)
+ * thread holds the write, and announces it as `what` (NULL: silently):
+ * whether it was published. errno is the caller's again on return. */
+static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 {
 	/* Only the destructor is sure to run outside a signal handler; every
 	 * other end (exec, _exit, quick_exit, a fatal signal, a snapshot) may be
@@ -571,7 +572,7 @@ static bool write_file(uint32_t exit_reason, const char *ext)
 		goto done;   /* said at start */
 	if (snapshot_take(&snap) != 0) {
 		snapshot_free(&snap);
-		report_failure(ENOMEM);
+		report_failure(ENOMEM, ext);
 		goto done;
 	}
 	struct signal_guard signals;
@@ -581,7 +582,7 @@ static bool write_file(uint32_t exit_reason, const char *ext)
 		int error = errno;
 		signals_restore(&signals);
 		snapshot_free(&snap);
-		report_failure(error);
+		report_failure(error, ext);
 		goto done;
 	}
 	w->error = 0;
@@ -616,10 +617,13 @@ static bool write_file(uint32_t exit_reason, const char *ext)
 	}
 	tmp_path[0] = '\0';
 	signals_restore(&signals);
-	if (w->error)
-		report_failure(w->error);
-	else
+	if (w->error) {
+		report_failure(w->error, ext);
+	} else {
 		published = true;
+		if (what)
+			announce(what);
+	}
 done:
 	__atomic_store_n(&writer_tid, 0, __ATOMIC_RELEASE);
 	cv__guard_leave(saved);
@@ -629,16 +633,15 @@ done:
 
 bool cv__write_profile(uint32_t exit_reason)
 {
-	if (!claim_write() || !write_file(exit_reason, "." CV_PROFILE_EXT))
-		return false;
 	/* A profile written before an exec is not announced: the exec may fail,
 	 * and then the file is taken back and the whole run's profile announced
 	 * at its real end. */
-	if (exit_reason == CV_EXIT_EXEC) {
+	bool exec = exit_reason == CV_EXIT_EXEC;
+	if (!claim_write() || !write_file(exit_reason, "." CV_PROFILE_EXT, exec ? NULL : "profile"))
+		return false;
+	if (exec) {
 		__atomic_store_n(&exec_tid, gettid(), __ATOMIC_RELAXED);
 		__atomic_store_n(&written, EXEC_IN_FLIGHT, __ATOMIC_RELEASE);
-	} else {
-		announce("profile");
 	}
 	return true;
 }
@@ -650,9 +653,7 @@ bool cv__write_snapshot(void)
 					 __ATOMIC_ACQUIRE))
 		return false;   /* the process's profile is written, or an exec's is in flight */
 	__atomic_store_n(&snapshot_tid, gettid(), __ATOMIC_RELAXED);   /* an end meanwhile waits, even before this */
-	bool published = write_file(CV_EXIT_HANG_SNAPSHOT, CV_SNAPSHOT_EXT);
-	if (published)
-		announce("hang snapshot");
+	bool published = write_file(CV_EXIT_HANG_SNAPSHOT, CV_SNAPSHOT_EXT, "hang snapshot");
 	final_path[0] = '\0';   /* not the process's profile: a failed exec's retract must leave it */
 	__atomic_store_n(&snapshot_tid, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&written, NOT_WRITTEN, __ATOMIC_RELEASE);
