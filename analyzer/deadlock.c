@@ -10,9 +10,15 @@
  *
  * Deadlock. Each blocked thread waits for a lock; the lock's owners are
  * the threads that hold it (their held sets), minus a condvar waiter that
- * released it for its wait. A cycle in thread -> owner is a deadlock: no
- * thread in it can move. A reader waiting for a lock held only for reading
- * is not blocked by that reader.
+ * released it for its wait. A thread blocked on a semaphore or futex word
+ * waits for the threads that posted it during the run, when all of them are
+ * blocked too (waits_for_posters). A cycle in thread -> owner through at
+ * least one lock is a deadlock: no thread in it can move. A reader waiting
+ * for a lock held only for reading is not blocked by that reader.
+ *
+ * A hang snapshot (--on-hang continue) beside the profile (model.hang) is
+ * read the same way for deadlocks and starved pools; what the profile itself
+ * shows is not repeated.
  */
 #include <json-c/json.h>
 #include <stdlib.h>
@@ -208,8 +214,8 @@ static void report_cycles(struct findings *out, const struct model *m, size_t de
 			const struct cv_lock_edge *e = &p->edges[cs->cycles[c][i]];
 			one_thread &= e->thread == p->edges[cs->cycles[c][0]].thread;
 			if (x->nedges < FINDING_MAX_EDGES)
-				fill_edge(m, &x->edges[x->nedges++], e->from, e->to, e->thread, e->from_pc, e->from_stack, e->to_stack,
-					  e->to_pc);
+				fill_edge(m, &x->edges[x->nedges++], e->from, e->to, e->thread, e->from_pc, e->from_stack,
+					  e->to_stack, e->to_pc);
 			if (x->nobjects < FINDING_MAX_OBJECTS)
 				snprintf(x->objects[x->nobjects++], sizeof(x->objects[0]), "%s", names[i]);
 		}
@@ -254,10 +260,11 @@ static int posts(const struct model *m, uint32_t object, uint32_t thread)
 	return 0;
 }
 
-static const struct profile_thread_state *state_of(const struct profile *p, uint32_t thread)
+/* A thread's blocked state in the profile, if it was blocked when written. */
+static const struct profile_thread_state *blocked_state(const struct profile *p, uint32_t thread)
 {
 	for (size_t i = 0; i < p->nthread_states; i++)
-		if (p->thread_states[i].s.thread == thread)
+		if (p->thread_states[i].s.thread == thread && p->thread_states[i].s.waiting)
 			return &p->thread_states[i];
 	return NULL;
 }
@@ -278,8 +285,8 @@ static int waits_for_posters(const struct model *m, const struct profile_thread_
 	for (uint32_t t = 0; t < p->nthreads; t++) {
 		if (t == st->s.thread || (p->threads[t].flags & CV_THREAD_EXITED) || !posts(m, object, t))
 			continue;
-		const struct profile_thread_state *o = state_of(p, t);
-		if (!o || !o->s.waiting || (o->s.waiting_flags & CV_WAIT_TIMED))
+		const struct profile_thread_state *o = blocked_state(p, t);
+		if (!o || (o->s.waiting_flags & CV_WAIT_TIMED))
 			return 0;   /* a poster that can still run */
 		posters++;
 	}
@@ -416,14 +423,6 @@ static void report_deadlocks(struct findings *out, const struct model *m, const 
 
 /* ---- pool starvation ------------------------------------------------------- */
 
-/* A thread's blocked state in the profile, if it was blocked when written. */
-static const struct profile_thread_state *blocked_state(const struct profile *p, uint32_t thread)
-{
-	for (size_t i = 0; i < p->nthread_states; i++)
-		if (p->thread_states[i].s.thread == thread && p->thread_states[i].s.waiting)
-			return &p->thread_states[i];
-	return NULL;
-}
 
 /* A wait for work or for a result (condvar, semaphore, futex) with no
  * deadline: not a lock (a cycle of those is a deadlock), not a barrier. */

@@ -389,9 +389,7 @@ struct held_set {
 static uint32_t capture_blocked(struct cv_stack_state *st, uint32_t *gen, const struct held_set *hs,
 				uint32_t *held_ids)
 {
-	uint32_t nheld = hs ? hs->n : 0;
-	for (uint32_t i = 0; i < nheld; i++)
-		held_ids[i] = 0;
+	uint32_t nheld = hs ? hs->n : 0;   /* held_ids are 0 until found (cv__stack_capture_held) */
 	__atomic_fetch_add(&in_capture, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&fork_gate, __ATOMIC_SEQ_CST)) {
 		__atomic_fetch_sub(&in_capture, 1, __ATOMIC_SEQ_CST);
