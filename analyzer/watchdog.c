@@ -10,7 +10,10 @@
  * CPU time since the previous look. Stuck at two looks a period apart, it is
  * hung: nothing inside it can wake it, and the launcher stops it with the
  * signal on which the shim writes its profile (launch.h), whose thread
- * states then show who waits for whom.
+ * states then show who waits for whom. With --on-hang continue it instead
+ * queues the snapshot signal once: the shim writes the same state as a
+ * snapshot, and the program goes on (another process, a signal or its own
+ * timer may still wake it), until it ends or --timeout stops it.
  */
 #include <ctype.h>
 #include <signal.h>
