@@ -59,7 +59,10 @@ static void text_header(const struct model *m, const struct run_outcome *run, FI
 		 p->nthreads, p->nthreads == 1 ? "" : "s", m->nlocks, m->nlocks == 1 ? "" : "s",
 		 m->nconds, m->nconds == 1 ? "" : "s", exit_text(p->process.exit_reason));
 	textfit__wrap(out, width, 4, "  ", line);
-	fprintf(out, "  profile %s\n\n", p->path);
+	fprintf(out, "  profile %s\n", p->path);
+	if (m->hang)   /* its deadlocks and starved pools are among the findings */
+		fprintf(out, "  hang snapshot %s\n", m->hang->p->path);
+	fputc('\n', out);
 	if (outcome__failed(run)) {
 		outcome__sentence(run, line, sizeof(line));
 		textfit__wrap(out, width, 0, "", line);
@@ -636,6 +639,8 @@ static void json_report(struct sink *k, const struct analysis *a, const struct r
 	char pmu[160];
 	json_object_object_add(proc, "pmu", jstr(pmu_status(p, pmu, sizeof(pmu))));
 	json_object_object_add(proc, "profile", jstr(p->path));
+	if (a->m.hang)
+		json_object_object_add(proc, "hang_snapshot_profile", jstr(a->m.hang->p->path));
 	sink_member(k, "process", proc);
 	sink_rows(k, "locks", m, m->locks, m->nlocks, stacks);
 	sink_rows(k, "condvars", m, m->conds, m->nconds, stacks);
