@@ -59,19 +59,50 @@ int watchdog__config(struct watchdog_config *c, const char *cmd, const char *on_
 	return -1;
 }
 
-int watchdog__snapshot(pid_t pid, int sig)
+/* The mask a status file has on the line starting with key ("SigCgt:"). */
+static int status_mask(const char *path, const char *key, unsigned long long *mask)
 {
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	char line[256], format[32];
+	snprintf(format, sizeof(format), "%s %%llx", key);
 	FILE *f = fopen(path, "re");
 	if (!f)
-		return 0;
-	unsigned long long caught = 0;
+		return -1;
 	int found = 0;
 	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "SigCgt: %llx", &caught) == 1;
+		found = sscanf(line, format, mask) == 1;
 	fclose(f);
-	if (!found || !(caught >> (sig - 1) & 1))
+	return found ? 0 : -1;
+}
+
+/* Whether some thread of pid does not block sig: one that can take it now.
+ * Queued to a process whose every thread blocks it, it would stay pending,
+ * where the program could see it (sigpending). */
+static int deliverable(pid_t pid, int sig)
+{
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int open_to_it = 0;
+	struct dirent *e;
+	while (!open_to_it && (e = readdir(d))) {
+		char path[400];
+		unsigned long long blocked;
+		snprintf(path, sizeof(path), "%s/%s/status", dir, e->d_name);
+		open_to_it = isdigit((unsigned char)e->d_name[0]) && status_mask(path, "SigBlk:", &blocked) == 0 &&
+			     !(blocked >> (sig - 1) & 1);
+	}
+	closedir(d);
+	return open_to_it;
+}
+
+int watchdog__snapshot(pid_t pid, int sig)
+{
+	char path[64];
+	unsigned long long caught;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (status_mask(path, "SigCgt:", &caught) != 0 || !(caught >> (sig - 1) & 1) || !deliverable(pid, sig))
 		return 0;
 	union sigval mark = { .sival_int = CV_SNAPSHOT_MAGIC };
 	return sigqueue(pid, sig, mark) == 0;

@@ -42,9 +42,10 @@ struct watchdog_config {
 int watchdog__config(struct watchdog_config *c, const char *cmd, const char *on_hang_option);
 
 /* Asks the shim in pid for a snapshot profile (sigqueue of sig with
- * CV_SNAPSHOT_MAGIC), but only when pid catches sig (its SigCgt): with the
- * shim absent or inert, or a program that ignores it, it would die or see
- * nothing. Returns whether the request was sent. */
+ * CV_SNAPSHOT_MAGIC), but only when pid catches sig (its SigCgt: with the
+ * shim absent or inert it would die of it) and some thread of it does not
+ * block it (else it would stay pending, for the program to see). Returns
+ * whether the request was sent. */
 int watchdog__snapshot(pid_t pid, int sig);
 
 void watchdog__start(struct watchdog *w, pid_t root, double period_s, double now_ns);
