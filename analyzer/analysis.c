@@ -10,9 +10,11 @@
 #include "symbols.h"
 #include "util.h"
 
-/* The hang snapshot of the process that wrote p, beside path: a file *.hang
- * in its directory (the shim names it convoy-COMM-PID.hang; a recording may
- * rename it) written by the same process (pid and start time). NULL when there is none (caller frees). */
+/* The hang snapshot of the process that wrote p, beside path: a profile
+ * *.hang in its directory (the shim names it convoy-COMM-PID.hang; a
+ * recording may rename it) written by the same process (pid and start
+ * time); other files of that name are passed over in silence. NULL when
+ * there is none (caller frees). */
 static char *hang_snapshot_path(const char *path, const struct profile *p)
 {
 	char dir[4096];
@@ -29,7 +31,7 @@ static char *hang_snapshot_path(const char *path, const struct profile *p)
 			continue;   /* the pid in the name is checked in the file */
 		char full[4400];
 		snprintf(full, sizeof(full), "%s/%s", dir, name);
-		struct profile *h = profile__load(full);
+		struct profile *h = profile__has_magic(full) ? profile__load(full) : NULL;
 		if (h && h->process.pid == p->process.pid && h->process.start_realtime_ns == p->process.start_realtime_ns &&
 		    h->process.exit_reason == CV_EXIT_HANG_SNAPSHOT)
 			found = xstrndup(full, strlen(full));

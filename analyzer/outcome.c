@@ -48,8 +48,8 @@ void outcome__sentence(const struct run_outcome *o, char *buf, size_t size)
 			 "synchronisation wait with no deadline, using no CPU, for %g s (CONVOY_WATCHDOG). %s "
 			 "(--on-hang continue); it then %s.", o->watchdog_s,
 			 o->snapshot ? "convoy had the shim write a snapshot profile of it then and let it go on" :
-				       "It does not catch CONVOY_SNAPSHOT_SIGNAL (no shim in it, or its own handler), "
-				       "so convoy took no snapshot and let it go on", then);
+				       "It does not take CONVOY_SNAPSHOT_SIGNAL (no shim in it, or the signal ignored or "
+				       "blocked in every thread), so convoy took no snapshot and let it go on", then);
 	else if (o->timed_out)
 		snprintf(buf, size, "The command ran past --timeout (%.0f s), was stopped and %s; "
 			 "the profile covers it up to then.", o->timeout_s, how);
