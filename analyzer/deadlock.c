@@ -35,6 +35,7 @@
 #include "util.h"
 
 #define MAX_CYCLE_LEN 8
+#define MAX_WAIT_CHAIN 64      /* a deadlock's threads: the walk is nearly linear (one owner per lock) */
 #define MAX_CYCLES    16
 #define MAX_STEPS     200000   /* bounds the search on a dense graph */
 
@@ -182,11 +183,15 @@ static int same_locks(const struct finding *x, const char *const *names, size_t 
 	return 1;
 }
 
-static void cycle_summary(const struct finding *x, const char *what, char *buf, size_t size)
+/* what, then the cycle's objects; a cycle of more objects than the
+ * finding keeps edges for (total) says how many there are. */
+static void cycle_summary(const struct finding *x, size_t total, const char *what, char *buf, size_t size)
 {
 	size_t len = (size_t)snprintf(buf, size, "%s", what);
 	for (size_t i = 0; i < x->nedges && len < size; i++)
 		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? " -> " : "", x->edges[i].from);
+	if (total > x->nedges && len < size)
+		len += (size_t)snprintf(buf + len, size - len, " -> ... (%zu in all)", total);
 	if (x->nedges && len < size)
 		snprintf(buf + len, size - len, " -> %s.", x->edges[0].from);
 }
@@ -223,7 +228,7 @@ static void report_cycles(struct findings *out, const struct model *m, size_t de
 		snprintf(what, sizeof(what), "%zu locks are taken in orders that form a cycle%s: ", len,
 			 one_thread ? " (each order first seen on one thread; any two threads that take them so can "
 				      "deadlock)" : ", by different threads: they can deadlock");
-		cycle_summary(x, what, x->summary, sizeof(x->summary));
+		cycle_summary(x, x->nedges, what, x->summary, sizeof(x->summary));
 		snprintf(x->fix, sizeof(x->fix),
 			 "Take these locks in one global order everywhere (for example always %s before %s), or "
 			 "guard the whole group with one lock; where the order cannot change, take the inner lock "
@@ -342,7 +347,7 @@ static void report_deadlocks(struct findings *out, const struct model *m, const 
 	/* Follow one owner at a time from each blocked thread (a lock held by
 	 * several readers: each is tried); a walk that returns to its start is
 	 * a cycle, reported from its lowest thread state only. */
-	size_t path[MAX_CYCLE_LEN], choice[MAX_CYCLE_LEN];
+	size_t path[MAX_WAIT_CHAIN], choice[MAX_WAIT_CHAIN];
 	for (size_t s = 0; s < n; s++) {
 		if (w[s].object == UINT32_MAX)
 			continue;
@@ -388,7 +393,7 @@ static void report_deadlocks(struct findings *out, const struct model *m, const 
 				snprintf(what, sizeof(what), "%zu threads were blocked for good %s, each holding a "
 					 "lock%s the next one waits for: ", len, when,
 					 by_post ? " or being a thread that posts the semaphore or futex word" : "");
-				cycle_summary(x, what, x->summary, sizeof(x->summary));
+				cycle_summary(x, len, what, x->summary, sizeof(x->summary));
 				const struct finding_edge *post = NULL, *held = NULL;   /* a post, and the lock held waiting for it */
 				for (size_t i = 0; i < x->nedges && !post; i++)
 					post = x->edges[i].posts ? &x->edges[i] : NULL;
@@ -412,7 +417,7 @@ static void report_deadlocks(struct findings *out, const struct model *m, const 
 			int seen = next < s;   /* a cycle through a lower state was reported from there */
 			for (size_t i = 0; i <= depth && !seen; i++)
 				seen = path[i] == next;
-			if (seen || depth + 1 == MAX_CYCLE_LEN)
+			if (seen || depth + 1 == MAX_WAIT_CHAIN)
 				continue;   /* try this state's next owner */
 			path[++depth] = next;
 			choice[depth] = SIZE_MAX;

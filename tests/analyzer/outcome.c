@@ -240,3 +240,13 @@ Test(outcome, on_hang_continue_snapshots_a_hung_fork_child, .timeout = 60)
 	cr_assert(x, "no findings: %s", p.out);
 	cr_assert_str_eq(tu_str(x, "kind"), "pool-starvation", "%s", p.out);
 }
+
+Test(outcome, a_ring_of_12_threads_is_a_deadlock_of_12, .timeout = 60)
+{
+	json_object *root = hung_run("lock_ring", "12");
+	json_object *x = json_object_array_get_idx(tu_array(root, "findings"), 0);
+	cr_assert(x, "no findings");
+	cr_assert_str_eq(tu_str(x, "kind"), "deadlock", "%s", json_object_to_json_string(root));
+	cr_assert_eq(json_object_get_int(tu_get(tu_get(x, "evidence"), "threads")), 12);
+	cr_assert(strstr(tu_str(x, "summary"), "(12 in all)"), "%s", tu_str(x, "summary"));
+}
