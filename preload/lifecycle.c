@@ -434,7 +434,8 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *context)
 	if (snapshot_request(i, si)) {
 		/* Installed with SA_RESTART: the futex waits of a hung program go
 		 * on as if nothing happened (signal(7)). A thread inside the shim
-		 * writes nothing: convoy sees no snapshot and says so. */
+		 * (whose state may be half changed) writes it when it leaves. */
+		cv__snapshot_pending = 1;
 		if (profiling_here() && !inside_shim())
 			cv__write_snapshot();
 		errno = saved_errno;
@@ -450,6 +451,17 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *context)
 			cv__real.syscall(SYS_tgkill, pid, tid, sig);   /* the kernel keeps a kill()'s siginfo to itself */
 	}
 	errno = saved_errno;
+}
+
+/* A snapshot request that found this thread inside the shim, now that it
+ * has left (cv__guard_leave): the shim's state is whole again, and errno
+ * and the cancellation state are the program's. */
+void cv__snapshot_deferred(void)
+{
+	if (profiling_here())
+		cv__write_snapshot();
+	else
+		cv__snapshot_pending = 0;
 }
 
 /* Installs our handler if sig (fatal[i]) is at SIG_DFL. */

@@ -646,17 +646,33 @@ bool cv__write_profile(uint32_t exit_reason)
 	return true;
 }
 
+/* This thread is in cv__write_snapshot: a request that arrives meanwhile
+ * (raising cv__snapshot_pending, from a handler or the guard's leave inside
+ * the write) is taken by its loop, not by a nested write. */
+static __thread bool snapshotting __attribute__((tls_model("initial-exec")));
+
 bool cv__write_snapshot(void)
 {
-	int state = NOT_WRITTEN;
-	if (!__atomic_compare_exchange_n(&written, &state, SNAPSHOT_IN_FLIGHT, false, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE))
-		return false;   /* the process's profile is written, or an exec's is in flight */
-	__atomic_store_n(&snapshot_tid, gettid(), __ATOMIC_RELAXED);   /* an end meanwhile waits, even before this */
-	bool published = write_file(CV_EXIT_HANG_SNAPSHOT, CV_SNAPSHOT_EXT, "hang snapshot");
-	final_path[0] = '\0';   /* not the process's profile: a failed exec's retract must leave it */
-	__atomic_store_n(&snapshot_tid, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&written, NOT_WRITTEN, __ATOMIC_RELEASE);
+	if (snapshotting)
+		return false;
+	bool published = false;
+	do {
+		snapshotting = true;
+		while (cv__snapshot_pending) {
+			cv__snapshot_pending = 0;
+			int state = NOT_WRITTEN;
+			if (!__atomic_compare_exchange_n(&written, &state, SNAPSHOT_IN_FLIGHT, false, __ATOMIC_ACQ_REL,
+							 __ATOMIC_ACQUIRE))
+				break;   /* the process's profile is written, or an exec's is in flight */
+			__atomic_store_n(&snapshot_tid, gettid(), __ATOMIC_RELAXED);   /* an end meanwhile waits, even before this */
+			published |= write_file(CV_EXIT_HANG_SNAPSHOT, CV_SNAPSHOT_EXT, "hang snapshot");
+			final_path[0] = '\0';   /* not the process's profile: a failed exec's retract must leave it */
+			__atomic_store_n(&snapshot_tid, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&written, NOT_WRITTEN, __ATOMIC_RELEASE);
+		}
+		snapshotting = false;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a request between the loop's test and here is seen */
+	} while (cv__snapshot_pending && __atomic_load_n(&written, __ATOMIC_ACQUIRE) == NOT_WRITTEN);
 	return published;
 }
 

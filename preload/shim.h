@@ -421,6 +421,10 @@ void cv__threads_after_fork(struct cv_thread *self);
  * the shim. */
 extern __thread int cv__guard_errno;
 extern __thread int cv__guard_cancel_state;
+/* A snapshot request (lifecycle.c) that came while this thread was inside
+ * the guard: written when the outermost guard is left. */
+extern __thread int cv__snapshot_pending;
+void cv__snapshot_deferred(void);
 
 static inline struct cv_thread *cv__guard_enter(void)
 {
@@ -446,6 +450,9 @@ static inline void cv__guard_leave(struct cv_thread *saved)
 		errno = cv__guard_errno;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* self and errno back before busy drops */
 	cv__busy--;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a request that saw busy raised is seen below */
+	if (CV_UNLIKELY(outer && cv__snapshot_pending))
+		cv__snapshot_deferred();
 	if (enable)
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 }
@@ -633,9 +640,10 @@ void cv__perf_after_fork(void);
 bool cv__write_profile(uint32_t exit_reason);
 /* A snapshot profile of the process as it is now, convoy-<comm>-<pid>.hang
  * (exit reason CV_EXIT_HANG_SNAPSHOT), written on convoy's request at a hang
- * (lifecycle.c); the process goes on and its end still writes its profile.
- * Async-signal-safe like cv__write_profile's other ends. Nothing is written
- * once the profile is (or while an exec's is in flight). */
+ * (lifecycle.c) while cv__snapshot_pending is raised (by the caller: a
+ * request during the write gets one more after it; several at once, one);
+ * the process goes on and its end still writes its profile. Async-signal-safe like cv__write_profile's other ends. Nothing is
+ * written once the profile is (or while an exec's is in flight). */
 bool cv__write_snapshot(void);
 /* An exec that failed: the profile it wrote is removed and the next end of
  * the process writes the whole run again. */

@@ -2,6 +2,7 @@
  * signals. Each writes one profile (docs/lifecycle.md), and the program sees
  * no change: its output, exit status or killing signal, and the signal
  * dispositions it sets and reads, are what they are without the shim. */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <unistd.h>
@@ -291,4 +292,35 @@ Test(lifecycle, the_snapshot_signal_sent_without_convoys_mark_keeps_its_default_
 	json_object *r = tu_report_dir(dir);
 	TU_STREQ(tu_str(tu_get(r, "process"), "exit"), "killed by CONVOY_SNAPSHOT_SIGNAL sent without convoy's mark",
 		 "process.exit");
+}
+
+Test(lifecycle, snapshot_requests_at_any_instruction_leave_the_program_as_it_is, .timeout = 120)
+{
+	char env_sig[48];
+	snprintf(env_sig, sizeof(env_sig), "CONVOY_SNAPSHOT_SIGNAL=%d", SIGRTMAX);
+	char *dir = tu_tmpdir();
+	const char *const env[] = { env_sig, NULL };
+	struct tu_proc native, shim;
+	tu_run(&native, &(struct tu_opts){ .env = env, .timeout_s = 120 }, (const char *[]){ tu_prog("snapshot_storm"), NULL });
+	tu_run(&shim, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true, .env = env, .timeout_s = 120 },
+	       (const char *[]){ tu_prog("snapshot_storm"), "send", NULL });
+	cr_assert(!shim.timed_out, "snapshot_storm send hung under the shim:\n%s", shim.err);
+	TU_STREQ(shim.out, native.out, "what the worker counted");
+	tu_assert_exit(&shim, 0, "snapshot_storm send");
+	TU_EQ(tu_count_entries(dir, "", ".tmp", NULL), 0, "*.tmp files left in %s", dir);
+	/* Every request was honoured (one that found the worker inside the shim
+	 * when it left), and every snapshot, taken mid-bookkeeping, reads back. */
+	TU_EQ(tu_count_entries(dir, "convoy-", ".hang", NULL), 40, "snapshots in %s", dir);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len < 5 || strcmp(e->d_name + len - 5, ".hang"))
+			continue;
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		TU_STREQ(tu_str(tu_get(tu_report(path), "process"), "exit"),
+			 "snapshot at a hang; the program went on (convoy run/scale --on-hang continue)", "%s", path);
+	}
+	closedir(d);
 }
