@@ -258,7 +258,14 @@ struct cpuprof *cpuprof__load(const char *profile_path, const struct model *m)
 		else
 			c->lock_spin_unknown++;
 	}
-	cachelines__build(&c->lines, s, thread, m);
+	int *mem_thread = xcalloc(s->nmem + 1, sizeof(int)), *watch_thread = xcalloc(s->nwatch + 1, sizeof(int));
+	for (size_t i = 0; i < s->nmem; i++)
+		mem_thread[i] = thread_of(p, s->mem[i].tid);
+	for (size_t i = 0; i < s->nwatch; i++)
+		watch_thread[i] = thread_of(p, s->watch[i].tid);
+	cachelines__build(&c->lines, s, &(struct sample_threads){ thread, mem_thread, watch_thread }, m);
+	free(mem_thread);
+	free(watch_thread);
 	qsort(c->fns, c->nfns, sizeof(*c->fns), by_samples);
 	while (c->nfns && !c->fns[c->nfns - 1].samples)
 		c->nfns--;
