@@ -287,36 +287,39 @@ static int by_samples(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Does this use write its word? Where a watchpoint counted the word's
- * writes, its count decides (exact, per thread); else the samples. */
-static int writes_word(const struct word_use *u, int word_watched)
+/* Where a line's writes come from: the samples alone; the watchpoints'
+ * counts where a thread's writes to a word were watched, else the samples;
+ * the watchpoints alone (reads still from the samples: a watchpoint counts
+ * writes only). */
+enum writes_from { FROM_SAMPLES, FROM_BOTH, FROM_WATCHES };
+
+static int writes_word(const struct word_use *u, enum writes_from from)
 {
-	return word_watched ? u->watched_writes > 0 : u->writes > 0;
+	if (from == FROM_SAMPLES || (from == FROM_BOTH && !u->watched))
+		return u->writes > 0;
+	return u->watched && u->watched_writes > 0;
 }
 
 /* True sharing: a word written by one thread and used by another; false
  * sharing: no such word, but threads write different words of the line.
  * A word threads spin on in a compare-and-swap loop is a lock, not data:
  * left out of the judgement, and a line of only such words is
- * LINE_SPIN. use_watch: count the watchpoints' writes. */
-static enum line_verdict judge(struct cache_line *l, int use_watch)
+ * LINE_SPIN. */
+static enum line_verdict judge(struct cache_line *l, enum writes_from from)
 {
 	uint64_t threads = 0, writers = 0;   /* bit sets of thread indexes mod 64 */
 	int shared_word = 0, spin_words = 0;
 	for (size_t i = 0; i < l->nuses;) {
 		size_t j = i;
-		int users = 0, word_writers = 0, watched = 0, spun = 0;
-		while (j < l->nuses && l->uses[j].word == l->uses[i].word) {
-			watched |= use_watch && l->uses[j].watched;
-			spun |= l->uses[j].spins > 0;
-			j++;
-		}
+		int users = 0, word_writers = 0, spun = 0;
+		while (j < l->nuses && l->uses[j].word == l->uses[i].word)
+			spun |= l->uses[j++].spins > 0;
 		spin_words += spun;
 		for (size_t k = i; k < j && !spun; k++) {
 			const struct word_use *u = &l->uses[k];
-			int w = writes_word(u, watched);
-			if (!w && !u->reads && !u->writes)
-				continue;   /* only a watchpoint's zero */
+			int w = writes_word(u, from);
+			if (!w && !u->reads)
+				continue;
 			users++;
 			word_writers += w;
 			threads |= 1ull << (u->thread % 64);
@@ -458,8 +461,9 @@ void cachelines__build(struct cachelines *out, const struct samples *smp, const 
 	add_watches(out, smp, th);
 	for (size_t i = 0; i < out->n; i++) {
 		struct cache_line *l = &out->v[i];
-		l->sampled_verdict = judge(l, 0);
-		l->verdict = judge(l, 1);
+		l->sampled_verdict = judge(l, FROM_SAMPLES);
+		l->watched_verdict = judge(l, FROM_WATCHES);
+		l->verdict = judge(l, FROM_BOTH);   /* last: its threads and writers stay */
 	}
 	qsort(out->v, out->n, sizeof(*out->v), by_samples);
 }
@@ -468,9 +472,9 @@ const char *cachelines__evidence_name(const struct cache_line *l)
 {
 	if (!l->watched)
 		return "sampled";
-	if (l->verdict == l->sampled_verdict)
-		return "confirmed";
-	return l->verdict == LINE_PRIVATE ? "withdrawn" : "revised";
+	if (l->verdict != l->sampled_verdict)
+		return l->verdict == LINE_TRUE_SHARING || l->verdict == LINE_FALSE_SHARING ? "revised" : "withdrawn";
+	return l->watched_verdict == l->verdict ? "confirmed" : "watched";
 }
 
 void cachelines__free(struct cachelines *c)

@@ -68,6 +68,7 @@ struct cache_line {
 	size_t nuses;
 	enum line_verdict verdict;   /* with the watchpoints' evidence */
 	enum line_verdict sampled_verdict;   /* from the samples alone */
+	enum line_verdict watched_verdict;   /* from the watchpoints' writes alone (and the samples' reads) */
 	int watched;                 /* a word of it was watched */
 	uint64_t watched_writes;
 	int threads, writers;
@@ -98,8 +99,10 @@ void cachelines__build(struct cachelines *out, const struct samples *smp, const 
 void cachelines__free(struct cachelines *c);
 
 const char *cachelines__verdict_name(enum line_verdict v);
-/* What the watchpoints made of the samples' verdict: "sampled" (not
- * watched), "confirmed", "revised" (another sharing verdict) or "withdrawn". */
+/* What the watchpoints made of the samples' verdict: "sampled" (no word of
+ * the line watched), "confirmed" (their counts alone show the verdict),
+ * "watched" (counted, but too few threads yet to show it), "revised" (they
+ * make it the other sharing verdict) or "withdrawn" (no sharing). */
 const char *cachelines__evidence_name(const struct cache_line *l);
 /* The variable and member path of a word ("stats[1].misses"), else its address. */
 const char *cachelines__word_name(const struct model *m, uint64_t word, char *buf, size_t size);

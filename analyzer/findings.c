@@ -871,10 +871,15 @@ static void located_sharing(struct finding *x, const struct step *st, const stru
 		if (!seen)
 			object(x, name);
 		if (len < sizeof(words))
-			len += (size_t)snprintf(words + len, sizeof(words) - len, "%s+%llu %s (thread %d: %llu writes, %llu reads)",
+			len += (size_t)snprintf(words + len, sizeof(words) - len, "%s+%llu %s (thread %d: %llu writes, %llu reads",
 						u ? ", " : "", (unsigned long long)(w->word - l->addr), name,
 						m->p->threads[w->thread].tid, (unsigned long long)w->writes,
 						(unsigned long long)w->reads);
+		if (len < sizeof(words) && w->watched)
+			len += (size_t)snprintf(words + len, sizeof(words) - len, "; %llu writes watched",
+						(unsigned long long)w->watched_writes);
+		if (len < sizeof(words))
+			len += (size_t)snprintf(words + len, sizeof(words) - len, ")");
 	}
 	double line_share = (double)l->samples / (double)c->samples;
 	evidence(x, "line_cpu_share", line_share);
@@ -882,13 +887,26 @@ static void located_sharing(struct finding *x, const struct step *st, const stru
 	evidence(x, "writing_threads", l->writers);
 	evidence(x, "sampled_writes", (double)writes);
 	evidence(x, "decoded_samples", (double)c->lines.decoded);
+	/* Hardware watchpoints' exact write counts: a verdict they show alone is
+	 * confirmed; one they did not see yet stays the samples'. */
+	const char *watch = cachelines__evidence_name(l);
+	int confirmed = !strcmp(watch, "confirmed");
+	evidence(x, "watched_writes", (double)l->watched_writes);
+	evidence(x, "confirmed_by_watchpoints", confirmed);
+	char confirmation[160] = "";
+	if (confirmed)
+		say(confirmation, sizeof(confirmation), " Hardware watchpoints confirmed it: %llu writes counted, per "
+		    "thread and word above.", (unsigned long long)l->watched_writes);
+	else if (l->watched)
+		say(confirmation, sizeof(confirmation), " Hardware watchpoints counted %llu writes to it, too few "
+		    "threads yet to confirm it.", (unsigned long long)l->watched_writes);
 	say(x->summary, sizeof(x->summary),
 	    "%s of the sampled CPU time at %d threads is on one 64-byte cache line (0x%llx), %s: %s. "
-	    "The same work took %s of CPU at %d threads against %s at %d (%.1f×).%s",
+	    "The same work took %s of CPU at %d threads against %s at %d (%.1f×).%s%s",
 	    fmt_pct(a, sizeof(a), line_share), st->n, (unsigned long long)l->addr,
 	    true_sharing ? "where threads write the same word" : "where threads write different words", words,
 	    fmt_ns(b, sizeof(b), cpu), st->n, fmt_ns(d, sizeof(d), ref_cpu), st->ref->s->threads,
-	    ref_cpu > 0 ? cpu / ref_cpu : 0,
+	    ref_cpu > 0 ? cpu / ref_cpu : 0, confirmation,
 	    l->sync_object ? " A lock or other sync object lies on the same line, so its hand-offs drag this data "
 			     "along (and the data's writes slow the lock)." : "");
 	if (true_sharing)
