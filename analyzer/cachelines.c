@@ -160,16 +160,39 @@ static int is_cmpxchg(const cs_insn *insn)
 	return insn->id == X86_INS_CMPXCHG || insn->id == X86_INS_CMPXCHG8B || insn->id == X86_INS_CMPXCHG16B;
 }
 
-/* A compare-and-swap retry loop around ins[k]: a conditional branch at or
- * after it jumps back to or before it, the instructions in between hold a
- * cmpxchg on memory, and none of them writes that operand's address
- * registers (so the sampled registers give its address anywhere in the
- * loop). That is the shape of a user spinlock on __atomic_compare_exchange
- * and of a CAS-increment loop, whatever the function is called. *o is the
- * cmpxchg's operand. */
+static int writes_flags(csh h, const cs_insn *insn)
+{
+	cs_regs rd, wr;
+	uint8_t nrd, nwr;
+	if (cs_regs_access(h, (cs_insn *)insn, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+		return 1;
+	for (int i = 0; i < nwr; i++)
+		if (wr[i] == X86_REG_EFLAGS)
+			return 1;
+	return 0;
+}
+
+/* A store to memory other than the thread's stack. */
+static int stores_data(const cs_insn *insn)
+{
+	struct data_operand o;
+	return memory_operand(insn, &o) && o.write;
+}
+
+/* A compare-and-swap retry loop around ins[k]: a cmpxchg on memory, then a
+ * conditional branch on its outcome (nothing between them sets the flags)
+ * back to or before it, with ins[k] between the branch's target and the
+ * instruction after the branch (where a sample lands when the cmpxchg
+ * stalled and succeeded); the loop stores nothing else and leaves the
+ * cmpxchg's address registers alone (so the sampled registers give its
+ * address anywhere in it). That is the shape of a user spinlock on
+ * __atomic_compare_exchange (with or without a read-only wait loop inside)
+ * and of a CAS-increment loop, whatever the function is called. *o becomes
+ * the cmpxchg's operand. */
 static int cas_loop(csh h, const cs_insn *ins, size_t n, size_t k, struct data_operand *o)
 {
-	for (size_t j = k; j < n; j++) {
+	size_t from = k > 0 ? k - 1 : 0;   /* the IP may be just past the loop's branch */
+	for (size_t j = from; j < n; j++) {
 		const cs_insn *br = &ins[j];
 		if (!cs_insn_group(h, br, X86_GRP_JUMP) || br->id == X86_INS_JMP)
 			continue;
@@ -179,21 +202,25 @@ static int cas_loop(csh h, const cs_insn *ins, size_t n, size_t k, struct data_o
 		uint64_t target = (uint64_t)x->operands[0].imm;
 		if (target > ins[k].address || target < ins[0].address)
 			continue;
-		size_t first = k;
+		/* The cmpxchg whose flags the branch tests: the last instruction
+		 * before it that sets flags. */
+		size_t c = j;
+		while (c > 0 && !is_cmpxchg(&ins[c - 1]) && !writes_flags(h, &ins[c - 1]))
+			c--;
+		if (c == 0 || !is_cmpxchg(&ins[--c]) || ins[c].address < target)
+			continue;
+		struct data_operand cas;
+		if (!memory_operand(&ins[c], &cas))
+			continue;
+		size_t first = c;
 		while (first > 0 && ins[first].address > target)
 			first--;
 		if (ins[first].address != target)
 			continue;   /* not an instruction boundary */
-		struct data_operand cas;
-		size_t c = first;
-		while (c <= j && !(is_cmpxchg(&ins[c]) && memory_operand(&ins[c], &cas)))
-			c++;
-		if (c > j)
-			continue;
-		int clobbered = 0;
-		for (size_t i = first; i <= j && !clobbered; i++)
-			clobbered = i != c && clobbers_address(h, &ins[i], &cas);
-		if (clobbered)
+		int plain = 1;
+		for (size_t i = first; i <= j && plain; i++)
+			plain = i == c || (!clobbers_address(h, &ins[i], &cas) && !stores_data(&ins[i]));
+		if (!plain)
 			continue;
 		cas.ip = o->ip;
 		cas.write = 1;

@@ -44,6 +44,9 @@ double cpuprof__spin_share(const struct cpuprof *c, uint32_t object);
 /* The line with a sharing verdict that took the most samples (at least 1 %
  * of them), or NULL. */
 const struct cache_line *cpuprof__top_shared_line(const struct cpuprof *c);
+/* The line threads spin on in compare-and-swap loops that took the most
+ * samples (at least 1 % of them), or NULL. */
+const struct cache_line *cpuprof__top_spin_line(const struct cpuprof *c);
 
 void cpuprof__text(const struct cpuprof *c, const struct model *m, FILE *out, int limit);
 json_object *cpuprof__json(const struct cpuprof *c, const struct model *m, int limit);

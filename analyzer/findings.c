@@ -919,20 +919,62 @@ static void located_sharing(struct finding *x, const struct step *st, const stru
 		    "(alignas(64)), or keep it thread-local and combine at the end.");
 }
 
+/* Threads spinning in compare-and-swap retry loops on one word (a
+ * hand-written spinlock, a counter updated by CAS): the cost of a lock, not
+ * of sharing data, named by the word spun on. */
+static void located_spin(struct finding *x, const struct step *st, const struct cache_line *l, double cpu,
+			 double ref_cpu)
+{
+	const struct model *m = st->t->m;
+	const struct cpuprof *c = m->cpu;
+	uint64_t word = 0, best = 0, spins = 0;
+	for (size_t u = 0; u < l->nuses; u++) {
+		uint64_t on_word = 0;
+		for (size_t k = 0; k < l->nuses; k++)
+			on_word += l->uses[k].word == l->uses[u].word ? l->uses[k].spins : 0;
+		if (on_word > best)
+			best = on_word, word = l->uses[u].word;
+		spins += l->uses[u].spins;
+	}
+	char name[256], threads[400] = "", a[32], b[32], d[32];
+	size_t len = 0;
+	cachelines__word_name(m, word, name, sizeof(name));
+	object(x, name);
+	for (size_t u = 0; u < l->nuses; u++)
+		if (l->uses[u].word == word && l->uses[u].spins && len < sizeof(threads))
+			len += (size_t)snprintf(threads + len, sizeof(threads) - len, "%sthread %d %llu samples",
+						len ? ", " : "", m->p->threads[l->uses[u].thread].tid,
+						(unsigned long long)l->uses[u].spins);
+	double share = (double)spins / (double)c->samples;
+	evidence(x, "spin_cpu_share", share);
+	evidence(x, "watched_writes", (double)l->watched_writes);
+	say(x->summary, sizeof(x->summary),
+	    "%s of the sampled CPU time at %d threads is spent in compare-and-swap retry loops on %s "
+	    "(line 0x%llx): threads spin on it as on a lock (%s). The same work took %s of CPU at %d threads "
+	    "against %s at %d (%.1f×).",
+	    fmt_pct(a, sizeof(a), share), st->n, name, (unsigned long long)l->addr, threads,
+	    fmt_ns(b, sizeof(b), cpu), st->n, fmt_ns(d, sizeof(d), ref_cpu), st->ref->s->threads,
+	    ref_cpu > 0 ? cpu / ref_cpu : 0);
+	say(x->fix, sizeof(x->fix),
+	    "If %s is a lock: hold it for less time, take it less often, or use one that parks after a short "
+	    "spin (pthread_mutex_t); if it is a counter updated by compare-and-swap: keep per-thread counts "
+	    "and combine them at the end.", name);
+}
+
 static void rule_inflation(struct findings *out, const struct step *st)
 {
 	if (!st->ref)
 		return;   /* needs a reference run to know what the work costs */
 	double grew = st->inflation_left;   /* what no lock claimed */
 	const struct cpuprof *c = st->t->m->cpu;
-	const struct cache_line *line = cpuprof__top_shared_line(c);
+	const struct cache_line *line = cpuprof__top_shared_line(c), *spin = cpuprof__top_spin_line(c);
 	/* Located, it is evidence like a lock's waits; inferred, it must explain
 	 * much of the loss to be worth a guess. */
-	if (grew <= 0 || grew < (line ? NOISE_SHARE : INFLATION_MIN_SHARE) * st->lost)
+	if (grew <= 0 || grew < (line || spin ? NOISE_SHARE : INFLATION_MIN_SHARE) * st->lost)
 		return;
 	/* Withdrawn: most samples' data addresses are known and no line is
 	 * written by one thread and used by another. */
-	if (!line && c && c->samples && (double)c->lines.decoded >= DECODED_ENOUGH * (double)c->samples)
+	if (!line && !spin && c && c->samples && (double)c->lines.decoded >= DECODED_ENOUGH * (double)c->samples)
 		return;
 	const struct profile *p = st->t->m->p;
 	double ref_cpu = st->ref->s->cpu_out_ns, cpu = st->t->s->cpu_out_ns * st->scale;
@@ -941,6 +983,11 @@ static void rule_inflation(struct findings *out, const struct step *st)
 	evidence(x, "reference_cpu_ns", ref_cpu);
 	evidence(x, "cpu_ns", cpu);
 	evidence(x, "inflation", ref_cpu > 0 ? cpu / ref_cpu : 0);
+	if (spin && (!line || spin->samples > line->samples)) {
+		x->kind = FINDING_LOCK_CONTENTION;
+		located_spin(x, st, spin, cpu, ref_cpu);
+		return;
+	}
 	if (line) {
 		located_sharing(x, st, line, cpu, ref_cpu);
 		return;
