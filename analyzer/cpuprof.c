@@ -323,15 +323,24 @@ const struct cache_line *cpuprof__top_spin_line(const struct cpuprof *c)
 	return NULL;
 }
 
-/* What the run could not measure about data addresses, said plainly. */
+int cpuprof__unavailable(const struct cpuprof *c, char what[2][CPUPROF_UNAVAILABLE_SIZE])
+{
+	int n = 0;
+	if (c && !c->smp.mem_source[0])
+		snprintf(what[n++], CPUPROF_UNAVAILABLE_SIZE, "PMU memory-access sampling (data addresses sampled by "
+			 "the CPU): %s; the cache lines rest on decoded instructions",
+			 c->smp.mem_unavailable[0] ? c->smp.mem_unavailable : "off");
+	if (c && !c->smp.watch_on)
+		snprintf(what[n++], CPUPROF_UNAVAILABLE_SIZE, "hardware watchpoints (exact writes per thread per "
+			 "word): %s", c->smp.watch_unavailable[0] ? c->smp.watch_unavailable : "off");
+	return n;
+}
+
 static void text_unavailable(const struct cpuprof *c, FILE *out)
 {
-	if (!c->smp.mem_source[0])
-		fprintf(out, "  Not measured: PMU memory-access sampling (data addresses sampled by the CPU): %s; "
-			"the lines rest on decoded instructions.\n", c->smp.mem_unavailable[0] ? c->smp.mem_unavailable : "off");
-	if (!c->smp.watch_on)
-		fprintf(out, "  Not measured: hardware watchpoints (exact writes per thread per word): %s.\n",
-			c->smp.watch_unavailable[0] ? c->smp.watch_unavailable : "off");
+	char what[2][CPUPROF_UNAVAILABLE_SIZE];
+	for (int i = 0, n = cpuprof__unavailable(c, what); i < n; i++)
+		fprintf(out, "  Not measured: %s.\n", what[i]);
 }
 
 static void text_lines(const struct cpuprof *c, const struct model *m, FILE *out, int limit)
