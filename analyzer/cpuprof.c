@@ -304,7 +304,8 @@ static const char *scope_text(const struct cpuprof *c)
 /* Shared, or spun on (a lock-like word): worth naming. */
 static int line_worth_naming(const struct cpuprof *c, const struct cache_line *l)
 {
-	return l->verdict != LINE_PRIVATE && (double)l->samples >= LINE_MIN_SHARE * (double)c->samples;
+	return l->verdict != LINE_PRIVATE &&
+	       (double)(l->samples + l->pmu_samples) >= LINE_MIN_SHARE * (double)(c->samples + c->lines.pmu);
 }
 
 const struct cache_line *cpuprof__top_shared_line(const struct cpuprof *c)
@@ -362,8 +363,12 @@ static void text_lines(const struct cpuprof *c, const struct model *m, FILE *out
 		if (!line_worth_naming(c, l))
 			continue;
 		shown++;
-		fprintf(out, "    line 0x%llx  %s of the CPU time  %s%s%s%s%s\n", (unsigned long long)l->addr,
-			fmt_pct(a, sizeof(a), (double)l->samples / (double)c->samples), cachelines__verdict_name(l->verdict),
+		char pmu[48] = "";
+		if (l->pmu_samples)
+			snprintf(pmu, sizeof(pmu), ", %llu memory samples", (unsigned long long)l->pmu_samples);
+		fprintf(out, "    line 0x%llx  %s of the CPU time%s  %s%s%s%s%s\n", (unsigned long long)l->addr,
+			fmt_pct(a, sizeof(a), c->samples ? (double)l->samples / (double)c->samples : 0),
+			pmu, cachelines__verdict_name(l->verdict),
 			l->verdict == LINE_SPIN ? " (compare-and-swap retry loops: a lock-like word)" : "",
 			l->sync_object ? " (a sync object shares it)" : "", l->watched ? " — watchpoints: " : "",
 			l->watched ? cachelines__evidence_name(l) : "");

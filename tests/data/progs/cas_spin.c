@@ -1,14 +1,14 @@
 /* cas_spin — hand-written compare-and-swap loops, no pthread lock: by
  * default a user spinlock (user_lock, taken with
  * __atomic_compare_exchange_n in a retry loop) around a short critical
- * section, 6,000,000 acquisitions split over the workers; with --increment
+ * section, 2,000,000 acquisitions split over the workers; with --increment
  * a CAS-increment loop on a shared counter (cas_counter). The samples land
  * in the retry loops: the decoder must call the word spun on (user_lock,
  * cas_counter), not a plain store of shared data (issue 12). The data the
  * lock guards lies on a line of its own. */
 #include "data_progs.h"
 
-#define TOTAL 6000000L
+#define TOTAL 2000000L
 
 _Alignas(64) int user_lock;
 _Alignas(64) long cas_counter;
