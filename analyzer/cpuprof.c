@@ -401,6 +401,7 @@ void cpuprof__text(const struct cpuprof *c, const struct model *m, FILE *out, in
 	fputs(")\n", out);
 	if (!c->samples) {
 		fputs("  no sample fell on the profile's threads\n", out);
+		text_unavailable(c, out);
 		return;
 	}
 	for (size_t i = 0; i < c->nfns && (limit <= 0 || (int)i < limit); i++) {

@@ -870,9 +870,11 @@ static void located_sharing(struct finding *x, const struct step *st, const stru
 			seen |= !strcmp(x->objects[k], name);
 		if (!seen)
 			object(x, name);
+		if (!w->writes && !w->reads && !w->watched_writes)
+			continue;   /* a thread a watchpoint saw not writing it: in the evidence, not the sentence */
 		if (len < sizeof(words))
 			len += (size_t)snprintf(words + len, sizeof(words) - len, "%s+%llu %s (thread %d: %llu writes, %llu reads",
-						u ? ", " : "", (unsigned long long)(w->word - l->addr), name,
+						len ? ", " : "", (unsigned long long)(w->word - l->addr), name,
 						m->p->threads[w->thread].tid, (unsigned long long)w->writes,
 						(unsigned long long)w->reads);
 		if (len < sizeof(words) && w->watched)
