@@ -374,16 +374,39 @@ static FILE *watch_file(void *ctx, pid_t pid)
 	return file_of(ctx, pid);
 }
 
+static void drain_all(struct sampler *s);
+
+static void watch_drain(void *ctx)
+{
+	drain_all(ctx);
+}
+
 /* CONVOY_WATCHPOINTS=0 turns them off (docs/performance.md: their cost). */
 static void open_watchpoints(struct sampler *s)
 {
 	const char *env = getenv("CONVOY_WATCHPOINTS");
 	char why[256];
+	int ncpus = get_nprocs_conf(), *ring_fd = xcalloc((size_t)ncpus, sizeof(int));
+	for (int c = 0; c < ncpus; c++)
+		ring_fd[c] = -1;
+	for (int i = 0; i < s->nrings; i++)
+		if (s->rings[i].cpu < ncpus)
+			ring_fd[s->rings[i].cpu] = s->rings[i].fd[EV_CLOCK];
 	if (env && !strcmp(env, "0"))
 		snprintf(why, sizeof(why), "turned off (CONVOY_WATCHPOINTS=0)");
-	else if ((s->watch = watcher__open(s->pid, watch_file, s, why, sizeof(why))))
+	else if ((s->watch = watcher__open(s->pid, ring_fd, ncpus, watch_file, watch_drain, s, why, sizeof(why))))
 		snprintf(why, sizeof(why), "on");
 	snprintf(s->watch_status, sizeof(s->watch_status), "%s%s", s->watch ? "" : "off ", why);
+	free(ring_fd);
+}
+
+/* A watchpoint's sample: IDENTIFIER (taken), TID, ADDR. */
+static void on_watch_sample(struct sampler *s, const unsigned char *p, const unsigned char *end)
+{
+	uint64_t pidtid = take(&p, end);
+	uint64_t addr = take(&p, end);
+	if (p <= end)
+		watcher__hit(s->watch, (pid_t)(uint32_t)pidtid, (pid_t)(uint32_t)(pidtid >> 32), addr);
 }
 
 struct sampler *sampler__open(pid_t pid, unsigned hz, int switch_records, char *why, size_t size)
@@ -459,6 +482,10 @@ static void on_sample(struct sampler *s, const struct cpu_ring *r, const unsigne
 	uint64_t id = take(&p, end);
 	if (id == r->id[EV_MEM_A] || id == r->id[EV_MEM_B]) {
 		on_memory_sample(s, p, end);
+		return;
+	}
+	if (s->watch && watcher__owns(s->watch, id)) {
+		on_watch_sample(s, p, end);
 		return;
 	}
 	uint64_t ip = take(&p, end);

@@ -1,13 +1,24 @@
 /* watch.c — write watchpoints on the sampled words, from the launcher
  * (watch.h; records: docs/samples-format.md).
  *
- * Cost to the program: every write to an armed word traps into the kernel
- * (a debug exception, about a microsecond), so a word written every few
- * nanoseconds runs hundreds of times slower while it is armed. A window is
- * therefore short and rare: WINDOW_MS armed every PERIOD_MS, so at most
- * WINDOW_MS / PERIOD_MS of the run is slowed (measured: make bench,
- * docs/performance.md). What a window counts is exact for its length: each
- * thread's writes to each armed word, and the CPU time the thread ran armed.
+ * The watchpoints are opened once, before the exec, like the sampling
+ * events: WATCH_WORDS_PER_WINDOW breakpoint events per CPU on the child,
+ * inherited by every thread, disabled. A window points them at the chosen
+ * words (PERF_EVENT_IOC_MODIFY_ATTRIBUTES, which the kernel applies to every
+ * inherited copy) and enables them; every write to an armed word is one
+ * sample in the CPU's ring (its thread and address), counted here per
+ * thread and word. Opening per-thread events instead would give each thread
+ * a perf context of its own, and the kernel then no longer switches between
+ * the program's threads by swapping their identical contexts: every context
+ * switch would pay for all the sampling events, for the rest of the run
+ * (3x the wall of a park-heavy program on the development VM).
+ *
+ * Cost to the program while armed: every write to an armed word traps into
+ * the kernel (a debug exception and a sample, some microseconds in a VM), so
+ * a word written every few nanoseconds runs far slower while it is armed.
+ * A window is therefore short and rare: WINDOW_MS armed every PERIOD_MS
+ * (measured: make bench, docs/performance.md). A thread's CPU time in the
+ * window comes from /proc/PID/task/TID/schedstat at its start and end.
  */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -16,8 +27,10 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cachelines.h"
@@ -29,19 +42,13 @@
 #define MAX_PROCS 16               /* processes of the command with candidates */
 #define MAX_WORDS 64               /* candidate words per process */
 #define ROTATION 16                /* of which the hottest this many are watched in turn */
-#define MAX_THREADS 256            /* threads armed per process and window */
+#define MAX_THREADS 1024           /* threads counted per window */
 #define IP_CACHE 4096              /* decoded IPs per process (open addressing) */
 #define MAX_CODE 65536             /* bytes of one function read to decode it */
 
 struct candidate {
 	uint64_t word;
 	uint64_t samples;
-};
-
-struct armed {
-	pid_t pid, tid;
-	uint64_t word;
-	int fd;
 };
 
 struct proc {
@@ -54,15 +61,32 @@ struct proc {
 	int cursor;                    /* the rotation's next word among the hottest */
 };
 
+/* One thread's CPU time at the window's start, and its writes in it. */
+struct watched_thread {
+	pid_t tid;
+	uint64_t cpu_ns;
+	uint64_t writes[WATCH_WORDS_PER_WINDOW];
+};
+
 struct watcher {
 	watch_file_fn file;
+	watch_drain_fn drain;
 	void *ctx;
 	struct insn_decoder *dec;
+	int ncpus;
+	int (*fd)[WATCH_WORDS_PER_WINDOW];   /* by CPU and slot; -1: not open */
+	uint64_t (*id)[WATCH_WORDS_PER_WINDOW];
+	struct perf_event_attr attr;   /* as opened: a modification may change only bp_addr */
 	struct proc procs[MAX_PROCS];
 	int nprocs;
-	struct armed *armed;
-	size_t narmed;
+	int next_proc;                 /* the process the next window watches */
+	/* the window */
 	int is_armed;
+	pid_t pid;
+	uint64_t words[WATCH_WORDS_PER_WINDOW];
+	int nwords;
+	struct watched_thread threads[MAX_THREADS];
+	int nthreads;
 	uint64_t next_ns;              /* the next arming or closing */
 	unsigned char *code;
 };
@@ -72,31 +96,9 @@ static const Dwfl_Callbacks proc_callbacks = {
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 };
 
-static int open_watchpoint(pid_t tid, uint64_t addr, int disabled)
+struct watcher *watcher__open(pid_t pid, const int *ring_fd, int ncpus, watch_file_fn file, watch_drain_fn drain,
+			      void *ctx, char *why, size_t size)
 {
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_BREAKPOINT;
-	a.bp_type = HW_BREAKPOINT_W;
-	a.bp_addr = addr;
-	a.bp_len = HW_BREAKPOINT_LEN_8;
-	a.read_format = PERF_FORMAT_TOTAL_TIME_RUNNING;
-	a.exclude_kernel = 1;   /* the program's own stores, not the kernel's copies into its memory */
-	a.exclude_hv = 1;
-	a.disabled = (unsigned)disabled;
-	return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
-struct watcher *watcher__open(pid_t pid, watch_file_fn file, void *ctx, char *why, size_t size)
-{
-	/* Any aligned user address will do to ask (nothing is armed: disabled). */
-	int fd = open_watchpoint(pid, 0x10000, 1);
-	if (fd < 0) {
-		snprintf(why, size, "perf_event_open refused a write watchpoint: %s", strerror(errno));
-		return NULL;
-	}
-	close(fd);
 	struct insn_decoder *dec = decoder__open();
 	if (!dec) {
 		snprintf(why, size, "no instruction decoder for this machine to find the words to watch");
@@ -104,10 +106,82 @@ struct watcher *watcher__open(pid_t pid, watch_file_fn file, void *ctx, char *wh
 	}
 	struct watcher *w = xcalloc(1, sizeof(*w));
 	w->file = file;
+	w->drain = drain;
 	w->ctx = ctx;
 	w->dec = dec;
+	w->ncpus = ncpus;
+	w->fd = xcalloc((size_t)ncpus, sizeof(*w->fd));
+	w->id = xcalloc((size_t)ncpus, sizeof(*w->id));
+	struct perf_event_attr *a = &w->attr;
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_BREAKPOINT;
+	a->bp_type = HW_BREAKPOINT_W;
+	a->bp_addr = 0x10000;          /* any aligned user address until a window points it */
+	a->bp_len = HW_BREAKPOINT_LEN_8;
+	a->sample_period = 1;          /* every write: its thread */
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_ADDR;
+	a->exclude_kernel = 1;         /* the program's own stores, not the kernel's copies into its memory */
+	a->exclude_hv = 1;
+	a->disabled = 1;
+	a->inherit = 1;
+	a->use_clockid = 1;            /* the rings' clock, or they refuse the output */
+	a->clockid = CLOCK_MONOTONIC;
+	int opened = 0, err = 0;
+	for (int c = 0; c < ncpus; c++)
+		for (int k = 0; k < WATCH_WORDS_PER_WINDOW; k++) {
+			int fd = ring_fd[c] < 0 ? -1 : (int)syscall(SYS_perf_event_open, a, pid, c, -1, PERF_FLAG_FD_CLOEXEC);
+			if (fd >= 0 && (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd[c]) != 0 ||
+					ioctl(fd, PERF_EVENT_IOC_ID, &w->id[c][k]) != 0)) {
+				close(fd);
+				fd = -1;
+			}
+			if (fd < 0 && ring_fd[c] >= 0)
+				err = errno;
+			w->fd[c][k] = fd;
+			opened += fd >= 0;
+		}
+	if (!opened) {
+		snprintf(why, size, "perf_event_open refused a write watchpoint: %s", strerror(err));
+		watcher__close(w, 0);
+		return NULL;
+	}
 	w->code = xcalloc(1, MAX_CODE);
 	return w;
+}
+
+int watcher__owns(const struct watcher *w, uint64_t id)
+{
+	for (int c = 0; w && c < w->ncpus; c++)
+		for (int k = 0; k < WATCH_WORDS_PER_WINDOW; k++)
+			if (w->fd[c][k] >= 0 && w->id[c][k] == id)
+				return 1;
+	return 0;
+}
+
+static struct watched_thread *thread_in_window(struct watcher *w, pid_t tid)
+{
+	for (int i = 0; i < w->nthreads; i++)
+		if (w->threads[i].tid == tid)
+			return &w->threads[i];
+	if (w->nthreads == MAX_THREADS)
+		return NULL;
+	struct watched_thread *t = &w->threads[w->nthreads++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	return t;   /* started in the window: all its CPU time is in it */
+}
+
+void watcher__hit(struct watcher *w, pid_t pid, pid_t tid, uint64_t addr)
+{
+	if (!w->is_armed || pid != w->pid)
+		return;   /* a late record of a closed window, or another process at that address */
+	for (int k = 0; k < w->nwords; k++)
+		if (w->words[k] == addr) {
+			struct watched_thread *t = thread_in_window(w, tid);
+			if (t)
+				t->writes[k]++;
+			return;
+		}
 }
 
 static struct proc *proc_of(struct watcher *w, pid_t pid)
@@ -195,64 +269,86 @@ static int by_samples(const void *a, const void *b)
 	return x->word < y->word ? -1 : x->word > y->word;
 }
 
-/* Arms the next few candidate words of each process on all its threads. */
-static void arm(struct watcher *w)
+/* A thread's time on a CPU so far (the first field of its schedstat); 0
+ * when it is gone. */
+static uint64_t thread_cpu_ns(pid_t pid, pid_t tid)
 {
-	size_t cap = (size_t)w->nprocs * MAX_THREADS * WATCH_WORDS_PER_WINDOW;
-	w->armed = xrealloc(w->armed, (cap ? cap : 1) * sizeof(*w->armed));
-	w->narmed = 0;
-	for (int i = 0; i < w->nprocs; i++) {
-		struct proc *p = &w->procs[i];
-		p->reported = 0;
-		if (!p->nwords)
-			continue;
-		qsort(p->words, (size_t)p->nwords, sizeof(*p->words), by_samples);
-		int hot = p->nwords < ROTATION ? p->nwords : ROTATION;
-		int nwatch = hot < WATCH_WORDS_PER_WINDOW ? hot : WATCH_WORDS_PER_WINDOW;
-		uint64_t words[WATCH_WORDS_PER_WINDOW];
-		for (int k = 0; k < nwatch; k++)
-			words[k] = p->words[(p->cursor + k) % hot].word;
-		p->cursor = (p->cursor + nwatch) % hot;
-		char path[64];
-		snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
-		DIR *d = opendir(path);
-		if (!d)
-			continue;   /* gone */
-		int threads = 0;
-		for (struct dirent *e; (e = readdir(d)) && threads < MAX_THREADS;) {
-			pid_t tid = (pid_t)atoi(e->d_name);
-			if (tid <= 0)
-				continue;
-			threads++;
-			/* A word the thread's debug registers cannot take (all
-			 * four in use, by us or a debugger) is not watched there. */
-			for (int k = 0; k < nwatch; k++) {
-				int fd = open_watchpoint(tid, words[k], 0);
-				if (fd >= 0)
-					w->armed[w->narmed++] = (struct armed){ p->pid, tid, words[k], fd };
-			}
-		}
-		closedir(d);
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	FILE *f = fopen(path, "re");
+	unsigned long long ns = 0;
+	if (f) {
+		if (fscanf(f, "%llu", &ns) != 1)
+			ns = 0;
+		fclose(f);
 	}
-	w->is_armed = w->narmed > 0;
+	return ns;
 }
 
+/* Points the watchpoints at the next few candidate words of the next
+ * process that has some, and notes its threads' CPU time. */
+static void arm(struct watcher *w)
+{
+	struct proc *p = NULL;
+	for (int i = 0; i < w->nprocs && !p; i++) {
+		struct proc *q = &w->procs[(w->next_proc + i) % w->nprocs];
+		q->reported = 0;
+		if (q->nwords)
+			p = q;
+	}
+	if (!p)
+		return;
+	w->next_proc = (int)(p - w->procs + 1) % w->nprocs;
+	qsort(p->words, (size_t)p->nwords, sizeof(*p->words), by_samples);
+	int hot = p->nwords < ROTATION ? p->nwords : ROTATION;
+	w->nwords = hot < WATCH_WORDS_PER_WINDOW ? hot : WATCH_WORDS_PER_WINDOW;
+	for (int k = 0; k < w->nwords; k++)
+		w->words[k] = p->words[(p->cursor + k) % hot].word;
+	p->cursor = (p->cursor + w->nwords) % hot;
+	w->pid = p->pid;
+	w->nthreads = 0;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return;   /* gone */
+	for (struct dirent *e; (e = readdir(d)) && w->nthreads < MAX_THREADS;) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		if (tid > 0)
+			thread_in_window(w, tid)->cpu_ns = thread_cpu_ns(p->pid, tid);
+	}
+	closedir(d);
+	for (int c = 0; c < w->ncpus; c++)
+		for (int k = 0; k < w->nwords; k++) {
+			struct perf_event_attr a = w->attr;
+			a.bp_addr = w->words[k];
+			if (w->fd[c][k] >= 0 && ioctl(w->fd[c][k], PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a) == 0 &&
+			    ioctl(w->fd[c][k], PERF_EVENT_IOC_ENABLE, 0) == 0)
+				w->is_armed = 1;
+		}
+}
+
+/* Disables the watchpoints, takes the writes still in the rings, and writes
+ * each thread that ran in the window a record per word. */
 static void disarm(struct watcher *w, uint64_t now_ns)
 {
-	for (size_t i = 0; i < w->narmed; i++) {
-		struct armed *a = &w->armed[i];
-		uint64_t v[2];   /* the count, the time running */
-		/* A thread that never ran armed has nothing to say. */
-		if (read(a->fd, v, sizeof(v)) == (ssize_t)sizeof(v) && v[1]) {
-			FILE *f = w->file(w->ctx, a->pid);
-			if (f)
-				fprintf(f, "watch %llu %d %llx %llu %llu\n", (unsigned long long)now_ns, (int)a->tid,
-					(unsigned long long)a->word, (unsigned long long)v[0], (unsigned long long)v[1]);
-		}
-		close(a->fd);
-	}
-	w->narmed = 0;
+	for (int c = 0; c < w->ncpus; c++)
+		for (int k = 0; k < WATCH_WORDS_PER_WINDOW; k++)
+			if (w->fd[c][k] >= 0)
+				ioctl(w->fd[c][k], PERF_EVENT_IOC_DISABLE, 0);
+	w->drain(w->ctx);
 	w->is_armed = 0;
+	FILE *f = w->file(w->ctx, w->pid);
+	for (int i = 0; f && i < w->nthreads; i++) {
+		const struct watched_thread *t = &w->threads[i];
+		uint64_t now = thread_cpu_ns(w->pid, t->tid);
+		if (now <= t->cpu_ns)
+			continue;   /* did not run armed (or is gone): it says nothing */
+		for (int k = 0; k < w->nwords; k++)
+			fprintf(f, "watch %llu %d %llx %llu %llu\n", (unsigned long long)now_ns, (int)t->tid,
+				(unsigned long long)w->words[k], (unsigned long long)t->writes[k],
+				(unsigned long long)(now - t->cpu_ns));
+	}
 }
 
 int watcher__tick(struct watcher *w, uint64_t now_ns)
@@ -277,13 +373,18 @@ void watcher__close(struct watcher *w, uint64_t now_ns)
 		return;
 	if (w->is_armed)
 		disarm(w, now_ns);
+	for (int c = 0; c < w->ncpus; c++)
+		for (int k = 0; k < WATCH_WORDS_PER_WINDOW; k++)
+			if (w->fd[c][k] >= 0)
+				close(w->fd[c][k]);
 	for (int i = 0; i < w->nprocs; i++) {
 		if (w->procs[i].dwfl)
 			dwfl_end(w->procs[i].dwfl);
 		free(w->procs[i].ips);
 	}
 	decoder__close(w->dec);
-	free(w->armed);
+	free(w->fd);
+	free(w->id);
 	free(w->code);
 	free(w);
 }

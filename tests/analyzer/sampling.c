@@ -146,35 +146,37 @@ Test(sampling, a_corrupt_samples_file_is_one_line_and_the_report_goes_on, .timeo
 /* A sampled run of spin_fds, its samples file rewritten: the header (version
  * 2, with memory_sampling and watchpoints lines as given) and then records,
  * whose %1$llu is a time inside the profile and %2$d, %3$d the tids of its
- * two busiest threads (taken from the real file's cpu records, so they join
- * the profile). Returns the profile. */
+ * two workers (taken from the real file's cpu records: a worker's samples
+ * fall between the profile's start and the main thread's exit, so the
+ * records join the profile). Returns the profile. */
 static char *rewritten(const char *dir, const char *memory_sampling, const char *watchpoints, const char *records)
 {
 	struct tu_proc p;
 	json_object *r = run_sampled(dir, "1000", &p);
+	int pid = (int)tu_int(tu_get(r, "process"), "pid");
 	char path[4200];
-	snprintf(path, sizeof(path), "%s/convoy-%lld.samples", dir, (long long)tu_int(tu_get(r, "process"), "pid"));
+	snprintf(path, sizeof(path), "%s/convoy-%d.samples", dir, pid);
 	size_t len;
 	char *text = (char *)tu_read_file(path, &len), *save = NULL;
 	unsigned long long time = 0;
-	int tids[2] = { 0, 0 }, counts[2] = { 0, 0 };
+	int tids[2] = { 0, 0 };
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long t;
 		int tid;
-		if (sscanf(line, "cpu %llu %d", &t, &tid) != 2)
+		if (sscanf(line, "cpu %llu %d", &t, &tid) != 2 || tid == pid)
 			continue;
 		time = t;
-		int k = tid == tids[0] ? 0 : tid == tids[1] ? 1 : counts[0] <= counts[1] ? 0 : 1;
-		if (tids[k] != tid)
-			tids[k] = tid, counts[k] = 0;
-		counts[k]++;
+		if (!tids[0] || tids[0] == tid)
+			tids[0] = tid;
+		else
+			tids[1] = tid;
 	}
 	cr_assert(time && tids[0] && tids[1], "spin_fds' two workers were not both sampled:\n%s", text);
 	char body[4096], file[8192];
 	snprintf(body, sizeof(body), records, time, tids[0], tids[1]);
 	snprintf(file, sizeof(file), "convoy-samples 2\npid %lld\nperiod_ns 1000000\nclock monotonic\nscope user\n"
 		 "regs -\nmemory_sampling %s\nwatchpoints %s\n%send lost 0 switch_samples no\n",
-		 (long long)tu_int(tu_get(r, "process"), "pid"), memory_sampling, watchpoints, body);
+		 (long long)pid, memory_sampling, watchpoints, body);
 	tu_write_file(path, file, strlen(file));
 	json_object_put(r);
 	return tu_only_profile(dir);
