@@ -37,7 +37,7 @@
 #include "util.h"
 #include "watch.h"
 
-#define WINDOW_MS 5                /* armed ... */
+#define WINDOW_MS 2                /* armed ... */
 #define PERIOD_MS 200              /* ... once per this */
 #define MAX_PROCS 16               /* processes of the command with candidates */
 #define MAX_WORDS 64               /* candidate words per process */

@@ -61,18 +61,25 @@ PY
 	rm -rf "$tmp/fs"
 done
 echo
-echo "| workload (at $rate Hz) | watchpoints off (median of $repeat) | on | ratio | watch records per run (median) |"
+run_json() {   # the program's wall and its threads' CPU time, seconds, of a convoy run kept in $tmp/w
+	"$build/convoy" run -o "$tmp/w" --json --sample-hz "$rate" -- "$@" 2>/dev/null |
+		python3 -c 'import json, sys
+r = json.load(sys.stdin)
+print(r["process"]["wall_ns"] / 1e9, sum(t["cpu_ns"] for t in r["threads"]) / 1e9)'
+}
+echo "| workload (at $rate Hz) | watchpoints off: wall, thread CPU (medians of $repeat) | on | ratio wall, CPU | watch records per run (median) |"
 echo "|---|---|---|---|---|"
 for w in "$build/demos/false_sharing --workers 2 --offset 8 --increments 15000000" \
 	 "$build/tests/data/progs/packed_stats --workers 2"; do
 	: >"$tmp/off"; : >"$tmp/on"; : >"$tmp/n"
 	for ((i = 0; i < repeat; i++)); do
-		CONVOY_WATCHPOINTS=0 wall "$rate" $w >>"$tmp/off"
-		"$build/convoy" run -o "$tmp/w" --json --sample-hz "$rate" -- $w 2>/dev/null |
-			python3 -c 'import json, sys; print(json.load(sys.stdin)["process"]["wall_ns"] / 1e9)' >>"$tmp/on"
+		CONVOY_WATCHPOINTS=0 run_json $w >>"$tmp/off"
+		rm -rf "$tmp/w"
+		run_json $w >>"$tmp/on"
 		windows >>"$tmp/n"
 		rm -rf "$tmp/w"
 	done
-	off=$(median <"$tmp/off") on=$(median <"$tmp/on") n=$(median <"$tmp/n")
-	python3 -c "print(f'| {\"$w\".split(\"/\")[-1]} | {$off*1000:.0f} ms | {$on*1000:.0f} ms | {$on/$off:.3f} | {$n} |')"
+	offw=$(cut -d' ' -f1 "$tmp/off" | median) offc=$(cut -d' ' -f2 "$tmp/off" | median)
+	onw=$(cut -d' ' -f1 "$tmp/on" | median) onc=$(cut -d' ' -f2 "$tmp/on" | median) n=$(median <"$tmp/n")
+	python3 -c "print(f'| {\"$w\".split(\"/\")[-1]} | {$offw*1000:.0f} ms, {$offc*1000:.0f} ms | {$onw*1000:.0f} ms, {$onc*1000:.0f} ms | {$onw/$offw:.3f}, {$onc/$offc:.3f} | {$n} |')"
 done
