@@ -11,8 +11,11 @@
  * frequency mode (about hz samples a second per CPU whatever the switch
  * rate, so a program that parks 100,000 times a second does not pay for
  * 100,000 call chains), whose user call chain says where a thread blocked.
- * Both write into one ring buffer per CPU. Times are CLOCK_MONOTONIC, the
- * profile's clock, so samples join the profile by pid, tid and time.
+ * Where the CPU offers memory-access sampling (Intel PEBS, AMD IBS), those
+ * events too, with data addresses; and hardware write watchpoints on the
+ * words the samples point at (watch.c). All write into one ring buffer per
+ * CPU. Times are CLOCK_MONOTONIC, the profile's clock, so samples join the
+ * profile by pid, tid and time.
  *
  * Inherited per-task events cannot be mmapped (the kernel refuses: every
  * child would write one buffer), hence one set per CPU. Where
@@ -302,6 +305,17 @@ static int memory_events(struct perf_event_attr ev[2], char *name, size_t size)
 	return 0;
 }
 
+static void close_memory_sampling(struct sampler *s)
+{
+	for (int i = 0; i < s->nrings; i++)
+		for (int e = EV_MEM_A; e <= EV_MEM_B; e++) {
+			if (s->rings[i].fd[e] >= 0)
+				close(s->rings[i].fd[e]);
+			s->rings[i].fd[e] = -1;
+			s->rings[i].id[e] = UINT64_MAX;
+		}
+}
+
 /* Opens the PMU's memory-access sampling into each CPU's ring, at about hz
  * samples a second; where the CPU has none (a VM without a PMU: this
  * project's machines) the status line says so and the cache lines rest on
@@ -333,15 +347,14 @@ static void open_memory_sampling(struct sampler *s, unsigned hz)
 			a.freq = 1;
 			a.sample_freq = hz ? hz : SAMPLER_DEFAULT_HZ;
 			int fd = perf_open(&a, s->pid, r->cpu);
+			r->fd[EV_MEM_A + k] = fd;
 			if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd[EV_CLOCK]) != 0 ||
 			    ioctl(fd, PERF_EVENT_IOC_ID, &r->id[EV_MEM_A + k]) != 0) {
 				snprintf(s->mem_status, sizeof(s->mem_status), "off perf_event_open refused %s: %s", name,
 					 strerror(errno));
-				if (fd >= 0)
-					close(fd);
-				return;   /* what is open stays harmless: ids nobody matches are not opened */
+				close_memory_sampling(s);   /* on every CPU or none */
+				return;
 			}
-			r->fd[EV_MEM_A + k] = fd;
 		}
 	}
 	snprintf(s->mem_status, sizeof(s->mem_status), "%s", name);

@@ -17,7 +17,9 @@
 # off (CONVOY_WATCHPOINTS=0) and on (the default), interleaved, medians and
 # their ratio; on false_sharing --offset 8 and packed_stats, whose watched
 # words are written all the time (the watchpoints' worst case: every write
-# to an armed word traps), and on how many windows were armed.
+# to an armed word traps), and on the barrier demo (park-heavy: a context
+# switch must not pay for the watchpoints between windows); and how many
+# watch records a run wrote.
 # Usage: tests/bench/sampling.sh BUILD_DIR [RATE] [REPEAT]
 set -euo pipefail
 build=${1:-build} rate=${2:-1000} repeat=${3:-7}
@@ -70,7 +72,8 @@ print(r["process"]["wall_ns"] / 1e9, sum(t["cpu_ns"] for t in r["threads"]) / 1e
 echo "| workload (at $rate Hz) | watchpoints off: wall, thread CPU (medians of $repeat) | on | ratio wall, CPU | watch records per run (median) |"
 echo "|---|---|---|---|---|"
 for w in "$build/demos/false_sharing --workers 2 --offset 8 --increments 15000000" \
-	 "$build/tests/data/progs/packed_stats --workers 2"; do
+	 "$build/tests/data/progs/packed_stats --workers 2" \
+	 "$build/demos/barrier --workers 2 --idle-spin 0 --iterations 20000"; do
 	: >"$tmp/off"; : >"$tmp/on"; : >"$tmp/n"
 	for ((i = 0; i < repeat; i++)); do
 		CONVOY_WATCHPOINTS=0 run_json $w >>"$tmp/off"
