@@ -179,22 +179,46 @@ static int stores_data(const cs_insn *insn)
 	return memory_operand(insn, &o) && o.write;
 }
 
-/* A compare-and-swap retry loop around ins[k]: a cmpxchg on memory, then a
- * conditional branch on its outcome (nothing between them sets the flags)
- * back to or before it, with ins[k] between the branch's target and the
- * instruction after the branch (where a sample lands when the cmpxchg
- * stalled and succeeded); the loop stores nothing else and leaves the
- * cmpxchg's address registers alone (so the sampled registers give its
- * address anywhere in it). That is the shape of a user spinlock on
- * __atomic_compare_exchange (with or without a read-only wait loop inside)
- * and of a CAS-increment loop, whatever the function is called. *o becomes
- * the cmpxchg's operand. */
+static int conditional_jump(csh h, const cs_insn *insn)
+{
+	return cs_insn_group(h, insn, X86_GRP_JUMP) && insn->id != X86_INS_JMP;
+}
+
+/* The first cmpxchg on memory in ins[first..last] whose outcome a
+ * conditional branch in that range tests (nothing between them sets the
+ * flags); n when none. */
+static size_t tested_cmpxchg(csh h, const cs_insn *ins, size_t first, size_t last, size_t n)
+{
+	struct data_operand o;
+	for (size_t c = first; c <= last; c++) {
+		if (!is_cmpxchg(&ins[c]) || !memory_operand(&ins[c], &o))
+			continue;
+		for (size_t i = c + 1; i <= last; i++) {
+			if (conditional_jump(h, &ins[i]))
+				return c;
+			if (writes_flags(h, &ins[i]))
+				break;
+		}
+	}
+	return n;
+}
+
+/* A compare-and-swap retry loop around ins[k]: a backward jump (conditional
+ * or not) to or before ins[k], from at or after the instruction before it
+ * (a sample lands after the loop's branch when the cmpxchg stalled and
+ * succeeded), over a cmpxchg on memory whose outcome a branch in the loop
+ * tests; the loop stores nothing else and leaves the cmpxchg's address
+ * registers alone (so the sampled registers give its address anywhere in
+ * it). That is the shape of a user spinlock on __atomic_compare_exchange
+ * (with or without a read-only wait loop inside), of a CAS-increment loop,
+ * and of the rotated form compilers make of them (the retry block closed by
+ * a jmp, the success a forward branch out), whatever the function is
+ * called. *o becomes the cmpxchg's operand. */
 static int cas_loop(csh h, const cs_insn *ins, size_t n, size_t k, struct data_operand *o)
 {
-	size_t from = k > 0 ? k - 1 : 0;   /* the IP may be just past the loop's branch */
-	for (size_t j = from; j < n; j++) {
+	for (size_t j = k > 0 ? k - 1 : 0; j < n; j++) {
 		const cs_insn *br = &ins[j];
-		if (!cs_insn_group(h, br, X86_GRP_JUMP) || br->id == X86_INS_JMP)
+		if (!cs_insn_group(h, br, X86_GRP_JUMP))
 			continue;
 		const cs_x86 *x = &br->detail->x86;
 		if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
@@ -202,21 +226,16 @@ static int cas_loop(csh h, const cs_insn *ins, size_t n, size_t k, struct data_o
 		uint64_t target = (uint64_t)x->operands[0].imm;
 		if (target > ins[k].address || target < ins[0].address)
 			continue;
-		/* The cmpxchg whose flags the branch tests: the last instruction
-		 * before it that sets flags. */
-		size_t c = j;
-		while (c > 0 && !is_cmpxchg(&ins[c - 1]) && !writes_flags(h, &ins[c - 1]))
-			c--;
-		if (c == 0 || !is_cmpxchg(&ins[--c]) || ins[c].address < target)
-			continue;
-		struct data_operand cas;
-		if (!memory_operand(&ins[c], &cas))
-			continue;
-		size_t first = c;
+		size_t first = k;
 		while (first > 0 && ins[first].address > target)
 			first--;
 		if (ins[first].address != target)
 			continue;   /* not an instruction boundary */
+		size_t c = tested_cmpxchg(h, ins, first, j, n);
+		if (c == n)
+			continue;
+		struct data_operand cas;
+		memory_operand(&ins[c], &cas);
 		int plain = 1;
 		for (size_t i = first; i <= j && plain; i++)
 			plain = i == c || (!clobbers_address(h, &ins[i], &cas) && !stores_data(&ins[i]));
