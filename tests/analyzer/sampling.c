@@ -277,3 +277,30 @@ Test(sampling, a_sampled_run_says_which_data_evidence_it_had, .timeout = 60)
 	cr_assert(tu_bool(w, "on") == !why, "watchpoints both on and unavailable, or neither");
 	json_object_put(r);
 }
+
+Test(sampling, watchpoint_records_name_only_the_programs_threads, .timeout = 60)
+{
+	char *dir = tu_tmpdir();
+	struct tu_proc p;
+	json_object *r = run_sampled(dir, "1000", &p);
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/convoy-%lld.samples", dir, (long long)tu_int(tu_get(r, "process"), "pid"));
+	size_t len;
+	char *text = (char *)tu_read_file(path, &len), *save = NULL;
+	json_object *threads = tu_array(r, "threads");
+	/* however many windows the run had (none on a short or busy run) */
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long time, addr, writes, running;
+		int tid;
+		if (strncmp(line, "watch ", 6))
+			continue;
+		cr_assert(sscanf(line, "watch %llu %d %llx %llu %llu", &time, &tid, &addr, &writes, &running) == 5,
+			  "a watch record that does not parse: %s", line);
+		cr_assert(addr % 8 == 0 && running > 0, "a watch record of no word or no running time: %s", line);
+		bool known = false;
+		for (size_t i = 0; i < json_object_array_length(threads); i++)
+			known |= tu_int(json_object_array_get_idx(threads, i), "tid") == tid;
+		cr_assert(known, "a watch record of a thread the profile does not have: %s", line);
+	}
+	json_object_put(r);
+}
