@@ -675,7 +675,7 @@ void sampler__stop(struct sampler *s)
 			if (s->rings[i].fd[e] >= 0)
 				ioctl(s->rings[i].fd[e], PERF_EVENT_IOC_DISABLE, 0);
 	drain_all(s);
-	watcher__close(s->watch, now_ns());
+	watcher__close(s->watch);
 	for (int i = 0; i < s->nfiles; i++) {
 		fprintf(s->files[i].f, "end lost %llu switch_samples %s\n", (unsigned long long)s->lost,
 			s->switch_samples ? "yes" : "no");

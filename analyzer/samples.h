@@ -56,7 +56,7 @@ struct mem_sample {
 /* A hardware watchpoint's window on one thread: the writes it counted to
  * the 8 bytes at addr while armed (running_ns of the thread's CPU time). */
 struct watch_rec {
-	uint64_t time_ns;            /* when the window closed */
+	uint64_t time_ns;            /* when the window opened */
 	int32_t tid;
 	uint64_t addr;
 	uint64_t writes;

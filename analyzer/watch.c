@@ -82,6 +82,7 @@ struct watcher {
 	int next_proc;                 /* the process the next window watches */
 	/* the window */
 	int is_armed;
+	uint64_t armed_ns;             /* when it opened: its records' time, inside the program's run */
 	pid_t pid;
 	uint64_t words[WATCH_WORDS_PER_WINDOW];
 	int nwords;
@@ -142,7 +143,7 @@ struct watcher *watcher__open(pid_t pid, const int *ring_fd, int ncpus, watch_fi
 		}
 	if (!opened) {
 		snprintf(why, size, "perf_event_open refused a write watchpoint: %s", strerror(err));
-		watcher__close(w, 0);
+		watcher__close(w);
 		return NULL;
 	}
 	w->code = xcalloc(1, MAX_CODE);
@@ -287,7 +288,7 @@ static uint64_t thread_cpu_ns(pid_t pid, pid_t tid)
 
 /* Points the watchpoints at the next few candidate words of the next
  * process that has some, and notes its threads' CPU time. */
-static void arm(struct watcher *w)
+static void arm(struct watcher *w, uint64_t now_ns)
 {
 	struct proc *p = NULL;
 	for (int i = 0; i < w->nprocs && !p; i++) {
@@ -306,6 +307,7 @@ static void arm(struct watcher *w)
 		w->words[k] = p->words[(p->cursor + k) % hot].word;
 	p->cursor = (p->cursor + w->nwords) % hot;
 	w->pid = p->pid;
+	w->armed_ns = now_ns;
 	w->nthreads = 0;
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
@@ -330,7 +332,7 @@ static void arm(struct watcher *w)
 
 /* Disables the watchpoints, takes the writes still in the rings, and writes
  * each thread that ran in the window a record per word. */
-static void disarm(struct watcher *w, uint64_t now_ns)
+static void disarm(struct watcher *w)
 {
 	for (int c = 0; c < w->ncpus; c++)
 		for (int k = 0; k < WATCH_WORDS_PER_WINDOW; k++)
@@ -345,7 +347,7 @@ static void disarm(struct watcher *w, uint64_t now_ns)
 		if (now <= t->cpu_ns)
 			continue;   /* did not run armed (or is gone): it says nothing */
 		for (int k = 0; k < w->nwords; k++)
-			fprintf(f, "watch %llu %d %llx %llu %llu\n", (unsigned long long)now_ns, (int)t->tid,
+			fprintf(f, "watch %llu %d %llx %llu %llu\n", (unsigned long long)w->armed_ns, (int)t->tid,
 				(unsigned long long)w->words[k], (unsigned long long)t->writes[k],
 				(unsigned long long)(now - t->cpu_ns));
 	}
@@ -355,11 +357,11 @@ int watcher__tick(struct watcher *w, uint64_t now_ns)
 {
 	if (now_ns >= w->next_ns) {
 		if (w->is_armed) {
-			disarm(w, now_ns);
+			disarm(w);
 			w->next_ns = now_ns + (uint64_t)(PERIOD_MS - WINDOW_MS) * 1000000;
 		} else {
 			/* Nothing to watch yet: look again soon, the samples are coming. */
-			arm(w);
+			arm(w, now_ns);
 			w->next_ns = now_ns + (uint64_t)(w->is_armed ? WINDOW_MS : 2 * WINDOW_MS) * 1000000;
 		}
 	}
@@ -367,12 +369,12 @@ int watcher__tick(struct watcher *w, uint64_t now_ns)
 	return (int)((left + 999999) / 1000000);
 }
 
-void watcher__close(struct watcher *w, uint64_t now_ns)
+void watcher__close(struct watcher *w)
 {
 	if (!w)
 		return;
 	if (w->is_armed)
-		disarm(w, now_ns);
+		disarm(w);
 	for (int c = 0; c < w->ncpus; c++)
 		for (int k = 0; k < WATCH_WORDS_PER_WINDOW; k++)
 			if (w->fd[c][k] >= 0)

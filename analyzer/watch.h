@@ -46,6 +46,6 @@ void watcher__sample(struct watcher *w, pid_t pid, uint64_t ip, const uint64_t *
  * again. */
 int watcher__tick(struct watcher *w, uint64_t now_ns);
 /* Closes the window armed, if any, and frees everything. */
-void watcher__close(struct watcher *w, uint64_t now_ns);
+void watcher__close(struct watcher *w);
 
 #endif
