@@ -304,3 +304,22 @@ Test(sampling, watchpoint_records_name_only_the_programs_threads, .timeout = 60)
 	}
 	json_object_put(r);
 }
+
+/* The launcher's watchpoints take the threads' debug registers for the run
+ * (docs/samples-format.md); with them off, a program's own hardware
+ * breakpoint works under convoy run as it does alone. */
+Test(sampling, with_watchpoints_off_a_program_may_set_its_own_hardware_breakpoint, .timeout = 60)
+{
+	struct tu_proc native;
+	tu_run_native(&native, "own_breakpoint", NULL);
+	tu_assert_exit(&native, 0, "own_breakpoint");
+	if (strstr(native.out, "refused"))
+		cr_skip_test("this machine refuses hardware breakpoints: %s", native.out);
+	char *dir = tu_tmpdir();
+	const char *env[] = { "CONVOY_WATCHPOINTS=0", NULL };
+	const char *argv[] = { tu_convoy(), "run", "-o", dir, "--", tu_prog("own_breakpoint"), NULL };
+	struct tu_proc p;
+	tu_run(&p, &(struct tu_opts){ .env = env }, argv);
+	tu_assert_exit(&p, 0, "convoy run -- own_breakpoint");
+	cr_assert(strstr(p.out, "breakpoint counted 100 writes"), "natively: %s; under convoy run: %s", native.out, p.out);
+}
