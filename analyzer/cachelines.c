@@ -11,8 +11,9 @@
  * the memory operand of the instruction at the IP itself (not yet run, so
  * its registers are exact). Each distinct IP is decoded once. Accesses
  * through the stack pointer and through FS/GS (thread-local) are skipped.
- * A sample inside a compare-and-swap retry loop is the loop's cmpxchg
- * spinning on its word (a lock or a lock-like counter), not a plain store.
+ * A sample inside a spin loop (a compare-and-swap or test-and-set retry
+ * loop, or a loop polling one word) is spinning on that word (a lock or a
+ * lock-like counter), not a plain store or load.
  *
  * With a PMU, the launcher samples data addresses directly (Intel PEBS
  * mem-loads/mem-stores, AMD IBS op: sampler.c); those samples join the same
@@ -155,16 +156,31 @@ static int clobbers_address(csh h, const cs_insn *insn, const struct data_operan
 	return 0;
 }
 
-static int is_cmpxchg(const cs_insn *insn)
+/* The read-modify-writes a lock is taken with: compare-and-swap,
+ * exchange (test-and-set) and bit test-and-set/reset on memory. Not xadd or
+ * a locked add: a shared counter's, whose result decides no retry. */
+static int lock_rmw(const cs_insn *insn)
 {
-	return insn->id == X86_INS_CMPXCHG || insn->id == X86_INS_CMPXCHG8B || insn->id == X86_INS_CMPXCHG16B;
+	switch (insn->id) {
+	case X86_INS_CMPXCHG: case X86_INS_CMPXCHG8B: case X86_INS_CMPXCHG16B: case X86_INS_XCHG:
+	case X86_INS_BTS: case X86_INS_BTR: case X86_INS_BTC:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The registers insn writes and reads (Capstone ids). 0 on failure. */
+static int regs_of(csh h, const cs_insn *insn, cs_regs rd, uint8_t *nrd, cs_regs wr, uint8_t *nwr)
+{
+	return cs_regs_access(h, (cs_insn *)insn, rd, nrd, wr, nwr) == CS_ERR_OK;
 }
 
 static int writes_flags(csh h, const cs_insn *insn)
 {
 	cs_regs rd, wr;
 	uint8_t nrd, nwr;
-	if (cs_regs_access(h, (cs_insn *)insn, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+	if (!regs_of(h, insn, rd, &nrd, wr, &nwr))
 		return 1;
 	for (int i = 0; i < nwr; i++)
 		if (wr[i] == X86_REG_EFLAGS)
@@ -172,11 +188,18 @@ static int writes_flags(csh h, const cs_insn *insn)
 	return 0;
 }
 
-/* A store to memory other than the thread's stack. */
-static int stores_data(const cs_insn *insn)
+/* Does reader read a general register writer writes (in any width)? */
+static int reads_result(csh h, const cs_insn *reader, const cs_insn *writer)
 {
-	struct data_operand o;
-	return memory_operand(insn, &o) && o.write;
+	cs_regs rd, wr, rd2, wr2;
+	uint8_t nrd, nwr, nrd2, nwr2;
+	if (!regs_of(h, reader, rd, &nrd, wr, &nwr) || !regs_of(h, writer, rd2, &nrd2, wr2, &nwr2))
+		return 0;
+	for (int i = 0; i < nrd; i++)
+		for (int k = 0; k < nwr2; k++)
+			if (sample_reg_of(rd[i]) >= 0 && sample_reg_of(rd[i]) == sample_reg_of(wr2[k]))
+				return 1;
+	return 0;
 }
 
 static int conditional_jump(csh h, const cs_insn *insn)
@@ -184,39 +207,57 @@ static int conditional_jump(csh h, const cs_insn *insn)
 	return cs_insn_group(h, insn, X86_GRP_JUMP) && insn->id != X86_INS_JMP;
 }
 
-/* The first cmpxchg on memory in ins[first..last] whose outcome a
- * conditional branch in that range tests (nothing between them sets the
- * flags); n when none. */
-static size_t tested_cmpxchg(csh h, const cs_insn *ins, size_t first, size_t last, size_t n)
+/* The same address, whatever the registers hold (RIP-relative operands of
+ * two instructions: the same rip + disp). */
+static int same_address(const struct data_operand *a, const struct data_operand *b)
+{
+	return a->base == b->base && a->index == b->index && (a->index < 0 || a->scale == b->scale) &&
+	       a->rip + (uint64_t)a->disp == b->rip + (uint64_t)b->disp;
+}
+
+/* The first lock read-modify-write on memory in ins[first..last] whose
+ * result a conditional branch in that range tests: the branch's flags come
+ * from it, or from an instruction reading the register it wrote (xchg, then
+ * test); n when none. */
+static size_t tested_rmw(csh h, const cs_insn *ins, size_t first, size_t last, size_t n)
 {
 	struct data_operand o;
 	for (size_t c = first; c <= last; c++) {
-		if (!is_cmpxchg(&ins[c]) || !memory_operand(&ins[c], &o))
+		if (!lock_rmw(&ins[c]) || !memory_operand(&ins[c], &o))
 			continue;
+		size_t setter = c;
 		for (size_t i = c + 1; i <= last; i++) {
-			if (conditional_jump(h, &ins[i]))
-				return c;
-			if (writes_flags(h, &ins[i]))
+			if (conditional_jump(h, &ins[i])) {
+				if (setter == c || reads_result(h, &ins[setter], &ins[c]))
+					return c;
 				break;
+			}
+			if (writes_flags(h, &ins[i]))
+				setter = i;
 		}
 	}
 	return n;
 }
 
-/* A compare-and-swap retry loop around ins[k]: a backward jump (conditional
- * or not) to or before ins[k], from at or after the instruction before it
- * (a sample lands after the loop's branch when the cmpxchg stalled and
- * succeeded), over a cmpxchg on memory whose outcome a branch in the loop
- * tests; the loop stores nothing else and leaves the cmpxchg's address
- * registers alone (so the sampled registers give its address anywhere in
- * it). That is the shape of a user spinlock on __atomic_compare_exchange
- * (with or without a read-only wait loop inside), of a CAS-increment loop,
- * and of the rotated form compilers make of them (the retry block closed by
- * a jmp, the success a forward branch out), whatever the function is
- * called. *o becomes the cmpxchg's operand. */
-static int cas_loop(csh h, const cs_insn *ins, size_t n, size_t k, struct data_operand *o)
+/* Spin loops are short: a longer loop does work, not wait. */
+#define SPIN_LOOP_MAX 24
+
+/* A spin loop around ins[k]: a backward jump (conditional or not) to or
+ * before ins[k], from at or after the instruction before it (a sample lands
+ * just past the loop when the access it stalled on let it out), closing a
+ * loop of at most SPIN_LOOP_MAX instructions that stores nothing but, at
+ * most, through one lock read-modify-write, and leaves its word's address
+ * registers alone (so the sampled registers give the address anywhere in
+ * the loop). Either the loop retries a lock read-modify-write whose result
+ * it tests (compare-and-swap, test-and-set with xchg or bts), or every
+ * memory access in it reads one word: it polls it. That is the shape of a
+ * user spinlock on __atomic_compare_exchange or __atomic_test_and_set (and
+ * its read-only wait loop), a CAS-increment loop and the rotated forms
+ * compilers make of them (a retry block closed by a jmp), whatever the
+ * function is called. *o becomes the word's operand. */
+static int spin_loop(csh h, const cs_insn *ins, size_t n, size_t k, struct data_operand *o)
 {
-	for (size_t j = k > 0 ? k - 1 : 0; j < n; j++) {
+	for (size_t j = k > 0 ? k - 1 : 0; j < n && j < k + SPIN_LOOP_MAX; j++) {
 		const cs_insn *br = &ins[j];
 		if (!cs_insn_group(h, br, X86_GRP_JUMP))
 			continue;
@@ -229,22 +270,33 @@ static int cas_loop(csh h, const cs_insn *ins, size_t n, size_t k, struct data_o
 		size_t first = k;
 		while (first > 0 && ins[first].address > target)
 			first--;
-		if (ins[first].address != target)
-			continue;   /* not an instruction boundary */
-		size_t c = tested_cmpxchg(h, ins, first, j, n);
-		if (c == n)
+		if (ins[first].address != target || j - first >= SPIN_LOOP_MAX)
+			continue;   /* not an instruction boundary, or a long loop */
+		struct data_operand word;
+		size_t c = tested_rmw(h, ins, first, j, n);
+		int have = c < n && memory_operand(&ins[c], &word), polls = 1, conditional = 0;
+		for (size_t i = first; i <= j && polls; i++) {
+			struct data_operand m;
+			conditional |= conditional_jump(h, &ins[i]);
+			if (i == c || !memory_operand(&ins[i], &m))
+				continue;
+			if (!have) {
+				word = m;
+				have = 1;
+			}
+			polls = !m.write && same_address(&m, &word);
+		}
+		if (!have || !polls || !conditional)
 			continue;
-		struct data_operand cas;
-		memory_operand(&ins[c], &cas);
-		int plain = 1;
-		for (size_t i = first; i <= j && plain; i++)
-			plain = i == c || (!clobbers_address(h, &ins[i], &cas) && !stores_data(&ins[i]));
-		if (!plain)
+		int fixed = 1;
+		for (size_t i = first; i <= j && fixed; i++)
+			fixed = !clobbers_address(h, &ins[i], &word);
+		if (!fixed)
 			continue;
-		cas.ip = o->ip;
-		cas.write = 1;
-		cas.cas_loop = 1;
-		*o = cas;
+		word.ip = o->ip;
+		word.write = c < n;
+		word.spin_loop = 1;
+		*o = word;
 		return 1;
 	}
 	return 0;
@@ -253,7 +305,7 @@ static int cas_loop(csh h, const cs_insn *ins, size_t n, size_t k, struct data_o
 int decoder__operand(struct insn_decoder *d, const unsigned char *code, uint64_t start, size_t len,
 		     struct data_operand *o)
 {
-	o->ok = o->cas_loop = 0;
+	o->ok = o->spin_loop = 0;
 	if (o->ip < start || o->ip >= start + len)
 		return 0;
 	cs_insn *ins = NULL;
@@ -262,12 +314,12 @@ int decoder__operand(struct insn_decoder *d, const unsigned char *code, uint64_t
 	while (k < n && ins[k].address < o->ip)
 		k++;
 	/* The IP is an instruction boundary of this function, or nothing is
-	 * decoded. Inside a CAS loop the loop's cmpxchg is the access; else the
+	 * decoded. Inside a spin loop the word spun on is the access; else the
 	 * previous instruction's when it ends at the IP and its address
 	 * registers still hold what it used, else the one at the IP. */
 	if (k < n && ins[k].address == o->ip) {
 		struct data_operand x = *o;
-		if (cas_loop(d->h, ins, n, k, &x) ||
+		if (spin_loop(d->h, ins, n, k, &x) ||
 		    (k > 0 && ins[k - 1].address + ins[k - 1].size == o->ip && memory_operand(&ins[k - 1], &x) &&
 		     !clobbers_address(d->h, &ins[k - 1], &x)) ||
 		    memory_operand(&ins[k], &x)) {
@@ -348,7 +400,7 @@ static int writes_word(const struct word_use *u, enum writes_from from)
 
 /* True sharing: a word written by one thread and used by another; false
  * sharing: no such word, but threads write different words of the line.
- * A word threads spin on in a compare-and-swap loop is a lock, not data:
+ * A word threads spin on (spin_loop) is a lock, not data:
  * left out of the judgement, and a line of only such words is
  * LINE_SPIN. */
 static enum line_verdict judge(struct cache_line *l, enum writes_from from)
@@ -422,9 +474,9 @@ static size_t accesses(struct cachelines *out, const struct samples *smp, const 
 			continue;
 		}
 		acc[nacc++] = (struct access){ data_operand__address(o, x->regs) & ~7ull, th->cpu[i], o->write,
-					       o->cas_loop, 0 };
+					       o->spin_loop, 0 };
 		out->decoded++;
-		out->cas_loop += o->cas_loop;
+		out->spin_loop += o->spin_loop;
 	}
 	free(ops);
 	for (size_t i = 0; i < smp->nmem; i++)

@@ -24,7 +24,8 @@ struct data_operand {
 	int64_t disp;
 	uint64_t rip;                /* the value RIP-relative addressing adds (the next instruction) */
 	int write;
-	int cas_loop;                /* the IP is inside a compare-and-swap retry loop on this operand */
+	int spin_loop;               /* the IP is inside a loop spinning on this word (compare-and-swap,
+				      * test-and-set, polling) */
 };
 
 struct insn_decoder;
@@ -46,7 +47,7 @@ enum line_verdict {
 	LINE_PRIVATE,        /* one thread, or nobody writes it */
 	LINE_FALSE_SHARING,  /* different words of it written by different threads */
 	LINE_TRUE_SHARING,   /* one word written by one thread and used by others */
-	LINE_SPIN,           /* threads spin on a word of it in compare-and-swap loops: a lock-like word */
+	LINE_SPIN,           /* threads spin on a word of it (compare-and-swap, test-and-set, polling): a lock-like word */
 };
 
 /* One thread's sampled accesses to one word (8 bytes) of a line. */
@@ -54,7 +55,7 @@ struct word_use {
 	uint64_t word;               /* address, 8-byte aligned */
 	int thread;                  /* index in the profile */
 	uint64_t reads, writes;      /* samples (decoded or the PMU's) */
-	uint64_t spins;              /* samples in a compare-and-swap retry loop on it */
+	uint64_t spins;              /* samples in a loop spinning on it */
 	int watched;                 /* a hardware watchpoint counted this thread's writes to it */
 	uint64_t watched_writes;     /* ... that many */
 	uint64_t watched_ns;         /* ... in this much of the thread's CPU time */
@@ -80,7 +81,7 @@ struct cachelines {
 	size_t n;
 	uint64_t decoded;            /* samples whose data address was computed */
 	uint64_t undecoded;          /* user-code samples without one (no memory operand, no code, ...) */
-	uint64_t cas_loop;           /* decoded samples inside a compare-and-swap retry loop */
+	uint64_t spin_loop;          /* decoded samples inside a spin loop */
 	uint64_t pmu;                /* the PMU's memory samples of the profile's threads */
 	int available;               /* 0: no decoder for this machine */
 };

@@ -369,7 +369,7 @@ static void text_lines(const struct cpuprof *c, const struct model *m, FILE *out
 		fprintf(out, "    line 0x%llx  %s of the CPU time%s  %s%s%s%s%s\n", (unsigned long long)l->addr,
 			fmt_pct(a, sizeof(a), c->samples ? (double)l->samples / (double)c->samples : 0),
 			pmu, cachelines__verdict_name(l->verdict),
-			l->verdict == LINE_SPIN ? " (compare-and-swap retry loops: a lock-like word)" : "",
+			l->verdict == LINE_SPIN ? " (spin loops: a lock-like word)" : "",
 			l->sync_object ? " (a sync object shares it)" : "", l->watched ? " — watchpoints: " : "",
 			l->watched ? cachelines__evidence_name(l) : "");
 		for (size_t u = 0; u < l->nuses; u++) {
@@ -498,7 +498,7 @@ json_object *cpuprof__json(const struct cpuprof *c, const struct model *m, int l
 		json_object_array_add(lines, j);
 	}
 	json_object_object_add(o, "decoded_samples", json_object_new_uint64(c->lines.decoded));
-	json_object_object_add(o, "cas_loop_samples", json_object_new_uint64(c->lines.cas_loop));
+	json_object_object_add(o, "spin_loop_samples", json_object_new_uint64(c->lines.spin_loop));
 	json_object *mem = json_object_new_object(), *watch = json_object_new_object();
 	json_object_object_add(mem, "source", c->smp.mem_source[0] ? json_object_new_string(c->smp.mem_source) : NULL);
 	json_object_object_add(mem, "unavailable",

@@ -175,11 +175,13 @@ static double spin_cpu(const struct run_view *r, const struct object_row *row)
 	return 0;
 }
 
-/* The shared line the run's CPU samples found hottest holds this lock: its
- * traffic is the lock's (its word, and the data beside it). */
+/* The shared or spun-on line the run's CPU samples found hottest holds
+ * this lock: its traffic is the lock's (its word, and the data beside it). */
 static const struct cache_line *lock_line(const struct step *st, const struct object_row *row)
 {
-	const struct cache_line *l = cpuprof__top_shared_line(st->t->m->cpu);
+	const struct cpuprof *c = st->t->m->cpu;
+	const struct cache_line *shared = cpuprof__top_shared_line(c), *spin = cpuprof__top_spin_line(c);
+	const struct cache_line *l = spin && (!shared || spin->samples > shared->samples) ? spin : shared;
 	return l && row->obj->o.addr / CACHE_LINE * CACHE_LINE == l->addr ? l : NULL;
 }
 
@@ -921,9 +923,9 @@ static void located_sharing(struct finding *x, const struct step *st, const stru
 		    "(alignas(64)), or keep it thread-local and combine at the end.");
 }
 
-/* Threads spinning in compare-and-swap retry loops on one word (a
- * hand-written spinlock, a counter updated by CAS): the cost of a lock, not
- * of sharing data, named by the word spun on. */
+/* Threads spinning on one word (a hand-written spinlock, a counter updated
+ * by compare-and-swap, a flag polled): the cost of a lock, not of sharing
+ * data, named by the word spun on. */
 static void located_spin(struct finding *x, const struct step *st, const struct cache_line *l, double cpu,
 			 double ref_cpu)
 {
@@ -951,8 +953,8 @@ static void located_spin(struct finding *x, const struct step *st, const struct 
 	evidence(x, "spin_cpu_share", share);
 	evidence(x, "watched_writes", (double)l->watched_writes);
 	say(x->summary, sizeof(x->summary),
-	    "%s of the sampled CPU time at %d threads is spent in compare-and-swap retry loops on %s "
-	    "(line 0x%llx): threads spin on it as on a lock (%s). The same work took %s of CPU at %d threads "
+	    "%s of the sampled CPU time at %d threads is spent in loops spinning on %s (line 0x%llx: "
+	    "compare-and-swap, test-and-set or polling), as on a lock (%s). The same work took %s of CPU at %d threads "
 	    "against %s at %d (%.1f×).",
 	    fmt_pct(a, sizeof(a), share), st->n, name, (unsigned long long)l->addr, threads,
 	    fmt_ns(b, sizeof(b), cpu), st->n, fmt_ns(d, sizeof(d), ref_cpu), st->ref->s->threads,

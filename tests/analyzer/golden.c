@@ -579,12 +579,13 @@ Test(golden, watchpoints_confirm_one_shared_atomic, .timeout = 60)
 	TU_STREQ(tu_str(l, "watchpoints"), "confirmed", "the watchpoints' word on the true sharing");
 }
 
-/* A word threads spin on in a compare-and-swap loop: the line's verdict is
- * spinning, on that word, by every worker, and never a plain store. */
+/* A word threads spin on (compare-and-swap, test-and-set, polling): the
+ * line's verdict is spinning, on that word, by every worker, and never a
+ * plain store. */
 static void expect_spinning_on(const char *recording, const char *word)
 {
 	json_object *c = sampled_report(recording);
-	cr_assert(tu_int(c, "cas_loop_samples") > 0, "no sample recognised in a compare-and-swap loop");
+	cr_assert(tu_int(c, "spin_loop_samples") > 0, "no sample recognised in a spin loop");
 	json_object *l = json_object_array_get_idx(tu_array(c, "cache_lines"), 0);
 	cr_assert(l, "no line located");
 	TU_STREQ(tu_str(l, "verdict"), "spinning", "the line's verdict");
@@ -602,6 +603,11 @@ static void expect_spinning_on(const char *recording, const char *word)
 Test(golden, a_hand_written_spinlock_is_spinning_on_its_word, .timeout = 60)
 {
 	expect_spinning_on("cas_spin_2", "user_lock");
+}
+
+Test(golden, a_test_and_set_spinlock_is_spinning_on_its_word, .timeout = 60)
+{
+	expect_spinning_on("tas_spin_2", "tas_lock");
 }
 
 Test(golden, a_compare_and_swap_increment_loop_is_spinning_on_its_counter, .timeout = 60)
