@@ -212,7 +212,13 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-#define PMU_DIR "/sys/bus/event_source/devices"
+/* Where the kernel lists its PMUs; CONVOY_PMU_DIR replaces it (a test
+ * describes a CPU this machine is not). */
+static const char *pmu_dir(void)
+{
+	const char *dir = getenv("CONVOY_PMU_DIR");
+	return dir && *dir ? dir : "/sys/bus/event_source/devices";
+}
 
 /* Sets one term of a sysfs event ("umask=0x1") in a, the way perf does: the
  * PMU's format/NAME says which bits of which config field hold it
@@ -220,7 +226,7 @@ static uint64_t now_ns(void)
 static int apply_term(const char *pmu, const char *name, uint64_t value, struct perf_event_attr *a)
 {
 	char path[512], spec[128];
-	snprintf(path, sizeof(path), PMU_DIR "/%s/format/%s", pmu, name);
+	snprintf(path, sizeof(path), "%s/%s/format/%s", pmu_dir(), pmu, name);
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -1;
@@ -247,12 +253,12 @@ static int apply_term(const char *pmu, const char *name, uint64_t value, struct 
 	return 0;
 }
 
-/* The attr of PMU pmu's named event (PMU_DIR/pmu/events/event: "event=0xcd,
+/* The attr of PMU pmu's named event (pmu/events/event: "event=0xcd,
  * umask=0x1,ldlat=3"); 0, or -1 when it has none. */
 static int sysfs_event(const char *pmu, const char *event, struct perf_event_attr *a)
 {
 	char path[512], terms[256];
-	snprintf(path, sizeof(path), PMU_DIR "/%s/type", pmu);
+	snprintf(path, sizeof(path), "%s/%s/type", pmu_dir(), pmu);
 	FILE *f = fopen(path, "re");
 	unsigned type;
 	int ok = f && fscanf(f, "%u", &type) == 1;
@@ -263,7 +269,7 @@ static int sysfs_event(const char *pmu, const char *event, struct perf_event_att
 	a->type = type;
 	if (!event)
 		return 0;   /* the PMU itself is the event (AMD's ibs_op) */
-	snprintf(path, sizeof(path), PMU_DIR "/%s/events/%s", pmu, event);
+	snprintf(path, sizeof(path), "%s/%s/events/%s", pmu_dir(), pmu, event);
 	if (!(f = fopen(path, "re")))
 		return -1;
 	ok = fscanf(f, "%255s", terms) == 1;
@@ -327,7 +333,7 @@ static void open_memory_sampling(struct sampler *s, unsigned hz)
 	int n = memory_events(ev, name, sizeof(name));
 	if (!n) {
 		snprintf(s->mem_status, sizeof(s->mem_status), "off this CPU offers no memory-access sampling "
-			 "(no cpu/mem-loads/ event for Intel PEBS, no ibs_op PMU for AMD IBS in " PMU_DIR ")");
+			 "(no cpu/mem-loads/ event for Intel PEBS, no ibs_op PMU for AMD IBS in %s)", pmu_dir());
 		return;
 	}
 	for (int i = 0; i < s->nrings; i++) {

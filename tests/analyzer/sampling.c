@@ -5,6 +5,7 @@
  * the threads' own CPU time, and the assertions hold for any number of them.
  * Where perf_event_open is refused, the tests that need samples skip. */
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -322,4 +323,48 @@ Test(sampling, with_watchpoints_off_a_program_may_set_its_own_hardware_breakpoin
 	tu_run(&p, &(struct tu_opts){ .env = env }, argv);
 	tu_assert_exit(&p, 0, "convoy run -- own_breakpoint");
 	cr_assert(strstr(p.out, "breakpoint counted 100 writes"), "natively: %s; under convoy run: %s", native.out, p.out);
+}
+
+/* A CPU that lists Intel's PEBS memory events (a fake sysfs: this machine
+ * has no PMU): convoy finds and encodes them, the kernel refuses them, and
+ * the run falls back to decoding, saying which event was refused and why. */
+Test(sampling, a_refused_pmu_memory_event_falls_back_to_decoding_and_says_so, .timeout = 60)
+{
+	char *dir = tu_tmpdir(), pmu[4200], path[4300];
+	snprintf(pmu, sizeof(pmu), "%s/pmu", dir);
+	static const char *const files[][2] = {
+		{ "cpu/type", "4\n" },
+		{ "cpu/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3\n" },
+		{ "cpu/events/mem-stores", "event=0xd0,umask=0x82\n" },
+		{ "cpu/format/event", "config:0-7\n" },
+		{ "cpu/format/umask", "config:8-15\n" },
+		{ "cpu/format/ldlat", "config1:0-15\n" },
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", pmu, files[i][0]);
+		for (char *slash = strchr(path + strlen(dir) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+			*slash = '\0';
+			mkdir(path, 0755);
+			*slash = '/';
+		}
+		tu_write_file(path, files[i][1], strlen(files[i][1]));
+	}
+	char env_pmu[4300];
+	snprintf(env_pmu, sizeof(env_pmu), "CONVOY_PMU_DIR=%s", pmu);
+	const char *env[] = { env_pmu, NULL };
+	const char *argv[] = { tu_convoy(), "run", "-o", dir, "--json", "--sample-hz", "1000", "--", tu_prog("spin_fds"), NULL };
+	struct tu_proc p;
+	tu_run(&p, &(struct tu_opts){ .env = env }, argv);
+	tu_assert_exit(&p, 0, "convoy run -- spin_fds");
+	if (strstr(p.err, "CPU sampling off"))
+		cr_skip_test("perf_event_open refused here: %s", p.err);
+	json_object *r = json_tokener_parse(p.out);
+	cr_assert(r, "stdout is not one JSON object:\n%s", p.out);
+	json_object *c = tu_get(r, "cpu_samples"), *mem = tu_get(c, "memory_sampling"), *src;
+	if (json_object_object_get_ex(mem, "source", &src) && src)
+		cr_skip_test("this machine took the raw PEBS events: %s", json_object_get_string(src));
+	const char *why = tu_str(mem, "unavailable");
+	cr_assert(strstr(why, "perf_event_open refused cpu/mem-loads/ mem-stores: "), "memory sampling: %s", why);
+	cr_assert(tu_int(c, "samples") > 0, "no CPU samples beside the refused memory events");
+	json_object_put(r);
 }
