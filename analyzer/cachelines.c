@@ -60,8 +60,16 @@ const char *cachelines__word_name(const struct model *m, uint64_t word, char *bu
 }
 
 #if HAVE_DECODER
+/* The last function disassembled is kept: the IPs of one function come
+ * one after another (the analyzer decodes them sorted), and a function is
+ * disassembled whole for its loops. */
 struct insn_decoder {
 	csh h;
+	uint64_t start;
+	unsigned char *code;         /* a copy of what was disassembled */
+	size_t len;
+	cs_insn *ins;
+	size_t n;
 };
 
 struct insn_decoder *decoder__open(void)
@@ -79,6 +87,9 @@ void decoder__close(struct insn_decoder *d)
 {
 	if (!d)
 		return;
+	if (d->n)
+		cs_free(d->ins, d->n);
+	free(d->code);
 	cs_close(&d->h);
 	free(d);
 }
@@ -308,9 +319,19 @@ int decoder__operand(struct insn_decoder *d, const unsigned char *code, uint64_t
 	o->ok = o->spin_loop = 0;
 	if (o->ip < start || o->ip >= start + len)
 		return 0;
-	cs_insn *ins = NULL;
-	size_t n = cs_disasm(d->h, code, len, start, 0, &ins);
-	size_t k = 0;
+	if (start != d->start || len != d->len || !d->code || memcmp(code, d->code, len)) {
+		if (d->n)
+			cs_free(d->ins, d->n);
+		d->ins = NULL;
+		d->n = cs_disasm(d->h, code, len, start, 0, &d->ins);
+		free(d->code);
+		d->code = xcalloc(1, len);
+		memcpy(d->code, code, len);
+		d->start = start;
+		d->len = len;
+	}
+	const cs_insn *ins = d->ins;
+	size_t n = d->n, k = 0;
 	while (k < n && ins[k].address < o->ip)
 		k++;
 	/* The IP is an instruction boundary of this function, or nothing is
@@ -327,8 +348,6 @@ int decoder__operand(struct insn_decoder *d, const unsigned char *code, uint64_t
 			o->ok = 1;
 		}
 	}
-	if (n)
-		cs_free(ins, n);
 	return o->ok;
 }
 #else
