@@ -316,10 +316,10 @@ const struct cache_line *cpuprof__top_shared_line(const struct cpuprof *c)
 	return NULL;
 }
 
-const struct cache_line *cpuprof__top_spin_line(const struct cpuprof *c)
+const struct cache_line *cpuprof__top_line(const struct cpuprof *c)
 {
 	for (size_t i = 0; c && i < c->lines.n; i++)
-		if (line_worth_naming(c, &c->lines.v[i]) && c->lines.v[i].verdict == LINE_SPIN)
+		if (line_worth_naming(c, &c->lines.v[i]))
 			return &c->lines.v[i];
 	return NULL;
 }

@@ -44,9 +44,9 @@ double cpuprof__spin_share(const struct cpuprof *c, uint32_t object);
 /* The line with a sharing verdict that took the most samples (at least 1 %
  * of them), or NULL. */
 const struct cache_line *cpuprof__top_shared_line(const struct cpuprof *c);
-/* The line threads spin on (compare-and-swap, test-and-set, polling loops)
- * that took the most samples (at least 1 % of them), or NULL. */
-const struct cache_line *cpuprof__top_spin_line(const struct cpuprof *c);
+/* The line with a sharing verdict or spun on (LINE_SPIN) that took the most
+ * samples (at least 1 % of them), or NULL. */
+const struct cache_line *cpuprof__top_line(const struct cpuprof *c);
 
 /* What the run's samples could not measure about data addresses (no PMU
  * memory sampling, no watchpoints), one phrase each; how many. */

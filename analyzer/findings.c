@@ -179,9 +179,7 @@ static double spin_cpu(const struct run_view *r, const struct object_row *row)
  * this lock: its traffic is the lock's (its word, and the data beside it). */
 static const struct cache_line *lock_line(const struct step *st, const struct object_row *row)
 {
-	const struct cpuprof *c = st->t->m->cpu;
-	const struct cache_line *shared = cpuprof__top_shared_line(c), *spin = cpuprof__top_spin_line(c);
-	const struct cache_line *l = spin && (!shared || spin->samples > shared->samples) ? spin : shared;
+	const struct cache_line *l = cpuprof__top_line(st->t->m->cpu);
 	return l && row->obj->o.addr / CACHE_LINE * CACHE_LINE == l->addr ? l : NULL;
 }
 
@@ -971,14 +969,16 @@ static void rule_inflation(struct findings *out, const struct step *st)
 		return;   /* needs a reference run to know what the work costs */
 	double grew = st->inflation_left;   /* what no lock claimed */
 	const struct cpuprof *c = st->t->m->cpu;
-	const struct cache_line *line = cpuprof__top_shared_line(c), *spin = cpuprof__top_spin_line(c);
+	/* The hottest line shared or spun on; if spun on, the shared line
+	 * after it is not what the time went to. */
+	const struct cache_line *top = cpuprof__top_line(c), *line = cpuprof__top_shared_line(c);
 	/* Located, it is evidence like a lock's waits; inferred, it must explain
 	 * much of the loss to be worth a guess. */
-	if (grew <= 0 || grew < (line || spin ? NOISE_SHARE : INFLATION_MIN_SHARE) * st->lost)
+	if (grew <= 0 || grew < (top ? NOISE_SHARE : INFLATION_MIN_SHARE) * st->lost)
 		return;
 	/* Withdrawn: most samples' data addresses are known and no line is
-	 * written by one thread and used by another. */
-	if (!line && !spin && c && c->samples && (double)c->lines.decoded >= DECODED_ENOUGH * (double)c->samples)
+	 * written by one thread and used by another, or spun on. */
+	if (!top && c && c->samples && (double)c->lines.decoded >= DECODED_ENOUGH * (double)c->samples)
 		return;
 	const struct profile *p = st->t->m->p;
 	double ref_cpu = st->ref->s->cpu_out_ns, cpu = st->t->s->cpu_out_ns * st->scale;
@@ -987,9 +987,9 @@ static void rule_inflation(struct findings *out, const struct step *st)
 	evidence(x, "reference_cpu_ns", ref_cpu);
 	evidence(x, "cpu_ns", cpu);
 	evidence(x, "inflation", ref_cpu > 0 ? cpu / ref_cpu : 0);
-	if (spin && (!line || spin->samples > line->samples)) {
+	if (top && top->verdict == LINE_SPIN) {
 		x->kind = FINDING_LOCK_CONTENTION;
-		located_spin(x, st, spin, cpu, ref_cpu);
+		located_spin(x, st, top, cpu, ref_cpu);
 		return;
 	}
 	if (line) {
