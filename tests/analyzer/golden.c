@@ -579,7 +579,7 @@ Test(golden, watchpoints_confirm_one_shared_atomic, .timeout = 60)
 	TU_STREQ(tu_str(l, "watchpoints"), "confirmed", "the watchpoints' word on the true sharing");
 }
 
-/* A word threads spin on (compare-and-swap, test-and-set, polling): the
+/* A word threads spin on (a compare-and-swap lock, test-and-set, polling): the
  * line's verdict is spinning, on that word, by every worker, and never a
  * plain store. */
 static void expect_spinning_on(const char *recording, const char *word)
@@ -610,9 +610,16 @@ Test(golden, a_test_and_set_spinlock_is_spinning_on_its_word, .timeout = 60)
 	expect_spinning_on("tas_spin_2", "tas_lock");
 }
 
-Test(golden, a_compare_and_swap_increment_loop_is_spinning_on_its_counter, .timeout = 60)
+/* A CAS loop storing old + 1 updates shared data without a lock: its
+ * retries are contended stores of one word (true sharing), not a wait. */
+Test(golden, a_compare_and_swap_increment_loop_is_true_sharing_on_its_counter, .timeout = 60)
 {
-	expect_spinning_on("cas_increment_2", "cas_counter");
+	json_object *c = sampled_report("cas_increment_2");
+	TU_EQ(tu_int(c, "spin_loop_samples"), 0, "samples in a CAS update loop counted as spinning");
+	json_object *l = json_object_array_get_idx(tu_array(c, "cache_lines"), 0);
+	cr_assert(l, "no shared line located");
+	TU_STREQ(tu_str(l, "verdict"), "true-sharing", "the line's verdict");
+	TU_EQ(word_thread(l, "cas_counter"), 0, "cas_counter written by several threads");
 }
 
 Test(golden, heap_counters_eight_bytes_apart_are_false_sharing, .timeout = 60)
