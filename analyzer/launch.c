@@ -149,7 +149,9 @@ static struct sampler *start_sampling(pid_t pid)
 		return NULL;
 	char why[512];
 	const char *records = getenv("CONVOY_SAMPLE_SWITCHES");   /* docs/samples-format.md */
-	struct sampler *s = sampler__open(pid, sampling_hz, records && !strcmp(records, "1"), why, sizeof(why));
+	enum sampler_records mode = !records || !*records ? SAMPLER_RECORDS_BUDGET :
+				    !strcmp(records, "1") ? SAMPLER_RECORDS_ALL : SAMPLER_RECORDS_OFF;
+	struct sampler *s = sampler__open(pid, sampling_hz, mode, why, sizeof(why));
 	if (s && sampler__start(s, profile_dir, why, sizeof(why)) != 0) {
 		sampler__stop(s);
 		s = NULL;

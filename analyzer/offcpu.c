@@ -7,7 +7,15 @@
  * already: it is left out. The rest is classified by the innermost named
  * function (the system call's wrapper), and its site is the first frame
  * that is neither the C library nor another runtime: the program's call.
+ *
+ * Timing, where the launcher recorded every switch: a sampled switch-out
+ * and the switch record of the same switch are written one after the other
+ * by the kernel, so the thread's first record at or after the sample's time
+ * is its switch-out (or, "preempted", its preemption: runnable time, which
+ * the stack counts from the run queue, left out here), and its next
+ * switch-in ends the time off its CPU.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpuprof.h"
@@ -69,6 +77,65 @@ static enum offcpu_kind kind_of(const char *function, int in_libc)
 	return OFFCPU_OTHER;
 }
 
+static int by_tid_time(const void *a, const void *b)
+{
+	const struct switch_rec *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
+}
+
+/* The switch records of tid (every thread: 0), by thread and time. */
+static struct switch_rec *records_of(const struct samples *s, int32_t tid, size_t *n)
+{
+	struct switch_rec *v = malloc((s->nsw ? s->nsw : 1) * sizeof(*v));
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < s->nsw; i++)
+		if (!tid || s->sw[i].tid == tid)
+			v[(*n)++] = s->sw[i];
+	qsort(v, *n, sizeof(*v), by_tid_time);
+	return v;
+}
+
+enum timing { UNTIMED, TIMED, PREEMPTED };
+
+/* How long the switch sampled at x kept its thread off its CPU, from the
+ * records r (by_tid_time); UNTIMED when they do not cover it (records
+ * stopped or lost, or the thread never ran again). */
+static enum timing time_switch(const struct samples *s, const struct switch_rec *r, size_t n,
+			       const struct sample *x, uint64_t *ns)
+{
+	if (!n || (s->records_off_ns && x->time_ns >= s->records_off_ns))
+		return UNTIMED;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {   /* the thread's first record at or after the sample */
+		size_t mid = (lo + hi) / 2;
+		if (r[mid].tid < x->tid || (r[mid].tid == x->tid && r[mid].time_ns < x->time_ns))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo + 1 >= n || r[lo].tid != x->tid || r[lo].kind == SWITCH_IN)
+		return UNTIMED;
+	if (r[lo].kind == SWITCH_PREEMPTED)
+		return PREEMPTED;
+	if (r[lo + 1].tid != x->tid || r[lo + 1].kind != SWITCH_IN)
+		return UNTIMED;
+	*ns = r[lo + 1].time_ns - x->time_ns;
+	return TIMED;
+}
+
+int offcpu__split(const struct offcpu *o, double other_ns, double by_kind[OFFCPU_KIND_N])
+{
+	if (!o->timed || !o->ns)
+		return 0;
+	for (int k = 0; k < OFFCPU_KIND_N; k++)
+		by_kind[k] += other_ns * (double)o->ns_by_kind[k] / (double)o->ns;
+	return 1;
+}
+
 int offcpu__sites(const struct model *m, int32_t tid, struct offcpu *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -76,12 +143,20 @@ int offcpu__sites(const struct model *m, int32_t tid, struct offcpu *out)
 	if (!c || !c->smp.switch_samples)
 		return -1;
 	const struct samples *s = &c->smp;
+	size_t nrec;
+	struct switch_rec *rec = records_of(s, tid, &nrec);
 	struct offcpu_site all[64];
 	size_t nall = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sample *x = &s->v[i];
 		if (x->kind != SAMPLE_SWITCH || (tid && x->tid != tid))
 			continue;
+		uint64_t ns = 0;
+		enum timing timing = time_switch(s, rec, nrec, x, &ns);
+		if (timing == PREEMPTED) {
+			out->preempted++;
+			continue;
+		}
 		/* The frames, innermost first: ip, then the return addresses. */
 		int shim = 0, in_libc = 0;
 		const char *function = NULL;
@@ -102,7 +177,13 @@ int offcpu__sites(const struct model *m, int32_t tid, struct offcpu *out)
 					syms__frame_label(&f[j], site, sizeof(site));
 			}
 		}
-		if (shim) {
+		/* A futex wait of the C library's own whose chain stops there
+		 * (glibc keeps no frame pointers) is almost always the inside of
+		 * an interposed pthread wait (a join, a condvar) whose shim frame
+		 * the unwinder lost; counting it here would give that wait's time
+		 * to "other" a second time. One with its caller unwound and no
+		 * shim frame is a lock of the library's own (stdio, malloc). */
+		if (shim || (in_libc && !site[0] && function && strstr(function, "futex"))) {
 			out->in_waits++;
 			continue;
 		}
@@ -111,6 +192,11 @@ int offcpu__sites(const struct model *m, int32_t tid, struct offcpu *out)
 			snprintf(site, sizeof(site), "?");   /* the chain did not reach the program */
 		out->samples++;
 		out->by_kind[kind]++;
+		if (timing == TIMED) {
+			out->timed++;
+			out->ns += ns;
+			out->ns_by_kind[kind] += ns;
+		}
 		size_t j = 0;
 		while (j < nall && !(all[j].kind == kind && !strcmp(all[j].site, site) &&
 				     !strcmp(all[j].function, function ? function : "?")))
@@ -124,11 +210,14 @@ int offcpu__sites(const struct model *m, int32_t tid, struct offcpu *out)
 			nall++;
 		}
 		all[j].samples++;
+		all[j].ns += ns;
 	}
-	for (size_t k = 0; k < OFFCPU_MAX_SITES; k++) {   /* the most sampled sites */
+	free(rec);
+	for (size_t k = 0; k < OFFCPU_MAX_SITES; k++) {   /* the sites with most time (or samples) */
 		size_t best = nall;
 		for (size_t j = 0; j < nall; j++)
-			if (all[j].samples && (best == nall || all[j].samples > all[best].samples))
+			if (all[j].samples && (best == nall || all[j].ns > all[best].ns ||
+					       (all[j].ns == all[best].ns && all[j].samples > all[best].samples)))
 				best = j;
 		if (best == nall)
 			break;

@@ -1,8 +1,10 @@
 /* offcpu.h — where threads went off-CPU outside the waits the shim timed:
  * the launcher's sampled context switches (samples.h, SAMPLE_SWITCH, each
  * with the user call chain where the thread entered the kernel) that no
- * interposed wait encloses, by kind and call site (docs/findings.md,
- * "Serial phases and off-CPU time outside waits"). */
+ * interposed wait encloses, by kind and call site, and, where the launcher
+ * also recorded every switch (samples.h, switch_rec), how long each sampled
+ * one kept the thread off its CPU (docs/findings.md, "Serial phases and
+ * off-CPU time outside waits"). */
 #ifndef CONVOY_OFFCPU_H
 #define CONVOY_OFFCPU_H
 
@@ -35,18 +37,32 @@ struct offcpu_site {
 	char function[160];   /* where it entered the kernel: "read", "nanosleep" */
 	char site[256];       /* the program's frame that called it: "load (io.c:42)"; "?": not unwound */
 	uint64_t samples;
+	uint64_t ns;          /* off-CPU time after its timed samples */
 };
 
+/* Counts are of sampled switches; times (ns) are what followed the samples
+ * that switch records timed: from the switch-out to the thread's next
+ * switch-in. Switches are sampled by count, so the times of the sampled
+ * ones, added up, are a sample of the off-CPU time: their shares by kind
+ * estimate the shares of all of it (offcpu__split). */
 struct offcpu {
 	uint64_t samples;                      /* sampled switches of the thread outside timed waits */
 	uint64_t in_waits;                     /* ... inside them (not counted above) */
+	uint64_t preempted;                    /* ... preempted, still runnable (runnable time, not counted above) */
 	uint64_t by_kind[OFFCPU_KIND_N];
-	struct offcpu_site sites[OFFCPU_MAX_SITES];   /* most samples first */
+	uint64_t timed;                        /* samples counted above that switch records timed */
+	uint64_t ns, ns_by_kind[OFFCPU_KIND_N];
+	struct offcpu_site sites[OFFCPU_MAX_SITES];   /* most time first (most samples when none was timed) */
 	size_t nsites;
 };
 
 /* The sampled switches of thread tid (every thread: tid 0) in m's CPU
  * samples. Returns 0, or -1 when the run has no switch samples. */
 int offcpu__sites(const struct model *m, int32_t tid, struct offcpu *out);
+
+/* other_ns, a thread's off-CPU time outside timed waits, split by the timed
+ * shares of o into by_kind; returns 0 when o has no timed sample (by_kind
+ * left as it was), else 1. */
+int offcpu__split(const struct offcpu *o, double other_ns, double by_kind[OFFCPU_KIND_N]);
 
 #endif

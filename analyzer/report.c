@@ -133,6 +133,9 @@ static void text_stack(const struct speedup *st, const struct model *m, FILE *ou
 	speedup__offcpu_text(st, m, text, sizeof(text));
 	if (text[0])
 		textfit__wrap(out, textfit__width(out), 2, "Off-CPU outside waits: ", text);
+	speedup__other_text(st, text, sizeof(text));
+	if (text[0])
+		textfit__wrap(out, textfit__width(out), 2, "Other off-CPU by kind: ", text);
 	fputc('\n', out);
 }
 

@@ -50,11 +50,17 @@
 #define SAMPLE_REGS_NAMES "-"
 #endif
 
-enum { EV_CLOCK, EV_SWITCH };
+enum { EV_CLOCK, EV_SWITCH, EV_RECORDS, EV_N };
+
+/* Switch records within budget (SAMPLER_RECORDS_BUDGET): at about a
+ * microsecond each, this many a second of the run costs the program about
+ * 1% of one CPU; BURST lets a start-up flurry through. */
+#define RECORDS_PER_S 10000
+#define RECORDS_BURST 5000
 
 struct cpu_ring {
-	int fd[2];                    /* EV_CLOCK (owns the ring), EV_SWITCH (-1 if refused) */
-	uint64_t id[2];
+	int fd[EV_N];                 /* EV_CLOCK (owns the ring); EV_SWITCH, EV_RECORDS: -1 if refused or off */
+	uint64_t id[EV_N];
 	struct perf_event_mmap_page *meta;
 	unsigned char *data;
 	size_t size;                  /* of data: a power of two */
@@ -70,7 +76,9 @@ struct sampler {
 	uint64_t period_ns;
 	int user_only;
 	int switch_samples;           /* the context-switch event opened */
-	int switch_records;           /* every switch recorded (context_switch) */
+	enum sampler_records records; /* switch records: off, within budget, always */
+	uint64_t started_ns;          /* when draining began: the budget's clock */
+	uint64_t records_off_ns;      /* when the budget stopped the records (0: never) */
 	struct cpu_ring *rings;
 	int nrings;
 	char dir[4096];
@@ -82,6 +90,13 @@ struct sampler {
 	pthread_t thread;
 	int started;
 };
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 {
@@ -110,13 +125,51 @@ static void base_attr(struct perf_event_attr *a, int user_only)
 	a->wakeup_watermark = RING_PAGES * 4096 / 4;
 }
 
+/* The switch records come from an event of their own (a dummy one, which
+ * counts nothing), writing into the CPU's ring, so that the budget can turn
+ * them off (records_check) while the samples go on. Left at -1 when off or
+ * refused: the samples alone then say where threads blocked, not how long. */
+static void open_records(struct sampler *s, struct cpu_ring *r, int cpu)
+{
+	if (s->records == SAMPLER_RECORDS_OFF)
+		return;
+	struct perf_event_attr a;
+	base_attr(&a, s->user_only);
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.sample_type &= ~(uint64_t)(PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_IP | PERF_SAMPLE_REGS_USER);
+	a.context_switch = 1;
+	r->fd[EV_RECORDS] = perf_open(&a, s->pid, cpu);
+	if (r->fd[EV_RECORDS] >= 0 && ioctl(r->fd[EV_RECORDS], PERF_EVENT_IOC_SET_OUTPUT, r->fd[EV_CLOCK]) != 0) {
+		close(r->fd[EV_RECORDS]);
+		r->fd[EV_RECORDS] = -1;
+	}
+}
+
+/* Within budget, the records stop once the run has had more than its share
+ * (RECORDS_PER_S of its time so far, plus RECORDS_BURST): a program that
+ * parks 100,000 times a second would otherwise pay a tenth of its time for
+ * them. The time they stopped goes into every file: the analyzer times the
+ * switches sampled before it. Disabling the event disables the copies the
+ * program's threads and children inherited. */
+static void records_check(struct sampler *s)
+{
+	if (s->records != SAMPLER_RECORDS_BUDGET || s->records_off_ns)
+		return;
+	uint64_t now = monotonic_ns();
+	if (s->switches <= RECORDS_BURST + (now - s->started_ns) / (1000000000ull / RECORDS_PER_S))
+		return;
+	for (int i = 0; i < s->nrings; i++)
+		if (s->rings[i].fd[EV_RECORDS] >= 0)
+			ioctl(s->rings[i].fd[EV_RECORDS], PERF_EVENT_IOC_DISABLE, 0);
+	s->records_off_ns = now;
+}
+
 static int open_ring(struct sampler *s, struct cpu_ring *r, int cpu, char *why, size_t size)
 {
 	struct perf_event_attr a;
 	base_attr(&a, s->user_only);
 	a.config = PERF_COUNT_SW_CPU_CLOCK;
 	a.sample_period = s->period_ns;
-	a.context_switch = (unsigned)s->switch_records;
 	r->fd[EV_CLOCK] = perf_open(&a, s->pid, cpu);
 	if (r->fd[EV_CLOCK] < 0 && (errno == EACCES || errno == EPERM) && !s->user_only) {
 		s->user_only = 1;   /* perf_event_paranoid >= 2 without CAP_PERFMON */
@@ -158,7 +211,8 @@ static int open_ring(struct sampler *s, struct cpu_ring *r, int cpu, char *why, 
 		close(r->fd[EV_SWITCH]);
 		r->fd[EV_SWITCH] = -1;
 	}
-	for (int e = 0; e < 2; e++)
+	open_records(s, r, cpu);
+	for (int e = 0; e < EV_N; e++)
 		if (r->fd[e] >= 0 && ioctl(r->fd[e], PERF_EVENT_IOC_ID, &r->id[e]) != 0)
 			r->id[e] = UINT64_MAX;
 	if (r->fd[EV_SWITCH] >= 0)
@@ -173,7 +227,7 @@ static void close_rings(struct sampler *s)
 		struct cpu_ring *r = &s->rings[i];
 		if (r->meta)
 			munmap(r->meta, r->size + pagesz);
-		for (int e = 0; e < 2; e++)
+		for (int e = 0; e < EV_N; e++)
 			if (r->fd[e] >= 0)
 				close(r->fd[e]);
 	}
@@ -182,11 +236,11 @@ static void close_rings(struct sampler *s)
 	s->nrings = 0;
 }
 
-struct sampler *sampler__open(pid_t pid, unsigned hz, int switch_records, char *why, size_t size)
+struct sampler *sampler__open(pid_t pid, unsigned hz, enum sampler_records records, char *why, size_t size)
 {
 	struct sampler *s = xcalloc(1, sizeof(*s));
 	s->pid = pid;
-	s->switch_records = switch_records;
+	s->records = records;
 	s->period_ns = hz ? 1000000000ull / hz : 1000000ull;
 	if (s->period_ns == 0)
 		s->period_ns = 1;
@@ -195,7 +249,7 @@ struct sampler *sampler__open(pid_t pid, unsigned hz, int switch_records, char *
 	s->rings = xcalloc((size_t)ncpu, sizeof(*s->rings));
 	for (int cpu = 0; cpu < ncpu; cpu++) {
 		struct cpu_ring *r = &s->rings[s->nrings];
-		r->fd[0] = r->fd[1] = -1;
+		r->fd[EV_CLOCK] = r->fd[EV_SWITCH] = r->fd[EV_RECORDS] = -1;
 		int rc = open_ring(s, r, cpu, why, size);
 		if (rc < 0) {
 			s->nrings++;
@@ -383,6 +437,7 @@ static void *drain_loop(void *arg)
 		if (n < 0 && errno != EINTR)
 			break;
 		drain_all(s);
+		records_check(s);
 		if (n > 0 && pf[s->nrings].revents)
 			break;
 		/* Every task the event followed has exited: it reports POLLHUP from
@@ -408,6 +463,7 @@ int sampler__start(struct sampler *s, const char *dir, char *why, size_t size)
 		return -1;
 	}
 	s->started = 1;
+	s->started_ns = monotonic_ns();
 	return 0;
 }
 
@@ -422,11 +478,13 @@ void sampler__stop(struct sampler *s)
 		pthread_join(s->thread, NULL);
 	}
 	for (int i = 0; i < s->nrings; i++)
-		for (int e = 0; e < 2; e++)
+		for (int e = 0; e < EV_N; e++)
 			if (s->rings[i].fd[e] >= 0)
 				ioctl(s->rings[i].fd[e], PERF_EVENT_IOC_DISABLE, 0);
 	drain_all(s);
 	for (int i = 0; i < s->nfiles; i++) {
+		if (s->records_off_ns)
+			fprintf(s->files[i].f, "records_off %llu\n", (unsigned long long)s->records_off_ns);
 		fprintf(s->files[i].f, "end lost %llu switch_samples %s\n", (unsigned long long)s->lost,
 			s->switch_samples ? "yes" : "no");
 		if (fclose(s->files[i].f) != 0)

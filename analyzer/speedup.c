@@ -349,6 +349,10 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 		s->c[STACK_RUNNABLE] += f * x->runnable;
 		s->c[STACK_OTHER] += f * x->other;
 		s->c[STACK_UNEXPLAINED] += f * unexplained[i];
+		struct offcpu o;
+		if (f * x->other > 0 && (offcpu__sites(m, p->threads[i].tid, &o) != 0 ||
+					 !offcpu__split(&o, f * x->other, s->other_by_kind)))
+			s->other_untimed += f * x->other;
 	}
 	s->c[STACK_USEFUL] = ref_cpu_out_ns >= 0 ? minf(s->cpu_out_ns, ref_cpu_out_ns) : s->cpu_out_ns;
 	s->c[STACK_INFLATION] = s->cpu_out_ns - s->c[STACK_USEFUL];
@@ -475,19 +479,59 @@ void speedup__offcpu_text(const struct speedup *s, const struct model *m, char *
 						   "The call sites were not sampled (no context-switch samples).");
 		return;
 	}
-	/* The sampled switches outside timed waits: the share of each site.
-	 * Switches are sampled by count, not by how long each lasted, so a
-	 * share is of the times it left its CPU, not of the time off it. */
+	/* The sampled switches outside timed waits, each site with the share
+	 * of the thread's off-CPU time its timed switches stood for; where no
+	 * record timed them, the share of the switches (a count, not a time). */
+	double other = s->t[i].other * s->t[i].in_stack;
+	if (o.timed && o.ns && len < size)
+		len += (size_t)snprintf(buf + len, size - len, " Timed by switch records (%s of %s sampled switches):",
+					fmt_count(a, sizeof(a), o.timed), fmt_count(b, sizeof(b), o.samples));
 	for (size_t k = 0; k < o.nsites && len < size; k++) {
 		const struct offcpu_site *x = &o.sites[k];
-		len += (size_t)snprintf(buf + len, size - len, "%s%s of its sampled switches (counted, not timed): %s in %s, %s%s",
-					k ? "; " : " ", fmt_pct(a, sizeof(a), (double)x->samples / (double)o.samples),
-					offcpu_kind_words[x->kind], x->function,
-					strcmp(x->site, "?") ? "called from " : "its caller not unwound",
-					strcmp(x->site, "?") ? x->site : "");
+		const char *sep = k ? "; " : " ";
+		if (o.timed && o.ns) {
+			double ns = other * (double)x->ns / (double)o.ns;
+			len += (size_t)snprintf(buf + len, size - len, "%s%s (%s of the worker time) %s in %s", sep,
+						fmt_ns(a, sizeof(a), ns), fmt_pct(b, sizeof(b), ns / s->budget_ns),
+						offcpu_kind_words[x->kind], x->function);
+		} else {
+			len += (size_t)snprintf(buf + len, size - len, "%s%s of its sampled switches (counted, not timed: "
+						"no switch records): %s in %s", sep,
+						fmt_pct(a, sizeof(a), (double)x->samples / (double)o.samples),
+						offcpu_kind_words[x->kind], x->function);
+		}
+		if (len < size)
+			len += (size_t)snprintf(buf + len, size - len, ", %s%s",
+						strcmp(x->site, "?") ? "called from " : "its caller not unwound",
+						strcmp(x->site, "?") ? x->site : "");
 	}
 	if (len < size)
 		snprintf(buf + len, size - len, ".");
+}
+
+void speedup__other_text(const struct speedup *s, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	size_t len = 0;
+	double timed = s->c[STACK_OTHER] - s->other_untimed;
+	if (timed <= 0 || s->c[STACK_OTHER] < 0.005 * s->budget_ns)
+		return;
+	for (int k = 0; k < OFFCPU_KIND_N && len < size; k++) {
+		if (s->other_by_kind[k] < 0.005 * s->budget_ns)
+			continue;
+		char a[32], b[32];
+		len += (size_t)snprintf(buf + len, size - len, "%s%s %s (%s)", len ? ", " : "",
+					fmt_pct(a, sizeof(a), s->other_by_kind[k] / s->budget_ns), offcpu_kind_words[k],
+					fmt_ns(b, sizeof(b), s->other_by_kind[k]));
+	}
+	if (s->other_untimed >= 0.005 * s->budget_ns && len < size) {
+		char a[32], b[32];
+		len += (size_t)snprintf(buf + len, size - len, "%s%s not timed by switch records (%s)", len ? ", " : "",
+					fmt_pct(a, sizeof(a), s->other_untimed / s->budget_ns),
+					fmt_ns(b, sizeof(b), s->other_untimed));
+	}
+	if (len && len < size)
+		snprintf(buf + len, size - len, " of the worker time.");
 }
 
 void speedup__roles_text(const struct speedup *s, const struct model *m, char *buf, size_t size)

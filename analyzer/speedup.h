@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "offcpu.h"
+
 struct model;
 struct object_row;
 
@@ -84,6 +86,11 @@ struct speedup {
 	int nroles[ROLE_N];      /* threads of each role */
 	double helper_ns;        /* active time outside the stack: threads beside N others */
 	double helper_cpu_ns;    /* ... of it on a CPU */
+	/* c[STACK_OTHER] split by kind, each thread's by the measured times of
+	 * its sampled switches (offcpu__split); untimed: the threads whose
+	 * switches no record timed. They add up to c[STACK_OTHER]. */
+	double other_by_kind[OFFCPU_KIND_N];
+	double other_untimed;
 };
 
 /* The stack of the run in m, at n threads and wall time wall_ns (0: the
@@ -112,6 +119,9 @@ double speedup__park_wait(const struct speedup *s, const struct object_row *row)
  *    kinds and call sites of those outside timed waits (offcpu.h). */
 void speedup__serial_text(const struct speedup *s, const struct model *m, char *buf, size_t size);
 void speedup__offcpu_text(const struct speedup *s, const struct model *m, char *buf, size_t size);
+/* The stack's other off-CPU time by kind ("12% blocking I/O (120 ms), 3%
+ * sleep (30 ms) of the worker time."), "" when none was timed. */
+void speedup__other_text(const struct speedup *s, char *buf, size_t size);
 /* The threads those name (index), or -1. */
 long speedup__serial_thread(const struct speedup *s);
 long speedup__offcpu_thread(const struct speedup *s);
