@@ -99,6 +99,47 @@ static struct switch_rec *records_of(const struct samples *s, int32_t tid, size_
 	return v;
 }
 
+/* A sample's frames, innermost first (ip, then the return addresses): was
+ * any inside the shim, the innermost named function and whether it is the
+ * C library's, and the program's frame nearest to it (site, "" when the
+ * chain did not reach the program). */
+static void walk(const struct model *m, const struct sample *x, int *shim, const char **function, int *in_libc,
+		 char *site, size_t size)
+{
+	const struct samples *s = &m->cpu->smp;
+	*shim = *in_libc = 0;
+	*function = NULL;
+	site[0] = '\0';
+	for (uint32_t k = 0; k <= x->nchain && !*shim; k++) {
+		uint64_t pc = k ? s->pcs[x->chain + k - 1] : x->ip;
+		const struct sym_frame *f;
+		size_t nf = syms__frames(m->syms, pc, SYMS_ANY_GEN, k > 0, &f);
+		for (size_t j = 0; j < nf; j++) {
+			*shim |= f[j].shim;
+			if (!*function && f[j].function) {
+				*function = f[j].function;
+				*in_libc = f[j].runtime;
+			}
+			/* A frame in no module is not code (a chain unwound
+			 * without frame pointers runs into data). */
+			if (!site[0] && !f[j].runtime && !f[j].shim && f[j].module)
+				syms__frame_label(&f[j], site, size);
+		}
+	}
+}
+
+/* Whether a sampled switch (walk's results) was inside a wait the shim
+ * timed: a shim frame on its chain, or a futex wait of the C library's own
+ * whose chain stops there (glibc keeps no frame pointers), almost always the
+ * inside of an interposed pthread wait (a join, a condvar) whose shim frame
+ * the unwinder lost; counting it as off-CPU outside waits would count that
+ * wait's time twice. One with its caller unwound and no shim frame is a
+ * lock of the library's own (stdio, malloc): outside. */
+static int in_timed_wait(int shim, const char *function, int in_libc, const char *site)
+{
+	return shim || (in_libc && !site[0] && function && strstr(function, "futex"));
+}
+
 enum timing { UNTIMED, TIMED, PREEMPTED };
 
 /* How long the switch sampled at x kept its thread off its CPU, from the
@@ -157,33 +198,11 @@ int offcpu__sites(const struct model *m, int32_t tid, struct offcpu *out)
 			out->preempted++;
 			continue;
 		}
-		/* The frames, innermost first: ip, then the return addresses. */
-		int shim = 0, in_libc = 0;
-		const char *function = NULL;
-		char site[256] = "";
-		for (uint32_t k = 0; k <= x->nchain && !shim; k++) {
-			uint64_t pc = k ? s->pcs[x->chain + k - 1] : x->ip;
-			const struct sym_frame *f;
-			size_t nf = syms__frames(m->syms, pc, SYMS_ANY_GEN, k > 0, &f);
-			for (size_t j = 0; j < nf; j++) {
-				shim |= f[j].shim;
-				if (!function && f[j].function) {
-					function = f[j].function;
-					in_libc = f[j].runtime;
-				}
-				/* A frame in no module is not code (a chain unwound
-				 * without frame pointers runs into data). */
-				if (!site[0] && !f[j].runtime && !f[j].shim && f[j].module)
-					syms__frame_label(&f[j], site, sizeof(site));
-			}
-		}
-		/* A futex wait of the C library's own whose chain stops there
-		 * (glibc keeps no frame pointers) is almost always the inside of
-		 * an interposed pthread wait (a join, a condvar) whose shim frame
-		 * the unwinder lost; counting it here would give that wait's time
-		 * to "other" a second time. One with its caller unwound and no
-		 * shim frame is a lock of the library's own (stdio, malloc). */
-		if (shim || (in_libc && !site[0] && function && strstr(function, "futex"))) {
+		int shim, in_libc;
+		const char *function;
+		char site[256];
+		walk(m, x, &shim, &function, &in_libc, site, sizeof(site));
+		if (in_timed_wait(shim, function, in_libc, site)) {
 			out->in_waits++;
 			continue;
 		}
@@ -224,5 +243,74 @@ int offcpu__sites(const struct model *m, int32_t tid, struct offcpu *out)
 		out->sites[out->nsites++] = all[best];
 		all[best].samples = 0;
 	}
+	return 0;
+}
+
+int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, size_t nspans,
+		       struct phase_site *out)
+{
+	memset(out, 0, sizeof(*out));
+	const struct cpuprof *c = m->cpu;
+	if (!c || !m->syms)
+		return -1;
+	const struct samples *s = &c->smp;
+	size_t nrec;
+	struct switch_rec *rec = records_of(s, tid, &nrec);
+	struct { char site[256]; double ns; uint64_t samples; } all[32];
+	size_t nall = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct sample *x = &s->v[i];
+		size_t k = 0;
+		if (x->tid != tid)
+			continue;
+		while (k < nspans && !(x->time_ns >= spans[2 * k] && x->time_ns < spans[2 * k + 1]))
+			k++;
+		if (k == nspans)
+			continue;
+		uint64_t ns = s->period_ns;
+		enum offcpu_kind kind = OFFCPU_KIND_N;   /* on a CPU */
+		int shim, in_libc;
+		const char *function;
+		char site[256];
+		walk(m, x, &shim, &function, &in_libc, site, sizeof(site));
+		if (x->kind == SAMPLE_SWITCH) {
+			if (time_switch(s, rec, nrec, x, &ns) != TIMED || in_timed_wait(shim, function, in_libc, site))
+				continue;   /* preempted, untimed, or a wait the shim timed */
+			if ((double)ns > spans[2 * k + 1] - (double)x->time_ns)   /* what fell in the span */
+				ns = (uint64_t)(spans[2 * k + 1] - (double)x->time_ns);
+			kind = kind_of(function, in_libc);
+			out->offcpu_ns += ns;
+			out->offcpu_by_kind[kind] += ns;
+		} else {
+			out->cpu_ns += ns;
+		}
+		out->samples++;
+		if (!site[0] && !function)
+			continue;
+		if (!site[0])   /* the chain did not reach the program: its innermost function */
+			snprintf(site, sizeof(site), "%s (its caller not unwound)", function);
+		size_t j = 0;
+		while (j < nall && strcmp(all[j].site, site))
+			j++;
+		if (j == nall) {
+			if (nall == sizeof(all) / sizeof(all[0]))
+				continue;
+			snprintf(all[nall].site, sizeof(all[nall].site), "%s", site);
+			all[nall].ns = 0;
+			all[nall++].samples = 0;
+		}
+		all[j].ns += (double)ns;
+		all[j].samples++;
+	}
+	free(rec);
+	size_t best = nall;
+	for (size_t j = 0; j < nall; j++)
+		if (best == nall || all[j].ns > all[best].ns)
+			best = j;
+	if (best == nall)
+		return out->samples ? 0 : -1;
+	snprintf(out->site, sizeof(out->site), "%s", all[best].site);
+	out->site_ns = all[best].ns;
+	out->site_samples = all[best].samples;
 	return 0;
 }

@@ -65,4 +65,22 @@ int offcpu__sites(const struct model *m, int32_t tid, struct offcpu *out);
  * left as it was), else 1. */
 int offcpu__split(const struct offcpu *o, double other_ns, double by_kind[OFFCPU_KIND_N]);
 
+/* What thread tid did in the time spans [spans[2k], spans[2k+1]) (a
+ * serial phase): its CPU samples (each period_ns of CPU) and its sampled
+ * switches that records timed (each the time off its CPU that followed),
+ * and the program's call site with most of that time, its deepest frame
+ * outside the C library: "read_all (io_helper.c:41)" (when the chain did
+ * not reach the program, the innermost function, saying so). */
+struct phase_site {
+	uint64_t samples;
+	double cpu_ns, offcpu_ns;               /* sampled estimates */
+	double offcpu_by_kind[OFFCPU_KIND_N];
+	char site[256];                         /* "" when no sample was named */
+	double site_ns;
+	uint64_t site_samples;
+};
+/* Returns 0, or -1 when no sample of tid fell in the spans. */
+int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, size_t nspans,
+		       struct phase_site *out);
+
 #endif

@@ -250,9 +250,15 @@ static void place_threads(struct speedup *s, const struct model *m, int n)
 		s->t[i].in_stack = s->t[i].active > 0 ? minf(got / s->t[i].active, 1) : 1;
 	}
 	/* Serial time: one thread alone in the slots while N > 1. */
+	s->alone_spans = xcalloc(4 * nt + 2, sizeof(double));
+	s->alone_thread = xcalloc(2 * nt + 1, sizeof(size_t));
 	for (size_t k = 0; n > 1 && k + 1 < 2 * nt; k++)
-		if (used[k] == 1)
+		if (used[k] == 1 && cut[k + 1] > cut[k]) {
 			s->t[taker[k]].alone += cut[k + 1] - cut[k];
+			s->alone_spans[2 * s->nalone] = cut[k];
+			s->alone_spans[2 * s->nalone + 1] = cut[k + 1];
+			s->alone_thread[s->nalone++] = taker[k];
+		}
 	free(taker);
 	free(used);
 	free(order);
@@ -428,10 +434,45 @@ void speedup__serial_text(const struct speedup *s, const struct model *m, char *
 	char who[200], a[32], b[32];
 	/* Where in its life: its active time is placed from its start. */
 	const char *when = (t->flags & CV_THREAD_MAIN) && t->threads_created ? ", at its start, before its threads ran" : "";
-	snprintf(buf, size, "%s ran alone for %s (%s of the run) while the other %d slot%s had no thread%s; it "
-		 "spent %s of its active time on a CPU.", thread_text(m, (size_t)i, who, sizeof(who)),
-		 fmt_ns(a, sizeof(a), x->alone), fmt_pct(b, sizeof(b), x->alone / s->wall_ns), s->threads - 1,
-		 s->threads == 2 ? "" : "s", when, fmt_pct((char[32]){0}, 32, x->active > 0 ? x->cpu / x->active : 0));
+	size_t len = (size_t)snprintf(buf, size, "%s ran alone for %s (%s of the run) while the other %d slot%s had no "
+				      "thread%s; it spent %s of its active time on a CPU",
+				      thread_text(m, (size_t)i, who, sizeof(who)), fmt_ns(a, sizeof(a), x->alone),
+				      fmt_pct(b, sizeof(b), x->alone / s->wall_ns), s->threads - 1,
+				      s->threads == 2 ? "" : "s", when,
+				      fmt_pct((char[32]){0}, 32, x->active > 0 ? x->cpu / x->active : 0));
+	struct phase_site ph;
+	if (speedup__serial_site(s, m, (size_t)i, &ph) == 0 && ph.site[0] && len < size) {
+		/* Where, from its samples in the spans it was alone. */
+		int kind = 0;
+		for (int k = 1; k < OFFCPU_KIND_N; k++)
+			if (ph.offcpu_by_kind[k] > ph.offcpu_by_kind[kind])
+				kind = k;
+		len += (size_t)snprintf(buf + len, size - len, ", most of it in %s (%s of its %s sampled: %s on a CPU",
+					ph.site, fmt_pct(a, sizeof(a), ph.site_ns / (ph.cpu_ns + ph.offcpu_ns)),
+					fmt_ns(b, sizeof(b), ph.cpu_ns + ph.offcpu_ns), fmt_ns(who, sizeof(who), ph.cpu_ns));
+		if (ph.offcpu_ns > 0 && len < size)
+			len += (size_t)snprintf(buf + len, size - len, ", %s off it, mostly %s", fmt_ns(a, sizeof(a), ph.offcpu_ns),
+						offcpu_kind_words[kind]);
+		if (len < size)
+			len += (size_t)snprintf(buf + len, size - len, ")");
+	}
+	if (len < size)
+		snprintf(buf + len, size - len, ".");
+}
+
+int speedup__serial_site(const struct speedup *s, const struct model *m, size_t i, struct phase_site *out)
+{
+	double *spans = xcalloc(2 * s->nalone + 2, sizeof(double));
+	size_t n = 0;
+	for (size_t k = 0; k < s->nalone; k++)
+		if (s->alone_thread[k] == i) {
+			spans[2 * n] = s->alone_spans[2 * k];
+			spans[2 * n + 1] = s->alone_spans[2 * k + 1];
+			n++;
+		}
+	int rc = n ? offcpu__phase_site(m, m->p->threads[i].tid, spans, n, out) : -1;
+	free(spans);
+	return rc;
 }
 
 uint64_t speedup__thread_waits(const struct model *m, size_t i)
@@ -570,6 +611,10 @@ void speedup__free(struct speedup *s)
 	free(s->by_identity);
 	free(s->t);
 	free(s->parks);
+	free(s->alone_spans);
+	free(s->alone_thread);
+	s->alone_spans = NULL;
+	s->alone_thread = NULL;
 	s->locks = s->by_identity = s->parks = NULL;
 	s->t = NULL;
 }

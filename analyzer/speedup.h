@@ -91,6 +91,11 @@ struct speedup {
 	 * switches no record timed. They add up to c[STACK_OTHER]. */
 	double other_by_kind[OFFCPU_KIND_N];
 	double other_untimed;
+	/* The spans where one thread was alone in the slots while N > 1:
+	 * [alone_spans[2k], alone_spans[2k+1]) ns, thread index alone_thread[k]. */
+	double *alone_spans;
+	size_t *alone_thread;
+	size_t nalone;
 };
 
 /* The stack of the run in m, at n threads and wall time wall_ns (0: the
@@ -122,6 +127,9 @@ void speedup__offcpu_text(const struct speedup *s, const struct model *m, char *
 /* The stack's other off-CPU time by kind ("12% blocking I/O (120 ms), 3%
  * sleep (30 ms) of the worker time."), "" when none was timed. */
 void speedup__other_text(const struct speedup *s, char *buf, size_t size);
+/* Where serial thread i was in the spans it ran alone (offcpu__phase_site).
+ * Returns 0, or -1 when it has none or no sample fell in them. */
+int speedup__serial_site(const struct speedup *s, const struct model *m, size_t i, struct phase_site *out);
 /* The threads those name (index), or -1. */
 long speedup__serial_thread(const struct speedup *s);
 long speedup__offcpu_thread(const struct speedup *s);

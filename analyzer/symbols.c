@@ -177,12 +177,13 @@ static int open_module_file(const struct profile_module *pm, char *file, size_t 
 	return fd;
 }
 
-/* The C and C++ runtime: frames in these are not "the program's code". */
+/* The C and C++ runtime and the kernel's vDSO (clock_gettime): frames in
+ * these are not "the program's code". */
 static int runtime_module(const char *base)
 {
 	static const char *const prefixes[] = {
 		"libc.so", "libc-", "ld-linux", "ld64.so", "libpthread", "libstdc++", "libgcc_s",
-		"libm.so", "libdl.so", "librt.so", "libunwind", "libc++",
+		"libm.so", "libdl.so", "librt.so", "libunwind", "libc++", "linux-vdso", "linux-gate",
 	};
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
 		if (!strncmp(base, prefixes[i], strlen(prefixes[i])))
