@@ -381,11 +381,17 @@ static void turn_finding(struct findings *out, struct step *st, const struct obj
 	evidence(x, "handoff_fraction", handoffs);
 	evidence(x, "cpus_in_use", cpus);
 	size_t len;
+	/* A monitor inside a runtime's known state is its interpreter lock. */
+	const struct model *m = st->t->m;
+	const char *note = mu && m->syms ? syms__data_note(m->syms, mu->obj->o.addr, mu->obj->o.map_gen) : NULL;
+	char inside[160] = "";
+	if (note)
+		snprintf(inside, sizeof(inside), " (inside %s)", note);
 	if (mu)
 		len = (size_t)snprintf(x->summary, sizeof(x->summary),
-		    "Threads ran one at a time through the monitor of mutex %s and condvar%s %s: a lock in "
+		    "Threads ran one at a time through the monitor of mutex %s and condvar%s %s%s: a lock in "
 		    "effect. They waited %s for the mutex and were parked %s on the condvar%s",
-		    mu->name, u->nparks == 1 ? "" : "s", names, fmt_ns(a, sizeof(a), (double)k->wait_ns),
+		    mu->name, u->nparks == 1 ? "" : "s", names, inside, fmt_ns(a, sizeof(a), (double)k->wait_ns),
 		    fmt_ns(b, sizeof(b), (double)u->wait_ns), u->nparks == 1 ? "" : "s");
 	else
 		len = (size_t)snprintf(x->summary, sizeof(x->summary),

@@ -287,8 +287,8 @@ int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, 
 		out->samples++;
 		if (!site[0] && !function)
 			continue;
-		if (!site[0])   /* the chain did not reach the program: its innermost function */
-			snprintf(site, sizeof(site), "%s (its caller not unwound)", function);
+		if (!site[0])   /* no frame of the program's own on the chain: its innermost function */
+			snprintf(site, sizeof(site), "%s (no frame of the program's own unwound)", function);
 		size_t j = 0;
 		while (j < nall && strcmp(all[j].site, site))
 			j++;

@@ -593,6 +593,7 @@ static json_object *json_stack(const struct speedup *st)
 	json_object_object_add(stack, "budget_ns", json_object_new_int64((int64_t)st->budget_ns));
 	for (int k = 0; k < STACK_N; k++)
 		json_object_object_add(stack, stack_keys[k], json_object_new_int64((int64_t)st->c[k]));
+	json_object_object_add(stack, "other_offcpu_by_kind", speedup__other_json(st));
 	return stack;
 }
 
@@ -657,6 +658,9 @@ static void json_report(struct sink *k, const struct analysis *a, const struct r
 		sink_member(k, "lock_order", lock_order);
 	sink_member(k, "stack", json_stack(&a->s));
 	sink_member(k, "findings", findings__json(&a->f));
+	char names[1024];   /* after everything above was named */
+	if (a->syms && syms__offsets_note(a->syms, names, sizeof(names)))
+		sink_member(k, "names_as_offsets", jstr(names));
 }
 
 json_object *report__json(const struct analysis *a, const struct report_options *o)
@@ -687,6 +691,10 @@ int report__write(const struct analysis *a, const struct report_options *o, FILE
 		if (m->cpu)
 			cpuprof__text(m->cpu, m, out, o->limit > 0 ? o->limit : 10);
 		text_counters(m, out);
+		char names[1024];
+		if (a->syms && syms__offsets_note(a->syms, names, sizeof(names)))
+			textfit__wrap(out, textfit__width(out), 2,
+				      "\nNames that are module+offset: no symbol covered those addresses in ", names);
 		char pmu[160], line[256];
 		if (!(p->process.perf_valid >> CV_PERF_CYCLES)) {
 			snprintf(line, sizeof(line), "hardware counters (cycles, instructions, cache misses): %s.",

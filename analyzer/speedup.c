@@ -33,6 +33,7 @@
  * N·T exactly, by construction; what the construction cannot attribute shows
  * up in "unexplained".
  */
+#include <json-c/json.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -573,6 +574,15 @@ void speedup__other_text(const struct speedup *s, char *buf, size_t size)
 	}
 	if (len && len < size)
 		snprintf(buf + len, size - len, " of the worker time.");
+}
+
+json_object *speedup__other_json(const struct speedup *s)
+{
+	json_object *o = json_object_new_object();
+	for (int k = 0; k < OFFCPU_KIND_N; k++)
+		json_object_object_add(o, offcpu_kind_names[k], json_object_new_int64((int64_t)llround(s->other_by_kind[k])));
+	json_object_object_add(o, "untimed", json_object_new_int64((int64_t)llround(s->other_untimed)));
+	return o;
 }
 
 void speedup__roles_text(const struct speedup *s, const struct model *m, char *buf, size_t size)

@@ -127,6 +127,8 @@ void speedup__offcpu_text(const struct speedup *s, const struct model *m, char *
 /* The stack's other off-CPU time by kind ("12% blocking I/O (120 ms), 3%
  * sleep (30 ms) of the worker time."), "" when none was timed. */
 void speedup__other_text(const struct speedup *s, char *buf, size_t size);
+/* The same in ns, one member per kind and "untimed". */
+struct json_object *speedup__other_json(const struct speedup *s);
 /* Where serial thread i was in the spans it ran alone (offcpu__phase_site).
  * Returns 0, or -1 when it has none or no sample fell in them. */
 int speedup__serial_site(const struct speedup *s, const struct model *m, size_t i, struct phase_site *out);

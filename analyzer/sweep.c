@@ -357,16 +357,6 @@ static json_object *offcpu_json(const struct speedup *s, const struct model *m)
 	return o;
 }
 
-/* The stack's other_offcpu by kind, in ns (speedup__other_text). */
-static json_object *other_by_kind_json(const struct speedup *s)
-{
-	json_object *o = json_object_new_object();
-	for (int k = 0; k < OFFCPU_KIND_N; k++)
-		json_object_object_add(o, offcpu_kind_names[k], json_object_new_int64((int64_t)llround(s->other_by_kind[k])));
-	json_object_object_add(o, "untimed", json_object_new_int64((int64_t)llround(s->other_untimed)));
-	return o;
-}
-
 /* path relative to dir when it lies under it. */
 static const char *under(const char *dir, const char *path)
 {
@@ -405,7 +395,7 @@ json_object *sweep__json(const struct sweep *w)
 		json_object_object_add(r, "helper_cpu_ns", json_object_new_int64((int64_t)llround(s->helper_cpu_ns)));
 		json_object_object_add(r, "serial", serial_json(s, c->a.p));
 		json_object_object_add(r, "offcpu_other", offcpu_json(s, &c->a.m));
-		json_object_object_add(r, "other_offcpu_by_kind", other_by_kind_json(s));
+		json_object_object_add(r, "other_offcpu_by_kind", speedup__other_json(s));
 		for (size_t k = 0; k < s->nlocks; k++) {
 			json_object *l = json_object_new_object();
 			json_object_object_add(l, "name", json_object_new_string(s->locks[k].row->name));
