@@ -100,30 +100,39 @@ static struct switch_rec *records_of(const struct samples *s, int32_t tid, size_
 }
 
 /* A sample's frames, innermost first (ip, then the return addresses): was
- * any inside the shim, the innermost named function and whether it is the
+ * it inside the shim (an interposed call, below the program's frames), the
+ * innermost named function and whether it is the
  * C library's, and the program's frame nearest to it (site, "" when the
  * chain did not reach the program). */
 static void walk(const struct model *m, const struct sample *x, int *shim, const char **function, int *in_libc,
-		 char *site, size_t size)
+		 char *site, size_t size, char *caller, size_t caller_size)
 {
 	const struct samples *s = &m->cpu->smp;
 	*shim = *in_libc = 0;
 	*function = NULL;
 	site[0] = '\0';
+	if (caller)
+		caller[0] = '\0';
 	for (uint32_t k = 0; k <= x->nchain && !*shim; k++) {
 		uint64_t pc = k ? s->pcs[x->chain + k - 1] : x->ip;
 		const struct sym_frame *f;
 		size_t nf = syms__frames(m->syms, pc, SYMS_ANY_GEN, k > 0, &f);
 		for (size_t j = 0; j < nf; j++) {
-			*shim |= f[j].shim;
+			/* Only inside the program's frames: the shim also starts
+			 * every thread (the outermost frames of its chains). */
+			*shim |= f[j].shim && !site[0];
 			if (!*function && f[j].function) {
 				*function = f[j].function;
 				*in_libc = f[j].runtime;
 			}
 			/* A frame in no module is not code (a chain unwound
 			 * without frame pointers runs into data). */
-			if (!site[0] && !f[j].runtime && !f[j].shim && f[j].module)
+			if (f[j].runtime || f[j].shim || !f[j].module)
+				continue;
+			if (!site[0])
 				syms__frame_label(&f[j], site, size);
+			else if (caller && !caller[0] && f[j].function)
+				syms__frame_label(&f[j], caller, caller_size);
 		}
 	}
 }
@@ -200,13 +209,21 @@ int offcpu__sites(const struct model *m, int32_t tid, struct offcpu *out)
 		}
 		int shim, in_libc;
 		const char *function;
-		char site[256];
-		walk(m, x, &shim, &function, &in_libc, site, sizeof(site));
+		char site[256], caller[256], own[256] = "";
+		walk(m, x, &shim, &function, &in_libc, site, sizeof(site), caller, sizeof(caller));
 		if (in_timed_wait(shim, function, in_libc, site)) {
 			out->in_waits++;
 			continue;
 		}
 		enum offcpu_kind kind = kind_of(function, in_libc);
+		if (!in_libc && function && caller[0]) {
+			/* The call entered the kernel from the program's own code (an
+			 * inline system call): that frame is the function, its caller
+			 * the site. */
+			snprintf(own, sizeof(own), "%s", site);
+			function = own;
+			snprintf(site, sizeof(site), "%s", caller);
+		}
 		if (!site[0])
 			snprintf(site, sizeof(site), "?");   /* the chain did not reach the program */
 		out->samples++;
@@ -256,7 +273,7 @@ int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, 
 	const struct samples *s = &c->smp;
 	size_t nrec;
 	struct switch_rec *rec = records_of(s, tid, &nrec);
-	struct { char site[256]; double ns; uint64_t samples; } all[32];
+	struct { char site[512]; double ns; uint64_t samples; } all[32];
 	size_t nall = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sample *x = &s->v[i];
@@ -271,8 +288,8 @@ int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, 
 		enum offcpu_kind kind = OFFCPU_KIND_N;   /* on a CPU */
 		int shim, in_libc;
 		const char *function;
-		char site[256];
-		walk(m, x, &shim, &function, &in_libc, site, sizeof(site));
+		char site[512], caller[256];
+		walk(m, x, &shim, &function, &in_libc, site, sizeof(site), caller, sizeof(caller));
 		if (x->kind == SAMPLE_SWITCH) {
 			if (time_switch(s, rec, nrec, x, &ns) != TIMED || in_timed_wait(shim, function, in_libc, site))
 				continue;   /* preempted, untimed, or a wait the shim timed */
@@ -289,6 +306,8 @@ int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, 
 			continue;
 		if (!site[0])   /* no frame of the program's own on the chain: its innermost function */
 			snprintf(site, sizeof(site), "%s (no frame of the program's own unwound)", function);
+		else if (caller[0])   /* the call path: a helper's frame says little alone */
+			snprintf(site + strlen(site), sizeof(site) - strlen(site), " in %s", caller);
 		size_t j = 0;
 		while (j < nall && strcmp(all[j].site, site))
 			j++;

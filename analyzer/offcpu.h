@@ -68,14 +68,15 @@ int offcpu__split(const struct offcpu *o, double other_ns, double by_kind[OFFCPU
 /* What thread tid did in the time spans [spans[2k], spans[2k+1]) (a
  * serial phase): its CPU samples (each period_ns of CPU) and its sampled
  * switches that records timed (each the time off its CPU that followed),
- * and the program's call site with most of that time, its deepest frame
- * outside the C library: "read_all (io_helper.c:41)" (when the chain did
- * not reach the program, the innermost function, saying so). */
+ * and the program's call path with most of that time, its two deepest
+ * frames outside the C library: "read_block (io.c:12) in read_all
+ * (io.c:41)" (when the chain did not reach the program, the innermost
+ * function, saying so). */
 struct phase_site {
 	uint64_t samples;
 	double cpu_ns, offcpu_ns;               /* sampled estimates */
 	double offcpu_by_kind[OFFCPU_KIND_N];
-	char site[256];                         /* "" when no sample was named */
+	char site[512];                         /* "" when no sample was named */
 	double site_ns;
 	uint64_t site_samples;
 };
