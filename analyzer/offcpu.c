@@ -273,7 +273,7 @@ int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, 
 	const struct samples *s = &c->smp;
 	size_t nrec;
 	struct switch_rec *rec = records_of(s, tid, &nrec);
-	struct { char site[512]; double ns; uint64_t samples; } all[32];
+	struct { char site[512]; double ns; uint64_t samples; int program; } all[32];
 	size_t nall = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sample *x = &s->v[i];
@@ -304,7 +304,8 @@ int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, 
 		out->samples++;
 		if (!site[0] && !function)
 			continue;
-		if (!site[0])   /* no frame of the program's own on the chain: its innermost function */
+		int program = site[0] != '\0';
+		if (!program)   /* no frame of the program's own on the chain: its innermost function */
 			snprintf(site, sizeof(site), "%s (no frame of the program's own unwound)", function);
 		else if (caller[0])   /* the call path: a helper's frame says little alone */
 			snprintf(site + strlen(site), sizeof(site) - strlen(site), " in %s", caller);
@@ -316,20 +317,25 @@ int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, 
 				continue;
 			snprintf(all[nall].site, sizeof(all[nall].site), "%s", site);
 			all[nall].ns = 0;
+			all[nall].program = program;
 			all[nall++].samples = 0;
 		}
 		all[j].ns += (double)ns;
 		all[j].samples++;
 	}
 	free(rec);
+	/* The program's own code first: a chain that stopped in the C library
+	 * (no frame pointers there) says what, not where. */
 	size_t best = nall;
 	for (size_t j = 0; j < nall; j++)
-		if (best == nall || all[j].ns > all[best].ns)
+		if (best == nall || all[j].program > all[best].program ||
+		    (all[j].program == all[best].program && all[j].ns > all[best].ns))
 			best = j;
 	if (best == nall)
 		return out->samples ? 0 : -1;
 	snprintf(out->site, sizeof(out->site), "%s", all[best].site);
 	out->site_ns = all[best].ns;
 	out->site_samples = all[best].samples;
+	out->site_program = all[best].program;
 	return 0;
 }

@@ -70,8 +70,8 @@ int offcpu__split(const struct offcpu *o, double other_ns, double by_kind[OFFCPU
  * switches that records timed (each the time off its CPU that followed),
  * and the program's call path with most of that time, its two deepest
  * frames outside the C library: "read_block (io.c:12) in read_all
- * (io.c:41)" (when the chain did not reach the program, the innermost
- * function, saying so). */
+ * (io.c:41)" (when no sample's chain reached the program, the innermost
+ * function with most, saying so). */
 struct phase_site {
 	uint64_t samples;
 	double cpu_ns, offcpu_ns;               /* sampled estimates */
@@ -79,6 +79,7 @@ struct phase_site {
 	char site[512];                         /* "" when no sample was named */
 	double site_ns;
 	uint64_t site_samples;
+	int site_program;                       /* site is the program's code (else no sample reached it) */
 };
 /* Returns 0, or -1 when no sample of tid fell in the spans. */
 int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, size_t nspans,

@@ -448,14 +448,15 @@ void speedup__serial_text(const struct speedup *s, const struct model *m, char *
 		for (int k = 1; k < OFFCPU_KIND_N; k++)
 			if (ph.offcpu_by_kind[k] > ph.offcpu_by_kind[kind])
 				kind = k;
-		len += (size_t)snprintf(buf + len, size - len, ", most of it in %s (%s of its %s sampled: %s on a CPU",
-					ph.site, fmt_pct(a, sizeof(a), ph.site_ns / (ph.cpu_ns + ph.offcpu_ns)),
-					fmt_ns(b, sizeof(b), ph.cpu_ns + ph.offcpu_ns), fmt_ns(who, sizeof(who), ph.cpu_ns));
+		len += (size_t)snprintf(buf + len, size - len, "; sampled meanwhile: %s on a CPU",
+					fmt_ns(b, sizeof(b), ph.cpu_ns));
 		if (ph.offcpu_ns > 0 && len < size)
-			len += (size_t)snprintf(buf + len, size - len, ", %s off it, mostly %s", fmt_ns(a, sizeof(a), ph.offcpu_ns),
-						offcpu_kind_words[kind]);
+			len += (size_t)snprintf(buf + len, size - len, ", %s off it (mostly %s)",
+						fmt_ns(a, sizeof(a), ph.offcpu_ns), offcpu_kind_words[kind]);
 		if (len < size)
-			len += (size_t)snprintf(buf + len, size - len, ")");
+			len += (size_t)snprintf(buf + len, size - len, ", %s in %s (%s of it)",
+						ph.site_program ? "its own code mostly" : "mostly",
+						ph.site, fmt_pct(a, sizeof(a), ph.site_ns / (ph.cpu_ns + ph.offcpu_ns)));
 	}
 	if (len < size)
 		snprintf(buf + len, size - len, ".");
