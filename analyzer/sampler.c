@@ -54,9 +54,13 @@ enum { EV_CLOCK, EV_SWITCH, EV_RECORDS, EV_N };
 
 /* Switch records within budget (SAMPLER_RECORDS_BUDGET): at about a
  * microsecond each, this many a second of the run costs the program about
- * 1% of one CPU; BURST lets a start-up flurry through. */
+ * 1% of one CPU; BURST lets a start-up flurry through. While the budget
+ * watches, the drain looks every RECORDS_CHECK_MS, so a program that
+ * switches hundreds of thousands of times a second pays for a few
+ * milliseconds of records, not for a drain period's. */
 #define RECORDS_PER_S 10000
-#define RECORDS_BURST 5000
+#define RECORDS_BURST 1000
+#define RECORDS_CHECK_MS 10
 
 struct cpu_ring {
 	int fd[EV_N];                 /* EV_CLOCK (owns the ring); EV_SWITCH, EV_RECORDS: -1 if refused or off */
@@ -150,7 +154,10 @@ static void open_records(struct sampler *s, struct cpu_ring *r, int cpu)
  * parks 100,000 times a second would otherwise pay a tenth of its time for
  * them. The time they stopped goes into every file: the analyzer times the
  * switches sampled before it. Disabling the event disables the copies the
- * program's threads and children inherited. */
+ * program's threads and children inherited; a disabled event still costs
+ * each context switch a little (about 0.2 µs, docs/performance.md), but
+ * closing it costs far more: the kernel then tears down every inherited
+ * copy while the program runs (a park-heavy run took 6× as long). */
 static void records_check(struct sampler *s)
 {
 	if (s->records != SAMPLER_RECORDS_BUDGET || s->records_off_ns)
@@ -433,7 +440,8 @@ static void *drain_loop(void *arg)
 		pf[i] = (struct pollfd){ .fd = s->rings[i].fd[EV_CLOCK], .events = POLLIN };
 	pf[s->nrings] = (struct pollfd){ .fd = s->stop_pipe[0], .events = POLLIN };
 	for (;;) {
-		int n = poll(pf, (nfds_t)s->nrings + 1, 100);
+		int watching = s->records == SAMPLER_RECORDS_BUDGET && !s->records_off_ns;
+		int n = poll(pf, (nfds_t)s->nrings + 1, watching ? RECORDS_CHECK_MS : 100);
 		if (n < 0 && errno != EINTR)
 			break;
 		drain_all(s);
