@@ -21,8 +21,10 @@
 #include "cpuprof.h"
 #include "model.h"
 #include "offcpu.h"
+#include "profile.h"
 #include "samples.h"
 #include "symbols.h"
+#include "util.h"
 
 const char *const offcpu_kind_names[OFFCPU_KIND_N] = {
 #define CV_X(sym, key, words) [sym] = key,
@@ -177,76 +179,148 @@ static enum timing time_switch(const struct samples *s, const struct switch_rec 
 	return TIMED;
 }
 
-int offcpu__split(const struct offcpu *o, double other_ns, double by_kind[OFFCPU_KIND_N])
+/* What one sampled switch was (classify). */
+struct switch_class {
+	enum timing timing;
+	uint64_t ns;                 /* TIMED: off its CPU for this long */
+	int in_wait;                 /* inside a wait the shim timed */
+	enum offcpu_kind kind;
+	const char *function;        /* where it entered the kernel; NULL: unnamed */
+	char site[256];              /* the program's frame that called it; "?": not unwound */
+	char own[256];               /* function's storage when it is the program's own frame */
+};
+
+static void classify(const struct model *m, const struct switch_rec *rec, size_t nrec, const struct sample *x,
+		     struct switch_class *c)
 {
-	if (!o->timed || !o->ns)
-		return 0;
-	for (int k = 0; k < OFFCPU_KIND_N; k++)
-		by_kind[k] += other_ns * (double)o->ns_by_kind[k] / (double)o->ns;
-	return 1;
+	const struct samples *s = &m->cpu->smp;
+	c->ns = 0;
+	c->timing = time_switch(s, rec, nrec, x, &c->ns);
+	c->in_wait = 0;
+	if (c->timing == PREEMPTED)
+		return;
+	int shim, in_libc;
+	char caller[256];
+	walk(m, x, &shim, &c->function, &in_libc, c->site, sizeof(c->site), caller, sizeof(caller));
+	c->in_wait = in_timed_wait(shim, c->function, in_libc, c->site);
+	c->kind = kind_of(c->function, in_libc);
+	if (!in_libc && c->function && caller[0]) {
+		/* The call entered the kernel from the program's own code (an
+		 * inline system call): that frame is the function, its caller
+		 * the site. */
+		snprintf(c->own, sizeof(c->own), "%s", c->site);
+		c->function = c->own;
+		snprintf(c->site, sizeof(c->site), "%s", caller);
+	}
+	if (!c->site[0])
+		snprintf(c->site, sizeof(c->site), "?");   /* the chain did not reach the program */
+}
+
+/* The profile's thread that tid was at time t (a tid may be reused), or
+ * -1. by_tid: thread indexes sorted by tid. */
+static long thread_at(const struct profile *p, const size_t *by_tid, int32_t tid, uint64_t t)
+{
+	size_t lo = 0, hi = p->nthreads;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->threads[by_tid[mid]].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	long any = -1;
+	for (; lo < p->nthreads && p->threads[by_tid[lo]].tid == tid; lo++) {
+		const struct cv_thread_rec *th = &p->threads[by_tid[lo]];
+		any = (long)by_tid[lo];
+		if (t >= th->start_ns && (!th->end_ns || t <= th->end_ns))
+			break;
+	}
+	return any;
+}
+
+static int by_thread_tid(const void *a, const void *b, void *profile)
+{
+	const struct profile *p = profile;
+	int32_t x = p->threads[*(const size_t *)a].tid, y = p->threads[*(const size_t *)b].tid;
+	return x < y ? -1 : x > y;
+}
+
+int offcpu__thread_times(const struct model *m, double (*ns)[OFFCPU_KIND_N])
+{
+	const struct profile *p = m->p;
+	memset(ns, 0, p->nthreads * sizeof(*ns));
+	if (!m->cpu || !m->cpu->smp.switch_samples)
+		return -1;
+	const struct samples *s = &m->cpu->smp;
+	size_t *by_tid = xcalloc(p->nthreads + 1, sizeof(size_t)), nrec;
+	for (size_t i = 0; i < p->nthreads; i++)
+		by_tid[i] = i;
+	qsort_r(by_tid, p->nthreads, sizeof(*by_tid), by_thread_tid, (void *)p);
+	struct switch_rec *rec = records_of(s, 0, &nrec);
+	struct switch_class c;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct sample *x = &s->v[i];
+		if (x->kind != SAMPLE_SWITCH)
+			continue;
+		long t = thread_at(p, by_tid, x->tid, x->time_ns);
+		if (t < 0)
+			continue;
+		classify(m, rec, nrec, x, &c);
+		if (c.timing == TIMED && !c.in_wait)
+			ns[t][c.kind] += (double)c.ns;
+	}
+	free(rec);
+	free(by_tid);
+	return 0;
 }
 
 int offcpu__sites(const struct model *m, int32_t tid, struct offcpu *out)
 {
 	memset(out, 0, sizeof(*out));
-	const struct cpuprof *c = m->cpu;
-	if (!c || !c->smp.switch_samples)
+	const struct cpuprof *cp = m->cpu;
+	if (!cp || !cp->smp.switch_samples)
 		return -1;
-	const struct samples *s = &c->smp;
+	const struct samples *s = &cp->smp;
 	size_t nrec;
 	struct switch_rec *rec = records_of(s, tid, &nrec);
 	struct offcpu_site all[64];
 	size_t nall = 0;
+	struct switch_class c;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sample *x = &s->v[i];
 		if (x->kind != SAMPLE_SWITCH || (tid && x->tid != tid))
 			continue;
-		uint64_t ns = 0;
-		enum timing timing = time_switch(s, rec, nrec, x, &ns);
-		if (timing == PREEMPTED) {
+		classify(m, rec, nrec, x, &c);
+		if (c.timing == PREEMPTED) {
 			out->preempted++;
 			continue;
 		}
-		int shim, in_libc;
-		const char *function;
-		char site[256], caller[256], own[256] = "";
-		walk(m, x, &shim, &function, &in_libc, site, sizeof(site), caller, sizeof(caller));
-		if (in_timed_wait(shim, function, in_libc, site)) {
+		if (c.in_wait) {
 			out->in_waits++;
 			continue;
 		}
-		enum offcpu_kind kind = kind_of(function, in_libc);
-		if (!in_libc && function && caller[0]) {
-			/* The call entered the kernel from the program's own code (an
-			 * inline system call): that frame is the function, its caller
-			 * the site. */
-			snprintf(own, sizeof(own), "%s", site);
-			function = own;
-			snprintf(site, sizeof(site), "%s", caller);
-		}
-		if (!site[0])
-			snprintf(site, sizeof(site), "?");   /* the chain did not reach the program */
+		const char *function = c.function ? c.function : "?";
 		out->samples++;
-		out->by_kind[kind]++;
-		if (timing == TIMED) {
+		out->by_kind[c.kind]++;
+		if (c.timing == TIMED) {
 			out->timed++;
-			out->ns += ns;
-			out->ns_by_kind[kind] += ns;
+			out->ns += c.ns;
+			out->ns_by_kind[c.kind] += c.ns;
 		}
 		size_t j = 0;
-		while (j < nall && !(all[j].kind == kind && !strcmp(all[j].site, site) &&
-				     !strcmp(all[j].function, function ? function : "?")))
+		while (j < nall && !(all[j].kind == c.kind && !strcmp(all[j].site, c.site) &&
+				     !strcmp(all[j].function, function)))
 			j++;
 		if (j == nall) {
 			if (nall == sizeof(all) / sizeof(all[0]))
 				continue;   /* the rarest sites beyond 64 are only counted by kind */
-			all[j] = (struct offcpu_site){ .kind = kind };
-			snprintf(all[j].function, sizeof(all[j].function), "%s", function ? function : "?");
-			snprintf(all[j].site, sizeof(all[j].site), "%s", site);
+			all[j] = (struct offcpu_site){ .kind = c.kind };
+			snprintf(all[j].function, sizeof(all[j].function), "%s", function);
+			snprintf(all[j].site, sizeof(all[j].site), "%s", c.site);
 			nall++;
 		}
 		all[j].samples++;
-		all[j].ns += ns;
+		all[j].ns += c.ns;
 	}
 	free(rec);
 	for (size_t k = 0; k < OFFCPU_MAX_SITES; k++) {   /* the sites with most time (or samples) */

@@ -44,7 +44,7 @@ struct offcpu_site {
  * that switch records timed: from the switch-out to the thread's next
  * switch-in. Switches are sampled by count, so the times of the sampled
  * ones, added up, are a sample of the off-CPU time: their shares by kind
- * estimate the shares of all of it (offcpu__split). */
+ * estimate the shares of all of it (offcpu__thread_times). */
 struct offcpu {
 	uint64_t samples;                      /* sampled switches of the thread outside timed waits */
 	uint64_t in_waits;                     /* ... inside them (not counted above) */
@@ -60,10 +60,11 @@ struct offcpu {
  * samples. Returns 0, or -1 when the run has no switch samples. */
 int offcpu__sites(const struct model *m, int32_t tid, struct offcpu *out);
 
-/* other_ns, a thread's off-CPU time outside timed waits, split by the timed
- * shares of o into by_kind; returns 0 when o has no timed sample (by_kind
- * left as it was), else 1. */
-int offcpu__split(const struct offcpu *o, double other_ns, double by_kind[OFFCPU_KIND_N]);
+/* Every thread's timed sampled switches outside timed waits, in one pass:
+ * ns[i][kind] for the profile's thread i (ns has one row per thread).
+ * Their shares by kind estimate the shares of all the thread's off-CPU
+ * time outside waits. Returns 0, or -1 (all zero) without switch samples. */
+int offcpu__thread_times(const struct model *m, double (*ns)[OFFCPU_KIND_N]);
 
 /* What thread tid did in the time spans [spans[2k], spans[2k+1]) (a
  * serial phase): its CPU samples (each period_ns of CPU) and its sampled

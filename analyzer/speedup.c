@@ -343,6 +343,8 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 	place_threads(s, m, n);
 	assign_roles(s, p);
 
+	double (*offcpu)[OFFCPU_KIND_N] = xcalloc(p->nthreads + 1, sizeof(*offcpu));
+	offcpu__thread_times(m, offcpu);
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct stack_thread *x = &s->t[i];
 		double f = x->in_stack;
@@ -356,11 +358,16 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 		s->c[STACK_RUNNABLE] += f * x->runnable;
 		s->c[STACK_OTHER] += f * x->other;
 		s->c[STACK_UNEXPLAINED] += f * unexplained[i];
-		struct offcpu o;
-		if (f * x->other > 0 && (offcpu__sites(m, p->threads[i].tid, &o) != 0 ||
-					 !offcpu__split(&o, f * x->other, s->other_by_kind)))
+		/* Its other off-CPU time split by the shares of its timed switches. */
+		double timed = 0;
+		for (int k = 0; k < OFFCPU_KIND_N; k++)
+			timed += offcpu[i][k];
+		for (int k = 0; k < OFFCPU_KIND_N && f * x->other > 0 && timed > 0; k++)
+			s->other_by_kind[k] += f * x->other * offcpu[i][k] / timed;
+		if (f * x->other > 0 && timed <= 0)
 			s->other_untimed += f * x->other;
 	}
+	free(offcpu);
 	s->c[STACK_USEFUL] = ref_cpu_out_ns >= 0 ? minf(s->cpu_out_ns, ref_cpu_out_ns) : s->cpu_out_ns;
 	s->c[STACK_INFLATION] = s->cpu_out_ns - s->c[STACK_USEFUL];
 	s->c[STACK_IDLE] = s->budget_ns - s->active_ns;
