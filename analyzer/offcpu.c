@@ -347,7 +347,7 @@ int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, 
 	const struct samples *s = &c->smp;
 	size_t nrec;
 	struct switch_rec *rec = records_of(s, tid, &nrec);
-	struct { char site[512]; double ns; uint64_t samples; int program; } all[32];
+	struct { char site[512]; double ns; int program; } all[32];
 	size_t nall = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sample *x = &s->v[i];
@@ -358,8 +358,7 @@ int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, 
 			k++;
 		if (k == nspans)
 			continue;
-		uint64_t ns = s->period_ns;
-		enum offcpu_kind kind = OFFCPU_KIND_N;   /* on a CPU */
+		uint64_t ns = s->period_ns;   /* a CPU sample: one period of CPU */
 		int shim, in_libc;
 		const char *function;
 		char site[512], caller[256];
@@ -369,9 +368,8 @@ int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, 
 				continue;   /* preempted, untimed, or a wait the shim timed */
 			if ((double)ns > spans[2 * k + 1] - (double)x->time_ns)   /* what fell in the span */
 				ns = (uint64_t)(spans[2 * k + 1] - (double)x->time_ns);
-			kind = kind_of(function, in_libc);
 			out->offcpu_ns += ns;
-			out->offcpu_by_kind[kind] += ns;
+			out->offcpu_by_kind[kind_of(function, in_libc)] += ns;
 		} else {
 			out->cpu_ns += ns;
 		}
@@ -391,11 +389,9 @@ int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, 
 				continue;
 			snprintf(all[nall].site, sizeof(all[nall].site), "%s", site);
 			all[nall].ns = 0;
-			all[nall].program = program;
-			all[nall++].samples = 0;
+			all[nall++].program = program;
 		}
 		all[j].ns += (double)ns;
-		all[j].samples++;
 	}
 	free(rec);
 	/* The program's own code first: a chain that stopped in the C library
@@ -409,7 +405,6 @@ int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, 
 		return out->samples ? 0 : -1;
 	snprintf(out->site, sizeof(out->site), "%s", all[best].site);
 	out->site_ns = all[best].ns;
-	out->site_samples = all[best].samples;
 	out->site_program = all[best].program;
 	return 0;
 }

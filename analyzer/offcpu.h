@@ -79,7 +79,6 @@ struct phase_site {
 	double offcpu_by_kind[OFFCPU_KIND_N];
 	char site[512];                         /* "" when no sample was named */
 	double site_ns;
-	uint64_t site_samples;
 	int site_program;                       /* site is the program's code (else no sample reached it) */
 };
 /* Returns 0, or -1 when no sample of tid fell in the spans. */
