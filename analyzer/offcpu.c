@@ -101,6 +101,38 @@ static struct switch_rec *records_of(const struct samples *s, int32_t tid, size_
 	return v;
 }
 
+/* The function a frame-pointer chain skipped: the kernel's unwinder starts
+ * from the frame pointer, so when the function at ip set up no frame (the
+ * C library keeps none; a leaf system-call wrapper of the program's own),
+ * the chain's first return address is its caller's caller's, and its
+ * caller is lost. The call instruction before that return address says
+ * whom it called: a direct call (e8 rel32) to a named function other than
+ * the one at ip is the lost frame, returned in out (its function only:
+ * where in it the call was is not known, so no line); 0 when nothing was
+ * skipped or it cannot be told (an indirect call, no symbol with a size, a
+ * call through the PLT). */
+static size_t skipped_caller(const struct model *m, const struct sym_frame *at_ip, size_t nip, uint64_t ret,
+			     struct sym_frame *out)
+{
+	uint64_t start;
+	size_t len;
+	const unsigned char *code = syms__function_code(m->syms, ret - 1, SYMS_ANY_GEN, &start, &len);
+	if (!code || ret < start + 5 || ret > start + len || code[ret - 5 - start] != 0xe8)
+		return 0;
+	int32_t rel;
+	memcpy(&rel, code + (ret - 4 - start), sizeof(rel));
+	uint64_t target = ret + (uint64_t)(int64_t)rel;
+	const struct sym_frame *f;
+	size_t n = syms__frames(m->syms, target, SYMS_ANY_GEN, 0, &f);
+	const char *callee = n ? f[n - 1].function : NULL, *here = nip ? at_ip[nip - 1].function : NULL;
+	if (!callee || f[n - 1].runtime || f[n - 1].shim || (here && !strcmp(callee, here)))
+		return 0;
+	*out = f[n - 1];   /* the function itself, not what its entry inlines */
+	out->line = 0;
+	out->inlined = 0;
+	return 1;
+}
+
 /* A sample's frames, innermost first (ip, then the return addresses): was
  * it inside the shim (an interposed call, below the program's frames), the
  * innermost named function and whether it is the
@@ -115,26 +147,35 @@ static void walk(const struct model *m, const struct sample *x, int *shim, const
 	site[0] = '\0';
 	if (caller)
 		caller[0] = '\0';
+	const struct sym_frame *at_ip = NULL;
+	size_t nip = 0;
 	for (uint32_t k = 0; k <= x->nchain && !*shim; k++) {
 		uint64_t pc = k ? s->pcs[x->chain + k - 1] : x->ip;
 		const struct sym_frame *f;
 		size_t nf = syms__frames(m->syms, pc, SYMS_ANY_GEN, k > 0, &f);
-		for (size_t j = 0; j < nf; j++) {
+		if (k == 0) {
+			at_ip = f;
+			nip = nf;
+		}
+		struct sym_frame lost;
+		size_t nlost = k == 1 ? skipped_caller(m, at_ip, nip, pc, &lost) : 0;
+		for (size_t j = 0; j < nlost + nf; j++) {
+			const struct sym_frame *fr = j < nlost ? &lost : &f[j - nlost];
 			/* Only inside the program's frames: the shim also starts
 			 * every thread (the outermost frames of its chains). */
-			*shim |= f[j].shim && !site[0];
-			if (!*function && f[j].function) {
-				*function = f[j].function;
-				*in_libc = f[j].runtime;
+			*shim |= fr->shim && !site[0];
+			if (!*function && fr->function) {
+				*function = fr->function;
+				*in_libc = fr->runtime;
 			}
 			/* A frame in no module is not code (a chain unwound
 			 * without frame pointers runs into data). */
-			if (f[j].runtime || f[j].shim || !f[j].module)
+			if (fr->runtime || fr->shim || !fr->module)
 				continue;
 			if (!site[0])
-				syms__frame_label(&f[j], site, size);
-			else if (caller && !caller[0] && f[j].function)
-				syms__frame_label(&f[j], caller, caller_size);
+				syms__frame_label(fr, site, size);
+			else if (caller && !caller[0] && fr->function)
+				syms__frame_label(fr, caller, caller_size);
 		}
 	}
 }

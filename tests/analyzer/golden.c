@@ -428,6 +428,9 @@ Test(golden, inline_futex_waits_are_timed_as_a_runtimes_wait, .timeout = 60)
 	TU_STREQ(tu_str(site, "kind"), "runtime", "kind of the top site");
 	cr_assert(!strncmp(tu_str(site, "function"), "park_on_futex (inline_futex.c:", 30), "function %s",
 		  tu_str(site, "function"));
+	/* park_on_futex keeps no frame (a leaf): the chain's first return
+	 * address is worker's, and the call before it says take_turn was lost */
+	TU_STREQ(tu_str(site, "site"), "take_turn", "the caller the frame-pointer chain skipped");
 	cr_assert(tu_int(site, "timed_ns") > 0 && tu_int(o, "switch_samples_timed") > 0, "not timed: %s",
 		  json_object_to_json_string(o));
 }
