@@ -121,7 +121,9 @@ static size_t skipped_caller(const struct model *m, const struct sym_frame *at_i
 		return 0;
 	int32_t rel;
 	memcpy(&rel, code + (ret - 4 - start), sizeof(rel));
-	uint64_t target = ret + (uint64_t)(int64_t)rel;
+	uint64_t target = ret + (uint64_t)(int64_t)rel, entry;
+	if (!syms__function_code(m->syms, target, SYMS_ANY_GEN, &entry, &len) || entry != target)
+		return 0;   /* not a function's entry (a PLT stub has no symbol of its own) */
 	const struct sym_frame *f;
 	size_t n = syms__frames(m->syms, target, SYMS_ANY_GEN, 0, &f);
 	const char *callee = n ? f[n - 1].function : NULL, *here = nip ? at_ip[nip - 1].function : NULL;
