@@ -429,7 +429,9 @@ static const char *wait_site_function(const struct model *m, const struct object
 {
 	struct stack_sum *sums;
 	size_t n = callstacks__object(m->p, r->obj->o.id, &sums);
-	const struct sym_frame *site = n && sums[0].stack ? callstacks__site(m->syms, sums[0].stack) : NULL;
+	const struct sym_frame *site = NULL;
+	for (size_t i = 0; i < n && !site; i++)   /* stack 0: waits whose stack was not captured */
+		site = sums[i].stack ? callstacks__site(m->syms, sums[i].stack) : NULL;
 	free(sums);
 	return site ? site->function : NULL;
 }
