@@ -383,11 +383,9 @@ static void turn_finding(struct findings *out, struct step *st, const struct obj
 	evidence(x, "cpus_in_use", cpus);
 	size_t len;
 	/* A monitor inside a runtime's known state is its interpreter lock. */
-	const struct model *m = st->t->m;
-	const char *note = mu && m->syms ? syms__data_note(m->syms, mu->obj->o.addr, mu->obj->o.map_gen) : NULL;
 	char inside[160] = "";
-	if (note)
-		snprintf(inside, sizeof(inside), " (inside %s)", note);
+	if (mu && mu->inside)
+		snprintf(inside, sizeof(inside), " (inside %s)", mu->inside);
 	/* "mutex m and condvars c1 and c2"; "futex turn_lock and semaphore turn_sem" */
 	const char *lk = mu ? kind_name(mu->obj->o.kind) : NULL, *pk = kind_name(u->parks[0]->obj->o.kind);
 	const char *plural = u->nparks == 1 ? "" : "s";

@@ -222,6 +222,8 @@ static void text_locks(const struct model *m, const struct report_options *o, FI
 		}
 		const struct cv_stats *s = &r->total;
 		text_lock_row(out, r->name, s);
+		if (r->inside)
+			textfit__detail(out, "inside %s", r->inside);
 		if (o->verbose || s->trylocks || s->timeouts || (r->type[0] && strcmp(r->type, "normal")))
 			text_lock_detail(out, r->type, s);
 		prims__text_lock_detail(r, out);   /* rwlock sides, spin time, futex wakes */
@@ -441,6 +443,8 @@ static json_object *json_object_row(const struct model *m, const struct object_r
 	json_object_object_add(o, "destroyed", json_object_new_boolean(r->obj->o.retired));
 	if (r->obj->o.kind == CV_OBJ_COND)   /* its monitor: the mutex its waits named, or null */
 		json_object_object_add(o, "mutex", r->monitor ? jstr(r->monitor->name) : NULL);
+	if (r->inside)   /* a runtime's known state it lies in (symbols.c) */
+		json_object_object_add(o, "inside", jstr(r->inside));
 	json_stats(o, r->obj->o.kind, &r->total);
 	if (r->obj->o.kind == CV_OBJ_BARRIER)
 		json_object_object_add(o, "count", json_object_new_int64(r->obj->o.flags));
