@@ -258,6 +258,18 @@ Test(stacks, offsets_are_said_to_be_offsets, .timeout = 30)
 		  "a binary with symbols has no offsets to explain");
 }
 
+/* A lock inside an exported data symbol a runtime is known by (CPython's
+ * _PyRuntime, exported by the stripped python3): named by the symbol and
+ * offset, and said to be inside that runtime's state. */
+Test(stacks, a_lock_inside_pythons_runtime_state_says_so, .timeout = 30)
+{
+	json_object *r = profile_of("runtime_state", NULL, NULL);
+	json_object *lock = lock_named(r, "_PyRuntime+360");
+	TU_EQ(tu_int(lock, "contended"), 1, "contended");
+	const char *inside = str_or_null(lock, "inside");
+	cr_assert(inside && strstr(inside, "CPython's runtime state"), "inside: %s", inside ? inside : "(none)");
+}
+
 /* Stripped, with MiniDebugInfo (.gnu_debugdata): its static function and
  * lock are named from the compressed symbol table. */
 Test(stacks, stripped_minidebuginfo, .timeout = 30)
