@@ -34,7 +34,8 @@ extern const char *const offcpu_kind_words[OFFCPU_KIND_N];
 
 struct offcpu_site {
 	enum offcpu_kind kind;
-	char function[160];   /* where it entered the kernel: "read", "nanosleep" */
+	char function[160];   /* where it entered the kernel: "read", "nanosleep", or the program's own frame that
+	                       * issued the call inline: "park_on_futex (inline_futex.c:37)" */
 	char site[256];       /* the program's frame that called it: "load (io.c:42)"; "?": not unwound */
 	uint64_t samples;
 	uint64_t ns;          /* off-CPU time after its timed samples */
