@@ -102,6 +102,14 @@ static json_object *replay(const char *name)
 	return root;
 }
 
+/* The same for a recording made with its program's binary kept in
+ * modules/ (SAMPLED=1 in regenerate): names come from that binary. */
+static json_object *replay_sampled(const char *name)
+{
+	env = sampled_env;
+	return replay(name);
+}
+
 static json_object *finding(json_object *root, size_t i)
 {
 	json_object *f = tu_array(root, "findings");
@@ -371,11 +379,15 @@ Test(golden, openmp_barrier_time_is_barrier_time, .timeout = 60)
 	cr_assert(named, "no finding names the OpenMP barrier");
 }
 
-Test(golden, a_serial_phase_is_named_with_its_thread, .timeout = 60)
+/* ... and with its code: the call path its CPU samples put it in while it
+ * ran alone (main's serial load spins in dp_spin). */
+Test(golden, a_serial_phase_is_named_with_its_thread_and_site, .timeout = 60)
 {
-	json_object *s = replay("serial_phase");
+	json_object *s = replay_sampled("serial_phase");
 	expect_first(s, "load-imbalance", "main");
-	cr_assert(strstr(tu_str(finding(s, 0), "summary"), "ran alone"), "summary: %s", tu_str(finding(s, 0), "summary"));
+	const char *summary = tu_str(finding(s, 0), "summary");
+	cr_assert(strstr(summary, "ran alone") && strstr(summary, "dp_spin (data_progs.h:") &&
+		  strstr(summary, "in main (serial_phase.c:"), "summary: %s", summary);
 	json_object *run2 = json_object_array_get_idx(tu_array(s, "runs"), 1);
 	cr_assert(tu_int(tu_get(run2, "serial"), "alone_ns") > 0, "no serial phase at 2 threads");
 }
@@ -393,6 +405,57 @@ Test(golden, off_cpu_time_names_its_thread_and_evidence, .timeout = 60)
 	for (size_t i = 0; i < json_object_array_length(missing); i++)
 		said |= strstr(json_object_get_string(json_object_array_get_idx(missing, i)), "context switches") != NULL;
 	cr_assert(said, "the missing off-CPU call sites are not mentioned (the recording was not sampled)");
+}
+
+/* Waits the shim cannot see (futex calls issued inline, as Go and libgomp
+ * do) are timed by the switch records and split out of other_offcpu as a
+ * runtime's own wait, with the function that entered the kernel. */
+Test(golden, inline_futex_waits_are_timed_as_a_runtimes_wait, .timeout = 60)
+{
+	json_object *s = replay_sampled("inline_futex");
+	json_object *run2 = json_object_array_get_idx(tu_array(s, "runs"), 1);
+	json_object *stack = tu_get(run2, "stack"), *by = tu_get(run2, "other_offcpu_by_kind");
+	int64_t other = tu_int(stack, "other_offcpu"), runtime = tu_int(by, "runtime"), sum = tu_int(by, "untimed");
+	json_object_object_foreach(by, key, val) {
+		(void)key;
+		if (strcmp(key, "untimed"))
+			sum += json_object_get_int64(val);
+	}
+	cr_assert(other > 0 && runtime > other / 2, "runtime %lld of other_offcpu %lld", (long long)runtime, (long long)other);
+	cr_assert(sum >= other - 16 && sum <= other + 16, "the split adds up to %lld, not %lld", (long long)sum,
+		  (long long)other);
+	json_object *o = tu_get(run2, "offcpu_other"), *site = json_object_array_get_idx(tu_array(o, "sites"), 0);
+	TU_STREQ(tu_str(site, "kind"), "runtime", "kind of the top site");
+	cr_assert(!strncmp(tu_str(site, "function"), "park_on_futex (inline_futex.c:", 30), "function %s",
+		  tu_str(site, "function"));
+	/* park_on_futex keeps no frame (a leaf): the chain's first return
+	 * address is worker's, and the call before it says take_turn was lost */
+	TU_STREQ(tu_str(site, "site"), "take_turn", "the caller the frame-pointer chain skipped");
+	cr_assert(tu_int(site, "timed_ns") > 0 && tu_int(o, "switch_samples_timed") > 0, "not timed: %s",
+		  json_object_to_json_string(o));
+}
+
+/* A lock built from a futex word and a semaphore (no pthread_mutex, so no
+ * call names the pair) is still one monitor: one lock-contention finding
+ * names both, and the semaphore is not judged alone. */
+Test(golden, a_futex_word_lock_and_its_semaphore_are_one_monitor, .timeout = 60)
+{
+	json_object *s = replay_sampled("futex_monitor");
+	json_object *f = tu_array(s, "findings"), *monitor = NULL;
+	for (size_t i = 0; i < json_object_array_length(f); i++) {
+		json_object *x = json_object_array_get_idx(f, i);
+		if (!strcmp(tu_str(x, "kind"), "lock-contention"))
+			monitor = x;
+	}
+	cr_assert(monitor, "no lock-contention finding");
+	json_object *objs = tu_array(monitor, "objects");
+	cr_assert(json_object_array_length(objs) == 2 &&
+		  !strcmp(json_object_get_string(json_object_array_get_idx(objs, 0)), "turn_lock") &&
+		  !strcmp(json_object_get_string(json_object_array_get_idx(objs, 1)), "turn_sem"),
+		  "objects: %s", json_object_to_json_string(objs));
+	cr_assert(strstr(tu_str(monitor, "summary"), "monitor of futex turn_lock and semaphore turn_sem"), "summary: %s",
+		  tu_str(monitor, "summary"));
+	cr_assert(!has_kind(s, "park-wake"), "the semaphore's parks reported apart from its lock");
 }
 
 Test(golden, threads_taking_turns_through_a_semaphore_are_one_lock, .timeout = 60)
@@ -425,11 +488,6 @@ Test(golden, a_threads_runnable_time_and_waits_do_not_overlap, .timeout = 60)
 
 /* ---- where the extra CPU went: located from CPU samples (issue 12) ------- */
 
-static json_object *replay_sampled(const char *name)
-{
-	env = sampled_env;
-	return replay(name);
-}
 
 Test(golden, counters_eight_bytes_apart_are_false_sharing_with_both_words, .timeout = 60)
 {
