@@ -102,6 +102,7 @@ struct candidate {
 	char comm[CV_NAME_MAX];
 	char exe[256];
 	double work;            /* thread time (threaded_work) */
+	int threaded;           /* created a thread */
 	int in_tree;
 };
 
@@ -152,6 +153,7 @@ static size_t scan(const char *dir, time_t since, struct candidate **out)
 			snprintf(c->comm, sizeof(c->comm), "%s", p->process.comm);
 			snprintf(c->exe, sizeof(c->exe), "%s", p->exe ? p->exe : "");
 			c->work = threaded_work(p);
+			c->threaded = p->nthreads > 1;
 		}
 		profile__free(p);
 	}
@@ -201,7 +203,11 @@ char *analysis__find_profile(const char *dir, pid_t pid, time_t since, const cha
 		members++;
 		if (comm && !named(&c[i], comm))
 			continue;
-		if (best == n || c[i].work > c[best].work)
+		/* A process that created threads beats one that did not, whatever
+		 * their CPU: a shell's start-up on a busy machine can outlast a
+		 * short threaded program's. */
+		if (best == n || c[i].threaded > c[best].threaded ||
+		    (c[i].threaded == c[best].threaded && c[i].work > c[best].work))
 			best = i;
 	}
 	char *found = best < n ? c[best].path : NULL;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "callstacks.h"
 #include "cpuprof.h"
 #include "deadlock.h"
 #include "findings.h"
@@ -175,11 +176,11 @@ static double spin_cpu(const struct run_view *r, const struct object_row *row)
 	return 0;
 }
 
-/* The shared line the run's CPU samples found hottest holds this lock: its
- * traffic is the lock's (its word, and the data beside it). */
+/* The shared or spun-on line the run's CPU samples found hottest holds
+ * this lock: its traffic is the lock's (its word, and the data beside it). */
 static const struct cache_line *lock_line(const struct step *st, const struct object_row *row)
 {
-	const struct cache_line *l = cpuprof__top_shared_line(st->t->m->cpu);
+	const struct cache_line *l = cpuprof__top_line(st->t->m->cpu);
 	return l && row->obj->o.addr / CACHE_LINE * CACHE_LINE == l->addr ? l : NULL;
 }
 
@@ -381,12 +382,19 @@ static void turn_finding(struct findings *out, struct step *st, const struct obj
 	evidence(x, "handoff_fraction", handoffs);
 	evidence(x, "cpus_in_use", cpus);
 	size_t len;
+	/* A monitor inside a runtime's known state is its interpreter lock. */
+	char inside[160] = "";
+	if (mu && mu->inside)
+		snprintf(inside, sizeof(inside), " (inside %s)", mu->inside);
+	/* "mutex m and condvars c1 and c2"; "futex turn_lock and semaphore turn_sem" */
+	const char *lk = mu ? kind_name(mu->obj->o.kind) : NULL, *pk = kind_name(u->parks[0]->obj->o.kind);
+	const char *plural = u->nparks == 1 ? "" : "s";
 	if (mu)
 		len = (size_t)snprintf(x->summary, sizeof(x->summary),
-		    "Threads ran one at a time through the monitor of mutex %s and condvar%s %s: a lock in "
-		    "effect. They waited %s for the mutex and were parked %s on the condvar%s",
-		    mu->name, u->nparks == 1 ? "" : "s", names, fmt_ns(a, sizeof(a), (double)k->wait_ns),
-		    fmt_ns(b, sizeof(b), (double)u->wait_ns), u->nparks == 1 ? "" : "s");
+		    "Threads ran one at a time through the monitor of %s %s and %s%s %s%s: a lock in "
+		    "effect. They waited %s for the %s and were parked %s on the %s%s",
+		    lk, mu->name, pk, plural, names, inside, fmt_ns(a, sizeof(a), (double)k->wait_ns), lk,
+		    fmt_ns(b, sizeof(b), (double)u->wait_ns), pk, plural);
 	else
 		len = (size_t)snprintf(x->summary, sizeof(x->summary),
 		    "Threads ran one at a time through %s %s, used as a lock: they were parked on it %s",
@@ -400,9 +408,10 @@ static void turn_finding(struct findings *out, struct step *st, const struct obj
 		len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len,
 					" and %s timed waits expired (a switch interval: the waiter asks for its turn)",
 					fmt_count(a, sizeof(a), u->timeouts));
-	if (mu && len < sizeof(x->summary))
+	if (mu && mu->obj->o.kind != CV_OBJ_FUTEX && len < sizeof(x->summary))   /* a futex word's uncontended
+										   * acquisitions are not seen */
 		len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len,
-					"; the mutex changed owner on %s of its acquisitions", fmt_pct(a, sizeof(a), handoffs));
+					"; the %s changed owner on %s of its acquisitions", lk, fmt_pct(a, sizeof(a), handoffs));
 	if (len < sizeof(x->summary))
 		snprintf(x->summary + len, sizeof(x->summary) - len,
 			 "; the threads' CPU time adds up to %.1f CPUs of %d.", cpus, st->n);
@@ -412,10 +421,85 @@ static void turn_finding(struct findings *out, struct step *st, const struct obj
 	    "otherwise hold it for less of the work, or split what it protects.");
 }
 
+/* The function of the program's own code that r's most waited stack
+ * waited from (its call site's function); NULL without one. */
+static const char *wait_site_function(const struct model *m, const struct object_row *r)
+{
+	struct stack_sum *sums;
+	size_t n = callstacks__object(m->p, r->obj->o.id, &sums);
+	const struct sym_frame *site = NULL;
+	for (size_t i = 0; i < n && !site; i++)   /* stack 0: waits whose stack was not captured */
+		site = sums[i].stack ? callstacks__site(m->syms, sums[i].stack) : NULL;
+	free(sums);
+	return site ? site->function : NULL;
+}
+
+/* Did one of r's wait stacks pass through fn, in the program's own code? */
+static int waited_through(const struct model *m, const struct object_row *r, const char *fn)
+{
+	struct stack_sum *sums;
+	size_t n = callstacks__object(m->p, r->obj->o.id, &sums);
+	int found = 0;
+	for (size_t i = 0; i < n && !found; i++) {
+		const struct sym_frame **f;
+		size_t nf = sums[i].stack ? callstacks__frames(m->syms, sums[i].stack, &f) : 0;
+		for (size_t k = 0; k < nf && !found; k++)
+			found = !f[k]->runtime && f[k]->function && !strcmp(f[k]->function, fn);
+		if (nf)
+			free(f);
+	}
+	free(sums);
+	return found;
+}
+
+/* A park no call names the lock of (a semaphore, a futex word used to park,
+ * a condvar whose waits named no mutex). */
+static int unpaired_park(const struct object_row *r)
+{
+	return r->obj->o.kind == CV_OBJ_SEM || (r->obj->o.kind == CV_OBJ_COND && !r->monitor) ||
+	       (r->obj->o.kind == CV_OBJ_FUTEX && wait_class_of_obj(r->obj) == WAIT_PARK);
+}
+
+/* The lock of a monitor whose calls do not name the pair: a futex word
+ * used as a lock, or a mutex no condvar wait named. */
+static int unpaired_lock(const struct model *m, const struct object_row *r)
+{
+	if (r->obj->o.kind == CV_OBJ_FUTEX)
+		return wait_class_of_obj(r->obj) == WAIT_LOCK;
+	if (r->obj->o.kind != CV_OBJ_MUTEX)
+		return 0;
+	for (size_t c = 0; c < m->nconds; c++)
+		if (m->conds[c]->monitor == r)
+			return 0;
+	return 1;
+}
+
+/* The finding for lock mu (NULL: none) and the parks in u, when threads
+ * took turns through them and their growth is worth a finding; 1 if made. */
+static int monitor_finding(struct findings *out, struct step *st, const struct object_row *mu, struct turn_use *u,
+			   double cpus)
+{
+	const struct speedup *s = st->t->s;
+	turn_use_sum(st, u);
+	double lock_grew = mu ? speedup__lock_wait(s, mu) * st->scale - (st->ref ? speedup__lock_wait(st->ref->s, mu) : 0) : 0;
+	double grew = (lock_grew > 0 ? lock_grew : 0) + (u->park_grew > 0 ? u->park_grew : 0);
+	if (grew <= 0 || grew < NOISE_SHARE * st->lost || !took_turns(u))
+		return 0;
+	turn_finding(out, st, mu, u, grew, cpus);
+	return 1;
+}
+
 /* A monitor (a mutex and the condvars waited under it) or a semaphore that
  * threads took turns through is a lock in effect, whatever the program
  * built it for (an interpreter lock, a recursive lock, a binary semaphore):
- * the waits on the mutex and the parks on its condvars are one cause. */
+ * the waits on the mutex and the parks on its condvars are one cause.
+ *
+ * Where no call names the pair (a futex word for the lock, a semaphore or
+ * a futex word for the condition, as runtimes build them), a lock and the
+ * parks waited from the code that takes it are one monitor: the park's call
+ * site is a function the lock's waits came through too (take_turn waits on
+ * the semaphore and, inside it, on the lock word). That needs the program's
+ * symbols; without them each is judged alone. */
 static void rule_monitors(struct findings *out, struct step *st)
 {
 	const struct model *m = st->t->m;
@@ -431,26 +515,38 @@ static void rule_monitors(struct findings *out, struct step *st)
 		for (size_t c = 0; c < m->nconds && u.nparks < FINDING_MAX_OBJECTS - 1; c++)
 			if (m->conds[c]->monitor == mu)
 				u.parks[u.nparks++] = m->conds[c];
-		if (!u.nparks)
-			continue;
-		turn_use_sum(st, &u);
-		double lock_grew = speedup__lock_wait(s, mu) * st->scale - (st->ref ? speedup__lock_wait(st->ref->s, mu) : 0);
-		double grew = (lock_grew > 0 ? lock_grew : 0) + (u.park_grew > 0 ? u.park_grew : 0);
-		if (grew > 0 && grew >= NOISE_SHARE * st->lost && took_turns(&u))
-			turn_finding(out, st, mu, &u, grew, cpus);
+		if (u.nparks)
+			monitor_finding(out, st, mu, &u, cpus);
 	}
-	/* Semaphores and futex words used to park (a runtime's own lock or
-	 * condition, whose mutex the futex calls do not name). */
+	char *grouped = xcalloc(m->nparks + 1, 1);   /* parks that found their lock */
+	for (size_t i = 0; m->syms && i < m->nlocks; i++) {
+		const struct object_row *lock = m->locks[i];
+		if (!unpaired_lock(m, lock))
+			continue;
+		struct turn_use u = { .nparks = 0 };
+		size_t members[FINDING_MAX_OBJECTS - 1];
+		for (size_t p = 0; p < m->nparks && u.nparks < FINDING_MAX_OBJECTS - 1; p++) {
+			const char *fn = grouped[p] || !unpaired_park(m->parks[p]) ? NULL :
+					 wait_site_function(m, m->parks[p]);
+			if (fn && waited_through(m, lock, fn)) {
+				members[u.nparks] = p;
+				u.parks[u.nparks++] = m->parks[p];
+			}
+		}
+		if (u.nparks && monitor_finding(out, st, lock, &u, cpus))
+			for (size_t k = 0; k < u.nparks; k++)
+				grouped[members[k]] = 1;
+	}
+	/* Semaphores and futex words used to park, alone (a runtime's own lock
+	 * or condition, whose lock no call names and no stack tied to it). */
 	for (size_t i = 0; i < m->nparks; i++) {
 		const struct object_row *row = m->parks[i];
-		if (row->obj->o.kind != CV_OBJ_SEM &&
-		    (row->obj->o.kind != CV_OBJ_FUTEX || wait_class_of_obj(row->obj) != WAIT_PARK))
+		if (grouped[i] || !unpaired_park(row) || row->obj->o.kind == CV_OBJ_COND)
 			continue;
 		struct turn_use u = { .parks = { row }, .nparks = 1 };
-		turn_use_sum(st, &u);
-		if (u.park_grew > 0 && u.park_grew >= NOISE_SHARE * st->lost && took_turns(&u))
-			turn_finding(out, st, NULL, &u, u.park_grew, cpus);
+		monitor_finding(out, st, NULL, &u, cpus);
 	}
+	free(grouped);
 }
 
 static void rule_runnable(struct findings *out, const struct step *st)
@@ -870,11 +966,18 @@ static void located_sharing(struct finding *x, const struct step *st, const stru
 			seen |= !strcmp(x->objects[k], name);
 		if (!seen)
 			object(x, name);
+		if (!w->writes && !w->reads && !w->watched_writes)
+			continue;   /* a thread a watchpoint saw not writing it: in the evidence, not the sentence */
 		if (len < sizeof(words))
-			len += (size_t)snprintf(words + len, sizeof(words) - len, "%s+%llu %s (thread %d: %llu writes, %llu reads)",
-						u ? ", " : "", (unsigned long long)(w->word - l->addr), name,
+			len += (size_t)snprintf(words + len, sizeof(words) - len, "%s+%llu %s (thread %d: %llu writes, %llu reads",
+						len ? ", " : "", (unsigned long long)(w->word - l->addr), name,
 						m->p->threads[w->thread].tid, (unsigned long long)w->writes,
 						(unsigned long long)w->reads);
+		if (len < sizeof(words) && w->watched)
+			len += (size_t)snprintf(words + len, sizeof(words) - len, "; %llu writes watched",
+						(unsigned long long)w->watched_writes);
+		if (len < sizeof(words))
+			len += (size_t)snprintf(words + len, sizeof(words) - len, ")");
 	}
 	double line_share = (double)l->samples / (double)c->samples;
 	evidence(x, "line_cpu_share", line_share);
@@ -882,13 +985,26 @@ static void located_sharing(struct finding *x, const struct step *st, const stru
 	evidence(x, "writing_threads", l->writers);
 	evidence(x, "sampled_writes", (double)writes);
 	evidence(x, "decoded_samples", (double)c->lines.decoded);
+	/* Hardware watchpoints' exact write counts: a verdict they show alone is
+	 * confirmed; one they did not see yet stays the samples'. */
+	const char *watch = cachelines__evidence_name(l);
+	int confirmed = !strcmp(watch, "confirmed");
+	evidence(x, "watched_writes", (double)l->watched_writes);
+	evidence(x, "confirmed_by_watchpoints", confirmed);
+	char confirmation[160] = "";
+	if (confirmed)
+		say(confirmation, sizeof(confirmation), " Hardware watchpoints confirmed it: %llu writes counted, per "
+		    "thread and word above.", (unsigned long long)l->watched_writes);
+	else if (l->watched)
+		say(confirmation, sizeof(confirmation), " Hardware watchpoints counted %llu writes to it, too few "
+		    "threads yet to confirm it.", (unsigned long long)l->watched_writes);
 	say(x->summary, sizeof(x->summary),
 	    "%s of the sampled CPU time at %d threads is on one 64-byte cache line (0x%llx), %s: %s. "
-	    "The same work took %s of CPU at %d threads against %s at %d (%.1f×).%s",
+	    "The same work took %s of CPU at %d threads against %s at %d (%.1f×).%s%s",
 	    fmt_pct(a, sizeof(a), line_share), st->n, (unsigned long long)l->addr,
 	    true_sharing ? "where threads write the same word" : "where threads write different words", words,
 	    fmt_ns(b, sizeof(b), cpu), st->n, fmt_ns(d, sizeof(d), ref_cpu), st->ref->s->threads,
-	    ref_cpu > 0 ? cpu / ref_cpu : 0,
+	    ref_cpu > 0 ? cpu / ref_cpu : 0, confirmation,
 	    l->sync_object ? " A lock or other sync object lies on the same line, so its hand-offs drag this data "
 			     "along (and the data's writes slow the lock)." : "");
 	if (true_sharing)
@@ -901,20 +1017,64 @@ static void located_sharing(struct finding *x, const struct step *st, const stru
 		    "(alignas(64)), or keep it thread-local and combine at the end.");
 }
 
+/* Threads spinning on one word (a hand-written spinlock, a counter updated
+ * by compare-and-swap, a flag polled): the cost of a lock, not of sharing
+ * data, named by the word spun on. */
+static void located_spin(struct finding *x, const struct step *st, const struct cache_line *l, double cpu,
+			 double ref_cpu)
+{
+	const struct model *m = st->t->m;
+	const struct cpuprof *c = m->cpu;
+	uint64_t word = 0, best = 0, spins = 0;
+	for (size_t u = 0; u < l->nuses; u++) {
+		uint64_t on_word = 0;
+		for (size_t k = 0; k < l->nuses; k++)
+			on_word += l->uses[k].word == l->uses[u].word ? l->uses[k].spins : 0;
+		if (on_word > best)
+			best = on_word, word = l->uses[u].word;
+		spins += l->uses[u].spins;
+	}
+	char name[256], threads[400] = "", a[32], b[32], d[32];
+	size_t len = 0;
+	cachelines__word_name(m, word, name, sizeof(name));
+	object(x, name);
+	for (size_t u = 0; u < l->nuses; u++)
+		if (l->uses[u].word == word && l->uses[u].spins && len < sizeof(threads))
+			len += (size_t)snprintf(threads + len, sizeof(threads) - len, "%sthread %d %llu samples",
+						len ? ", " : "", m->p->threads[l->uses[u].thread].tid,
+						(unsigned long long)l->uses[u].spins);
+	double share = (double)spins / (double)c->samples;
+	evidence(x, "spin_cpu_share", share);
+	evidence(x, "watched_writes", (double)l->watched_writes);
+	say(x->summary, sizeof(x->summary),
+	    "%s of the sampled CPU time at %d threads is spent in loops spinning on %s (line 0x%llx: "
+	    "compare-and-swap, test-and-set or polling), as on a lock (%s). The same work took %s of CPU at %d threads "
+	    "against %s at %d (%.1f×).",
+	    fmt_pct(a, sizeof(a), share), st->n, name, (unsigned long long)l->addr, threads,
+	    fmt_ns(b, sizeof(b), cpu), st->n, fmt_ns(d, sizeof(d), ref_cpu), st->ref->s->threads,
+	    ref_cpu > 0 ? cpu / ref_cpu : 0);
+	say(x->fix, sizeof(x->fix),
+	    "If %s is a lock: hold it for less time, take it less often, or use one that parks after a short "
+	    "spin (pthread_mutex_t); if it is a counter updated by compare-and-swap: keep per-thread counts "
+	    "and combine them at the end.", name);
+}
+
 static void rule_inflation(struct findings *out, const struct step *st)
 {
 	if (!st->ref)
 		return;   /* needs a reference run to know what the work costs */
 	double grew = st->inflation_left;   /* what no lock claimed */
 	const struct cpuprof *c = st->t->m->cpu;
-	const struct cache_line *line = cpuprof__top_shared_line(c);
+	/* The hottest line shared or spun on; if spun on, the shared line
+	 * after it is not what the time went to. */
+	const struct cache_line *top = cpuprof__top_line(c), *line = cpuprof__top_shared_line(c);
 	/* Located, it is evidence like a lock's waits; inferred, it must explain
 	 * much of the loss to be worth a guess. */
-	if (grew <= 0 || grew < (line ? NOISE_SHARE : INFLATION_MIN_SHARE) * st->lost)
+	if (grew <= 0 || grew < (top ? NOISE_SHARE : INFLATION_MIN_SHARE) * st->lost)
 		return;
 	/* Withdrawn: most samples' data addresses are known and no line is
-	 * written by one thread and used by another. */
-	if (!line && c && c->samples && (double)c->lines.decoded >= DECODED_ENOUGH * (double)c->samples)
+	 * written by one thread and used by another, or spun on. */
+	if (!top && c && c->samples && (double)c->lines.decoded >= DECODED_ENOUGH * (double)c->samples)
 		return;
 	const struct profile *p = st->t->m->p;
 	double ref_cpu = st->ref->s->cpu_out_ns, cpu = st->t->s->cpu_out_ns * st->scale;
@@ -923,6 +1083,11 @@ static void rule_inflation(struct findings *out, const struct step *st)
 	evidence(x, "reference_cpu_ns", ref_cpu);
 	evidence(x, "cpu_ns", cpu);
 	evidence(x, "inflation", ref_cpu > 0 ? cpu / ref_cpu : 0);
+	if (top && top->verdict == LINE_SPIN) {
+		x->kind = FINDING_LOCK_CONTENTION;
+		located_spin(x, st, top, cpu, ref_cpu);
+		return;
+	}
 	if (line) {
 		located_sharing(x, st, line, cpu, ref_cpu);
 		return;

@@ -85,6 +85,7 @@ static int mkdirs(const char *dir)
  * sampling rate (0: none). */
 static char profile_dir[PATH_MAX];
 static unsigned sampling_hz;
+static enum sampler_records sampling_records = SAMPLER_RECORDS_BUDGET;   /* CONVOY_SAMPLE_SWITCHES */
 
 int launch__prepare(const char *dir, unsigned sample_hz, char *absdir, size_t size)
 {
@@ -127,6 +128,16 @@ static void forward_signal(int sig)
 
 int launch__sample_hz(const char *cmd, const char *option, unsigned *hz)
 {
+	const char *records = getenv("CONVOY_SAMPLE_SWITCHES");   /* docs/samples-format.md */
+	if (!records || !*records)
+		sampling_records = SAMPLER_RECORDS_BUDGET;
+	else if (!strcmp(records, "0") || !strcmp(records, "1"))
+		sampling_records = records[0] == '1' ? SAMPLER_RECORDS_ALL : SAMPLER_RECORDS_OFF;
+	else {
+		cv_error("%s: CONVOY_SAMPLE_SWITCHES is 0 (no switch records), 1 (all) or unset (within a budget), "
+			 "not '%s'", cmd, records);
+		return -1;
+	}
 	const char *text = option ? option : getenv("CONVOY_SAMPLE_HZ");
 	if (!text || !*text) {
 		*hz = SAMPLER_DEFAULT_HZ;
@@ -150,8 +161,7 @@ static struct sampler *start_sampling(pid_t pid)
 	if (!sampling_hz)
 		return NULL;
 	char why[512];
-	const char *records = getenv("CONVOY_SAMPLE_SWITCHES");   /* docs/samples-format.md */
-	struct sampler *s = sampler__open(pid, sampling_hz, records && !strcmp(records, "1"), why, sizeof(why));
+	struct sampler *s = sampler__open(pid, sampling_hz, sampling_records, why, sizeof(why));
 	if (s && sampler__start(s, profile_dir, why, sizeof(why)) != 0) {
 		sampler__stop(s);
 		s = NULL;

@@ -53,6 +53,7 @@ struct object_row {
 	size_t nthreads;        /* threads that used it */
 	double typical_hold_ns; /* hold time averaged per acquisition over threads (0: no sample) */
 	const struct object_row *monitor;   /* condvars: the mutex their waits named, or NULL */
+	const char *inside;     /* what the runtime state it lies in is (syms__data_note), or NULL */
 };
 
 struct model {

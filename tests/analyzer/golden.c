@@ -102,6 +102,14 @@ static json_object *replay(const char *name)
 	return root;
 }
 
+/* The same for a recording made with its program's binary kept in
+ * modules/ (SAMPLED=1 in regenerate): names come from that binary. */
+static json_object *replay_sampled(const char *name)
+{
+	env = sampled_env;
+	return replay(name);
+}
+
 static json_object *finding(json_object *root, size_t i)
 {
 	json_object *f = tu_array(root, "findings");
@@ -421,11 +429,15 @@ Test(golden, openmp_barrier_time_is_barrier_time, .timeout = 60)
 	cr_assert(named, "no finding names the OpenMP barrier");
 }
 
-Test(golden, a_serial_phase_is_named_with_its_thread, .timeout = 60)
+/* ... and with its code: the call path its CPU samples put it in while it
+ * ran alone (main's serial load spins in dp_spin). */
+Test(golden, a_serial_phase_is_named_with_its_thread_and_site, .timeout = 60)
 {
-	json_object *s = replay("serial_phase");
+	json_object *s = replay_sampled("serial_phase");
 	expect_first(s, "load-imbalance", "main");
-	cr_assert(strstr(tu_str(finding(s, 0), "summary"), "ran alone"), "summary: %s", tu_str(finding(s, 0), "summary"));
+	const char *summary = tu_str(finding(s, 0), "summary");
+	cr_assert(strstr(summary, "ran alone") && strstr(summary, "dp_spin (data_progs.h:") &&
+		  strstr(summary, "in main (serial_phase.c:"), "summary: %s", summary);
 	json_object *run2 = json_object_array_get_idx(tu_array(s, "runs"), 1);
 	cr_assert(tu_int(tu_get(run2, "serial"), "alone_ns") > 0, "no serial phase at 2 threads");
 }
@@ -443,6 +455,57 @@ Test(golden, off_cpu_time_names_its_thread_and_evidence, .timeout = 60)
 	for (size_t i = 0; i < json_object_array_length(missing); i++)
 		said |= strstr(json_object_get_string(json_object_array_get_idx(missing, i)), "context switches") != NULL;
 	cr_assert(said, "the missing off-CPU call sites are not mentioned (the recording was not sampled)");
+}
+
+/* Waits the shim cannot see (futex calls issued inline, as Go and libgomp
+ * do) are timed by the switch records and split out of other_offcpu as a
+ * runtime's own wait, with the function that entered the kernel. */
+Test(golden, inline_futex_waits_are_timed_as_a_runtimes_wait, .timeout = 60)
+{
+	json_object *s = replay_sampled("inline_futex");
+	json_object *run2 = json_object_array_get_idx(tu_array(s, "runs"), 1);
+	json_object *stack = tu_get(run2, "stack"), *by = tu_get(run2, "other_offcpu_by_kind");
+	int64_t other = tu_int(stack, "other_offcpu"), runtime = tu_int(by, "runtime"), sum = tu_int(by, "untimed");
+	json_object_object_foreach(by, key, val) {
+		(void)key;
+		if (strcmp(key, "untimed"))
+			sum += json_object_get_int64(val);
+	}
+	cr_assert(other > 0 && runtime > other / 2, "runtime %lld of other_offcpu %lld", (long long)runtime, (long long)other);
+	cr_assert(sum >= other - 16 && sum <= other + 16, "the split adds up to %lld, not %lld", (long long)sum,
+		  (long long)other);
+	json_object *o = tu_get(run2, "offcpu_other"), *site = json_object_array_get_idx(tu_array(o, "sites"), 0);
+	TU_STREQ(tu_str(site, "kind"), "runtime", "kind of the top site");
+	cr_assert(!strncmp(tu_str(site, "function"), "park_on_futex (inline_futex.c:", 30), "function %s",
+		  tu_str(site, "function"));
+	/* park_on_futex keeps no frame (a leaf): the chain's first return
+	 * address is worker's, and the call before it says take_turn was lost */
+	TU_STREQ(tu_str(site, "site"), "take_turn", "the caller the frame-pointer chain skipped");
+	cr_assert(tu_int(site, "timed_ns") > 0 && tu_int(o, "switch_samples_timed") > 0, "not timed: %s",
+		  json_object_to_json_string(o));
+}
+
+/* A lock built from a futex word and a semaphore (no pthread_mutex, so no
+ * call names the pair) is still one monitor: one lock-contention finding
+ * names both, and the semaphore is not judged alone. */
+Test(golden, a_futex_word_lock_and_its_semaphore_are_one_monitor, .timeout = 60)
+{
+	json_object *s = replay_sampled("futex_monitor");
+	json_object *f = tu_array(s, "findings"), *monitor = NULL;
+	for (size_t i = 0; i < json_object_array_length(f); i++) {
+		json_object *x = json_object_array_get_idx(f, i);
+		if (!strcmp(tu_str(x, "kind"), "lock-contention"))
+			monitor = x;
+	}
+	cr_assert(monitor, "no lock-contention finding");
+	json_object *objs = tu_array(monitor, "objects");
+	cr_assert(json_object_array_length(objs) == 2 &&
+		  !strcmp(json_object_get_string(json_object_array_get_idx(objs, 0)), "turn_lock") &&
+		  !strcmp(json_object_get_string(json_object_array_get_idx(objs, 1)), "turn_sem"),
+		  "objects: %s", json_object_to_json_string(objs));
+	cr_assert(strstr(tu_str(monitor, "summary"), "monitor of futex turn_lock and semaphore turn_sem"), "summary: %s",
+		  tu_str(monitor, "summary"));
+	cr_assert(!has_kind(s, "park-wake"), "the semaphore's parks reported apart from its lock");
 }
 
 Test(golden, threads_taking_turns_through_a_semaphore_are_one_lock, .timeout = 60)
@@ -475,11 +538,6 @@ Test(golden, a_threads_runnable_time_and_waits_do_not_overlap, .timeout = 60)
 
 /* ---- where the extra CPU went: located from CPU samples (issue 12) ------- */
 
-static json_object *replay_sampled(const char *name)
-{
-	env = sampled_env;
-	return replay(name);
-}
 
 Test(golden, counters_eight_bytes_apart_are_false_sharing_with_both_words, .timeout = 60)
 {
@@ -494,6 +552,13 @@ Test(golden, counters_eight_bytes_apart_are_false_sharing_with_both_words, .time
 	uint64_t b = strtoull(json_object_get_string(json_object_array_get_idx(objs, 1)), NULL, 16);
 	TU_EQ(b - a, 8, "the two counters' distance");
 	TU_EQ(json_object_get_double(tu_get(tu_get(f, "evidence"), "writing_threads")), 2, "threads writing the line");
+}
+
+Test(golden, watchpoints_confirm_the_false_sharing_of_counters_eight_bytes_apart, .timeout = 60)
+{
+	json_object *ev = tu_get(finding(replay_sampled("false_sharing_8"), 0), "evidence");
+	TU_EQ(json_object_get_double(tu_get(ev, "confirmed_by_watchpoints")), 1, "confirmed by the watchpoints");
+	cr_assert(json_object_get_double(tu_get(ev, "watched_writes")) > 0, "no write counted");
 }
 
 Test(golden, counters_a_line_apart_are_no_sharing, .timeout = 60)
@@ -516,6 +581,13 @@ Test(golden, a_spinlock_taken_seven_million_times_is_lock_contention, .timeout =
 	/* a spinlock's hand-offs are counted, so the bouncing rule can claim its line */
 	json_object *ev = tu_get(finding(s, 0), "evidence");
 	cr_assert(json_object_get_double(tu_get(ev, "handoff_fraction")) > 0, "no hand-offs counted on the spinlock");
+}
+
+Test(golden, a_hand_written_spinlock_is_lock_contention_on_its_word, .timeout = 60)
+{
+	json_object *s = replay_sampled("cas_spin");
+	expect_first(s, "lock-contention", "user_lock");
+	cr_assert(!has_kind(s, "true-sharing") && !has_kind(s, "false-sharing"), "a sharing verdict for a spinlock");
 }
 
 /* The report of the one profile in sampled/NAME, checked against its
@@ -544,6 +616,13 @@ static json_object *sampled_lines(const char *name)
 	return tu_array(sampled_report(name), "cache_lines");
 }
 
+/* A thread's use of a word that the samples or the watchpoints saw (a
+ * watchpoint also says which threads did not write it: 0 writes). */
+static bool used(json_object *w)
+{
+	return tu_int(w, "writes") || tu_int(w, "reads") || tu_int(w, "spins") || tu_int(w, "watched_writes");
+}
+
 /* The words of a line: name → the one thread using it (0 when several). */
 static int64_t word_thread(json_object *line, const char *name)
 {
@@ -551,7 +630,7 @@ static int64_t word_thread(json_object *line, const char *name)
 	int64_t tid = -1;
 	for (size_t i = 0; i < json_object_array_length(words); i++) {
 		json_object *w = json_object_array_get_idx(words, i);
-		if (strcmp(tu_str(w, "name"), name))
+		if (strcmp(tu_str(w, "name"), name) || !used(w))
 			continue;
 		tid = tid < 0 ? tu_int(w, "tid") : tid == tu_int(w, "tid") ? tid : 0;
 	}
@@ -570,6 +649,24 @@ Test(golden, a_packed_stats_array_is_false_sharing_with_member_paths, .timeout =
 		  (long long)a, (long long)b);
 }
 
+Test(golden, watchpoints_count_each_threads_writes_to_each_stats_entry, .timeout = 60)
+{
+	json_object *l = json_object_array_get_idx(sampled_lines("packed_stats_2"), 0);
+	TU_STREQ(tu_str(l, "watchpoints"), "confirmed", "the watchpoints' word on the false sharing");
+	/* each entry written by its own worker only, as counted */
+	json_object *words = tu_array(l, "words");
+	int64_t writers0 = 0, writers1 = 0;
+	for (size_t i = 0; i < json_object_array_length(words); i++) {
+		json_object *w = json_object_array_get_idx(words, i);
+		if (!tu_bool(w, "watched") || !tu_int(w, "watched_writes"))
+			continue;
+		writers0 += !strcmp(tu_str(w, "name"), "stats[0].hits");
+		writers1 += !strcmp(tu_str(w, "name"), "stats[1].hits");
+	}
+	TU_EQ(writers0, 1, "threads counted writing stats[0].hits");
+	TU_EQ(writers1, 1, "threads counted writing stats[1].hits");
+}
+
 Test(golden, padded_stats_share_no_line, .timeout = 60)
 {
 	TU_EQ(json_object_array_length(sampled_lines("padded_stats_2")), 0, "shared lines located");
@@ -584,15 +681,72 @@ Test(golden, one_shared_atomic_is_true_sharing_naming_it, .timeout = 60)
 	TU_EQ(word_thread(l, "shared_counter"), 0, "shared_counter used by several threads");
 }
 
+Test(golden, watchpoints_confirm_one_shared_atomic, .timeout = 60)
+{
+	json_object *l = json_object_array_get_idx(sampled_lines("shared_atomic_2"), 0);
+	TU_STREQ(tu_str(l, "watchpoints"), "confirmed", "the watchpoints' word on the true sharing");
+}
+
+/* A word threads spin on (a compare-and-swap lock, test-and-set, polling): the
+ * line's verdict is spinning, on that word, by every worker, and never a
+ * plain store. */
+static void expect_spinning_on(const char *recording, const char *word)
+{
+	json_object *c = sampled_report(recording);
+	cr_assert(tu_int(c, "spin_loop_samples") > 0, "no sample recognised in a spin loop");
+	json_object *l = json_object_array_get_idx(tu_array(c, "cache_lines"), 0);
+	cr_assert(l, "no line located");
+	TU_STREQ(tu_str(l, "verdict"), "spinning", "the line's verdict");
+	json_object *words = tu_array(l, "words");
+	int spinners = 0;
+	for (size_t i = 0; i < json_object_array_length(words); i++) {
+		json_object *w = json_object_array_get_idx(words, i);
+		if (strcmp(tu_str(w, "name"), word))
+			continue;
+		spinners += tu_int(w, "spins") > 0;
+	}
+	TU_EQ(spinners, 2, "threads spinning on %s", word);
+}
+
+Test(golden, a_hand_written_spinlock_is_spinning_on_its_word, .timeout = 60)
+{
+	expect_spinning_on("cas_spin_2", "user_lock");
+}
+
+Test(golden, a_test_and_set_spinlock_is_spinning_on_its_word, .timeout = 60)
+{
+	expect_spinning_on("tas_spin_2", "tas_lock");
+}
+
+/* A CAS loop storing old + 1 updates shared data without a lock: its
+ * retries are contended stores of one word (true sharing), not a wait. */
+Test(golden, a_compare_and_swap_increment_loop_is_true_sharing_on_its_counter, .timeout = 60)
+{
+	json_object *c = sampled_report("cas_increment_2");
+	TU_EQ(tu_int(c, "spin_loop_samples"), 0, "samples in a CAS update loop counted as spinning");
+	json_object *l = json_object_array_get_idx(tu_array(c, "cache_lines"), 0);
+	cr_assert(l, "no shared line located");
+	TU_STREQ(tu_str(l, "verdict"), "true-sharing", "the line's verdict");
+	TU_EQ(word_thread(l, "cas_counter"), 0, "cas_counter written by several threads");
+}
+
 Test(golden, heap_counters_eight_bytes_apart_are_false_sharing, .timeout = 60)
 {
 	json_object *lines = sampled_lines("false_sharing_8_2");
 	cr_assert(json_object_array_length(lines) > 0, "no shared line located");
 	json_object *l = json_object_array_get_idx(lines, 0), *words = tu_array(l, "words");
 	TU_STREQ(tu_str(l, "verdict"), "false-sharing", "the line's verdict");
-	TU_EQ(json_object_array_length(words), 2, "words used");
-	TU_EQ(tu_int(json_object_array_get_idx(words, 1), "offset") - tu_int(json_object_array_get_idx(words, 0), "offset"),
-	      8, "the counters' distance");
+	int64_t lo = INT64_MAX, hi = -1, n = 0;
+	for (size_t i = 0; i < json_object_array_length(words); i++) {
+		json_object *w = json_object_array_get_idx(words, i);
+		if (!used(w))
+			continue;
+		n++;
+		lo = tu_int(w, "offset") < lo ? tu_int(w, "offset") : lo;
+		hi = tu_int(w, "offset") > hi ? tu_int(w, "offset") : hi;
+	}
+	TU_EQ(n, 2, "thread-words used");
+	TU_EQ(hi - lo, 8, "the counters' distance");
 }
 
 
