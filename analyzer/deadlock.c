@@ -639,6 +639,18 @@ json_object *deadlock__graph_json(const struct model *m, const struct findings *
 		json_object_object_add(j, "to", json_object_new_string(lock_name(m, e->to)));
 		if (e->thread < p->nthreads)
 			json_object_object_add(j, "thread", json_object_new_int(p->threads[e->thread].tid));
+		struct finding_edge fe = { 0 };   /* both stacks, as a finding shows them */
+		fill_edge(m, &fe, e->from, e->to, e->thread, e->from_pc, e->from_stack, e->to_stack, e->to_pc);
+		json_object *held = json_object_new_array(), *wants = json_object_new_array();
+		for (size_t k = 0; k < fe.nfrom_frames; k++)
+			json_object_array_add(held, json_object_new_string(fe.from_frames[k]));
+		if (!fe.nfrom_frames)   /* a profile without held stacks: the call site */
+			json_object_array_add(held, json_object_new_string(fe.from_site));
+		for (size_t k = 0; k < fe.nframes; k++)
+			json_object_array_add(wants, json_object_new_string(fe.to_frames[k]));
+		json_object_object_add(j, "from_stack", held);
+		json_object_object_add(j, "from_stack_partial", json_object_new_boolean(fe.from_partial));
+		json_object_object_add(j, "to_stack", wants);
 		json_object_array_add(edges, j);
 	}
 	for (size_t i = 0; i < f->n; i++) {

@@ -282,6 +282,13 @@ Test(golden, a_lock_order_edge_shows_both_acquisition_stacks, .timeout = 60)
 	}
 	cr_assert_eq(partial, 1, "the lock helper's edge only");
 	cr_assert_eq(whole, 1, "the nested call's edge");
+	json_object *edges = tu_array(tu_get(r, "lock_order"), "edges");
+	cr_assert_eq(json_object_array_length(edges), 4);
+	for (size_t i = 0; i < json_object_array_length(edges); i++) {   /* the graph has both stacks too */
+		json_object *e = json_object_array_get_idx(edges, i);
+		cr_assert(json_object_array_length(tu_array(e, "from_stack")) > 0 &&
+			  json_object_array_length(tu_array(e, "to_stack")) > 0, "%s", json_object_to_json_string(e));
+	}
 }
 
 Test(golden, churn_names_the_start_routine_and_its_creator, .timeout = 60)
