@@ -591,7 +591,7 @@ static int reported(const struct findings *out, size_t from, size_t to, const st
 static void report_at_hang(struct findings *out, const struct model *m, size_t first, enum finding_kind kind)
 {
 	static const char when[] = "at the hang, in the snapshot convoy's watchdog had the shim write "
-				   "(--on-hang continue; the program then went on)";
+				   "(the program went on after it)";
 	size_t from = out->n;
 	if (kind == FINDING_DEADLOCK)
 		report_deadlocks(out, m->hang, when);
@@ -621,6 +621,47 @@ void deadlock__diagnose(struct findings *out, const struct model *m, int threads
 		out->v[i].wall_ns = wall_ns;
 		out->v[i].predicted_wall_ns = wall_ns;
 	}
+}
+
+/* ---- the launcher's verdict on a hang ------------------------------------- */
+
+int deadlock__at_hang(const struct model *m, char *what, size_t size)
+{
+	static const char when[] = "at the hang";
+	struct findings f = { 0 };
+	report_deadlocks(&f, m, when);
+	int deadlocked = f.n > 0;
+	if (!deadlocked)
+		report_starvation(&f, m, when);
+	if (f.n) {
+		snprintf(what, size, "%s", f.v[0].summary);
+		findings__free(&f);
+		return deadlocked;
+	}
+	/* No cycle and no starved pool: what each thread waits on. */
+	const struct profile *p = m->p;
+	size_t len = (size_t)snprintf(what, size, "no thread waits for a lock another one holds:");
+	size_t shown = 0;
+	for (size_t i = 0; i < p->nthread_states && len < size; i++) {
+		const struct profile_thread_state *st = &p->thread_states[i];
+		if (!st->s.waiting || st->s.thread >= p->nthreads || st->s.waiting > p->nobjects)
+			continue;
+		if (shown++ == 4) {
+			len += (size_t)snprintf(what + len, size - len, " ...");
+			break;
+		}
+		char label[64], site[192];
+		const struct cv_thread_rec *t = &p->threads[st->s.thread];
+		site_of(m, st->s.waiting_pc, site, sizeof(site));
+		len += (size_t)snprintf(what + len, size - len, " %s (tid %d) waits on %s %s at %s;",
+					findings__thread_label(m, t, label, sizeof(label)), t->tid,
+					kind_name(p->objects[st->s.waiting - 1].o.kind), lock_name(m, st->s.waiting - 1),
+					site);
+	}
+	len = strlen(what);
+	if (len && what[len - 1] == ';')
+		what[len - 1] = '.';
+	return 0;
 }
 
 /* ---- rendering ------------------------------------------------------------- */

@@ -29,6 +29,13 @@ struct json_object;
  * threads and wall_ns label them like the run's other findings. */
 void deadlock__diagnose(struct findings *out, const struct model *m, int threads, double wall_ns);
 
+/* The launcher's verdict on a hang snapshot (the watchdog's default,
+ * --on-hang auto): 1 when its threads are deadlocked (a cycle of waits
+ * through at least one lock: nothing outside the program can break it),
+ * else 0. what gets one sentence: the deadlock, else a starved pool, else
+ * what each blocked thread waits on. */
+int deadlock__at_hang(const struct model *m, char *what, size_t size);
+
 /* The whole lock-order graph for the report and the page: {edges: [{from,
  * to, thread}], cycles: [[lock names]] (the lock-order-cycle findings of f),
  * edges_dropped}; NULL when the profile has no lock-order record. */

@@ -6,9 +6,11 @@
  * the command's CPU time from outside it (sampler.c): the child waits for
  * the events to be opened on it before it execs.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +20,12 @@
 #include <unistd.h>
 
 #include "convoy/profile.h"
+#include "deadlock.h"
 #include "launch.h"
+#include "model.h"
+#include "profile.h"
 #include "sampler.h"
+#include "symbols.h"
 #include "util.h"
 #include "watchdog.h"
 
@@ -178,6 +184,105 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* ---- a hung command ---------------------------------------------------------- */
+
+/* The processes of a hung command and what became of each one's snapshot. */
+struct hang {
+	pid_t pids[WATCHDOG_MAX_LOOKS];
+	size_t n;
+	int asked[WATCHDOG_MAX_LOOKS];     /* a snapshot was asked for (watchdog__snapshot) */
+	int verdict[WATCHDOG_MAX_LOOKS];   /* -1: not read yet; else deadlock__at_hang's */
+	time_t since;                      /* when the snapshots were asked for */
+	double wait_until_ns, next_look_ns;
+	char what[1024];                   /* what the first snapshot read shows (a deadlock's first) */
+};
+
+/* deadlock__at_hang on the snapshot pid wrote into the profile directory
+ * since (convoy-COMM-PID.hang, renamed into place whole); -1 while there is
+ * none. */
+static int snapshot_verdict(pid_t pid, time_t since, char *what, size_t size)
+{
+	char tail[32];
+	snprintf(tail, sizeof(tail), "-%d" CV_SNAPSHOT_EXT, (int)pid);
+	DIR *d = opendir(profile_dir);
+	if (!d)
+		return -1;
+	int verdict = -1;
+	struct dirent *e;
+	while (verdict < 0 && (e = readdir(d))) {
+		size_t len = strlen(e->d_name), tl = strlen(tail);
+		char path[PATH_MAX + 300];
+		struct stat sb;
+		snprintf(path, sizeof(path), "%s/%s", profile_dir, e->d_name);
+		if (len <= tl || strcmp(e->d_name + len - tl, tail) || stat(path, &sb) != 0 || sb.st_mtime < since)
+			continue;
+		struct profile *p = profile__has_magic(path) ? profile__load(path) : NULL;
+		if (p && p->process.pid == pid && p->process.exit_reason == CV_EXIT_HANG_SNAPSHOT) {
+			struct syms *syms = syms__load(p, 1);
+			struct model m;
+			model__build(&m, p, syms);
+			verdict = deadlock__at_hang(&m, what, size);
+			model__free(&m);
+			syms__free(syms);
+		}
+		profile__free(p);
+	}
+	closedir(d);
+	return verdict;
+}
+
+/* The watchdog's default (--on-hang auto) once the command hung: a
+ * snapshot of each process, then the verdicts. */
+static void hang_ask(struct hang *h, const pid_t *pids, size_t n, double now, struct launch_result *r)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->pids, pids, n * sizeof(pid_t));
+	h->n = n;
+	h->since = time(NULL) - 1;   /* mtimes are whole seconds */
+	for (size_t i = 0; i < n; i++) {
+		h->asked[i] = watchdog__snapshot(pids[i], LAUNCH_SNAPSHOT_SIGNAL);
+		h->verdict[i] = -1;
+		r->snapshot |= h->asked[i];
+	}
+	h->wait_until_ns = now + LAUNCH_STOP_GRACE_S * 1e9;
+}
+
+/* Reads the snapshots that have come (every 100 ms); once all have, or the
+ * grace passed, returns 1 when one proves a deadlock and 0 when none does
+ * (saying so on stderr); -1 while waiting. */
+static int hang_decide(struct hang *h, double now, const struct watchdog_config *wdc)
+{
+	if (now < h->next_look_ns)
+		return -1;
+	h->next_look_ns = now + 100e6;
+	size_t waiting = 0, snapshots = 0;
+	for (size_t i = 0; i < h->n; i++) {
+		if (!h->asked[i] || h->verdict[i] >= 0)
+			continue;
+		char what[sizeof(h->what)];
+		h->verdict[i] = snapshot_verdict(h->pids[i], h->since, what, sizeof(what));
+		if (h->verdict[i] == 1 || (h->verdict[i] == 0 && !h->what[0]))
+			snprintf(h->what, sizeof(h->what), "%s", what);
+		if (h->verdict[i] == 1)
+			return 1;
+		waiting += h->verdict[i] < 0;
+	}
+	if (waiting && now < h->wait_until_ns)
+		return -1;
+	for (size_t i = 0; i < h->n; i++)
+		snapshots += h->verdict[i] >= 0;
+	if (snapshots)
+		cv_error("the command looks hung (every thread of its %zu process%s blocked with no deadline, no CPU "
+			 "used for %g s), but its snapshot proves no deadlock, so it goes on (--on-hang stop would "
+			 "stop it). At the hang: %s", h->n, h->n == 1 ? "" : "es", wdc->period_s, h->what);
+	else
+		cv_error("the command looks hung (every thread of its %zu process%s blocked with no deadline, no CPU "
+			 "used for %g s); convoy could not have the shim take a snapshot (no shim in it, or the "
+			 "signal blocked), so it goes on (--on-hang stop would stop it)", h->n, h->n == 1 ? "" : "es",
+			 wdc->period_s);
+	return 0;
+}
+
 int launch__run(char *const argv[], const char *log_path, double timeout_s, const struct watchdog_config *wdc,
 		struct launch_result *r)
 {
@@ -263,8 +368,11 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 		/* The stop signal first: the shim writes the profile of a hung
 		 * program on it (CONVOY_DUMP_SIGNAL); SIGKILL after the grace. */
 		double deadline = timeout_s > 0 ? t0 + timeout_s * 1e9 : 0, kill_at = 0;
-		pid_t target = 0;   /* what was stopped: -group for the time limit, a pid for the watchdog */
+		/* What is stopped: -group for the time limit, the hung processes for the watchdog. */
+		pid_t target[WATCHDOG_MAX_LOOKS], hung[WATCHDOG_MAX_LOOKS];
+		size_t ntarget = 0, nhung;
 		struct watchdog wd;
+		struct hang *h = NULL;   /* --on-hang auto: deciding from the snapshots */
 		watchdog__start(&wd, pid, wdc->period_s, t0);
 		for (;;) {
 			pid_t w = waitpid(pid, &status, WNOHANG);
@@ -273,23 +381,41 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 			if (w < 0 && errno != EINTR)
 				break;
 			double now = now_ns();
-			pid_t hung;
-			if (!target && deadline && now > deadline) {
-				target = -pid;
-				kill(pid, LAUNCH_STOP_SIGNAL);
+			if (!ntarget && deadline && now > deadline) {
+				target[ntarget++] = -pid;
 				r->timed_out = 1;
-			} else if (!target && !r->hung && (hung = watchdog__check(&wd, now))) {
+			} else if (!ntarget && !r->hung &&
+				   (nhung = watchdog__check(&wd, now, hung, WATCHDOG_MAX_LOOKS))) {
 				r->hung = 1;
-				if (wdc->on_hang == WATCHDOG_CONTINUE)   /* once: the program goes on, as it may */
-					r->snapshot = watchdog__snapshot(hung, LAUNCH_SNAPSHOT_SIGNAL);
-				else
-					target = hung;
+				if (wdc->on_hang == WATCHDOG_STOP) {
+					memcpy(target, hung, nhung * sizeof(pid_t));
+					ntarget = nhung;
+				} else if (wdc->on_hang == WATCHDOG_AUTO) {
+					h = xcalloc(1, sizeof(*h));
+					hang_ask(h, hung, nhung, now, r);
+				} else {   /* once: the program goes on, as it may */
+					for (size_t i = 0; i < nhung; i++)
+						r->snapshot |= watchdog__snapshot(hung[i], LAUNCH_SNAPSHOT_SIGNAL);
+				}
+			} else if (!ntarget && h) {
+				int verdict = hang_decide(h, now, wdc);
+				if (verdict == 1) {   /* deadlocked for good: stop it, as --on-hang stop would */
+					r->deadlock = 1;
+					memcpy(target, h->pids, h->n * sizeof(pid_t));
+					ntarget = h->n;
+				}
+				if (verdict >= 0) {
+					free(h);
+					h = NULL;
+				}
 			}
-			if (target && !kill_at) {
-				kill(target, LAUNCH_STOP_SIGNAL);
+			if (ntarget && !kill_at) {
+				for (size_t i = 0; i < ntarget; i++)
+					kill(target[i], LAUNCH_STOP_SIGNAL);
 				kill_at = now + LAUNCH_STOP_GRACE_S * 1e9;
 			} else if (kill_at && now > kill_at) {
-				kill(target, SIGKILL);
+				for (size_t i = 0; i < ntarget; i++)
+					kill(target[i], SIGKILL);
 				kill(pid, SIGKILL);
 				while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 					;
@@ -298,6 +424,9 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 			struct timespec nap = { 0, 2000000 };
 			nanosleep(&nap, NULL);
 		}
+		if (h)   /* it went on before the verdict: said all the same, from the snapshots there are */
+			hang_decide(h, INFINITY, wdc);
+		free(h);
 	} else {
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;

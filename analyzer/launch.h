@@ -38,9 +38,9 @@ struct launch_result {
 	pid_t pid;
 	int status;          /* as waitpid */
 	int timed_out;       /* the time limit passed: sent LAUNCH_STOP_SIGNAL, then SIGKILL if needed */
-	int hung;            /* the watchdog found a process of it hung and stopped it alike
-			      * (or, on_hang continue, asked for a snapshot and let it go on) */
-	int snapshot;        /* on_hang continue: the snapshot was asked for (watchdog__snapshot) */
+	int hung;            /* the watchdog found it hung (every process of it: watchdog.h) */
+	int snapshot;        /* on_hang auto or continue: a snapshot was asked for (watchdog__snapshot) */
+	int deadlock;        /* on_hang auto: a snapshot proved a deadlock, and the command was stopped */
 	double wall_ns;      /* fork to exit */
 };
 

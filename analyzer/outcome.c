@@ -15,7 +15,8 @@ void outcome__set(struct run_outcome *o, const struct launch_result *r, double t
 {
 	o->hung = r->hung;
 	o->watchdog_s = wdc->period_s;
-	o->continued = r->hung && wdc->on_hang == WATCHDOG_CONTINUE;
+	o->on_hang = wdc->on_hang;
+	o->stopped = r->hung && (wdc->on_hang == WATCHDOG_STOP || r->deadlock);
 	o->snapshot = r->snapshot;
 	o->known = 1;
 	o->exit_status = WIFEXITED(r->status) ? WEXITSTATUS(r->status) : -1;
@@ -41,22 +42,27 @@ void outcome__sentence(const struct run_outcome *o, char *buf, size_t size)
 		snprintf(then, sizeof(then), "ran past --timeout (%.0f s), was stopped and %s", o->timeout_s, how);
 	else
 		snprintf(then, sizeof(then), "%s", how);
+	const char *hung = "every thread of every process of it slept in a synchronisation wait with no deadline, "
+			   "using no CPU";
 	if (!o->known)
 		*buf = '\0';
-	else if (o->continued)
-		snprintf(buf, size, "The command hung: every thread of one of its processes slept in a "
-			 "synchronisation wait with no deadline, using no CPU, for %g s (CONVOY_WATCHDOG). %s "
-			 "(--on-hang continue); it then %s.", o->watchdog_s,
-			 o->snapshot ? "convoy had the shim write a snapshot profile of it then and let it go on" :
-				       "It does not take CONVOY_SNAPSHOT_SIGNAL (no shim in it, or the signal ignored or "
-				       "blocked in every thread), so convoy took no snapshot and let it go on", then);
+	else if (o->hung && !o->stopped)
+		snprintf(buf, size, "The command looked hung: %s, for %g s (CONVOY_WATCHDOG). %s (--on-hang %s); "
+			 "it then %s.", hung, o->watchdog_s,
+			 !o->snapshot ? "It does not take CONVOY_SNAPSHOT_SIGNAL (no shim in it, or the signal ignored "
+					"or blocked in every thread), so convoy took no snapshot and let it go on" :
+			 o->on_hang == WATCHDOG_AUTO ? "convoy had the shim write a snapshot of it then, which proved "
+						       "no deadlock, and let it go on" :
+						       "convoy had the shim write a snapshot of it then and let it go on",
+			 watchdog__action_name(o->on_hang), then);
 	else if (o->timed_out)
 		snprintf(buf, size, "The command ran past --timeout (%.0f s), was stopped and %s; "
 			 "the profile covers it up to then.", o->timeout_s, how);
 	else if (o->hung)
-		snprintf(buf, size, "The command hung: every thread of one of its processes slept in a "
-			 "synchronisation wait with no deadline, using no CPU, for %g s (CONVOY_WATCHDOG). "
-			 "convoy stopped it and it %s; the profile covers it up to then.", o->watchdog_s, how);
+		snprintf(buf, size, "The command hung: %s, for %g s (CONVOY_WATCHDOG)%s. convoy stopped it and it %s; "
+			 "the profile covers it up to then.", hung, o->watchdog_s,
+			 o->on_hang == WATCHDOG_AUTO ? ", and the snapshot convoy had the shim write then proved a "
+						       "deadlock" : "", how);
 	else
 		snprintf(buf, size, "The command %s.", how);
 }
@@ -70,8 +76,9 @@ void outcome__json(const struct run_outcome *o, json_object *obj)
 	json_object_object_add(obj, "timed_out", json_object_new_boolean(o->timed_out));
 	json_object_object_add(obj, "hung", json_object_new_boolean(o->hung));
 	if (o->hung) {
-		json_object_object_add(obj, "on_hang", json_object_new_string(o->continued ? "continue" : "stop"));
+		json_object_object_add(obj, "on_hang", json_object_new_string(watchdog__action_name(o->on_hang)));
 		json_object_object_add(obj, "hang_snapshot", json_object_new_boolean(o->snapshot));
+		json_object_object_add(obj, "hang_stopped", json_object_new_boolean(o->stopped));
 	}
 }
 
@@ -84,7 +91,16 @@ void outcome__from_json(struct run_outcome *o, json_object *obj)
 	o->known = 1;
 	o->timed_out = json_object_get_boolean(v);
 	o->hung = json_object_object_get_ex(obj, "hung", &v) && json_object_get_boolean(v);
-	o->continued = json_object_object_get_ex(obj, "on_hang", &v) && !strcmp(json_object_get_string(v), "continue");
+	o->on_hang = WATCHDOG_STOP;   /* recorded before hang_stopped: stop was the default and stopped */
+	o->stopped = o->hung;
+	if (json_object_object_get_ex(obj, "on_hang", &v))
+		for (int a = 0; a < WATCHDOG_NACTIONS; a++)
+			if (!strcmp(json_object_get_string(v), watchdog__action_name(a)))
+				o->on_hang = a;
+	if (json_object_object_get_ex(obj, "hang_stopped", &v))
+		o->stopped = json_object_get_boolean(v);
+	else if (o->on_hang == WATCHDOG_CONTINUE)
+		o->stopped = 0;
 	o->snapshot = json_object_object_get_ex(obj, "hang_snapshot", &v) && json_object_get_boolean(v);
 	o->exit_status = json_object_object_get_ex(obj, "exit_status", &v) && json_object_is_type(v, json_type_int) ?
 				 json_object_get_int(v) : -1;

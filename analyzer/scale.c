@@ -106,7 +106,7 @@ static void free_argv(char **v)
 static void scale_usage(FILE *f)
 {
 	fputs("usage: convoy scale --threads LIST [--repeat K] [--warmup K] [--json] [-o DIR] [--timeout S]\n"
-	      "                    [--comm NAME] [--sample-hz N] [--on-hang stop|continue]\n"
+	      "                    [--comm NAME] [--sample-hz N] [--on-hang auto|stop|continue]\n"
 	      "                    -- COMMAND ... {threads} ...\n"
 	      "       convoy scale --replay DIR [--json]\n"
 	      "\n"
@@ -128,9 +128,10 @@ static void scale_usage(FILE *f)
 	      "                   command started, the one that did the most threaded work)\n"
 	      "  --sample-hz N    sample each thread's CPU time N times a second from outside\n"
 	      "                   the command (default CONVOY_SAMPLE_HZ, else 1000; 0: off)\n"
-	      "  --on-hang A      what the watchdog (CONVOY_WATCHDOG) does with a hung run: stop\n"
-	      "                   it (stop, the default) or have the shim write a snapshot profile\n"
-	      "                   and let it go on (continue; default CONVOY_ON_HANG)\n"
+	      "  --on-hang A      what the watchdog (CONVOY_WATCHDOG) does with a hung run: a\n"
+	      "                   snapshot, and stop it only when that shows a deadlock (auto,\n"
+	      "                   the default); stop it (stop); let it go on after a snapshot\n"
+	      "                   (continue; default CONVOY_ON_HANG)\n"
 	      "  --replay DIR     diagnose the sweep recorded in DIR by an earlier -o DIR again,\n"
 	      "                   running nothing\n"
 	      "\n"

@@ -7,13 +7,20 @@
  * the parent): a process is stuck when every one of its threads is asleep
  * in a futex wait with no deadline (a mutex, a condvar wait, a join, a
  * semaphore: synchronisation, never I/O or a sleep) and the process used no
- * CPU time since the previous look. Stuck at two looks a period apart, it is
- * hung: nothing inside it can wake it, and the launcher stops it with the
- * signal on which the shim writes its profile (launch.h), whose thread
- * states then show who waits for whom. With --on-hang continue it instead
- * queues the snapshot signal once: the shim writes the same state as a
- * snapshot, and the program goes on (another process, a signal or its own
- * timer may still wake it), until it ends or --timeout stops it.
+ * CPU time since the previous look; a thread waiting for a child (wait4,
+ * waitid) is stuck as well, since its children are watched too. The command
+ * is hung when every process of its tree is stuck, at two looks a period
+ * apart, with no process come or gone and no CPU used: a process of the tree
+ * can wake another (a semaphore in shared memory, a pipe, a signal), so one
+ * stuck process beside a live one is only waiting.
+ *
+ * Even then something outside the tree (a signal from elsewhere, a timer of
+ * the program's own such as alarm()) may still wake it, so what the
+ * launcher does is configured (enum watchdog_action): by default it has the
+ * shim of each process write a snapshot of its thread states and stops the
+ * command only when a snapshot proves a deadlock (threads waiting on each
+ * other through locks: nothing outside can break that); `stop` stops it
+ * whenever it is hung, `continue` never.
  */
 #include <ctype.h>
 #include <signal.h>
@@ -30,7 +37,6 @@
 #include "watchdog.h"
 
 #define WATCHDOG_DEFAULT_S 10
-#define WATCHDOG_MAX_PIDS  256
 
 int watchdog__config(struct watchdog_config *c, const char *cmd, const char *on_hang_option)
 {
@@ -47,16 +53,26 @@ int watchdog__config(struct watchdog_config *c, const char *cmd, const char *on_
 		}
 		c->period_s = v;
 	}
+	c->on_hang = WATCHDOG_AUTO;
 	const char *action = on_hang_option ? on_hang_option : getenv("CONVOY_ON_HANG");
-	if (!action || !*action || !strcmp(action, "stop"))
+	if (!action || !*action)
 		return 0;
-	if (!strcmp(action, "continue")) {
-		c->on_hang = WATCHDOG_CONTINUE;
-		return 0;
-	}
-	cv_error("%s: %s takes stop or continue, not '%s'", cmd, on_hang_option ? "--on-hang" : "CONVOY_ON_HANG",
-		 action);
+	for (int a = 0; a < WATCHDOG_NACTIONS; a++)
+		if (!strcmp(action, watchdog__action_name(a))) {
+			c->on_hang = a;
+			return 0;
+		}
+	cv_error("%s: %s takes auto, stop or continue, not '%s'", cmd,
+		 on_hang_option ? "--on-hang" : "CONVOY_ON_HANG", action);
 	return -1;
+}
+
+const char *watchdog__action_name(enum watchdog_action a)
+{
+	static const char *const names[WATCHDOG_NACTIONS] = {
+		[WATCHDOG_AUTO] = "auto", [WATCHDOG_STOP] = "stop", [WATCHDOG_CONTINUE] = "continue"
+	};
+	return names[a];
 }
 
 /* The mask a status file has on the line starting with key ("SigCgt:"). */
@@ -134,8 +150,9 @@ static int read_stat(const char *path, pid_t *ppid, unsigned long long *ticks, c
 	return 0;
 }
 
-/* Whether the thread sleeps in a futex wait without a deadline. */
-static int futex_wait_forever(const char *task_dir)
+/* Whether the thread sleeps in a futex wait without a deadline, or waits
+ * for a child (whose process is watched too). */
+static int waits_forever(const char *task_dir)
 {
 	char path[512], buf[512];
 	snprintf(path, sizeof(path), "%s/syscall", task_dir);
@@ -143,7 +160,11 @@ static int futex_wait_forever(const char *task_dir)
 		return 0;   /* not ours to read: never call it stuck */
 	long nr;
 	unsigned long long addr, op, val, timeout;
-	if (sscanf(buf, "%ld %llx %llx %llx %llx", &nr, &addr, &op, &val, &timeout) != 5 || nr != SYS_futex)
+	if (sscanf(buf, "%ld %llx %llx %llx %llx", &nr, &addr, &op, &val, &timeout) != 5)
+		return 0;
+	if (nr == SYS_wait4 || nr == SYS_waitid)
+		return 1;   /* WNOHANG does not sleep */
+	if (nr != SYS_futex)
 		return 0;
 	switch ((int)(op & FUTEX_CMD_MASK)) {
 	case FUTEX_WAIT:
@@ -156,7 +177,8 @@ static int futex_wait_forever(const char *task_dir)
 	}
 }
 
-/* Whether every thread of pid sleeps in such a wait; *ticks gets its CPU. */
+/* Whether every thread of pid sleeps in such a wait (a zombie: it has no
+ * thread left to run); *ticks gets its CPU. */
 static int all_threads_stuck(pid_t pid, unsigned long long *ticks)
 {
 	char dir[64], state;
@@ -164,6 +186,8 @@ static int all_threads_stuck(pid_t pid, unsigned long long *ticks)
 	snprintf(dir, sizeof(dir), "/proc/%d/stat", (int)pid);
 	if (read_stat(dir, &ppid, ticks, &state))
 		return 0;
+	if (state == 'Z')
+		return 1;
 	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
 	DIR *d = opendir(dir);
 	if (!d)
@@ -178,7 +202,7 @@ static int all_threads_stuck(pid_t pid, unsigned long long *ticks)
 		snprintf(task, sizeof(task), "%s/%s", dir, e->d_name);
 		snprintf(path, sizeof(path), "%s/stat", task);
 		threads++;
-		stuck = read_stat(path, &ppid, &t, &state) == 0 && state == 'S' && futex_wait_forever(task);
+		stuck = read_stat(path, &ppid, &t, &state) == 0 && state == 'S' && waits_forever(task);
 	}
 	closedir(d);
 	return stuck && threads > 0;
@@ -219,26 +243,35 @@ void watchdog__start(struct watchdog *w, pid_t root, double period_s, double now
 	w->next_ns = now_ns + w->period_ns;
 }
 
-pid_t watchdog__check(struct watchdog *w, double now_ns)
+size_t watchdog__check(struct watchdog *w, double now_ns, pid_t *hung, size_t max)
 {
 	if (w->period_ns <= 0 || now_ns < w->next_ns)
 		return 0;
 	w->next_ns = now_ns + w->period_ns;
-	pid_t pids[WATCHDOG_MAX_PIDS];
-	size_t n = descendants(w->root, pids, WATCHDOG_MAX_PIDS);
+	pid_t pids[WATCHDOG_MAX_LOOKS];
+	size_t n = descendants(w->root, pids, WATCHDOG_MAX_LOOKS);
 	struct watchdog_look look[WATCHDOG_MAX_LOOKS];
 	size_t nlook = 0;
-	pid_t hung = 0;
-	for (size_t i = 0; i < n && nlook < WATCHDOG_MAX_LOOKS; i++) {
+	if (n == WATCHDOG_MAX_LOOKS)
+		return 0;   /* maybe more: a tree this large is never called hung */
+	int same = n == w->nlooks;   /* the tree as at the last look: the same processes, no CPU since */
+	for (size_t i = 0; i < n; i++) {
 		unsigned long long ticks;
-		if (!all_threads_stuck(pids[i], &ticks))
-			continue;
+		if (!all_threads_stuck(pids[i], &ticks)) {
+			w->nlooks = 0;   /* one process can still wake the others */
+			return 0;
+		}
 		look[nlook++] = (struct watchdog_look){ pids[i], ticks };
-		for (size_t k = 0; k < w->nlooks && !hung; k++)
-			if (w->looks[k].pid == pids[i] && w->looks[k].ticks == ticks)
-				hung = pids[i];   /* stuck at the last look too, and no CPU since */
+		int seen = 0;
+		for (size_t k = 0; k < w->nlooks && !seen; k++)
+			seen = w->looks[k].pid == pids[i] && w->looks[k].ticks == ticks;
+		same &= seen;
 	}
 	memcpy(w->looks, look, nlook * sizeof(look[0]));
 	w->nlooks = nlook;
-	return hung;
+	if (!same || !n)
+		return 0;
+	size_t k = n < max ? n : max;
+	memcpy(hung, pids, k * sizeof(pid_t));
+	return k;
 }

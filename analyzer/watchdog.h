@@ -1,16 +1,18 @@
-/* watchdog.h — convoy run and scale notice a command that hung: a process
- * whose every thread sleeps in a futex wait with no deadline, using no CPU,
- * at two looks a period apart (CONVOY_WATCHDOG seconds, default 10; 0: off).
- * It lives in the launcher and reads /proc: the program runs as it would
- * without it. At a hang the launcher stops the process, or has the shim
- * write a snapshot profile and lets it go on (CONVOY_ON_HANG, --on-hang). */
+/* watchdog.h — convoy run and scale notice a command that hung: every
+ * process of it with every thread asleep in a futex wait with no deadline
+ * (or waiting for a child), using no CPU, at two looks a period apart
+ * (CONVOY_WATCHDOG seconds, default 10; 0: off). It lives in the launcher
+ * and reads /proc: the program runs as it would without it. At a hang the
+ * launcher has the shim write a snapshot and stops the command only when the
+ * snapshot proves a deadlock, or stops it, or lets it go on (CONVOY_ON_HANG,
+ * --on-hang). */
 #ifndef CONVOY_WATCHDOG_H
 #define CONVOY_WATCHDOG_H
 
 #include <stddef.h>
 #include <sys/types.h>
 
-#define WATCHDOG_MAX_LOOKS 64
+#define WATCHDOG_MAX_LOOKS 256   /* processes in the tree; a larger one is never hung */
 
 struct watchdog_look {
 	pid_t pid;
@@ -20,14 +22,17 @@ struct watchdog_look {
 struct watchdog {
 	pid_t root;                 /* the command; its descendants are watched too */
 	double period_ns, next_ns;  /* period 0: off */
-	struct watchdog_look looks[WATCHDOG_MAX_LOOKS];   /* the processes stuck at the last look */
+	struct watchdog_look looks[WATCHDOG_MAX_LOOKS];   /* the tree at the last look, when all of it was stuck */
 	size_t nlooks;
 };
 
-/* What the launcher does with a hung process. */
+/* What the launcher does with a hung command. */
 enum watchdog_action {
-	WATCHDOG_STOP,       /* the stop signal: the shim writes the profile, the process dies of it */
-	WATCHDOG_CONTINUE,   /* the snapshot signal: the shim writes a snapshot, the process goes on */
+	WATCHDOG_AUTO,       /* a snapshot of each process; the stop signal when one proves a deadlock,
+			      * else the command goes on, with one line on stderr saying it looks hung */
+	WATCHDOG_STOP,       /* the stop signal: the shim writes the profile, the processes die of it */
+	WATCHDOG_CONTINUE,   /* the snapshot signal: the shim writes a snapshot, the command goes on */
+	WATCHDOG_NACTIONS
 };
 
 struct watchdog_config {
@@ -36,10 +41,12 @@ struct watchdog_config {
 };
 
 /* CONVOY_WATCHDOG (unset: the default period) and the action: on_hang_option
- * (--on-hang's text) when given, else CONVOY_ON_HANG, else stop; "stop" or
- * "continue". cmd ("run", "scale") names the command in an error. Returns 0,
- * or -1 after one error line. */
+ * (--on-hang's text) when given, else CONVOY_ON_HANG, else auto; "auto",
+ * "stop" or "continue". cmd ("run", "scale") names the command in an error.
+ * Returns 0, or -1 after one error line. */
 int watchdog__config(struct watchdog_config *c, const char *cmd, const char *on_hang_option);
+/* "auto", "stop", "continue". */
+const char *watchdog__action_name(enum watchdog_action a);
 
 /* Asks the shim in pid for a snapshot profile (sigqueue of sig with
  * CV_SNAPSHOT_MAGIC), but only when pid catches sig (its SigCgt: with the
@@ -49,8 +56,10 @@ int watchdog__config(struct watchdog_config *c, const char *cmd, const char *on_
 int watchdog__snapshot(pid_t pid, int sig);
 
 void watchdog__start(struct watchdog *w, pid_t root, double period_s, double now_ns);
-/* When a period has passed, looks again: the pid of a process that was stuck
- * at this look and the last one, else 0. */
-pid_t watchdog__check(struct watchdog *w, double now_ns);
+/* When a period has passed, looks again. When every process of the tree
+ * was stuck at this look and the last one (the same processes, no CPU
+ * used), puts their pids (at most max) into hung and returns how many;
+ * else 0. */
+size_t watchdog__check(struct watchdog *w, double now_ns, pid_t *hung, size_t max);
 
 #endif

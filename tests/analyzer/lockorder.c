@@ -111,6 +111,7 @@ Test(lockorder, the_watchdog_stops_a_deadlocked_run_and_it_is_explained, .timeou
 	cr_assert(root, "no JSON report (exit %d):\n%s\n%s", p.code, p.out, p.err);
 	cr_assert(tu_bool(tu_get(root, "process"), "hung"));
 	cr_assert(!tu_bool(tu_get(root, "process"), "timed_out"));
+	cr_assert(tu_bool(tu_get(root, "process"), "hang_stopped"), "the default stops a proven deadlock");
 	cr_assert_str_eq(tu_str(first_finding(root), "kind"), "deadlock");
 }
 

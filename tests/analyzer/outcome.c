@@ -1,7 +1,9 @@
 /* outcome.c — `convoy run` and `convoy scale` explain a command whatever its
  * end: a non-zero exit, a signal, or a hang their --timeout stopped. */
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "testutil.h"
 
@@ -106,24 +108,87 @@ Test(outcome, a_deadlock_is_not_pool_starvation, .timeout = 60)
 	cr_assert_null(finding_of_kind(root, "pool-starvation"), "%s", json_object_to_json_string(root));
 }
 
-/* ---- --on-hang continue: a snapshot at the hang, and the program goes on -- */
+/* ---- a snapshot at the hang, and the program goes on --------------------- */
+
+/* hang_then_go --watch dir k: beside convoy, outside the command's tree, it
+ * tells each process whose hang snapshot appears in dir to go on, until it
+ * has seen k; killed and reaped by watcher_end. */
+static pid_t watcher_start(const char *dir, int k)
+{
+	char count[16];
+	snprintf(count, sizeof(count), "%d", k);
+	char *prog = tu_prog("hang_then_go");
+	pid_t w = fork();
+	cr_assert(w >= 0, "fork: %s", strerror(errno));
+	if (w == 0) {
+		execl(prog, prog, "--watch", dir, count, (char *)NULL);
+		_exit(127);
+	}
+	return w;
+}
+
+static void watcher_end(pid_t w)
+{
+	kill(w, SIGKILL);
+	waitpid(w, NULL, 0);
+}
+
+/* hang_then_go under convoy run with on_hang (NULL: the default): it ends on
+ * its own (status 0) only once its snapshot exists. */
+static json_object *hang_then_go(const char *on_hang, struct tu_proc *p)
+{
+	char *dir = tu_tmpdir();
+	pid_t w = watcher_start(dir, 1);
+	struct tu_opts o = { .timeout_s = 60, .env = (const char *[]){ "CONVOY_WATCHDOG=0.2", NULL } };
+	tu_run(p, &o, (const char *[]){ tu_convoy(), "run", "--json", "-o", dir, "--on-hang", on_hang ? on_hang : "auto",
+					"--", tu_prog("hang_then_go"), "2", NULL });
+	watcher_end(w);
+	tu_assert_exit(p, 0, "the program went on and exited 0");
+	cr_assert(strstr(p->err, "went on after the snapshot"), "%s", p->err);
+	json_object *root = json_tokener_parse(p->out);
+	cr_assert(root, "no JSON report: %s\n%s", p->out, p->err);
+	json_object *proc = tu_get(root, "process");
+	cr_assert(tu_bool(proc, "hung"));
+	cr_assert(tu_bool(proc, "hang_snapshot"));
+	cr_assert(!tu_bool(proc, "hang_stopped"));
+	cr_assert_eq(tu_int(proc, "exit_status"), 0);
+	return root;
+}
+
+Test(outcome, by_default_a_hang_without_a_deadlock_goes_on_and_is_said_once, .timeout = 60)
+{
+	struct tu_proc p;
+	json_object *root = hang_then_go(NULL, &p);
+	cr_assert_str_eq(tu_str(tu_get(root, "process"), "on_hang"), "auto");
+	const char *said = strstr(p.err, "convoy: the command looks hung");
+	cr_assert(said && strstr(said, "proves no deadlock, so it goes on"), "%s", p.err);
+	cr_assert_null(strstr(said + 1, "convoy: the command looks hung"), "said twice: %s", p.err);
+	cr_assert(strstr(said, "waits on condvar work"), "what the snapshot shows: %s", p.err);
+	cr_assert_str_eq(tu_str(json_object_array_get_idx(tu_array(root, "findings"), 0), "kind"), "pool-starvation");
+}
+
+Test(outcome, a_thread_waiting_for_another_process_is_not_hung, .timeout = 60)
+{
+	/* Its thread waits for a semaphore a child process would post, and the
+	 * child waits in read(): one process stuck beside a live one. */
+	struct tu_proc p;
+	struct tu_opts o = { .timeout_s = 60, .env = (const char *[]){ "CONVOY_WATCHDOG=0.2", NULL } };
+	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "--timeout", "3", "--on-hang", "stop", "-o",
+					 tu_tmpdir(), "--", tu_prog("wait_for_child"), NULL });
+	json_object *root = json_tokener_parse(p.out);
+	cr_assert(root, "no JSON report (exit %d):\n%s\n%s", p.code, p.out, p.err);
+	json_object *proc = tu_get(root, "process");
+	cr_assert(tu_bool(proc, "timed_out"), "%s", json_object_to_json_string(proc));
+	cr_assert(!tu_bool(proc, "hung"), "%s", json_object_to_json_string(proc));
+}
 
 Test(outcome, on_hang_continue_lets_the_program_go_on_and_explains_the_hang, .timeout = 60)
 {
-	/* hang_then_go ends on its own (status 0) only once the snapshot exists. */
 	struct tu_proc p;
-	struct tu_opts o = { .timeout_s = 60, .env = (const char *[]){ "CONVOY_WATCHDOG=0.2", NULL } };
-	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "--on-hang", "continue", "-o", tu_tmpdir(), "--",
-					 tu_prog("hang_then_go"), "2", NULL });
-	tu_assert_exit(&p, 0, "the program went on and exited 0");
-	cr_assert(strstr(p.err, "went on after the snapshot"), "%s", p.err);
-	json_object *root = json_tokener_parse(p.out);
-	cr_assert(root, "no JSON report: %s\n%s", p.out, p.err);
+	json_object *root = hang_then_go("continue", &p);
 	json_object *proc = tu_get(root, "process");
-	cr_assert(tu_bool(proc, "hung"));
 	cr_assert_str_eq(tu_str(proc, "on_hang"), "continue");
-	cr_assert(tu_bool(proc, "hang_snapshot"));
-	cr_assert_eq(tu_int(proc, "exit_status"), 0);
+	cr_assert_null(strstr(p.err, "looks hung"), "continue says nothing at the hang: %s", p.err);
 	/* The profile written at exit cannot show a starved pool; the snapshot does. */
 	json_object *x = json_object_array_get_idx(tu_array(root, "findings"), 0);
 	cr_assert(x, "no findings: %s", p.out);
@@ -131,13 +196,13 @@ Test(outcome, on_hang_continue_lets_the_program_go_on_and_explains_the_hang, .ti
 	cr_assert(strstr(tu_str(x, "summary"), "at the hang, in the snapshot"), "%s", tu_str(x, "summary"));
 }
 
-Test(outcome, on_hang_takes_stop_or_continue, .timeout = 30)
+Test(outcome, on_hang_takes_auto_stop_or_continue, .timeout = 30)
 {
 	struct tu_proc p;
 	run_convoy(&p, (const char *[]){ tu_convoy(), "run", "--on-hang", "later", "--", tu_prog("exit_status"), "0",
 					 NULL });
 	tu_assert_exit(&p, 2, "a bad --on-hang is a usage error");
-	cr_assert(strstr(p.err, "convoy: run: --on-hang takes stop or continue, not 'later'"), "%s", p.err);
+	cr_assert(strstr(p.err, "convoy: run: --on-hang takes auto, stop or continue, not 'later'"), "%s", p.err);
 }
 
 Test(outcome, a_semaphore_whose_only_poster_waits_for_the_waiters_mutex_is_a_deadlock, .timeout = 60)
@@ -168,20 +233,24 @@ Test(outcome, a_semaphore_whose_only_poster_waits_for_the_waiters_mutex_is_a_dea
 
 /* ---- pool-starvation from the scheduler's queue count (CONVOY_QUEUED) ------ */
 
-static json_object *hung_run(const char *prog, const char *arg)
+/* prog arg under convoy run, stopped by the watchdog with on_hang: the
+ * default (auto) stops a deadlock; a starved pool needs stop. */
+static json_object *hung_run(const char *on_hang, const char *prog, const char *arg)
 {
 	struct tu_proc p;
 	struct tu_opts o = { .timeout_s = 60, .env = (const char *[]){ "CONVOY_WATCHDOG=0.2", NULL } };
-	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--", tu_prog(prog), arg, NULL });
+	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "--on-hang", on_hang, "-o", tu_tmpdir(), "--",
+					 tu_prog(prog), arg, NULL });
 	json_object *root = json_tokener_parse(p.out);
 	cr_assert(root, "no JSON report (exit %d):\n%s\n%s", p.code, p.out, p.err);
 	cr_assert(tu_bool(tu_get(root, "process"), "hung"), "%s", p.out);
+	cr_assert(tu_bool(tu_get(root, "process"), "hang_stopped"), "%s", p.out);
 	return root;
 }
 
 Test(outcome, a_pool_blocked_while_its_counted_queue_holds_tasks_is_starved, .timeout = 60)
 {
-	json_object *root = hung_run("counted_pool", "3");
+	json_object *root = hung_run("stop", "counted_pool", "3");
 	json_object *x = json_object_array_get_idx(tu_array(root, "findings"), 0);
 	cr_assert(x, "no findings: %s", json_object_to_json_string(root));
 	cr_assert_str_eq(tu_str(x, "kind"), "pool-starvation", "%s", json_object_to_json_string(root));
@@ -193,13 +262,13 @@ Test(outcome, a_pool_blocked_while_its_counted_queue_holds_tasks_is_starved, .ti
 
 Test(outcome, a_blocked_pool_whose_counted_queue_is_empty_is_idle_not_starved, .timeout = 60)
 {
-	json_object *root = hung_run("counted_pool", "0");
+	json_object *root = hung_run("stop", "counted_pool", "0");
 	cr_assert_null(finding_of_kind(root, "pool-starvation"), "%s", json_object_to_json_string(root));
 }
 
 Test(outcome, a_hang_of_200_threads_is_found_and_its_deadlock_shown, .timeout = 120)
 {
-	json_object *root = hung_run("hang_many", "200");
+	json_object *root = hung_run("auto", "hang_many", "200");
 	json_object *x = json_object_array_get_idx(tu_array(root, "findings"), 0);
 	cr_assert(x, "no findings");
 	cr_assert_str_eq(tu_str(x, "kind"), "deadlock", "%s", tu_str(x, "summary"));
@@ -211,8 +280,11 @@ Test(outcome, scale_lets_a_hung_run_go_on_and_explains_it_from_the_snapshot, .ti
 {
 	struct tu_proc p;
 	struct tu_opts o = { .timeout_s = 120, .env = (const char *[]){ "CONVOY_WATCHDOG=0.2", NULL } };
+	char *dir = tu_tmpdir();
+	pid_t w = watcher_start(dir, 1);
 	tu_run(&p, &o, (const char *[]){ tu_convoy(), "scale", "--json", "--on-hang", "continue", "--threads", "2", "-o",
-					 tu_tmpdir(), "--", tu_prog("hang_then_go"), "{threads}", NULL });
+					 dir, "--", tu_prog("hang_then_go"), "{threads}", NULL });
+	watcher_end(w);
 	tu_assert_exit(&p, 0, "convoy scale");
 	json_object *root = json_tokener_parse(p.out);
 	cr_assert(root, "no JSON: %s\n%s", p.out, p.err);
@@ -226,12 +298,16 @@ Test(outcome, scale_lets_a_hung_run_go_on_and_explains_it_from_the_snapshot, .ti
 
 Test(outcome, on_hang_continue_snapshots_a_hung_fork_child, .timeout = 60)
 {
-	/* The forked child hangs; its parent watches for the child's snapshot,
-	 * lets it go on and reaps it. */
+	/* The forked child hangs, its parent waits for it: the whole tree is
+	 * stuck. Told to go on after the child's snapshot, the child ends and
+	 * the parent reaps it. */
 	struct tu_proc p;
 	struct tu_opts o = { .timeout_s = 60, .env = (const char *[]){ "CONVOY_WATCHDOG=0.2", NULL } };
-	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "--on-hang", "continue", "-o", tu_tmpdir(), "--",
+	char *dir = tu_tmpdir();
+	pid_t w = watcher_start(dir, 1);
+	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "--on-hang", "continue", "-o", dir, "--",
 					 tu_prog("hang_then_go"), "2", "--in-child", NULL });
+	watcher_end(w);
 	tu_assert_exit(&p, 0, "parent and child went on and exited 0");
 	json_object *root = json_tokener_parse(p.out);
 	cr_assert(root, "no JSON report: %s\n%s", p.out, p.err);
@@ -243,7 +319,7 @@ Test(outcome, on_hang_continue_snapshots_a_hung_fork_child, .timeout = 60)
 
 Test(outcome, a_ring_of_12_threads_is_a_deadlock_of_12, .timeout = 60)
 {
-	json_object *root = hung_run("lock_ring", "12");
+	json_object *root = hung_run("auto", "lock_ring", "12");
 	json_object *x = json_object_array_get_idx(tu_array(root, "findings"), 0);
 	cr_assert(x, "no findings");
 	cr_assert_str_eq(tu_str(x, "kind"), "deadlock", "%s", json_object_to_json_string(root));

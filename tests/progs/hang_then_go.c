@@ -1,20 +1,23 @@
 /* hang_then_go [N] [--in-child]: hangs, and ends on its own once convoy
- * has a snapshot.
+ * has a snapshot; hang_then_go --watch DIR [K]: the watcher that tells it.
  *
  * N workers (default 2) of one pool wait on a condvar for work nobody
  * queues, while the main thread waits on a semaphore for their results:
- * every thread blocked without a deadline, a starved pool. A child process,
- * forked first, looks in CONVOY_DIR for the hang snapshot the shim writes
- * for this process (convoy run --on-hang continue) and then sends SIGUSR1;
- * the program's own handler posts the semaphore and main exits with status
- * 0, the workers still blocked. With --in-child the roles swap: a forked
- * child hangs (the snapshot is a fork child's) and this process watches it,
- * then reaps it and exits with its status. Nothing here depends on timing:
- * without a snapshot the program hangs until a time limit stops it.
+ * every thread blocked without a deadline, a starved pool, and no deadlock
+ * (no thread waits for a lock another holds). SIGUSR1's handler posts the
+ * semaphore and main exits with status 0, the workers still blocked. With
+ * --in-child a forked child hangs so (the snapshot is a fork child's) and
+ * this process waits for it in waitpid, then exits with its status.
+ *
+ * The watcher runs beside convoy, outside the command's process tree (a
+ * process of the tree that polls would keep the tree from ever looking hung,
+ * watchdog.c): it looks in DIR and below for hang snapshots
+ * (convoy-COMM-PID.hang) and sends SIGUSR1 to each PID once, until it has
+ * seen K (default 1). Nothing here depends on timing: without a snapshot
+ * the program hangs until a time limit stops it.
  */
-#include <dirent.h>
+#include <ftw.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -39,33 +42,6 @@ static void go(int sig)
 	sem_post(&results);
 }
 
-/* Whether dir holds convoy-*-<pid>.hang. */
-static int snapshot_written(const char *dir, pid_t pid)
-{
-	char tail[32];
-	snprintf(tail, sizeof(tail), "-%d.hang", (int)pid);
-	DIR *d = opendir(dir);
-	int found = 0;
-	struct dirent *e;
-	while (d && !found && (e = readdir(d))) {
-		size_t len = strlen(e->d_name), tl = strlen(tail);
-		found = len > tl && !strcmp(e->d_name + len - tl, tail);
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
-/* Waits for the snapshot of pid, then tells it to go on. */
-static void watch(const char *dir, pid_t pid)
-{
-	while (!dir || !snapshot_written(dir, pid)) {
-		struct timespec poll = { 0, 10 * 1000 * 1000 };
-		nanosleep(&poll, NULL);
-	}
-	kill(pid, SIGUSR1);
-}
-
 /* The hang: n workers and main blocked; main goes on at SIGUSR1. */
 static void hang(int n)
 {
@@ -79,28 +55,54 @@ static void hang(int n)
 	exit(0);
 }
 
+#define MAX_SEEN 64
+static pid_t seen[MAX_SEEN];
+static int nseen;
+
+/* A snapshot not seen before: its process is told to go on. */
+static int visit(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	const char *name = path + ftw->base, *dash = strrchr(name, '-'), *dot = strrchr(name, '.');
+	if (type != FTW_F || strncmp(name, "convoy-", 7) || !dash || !dot || strcmp(dot, ".hang"))
+		return 0;
+	pid_t pid = (pid_t)atoi(dash + 1);
+	for (int i = 0; i < nseen; i++)
+		if (seen[i] == pid)
+			return 0;
+	if (nseen < MAX_SEEN)
+		seen[nseen++] = pid;
+	kill(pid, SIGUSR1);
+	return 0;
+}
+
+static int watch(const char *dir, int k)
+{
+	while (nseen < k) {
+		nftw(dir, visit, 16, FTW_PHYS);
+		struct timespec poll = { 0, 10 * 1000 * 1000 };
+		nanosleep(&poll, NULL);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 2 && !strcmp(argv[1], "--watch"))
+		return watch(argv[2], argc > 3 ? atoi(argv[3]) : 1);
 	int n = argc > 1 ? atoi(argv[1]) : 2;
 	int in_child = argc > 2 && !strcmp(argv[2], "--in-child");
-	const char *dir = getenv("CONVOY_DIR");
 	MUST(sem_init(&results, 0, 0));
 	struct sigaction sa = { .sa_handler = go };
 	sigemptyset(&sa.sa_mask);
 	MUST(sigaction(SIGUSR1, &sa, NULL));
-	pid_t parent = getpid(), child = fork();
+	if (!in_child)
+		hang(n);
+	pid_t child = fork();
 	MUST(child < 0 ? errno : 0);
-	if (in_child) {   /* the child hangs, this process watches and reaps it */
-		if (child == 0)
-			hang(n);
-		watch(dir, child);
-		int status;
-		MUST(waitpid(child, &status, 0) == child ? 0 : errno);
-		return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-	}
-	if (child == 0) {
-		watch(dir, parent);
-		syscall(SYS_exit_group, 0);   /* past the shim: this helper leaves no profile of its own */
-	}
-	hang(n);
+	if (child == 0)
+		hang(n);
+	int status;
+	while (waitpid(child, &status, 0) != child)
+		MUST(errno == EINTR ? 0 : errno);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
