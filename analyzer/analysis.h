@@ -30,7 +30,7 @@ struct analysis {
 
 /* Loads path and builds the model, with the CPU samples beside it when the
  * run was sampled (cpuprof.h), and the snapshot the same process wrote at a
- * hang (convoy-COMM-PID.hang, --on-hang continue) when there is one. Symbols come from the modules the
+ * hang (convoy-COMM-PID.hang, --on-hang auto or continue) when there is one. Symbols come from the modules the
  * profile names unless CONVOY_SYMBOLS=0 (reproducible output: golden tests
  * of recorded profiles). Returns 0, or -1 after one error line. */
 int analysis__load(struct analysis *a, const char *path);

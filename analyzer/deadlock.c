@@ -16,7 +16,7 @@
  * least one lock is a deadlock: no thread in it can move. A reader waiting
  * for a lock held only for reading is not blocked by that reader.
  *
- * A hang snapshot (--on-hang continue) beside the profile (model.hang) is
+ * A hang snapshot (--on-hang auto or continue) beside the profile (model.hang) is
  * read the same way for deadlocks and starved pools; what the profile itself
  * shows is not repeated.
  */

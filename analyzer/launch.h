@@ -13,7 +13,7 @@
 #define LAUNCH_STOP_GRACE_S 10
 /* What the watchdog sends, with convoy's mark, to have the shim write a
  * snapshot of a hung process and let it go on (CONVOY_SNAPSHOT_SIGNAL,
- * --on-hang continue). A real-time signal: programs rarely handle the last
+ * --on-hang auto, continue). A real-time signal: programs rarely handle the last
  * one, and sent to a process that does not catch it (no shim) it would end
  * it, so watchdog__snapshot sends it only to one that does. */
 #define LAUNCH_SNAPSHOT_SIGNAL SIGRTMAX

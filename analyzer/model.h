@@ -82,7 +82,7 @@ struct model {
 	uint64_t *thread_kind_wait;                 /* [thread * CV_OBJ_KIND_COUNT + kind]: wait_ns */
 	uint64_t total_progress;
 	const struct cpuprof *cpu;   /* where on-CPU time went (cpuprof.h); NULL: not sampled */
-	const struct model *hang;    /* the same process's snapshot at a hang (--on-hang continue;
+	const struct model *hang;    /* the same process's snapshot at a hang (--on-hang auto or continue;
 				      * deadlock.h); NULL: none */
 };
 

@@ -393,7 +393,7 @@ static struct { int sig; uint32_t reason; } fatal[] = {
 	{ 0, CV_EXIT_DUMP_SIGNAL },
 	/* CONVOY_SNAPSHOT_SIGNAL=N, also set only by convoy run and scale: sent
 	 * by sigqueue with the value CV_SNAPSHOT_MAGIC, it asks for a snapshot
-	 * profile at a hang and the program goes on (--on-hang continue); sent
+	 * profile at a hang and the program goes on (--on-hang auto, continue); sent
 	 * any other way it is handled like the fatal ones. 0: none. */
 	{ 0, CV_EXIT_SNAPSHOT_SIGNAL },
 };

@@ -320,7 +320,7 @@ Test(lifecycle, snapshot_requests_at_any_instruction_leave_the_program_as_it_is,
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		TU_STREQ(tu_str(tu_get(tu_report(path), "process"), "exit"),
-			 "snapshot at a hang; the program went on (convoy run/scale --on-hang continue)", "%s", path);
+			 "snapshot at a hang; the program went on (convoy run/scale, --on-hang auto or continue)", "%s", path);
 	}
 	closedir(d);
 }
