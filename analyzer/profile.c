@@ -488,6 +488,52 @@ static int link_up(struct reader *r, struct profile *p)
 	return link_stacks(r, p);
 }
 
+static void raise_to(uint64_t *max, uint64_t v)
+{
+	if (v > *max)
+		*max = v;
+}
+
+/* Waits still in progress when the profile was written (a hang snapshot,
+ * workers parked when main exited without joining them): the shim's thread
+ * state says what each blocked thread waits on and since when, while its
+ * statistics count a wait only once it ends. Each such wait, from its start
+ * to the write, is added here to its thread's record of the object as one
+ * wait (a record made when the thread had none), so that every total read
+ * from the statistics counts it; p->inflight_* say how much of them it is. */
+static void add_inflight_waits(struct profile *p)
+{
+	for (size_t i = 0; i < p->nthread_states; i++) {
+		const struct cv_thread_state *st = &p->thread_states[i].s;
+		if (!st->waiting || !st->waiting_since_ns || st->waiting_since_ns > p->process.end_ns)
+			continue;
+		uint64_t ns = p->process.end_ns - st->waiting_since_ns;
+		struct cv_stats *s = NULL;
+		for (size_t k = 0; k < p->nstats && !s; k++)
+			if (p->stats[k].object == st->waiting - 1 && p->stats[k].thread == st->thread)
+				s = &p->stats[k];
+		if (!s) {
+			p->stats = xrealloc(p->stats, (p->nstats + 1) * sizeof(*p->stats));
+			s = &p->stats[p->nstats++];
+			memset(s, 0, sizeof(*s));
+			s->object = st->waiting - 1;
+			s->thread = st->thread;
+		}
+		s->waits++;
+		s->wait_ns += ns;
+		raise_to(&s->max_wait_ns, ns);
+		if (p->objects[s->object].o.kind == CV_OBJ_RWLOCK && (st->waiting_flags & CV_LOCK_READ)) {
+			s->rd_waits++;
+			s->rd_wait_ns += ns;
+			raise_to(&s->rd_max_wait_ns, ns);
+		} else if (p->objects[s->object].o.kind == CV_OBJ_RWLOCK) {
+			raise_to(&s->wr_max_wait_ns, ns);
+		}
+		p->inflight_waits++;
+		p->inflight_wait_ns += ns;
+	}
+}
+
 struct profile *profile__parse(const unsigned char *data, size_t size, const char *path)
 {
 	struct reader r = { .path = path, .data = data, .size = size };
@@ -511,6 +557,7 @@ struct profile *profile__parse(const unsigned char *data, size_t size, const cha
 		memcpy(id, p->modules[i].build_id, p->modules[i].m.build_id_len);
 		p->modules[i].build_id = id;
 	}
+	add_inflight_waits(p);
 	return p;
 }
 

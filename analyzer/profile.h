@@ -64,6 +64,10 @@ struct profile {
 	size_t nthread_states;
 	struct profile_trace *traces;    /* trace mode: at most one per thread */
 	size_t ntraces;
+	/* Waits still in progress at the write (thread_states), added to stats as
+	 * waits up to then: how many, and their time. */
+	size_t inflight_waits;
+	uint64_t inflight_wait_ns;
 };
 
 /* Reads and validates path. On failure returns NULL after printing one line

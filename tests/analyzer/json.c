@@ -85,3 +85,21 @@ Test(json, report_of_program_without_locks, .timeout = 30)
 	TU_EQ(json_object_array_length(tu_array(r, "threads")), 1, "threads[]");
 	tu_array(r, "findings");
 }
+
+Test(json, a_wait_in_progress_when_the_profile_is_written_counts_up_to_then, .timeout = 60)
+{
+	/* Two workers parked on idle when main exits: their waits never end,
+	 * yet they are the workers' time, and the condvar's. */
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "parked_at_exit", "2", NULL);
+	tu_assert_exit(&p, 0, "parked_at_exit");
+	json_object *r = tu_report_dir(dir);
+	json_object *proc = tu_get(r, "process");
+	TU_EQ(tu_int(proc, "inflight_waits"), 2, "process.inflight_waits");
+	json_object *idle = tu_cond(r, "idle");
+	cr_assert(idle, "no condvar idle: %s", json_object_to_json_string(tu_array(r, "condvars")));
+	TU_EQ(tu_int(idle, "waits"), 2, "idle.waits: the two waits in progress");
+	TU_EQ(tu_int(idle, "wait_ns"), tu_int(proc, "inflight_wait_ns"), "idle.wait_ns is their time");
+	TU_LE(1, tu_int(idle, "wait_ns"), "idle.wait_ns");
+}
