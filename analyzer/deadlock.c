@@ -1,9 +1,10 @@
 /* deadlock.c — lock-order cycles and deadlocks (deadlock.h).
  *
  * Lock order. The profile's edges form a directed graph over locks. Every
- * elementary cycle is found once (a depth-first search from each lock that
- * visits only locks with a higher id, so the cycle's lowest lock starts it),
- * up to MAX_CYCLE_LEN locks and MAX_CYCLES cycles. A cycle through a lock
+ * elementary cycle, of any length, is found once (a depth-first search from
+ * each lock that visits only locks with a higher id, so the cycle's lowest
+ * lock starts it), up to MAX_CYCLES cycles and MAX_STEPS edges followed; a
+ * search that hits a bound says so (deadlock__search_stopped). A cycle through a lock
  * that both neighbouring edges hold and want for reading (an rwlock's read
  * side twice) cannot block there, and is not reported; the shim already
  * leaves out what cannot block at all (trylocks, re-acquisitions).
@@ -34,7 +35,6 @@
 #include "textfit.h"
 #include "util.h"
 
-#define MAX_CYCLE_LEN 8
 #define MAX_WAIT_CHAIN 64      /* a deadlock's threads: the walk is nearly linear (one owner per lock) */
 #define MAX_CYCLES    16
 #define MAX_STEPS     200000   /* bounds the search on a dense graph */
@@ -101,13 +101,16 @@ static const struct cv_lock_edge *find_edge(const struct profile *p, uint32_t fr
 
 /* ---- lock-order cycles ----------------------------------------------------- */
 
+enum search_end { SEARCH_COMPLETE, SEARCH_MAX_CYCLES, SEARCH_MAX_STEPS };
+
 struct cycle_search {
 	const struct profile *p;
 	size_t *first, *next;        /* per object: its first outgoing edge; per edge: the next */
-	size_t path[MAX_CYCLE_LEN];  /* edge indexes */
-	size_t depth, steps;
-	size_t cycles[MAX_CYCLES][MAX_CYCLE_LEN], lens[MAX_CYCLES], ncycles;
+	size_t *path, *iter;         /* per depth: the edge taken, the next edge to try */
+	size_t steps;
+	size_t *cycles[MAX_CYCLES], lens[MAX_CYCLES], ncycles;   /* edge indexes */
 	char *on_path;               /* per object */
+	enum search_end end;
 };
 
 static int blocks_at_every_lock(const struct cycle_search *cs, size_t len)
@@ -120,62 +123,123 @@ static int blocks_at_every_lock(const struct cycle_search *cs, size_t len)
 	return 1;
 }
 
-static void search(struct cycle_search *cs, uint32_t start, uint32_t at)
+/* The elementary cycles whose lowest lock is start, of any length: a
+ * depth-first walk (iterative: a path may be as long as there are locks)
+ * through locks above start, each at most once per path. */
+static void search(struct cycle_search *cs, uint32_t start)
 {
-	for (size_t e = cs->first[at]; e != SIZE_MAX && cs->ncycles < MAX_CYCLES; e = cs->next[e]) {
-		if (++cs->steps > MAX_STEPS)
+	const struct cv_lock_edge *edges = cs->p->edges;
+	size_t depth = 0;
+	cs->iter[0] = cs->first[start];
+	for (;;) {
+		size_t e = cs->iter[depth];
+		if (e == SIZE_MAX) {   /* every edge from here tried: back up */
+			if (depth == 0)
+				return;
+			depth--;
+			cs->on_path[edges[cs->path[depth]].to] = 0;
+			cs->iter[depth] = cs->next[cs->path[depth]];
+			continue;
+		}
+		if (cs->ncycles == MAX_CYCLES || ++cs->steps > MAX_STEPS) {
+			cs->end = cs->ncycles == MAX_CYCLES ? SEARCH_MAX_CYCLES : SEARCH_MAX_STEPS;
 			return;
-		uint32_t to = cs->p->edges[e].to;
-		cs->path[cs->depth] = e;
+		}
+		uint32_t to = edges[e].to;
+		cs->path[depth] = e;
+		cs->iter[depth] = cs->next[e];
 		if (to == start) {
-			if (blocks_at_every_lock(cs, cs->depth + 1)) {
-				memcpy(cs->cycles[cs->ncycles], cs->path, (cs->depth + 1) * sizeof(size_t));
-				cs->lens[cs->ncycles++] = cs->depth + 1;
+			if (blocks_at_every_lock(cs, depth + 1)) {
+				cs->cycles[cs->ncycles] = xcalloc(depth + 1, sizeof(size_t));
+				memcpy(cs->cycles[cs->ncycles], cs->path, (depth + 1) * sizeof(size_t));
+				cs->lens[cs->ncycles++] = depth + 1;
 			}
 			continue;
 		}
-		if (to < start || cs->on_path[to] || cs->depth + 1 == MAX_CYCLE_LEN)
+		if (to < start || cs->on_path[to])
 			continue;
 		cs->on_path[to] = 1;
-		cs->depth++;
-		search(cs, start, to);
-		cs->depth--;
-		cs->on_path[to] = 0;
+		cs->iter[depth] = e;   /* restored to next[e] when the walk backs up to here */
+		cs->iter[++depth] = cs->first[to];
 	}
 }
 
-static void find_cycles(struct cycle_search *cs)
+/* Every elementary cycle once (from its lowest lock), up to MAX_CYCLES
+ * cycles and MAX_STEPS edges followed; cs->end says whether a bound was hit.
+ * The caller frees with free_cycles. */
+static void find_cycles(struct cycle_search *cs, const struct profile *p)
 {
-	const struct profile *p = cs->p;
-	cs->first = xcalloc(p->nobjects, sizeof(size_t));
-	cs->next = xcalloc(p->nedges, sizeof(size_t));
-	cs->on_path = xcalloc(p->nobjects, 1);
+	memset(cs, 0, sizeof(*cs));
+	cs->p = p;
+	size_t n = p->nobjects ? p->nobjects : 1;
+	cs->first = xcalloc(n, sizeof(size_t));
+	cs->next = xcalloc(p->nedges ? p->nedges : 1, sizeof(size_t));
+	cs->path = xcalloc(n + 1, sizeof(size_t));
+	cs->iter = xcalloc(n + 1, sizeof(size_t));
+	cs->on_path = xcalloc(n, 1);
 	for (size_t i = 0; i < p->nobjects; i++)
 		cs->first[i] = SIZE_MAX;
 	for (size_t i = p->nedges; i-- > 0;) {
 		cs->next[i] = cs->first[p->edges[i].from];
 		cs->first[p->edges[i].from] = i;
 	}
-	for (uint32_t s = 0; s < p->nobjects && cs->ncycles < MAX_CYCLES && cs->steps <= MAX_STEPS; s++) {
+	for (uint32_t s = 0; s < p->nobjects && cs->end == SEARCH_COMPLETE; s++) {
 		if (cs->first[s] == SIZE_MAX)
 			continue;
 		cs->on_path[s] = 1;
-		search(cs, s, s);
+		search(cs, s);
 		cs->on_path[s] = 0;
 	}
 	free(cs->first);
 	free(cs->next);
+	free(cs->path);
+	free(cs->iter);
 	free(cs->on_path);
+}
+
+static void free_cycles(struct cycle_search *cs)
+{
+	for (size_t i = 0; i < cs->ncycles; i++)
+		free(cs->cycles[i]);
+}
+
+/* Why the search for lock-order cycles of the profile stopped early, in a
+ * sentence; NULL when it looked at every cycle. */
+static const char *search_stopped(const struct cycle_search *cs, char *buf, size_t size)
+{
+	if (cs->end == SEARCH_MAX_CYCLES)
+		snprintf(buf, size, "the lock-order cycle search stopped at %d cycles: more may exist", MAX_CYCLES);
+	else if (cs->end == SEARCH_MAX_STEPS)
+		snprintf(buf, size, "the lock-order cycle search stopped after following %d edges (%zu cycles found): "
+			 "more may exist", MAX_STEPS, cs->ncycles);
+	else
+		return NULL;
+	return buf;
+}
+
+const char *deadlock__search_stopped(const struct model *m, char *buf, size_t size)
+{
+	if (!m->p->has_lock_order)
+		return NULL;
+	struct cycle_search cs;
+	find_cycles(&cs, m->p);
+	const char *why = search_stopped(&cs, buf, size);
+	free_cycles(&cs);
+	return why;
 }
 
 /* Whether the finding's locks are exactly these (as names, in any order). */
 static int same_locks(const struct finding *x, const char *const *names, size_t n)
 {
-	if (x->nedges != n)
+	size_t total = x->nedges;   /* a long cycle keeps its first edges; evidence.threads counts them all */
+	for (size_t i = 0; i < x->nevidence; i++)
+		if (!strcmp(x->evidence[i].key, "threads"))
+			total = (size_t)x->evidence[i].value;
+	if (total != n)
 		return 0;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < x->nedges; i++) {
 		size_t k = 0;
-		while (k < n && strcmp(x->edges[k].from, names[i]))
+		while (k < n && strcmp(x->edges[i].from, names[k]))
 			k++;
 		if (k == n)
 			return 0;
@@ -200,18 +264,19 @@ static void report_cycles(struct findings *out, const struct model *m, size_t de
 {
 	const struct profile *p = m->p;
 	struct cycle_search *cs = xcalloc(1, sizeof(*cs));
-	cs->p = p;
-	find_cycles(cs);
+	find_cycles(cs, p);
 	for (size_t c = 0; c < cs->ncycles; c++) {
 		size_t len = cs->lens[c];
-		const char *names[MAX_CYCLE_LEN];
+		const char **names = xcalloc(len, sizeof(*names));
 		for (size_t i = 0; i < len; i++)
 			names[i] = lock_name(m, p->edges[cs->cycles[c][i]].from);
 		int hung_on_it = 0;
 		for (size_t d = deadlocks_from; d < deadlocks_to; d++)
 			hung_on_it |= same_locks(&out->v[d], names, len);
-		if (hung_on_it)
+		if (hung_on_it) {
+			free(names);
 			continue;   /* the deadlock finding shows this cycle, as it happened */
+		}
 		struct finding *x = findings__add(out, FINDING_LOCK_ORDER_CYCLE, 0);
 		x->correctness = 1;
 		int one_thread = 1;
@@ -228,7 +293,7 @@ static void report_cycles(struct findings *out, const struct model *m, size_t de
 		snprintf(what, sizeof(what), "%zu locks are taken in orders that form a cycle%s: ", len,
 			 one_thread ? " (each order first seen on one thread; any two threads that take them so can "
 				      "deadlock)" : ", by different threads: they can deadlock");
-		cycle_summary(x, x->nedges, what, x->summary, sizeof(x->summary));
+		cycle_summary(x, len, what, x->summary, sizeof(x->summary));
 		snprintf(x->fix, sizeof(x->fix),
 			 "Take these locks in one global order everywhere (for example always %s before %s), or "
 			 "guard the whole group with one lock; where the order cannot change, take the inner lock "
@@ -236,7 +301,9 @@ static void report_cycles(struct findings *out, const struct model *m, size_t de
 			 x->edges[0].from, x->edges[0].to);
 		x->evidence[x->nevidence].key = "locks";
 		x->evidence[x->nevidence++].value = (double)len;
+		free(names);
 	}
+	free_cycles(cs);
 	free(cs);
 }
 
@@ -705,6 +772,9 @@ json_object *deadlock__graph_json(const struct model *m, const struct findings *
 	json_object_object_add(o, "edges", edges);
 	json_object_object_add(o, "cycles", cycles);
 	json_object_object_add(o, "edges_dropped", json_object_new_uint64(p->lock_order.edges_dropped));
+	char why[160];
+	const char *stopped = deadlock__search_stopped(m, why, sizeof(why));
+	json_object_object_add(o, "cycle_search_stopped", stopped ? json_object_new_string(stopped) : NULL);
 	return o;
 }
 

@@ -38,9 +38,15 @@ int deadlock__at_hang(const struct model *m, char *what, size_t size);
 
 /* The whole lock-order graph for the report and the page: {edges: [{from,
  * to, thread}], cycles: [[lock names]] (the lock-order-cycle findings of f),
- * edges_dropped}; NULL when the profile has no lock-order record. */
+ * edges_dropped, cycle_search_stopped (deadlock__search_stopped, or null)};
+ * NULL when the profile has no lock-order record. */
 struct findings;
 struct json_object *deadlock__graph_json(const struct model *m, const struct findings *f);
+
+/* Why the lock-order cycle search stopped before it had seen every cycle
+ * (at most MAX_CYCLES cycles and MAX_STEPS edges followed), as a sentence in
+ * buf; NULL when it saw them all or the profile has no lock order. */
+const char *deadlock__search_stopped(const struct model *m, char *buf, size_t size);
 
 /* A finding's edges with their stacks, for the report. */
 struct json_object *deadlock__edges_json(const struct finding *x);

@@ -26,7 +26,6 @@
 #include "speedup.h"
 #include "callstacks.h"
 #include "cpuprof.h"
-#include "deadlock.h"
 #include "symbols.h"
 #include "textfit.h"
 #include "util.h"
@@ -68,6 +67,9 @@ static void text_header(const struct model *m, const struct run_outcome *run, FI
 			 fmt_ns(a, sizeof(a), (double)p->inflight_wait_ns), p->inflight_waits == 1 ? "is" : "are");
 		textfit__wrap(out, width, 4, "  ", line);
 	}
+	char stopped[160];
+	if (deadlock__search_stopped(m, stopped, sizeof(stopped)))
+		textfit__wrap(out, width, 4, "  Caution: ", stopped);
 	fputc('\n', out);
 	if (outcome__failed(run)) {
 		outcome__sentence(run, line, sizeof(line));

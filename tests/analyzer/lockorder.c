@@ -166,3 +166,32 @@ Test(lockorder, an_edge_shows_the_stack_its_held_lock_was_taken_in, .timeout = 6
 		  json_object_to_json_string(cd));
 	cr_assert(tu_bool(cd, "holds_stack_partial"), "take had returned: %s", json_object_to_json_string(cd));
 }
+
+Test(lockorder, a_cycle_of_twelve_locks_is_found_whole, .timeout = 60)
+{
+	json_object *root = run_json((const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--",
+						       tu_prog("order_ring"), "12", NULL });
+	json_object *x = first_finding(root);
+	cr_assert_str_eq(tu_str(x, "kind"), "lock-order-cycle", "%s", json_object_to_json_string(x));
+	cr_assert_eq(json_object_get_int(tu_get(tu_get(x, "evidence"), "locks")), 12, "%s", tu_str(x, "summary"));
+	cr_assert(strstr(tu_str(x, "summary"), "(12 in all)"), "%s", tu_str(x, "summary"));
+	cr_assert(json_object_is_type(tu_get(tu_get(root, "lock_order"), "cycle_search_stopped"), json_type_null));
+}
+
+Test(lockorder, a_cycle_search_that_hits_its_bound_says_so, .timeout = 60)
+{
+	/* 8 locks, every ordered pair taken: thousands of cycles, more than
+	 * the search keeps. */
+	const char *dir = tu_tmpdir();
+	json_object *root = run_json((const char *[]){ tu_convoy(), "run", "--json", "-o", dir, "--",
+						       tu_prog("order_ring"), "8", "--dense", NULL });
+	json_object *stopped = tu_get(tu_get(root, "lock_order"), "cycle_search_stopped");
+	cr_assert(stopped && strstr(json_object_get_string(stopped), "search stopped at 16 cycles"), "%s",
+		  json_object_to_json_string(tu_get(root, "lock_order")));
+	cr_assert_eq(count_kind(root, "lock-order-cycle"), 16);
+	struct tu_proc p;
+	struct tu_opts o = { .timeout_s = 60 };
+	tu_run(&p, &o, (const char *[]){ tu_convoy(), "report", tu_only_profile(dir), NULL });
+	cr_assert(strstr(p.out, "Caution: the lock-order cycle search stopped at 16 cycles: more may exist"), "%s",
+		  p.out);
+}
