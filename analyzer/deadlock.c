@@ -313,6 +313,7 @@ struct waiter {
 	const struct profile_thread_state *st;
 	uint32_t object;             /* the lock, or the semaphore or futex word, it waits for */
 	int for_post;                /* a semaphore or futex word: its owners are the threads that post it */
+	int for_holder;              /* a semaphore used as a lock: its owners are the threads holding it */
 };
 
 static int is_lock(const struct profile *p, uint32_t object)
@@ -330,6 +331,48 @@ static int posts(const struct model *m, uint32_t object, uint32_t thread)
 			return 1;
 	}
 	return 0;
+}
+
+/* A semaphore used as a lock: no thread posted it more often than it took
+ * it (sem_wait, sem_trywait), so each post gives back what its poster took,
+ * and a thread that took it more often than it posted holds it, as a
+ * mutex's owner does. (A producer posts what it never took: not one.) */
+static int sem_as_lock(const struct model *m, uint32_t object)
+{
+	if (m->p->objects[object].o.kind != CV_OBJ_SEM)
+		return 0;
+	for (size_t i = m->stats_start[object]; i < m->stats_start[object + 1]; i++) {
+		const struct cv_stats *s = &m->p->stats[m->stats_of[i]];
+		if (s->signals > s->acquisitions)
+			return 0;
+	}
+	return 1;
+}
+
+/* Whether thread holds the semaphore-as-lock object: took it more often than it gave it back. */
+static int holds_sem(const struct model *m, uint32_t object, uint32_t thread)
+{
+	for (size_t i = m->stats_start[object]; i < m->stats_start[object + 1]; i++) {
+		const struct cv_stats *s = &m->p->stats[m->stats_of[i]];
+		if (s->thread == thread)
+			return s->acquisitions > s->signals;
+	}
+	return 0;
+}
+
+/* A semaphore used as a lock by exactly one holder (a live thread): its
+ * waiter waits for that thread. With several holders any one post would
+ * do, so a cycle through one of them proves nothing. */
+static int held_as_lock(const struct model *m, uint32_t object)
+{
+	if (!sem_as_lock(m, object))
+		return 0;
+	size_t holders = 0;
+	for (size_t i = m->stats_start[object]; i < m->stats_start[object + 1]; i++) {
+		const struct cv_stats *s = &m->p->stats[m->stats_of[i]];
+		holders += s->acquisitions > s->signals && !(m->p->threads[s->thread].flags & CV_THREAD_EXITED);
+	}
+	return holders == 1;
 }
 
 /* A thread's blocked state in the profile, if it was blocked when written. */
@@ -386,8 +429,9 @@ static size_t next_owner(const struct model *m, const struct waiter *w, size_t a
 		const struct profile_thread_state *o = &p->thread_states[i];
 		if (o == w->st)
 			continue;
-		if (w->for_post) {
-			if (!(p->threads[o->s.thread].flags & CV_THREAD_EXITED) && posts(m, w->object, o->s.thread))
+		if (w->for_post || w->for_holder) {
+			if (!(p->threads[o->s.thread].flags & CV_THREAD_EXITED) &&
+			    (w->for_holder ? holds_sem(m, w->object, o->s.thread) : posts(m, w->object, o->s.thread)))
 				return i;
 			continue;
 		}
@@ -408,8 +452,9 @@ static void report_deadlocks(struct findings *out, const struct model *m, const 
 		w[i].st = &p->thread_states[i];
 		uint32_t o = w[i].st->s.waiting;
 		int forever = o && !(w[i].st->s.waiting_flags & CV_WAIT_TIMED);
-		w[i].for_post = forever && waits_for_posters(m, w[i].st, o - 1);
-		w[i].object = forever && (is_lock(p, o - 1) || w[i].for_post) ? o - 1 : UINT32_MAX;
+		w[i].for_holder = forever && held_as_lock(m, o - 1);
+		w[i].for_post = forever && !w[i].for_holder && waits_for_posters(m, w[i].st, o - 1);
+		w[i].object = forever && (is_lock(p, o - 1) || w[i].for_holder || w[i].for_post) ? o - 1 : UINT32_MAX;
 	}
 	/* Follow one owner at a time from each blocked thread (a lock held by
 	 * several readers: each is tried); a walk that returns to its start is
@@ -450,6 +495,9 @@ static void report_deadlocks(struct findings *out, const struct model *m, const 
 					fill_edge(m, fe, held, wants, me->st->s.thread, h ? h->pc : 0, e ? e->from_stack : 0,
 						  e ? e->to_stack : 0,
 						  me->st->s.waiting_pc);
+					if (w[path[i]].for_holder)   /* a semaphore keeps no holder's call site */
+						snprintf(fe->from_site, sizeof(fe->from_site),
+							 "an earlier sem_wait it has not posted back");
 					fe->posts = w[path[i]].for_post;
 					by_post |= fe->posts;
 					if (x->nobjects < FINDING_MAX_OBJECTS)

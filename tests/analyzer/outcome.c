@@ -326,3 +326,21 @@ Test(outcome, a_ring_of_12_threads_is_a_deadlock_of_12, .timeout = 60)
 	cr_assert_eq(json_object_get_int(tu_get(tu_get(x, "evidence"), "threads")), 12);
 	cr_assert(strstr(tu_str(x, "summary"), "(12 in all)"), "%s", tu_str(x, "summary"));
 }
+
+Test(outcome, semaphores_used_as_locks_in_opposite_orders_are_a_deadlock_the_default_stops, .timeout = 60)
+{
+	/* Each semaphore's holder is the thread that took it and has not posted
+	 * it back; no thread posts one it did not take. */
+	json_object *root = hung_run("auto", "sem_as_locks", NULL);
+	json_object *x = json_object_array_get_idx(tu_array(root, "findings"), 0);
+	cr_assert(x, "no findings");
+	cr_assert_str_eq(tu_str(x, "kind"), "deadlock", "%s", json_object_to_json_string(root));
+	json_object *cycle = tu_array(x, "cycle");
+	cr_assert_eq(json_object_array_length(cycle), 2, "%s", json_object_to_json_string(x));
+	for (size_t i = 0; i < 2; i++) {
+		json_object *e = json_object_array_get_idx(cycle, i);
+		cr_assert_str_eq(tu_str(e, "relation"), "holds");
+		cr_assert(!strcmp(tu_str(e, "holds"), "s1") || !strcmp(tu_str(e, "holds"), "s2"), "%s",
+			  json_object_to_json_string(e));
+	}
+}
