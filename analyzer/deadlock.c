@@ -43,7 +43,7 @@
 
 static const char *lock_name(const struct model *m, uint32_t object)
 {
-	return m->rows[object].name;
+	return object < m->p->nobjects ? m->rows[object].name : "";
 }
 
 /* The innermost frame of pc in the program's own code, else the innermost. */
@@ -312,8 +312,10 @@ static void report_cycles(struct findings *out, const struct model *m, size_t de
 struct waiter {
 	const struct profile_thread_state *st;
 	uint32_t object;             /* the lock, or the semaphore or futex word, it waits for */
+	uint32_t joins;              /* or the thread (index) it joins, without a deadline; else UINT32_MAX */
 	int for_post;                /* a semaphore or futex word: its owners are the threads that post it */
 	int for_holder;              /* a semaphore used as a lock: its owners are the threads holding it */
+	int for_signal;              /* a condvar: its owners are the signallers blocked on a lock it holds */
 };
 
 static int is_lock(const struct profile *p, uint32_t object)
@@ -331,6 +333,14 @@ static int posts(const struct model *m, uint32_t object, uint32_t thread)
 			return 1;
 	}
 	return 0;
+}
+
+/* "the end of NAME (tid N)": what a thread that joins it waits for. */
+static void thread_end(const struct model *m, uint32_t thread, char *buf, size_t size)
+{
+	char label[48];
+	const struct cv_thread_rec *t = &m->p->threads[thread];
+	snprintf(buf, size, "the end of %s (tid %d)", findings__thread_label(m, t, label, sizeof(label)), t->tid);
 }
 
 /* A semaphore used as a lock: no thread posted it more often than it took
@@ -375,13 +385,38 @@ static int held_as_lock(const struct model *m, uint32_t object)
 	return holders == 1;
 }
 
-/* A thread's blocked state in the profile, if it was blocked when written. */
+/* A thread's blocked state in the profile, if it was blocked on an object
+ * when written. */
 static const struct profile_thread_state *blocked_state(const struct profile *p, uint32_t thread)
 {
 	for (size_t i = 0; i < p->nthread_states; i++)
 		if (p->thread_states[i].s.thread == thread && p->thread_states[i].s.waiting)
 			return &p->thread_states[i];
 	return NULL;
+}
+
+/* Whether thread was blocked without a deadline when the profile was
+ * written: on an object, or in a join. */
+static int blocked_forever(const struct profile *p, uint32_t thread)
+{
+	for (size_t i = 0; i < p->nthread_states; i++) {
+		const struct cv_thread_state *s = &p->thread_states[i].s;
+		if (s->thread == thread && ((s->waiting && !(s->waiting_flags & CV_WAIT_TIMED)) ||
+					    (s->joining_tid && !(s->joining_flags & CV_WAIT_TIMED))))
+			return 1;
+	}
+	return 0;
+}
+
+/* The live thread st joins without a deadline (by its tid), or UINT32_MAX. */
+static uint32_t joined_thread(const struct profile *p, const struct profile_thread_state *st)
+{
+	if (!st->s.joining_tid || (st->s.joining_flags & CV_WAIT_TIMED))
+		return UINT32_MAX;
+	for (uint32_t t = 0; t < p->nthreads; t++)
+		if (p->threads[t].tid == st->s.joining_tid && !(p->threads[t].flags & CV_THREAD_EXITED))
+			return t;
+	return UINT32_MAX;
 }
 
 /* A wait without a deadline on a semaphore or futex word can only end by a
@@ -400,12 +435,49 @@ static int waits_for_posters(const struct model *m, const struct profile_thread_
 	for (uint32_t t = 0; t < p->nthreads; t++) {
 		if (t == st->s.thread || (p->threads[t].flags & CV_THREAD_EXITED) || !posts(m, object, t))
 			continue;
-		const struct profile_thread_state *o = blocked_state(p, t);
-		if (!o || (o->s.waiting_flags & CV_WAIT_TIMED))
+		if (!blocked_forever(p, t))
 			return 0;   /* a poster that can still run */
 		posters++;
 	}
 	return posters > 0;
+}
+
+/* Whether thread could signal condvar object: it signalled or broadcast it
+ * during the run, or, when no thread ever did, it is any live thread. */
+static int may_signal(const struct model *m, uint32_t object, uint32_t thread)
+{
+	int someone = 0;
+	for (size_t i = m->stats_start[object]; i < m->stats_start[object + 1]; i++) {
+		const struct cv_stats *s = &m->p->stats[m->stats_of[i]];
+		if (s->signals + s->broadcasts) {
+			someone = 1;
+			if (s->thread == thread)
+				return 1;
+		}
+	}
+	return !someone && !(m->p->threads[thread].flags & CV_THREAD_EXITED);
+}
+
+/* A condvar wait without a deadline ends only by a signal from another
+ * thread of the process (pthread_cond_signal is not async-signal-safe: no
+ * handler may send it). When every thread that could signal it (may_signal)
+ * is blocked without a deadline, the waiter waits for them; those blocked
+ * on a lock the waiter holds (it kept a lock other than the condvar's mutex
+ * across the wait) are the ones it waits for in a cycle. */
+static int waits_for_signallers(const struct model *m, const struct profile_thread_state *st, uint32_t object)
+{
+	const struct profile *p = m->p;
+	if (p->objects[object].o.kind != CV_OBJ_COND)
+		return 0;
+	int candidates = 0;
+	for (uint32_t t = 0; t < p->nthreads; t++) {
+		if (t == st->s.thread || !may_signal(m, object, t))
+			continue;
+		if (!blocked_forever(p, t))
+			return 0;   /* a signaller that can still run */
+		candidates++;
+	}
+	return candidates > 0;
 }
 
 /* The held entry of st for object, if st really holds it now. */
@@ -429,6 +501,16 @@ static size_t next_owner(const struct model *m, const struct waiter *w, size_t a
 		const struct profile_thread_state *o = &p->thread_states[i];
 		if (o == w->st)
 			continue;
+		if (w->joins != UINT32_MAX) {   /* the joined thread, when it is blocked too */
+			if (o->s.thread == w->joins)
+				return i;
+			continue;
+		}
+		if (w->for_signal) {   /* a signaller blocked on a lock the waiter holds */
+			if (o->s.waiting && held_by(w->st, o->s.waiting - 1) && may_signal(m, w->object, o->s.thread))
+				return i;
+			continue;
+		}
 		if (w->for_post || w->for_holder) {
 			if (!(p->threads[o->s.thread].flags & CV_THREAD_EXITED) &&
 			    (w->for_holder ? holds_sem(m, w->object, o->s.thread) : posts(m, w->object, o->s.thread)))
@@ -454,21 +536,25 @@ static void report_deadlocks(struct findings *out, const struct model *m, const 
 		int forever = o && !(w[i].st->s.waiting_flags & CV_WAIT_TIMED);
 		w[i].for_holder = forever && held_as_lock(m, o - 1);
 		w[i].for_post = forever && !w[i].for_holder && waits_for_posters(m, w[i].st, o - 1);
-		w[i].object = forever && (is_lock(p, o - 1) || w[i].for_holder || w[i].for_post) ? o - 1 : UINT32_MAX;
+		w[i].for_signal = forever && waits_for_signallers(m, w[i].st, o - 1);
+		w[i].object = forever && (is_lock(p, o - 1) || w[i].for_holder || w[i].for_post || w[i].for_signal) ?
+				      o - 1 : UINT32_MAX;
+		w[i].joins = o ? UINT32_MAX : joined_thread(p, w[i].st);
 	}
 	/* Follow one owner at a time from each blocked thread (a lock held by
 	 * several readers: each is tried); a walk that returns to its start is
 	 * a cycle, reported from its lowest thread state only. */
 	size_t path[MAX_WAIT_CHAIN], choice[MAX_WAIT_CHAIN];
 	for (size_t s = 0; s < n; s++) {
-		if (w[s].object == UINT32_MAX)
+		if (w[s].object == UINT32_MAX && w[s].joins == UINT32_MAX)
 			continue;
 		size_t depth = 0, steps = 0;
 		path[0] = s;
 		choice[0] = SIZE_MAX;
 		while (steps++ < MAX_STEPS) {
 			size_t at = path[depth];
-			size_t next = w[at].object == UINT32_MAX ? SIZE_MAX : next_owner(m, &w[at], choice[depth]);
+			size_t next = w[at].object == UINT32_MAX && w[at].joins == UINT32_MAX ?
+					      SIZE_MAX : next_owner(m, &w[at], choice[depth]);
 			if (next == SIZE_MAX) {   /* no more owners here: back up */
 				if (depth == 0)
 					break;
@@ -485,7 +571,7 @@ static void report_deadlocks(struct findings *out, const struct model *m, const 
 				/* Thread path[i] waits for lock o_i held by path[i+1]: edge
 				 * o_(i-1) -> o_i is path[i]'s (holds one, wants the next). */
 				size_t len = depth + 1;
-				int by_post = 0;
+				int by_post = 0, by_signal = 0, by_join = 0;
 				for (size_t i = 0; i < len && x->nedges < FINDING_MAX_EDGES; i++) {
 					const struct waiter *me = &w[path[(i + 1) % len]];
 					uint32_t held = w[path[i]].object, wants = me->object;
@@ -494,27 +580,54 @@ static void report_deadlocks(struct findings *out, const struct model *m, const 
 					struct finding_edge *fe = &x->edges[x->nedges++];
 					fill_edge(m, fe, held, wants, me->st->s.thread, h ? h->pc : 0, e ? e->from_stack : 0,
 						  e ? e->to_stack : 0,
-						  me->st->s.waiting_pc);
+						  me->joins != UINT32_MAX ? me->st->s.joining_pc : me->st->s.waiting_pc);
 					if (w[path[i]].for_holder)   /* a semaphore keeps no holder's call site */
 						snprintf(fe->from_site, sizeof(fe->from_site),
 							 "an earlier sem_wait it has not posted back");
+					if (w[path[i]].joins != UINT32_MAX) {   /* me is the thread path[i] joins */
+						thread_end(m, me->st->s.thread, fe->from, sizeof(fe->from));
+						site_of(m, w[path[i]].st->s.joining_pc, fe->from_site, sizeof(fe->from_site));
+						fe->nfrom_frames = 0;
+						fe->joined = 1;
+					}
+					if (me->joins != UINT32_MAX)
+						thread_end(m, me->joins, fe->to, sizeof(fe->to));
 					fe->posts = w[path[i]].for_post;
+					fe->signals = w[path[i]].for_signal;
 					by_post |= fe->posts;
+					by_signal |= fe->signals;
+					by_join |= fe->joined;
 					if (x->nobjects < FINDING_MAX_OBJECTS)
-						snprintf(x->objects[x->nobjects++], sizeof(x->objects[0]), "%s",
-							 lock_name(m, held));
+						memcpy(x->objects[x->nobjects++], fe->from, sizeof(fe->from));   /* NUL-terminated */
 				}
 				char what[320];
 				snprintf(what, sizeof(what), "%zu threads were blocked for good %s, each holding a "
-					 "lock%s the next one waits for: ", len, when,
-					 by_post ? " or being a thread that posts the semaphore or futex word" : "");
+					 "lock%s the next one waits for%s%s: ", len, when,
+					 by_post ? " or being a thread that posts the semaphore or futex word" : "",
+					 by_signal ? ", or being the only threads left that could signal its condvar" : "",
+					 by_join ? ", or being the thread it joins" : "");
 				cycle_summary(x, len, what, x->summary, sizeof(x->summary));
-				const struct finding_edge *post = NULL, *held = NULL;   /* a post, and the lock held waiting for it */
+				const struct finding_edge *post = NULL, *held = NULL;   /* a post or signal, and the lock held waiting for it */
 				for (size_t i = 0; i < x->nedges && !post; i++)
-					post = x->edges[i].posts ? &x->edges[i] : NULL;
+					post = x->edges[i].posts || x->edges[i].signals ? &x->edges[i] : NULL;
 				for (size_t i = 0; post && i < x->nedges && !held; i++)
-					held = !x->edges[i].posts && !strcmp(x->edges[i].to, post->from) ? &x->edges[i] : NULL;
-				if (held)
+					held = !x->edges[i].posts && !x->edges[i].signals && !strcmp(x->edges[i].to, post->from) ?
+						       &x->edges[i] : NULL;
+				const struct finding_edge *join = NULL;   /* a joined thread, and the lock it wants */
+				for (size_t i = 0; i < x->nedges && !join; i++)
+					join = x->edges[i].joined ? &x->edges[i] : NULL;
+				if (join)
+					snprintf(x->fix, sizeof(x->fix),
+						 "Do not join %.60s while holding %.100s, which it needs before it can end: "
+						 "release %.100s before pthread_join (at %.100s).",
+						 join->thread, join->to, join->to, join->from_site);
+				else if (held && post->signals)
+					snprintf(x->fix, sizeof(x->fix),
+						 "Do not wait on %.100s while holding %.100s, which the thread that would signal it "
+						 "needs first: release %.100s before the wait (hold only the condvar's own mutex "
+						 "across it), or have the signaller signal without taking it.",
+						 post->from, post->to, post->to);
+				else if (held)
 					snprintf(x->fix, sizeof(x->fix),
 						 "Do not wait for %.100s while holding %.100s, which the thread that posts it needs "
 						 "first: release %.100s before the wait, or have the poster post without taking it.",
@@ -755,23 +868,26 @@ int deadlock__at_hang(const struct model *m, char *what, size_t size)
 	}
 	/* No cycle and no starved pool: what each thread waits on. */
 	const struct profile *p = m->p;
-	size_t len = (size_t)snprintf(what, size, "no thread waits for a lock another one holds:");
+	size_t len = (size_t)snprintf(what, size, "no cycle of waits that only the program could break:");
 	size_t shown = 0;
 	for (size_t i = 0; i < p->nthread_states && len < size; i++) {
 		const struct profile_thread_state *st = &p->thread_states[i];
-		if (!st->s.waiting || st->s.thread >= p->nthreads || st->s.waiting > p->nobjects)
+		if (!st->s.waiting && !st->s.joining_tid)
 			continue;
 		if (shown++ == 4) {
 			len += (size_t)snprintf(what + len, size - len, " ...");
 			break;
 		}
-		char label[64], site[192];
+		char label[64], site[192], on[320];
 		const struct cv_thread_rec *t = &p->threads[st->s.thread];
-		site_of(m, st->s.waiting_pc, site, sizeof(site));
-		len += (size_t)snprintf(what + len, size - len, " %s (tid %d) waits on %s %s at %s;",
-					findings__thread_label(m, t, label, sizeof(label)), t->tid,
-					kind_name(p->objects[st->s.waiting - 1].o.kind), lock_name(m, st->s.waiting - 1),
-					site);
+		site_of(m, st->s.waiting ? st->s.waiting_pc : st->s.joining_pc, site, sizeof(site));
+		if (st->s.waiting)
+			snprintf(on, sizeof(on), "waits on %s %s", kind_name(p->objects[st->s.waiting - 1].o.kind),
+				 lock_name(m, st->s.waiting - 1));
+		else
+			snprintf(on, sizeof(on), "joins tid %d", st->s.joining_tid);
+		len += (size_t)snprintf(what + len, size - len, " %s (tid %d) %s at %s;",
+					findings__thread_label(m, t, label, sizeof(label)), t->tid, on, site);
 	}
 	len = strlen(what);
 	if (len && what[len - 1] == ';')
@@ -833,7 +949,8 @@ json_object *deadlock__edges_json(const struct finding *x)
 		const struct finding_edge *e = &x->edges[i];
 		json_object *o = json_object_new_object(), *frames = json_object_new_array();
 		json_object_object_add(o, "holds", json_object_new_string(e->from));
-		json_object_object_add(o, "relation", json_object_new_string(e->posts ? "posts" : "holds"));
+		json_object_object_add(o, "relation", json_object_new_string(e->posts ? "posts" : e->signals ? "signals" :
+										   e->joined ? "is joined" : "holds"));
 		json_object_object_add(o, "wants", json_object_new_string(e->to));
 		json_object_object_add(o, "thread", json_object_new_string(e->thread));
 		json_object_object_add(o, "holds_acquired_at", json_object_new_string(e->from_site));
@@ -861,13 +978,19 @@ void deadlock__edges_text(const struct finding *x, FILE *out)
 		if (e->posts)
 			snprintf(line, sizeof(line), "%s posts %s (the waiter's only way out) and wants %s, at:", e->thread,
 				 e->from, e->to);
+		else if (e->signals)
+			snprintf(line, sizeof(line), "%s is the only thread left that could signal %s, and wants %s, at:",
+				 e->thread, e->from, e->to);
+		else if (e->joined)
+			snprintf(line, sizeof(line), "%s must end for the pthread_join at %s to return, and wants %s, at:",
+				 e->thread, e->from_site, e->to);
 		else if (!e->nfrom_frames)   /* a profile without held stacks */
 			snprintf(line, sizeof(line), "%s holds %s (taken at %s) and wants %s, at:", e->thread, e->from,
 				 e->from_site, e->to);
 		else
 			snprintf(line, sizeof(line), "%s holds %s, taken at:", e->thread, e->from);
 		textfit__wrap(out, width, 9, "     - ", line);
-		if (e->nfrom_frames && !e->posts) {
+		if (e->nfrom_frames && !e->posts && !e->signals && !e->joined) {
 			for (size_t k = 0; k < e->nfrom_frames; k++)
 				textfit__wrap(out, width, 11, "         ", e->from_frames[k]);
 			if (e->from_partial)

@@ -57,6 +57,8 @@ const char *severity_name(enum severity s);
 struct finding_edge {
 	char from[128], to[128];
 	int posts;               /* `from` is a semaphore or futex word the thread posts, not a lock it holds */
+	int signals;             /* `from` is a condvar the thread would signal (it is blocked on a lock the waiter holds) */
+	int joined;              /* `from` is the thread's own end, which another thread joins (from_site: the join) */
 	char thread[64];
 	char from_site[192];
 	char to_frames[FINDING_MAX_FRAMES][192];

@@ -499,12 +499,19 @@ static void raise_to(uint64_t *max, uint64_t v)
  * state says what each blocked thread waits on and since when, while its
  * statistics count a wait only once it ends. Each such wait, from its start
  * to the write, is added here to its thread's record of the object as one
- * wait (a record made when the thread had none), so that every total read
- * from the statistics counts it; p->inflight_* say how much of them it is. */
+ * wait (a record made when the thread had none), and a join in progress to
+ * the thread's join time, so that every total read from the statistics
+ * counts it; p->inflight_* say how much of them it is. */
 static void add_inflight_waits(struct profile *p)
 {
 	for (size_t i = 0; i < p->nthread_states; i++) {
 		const struct cv_thread_state *st = &p->thread_states[i].s;
+		if (st->joining_tid && st->joining_since_ns && st->joining_since_ns <= p->process.end_ns) {
+			uint64_t ns = p->process.end_ns - st->joining_since_ns;   /* a join: the thread's join time */
+			p->threads[st->thread].join_wait_ns += ns;
+			p->inflight_waits++;
+			p->inflight_wait_ns += ns;
+		}
 		if (!st->waiting || !st->waiting_since_ns || st->waiting_since_ns > p->process.end_ns)
 			continue;
 		uint64_t ns = p->process.end_ns - st->waiting_since_ns;

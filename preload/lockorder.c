@@ -203,13 +203,25 @@ void cv__lockorder_write(void *w)
 	}
 }
 
+/* The tid of the live thread whose handle is th, or 0 (not started yet, or
+ * not made through the shim). The thread list is push-only: read without a
+ * lock, as at any write. */
+static pid_t joined_tid(pthread_t th)
+{
+	for (const struct cv_thread *t = cv__threads(); t; t = t->all_next)
+		if (CV_LOAD(&t->live) && pthread_equal(t->self, th))
+			return CV_LOAD(&t->tid);
+	return 0;
+}
+
 void cv__lockorder_write_thread(void *w, const struct cv_thread *t)
 {
 	uint32_t n = CV_LOAD(&t->nheld);
 	if (n > CV_HELD_MAX)
 		n = CV_HELD_MAX;
 	const struct cv_obj *waiting = __atomic_load_n(&t->waiting_obj, __ATOMIC_ACQUIRE);
-	if (!n && !waiting)
+	pid_t joining = __atomic_load_n(&t->joining, __ATOMIC_ACQUIRE) ? joined_tid(t->joining_handle) : 0;
+	if (!n && !waiting && !joining)
 		return;
 	struct cv_held_lock held[CV_HELD_MAX];
 	uint32_t k = 0;
@@ -228,6 +240,10 @@ void cv__lockorder_write_thread(void *w, const struct cv_thread *t)
 		.waiting_flags = waiting ? t->waiting_flags : 0,
 		.waiting_since_ns = waiting ? t->waiting_since_ns : 0,
 		.waiting_pc = waiting ? (uintptr_t)t->waiting_pc : 0,
+		.joining_tid = joining,
+		.joining_flags = joining ? t->joining_flags : 0,
+		.joining_since_ns = joining ? t->joining_since_ns : 0,
+		.joining_pc = joining ? (uintptr_t)t->joining_pc : 0,
 	};
 	cv__put_record(w, CV_REC_THREAD_STATE, &st, sizeof(st), held, k * sizeof(held[0]), NULL, 0);
 }

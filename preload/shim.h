@@ -251,6 +251,15 @@ struct cv_thread {
 	const void     *waiting_pc;
 	uint64_t        waiting_since_ns;
 	uint32_t        waiting_flags;
+	/* thread.c: the join it is blocked in, if any (apart from waiting_*: a
+	 * signal handler may lock a mutex during the join). The joined thread
+	 * is found by its handle when the profile is written: at the join it may
+	 * not have started yet. */
+	pthread_t       joining_handle;
+	uint32_t        joining;          /* 1 while blocked in the join */
+	uint32_t        joining_flags;    /* CV_WAIT_TIMED */
+	uint64_t        joining_since_ns;
+	const void     *joining_pc;
 	/* One-entry caches of the other families (objects.c fills them; barriers
 	 * are slow by nature and use the table). */
 	const void     *rwlock_cache_addr;

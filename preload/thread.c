@@ -547,8 +547,19 @@ CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	return rc;
 }
 
+/* A blocking join of th begins: recorded for the deadlock graph. */
+static void join_begin(struct cv_thread *self, pthread_t th, uint32_t flags, const void *pc, uint64_t t0)
+{
+	self->joining_handle = th;
+	self->joining_flags = flags;
+	self->joining_pc = pc;
+	self->joining_since_ns = t0;
+	__atomic_store_n(&self->joining, 1, __ATOMIC_RELEASE);
+}
+
 static int joined(struct cv_thread *self, uint64_t t0, int rc)
 {
+	CV_STORE(&self->joining, 0);
 	CV_BUMP(&self->join_wait_ns, cv__now_ns() - t0);
 	if (rc == 0)
 		CV_BUMP(&self->joins, 1);
@@ -561,6 +572,7 @@ CV_EXPORT int pthread_join(pthread_t th, void **ret)
 	if (!self)
 		return cv__real.pthread_join(th, ret);
 	uint64_t t0 = cv__now_ns();
+	join_begin(self, th, 0, __builtin_return_address(0), t0);
 	return joined(self, t0, cv__real.pthread_join(th, ret));
 }
 
@@ -579,6 +591,7 @@ CV_EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struct timesp
 	if (!self)
 		return cv__real.pthread_timedjoin_np(th, ret, abstime);
 	uint64_t t0 = cv__now_ns();
+	join_begin(self, th, CV_WAIT_TIMED, __builtin_return_address(0), t0);
 	return joined(self, t0, cv__real.pthread_timedjoin_np(th, ret, abstime));
 }
 

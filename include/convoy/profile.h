@@ -380,8 +380,9 @@ struct cv_lock_edge {
 };
 
 /* CV_REC_THREAD_STATE: one per thread that held a lock or was blocked when the
- * profile was written (a hung program stopped by --timeout or a watchdog).
- * Tail: nheld struct cv_held_lock, oldest first. */
+ * profile was written (a hung program stopped by --timeout or a watchdog), in
+ * a wait on an object or in a join. Tail: nheld struct cv_held_lock, oldest
+ * first. */
 struct cv_thread_state {
 	uint32_t thread;             /* cv_thread_rec.index */
 	uint32_t nheld;
@@ -391,6 +392,12 @@ struct cv_thread_state {
 	uint32_t waiting_flags;      /* CV_LOCK_READ: blocked in an rwlock rdlock; CV_WAIT_TIMED */
 	uint64_t waiting_since_ns;   /* CLOCK_MONOTONIC when the wait began */
 	uint64_t waiting_pc;         /* return address of the blocking call */
+	/* Appended: blocked in pthread_join or pthread_timedjoin_np (0 in older
+	 * profiles: not recorded). */
+	int32_t joining_tid;         /* the kernel tid of the thread it joins; 0: not joining */
+	uint32_t joining_flags;      /* CV_WAIT_TIMED: pthread_timedjoin_np */
+	uint64_t joining_since_ns;   /* CLOCK_MONOTONIC when the join began */
+	uint64_t joining_pc;         /* return address of the join call */
 };
 
 struct cv_held_lock {

@@ -344,3 +344,38 @@ Test(outcome, semaphores_used_as_locks_in_opposite_orders_are_a_deadlock_the_def
 			  json_object_to_json_string(e));
 	}
 }
+
+Test(outcome, joining_a_thread_that_needs_a_lock_the_joiner_holds_is_a_deadlock, .timeout = 60)
+{
+	json_object *root = hung_run("auto", "hold_and_wait", "join");
+	json_object *x = json_object_array_get_idx(tu_array(root, "findings"), 0);
+	cr_assert(x, "no findings");
+	cr_assert_str_eq(tu_str(x, "kind"), "deadlock", "%s", json_object_to_json_string(root));
+	json_object *cycle = tu_array(x, "cycle");
+	cr_assert_eq(json_object_array_length(cycle), 2, "%s", json_object_to_json_string(x));
+	int joined = 0, holds = 0;
+	for (size_t i = 0; i < 2; i++) {
+		json_object *e = json_object_array_get_idx(cycle, i);
+		joined += !strcmp(tu_str(e, "relation"), "is joined") && !strcmp(tu_str(e, "wants"), "registry");
+		holds += !strcmp(tu_str(e, "relation"), "holds") && !strcmp(tu_str(e, "holds"), "registry");
+	}
+	cr_assert(joined == 1 && holds == 1, "%s", json_object_to_json_string(x));
+	cr_assert(strstr(tu_str(x, "fix"), "before pthread_join"), "%s", tu_str(x, "fix"));
+}
+
+Test(outcome, a_condvar_wait_holding_the_lock_its_only_signaller_needs_is_a_deadlock, .timeout = 60)
+{
+	json_object *root = hung_run("auto", "hold_and_wait", "cond");
+	json_object *x = json_object_array_get_idx(tu_array(root, "findings"), 0);
+	cr_assert(x, "no findings");
+	cr_assert_str_eq(tu_str(x, "kind"), "deadlock", "%s", json_object_to_json_string(root));
+	json_object *cycle = tu_array(x, "cycle");
+	cr_assert_eq(json_object_array_length(cycle), 2, "%s", json_object_to_json_string(x));
+	int signals = 0, holds = 0;
+	for (size_t i = 0; i < 2; i++) {
+		json_object *e = json_object_array_get_idx(cycle, i);
+		signals += !strcmp(tu_str(e, "relation"), "signals") && !strcmp(tu_str(e, "holds"), "ready_cv");
+		holds += !strcmp(tu_str(e, "relation"), "holds") && !strcmp(tu_str(e, "holds"), "config");
+	}
+	cr_assert(signals == 1 && holds == 1, "%s", json_object_to_json_string(x));
+}
