@@ -686,6 +686,56 @@ static int in_pool(const struct cv_thread_rec *t, uint64_t routine)
 	return t->start_routine == routine && !(t->flags & (CV_THREAD_EXITED | CV_THREAD_MAIN));
 }
 
+/* Whether object was signalled, broadcast or posted during the run by a
+ * thread of the pool started at routine (inside), or by one outside it. */
+static int woken_by(const struct model *m, uint32_t object, uint64_t routine, int inside)
+{
+	for (size_t i = m->stats_start[object]; i < m->stats_start[object + 1]; i++) {
+		const struct cv_stats *s = &m->p->stats[m->stats_of[i]];
+		const struct cv_thread_rec *t = &m->p->threads[s->thread];
+		if (s->signals + s->broadcasts && (t->start_routine == routine && !(t->flags & CV_THREAD_MAIN)) == inside)
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether the blocked worker t of the pool started at routine waits inside
+ * a task, for something only a worker could provide, rather than in the
+ * worker loop for work. The loop's get-work wait is on an object work comes
+ * through from outside (a thread outside the pool signalled or posted it:
+ * the submitter) or one idle workers share (another worker is blocked on
+ * it). A task's wait is on an object of its own (a child's completion) that
+ * nothing outside the pool ever woke. */
+static int waits_inside_task(const struct model *m, uint32_t t, uint64_t routine)
+{
+	const struct profile *p = m->p;
+	const struct profile_thread_state *st = blocked_state(p, t);
+	if (!waits_for_work(p, st))
+		return 0;
+	uint32_t object = st->s.waiting - 1;
+	if (woken_by(m, object, routine, 0))
+		return 0;
+	for (uint32_t o = 0; o < p->nthreads; o++) {
+		const struct profile_thread_state *other = o == t ? NULL : blocked_state(p, o);
+		if (other && other->s.waiting == st->s.waiting && in_pool(&p->threads[o], routine))
+			return 0;
+	}
+	return 1;
+}
+
+/* Whether the lone thread t started at routine queues work for itself: it
+ * signalled or posted an object that a thread outside also did (the queue
+ * both submit to). */
+static int queues_work(const struct model *m, uint32_t t, uint64_t routine)
+{
+	for (size_t i = 0; i < m->p->nstats; i++) {
+		const struct cv_stats *s = &m->p->stats[i];
+		if (s->thread == t && s->signals + s->broadcasts && woken_by(m, s->object, routine, 0))
+			return 1;
+	}
+	return 0;
+}
+
 /* The tasks queued when the profile was written, as the scheduler counted
  * them (CONVOY_QUEUED, include/convoy.h: summed over every thread, exited
  * ones too); false when the program never counted. */
@@ -719,7 +769,7 @@ static void report_starvation(struct findings *out, const struct model *m, const
 		const struct cv_thread_rec *lead = &p->threads[first];
 		if (done[first] || !lead->start_routine || !in_pool(lead, lead->start_routine))
 			continue;
-		uint32_t workers = 0, starved = 0, annotated = 0;
+		uint32_t workers = 0, starved = 0, annotated = 0, in_task = 0;
 		for (uint32_t t = first; t < p->nthreads; t++) {
 			const struct cv_thread_rec *w = &p->threads[t];
 			if (!in_pool(w, lead->start_routine))
@@ -727,14 +777,19 @@ static void report_starvation(struct findings *out, const struct model *m, const
 			done[t] = 1;
 			workers++;
 			starved += waits_for_work(p, blocked_state(p, t));
+			in_task += waits_inside_task(m, t, lead->start_routine);
 			annotated += pool_prefix(w->name) > 0;
 		}
 		int waited_on = 0;   /* a live thread outside the pool (main included) blocked too */
 		for (uint32_t t = 0; t < p->nthreads && !waited_on; t++)
 			waited_on = !in_pool(&p->threads[t], lead->start_routine) &&
 				    !(p->threads[t].flags & CV_THREAD_EXITED) && blocked_state(p, t);
-		if (starved != workers || !(counted ? queued > 0 : waited_on) || (workers < 2 && !annotated))
-			continue;   /* one lone thread is a pool only when the library names it one */
+		/* Without the scheduler's count, some worker must wait inside a task:
+		 * workers all waiting for work are an idle pool, whoever waits on it. */
+		if (starved != workers || !(counted ? queued > 0 : waited_on && in_task))
+			continue;
+		if (workers < 2 && !annotated && !(in_task && queues_work(m, first, lead->start_routine)))
+			continue;   /* one lone thread is a pool when the library names it one, or it queues work */
 		struct finding *x = findings__add(out, FINDING_POOL_STARVATION, 0);
 		x->correctness = 1;
 		char routine[128], pool[192];

@@ -163,7 +163,7 @@ Test(outcome, by_default_a_hang_without_a_deadlock_goes_on_and_is_said_once, .ti
 	const char *said = strstr(p.err, "convoy: the command looks hung");
 	cr_assert(said && strstr(said, "proves no deadlock, so it goes on"), "%s", p.err);
 	cr_assert_null(strstr(said + 1, "convoy: the command looks hung"), "said twice: %s", p.err);
-	cr_assert(strstr(said, "waits on condvar work"), "what the snapshot shows: %s", p.err);
+	cr_assert(strstr(said, "At the hang: Pool worker starved"), "what the snapshot shows: %s", p.err);
 	cr_assert_str_eq(tu_str(json_object_array_get_idx(tu_array(root, "findings"), 0), "kind"), "pool-starvation");
 }
 
@@ -378,4 +378,41 @@ Test(outcome, a_condvar_wait_holding_the_lock_its_only_signaller_needs_is_a_dead
 		holds += !strcmp(tu_str(e, "relation"), "holds") && !strcmp(tu_str(e, "holds"), "config");
 	}
 	cr_assert(signals == 1 && holds == 1, "%s", json_object_to_json_string(x));
+}
+
+/* ---- starved or idle: a wait inside a task, or the worker loop's ---------- */
+
+static json_object *queue_pool(const char *workers, const char *how)
+{
+	struct tu_proc p;
+	struct tu_opts o = { .timeout_s = 60, .env = (const char *[]){ "CONVOY_WATCHDOG=0.2", NULL } };
+	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "--on-hang", "stop", "-o", tu_tmpdir(), "--",
+					 tu_prog("queue_pool"), workers, how, NULL });
+	json_object *root = json_tokener_parse(p.out);
+	cr_assert(root, "no JSON report (exit %d):\n%s\n%s", p.code, p.out, p.err);
+	cr_assert(tu_bool(tu_get(root, "process"), "hung"), "%s", p.out);
+	return root;
+}
+
+Test(outcome, workers_whose_tasks_wait_for_children_no_worker_is_free_to_run_are_a_starved_pool, .timeout = 60)
+{
+	json_object *root = queue_pool("2", "starve");
+	json_object *x = json_object_array_get_idx(tu_array(root, "findings"), 0);
+	cr_assert_str_eq(tu_str(x, "kind"), "pool-starvation", "%s", json_object_to_json_string(root));
+	cr_assert_eq(json_object_get_int(tu_get(tu_get(x, "evidence"), "workers")), 2);
+}
+
+Test(outcome, a_lone_worker_whose_task_waits_for_its_own_child_is_a_starved_pool, .timeout = 60)
+{
+	json_object *root = queue_pool("1", "starve");
+	json_object *x = json_object_array_get_idx(tu_array(root, "findings"), 0);
+	cr_assert_str_eq(tu_str(x, "kind"), "pool-starvation", "%s", json_object_to_json_string(root));
+	cr_assert_eq(json_object_get_int(tu_get(tu_get(x, "evidence"), "workers")), 1);
+}
+
+Test(outcome, idle_workers_at_their_get_work_wait_while_main_waits_for_a_lost_completion_are_not_starved,
+     .timeout = 60)
+{
+	json_object *root = queue_pool("2", "lost");
+	cr_assert_null(finding_of_kind(root, "pool-starvation"), "%s", json_object_to_json_string(root));
 }

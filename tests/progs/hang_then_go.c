@@ -1,10 +1,11 @@
 /* hang_then_go [N] [--in-child]: hangs, and ends on its own once convoy
  * has a snapshot; hang_then_go --watch DIR [K]: the watcher that tells it.
  *
- * N workers (default 2) of one pool wait on a condvar for work nobody
- * queues, while the main thread waits on a semaphore for their results:
- * every thread blocked without a deadline, a starved pool, and no deadlock
- * (no thread waits for a lock another holds). SIGUSR1's handler posts the
+ * N workers (default 2, at most 64) of one pool each run a task that waits
+ * on a condvar of its own for a child task no worker is free to run, while
+ * the main thread waits on a semaphore for their results: every thread
+ * blocked without a deadline, a starved pool, and no deadlock (no thread
+ * waits for a lock another holds). SIGUSR1's handler posts the
  * semaphore and main exits with status 0, the workers still blocked. With
  * --in-child a forked child hangs so (the snapshot is a fork child's) and
  * this process waits for it in waitpid, then exits with its status.
@@ -23,17 +24,24 @@
 
 #include "progs.h"
 
+#define MAX_WORKERS 64
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t work = PTHREAD_COND_INITIALIZER;
-static int queued;
+static pthread_cond_t child_done[MAX_WORKERS];   /* each task's child's completion */
+static int done[MAX_WORKERS];
 static sem_t results;
+
+/* A task that waits for its child, which would run on a free worker. */
+static void run_task(int i)
+{
+	MUST(pthread_mutex_lock(&lock));
+	while (!done[i])
+		MUST(pthread_cond_wait(&child_done[i], &lock));
+	MUST(pthread_mutex_unlock(&lock));
+}
 
 static void *worker(void *arg)
 {
-	MUST(pthread_mutex_lock(&lock));
-	while (!queued)
-		MUST(pthread_cond_wait(&work, &lock));
-	MUST(pthread_mutex_unlock(&lock));
+	run_task((int)(long)arg);
 	return NULL;
 }
 
@@ -45,9 +53,10 @@ static void go(int sig)
 /* The hang: n workers and main blocked; main goes on at SIGUSR1. */
 static void hang(int n)
 {
-	for (int i = 0; i < n; i++) {
+	for (long i = 0; i < n; i++) {
 		pthread_t t;
-		MUST(pthread_create(&t, NULL, worker, NULL));
+		MUST(pthread_cond_init(&child_done[i], NULL));
+		MUST(pthread_create(&t, NULL, worker, (void *)i));
 	}
 	while (sem_wait(&results) != 0)
 		MUST(errno == EINTR ? 0 : errno);
@@ -90,6 +99,8 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[1], "--watch"))
 		return watch(argv[2], argc > 3 ? atoi(argv[3]) : 1);
 	int n = argc > 1 ? atoi(argv[1]) : 2;
+	if (n < 1 || n > MAX_WORKERS)
+		return 2;
 	int in_child = argc > 2 && !strcmp(argv[2], "--in-child");
 	MUST(sem_init(&results, 0, 0));
 	struct sigaction sa = { .sa_handler = go };
