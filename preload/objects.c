@@ -61,7 +61,8 @@ static const struct cv_obj nil_obj = { .kind = CV_OBJ_UNKNOWN, .retired = 1 };
 const struct cv_rec cv__nil_rec = { .obj = (struct cv_obj *)&nil_obj };
 
 #define CV_EMPTY_CACHES                                                              \
-	.mutex_cache_rec = CV_NIL_REC, .cond_cache_rec = CV_NIL_REC,                 \
+	.mutex_cache_rec = CV_NIL_REC, .mutex_cache_obj = (struct cv_obj *)&nil_obj, \
+	.cond_cache_rec = CV_NIL_REC,                                                \
 	.rwlock_cache_rec = CV_NIL_REC, .spin_cache_rec = CV_NIL_REC,                \
 	.sem_cache_rec = CV_NIL_REC, .futex_cache_rec = CV_NIL_REC
 /* Every thread's state until it has one of its own, and while the guard is
@@ -74,6 +75,7 @@ void cv__caches_clear(struct cv_thread *t)
 	t->spin_cache_addr = t->sem_cache_addr = t->futex_cache_addr = NULL;
 	t->mutex_cache_rec = t->cond_cache_rec = t->rwlock_cache_rec = CV_NIL_REC;
 	t->spin_cache_rec = t->sem_cache_rec = t->futex_cache_rec = CV_NIL_REC;
+	t->mutex_cache_obj = CV_NIL_REC->obj;
 }
 
 /* Records (defined with the merging below). */
@@ -383,7 +385,11 @@ static struct cv_rec *lookup_locked(struct cv_thread *t, const void *addr, uint3
 	 * on the address alone is a hit on the kind. */
 	switch (kind) {
 	case CV_OBJ_COND:   t->cond_cache_addr = addr;   t->cond_cache_rec = r;   break;
-	case CV_OBJ_MUTEX:  t->mutex_cache_addr = addr;  t->mutex_cache_rec = r;  break;
+	case CV_OBJ_MUTEX:
+		t->mutex_cache_addr = addr;
+		t->mutex_cache_rec = r;
+		t->mutex_cache_obj = r->obj;
+		break;
 	case CV_OBJ_RWLOCK: t->rwlock_cache_addr = addr; t->rwlock_cache_rec = r; break;
 	case CV_OBJ_SPIN:   t->spin_cache_addr = addr;   t->spin_cache_rec = r;   break;
 	case CV_OBJ_SEM:    t->sem_cache_addr = addr;    t->sem_cache_rec = r;    break;
@@ -557,6 +563,8 @@ static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted)
 			*addrs[i] = NULL;
 			*caches[i] = CV_NIL_REC;
 		}
+	if (t->mutex_cache_rec == CV_NIL_REC)
+		t->mutex_cache_obj = CV_NIL_REC->obj;
 	if (t->hold_rec == r)
 		t->hold_addr = NULL, t->hold_rec = NULL;
 	if (t->cw_mutex_rec == r)

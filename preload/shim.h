@@ -184,12 +184,20 @@ struct cv_rec {
 struct cv_slot { const void *addr; struct cv_rec *rec; };
 
 /* lockorder.c: one lock a thread holds (mutex, rwlock or spinlock). */
-#define CV_HELD_MAX 16
+#define CV_HELD_BITS 4
+#define CV_HELD_MAX (1u << CV_HELD_BITS)
 struct cv_held {
 	const void    *addr;
 	struct cv_obj *obj;
 	const void    *pc;             /* return address of the call that acquired it */
 	uint32_t       flags;          /* CV_LOCK_* */
+	/* The fast mutex path's lock-order memo (cv__order_unchecked): a hash
+	 * of the objects in this slot and every slot below it, and the mutex
+	 * last locked on top of such a held set whose order edges from all of
+	 * them were looked up, with the hash of that set. */
+	uint64_t       prefix;
+	uint64_t       checked_prefix;
+	const struct cv_obj *checked;
 };
 
 #define CV_MAX_COUNTERS 16
@@ -218,6 +226,7 @@ struct cv_thread {
 	 * object is retired), so a hit is tested without a branch. */
 	const void     *mutex_cache_addr;
 	struct cv_rec  *mutex_cache_rec;
+	struct cv_obj  *mutex_cache_obj;   /* mutex_cache_rec->obj, one load sooner */
 	const void     *cond_cache_addr;
 	struct cv_rec  *cond_cache_rec;
 	/* The one mutex whose hold time is being sampled, if any (the unlock
@@ -284,7 +293,8 @@ struct cv_thread {
 	struct cv_thread *pool_next;   /* thread.c: recycled states, still on the all_next list */
 	struct cv_trace_ring *trace;   /* trace.c: this thread's events, when trace mode is on */
 } __attribute__((aligned(CV_CACHELINE)));
-_Static_assert(offsetof(struct cv_thread, hold_addr) < CV_CACHELINE && offsetof(struct cv_thread, held) == CV_CACHELINE,
+_Static_assert(offsetof(struct cv_thread, hold_addr) + sizeof(void *) <= CV_CACHELINE &&
+	       offsetof(struct cv_thread, held) == CV_CACHELINE,
 	       "cv_thread: the fast paths' fields in line 0, the held set from line 1");
 
 /* The calling thread's state, never NULL: &cv__inert means "take the slow
@@ -455,6 +465,34 @@ static inline void cv__lock_attempt(struct cv_thread *t, struct cv_obj *o, const
 		cv__lockorder_attempt(t, o, pc, flags);
 }
 
+/* The hash of the held set t->held[0..n-1] plus o (its memo key). Object
+ * ids, not addresses: a freed object's memory may come back as another. */
+static inline uint64_t cv__held_prefix(const struct cv_thread *t, uint32_t n, const struct cv_obj *o)
+{
+	uint64_t below = CV_LOAD(&t->held[(n - 1) % CV_HELD_MAX].prefix) & -(uint64_t)(n != 0);
+	uint64_t h = (below ^ ((uint64_t)o->id + 1)) * 0x9E3779B97F4A7C15ull;
+	return h ^ (h >> 29);
+}
+
+/* Pushes onto slot n (n < CV_HELD_MAX, n == t->nheld). The slot is claimed
+ * before it is filled: a signal handler that locks in between pushes above
+ * it, and skips it (and its memo) while its obj is NULL. */
+static inline void cv__held_push_at(struct cv_thread *t, uint32_t n, struct cv_obj *o, const void *addr,
+				    const void *pc, uint32_t flags)
+{
+	struct cv_held *h = &t->held[n];
+	uint64_t prefix = cv__held_prefix(t, n, o);
+	CV_STORE(&h->obj, NULL);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&t->nheld, n + 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&h->prefix, prefix);
+	h->addr = addr;
+	h->pc = pc;
+	h->flags = flags;
+	CV_STORE(&h->obj, o);
+}
+
 static inline void cv__held_push(struct cv_thread *t, struct cv_obj *o, const void *addr, const void *pc,
 				 uint32_t flags)
 {
@@ -463,17 +501,7 @@ static inline void cv__held_push(struct cv_thread *t, struct cv_obj *o, const vo
 		cv__held_overflow(t);
 		return;
 	}
-	/* The slot is claimed before it is filled: a signal handler that locks
-	 * in between pushes above it, and skips it while its obj is NULL. */
-	struct cv_held *h = &t->held[n];
-	CV_STORE(&h->obj, NULL);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	CV_STORE(&t->nheld, n + 1);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	h->addr = addr;
-	h->pc = pc;
-	h->flags = flags;
-	CV_STORE(&h->obj, o);
+	cv__held_push_at(t, n, o, addr, pc, flags);
 }
 
 static inline void cv__held_pop(struct cv_thread *t, const void *addr)
@@ -485,26 +513,51 @@ static inline void cv__held_pop(struct cv_thread *t, const void *addr)
 		cv__held_release_slow(t, addr);
 }
 
-/* The fast paths' push and pop (mutex.c, spin.c). The push is onto an empty
- * held set, after the real lock: the slot is claimed before it is filled,
- * as in cv__held_push. cv__held_not_only is zero exactly when addr is the
- * one lock t holds, which the fast unlock then pops with one store. */
-static inline void cv__held_push_first(struct cv_thread *t, struct cv_obj *o, const void *addr, const void *pc)
+/* For the fast unlocks (mutex.c, spin.c): zero exactly when addr is the
+ * top of t's held set (n == t->nheld) and every lock t holds is tracked,
+ * so that the pop is one store of n - 1. Branch-free: with n == 0 it reads
+ * the last slot, and the n == 0 term says no. */
+static inline uintptr_t cv__held_not_top(const struct cv_thread *t, uint32_t n, const void *addr)
 {
-	struct cv_held *h = &t->held[0];
-	CV_STORE(&h->obj, NULL);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	CV_STORE(&t->nheld, 1);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	h->addr = addr;
-	h->pc = pc;
-	h->flags = 0;
-	CV_STORE(&h->obj, o);
+	return (n == 0) | t->held_untracked |
+	       ((uintptr_t)t->held[(n - 1) % CV_HELD_MAX].addr ^ (uintptr_t)addr);
 }
 
-static inline uintptr_t cv__held_not_only(const struct cv_thread *t, const void *addr)
+/* For the fast locks (mutex.c): zero exactly when taking o with n locks
+ * held needs no lock-order lookup: none is held, or o's edges from this
+ * very held set were looked up before (cv__order_checked; the set is known
+ * by its hash, so a loop that takes A, then B, then lets both go finds the
+ * memo again each time), and the held set has room. Branch-free, like
+ * cv__held_not_top. */
+static inline uintptr_t cv__order_unchecked(const struct cv_thread *t, uint32_t n, const struct cv_obj *o)
 {
-	return (t->nheld ^ 1) | t->held_untracked | ((uintptr_t)t->held[0].addr ^ (uintptr_t)addr);
+	const struct cv_held *top = &t->held[(n - 1) % CV_HELD_MAX];
+	uintptr_t seen = ((uintptr_t)CV_LOAD(&top->checked) ^ (uintptr_t)o) |
+			 (uintptr_t)(CV_LOAD(&top->checked_prefix) ^ CV_LOAD(&top->prefix)) |
+			 (CV_LOAD(&top->obj) == NULL);   /* a push in progress (a signal handler is running) */
+	return (n >> CV_HELD_BITS) | (seen & -(uintptr_t)(n != 0));
+}
+
+/* A blocking acquisition of o just had its lock-order edges looked up
+ * (cv__lock_attempt): remember it on the top slot, unless a slot is still
+ * being filled (a signal handler interrupted a push: that slot's edges
+ * were skipped) or locks went untracked. A set that lost a lock out of
+ * order (cv__held_release_slow) keeps the hashes of the larger set it
+ * was: a memo of the larger set holds for the smaller. */
+static inline void cv__order_checked(struct cv_thread *t, const struct cv_obj *o)
+{
+	uint32_t n = t->nheld;
+	if (n == 0 || n > CV_HELD_MAX || t->held_untracked)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		if (!CV_LOAD(&t->held[i].obj))
+			return;
+	struct cv_held *top = &t->held[n - 1];
+	CV_STORE(&top->checked, NULL);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&top->checked_prefix, top->prefix);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&top->checked, o);
 }
 
 /* A blocking wait on o begins (contended paths only) and ends. */

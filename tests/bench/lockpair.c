@@ -14,6 +14,9 @@
  *   lockpair pingpong N      ns per hop of a turn passed between two threads through a
  *                            mutex and a condvar (each hop a wait, a signal and a wake)
  *   lockpair syscall N       ns per syscall(SYS_getppid) (libc's syscall())
+ *   lockpair alternate N     ns per lock+unlock pair, one thread alternating between two mutexes
+ *   lockpair churn N         ns per pthread_mutex_init+lock+unlock+destroy of one mutex, one
+ *                            thread (the object registry: every init and destroy is a new lock)
  *
  * Prints one number: nanoseconds per pair (best of 5 rounds, to drop the
  * rounds a noisy neighbour stole). Run it with and without LD_PRELOAD side
@@ -103,6 +106,24 @@ static void *loop(void *arg)
 			pthread_mutex_unlock(&lock);
 		}
 		pthread_mutex_unlock(&outer);
+	} else if (!strcmp(mode, "alternate")) {
+		for (long i = 0; i < iterations; i += 2) {
+			pthread_mutex_lock(&lock);
+			shared++;
+			pthread_mutex_unlock(&lock);
+			pthread_mutex_lock(&outer);
+			shared++;
+			pthread_mutex_unlock(&outer);
+		}
+	} else if (!strcmp(mode, "churn")) {
+		pthread_mutex_t m;
+		for (long i = 0; i < iterations; i++) {
+			pthread_mutex_init(&m, NULL);
+			pthread_mutex_lock(&m);
+			shared++;
+			pthread_mutex_unlock(&m);
+			pthread_mutex_destroy(&m);
+		}
 	} else if (!strcmp(mode, "syscall")) {
 		for (long i = 0; i < iterations; i++)
 			shared += syscall(SYS_getppid);
@@ -119,13 +140,14 @@ static void *loop(void *arg)
 int main(int argc, char **argv)
 {
 	static const char *const modes[] = { "uncontended", "contended", "rdlock", "wrlock", "spin",
-					     "spin-contended", "semtry", "syscall", "nested", "mtx", "signal", "pingpong" };
+					     "spin-contended", "semtry", "syscall", "nested", "mtx", "signal", "pingpong",
+					     "alternate", "churn" };
 	int known = 0;
 	for (size_t i = 0; argc == 3 && i < sizeof(modes) / sizeof(modes[0]); i++)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|syscall|nested|mtx|signal|pingpong ITERATIONS\n");
+			"semtry|syscall|nested|mtx|signal|pingpong|alternate|churn ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];
