@@ -214,8 +214,10 @@ static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc)
  * before the call 19.1, after it 18.0.)
  *
  * After the call, each term of `slow` is zero exactly when this
- * acquisition needs nothing but the bookkeeping: the thread's cached mutex
- * is this one (an empty cache, and cv__inert's, hold a retired object, so
+ * acquisition needs nothing but the bookkeeping: the thread's mutex cache
+ * entry for this address holds it (shim.h, cv__mutex_way: a program that
+ * takes a few mutexes in turn finds each in its own entry; an empty entry,
+ * and every one of cv__inert's, holds a retired object, so
  * "not initialised, disabled, reentrant" needs no term of its own), its
  * object is live and this thread owned it last (else a hand-off to count),
  * the held set has room and, when locks are held, this lock's order edges
@@ -224,7 +226,8 @@ static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc)
  * record's count and a held-set push, in lines only this thread writes.
  * Everything else goes to locked_slow, which looks the order edges up
  * there: the lock was free, so the thread never waited for it. The loads:
- * the thread's first two lines, the record's first line, the object's
+ * the thread's first line, its cache entry's line and its held set's top
+ * slot, the record's first line, the object's
  * operations line (read; written only when the owner changes), cv__real's
  * first line. Instruction and branch counts: docs/performance.md
  * (tests/bench/insns.sh). */
@@ -236,10 +239,11 @@ CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 		return lock_slow(cv__self, m, __builtin_return_address(0));
 	int rc = cv__real.pthread_mutex_lock(m);
 	struct cv_thread *t = cv__self;
-	struct cv_rec *r = t->mutex_cache_rec;
-	const struct cv_obj *o = t->mutex_cache_obj;
+	struct cv_mutex_way *w = cv__mutex_way(t, m);
+	struct cv_rec *r = w->rec;
+	const struct cv_obj *o = w->obj;
 	uint32_t n = t->nheld;
-	uintptr_t slow = ((uintptr_t)t->mutex_cache_addr ^ (uintptr_t)m)
+	uintptr_t slow = ((uintptr_t)w->addr ^ (uintptr_t)m)
 		| (uintptr_t)(unsigned)CV_LOAD(&o->retired)
 		| ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t)
 		| cv__order_unchecked(t, n, o)

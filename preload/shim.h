@@ -208,6 +208,16 @@ struct cv_named_counter {
 	uint32_t    kind;              /* enum cv_counter_kind */
 };
 
+/* One entry of a thread's mutex cache: the record, and its object (one
+ * load sooner than through the record). */
+#define CV_MUTEX_WAY_BITS 2
+#define CV_MUTEX_WAYS (1u << CV_MUTEX_WAY_BITS)
+struct cv_mutex_way {
+	const void    *addr;
+	struct cv_rec *rec;
+	struct cv_obj *obj;
+} __attribute__((aligned(32)));   /* never across two lines */
+
 /* Per-thread state. The profile reports every thread, including the ones
  * that have exited; past CV_THREADS_KEPT ended threads, later ones are
  * merged into one "merged threads" row and their state is recycled
@@ -221,18 +231,18 @@ struct cv_thread {
 	uint32_t        nheld;
 	uint32_t        held_untracked;   /* held past CV_HELD_MAX */
 	pid_t           tid;
-	/* One-entry caches per object family, then an open-addressing table
-	 * keyed by address. An empty cache holds NULL and cv__nil_rec (whose
-	 * object is retired), so a hit is tested without a branch. */
-	const void     *mutex_cache_addr;
-	struct cv_rec  *mutex_cache_rec;
-	struct cv_obj  *mutex_cache_obj;   /* mutex_cache_rec->obj, one load sooner */
+	/* Caches per object family (one entry; CV_MUTEX_WAYS for mutexes,
+	 * which programs take in turn), then an open-addressing table keyed by
+	 * address. An empty cache holds NULL and cv__nil_rec (whose object is
+	 * retired), so a hit is tested without a branch. */
 	const void     *cond_cache_addr;
 	struct cv_rec  *cond_cache_rec;
 	/* The one mutex whose hold time is being sampled, if any (the unlock
 	 * reads hold_addr; the other two only a sampled hold uses). */
 	const void     *hold_addr;
-	/* Line 1: the held set's first slots. */
+	/* Lines 1 and 2: the mutex cache (mutex.c, cv__mutex_way). */
+	struct cv_mutex_way mutex_cache[CV_MUTEX_WAYS] __attribute__((aligned(CV_CACHELINE)));
+	/* Line 3 on: the held set. */
 	struct cv_held  held[CV_HELD_MAX] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_rec  *hold_rec;
 	uint64_t        hold_start;
@@ -294,8 +304,8 @@ struct cv_thread {
 	struct cv_trace_ring *trace;   /* trace.c: this thread's events, when trace mode is on */
 } __attribute__((aligned(CV_CACHELINE)));
 _Static_assert(offsetof(struct cv_thread, hold_addr) + sizeof(void *) <= CV_CACHELINE &&
-	       offsetof(struct cv_thread, held) == CV_CACHELINE,
-	       "cv_thread: the fast paths' fields in line 0, the held set from line 1");
+	       offsetof(struct cv_thread, mutex_cache) == CV_CACHELINE,
+	       "cv_thread: the fast paths' fields in line 0, the mutex cache from line 1");
 
 /* The calling thread's state, never NULL: &cv__inert means "take the slow
  * path" (the shim is not initialised yet or is disabled, this thread has no
@@ -329,13 +339,20 @@ void cv__records_thread_end(struct cv_thread *t);           /* its table goes ba
  * is out of memory. Caller holds the lock that serialises dst. */
 bool cv__records_merge(struct cv_thread *dst, struct cv_thread *src);
 
+/* The mutex cache's entry for addr: a multiplicative hash, so that mutexes
+ * side by side in an array or a struct fall in different entries. */
+static inline struct cv_mutex_way *cv__mutex_way(struct cv_thread *t, const void *addr)
+{
+	return &t->mutex_cache[((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - CV_MUTEX_WAY_BITS)];
+}
+
 /* The record of thread t for the mutex at addr. Cached hit: three loads and two
  * compares; a retired object (destroyed and re-initialised elsewhere) misses. */
 static inline struct cv_rec *cv__mutex_rec(struct cv_thread *t, const void *addr)
 {
-	struct cv_rec *r = t->mutex_cache_rec;
-	if (CV_LIKELY(t->mutex_cache_addr == addr && !CV_LOAD(&r->obj->retired)))
-		return r;
+	struct cv_mutex_way *w = cv__mutex_way(t, addr);
+	if (CV_LIKELY(w->addr == addr && !CV_LOAD(&w->obj->retired)))
+		return w->rec;
 	return cv__lookup_slow(t, addr, CV_OBJ_MUTEX);
 }
 

@@ -185,7 +185,7 @@ int main(void)
 		return 77;
 	}
 	const uint64_t *real = (const uint64_t *)(shim_base + real_sym.st_value);
-	struct cv_rec *recs[NPRIMS] = { w->mutex_cache_rec, w->spin_cache_rec, w->cond_cache_rec };
+	struct cv_rec *recs[NPRIMS] = { cv__mutex_way(w, &mutex)->rec, w->spin_cache_rec, w->cond_cache_rec };
 
 	int failed = 0, watched = 0, round = 0;
 	long long control_min = -1;
