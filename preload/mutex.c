@@ -231,7 +231,7 @@ static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc)
  * operations line (read; written only when the owner changes), cv__real's
  * first line. Instruction and branch counts: docs/performance.md
  * (tests/bench/insns.sh). */
-CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 {
 	uintptr_t busy = (uintptr_t)trylock_first | (unsigned)CV_LOAD(&m->__data.__lock)
 		| ((unsigned)CV_LOAD(&m->__data.__kind) & MUTEX_KINDS_SLOW);
@@ -255,6 +255,20 @@ CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 	return rc;
 }
 
+CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	return mutex_lock(m);
+}
+
+/* C11's mtx_lock is glibc's pthread_mutex_lock and thrd_err_map (c11.c):
+ * the fast path above, inlined here so that the held set and the stacks
+ * name the program's call, then the mapping. */
+CV_EXPORT int mtx_lock(mtx_t *m)
+{
+	int rc = mutex_lock((pthread_mutex_t *)m);
+	return CV_LIKELY(rc == 0) ? thrd_success : cv__thrd_err_map(rc);
+}
+
 /* Before the real unlock, so the next owner's acquisition always comes
  * after this hold ended, and its wake after the stamp. */
 static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
@@ -274,7 +288,7 @@ static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
  * (lock word 1: locked, no waiters; robust and PI words hold the owner's
  * tid and take the slow path): pop it, one test and a tail call. Loads
  * from the thread's first two lines, cv__real's first line and the mutex. */
-CV_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+static inline __attribute__((always_inline)) int mutex_unlock(pthread_mutex_t *m)
 {
 	struct cv_thread *t = cv__self;
 	uint32_t n = t->nheld;
@@ -287,19 +301,55 @@ CV_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 	return cv__real.pthread_mutex_unlock(m);
 }
 
-CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
+CV_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	return mutex_unlock(m);
+}
+
+CV_EXPORT int mtx_unlock(mtx_t *m)
+{
+	int rc = mutex_unlock((pthread_mutex_t *)m);
+	return CV_LIKELY(rc == 0) ? thrd_success : cv__thrd_err_map(rc);
+}
+
+/* A trylock that failed, or whose success needs more than the fast
+ * path's bookkeeping (locked_slow's reasons, less the order edges: a
+ * trylock never waits, so it adds none into the lock it takes). */
+static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
 {
 	struct cv_thread *t = cv__current();
-	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
-		return cv__real.pthread_mutex_trylock(m);
+	if (!t && !(t = cv__thread_slow()))
+		return rc;
 	struct cv_rec *r = cv__mutex_rec(t, m);
 	CV_BUMP(&r->s.trylocks, 1);
-	int rc = cv__real.pthread_mutex_trylock(m);
 	if (acquired_rc(rc))
-		acquired(t, r, m, __builtin_return_address(0), CV_LOCK_TRY);
+		acquired(t, r, m, pc, CV_LOCK_TRY);
 	else if (rc == EBUSY)
 		CV_BUMP(&r->s.trylock_failures, 1);
 	return rc;
+}
+
+/* mutex_lock's shape without the peek (a trylock never waits): the real
+ * trylock, one test, the two counts and the push. */
+CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	int rc = cv__real.pthread_mutex_trylock(m);
+	struct cv_thread *t = cv__self;
+	struct cv_mutex_way *w = cv__mutex_way(t, m);
+	struct cv_rec *r = w->rec;
+	const struct cv_obj *o = w->obj;
+	uint32_t n = t->nheld;
+	uintptr_t slow = (unsigned)rc | ((uintptr_t)w->addr ^ (uintptr_t)m)
+		| (uintptr_t)(unsigned)CV_LOAD(&o->retired)
+		| ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t)
+		| (n >> CV_HELD_BITS)
+		| ((CV_LOAD(&r->s.acquisitions) & cv__real.hold_mask) == 0);
+	if (CV_UNLIKELY(slow))
+		return trylocked_slow(m, rc, __builtin_return_address(0));
+	CV_BUMP(&r->s.trylocks, 1);
+	CV_BUMP(&r->s.acquisitions, 1);
+	cv__held_push_at(t, n, r->obj, m, __builtin_return_address(0), CV_LOCK_TRY);
+	return 0;
 }
 
 /* timedlock and clocklock: the same shape, with a deadline. */

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <threads.h>
 #include <time.h>
 #include <sys/types.h>
 
@@ -401,6 +402,20 @@ static inline void cv__note_owner(struct cv_thread *t, struct cv_rec *r)
 {
 	if (CV_UNLIKELY(CV_LOAD(&r->obj->last_owner) != t))
 		cv__owner_changed(t, r);
+}
+
+/* ---- c11.c, mutex.c: C11 <threads.h> ------------------------------------ */
+
+/* glibc's thrd_err_map (nptl/thrd_priv.h): a pthread error as a thrd_ code. */
+static inline int cv__thrd_err_map(int rc)
+{
+	switch (rc) {
+	case 0:         return thrd_success;
+	case ENOMEM:    return thrd_nomem;
+	case ETIMEDOUT: return thrd_timedout;
+	case EBUSY:     return thrd_busy;
+	default:        return thrd_error;
+	}
 }
 
 /* ---- thread.c: thread state and lifecycle --------------------------------- */

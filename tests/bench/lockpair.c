@@ -9,8 +9,11 @@
  *   lockpair spin N          ns per pthread_spin_lock+unlock pair, one thread
  *   lockpair spin-contended N  the same, two threads sharing one spinlock
  *   lockpair semtry N        ns per sem_trywait+sem_post pair, one thread
+ *   lockpair semwait N       ns per sem_wait+sem_post pair that never blocks, one thread
+ *   lockpair trylock N       ns per pthread_mutex_trylock+unlock pair, one thread
  *   lockpair mtx N           ns per C11 mtx_lock+mtx_unlock pair, one thread
  *   lockpair signal N        ns per pthread_cond_signal with no thread waiting, one thread
+ *   lockpair broadcast N     ns per pthread_cond_broadcast with no thread waiting, one thread
  *   lockpair pingpong N      ns per hop of a turn passed between two threads through a
  *                            mutex and a condvar (each hop a wait, a signal and a wake)
  *   lockpair syscall N       ns per syscall(SYS_getppid) (libc's syscall())
@@ -77,6 +80,23 @@ static void *loop(void *arg)
 			shared++;
 			sem_post(&sem);
 		}
+	} else if (!strcmp(mode, "semwait")) {
+		for (long i = 0; i < iterations; i++) {
+			sem_wait(&sem);
+			shared++;
+			sem_post(&sem);
+		}
+	} else if (!strcmp(mode, "trylock")) {
+		for (long i = 0; i < iterations; i++) {
+			pthread_mutex_trylock(&lock);
+			shared++;
+			pthread_mutex_unlock(&lock);
+		}
+	} else if (!strcmp(mode, "broadcast")) {
+		for (long i = 0; i < iterations; i++) {
+			pthread_cond_broadcast(&cond);
+			shared++;
+		}
 	} else if (!strcmp(mode, "mtx")) {
 		for (long i = 0; i < iterations; i++) {
 			mtx_lock(&mtx);
@@ -141,13 +161,13 @@ int main(int argc, char **argv)
 {
 	static const char *const modes[] = { "uncontended", "contended", "rdlock", "wrlock", "spin",
 					     "spin-contended", "semtry", "syscall", "nested", "mtx", "signal", "pingpong",
-					     "alternate", "churn" };
+					     "alternate", "churn", "semwait", "trylock", "broadcast" };
 	int known = 0;
 	for (size_t i = 0; argc == 3 && i < sizeof(modes) / sizeof(modes[0]); i++)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|syscall|nested|mtx|signal|pingpong|alternate|churn ITERATIONS\n");
+			"semtry|semwait|trylock|syscall|nested|mtx|signal|broadcast|pingpong|alternate|churn ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];
