@@ -175,7 +175,8 @@ static CV_COLD int lock_slow(struct cv_thread *t, pthread_mutex_t *m, const void
 
 /* An uncontended acquisition (rc 0) that needs more than the fast path's
  * bookkeeping: a thread whose state is not installed yet (cv__thread_slow
- * installs or makes it; inside the guard it records nothing), a first use
+ * installs or makes it, in an initialised shim: mutex_lock saw to that;
+ * inside the guard it records nothing), a first use
  * or a retired object, locks held whose order edges to this one were not
  * looked up yet, an owner change, a hold-time sample. */
 static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc)
@@ -234,8 +235,12 @@ static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc)
  * (tests/bench/insns.sh). */
 static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 {
+	/* Before the shim is initialised, lock_slow initialises it before the
+	 * real lock: cv__init takes the loader's lock, which must never be
+	 * waited for while holding the program's mutex. */
 	uintptr_t busy = (uintptr_t)trylock_first | (unsigned)CV_LOAD(&m->__data.__lock)
-		| ((unsigned)CV_LOAD(&m->__data.__kind) & MUTEX_KINDS_SLOW);
+		| ((unsigned)CV_LOAD(&m->__data.__kind) & MUTEX_KINDS_SLOW)
+		| (uintptr_t)!CV_LOAD(&cv__process.ready);
 	if (CV_UNLIKELY(busy))
 		return lock_slow(cv__self, m, __builtin_return_address(0));
 	cv__real.pthread_mutex_lock(m);   /* returns 0: the peek said so */
@@ -334,6 +339,8 @@ static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
  * trylock, one test, the two counts and the push. */
 CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
+	if (CV_UNLIKELY(!CV_LOAD(&cv__process.ready)))
+		cv__thread_slow();   /* initialised before the lock: mutex_lock says why */
 	int rc = cv__real.pthread_mutex_trylock(m);
 	struct cv_thread *t = cv__self;
 	struct cv_mutex_way *w = cv__mutex_way(t, m);

@@ -206,7 +206,9 @@ wr_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn 
 	return rc;
 }
 
-/* The plain rdlock and wrlock when the peek says they may block. */
+/* The plain rdlock and wrlock when the peek says they may block, or before
+ * the shim is initialised (it is, before the lock: mutex.c's mutex_lock
+ * says why). */
 static CV_COLD int rdlock_slow(pthread_rwlock_t *rw, const void *pc)
 {
 	return rd_lock(rw, CLOCK_REALTIME, NULL, real_rdlock, pc);
@@ -247,7 +249,7 @@ static CV_COLD int rw_locked_slow(pthread_rwlock_t *rw, int rc, uint32_t flags, 
  * for nothing the shim loads (mutex.c says why that matters). */
 CV_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
 {
-	if (CV_UNLIKELY(rd_would_block(rw, rw_word(rw))))
+	if (CV_UNLIKELY(rd_would_block(rw, rw_word(rw)) | !CV_LOAD(&cv__process.ready)))
 		return rdlock_slow(rw, __builtin_return_address(0));
 	int rc = cv__real.pthread_rwlock_rdlock(rw);
 	struct cv_thread *t = cv__self;
@@ -274,7 +276,7 @@ CV_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clock, 
 
 CV_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
 {
-	if (CV_UNLIKELY(wr_would_block(rw_word(rw))))
+	if (CV_UNLIKELY(wr_would_block(rw_word(rw)) | !CV_LOAD(&cv__process.ready)))
 		return wrlock_slow(rw, __builtin_return_address(0));
 	int rc = cv__real.pthread_rwlock_wrlock(rw);
 	struct cv_thread *t = cv__self;
