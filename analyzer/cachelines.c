@@ -11,11 +11,16 @@
  * the memory operand of the instruction at the IP itself (not yet run, so
  * its registers are exact). Each distinct IP is decoded once. Accesses
  * through the stack pointer and through FS/GS (thread-local) are skipped.
+ * A sample inside a spin loop (a compare-and-swap or test-and-set retry
+ * loop, or a loop polling one word) is spinning on that word (a lock or a
+ * lock-like counter), not a plain store or load.
  *
- * With a PMU, memory-access sampling (PERF_SAMPLE_ADDR on precise load and
- * store events) would give the data addresses directly; convoy does not
- * open those yet, and no machine it has run on has one, so this decoder is
- * the only source (said in the report).
+ * With a PMU, the launcher samples data addresses directly (Intel PEBS
+ * mem-loads/mem-stores, AMD IBS op: sampler.c); those samples join the same
+ * lines. Hardware watchpoints armed by the launcher on the candidate words
+ * count each thread's writes exactly (watch.c): where a word was watched,
+ * its writers are what the watchpoints counted, and a line's verdict is
+ * confirmed, revised or withdrawn by them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +41,8 @@
 
 const char *cachelines__verdict_name(enum line_verdict v)
 {
-	return v == LINE_FALSE_SHARING ? "false-sharing" : v == LINE_TRUE_SHARING ? "true-sharing" : "private";
+	return v == LINE_FALSE_SHARING ? "false-sharing" : v == LINE_TRUE_SHARING ? "true-sharing"
+	       : v == LINE_SPIN ? "spinning" : "private";
 }
 
 const char *cachelines__word_name(const struct model *m, uint64_t word, char *buf, size_t size)
@@ -53,18 +59,41 @@ const char *cachelines__word_name(const struct model *m, uint64_t word, char *bu
 	return buf;
 }
 
-/* How to compute one instruction's data address from sampled registers. */
-struct operand {
-	uint64_t ip;                 /* the sampled IP it was decoded for */
-	int ok;
-	int base, index;             /* enum sample_reg, or -1 */
-	int scale;
-	int64_t disp;
-	uint64_t rip;                /* the value RIP-relative addressing adds (the next instruction) */
-	int write;
+#if HAVE_DECODER
+/* The last function disassembled is kept: the IPs of one function come
+ * one after another (the analyzer decodes them sorted), and a function is
+ * disassembled whole for its loops. */
+struct insn_decoder {
+	csh h;
+	uint64_t start;
+	unsigned char *code;         /* a copy of what was disassembled */
+	size_t len;
+	cs_insn *ins;
+	size_t n;
 };
 
-#if HAVE_DECODER
+struct insn_decoder *decoder__open(void)
+{
+	csh h;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+		return NULL;
+	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	struct insn_decoder *d = xcalloc(1, sizeof(*d));
+	d->h = h;
+	return d;
+}
+
+void decoder__close(struct insn_decoder *d)
+{
+	if (!d)
+		return;
+	if (d->n)
+		cs_free(d->ins, d->n);
+	free(d->code);
+	cs_close(&d->h);
+	free(d);
+}
+
 /* The sample register holding a Capstone register, in any width; -1 if none. */
 static int sample_reg_of(unsigned reg)
 {
@@ -94,7 +123,7 @@ static int sample_reg_of(unsigned reg)
 }
 
 /* The memory operand of insn as an operand; 0 when it has none usable. */
-static int memory_operand(const cs_insn *insn, struct operand *o)
+static int memory_operand(const cs_insn *insn, struct data_operand *o)
 {
 	if (insn->id == X86_INS_LEA || insn->id == X86_INS_NOP)
 		return 0;   /* no access */
@@ -124,11 +153,11 @@ static int memory_operand(const cs_insn *insn, struct operand *o)
 }
 
 /* Does insn write a register its own address uses? */
-static int clobbers_address(csh h, const cs_insn *insn, const struct operand *o)
+static int clobbers_address(csh h, const cs_insn *insn, const struct data_operand *o)
 {
 	cs_regs rd, wr;
 	uint8_t nrd, nwr;
-	if (cs_regs_access(h, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+	if (cs_regs_access(h, (cs_insn *)insn, rd, &nrd, wr, &nwr) != CS_ERR_OK)
 		return 1;
 	for (int i = 0; i < nwr; i++) {
 		int r = sample_reg_of(wr[i]);
@@ -138,52 +167,217 @@ static int clobbers_address(csh h, const cs_insn *insn, const struct operand *o)
 	return 0;
 }
 
-static void decode(csh h, const struct model *m, struct operand *o)
+/* The read-modify-writes a lock is taken with: compare-and-swap,
+ * exchange (test-and-set) and bit test-and-set/reset on memory. Not xadd or
+ * a locked add: a shared counter's, whose result decides no retry. */
+static int lock_rmw(const cs_insn *insn)
 {
-	uint64_t start;
-	size_t len;
-	const unsigned char *code = syms__function_code(m->syms, o->ip, SYMS_ANY_GEN, &start, &len);
-	if (!code)
-		return;
-	cs_insn *a = cs_malloc(h), *b = cs_malloc(h), *prev = NULL, *cur = a;
-	const uint8_t *p = code;
-	size_t left = len;
-	uint64_t addr = start;
-	int at_ip = 0;
-	while (addr <= o->ip && cs_disasm_iter(h, &p, &left, &addr, cur)) {
-		if (cur->address == o->ip) {
-			at_ip = 1;
-			break;
-		}
-		prev = cur;
-		cur = cur == a ? b : a;
+	switch (insn->id) {
+	case X86_INS_CMPXCHG: case X86_INS_CMPXCHG8B: case X86_INS_CMPXCHG16B: case X86_INS_XCHG:
+	case X86_INS_BTS: case X86_INS_BTR: case X86_INS_BTC:
+		return 1;
+	default:
+		return 0;
 	}
-	/* The previous instruction ends at the IP, or the IP is not an
-	 * instruction boundary of this function (then decode nothing). */
-	if (at_ip) {
-		struct operand x = *o;
-		if (prev && prev->address + prev->size == o->ip && memory_operand(prev, &x) && !clobbers_address(h, prev, &x)) {
-			*o = x;
-			o->ok = 1;
-		} else if (memory_operand(cur, &x)) {
-			*o = x;
-			o->ok = 1;
-		}
-	}
-	cs_free(a, 1);
-	cs_free(b, 1);
 }
+
+/* The registers insn writes and reads (Capstone ids). 0 on failure. */
+static int regs_of(csh h, const cs_insn *insn, cs_regs rd, uint8_t *nrd, cs_regs wr, uint8_t *nwr)
+{
+	return cs_regs_access(h, (cs_insn *)insn, rd, nrd, wr, nwr) == CS_ERR_OK;
+}
+
+static int writes_flags(csh h, const cs_insn *insn)
+{
+	cs_regs rd, wr;
+	uint8_t nrd, nwr;
+	if (!regs_of(h, insn, rd, &nrd, wr, &nwr))
+		return 1;
+	for (int i = 0; i < nwr; i++)
+		if (wr[i] == X86_REG_EFLAGS)
+			return 1;
+	return 0;
+}
+
+/* Does reader read a general register writer writes (in any width)? */
+static int reads_result(csh h, const cs_insn *reader, const cs_insn *writer)
+{
+	cs_regs rd, wr, rd2, wr2;
+	uint8_t nrd, nwr, nrd2, nwr2;
+	if (!regs_of(h, reader, rd, &nrd, wr, &nwr) || !regs_of(h, writer, rd2, &nrd2, wr2, &nwr2))
+		return 0;
+	for (int i = 0; i < nrd; i++)
+		for (int k = 0; k < nwr2; k++)
+			if (sample_reg_of(rd[i]) >= 0 && sample_reg_of(rd[i]) == sample_reg_of(wr2[k]))
+				return 1;
+	return 0;
+}
+
+static int conditional_jump(csh h, const cs_insn *insn)
+{
+	return cs_insn_group(h, insn, X86_GRP_JUMP) && insn->id != X86_INS_JMP;
+}
+
+/* The same address, whatever the registers hold (RIP-relative operands of
+ * two instructions: the same rip + disp). */
+static int same_address(const struct data_operand *a, const struct data_operand *b)
+{
+	return a->base == b->base && a->index == b->index && (a->index < 0 || a->scale == b->scale) &&
+	       a->rip + (uint64_t)a->disp == b->rip + (uint64_t)b->disp;
+}
+
+/* The first lock read-modify-write on memory in ins[first..last] whose
+ * result a conditional branch in that range tests: the branch's flags come
+ * from it, or from an instruction reading the register it wrote (xchg, then
+ * test); n when none. */
+static size_t tested_rmw(csh h, const cs_insn *ins, size_t first, size_t last, size_t n)
+{
+	struct data_operand o;
+	for (size_t c = first; c <= last; c++) {
+		if (!lock_rmw(&ins[c]) || !memory_operand(&ins[c], &o))
+			continue;
+		size_t setter = c;
+		for (size_t i = c + 1; i <= last; i++) {
+			if (conditional_jump(h, &ins[i])) {
+				if (setter == c || reads_result(h, &ins[setter], &ins[c]))
+					return c;
+				break;
+			}
+			if (writes_flags(h, &ins[i]))
+				setter = i;
+		}
+	}
+	return n;
+}
+
+/* Spin loops are short: a longer loop does work, not wait. */
+#define SPIN_LOOP_MAX 24
+
+/* A spin loop around ins[k]: a backward jump (conditional or not) to or
+ * before ins[k], from at or after the instruction before it (a sample lands
+ * just past the loop when the access it stalled on let it out), closing a
+ * loop of at most SPIN_LOOP_MAX instructions that stores nothing but, at
+ * most, through one lock read-modify-write, and leaves its word's address
+ * registers alone (so the sampled registers give the address anywhere in
+ * the loop). Either the loop retries a lock read-modify-write whose result
+ * it tests (compare-and-swap, test-and-set with xchg or bts), or every
+ * memory access in it reads one word: it polls it. That is the shape of a
+ * user spinlock on __atomic_compare_exchange or __atomic_test_and_set (and
+ * its read-only wait loop), a CAS-increment loop and the rotated forms
+ * compilers make of them (a retry block closed by a jmp), whatever the
+ * function is called. *o becomes the word's operand. */
+static int spin_loop(csh h, const cs_insn *ins, size_t n, size_t k, struct data_operand *o)
+{
+	for (size_t j = k > 0 ? k - 1 : 0; j < n && j < k + SPIN_LOOP_MAX; j++) {
+		const cs_insn *br = &ins[j];
+		if (!cs_insn_group(h, br, X86_GRP_JUMP))
+			continue;
+		const cs_x86 *x = &br->detail->x86;
+		if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+			continue;
+		uint64_t target = (uint64_t)x->operands[0].imm;
+		if (target > ins[k].address || target < ins[0].address)
+			continue;
+		size_t first = k;
+		while (first > 0 && ins[first].address > target)
+			first--;
+		if (ins[first].address != target || j - first >= SPIN_LOOP_MAX)
+			continue;   /* not an instruction boundary, or a long loop */
+		struct data_operand word;
+		size_t c = tested_rmw(h, ins, first, j, n);
+		int have = c < n && memory_operand(&ins[c], &word), polls = 1, conditional = 0;
+		for (size_t i = first; i <= j && polls; i++) {
+			struct data_operand m;
+			conditional |= conditional_jump(h, &ins[i]);
+			if (i == c || !memory_operand(&ins[i], &m))
+				continue;
+			if (!have) {
+				word = m;
+				have = 1;
+			}
+			polls = !m.write && same_address(&m, &word);
+		}
+		if (!have || !polls || !conditional)
+			continue;
+		int fixed = 1;
+		for (size_t i = first; i <= j && fixed; i++)
+			fixed = !clobbers_address(h, &ins[i], &word);
+		if (!fixed)
+			continue;
+		word.ip = o->ip;
+		word.write = c < n;
+		word.spin_loop = 1;
+		*o = word;
+		return 1;
+	}
+	return 0;
+}
+
+int decoder__operand(struct insn_decoder *d, const unsigned char *code, uint64_t start, size_t len,
+		     struct data_operand *o)
+{
+	o->ok = o->spin_loop = 0;
+	if (o->ip < start || o->ip >= start + len)
+		return 0;
+	if (start != d->start || len != d->len || !d->code || memcmp(code, d->code, len)) {
+		if (d->n)
+			cs_free(d->ins, d->n);
+		d->ins = NULL;
+		d->n = cs_disasm(d->h, code, len, start, 0, &d->ins);
+		free(d->code);
+		d->code = xcalloc(1, len);
+		memcpy(d->code, code, len);
+		d->start = start;
+		d->len = len;
+	}
+	const cs_insn *ins = d->ins;
+	size_t n = d->n, k = 0;
+	while (k < n && ins[k].address < o->ip)
+		k++;
+	/* The IP is an instruction boundary of this function, or nothing is
+	 * decoded. Inside a spin loop the word spun on is the access; else the
+	 * previous instruction's when it ends at the IP and its address
+	 * registers still hold what it used, else the one at the IP. */
+	if (k < n && ins[k].address == o->ip) {
+		struct data_operand x = *o;
+		if (spin_loop(d->h, ins, n, k, &x) ||
+		    (k > 0 && ins[k - 1].address + ins[k - 1].size == o->ip && memory_operand(&ins[k - 1], &x) &&
+		     !clobbers_address(d->h, &ins[k - 1], &x)) ||
+		    memory_operand(&ins[k], &x)) {
+			*o = x;
+			o->ok = 1;
+		}
+	}
+	return o->ok;
+}
+#else
+struct insn_decoder *decoder__open(void) { return NULL; }
+void decoder__close(struct insn_decoder *d) { (void)d; }
+int decoder__operand(struct insn_decoder *d, const unsigned char *code, uint64_t start, size_t len,
+		     struct data_operand *o)
+{
+	(void)d, (void)code, (void)start, (void)len;
+	o->ok = 0;
+	return 0;
+}
+#endif
 
 static int by_ip(const void *a, const void *b)
 {
-	const struct operand *x = a, *y = b;
+	const struct data_operand *x = a, *y = b;
 	return x->ip < y->ip ? -1 : x->ip > y->ip;
+}
+
+uint64_t data_operand__address(const struct data_operand *o, const uint64_t *regs)
+{
+	return o->rip + (uint64_t)o->disp + (o->base >= 0 ? regs[o->base] : 0) +
+	       (o->index >= 0 ? regs[o->index] * (uint64_t)o->scale : 0);
 }
 
 struct access {
 	uint64_t word;
 	int thread;
-	int write;
+	int write, spin, pmu;
 };
 
 static int by_word_thread(const void *a, const void *b)
@@ -191,64 +385,88 @@ static int by_word_thread(const void *a, const void *b)
 	const struct access *x = a, *y = b;
 	if (x->word != y->word)
 		return x->word < y->word ? -1 : 1;
-	if (x->thread != y->thread)
-		return x->thread - y->thread;
-	return x->write - y->write;
+	return x->thread - y->thread;
+}
+
+static int use_by_word_thread(const void *a, const void *b)
+{
+	const struct word_use *x = a, *y = b;
+	if (x->word != y->word)
+		return x->word < y->word ? -1 : 1;
+	return x->thread - y->thread;
 }
 
 static int by_samples(const void *a, const void *b)
 {
 	const struct cache_line *x = a, *y = b;
-	if (x->samples != y->samples)
-		return x->samples < y->samples ? 1 : -1;
+	if (x->samples + x->pmu_samples != y->samples + y->pmu_samples)
+		return x->samples + x->pmu_samples < y->samples + y->pmu_samples ? 1 : -1;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* Where a line's writes come from: the samples alone; the watchpoints'
+ * counts where a thread's writes to a word were watched, else the samples;
+ * the watchpoints alone (reads still from the samples: a watchpoint counts
+ * writes only). */
+enum writes_from { FROM_SAMPLES, FROM_BOTH, FROM_WATCHES };
+
+static int writes_word(const struct word_use *u, enum writes_from from)
+{
+	if (from == FROM_SAMPLES || (from == FROM_BOTH && !u->watched))
+		return u->writes > 0;
+	return u->watched && u->watched_writes > 0;
+}
+
 /* True sharing: a word written by one thread and used by another; false
- * sharing: no such word, but threads write different words of the line. */
-static void judge(struct cache_line *l, const struct profile *p)
+ * sharing: no such word, but threads write different words of the line.
+ * A word threads spin on (spin_loop) is a lock, not data:
+ * left out of the judgement, and a line of only such words is
+ * LINE_SPIN. */
+static enum line_verdict judge(struct cache_line *l, enum writes_from from)
 {
 	uint64_t threads = 0, writers = 0;   /* bit sets of thread indexes mod 64 */
-	int shared_word = 0;
+	int shared_word = 0, spin_words = 0;
 	for (size_t i = 0; i < l->nuses;) {
 		size_t j = i;
-		int users = 0, word_writers = 0;
-		while (j < l->nuses && l->uses[j].word == l->uses[i].word) {
+		int users = 0, word_writers = 0, spun = 0;
+		while (j < l->nuses && l->uses[j].word == l->uses[i].word)
+			spun |= l->uses[j++].spins > 0;
+		spin_words += spun;
+		for (size_t k = i; k < j && !spun; k++) {
+			const struct word_use *u = &l->uses[k];
+			int w = writes_word(u, from);
+			if (!w && !u->reads)
+				continue;
 			users++;
-			word_writers += l->uses[j].writes > 0;
-			threads |= 1ull << (l->uses[j].thread % 64);
-			if (l->uses[j].writes)
-				writers |= 1ull << (l->uses[j].thread % 64);
-			j++;
+			word_writers += w;
+			threads |= 1ull << (u->thread % 64);
+			if (w)
+				writers |= 1ull << (u->thread % 64);
 		}
 		shared_word |= users >= 2 && word_writers >= 1;
 		i = j;
 	}
 	l->threads = __builtin_popcountll(threads);
 	l->writers = __builtin_popcountll(writers);
-	l->verdict = l->threads < 2 || !l->writers ? LINE_PRIVATE : shared_word ? LINE_TRUE_SHARING
-		     : l->writers >= 2 || l->threads > l->writers ? LINE_FALSE_SHARING : LINE_PRIVATE;
-	for (size_t i = 0; i < p->nobjects; i++)
-		if (p->objects[i].o.addr / CACHE_LINE * CACHE_LINE == l->addr)
-			l->sync_object = 1;
+	if (l->threads >= 2 && l->writers)
+		return shared_word ? LINE_TRUE_SHARING
+		       : l->writers >= 2 || l->threads > l->writers ? LINE_FALSE_SHARING : LINE_PRIVATE;
+	return spin_words ? LINE_SPIN : LINE_PRIVATE;
 }
-#endif
 
-void cachelines__build(struct cachelines *out, const struct samples *smp, const int *thread, const struct model *m)
+/* The data accesses of the CPU samples (decoded) and of the PMU's memory
+ * samples, one per sample, into acc. */
+static size_t accesses(struct cachelines *out, const struct samples *smp, const struct sample_threads *th,
+		       const struct model *m, struct access *acc)
 {
-	memset(out, 0, sizeof(*out));
-	out->available = HAVE_DECODER;
-#if HAVE_DECODER
-	csh h;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
-		out->available = 0;
-		return;
-	}
-	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
-	struct operand *ops = xcalloc(smp->n ? smp->n : 1, sizeof(*ops));
+	struct insn_decoder *d = decoder__open();
+	out->available = d != NULL;
+	size_t nacc = 0;
+	/* Each distinct IP decoded once. */
+	struct data_operand *ops = xcalloc(smp->n ? smp->n : 1, sizeof(*ops));
 	size_t nops = 0;
-	for (size_t i = 0; i < smp->n; i++)
-		if (smp->v[i].kind == SAMPLE_CPU && thread[i] >= 0 && smp->v[i].has_regs)
+	for (size_t i = 0; d && i < smp->n; i++)
+		if (smp->v[i].kind == SAMPLE_CPU && th->cpu[i] >= 0 && smp->v[i].has_regs)
 			ops[nops++].ip = smp->v[i].ip;
 	qsort(ops, nops, sizeof(*ops), by_ip);
 	size_t k = 0;
@@ -256,27 +474,73 @@ void cachelines__build(struct cachelines *out, const struct samples *smp, const 
 		if (!k || ops[k - 1].ip != ops[i].ip)
 			ops[k++] = ops[i];
 	nops = k;
-	for (size_t i = 0; i < nops; i++)
-		decode(h, m, &ops[i]);
-	cs_close(&h);
-	struct access *acc = xcalloc(smp->n ? smp->n : 1, sizeof(*acc));
-	size_t nacc = 0;
+	for (size_t i = 0; i < nops; i++) {
+		uint64_t start;
+		size_t len;
+		const unsigned char *code = syms__function_code(m->syms, ops[i].ip, SYMS_ANY_GEN, &start, &len);
+		if (code)
+			decoder__operand(d, code, start, len, &ops[i]);
+	}
+	decoder__close(d);
 	for (size_t i = 0; i < smp->n; i++) {
 		const struct sample *x = &smp->v[i];
-		if (x->kind != SAMPLE_CPU || thread[i] < 0)
+		if (x->kind != SAMPLE_CPU || th->cpu[i] < 0)
 			continue;
-		struct operand key = { .ip = x->ip };
-		const struct operand *o = x->has_regs ? bsearch(&key, ops, nops, sizeof(*ops), by_ip) : NULL;
+		struct data_operand key = { .ip = x->ip };
+		const struct data_operand *o = x->has_regs ? bsearch(&key, ops, nops, sizeof(*ops), by_ip) : NULL;
 		if (!o || !o->ok) {
 			out->undecoded++;
 			continue;
 		}
-		uint64_t a = o->rip + (uint64_t)o->disp + (o->base >= 0 ? x->regs[o->base] : 0) +
-			     (o->index >= 0 ? x->regs[o->index] * (uint64_t)o->scale : 0);
-		acc[nacc++] = (struct access){ a & ~7ull, thread[i], o->write };
+		acc[nacc++] = (struct access){ data_operand__address(o, x->regs) & ~7ull, th->cpu[i], o->write,
+					       o->spin_loop, 0 };
 		out->decoded++;
+		out->spin_loop += o->spin_loop;
 	}
 	free(ops);
+	for (size_t i = 0; i < smp->nmem; i++)
+		if (th->mem[i] >= 0) {
+			acc[nacc++] = (struct access){ smp->mem[i].addr & ~7ull, th->mem[i], smp->mem[i].write, 0, 1 };
+			out->pmu++;
+		}
+	return nacc;
+}
+
+/* The watchpoints' counts onto the lines the samples found: a thread's
+ * writes to a watched word, and which words were watched. */
+static void add_watches(struct cachelines *out, const struct samples *smp, const struct sample_threads *th)
+{
+	for (size_t i = 0; i < smp->nwatch; i++) {
+		const struct watch_rec *w = &smp->watch[i];
+		uint64_t word = w->addr & ~7ull;
+		struct cache_line *l = NULL;
+		for (size_t k = 0; k < out->n && !l; k++)
+			if (out->v[k].addr == word / CACHE_LINE * CACHE_LINE)
+				l = &out->v[k];
+		if (!l || th->watch[i] < 0)
+			continue;   /* a line no sample of the profile's threads used */
+		struct word_use key = { .word = word, .thread = th->watch[i] };
+		struct word_use *u = bsearch(&key, l->uses, l->nuses, sizeof(*l->uses), use_by_word_thread);
+		if (!u) {
+			l->uses = xrealloc(l->uses, (l->nuses + 1) * sizeof(*l->uses));
+			u = &l->uses[l->nuses++];
+			*u = key;
+		}
+		u->watched = 1;
+		u->watched_writes += w->writes;
+		u->watched_ns += w->running_ns;
+		l->watched_writes += w->writes;
+		l->watched = 1;
+		qsort(l->uses, l->nuses, sizeof(*l->uses), use_by_word_thread);
+	}
+}
+
+void cachelines__build(struct cachelines *out, const struct samples *smp, const struct sample_threads *th,
+		       const struct model *m)
+{
+	memset(out, 0, sizeof(*out));
+	struct access *acc = xcalloc(smp->n + smp->nmem + 1, sizeof(*acc));
+	size_t nacc = accesses(out, smp, th, m, acc);
 	qsort(acc, nacc, sizeof(*acc), by_word_thread);
 	/* Lines, each with its words' per-thread uses. */
 	out->v = xcalloc(nacc ? nacc : 1, sizeof(*out->v));
@@ -294,22 +558,40 @@ void cachelines__build(struct cachelines *out, const struct samples *smp, const 
 				u->word = acc[a].word;
 				u->thread = acc[a].thread;
 			}
-			if (acc[a].write)
+			if (acc[a].spin)
+				u->spins++;
+			else if (acc[a].write)
 				u->writes++;
 			else
 				u->reads++;
-			l->samples++;
+			if (acc[a].pmu)
+				l->pmu_samples++;
+			else
+				l->samples++;
 		}
-		judge(l, m->p);
+		for (size_t o = 0; o < m->p->nobjects; o++)
+			if (m->p->objects[o].o.addr / CACHE_LINE * CACHE_LINE == l->addr)
+				l->sync_object = 1;
 		i = j;
 	}
 	free(acc);
+	add_watches(out, smp, th);
+	for (size_t i = 0; i < out->n; i++) {
+		struct cache_line *l = &out->v[i];
+		l->sampled_verdict = judge(l, FROM_SAMPLES);
+		l->watched_verdict = judge(l, FROM_WATCHES);
+		l->verdict = judge(l, FROM_BOTH);   /* last: its threads and writers stay */
+	}
 	qsort(out->v, out->n, sizeof(*out->v), by_samples);
-#else
-	(void)smp;
-	(void)thread;
-	(void)m;
-#endif
+}
+
+const char *cachelines__evidence_name(const struct cache_line *l)
+{
+	if (!l->watched)
+		return "sampled";
+	if (l->verdict != l->sampled_verdict)
+		return l->verdict == LINE_TRUE_SHARING || l->verdict == LINE_FALSE_SHARING ? "revised" : "withdrawn";
+	return l->watched_verdict == l->verdict ? "confirmed" : "watched";
 }
 
 void cachelines__free(struct cachelines *c)

@@ -1,7 +1,9 @@
-/* cachelines.h — cache lines located without a PMU: each CPU sample's
+/* cachelines.h — cache lines located from samples: each CPU sample's
  * instruction decoded (Capstone, x86-64), its data address computed from the
- * sampled registers, and the accesses aggregated by 64-byte line, 8-byte
- * word and thread (docs/findings.md, "Cache lines from CPU samples"). */
+ * sampled registers, with the PMU's memory samples where the CPU has them,
+ * aggregated by 64-byte line, 8-byte word and thread, and checked against
+ * the writes the launcher's hardware watchpoints counted (docs/findings.md,
+ * "Cache lines from CPU samples"). */
 #ifndef CONVOY_CACHELINES_H
 #define CONVOY_CACHELINES_H
 
@@ -11,27 +13,65 @@
 struct model;
 struct samples;
 
+/* ---- the instruction decoder (also the launcher's, watch.c) --------------- */
+
+/* How to compute the data address a sampled instruction used. */
+struct data_operand {
+	uint64_t ip;                 /* the sampled IP it was decoded for */
+	int ok;                      /* decoded: the fields below are set */
+	int base, index;             /* enum sample_reg, or -1 */
+	int scale;
+	int64_t disp;
+	uint64_t rip;                /* the value RIP-relative addressing adds (the next instruction) */
+	int write;
+	int spin_loop;               /* the IP is inside a loop spinning on this word (compare-and-swap,
+				      * test-and-set, polling) */
+};
+
+struct insn_decoder;
+/* NULL when there is no decoder for this machine. */
+struct insn_decoder *decoder__open(void);
+void decoder__close(struct insn_decoder *d);
+/* Decodes the access of a sample at o->ip, inside the function whose code is
+ * the len bytes at code, which run at start. Returns o->ok. */
+int decoder__operand(struct insn_decoder *d, const unsigned char *code, uint64_t start, size_t len,
+		     struct data_operand *o);
+/* The address it used, from the sample's registers (enum sample_reg order). */
+uint64_t data_operand__address(const struct data_operand *o, const uint64_t *regs);
+
+/* ---- lines ------------------------------------------------------------------ */
+
 #define CACHE_LINE 64
 
 enum line_verdict {
 	LINE_PRIVATE,        /* one thread, or nobody writes it */
 	LINE_FALSE_SHARING,  /* different words of it written by different threads */
 	LINE_TRUE_SHARING,   /* one word written by one thread and used by others */
+	LINE_SPIN,           /* threads spin on a word of it (compare-and-swap, test-and-set, polling): a lock-like word */
 };
 
 /* One thread's sampled accesses to one word (8 bytes) of a line. */
 struct word_use {
 	uint64_t word;               /* address, 8-byte aligned */
 	int thread;                  /* index in the profile */
-	uint64_t reads, writes;      /* samples */
+	uint64_t reads, writes;      /* samples (decoded or the PMU's) */
+	uint64_t spins;              /* samples in a loop spinning on it */
+	int watched;                 /* a hardware watchpoint counted this thread's writes to it */
+	uint64_t watched_writes;     /* ... that many */
+	uint64_t watched_ns;         /* ... in this much of the thread's CPU time */
 };
 
 struct cache_line {
 	uint64_t addr;               /* 64-byte aligned */
-	uint64_t samples;            /* sampled accesses to it */
+	uint64_t samples;            /* CPU samples whose decoded access is on it */
+	uint64_t pmu_samples;        /* the PMU's memory samples on it */
 	struct word_use *uses;       /* by word, then thread */
 	size_t nuses;
-	enum line_verdict verdict;
+	enum line_verdict verdict;   /* with the watchpoints' evidence */
+	enum line_verdict sampled_verdict;   /* from the samples alone */
+	enum line_verdict watched_verdict;   /* from the watchpoints' writes alone (and the samples' reads) */
+	int watched;                 /* a word of it was watched */
+	uint64_t watched_writes;
 	int threads, writers;
 	int sync_object;             /* a lock or other sync object of the profile lies on it */
 };
@@ -41,15 +81,30 @@ struct cachelines {
 	size_t n;
 	uint64_t decoded;            /* samples whose data address was computed */
 	uint64_t undecoded;          /* user-code samples without one (no memory operand, no code, ...) */
+	uint64_t spin_loop;          /* decoded samples inside a spin loop */
+	uint64_t pmu;                /* the PMU's memory samples of the profile's threads */
 	int available;               /* 0: no decoder for this machine */
 };
 
-/* From m's profile's on-CPU user samples; thread[i] is sample i's thread
- * index (-1: not the profile's). */
-void cachelines__build(struct cachelines *out, const struct samples *smp, const int *thread, const struct model *m);
+/* The profile thread index of each record of a samples file (-1: not the
+ * profile's): cpu[i] of smp->v[i], mem[i] of smp->mem[i], watch[i] of
+ * smp->watch[i]. */
+struct sample_threads {
+	const int *cpu, *mem, *watch;
+};
+
+/* From m's profile's on-CPU user samples, memory samples and watchpoint
+ * counts. */
+void cachelines__build(struct cachelines *out, const struct samples *smp, const struct sample_threads *th,
+		       const struct model *m);
 void cachelines__free(struct cachelines *c);
 
 const char *cachelines__verdict_name(enum line_verdict v);
+/* What the watchpoints made of the samples' verdict: "sampled" (no word of
+ * the line watched), "confirmed" (their counts alone show the verdict),
+ * "watched" (counted, but too few threads yet to show it), "revised" (they
+ * make it the other sharing verdict) or "withdrawn" (no sharing). */
+const char *cachelines__evidence_name(const struct cache_line *l);
 /* The variable and member path of a word ("stats[1].misses"), else its address. */
 const char *cachelines__word_name(const struct model *m, uint64_t word, char *buf, size_t size);
 

@@ -258,7 +258,14 @@ struct cpuprof *cpuprof__load(const char *profile_path, const struct model *m)
 		else
 			c->lock_spin_unknown++;
 	}
-	cachelines__build(&c->lines, s, thread, m);
+	int *mem_thread = xcalloc(s->nmem + 1, sizeof(int)), *watch_thread = xcalloc(s->nwatch + 1, sizeof(int));
+	for (size_t i = 0; i < s->nmem; i++)
+		mem_thread[i] = thread_of(p, s->mem[i].tid);
+	for (size_t i = 0; i < s->nwatch; i++)
+		watch_thread[i] = thread_of(p, s->watch[i].tid);
+	cachelines__build(&c->lines, s, &(struct sample_threads){ thread, mem_thread, watch_thread }, m);
+	free(mem_thread);
+	free(watch_thread);
 	qsort(c->fns, c->nfns, sizeof(*c->fns), by_samples);
 	while (c->nfns && !c->fns[c->nfns - 1].samples)
 		c->nfns--;
@@ -294,12 +301,22 @@ static const char *scope_text(const struct cpuprof *c)
 /* Lines shared by threads worth naming: at least this share of the samples. */
 #define LINE_MIN_SHARE 0.01
 
+/* Shared, or spun on (a lock-like word): worth naming. */
 static int line_worth_naming(const struct cpuprof *c, const struct cache_line *l)
 {
-	return l->verdict != LINE_PRIVATE && (double)l->samples >= LINE_MIN_SHARE * (double)c->samples;
+	return l->verdict != LINE_PRIVATE &&
+	       (double)(l->samples + l->pmu_samples) >= LINE_MIN_SHARE * (double)(c->samples + c->lines.pmu);
 }
 
 const struct cache_line *cpuprof__top_shared_line(const struct cpuprof *c)
+{
+	for (size_t i = 0; c && i < c->lines.n; i++)
+		if (line_worth_naming(c, &c->lines.v[i]) && c->lines.v[i].verdict != LINE_SPIN)
+			return &c->lines.v[i];
+	return NULL;
+}
+
+const struct cache_line *cpuprof__top_line(const struct cpuprof *c)
 {
 	for (size_t i = 0; c && i < c->lines.n; i++)
 		if (line_worth_naming(c, &c->lines.v[i]))
@@ -307,34 +324,71 @@ const struct cache_line *cpuprof__top_shared_line(const struct cpuprof *c)
 	return NULL;
 }
 
+int cpuprof__unavailable(const struct cpuprof *c, char what[2][CPUPROF_UNAVAILABLE_SIZE])
+{
+	int n = 0;
+	if (c && !c->smp.mem_source[0])
+		snprintf(what[n++], CPUPROF_UNAVAILABLE_SIZE, "PMU memory-access sampling (data addresses sampled by "
+			 "the CPU): %s; the cache lines rest on decoded instructions",
+			 c->smp.mem_unavailable[0] ? c->smp.mem_unavailable : "off");
+	if (c && !c->smp.watch_on)
+		snprintf(what[n++], CPUPROF_UNAVAILABLE_SIZE, "hardware watchpoints (exact writes per thread per "
+			 "word): %s", c->smp.watch_unavailable[0] ? c->smp.watch_unavailable : "off");
+	return n;
+}
+
+static void text_unavailable(const struct cpuprof *c, FILE *out)
+{
+	char what[2][CPUPROF_UNAVAILABLE_SIZE];
+	for (int i = 0, n = cpuprof__unavailable(c, what); i < n; i++)
+		fprintf(out, "  Not measured: %s.\n", what[i]);
+}
+
 static void text_lines(const struct cpuprof *c, const struct model *m, FILE *out, int limit)
 {
 	char a[32], b[32], name[256];
 	if (!c->lines.available) {
 		fputs("  Cache lines: no instruction decoder for this machine\n", out);
+		text_unavailable(c, out);
 		return;
 	}
 	fprintf(out, "  Cache lines used by several threads (data addresses of %s of the samples, decoded "
-		"from the sampled instructions and registers):\n",
-		fmt_pct(a, sizeof(a), c->samples ? (double)c->lines.decoded / (double)c->samples : 0));
+		"from the sampled instructions and registers", fmt_pct(a, sizeof(a), c->samples ? (double)c->lines.decoded / (double)c->samples : 0));
+	if (c->lines.pmu)
+		fprintf(out, "; %s memory samples of the PMU (%s)", fmt_count(b, sizeof(b), c->lines.pmu), c->smp.mem_source);
+	fputs("):\n", out);
 	int shown = 0;
 	for (size_t i = 0; i < c->lines.n && (limit <= 0 || shown < limit); i++) {
 		const struct cache_line *l = &c->lines.v[i];
 		if (!line_worth_naming(c, l))
 			continue;
 		shown++;
-		fprintf(out, "    line 0x%llx  %s of the CPU time  %s%s\n", (unsigned long long)l->addr,
-			fmt_pct(a, sizeof(a), (double)l->samples / (double)c->samples), cachelines__verdict_name(l->verdict),
-			l->sync_object ? " (a sync object shares it)" : "");
-		for (size_t u = 0; u < l->nuses; u++)
-			fprintf(out, "      +%-2llu %-32s thread %-7d %s writes, %s reads sampled\n",
-				(unsigned long long)(l->uses[u].word - l->addr),
-				cachelines__word_name(m, l->uses[u].word, name, sizeof(name)),
-				m->p->threads[l->uses[u].thread].tid, fmt_count(a, sizeof(a), l->uses[u].writes),
-				fmt_count(b, sizeof(b), l->uses[u].reads));
+		char pmu[48] = "";
+		if (l->pmu_samples)
+			snprintf(pmu, sizeof(pmu), ", %llu memory samples", (unsigned long long)l->pmu_samples);
+		fprintf(out, "    line 0x%llx  %s of the CPU time%s  %s%s%s%s%s\n", (unsigned long long)l->addr,
+			fmt_pct(a, sizeof(a), c->samples ? (double)l->samples / (double)c->samples : 0),
+			pmu, cachelines__verdict_name(l->verdict),
+			l->verdict == LINE_SPIN ? " (spin loops: a lock-like word)" : "",
+			l->sync_object ? " (a sync object shares it)" : "", l->watched ? " — watchpoints: " : "",
+			l->watched ? cachelines__evidence_name(l) : "");
+		for (size_t u = 0; u < l->nuses; u++) {
+			const struct word_use *w = &l->uses[u];
+			fprintf(out, "      +%-2llu %-32s thread %-7d %s writes, %s reads", (unsigned long long)(w->word - l->addr),
+				cachelines__word_name(m, w->word, name, sizeof(name)), m->p->threads[w->thread].tid,
+				fmt_count(a, sizeof(a), w->writes), fmt_count(b, sizeof(b), w->reads));
+			if (w->spins)
+				fprintf(out, ", %s spinning", fmt_count(a, sizeof(a), w->spins));
+			fputs(" sampled", out);
+			if (w->watched)
+				fprintf(out, "; %s writes watched in %s of its CPU", fmt_count(a, sizeof(a), w->watched_writes),
+					fmt_ns(b, sizeof(b), (double)w->watched_ns));
+			fputc('\n', out);
+		}
 	}
 	if (!shown)
 		fputs("    none: no line written by one thread was used by another in the samples\n", out);
+	text_unavailable(c, out);
 }
 
 void cpuprof__text(const struct cpuprof *c, const struct model *m, FILE *out, int limit)
@@ -347,6 +401,7 @@ void cpuprof__text(const struct cpuprof *c, const struct model *m, FILE *out, in
 	fputs(")\n", out);
 	if (!c->samples) {
 		fputs("  no sample fell on the profile's threads\n", out);
+		text_unavailable(c, out);
 		return;
 	}
 	for (size_t i = 0; i < c->nfns && (limit <= 0 || (int)i < limit); i++) {
@@ -421,6 +476,10 @@ json_object *cpuprof__json(const struct cpuprof *c, const struct model *m, int l
 		json_object_object_add(j, "verdict", json_object_new_string(cachelines__verdict_name(l->verdict)));
 		json_object_object_add(j, "samples", json_object_new_uint64(l->samples));
 		json_object_object_add(j, "sync_object", json_object_new_boolean(l->sync_object));
+		json_object_object_add(j, "sampled_verdict", json_object_new_string(cachelines__verdict_name(l->sampled_verdict)));
+		json_object_object_add(j, "watchpoints", json_object_new_string(cachelines__evidence_name(l)));
+		json_object_object_add(j, "watched_writes", json_object_new_uint64(l->watched_writes));
+		json_object_object_add(j, "pmu_samples", json_object_new_uint64(l->pmu_samples));
 		for (size_t u = 0; u < l->nuses; u++) {
 			json_object *w = json_object_new_object();
 			json_object_object_add(w, "offset", json_object_new_uint64(l->uses[u].word - l->addr));
@@ -429,12 +488,28 @@ json_object *cpuprof__json(const struct cpuprof *c, const struct model *m, int l
 			json_object_object_add(w, "tid", json_object_new_int(m->p->threads[l->uses[u].thread].tid));
 			json_object_object_add(w, "writes", json_object_new_uint64(l->uses[u].writes));
 			json_object_object_add(w, "reads", json_object_new_uint64(l->uses[u].reads));
+			json_object_object_add(w, "spins", json_object_new_uint64(l->uses[u].spins));
+			json_object_object_add(w, "watched", json_object_new_boolean(l->uses[u].watched));
+			json_object_object_add(w, "watched_writes", json_object_new_uint64(l->uses[u].watched_writes));
+			json_object_object_add(w, "watched_ns", json_object_new_uint64(l->uses[u].watched_ns));
 			json_object_array_add(words, w);
 		}
 		json_object_object_add(j, "words", words);
 		json_object_array_add(lines, j);
 	}
 	json_object_object_add(o, "decoded_samples", json_object_new_uint64(c->lines.decoded));
+	json_object_object_add(o, "spin_loop_samples", json_object_new_uint64(c->lines.spin_loop));
+	json_object *mem = json_object_new_object(), *watch = json_object_new_object();
+	json_object_object_add(mem, "source", c->smp.mem_source[0] ? json_object_new_string(c->smp.mem_source) : NULL);
+	json_object_object_add(mem, "unavailable",
+			       c->smp.mem_source[0] ? NULL : json_object_new_string(c->smp.mem_unavailable));
+	json_object_object_add(mem, "samples", json_object_new_uint64(c->lines.pmu));
+	json_object_object_add(o, "memory_sampling", mem);
+	json_object_object_add(watch, "on", json_object_new_boolean(c->smp.watch_on));
+	json_object_object_add(watch, "unavailable",
+			       c->smp.watch_on ? NULL : json_object_new_string(c->smp.watch_unavailable));
+	json_object_object_add(watch, "windows", json_object_new_uint64(c->smp.nwatch));
+	json_object_object_add(o, "watchpoints", watch);
 	json_object_object_add(o, "cache_lines", lines);
 	return o;
 }

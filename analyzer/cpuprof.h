@@ -44,6 +44,14 @@ double cpuprof__spin_share(const struct cpuprof *c, uint32_t object);
 /* The line with a sharing verdict that took the most samples (at least 1 %
  * of them), or NULL. */
 const struct cache_line *cpuprof__top_shared_line(const struct cpuprof *c);
+/* The line with a sharing verdict or spun on (LINE_SPIN) that took the most
+ * samples (at least 1 % of them), or NULL. */
+const struct cache_line *cpuprof__top_line(const struct cpuprof *c);
+
+/* What the run's samples could not measure about data addresses (no PMU
+ * memory sampling, no watchpoints), one phrase each; how many. */
+#define CPUPROF_UNAVAILABLE_SIZE 400
+int cpuprof__unavailable(const struct cpuprof *c, char what[2][CPUPROF_UNAVAILABLE_SIZE]);
 
 void cpuprof__text(const struct cpuprof *c, const struct model *m, FILE *out, int limit);
 json_object *cpuprof__json(const struct cpuprof *c, const struct model *m, int limit);

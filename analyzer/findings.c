@@ -175,11 +175,11 @@ static double spin_cpu(const struct run_view *r, const struct object_row *row)
 	return 0;
 }
 
-/* The shared line the run's CPU samples found hottest holds this lock: its
- * traffic is the lock's (its word, and the data beside it). */
+/* The shared or spun-on line the run's CPU samples found hottest holds
+ * this lock: its traffic is the lock's (its word, and the data beside it). */
 static const struct cache_line *lock_line(const struct step *st, const struct object_row *row)
 {
-	const struct cache_line *l = cpuprof__top_shared_line(st->t->m->cpu);
+	const struct cache_line *l = cpuprof__top_line(st->t->m->cpu);
 	return l && row->obj->o.addr / CACHE_LINE * CACHE_LINE == l->addr ? l : NULL;
 }
 
@@ -870,11 +870,18 @@ static void located_sharing(struct finding *x, const struct step *st, const stru
 			seen |= !strcmp(x->objects[k], name);
 		if (!seen)
 			object(x, name);
+		if (!w->writes && !w->reads && !w->watched_writes)
+			continue;   /* a thread a watchpoint saw not writing it: in the evidence, not the sentence */
 		if (len < sizeof(words))
-			len += (size_t)snprintf(words + len, sizeof(words) - len, "%s+%llu %s (thread %d: %llu writes, %llu reads)",
-						u ? ", " : "", (unsigned long long)(w->word - l->addr), name,
+			len += (size_t)snprintf(words + len, sizeof(words) - len, "%s+%llu %s (thread %d: %llu writes, %llu reads",
+						len ? ", " : "", (unsigned long long)(w->word - l->addr), name,
 						m->p->threads[w->thread].tid, (unsigned long long)w->writes,
 						(unsigned long long)w->reads);
+		if (len < sizeof(words) && w->watched)
+			len += (size_t)snprintf(words + len, sizeof(words) - len, "; %llu writes watched",
+						(unsigned long long)w->watched_writes);
+		if (len < sizeof(words))
+			len += (size_t)snprintf(words + len, sizeof(words) - len, ")");
 	}
 	double line_share = (double)l->samples / (double)c->samples;
 	evidence(x, "line_cpu_share", line_share);
@@ -882,13 +889,26 @@ static void located_sharing(struct finding *x, const struct step *st, const stru
 	evidence(x, "writing_threads", l->writers);
 	evidence(x, "sampled_writes", (double)writes);
 	evidence(x, "decoded_samples", (double)c->lines.decoded);
+	/* Hardware watchpoints' exact write counts: a verdict they show alone is
+	 * confirmed; one they did not see yet stays the samples'. */
+	const char *watch = cachelines__evidence_name(l);
+	int confirmed = !strcmp(watch, "confirmed");
+	evidence(x, "watched_writes", (double)l->watched_writes);
+	evidence(x, "confirmed_by_watchpoints", confirmed);
+	char confirmation[160] = "";
+	if (confirmed)
+		say(confirmation, sizeof(confirmation), " Hardware watchpoints confirmed it: %llu writes counted, per "
+		    "thread and word above.", (unsigned long long)l->watched_writes);
+	else if (l->watched)
+		say(confirmation, sizeof(confirmation), " Hardware watchpoints counted %llu writes to it, too few "
+		    "threads yet to confirm it.", (unsigned long long)l->watched_writes);
 	say(x->summary, sizeof(x->summary),
 	    "%s of the sampled CPU time at %d threads is on one 64-byte cache line (0x%llx), %s: %s. "
-	    "The same work took %s of CPU at %d threads against %s at %d (%.1f×).%s",
+	    "The same work took %s of CPU at %d threads against %s at %d (%.1f×).%s%s",
 	    fmt_pct(a, sizeof(a), line_share), st->n, (unsigned long long)l->addr,
 	    true_sharing ? "where threads write the same word" : "where threads write different words", words,
 	    fmt_ns(b, sizeof(b), cpu), st->n, fmt_ns(d, sizeof(d), ref_cpu), st->ref->s->threads,
-	    ref_cpu > 0 ? cpu / ref_cpu : 0,
+	    ref_cpu > 0 ? cpu / ref_cpu : 0, confirmation,
 	    l->sync_object ? " A lock or other sync object lies on the same line, so its hand-offs drag this data "
 			     "along (and the data's writes slow the lock)." : "");
 	if (true_sharing)
@@ -901,20 +921,64 @@ static void located_sharing(struct finding *x, const struct step *st, const stru
 		    "(alignas(64)), or keep it thread-local and combine at the end.");
 }
 
+/* Threads spinning on one word (a hand-written spinlock, a counter updated
+ * by compare-and-swap, a flag polled): the cost of a lock, not of sharing
+ * data, named by the word spun on. */
+static void located_spin(struct finding *x, const struct step *st, const struct cache_line *l, double cpu,
+			 double ref_cpu)
+{
+	const struct model *m = st->t->m;
+	const struct cpuprof *c = m->cpu;
+	uint64_t word = 0, best = 0, spins = 0;
+	for (size_t u = 0; u < l->nuses; u++) {
+		uint64_t on_word = 0;
+		for (size_t k = 0; k < l->nuses; k++)
+			on_word += l->uses[k].word == l->uses[u].word ? l->uses[k].spins : 0;
+		if (on_word > best)
+			best = on_word, word = l->uses[u].word;
+		spins += l->uses[u].spins;
+	}
+	char name[256], threads[400] = "", a[32], b[32], d[32];
+	size_t len = 0;
+	cachelines__word_name(m, word, name, sizeof(name));
+	object(x, name);
+	for (size_t u = 0; u < l->nuses; u++)
+		if (l->uses[u].word == word && l->uses[u].spins && len < sizeof(threads))
+			len += (size_t)snprintf(threads + len, sizeof(threads) - len, "%sthread %d %llu samples",
+						len ? ", " : "", m->p->threads[l->uses[u].thread].tid,
+						(unsigned long long)l->uses[u].spins);
+	double share = (double)spins / (double)c->samples;
+	evidence(x, "spin_cpu_share", share);
+	evidence(x, "watched_writes", (double)l->watched_writes);
+	say(x->summary, sizeof(x->summary),
+	    "%s of the sampled CPU time at %d threads is spent in loops spinning on %s (line 0x%llx: "
+	    "compare-and-swap, test-and-set or polling), as on a lock (%s). The same work took %s of CPU at %d threads "
+	    "against %s at %d (%.1f×).",
+	    fmt_pct(a, sizeof(a), share), st->n, name, (unsigned long long)l->addr, threads,
+	    fmt_ns(b, sizeof(b), cpu), st->n, fmt_ns(d, sizeof(d), ref_cpu), st->ref->s->threads,
+	    ref_cpu > 0 ? cpu / ref_cpu : 0);
+	say(x->fix, sizeof(x->fix),
+	    "If %s is a lock: hold it for less time, take it less often, or use one that parks after a short "
+	    "spin (pthread_mutex_t); if it is a counter updated by compare-and-swap: keep per-thread counts "
+	    "and combine them at the end.", name);
+}
+
 static void rule_inflation(struct findings *out, const struct step *st)
 {
 	if (!st->ref)
 		return;   /* needs a reference run to know what the work costs */
 	double grew = st->inflation_left;   /* what no lock claimed */
 	const struct cpuprof *c = st->t->m->cpu;
-	const struct cache_line *line = cpuprof__top_shared_line(c);
+	/* The hottest line shared or spun on; if spun on, the shared line
+	 * after it is not what the time went to. */
+	const struct cache_line *top = cpuprof__top_line(c), *line = cpuprof__top_shared_line(c);
 	/* Located, it is evidence like a lock's waits; inferred, it must explain
 	 * much of the loss to be worth a guess. */
-	if (grew <= 0 || grew < (line ? NOISE_SHARE : INFLATION_MIN_SHARE) * st->lost)
+	if (grew <= 0 || grew < (top ? NOISE_SHARE : INFLATION_MIN_SHARE) * st->lost)
 		return;
 	/* Withdrawn: most samples' data addresses are known and no line is
-	 * written by one thread and used by another. */
-	if (!line && c && c->samples && (double)c->lines.decoded >= DECODED_ENOUGH * (double)c->samples)
+	 * written by one thread and used by another, or spun on. */
+	if (!top && c && c->samples && (double)c->lines.decoded >= DECODED_ENOUGH * (double)c->samples)
 		return;
 	const struct profile *p = st->t->m->p;
 	double ref_cpu = st->ref->s->cpu_out_ns, cpu = st->t->s->cpu_out_ns * st->scale;
@@ -923,6 +987,11 @@ static void rule_inflation(struct findings *out, const struct step *st)
 	evidence(x, "reference_cpu_ns", ref_cpu);
 	evidence(x, "cpu_ns", cpu);
 	evidence(x, "inflation", ref_cpu > 0 ? cpu / ref_cpu : 0);
+	if (top && top->verdict == LINE_SPIN) {
+		x->kind = FINDING_LOCK_CONTENTION;
+		located_spin(x, st, top, cpu, ref_cpu);
+		return;
+	}
 	if (line) {
 		located_sharing(x, st, line, cpu, ref_cpu);
 		return;

@@ -11,8 +11,11 @@
  * frequency mode (about hz samples a second per CPU whatever the switch
  * rate, so a program that parks 100,000 times a second does not pay for
  * 100,000 call chains), whose user call chain says where a thread blocked.
- * Both write into one ring buffer per CPU. Times are CLOCK_MONOTONIC, the
- * profile's clock, so samples join the profile by pid, tid and time.
+ * Where the CPU offers memory-access sampling (Intel PEBS, AMD IBS), those
+ * events too, with data addresses; and hardware write watchpoints on the
+ * words the samples point at (watch.c). All write into one ring buffer per
+ * CPU. Times are CLOCK_MONOTONIC, the profile's clock, so samples join the
+ * profile by pid, tid and time.
  *
  * Inherited per-task events cannot be mmapped (the kernel refuses: every
  * child would write one buffer), hence one set per CPU. Where
@@ -36,6 +39,7 @@
 
 #include "sampler.h"
 #include "util.h"
+#include "watch.h"
 
 #define RING_PAGES 128            /* data pages per CPU: 512 KiB, ~0.5 s at the default rate */
 #define MAX_FILES 256             /* processes of one command tree with a file */
@@ -50,11 +54,13 @@
 #define SAMPLE_REGS_NAMES "-"
 #endif
 
-enum { EV_CLOCK, EV_SWITCH };
+/* EV_CLOCK owns the ring; the others write into it (-1: not open). */
+enum { EV_CLOCK, EV_SWITCH, EV_MEM_A, EV_MEM_B, EV_COUNT };
 
 struct cpu_ring {
-	int fd[2];                    /* EV_CLOCK (owns the ring), EV_SWITCH (-1 if refused) */
-	uint64_t id[2];
+	int cpu;
+	int fd[EV_COUNT];
+	uint64_t id[EV_COUNT];
 	struct perf_event_mmap_page *meta;
 	unsigned char *data;
 	size_t size;                  /* of data: a power of two */
@@ -71,6 +77,9 @@ struct sampler {
 	int user_only;
 	int switch_samples;           /* the context-switch event opened */
 	int switch_records;           /* every switch recorded (context_switch) */
+	char mem_status[320];         /* the samples file's memory_sampling line */
+	char watch_status[320];       /* ... and watchpoints line */
+	struct watcher *watch;        /* NULL: no watchpoints */
 	struct cpu_ring *rings;
 	int nrings;
 	char dir[4096];
@@ -113,6 +122,7 @@ static void base_attr(struct perf_event_attr *a, int user_only)
 static int open_ring(struct sampler *s, struct cpu_ring *r, int cpu, char *why, size_t size)
 {
 	struct perf_event_attr a;
+	r->cpu = cpu;
 	base_attr(&a, s->user_only);
 	a.config = PERF_COUNT_SW_CPU_CLOCK;
 	a.sample_period = s->period_ns;
@@ -158,9 +168,8 @@ static int open_ring(struct sampler *s, struct cpu_ring *r, int cpu, char *why, 
 		close(r->fd[EV_SWITCH]);
 		r->fd[EV_SWITCH] = -1;
 	}
-	for (int e = 0; e < 2; e++)
-		if (r->fd[e] >= 0 && ioctl(r->fd[e], PERF_EVENT_IOC_ID, &r->id[e]) != 0)
-			r->id[e] = UINT64_MAX;
+	for (int e = 0; e < EV_COUNT; e++)
+		r->id[e] = r->fd[e] >= 0 && ioctl(r->fd[e], PERF_EVENT_IOC_ID, &r->id[e]) == 0 ? r->id[e] : UINT64_MAX;
 	if (r->fd[EV_SWITCH] >= 0)
 		s->switch_samples = 1;
 	return 0;
@@ -173,13 +182,250 @@ static void close_rings(struct sampler *s)
 		struct cpu_ring *r = &s->rings[i];
 		if (r->meta)
 			munmap(r->meta, r->size + pagesz);
-		for (int e = 0; e < 2; e++)
+		for (int e = 0; e < EV_COUNT; e++)
 			if (r->fd[e] >= 0)
 				close(r->fd[e]);
 	}
 	free(s->rings);
 	s->rings = NULL;
 	s->nrings = 0;
+}
+
+/* Reads a u64 from a record and moves on; 0 past its end. */
+static uint64_t take(const unsigned char **p, const unsigned char *end)
+{
+	uint64_t v = 0;
+	if (*p + 8 <= end)
+		memcpy(&v, *p, 8);
+	*p += 8;
+	return v;
+}
+
+/* ---- memory-access sampling (a PMU) and watchpoints ---------------------- */
+
+static FILE *file_of(struct sampler *s, pid_t pid);
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Where the kernel lists its PMUs; CONVOY_PMU_DIR replaces it (a test
+ * describes a CPU this machine is not). */
+static const char *pmu_dir(void)
+{
+	const char *dir = getenv("CONVOY_PMU_DIR");
+	return dir && *dir ? dir : "/sys/bus/event_source/devices";
+}
+
+/* Sets one term of a sysfs event ("umask=0x1") in a, the way perf does: the
+ * PMU's format/NAME says which bits of which config field hold it
+ * ("config:8-15", "config1:0-15", "config:0-7,32-35"). 0, or -1. */
+static int apply_term(const char *pmu, const char *name, uint64_t value, struct perf_event_attr *a)
+{
+	char path[512], spec[128];
+	snprintf(path, sizeof(path), "%s/%s/format/%s", pmu_dir(), pmu, name);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	int ok = fscanf(f, "%127s", spec) == 1;
+	fclose(f);
+	char *colon = ok ? strchr(spec, ':') : NULL;
+	if (!colon)
+		return -1;
+	*colon = '\0';
+	__u64 *field = !strcmp(spec, "config") ? &a->config : !strcmp(spec, "config1") ? &a->config1
+			  : !strcmp(spec, "config2") ? &a->config2 : NULL;
+	if (!field)
+		return -1;
+	for (char *save = NULL, *range = strtok_r(colon + 1, ",", &save); range; range = strtok_r(NULL, ",", &save)) {
+		unsigned lo, hi;
+		int n = sscanf(range, "%u-%u", &lo, &hi);
+		if (n == 1)
+			hi = lo;
+		else if (n != 2 || hi < lo || hi > 63)
+			return -1;
+		for (unsigned b = lo; b <= hi; b++, value >>= 1)
+			*field = (*field & ~(1ull << b)) | ((value & 1) << b);
+	}
+	return 0;
+}
+
+/* The attr of PMU pmu's named event (pmu/events/event: "event=0xcd,
+ * umask=0x1,ldlat=3"); 0, or -1 when it has none. */
+static int sysfs_event(const char *pmu, const char *event, struct perf_event_attr *a)
+{
+	char path[512], terms[256];
+	snprintf(path, sizeof(path), "%s/%s/type", pmu_dir(), pmu);
+	FILE *f = fopen(path, "re");
+	unsigned type;
+	int ok = f && fscanf(f, "%u", &type) == 1;
+	if (f)
+		fclose(f);
+	if (!ok)
+		return -1;
+	a->type = type;
+	if (!event)
+		return 0;   /* the PMU itself is the event (AMD's ibs_op) */
+	snprintf(path, sizeof(path), "%s/%s/events/%s", pmu_dir(), pmu, event);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	ok = fscanf(f, "%255s", terms) == 1;
+	fclose(f);
+	for (char *save = NULL, *t = ok ? strtok_r(terms, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '=');
+		uint64_t v = 1;
+		if (eq) {
+			*eq = '\0';
+			v = strtoull(eq + 1, NULL, 0);
+		}
+		if (apply_term(pmu, t, v, a) != 0)
+			return -1;
+	}
+	return ok ? 0 : -1;
+}
+
+/* The memory-access events this CPU offers: Intel's PEBS loads and stores
+ * (cpu/mem-loads/, cpu/mem-stores/; cpu_core on hybrid parts), else AMD's
+ * IBS op sampling, which tags loads and stores alike. Returns how many (0:
+ * none), named in name. */
+static int memory_events(struct perf_event_attr ev[2], char *name, size_t size)
+{
+	static const char *const intel[] = { "cpu", "cpu_core" };
+	for (size_t i = 0; i < sizeof(intel) / sizeof(intel[0]); i++) {
+		memset(ev, 0, 2 * sizeof(*ev));
+		if (sysfs_event(intel[i], "mem-loads", &ev[0]) == 0) {
+			int n = 1 + (sysfs_event(intel[i], "mem-stores", &ev[1]) == 0);
+			snprintf(name, size, "%s/mem-loads/%s", intel[i], n == 2 ? " mem-stores" : "");
+			ev[0].precise_ip = ev[1].precise_ip = 2;   /* PEBS: the address of the sampled access */
+			return n;
+		}
+	}
+	memset(ev, 0, 2 * sizeof(*ev));
+	if (sysfs_event("ibs_op", NULL, &ev[0]) == 0) {
+		snprintf(name, size, "ibs_op");
+		return 1;
+	}
+	return 0;
+}
+
+static void close_memory_sampling(struct sampler *s)
+{
+	for (int i = 0; i < s->nrings; i++)
+		for (int e = EV_MEM_A; e <= EV_MEM_B; e++) {
+			if (s->rings[i].fd[e] >= 0)
+				close(s->rings[i].fd[e]);
+			s->rings[i].fd[e] = -1;
+			s->rings[i].id[e] = UINT64_MAX;
+		}
+}
+
+/* Opens the PMU's memory-access sampling into each CPU's ring, at about hz
+ * samples a second; where the CPU has none (a VM without a PMU: this
+ * project's machines) the status line says so and the cache lines rest on
+ * the decoded CPU samples alone. */
+static void open_memory_sampling(struct sampler *s, unsigned hz)
+{
+	struct perf_event_attr ev[2];
+	char name[64];
+	int n = memory_events(ev, name, sizeof(name));
+	if (!n) {
+		snprintf(s->mem_status, sizeof(s->mem_status), "off this CPU offers no memory-access sampling "
+			 "(no cpu/mem-loads/ event for Intel PEBS, no ibs_op PMU for AMD IBS in %s)", pmu_dir());
+		return;
+	}
+	for (int i = 0; i < s->nrings; i++) {
+		struct cpu_ring *r = &s->rings[i];
+		for (int k = 0; k < n; k++) {
+			struct perf_event_attr a;
+			base_attr(&a, s->user_only);
+			a.type = ev[k].type;
+			a.config = ev[k].config;
+			a.config1 = ev[k].config1;
+			a.config2 = ev[k].config2;
+			a.precise_ip = ev[k].precise_ip;
+			a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+					PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU | PERF_SAMPLE_DATA_SRC;
+			a.sample_regs_user = 0;
+			a.exclude_callchain_kernel = 0;
+			a.freq = 1;
+			a.sample_freq = hz ? hz : SAMPLER_DEFAULT_HZ;
+			int fd = perf_open(&a, s->pid, r->cpu);
+			r->fd[EV_MEM_A + k] = fd;
+			if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd[EV_CLOCK]) != 0 ||
+			    ioctl(fd, PERF_EVENT_IOC_ID, &r->id[EV_MEM_A + k]) != 0) {
+				snprintf(s->mem_status, sizeof(s->mem_status), "off perf_event_open refused %s: %s", name,
+					 strerror(errno));
+				close_memory_sampling(s);   /* on every CPU or none */
+				return;
+			}
+		}
+	}
+	snprintf(s->mem_status, sizeof(s->mem_status), "%s", name);
+}
+
+/* A memory sample: IDENTIFIER (taken), IP, TID, TIME, ADDR, CPU, DATA_SRC. */
+static void on_memory_sample(struct sampler *s, const unsigned char *p, const unsigned char *end)
+{
+	uint64_t ip = take(&p, end);
+	uint64_t pidtid = take(&p, end);
+	uint64_t time = take(&p, end);
+	uint64_t addr = take(&p, end);
+	uint64_t cpu = take(&p, end);
+	uint64_t src = take(&p, end);
+	if (p > end || (int64_t)ip < 0 || !addr)
+		return;   /* truncated, or a kernel access */
+	FILE *f = file_of(s, (pid_t)(uint32_t)pidtid);
+	if (!f) {
+		s->unfiled++;
+		return;
+	}
+	union perf_mem_data_src d = { .val = src };
+	fprintf(f, "mem %llu %d %u %llx %llx %llx %s\n", (unsigned long long)time, (int)(uint32_t)(pidtid >> 32),
+		(unsigned)(uint32_t)cpu, (unsigned long long)ip, (unsigned long long)addr, (unsigned long long)src,
+		d.mem_op & PERF_MEM_OP_STORE ? "store" : "load");
+}
+
+static FILE *watch_file(void *ctx, pid_t pid)
+{
+	return file_of(ctx, pid);
+}
+
+static void drain_all(struct sampler *s);
+
+static void watch_drain(void *ctx)
+{
+	drain_all(ctx);
+}
+
+/* CONVOY_WATCHPOINTS=0 turns them off (docs/performance.md: their cost). */
+static void open_watchpoints(struct sampler *s)
+{
+	const char *env = getenv("CONVOY_WATCHPOINTS");
+	char why[256];
+	int ncpus = get_nprocs_conf(), *ring_fd = xcalloc((size_t)ncpus, sizeof(int));
+	for (int c = 0; c < ncpus; c++)
+		ring_fd[c] = -1;
+	for (int i = 0; i < s->nrings; i++)
+		if (s->rings[i].cpu < ncpus)
+			ring_fd[s->rings[i].cpu] = s->rings[i].fd[EV_CLOCK];
+	if (env && !strcmp(env, "0"))
+		snprintf(why, sizeof(why), "turned off (CONVOY_WATCHPOINTS=0)");
+	else if ((s->watch = watcher__open(s->pid, ring_fd, ncpus, watch_file, watch_drain, s, why, sizeof(why))))
+		snprintf(why, sizeof(why), "on");
+	snprintf(s->watch_status, sizeof(s->watch_status), "%s%s", s->watch ? "" : "off ", why);
+	free(ring_fd);
+}
+
+/* A watchpoint's sample: IDENTIFIER (taken), TID, ADDR. */
+static void on_watch_sample(struct sampler *s, const unsigned char *p, const unsigned char *end)
+{
+	uint64_t pidtid = take(&p, end);
+	uint64_t addr = take(&p, end);
+	if (p <= end)
+		watcher__hit(s->watch, (pid_t)(uint32_t)pidtid, (pid_t)(uint32_t)(pidtid >> 32), addr);
 }
 
 struct sampler *sampler__open(pid_t pid, unsigned hz, int switch_records, char *why, size_t size)
@@ -195,7 +441,8 @@ struct sampler *sampler__open(pid_t pid, unsigned hz, int switch_records, char *
 	s->rings = xcalloc((size_t)ncpu, sizeof(*s->rings));
 	for (int cpu = 0; cpu < ncpu; cpu++) {
 		struct cpu_ring *r = &s->rings[s->nrings];
-		r->fd[0] = r->fd[1] = -1;
+		for (int e = 0; e < EV_COUNT; e++)
+			r->fd[e] = -1;
 		int rc = open_ring(s, r, cpu, why, size);
 		if (rc < 0) {
 			s->nrings++;
@@ -213,6 +460,8 @@ struct sampler *sampler__open(pid_t pid, unsigned hz, int switch_records, char *
 		return NULL;
 	}
 	s->scratch = xcalloc(1, 65536);
+	open_memory_sampling(s, hz);
+	open_watchpoints(s);
 	return s;
 }
 
@@ -228,22 +477,13 @@ static FILE *file_of(struct sampler *s, pid_t pid)
 	FILE *f = fopen(path, "we");
 	if (!f)
 		return NULL;
-	fprintf(f, "convoy-samples 1\npid %d\nperiod_ns %llu\nclock monotonic\nscope %s\nregs %s\n", (int)pid,
-		(unsigned long long)s->period_ns, s->user_only ? "user" : "user+kernel", SAMPLE_REGS_NAMES);
+	fprintf(f, "convoy-samples 2\npid %d\nperiod_ns %llu\nclock monotonic\nscope %s\nregs %s\n"
+		"memory_sampling %s\nwatchpoints %s\n", (int)pid, (unsigned long long)s->period_ns,
+		s->user_only ? "user" : "user+kernel", SAMPLE_REGS_NAMES, s->mem_status, s->watch_status);
 	s->files[s->nfiles].pid = pid;
 	s->files[s->nfiles].f = f;
 	s->nfiles++;
 	return f;
-}
-
-/* Reads a u64 from a record and moves on; 0 past its end. */
-static uint64_t take(const unsigned char **p, const unsigned char *end)
-{
-	uint64_t v = 0;
-	if (*p + 8 <= end)
-		memcpy(&v, *p, 8);
-	*p += 8;
-	return v;
 }
 
 static void write_hex_list(FILE *f, const uint64_t *v, size_t n)
@@ -259,6 +499,14 @@ static void write_hex_list(FILE *f, const uint64_t *v, size_t n)
 static void on_sample(struct sampler *s, const struct cpu_ring *r, const unsigned char *p, const unsigned char *end)
 {
 	uint64_t id = take(&p, end);
+	if (id == r->id[EV_MEM_A] || id == r->id[EV_MEM_B]) {
+		on_memory_sample(s, p, end);
+		return;
+	}
+	if (s->watch && watcher__owns(s->watch, id)) {
+		on_watch_sample(s, p, end);
+		return;
+	}
 	uint64_t ip = take(&p, end);
 	uint64_t pidtid = take(&p, end);
 	uint64_t time = take(&p, end);
@@ -313,6 +561,8 @@ static void on_sample(struct sampler *s, const struct cpu_ring *r, const unsigne
 	write_hex_list(f, chain, n);
 	write_hex_list(f, regs, nregs);
 	fputc('\n', f);
+	if (s->watch && !is_switch && !in_kernel && nregs)
+		watcher__sample(s->watch, pid, ip, regs);
 }
 
 static void on_switch(struct sampler *s, uint16_t misc, const unsigned char *p, const unsigned char *end)
@@ -379,7 +629,12 @@ static void *drain_loop(void *arg)
 		pf[i] = (struct pollfd){ .fd = s->rings[i].fd[EV_CLOCK], .events = POLLIN };
 	pf[s->nrings] = (struct pollfd){ .fd = s->stop_pipe[0], .events = POLLIN };
 	for (;;) {
-		int n = poll(pf, (nfds_t)s->nrings + 1, 100);
+		int timeout = 100;
+		if (s->watch) {
+			int due = watcher__tick(s->watch, now_ns());
+			timeout = due < timeout ? due : timeout;
+		}
+		int n = poll(pf, (nfds_t)s->nrings + 1, timeout);
 		if (n < 0 && errno != EINTR)
 			break;
 		drain_all(s);
@@ -422,10 +677,11 @@ void sampler__stop(struct sampler *s)
 		pthread_join(s->thread, NULL);
 	}
 	for (int i = 0; i < s->nrings; i++)
-		for (int e = 0; e < 2; e++)
+		for (int e = 0; e < EV_COUNT; e++)
 			if (s->rings[i].fd[e] >= 0)
 				ioctl(s->rings[i].fd[e], PERF_EVENT_IOC_DISABLE, 0);
 	drain_all(s);
+	watcher__close(s->watch);
 	for (int i = 0; i < s->nfiles; i++) {
 		fprintf(s->files[i].f, "end lost %llu switch_samples %s\n", (unsigned long long)s->lost,
 			s->switch_samples ? "yes" : "no");

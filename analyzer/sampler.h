@@ -5,8 +5,10 @@
  * execs (one set per CPU, filtered to the child's pid, inherited by every
  * thread and process it starts, enabled by the exec), drains their ring
  * buffers from a thread of its own, and writes one samples file per process
- * beside the profiles: convoy-<pid>.samples. The program gets no signal, no
- * thread and no file descriptor of ours. */
+ * beside the profiles: convoy-<pid>.samples. With them, the PMU's memory
+ * samples where the CPU has them, and the counts of hardware write
+ * watchpoints on the words the samples point at (watch.h). The program gets
+ * no signal, no thread and no file descriptor of ours. */
 #ifndef CONVOY_SAMPLER_H
 #define CONVOY_SAMPLER_H
 

@@ -23,13 +23,8 @@ static void *grow(void *v, size_t *cap, size_t need, size_t elem)
 	size_t n = *cap ? *cap * 2 : 256;
 	while (n < need)
 		n *= 2;
-	void *p = realloc(v, n * elem);
-	if (!p) {
-		cv_error("out of memory");
-		abort();
-	}
 	*cap = n;
-	return p;
+	return xrealloc(v, n * elem);
 }
 
 /* A comma-separated hex list, or "-": appended to out (at most max). */
@@ -94,6 +89,47 @@ static int parse_switch(struct samples *s, enum switch_kind kind, const char *re
 	return 0;
 }
 
+static int parse_mem(struct samples *s, const char *rest, uint64_t from, uint64_t to, size_t *cap)
+{
+	unsigned long long time, ip, addr, src;
+	int tid;
+	unsigned cpu;
+	char op[8];
+	if (sscanf(rest, "%llu %d %u %llx %llx %llx %7s", &time, &tid, &cpu, &ip, &addr, &src, op) != 7 ||
+	    (strcmp(op, "load") && strcmp(op, "store")))
+		return -1;
+	if (time < from || time > to)
+		return 0;
+	s->mem = grow(s->mem, cap, s->nmem + 1, sizeof(*s->mem));
+	s->mem[s->nmem++] = (struct mem_sample){ time, tid, cpu, ip, addr, src, op[0] == 's' };
+	return 0;
+}
+
+static int parse_watch(struct samples *s, const char *rest, uint64_t from, uint64_t to, size_t *cap)
+{
+	unsigned long long time, addr, writes, running;
+	int tid;
+	if (sscanf(rest, "%llu %d %llx %llu %llu", &time, &tid, &addr, &writes, &running) != 5)
+		return -1;
+	if (time < from || time > to)
+		return 0;
+	s->watch = grow(s->watch, cap, s->nwatch + 1, sizeof(*s->watch));
+	s->watch[s->nwatch++] = (struct watch_rec){ time, tid, addr, writes, running };
+	return 0;
+}
+
+/* "NAME" or "off REASON..." (memory_sampling, watchpoints): 1 when on. */
+static int on_or_why(const char *rest, char *name, size_t nsize, char *why, size_t wsize)
+{
+	if (!strncmp(rest, "off", 3) && (rest[3] == ' ' || !rest[3])) {
+		snprintf(why, wsize, "%s", rest[3] ? rest + 4 : "no reason given");
+		return 0;
+	}
+	if (name)
+		snprintf(name, nsize, "%s", rest);
+	return 1;
+}
+
 int samples__load(struct samples *s, const char *path, int32_t pid, uint64_t from_ns, uint64_t to_ns)
 {
 	memset(s, 0, sizeof(*s));
@@ -101,7 +137,7 @@ int samples__load(struct samples *s, const char *path, int32_t pid, uint64_t fro
 	if (!f)
 		return errno == ENOENT ? 1 : (cv_error("cannot read %s: %s", path, strerror(errno)), -1);
 	char line[20000];
-	size_t cap = 0, pcap = 0, swcap = 0, lineno = 0;
+	size_t cap = 0, pcap = 0, swcap = 0, mcap = 0, wcap = 0, lineno = 0;
 	int version = 0, filepid = -1, rc = 0;
 	while (fgets(line, sizeof(line), f)) {
 		lineno++;
@@ -113,8 +149,8 @@ int samples__load(struct samples *s, const char *path, int32_t pid, uint64_t fro
 			rest = line + strlen(line);
 		int bad = 0;
 		if (lineno == 1)
-			bad = strcmp(line, "convoy-samples") || sscanf(rest, "%d", &version) != 1 ||
-			      version != SAMPLES_VERSION;
+			bad = strcmp(line, "convoy-samples") || sscanf(rest, "%d", &version) != 1 || version < 1 ||
+			      version > SAMPLES_VERSION;
 		else if (!strcmp(line, "pid"))
 			bad = sscanf(rest, "%d", &filepid) != 1 || filepid != pid;
 		else if (!strcmp(line, "period_ns"))
@@ -127,24 +163,38 @@ int samples__load(struct samples *s, const char *path, int32_t pid, uint64_t fro
 		else if (!strcmp(line, "in") || !strcmp(line, "out") || !strcmp(line, "preempted"))
 			bad = parse_switch(s, line[0] == 'i' ? SWITCH_IN : line[0] == 'o' ? SWITCH_OUT : SWITCH_PREEMPTED,
 					   rest, from_ns, to_ns, &swcap);
+		else if (!strcmp(line, "memory_sampling"))
+			on_or_why(rest, s->mem_source, sizeof(s->mem_source), s->mem_unavailable,
+				  sizeof(s->mem_unavailable));
+		else if (!strcmp(line, "watchpoints"))
+			s->watch_on = on_or_why(rest, NULL, 0, s->watch_unavailable, sizeof(s->watch_unavailable));
+		else if (!strcmp(line, "mem"))
+			bad = parse_mem(s, rest, from_ns, to_ns, &mcap);
+		else if (!strcmp(line, "watch"))
+			bad = parse_watch(s, rest, from_ns, to_ns, &wcap);
 		else if (!strcmp(line, "end")) {
 			char yes[8];
 			bad = sscanf(rest, "lost %llu switch_samples %7s", (unsigned long long *)&s->lost, yes) != 2;
 			s->switch_samples = !bad && !strcmp(yes, "yes");
 		}
 		if (bad) {
-			cv_error("%s:%zu: not a convoy samples file of process %d (version %d)", path, lineno, (int)pid,
-				 SAMPLES_VERSION);
+			cv_error("%s:%zu: not a convoy samples file of process %d (versions 1 to %d)", path, lineno,
+				 (int)pid, SAMPLES_VERSION);
 			rc = -1;
 			break;
 		}
 	}
 	fclose(f);
-	if (rc == 0 && (version != SAMPLES_VERSION || filepid != pid || !s->period_ns)) {
-		cv_error("%s: not a convoy samples file of process %d (version %d)", path, (int)pid, SAMPLES_VERSION);
+	if (rc == 0 && (!version || filepid != pid || !s->period_ns)) {
+		cv_error("%s: not a convoy samples file of process %d (versions 1 to %d)", path, (int)pid,
+			 SAMPLES_VERSION);
 		rc = -1;
 	}
 	s->pid = pid;
+	if (version == 1) {   /* written before memory sampling and watchpoints existed */
+		snprintf(s->mem_unavailable, sizeof(s->mem_unavailable), "not recorded (samples file version 1)");
+		snprintf(s->watch_unavailable, sizeof(s->watch_unavailable), "not recorded (samples file version 1)");
+	}
 	if (rc)
 		samples__free(s);
 	return rc;
@@ -155,5 +205,7 @@ void samples__free(struct samples *s)
 	free(s->v);
 	free(s->sw);
 	free(s->pcs);
+	free(s->mem);
+	free(s->watch);
 	memset(s, 0, sizeof(*s));
 }

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SAMPLES_VERSION 1
+#define SAMPLES_VERSION 2            /* written; version 1 (no mem, watch records) is read too */
 #define SAMPLES_NREGS 20             /* x86-64: sampler.c's SAMPLE_REGS_NAMES */
 
 enum sample_kind {
@@ -42,6 +42,27 @@ struct switch_rec {
 	enum switch_kind kind;
 };
 
+/* A PMU memory-access sample (Intel PEBS mem-loads/mem-stores, AMD IBS op):
+ * the data address itself, no decoding needed. */
+struct mem_sample {
+	uint64_t time_ns;
+	int32_t tid;
+	uint32_t cpu;
+	uint64_t ip, addr;
+	uint64_t data_src;           /* perf's union perf_mem_data_src, as the kernel gave it */
+	int write;                   /* a store sample, else a load */
+};
+
+/* A hardware watchpoint's window on one thread: the writes it counted to
+ * the 8 bytes at addr while armed (running_ns of the thread's CPU time). */
+struct watch_rec {
+	uint64_t time_ns;            /* when the window opened */
+	int32_t tid;
+	uint64_t addr;
+	uint64_t writes;
+	uint64_t running_ns;
+};
+
 struct samples {
 	int32_t pid;
 	uint64_t period_ns;          /* of each thread's CPU time between samples */
@@ -54,6 +75,14 @@ struct samples {
 	size_t nsw;
 	uint64_t *pcs;
 	size_t npcs;
+	char mem_source[64];         /* the PMU event that sampled data addresses; "" when none */
+	char mem_unavailable[256];   /* why not (version 1: "not recorded") */
+	struct mem_sample *mem;
+	size_t nmem;
+	int watch_on;                /* watchpoints were armed */
+	char watch_unavailable[256]; /* why not */
+	struct watch_rec *watch;
+	size_t nwatch;
 };
 
 /* Reads path, keeping what pid did from from_ns to to_ns. Returns 0; 1

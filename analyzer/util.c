@@ -84,6 +84,16 @@ void *xcalloc(size_t n, size_t size)
 	return p;
 }
 
+void *xrealloc(void *p, size_t size)
+{
+	void *q = realloc(p, size ? size : 1);
+	if (!q) {
+		cv_error("out of memory");
+		abort();
+	}
+	return q;
+}
+
 char *xstrndup(const char *s, size_t n)
 {
 	char *p = xcalloc(1, n + 1);

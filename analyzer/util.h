@@ -38,6 +38,7 @@ FILE *cv_safe_stream(int fd);
 FILE *cv_fopen_regular(const char *path);
 
 void *xcalloc(size_t n, size_t size);   /* aborts on out of memory */
+void *xrealloc(void *p, size_t size);   /* aborts on out of memory */
 char *xstrndup(const char *s, size_t n);
 
 #endif

@@ -446,6 +446,13 @@ Test(golden, counters_eight_bytes_apart_are_false_sharing_with_both_words, .time
 	TU_EQ(json_object_get_double(tu_get(tu_get(f, "evidence"), "writing_threads")), 2, "threads writing the line");
 }
 
+Test(golden, watchpoints_confirm_the_false_sharing_of_counters_eight_bytes_apart, .timeout = 60)
+{
+	json_object *ev = tu_get(finding(replay_sampled("false_sharing_8"), 0), "evidence");
+	TU_EQ(json_object_get_double(tu_get(ev, "confirmed_by_watchpoints")), 1, "confirmed by the watchpoints");
+	cr_assert(json_object_get_double(tu_get(ev, "watched_writes")) > 0, "no write counted");
+}
+
 Test(golden, counters_a_line_apart_are_no_sharing, .timeout = 60)
 {
 	json_object *s = replay_sampled("false_sharing_64");
@@ -466,6 +473,13 @@ Test(golden, a_spinlock_taken_seven_million_times_is_lock_contention, .timeout =
 	/* a spinlock's hand-offs are counted, so the bouncing rule can claim its line */
 	json_object *ev = tu_get(finding(s, 0), "evidence");
 	cr_assert(json_object_get_double(tu_get(ev, "handoff_fraction")) > 0, "no hand-offs counted on the spinlock");
+}
+
+Test(golden, a_hand_written_spinlock_is_lock_contention_on_its_word, .timeout = 60)
+{
+	json_object *s = replay_sampled("cas_spin");
+	expect_first(s, "lock-contention", "user_lock");
+	cr_assert(!has_kind(s, "true-sharing") && !has_kind(s, "false-sharing"), "a sharing verdict for a spinlock");
 }
 
 /* The report of the one profile in sampled/NAME, checked against its
@@ -494,6 +508,13 @@ static json_object *sampled_lines(const char *name)
 	return tu_array(sampled_report(name), "cache_lines");
 }
 
+/* A thread's use of a word that the samples or the watchpoints saw (a
+ * watchpoint also says which threads did not write it: 0 writes). */
+static bool used(json_object *w)
+{
+	return tu_int(w, "writes") || tu_int(w, "reads") || tu_int(w, "spins") || tu_int(w, "watched_writes");
+}
+
 /* The words of a line: name → the one thread using it (0 when several). */
 static int64_t word_thread(json_object *line, const char *name)
 {
@@ -501,7 +522,7 @@ static int64_t word_thread(json_object *line, const char *name)
 	int64_t tid = -1;
 	for (size_t i = 0; i < json_object_array_length(words); i++) {
 		json_object *w = json_object_array_get_idx(words, i);
-		if (strcmp(tu_str(w, "name"), name))
+		if (strcmp(tu_str(w, "name"), name) || !used(w))
 			continue;
 		tid = tid < 0 ? tu_int(w, "tid") : tid == tu_int(w, "tid") ? tid : 0;
 	}
@@ -520,6 +541,24 @@ Test(golden, a_packed_stats_array_is_false_sharing_with_member_paths, .timeout =
 		  (long long)a, (long long)b);
 }
 
+Test(golden, watchpoints_count_each_threads_writes_to_each_stats_entry, .timeout = 60)
+{
+	json_object *l = json_object_array_get_idx(sampled_lines("packed_stats_2"), 0);
+	TU_STREQ(tu_str(l, "watchpoints"), "confirmed", "the watchpoints' word on the false sharing");
+	/* each entry written by its own worker only, as counted */
+	json_object *words = tu_array(l, "words");
+	int64_t writers0 = 0, writers1 = 0;
+	for (size_t i = 0; i < json_object_array_length(words); i++) {
+		json_object *w = json_object_array_get_idx(words, i);
+		if (!tu_bool(w, "watched") || !tu_int(w, "watched_writes"))
+			continue;
+		writers0 += !strcmp(tu_str(w, "name"), "stats[0].hits");
+		writers1 += !strcmp(tu_str(w, "name"), "stats[1].hits");
+	}
+	TU_EQ(writers0, 1, "threads counted writing stats[0].hits");
+	TU_EQ(writers1, 1, "threads counted writing stats[1].hits");
+}
+
 Test(golden, padded_stats_share_no_line, .timeout = 60)
 {
 	TU_EQ(json_object_array_length(sampled_lines("padded_stats_2")), 0, "shared lines located");
@@ -534,15 +573,65 @@ Test(golden, one_shared_atomic_is_true_sharing_naming_it, .timeout = 60)
 	TU_EQ(word_thread(l, "shared_counter"), 0, "shared_counter used by several threads");
 }
 
+Test(golden, watchpoints_confirm_one_shared_atomic, .timeout = 60)
+{
+	json_object *l = json_object_array_get_idx(sampled_lines("shared_atomic_2"), 0);
+	TU_STREQ(tu_str(l, "watchpoints"), "confirmed", "the watchpoints' word on the true sharing");
+}
+
+/* A word threads spin on (compare-and-swap, test-and-set, polling): the
+ * line's verdict is spinning, on that word, by every worker, and never a
+ * plain store. */
+static void expect_spinning_on(const char *recording, const char *word)
+{
+	json_object *c = sampled_report(recording);
+	cr_assert(tu_int(c, "spin_loop_samples") > 0, "no sample recognised in a spin loop");
+	json_object *l = json_object_array_get_idx(tu_array(c, "cache_lines"), 0);
+	cr_assert(l, "no line located");
+	TU_STREQ(tu_str(l, "verdict"), "spinning", "the line's verdict");
+	json_object *words = tu_array(l, "words");
+	int spinners = 0;
+	for (size_t i = 0; i < json_object_array_length(words); i++) {
+		json_object *w = json_object_array_get_idx(words, i);
+		if (strcmp(tu_str(w, "name"), word))
+			continue;
+		spinners += tu_int(w, "spins") > 0;
+	}
+	TU_EQ(spinners, 2, "threads spinning on %s", word);
+}
+
+Test(golden, a_hand_written_spinlock_is_spinning_on_its_word, .timeout = 60)
+{
+	expect_spinning_on("cas_spin_2", "user_lock");
+}
+
+Test(golden, a_test_and_set_spinlock_is_spinning_on_its_word, .timeout = 60)
+{
+	expect_spinning_on("tas_spin_2", "tas_lock");
+}
+
+Test(golden, a_compare_and_swap_increment_loop_is_spinning_on_its_counter, .timeout = 60)
+{
+	expect_spinning_on("cas_increment_2", "cas_counter");
+}
+
 Test(golden, heap_counters_eight_bytes_apart_are_false_sharing, .timeout = 60)
 {
 	json_object *lines = sampled_lines("false_sharing_8_2");
 	cr_assert(json_object_array_length(lines) > 0, "no shared line located");
 	json_object *l = json_object_array_get_idx(lines, 0), *words = tu_array(l, "words");
 	TU_STREQ(tu_str(l, "verdict"), "false-sharing", "the line's verdict");
-	TU_EQ(json_object_array_length(words), 2, "words used");
-	TU_EQ(tu_int(json_object_array_get_idx(words, 1), "offset") - tu_int(json_object_array_get_idx(words, 0), "offset"),
-	      8, "the counters' distance");
+	int64_t lo = INT64_MAX, hi = -1, n = 0;
+	for (size_t i = 0; i < json_object_array_length(words); i++) {
+		json_object *w = json_object_array_get_idx(words, i);
+		if (!used(w))
+			continue;
+		n++;
+		lo = tu_int(w, "offset") < lo ? tu_int(w, "offset") : lo;
+		hi = tu_int(w, "offset") > hi ? tu_int(w, "offset") : hi;
+	}
+	TU_EQ(n, 2, "thread-words used");
+	TU_EQ(hi - lo, 8, "the counters' distance");
 }
 
 

@@ -5,6 +5,7 @@
  * the threads' own CPU time, and the assertions hold for any number of them.
  * Where perf_event_open is refused, the tests that need samples skip. */
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -36,7 +37,7 @@ Test(sampling, run_writes_samples_beside_the_profile_joined_by_tid, .timeout = 6
 	snprintf(path, sizeof(path), "%s/convoy-%lld.samples", dir, (long long)pid);
 	size_t len;
 	char *text = (char *)tu_read_file(path, &len);
-	cr_assert(!strncmp(text, "convoy-samples 1\n", 17), "samples file header: %.80s", text);
+	cr_assert(!strncmp(text, "convoy-samples 2\n", 17), "samples file header: %.80s", text);
 	cr_assert(strstr(text, "\nend lost "), "samples file has no end line");
 	json_object *c = tu_get(r, "cpu_samples");
 	TU_EQ(tu_int(c, "period_ns"), 1000000, "period at 1000 Hz");
@@ -124,6 +125,8 @@ Test(sampling, a_corrupt_samples_file_is_one_line_and_the_report_goes_on, .timeo
 	/* not a samples file, a missing period, a line that does not parse, a later version */
 	static const char *const bad[] = { "garbage\n", "convoy-samples 1\npid %lld\n",
 					   "convoy-samples 1\npid %lld\nperiod_ns 1000\ncpu 12 x\n",
+					   "convoy-samples 2\npid %lld\nperiod_ns 1000\nmem 12 1 0 400000 7000 1 fetch\n",
+					   "convoy-samples 2\npid %lld\nperiod_ns 1000\nwatch 12 1 7000\n",
 					   "convoy-samples 99\n" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char text[256];
@@ -136,5 +139,236 @@ Test(sampling, a_corrupt_samples_file_is_one_line_and_the_report_goes_on, .timeo
 		TU_EQ(tu_count_lines(q.err), 1, "stderr lines for case %zu (stderr: %s)", i, q.err);
 		cr_assert(strstr(q.err, "convoy: ") == q.err && strstr(q.err, ".samples"), "stderr: %s", q.err);
 	}
+	json_object_put(r);
+}
+
+/* ---- memory samples and watchpoints (samples file version 2) ------------- */
+
+/* A sampled run of spin_fds, its samples file rewritten: the header (version
+ * 2, with memory_sampling and watchpoints lines as given) and then records,
+ * whose %1$llu is a time inside the profile and %2$d, %3$d the tids of two
+ * of its threads (from the real file's cpu records: a worker's samples fall
+ * between the profile's start and the main thread's exit, so the records
+ * join the profile; the workers, or one and the main thread). Returns the
+ * profile. */
+static char *rewritten(const char *dir, const char *memory_sampling, const char *watchpoints, const char *records)
+{
+	struct tu_proc p;
+	json_object *r = run_sampled(dir, "1000", &p);
+	int pid = (int)tu_int(tu_get(r, "process"), "pid");
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/convoy-%d.samples", dir, pid);
+	size_t len;
+	char *text = (char *)tu_read_file(path, &len), *save = NULL;
+	unsigned long long time = 0;
+	int tids[2] = { 0, 0 };
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long t;
+		int tid;
+		if (sscanf(line, "cpu %llu %d", &t, &tid) != 2 || tid == pid)
+			continue;
+		time = t;
+		if (!tids[0] || tids[0] == tid)
+			tids[0] = tid;
+		else
+			tids[1] = tid;
+	}
+	if (!time)
+		cr_skip_test("no sample of spin_fds' workers (a machine too fast for a millisecond of their CPU)");
+	if (!tids[1])
+		tids[1] = pid;   /* one worker sampled: the main thread, alive all along, is the other */
+	char body[4096], file[8192];
+	snprintf(body, sizeof(body), records, time, tids[0], tids[1]);
+	snprintf(file, sizeof(file), "convoy-samples 2\npid %lld\nperiod_ns 1000000\nclock monotonic\nscope user\n"
+		 "regs -\nmemory_sampling %s\nwatchpoints %s\n%send lost 0 switch_samples no\n",
+		 (long long)pid, memory_sampling, watchpoints, body);
+	tu_write_file(path, file, strlen(file));
+	json_object_put(r);
+	return tu_only_profile(dir);
+}
+
+/* Two threads storing to words 8 bytes apart, as the PMU samples them. */
+#define STORES_8_APART "mem %1$llu %2$d 0 401000 7f0000001000 2a05080144 store\n" \
+		       "mem %1$llu %2$d 0 401000 7f0000001000 2a05080144 store\n" \
+		       "mem %1$llu %3$d 1 401010 7f0000001008 2a05080144 store\n" \
+		       "mem %1$llu %3$d 1 401010 7f0000001008 2a05080144 store\n"
+
+static json_object *first_line(json_object *report)
+{
+	json_object *lines = tu_array(tu_get(report, "cpu_samples"), "cache_lines");
+	return json_object_array_length(lines) ? json_object_array_get_idx(lines, 0) : NULL;
+}
+
+Test(sampling, pmu_memory_samples_locate_a_line_without_decoding, .timeout = 60)
+{
+	char *dir = tu_tmpdir();
+	json_object *r = tu_report(rewritten(dir, "cpu/mem-loads/ mem-stores", "off turned off (CONVOY_WATCHPOINTS=0)",
+					     STORES_8_APART));
+	json_object *c = tu_get(r, "cpu_samples"), *l = first_line(r);
+	TU_STREQ(tu_str(tu_get(c, "memory_sampling"), "source"), "cpu/mem-loads/ mem-stores", "the PMU event");
+	TU_EQ(tu_int(tu_get(c, "memory_sampling"), "samples"), 4, "memory samples joined");
+	cr_assert(l, "no line located from the memory samples");
+	TU_STREQ(tu_str(l, "verdict"), "false-sharing", "two threads' stores 8 bytes apart");
+	TU_EQ(tu_int(l, "pmu_samples"), 4, "the line's memory samples");
+	TU_STREQ(tu_str(l, "watchpoints"), "sampled", "no watchpoint evidence");
+	json_object_put(r);
+}
+
+Test(sampling, watchpoints_confirm_a_verdict_their_counts_show, .timeout = 60)
+{
+	char *dir = tu_tmpdir();
+	json_object *r = tu_report(rewritten(dir, "cpu/mem-loads/ mem-stores", "on",
+					     STORES_8_APART "watch %1$llu %2$d 7f0000001000 900 5000000\n"
+					     "watch %1$llu %3$d 7f0000001008 800 5000000\n"
+					     "watch %1$llu %3$d 7f0000001000 0 5000000\n"));
+	json_object *l = first_line(r);
+	cr_assert(l, "no line located");
+	TU_STREQ(tu_str(l, "verdict"), "false-sharing", "the verdict");
+	TU_STREQ(tu_str(l, "watchpoints"), "confirmed", "what the watchpoints made of it");
+	TU_EQ(tu_int(l, "watched_writes"), 1700, "writes counted on the line");
+	json_object *words = tu_array(l, "words");
+	int64_t watched = 0;
+	for (size_t i = 0; i < json_object_array_length(words); i++)
+		watched += tu_bool(json_object_array_get_idx(words, i), "watched");
+	TU_EQ(watched, 3, "thread-words watched");
+	json_object_put(r);
+}
+
+Test(sampling, watchpoints_withdraw_a_verdict_their_counts_contradict, .timeout = 60)
+{
+	char *dir = tu_tmpdir();
+	/* The second thread's samples said it stored to +8; watched, it never did. */
+	json_object *r = tu_report(rewritten(dir, "cpu/mem-loads/ mem-stores", "on",
+					     STORES_8_APART "watch %1$llu %2$d 7f0000001000 900 5000000\n"
+					     "watch %1$llu %3$d 7f0000001008 0 5000000\n"));
+	cr_assert(!first_line(r), "a line the watchpoints showed one thread writing is still called shared");
+	json_object_put(r);
+}
+
+Test(sampling, without_a_pmu_or_watchpoints_the_report_says_what_was_not_measured, .timeout = 60)
+{
+	char *dir = tu_tmpdir();
+	char *profile = rewritten(dir, "off this CPU offers no memory-access sampling (test)",
+				  "off perf_event_open refused a write watchpoint (test)", "");
+	json_object *r = tu_report(profile), *c = tu_get(r, "cpu_samples");
+	TU_STREQ(tu_str(tu_get(c, "memory_sampling"), "unavailable"), "this CPU offers no memory-access sampling (test)",
+		 "why no memory sampling");
+	cr_assert(!tu_bool(tu_get(c, "watchpoints"), "on"), "watchpoints said on");
+	TU_STREQ(tu_str(tu_get(c, "watchpoints"), "unavailable"), "perf_event_open refused a write watchpoint (test)",
+		 "why no watchpoints");
+	const char *argv[] = { tu_convoy(), "report", profile, NULL };
+	struct tu_proc p;
+	tu_run(&p, NULL, argv);
+	tu_assert_exit(&p, 0, "convoy report");
+	cr_assert(strstr(p.out, "Not measured: PMU memory-access sampling (data addresses sampled by the CPU): this CPU "
+			 "offers no memory-access sampling (test)"), "the report does not say memory sampling was missing:\n%s",
+		  p.out);
+	cr_assert(strstr(p.out, "Not measured: hardware watchpoints"), "the report does not say watchpoints were missing");
+	json_object_put(r);
+}
+
+Test(sampling, a_sampled_run_says_which_data_evidence_it_had, .timeout = 60)
+{
+	char *dir = tu_tmpdir();
+	struct tu_proc p;
+	json_object *r = run_sampled(dir, "1000", &p);
+	json_object *c = tu_get(r, "cpu_samples"), *mem = tu_get(c, "memory_sampling"), *w = tu_get(c, "watchpoints");
+	/* each either had or says why not, whatever the machine */
+	json_object *src, *why;
+	json_object_object_get_ex(mem, "source", &src);
+	json_object_object_get_ex(mem, "unavailable", &why);
+	cr_assert(!src != !why, "memory sampling both had and unavailable, or neither");
+	json_object_object_get_ex(w, "unavailable", &why);
+	cr_assert(tu_bool(w, "on") == !why, "watchpoints both on and unavailable, or neither");
+	json_object_put(r);
+}
+
+Test(sampling, watchpoint_records_name_only_the_programs_threads, .timeout = 60)
+{
+	char *dir = tu_tmpdir();
+	struct tu_proc p;
+	json_object *r = run_sampled(dir, "1000", &p);
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/convoy-%lld.samples", dir, (long long)tu_int(tu_get(r, "process"), "pid"));
+	size_t len;
+	char *text = (char *)tu_read_file(path, &len), *save = NULL;
+	json_object *threads = tu_array(r, "threads");
+	/* however many windows the run had (none on a short or busy run) */
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long time, addr, writes, running;
+		int tid;
+		if (strncmp(line, "watch ", 6))
+			continue;
+		cr_assert(sscanf(line, "watch %llu %d %llx %llu %llu", &time, &tid, &addr, &writes, &running) == 5,
+			  "a watch record that does not parse: %s", line);
+		cr_assert(addr % 8 == 0 && running > 0, "a watch record of no word or no running time: %s", line);
+		bool known = false;
+		for (size_t i = 0; i < json_object_array_length(threads); i++)
+			known |= tu_int(json_object_array_get_idx(threads, i), "tid") == tid;
+		cr_assert(known, "a watch record of a thread the profile does not have: %s", line);
+	}
+	json_object_put(r);
+}
+
+/* The launcher's watchpoints take the threads' debug registers for the run
+ * (docs/samples-format.md); with them off, a program's own hardware
+ * breakpoint works under convoy run as it does alone. */
+Test(sampling, with_watchpoints_off_a_program_may_set_its_own_hardware_breakpoint, .timeout = 60)
+{
+	struct tu_proc native;
+	tu_run_native(&native, "own_breakpoint", NULL);
+	tu_assert_exit(&native, 0, "own_breakpoint");
+	if (strstr(native.out, "refused"))
+		cr_skip_test("this machine refuses hardware breakpoints: %s", native.out);
+	char *dir = tu_tmpdir();
+	const char *env[] = { "CONVOY_WATCHPOINTS=0", NULL };
+	const char *argv[] = { tu_convoy(), "run", "-o", dir, "--", tu_prog("own_breakpoint"), NULL };
+	struct tu_proc p;
+	tu_run(&p, &(struct tu_opts){ .env = env }, argv);
+	tu_assert_exit(&p, 0, "convoy run -- own_breakpoint");
+	cr_assert(strstr(p.out, "breakpoint counted 100 writes"), "natively: %s; under convoy run: %s", native.out, p.out);
+}
+
+/* A CPU that lists Intel's PEBS memory events (a fake sysfs: this machine
+ * has no PMU): convoy finds and encodes them, the kernel refuses them, and
+ * the run falls back to decoding, saying which event was refused and why. */
+Test(sampling, a_refused_pmu_memory_event_falls_back_to_decoding_and_says_so, .timeout = 60)
+{
+	char *dir = tu_tmpdir(), pmu[4200], path[4300];
+	snprintf(pmu, sizeof(pmu), "%s/pmu", dir);
+	static const char *const files[][2] = {
+		{ "cpu/type", "4\n" },
+		{ "cpu/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3\n" },
+		{ "cpu/events/mem-stores", "event=0xd0,umask=0x82\n" },
+		{ "cpu/format/event", "config:0-7\n" },
+		{ "cpu/format/umask", "config:8-15\n" },
+		{ "cpu/format/ldlat", "config1:0-15\n" },
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", pmu, files[i][0]);
+		for (char *slash = strchr(path + strlen(dir) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+			*slash = '\0';
+			mkdir(path, 0755);
+			*slash = '/';
+		}
+		tu_write_file(path, files[i][1], strlen(files[i][1]));
+	}
+	char env_pmu[4300];
+	snprintf(env_pmu, sizeof(env_pmu), "CONVOY_PMU_DIR=%s", pmu);
+	const char *env[] = { env_pmu, NULL };
+	const char *argv[] = { tu_convoy(), "run", "-o", dir, "--json", "--sample-hz", "1000", "--", tu_prog("spin_fds"), NULL };
+	struct tu_proc p;
+	tu_run(&p, &(struct tu_opts){ .env = env }, argv);
+	tu_assert_exit(&p, 0, "convoy run -- spin_fds");
+	if (strstr(p.err, "CPU sampling off"))
+		cr_skip_test("perf_event_open refused here: %s", p.err);
+	json_object *r = json_tokener_parse(p.out);
+	cr_assert(r, "stdout is not one JSON object:\n%s", p.out);
+	json_object *c = tu_get(r, "cpu_samples"), *mem = tu_get(c, "memory_sampling"), *src;
+	if (json_object_object_get_ex(mem, "source", &src) && src)
+		cr_skip_test("this machine took the raw PEBS events: %s", json_object_get_string(src));
+	const char *why = tu_str(mem, "unavailable");
+	cr_assert(strstr(why, "perf_event_open refused cpu/mem-loads/ mem-stores: "), "memory sampling: %s", why);
+	cr_assert(tu_int(c, "samples") > 0, "no CPU samples beside the refused memory events");
 	json_object_put(r);
 }

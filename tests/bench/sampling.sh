@@ -12,6 +12,14 @@
 # Detection latency: false_sharing at offset 8 with growing work; for each,
 # the CPU time the run took and whether its report located the line
 # (cpu_samples.cache_lines has a false-sharing entry).
+#
+# Watchpoints: the same workloads' wall at RATE with the write watchpoints
+# off (CONVOY_WATCHPOINTS=0) and on (the default), interleaved, medians and
+# their ratio; on false_sharing --offset 8 and packed_stats, whose watched
+# words are written all the time (the watchpoints' worst case: every write
+# to an armed word traps), and on the barrier demo (park-heavy: a context
+# switch must not pay for the watchpoints between windows); and how many
+# watch records a run wrote.
 # Usage: tests/bench/sampling.sh BUILD_DIR [RATE] [REPEAT]
 set -euo pipefail
 build=${1:-build} rate=${2:-1000} repeat=${3:-7}
@@ -21,6 +29,9 @@ wall() {   # the program's own wall (its profile's, start to exit), seconds, at 
 	"$build/convoy" run -o "$tmp/run" --json --sample-hz "$hz" -- "$@" 2>/dev/null |
 		python3 -c 'import json, sys; print(json.load(sys.stdin)["process"]["wall_ns"] / 1e9)'
 	rm -rf "$tmp/run"
+}
+windows() {   # the watchpoint windows' records of the last run kept in $tmp/w
+	cat "$tmp"/w/*.samples 2>/dev/null | grep -c '^watch ' || true
 }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "| workload | sampling off (median of $repeat) | at $rate Hz | ratio |"
@@ -50,4 +61,28 @@ found = any(l["verdict"] == "false-sharing" for l in c.get("cache_lines", []))
 print(f"| {int(sys.argv[2]):,} | {cpu/1e6:.1f} ms | {c.get('samples', 0)} | {'yes' if found else 'no'} |")
 PY
 	rm -rf "$tmp/fs"
+done
+echo
+run_json() {   # the program's wall and its threads' CPU time, seconds, of a convoy run kept in $tmp/w
+	"$build/convoy" run -o "$tmp/w" --json --sample-hz "$rate" -- "$@" 2>/dev/null |
+		python3 -c 'import json, sys
+r = json.load(sys.stdin)
+print(r["process"]["wall_ns"] / 1e9, sum(t["cpu_ns"] for t in r["threads"]) / 1e9)'
+}
+echo "| workload (at $rate Hz) | watchpoints off: wall, thread CPU (medians of $repeat) | on | ratio wall, CPU | watch records per run (median) |"
+echo "|---|---|---|---|---|"
+for w in "$build/demos/false_sharing --workers 2 --offset 8 --increments 15000000" \
+	 "$build/tests/data/progs/packed_stats --workers 2" \
+	 "$build/demos/barrier --workers 2 --idle-spin 0 --iterations 20000"; do
+	: >"$tmp/off"; : >"$tmp/on"; : >"$tmp/n"
+	for ((i = 0; i < repeat; i++)); do
+		CONVOY_WATCHPOINTS=0 run_json $w >>"$tmp/off"
+		rm -rf "$tmp/w"
+		run_json $w >>"$tmp/on"
+		windows >>"$tmp/n"
+		rm -rf "$tmp/w"
+	done
+	offw=$(cut -d' ' -f1 "$tmp/off" | median) offc=$(cut -d' ' -f2 "$tmp/off" | median)
+	onw=$(cut -d' ' -f1 "$tmp/on" | median) onc=$(cut -d' ' -f2 "$tmp/on" | median) n=$(median <"$tmp/n")
+	python3 -c "print(f'| {\"$w\".split(\"/\")[-1]} | {$offw*1000:.0f} ms, {$offc*1000:.0f} ms | {$onw*1000:.0f} ms, {$onc*1000:.0f} ms | {$onw/$offw:.3f}, {$onc/$offc:.3f} | {$n} |')"
 done
