@@ -217,7 +217,7 @@ static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc)
  *
  * After the call, each term of `slow` is zero exactly when this
  * acquisition needs nothing but the bookkeeping: the thread's mutex cache
- * entry for this address holds it (shim.h, cv__mutex_way: a program that
+ * entry for this address holds it (shim.h, cv__way: a program that
  * takes a few mutexes in turn finds each in its own entry; an empty entry,
  * and every one of cv__inert's, holds a retired object, so
  * "not initialised, disabled, reentrant" needs no term of its own), its
@@ -245,7 +245,7 @@ static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 		return lock_slow(cv__self, m, __builtin_return_address(0));
 	cv__real.pthread_mutex_lock(m);   /* returns 0: the peek said so */
 	struct cv_thread *t = cv__self;
-	struct cv_mutex_way *w = cv__mutex_way(t, m);
+	struct cv_way *w = cv__way(t->mutex_cache, m);
 	struct cv_rec *r = w->rec;
 	const struct cv_obj *o = w->obj;
 	uint32_t n = t->nheld;
@@ -343,7 +343,7 @@ CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 		cv__thread_slow();   /* initialised before the lock: mutex_lock says why */
 	int rc = cv__real.pthread_mutex_trylock(m);
 	struct cv_thread *t = cv__self;
-	struct cv_mutex_way *w = cv__mutex_way(t, m);
+	struct cv_way *w = cv__way(t->mutex_cache, m);
 	struct cv_rec *r = w->rec;
 	const struct cv_obj *o = w->obj;
 	uint32_t n = t->nheld;

@@ -209,11 +209,11 @@ struct cv_named_counter {
 	uint32_t    kind;              /* enum cv_counter_kind */
 };
 
-/* One entry of a thread's mutex cache: the record, and its object (one
- * load sooner than through the record). */
-#define CV_MUTEX_WAY_BITS 2
-#define CV_MUTEX_WAYS (1u << CV_MUTEX_WAY_BITS)
-struct cv_mutex_way {
+/* One entry of a thread's mutex or condvar cache: the record, and its
+ * object (one load sooner than through the record). */
+#define CV_WAY_BITS 2
+#define CV_WAYS (1u << CV_WAY_BITS)
+struct cv_way {
 	const void    *addr;
 	struct cv_rec *rec;
 	struct cv_obj *obj;
@@ -232,18 +232,18 @@ struct cv_thread {
 	uint32_t        nheld;
 	uint32_t        held_untracked;   /* held past CV_HELD_MAX */
 	pid_t           tid;
-	/* Caches per object family (one entry; CV_MUTEX_WAYS for mutexes,
-	 * which programs take in turn), then an open-addressing table keyed by
-	 * address. An empty cache holds NULL and cv__nil_rec (whose object is
-	 * retired), so a hit is tested without a branch. */
-	const void     *cond_cache_addr;
-	struct cv_rec  *cond_cache_rec;
+	/* Caches per object family (CV_WAYS entries for mutexes and condvars,
+	 * which programs use a few at a time, in turn; one for the others),
+	 * then an open-addressing table keyed by address. An empty cache holds
+	 * NULL and cv__nil_rec (whose object is retired), so a hit is tested
+	 * without a branch. */
 	/* The one mutex whose hold time is being sampled, if any (the unlock
 	 * reads hold_addr; the other two only a sampled hold uses). */
 	const void     *hold_addr;
-	/* Lines 1 and 2: the mutex cache (mutex.c, cv__mutex_way). */
-	struct cv_mutex_way mutex_cache[CV_MUTEX_WAYS] __attribute__((aligned(CV_CACHELINE)));
-	/* Line 3 on: the held set. */
+	/* Lines 1 and 2: the mutex cache, 3 and 4 the condvar cache (cv__way). */
+	struct cv_way   mutex_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
+	struct cv_way   cond_cache[CV_WAYS];
+	/* Line 5 on: the held set. */
 	struct cv_held  held[CV_HELD_MAX] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_rec  *hold_rec;
 	uint64_t        hold_start;
@@ -340,18 +340,18 @@ void cv__records_thread_end(struct cv_thread *t);           /* its table goes ba
  * is out of memory. Caller holds the lock that serialises dst. */
 bool cv__records_merge(struct cv_thread *dst, struct cv_thread *src);
 
-/* The mutex cache's entry for addr: a multiplicative hash, so that mutexes
- * side by side in an array or a struct fall in different entries. */
-static inline struct cv_mutex_way *cv__mutex_way(struct cv_thread *t, const void *addr)
+/* A cache's entry for addr: a multiplicative hash, so that objects side by
+ * side in an array or a struct fall in different entries. */
+static inline struct cv_way *cv__way(struct cv_way *cache, const void *addr)
 {
-	return &t->mutex_cache[((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - CV_MUTEX_WAY_BITS)];
+	return &cache[((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - CV_WAY_BITS)];
 }
 
 /* The record of thread t for the mutex at addr. Cached hit: three loads and two
  * compares; a retired object (destroyed and re-initialised elsewhere) misses. */
 static inline struct cv_rec *cv__mutex_rec(struct cv_thread *t, const void *addr)
 {
-	struct cv_mutex_way *w = cv__mutex_way(t, addr);
+	struct cv_way *w = cv__way(t->mutex_cache, addr);
 	if (CV_LIKELY(w->addr == addr && !CV_LOAD(&w->obj->retired)))
 		return w->rec;
 	return cv__lookup_slow(t, addr, CV_OBJ_MUTEX);
@@ -359,9 +359,9 @@ static inline struct cv_rec *cv__mutex_rec(struct cv_thread *t, const void *addr
 
 static inline struct cv_rec *cv__cond_rec(struct cv_thread *t, const void *addr)
 {
-	struct cv_rec *r = t->cond_cache_rec;
-	if (CV_LIKELY(t->cond_cache_addr == addr && !CV_LOAD(&r->obj->retired)))
-		return r;
+	struct cv_way *w = cv__way(t->cond_cache, addr);
+	if (CV_LIKELY(w->addr == addr && !CV_LOAD(&w->obj->retired)))
+		return w->rec;
 	return cv__lookup_slow(t, addr, CV_OBJ_COND);
 }
 

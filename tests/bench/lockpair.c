@@ -14,6 +14,7 @@
  *   lockpair mtx N           ns per C11 mtx_lock+mtx_unlock pair, one thread
  *   lockpair signal N        ns per pthread_cond_signal with no thread waiting, one thread
  *   lockpair broadcast N     ns per pthread_cond_broadcast with no thread waiting, one thread
+ *   lockpair signal2 N       ns per pthread_cond_signal with no thread waiting, on two condvars in turn
  *   lockpair pingpong N      ns per hop of a turn passed between two threads through a
  *                            mutex and a condvar (each hop a wait, a signal and a wake)
  *   lockpair syscall N       ns per syscall(SYS_getppid) (libc's syscall())
@@ -40,7 +41,7 @@ static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_spinlock_t spin;
 static sem_t sem;
 static mtx_t mtx;
-static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER, cond2 = PTHREAD_COND_INITIALIZER;
 static long turn, next_id;   /* pingpong: whose turn (turn % 2), and the threads' ids */
 static volatile long shared;
 static long iterations;
@@ -91,6 +92,13 @@ static void *loop(void *arg)
 			pthread_mutex_trylock(&lock);
 			shared++;
 			pthread_mutex_unlock(&lock);
+		}
+	} else if (!strcmp(mode, "signal2")) {
+		for (long i = 0; i < iterations; i += 2) {
+			pthread_cond_signal(&cond);
+			shared++;
+			pthread_cond_signal(&cond2);
+			shared++;
 		}
 	} else if (!strcmp(mode, "broadcast")) {
 		for (long i = 0; i < iterations; i++) {
@@ -161,13 +169,14 @@ int main(int argc, char **argv)
 {
 	static const char *const modes[] = { "uncontended", "contended", "rdlock", "wrlock", "spin",
 					     "spin-contended", "semtry", "syscall", "nested", "mtx", "signal", "pingpong",
-					     "alternate", "churn", "semwait", "trylock", "broadcast" };
+					     "alternate", "churn", "semwait", "trylock", "broadcast",
+					     "signal2" };
 	int known = 0;
 	for (size_t i = 0; argc == 3 && i < sizeof(modes) / sizeof(modes[0]); i++)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|semwait|trylock|syscall|nested|mtx|signal|broadcast|pingpong|alternate|churn ITERATIONS\n");
+			"semtry|semwait|trylock|syscall|nested|mtx|signal|signal2|broadcast|pingpong|alternate|churn ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];

@@ -45,6 +45,7 @@ run_case spin-contended 2000000
 run_case semtry 10000000
 run_case semwait 10000000
 run_case signal 10000000
+run_case signal2 10000000
 run_case broadcast 10000000
 run_case syscall 200000
 # Objects made and destroyed (the registry, docs/performance.md "Object churn").

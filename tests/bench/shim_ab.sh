@@ -40,4 +40,5 @@ run_case wrlock 10000000
 run_case spin 10000000
 run_case mtx 10000000
 run_case signal 10000000
+run_case signal2 10000000
 run_case broadcast 10000000
