@@ -10,6 +10,37 @@
 #include "symbols.h"
 #include "util.h"
 
+/* The hang snapshot of the process that wrote p, beside path: a profile
+ * *.hang in its directory (the shim names it convoy-COMM-PID.hang; a
+ * recording may rename it) written by the same process (pid and start
+ * time); other files of that name are passed over in silence. NULL when
+ * there is none (caller frees). */
+static char *hang_snapshot_path(const char *path, const struct profile *p)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	DIR *d = opendir(dir);
+	if (!d)
+		return NULL;
+	char *found = NULL;
+	struct dirent *e;
+	while (!found && (e = readdir(d))) {
+		const char *name = e->d_name, *dot = strrchr(name, '.');
+		if (!dot || strcmp(dot, CV_SNAPSHOT_EXT))
+			continue;   /* the pid in the name is checked in the file */
+		char full[4400];
+		snprintf(full, sizeof(full), "%s/%s", dir, name);
+		struct profile *h = profile__has_magic(full) ? profile__load(full) : NULL;
+		if (h && h->process.pid == p->process.pid && h->process.start_realtime_ns == p->process.start_realtime_ns &&
+		    h->process.exit_reason == CV_EXIT_HANG_SNAPSHOT)
+			found = xstrndup(full, strlen(full));
+		profile__free(h);
+	}
+	closedir(d);
+	return found;
+}
+
 int analysis__load(struct analysis *a, const char *path)
 {
 	memset(a, 0, sizeof(*a));
@@ -21,6 +52,17 @@ int analysis__load(struct analysis *a, const char *path)
 	model__build(&a->m, a->p, a->syms);
 	a->cpu = cpuprof__load(path, &a->m);
 	a->m.cpu = a->cpu;
+	char *hang = a->p->process.exit_reason == CV_EXIT_HANG_SNAPSHOT ? NULL : hang_snapshot_path(path, a->p);
+	if (hang) {
+		a->hang = xcalloc(1, sizeof(*a->hang));
+		if (analysis__load(a->hang, hang) == 0) {
+			a->m.hang = &a->hang->m;
+		} else {
+			free(a->hang);
+			a->hang = NULL;
+		}
+		free(hang);
+	}
 	return 0;
 }
 
@@ -39,6 +81,10 @@ void analysis__free(struct analysis *a)
 {
 	if (!a->p)
 		return;
+	if (a->hang) {
+		analysis__free(a->hang);
+		free(a->hang);
+	}
 	findings__free(&a->f);
 	speedup__free(&a->s);
 	cpuprof__free(a->cpu);
@@ -56,6 +102,7 @@ struct candidate {
 	char comm[CV_NAME_MAX];
 	char exe[256];
 	double work;            /* thread time (threaded_work) */
+	int threaded;           /* created a thread */
 	int in_tree;
 };
 
@@ -106,6 +153,7 @@ static size_t scan(const char *dir, time_t since, struct candidate **out)
 			snprintf(c->comm, sizeof(c->comm), "%s", p->process.comm);
 			snprintf(c->exe, sizeof(c->exe), "%s", p->exe ? p->exe : "");
 			c->work = threaded_work(p);
+			c->threaded = p->nthreads > 1;
 		}
 		profile__free(p);
 	}
@@ -155,7 +203,11 @@ char *analysis__find_profile(const char *dir, pid_t pid, time_t since, const cha
 		members++;
 		if (comm && !named(&c[i], comm))
 			continue;
-		if (best == n || c[i].work > c[best].work)
+		/* A process that created threads beats one that did not, whatever
+		 * their CPU: a shell's start-up on a busy machine can outlast a
+		 * short threaded program's. */
+		if (best == n || c[i].threaded > c[best].threaded ||
+		    (c[i].threaded == c[best].threaded && c[i].work > c[best].work))
 			best = i;
 	}
 	char *found = best < n ? c[best].path : NULL;

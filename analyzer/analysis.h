@@ -24,11 +24,13 @@ struct analysis {
 	struct findings f;      /* a single run's own; a sweep keeps its findings itself */
 	struct run_outcome run; /* how the command ended, when convoy run/scale launched it */
 	struct cpuprof *cpu;    /* the run's CPU samples (m.cpu), or NULL */
+	struct analysis *hang;  /* the snapshot the shim wrote at a hang (m.hang), or NULL */
 	int diagnosed;
 };
 
 /* Loads path and builds the model, with the CPU samples beside it when the
- * run was sampled (cpuprof.h). Symbols come from the modules the
+ * run was sampled (cpuprof.h), and the snapshot the same process wrote at a
+ * hang (convoy-COMM-PID.hang, --on-hang continue) when there is one. Symbols come from the modules the
  * profile names unless CONVOY_SYMBOLS=0 (reproducible output: golden tests
  * of recorded profiles). Returns 0, or -1 after one error line. */
 int analysis__load(struct analysis *a, const char *path);

@@ -250,6 +250,34 @@ static size_t tested_rmw(csh h, const cs_insn *ins, size_t first, size_t last, s
 	return n;
 }
 
+/* Does the compare-and-swap ins[c] store a value the loop computes from the
+ * value it expected (in AX, the value last read)? Then the loop updates
+ * data without a lock (a CAS-increment: lea rdx, [rax + 1]; lock cmpxchg
+ * [counter], rdx), and its retries are a contended store, not a wait. A lock
+ * stores a value fixed before its attempt (1, a thread id), however often it
+ * retries. */
+static int cas_updates_data(csh h, const cs_insn *ins, size_t first, size_t last, size_t c)
+{
+	const cs_x86 *x = &ins[c].detail->x86;
+	if (ins[c].id != X86_INS_CMPXCHG || x->op_count != 2 || x->operands[1].type != X86_OP_REG)
+		return 0;
+	int stored = sample_reg_of(x->operands[1].reg);
+	for (size_t i = first; i <= last; i++) {
+		cs_regs rd, wr;
+		uint8_t nrd, nwr;
+		if (i == c || !regs_of(h, &ins[i], rd, &nrd, wr, &nwr))
+			continue;
+		int writes_stored = 0, reads_expected = 0;
+		for (int k = 0; k < nwr; k++)
+			writes_stored |= stored >= 0 && sample_reg_of(wr[k]) == stored;
+		for (int k = 0; k < nrd; k++)
+			reads_expected |= sample_reg_of(rd[k]) == REG_AX;
+		if (writes_stored && reads_expected)
+			return 1;
+	}
+	return 0;
+}
+
 /* Spin loops are short: a longer loop does work, not wait. */
 #define SPIN_LOOP_MAX 24
 
@@ -263,9 +291,11 @@ static size_t tested_rmw(csh h, const cs_insn *ins, size_t first, size_t last, s
  * it tests (compare-and-swap, test-and-set with xchg or bts), or every
  * memory access in it reads one word: it polls it. That is the shape of a
  * user spinlock on __atomic_compare_exchange or __atomic_test_and_set (and
- * its read-only wait loop), a CAS-increment loop and the rotated forms
- * compilers make of them (a retry block closed by a jmp), whatever the
- * function is called. *o becomes the word's operand. */
+ * its read-only wait loop) and the rotated forms compilers make of them (a
+ * retry block closed by a jmp), whatever the function is called. *o becomes
+ * the word's operand, spun on (spin_loop); or, for a CAS loop that stores a
+ * value computed from the one it read (cas_updates_data), written: a
+ * lock-free update of shared data, whose sharing verdict stands. */
 static int spin_loop(csh h, const cs_insn *ins, size_t n, size_t k, struct data_operand *o)
 {
 	for (size_t j = k > 0 ? k - 1 : 0; j < n && j < k + SPIN_LOOP_MAX; j++) {
@@ -306,7 +336,7 @@ static int spin_loop(csh h, const cs_insn *ins, size_t n, size_t k, struct data_
 			continue;
 		word.ip = o->ip;
 		word.write = c < n;
-		word.spin_loop = 1;
+		word.spin_loop = !(c < n && cas_updates_data(h, ins, first, j, c));
 		*o = word;
 		return 1;
 	}

@@ -10,14 +10,21 @@
  *
  * Deadlock. Each blocked thread waits for a lock; the lock's owners are
  * the threads that hold it (their held sets), minus a condvar waiter that
- * released it for its wait. A cycle in thread -> owner is a deadlock: no
- * thread in it can move. A reader waiting for a lock held only for reading
- * is not blocked by that reader.
+ * released it for its wait. A thread blocked on a semaphore or futex word
+ * waits for the threads that posted it during the run, when all of them are
+ * blocked too (waits_for_posters). A cycle in thread -> owner through at
+ * least one lock is a deadlock: no thread in it can move. A reader waiting
+ * for a lock held only for reading is not blocked by that reader.
+ *
+ * A hang snapshot (--on-hang continue) beside the profile (model.hang) is
+ * read the same way for deadlocks and starved pools; what the profile itself
+ * shows is not repeated.
  */
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "convoy.h"
 #include "callstacks.h"
 #include "deadlock.h"
 #include "findings.h"
@@ -28,6 +35,7 @@
 #include "util.h"
 
 #define MAX_CYCLE_LEN 8
+#define MAX_WAIT_CHAIN 64      /* a deadlock's threads: the walk is nearly linear (one owner per lock) */
 #define MAX_CYCLES    16
 #define MAX_STEPS     200000   /* bounds the search on a dense graph */
 
@@ -52,8 +60,21 @@ static void site_of(const struct model *m, uint64_t pc, char *buf, size_t size)
 		syms__frame_label(&f[pick < n ? pick : 0], buf, size);
 }
 
+/* A stack's frames in the program (runtime ones left out) into frames;
+ * their count. */
+static size_t stack_frames(const struct model *m, uint32_t stack, char frames[][192], size_t max)
+{
+	const struct sym_frame **f;
+	size_t n = callstacks__frames(m->syms, stack, &f), k = 0;
+	for (size_t i = 0; i < n && k < max; i++)
+		if (!f[i]->runtime)
+			syms__frame_label(f[i], frames[k++], sizeof(frames[0]));
+	free(f);
+	return k;
+}
+
 static void fill_edge(const struct model *m, struct finding_edge *e, uint32_t from, uint32_t to, uint32_t thread,
-		      uint64_t from_pc, uint32_t to_stack, uint64_t to_pc)
+		      uint64_t from_pc, uint32_t from_stack, uint32_t to_stack, uint64_t to_pc)
 {
 	snprintf(e->from, sizeof(e->from), "%.127s", lock_name(m, from));
 	snprintf(e->to, sizeof(e->to), "%.127s", lock_name(m, to));
@@ -61,14 +82,12 @@ static void fill_edge(const struct model *m, struct finding_edge *e, uint32_t fr
 	const struct cv_thread_rec *t = &m->p->threads[thread];
 	snprintf(e->thread, sizeof(e->thread), "%s (tid %d)", findings__thread_label(m, t, label, sizeof(label)), t->tid);
 	site_of(m, from_pc, e->from_site, sizeof(e->from_site));
-	const struct sym_frame **f;
-	size_t n = callstacks__frames(m->syms, to_stack, &f);
-	for (size_t i = 0; i < n && e->nframes < FINDING_MAX_FRAMES; i++)
-		if (!f[i]->runtime)
-			syms__frame_label(f[i], e->to_frames[e->nframes++], sizeof(e->to_frames[0]));
-	free(f);
+	e->nframes = stack_frames(m, to_stack, e->to_frames, FINDING_MAX_FRAMES);
 	if (!e->nframes)   /* no stack captured: the call site alone */
 		site_of(m, to_pc, e->to_frames[e->nframes++], sizeof(e->to_frames[0]));
+	e->nfrom_frames = stack_frames(m, from_stack, e->from_frames, FINDING_MAX_FRAMES);
+	e->from_partial = from_stack && from_stack <= m->p->nstacks &&
+			  (m->p->stacks[from_stack - 1].s.flags & CV_STACK_PARTIAL);
 }
 
 /* The recorded edge from -> to, if any. */
@@ -164,11 +183,15 @@ static int same_locks(const struct finding *x, const char *const *names, size_t 
 	return 1;
 }
 
-static void cycle_summary(const struct finding *x, const char *what, char *buf, size_t size)
+/* what, then the cycle's objects; a cycle of more objects than the
+ * finding keeps edges for (total) says how many there are. */
+static void cycle_summary(const struct finding *x, size_t total, const char *what, char *buf, size_t size)
 {
 	size_t len = (size_t)snprintf(buf, size, "%s", what);
 	for (size_t i = 0; i < x->nedges && len < size; i++)
 		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? " -> " : "", x->edges[i].from);
+	if (total > x->nedges && len < size)
+		len += (size_t)snprintf(buf + len, size - len, " -> ... (%zu in all)", total);
 	if (x->nedges && len < size)
 		snprintf(buf + len, size - len, " -> %s.", x->edges[0].from);
 }
@@ -196,8 +219,8 @@ static void report_cycles(struct findings *out, const struct model *m, size_t de
 			const struct cv_lock_edge *e = &p->edges[cs->cycles[c][i]];
 			one_thread &= e->thread == p->edges[cs->cycles[c][0]].thread;
 			if (x->nedges < FINDING_MAX_EDGES)
-				fill_edge(m, &x->edges[x->nedges++], e->from, e->to, e->thread, e->from_pc, e->to_stack,
-					  e->to_pc);
+				fill_edge(m, &x->edges[x->nedges++], e->from, e->to, e->thread, e->from_pc, e->from_stack,
+					  e->to_stack, e->to_pc);
 			if (x->nobjects < FINDING_MAX_OBJECTS)
 				snprintf(x->objects[x->nobjects++], sizeof(x->objects[0]), "%s", names[i]);
 		}
@@ -205,7 +228,7 @@ static void report_cycles(struct findings *out, const struct model *m, size_t de
 		snprintf(what, sizeof(what), "%zu locks are taken in orders that form a cycle%s: ", len,
 			 one_thread ? " (each order first seen on one thread; any two threads that take them so can "
 				      "deadlock)" : ", by different threads: they can deadlock");
-		cycle_summary(x, what, x->summary, sizeof(x->summary));
+		cycle_summary(x, x->nedges, what, x->summary, sizeof(x->summary));
 		snprintf(x->fix, sizeof(x->fix),
 			 "Take these locks in one global order everywhere (for example always %s before %s), or "
 			 "guard the whole group with one lock; where the order cannot change, take the inner lock "
@@ -221,13 +244,58 @@ static void report_cycles(struct findings *out, const struct model *m, size_t de
 
 struct waiter {
 	const struct profile_thread_state *st;
-	uint32_t object;             /* the lock it waits for */
+	uint32_t object;             /* the lock, or the semaphore or futex word, it waits for */
+	int for_post;                /* a semaphore or futex word: its owners are the threads that post it */
 };
 
 static int is_lock(const struct profile *p, uint32_t object)
 {
 	uint32_t k = p->objects[object].o.kind;
 	return k == CV_OBJ_MUTEX || k == CV_OBJ_RWLOCK || k == CV_OBJ_SPIN;
+}
+
+/* Whether thread ever posted (sem_post) or woke (FUTEX_WAKE) object. */
+static int posts(const struct model *m, uint32_t object, uint32_t thread)
+{
+	for (size_t i = m->stats_start[object]; i < m->stats_start[object + 1]; i++) {
+		const struct cv_stats *s = &m->p->stats[m->stats_of[i]];
+		if (s->thread == thread && s->signals)
+			return 1;
+	}
+	return 0;
+}
+
+/* A thread's blocked state in the profile, if it was blocked when written. */
+static const struct profile_thread_state *blocked_state(const struct profile *p, uint32_t thread)
+{
+	for (size_t i = 0; i < p->nthread_states; i++)
+		if (p->thread_states[i].s.thread == thread && p->thread_states[i].s.waiting)
+			return &p->thread_states[i];
+	return NULL;
+}
+
+/* A wait without a deadline on a semaphore or futex word can only end by a
+ * post from another thread. The threads that posted it during the run stand
+ * for those that can: when there are some and every live one is blocked
+ * without a deadline too, the waiter waits for them. (A thread that never
+ * posted it is not seen as a poster: such a hang goes unexplained, rather
+ * than a thread be blamed for a post it may never make.) */
+static int waits_for_posters(const struct model *m, const struct profile_thread_state *st, uint32_t object)
+{
+	const struct profile *p = m->p;
+	uint32_t k = p->objects[object].o.kind;
+	if (k != CV_OBJ_SEM && k != CV_OBJ_FUTEX)
+		return 0;
+	int posters = 0;
+	for (uint32_t t = 0; t < p->nthreads; t++) {
+		if (t == st->s.thread || (p->threads[t].flags & CV_THREAD_EXITED) || !posts(m, object, t))
+			continue;
+		const struct profile_thread_state *o = blocked_state(p, t);
+		if (!o || (o->s.waiting_flags & CV_WAIT_TIMED))
+			return 0;   /* a poster that can still run */
+		posters++;
+	}
+	return posters > 0;
 }
 
 /* The held entry of st for object, if st really holds it now. */
@@ -241,14 +309,21 @@ static const struct cv_held_lock *held_by(const struct profile_thread_state *st,
 	return NULL;
 }
 
-/* The thread state an owner of w's lock that w really waits for, after
- * after (index into states; SIZE_MAX for the first). */
-static size_t next_owner(const struct profile *p, const struct waiter *w, size_t after)
+/* The thread state of an owner of w's lock that w really waits for (or of
+ * a poster of its semaphore or futex word), after after (index into states;
+ * SIZE_MAX for the first). */
+static size_t next_owner(const struct model *m, const struct waiter *w, size_t after)
 {
+	const struct profile *p = m->p;
 	for (size_t i = after == SIZE_MAX ? 0 : after + 1; i < p->nthread_states; i++) {
 		const struct profile_thread_state *o = &p->thread_states[i];
 		if (o == w->st)
 			continue;
+		if (w->for_post) {
+			if (!(p->threads[o->s.thread].flags & CV_THREAD_EXITED) && posts(m, w->object, o->s.thread))
+				return i;
+			continue;
+		}
 		const struct cv_held_lock *h = held_by(o, w->object);
 		if (h && !((w->st->s.waiting_flags & CV_LOCK_READ) && (h->flags & CV_LOCK_READ)))
 			return i;
@@ -256,7 +331,8 @@ static size_t next_owner(const struct profile *p, const struct waiter *w, size_t
 	return SIZE_MAX;
 }
 
-static void report_deadlocks(struct findings *out, const struct model *m)
+/* when: the moment the profile was taken, for the summary. */
+static void report_deadlocks(struct findings *out, const struct model *m, const char *when)
 {
 	const struct profile *p = m->p;
 	size_t n = p->nthread_states;
@@ -264,12 +340,14 @@ static void report_deadlocks(struct findings *out, const struct model *m)
 	for (size_t i = 0; i < n; i++) {
 		w[i].st = &p->thread_states[i];
 		uint32_t o = w[i].st->s.waiting;
-		w[i].object = o && !(w[i].st->s.waiting_flags & CV_WAIT_TIMED) && is_lock(p, o - 1) ? o - 1 : UINT32_MAX;
+		int forever = o && !(w[i].st->s.waiting_flags & CV_WAIT_TIMED);
+		w[i].for_post = forever && waits_for_posters(m, w[i].st, o - 1);
+		w[i].object = forever && (is_lock(p, o - 1) || w[i].for_post) ? o - 1 : UINT32_MAX;
 	}
 	/* Follow one owner at a time from each blocked thread (a lock held by
 	 * several readers: each is tried); a walk that returns to its start is
 	 * a cycle, reported from its lowest thread state only. */
-	size_t path[MAX_CYCLE_LEN], choice[MAX_CYCLE_LEN];
+	size_t path[MAX_WAIT_CHAIN], choice[MAX_WAIT_CHAIN];
 	for (size_t s = 0; s < n; s++) {
 		if (w[s].object == UINT32_MAX)
 			continue;
@@ -278,7 +356,7 @@ static void report_deadlocks(struct findings *out, const struct model *m)
 		choice[0] = SIZE_MAX;
 		while (steps++ < MAX_STEPS) {
 			size_t at = path[depth];
-			size_t next = w[at].object == UINT32_MAX ? SIZE_MAX : next_owner(p, &w[at], choice[depth]);
+			size_t next = w[at].object == UINT32_MAX ? SIZE_MAX : next_owner(m, &w[at], choice[depth]);
 			if (next == SIZE_MAX) {   /* no more owners here: back up */
 				if (depth == 0)
 					break;
@@ -286,32 +364,52 @@ static void report_deadlocks(struct findings *out, const struct model *m)
 				continue;
 			}
 			choice[depth] = next;
-			if (next == s) {
+			int on_lock = 0;   /* threads waiting only for posts are a starved pool's, or a lost wake-up */
+			for (size_t i = 0; i <= depth; i++)
+				on_lock |= !w[path[i]].for_post;
+			if (next == s && on_lock) {
 				struct finding *x = findings__add(out, FINDING_DEADLOCK, 0);
 				x->correctness = 1;
 				/* Thread path[i] waits for lock o_i held by path[i+1]: edge
 				 * o_(i-1) -> o_i is path[i]'s (holds one, wants the next). */
 				size_t len = depth + 1;
+				int by_post = 0;
 				for (size_t i = 0; i < len && x->nedges < FINDING_MAX_EDGES; i++) {
 					const struct waiter *me = &w[path[(i + 1) % len]];
 					uint32_t held = w[path[i]].object, wants = me->object;
 					const struct cv_held_lock *h = held_by(me->st, held);
 					const struct cv_lock_edge *e = find_edge(p, held, wants);
-					fill_edge(m, &x->edges[x->nedges++], held, wants, me->st->s.thread, h ? h->pc : 0,
-						  e ? e->to_stack : 0, me->st->s.waiting_pc);
+					struct finding_edge *fe = &x->edges[x->nedges++];
+					fill_edge(m, fe, held, wants, me->st->s.thread, h ? h->pc : 0, e ? e->from_stack : 0,
+						  e ? e->to_stack : 0,
+						  me->st->s.waiting_pc);
+					fe->posts = w[path[i]].for_post;
+					by_post |= fe->posts;
 					if (x->nobjects < FINDING_MAX_OBJECTS)
 						snprintf(x->objects[x->nobjects++], sizeof(x->objects[0]), "%s",
 							 lock_name(m, held));
 				}
-				char what[160];
-				snprintf(what, sizeof(what), "%zu threads were blocked for good when the profile was "
-					 "written, each holding a lock the next one waits for: ", len);
-				cycle_summary(x, what, x->summary, sizeof(x->summary));
-				snprintf(x->fix, sizeof(x->fix),
-					 "Take these locks in one global order everywhere (for example always %s before "
-					 "%s), or guard the whole group with one lock; where the order cannot change, "
-					 "take the inner lock with a trylock and back off when it fails.",
-					 x->edges[0].from, x->edges[0].to);
+				char what[320];
+				snprintf(what, sizeof(what), "%zu threads were blocked for good %s, each holding a "
+					 "lock%s the next one waits for: ", len, when,
+					 by_post ? " or being a thread that posts the semaphore or futex word" : "");
+				cycle_summary(x, len, what, x->summary, sizeof(x->summary));
+				const struct finding_edge *post = NULL, *held = NULL;   /* a post, and the lock held waiting for it */
+				for (size_t i = 0; i < x->nedges && !post; i++)
+					post = x->edges[i].posts ? &x->edges[i] : NULL;
+				for (size_t i = 0; post && i < x->nedges && !held; i++)
+					held = !x->edges[i].posts && !strcmp(x->edges[i].to, post->from) ? &x->edges[i] : NULL;
+				if (held)
+					snprintf(x->fix, sizeof(x->fix),
+						 "Do not wait for %.100s while holding %.100s, which the thread that posts it needs "
+						 "first: release %.100s before the wait, or have the poster post without taking it.",
+						 post->from, held->from, held->from);
+				else
+					snprintf(x->fix, sizeof(x->fix),
+						 "Take these locks in one global order everywhere (for example always %s "
+						 "before %s), or guard the whole group with one lock; where the order cannot "
+						 "change, take the inner lock with a trylock and back off when it fails.",
+						 x->edges[0].from, x->edges[0].to);
 				x->evidence[x->nevidence].key = "threads";
 				x->evidence[x->nevidence++].value = (double)len;
 				break;
@@ -319,7 +417,7 @@ static void report_deadlocks(struct findings *out, const struct model *m)
 			int seen = next < s;   /* a cycle through a lower state was reported from there */
 			for (size_t i = 0; i <= depth && !seen; i++)
 				seen = path[i] == next;
-			if (seen || depth + 1 == MAX_CYCLE_LEN)
+			if (seen || depth + 1 == MAX_WAIT_CHAIN)
 				continue;   /* try this state's next owner */
 			path[++depth] = next;
 			choice[depth] = SIZE_MAX;
@@ -330,14 +428,6 @@ static void report_deadlocks(struct findings *out, const struct model *m)
 
 /* ---- pool starvation ------------------------------------------------------- */
 
-/* A thread's blocked state in the profile, if it was blocked when written. */
-static const struct profile_thread_state *blocked_state(const struct profile *p, uint32_t thread)
-{
-	for (size_t i = 0; i < p->nthread_states; i++)
-		if (p->thread_states[i].s.thread == thread && p->thread_states[i].s.waiting)
-			return &p->thread_states[i];
-	return NULL;
-}
 
 /* A wait for work or for a result (condvar, semaphore, futex) with no
  * deadline: not a lock (a cycle of those is a deadlock), not a barrier. */
@@ -368,15 +458,34 @@ static int in_pool(const struct cv_thread_rec *t, uint64_t routine)
 	return t->start_routine == routine && !(t->flags & (CV_THREAD_EXITED | CV_THREAD_MAIN));
 }
 
+/* The tasks queued when the profile was written, as the scheduler counted
+ * them (CONVOY_QUEUED, include/convoy.h: summed over every thread, exited
+ * ones too); false when the program never counted. */
+static int queued_tasks(const struct profile *p, int64_t *queued)
+{
+	int counted = 0;
+	*queued = 0;
+	for (size_t i = 0; i < p->ncounters; i++)
+		if (p->counters[i].c.kind == CV_COUNTER_USER && !strcmp(p->counters[i].name, CONVOY_QUEUED_COUNTER)) {
+			*queued += p->counters[i].c.value;
+			counted = 1;
+		}
+	return counted;
+}
+
 /* One pool per start routine among the live threads; it starved when the
- * profile was written by --timeout or the watchdog, every worker was blocked
- * without a deadline in a wait for work or a result, and a thread outside the
- * pool was blocked too (waiting on the pool). */
-static void report_starvation(struct findings *out, const struct model *m)
+ * profile was written by --timeout, the watchdog or its snapshot, every
+ * worker was blocked without a deadline in a wait for work or a result, and
+ * work was pending: tasks queued, when the scheduler counts them
+ * (queued_tasks); otherwise a thread outside the pool blocked too (waiting
+ * on the pool). */
+static void report_starvation(struct findings *out, const struct model *m, const char *when)
 {
 	const struct profile *p = m->p;
-	if (p->process.exit_reason != CV_EXIT_DUMP_SIGNAL)
+	if (p->process.exit_reason != CV_EXIT_DUMP_SIGNAL && p->process.exit_reason != CV_EXIT_HANG_SNAPSHOT)
 		return;   /* written at an exit: parked workers are idle, not starved */
+	int64_t queued;
+	int counted = queued_tasks(p, &queued);
 	char *done = xcalloc(p->nthreads ? p->nthreads : 1, 1);
 	for (uint32_t first = 0; first < p->nthreads; first++) {
 		const struct cv_thread_rec *lead = &p->threads[first];
@@ -396,7 +505,7 @@ static void report_starvation(struct findings *out, const struct model *m)
 		for (uint32_t t = 0; t < p->nthreads && !waited_on; t++)
 			waited_on = !in_pool(&p->threads[t], lead->start_routine) &&
 				    !(p->threads[t].flags & CV_THREAD_EXITED) && blocked_state(p, t);
-		if (starved != workers || !waited_on || (workers < 2 && !annotated))
+		if (starved != workers || !(counted ? queued > 0 : waited_on) || (workers < 2 && !annotated))
 			continue;   /* one lone thread is a pool only when the library names it one */
 		struct finding *x = findings__add(out, FINDING_POOL_STARVATION, 0);
 		x->correctness = 1;
@@ -410,10 +519,16 @@ static void report_starvation(struct findings *out, const struct model *m)
 		else
 			snprintf(pool, sizeof(pool), "%s", routine);
 		snprintf(x->objects[x->nobjects++], sizeof(x->objects[0]), "%s", pool);
+		char pending[160];
+		if (counted)
+			snprintf(pending, sizeof(pending), ", while %lld task%s queued (the scheduler's count, "
+				 CONVOY_QUEUED_COUNTER ") and no worker was free to run %s", (long long)queued,
+				 queued == 1 ? " was" : "s were", queued == 1 ? "it" : "them");
+		else
+			snprintf(pending, sizeof(pending), " while another thread waited too");
 		size_t len = (size_t)snprintf(x->summary, sizeof(x->summary),
-					      "Pool %s starved: all %u worker%s blocked when the profile was written, "
-					      "each in a wait with no deadline while another thread waited too:",
-					      pool, workers, workers == 1 ? " was" : "s were");
+					      "Pool %s starved: all %u worker%s blocked %s, each in a wait with no "
+					      "deadline%s:", pool, workers, workers == 1 ? " was" : "s were", when, pending);
 		for (uint32_t t = first, shown = 0; t < p->nthreads && len < sizeof(x->summary); t++) {
 			const struct cv_thread_rec *w = &p->threads[t];
 			if (!in_pool(w, lead->start_routine))
@@ -443,16 +558,62 @@ static void report_starvation(struct findings *out, const struct model *m)
 			 "tasks), or use a separate pool / raise the worker count.");
 		x->evidence[x->nevidence].key = "workers";
 		x->evidence[x->nevidence++].value = (double)workers;
+		if (counted) {
+			x->evidence[x->nevidence].key = "queued_tasks";
+			x->evidence[x->nevidence++].value = (double)queued;
+			x->evidence[x->nevidence].key = "free_workers";
+			x->evidence[x->nevidence++].value = 0;
+		}
 	}
 	free(done);
+}
+
+/* Whether out->v[from..to-1] holds a finding of x's kind about x's objects. */
+static int reported(const struct findings *out, size_t from, size_t to, const struct finding *x)
+{
+	for (size_t i = from; i < to; i++) {
+		const struct finding *y = &out->v[i];
+		if (y->kind != x->kind || y->nobjects != x->nobjects)
+			continue;
+		size_t k = 0;
+		while (k < x->nobjects && !strcmp(x->objects[k], y->objects[k]))
+			k++;
+		if (k == x->nobjects)
+			return 1;
+	}
+	return 0;
+}
+
+/* The hang snapshot's deadlocks (kind FINDING_DEADLOCK) or starved pools,
+ * after those of the profile itself: the program went on after the
+ * snapshot, and may have ended with them gone (a pool is never starved in a
+ * profile written at an exit). What the profile shows too is said once. */
+static void report_at_hang(struct findings *out, const struct model *m, size_t first, enum finding_kind kind)
+{
+	static const char when[] = "at the hang, in the snapshot convoy's watchdog had the shim write "
+				   "(--on-hang continue; the program then went on)";
+	size_t from = out->n;
+	if (kind == FINDING_DEADLOCK)
+		report_deadlocks(out, m->hang, when);
+	else
+		report_starvation(out, m->hang, when);
+	size_t keep = from;
+	for (size_t i = from; i < out->n; i++)
+		if (!reported(out, first, from, &out->v[i]))
+			out->v[keep++] = out->v[i];
+	out->n = keep;
 }
 
 void deadlock__diagnose(struct findings *out, const struct model *m, int threads, double wall_ns)
 {
 	size_t first = out->n;
-	report_deadlocks(out, m);
+	report_deadlocks(out, m, "when the profile was written");
+	if (m->hang)
+		report_at_hang(out, m, first, FINDING_DEADLOCK);
 	size_t deadlocks = out->n;
-	report_starvation(out, m);
+	report_starvation(out, m, "when the profile was written");
+	if (m->hang)
+		report_at_hang(out, m, deadlocks, FINDING_POOL_STARVATION);
 	report_cycles(out, m, first, deadlocks);
 	for (size_t i = first; i < out->n; i++) {
 		out->v[i].severity = SEVERITY_HIGH;
@@ -478,6 +639,18 @@ json_object *deadlock__graph_json(const struct model *m, const struct findings *
 		json_object_object_add(j, "to", json_object_new_string(lock_name(m, e->to)));
 		if (e->thread < p->nthreads)
 			json_object_object_add(j, "thread", json_object_new_int(p->threads[e->thread].tid));
+		struct finding_edge fe = { 0 };   /* both stacks, as a finding shows them */
+		fill_edge(m, &fe, e->from, e->to, e->thread, e->from_pc, e->from_stack, e->to_stack, e->to_pc);
+		json_object *held = json_object_new_array(), *wants = json_object_new_array();
+		for (size_t k = 0; k < fe.nfrom_frames; k++)
+			json_object_array_add(held, json_object_new_string(fe.from_frames[k]));
+		if (!fe.nfrom_frames)   /* a profile without held stacks: the call site */
+			json_object_array_add(held, json_object_new_string(fe.from_site));
+		for (size_t k = 0; k < fe.nframes; k++)
+			json_object_array_add(wants, json_object_new_string(fe.to_frames[k]));
+		json_object_object_add(j, "from_stack", held);
+		json_object_object_add(j, "from_stack_partial", json_object_new_boolean(fe.from_partial));
+		json_object_object_add(j, "to_stack", wants);
 		json_object_array_add(edges, j);
 	}
 	for (size_t i = 0; i < f->n; i++) {
@@ -501,9 +674,17 @@ json_object *deadlock__edges_json(const struct finding *x)
 		const struct finding_edge *e = &x->edges[i];
 		json_object *o = json_object_new_object(), *frames = json_object_new_array();
 		json_object_object_add(o, "holds", json_object_new_string(e->from));
+		json_object_object_add(o, "relation", json_object_new_string(e->posts ? "posts" : "holds"));
 		json_object_object_add(o, "wants", json_object_new_string(e->to));
 		json_object_object_add(o, "thread", json_object_new_string(e->thread));
 		json_object_object_add(o, "holds_acquired_at", json_object_new_string(e->from_site));
+		if (e->nfrom_frames) {
+			json_object *held = json_object_new_array();
+			for (size_t k = 0; k < e->nfrom_frames; k++)
+				json_object_array_add(held, json_object_new_string(e->from_frames[k]));
+			json_object_object_add(o, "holds_stack", held);
+			json_object_object_add(o, "holds_stack_partial", json_object_new_boolean(e->from_partial));
+		}
 		for (size_t k = 0; k < e->nframes; k++)
 			json_object_array_add(frames, json_object_new_string(e->to_frames[k]));
 		json_object_object_add(o, "wants_stack", frames);
@@ -518,9 +699,25 @@ void deadlock__edges_text(const struct finding *x, FILE *out)
 	for (size_t i = 0; i < x->nedges; i++) {
 		const struct finding_edge *e = &x->edges[i];
 		char line[512];
-		snprintf(line, sizeof(line), "%s holds %s (taken at %s) and wants %s, at:", e->thread, e->from,
-			 e->from_site, e->to);
+		if (e->posts)
+			snprintf(line, sizeof(line), "%s posts %s (the waiter's only way out) and wants %s, at:", e->thread,
+				 e->from, e->to);
+		else if (!e->nfrom_frames)   /* a profile without held stacks */
+			snprintf(line, sizeof(line), "%s holds %s (taken at %s) and wants %s, at:", e->thread, e->from,
+				 e->from_site, e->to);
+		else
+			snprintf(line, sizeof(line), "%s holds %s, taken at:", e->thread, e->from);
 		textfit__wrap(out, width, 9, "     - ", line);
+		if (e->nfrom_frames && !e->posts) {
+			for (size_t k = 0; k < e->nfrom_frames; k++)
+				textfit__wrap(out, width, 11, "         ", e->from_frames[k]);
+			if (e->from_partial)
+				textfit__wrap(out, width, 11, "         ",
+					      "(the function that took it had returned: the frames after the first are "
+					      "its caller's as they were when the next lock was wanted)");
+			snprintf(line, sizeof(line), "and wants %s, at:", e->to);
+			textfit__wrap(out, width, 9, "       ", line);
+		}
 		for (size_t k = 0; k < e->nframes; k++)
 			textfit__wrap(out, width, 11, "         ", e->to_frames[k]);
 	}

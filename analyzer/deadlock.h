@@ -5,12 +5,14 @@
  *   lock-order-cycle  locks taken in orders that form a cycle (A then B on
  *                     one thread, B then A on another), whether or not the
  *                     run hung: the deadlock waiting to happen;
- *   deadlock          threads blocked in a cycle of lock waits when the
- *                     profile was written (thread -> lock -> owner -> ...);
+ *   deadlock          threads blocked in a cycle of lock waits (and posts a
+ *                     semaphore or futex word waits for) when the profile or
+ *                     its hang snapshot was written (thread -> lock -> owner);
  *   pool-starvation   every worker of a pool blocked in a condvar, semaphore
  *                     or futex wait with no deadline, in a profile written
- *                     by --timeout or the watchdog, while another thread
- *                     waited too.
+ *                     by --timeout or the watchdog (or its snapshot), while
+ *                     tasks were queued (the scheduler's count) or, without
+ *                     a count, another thread waited too.
  *
  * They are correctness findings: ranked before every cost finding. */
 #ifndef CONVOY_DEADLOCK_H

@@ -80,6 +80,8 @@ static void cond_detail(FILE *out, const struct object_row *r, int verbose)
 {
 	const struct cv_stats *s = &r->total;
 	char a[32], b[32], c[32];
+	if (r->inside)
+		textfit__detail(out, "inside %s", r->inside);
 	if (r->monitor)   /* the mutex its waits named: one monitor */
 		textfit__detail(out, "waited under mutex %s%s", r->monitor->name,
 		       r->obj->o.flags & CV_COND_MUTEXES_VARY ? " (and others before it)" : "");

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "callstacks.h"
 #include "cpuprof.h"
 #include "deadlock.h"
 #include "findings.h"
@@ -381,12 +382,19 @@ static void turn_finding(struct findings *out, struct step *st, const struct obj
 	evidence(x, "handoff_fraction", handoffs);
 	evidence(x, "cpus_in_use", cpus);
 	size_t len;
+	/* A monitor inside a runtime's known state is its interpreter lock. */
+	char inside[160] = "";
+	if (mu && mu->inside)
+		snprintf(inside, sizeof(inside), " (inside %s)", mu->inside);
+	/* "mutex m and condvars c1 and c2"; "futex turn_lock and semaphore turn_sem" */
+	const char *lk = mu ? kind_name(mu->obj->o.kind) : NULL, *pk = kind_name(u->parks[0]->obj->o.kind);
+	const char *plural = u->nparks == 1 ? "" : "s";
 	if (mu)
 		len = (size_t)snprintf(x->summary, sizeof(x->summary),
-		    "Threads ran one at a time through the monitor of mutex %s and condvar%s %s: a lock in "
-		    "effect. They waited %s for the mutex and were parked %s on the condvar%s",
-		    mu->name, u->nparks == 1 ? "" : "s", names, fmt_ns(a, sizeof(a), (double)k->wait_ns),
-		    fmt_ns(b, sizeof(b), (double)u->wait_ns), u->nparks == 1 ? "" : "s");
+		    "Threads ran one at a time through the monitor of %s %s and %s%s %s%s: a lock in "
+		    "effect. They waited %s for the %s and were parked %s on the %s%s",
+		    lk, mu->name, pk, plural, names, inside, fmt_ns(a, sizeof(a), (double)k->wait_ns), lk,
+		    fmt_ns(b, sizeof(b), (double)u->wait_ns), pk, plural);
 	else
 		len = (size_t)snprintf(x->summary, sizeof(x->summary),
 		    "Threads ran one at a time through %s %s, used as a lock: they were parked on it %s",
@@ -400,9 +408,10 @@ static void turn_finding(struct findings *out, struct step *st, const struct obj
 		len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len,
 					" and %s timed waits expired (a switch interval: the waiter asks for its turn)",
 					fmt_count(a, sizeof(a), u->timeouts));
-	if (mu && len < sizeof(x->summary))
+	if (mu && mu->obj->o.kind != CV_OBJ_FUTEX && len < sizeof(x->summary))   /* a futex word's uncontended
+										   * acquisitions are not seen */
 		len += (size_t)snprintf(x->summary + len, sizeof(x->summary) - len,
-					"; the mutex changed owner on %s of its acquisitions", fmt_pct(a, sizeof(a), handoffs));
+					"; the %s changed owner on %s of its acquisitions", lk, fmt_pct(a, sizeof(a), handoffs));
 	if (len < sizeof(x->summary))
 		snprintf(x->summary + len, sizeof(x->summary) - len,
 			 "; the threads' CPU time adds up to %.1f CPUs of %d.", cpus, st->n);
@@ -412,10 +421,85 @@ static void turn_finding(struct findings *out, struct step *st, const struct obj
 	    "otherwise hold it for less of the work, or split what it protects.");
 }
 
+/* The function of the program's own code that r's most waited stack
+ * waited from (its call site's function); NULL without one. */
+static const char *wait_site_function(const struct model *m, const struct object_row *r)
+{
+	struct stack_sum *sums;
+	size_t n = callstacks__object(m->p, r->obj->o.id, &sums);
+	const struct sym_frame *site = NULL;
+	for (size_t i = 0; i < n && !site; i++)   /* stack 0: waits whose stack was not captured */
+		site = sums[i].stack ? callstacks__site(m->syms, sums[i].stack) : NULL;
+	free(sums);
+	return site ? site->function : NULL;
+}
+
+/* Did one of r's wait stacks pass through fn, in the program's own code? */
+static int waited_through(const struct model *m, const struct object_row *r, const char *fn)
+{
+	struct stack_sum *sums;
+	size_t n = callstacks__object(m->p, r->obj->o.id, &sums);
+	int found = 0;
+	for (size_t i = 0; i < n && !found; i++) {
+		const struct sym_frame **f;
+		size_t nf = sums[i].stack ? callstacks__frames(m->syms, sums[i].stack, &f) : 0;
+		for (size_t k = 0; k < nf && !found; k++)
+			found = !f[k]->runtime && f[k]->function && !strcmp(f[k]->function, fn);
+		if (nf)
+			free(f);
+	}
+	free(sums);
+	return found;
+}
+
+/* A park no call names the lock of (a semaphore, a futex word used to park,
+ * a condvar whose waits named no mutex). */
+static int unpaired_park(const struct object_row *r)
+{
+	return r->obj->o.kind == CV_OBJ_SEM || (r->obj->o.kind == CV_OBJ_COND && !r->monitor) ||
+	       (r->obj->o.kind == CV_OBJ_FUTEX && wait_class_of_obj(r->obj) == WAIT_PARK);
+}
+
+/* The lock of a monitor whose calls do not name the pair: a futex word
+ * used as a lock, or a mutex no condvar wait named. */
+static int unpaired_lock(const struct model *m, const struct object_row *r)
+{
+	if (r->obj->o.kind == CV_OBJ_FUTEX)
+		return wait_class_of_obj(r->obj) == WAIT_LOCK;
+	if (r->obj->o.kind != CV_OBJ_MUTEX)
+		return 0;
+	for (size_t c = 0; c < m->nconds; c++)
+		if (m->conds[c]->monitor == r)
+			return 0;
+	return 1;
+}
+
+/* The finding for lock mu (NULL: none) and the parks in u, when threads
+ * took turns through them and their growth is worth a finding; 1 if made. */
+static int monitor_finding(struct findings *out, struct step *st, const struct object_row *mu, struct turn_use *u,
+			   double cpus)
+{
+	const struct speedup *s = st->t->s;
+	turn_use_sum(st, u);
+	double lock_grew = mu ? speedup__lock_wait(s, mu) * st->scale - (st->ref ? speedup__lock_wait(st->ref->s, mu) : 0) : 0;
+	double grew = (lock_grew > 0 ? lock_grew : 0) + (u->park_grew > 0 ? u->park_grew : 0);
+	if (grew <= 0 || grew < NOISE_SHARE * st->lost || !took_turns(u))
+		return 0;
+	turn_finding(out, st, mu, u, grew, cpus);
+	return 1;
+}
+
 /* A monitor (a mutex and the condvars waited under it) or a semaphore that
  * threads took turns through is a lock in effect, whatever the program
  * built it for (an interpreter lock, a recursive lock, a binary semaphore):
- * the waits on the mutex and the parks on its condvars are one cause. */
+ * the waits on the mutex and the parks on its condvars are one cause.
+ *
+ * Where no call names the pair (a futex word for the lock, a semaphore or
+ * a futex word for the condition, as runtimes build them), a lock and the
+ * parks waited from the code that takes it are one monitor: the park's call
+ * site is a function the lock's waits came through too (take_turn waits on
+ * the semaphore and, inside it, on the lock word). That needs the program's
+ * symbols; without them each is judged alone. */
 static void rule_monitors(struct findings *out, struct step *st)
 {
 	const struct model *m = st->t->m;
@@ -431,26 +515,38 @@ static void rule_monitors(struct findings *out, struct step *st)
 		for (size_t c = 0; c < m->nconds && u.nparks < FINDING_MAX_OBJECTS - 1; c++)
 			if (m->conds[c]->monitor == mu)
 				u.parks[u.nparks++] = m->conds[c];
-		if (!u.nparks)
-			continue;
-		turn_use_sum(st, &u);
-		double lock_grew = speedup__lock_wait(s, mu) * st->scale - (st->ref ? speedup__lock_wait(st->ref->s, mu) : 0);
-		double grew = (lock_grew > 0 ? lock_grew : 0) + (u.park_grew > 0 ? u.park_grew : 0);
-		if (grew > 0 && grew >= NOISE_SHARE * st->lost && took_turns(&u))
-			turn_finding(out, st, mu, &u, grew, cpus);
+		if (u.nparks)
+			monitor_finding(out, st, mu, &u, cpus);
 	}
-	/* Semaphores and futex words used to park (a runtime's own lock or
-	 * condition, whose mutex the futex calls do not name). */
+	char *grouped = xcalloc(m->nparks + 1, 1);   /* parks that found their lock */
+	for (size_t i = 0; m->syms && i < m->nlocks; i++) {
+		const struct object_row *lock = m->locks[i];
+		if (!unpaired_lock(m, lock))
+			continue;
+		struct turn_use u = { .nparks = 0 };
+		size_t members[FINDING_MAX_OBJECTS - 1];
+		for (size_t p = 0; p < m->nparks && u.nparks < FINDING_MAX_OBJECTS - 1; p++) {
+			const char *fn = grouped[p] || !unpaired_park(m->parks[p]) ? NULL :
+					 wait_site_function(m, m->parks[p]);
+			if (fn && waited_through(m, lock, fn)) {
+				members[u.nparks] = p;
+				u.parks[u.nparks++] = m->parks[p];
+			}
+		}
+		if (u.nparks && monitor_finding(out, st, lock, &u, cpus))
+			for (size_t k = 0; k < u.nparks; k++)
+				grouped[members[k]] = 1;
+	}
+	/* Semaphores and futex words used to park, alone (a runtime's own lock
+	 * or condition, whose lock no call names and no stack tied to it). */
 	for (size_t i = 0; i < m->nparks; i++) {
 		const struct object_row *row = m->parks[i];
-		if (row->obj->o.kind != CV_OBJ_SEM &&
-		    (row->obj->o.kind != CV_OBJ_FUTEX || wait_class_of_obj(row->obj) != WAIT_PARK))
+		if (grouped[i] || !unpaired_park(row) || row->obj->o.kind == CV_OBJ_COND)
 			continue;
 		struct turn_use u = { .parks = { row }, .nparks = 1 };
-		turn_use_sum(st, &u);
-		if (u.park_grew > 0 && u.park_grew >= NOISE_SHARE * st->lost && took_turns(&u))
-			turn_finding(out, st, NULL, &u, u.park_grew, cpus);
+		monitor_finding(out, st, NULL, &u, cpus);
 	}
+	free(grouped);
 }
 
 static void rule_runnable(struct findings *out, const struct step *st)

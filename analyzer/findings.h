@@ -56,10 +56,14 @@ const char *severity_name(enum severity s);
  * or waits for, `to`; where it took `from`, and the stack that wants `to`. */
 struct finding_edge {
 	char from[128], to[128];
+	int posts;               /* `from` is a semaphore or futex word the thread posts, not a lock it holds */
 	char thread[64];
 	char from_site[192];
 	char to_frames[FINDING_MAX_FRAMES][192];
 	size_t nframes;
+	char from_frames[FINDING_MAX_FRAMES][192];   /* the stack `from` was taken in; none: from_site alone */
+	size_t nfrom_frames;
+	int from_partial;        /* its function had returned: outer frames as they were when `to` was wanted */
 };
 
 struct finding {

@@ -85,6 +85,7 @@ static int mkdirs(const char *dir)
  * sampling rate (0: none). */
 static char profile_dir[PATH_MAX];
 static unsigned sampling_hz;
+static enum sampler_records sampling_records = SAMPLER_RECORDS_BUDGET;   /* CONVOY_SAMPLE_SWITCHES */
 
 int launch__prepare(const char *dir, unsigned sample_hz, char *absdir, size_t size)
 {
@@ -103,12 +104,14 @@ int launch__prepare(const char *dir, unsigned sample_hz, char *absdir, size_t si
 		return -1;
 	}
 	snprintf(absdir, size, "%s", resolved);
-	char dump_sig[16];
+	char dump_sig[16], snapshot_sig[16];
 	snprintf(dump_sig, sizeof(dump_sig), "%d", LAUNCH_STOP_SIGNAL);
+	snprintf(snapshot_sig, sizeof(snapshot_sig), "%d", LAUNCH_SNAPSHOT_SIGNAL);
 	snprintf(profile_dir, sizeof(profile_dir), "%s", resolved);
 	sampling_hz = sample_hz;
 	if (set_preload(shim) != 0 || setenv("CONVOY_DIR", resolved, 1) != 0 ||
-	    setenv("CONVOY_QUIET", "1", 1) != 0 || setenv("CONVOY_DUMP_SIGNAL", dump_sig, 1) != 0) {
+	    setenv("CONVOY_QUIET", "1", 1) != 0 || setenv("CONVOY_DUMP_SIGNAL", dump_sig, 1) != 0 ||
+	    setenv("CONVOY_SNAPSHOT_SIGNAL", snapshot_sig, 1) != 0) {
 		cv_error("cannot set the environment: %s", strerror(errno));
 		return -1;
 	}
@@ -125,6 +128,16 @@ static void forward_signal(int sig)
 
 int launch__sample_hz(const char *cmd, const char *option, unsigned *hz)
 {
+	const char *records = getenv("CONVOY_SAMPLE_SWITCHES");   /* docs/samples-format.md */
+	if (!records || !*records)
+		sampling_records = SAMPLER_RECORDS_BUDGET;
+	else if (!strcmp(records, "0") || !strcmp(records, "1"))
+		sampling_records = records[0] == '1' ? SAMPLER_RECORDS_ALL : SAMPLER_RECORDS_OFF;
+	else {
+		cv_error("%s: CONVOY_SAMPLE_SWITCHES is 0 (no switch records), 1 (all) or unset (within a budget), "
+			 "not '%s'", cmd, records);
+		return -1;
+	}
 	const char *text = option ? option : getenv("CONVOY_SAMPLE_HZ");
 	if (!text || !*text) {
 		*hz = SAMPLER_DEFAULT_HZ;
@@ -148,8 +161,7 @@ static struct sampler *start_sampling(pid_t pid)
 	if (!sampling_hz)
 		return NULL;
 	char why[512];
-	const char *records = getenv("CONVOY_SAMPLE_SWITCHES");   /* docs/samples-format.md */
-	struct sampler *s = sampler__open(pid, sampling_hz, records && !strcmp(records, "1"), why, sizeof(why));
+	struct sampler *s = sampler__open(pid, sampling_hz, sampling_records, why, sizeof(why));
 	if (s && sampler__start(s, profile_dir, why, sizeof(why)) != 0) {
 		sampler__stop(s);
 		s = NULL;
@@ -166,7 +178,7 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-int launch__run(char *const argv[], const char *log_path, double timeout_s, double watchdog_s,
+int launch__run(char *const argv[], const char *log_path, double timeout_s, const struct watchdog_config *wdc,
 		struct launch_result *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -247,13 +259,13 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, doub
 	close(exec_pipe[0]);
 
 	int status = 0;
-	if (timeout_s > 0 || watchdog_s > 0) {
+	if (timeout_s > 0 || wdc->period_s > 0) {
 		/* The stop signal first: the shim writes the profile of a hung
 		 * program on it (CONVOY_DUMP_SIGNAL); SIGKILL after the grace. */
 		double deadline = timeout_s > 0 ? t0 + timeout_s * 1e9 : 0, kill_at = 0;
 		pid_t target = 0;   /* what was stopped: -group for the time limit, a pid for the watchdog */
 		struct watchdog wd;
-		watchdog__start(&wd, pid, watchdog_s, t0);
+		watchdog__start(&wd, pid, wdc->period_s, t0);
 		for (;;) {
 			pid_t w = waitpid(pid, &status, WNOHANG);
 			if (w == pid)
@@ -266,9 +278,12 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, doub
 				target = -pid;
 				kill(pid, LAUNCH_STOP_SIGNAL);
 				r->timed_out = 1;
-			} else if (!target && (hung = watchdog__check(&wd, now))) {
-				target = hung;
+			} else if (!target && !r->hung && (hung = watchdog__check(&wd, now))) {
 				r->hung = 1;
+				if (wdc->on_hang == WATCHDOG_CONTINUE)   /* once: the program goes on, as it may */
+					r->snapshot = watchdog__snapshot(hung, LAUNCH_SNAPSHOT_SIGNAL);
+				else
+					target = hung;
 			}
 			if (target && !kill_at) {
 				kill(target, LAUNCH_STOP_SIGNAL);

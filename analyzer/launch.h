@@ -11,6 +11,12 @@
  * (CONVOY_DUMP_SIGNAL, docs/lifecycle.md), so a hung program is explained. */
 #define LAUNCH_STOP_SIGNAL  SIGTERM
 #define LAUNCH_STOP_GRACE_S 10
+/* What the watchdog sends, with convoy's mark, to have the shim write a
+ * snapshot of a hung process and let it go on (CONVOY_SNAPSHOT_SIGNAL,
+ * --on-hang continue). A real-time signal: programs rarely handle the last
+ * one, and sent to a process that does not catch it (no shim) it would end
+ * it, so watchdog__snapshot sends it only to one that does. */
+#define LAUNCH_SNAPSHOT_SIGNAL SIGRTMAX
 
 /* Prepares this process's environment for children: libconvoy.so appended
  * to LD_PRELOAD, profiles to dir (created if missing), the shim quiet and
@@ -22,7 +28,9 @@ int launch__prepare(const char *dir, unsigned sample_hz, char *absdir, size_t si
 
 /* The sampling rate for cmd ("run", "scale"): --sample-hz's text when
  * given, else CONVOY_SAMPLE_HZ, else SAMPLER_DEFAULT_HZ; 0 turns sampling
- * off. Returns 0, or -1 after one error line. */
+ * off. Also reads CONVOY_SAMPLE_SWITCHES (0, 1 or unset: sampler.h,
+ * enum sampler_records) for launch__run. Returns 0, or -1 after one error
+ * line. */
 #define LAUNCH_MAX_SAMPLE_HZ 20000
 int launch__sample_hz(const char *cmd, const char *option, unsigned *hz);
 
@@ -30,16 +38,19 @@ struct launch_result {
 	pid_t pid;
 	int status;          /* as waitpid */
 	int timed_out;       /* the time limit passed: sent LAUNCH_STOP_SIGNAL, then SIGKILL if needed */
-	int hung;            /* the watchdog found a process of it hung and stopped it alike */
+	int hung;            /* the watchdog found a process of it hung and stopped it alike
+			      * (or, on_hang continue, asked for a snapshot and let it go on) */
+	int snapshot;        /* on_hang continue: the snapshot was asked for (watchdog__snapshot) */
 	double wall_ns;      /* fork to exit */
 };
 
 /* Runs argv with the environment set by launch__prepare, optionally with
  * stdout and stderr sent to log_path (NULL: inherited), a time limit (0:
- * none) and a watchdog period (0: none; watchdog.h). Returns 0 when the
- * command ran (whatever its status), -1 after one error line when it could
- * not be started. */
-int launch__run(char *const argv[], const char *log_path, double timeout_s, double watchdog_s,
+ * none) and a watchdog (watchdog.h). Returns 0 when the command ran
+ * (whatever its status), -1 after one error line when it could not be
+ * started. */
+struct watchdog_config;
+int launch__run(char *const argv[], const char *log_path, double timeout_s, const struct watchdog_config *wdc,
 		struct launch_result *r);
 
 /* The exit status convoy should return for a command's waitpid status. */

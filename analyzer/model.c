@@ -82,6 +82,7 @@ static void name_object(struct object_row *row, struct syms *syms)
 		size_t n = strlen(row->name);
 		snprintf(row->name + n, sizeof(row->name) - n, " (generation %u)", o->generation);
 	}
+	row->inside = syms ? syms__data_note(syms, o->addr, o->map_gen) : NULL;
 }
 
 static int by_wait(const void *a, const void *b)

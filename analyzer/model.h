@@ -53,6 +53,7 @@ struct object_row {
 	size_t nthreads;        /* threads that used it */
 	double typical_hold_ns; /* hold time averaged per acquisition over threads (0: no sample) */
 	const struct object_row *monitor;   /* condvars: the mutex their waits named, or NULL */
+	const char *inside;     /* what the runtime state it lies in is (syms__data_note), or NULL */
 };
 
 struct model {
@@ -81,6 +82,8 @@ struct model {
 	uint64_t *thread_kind_wait;                 /* [thread * CV_OBJ_KIND_COUNT + kind]: wait_ns */
 	uint64_t total_progress;
 	const struct cpuprof *cpu;   /* where on-CPU time went (cpuprof.h); NULL: not sampled */
+	const struct model *hang;    /* the same process's snapshot at a hang (--on-hang continue;
+				      * deadlock.h); NULL: none */
 };
 
 void model__build(struct model *m, const struct profile *p, struct syms *syms);

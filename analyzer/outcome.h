@@ -15,19 +15,23 @@ struct run_outcome {
 	int signal;         /* the signal that ended it; 0 when it exited */
 	int timed_out;      /* --timeout stopped it */
 	double timeout_s;   /* that limit */
-	int hung;           /* the watchdog found it hung and stopped it */
+	int hung;           /* the watchdog found it hung (and stopped it, unless continued) */
 	double watchdog_s;  /* its period */
+	int continued;      /* hung, and let go on (--on-hang continue) */
+	int snapshot;       /* continued: the shim was asked for a snapshot at the hang */
 };
 
-/* From a waitpid status and whether the time limit or the watchdog (of
- * these periods) stopped the command. */
-void outcome__set(struct run_outcome *o, int status, int timed_out, double timeout_s, int hung, double watchdog_s);
+struct launch_result;
+struct watchdog_config;
+/* From what the launcher saw (launch.h) under this time limit and watchdog. */
+void outcome__set(struct run_outcome *o, const struct launch_result *r, double timeout_s,
+		  const struct watchdog_config *wdc);
 /* Whether it ended other than by exiting with status 0. */
 int outcome__failed(const struct run_outcome *o);
 /* One sentence: "The command exited with status 3." (empty when unknown). */
 void outcome__sentence(const struct run_outcome *o, char *buf, size_t size);
-/* exit_status (null when a signal ended it), signal, timed_out, hung into obj;
- * nothing when unknown. */
+/* exit_status (null when a signal ended it), signal, timed_out, hung (and,
+ * when hung, on_hang and hang_snapshot) into obj; nothing when unknown. */
 void outcome__json(const struct run_outcome *o, struct json_object *obj);
 /* Reads back what outcome__json wrote (a recorded sweep); unknown when absent. */
 void outcome__from_json(struct run_outcome *o, struct json_object *obj);

@@ -358,9 +358,10 @@ static int link_stacks(struct reader *r, struct profile *p)
 	}
 	for (size_t i = 0; i < p->nedges; i++) {
 		const struct cv_lock_edge *e = &p->edges[i];
-		if (e->from >= p->nobjects || e->to >= p->nobjects || e->thread >= p->nthreads || e->to_stack > p->nstacks)
-			return fail(r, "corrupt (a lock-order edge names objects %u -> %u, thread %u, stack %u)", e->from,
-				    e->to, e->thread, e->to_stack);
+		if (e->from >= p->nobjects || e->to >= p->nobjects || e->thread >= p->nthreads || e->to_stack > p->nstacks ||
+		    e->from_stack > p->nstacks)
+			return fail(r, "corrupt (a lock-order edge names objects %u -> %u, thread %u, stacks %u and %u)",
+				    e->from, e->to, e->thread, e->from_stack, e->to_stack);
 	}
 	for (size_t i = 0; i < p->nthread_states; i++) {
 		const struct profile_thread_state *s = &p->thread_states[i];

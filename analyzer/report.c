@@ -59,7 +59,10 @@ static void text_header(const struct model *m, const struct run_outcome *run, FI
 		 p->nthreads, p->nthreads == 1 ? "" : "s", m->nlocks, m->nlocks == 1 ? "" : "s",
 		 m->nconds, m->nconds == 1 ? "" : "s", exit_text(p->process.exit_reason));
 	textfit__wrap(out, width, 4, "  ", line);
-	fprintf(out, "  profile %s\n\n", p->path);
+	fprintf(out, "  profile %s\n", p->path);
+	if (m->hang)   /* its deadlocks and starved pools are among the findings */
+		fprintf(out, "  hang snapshot %s\n", m->hang->p->path);
+	fputc('\n', out);
 	if (outcome__failed(run)) {
 		outcome__sentence(run, line, sizeof(line));
 		textfit__wrap(out, width, 0, "", line);
@@ -133,6 +136,9 @@ static void text_stack(const struct speedup *st, const struct model *m, FILE *ou
 	speedup__offcpu_text(st, m, text, sizeof(text));
 	if (text[0])
 		textfit__wrap(out, textfit__width(out), 2, "Off-CPU outside waits: ", text);
+	speedup__other_text(st, text, sizeof(text));
+	if (text[0])
+		textfit__wrap(out, textfit__width(out), 2, "Other off-CPU by kind: ", text);
 	fputc('\n', out);
 }
 
@@ -219,6 +225,8 @@ static void text_locks(const struct model *m, const struct report_options *o, FI
 		}
 		const struct cv_stats *s = &r->total;
 		text_lock_row(out, r->name, s);
+		if (r->inside)
+			textfit__detail(out, "inside %s", r->inside);
 		if (o->verbose || s->trylocks || s->timeouts || (r->type[0] && strcmp(r->type, "normal")))
 			text_lock_detail(out, r->type, s);
 		prims__text_lock_detail(r, out);   /* rwlock sides, spin time, futex wakes */
@@ -438,6 +446,8 @@ static json_object *json_object_row(const struct model *m, const struct object_r
 	json_object_object_add(o, "destroyed", json_object_new_boolean(r->obj->o.retired));
 	if (r->obj->o.kind == CV_OBJ_COND)   /* its monitor: the mutex its waits named, or null */
 		json_object_object_add(o, "mutex", r->monitor ? jstr(r->monitor->name) : NULL);
+	if (r->inside)   /* a runtime's known state it lies in (symbols.c) */
+		json_object_object_add(o, "inside", jstr(r->inside));
 	json_stats(o, r->obj->o.kind, &r->total);
 	if (r->obj->o.kind == CV_OBJ_BARRIER)
 		json_object_object_add(o, "count", json_object_new_int64(r->obj->o.flags));
@@ -590,6 +600,7 @@ static json_object *json_stack(const struct speedup *st)
 	json_object_object_add(stack, "budget_ns", json_object_new_int64((int64_t)st->budget_ns));
 	for (int k = 0; k < STACK_N; k++)
 		json_object_object_add(stack, stack_keys[k], json_object_new_int64((int64_t)st->c[k]));
+	json_object_object_add(stack, "other_offcpu_by_kind", speedup__other_json(st));
 	return stack;
 }
 
@@ -636,6 +647,8 @@ static void json_report(struct sink *k, const struct analysis *a, const struct r
 	char pmu[160];
 	json_object_object_add(proc, "pmu", jstr(pmu_status(p, pmu, sizeof(pmu))));
 	json_object_object_add(proc, "profile", jstr(p->path));
+	if (a->m.hang)
+		json_object_object_add(proc, "hang_snapshot_profile", jstr(a->m.hang->p->path));
 	sink_member(k, "process", proc);
 	sink_rows(k, "locks", m, m->locks, m->nlocks, stacks);
 	sink_rows(k, "condvars", m, m->conds, m->nconds, stacks);
@@ -654,6 +667,9 @@ static void json_report(struct sink *k, const struct analysis *a, const struct r
 		sink_member(k, "lock_order", lock_order);
 	sink_member(k, "stack", json_stack(&a->s));
 	sink_member(k, "findings", findings__json(&a->f));
+	char names[1024];   /* after everything above was named */
+	if (a->syms && syms__offsets_note(a->syms, names, sizeof(names)))
+		sink_member(k, "names_as_offsets", jstr(names));
 }
 
 json_object *report__json(const struct analysis *a, const struct report_options *o)
@@ -684,6 +700,10 @@ int report__write(const struct analysis *a, const struct report_options *o, FILE
 		if (m->cpu)
 			cpuprof__text(m->cpu, m, out, o->limit > 0 ? o->limit : 10);
 		text_counters(m, out);
+		char names[1024];
+		if (a->syms && syms__offsets_note(a->syms, names, sizeof(names)))
+			textfit__wrap(out, textfit__width(out), 2,
+				      "\nNames that are module+offset: no symbol covered those addresses in ", names);
 		char pmu[160], line[256];
 		if (!(p->process.perf_valid >> CV_PERF_CYCLES)) {
 			snprintf(line, sizeof(line), "hardware counters (cycles, instructions, cache misses): %s.",

@@ -24,7 +24,7 @@
 static void run_usage(FILE *f)
 {
 	fputs("usage: convoy run [-o DIR] [--json] [-v] [--comm NAME] [--timeout S] [--sample-hz N]\n"
-	      "                  [--trace] -- COMMAND [ARG...]\n"
+	      "                  [--trace] [--on-hang stop|continue] -- COMMAND [ARG...]\n"
 	      "\n"
 	      "Runs COMMAND with libconvoy.so preloaded (appended to any LD_PRELOAD),\n"
 	      "then prints the report of its profile, whether COMMAND succeeded, failed\n"
@@ -33,6 +33,11 @@ static void run_usage(FILE *f)
 	      "  -o DIR       write profiles to DIR (created if missing; default: .)\n"
 	      "  --timeout S  stop COMMAND after S seconds (SIGTERM, on which the shim\n"
 	      "               writes its profile; SIGKILL 10 s later) and explain it\n"
+	      "  --on-hang A  what the watchdog (CONVOY_WATCHDOG) does with a hung process:\n"
+	      "               stop it the same way (stop, the default), or have the shim\n"
+	      "               write a snapshot profile and let it go on (continue): the\n"
+	      "               report then explains the hang from the snapshot and the rest\n"
+	      "               of the run from the profile (default CONVOY_ON_HANG)\n"
 	      "  --json       print the report as JSON, alone on stdout: COMMAND's own\n"
 	      "               stdout goes to stderr\n"
 	      "  -v           every thread's share of every mutex\n"
@@ -59,11 +64,12 @@ int cmd_run(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "sample-hz", required_argument, NULL, 's' },
 		{ "trace", no_argument, NULL, 'E' },
+		{ "on-hang", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct report_options ro = { .limit = 20 };
-	const char *dir = ".", *comm = NULL, *sample_hz = NULL;
+	const char *dir = ".", *comm = NULL, *sample_hz = NULL, *on_hang = NULL;
 	double timeout_s = 0;
 	char *end;
 	int c;
@@ -82,6 +88,7 @@ int cmd_run(int argc, char **argv)
 			}
 			break;
 		case 's': sample_hz = optarg; break;
+		case 'H': on_hang = optarg; break;
 		case 'E':
 			if (setenv("CONVOY_TRACE", "1", 1) != 0) {
 				cv_error("run: cannot set CONVOY_TRACE: %s", strerror(errno));
@@ -99,8 +106,8 @@ int cmd_run(int argc, char **argv)
 	}
 	char absdir[PATH_MAX];
 	unsigned hz;
-	double watchdog_s;
-	if (launch__sample_hz("run", sample_hz, &hz) != 0 || watchdog__period(&watchdog_s) != 0)
+	struct watchdog_config wdc;
+	if (launch__sample_hz("run", sample_hz, &hz) != 0 || watchdog__config(&wdc, "run", on_hang) != 0)
 		return 2;
 	if (launch__prepare(dir, hz, absdir, sizeof(absdir)) != 0)
 		return 1;
@@ -117,7 +124,7 @@ int cmd_run(int argc, char **argv)
 	}
 	struct launch_result r;
 	time_t since = time(NULL);
-	int launched = launch__run(argv + optind, NULL, timeout_s, watchdog_s, &r);
+	int launched = launch__run(argv + optind, NULL, timeout_s, &wdc, &r);
 	if (saved_stdout >= 0) {
 		dup2(saved_stdout, STDOUT_FILENO);
 		close(saved_stdout);
@@ -147,7 +154,7 @@ int cmd_run(int argc, char **argv)
 	free(path);
 	if (loaded != 0)
 		return exit_code ? exit_code : 1;
-	outcome__set(&a.run, r.status, r.timed_out, timeout_s, r.hung, watchdog_s);
+	outcome__set(&a.run, &r, timeout_s, &wdc);
 	analysis__diagnose(&a);
 	int rc = report__write(&a, &ro, stdout);
 	analysis__free(&a);

@@ -3,11 +3,12 @@
  *
  * Per CPU, two events filtered to the child's pid and inherited by all it
  * starts: the software cpu-clock, every period_ns of a thread's CPU time
- * (IP, tid, time, CPU, user call chain, user registers), which on request
- * also emits switch records (context_switch: when each thread leaves and
- * gets a CPU, and whether it was preempted; they cost the program about a
- * microsecond per switch on the development VM, docs/performance.md, so
- * they are off by default); and the software context-switch event in
+ * (IP, tid, time, CPU, user call chain, user registers); a dummy event
+ * that records switches (context_switch: when each thread leaves and gets a
+ * CPU, and whether it was preempted; they cost the program about a
+ * microsecond per switch on the development VM, docs/performance.md, so by
+ * default they stop past a budget: records_check); and the software
+ * context-switch event in
  * frequency mode (about hz samples a second per CPU whatever the switch
  * rate, so a program that parks 100,000 times a second does not pay for
  * 100,000 call chains), whose user call chain says where a thread blocked.
@@ -55,7 +56,17 @@
 #endif
 
 /* EV_CLOCK owns the ring; the others write into it (-1: not open). */
-enum { EV_CLOCK, EV_SWITCH, EV_MEM_A, EV_MEM_B, EV_COUNT };
+enum { EV_CLOCK, EV_SWITCH, EV_RECORDS, EV_MEM_A, EV_MEM_B, EV_COUNT };
+
+/* Switch records within budget (SAMPLER_RECORDS_BUDGET): at about a
+ * microsecond each, this many a second of the run costs the program about
+ * 1% of one CPU; BURST lets a start-up flurry through. While the budget
+ * watches, the drain looks every RECORDS_CHECK_MS, so a program that
+ * switches hundreds of thousands of times a second pays for a few
+ * milliseconds of records, not for a drain period's. */
+#define RECORDS_PER_S 10000
+#define RECORDS_BURST 1000
+#define RECORDS_CHECK_MS 10
 
 struct cpu_ring {
 	int cpu;
@@ -76,7 +87,9 @@ struct sampler {
 	uint64_t period_ns;
 	int user_only;
 	int switch_samples;           /* the context-switch event opened */
-	int switch_records;           /* every switch recorded (context_switch) */
+	enum sampler_records records; /* switch records: off, within budget, always */
+	uint64_t started_ns;          /* when draining began: the budget's clock */
+	uint64_t records_off_ns;      /* when the budget stopped the records (0: never) */
 	char mem_status[320];         /* the samples file's memory_sampling line */
 	char watch_status[320];       /* ... and watchpoints line */
 	struct watcher *watch;        /* NULL: no watchpoints */
@@ -119,6 +132,26 @@ static void base_attr(struct perf_event_attr *a, int user_only)
 	a->wakeup_watermark = RING_PAGES * 4096 / 4;
 }
 
+/* The switch records come from an event of their own (a dummy one, which
+ * counts nothing), writing into the CPU's ring, so that the budget can turn
+ * them off (records_check) while the samples go on. Left at -1 when off or
+ * refused: the samples alone then say where threads blocked, not how long. */
+static void open_records(struct sampler *s, struct cpu_ring *r, int cpu)
+{
+	if (s->records == SAMPLER_RECORDS_OFF)
+		return;
+	struct perf_event_attr a;
+	base_attr(&a, s->user_only);
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.sample_type &= ~(uint64_t)(PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_IP | PERF_SAMPLE_REGS_USER);
+	a.context_switch = 1;
+	r->fd[EV_RECORDS] = perf_open(&a, s->pid, cpu);
+	if (r->fd[EV_RECORDS] >= 0 && ioctl(r->fd[EV_RECORDS], PERF_EVENT_IOC_SET_OUTPUT, r->fd[EV_CLOCK]) != 0) {
+		close(r->fd[EV_RECORDS]);
+		r->fd[EV_RECORDS] = -1;
+	}
+}
+
 static int open_ring(struct sampler *s, struct cpu_ring *r, int cpu, char *why, size_t size)
 {
 	struct perf_event_attr a;
@@ -126,7 +159,6 @@ static int open_ring(struct sampler *s, struct cpu_ring *r, int cpu, char *why, 
 	base_attr(&a, s->user_only);
 	a.config = PERF_COUNT_SW_CPU_CLOCK;
 	a.sample_period = s->period_ns;
-	a.context_switch = (unsigned)s->switch_records;
 	r->fd[EV_CLOCK] = perf_open(&a, s->pid, cpu);
 	if (r->fd[EV_CLOCK] < 0 && (errno == EACCES || errno == EPERM) && !s->user_only) {
 		s->user_only = 1;   /* perf_event_paranoid >= 2 without CAP_PERFMON */
@@ -168,6 +200,7 @@ static int open_ring(struct sampler *s, struct cpu_ring *r, int cpu, char *why, 
 		close(r->fd[EV_SWITCH]);
 		r->fd[EV_SWITCH] = -1;
 	}
+	open_records(s, r, cpu);
 	for (int e = 0; e < EV_COUNT; e++)
 		r->id[e] = r->fd[e] >= 0 && ioctl(r->fd[e], PERF_EVENT_IOC_ID, &r->id[e]) == 0 ? r->id[e] : UINT64_MAX;
 	if (r->fd[EV_SWITCH] >= 0)
@@ -428,11 +461,11 @@ static void on_watch_sample(struct sampler *s, const unsigned char *p, const uns
 		watcher__hit(s->watch, (pid_t)(uint32_t)pidtid, (pid_t)(uint32_t)(pidtid >> 32), addr);
 }
 
-struct sampler *sampler__open(pid_t pid, unsigned hz, int switch_records, char *why, size_t size)
+struct sampler *sampler__open(pid_t pid, unsigned hz, enum sampler_records records, char *why, size_t size)
 {
 	struct sampler *s = xcalloc(1, sizeof(*s));
 	s->pid = pid;
-	s->switch_records = switch_records;
+	s->records = records;
 	s->period_ns = hz ? 1000000000ull / hz : 1000000ull;
 	if (s->period_ns == 0)
 		s->period_ns = 1;
@@ -621,6 +654,28 @@ static void drain_all(struct sampler *s)
 		drain(s, &s->rings[i]);
 }
 
+/* Within budget, the records stop once the run has had more than its share
+ * (RECORDS_PER_S of its time so far, plus RECORDS_BURST): a program that
+ * parks 100,000 times a second would otherwise pay a tenth of its time for
+ * them. The time they stopped goes into every file: the analyzer times the
+ * switches sampled before it. Disabling the event disables the copies the
+ * program's threads and children inherited; a disabled event still costs
+ * each context switch a little (about 0.2 µs, docs/performance.md), but
+ * closing it costs far more: the kernel then tears down every inherited
+ * copy while the program runs (a park-heavy run took 6× as long). */
+static void records_check(struct sampler *s)
+{
+	if (s->records != SAMPLER_RECORDS_BUDGET || s->records_off_ns)
+		return;
+	uint64_t now = now_ns();
+	if (s->switches <= RECORDS_BURST + (now - s->started_ns) / (1000000000ull / RECORDS_PER_S))
+		return;
+	for (int i = 0; i < s->nrings; i++)
+		if (s->rings[i].fd[EV_RECORDS] >= 0)
+			ioctl(s->rings[i].fd[EV_RECORDS], PERF_EVENT_IOC_DISABLE, 0);
+	s->records_off_ns = now;
+}
+
 static void *drain_loop(void *arg)
 {
 	struct sampler *s = arg;
@@ -629,7 +684,7 @@ static void *drain_loop(void *arg)
 		pf[i] = (struct pollfd){ .fd = s->rings[i].fd[EV_CLOCK], .events = POLLIN };
 	pf[s->nrings] = (struct pollfd){ .fd = s->stop_pipe[0], .events = POLLIN };
 	for (;;) {
-		int timeout = 100;
+		int timeout = s->records == SAMPLER_RECORDS_BUDGET && !s->records_off_ns ? RECORDS_CHECK_MS : 100;
 		if (s->watch) {
 			int due = watcher__tick(s->watch, now_ns());
 			timeout = due < timeout ? due : timeout;
@@ -638,6 +693,7 @@ static void *drain_loop(void *arg)
 		if (n < 0 && errno != EINTR)
 			break;
 		drain_all(s);
+		records_check(s);
 		if (n > 0 && pf[s->nrings].revents)
 			break;
 		/* Every task the event followed has exited: it reports POLLHUP from
@@ -663,6 +719,7 @@ int sampler__start(struct sampler *s, const char *dir, char *why, size_t size)
 		return -1;
 	}
 	s->started = 1;
+	s->started_ns = now_ns();
 	return 0;
 }
 
@@ -683,6 +740,8 @@ void sampler__stop(struct sampler *s)
 	drain_all(s);
 	watcher__close(s->watch);
 	for (int i = 0; i < s->nfiles; i++) {
+		if (s->records_off_ns)
+			fprintf(s->files[i].f, "records_off %llu\n", (unsigned long long)s->records_off_ns);
 		fprintf(s->files[i].f, "end lost %llu switch_samples %s\n", (unsigned long long)s->lost,
 			s->switch_samples ? "yes" : "no");
 		if (fclose(s->files[i].f) != 0)

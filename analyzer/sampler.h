@@ -19,10 +19,15 @@
 
 struct sampler;
 
-/* Opens the events on pid (a child stopped before its exec), with a record
- * of every context switch when switch_records. NULL when perf_event_open
- * refused them, with the reason in why. */
-struct sampler *sampler__open(pid_t pid, unsigned hz, int switch_records, char *why, size_t size);
+/* Records of every context switch (when each thread left its CPU and got
+ * it back: how long it was off it): none, as long as the program switches
+ * seldom enough for them to cost it little (sampler.c, records_check), or
+ * all of them. */
+enum sampler_records { SAMPLER_RECORDS_OFF, SAMPLER_RECORDS_BUDGET, SAMPLER_RECORDS_ALL };
+
+/* Opens the events on pid (a child stopped before its exec). NULL when
+ * perf_event_open refused them, with the reason in why. */
+struct sampler *sampler__open(pid_t pid, unsigned hz, enum sampler_records records, char *why, size_t size);
 /* Starts draining into dir. Returns 0, or -1 with the reason in why. */
 int sampler__start(struct sampler *s, const char *dir, char *why, size_t size);
 /* After the command ended: drains what is left, writes each file's last

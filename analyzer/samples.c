@@ -163,6 +163,8 @@ int samples__load(struct samples *s, const char *path, int32_t pid, uint64_t fro
 		else if (!strcmp(line, "in") || !strcmp(line, "out") || !strcmp(line, "preempted"))
 			bad = parse_switch(s, line[0] == 'i' ? SWITCH_IN : line[0] == 'o' ? SWITCH_OUT : SWITCH_PREEMPTED,
 					   rest, from_ns, to_ns, &swcap);
+		else if (!strcmp(line, "records_off"))
+			bad = sscanf(rest, "%llu", (unsigned long long *)&s->records_off_ns) != 1;
 		else if (!strcmp(line, "memory_sampling"))
 			on_or_why(rest, s->mem_source, sizeof(s->mem_source), s->mem_unavailable,
 				  sizeof(s->mem_unavailable));

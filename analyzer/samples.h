@@ -71,8 +71,9 @@ struct samples {
 	uint64_t lost;               /* records the kernel dropped (all processes of the run) */
 	struct sample *v;
 	size_t n;
-	struct switch_rec *sw;
+	struct switch_rec *sw;       /* as the kernel wrote them per CPU (not sorted) */
 	size_t nsw;
+	uint64_t records_off_ns;     /* switch records stopped here, the rest of the run unrecorded (0: never) */
 	uint64_t *pcs;
 	size_t npcs;
 	char mem_source[64];         /* the PMU event that sampled data addresses; "" when none */

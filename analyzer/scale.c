@@ -31,7 +31,8 @@ struct scale_options {
 	int warmup;             /* --warmup: unrecorded runs before the sweep */
 	int json;
 	double timeout_s;
-	double watchdog_s;      /* CONVOY_WATCHDOG (watchdog.h) */
+	struct watchdog_config watchdog;   /* CONVOY_WATCHDOG, --on-hang (watchdog.h) */
+	const char *on_hang;    /* --on-hang A */
 	const char *dir;
 	const char *html;       /* --html FILE */
 	int dir_given;          /* -o DIR: the page also goes to DIR/report.html */
@@ -105,7 +106,8 @@ static void free_argv(char **v)
 static void scale_usage(FILE *f)
 {
 	fputs("usage: convoy scale --threads LIST [--repeat K] [--warmup K] [--json] [-o DIR] [--timeout S]\n"
-	      "                    [--comm NAME] [--sample-hz N] -- COMMAND ... {threads} ...\n"
+	      "                    [--comm NAME] [--sample-hz N] [--on-hang stop|continue]\n"
+	      "                    -- COMMAND ... {threads} ...\n"
 	      "       convoy scale --replay DIR [--json]\n"
 	      "\n"
 	      "Runs COMMAND once per thread count in LIST (each {threads} in its arguments\n"
@@ -126,6 +128,9 @@ static void scale_usage(FILE *f)
 	      "                   command started, the one that did the most threaded work)\n"
 	      "  --sample-hz N    sample each thread's CPU time N times a second from outside\n"
 	      "                   the command (default CONVOY_SAMPLE_HZ, else 1000; 0: off)\n"
+	      "  --on-hang A      what the watchdog (CONVOY_WATCHDOG) does with a hung run: stop\n"
+	      "                   it (stop, the default) or have the shim write a snapshot profile\n"
+	      "                   and let it go on (continue; default CONVOY_ON_HANG)\n"
 	      "  --replay DIR     diagnose the sweep recorded in DIR by an earlier -o DIR again,\n"
 	      "                   running nothing\n"
 	      "\n"
@@ -151,6 +156,7 @@ static int parse(int argc, char **argv, struct scale_options *o)
 		{ "comm", required_argument, NULL, 'c' },
 		{ "replay", required_argument, NULL, 'R' },
 		{ "sample-hz", required_argument, NULL, 's' },
+		{ "on-hang", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -192,6 +198,7 @@ static int parse(int argc, char **argv, struct scale_options *o)
 		case 'c': o->comm = optarg; break;
 		case 'R': o->replay = optarg; break;
 		case 's': o->sample_hz = optarg; break;
+		case 'O': o->on_hang = optarg; break;
 		case 'h': scale_usage(stdout); return -1;
 		default:
 			return 2;   /* cv_getopt said why */
@@ -208,7 +215,7 @@ static int parse(int argc, char **argv, struct scale_options *o)
 		cv_error("scale: --threads LIST is required (try 'convoy scale --help')");
 		return 2;
 	}
-	if (watchdog__period(&o->watchdog_s) != 0)
+	if (watchdog__config(&o->watchdog, "scale", o->on_hang) != 0)
 		return 2;
 	if (parse_counts(threads, o))
 		return 2;
@@ -246,11 +253,11 @@ static int run_once(const struct scale_options *o, int n, int k, const char *sub
 	char **args = substitute(o->cmd, o->cmdc, n);
 	struct launch_result r;
 	time_t since = time(NULL);
-	int started = launch__run(args, log, o->timeout_s, o->watchdog_s, &r);
+	int started = launch__run(args, log, o->timeout_s, &o->watchdog, &r);
 	free_argv(args);
 	if (started != 0)
 		return -1;
-	outcome__set(end, r.status, r.timed_out, o->timeout_s, r.hung, o->watchdog_s);
+	outcome__set(end, &r, o->timeout_s, &o->watchdog);
 	*wall = r.wall_ns;
 	if (!profile)
 		return 0;

@@ -33,6 +33,7 @@
  * N·T exactly, by construction; what the construction cannot attribute shows
  * up in "unexplained".
  */
+#include <json-c/json.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,9 +251,15 @@ static void place_threads(struct speedup *s, const struct model *m, int n)
 		s->t[i].in_stack = s->t[i].active > 0 ? minf(got / s->t[i].active, 1) : 1;
 	}
 	/* Serial time: one thread alone in the slots while N > 1. */
+	s->alone_spans = xcalloc(4 * nt + 2, sizeof(double));
+	s->alone_thread = xcalloc(2 * nt + 1, sizeof(size_t));
 	for (size_t k = 0; n > 1 && k + 1 < 2 * nt; k++)
-		if (used[k] == 1)
+		if (used[k] == 1 && cut[k + 1] > cut[k]) {
 			s->t[taker[k]].alone += cut[k + 1] - cut[k];
+			s->alone_spans[2 * s->nalone] = cut[k];
+			s->alone_spans[2 * s->nalone + 1] = cut[k + 1];
+			s->alone_thread[s->nalone++] = taker[k];
+		}
 	free(taker);
 	free(used);
 	free(order);
@@ -336,6 +343,8 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 	place_threads(s, m, n);
 	assign_roles(s, p);
 
+	double (*offcpu)[OFFCPU_KIND_N] = xcalloc(p->nthreads + 1, sizeof(*offcpu));
+	offcpu__thread_times(m, offcpu);
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct stack_thread *x = &s->t[i];
 		double f = x->in_stack;
@@ -349,7 +358,16 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 		s->c[STACK_RUNNABLE] += f * x->runnable;
 		s->c[STACK_OTHER] += f * x->other;
 		s->c[STACK_UNEXPLAINED] += f * unexplained[i];
+		/* Its other off-CPU time split by the shares of its timed switches. */
+		double timed = 0;
+		for (int k = 0; k < OFFCPU_KIND_N; k++)
+			timed += offcpu[i][k];
+		for (int k = 0; k < OFFCPU_KIND_N && f * x->other > 0 && timed > 0; k++)
+			s->other_by_kind[k] += f * x->other * offcpu[i][k] / timed;
+		if (f * x->other > 0 && timed <= 0)
+			s->other_untimed += f * x->other;
 	}
+	free(offcpu);
 	s->c[STACK_USEFUL] = ref_cpu_out_ns >= 0 ? minf(s->cpu_out_ns, ref_cpu_out_ns) : s->cpu_out_ns;
 	s->c[STACK_INFLATION] = s->cpu_out_ns - s->c[STACK_USEFUL];
 	s->c[STACK_IDLE] = s->budget_ns - s->active_ns;
@@ -424,10 +442,46 @@ void speedup__serial_text(const struct speedup *s, const struct model *m, char *
 	char who[200], a[32], b[32];
 	/* Where in its life: its active time is placed from its start. */
 	const char *when = (t->flags & CV_THREAD_MAIN) && t->threads_created ? ", at its start, before its threads ran" : "";
-	snprintf(buf, size, "%s ran alone for %s (%s of the run) while the other %d slot%s had no thread%s; it "
-		 "spent %s of its active time on a CPU.", thread_text(m, (size_t)i, who, sizeof(who)),
-		 fmt_ns(a, sizeof(a), x->alone), fmt_pct(b, sizeof(b), x->alone / s->wall_ns), s->threads - 1,
-		 s->threads == 2 ? "" : "s", when, fmt_pct((char[32]){0}, 32, x->active > 0 ? x->cpu / x->active : 0));
+	size_t len = (size_t)snprintf(buf, size, "%s ran alone for %s (%s of the run) while the other %d slot%s had no "
+				      "thread%s; it spent %s of its active time on a CPU",
+				      thread_text(m, (size_t)i, who, sizeof(who)), fmt_ns(a, sizeof(a), x->alone),
+				      fmt_pct(b, sizeof(b), x->alone / s->wall_ns), s->threads - 1,
+				      s->threads == 2 ? "" : "s", when,
+				      fmt_pct((char[32]){0}, 32, x->active > 0 ? x->cpu / x->active : 0));
+	struct phase_site ph;
+	if (speedup__serial_site(s, m, (size_t)i, &ph) == 0 && ph.site[0] && len < size) {
+		/* Where, from its samples in the spans it was alone. */
+		int kind = 0;
+		for (int k = 1; k < OFFCPU_KIND_N; k++)
+			if (ph.offcpu_by_kind[k] > ph.offcpu_by_kind[kind])
+				kind = k;
+		len += (size_t)snprintf(buf + len, size - len, "; sampled meanwhile: %s on a CPU",
+					fmt_ns(b, sizeof(b), ph.cpu_ns));
+		if (ph.offcpu_ns > 0 && len < size)
+			len += (size_t)snprintf(buf + len, size - len, ", %s off it (mostly %s)",
+						fmt_ns(a, sizeof(a), ph.offcpu_ns), offcpu_kind_words[kind]);
+		if (len < size)
+			len += (size_t)snprintf(buf + len, size - len, ", %s in %s (%s of it)",
+						ph.site_program ? "its own code mostly" : "mostly",
+						ph.site, fmt_pct(a, sizeof(a), ph.site_ns / (ph.cpu_ns + ph.offcpu_ns)));
+	}
+	if (len < size)
+		snprintf(buf + len, size - len, ".");
+}
+
+int speedup__serial_site(const struct speedup *s, const struct model *m, size_t i, struct phase_site *out)
+{
+	double *spans = xcalloc(2 * s->nalone + 2, sizeof(double));
+	size_t n = 0;
+	for (size_t k = 0; k < s->nalone; k++)
+		if (s->alone_thread[k] == i) {
+			spans[2 * n] = s->alone_spans[2 * k];
+			spans[2 * n + 1] = s->alone_spans[2 * k + 1];
+			n++;
+		}
+	int rc = n ? offcpu__phase_site(m, m->p->threads[i].tid, spans, n, out) : -1;
+	free(spans);
+	return rc;
 }
 
 uint64_t speedup__thread_waits(const struct model *m, size_t i)
@@ -475,19 +529,68 @@ void speedup__offcpu_text(const struct speedup *s, const struct model *m, char *
 						   "The call sites were not sampled (no context-switch samples).");
 		return;
 	}
-	/* The sampled switches outside timed waits: the share of each site.
-	 * Switches are sampled by count, not by how long each lasted, so a
-	 * share is of the times it left its CPU, not of the time off it. */
+	/* The sampled switches outside timed waits, each site with the share
+	 * of the thread's off-CPU time its timed switches stood for; where no
+	 * record timed them, the share of the switches (a count, not a time). */
+	double other = s->t[i].other * s->t[i].in_stack;
+	if (o.timed && o.ns && len < size)
+		len += (size_t)snprintf(buf + len, size - len, " Timed by switch records (%s of %s sampled switches):",
+					fmt_count(a, sizeof(a), o.timed), fmt_count(b, sizeof(b), o.samples));
 	for (size_t k = 0; k < o.nsites && len < size; k++) {
 		const struct offcpu_site *x = &o.sites[k];
-		len += (size_t)snprintf(buf + len, size - len, "%s%s of its sampled switches (counted, not timed): %s in %s, %s%s",
-					k ? "; " : " ", fmt_pct(a, sizeof(a), (double)x->samples / (double)o.samples),
-					offcpu_kind_words[x->kind], x->function,
-					strcmp(x->site, "?") ? "called from " : "its caller not unwound",
-					strcmp(x->site, "?") ? x->site : "");
+		const char *sep = k ? "; " : " ";
+		if (o.timed && o.ns) {
+			double ns = other * (double)x->ns / (double)o.ns;
+			len += (size_t)snprintf(buf + len, size - len, "%s%s (%s of the worker time) %s in %s", sep,
+						fmt_ns(a, sizeof(a), ns), fmt_pct(b, sizeof(b), ns / s->budget_ns),
+						offcpu_kind_words[x->kind], x->function);
+		} else {
+			len += (size_t)snprintf(buf + len, size - len, "%s%s of its sampled switches (counted, not timed: "
+						"no switch records): %s in %s", sep,
+						fmt_pct(a, sizeof(a), (double)x->samples / (double)o.samples),
+						offcpu_kind_words[x->kind], x->function);
+		}
+		if (len < size)
+			len += (size_t)snprintf(buf + len, size - len, ", %s%s",
+						strcmp(x->site, "?") ? "called from " : "its caller not unwound",
+						strcmp(x->site, "?") ? x->site : "");
 	}
 	if (len < size)
 		snprintf(buf + len, size - len, ".");
+}
+
+void speedup__other_text(const struct speedup *s, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	size_t len = 0;
+	double timed = s->c[STACK_OTHER] - s->other_untimed;
+	if (timed <= 0 || s->c[STACK_OTHER] < 0.005 * s->budget_ns)
+		return;
+	for (int k = 0; k < OFFCPU_KIND_N && len < size; k++) {
+		if (s->other_by_kind[k] < 0.005 * s->budget_ns)
+			continue;
+		char a[32], b[32];
+		len += (size_t)snprintf(buf + len, size - len, "%s%s %s (%s)", len ? ", " : "",
+					fmt_pct(a, sizeof(a), s->other_by_kind[k] / s->budget_ns), offcpu_kind_words[k],
+					fmt_ns(b, sizeof(b), s->other_by_kind[k]));
+	}
+	if (s->other_untimed >= 0.005 * s->budget_ns && len < size) {
+		char a[32], b[32];
+		len += (size_t)snprintf(buf + len, size - len, "%s%s not timed by switch records (%s)", len ? ", " : "",
+					fmt_pct(a, sizeof(a), s->other_untimed / s->budget_ns),
+					fmt_ns(b, sizeof(b), s->other_untimed));
+	}
+	if (len && len < size)
+		snprintf(buf + len, size - len, " of the worker time.");
+}
+
+json_object *speedup__other_json(const struct speedup *s)
+{
+	json_object *o = json_object_new_object();
+	for (int k = 0; k < OFFCPU_KIND_N; k++)
+		json_object_object_add(o, offcpu_kind_names[k], json_object_new_int64((int64_t)llround(s->other_by_kind[k])));
+	json_object_object_add(o, "untimed", json_object_new_int64((int64_t)llround(s->other_untimed)));
+	return o;
 }
 
 void speedup__roles_text(const struct speedup *s, const struct model *m, char *buf, size_t size)
@@ -526,6 +629,10 @@ void speedup__free(struct speedup *s)
 	free(s->by_identity);
 	free(s->t);
 	free(s->parks);
+	free(s->alone_spans);
+	free(s->alone_thread);
+	s->alone_spans = NULL;
+	s->alone_thread = NULL;
 	s->locks = s->by_identity = s->parks = NULL;
 	s->t = NULL;
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "offcpu.h"
+
 struct model;
 struct object_row;
 
@@ -84,6 +86,16 @@ struct speedup {
 	int nroles[ROLE_N];      /* threads of each role */
 	double helper_ns;        /* active time outside the stack: threads beside N others */
 	double helper_cpu_ns;    /* ... of it on a CPU */
+	/* c[STACK_OTHER] split by kind, each thread's by the measured times of
+	 * its sampled switches (offcpu__split); untimed: the threads whose
+	 * switches no record timed. They add up to c[STACK_OTHER]. */
+	double other_by_kind[OFFCPU_KIND_N];
+	double other_untimed;
+	/* The spans where one thread was alone in the slots while N > 1:
+	 * [alone_spans[2k], alone_spans[2k+1]) ns, thread index alone_thread[k]. */
+	double *alone_spans;
+	size_t *alone_thread;
+	size_t nalone;
 };
 
 /* The stack of the run in m, at n threads and wall time wall_ns (0: the
@@ -112,6 +124,14 @@ double speedup__park_wait(const struct speedup *s, const struct object_row *row)
  *    kinds and call sites of those outside timed waits (offcpu.h). */
 void speedup__serial_text(const struct speedup *s, const struct model *m, char *buf, size_t size);
 void speedup__offcpu_text(const struct speedup *s, const struct model *m, char *buf, size_t size);
+/* The stack's other off-CPU time by kind ("12% blocking I/O (120 ms), 3%
+ * sleep (30 ms) of the worker time."), "" when none was timed. */
+void speedup__other_text(const struct speedup *s, char *buf, size_t size);
+/* The same in ns, one member per kind and "untimed". */
+struct json_object *speedup__other_json(const struct speedup *s);
+/* Where serial thread i was in the spans it ran alone (offcpu__phase_site).
+ * Returns 0, or -1 when it has none or no sample fell in them. */
+int speedup__serial_site(const struct speedup *s, const struct model *m, size_t i, struct phase_site *out);
 /* The threads those name (index), or -1. */
 long speedup__serial_thread(const struct speedup *s);
 long speedup__offcpu_thread(const struct speedup *s);

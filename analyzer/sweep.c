@@ -344,10 +344,13 @@ static json_object *offcpu_json(const struct speedup *s, const struct model *m)
 			json_object_object_add(x, "function", json_object_new_string(sites.sites[k].function));
 			json_object_object_add(x, "site", json_object_new_string(sites.sites[k].site));
 			json_object_object_add(x, "samples", json_object_new_int64((int64_t)sites.sites[k].samples));
+			json_object_object_add(x, "timed_ns", json_object_new_int64((int64_t)sites.sites[k].ns));
 			json_object_array_add(list, x);
 		}
 		json_object_object_add(o, "switch_samples", json_object_new_int64((int64_t)sites.samples));
 		json_object_object_add(o, "switch_samples_in_waits", json_object_new_int64((int64_t)sites.in_waits));
+		json_object_object_add(o, "switch_samples_preempted", json_object_new_int64((int64_t)sites.preempted));
+		json_object_object_add(o, "switch_samples_timed", json_object_new_int64((int64_t)sites.timed));
 		json_object_object_add(o, "by_kind", kinds);
 		json_object_object_add(o, "sites", list);
 	}
@@ -392,6 +395,7 @@ json_object *sweep__json(const struct sweep *w)
 		json_object_object_add(r, "helper_cpu_ns", json_object_new_int64((int64_t)llround(s->helper_cpu_ns)));
 		json_object_object_add(r, "serial", serial_json(s, c->a.p));
 		json_object_object_add(r, "offcpu_other", offcpu_json(s, &c->a.m));
+		json_object_object_add(r, "other_offcpu_by_kind", speedup__other_json(s));
 		for (size_t k = 0; k < s->nlocks; k++) {
 			json_object *l = json_object_new_object();
 			json_object_object_add(l, "name", json_object_new_string(s->locks[k].row->name));

@@ -55,6 +55,7 @@ struct smod {
 	Dwfl_Module *mod;            /* NULL: the file is gone, changed or unreadable */
 	const char *base;            /* file name */
 	int shim, runtime;
+	uint64_t offsets;            /* code addresses named module+offset: no symbol covered them */
 	int vars_done;
 	struct var *vars;            /* sorted by addr */
 	size_t nvars;
@@ -177,12 +178,13 @@ static int open_module_file(const struct profile_module *pm, char *file, size_t 
 	return fd;
 }
 
-/* The C and C++ runtime: frames in these are not "the program's code". */
+/* The C and C++ runtime and the kernel's vDSO (clock_gettime): frames in
+ * these are not "the program's code". */
 static int runtime_module(const char *base)
 {
 	static const char *const prefixes[] = {
 		"libc.so", "libc-", "ld-linux", "ld64.so", "libpthread", "libstdc++", "libgcc_s",
-		"libm.so", "libdl.so", "librt.so", "libunwind", "libc++",
+		"libm.so", "libdl.so", "librt.so", "libunwind", "libc++", "linux-vdso", "linux-gate",
 	};
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
 		if (!strncmp(base, prefixes[i], strlen(prefixes[i])))
@@ -641,6 +643,8 @@ static size_t symbolize(struct syms *s, uint64_t pc, uint32_t gen, int is_return
 		nfn = k;
 	}
 	free(scopes);
+	if (!f[0].function)
+		m->offsets++;
 	for (size_t k = 0; k < nfn; k++)
 		if (!f[k].runtime && (system_source(f[k].path) || runtime_function(f[k].function) ||
 				      (!f[k].function && rust_std_source(f[k].path))))
@@ -683,7 +687,72 @@ const char *syms__frame_label(const struct sym_frame *f, char *buf, size_t size)
 	return buf;
 }
 
+/* What a module offers to name its code, for the note on names that are
+ * offsets: the full symbol table, else MiniDebugInfo (.gnu_debugdata, an
+ * xz-compressed symbol table that libdwfl reads when elfutils was built
+ * with lzma, as Debian's is), else only the exported symbols (.dynsym). */
+static const char *symbol_sources(Dwfl_Module *mod, char *buf, size_t size)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t shstrndx;
+	int symtab = 0, debugdata = 0;
+	if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0)
+		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+			GElf_Shdr sh;
+			const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+			symtab |= sh.sh_type == SHT_SYMTAB;
+			debugdata |= name && !strcmp(name, ".gnu_debugdata");
+		}
+	Dwarf_Addr dbias;
+	int dwarf = dwfl_module_getdwarf(mod, &dbias) != NULL;
+	snprintf(buf, size, "%s%s", symtab ? "a symbol table" : debugdata ? "MiniDebugInfo (.gnu_debugdata)" :
+		 "only its exported symbols (.dynsym; no .gnu_debugdata)",
+		 dwarf ? " and debug info" : symtab ? ", no debug info" :
+		 ", no separate debug file found (/usr/lib/debug, .gnu_debuglink, CONVOY_DEBUGINFO_PATH)");
+	return buf;
+}
+
+size_t syms__offsets_note(struct syms *s, char *buf, size_t size)
+{
+	size_t len = 0, n = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < s->nmods && len < size; i++) {
+		const struct smod *m = &s->mods[i];
+		if (!m->offsets || !m->mod || m->shim)
+			continue;
+		char why[256];
+		len += (size_t)snprintf(buf + len, size - len, "%s%s (%llu address%s; it has %s)", n++ ? "; " : "",
+					m->base, (unsigned long long)m->offsets, m->offsets == 1 ? "" : "es",
+					symbol_sources(m->mod, why, sizeof(why)));
+	}
+	return n;
+}
+
 /* ---- data ------------------------------------------------------------------ */
+
+/* Exported data symbols known to be a runtime's state with its interpreter
+ * lock inside: a monitor (a mutex and its condvars) at an offset in one of
+ * them is that lock, whatever the version's layout, because the state holds
+ * no other pthread mutex or condvar inline. CPython keeps its GIL's mutex and
+ * condvars (and the forced-switch pair beside them) in _PyRuntime, exported
+ * by every libpython and python3 binary (3.8 to 3.11: ceval.gil; 3.12 on, the
+ * main interpreter's, which _PyRuntime embeds). */
+static const struct { const char *symbol, *note; } runtime_states[] = {
+	{ "_PyRuntime", "CPython's runtime state, where its GIL lives" },
+};
+
+const char *syms__data_note(struct syms *s, uint64_t addr, uint32_t gen)
+{
+	struct smod *m = module_for(s, addr, gen);
+	GElf_Off off;
+	GElf_Sym sym;
+	const char *name = m && m->mod ? dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL) : NULL;
+	for (size_t i = 0; name && i < sizeof(runtime_states) / sizeof(runtime_states[0]); i++)
+		if (!strcmp(name, runtime_states[i].symbol))
+			return runtime_states[i].note;
+	return NULL;
+}
 
 struct var_list {
 	struct var *v;

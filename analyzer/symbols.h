@@ -62,6 +62,17 @@ const char *syms__frame_label(const struct sym_frame *f, char *buf, size_t size)
  * "sym+off" without DWARF; NULL if no variable covers it. */
 const char *syms__data_name(struct syms *s, uint64_t addr, uint32_t gen, char *buf, size_t size);
 
+/* What the exported data symbol containing addr is, when it is a runtime's
+ * known state ("CPython's runtime state, where its GIL lives"); else NULL. */
+const char *syms__data_note(struct syms *s, uint64_t addr, uint32_t gen);
+
+/* The modules whose code addresses were named module+offset because no
+ * symbol covered them, each with what it offers ("python3.11 (12
+ * addresses; it has only its exported symbols ...)"), in buf; returns how
+ * many. Counts the lookups made so far: call it after the report named
+ * what it shows. */
+size_t syms__offsets_note(struct syms *s, char *buf, size_t size);
+
 /* The machine code of the function containing the code address addr (its
  * ELF symbol): *len bytes that run at *start, owned by s. NULL when no
  * symbol with a size covers it or its file cannot be read. */

@@ -10,9 +10,13 @@
  * CPU time since the previous look. Stuck at two looks a period apart, it is
  * hung: nothing inside it can wake it, and the launcher stops it with the
  * signal on which the shim writes its profile (launch.h), whose thread
- * states then show who waits for whom.
+ * states then show who waits for whom. With --on-hang continue it instead
+ * queues the snapshot signal once: the shim writes the same state as a
+ * snapshot, and the program goes on (another process, a signal or its own
+ * timer may still wake it), until it ends or --timeout stops it.
  */
 #include <ctype.h>
+#include <signal.h>
 #include <dirent.h>
 #include <errno.h>
 #include <linux/futex.h>
@@ -21,27 +25,87 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "convoy/profile.h"
 #include "util.h"
 #include "watchdog.h"
 
 #define WATCHDOG_DEFAULT_S 10
 #define WATCHDOG_MAX_PIDS  256
 
-int watchdog__period(double *period_s)
+int watchdog__config(struct watchdog_config *c, const char *cmd, const char *on_hang_option)
 {
 	const char *s = getenv("CONVOY_WATCHDOG");
-	*period_s = WATCHDOG_DEFAULT_S;
-	if (!s || !*s)
-		return 0;
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= 0 && v <= 86400)) {
-		cv_error("CONVOY_WATCHDOG=%s is not a number of seconds from 0 (off) to 86400", s);
-		return -1;
+	c->period_s = WATCHDOG_DEFAULT_S;
+	c->on_hang = WATCHDOG_STOP;
+	if (s && *s) {
+		char *end;
+		errno = 0;
+		double v = strtod(s, &end);
+		if (errno || end == s || *end || !(v >= 0 && v <= 86400)) {
+			cv_error("CONVOY_WATCHDOG=%s is not a number of seconds from 0 (off) to 86400", s);
+			return -1;
+		}
+		c->period_s = v;
 	}
-	*period_s = v;
-	return 0;
+	const char *action = on_hang_option ? on_hang_option : getenv("CONVOY_ON_HANG");
+	if (!action || !*action || !strcmp(action, "stop"))
+		return 0;
+	if (!strcmp(action, "continue")) {
+		c->on_hang = WATCHDOG_CONTINUE;
+		return 0;
+	}
+	cv_error("%s: %s takes stop or continue, not '%s'", cmd, on_hang_option ? "--on-hang" : "CONVOY_ON_HANG",
+		 action);
+	return -1;
+}
+
+/* The mask a status file has on the line starting with key ("SigCgt:"). */
+static int status_mask(const char *path, const char *key, unsigned long long *mask)
+{
+	char line[256], format[32];
+	snprintf(format, sizeof(format), "%s %%llx", key);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	int found = 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, format, mask) == 1;
+	fclose(f);
+	return found ? 0 : -1;
+}
+
+/* Whether some thread of pid does not block sig: one that can take it now.
+ * Queued to a process whose every thread blocks it, it would stay pending,
+ * where the program could see it (sigpending). */
+static int deliverable(pid_t pid, int sig)
+{
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int open_to_it = 0;
+	struct dirent *e;
+	while (!open_to_it && (e = readdir(d))) {
+		char path[400];
+		unsigned long long blocked;
+		snprintf(path, sizeof(path), "%s/%s/status", dir, e->d_name);
+		open_to_it = isdigit((unsigned char)e->d_name[0]) && status_mask(path, "SigBlk:", &blocked) == 0 &&
+			     !(blocked >> (sig - 1) & 1);
+	}
+	closedir(d);
+	return open_to_it;
+}
+
+int watchdog__snapshot(pid_t pid, int sig)
+{
+	char path[64];
+	unsigned long long caught;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (status_mask(path, "SigCgt:", &caught) != 0 || !(caught >> (sig - 1) & 1) || !deliverable(pid, sig))
+		return 0;
+	union sigval mark = { .sival_int = CV_SNAPSHOT_MAGIC };
+	return sigqueue(pid, sig, mark) == 0;
 }
 
 static int read_line(const char *path, char *buf, size_t size)

@@ -48,6 +48,15 @@ void convoy_counter_set(const char *name, int64_t value) CONVOY_WEAK;
 #define CONVOY_COUNTER_SET(name, value)                                         \
 	do { if (convoy_counter_set) convoy_counter_set((name), (value)); } while (0)
 
+/* Work queues, for pool-starvation: a scheduler adds 1 for each task it
+ * queues and -1 for each task a worker takes (or drops), on whichever thread
+ * does so. It is an ordinary per-thread counter (nothing shared is written);
+ * the analyzer sums it over the process's threads into the tasks queued when
+ * the profile was written. With it, a pool whose every worker is blocked is
+ * starved exactly when tasks are queued (docs/findings.md). */
+#define CONVOY_QUEUED_COUNTER "convoy.queued"
+#define CONVOY_QUEUED(delta) CONVOY_COUNTER_ADD(CONVOY_QUEUED_COUNTER, (delta))
+
 #ifdef __cplusplus
 }
 #endif

@@ -101,16 +101,20 @@ static bool used_as_lock(const struct cv_obj *o)
 	return (CV_LOAD(&o->flags) & (CV_FUTEX_WAIT_2 | CV_FUTEX_WAIT_OTHER)) == CV_FUTEX_WAIT_2;
 }
 
-/* A call that may sleep: the futex word's waits. */
-static long futex_wait(struct cv_rec *r, int cmd, long a1, long a2, long a3, long a4, long a5, long a6)
+/* A call that may sleep: the futex word's waits, and the thread's blocked
+ * state while it sleeps (lockorder.c); pc: the program's call. */
+static long futex_wait(struct cv_thread *t, struct cv_rec *r, int cmd, long a1, long a2, long a3, long a4, long a5,
+		       long a6, const void *pc)
 {
 	if (cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET)
 		note_flag(r->obj, (int)a3 == 2 ? CV_FUTEX_WAIT_2 : CV_FUTEX_WAIT_OTHER);
 	else
 		note_flag(r->obj, CV_FUTEX_PI);
 	uint64_t t0 = cv__now_ns();
+	cv__wait_begin(t, r->obj, NULL, a4 ? CV_WAIT_TIMED : 0, pc, t0);   /* a4: the timeout, for every wait op */
 	long ret = real_syscall(SYS_futex, a1, a2, a3, a4, a5, a6);
 	int err = errno;
+	cv__wait_end(t);
 	uint64_t now = cv__now_ns();
 	if (cmd != FUTEX_WAIT && cmd != FUTEX_WAIT_BITSET)
 		CV_BUMP(&r->s.pi_ops, 1);
@@ -118,7 +122,7 @@ static long futex_wait(struct cv_rec *r, int cmd, long a1, long a2, long a3, lon
 		CV_BUMP(&r->s.futex_eagain, 1);   /* the word had changed: no sleep */
 	} else {
 		cv__record_wait(r, now - t0);
-		cv__stack_on_wait(cv__current(), r, now - t0);   /* stacks.c: sampled */
+		cv__stack_on_wait(t, r, now - t0);   /* stacks.c: sampled */
 		if (ret == 0) {
 			/* Woken (or, for PI, acquired): a contended acquisition as far
 			 * as the kernel can tell; uncontended ones never get here. */
@@ -127,7 +131,7 @@ static long futex_wait(struct cv_rec *r, int cmd, long a1, long a2, long a3, lon
 			cv__woken(r, t0, now);
 			/* it takes the lock next: a hand-off when another held it */
 			if (used_as_lock(r->obj))
-				cv__note_owner(cv__current(), r);   /* tracked: r is its record */
+				cv__note_owner(t, r);   /* tracked: r is its record */
 		} else if (err == ETIMEDOUT) {
 			CV_BUMP(&r->s.timeouts, 1);
 		} else if (err == EINTR) {
@@ -185,7 +189,7 @@ static long futex_wake(struct cv_thread *t, struct cv_rec *r, int cmd, long a1, 
 	return ret;
 }
 
-static long futex_call(long a1, long a2, long a3, long a4, long a5, long a6)
+static long futex_call(long a1, long a2, long a3, long a4, long a5, long a6, const void *pc)
 {
 	int saved = errno;
 	struct cv_thread *t = cv__current();
@@ -200,7 +204,7 @@ static long futex_call(long a1, long a2, long a3, long a4, long a5, long a6)
 	case FUTEX_WAIT_REQUEUE_PI: {
 		struct cv_rec *r = cv__futex_rec(t, (const void *)a1);
 		errno = saved;
-		return futex_wait(r, cmd, a1, a2, a3, a4, a5, a6);
+		return futex_wait(t, r, cmd, a1, a2, a3, a4, a5, a6, pc);
 	}
 	case FUTEX_WAKE:
 	case FUTEX_WAKE_BITSET:
@@ -240,5 +244,5 @@ CV_EXPORT long syscall(long number, ...)
 	 * through: 0 is the empty key of the shim's per-thread tables. */
 	if (CV_LIKELY(number != SYS_futex) || a1 == 0)
 		return real_syscall(number, a1, a2, a3, a4, a5, a6);
-	return futex_call(a1, a2, a3, a4, a5, a6);
+	return futex_call(a1, a2, a3, a4, a5, a6, __builtin_return_address(0));
 }

@@ -391,9 +391,15 @@ static struct { int sig; uint32_t reason; } fatal[] = {
 	 * preloading): the signal their --timeout sends, handled like the
 	 * fatal ones so that a hung program still leaves its profile. 0: none. */
 	{ 0, CV_EXIT_DUMP_SIGNAL },
+	/* CONVOY_SNAPSHOT_SIGNAL=N, also set only by convoy run and scale: sent
+	 * by sigqueue with the value CV_SNAPSHOT_MAGIC, it asks for a snapshot
+	 * profile at a hang and the program goes on (--on-hang continue); sent
+	 * any other way it is handled like the fatal ones. 0: none. */
+	{ 0, CV_EXIT_SNAPSHOT_SIGNAL },
 };
 #define CV_NFATAL (sizeof(fatal) / sizeof(fatal[0]))
-#define CV_DUMP_SLOT (CV_NFATAL - 1)
+#define CV_DUMP_SLOT (CV_NFATAL - 2)
+#define CV_SNAPSHOT_SLOT (CV_NFATAL - 1)
 
 static int ours[CV_NFATAL];                     /* our handler is installed */
 static struct sigaction program_view[CV_NFATAL];
@@ -413,10 +419,28 @@ static void release(int i)
 		cv__real.sigaction(fatal[i].sig, &program_view[i], NULL);
 }
 
+/* convoy's request for a snapshot: the snapshot signal, queued with its mark.
+ * Only a process can queue it (the kernel never does), and only one that
+ * may signal this process. */
+static bool snapshot_request(int i, const siginfo_t *si)
+{
+	return i == (int)CV_SNAPSHOT_SLOT && si->si_code == SI_QUEUE && si->si_value.sival_int == CV_SNAPSHOT_MAGIC;
+}
+
 static void on_fatal_signal(int sig, siginfo_t *si, void *context)
 {
 	int saved_errno = errno;
 	int i = fatal_index(sig);
+	if (snapshot_request(i, si)) {
+		/* Installed with SA_RESTART: the futex waits of a hung program go
+		 * on as if nothing happened (signal(7)). A thread inside the shim
+		 * (whose state may be half changed) writes it when it leaves. */
+		cv__snapshot_pending = 1;
+		if (profiling_here() && !inside_shim())
+			cv__write_snapshot();
+		errno = saved_errno;
+		return;
+	}
 	if (profiling_here() && (inside_shim() || !cv__write_profile(fatal[i].reason)))
 		cv__profile_settle();
 	release(i);
@@ -429,10 +453,21 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *context)
 	errno = saved_errno;
 }
 
+/* A snapshot request that found this thread inside the shim, now that it
+ * has left (cv__guard_leave): the shim's state is whole again, and errno
+ * and the cancellation state are the program's. */
+void cv__snapshot_deferred(void)
+{
+	if (profiling_here())
+		cv__write_snapshot();
+	else
+		cv__snapshot_pending = 0;
+}
+
 /* Installs our handler if sig (fatal[i]) is at SIG_DFL. */
 static void claim(int i)
 {
-	struct sigaction now, mine = { .sa_sigaction = on_fatal_signal, .sa_flags = SA_SIGINFO | SA_ONSTACK };
+	struct sigaction now, mine = { .sa_sigaction = on_fatal_signal, .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART };
 	sigemptyset(&mine.sa_mask);
 	if (fatal[i].sig == 0 || __atomic_load_n(&ours[i], __ATOMIC_ACQUIRE) ||
 	    cv__real.sigaction(fatal[i].sig, NULL, &now) != 0 || now.sa_handler != SIG_DFL)
@@ -510,21 +545,23 @@ CV_EXPORT sighandler_t sigset(int sig, sighandler_t disposition)
 
 /* ---- start ------------------------------------------------------------------ */
 
-/* CONVOY_DUMP_SIGNAL: a signal number whose default action ends the process
- * and that the shim does not handle already; anything else gets one warning
- * and none. SIGKILL and SIGSTOP cannot be caught. */
-static int dump_signal(void)
+/* CONVOY_DUMP_SIGNAL, CONVOY_SNAPSHOT_SIGNAL: a signal number whose default
+ * action ends the process and that the shim does not handle already;
+ * anything else gets one warning and none. SIGKILL and SIGSTOP cannot be
+ * caught. */
+static int signal_from_env(const char *name)
 {
-	const char *s = getenv("CONVOY_DUMP_SIGNAL");
+	const char *s = getenv(name);
 	if (!s || !*s)
 		return 0;
 	char *end;
 	long v = strtol(s, &end, 10);
 	bool ends_process = v == SIGTERM || v == SIGINT || v == SIGHUP || v == SIGQUIT || v == SIGALRM ||
 			    v == SIGUSR1 || v == SIGUSR2 || (v >= SIGRTMIN && v <= SIGRTMAX);
-	if (*end || !ends_process) {
-		cv__warn("CONVOY_DUMP_SIGNAL=%s is not the number of a signal that ends the process "
-			 "(TERM, INT, HUP, QUIT, ALRM, USR1, USR2 or a real-time one); ignored", s);
+	if (*end || !ends_process || fatal_index((int)v) >= 0) {
+		cv__warn("%s=%s is not the number of a signal that ends the process "
+			 "(TERM, INT, HUP, QUIT, ALRM, USR1, USR2 or a real-time one) and that the shim does "
+			 "not handle already; ignored", name, s);
 		return 0;
 	}
 	return (int)v;
@@ -542,7 +579,8 @@ void cv__lifecycle_init(void)
 		const char *slash = strrchr(info.dli_fname, '/');
 		snprintf(self.base, sizeof(self.base), "%s", slash ? slash + 1 : info.dli_fname);
 	}
-	fatal[CV_DUMP_SLOT].sig = dump_signal();
+	fatal[CV_DUMP_SLOT].sig = signal_from_env("CONVOY_DUMP_SIGNAL");
+	fatal[CV_SNAPSHOT_SLOT].sig = signal_from_env("CONVOY_SNAPSHOT_SIGNAL");
 	for (size_t i = 0; i < CV_NFATAL; i++)
 		claim((int)i);
 	at_quick_exit(at_quick_exit_handler);

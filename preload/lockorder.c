@@ -37,7 +37,7 @@
 struct cv_edge {
 	uint64_t          key;        /* (from id + 1) << 32 | (to id + 1); 0: free */
 	int               ready;      /* the fields below are written */
-	uint32_t          from_flags, to_flags, to_stack;
+	uint32_t          from_flags, to_flags, to_stack, from_stack;
 	struct cv_obj    *from, *to;
 	struct cv_thread *thread;
 	const void       *from_pc, *to_pc;
@@ -104,28 +104,35 @@ void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc
 	struct cv_edge *tab = edge_table();
 	if (!tab)
 		return;
-	uint32_t stack = 0;
-	bool captured = false;
-	for (uint32_t i = 0; i < t->nheld; i++) {
+	struct cv_edge *claimed[CV_HELD_MAX];
+	uint8_t from[CV_HELD_MAX];   /* the held slot of each claimed edge */
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < t->nheld && i < CV_HELD_MAX; i++) {
 		const struct cv_held *h = &t->held[i];
 		if (!CV_LOAD(&h->obj) || h->obj->kind == CV_OBJ_UNKNOWN)
 			continue;   /* a slot being filled by the code this handler interrupted, or no object */
 		uint64_t key = (uint64_t)(h->obj->id + 1) << 32 | (o->id + 1);
-		struct cv_edge *e = edge_claim(tab, key);
-		if (!e)
-			continue;
-		if (!captured) {   /* one capture serves every new edge of this attempt */
-			struct cv_thread *saved = cv__guard_enter();
-			stack = cv__stack_capture(saved);
-			cv__guard_leave(saved);
-			captured = true;
-		}
+		if ((claimed[n] = edge_claim(tab, key)) != NULL)
+			from[n++] = (uint8_t)i;
+	}
+	if (!n)
+		return;
+	/* One capture serves every new edge of this attempt: the stack now, and
+	 * each held lock's from it (stacks.c, intern_held). */
+	uint32_t from_stacks[CV_HELD_MAX];
+	struct cv_thread *saved = cv__guard_enter();
+	uint32_t stack = cv__stack_capture_held(saved, t->held, from, n, from_stacks);
+	cv__guard_leave(saved);
+	for (uint32_t k = 0; k < n; k++) {
+		const struct cv_held *h = &t->held[from[k]];
+		struct cv_edge *e = claimed[k];
 		e->from = h->obj;
 		e->to = o;
 		e->thread = t;
 		e->from_flags = h->flags;
 		e->to_flags = flags;
 		e->to_stack = stack;
+		e->from_stack = from_stacks[k];
 		e->from_pc = h->pc;
 		e->to_pc = pc;
 		__atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
@@ -188,6 +195,7 @@ void cv__lockorder_write(void *w)
 			.from_flags = e->from_flags,
 			.to_flags = e->to_flags,
 			.to_stack = e->to_stack,
+			.from_stack = e->from_stack,
 			.from_pc = (uintptr_t)e->from_pc,
 			.to_pc = (uintptr_t)e->to_pc,
 		};

@@ -26,10 +26,13 @@
 
 /* Once per process (a fork child starts again): NOT_WRITTEN, then WRITTEN; or,
  * for a profile written before an exec, EXEC_IN_FLIGHT until the exec either
- * replaces the process or fails and hands the profile back (NOT_WRITTEN). */
-enum { NOT_WRITTEN, WRITTEN, EXEC_IN_FLIGHT };
+ * replaces the process or fails and hands the profile back (NOT_WRITTEN).
+ * A hang snapshot (cv__write_snapshot) holds SNAPSHOT_IN_FLIGHT while it
+ * writes, then goes back to NOT_WRITTEN: the process's end still writes. */
+enum { NOT_WRITTEN, WRITTEN, EXEC_IN_FLIGHT, SNAPSHOT_IN_FLIGHT };
 static int written;
 static pid_t exec_tid;     /* the thread whose exec is in flight */
+static pid_t snapshot_tid; /* the thread writing a snapshot */
 static pid_t writer_tid;   /* the thread writing the profile now, or 0 */
 static uint64_t write_progress;   /* records written, for cv__profile_settle */
 
@@ -340,6 +343,7 @@ void cv__output_after_fork(void)
 {
 	written = NOT_WRITTEN;   /* an exec another thread had in flight is not the child's */
 	writer_tid = 0;   /* a write another thread of the parent had begun is not ours */
+	snapshot_tid = 0;
 	tmp_path[0] = '\0';
 }
 
@@ -393,15 +397,15 @@ static bool terminate(char *p, char *end)
 	return true;
 }
 
-/* convoy-<comm>-<pid>.convoy, or with -<n> before the extension. */
-static bool final_name(char *buf, size_t size, unsigned n)
+/* convoy-<comm>-<pid><ext>, or with -<n> before the extension. */
+static bool final_name(char *buf, size_t size, unsigned n, const char *ext)
 {
 	char *end = buf + size, *p = put_stem(buf, end);
 	if (n) {
 		p = put_str(p, end, "-");
 		p = put_num(p, end, n, 10, 1);
 	}
-	p = put_str(p, end, "." CV_PROFILE_EXT);
+	p = put_str(p, end, ext);
 	return terminate(p, end);
 }
 
@@ -436,11 +440,12 @@ static int create_temp(void)
 	return -1;
 }
 
-/* Gives tmp_path its final name without replacing anything: 0, or an errno. */
-static int publish(void)
+/* Gives tmp_path its final name (with extension ext) without replacing
+ * anything: 0, or an errno. */
+static int publish(const char *ext)
 {
 	for (unsigned n = 0; n < CV_NAME_TRIES; n++) {
-		if (!final_name(final_path, sizeof(final_path), n))
+		if (!final_name(final_path, sizeof(final_path), n, ext))
 			return ENAMETOOLONG;
 		if (renameat2(AT_FDCWD, tmp_path, AT_FDCWD, final_path, RENAME_NOREPLACE) == 0)
 			return 0;
@@ -493,19 +498,21 @@ static void signals_restore(const struct signal_guard *g)
 	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }
 
-static void report_failure(int error)
+static void report_failure(int error, const char *ext)
 {
 	static char name[CV_PATH_MAX];   /* static: a signal handler's stack may be small */
-	if (!final_name(name, sizeof(name), 0))
+	if (!final_name(name, sizeof(name), 0, ext))
 		snprintf(name, sizeof(name), "in %s", cv__config.dir);
 	cv__warn("cannot write profile %s: %s", name, strerrordesc_np(error));
 }
 
-static void announce(void)
+static void announce(const char *what)
 {
 	static char line[CV_PATH_MAX + 64];   /* static: a signal handler's stack may be small */
 	char *p = line, *end = line + sizeof(line);
-	p = put_str(p, end, "convoy: profile written to ");
+	p = put_str(p, end, "convoy: ");
+	p = put_str(p, end, what);
+	p = put_str(p, end, " written to ");
 	p = put_str(p, end, final_path);
 	p = put_str(p, end, "\n");
 	if (p)
@@ -518,13 +525,16 @@ static void announce(void)
  * the whole run. The wait is bounded (an exec stuck on a dead network
  * filesystem must not hold the program's exit): after 2 s, and for the
  * exec's own thread (reaching here from a signal handler, it cannot wait
- * for itself), the exec's profile stands. */
+ * for itself), the exec's profile stands. An end during a hang snapshot
+ * waits for it alike (the two share the writer); after 2 s, or in the
+ * snapshot's own thread (a crash inside it), there is no profile. */
 static bool claim_write(void)
 {
 	for (int waits = 0;; waits++) {
 		int state = __atomic_load_n(&written, __ATOMIC_ACQUIRE);
-		if (state == EXEC_IN_FLIGHT && waits < 2000 &&
-		    __atomic_load_n(&exec_tid, __ATOMIC_RELAXED) != gettid()) {
+		bool in_flight = state == EXEC_IN_FLIGHT || state == SNAPSHOT_IN_FLIGHT;
+		pid_t owner = __atomic_load_n(state == EXEC_IN_FLIGHT ? &exec_tid : &snapshot_tid, __ATOMIC_RELAXED);
+		if (in_flight && waits < 2000 && owner != gettid()) {
 			struct timespec pause = { 0, 1000 * 1000 };
 			nanosleep(&pause, NULL);
 			continue;
@@ -536,13 +546,14 @@ static bool claim_write(void)
 	}
 }
 
-bool cv__write_profile(uint32_t exit_reason)
+/* Writes and publishes the profile as convoy-<comm>-<pid><ext>, once this
+ * thread holds the write, and announces it as `what` (NULL: silently):
+ * whether it was published. errno is the caller's again on return. */
+static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 {
-	if (!claim_write())
-		return false;
 	/* Only the destructor is sure to run outside a signal handler; every
-	 * other end (exec, _exit, quick_exit, a fatal signal) may be inside one,
-	 * where the loader's lock that a module-map re-read takes may be held. */
+	 * other end (exec, _exit, quick_exit, a fatal signal, a snapshot) may be
+	 * inside one, where the loader's lock that a module-map re-read takes may be held. */
 	bool any_context = exit_reason != CV_EXIT_NORMAL && exit_reason != CV_EXIT_LAST_THREAD;
 	bool published = false;
 	int saved_errno = errno;
@@ -561,7 +572,7 @@ bool cv__write_profile(uint32_t exit_reason)
 		goto done;   /* said at start */
 	if (snapshot_take(&snap) != 0) {
 		snapshot_free(&snap);
-		report_failure(ENOMEM);
+		report_failure(ENOMEM, ext);
 		goto done;
 	}
 	struct signal_guard signals;
@@ -571,7 +582,7 @@ bool cv__write_profile(uint32_t exit_reason)
 		int error = errno;
 		signals_restore(&signals);
 		snapshot_free(&snap);
-		report_failure(error);
+		report_failure(error, ext);
 		goto done;
 	}
 	w->error = 0;
@@ -599,7 +610,7 @@ bool cv__write_profile(uint32_t exit_reason)
 	if (close(w->fd) != 0 && !w->error)
 		w->error = errno;
 	if (!w->error)
-		w->error = publish();
+		w->error = publish(ext);
 	if (w->error) {
 		unlink(tmp_path);
 		final_path[0] = '\0';
@@ -607,23 +618,61 @@ bool cv__write_profile(uint32_t exit_reason)
 	tmp_path[0] = '\0';
 	signals_restore(&signals);
 	if (w->error) {
-		report_failure(w->error);
+		report_failure(w->error, ext);
 	} else {
 		published = true;
-		/* A profile written before an exec is not announced: the exec may
-		 * fail, and then the file is taken back and the whole run's profile
-		 * announced at its real end. */
-		if (exit_reason == CV_EXIT_EXEC) {
-			__atomic_store_n(&exec_tid, gettid(), __ATOMIC_RELAXED);
-			__atomic_store_n(&written, EXEC_IN_FLIGHT, __ATOMIC_RELEASE);
-		} else {
-			announce();
-		}
+		if (what)
+			announce(what);
 	}
 done:
 	__atomic_store_n(&writer_tid, 0, __ATOMIC_RELEASE);
 	cv__guard_leave(saved);
 	errno = saved_errno;
+	return published;
+}
+
+bool cv__write_profile(uint32_t exit_reason)
+{
+	/* A profile written before an exec is not announced: the exec may fail,
+	 * and then the file is taken back and the whole run's profile announced
+	 * at its real end. */
+	bool exec = exit_reason == CV_EXIT_EXEC;
+	if (!claim_write() || !write_file(exit_reason, "." CV_PROFILE_EXT, exec ? NULL : "profile"))
+		return false;
+	if (exec) {
+		__atomic_store_n(&exec_tid, gettid(), __ATOMIC_RELAXED);
+		__atomic_store_n(&written, EXEC_IN_FLIGHT, __ATOMIC_RELEASE);
+	}
+	return true;
+}
+
+/* This thread is in cv__write_snapshot: a request that arrives meanwhile
+ * (raising cv__snapshot_pending, from a handler or the guard's leave inside
+ * the write) is taken by its loop, not by a nested write. */
+static __thread bool snapshotting __attribute__((tls_model("initial-exec")));
+
+bool cv__write_snapshot(void)
+{
+	if (snapshotting)
+		return false;
+	bool published = false;
+	do {
+		snapshotting = true;
+		while (cv__snapshot_pending) {
+			cv__snapshot_pending = 0;
+			int state = NOT_WRITTEN;
+			if (!__atomic_compare_exchange_n(&written, &state, SNAPSHOT_IN_FLIGHT, false, __ATOMIC_ACQ_REL,
+							 __ATOMIC_ACQUIRE))
+				break;   /* the process's profile is written, or an exec's is in flight */
+			__atomic_store_n(&snapshot_tid, gettid(), __ATOMIC_RELAXED);   /* an end meanwhile waits, even before this */
+			published |= write_file(CV_EXIT_HANG_SNAPSHOT, CV_SNAPSHOT_EXT, "hang snapshot");
+			final_path[0] = '\0';   /* not the process's profile: a failed exec's retract must leave it */
+			__atomic_store_n(&snapshot_tid, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&written, NOT_WRITTEN, __ATOMIC_RELEASE);
+		}
+		snapshotting = false;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a request between the loop's test and here is seen */
+	} while (cv__snapshot_pending && __atomic_load_n(&written, __ATOMIC_ACQUIRE) == NOT_WRITTEN);
 	return published;
 }
 

@@ -55,15 +55,19 @@ static void failed(struct cv_rec *r, int err)
 		CV_BUMP(&r->s.interrupts, 1);
 }
 
-static CV_COLD int wait_blocking(struct cv_rec *r, sem_t *s, clockid_t clock,
-				 const struct timespec *ts, sem_fn real)
+/* The wait is also the thread's blocked state (lockorder.c): a hang's
+ * profile shows who waits for a post. */
+static CV_COLD int wait_blocking(struct cv_thread *t, struct cv_rec *r, sem_t *s, clockid_t clock,
+				 const struct timespec *ts, sem_fn real, const void *pc)
 {
 	uint64_t t0 = cv__now_ns();
+	cv__wait_begin(t, r->obj, NULL, ts ? CV_WAIT_TIMED : 0, pc, t0);
 	int rc = real(s, clock, ts);
 	int err = errno;
+	cv__wait_end(t);
 	uint64_t now = cv__now_ns();
 	cv__record_wait(r, now - t0);
-	cv__stack_on_wait(cv__current(), r, now - t0);   /* stacks.c: sampled */
+	cv__stack_on_wait(t, r, now - t0);   /* stacks.c: sampled */
 	if (rc == 0) {
 		CV_BUMP(&r->s.acquisitions, 1);
 		CV_BUMP(&r->s.contended, 1);
@@ -83,7 +87,7 @@ sem_wait_common(sem_t *s, clockid_t clock, const struct timespec *ts, sem_fn rea
 		return real(s, clock, ts);
 	struct cv_rec *r = cv__sem_rec(t, s);
 	if (CV_UNLIKELY(sem_value(sem_word(s)) == 0))
-		return wait_blocking(r, s, clock, ts, real);
+		return wait_blocking(t, r, s, clock, ts, real, __builtin_return_address(0));
 	int rc = real(s, clock, ts);
 	if (CV_LIKELY(rc == 0))
 		CV_BUMP(&r->s.acquisitions, 1);

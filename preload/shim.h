@@ -191,6 +191,7 @@ struct cv_held {
 	const void    *addr;
 	struct cv_obj *obj;
 	const void    *pc;             /* return address of the call that acquired it */
+	uintptr_t      sp;             /* the shim's stack pointer then (cv__sp): marks the frames live then */
 	uint32_t       flags;          /* CV_LOCK_* */
 	/* The fast mutex path's lock-order memo (cv__order_unchecked): a hash
 	 * of the objects in this slot and every slot below it, and the mutex
@@ -200,6 +201,18 @@ struct cv_held {
 	uint64_t       checked_prefix;
 	const struct cv_obj *checked;
 };
+
+/* The stack pointer: one register read, for the held set's pushes. */
+static inline uintptr_t cv__sp(void)
+{
+#if defined(__x86_64__)
+	uintptr_t sp;
+	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+	return sp;
+#else
+	return (uintptr_t)__builtin_frame_address(0);
+#endif
+}
 
 #define CV_MAX_COUNTERS 16
 struct cv_named_counter {
@@ -450,6 +463,10 @@ void cv__threads_after_fork(struct cv_thread *self);
  * the shim. */
 extern __thread int cv__guard_errno;
 extern __thread int cv__guard_cancel_state;
+/* A snapshot request (lifecycle.c) that came while this thread was inside
+ * the guard: written when the outermost guard is left. */
+extern __thread int cv__snapshot_pending;
+void cv__snapshot_deferred(void);
 
 static inline struct cv_thread *cv__guard_enter(void)
 {
@@ -475,6 +492,9 @@ static inline void cv__guard_leave(struct cv_thread *saved)
 		errno = cv__guard_errno;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* self and errno back before busy drops */
 	cv__busy--;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a request that saw busy raised is seen below */
+	if (CV_UNLIKELY(outer && cv__snapshot_pending))
+		cv__snapshot_deferred();
 	if (enable)
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 }
@@ -521,6 +541,7 @@ static inline void cv__held_push_at(struct cv_thread *t, uint32_t n, struct cv_o
 	CV_STORE(&h->prefix, prefix);
 	h->addr = addr;
 	h->pc = pc;
+	h->sp = cv__sp();
 	h->flags = flags;
 	CV_STORE(&h->obj, o);
 }
@@ -701,6 +722,13 @@ void cv__perf_after_fork(void);
  * calls, and formatting that neither locks nor allocates) except a re-read of
  * the module map, done only for the destructor's reasons. */
 bool cv__write_profile(uint32_t exit_reason);
+/* A snapshot profile of the process as it is now, convoy-<comm>-<pid>.hang
+ * (exit reason CV_EXIT_HANG_SNAPSHOT), written on convoy's request at a hang
+ * (lifecycle.c) while cv__snapshot_pending is raised (by the caller: a
+ * request during the write gets one more after it; several at once, one);
+ * the process goes on and its end still writes its profile. Async-signal-safe like cv__write_profile's other ends. Nothing is
+ * written once the profile is (or while an exec's is in flight). */
+bool cv__write_snapshot(void);
 /* An exec that failed: the profile it wrote is removed and the next end of
  * the process writes the whole run again. */
 void cv__profile_retract(void);
@@ -722,7 +750,11 @@ void cv__stacks_init(void);                          /* cv__init: configuration,
 void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns);
 void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o);   /* objects.c */
 void cv__stack_on_init(const void *addr);            /* pthread_*_init, sem_init, ... */
-uint32_t cv__stack_capture(struct cv_thread *t);     /* the stack now (0: none); inside the guard */
+/* lockorder.c, a new lock-order edge: the stack now (0: none), and the
+ * stacks the nheld locks held were taken in (held_ids; stacks.c says how
+ * they are found). Inside the guard. */
+uint32_t cv__stack_capture_held(struct cv_thread *t, const struct cv_held *held, const uint8_t *which, uint32_t n,
+				uint32_t *held_ids);
 void cv__stack_forget(const void *addr);             /* objects.c: destroy or re-init */
 bool cv__stack_own_object(const void *addr);         /* objects.c: inside the unwinder's memory */
 void cv__stacks_write_rec(void *w, const struct cv_rec *r);   /* output.c: after r's stats */

@@ -57,6 +57,7 @@
 struct cv_stack_state {
 	uint64_t rng;
 	void    *pcs[CV_STACK_BUF];
+	uintptr_t cfas[CV_STACK_BUF];   /* each frame's canonical frame address (held stacks, below) */
 };
 
 struct cv_stack_acc {
@@ -94,6 +95,8 @@ static struct {
 
 static _Unwind_Reason_Code (*unwind_backtrace)(_Unwind_Trace_Fn, void *);
 static _Unwind_Ptr (*unwind_get_ip)(struct _Unwind_Context *);
+static _Unwind_Word (*unwind_get_cfa)(struct _Unwind_Context *);   /* optional: held stacks */
+static void *(*unwind_find_function)(void *);                       /* optional: held stacks */
 static uintptr_t shim_lo, shim_hi;
 static uintptr_t unw_lo, unw_hi;   /* the unwinder's mapping: its own locks are not the program's */
 
@@ -187,6 +190,8 @@ void cv__stacks_init(void)
 	if (h) {
 		unwind_backtrace = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))dlsym(h, "_Unwind_Backtrace");
 		unwind_get_ip = (_Unwind_Ptr (*)(struct _Unwind_Context *))dlsym(h, "_Unwind_GetIP");
+		unwind_get_cfa = (_Unwind_Word (*)(struct _Unwind_Context *))dlsym(h, "_Unwind_GetCFA");
+		unwind_find_function = (void *(*)(void *))dlsym(h, "_Unwind_FindEnclosingFunction");
 	}
 	struct link_map *lm = NULL;
 	if (h && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm)
@@ -299,6 +304,7 @@ static uint64_t next_rand(struct cv_stack_state *st)
 
 struct unwind_buf {
 	void **pcs;
+	uintptr_t *cfas;   /* NULL: not wanted */
 	int n, max;
 };
 
@@ -308,15 +314,18 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 	_Unwind_Ptr ip = unwind_get_ip(ctx);
 	if (!ip || b->n == b->max)
 		return _URC_END_OF_STACK;
+	if (b->cfas)
+		b->cfas[b->n] = (uintptr_t)unwind_get_cfa(ctx);
 	b->pcs[b->n++] = (void *)ip;
 	return _URC_NO_REASON;
 }
 
 /* Up to max return addresses, innermost first (the convention of glibc's
- * backtrace() and libunwind's unw_backtrace). */
-static int unwind(void **pcs, int max)
+ * backtrace() and libunwind's unw_backtrace), and with cfas each frame's
+ * canonical frame address (the stack pointer in its caller at the call). */
+static int unwind(void **pcs, uintptr_t *cfas, int max)
 {
-	struct unwind_buf b = { pcs, 0, max };
+	struct unwind_buf b = { pcs, cfas, 0, max };
 	unwind_backtrace(one_frame, &b);
 	return b.n;
 }
@@ -326,10 +335,61 @@ static inline bool in_shim(const void *pc)
 	return (uintptr_t)pc >= shim_lo && (uintptr_t)pc < shim_hi;
 }
 
-/* The calling thread's stack, without the shim's frames, as an id (0: none).
- * *gen gets the module-map generation it belongs to. Inside the guard. */
-static uint32_t capture_blocked(struct cv_stack_state *st, uint32_t *gen)
+static void *enclosing_function(const void *return_address)
 {
+	return unwind_find_function((char *)return_address - 1);   /* the call, not the next line */
+}
+
+/* The stack a held lock was taken in, from the stack now (pcs[skip..n),
+ * each frame's CFA in cfas), without a second unwind at every acquisition:
+ * the lock's call, pc, then its caller's callers as they are now. The frame
+ * of the function that took it (the enclosing function of pc) is found as
+ * the innermost frame of that function that was live already then: its CFA
+ * lies above sp, the shim's stack pointer at the acquisition, below every
+ * program frame of then. A recursive function may be matched one call too
+ * deep. When that function has returned (a helper that locks and returns),
+ * the frames live then are told by their callee's CFA alone and the stack is
+ * marked CV_STACK_PARTIAL: its outer frames are those live at the later
+ * acquisition. Built in place in front of them, then put back. */
+static uint32_t intern_held(struct cv_stack_state *st, int skip, int n, const void *pc, uintptr_t sp, uint32_t gen)
+{
+	void *fn = unwind_find_function ? enclosing_function(pc) : NULL;
+	int k = skip;
+	while (fn && k < n && !(st->cfas[k] > sp && enclosing_function(st->pcs[k]) == fn))
+		k++;
+	uint32_t flags = 0;
+	if (fn && k < n) {
+		k++;   /* the frames after the function's own */
+	} else {
+		flags = CV_STACK_PARTIAL;
+		for (k = skip > 1 ? skip : 1; k < n && st->cfas[k - 1] <= sp; k++)
+			;
+	}
+	void *saved = st->pcs[k - 1];
+	st->pcs[k - 1] = (void *)pc;
+	uint32_t depth = (uint32_t)(n - k + 1);
+	if (depth > CV_STACK_MAX_DEPTH || n == CV_STACK_BUF)
+		flags |= CV_STACK_TRUNCATED;
+	uint32_t id = intern(st->pcs + k - 1, depth > CV_STACK_MAX_DEPTH ? CV_STACK_MAX_DEPTH : depth, gen, flags);
+	st->pcs[k - 1] = saved;
+	return id;
+}
+
+/* The locks of held named by which[0..n), for the held stacks. */
+struct held_set {
+	const struct cv_held *held;
+	const uint8_t *which;
+	uint32_t n;
+};
+
+/* The calling thread's stack, without the shim's frames, as an id (0: none).
+ * *gen gets the module-map generation it belongs to. With hs, also the
+ * stacks its held locks were taken in, into held_ids (0: none;
+ * intern_held). Inside the guard. */
+static uint32_t capture_blocked(struct cv_stack_state *st, uint32_t *gen, const struct held_set *hs,
+				uint32_t *held_ids)
+{
+	uint32_t nheld = hs ? hs->n : 0;   /* held_ids are 0 until found (cv__stack_capture_held) */
 	__atomic_fetch_add(&in_capture, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&fork_gate, __ATOMIC_SEQ_CST)) {
 		__atomic_fetch_sub(&in_capture, 1, __ATOMIC_SEQ_CST);
@@ -341,7 +401,8 @@ static uint32_t capture_blocked(struct cv_stack_state *st, uint32_t *gen)
 	if (cfg.stats)
 		t1 = cv__now_ns();
 	uint32_t id = 0;
-	int n = unwind(st->pcs, CV_STACK_BUF);
+	bool split = nheld && unwind_get_cfa;
+	int n = unwind(st->pcs, split ? st->cfas : NULL, CV_STACK_BUF);
 	if (cfg.stats)
 		t2 = cv__now_ns();
 	int skip = 0;
@@ -354,6 +415,10 @@ static uint32_t capture_blocked(struct cv_stack_state *st, uint32_t *gen)
 		if (depth > CV_STACK_MAX_DEPTH)
 			depth = CV_STACK_MAX_DEPTH;
 		id = intern(st->pcs + skip, depth, *gen, flags);
+	}
+	for (uint32_t i = 0; split && i < nheld && n > 0; i++) {
+		const struct cv_held *h = &hs->held[hs->which[i]];
+		held_ids[i] = intern_held(st, skip, n, h->pc, h->sp, *gen);
 	}
 	if (cfg.stats) {
 		uint64_t t3 = cv__now_ns();
@@ -377,7 +442,8 @@ static uint32_t capture_blocked(struct cv_stack_state *st, uint32_t *gen)
  * cancellation and setxid signals deliverable. A thread whose stack has
  * less room left than a capture needs gets no stack (id 0): the wait is
  * still counted, like one whose unwind failed. */
-static uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uint32_t *gen)
+static uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uint32_t *gen, const struct held_set *hs,
+		       uint32_t *held_ids)
 {
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	if (t->stack_lo && (sp < t->stack_lo || sp - t->stack_lo < CV_CAPTURE_STACK_NEED)) {
@@ -387,7 +453,7 @@ static uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uint32_t
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	uint32_t id = capture_blocked(st, gen);
+	uint32_t id = capture_blocked(st, gen, hs, held_ids);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return id;
 }
@@ -438,7 +504,7 @@ static void on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns)
 		weight_ns = cfg.period_ns;
 	}
 	uint32_t gen;
-	uint32_t id = capture(t, st, &gen);
+	uint32_t id = capture(t, st, &gen, NULL, NULL);
 	struct cv_stack_acc *a = acc_for(r, id);
 	if (!a)
 		return;
@@ -456,12 +522,15 @@ void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns)
 	cv__guard_leave(saved);
 }
 
-/* lockorder.c: a new lock-order edge's stack, once per edge. */
-uint32_t cv__stack_capture(struct cv_thread *t)
+uint32_t cv__stack_capture_held(struct cv_thread *t, const struct cv_held *held, const uint8_t *which, uint32_t n,
+				uint32_t *held_ids)
 {
 	struct cv_stack_state *st = cfg.on ? state_of(t) : NULL;
+	struct held_set hs = { held, which, n };
 	uint32_t gen;
-	return st ? capture(t, st, &gen) : 0;
+	for (uint32_t i = 0; i < n; i++)
+		held_ids[i] = 0;   /* also where the capture gives up early */
+	return st ? capture(t, st, &gen, &hs, held_ids) : 0;
 }
 
 /* ---- init and first use ------------------------------------------------------ */
@@ -504,7 +573,7 @@ static void on_init(struct cv_thread *t, const void *addr)
 	struct cv_stack_state *st = state_of(t);
 	if (!st)
 		return;
-	uint32_t gen, id = capture(t, st, &gen);
+	uint32_t gen, id = capture(t, st, &gen, NULL, NULL);
 	if (!id)
 		return;
 	if (!__atomic_load_n(&init_tab, __ATOMIC_ACQUIRE)) {
@@ -557,7 +626,7 @@ void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o)
 	uint32_t gen = 0, id = 0;
 	struct cv_stack_state *st = cfg.on ? state_of(t) : NULL;
 	if (st && (id = init_take(o->addr)) == 0)
-		id = capture(t, st, &gen);
+		id = capture(t, st, &gen, NULL, NULL);
 	else
 		gen = cv__modules_refresh();   /* names of globals in dlopen'd libraries need it too */
 	CV_STORE(&o->map_gen, gen);

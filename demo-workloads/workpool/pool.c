@@ -358,6 +358,7 @@ void wp__run_task(struct wp__worker *w, wp_task t)
 {
 	wp_pool *pool = w->pool;
 	WP_ASSERT(t.fn != NULL);
+	CONVOY_QUEUED(-1);   /* counted in wp__submit_tasks */
 	if (pool->cfg.bounded)
 		wp__admit_release(pool);
 	if (WP_UNLIKELY(wp__load_relaxed(&pool->discarding))) {
@@ -746,6 +747,7 @@ int wp_shutdown(wp_pool *pool, wp_shutdown_mode mode)
 
 static void wp__sweep_task(wp_pool *pool, wp_task t)
 {
+	CONVOY_QUEUED(-1);
 	if (t.fn == wp__job_run)
 		wp__job_drop(t.arg);
 	wp__fetch_add_relaxed(&pool->ext.dropped, 1);

@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 
+#include "convoy.h"
 #include "internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -279,6 +280,7 @@ static int wp__submit_tasks(wp_pool *pool, int target, const struct wp__src *src
 				wp__unlock(&pool->lifecycle);
 		}
 		size_t placed = wp__place(pool, self, paused, target, src, done, got);
+		CONVOY_QUEUED((int64_t)placed);   /* taken back in wp__run_task and wp__sweep_task */
 		if (paused)
 			wp__unlock(&pool->lifecycle);
 		if (placed < got) {

@@ -25,6 +25,7 @@
 #define CV_PROFILE_MAGIC   "CONVOYPF"     /* 8 bytes, no terminator stored */
 #define CV_PROFILE_VERSION 1u
 #define CV_PROFILE_EXT     "convoy"       /* convoy-<comm>-<pid>.convoy */
+#define CV_SNAPSHOT_EXT    ".hang"        /* convoy-<comm>-<pid>.hang: a snapshot at a hang, same format */
 
 #define CV_HIST_BUCKETS 40   /* wait_hist[i] counts waits of [2^i, 2^(i+1)) ns; i=0 also holds 0 ns */
 #define CV_NAME_MAX     16   /* thread names, as the kernel's comm */
@@ -78,7 +79,14 @@ enum cv_rec_type {
 	X(CV_EXIT_SIGABRT,       8, "killed by SIGABRT (abort)")      \
 	X(CV_EXIT_SIGFPE,        9, "killed by SIGFPE")               \
 	X(CV_EXIT_SIGILL,       10, "killed by SIGILL")              \
-	X(CV_EXIT_DUMP_SIGNAL,  11, "stopped by CONVOY_DUMP_SIGNAL (convoy run/scale: --timeout or the watchdog)")
+	X(CV_EXIT_DUMP_SIGNAL,  11, "stopped by CONVOY_DUMP_SIGNAL (convoy run/scale: --timeout or the watchdog)") \
+	X(CV_EXIT_HANG_SNAPSHOT, 12, "snapshot at a hang; the program went on (convoy run/scale --on-hang continue)") \
+	X(CV_EXIT_SNAPSHOT_SIGNAL, 13, "killed by CONVOY_SNAPSHOT_SIGNAL sent without convoy's mark")
+
+/* The sigqueue value that marks CONVOY_SNAPSHOT_SIGNAL as convoy's request for
+ * a snapshot profile (docs/lifecycle.md); the signal sent any other way has
+ * its default action. */
+#define CV_SNAPSHOT_MAGIC 0x636f6e76   /* "conv" */
 
 enum cv_exit_reason {
 #define CV_X(sym, val, text) sym = val,
@@ -315,6 +323,8 @@ struct cv_counter {
  * call), so a reader looks up pc - 1 to find the calling line. */
 #define CV_STACK_MAX_DEPTH 128
 #define CV_STACK_TRUNCATED 0x1u      /* deeper than CV_STACK_MAX_DEPTH: the outermost frames are missing */
+#define CV_STACK_PARTIAL   0x2u      /* a held lock's stack (cv_lock_edge.from_stack) whose function had
+				      * returned: after the first pc, the frames live at the later acquisition */
 
 struct cv_stack_rec {
 	uint32_t id;                 /* 1..; 0 in other records means "no stack" */
@@ -362,6 +372,11 @@ struct cv_lock_edge {
 	uint32_t to_stack;           /* cv_stack_rec.id of the call that acquired `to`; 0: none */
 	uint64_t from_pc;            /* return address of the call that acquired `from` */
 	uint64_t to_pc;              /* return address of the call that acquired `to` */
+	/* The stack `from` was acquired in, rebuilt from to_stack's frames that
+	 * were live already then (docs/profile-format.md, "Lock order"; flag
+	 * CV_STACK_PARTIAL when its function had returned). 0: none. */
+	uint32_t from_stack;
+	uint32_t pad;
 };
 
 /* CV_REC_THREAD_STATE: one per thread that held a lock or was blocked when the

@@ -52,6 +52,20 @@ Test(cli, limit_names_the_bad_value, .timeout = 30)
 	cr_assert(strstr(p.err, "-3"), "the message does not name the bad value: %s", p.err);
 }
 
+/* CONVOY_SAMPLE_SWITCHES is 0, 1 or unset: anything else is one line,
+ * naming it, and exit 2, before the command runs. */
+Test(cli, a_bad_switch_records_setting_is_one_line, .timeout = 30)
+{
+	static const char *const env[] = { "CONVOY_SAMPLE_SWITCHES=yes", NULL };
+	struct tu_opts o = { .env = env };
+	const char *argv[] = { tu_convoy(), "run", "--", "true", NULL };
+	struct tu_proc p;
+	tu_run(&p, &o, argv);
+	TU_EQ(p.code, 2, "exit status (stderr: %s)", p.err);
+	TU_EQ(tu_count_lines(p.err), 1, "stderr lines (stderr: %s)", p.err);
+	cr_assert(strstr(p.err, "CONVOY_SAMPLE_SWITCHES") && strstr(p.err, "'yes'"), "stderr: %s", p.err);
+}
+
 Test(cli, help_and_version_exit_0, .timeout = 30)
 {
 	static const char *const cmds[][3] = { { "--help" }, { "--version" }, { "report", "--help" }, { "run", "--help" } };

@@ -102,6 +102,14 @@ static json_object *replay(const char *name)
 	return root;
 }
 
+/* The same for a recording made with its program's binary kept in
+ * modules/ (SAMPLED=1 in regenerate): names come from that binary. */
+static json_object *replay_sampled(const char *name)
+{
+	env = sampled_env;
+	return replay(name);
+}
+
 static json_object *finding(json_object *root, size_t i)
 {
 	json_object *f = tu_array(root, "findings");
@@ -223,7 +231,64 @@ Test(golden, a_pool_whose_tasks_wait_on_their_children_is_pool_starvation, .time
 	json_object *r = report("nested_submit");
 	expect_first(r, "pool-starvation", "nest-*");
 	cr_assert_eq(json_object_get_int(tu_get(tu_get(finding(r, 0), "evidence"), "workers")), 2);
+	/* workpool counts its queue (CONVOY_QUEUED): the two children are queued. */
+	cr_assert_eq(json_object_get_int(tu_get(tu_get(finding(r, 0), "evidence"), "queued_tasks")), 2);
 	cr_assert(!has_kind(r, "deadlock"), "no lock cycle: the workers wait on condvars");
+}
+
+Test(golden, a_semaphore_whose_only_poster_waits_for_the_waiters_mutex_is_a_deadlock, .timeout = 60)
+{
+	json_object *r = report("sem_deadlock");
+	expect_first(r, "deadlock", "semaphore@");
+	json_object *cycle = tu_array(finding(r, 0), "cycle");
+	cr_assert_eq(json_object_array_length(cycle), 2);
+	const char *first = tu_str(json_object_array_get_idx(cycle, 0), "relation");
+	const char *second = tu_str(json_object_array_get_idx(cycle, 1), "relation");
+	cr_assert((!strcmp(first, "posts") && !strcmp(second, "holds")) ||
+		  (!strcmp(first, "holds") && !strcmp(second, "posts")), "%s, %s", first, second);
+	cr_assert(strstr(tu_str(finding(r, 0), "fix"), "Do not wait for semaphore@"), "%s", tu_str(finding(r, 0), "fix"));
+}
+
+Test(golden, a_pool_starved_at_the_hang_is_explained_after_the_program_went_on, .timeout = 60)
+{
+	/* The profile was written at the exit; the snapshot beside it at the hang. */
+	json_object *r = report("hang_then_go");
+	cr_assert_str_eq(tu_str(tu_get(r, "process"), "exit"), "returned from main or called exit()");
+	expect_first(r, "pool-starvation", NULL);
+	cr_assert(strstr(tu_str(finding(r, 0), "summary"), "at the hang, in the snapshot"), "%s",
+		  tu_str(finding(r, 0), "summary"));
+}
+
+Test(golden, a_lock_order_edge_shows_both_acquisition_stacks, .timeout = 60)
+{
+	json_object *r = report("order_helpers");
+	size_t partial = 0, whole = 0;
+	for (size_t i = 0; i < 2; i++) {
+		json_object *x = finding(r, i), *cycle = tu_array(x, "cycle");
+		cr_assert_str_eq(tu_str(x, "kind"), "lock-order-cycle");
+		for (size_t k = 0; k < json_object_array_length(cycle); k++) {
+			json_object *e = json_object_array_get_idx(cycle, k);
+			json_object *held = tu_array(e, "holds_stack"), *wants = tu_array(e, "wants_stack");
+			cr_assert(json_object_array_length(held) > 0);
+			partial += tu_bool(e, "holds_stack_partial");
+			/* outer took lock_a, then called inner for lock_b: the held
+			 * stack is outer's call, then the caller it shares with the
+			 * wanting stack (inner, outer, that caller). */
+			if (json_object_array_length(held) == 2 && json_object_array_length(wants) == 3 &&
+			    !strcmp(json_object_get_string(json_object_array_get_idx(held, 1)),
+				    json_object_get_string(json_object_array_get_idx(wants, 2))))
+				whole++;
+		}
+	}
+	cr_assert_eq(partial, 1, "the lock helper's edge only");
+	cr_assert_eq(whole, 1, "the nested call's edge");
+	json_object *edges = tu_array(tu_get(r, "lock_order"), "edges");
+	cr_assert_eq(json_object_array_length(edges), 4);
+	for (size_t i = 0; i < json_object_array_length(edges); i++) {   /* the graph has both stacks too */
+		json_object *e = json_object_array_get_idx(edges, i);
+		cr_assert(json_object_array_length(tu_array(e, "from_stack")) > 0 &&
+			  json_object_array_length(tu_array(e, "to_stack")) > 0, "%s", json_object_to_json_string(e));
+	}
 }
 
 Test(golden, churn_names_the_start_routine_and_its_creator, .timeout = 60)
@@ -371,11 +436,15 @@ Test(golden, openmp_barrier_time_is_barrier_time, .timeout = 60)
 	cr_assert(named, "no finding names the OpenMP barrier");
 }
 
-Test(golden, a_serial_phase_is_named_with_its_thread, .timeout = 60)
+/* ... and with its code: the call path its CPU samples put it in while it
+ * ran alone (main's serial load spins in dp_spin). */
+Test(golden, a_serial_phase_is_named_with_its_thread_and_site, .timeout = 60)
 {
-	json_object *s = replay("serial_phase");
+	json_object *s = replay_sampled("serial_phase");
 	expect_first(s, "load-imbalance", "main");
-	cr_assert(strstr(tu_str(finding(s, 0), "summary"), "ran alone"), "summary: %s", tu_str(finding(s, 0), "summary"));
+	const char *summary = tu_str(finding(s, 0), "summary");
+	cr_assert(strstr(summary, "ran alone") && strstr(summary, "dp_spin (data_progs.h:") &&
+		  strstr(summary, "in main (serial_phase.c:"), "summary: %s", summary);
 	json_object *run2 = json_object_array_get_idx(tu_array(s, "runs"), 1);
 	cr_assert(tu_int(tu_get(run2, "serial"), "alone_ns") > 0, "no serial phase at 2 threads");
 }
@@ -393,6 +462,57 @@ Test(golden, off_cpu_time_names_its_thread_and_evidence, .timeout = 60)
 	for (size_t i = 0; i < json_object_array_length(missing); i++)
 		said |= strstr(json_object_get_string(json_object_array_get_idx(missing, i)), "context switches") != NULL;
 	cr_assert(said, "the missing off-CPU call sites are not mentioned (the recording was not sampled)");
+}
+
+/* Waits the shim cannot see (futex calls issued inline, as Go and libgomp
+ * do) are timed by the switch records and split out of other_offcpu as a
+ * runtime's own wait, with the function that entered the kernel. */
+Test(golden, inline_futex_waits_are_timed_as_a_runtimes_wait, .timeout = 60)
+{
+	json_object *s = replay_sampled("inline_futex");
+	json_object *run2 = json_object_array_get_idx(tu_array(s, "runs"), 1);
+	json_object *stack = tu_get(run2, "stack"), *by = tu_get(run2, "other_offcpu_by_kind");
+	int64_t other = tu_int(stack, "other_offcpu"), runtime = tu_int(by, "runtime"), sum = tu_int(by, "untimed");
+	json_object_object_foreach(by, key, val) {
+		(void)key;
+		if (strcmp(key, "untimed"))
+			sum += json_object_get_int64(val);
+	}
+	cr_assert(other > 0 && runtime > other / 2, "runtime %lld of other_offcpu %lld", (long long)runtime, (long long)other);
+	cr_assert(sum >= other - 16 && sum <= other + 16, "the split adds up to %lld, not %lld", (long long)sum,
+		  (long long)other);
+	json_object *o = tu_get(run2, "offcpu_other"), *site = json_object_array_get_idx(tu_array(o, "sites"), 0);
+	TU_STREQ(tu_str(site, "kind"), "runtime", "kind of the top site");
+	cr_assert(!strncmp(tu_str(site, "function"), "park_on_futex (inline_futex.c:", 30), "function %s",
+		  tu_str(site, "function"));
+	/* park_on_futex keeps no frame (a leaf): the chain's first return
+	 * address is worker's, and the call before it says take_turn was lost */
+	TU_STREQ(tu_str(site, "site"), "take_turn", "the caller the frame-pointer chain skipped");
+	cr_assert(tu_int(site, "timed_ns") > 0 && tu_int(o, "switch_samples_timed") > 0, "not timed: %s",
+		  json_object_to_json_string(o));
+}
+
+/* A lock built from a futex word and a semaphore (no pthread_mutex, so no
+ * call names the pair) is still one monitor: one lock-contention finding
+ * names both, and the semaphore is not judged alone. */
+Test(golden, a_futex_word_lock_and_its_semaphore_are_one_monitor, .timeout = 60)
+{
+	json_object *s = replay_sampled("futex_monitor");
+	json_object *f = tu_array(s, "findings"), *monitor = NULL;
+	for (size_t i = 0; i < json_object_array_length(f); i++) {
+		json_object *x = json_object_array_get_idx(f, i);
+		if (!strcmp(tu_str(x, "kind"), "lock-contention"))
+			monitor = x;
+	}
+	cr_assert(monitor, "no lock-contention finding");
+	json_object *objs = tu_array(monitor, "objects");
+	cr_assert(json_object_array_length(objs) == 2 &&
+		  !strcmp(json_object_get_string(json_object_array_get_idx(objs, 0)), "turn_lock") &&
+		  !strcmp(json_object_get_string(json_object_array_get_idx(objs, 1)), "turn_sem"),
+		  "objects: %s", json_object_to_json_string(objs));
+	cr_assert(strstr(tu_str(monitor, "summary"), "monitor of futex turn_lock and semaphore turn_sem"), "summary: %s",
+		  tu_str(monitor, "summary"));
+	cr_assert(!has_kind(s, "park-wake"), "the semaphore's parks reported apart from its lock");
 }
 
 Test(golden, threads_taking_turns_through_a_semaphore_are_one_lock, .timeout = 60)
@@ -425,11 +545,6 @@ Test(golden, a_threads_runnable_time_and_waits_do_not_overlap, .timeout = 60)
 
 /* ---- where the extra CPU went: located from CPU samples (issue 12) ------- */
 
-static json_object *replay_sampled(const char *name)
-{
-	env = sampled_env;
-	return replay(name);
-}
 
 Test(golden, counters_eight_bytes_apart_are_false_sharing_with_both_words, .timeout = 60)
 {
@@ -579,7 +694,7 @@ Test(golden, watchpoints_confirm_one_shared_atomic, .timeout = 60)
 	TU_STREQ(tu_str(l, "watchpoints"), "confirmed", "the watchpoints' word on the true sharing");
 }
 
-/* A word threads spin on (compare-and-swap, test-and-set, polling): the
+/* A word threads spin on (a compare-and-swap lock, test-and-set, polling): the
  * line's verdict is spinning, on that word, by every worker, and never a
  * plain store. */
 static void expect_spinning_on(const char *recording, const char *word)
@@ -610,9 +725,16 @@ Test(golden, a_test_and_set_spinlock_is_spinning_on_its_word, .timeout = 60)
 	expect_spinning_on("tas_spin_2", "tas_lock");
 }
 
-Test(golden, a_compare_and_swap_increment_loop_is_spinning_on_its_counter, .timeout = 60)
+/* A CAS loop storing old + 1 updates shared data without a lock: its
+ * retries are contended stores of one word (true sharing), not a wait. */
+Test(golden, a_compare_and_swap_increment_loop_is_true_sharing_on_its_counter, .timeout = 60)
 {
-	expect_spinning_on("cas_increment_2", "cas_counter");
+	json_object *c = sampled_report("cas_increment_2");
+	TU_EQ(tu_int(c, "spin_loop_samples"), 0, "samples in a CAS update loop counted as spinning");
+	json_object *l = json_object_array_get_idx(tu_array(c, "cache_lines"), 0);
+	cr_assert(l, "no shared line located");
+	TU_STREQ(tu_str(l, "verdict"), "true-sharing", "the line's verdict");
+	TU_EQ(word_thread(l, "cas_counter"), 0, "cas_counter written by several threads");
 }
 
 Test(golden, heap_counters_eight_bytes_apart_are_false_sharing, .timeout = 60)

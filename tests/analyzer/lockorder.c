@@ -113,3 +113,55 @@ Test(lockorder, the_watchdog_stops_a_deadlocked_run_and_it_is_explained, .timeou
 	cr_assert(!tu_bool(tu_get(root, "process"), "timed_out"));
 	cr_assert_str_eq(tu_str(first_finding(root), "kind"), "deadlock");
 }
+
+/* The edge of finding x whose held side is `holds`. */
+static json_object *edge_holding(json_object *x, const char *holds)
+{
+	json_object *cycle = tu_array(x, "cycle");
+	for (size_t i = 0; i < json_object_array_length(cycle); i++)
+		if (!strcmp(tu_str(json_object_array_get_idx(cycle, i), "holds"), holds))
+			return json_object_array_get_idx(cycle, i);
+	cr_assert_fail("no edge holds %s: %s", holds, json_object_to_json_string(x));
+	return NULL;
+}
+
+static json_object *cycle_through(json_object *root, const char *lock)
+{
+	json_object *f = tu_array(root, "findings");
+	for (size_t i = 0; i < json_object_array_length(f); i++) {
+		json_object *x = json_object_array_get_idx(f, i);
+		json_object *objects = tu_array(x, "objects");
+		for (size_t k = 0; !strcmp(tu_str(x, "kind"), "lock-order-cycle") && k < json_object_array_length(objects); k++)
+			if (!strcmp(json_object_get_string(json_object_array_get_idx(objects, k)), lock))
+				return x;
+	}
+	cr_assert_fail("no lock-order-cycle through %s: %s", lock, json_object_to_json_string(root));
+	return NULL;
+}
+
+static const char *frame(json_object *edge, const char *key, size_t i)
+{
+	json_object *frames = tu_array(edge, key);
+	cr_assert(i < json_object_array_length(frames), "%s has no frame %zu: %s", key, i,
+		  json_object_to_json_string(edge));
+	return json_object_get_string(json_object_array_get_idx(frames, i));
+}
+
+Test(lockorder, an_edge_shows_the_stack_its_held_lock_was_taken_in, .timeout = 60)
+{
+	json_object *root = run_json((const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--",
+						       tu_prog("order_helpers"), NULL });
+	json_object *ab = edge_holding(cycle_through(root, "lock_a"), "lock_a");
+	cr_assert(!strncmp(frame(ab, "holds_stack", 0), "outer (order_helpers.c:", 23), "%s",
+		  json_object_to_json_string(ab));
+	cr_assert(!strncmp(frame(ab, "holds_stack", 1), "nested (order_helpers.c:", 24),
+		  "outer's caller, not inner: %s", json_object_to_json_string(ab));
+	cr_assert(!tu_bool(ab, "holds_stack_partial"), "%s", json_object_to_json_string(ab));
+	cr_assert(!strncmp(frame(ab, "wants_stack", 0), "inner (order_helpers.c:", 23), "%s",
+		  json_object_to_json_string(ab));
+
+	json_object *cd = edge_holding(cycle_through(root, "lock_c"), "lock_c");
+	cr_assert(!strncmp(frame(cd, "holds_stack", 0), "take (order_helpers.c:", 22), "%s",
+		  json_object_to_json_string(cd));
+	cr_assert(tu_bool(cd, "holds_stack_partial"), "take had returned: %s", json_object_to_json_string(cd));
+}

@@ -11,6 +11,8 @@ DATA_PROGS := $(patsubst tests/data/progs/%.c,$(DATA_PROGS_DIR)/%,$(wildcard tes
 
 # OpenMP programs (omp_*.c): GCC's libgomp, found by the shim's gomp.c.
 $(DATA_PROGS_DIR)/omp_%: TEST_PROG_CFLAGS += -fopenmp
+# Frame pointers, so the launcher's sampled switch chains reach its callers.
+$(DATA_PROGS_DIR)/inline_futex: TEST_PROG_CFLAGS += -fno-omit-frame-pointer
 
 $(DATA_PROGS_DIR)/%: tests/data/progs/%.c tests/data/progs/data_progs.h include/convoy.h | check-deps
 	@mkdir -p $(@D)

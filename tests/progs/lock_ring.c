@@ -10,7 +10,7 @@
  * first: no cycle at all. */
 #include "progs.h"
 
-#define MAX_RING 8
+#define MAX_RING 16
 
 static int nthreads = 2, phased, fixed;
 static pthread_mutex_t locks[MAX_RING];

@@ -316,9 +316,36 @@ Test(scale_live, a_c_gil_is_one_monitor, .timeout = 240)
 	expect_monitor(root, "gil_mutex", NULL);
 }
 
-/* Debian's python3 (not a pyenv shim): pure-Python loops in N threads. */
+/* A program the test needs, or the test is skipped saying so. */
+static void need_program(const char *path)
+{
+	if (access(path, X_OK) != 0)
+		cr_skip_test("%s is not installed (make deps installs it)", path);
+}
+
+/* The stack's other_offcpu split by kind (timed by switch records) adds up
+ * to it in every run. */
+static void expect_other_split_adds_up(json_object *root)
+{
+	json_object *runs = tu_array(root, "runs");
+	for (size_t i = 0; i < json_object_array_length(runs); i++) {
+		json_object *r = json_object_array_get_idx(runs, i);
+		double other = (double)tu_int(tu_get(r, "stack"), "other_offcpu"), sum = 0;
+		json_object_object_foreach(tu_get(r, "other_offcpu_by_kind"), key, val) {
+			(void)key;
+			sum += (double)json_object_get_int64(val);
+		}
+		cr_assert(other <= 0 || fabs(sum - other) <= 16 + 1e-6 * other, "run %zu: split %.0f of other_offcpu %.0f",
+			  i, sum, other);
+	}
+}
+
+/* Debian's python3 (not a pyenv shim): pure-Python loops in N threads. The
+ * binary is stripped: the GIL's mutex and condvar are named by the exported
+ * _PyRuntime and an offset, and the finding says what lives there. */
 Test(scale_live, pythons_gil_is_one_monitor, .timeout = 240)
 {
+	need_program("/usr/bin/python3");
 	const char *cmd[] = { "/usr/bin/python3", "-c",
 			      "import sys, threading\n"
 			      "n = int(sys.argv[1])\n"
@@ -332,11 +359,17 @@ Test(scale_live, pythons_gil_is_one_monitor, .timeout = 240)
 	json_object *root = sweep("1,2", cmd);
 	expect_stack_in_bounds(root);
 	expect_monitor(root, "gil", "_PyRuntime");   /* a member path with debug info, symbol+offset without */
+	const char *first = json_object_get_string(json_object_array_get_idx(tu_array(first_finding(root), "objects"), 0));
+	if (strstr(first, "_PyRuntime+"))
+		cr_assert(strstr(tu_str(first_finding(root), "summary"), "CPython's runtime state, where its GIL lives"),
+			  "summary: %s", tu_str(first_finding(root), "summary"));
+	expect_other_split_adds_up(root);
 }
 
 /* zstd -T1 runs a worker beside its main thread: the stack stays in bounds. */
 Test(scale_live, zstd_with_helper_threads_stays_in_bounds, .timeout = 240)
 {
+	need_program("/usr/bin/zstd");
 	char *dir = tu_tmpdir(), input[512], script[2048];
 	snprintf(input, sizeof(input), "%s/input", dir);
 	FILE *f = fopen(input, "w");
@@ -349,6 +382,7 @@ Test(scale_live, zstd_with_helper_threads_stays_in_bounds, .timeout = 240)
 	json_object *root = sweep("1,2", cmd);
 	expect_stack_adds_up(root);
 	expect_stack_in_bounds(root);
+	expect_other_split_adds_up(root);
 }
 
 Test(scale_live, openmp_barrier_time_is_barrier_time, .timeout = 240)
@@ -391,4 +425,9 @@ Test(scale_live, sleep_outside_waits_is_named_as_sleep, .timeout = 240)
 	if (!json_object_object_get_ex(o, "by_kind", &kinds))
 		cr_skip_test("no context switches were sampled (perf_event_open refused?)");
 	cr_assert(tu_int(kinds, "sleep") >= 1, "the cold run's sleep not named: %s", json_object_to_json_string(o));
+	/* ... and timed: the switch records give the sleep its time */
+	json_object *by = tu_get(json_object_array_get_idx(tu_array(root, "runs"), 0), "other_offcpu_by_kind");
+	cr_assert(tu_int(by, "sleep") > tu_int(by, "other"), "the cold run's sleep not timed: %s",
+		  json_object_to_json_string(by));
+	expect_other_split_adds_up(root);
 }

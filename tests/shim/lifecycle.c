@@ -2,6 +2,7 @@
  * signals. Each writes one profile (docs/lifecycle.md), and the program sees
  * no change: its output, exit status or killing signal, and the signal
  * dispositions it sets and reads, are what they are without the shim. */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <unistd.h>
@@ -255,4 +256,71 @@ Test(lifecycle, sigterm_writes_a_profile_only_when_the_launcher_asks, .timeout =
 	TU_STREQ(tu_str(tu_get(r, "process"), "exit"),
 		 "stopped by CONVOY_DUMP_SIGNAL (convoy run/scale: --timeout or the watchdog)", "process.exit");
 	TU_EQ(tu_int(tu_lock(r, "term_lock"), "acquisitions"), 100, "the profile has the program's locks");
+}
+
+Test(lifecycle, a_snapshot_request_leaves_the_programs_waits_errno_and_signal_view_alone, .timeout = 60)
+{
+	char sig[16], env_sig[48];
+	snprintf(sig, sizeof(sig), "%d", SIGRTMAX);
+	snprintf(env_sig, sizeof(env_sig), "CONVOY_SNAPSHOT_SIGNAL=%s", sig);
+	char *dir = tu_tmpdir();
+	const char *const env[] = { env_sig, NULL };
+	struct tu_proc native, shim;
+	tu_run(&native, &(struct tu_opts){ .env = env }, (const char *[]){ tu_prog("snapshot_waits"), NULL });
+	tu_run(&shim, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true, .env = env },
+	       (const char *[]){ tu_prog("snapshot_waits"), "send", NULL });
+	cr_assert(!shim.timed_out, "snapshot_waits send hung under the shim:\n%s", shim.err);
+	TU_STREQ(shim.out, native.out, "stdout: each wait's result and errno, and SIGRTMAX as the program sees it");
+	tu_assert_exit(&shim, 0, "snapshot_waits send");
+	TU_EQ(tu_count_entries(dir, "convoy-", ".hang", NULL), 3, "one snapshot per request in %s", dir);
+	TU_EQ(tu_count_entries(dir, "convoy-", ".convoy", NULL), 1, "and the process's own profile at its end");
+	TU_EQ(tu_count_entries(dir, "", ".tmp", NULL), 0, "*.tmp files left in %s", dir);
+	json_object *r = tu_report_dir(dir);
+	TU_STREQ(tu_str(tu_get(r, "process"), "exit"), EXIT_NORMAL, "the profile is the end's, not a snapshot");
+}
+
+Test(lifecycle, the_snapshot_signal_sent_without_convoys_mark_keeps_its_default_action, .timeout = 60)
+{
+	/* term_self sends itself SIGTERM: named as the snapshot signal, a plain
+	 * kill still ends the program, as it would natively. */
+	const char *argv[] = { tu_prog("term_self"), NULL };
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	run_both(&p, dir, argv, (const char *const[]){ "CONVOY_SNAPSHOT_SIGNAL=15", NULL });
+	cr_assert(p.signaled && p.sig == SIGTERM, "the program still dies of SIGTERM");
+	TU_EQ(tu_count_entries(dir, "convoy-", ".hang", NULL), 0, "no snapshot");
+	json_object *r = tu_report_dir(dir);
+	TU_STREQ(tu_str(tu_get(r, "process"), "exit"), "killed by CONVOY_SNAPSHOT_SIGNAL sent without convoy's mark",
+		 "process.exit");
+}
+
+Test(lifecycle, snapshot_requests_at_any_instruction_leave_the_program_as_it_is, .timeout = 120)
+{
+	char env_sig[48];
+	snprintf(env_sig, sizeof(env_sig), "CONVOY_SNAPSHOT_SIGNAL=%d", SIGRTMAX);
+	char *dir = tu_tmpdir();
+	const char *const env[] = { env_sig, NULL };
+	struct tu_proc native, shim;
+	tu_run(&native, &(struct tu_opts){ .env = env, .timeout_s = 120 }, (const char *[]){ tu_prog("snapshot_storm"), NULL });
+	tu_run(&shim, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true, .env = env, .timeout_s = 120 },
+	       (const char *[]){ tu_prog("snapshot_storm"), "send", NULL });
+	cr_assert(!shim.timed_out, "snapshot_storm send hung under the shim:\n%s", shim.err);
+	TU_STREQ(shim.out, native.out, "what the worker counted");
+	tu_assert_exit(&shim, 0, "snapshot_storm send");
+	TU_EQ(tu_count_entries(dir, "", ".tmp", NULL), 0, "*.tmp files left in %s", dir);
+	/* Every request was honoured (one that found the worker inside the shim
+	 * when it left), and every snapshot, taken mid-bookkeeping, reads back. */
+	TU_EQ(tu_count_entries(dir, "convoy-", ".hang", NULL), 40, "snapshots in %s", dir);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len < 5 || strcmp(e->d_name + len - 5, ".hang"))
+			continue;
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		TU_STREQ(tu_str(tu_get(tu_report(path), "process"), "exit"),
+			 "snapshot at a hang; the program went on (convoy run/scale --on-hang continue)", "%s", path);
+	}
+	closedir(d);
 }

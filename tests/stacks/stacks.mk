@@ -7,6 +7,8 @@
 #   $(STK_PROGS)/site-stripped     stripped bare: module+offset only
 #   $(STK_PROGS)/site-debuglink    stripped, debug info in site-debuglink.debug beside it
 #   $(STK_PROGS)/site-buildid      stripped, debug info under debugroot/.build-id/
+#   $(STK_PROGS)/site-minidebug    stripped, its symbol table xz-compressed in .gnu_debugdata
+#   $(STK_PROGS)/runtime_state     -rdynamic, stripped: a lock inside an exported _PyRuntime
 #   $(STK_PROGS)/dlmain + libdl_{one,two}.so   contention in dlopen'd, dlclose'd libraries
 #   $(STK_PROGS)/lambda            C++ -O2: std::mutex in a lambda
 #   $(STK_PROGS)/{members,heap,hammer,uncontended,nocfi}
@@ -18,7 +20,7 @@ STK_CFLAGS   := -std=gnu11 $(WARN) -D_GNU_SOURCE -g -O1 -pthread
 STK_CXXFLAGS := -std=gnu++17 $(WARN) -g -O2 -pthread -Itests/stacks/progs
 
 STK_BINS := $(addprefix $(STK_PROGS)/,deep site-pie site-nopie site-dynsym site-stripped \
-	site-debuglink site-buildid dlmain libdl_one.so libdl_two.so lambda members heap hammer \
+	site-debuglink site-buildid site-minidebug runtime_state dlmain libdl_one.so libdl_two.so lambda members heap hammer \
 	uncontended nocfi forker)
 
 $(STK_PROGS)/deep: tests/stacks/progs/deep.c $(STK_HDR) | check-deps
@@ -60,6 +62,24 @@ $(STK_PROGS)/site-buildid: tests/stacks/progs/site.c $(STK_HDR) | check-deps
 	  dir=$(STK_PROGS)/debugroot/.build-id/$$(echo $$id | cut -c1-2); \
 	  mkdir -p $$dir && objcopy --only-keep-debug $@ $$dir/$$(echo $$id | cut -c3-).debug
 	strip --strip-all $@
+
+$(STK_PROGS)/runtime_state: tests/stacks/progs/runtime_state.c $(STK_HDR) | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(STK_CFLAGS) -rdynamic $< -o $@
+	strip --strip-all $@
+
+# MiniDebugInfo as Fedora and others ship it: the debug info dropped, the
+# symbol table kept, xz-compressed into a .gnu_debugdata section of the
+# stripped binary (libdwfl reads it when elfutils was built with lzma).
+$(STK_PROGS)/site-minidebug: tests/stacks/progs/site.c $(STK_HDR) | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(STK_CFLAGS) $< -o $@
+	objcopy --only-keep-debug $@ $@.mini
+	objcopy --strip-debug $@.mini
+	rm -f $@.mini.xz && xz $@.mini
+	strip --strip-all $@
+	objcopy --add-section .gnu_debugdata=$@.mini.xz $@
+	rm -f $@.mini.xz
 
 $(STK_PROGS)/lib%.so: tests/stacks/progs/%.c | check-deps
 	@mkdir -p $(@D)

@@ -246,6 +246,38 @@ Test(stacks, stripped_bare, .timeout = 30)
 	cr_assert(str_or_null(f, "offset") && !strncmp(str_or_null(f, "offset"), "0x", 2), "frame offset");
 }
 
+/* The report says why those names are offsets: which module, and that it
+ * offered no symbol table, MiniDebugInfo or debug file. */
+Test(stacks, offsets_are_said_to_be_offsets, .timeout = 30)
+{
+	json_object *r = profile_of("site-stripped", NULL, NULL);
+	const char *note = str_or_null(r, "names_as_offsets");
+	cr_assert(note && strstr(note, "site-stripped") && strstr(note, "only its exported symbols") &&
+		  strstr(note, "no separate debug file"), "names_as_offsets: %s", note ? note : "(none)");
+	cr_assert(!str_or_null(profile_of("site-pie", NULL, NULL), "names_as_offsets"),
+		  "a binary with symbols has no offsets to explain");
+}
+
+/* A lock inside an exported data symbol a runtime is known by (CPython's
+ * _PyRuntime, exported by the stripped python3): named by the symbol and
+ * offset, and said to be inside that runtime's state. */
+Test(stacks, a_lock_inside_pythons_runtime_state_says_so, .timeout = 30)
+{
+	json_object *r = profile_of("runtime_state", NULL, NULL);
+	json_object *lock = lock_named(r, "_PyRuntime+360");
+	TU_EQ(tu_int(lock, "contended"), 1, "contended");
+	const char *inside = str_or_null(lock, "inside");
+	cr_assert(inside && strstr(inside, "CPython's runtime state"), "inside: %s", inside ? inside : "(none)");
+}
+
+/* Stripped, with MiniDebugInfo (.gnu_debugdata): its static function and
+ * lock are named from the compressed symbol table. */
+Test(stacks, stripped_minidebuginfo, .timeout = 30)
+{
+	json_object *lock = lock_named(profile_of("site-minidebug", NULL, NULL), "site_lock");
+	assert_site(lock, "site_wait", NULL, 0);
+}
+
 /* Stripped, with the debug info split off beside it (.gnu_debuglink). */
 Test(stacks, stripped_debuglink, .timeout = 30)
 {

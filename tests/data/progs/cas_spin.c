@@ -4,9 +4,10 @@
  * the workers; with --tas a test-and-set spinlock (tas_lock: xchg, and a
  * read-only wait loop with pause while it is taken); with --increment a
  * CAS-increment loop on a shared counter (cas_counter). The samples land in
- * the loops: the decoder must call the word spun on (user_lock, tas_lock,
- * cas_counter), not a plain store of shared data (issue 12). The data the
- * locks guard lies on a line of its own. */
+ * the loops: the decoder must call the locks' words spun on (user_lock,
+ * tas_lock), not a plain store of shared data (issue 12), and the counter a
+ * word several threads store to (true sharing: a lock-free update, no
+ * lock). The data the locks guard lies on a line of its own. */
 #include "data_progs.h"
 
 #define TOTAL 2000000L
