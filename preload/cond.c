@@ -166,8 +166,8 @@ CV_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
  * thread's own record, and the object's line is only read. Exact under the
  * rule above (the program holds the mutex that waiters enter under). The
  * fast paths below test that, a tracked thread and a cached live record in
- * one branch, and tail-call the real function. Cost (gcc 12 -O2, objdump
- * -d): 27 instructions and 1 conditional branch to the real signal. */
+ * one branch, and tail-call the real function (docs/performance.md counts
+ * the instructions: tests/bench/insns.sh). */
 static inline bool cond_has_unclaimed(const struct cv_obj *o)
 {
 	uint64_t st = CV_LOAD(&o->cond_state);
