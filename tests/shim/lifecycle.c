@@ -344,3 +344,18 @@ Test(lifecycle, a_snapshot_request_during_fork_is_answered_by_the_parent_alone, 
 	cr_assert(strstr(hang, want), "the snapshot %s is the parent's (%s)", hang, want);
 	TU_EQ(tu_count_entries(dir, "convoy-", ".convoy", NULL), 2, "and each process's own profile");
 }
+
+Test(lifecycle, a_snapshot_request_on_a_thread_with_a_small_signal_stack_leaves_it_running, .timeout = 60)
+{
+	/* The program's 4 KiB alternate signal stack is its own handlers'; the
+	 * snapshot, which needs more, must not run on it. */
+	char env_sig[48];
+	snprintf(env_sig, sizeof(env_sig), "CONVOY_SNAPSHOT_SIGNAL=%d", SIGRTMAX);
+	char *dir = tu_tmpdir();
+	struct tu_proc p;
+	tu_run(&p, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true, .env = (const char *const[]){ env_sig, NULL } },
+	       (const char *[]){ tu_prog("snapshot_altstack"), NULL });
+	tu_assert_exit(&p, 0, "snapshot_altstack");
+	TU_STREQ(p.out, "went on\n", "stdout");
+	TU_EQ(tu_count_entries(dir, "convoy-", ".hang", NULL), 1, "snapshots in %s", dir);
+}
