@@ -359,3 +359,19 @@ Test(lifecycle, a_snapshot_request_on_a_thread_with_a_small_signal_stack_leaves_
 	TU_STREQ(p.out, "went on\n", "stdout");
 	TU_EQ(tu_count_entries(dir, "convoy-", ".hang", NULL), 1, "snapshots in %s", dir);
 }
+
+Test(lifecycle, a_snapshot_request_on_a_thread_deep_in_its_stack_waits_until_it_has_room, .timeout = 60)
+{
+	/* The thread has about 6 KiB of stack left when the request comes; the
+	 * snapshot needs more, and is written once the thread has come back up
+	 * (at its end). */
+	char env_sig[48];
+	snprintf(env_sig, sizeof(env_sig), "CONVOY_SNAPSHOT_SIGNAL=%d", SIGRTMAX);
+	char *dir = tu_tmpdir();
+	struct tu_proc p;
+	tu_run(&p, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true, .env = (const char *const[]){ env_sig, NULL } },
+	       (const char *[]){ tu_prog("snapshot_deep_stack"), NULL });
+	tu_assert_exit(&p, 0, "snapshot_deep_stack");
+	TU_STREQ(p.out, "went on\n", "stdout");
+	TU_EQ(tu_count_entries(dir, "convoy-", ".hang", NULL), 1, "snapshots in %s", dir);
+}
