@@ -49,6 +49,7 @@ static uint32_t nobjects;             /* ids until output.c numbers what it writ
 static uint32_t retired_kept;         /* never past CV_RETIRED_KEPT */
 static struct cv_obj *aggregates[CV_NKINDS];
 static cv_spinlock_t aggregates_lock;
+static cv_spinlock_t registry_lock;   /* the buckets' first allocation */
 
 /* Where operations on an object go when the shim is out of memory: counted
  * nowhere useful, but the program runs on. Never cached. */
@@ -96,14 +97,13 @@ static bool registry_ready(void)
 {
 	if (CV_LIKELY(__atomic_load_n(&buckets, __ATOMIC_ACQUIRE) != NULL))
 		return true;
-	static cv_spinlock_t once;
-	cv__spin_lock(&once);
+	cv__spin_lock(&registry_lock);
 	if (!buckets) {
 		/* 512 KiB of anonymous memory: pages are touched only as buckets fill. */
 		struct cv_obj **b = cv__alloc(sizeof(*b) << CV_BUCKET_BITS);
 		__atomic_store_n(&buckets, b, __ATOMIC_RELEASE);
 	}
-	cv__spin_unlock(&once);
+	cv__spin_unlock(&registry_lock);
 	return buckets != NULL;
 }
 
@@ -587,6 +587,7 @@ bool cv__records_merge(struct cv_thread *dst, struct cv_thread *src)
 void cv__objects_after_fork(void)
 {
 	buckets = NULL;          /* registry_ready() makes a fresh, zeroed one */
+	cv__spin_unlock(&registry_lock);   /* a thread may have been making the first at the fork */
 	nobjects = 0;
 	retired_kept = 0;
 	memset(aggregates, 0, sizeof(aggregates));
