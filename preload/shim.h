@@ -727,7 +727,8 @@ bool cv__write_profile(uint32_t exit_reason);
  * (lifecycle.c) while cv__snapshot_pending is raised (by the caller: a
  * request during the write gets one more after it; several at once, one);
  * the process goes on and its end still writes its profile. Async-signal-safe like cv__write_profile's other ends. Nothing is
- * written once the profile is (or while an exec's is in flight). */
+ * written once the profile is (or while an exec's is in flight), nor while
+ * the thread's stack is short of room (the request stays pending). */
 bool cv__write_snapshot(void);
 /* An exec that failed: the profile it wrote is removed and the next end of
  * the process writes the whole run again. */
