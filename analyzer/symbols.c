@@ -700,7 +700,9 @@ static const char *symbol_sources(Dwfl_Module *mod, char *buf, size_t size)
 	if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0)
 		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
 			GElf_Shdr sh;
-			const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+			if (!gelf_getshdr(scn, &sh))
+				continue;   /* a damaged section header: sh is not filled */
+			const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
 			symtab |= sh.sh_type == SHT_SYMTAB;
 			debugdata |= name && !strcmp(name, ".gnu_debugdata");
 		}
