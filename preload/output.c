@@ -337,6 +337,7 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 #define CV_PATH_MAX (sizeof(cv__config.dir) + 128)   /* the directory, then our name */
 
 static char tmp_path[CV_PATH_MAX];     /* while a write is in progress; "" otherwise */
+static int tmp_fd = -1;                 /* tmp_path's descriptor while it is open */
 static char final_path[CV_PATH_MAX];   /* the profile published last */
 
 void cv__output_after_fork(void)
@@ -345,6 +346,12 @@ void cv__output_after_fork(void)
 	writer_tid = 0;   /* a write another thread of the parent had begun is not ours */
 	snapshot_tid = 0;
 	tmp_path[0] = '\0';
+	/* Another thread of the parent was writing (a snapshot): its file is
+	 * the parent's, and the child must not keep a descriptor it never
+	 * opened (its lowest free number would move). */
+	if (tmp_fd >= 0)
+		close(tmp_fd);
+	tmp_fd = -1;
 }
 
 static char *put_str(char *p, char *end, const char *s)
@@ -432,7 +439,7 @@ static int create_temp(void)
 		}
 		int fd = open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 		if (fd >= 0)
-			return fd;
+			return tmp_fd = fd;
 		if (errno != EEXIST)
 			break;
 	}
@@ -607,6 +614,7 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	put(w, &end, sizeof(end));
 	flush(w);
 	snapshot_free(&snap);
+	tmp_fd = -1;
 	if (close(w->fd) != 0 && !w->error)
 		w->error = errno;
 	if (!w->error)
