@@ -25,8 +25,9 @@
  * CPU time over their active intervals; the part of a thread's active time
  * that ran beside N others is helper time, kept beside the stack
  * (helper_ns), and each of its components is counted in the stack in that
- * proportion. So no component is negative or above N·T however many threads
- * ran (docs/findings.md, "Threads by role").
+ * proportion. Threads that slept beside the work (find_sleepers) take only
+ * slots no other thread held. So no component is negative or above N·T
+ * however many threads ran (docs/findings.md, "Threads by role").
  *
  * Over the run: useful = min(Σ cpu_out, reference's Σ cpu_out), inflation =
  * the rest of Σ cpu_out; idle = N·T − Σ active. The components then add up to
@@ -134,30 +135,36 @@ static void thread_split(struct stack_thread *x, const struct model *m, size_t i
 }
 
 /* Threads that slept beside the work: a service thread that wakes now and
- * then, an I/O thread with little to do. Such a thread spent most of its
- * active time off-CPU outside the waits the shim timed, and not in a
- * runtime's own waits (inline futex calls: a worker's waits the shim could
- * not time), by the kinds of its timed switches where the launcher sampled
- * them; and it used under SLEEPER_CPU of the busiest thread's CPU time. It
- * was not busy, takes no slot and is a helper: its time stays outside the
- * stack, so its sleep is not the workers' (docs/findings.md, "Threads by
- * role"). Threads that all slept alike (blocking I/O in every worker) are
- * none of them sleepers: their CPU times are alike. */
+ * then, an I/O thread with little to do. Such a thread was on a CPU for
+ * under SLEEPER_CPU of its active time as often as the workers were (its CPU
+ * time over its active time, against the highest such rate among the
+ * threads that kept a CPU busy for at least SLEEPER_CPU of the run), and
+ * spent most of its active time off-CPU outside the waits the shim timed:
+ * asleep (not in a runtime's own waits, inline futex calls, by the kinds of
+ * its timed switches where the launcher sampled them: those are a worker's
+ * waits the shim could not time) or runnable (on a busy machine each of its
+ * wake-ups waits for the CPUs the workers hold: that is their demand, not
+ * its). It was not busy and takes no slot beside working threads: that
+ * time is helper time, outside the stack, so its sleep is not the
+ * workers' (docs/findings.md, "Threads by role"). Threads that all slept
+ * alike (blocking I/O in every worker) are none of them sleepers, and
+ * neither is any thread of a run in which no thread worked (a hang). */
 #define SLEEPER_CPU 0.1
 static void find_sleepers(const struct model *m, const struct stack_thread *x,
 			  double (*offcpu)[OFFCPU_KIND_N], int *sleeper)
 {
 	size_t nt = m->p->nthreads;
-	double busiest = 0;
+	double top = 0;
 	for (size_t i = 0; i < nt; i++)
-		busiest = x[i].cpu > busiest ? x[i].cpu : busiest;
+		if (x[i].active > 0 && x[i].cpu >= SLEEPER_CPU * m->wall_ns && x[i].cpu / x[i].active > top)
+			top = x[i].cpu / x[i].active;
 	for (size_t i = 0; i < nt; i++) {
 		double timed = 0;
 		for (int k = 0; k < OFFCPU_KIND_N; k++)
 			timed += offcpu[i][k];
 		double runtime = timed > 0 ? offcpu[i][OFFCPU_RUNTIME] / timed : 0;
-		double asleep = x[i].other * (1 - runtime);
-		sleeper[i] = x[i].active > 0 && asleep >= 0.5 * x[i].active && x[i].cpu < SLEEPER_CPU * busiest;
+		double asleep = x[i].other * (1 - runtime) + x[i].runnable;
+		sleeper[i] = x[i].active > 0 && asleep >= 0.5 * x[i].active && x[i].cpu < SLEEPER_CPU * top * x[i].active;
 	}
 }
 
@@ -272,10 +279,14 @@ static void place_threads(struct speedup *s, const struct model *m, int n, const
 	qsort(order, nt, sizeof(*order), by_cpu_desc);
 	int *used = xcalloc(2 * nt + 1, sizeof(int));   /* used[k]: slots taken in [cut[k], cut[k+1]) */
 	size_t *taker = xcalloc(2 * nt + 1, sizeof(size_t));   /* the first thread to take one there */
-	for (size_t o = 0; o < nt; o++) {
-		size_t i = order[o].i;
-		if (sleeper[i])
-			continue;   /* in_stack 0: all helper time */
+	/* Threads that slept beside the work (find_sleepers) come last and
+	 * take only slots no other thread held: with nothing else running
+	 * (reading the input before the workers start) a sleeping thread is
+	 * the program's progress; beside working threads it is a helper. */
+	for (size_t o = 0; o < 2 * nt; o++) {
+		size_t i = order[o % nt].i;
+		if (sleeper[i] != (o >= nt))
+			continue;
 		double a = (double)m->p->threads[i].start_ns, b = a + s->t[i].active, got = 0;
 		size_t lo = 0, hi = 2 * nt;
 		while (lo < hi) {   /* the first cut at or after a */
@@ -286,7 +297,7 @@ static void place_threads(struct speedup *s, const struct model *m, int n, const
 				hi = mid;
 		}
 		for (size_t k = lo; k + 1 < 2 * nt && cut[k] < b; k++)
-			if (used[k] < n) {
+			if (used[k] < n && (!sleeper[i] || !used[k])) {
 				if (!used[k]++)
 					taker[k] = i;
 				got += cut[k + 1] - cut[k];
@@ -323,7 +334,7 @@ static int by_routine(const void *a, const void *b, void *profile)
  * budget), are all workers: a pool's short-lived task threads that overlap
  * a little at their ends. */
 #define GROUP_BESIDE 0.05
-static void assign_roles(struct speedup *s, const struct profile *p, const int *sleeper)
+static void assign_roles(struct speedup *s, const struct profile *p)
 {
 	size_t nt = p->nthreads, *idx = xcalloc(nt + 1, sizeof(size_t));
 	for (size_t i = 0; i < nt; i++)
@@ -342,8 +353,6 @@ static void assign_roles(struct speedup *s, const struct profile *p, const int *
 			double life = (double)(t->end_ns - t->start_ns);
 			if (t->threads_created > 0 && x->active < 0.5 * life)
 				x->role = ROLE_WAITER;
-			else if (sleeper[idx[k]])
-				x->role = ROLE_HELPER;
 			else
 				x->role = x->in_stack >= 0.5 || (in >= 0.5 * all && all - in < GROUP_BESIDE * s->budget_ns) ?
 					  ROLE_WORKER : ROLE_HELPER;
@@ -387,7 +396,7 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 	double (*offcpu)[OFFCPU_KIND_N] = xcalloc(p->nthreads + 1, sizeof(*offcpu));
 	split_threads(m, s->t, unexplained, offcpu, sleeper);
 	place_threads(s, m, n, sleeper);
-	assign_roles(s, p, sleeper);
+	assign_roles(s, p);
 	free(sleeper);
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct stack_thread *x = &s->t[i];
