@@ -827,6 +827,14 @@ Test(golden, a_contended_rust_mutex_is_lock_contention_not_sharing, .timeout = 6
 	cr_assert(json_object_get_double(tu_get(ev, "sampled_spin_ns")) > 0, "no sampled spin claimed by the mutex");
 }
 
+Test(golden, a_heap_futex_word_is_named_by_its_code_not_its_address, .timeout = 60)
+{
+	/* The Arc<Mutex>'s word is on the heap, at another address each run
+	 * (ASLR): named by its address, runs of a sweep could not match it. */
+	const char *name = object0(finding(replay_sampled("rust_mutex"), 0));
+	cr_assert(!strstr(name, "@0x") && !strncmp(name, "futex@", 6), "the futex word is named %s", name);
+}
+
 /* Off-CPU call sites are said to be missing only when the run sampled no
  * context switches. */
 static bool says_sites_missing(json_object *s)
