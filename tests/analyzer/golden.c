@@ -827,6 +827,14 @@ Test(golden, a_contended_rust_mutex_is_lock_contention_not_sharing, .timeout = 6
 	cr_assert(json_object_get_double(tu_get(ev, "sampled_spin_ns")) > 0, "no sampled spin claimed by the mutex");
 }
 
+Test(golden, a_sweep_says_why_names_are_module_offsets, .timeout = 60)
+{
+	replay_sampled("stripped_lock");   /* its binary kept with no symbols at all */
+	char *text = convoy_out((const char *[]){ "scale", "--replay", "sweeps/stripped_lock", NULL });
+	cr_assert(strstr(text, "Names that are module+offset: no symbol covered those addresses in stripped_lock"),
+		  "no note on the offsets in:\n%s", text);
+}
+
 Test(golden, a_heap_futex_word_is_named_by_its_code_not_its_address, .timeout = 60)
 {
 	/* The Arc<Mutex>'s word is on the heap, at another address each run
