@@ -651,9 +651,24 @@ bool cv__write_profile(uint32_t exit_reason)
  * the write) is taken by its loop, not by a nested write. */
 static __thread bool snapshotting __attribute__((tls_model("initial-exec")));
 
+/* The stack a snapshot's write takes on the calling thread (measured 8 KiB
+ * on x86-64, in a signal handler with its frame; twice that to spare). */
+#define CV_SNAPSHOT_STACK_NEED (16u << 10)
+
+/* Whether this thread's stack has that room below here. A thread whose
+ * stack bounds are unknown is taken to have it, as stack captures do. */
+static bool snapshot_stack_room(void)
+{
+	const struct cv_thread *t = cv__current();
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	return !t || !t->stack_lo || (sp > t->stack_lo && sp - t->stack_lo >= CV_SNAPSHOT_STACK_NEED);
+}
+
 bool cv__write_snapshot(void)
 {
-	if (snapshotting)
+	/* A thread deep in its stack keeps the request pending: it is written
+	 * at a later guard's leave, once the thread has come back up. */
+	if (snapshotting || !snapshot_stack_room())
 		return false;
 	bool published = false;
 	do {
