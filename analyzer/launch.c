@@ -6,6 +6,7 @@
  * the command's CPU time from outside it (sampler.c): the child waits for
  * the events to be opened on it before it execs.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -184,13 +185,46 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* Whether name (its extension taken off: len bytes) ends with tail (-PID),
+ * or with tail and -N: the shim's name for another file of that process. */
+static int names_pid(const char *name, size_t len, const char *tail, size_t tail_len)
+{
+	if (len >= tail_len && !memcmp(name + len - tail_len, tail, tail_len))
+		return 1;
+	size_t n = len;
+	while (n && isdigit((unsigned char)name[n - 1]))
+		n--;
+	return n < len && n > tail_len && name[n - 1] == '-' && !memcmp(name + n - 1 - tail_len, tail, tail_len);
+}
+
+/* Whether the profile directory holds the hang snapshot of pid
+ * (convoy-COMM-PID.hang, or -PID-N.hang when that name was taken). Looked
+ * at once the command has ended: where the program handles the snapshot
+ * signal itself, its handler took the request and there is none. */
+static int snapshot_written(pid_t pid)
+{
+	char tail[32];
+	size_t tail_len = (size_t)snprintf(tail, sizeof(tail), "-%d", (int)pid), ext = strlen(CV_SNAPSHOT_EXT);
+	DIR *d = opendir(profile_dir);
+	int found = 0;
+	struct dirent *e;
+	while (d && !found && (e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		found = !strncmp(e->d_name, "convoy-", 7) && len > ext && !strcmp(e->d_name + len - ext, CV_SNAPSHOT_EXT) &&
+			names_pid(e->d_name, len - ext, tail, tail_len);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 /* ---- a hung command ---------------------------------------------------------- */
 
-/* The processes of a hung command and what became of each one's snapshot. */
+/* The processes of a hung command asked for a snapshot, and the verdict on each. */
 struct hang {
 	pid_t pids[WATCHDOG_MAX_LOOKS];
-	size_t n;
-	int asked[WATCHDOG_MAX_LOOKS];     /* a snapshot was asked for (watchdog__snapshot) */
+	size_t n;                          /* asked */
+	size_t processes;                  /* hung (asked or not) */
 	int verdict[WATCHDOG_MAX_LOOKS];   /* -1: not read yet; else deadlock__at_hang's */
 	time_t since;                      /* when the snapshots were asked for */
 	double wait_until_ns, next_look_ns;
@@ -198,23 +232,24 @@ struct hang {
 };
 
 /* deadlock__at_hang on the snapshot pid wrote into the profile directory
- * since (convoy-COMM-PID.hang, renamed into place whole); -1 while there is
- * none. */
+ * since (convoy-COMM-PID.hang or -PID-N.hang, renamed into place whole); -1
+ * while there is none. */
 static int snapshot_verdict(pid_t pid, time_t since, char *what, size_t size)
 {
 	char tail[32];
-	snprintf(tail, sizeof(tail), "-%d" CV_SNAPSHOT_EXT, (int)pid);
+	size_t tail_len = (size_t)snprintf(tail, sizeof(tail), "-%d", (int)pid), ext = strlen(CV_SNAPSHOT_EXT);
 	DIR *d = opendir(profile_dir);
 	if (!d)
 		return -1;
 	int verdict = -1;
 	struct dirent *e;
 	while (verdict < 0 && (e = readdir(d))) {
-		size_t len = strlen(e->d_name), tl = strlen(tail);
+		size_t len = strlen(e->d_name);
 		char path[PATH_MAX + 300];
 		struct stat sb;
 		snprintf(path, sizeof(path), "%s/%s", profile_dir, e->d_name);
-		if (len <= tl || strcmp(e->d_name + len - tl, tail) || stat(path, &sb) != 0 || sb.st_mtime < since)
+		if (strncmp(e->d_name, "convoy-", 7) || len <= ext || strcmp(e->d_name + len - ext, CV_SNAPSHOT_EXT) ||
+		    !names_pid(e->d_name, len - ext, tail, tail_len) || stat(path, &sb) != 0 || sb.st_mtime < since)
 			continue;
 		struct profile *p = profile__has_magic(path) ? profile__load(path) : NULL;
 		if (p && p->process.pid == pid && p->process.exit_reason == CV_EXIT_HANG_SNAPSHOT) {
@@ -231,20 +266,19 @@ static int snapshot_verdict(pid_t pid, time_t since, char *what, size_t size)
 	return verdict;
 }
 
-/* The watchdog's default (--on-hang auto) once the command hung: a
- * snapshot of each process, then the verdicts. */
-static void hang_ask(struct hang *h, const pid_t *pids, size_t n, double now, struct launch_result *r)
+/* The watchdog's default (--on-hang auto) once the command hung and the n
+ * pids were asked for a snapshot (of processes hung in all). */
+static struct hang *hang_start(const pid_t *pids, size_t n, size_t processes, double now)
 {
-	memset(h, 0, sizeof(*h));
+	struct hang *h = xcalloc(1, sizeof(*h));
 	memcpy(h->pids, pids, n * sizeof(pid_t));
 	h->n = n;
+	h->processes = processes;
 	h->since = time(NULL) - 1;   /* mtimes are whole seconds */
-	for (size_t i = 0; i < n; i++) {
-		h->asked[i] = watchdog__snapshot(pids[i], LAUNCH_SNAPSHOT_SIGNAL);
+	for (size_t i = 0; i < n; i++)
 		h->verdict[i] = -1;
-		r->snapshot |= h->asked[i];
-	}
 	h->wait_until_ns = now + LAUNCH_STOP_GRACE_S * 1e9;
+	return h;
 }
 
 /* Reads the snapshots that have come (every 100 ms); once all have, or the
@@ -257,7 +291,7 @@ static int hang_decide(struct hang *h, double now, const struct watchdog_config 
 	h->next_look_ns = now + 100e6;
 	size_t waiting = 0, snapshots = 0;
 	for (size_t i = 0; i < h->n; i++) {
-		if (!h->asked[i] || h->verdict[i] >= 0)
+		if (h->verdict[i] >= 0)
 			continue;
 		char what[sizeof(h->what)];
 		h->verdict[i] = snapshot_verdict(h->pids[i], h->since, what, sizeof(what));
@@ -271,15 +305,16 @@ static int hang_decide(struct hang *h, double now, const struct watchdog_config 
 		return -1;
 	for (size_t i = 0; i < h->n; i++)
 		snapshots += h->verdict[i] >= 0;
+	const char *es = h->processes == 1 ? "" : "es";
 	if (snapshots)
 		cv_error("the command looks hung (every thread of its %zu process%s blocked with no deadline, no CPU "
 			 "used for %g s), but its snapshot proves no deadlock, so it goes on (--on-hang stop would "
-			 "stop it). At the hang: %s", h->n, h->n == 1 ? "" : "es", wdc->period_s, h->what);
+			 "stop it). At the hang: %s", h->processes, es, wdc->period_s, h->what);
 	else
 		cv_error("the command looks hung (every thread of its %zu process%s blocked with no deadline, no CPU "
-			 "used for %g s); convoy could not have the shim take a snapshot (no shim in it, or the "
-			 "signal blocked), so it goes on (--on-hang stop would stop it)", h->n, h->n == 1 ? "" : "es",
-			 wdc->period_s);
+			 "used for %g s); no snapshot of it was written (no shim in it, the signal blocked, or the "
+			 "program's own handler took it), so it goes on (--on-hang stop would stop it)",
+			 h->processes, es, wdc->period_s);
 	return 0;
 }
 
@@ -370,7 +405,8 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 		double deadline = timeout_s > 0 ? t0 + timeout_s * 1e9 : 0, kill_at = 0;
 		/* What is stopped: -group for the time limit, the hung processes for the watchdog. */
 		pid_t target[WATCHDOG_MAX_LOOKS], hung[WATCHDOG_MAX_LOOKS];
-		size_t ntarget = 0, nhung;
+		pid_t asked[WATCHDOG_MAX_LOOKS];   /* the hung processes asked for a snapshot (auto, continue) */
+		size_t ntarget = 0, nhung = 0, nasked = 0;
 		struct watchdog wd;
 		struct hang *h = NULL;   /* --on-hang auto: deciding from the snapshots */
 		watchdog__start(&wd, pid, wdc->period_s, t0);
@@ -390,19 +426,19 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 				if (wdc->on_hang == WATCHDOG_STOP) {
 					memcpy(target, hung, nhung * sizeof(pid_t));
 					ntarget = nhung;
-				} else if (wdc->on_hang == WATCHDOG_AUTO) {
-					h = xcalloc(1, sizeof(*h));
-					hang_ask(h, hung, nhung, now, r);
-				} else {   /* once: the program goes on, as it may */
+				} else {   /* once: the program goes on, as it may, unless a snapshot proves a deadlock */
 					for (size_t i = 0; i < nhung; i++)
-						r->snapshot |= watchdog__snapshot(hung[i], LAUNCH_SNAPSHOT_SIGNAL);
+						if (watchdog__snapshot(hung[i], LAUNCH_SNAPSHOT_SIGNAL))
+							asked[nasked++] = hung[i];
+					if (wdc->on_hang == WATCHDOG_AUTO)
+						h = hang_start(asked, nasked, nhung, now);
 				}
 			} else if (!ntarget && h) {
 				int verdict = hang_decide(h, now, wdc);
 				if (verdict == 1) {   /* deadlocked for good: stop it, as --on-hang stop would */
 					r->deadlock = 1;
-					memcpy(target, h->pids, h->n * sizeof(pid_t));
-					ntarget = h->n;
+					memcpy(target, hung, nhung * sizeof(pid_t));
+					ntarget = nhung;
 				}
 				if (verdict >= 0) {
 					free(h);
@@ -427,6 +463,9 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 		if (h)   /* it went on before the verdict: said all the same, from the snapshots there are */
 			hang_decide(h, INFINITY, wdc);
 		free(h);
+		r->snapshot_asked = nasked > 0;
+		for (size_t i = 0; i < nasked; i++)
+			r->snapshot |= snapshot_written(asked[i]);
 	} else {
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;

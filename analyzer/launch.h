@@ -39,7 +39,8 @@ struct launch_result {
 	int status;          /* as waitpid */
 	int timed_out;       /* the time limit passed: sent LAUNCH_STOP_SIGNAL, then SIGKILL if needed */
 	int hung;            /* the watchdog found it hung (every process of it: watchdog.h) */
-	int snapshot;        /* on_hang auto or continue: a snapshot was asked for (watchdog__snapshot) */
+	int snapshot_asked;  /* on_hang auto or continue: the snapshot signal was sent (watchdog__snapshot) */
+	int snapshot;        /* and the shim wrote a snapshot (a handler of the program's may take it instead) */
 	int deadlock;        /* on_hang auto: a snapshot proved a deadlock, and the command was stopped */
 	double wall_ns;      /* fork to exit */
 };

@@ -17,6 +17,7 @@ void outcome__set(struct run_outcome *o, const struct launch_result *r, double t
 	o->watchdog_s = wdc->period_s;
 	o->on_hang = wdc->on_hang;
 	o->stopped = r->hung && (wdc->on_hang == WATCHDOG_STOP || r->deadlock);
+	o->snapshot_asked = r->snapshot_asked;
 	o->snapshot = r->snapshot;
 	o->known = 1;
 	o->exit_status = WIFEXITED(r->status) ? WEXITSTATUS(r->status) : -1;
@@ -49,11 +50,14 @@ void outcome__sentence(const struct run_outcome *o, char *buf, size_t size)
 	else if (o->hung && !o->stopped)
 		snprintf(buf, size, "The command looked hung: %s, for %g s (CONVOY_WATCHDOG). %s (--on-hang %s); "
 			 "it then %s.", hung, o->watchdog_s,
-			 !o->snapshot ? "It does not take CONVOY_SNAPSHOT_SIGNAL (no shim in it, or the signal ignored "
-					"or blocked in every thread), so convoy took no snapshot and let it go on" :
-			 o->on_hang == WATCHDOG_AUTO ? "convoy had the shim write a snapshot of it then, which proved "
-						       "no deadlock, and let it go on" :
-						       "convoy had the shim write a snapshot of it then and let it go on",
+			 o->snapshot && o->on_hang == WATCHDOG_AUTO ?
+				 "convoy had the shim write a snapshot of it then, which proved no deadlock, and let it go on" :
+			 o->snapshot ? "convoy had the shim write a snapshot of it then and let it go on" :
+			 o->snapshot_asked ? "convoy sent it CONVOY_SNAPSHOT_SIGNAL for a snapshot, but none was "
+					     "written (the program handles that signal itself, and its handler ran "
+					     "instead; or the shim could not write) and let it go on" :
+					     "It does not take CONVOY_SNAPSHOT_SIGNAL (no shim in it, or the signal ignored "
+					     "or blocked in every thread), so convoy took no snapshot and let it go on",
 			 watchdog__action_name(o->on_hang), then);
 	else if (o->timed_out)
 		snprintf(buf, size, "The command ran past --timeout (%.0f s), was stopped and %s; "
@@ -77,6 +81,7 @@ void outcome__json(const struct run_outcome *o, json_object *obj)
 	json_object_object_add(obj, "hung", json_object_new_boolean(o->hung));
 	if (o->hung) {
 		json_object_object_add(obj, "on_hang", json_object_new_string(watchdog__action_name(o->on_hang)));
+		json_object_object_add(obj, "hang_snapshot_asked", json_object_new_boolean(o->snapshot_asked));
 		json_object_object_add(obj, "hang_snapshot", json_object_new_boolean(o->snapshot));
 		json_object_object_add(obj, "hang_stopped", json_object_new_boolean(o->stopped));
 	}
@@ -102,6 +107,9 @@ void outcome__from_json(struct run_outcome *o, json_object *obj)
 	else if (o->on_hang == WATCHDOG_CONTINUE)
 		o->stopped = 0;
 	o->snapshot = json_object_object_get_ex(obj, "hang_snapshot", &v) && json_object_get_boolean(v);
+	/* A recording from before hang_snapshot_asked: a snapshot was asked for when one was written. */
+	o->snapshot_asked = json_object_object_get_ex(obj, "hang_snapshot_asked", &v) ? json_object_get_boolean(v) :
+											o->snapshot;
 	o->exit_status = json_object_object_get_ex(obj, "exit_status", &v) && json_object_is_type(v, json_type_int) ?
 				 json_object_get_int(v) : -1;
 	o->signal = json_object_object_get_ex(obj, "signal", &v) && json_object_is_type(v, json_type_int) ?

@@ -19,7 +19,8 @@ struct run_outcome {
 	double watchdog_s;  /* its period */
 	int on_hang;        /* what it then did (enum watchdog_action) */
 	int stopped;        /* hung, and stopped (--on-hang stop, or auto and a snapshot proved a deadlock) */
-	int snapshot;       /* hung: the shim was asked for a snapshot at the hang (auto, continue) */
+	int snapshot_asked; /* hung: the snapshot signal was sent (auto, continue) */
+	int snapshot;       /* and the shim wrote the snapshot */
 };
 
 struct launch_result;
@@ -32,8 +33,8 @@ int outcome__failed(const struct run_outcome *o);
 /* One sentence: "The command exited with status 3." (empty when unknown). */
 void outcome__sentence(const struct run_outcome *o, char *buf, size_t size);
 /* exit_status (null when a signal ended it), signal, timed_out, hung (and,
- * when hung, on_hang, hang_snapshot and hang_stopped) into obj; nothing when
- * unknown. */
+ * when hung, on_hang, hang_snapshot_asked, hang_snapshot and hang_stopped)
+ * into obj; nothing when unknown. */
 void outcome__json(const struct run_outcome *o, struct json_object *obj);
 /* Reads back what outcome__json wrote (a recorded sweep); unknown when absent. */
 void outcome__from_json(struct run_outcome *o, struct json_object *obj);
