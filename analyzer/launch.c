@@ -197,11 +197,10 @@ static int names_pid(const char *name, size_t len, const char *tail, size_t tail
 	return n < len && n > tail_len && name[n - 1] == '-' && !memcmp(name + n - 1 - tail_len, tail, tail_len);
 }
 
-/* Whether the profile directory holds the hang snapshot of pid
- * (convoy-COMM-PID.hang, or -PID-N.hang when that name was taken). Looked
- * at once the command has ended: where the program handles the snapshot
- * signal itself, its handler took the request and there is none. */
-static int snapshot_written(pid_t pid)
+/* The path of a hang snapshot of pid in the profile directory
+ * (convoy-COMM-PID.hang, or -PID-N.hang when that name was taken) written
+ * since then (0: any), into path; whether there is one. */
+static int find_snapshot(pid_t pid, time_t since, char *path, size_t size)
 {
 	char tail[32];
 	size_t tail_len = (size_t)snprintf(tail, sizeof(tail), "-%d", (int)pid), ext = strlen(CV_SNAPSHOT_EXT);
@@ -210,12 +209,23 @@ static int snapshot_written(pid_t pid)
 	struct dirent *e;
 	while (d && !found && (e = readdir(d))) {
 		size_t len = strlen(e->d_name);
+		struct stat sb;
+		snprintf(path, size, "%s/%s", profile_dir, e->d_name);
 		found = !strncmp(e->d_name, "convoy-", 7) && len > ext && !strcmp(e->d_name + len - ext, CV_SNAPSHOT_EXT) &&
-			names_pid(e->d_name, len - ext, tail, tail_len);
+			names_pid(e->d_name, len - ext, tail, tail_len) && stat(path, &sb) == 0 && sb.st_mtime >= since;
 	}
 	if (d)
 		closedir(d);
 	return found;
+}
+
+/* Whether the shim wrote a hang snapshot of pid. Looked at once the command
+ * has ended: where the program handles the snapshot signal itself, its
+ * handler took the request and there is none. */
+static int snapshot_written(pid_t pid)
+{
+	char path[PATH_MAX + 300];
+	return find_snapshot(pid, 0, path, sizeof(path));
 }
 
 /* ---- a hung command ---------------------------------------------------------- */
@@ -232,37 +242,23 @@ struct hang {
 };
 
 /* deadlock__at_hang on the snapshot pid wrote into the profile directory
- * since (convoy-COMM-PID.hang or -PID-N.hang, renamed into place whole); -1
- * while there is none. */
+ * since (renamed into place whole); -1 while there is none. */
 static int snapshot_verdict(pid_t pid, time_t since, char *what, size_t size)
 {
-	char tail[32];
-	size_t tail_len = (size_t)snprintf(tail, sizeof(tail), "-%d", (int)pid), ext = strlen(CV_SNAPSHOT_EXT);
-	DIR *d = opendir(profile_dir);
-	if (!d)
+	char path[PATH_MAX + 300];
+	if (!find_snapshot(pid, since, path, sizeof(path)))
 		return -1;
+	struct profile *p = profile__has_magic(path) ? profile__load(path) : NULL;
 	int verdict = -1;
-	struct dirent *e;
-	while (verdict < 0 && (e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-		char path[PATH_MAX + 300];
-		struct stat sb;
-		snprintf(path, sizeof(path), "%s/%s", profile_dir, e->d_name);
-		if (strncmp(e->d_name, "convoy-", 7) || len <= ext || strcmp(e->d_name + len - ext, CV_SNAPSHOT_EXT) ||
-		    !names_pid(e->d_name, len - ext, tail, tail_len) || stat(path, &sb) != 0 || sb.st_mtime < since)
-			continue;
-		struct profile *p = profile__has_magic(path) ? profile__load(path) : NULL;
-		if (p && p->process.pid == pid && p->process.exit_reason == CV_EXIT_HANG_SNAPSHOT) {
-			struct syms *syms = syms__load(p, 1);
-			struct model m;
-			model__build(&m, p, syms);
-			verdict = deadlock__at_hang(&m, what, size);
-			model__free(&m);
-			syms__free(syms);
-		}
-		profile__free(p);
+	if (p && p->process.pid == pid && p->process.exit_reason == CV_EXIT_HANG_SNAPSHOT) {
+		struct syms *syms = syms__load(p, 1);
+		struct model m;
+		model__build(&m, p, syms);
+		verdict = deadlock__at_hang(&m, what, size);
+		model__free(&m);
+		syms__free(syms);
 	}
-	closedir(d);
+	profile__free(p);
 	return verdict;
 }
 
