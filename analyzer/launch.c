@@ -456,7 +456,7 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 			struct timespec nap = { 0, 2000000 };
 			nanosleep(&nap, NULL);
 		}
-		if (h)   /* it went on before the verdict: said all the same, from the snapshots there are */
+		if (h && !r->timed_out)   /* it went on before the verdict: said all the same, from the snapshots there are */
 			hang_decide(h, INFINITY, wdc);
 		free(h);
 		r->snapshot_asked = nasked > 0;

@@ -439,6 +439,7 @@ static void thread_ended(void *arg)
 	struct cv_thread *t = arg;
 	cv__guard_enter();
 	live_remove(t);
+	CV_STORE(&t->joining, 0);   /* cancelled in a join: the join never returned */
 	cv__thread_finish(t);
 	t->flags |= CV_THREAD_EXITED;
 	ended = true;

@@ -103,3 +103,13 @@ Test(json, a_wait_in_progress_when_the_profile_is_written_counts_up_to_then, .ti
 	TU_EQ(tu_int(idle, "wait_ns"), tu_int(proc, "inflight_wait_ns"), "idle.wait_ns is their time");
 	TU_LE(1, tu_int(idle, "wait_ns"), "idle.wait_ns");
 }
+
+Test(json, a_thread_cancelled_in_a_join_is_not_left_joining, .timeout = 60)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "cancel_in_join", NULL);
+	tu_assert_exit(&p, 0, "cancel_in_join");
+	json_object *r = tu_report_dir(dir);
+	TU_EQ(tu_int(tu_get(r, "process"), "inflight_waits"), 1, "only the semaphore wait is still in progress");
+}
