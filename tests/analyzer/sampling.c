@@ -37,7 +37,7 @@ Test(sampling, run_writes_samples_beside_the_profile_joined_by_tid, .timeout = 6
 	snprintf(path, sizeof(path), "%s/convoy-%lld.samples", dir, (long long)pid);
 	size_t len;
 	char *text = (char *)tu_read_file(path, &len);
-	cr_assert(!strncmp(text, "convoy-samples 2\n", 17), "samples file header: %.80s", text);
+	cr_assert(!strncmp(text, "convoy-samples 3\n", 17), "samples file header: %.80s", text);
 	cr_assert(strstr(text, "\nend lost "), "samples file has no end line");
 	json_object *c = tu_get(r, "cpu_samples");
 	TU_EQ(tu_int(c, "period_ns"), 1000000, "period at 1000 Hz");
