@@ -46,8 +46,8 @@ uint64_t data_operand__address(const struct data_operand *o, const uint64_t *reg
 
 enum line_verdict {
 	LINE_PRIVATE,        /* one thread, or nobody writes it */
-	LINE_FALSE_SHARING,  /* different words of it written by different threads */
-	LINE_TRUE_SHARING,   /* one word written by one thread and used by others */
+	LINE_FALSE_SHARING,  /* different bytes of it written by different threads */
+	LINE_TRUE_SHARING,   /* bytes written by one thread and used by others */
 	LINE_SPIN,           /* most of its samples spin on a word of it (compare-and-swap, test-and-set, polling):
 			      * a lock-like word's line, whatever else is written on it */
 };
