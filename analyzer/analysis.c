@@ -13,8 +13,11 @@
 /* The hang snapshot of the process that wrote p, beside path: a profile
  * *.hang in its directory (the shim names it convoy-COMM-PID.hang; a
  * recording may rename it) written by the same process (pid and start
- * time); other files of that name are passed over in silence. NULL when
- * there is none (caller frees). */
+ * time); other files of that name are passed over (one with a profile's
+ * magic that does not parse gets profile__load's error line). Of several snapshots of
+ * the process (requests beside the watchdog's one), the earliest: the
+ * hang as first seen, whatever order the directory lists them in. NULL
+ * when there is none (caller frees). */
 static char *hang_snapshot_path(const char *path, const struct profile *p)
 {
 	char dir[4096];
@@ -24,8 +27,9 @@ static char *hang_snapshot_path(const char *path, const struct profile *p)
 	if (!d)
 		return NULL;
 	char *found = NULL;
+	uint64_t found_end = 0;
 	struct dirent *e;
-	while (!found && (e = readdir(d))) {
+	while ((e = readdir(d))) {
 		const char *name = e->d_name, *dot = strrchr(name, '.');
 		if (!dot || strcmp(dot, CV_SNAPSHOT_EXT))
 			continue;   /* the pid in the name is checked in the file */
@@ -33,8 +37,12 @@ static char *hang_snapshot_path(const char *path, const struct profile *p)
 		snprintf(full, sizeof(full), "%s/%s", dir, name);
 		struct profile *h = profile__has_magic(full) ? profile__load(full) : NULL;
 		if (h && h->process.pid == p->process.pid && h->process.start_realtime_ns == p->process.start_realtime_ns &&
-		    h->process.exit_reason == CV_EXIT_HANG_SNAPSHOT)
+		    h->process.exit_reason == CV_EXIT_HANG_SNAPSHOT &&
+		    (!found || h->process.end_ns < found_end || (h->process.end_ns == found_end && strcmp(full, found) < 0))) {
+			free(found);
 			found = xstrndup(full, strlen(full));
+			found_end = h->process.end_ns;
+		}
 		profile__free(h);
 	}
 	closedir(d);

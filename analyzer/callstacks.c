@@ -214,7 +214,7 @@ static struct names *names_build(struct syms *s)
 		uint32_t stack = naming_stack(s, o);
 		const struct sym_frame **f;
 		size_t nf = stack ? callstacks__frames(s, stack, &f) : 0;
-		const struct sym_frame *site = NULL;
+		const struct sym_frame *site = NULL, *inner = nf ? f[0] : NULL;
 		for (size_t k = 0; k < nf && n->nchain < NAME_DEPTH; k++) {
 			if (f[k]->runtime)
 				continue;
@@ -235,13 +235,19 @@ static struct names *names_build(struct syms *s)
 			continue;
 		}
 		/* No function to name it by: a static object in a stripped module
-		 * is still its module and offset ("mutex@prog+0x4040"). */
+		 * is still its module and offset ("mutex@prog+0x4040"); a heap
+		 * object, whose address changes from run to run, is named by the
+		 * code that used it, the runtime's when no frame of the program's
+		 * own was unwound (a Rust Mutex's futex word:
+		 * "futex@<std::sys::sync::mutex::futex::Mutex>::lock_contended
+		 * (futex.rs:73)"), so runs of a sweep agree on its name. */
 		uint64_t off;
 		const char *mod = syms__module_of(s, o->o.addr, o->o.map_gen, &off);
 		if (mod && *mod)
 			snprintf(buf, sizeof(buf), "%s@%s+0x%llx", kind_label(o->o.kind), mod, (unsigned long long)off);
-		else if (site)
-			snprintf(buf, sizeof(buf), "%s@%s", kind_label(o->o.kind), syms__frame_label(site, (char[256]){0}, 256));
+		else if (site || inner)
+			snprintf(buf, sizeof(buf), "%s@%s", kind_label(o->o.kind),
+				 site_label(site ? site : inner, (char[256]){0}, 256));
 		else
 			continue;
 		n->name = xstrndup(buf, strlen(buf));

@@ -428,7 +428,6 @@ static void report_deadlocks(struct findings *out, const struct model *m, const 
 
 /* ---- pool starvation ------------------------------------------------------- */
 
-
 /* A wait for work or for a result (condvar, semaphore, futex) with no
  * deadline: not a lock (a cycle of those is a deadlock), not a barrier. */
 static int waits_for_work(const struct profile *p, const struct profile_thread_state *st)

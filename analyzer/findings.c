@@ -662,12 +662,17 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 	double idle = idle_claimed ? 0 : delta(st, STACK_IDLE), park = delta(st, STACK_PARK) - st->park_claimed;
 	double *busy = xcalloc(p->nthreads, sizeof(double));
 	size_t n = working_times(st->t, busy);
-	double ratio = 0, median = 0, max = 0;
+	double ratio = 0, median = 0, max = 0, shortfall = 0;
 	if (n >= 2) {
 		qsort(busy, n, sizeof(double), cmp_double);
 		median = busy[(n - 1) / 2];   /* the lower median: with two workers, the idle one */
 		max = busy[n - 1];
 		ratio = median > 0 ? max / median : (max > 0 ? INFINITY : 0);
+		/* The most idle and park time uneven work can explain: each
+		 * worker's working time short of the busiest one's. The rest
+		 * was waiting that evener work would not have filled. */
+		for (size_t i = 0; i < n; i++)
+			shortfall += max - busy[i];
 	}
 	free(busy);
 
@@ -741,6 +746,8 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 		    "overlap it with the work), or start the workers earlier so they are not idle meanwhile.", who);
 	}
 	double uneven = (imbalanced ? idle : 0) + park;
+	if (uneven > shortfall * st->scale)
+		uneven = shortfall * st->scale;
 	if (uneven > NOISE_SHARE * st->lost && imbalanced) {
 		struct finding *x = findings__add(out, FINDING_LOAD_IMBALANCE, uneven / st->lost);
 		object(x, "workers");

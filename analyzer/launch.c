@@ -6,6 +6,8 @@
  * the command's CPU time from outside it (sampler.c): the child waits for
  * the events to be opened on it before it execs.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -178,6 +180,39 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* Whether name (its extension taken off: len bytes) ends with tail (-PID),
+ * or with tail and -N: the shim's name for another file of that process. */
+static int names_pid(const char *name, size_t len, const char *tail, size_t tail_len)
+{
+	if (len >= tail_len && !memcmp(name + len - tail_len, tail, tail_len))
+		return 1;
+	size_t n = len;
+	while (n && isdigit((unsigned char)name[n - 1]))
+		n--;
+	return n < len && n > tail_len && name[n - 1] == '-' && !memcmp(name + n - 1 - tail_len, tail, tail_len);
+}
+
+/* Whether the profile directory holds the hang snapshot of pid
+ * (convoy-COMM-PID.hang, or -PID-N.hang when that name was taken). Looked
+ * at once the command has ended: where the program handles the snapshot
+ * signal itself, its handler took the request and there is none. */
+static int snapshot_written(pid_t pid)
+{
+	char tail[32];
+	size_t tail_len = (size_t)snprintf(tail, sizeof(tail), "-%d", (int)pid), ext = strlen(CV_SNAPSHOT_EXT);
+	DIR *d = opendir(profile_dir);
+	int found = 0;
+	struct dirent *e;
+	while (d && !found && (e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		found = !strncmp(e->d_name, "convoy-", 7) && len > ext && !strcmp(e->d_name + len - ext, CV_SNAPSHOT_EXT) &&
+			names_pid(e->d_name, len - ext, tail, tail_len);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 int launch__run(char *const argv[], const char *log_path, double timeout_s, const struct watchdog_config *wdc,
 		struct launch_result *r)
 {
@@ -264,6 +299,7 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 		 * program on it (CONVOY_DUMP_SIGNAL); SIGKILL after the grace. */
 		double deadline = timeout_s > 0 ? t0 + timeout_s * 1e9 : 0, kill_at = 0;
 		pid_t target = 0;   /* what was stopped: -group for the time limit, a pid for the watchdog */
+		pid_t asked = 0;    /* what was asked for a snapshot (on_hang continue) */
 		struct watchdog wd;
 		watchdog__start(&wd, pid, wdc->period_s, t0);
 		for (;;) {
@@ -281,7 +317,7 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 			} else if (!target && !r->hung && (hung = watchdog__check(&wd, now))) {
 				r->hung = 1;
 				if (wdc->on_hang == WATCHDOG_CONTINUE)   /* once: the program goes on, as it may */
-					r->snapshot = watchdog__snapshot(hung, LAUNCH_SNAPSHOT_SIGNAL);
+					asked = watchdog__snapshot(hung, LAUNCH_SNAPSHOT_SIGNAL) ? hung : 0;
 				else
 					target = hung;
 			}
@@ -298,6 +334,8 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 			struct timespec nap = { 0, 2000000 };
 			nanosleep(&nap, NULL);
 		}
+		r->snapshot_asked = asked != 0;
+		r->snapshot = asked && snapshot_written(asked);
 	} else {
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;

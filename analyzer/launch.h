@@ -40,7 +40,8 @@ struct launch_result {
 	int timed_out;       /* the time limit passed: sent LAUNCH_STOP_SIGNAL, then SIGKILL if needed */
 	int hung;            /* the watchdog found a process of it hung and stopped it alike
 			      * (or, on_hang continue, asked for a snapshot and let it go on) */
-	int snapshot;        /* on_hang continue: the snapshot was asked for (watchdog__snapshot) */
+	int snapshot_asked;  /* on_hang continue: the snapshot signal was sent (watchdog__snapshot) */
+	int snapshot;        /* and the shim wrote the snapshot (a handler of the program's may take it instead) */
 	double wall_ns;      /* fork to exit */
 };
 

@@ -16,6 +16,7 @@ void outcome__set(struct run_outcome *o, const struct launch_result *r, double t
 	o->hung = r->hung;
 	o->watchdog_s = wdc->period_s;
 	o->continued = r->hung && wdc->on_hang == WATCHDOG_CONTINUE;
+	o->snapshot_asked = r->snapshot_asked;
 	o->snapshot = r->snapshot;
 	o->known = 1;
 	o->exit_status = WIFEXITED(r->status) ? WEXITSTATUS(r->status) : -1;
@@ -48,6 +49,9 @@ void outcome__sentence(const struct run_outcome *o, char *buf, size_t size)
 			 "synchronisation wait with no deadline, using no CPU, for %g s (CONVOY_WATCHDOG). %s "
 			 "(--on-hang continue); it then %s.", o->watchdog_s,
 			 o->snapshot ? "convoy had the shim write a snapshot profile of it then and let it go on" :
+			 o->snapshot_asked ? "convoy sent it CONVOY_SNAPSHOT_SIGNAL for a snapshot, but none was "
+					     "written (the program handles that signal itself, and its handler ran "
+					     "instead; or the shim could not write) and let it go on" :
 				       "It does not take CONVOY_SNAPSHOT_SIGNAL (no shim in it, or the signal ignored or "
 				       "blocked in every thread), so convoy took no snapshot and let it go on", then);
 	else if (o->timed_out)
@@ -71,6 +75,7 @@ void outcome__json(const struct run_outcome *o, json_object *obj)
 	json_object_object_add(obj, "hung", json_object_new_boolean(o->hung));
 	if (o->hung) {
 		json_object_object_add(obj, "on_hang", json_object_new_string(o->continued ? "continue" : "stop"));
+		json_object_object_add(obj, "hang_snapshot_asked", json_object_new_boolean(o->snapshot_asked));
 		json_object_object_add(obj, "hang_snapshot", json_object_new_boolean(o->snapshot));
 	}
 }
@@ -86,6 +91,9 @@ void outcome__from_json(struct run_outcome *o, json_object *obj)
 	o->hung = json_object_object_get_ex(obj, "hung", &v) && json_object_get_boolean(v);
 	o->continued = json_object_object_get_ex(obj, "on_hang", &v) && !strcmp(json_object_get_string(v), "continue");
 	o->snapshot = json_object_object_get_ex(obj, "hang_snapshot", &v) && json_object_get_boolean(v);
+	/* A recording from before hang_snapshot_asked: a snapshot was asked for when one was written. */
+	o->snapshot_asked = json_object_object_get_ex(obj, "hang_snapshot_asked", &v) ? json_object_get_boolean(v) :
+											o->snapshot;
 	o->exit_status = json_object_object_get_ex(obj, "exit_status", &v) && json_object_is_type(v, json_type_int) ?
 				 json_object_get_int(v) : -1;
 	o->signal = json_object_object_get_ex(obj, "signal", &v) && json_object_is_type(v, json_type_int) ?

@@ -18,7 +18,8 @@ struct run_outcome {
 	int hung;           /* the watchdog found it hung (and stopped it, unless continued) */
 	double watchdog_s;  /* its period */
 	int continued;      /* hung, and let go on (--on-hang continue) */
-	int snapshot;       /* continued: the shim was asked for a snapshot at the hang */
+	int snapshot_asked; /* continued: the snapshot signal was sent at the hang */
+	int snapshot;       /* and the shim wrote the snapshot */
 };
 
 struct launch_result;
@@ -31,7 +32,7 @@ int outcome__failed(const struct run_outcome *o);
 /* One sentence: "The command exited with status 3." (empty when unknown). */
 void outcome__sentence(const struct run_outcome *o, char *buf, size_t size);
 /* exit_status (null when a signal ended it), signal, timed_out, hung (and,
- * when hung, on_hang and hang_snapshot) into obj; nothing when unknown. */
+ * when hung, on_hang, hang_snapshot_asked and hang_snapshot) into obj; nothing when unknown. */
 void outcome__json(const struct run_outcome *o, struct json_object *obj);
 /* Reads back what outcome__json wrote (a recorded sweep); unknown when absent. */
 void outcome__from_json(struct run_outcome *o, struct json_object *obj);

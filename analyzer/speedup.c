@@ -25,8 +25,9 @@
  * CPU time over their active intervals; the part of a thread's active time
  * that ran beside N others is helper time, kept beside the stack
  * (helper_ns), and each of its components is counted in the stack in that
- * proportion. So no component is negative or above N·T however many threads
- * ran (docs/findings.md, "Threads by role").
+ * proportion. Threads that slept beside the work (find_sleepers) take only
+ * slots no other thread held. So no component is negative or above N·T
+ * however many threads ran (docs/findings.md, "Threads by role").
  *
  * Over the run: useful = min(Σ cpu_out, reference's Σ cpu_out), inflation =
  * the rest of Σ cpu_out; idle = N·T − Σ active. The components then add up to
@@ -86,67 +87,6 @@ static int coordinator(const struct model *m, const struct cv_thread_rec *t)
 	return (t->flags & CV_THREAD_MAIN) && t->threads_created > 0 && !m->main_in_team;
 }
 
-/* A thread's active time: alive, not waiting for the workers. */
-static double active_time(const struct model *m, size_t i)
-{
-	const struct cv_thread_rec *t = &m->p->threads[i];
-	double life = (double)(t->end_ns - t->start_ns);
-	double active = life - minf((double)t->join_wait_ns, life);
-	if (coordinator(m, t))
-		active -= minf((double)(m->thread_cond_wait[i] + m->thread_barrier_wait[i]), active);
-	return active;
-}
-
-struct edge { double t; int d; };
-
-static int by_time(const void *a, const void *b)
-{
-	const struct edge *x = a, *y = b;
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return x->d - y->d;   /* ends before starts at the same instant */
-}
-
-/* The most threads active at once for at least a tenth of the run. A
- * thread's active interval is taken as its lifetime with its join waits cut
- * from the end (a main thread that sets up, starts workers and joins them is
- * active at the start), so brief overlaps from that guess do not count. */
-int speedup__busy_threads(const struct model *m)
-{
-	const struct profile *p = m->p;
-	size_t n = p->nthreads;
-	struct edge *e = xcalloc(2 * n, sizeof(*e));
-	double first = INFINITY, last = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct cv_thread_rec *t = &p->threads[i];
-		double start = (double)t->start_ns, active = active_time(m, i);
-		e[2 * i] = (struct edge){ start, +1 };
-		e[2 * i + 1] = (struct edge){ start + active, -1 };
-		first = minf(first, start);
-		last = (double)t->end_ns > last ? (double)t->end_ns : last;
-	}
-	qsort(e, 2 * n, sizeof(*e), by_time);
-	/* at_least[k]: time with at least k threads active. */
-	double *at_least = xcalloc(n + 2, sizeof(double));
-	int live = 0;
-	for (size_t i = 0; i + 1 < 2 * n; i++) {
-		live += e[i].d;
-		if (live > 0 && live <= (int)n)
-			at_least[live] += e[i + 1].t - e[i].t;   /* exactly live, for now */
-	}
-	for (int k = (int)n - 1; k >= 1; k--)
-		at_least[k] += at_least[k + 1];
-	int busy = 1;
-	for (int k = (int)n; k > 1; k--)
-		if (at_least[k] >= 0.1 * (last - first)) {
-			busy = k;
-			break;
-		}
-	free(at_least);
-	free(e);
-	return busy;
-}
-
 /* One thread's time split by wait class, before it is placed in the stack
  * (the per-thread formulas at the top of this file). */
 static void thread_split(struct stack_thread *x, const struct model *m, size_t i, double *unexplained)
@@ -194,6 +134,114 @@ static void thread_split(struct stack_thread *x, const struct model *m, size_t i
 				    .runnable = runnable, .other = other, .parked_for_threads = waiting, .wait_keep = keep };
 }
 
+/* Threads that slept beside the work: a service thread that wakes now and
+ * then, an I/O thread with little to do. Such a thread was on a CPU for
+ * under SLEEPER_CPU of its active time as often as the workers were (its CPU
+ * time over its active time, against the highest such rate among the
+ * threads that kept a CPU busy for at least SLEEPER_CPU of the run), and
+ * spent most of its active time off-CPU outside the waits the shim timed:
+ * asleep (not in a runtime's own waits, inline futex calls, by the kinds of
+ * its timed switches where the launcher sampled them: those are a worker's
+ * waits the shim could not time) or runnable (on a busy machine each of its
+ * wake-ups waits for the CPUs the workers hold: that is their demand, not
+ * its). It was not busy and takes no slot beside working threads: that
+ * time is helper time, outside the stack, so its sleep is not the
+ * workers' (docs/findings.md, "Threads by role"). Threads that all slept
+ * alike (blocking I/O in every worker) are none of them sleepers, and
+ * neither is any thread of a run in which no thread worked (a hang). */
+#define SLEEPER_CPU 0.1
+static void find_sleepers(const struct model *m, const struct stack_thread *x,
+			  double (*offcpu)[OFFCPU_KIND_N], int *sleeper)
+{
+	size_t nt = m->p->nthreads;
+	double top = 0;
+	for (size_t i = 0; i < nt; i++)
+		if (x[i].active > 0 && x[i].cpu >= SLEEPER_CPU * m->wall_ns && x[i].cpu / x[i].active > top)
+			top = x[i].cpu / x[i].active;
+	for (size_t i = 0; i < nt; i++) {
+		double timed = 0;
+		for (int k = 0; k < OFFCPU_KIND_N; k++)
+			timed += offcpu[i][k];
+		double runtime = timed > 0 ? offcpu[i][OFFCPU_RUNTIME] / timed : 0;
+		double asleep = x[i].other * (1 - runtime) + x[i].runnable;
+		sleeper[i] = x[i].active > 0 && asleep >= 0.5 * x[i].active && x[i].cpu < SLEEPER_CPU * top * x[i].active;
+	}
+}
+
+/* Every thread's split (thread_split; unexplained: NULL or one per thread),
+ * its timed off-CPU time outside waits by kind (offcpu__thread_times) and
+ * whether it slept beside the work. */
+static void split_threads(const struct model *m, struct stack_thread *x, double *unexplained,
+			  double (*offcpu)[OFFCPU_KIND_N], int *sleeper)
+{
+	for (size_t i = 0; i < m->p->nthreads; i++) {
+		double u;
+		thread_split(&x[i], m, i, &u);
+		if (unexplained)
+			unexplained[i] = u;
+	}
+	offcpu__thread_times(m, offcpu);
+	find_sleepers(m, x, offcpu, sleeper);
+}
+
+struct edge { double t; int d; };
+
+static int by_time(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->d - y->d;   /* ends before starts at the same instant */
+}
+
+/* The most threads active at once for at least a tenth of the run. A
+ * thread's active interval is taken as its lifetime with its join waits cut
+ * from the end (a main thread that sets up, starts workers and joins them is
+ * active at the start), so brief overlaps from that guess do not count.
+ * Threads that slept beside the work (find_sleepers) were not busy. */
+int speedup__busy_threads(const struct model *m)
+{
+	const struct profile *p = m->p;
+	size_t n = p->nthreads;
+	struct stack_thread *x = xcalloc(n + 1, sizeof(*x));
+	int *sleeper = xcalloc(n + 1, sizeof(int));
+	double (*offcpu)[OFFCPU_KIND_N] = xcalloc(n + 1, sizeof(*offcpu));
+	split_threads(m, x, NULL, offcpu, sleeper);
+	free(offcpu);
+	struct edge *e = xcalloc(2 * n, sizeof(*e));
+	double first = INFINITY, last = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct cv_thread_rec *t = &p->threads[i];
+		double start = (double)t->start_ns, active = sleeper[i] ? 0 : x[i].active;
+		e[2 * i] = (struct edge){ start, +1 };
+		e[2 * i + 1] = (struct edge){ start + active, -1 };
+		first = minf(first, start);
+		last = (double)t->end_ns > last ? (double)t->end_ns : last;
+	}
+	qsort(e, 2 * n, sizeof(*e), by_time);
+	/* at_least[k]: time with at least k threads active. */
+	double *at_least = xcalloc(n + 2, sizeof(double));
+	int live = 0;
+	for (size_t i = 0; i + 1 < 2 * n; i++) {
+		live += e[i].d;
+		if (live > 0 && live <= (int)n)
+			at_least[live] += e[i + 1].t - e[i].t;   /* exactly live, for now */
+	}
+	for (int k = (int)n - 1; k >= 1; k--)
+		at_least[k] += at_least[k + 1];
+	int busy = 1;
+	for (int k = (int)n; k > 1; k--)
+		if (at_least[k] >= 0.1 * (last - first)) {
+			busy = k;
+			break;
+		}
+	free(at_least);
+	free(e);
+	free(sleeper);
+	free(x);
+	return busy;
+}
+
 struct by_cpu_key { double cpu; size_t i; };
 
 static int by_cpu_desc(const void *a, const void *b)
@@ -216,7 +264,7 @@ static int cmp_double(const void *a, const void *b)
  * threads already fill the slots, a thread runs beside them: that part of
  * its time is helper time, outside the stack. in_stack is the share of a
  * thread's active time that found a free slot. */
-static void place_threads(struct speedup *s, const struct model *m, int n)
+static void place_threads(struct speedup *s, const struct model *m, int n, const int *sleeper)
 {
 	size_t nt = m->p->nthreads;
 	double *cut = xcalloc(2 * nt + 1, sizeof(double));
@@ -231,8 +279,14 @@ static void place_threads(struct speedup *s, const struct model *m, int n)
 	qsort(order, nt, sizeof(*order), by_cpu_desc);
 	int *used = xcalloc(2 * nt + 1, sizeof(int));   /* used[k]: slots taken in [cut[k], cut[k+1]) */
 	size_t *taker = xcalloc(2 * nt + 1, sizeof(size_t));   /* the first thread to take one there */
-	for (size_t o = 0; o < nt; o++) {
-		size_t i = order[o].i;
+	/* Threads that slept beside the work (find_sleepers) come last and
+	 * take only slots no other thread held: with nothing else running
+	 * (reading the input before the workers start) a sleeping thread is
+	 * the program's progress; beside working threads it is a helper. */
+	for (size_t o = 0; o < 2 * nt; o++) {
+		size_t i = order[o % nt].i;
+		if (sleeper[i] != (o >= nt))
+			continue;
 		double a = (double)m->p->threads[i].start_ns, b = a + s->t[i].active, got = 0;
 		size_t lo = 0, hi = 2 * nt;
 		while (lo < hi) {   /* the first cut at or after a */
@@ -243,7 +297,7 @@ static void place_threads(struct speedup *s, const struct model *m, int n)
 				hi = mid;
 		}
 		for (size_t k = lo; k + 1 < 2 * nt && cut[k] < b; k++)
-			if (used[k] < n) {
+			if (used[k] < n && (!sleeper[i] || !used[k])) {
 				if (!used[k]++)
 					taker[k] = i;
 				got += cut[k + 1] - cut[k];
@@ -338,13 +392,12 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 	s->nthreads = p->nthreads;
 	s->t = xcalloc(p->nthreads + 1, sizeof(*s->t));
 	double *unexplained = xcalloc(p->nthreads + 1, sizeof(double));
-	for (size_t i = 0; i < p->nthreads; i++)
-		thread_split(&s->t[i], m, i, &unexplained[i]);
-	place_threads(s, m, n);
-	assign_roles(s, p);
-
+	int *sleeper = xcalloc(p->nthreads + 1, sizeof(int));
 	double (*offcpu)[OFFCPU_KIND_N] = xcalloc(p->nthreads + 1, sizeof(*offcpu));
-	offcpu__thread_times(m, offcpu);
+	split_threads(m, s->t, unexplained, offcpu, sleeper);
+	place_threads(s, m, n, sleeper);
+	assign_roles(s, p);
+	free(sleeper);
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct stack_thread *x = &s->t[i];
 		double f = x->in_stack;

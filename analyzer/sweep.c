@@ -18,6 +18,7 @@
 #include "cpuprof.h"
 #include "offcpu.h"
 #include "sweep.h"
+#include "symbols.h"
 #include "textfit.h"
 #include "util.h"
 
@@ -500,6 +501,14 @@ void sweep__text(const struct sweep *w, FILE *out)
 		fputc('\n', out);
 	}
 	findings__print(&w->f, out);
+	/* As convoy report says it, over every run's names. */
+	struct syms **syms = xcalloc((size_t)w->nruns, sizeof(*syms));
+	for (int i = 0; i < w->nruns; i++)
+		syms[i] = w->runs[i].a.syms;
+	char names[1024];
+	if (syms__offsets_note_runs(syms, (size_t)w->nruns, names, sizeof(names)))
+		textfit__wrap(out, width, 2, "\nNames that are module+offset: no symbol covered those addresses in ", names);
+	free(syms);
 	if (w->runs[w->nruns - 1].a.p->process.perf_error)
 		textfit__wrap(out, width, 2, "\nNot measured: ",
 			      "hardware counters (cycles, instructions, cache misses): this machine has no PMU.");

@@ -700,7 +700,9 @@ static const char *symbol_sources(Dwfl_Module *mod, char *buf, size_t size)
 	if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0)
 		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
 			GElf_Shdr sh;
-			const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+			if (!gelf_getshdr(scn, &sh))
+				continue;   /* a damaged section header: sh is not filled */
+			const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
 			symtab |= sh.sh_type == SHT_SYMTAB;
 			debugdata |= name && !strcmp(name, ".gnu_debugdata");
 		}
@@ -715,17 +717,41 @@ static const char *symbol_sources(Dwfl_Module *mod, char *buf, size_t size)
 
 size_t syms__offsets_note(struct syms *s, char *buf, size_t size)
 {
+	return syms__offsets_note_runs(&s, 1, buf, size);
+}
+
+/* A module offsetting names in no earlier run than run r, at index i there. */
+static int first_of_base(struct syms *const *runs, size_t r, size_t i)
+{
+	const char *base = runs[r]->mods[i].base;
+	for (size_t q = 0; q <= r; q++)
+		for (size_t j = 0; j < (q == r ? i : runs[q]->nmods); j++)
+			if (runs[q]->mods[j].offsets && runs[q]->mods[j].mod && !runs[q]->mods[j].shim &&
+			    !strcmp(runs[q]->mods[j].base, base))
+				return 0;
+	return 1;
+}
+
+size_t syms__offsets_note_runs(struct syms *const *runs, size_t nruns, char *buf, size_t size)
+{
 	size_t len = 0, n = 0;
 	buf[0] = '\0';
-	for (size_t i = 0; i < s->nmods && len < size; i++) {
-		const struct smod *m = &s->mods[i];
-		if (!m->offsets || !m->mod || m->shim)
-			continue;
-		char why[256];
-		len += (size_t)snprintf(buf + len, size - len, "%s%s (%llu address%s; it has %s)", n++ ? "; " : "",
-					m->base, (unsigned long long)m->offsets, m->offsets == 1 ? "" : "es",
-					symbol_sources(m->mod, why, sizeof(why)));
-	}
+	for (size_t r = 0; r < nruns; r++)
+		for (size_t i = 0; runs[r] && i < runs[r]->nmods && len < size; i++) {
+			const struct smod *m = &runs[r]->mods[i];
+			if (!m->offsets || !m->mod || m->shim || !first_of_base(runs, r, i))
+				continue;
+			/* The same module's lookups in the later runs. */
+			unsigned long long offsets = 0;
+			for (size_t q = r; q < nruns; q++)
+				for (size_t j = 0; runs[q] && j < runs[q]->nmods; j++)
+					if (!runs[q]->mods[j].shim && !strcmp(runs[q]->mods[j].base, m->base))
+						offsets += runs[q]->mods[j].offsets;
+			char why[256];
+			len += (size_t)snprintf(buf + len, size - len, "%s%s (%llu address%s; it has %s)", n++ ? "; " : "",
+						m->base, offsets, offsets == 1 ? "" : "es",
+						symbol_sources(m->mod, why, sizeof(why)));
+		}
 	return n;
 }
 

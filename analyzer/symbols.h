@@ -72,6 +72,9 @@ const char *syms__data_note(struct syms *s, uint64_t addr, uint32_t gen);
  * many. Counts the lookups made so far: call it after the report named
  * what it shows. */
 size_t syms__offsets_note(struct syms *s, char *buf, size_t size);
+/* The same over the profiles of several runs (a sweep's; NULL entries:
+ * runs read without symbols), each module once, its lookups added up. */
+size_t syms__offsets_note_runs(struct syms *const *runs, size_t nruns, char *buf, size_t size);
 
 /* The machine code of the function containing the code address addr (its
  * ELF symbol): *len bytes that run at *start, owned by s. NULL when no

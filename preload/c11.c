@@ -13,23 +13,12 @@
  * objects the report has rows for; threads made with thrd_create go through
  * glibc's internal pthread_create and appear untracked on their first
  * wrapped call).
+ *
+ * mtx_lock and mtx_unlock are in mutex.c: they are its fast paths.
  */
 #include <errno.h>
-#include <threads.h>
 
 #include "shim.h"
-
-/* glibc's thrd_err_map (nptl/thrd_priv.h). */
-static int err_map(int rc)
-{
-	switch (rc) {
-	case 0:         return thrd_success;
-	case ENOMEM:    return thrd_nomem;
-	case ETIMEDOUT: return thrd_timedout;
-	case EBUSY:     return thrd_busy;
-	default:        return thrd_error;
-	}
-}
 
 CV_EXPORT int mtx_init(mtx_t *m, int type)
 {
@@ -52,7 +41,7 @@ CV_EXPORT int mtx_init(mtx_t *m, int type)
 		__atomic_fetch_or(&r->obj->flags, CV_MUTEX_C11, __ATOMIC_RELAXED);
 		errno = err;
 	}
-	return err_map(rc);
+	return cv__thrd_err_map(rc);
 }
 
 CV_EXPORT void mtx_destroy(mtx_t *m)
@@ -60,29 +49,19 @@ CV_EXPORT void mtx_destroy(mtx_t *m)
 	pthread_mutex_destroy((pthread_mutex_t *)m);
 }
 
-CV_EXPORT int mtx_lock(mtx_t *m)
-{
-	return err_map(pthread_mutex_lock((pthread_mutex_t *)m));
-}
-
 CV_EXPORT int mtx_trylock(mtx_t *m)
 {
-	return err_map(pthread_mutex_trylock((pthread_mutex_t *)m));
+	return cv__thrd_err_map(pthread_mutex_trylock((pthread_mutex_t *)m));
 }
 
 CV_EXPORT int mtx_timedlock(mtx_t *restrict m, const struct timespec *restrict abstime)
 {
-	return err_map(pthread_mutex_timedlock((pthread_mutex_t *)m, abstime));
-}
-
-CV_EXPORT int mtx_unlock(mtx_t *m)
-{
-	return err_map(pthread_mutex_unlock((pthread_mutex_t *)m));
+	return cv__thrd_err_map(pthread_mutex_timedlock((pthread_mutex_t *)m, abstime));
 }
 
 CV_EXPORT int cnd_init(cnd_t *c)
 {
-	return err_map(pthread_cond_init((pthread_cond_t *)c, NULL));
+	return cv__thrd_err_map(pthread_cond_init((pthread_cond_t *)c, NULL));
 }
 
 CV_EXPORT void cnd_destroy(cnd_t *c)
@@ -92,20 +71,20 @@ CV_EXPORT void cnd_destroy(cnd_t *c)
 
 CV_EXPORT int cnd_signal(cnd_t *c)
 {
-	return err_map(pthread_cond_signal((pthread_cond_t *)c));
+	return cv__thrd_err_map(pthread_cond_signal((pthread_cond_t *)c));
 }
 
 CV_EXPORT int cnd_broadcast(cnd_t *c)
 {
-	return err_map(pthread_cond_broadcast((pthread_cond_t *)c));
+	return cv__thrd_err_map(pthread_cond_broadcast((pthread_cond_t *)c));
 }
 
 CV_EXPORT int cnd_wait(cnd_t *c, mtx_t *m)
 {
-	return err_map(pthread_cond_wait((pthread_cond_t *)c, (pthread_mutex_t *)m));
+	return cv__thrd_err_map(pthread_cond_wait((pthread_cond_t *)c, (pthread_mutex_t *)m));
 }
 
 CV_EXPORT int cnd_timedwait(cnd_t *restrict c, mtx_t *restrict m, const struct timespec *restrict abstime)
 {
-	return err_map(pthread_cond_timedwait((pthread_cond_t *)c, (pthread_mutex_t *)m, abstime));
+	return cv__thrd_err_map(pthread_cond_timedwait((pthread_cond_t *)c, (pthread_mutex_t *)m, abstime));
 }

@@ -166,18 +166,20 @@ CV_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
  * thread's own record, and the object's line is only read. Exact under the
  * rule above (the program holds the mutex that waiters enter under). The
  * fast paths below test that, a tracked thread and a cached live record in
- * one branch, and tail-call the real function. Cost (gcc 12 -O2, objdump
- * -d): 27 instructions and 1 conditional branch to the real signal. */
+ * one branch, and tail-call the real function (docs/performance.md counts
+ * the instructions: tests/bench/insns.sh). */
 static inline bool cond_has_unclaimed(const struct cv_obj *o)
 {
 	uint64_t st = CV_LOAD(&o->cond_state);
 	return WAITING(st) > CLAIMED(st);
 }
 
-static inline uintptr_t cond_unwaited_slow(const struct cv_thread *t, const struct cv_rec *r, const void *c)
+/* Zero when w, c's cache entry, holds c's live object and nobody waits on
+ * it (cv__inert's entries are empty: their object is retired). */
+static inline uintptr_t cond_unwaited_slow(const struct cv_way *w, const void *c)
 {
-	return t->inert | ((uintptr_t)t->cond_cache_addr ^ (uintptr_t)c)
-		| (unsigned)CV_LOAD(&r->obj->retired) | cond_has_unclaimed(r->obj);
+	return ((uintptr_t)w->addr ^ (uintptr_t)c) | (unsigned)CV_LOAD(&w->obj->retired) |
+	       cond_has_unclaimed(w->obj);
 }
 
 static CV_COLD int signal_slow(pthread_cond_t *c);
@@ -186,8 +188,9 @@ static CV_COLD int broadcast_slow(pthread_cond_t *c);
 CV_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
 	struct cv_thread *t = cv__self;
-	struct cv_rec *r = t->cond_cache_rec;
-	if (CV_UNLIKELY(cond_unwaited_slow(t, r, c)))
+	struct cv_way *w = cv__way(t->cond_cache, c);
+	struct cv_rec *r = w->rec;
+	if (CV_UNLIKELY(cond_unwaited_slow(w, c)))
 		return signal_slow(c);
 	CV_BUMP(&r->s.signals, 1);
 	CV_BUMP(&r->s.signals_unwaited, 1);
@@ -198,8 +201,9 @@ CV_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 CV_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 {
 	struct cv_thread *t = cv__self;
-	struct cv_rec *r = t->cond_cache_rec;
-	if (CV_UNLIKELY(cond_unwaited_slow(t, r, c)))
+	struct cv_way *w = cv__way(t->cond_cache, c);
+	struct cv_rec *r = w->rec;
+	if (CV_UNLIKELY(cond_unwaited_slow(w, c)))
 		return broadcast_slow(c);
 	CV_BUMP(&r->s.broadcasts, 1);
 	CV_BUMP(&r->s.broadcasts_unwaited, 1);

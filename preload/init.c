@@ -74,6 +74,9 @@ static void fork_child(void)
 	cv__process.forked = 1;
 	cv__perf_after_fork();
 	cv__output_after_fork();
+	/* A snapshot request that came during the fork was sent to the parent,
+	 * whose fork_parent writes it; nobody asked the child for one. */
+	cv__snapshot_pending = 0;
 	cv__guard_leave(NULL);   /* fork_prepare's guard (errno, cancel state); the child's state next */
 	cv__threads_after_fork(forking_thread);
 }

@@ -464,10 +464,15 @@ void cv__snapshot_deferred(void)
 		cv__snapshot_pending = 0;
 }
 
-/* Installs our handler if sig (fatal[i]) is at SIG_DFL. */
+/* Installs our handler if sig (fatal[i]) is at SIG_DFL. On the program's
+ * alternate signal stack (SA_ONSTACK), where one is set, for a fault that
+ * may come from a stack overflow; but not for a snapshot, which goes on:
+ * that stack is sized for the program's own handlers, and a snapshot needs
+ * about 8 KiB (a 4 KiB one overflowed and killed the program). */
 static void claim(int i)
 {
-	struct sigaction now, mine = { .sa_sigaction = on_fatal_signal, .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART };
+	int onstack = i == (int)CV_SNAPSHOT_SLOT ? 0 : SA_ONSTACK;
+	struct sigaction now, mine = { .sa_sigaction = on_fatal_signal, .sa_flags = SA_SIGINFO | onstack | SA_RESTART };
 	sigemptyset(&mine.sa_mask);
 	if (fatal[i].sig == 0 || __atomic_load_n(&ours[i], __ATOMIC_ACQUIRE) ||
 	    cv__real.sigaction(fatal[i].sig, NULL, &now) != 0 || now.sa_handler != SIG_DFL)

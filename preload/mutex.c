@@ -150,9 +150,8 @@ static CV_COLD int lock_untracked(pthread_mutex_t *m)
 	return cv__real.pthread_mutex_lock(m);
 }
 
-/* Everything the fast path below does not: no state yet (or the guard is
- * raised), a first use or a retired object, locks already held (lock
- * order), an owner change, a held or unusual mutex, a hold-time sample. */
+/* The lock word said "held", or the mutex is of a kind the fast path
+ * leaves alone (below), or this is the trylock-first build. */
 static CV_COLD int lock_slow(struct cv_thread *t, pthread_mutex_t *m, const void *pc)
 {
 	if (t->inert)
@@ -174,6 +173,26 @@ static CV_COLD int lock_slow(struct cv_thread *t, pthread_mutex_t *m, const void
 	return rc;
 }
 
+/* An uncontended acquisition (rc 0) that needs more than the fast path's
+ * bookkeeping: a thread whose state is not installed yet (cv__thread_slow
+ * installs or makes it, in an initialised shim: mutex_lock saw to that;
+ * inside the guard it records nothing), a first use
+ * or a retired object, locks held whose order edges to this one were not
+ * looked up yet, an owner change, a hold-time sample. */
+static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc)
+{
+	struct cv_thread *t = cv__current();
+	if (t || (t = cv__thread_slow())) {
+		struct cv_rec *r = cv__mutex_rec(t, m);
+		if (t->nheld != 0) {
+			cv__lockorder_attempt(t, r->obj, pc, 0);
+			cv__order_checked(t, r->obj);
+		}
+		acquired(t, r, m, pc, 0);
+	}
+	return 0;
+}
+
 /* glibc's __kind bits of the mutexes whose lock, on a free word, simply
  * acquires and returns 0: the four types, process-shared, and
  * PTHREAD_MUTEX_NO_ELISION_NP (0x200). Any other bit (robust,
@@ -181,55 +200,79 @@ static CV_COLD int lock_slow(struct cv_thread *t, pthread_mutex_t *m, const void
  * reject with EINVAL) takes the slow path. */
 #define MUTEX_KINDS_SLOW (~(CV_MUTEX_TYPE_MASK | CV_MUTEX_PSHARED | 0x200u))
 
-/* The uncontended lock: one test, the real lock, then the bookkeeping.
- * Each term of `slow` is zero exactly when this acquisition needs nothing
- * but that bookkeeping: a tracked thread (cv__inert has inert = 1) holding
- * no lock (with one held, lock order has work to do: cv__lock_attempt),
- * whose cached record is this mutex's (an empty cache holds an address no
- * mutex has and a retired object), a live object this thread owned last
- * (else a hand-off to count), a free lock word of a kind whose real lock
- * then simply succeeds, and not the 1-in-CONVOY_HOLD_SAMPLE acquisition
- * whose hold is timed. So the real lock is known to return 0 (a thread that
+/* The uncontended lock: a peek at the mutex, the real lock, one test, the
+ * bookkeeping.
+ *
+ * Before the real lock only the mutex itself is read: a free lock word of
+ * a kind whose real lock then simply acquires and returns 0 (a thread that
  * takes the lock between the peek and the real lock's compare-and-swap
- * makes it wait, uncounted: mutex.c's one blind spot; if that thread also
- * released it, the hand-off back to this thread is counted at this
- * thread's next acquisition, where last_owner is tested again), and the
- * bookkeeping needs no test of its result: the record's acquisition count
- * and the held set's first slot (claimed before it is filled, for a signal
- * handler that locks in between), in lines only this thread writes.
+ * makes it wait, uncounted: mutex.c's one blind spot). Anything the shim
+ * reads before that locked compare-and-swap delays it, since it waits for
+ * every older load; the thread's state is three loads deep (TLS slot,
+ * state, cached object), so it is read after the call, where those loads
+ * overlap the unlock's own. (Measured interleaved, lockpair uncontended
+ * 2000000, 21 rounds, medians: native 13.23 ns, the same test before the
+ * call 19.19, after it 18.42; a lone test of cv__self before the call and
+ * nothing else cost 15.74 against 13.43 native in another run.)
  *
- * Not a tail call, on purpose: with the bookkeeping before a tail call, its
- * seven stores sit in the store buffer when the real lock's locked
- * compare-and-swap must drain it. Measured interleaved (lockpair
- * uncontended 2000000, medians of 15): native 22.07 ns, bookkeeping after
- * the call 25.79, before it with a tail call 31.47, the previous shim 33.67.
- *
- * Cost (gcc 12 -O2, objdump -d): 60 instructions to the return, 12 of them
- * the frame and register saves, 1 conditional branch and the indirect
- * call; the loads are of the thread's first two lines, its record's first
- * line, the object's operations line (read; written only when the owner
- * changes), cv__real's first line and the mutex itself, which the real lock
- * reads next. */
-CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+ * After the call, each term of `slow` is zero exactly when this
+ * acquisition needs nothing but the bookkeeping: the thread's mutex cache
+ * entry for this address holds it (shim.h, cv__way: a program that
+ * takes a few mutexes in turn finds each in its own entry; an empty entry,
+ * and every one of cv__inert's, holds a retired object, so
+ * "not initialised, disabled, reentrant" needs no term of its own), its
+ * object is live and this thread owned it last (else a hand-off to count),
+ * the held set has room and, when locks are held, this lock's order edges
+ * from them were already looked up (cv__order_unchecked), and this is not
+ * the 1-in-CONVOY_HOLD_SAMPLE acquisition whose hold is timed. Then the
+ * record's count and a held-set push, in lines only this thread writes.
+ * Everything else goes to locked_slow, which looks the order edges up
+ * there: the lock was free, so the thread never waited for it. The loads:
+ * the thread's first line, its cache entry's line and its held set's top
+ * slot, the record's first line, the object's
+ * operations line (read; written only when the owner changes), cv__real's
+ * first line. Instruction and branch counts: docs/performance.md
+ * (tests/bench/insns.sh). */
+static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 {
+	/* Before the shim is initialised, lock_slow initialises it before the
+	 * real lock: cv__init takes the loader's lock, which must never be
+	 * waited for while holding the program's mutex. */
+	uintptr_t busy = (uintptr_t)trylock_first | (unsigned)CV_LOAD(&m->__data.__lock)
+		| ((unsigned)CV_LOAD(&m->__data.__kind) & MUTEX_KINDS_SLOW)
+		| (uintptr_t)!CV_LOAD(&cv__process.ready);
+	if (CV_UNLIKELY(busy))
+		return lock_slow(cv__self, m, __builtin_return_address(0));
+	cv__real.pthread_mutex_lock(m);   /* returns 0: the peek said so */
 	struct cv_thread *t = cv__self;
-	struct cv_rec *r = t->mutex_cache_rec;
-	struct cv_obj *o = r->obj;
-	uint64_t n = CV_LOAD(&r->s.acquisitions);
-	const void *pc = __builtin_return_address(0);
-	uintptr_t slow = (t->inert | t->nheld | (uintptr_t)trylock_first)
-		| ((uintptr_t)t->mutex_cache_addr ^ (uintptr_t)m)
+	struct cv_way *w = cv__way(t->mutex_cache, m);
+	struct cv_rec *r = w->rec;
+	const struct cv_obj *o = w->obj;
+	uint32_t n = t->nheld;
+	uintptr_t slow = ((uintptr_t)w->addr ^ (uintptr_t)m)
 		| (uintptr_t)(unsigned)CV_LOAD(&o->retired)
 		| ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t)
-		| (unsigned)CV_LOAD(&m->__data.__lock)
-		| ((unsigned)CV_LOAD(&m->__data.__kind) & MUTEX_KINDS_SLOW)
-		| ((n & cv__real.hold_mask) == 0);
+		| cv__order_unchecked(t, n, o)
+		| ((CV_LOAD(&r->s.acquisitions) & cv__real.hold_mask) == 0);
 	if (CV_UNLIKELY(slow))
-		return lock_slow(t, m, pc);
-	int rc = cv__real.pthread_mutex_lock(m);
-	CV_STORE(&r->s.acquisitions, n + 1);
-	cv__held_push_first(t, o, m, pc);
-	return rc;
+		return locked_slow(m, __builtin_return_address(0));
+	CV_BUMP(&r->s.acquisitions, 1);
+	cv__held_push_at(t, n, r->obj, m, __builtin_return_address(0), 0);
+	return 0;
+}
+
+CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	return mutex_lock(m);
+}
+
+/* C11's mtx_lock is glibc's pthread_mutex_lock and thrd_err_map (c11.c):
+ * the fast path above, inlined here so that the held set and the stacks
+ * name the program's call, then the mapping. */
+CV_EXPORT int mtx_lock(mtx_t *m)
+{
+	int rc = mutex_lock((pthread_mutex_t *)m);
+	return CV_LIKELY(rc == 0) ? thrd_success : cv__thrd_err_map(rc);
 }
 
 /* Before the real unlock, so the next owner's acquisition always comes
@@ -246,39 +289,75 @@ static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 	return cv__real.pthread_mutex_unlock(m);
 }
 
-/* The unlock of the one lock a tracked thread holds, whose hold is not
- * being timed and on which nobody is parked (lock word 1: locked, no
- * waiters; robust and PI words hold the owner's tid and take the slow
- * path): pop it, one test and a tail call.
- *
- * Cost (gcc 12 -O2, objdump -d): 22 instructions and 1 conditional branch
- * to the real unlock; loads from the thread's first two lines, cv__real's
- * first line and the mutex. */
-CV_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+/* The unlock of the lock on top of a tracked thread's held set (cv__inert's
+ * is empty), whose hold is not being timed and on which nobody is parked
+ * (lock word 1: locked, no waiters; robust and PI words hold the owner's
+ * tid and take the slow path): pop it, one test and a tail call. Loads
+ * from the thread's first two lines, cv__real's first line and the mutex. */
+static inline __attribute__((always_inline)) int mutex_unlock(pthread_mutex_t *m)
 {
 	struct cv_thread *t = cv__self;
-	uintptr_t slow = t->inert | cv__held_not_only(t, m)
+	uint32_t n = t->nheld;
+	uintptr_t slow = cv__held_not_top(t, n, m)
 		| ((unsigned)CV_LOAD(&m->__data.__lock) ^ 1)
 		| (t->hold_addr == m);
 	if (CV_UNLIKELY(slow))
 		return unlock_slow(t, m);
-	CV_STORE(&t->nheld, 0);
+	CV_STORE(&t->nheld, n - 1);
 	return cv__real.pthread_mutex_unlock(m);
 }
 
-CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
+CV_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	return mutex_unlock(m);
+}
+
+CV_EXPORT int mtx_unlock(mtx_t *m)
+{
+	int rc = mutex_unlock((pthread_mutex_t *)m);
+	return CV_LIKELY(rc == 0) ? thrd_success : cv__thrd_err_map(rc);
+}
+
+/* A trylock that failed, or whose success needs more than the fast
+ * path's bookkeeping (locked_slow's reasons, less the order edges: a
+ * trylock never waits, so it adds none into the lock it takes). */
+static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
 {
 	struct cv_thread *t = cv__current();
-	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
-		return cv__real.pthread_mutex_trylock(m);
+	if (!t && !(t = cv__thread_slow()))
+		return rc;
 	struct cv_rec *r = cv__mutex_rec(t, m);
 	CV_BUMP(&r->s.trylocks, 1);
-	int rc = cv__real.pthread_mutex_trylock(m);
 	if (acquired_rc(rc))
-		acquired(t, r, m, __builtin_return_address(0), CV_LOCK_TRY);
+		acquired(t, r, m, pc, CV_LOCK_TRY);
 	else if (rc == EBUSY)
 		CV_BUMP(&r->s.trylock_failures, 1);
 	return rc;
+}
+
+/* mutex_lock's shape without the peek (a trylock never waits): the real
+ * trylock, one test, the two counts and the push. */
+CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	if (CV_UNLIKELY(!CV_LOAD(&cv__process.ready)))
+		cv__thread_slow();   /* initialised before the lock: mutex_lock says why */
+	int rc = cv__real.pthread_mutex_trylock(m);
+	struct cv_thread *t = cv__self;
+	struct cv_way *w = cv__way(t->mutex_cache, m);
+	struct cv_rec *r = w->rec;
+	const struct cv_obj *o = w->obj;
+	uint32_t n = t->nheld;
+	uintptr_t slow = (unsigned)rc | ((uintptr_t)w->addr ^ (uintptr_t)m)
+		| (uintptr_t)(unsigned)CV_LOAD(&o->retired)
+		| ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t)
+		| (n >> CV_HELD_BITS)
+		| ((CV_LOAD(&r->s.acquisitions) & cv__real.hold_mask) == 0);
+	if (CV_UNLIKELY(slow))
+		return trylocked_slow(m, rc, __builtin_return_address(0));
+	CV_BUMP(&r->s.trylocks, 1);
+	CV_BUMP(&r->s.acquisitions, 1);
+	cv__held_push_at(t, n, r->obj, m, __builtin_return_address(0), CV_LOCK_TRY);
+	return 0;
 }
 
 /* timedlock and clocklock: the same shape, with a deadline. */

@@ -62,7 +62,8 @@ static const struct cv_obj nil_obj = { .kind = CV_OBJ_UNKNOWN, .retired = 1 };
 const struct cv_rec cv__nil_rec = { .obj = (struct cv_obj *)&nil_obj };
 
 #define CV_EMPTY_CACHES                                                              \
-	.mutex_cache_rec = CV_NIL_REC, .cond_cache_rec = CV_NIL_REC,                 \
+	.mutex_cache = { [0 ... CV_WAYS - 1] = { .rec = CV_NIL_REC, .obj = (struct cv_obj *)&nil_obj } }, \
+	.cond_cache = { [0 ... CV_WAYS - 1] = { .rec = CV_NIL_REC, .obj = (struct cv_obj *)&nil_obj } },  \
 	.rwlock_cache_rec = CV_NIL_REC, .spin_cache_rec = CV_NIL_REC,                \
 	.sem_cache_rec = CV_NIL_REC, .futex_cache_rec = CV_NIL_REC
 /* Every thread's state until it has one of its own, and while the guard is
@@ -71,10 +72,12 @@ const struct cv_thread cv__inert = { .inert = 1, CV_EMPTY_CACHES };
 
 void cv__caches_clear(struct cv_thread *t)
 {
-	t->mutex_cache_addr = t->cond_cache_addr = t->rwlock_cache_addr = NULL;
+	t->rwlock_cache_addr = NULL;
 	t->spin_cache_addr = t->sem_cache_addr = t->futex_cache_addr = NULL;
-	t->mutex_cache_rec = t->cond_cache_rec = t->rwlock_cache_rec = CV_NIL_REC;
+	t->rwlock_cache_rec = CV_NIL_REC;
 	t->spin_cache_rec = t->sem_cache_rec = t->futex_cache_rec = CV_NIL_REC;
+	for (uint32_t i = 0; i < CV_WAYS; i++)
+		t->mutex_cache[i] = t->cond_cache[i] = (struct cv_way){ .rec = CV_NIL_REC, .obj = CV_NIL_REC->obj };
 }
 
 /* Records (defined with the merging below). */
@@ -382,8 +385,12 @@ static struct cv_rec *lookup_locked(struct cv_thread *t, const void *addr, uint3
 	/* Each family's cache only ever holds records of its own kind, so a hit
 	 * on the address alone is a hit on the kind. */
 	switch (kind) {
-	case CV_OBJ_COND:   t->cond_cache_addr = addr;   t->cond_cache_rec = r;   break;
-	case CV_OBJ_MUTEX:  t->mutex_cache_addr = addr;  t->mutex_cache_rec = r;  break;
+	case CV_OBJ_COND:
+		*cv__way(t->cond_cache, addr) = (struct cv_way){ .addr = addr, .rec = r, .obj = r->obj };
+		break;
+	case CV_OBJ_MUTEX:
+		*cv__way(t->mutex_cache, addr) = (struct cv_way){ .addr = addr, .rec = r, .obj = r->obj };
+		break;
 	case CV_OBJ_RWLOCK: t->rwlock_cache_addr = addr; t->rwlock_cache_rec = r; break;
 	case CV_OBJ_SPIN:   t->spin_cache_addr = addr;   t->spin_cache_rec = r;   break;
 	case CV_OBJ_SEM:    t->sem_cache_addr = addr;    t->sem_cache_rec = r;    break;
@@ -548,15 +555,21 @@ static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted)
 	struct cv_slot *s = slotted ? table_find(t, r->obj->addr) : NULL;
 	if (s && s->rec == r)
 		table_remove(t, s);
-	struct cv_rec **caches[] = { &t->mutex_cache_rec, &t->cond_cache_rec, &t->rwlock_cache_rec,
+	struct cv_rec **caches[] = { &t->rwlock_cache_rec,
 				     &t->spin_cache_rec, &t->sem_cache_rec, &t->futex_cache_rec };
-	const void **addrs[] = { &t->mutex_cache_addr, &t->cond_cache_addr, &t->rwlock_cache_addr,
+	const void **addrs[] = { &t->rwlock_cache_addr,
 				 &t->spin_cache_addr, &t->sem_cache_addr, &t->futex_cache_addr };
 	for (size_t i = 0; i < sizeof(caches) / sizeof(caches[0]); i++)
 		if (*caches[i] == r) {
 			*addrs[i] = NULL;
 			*caches[i] = CV_NIL_REC;
 		}
+	for (uint32_t i = 0; i < CV_WAYS; i++) {
+		if (t->mutex_cache[i].rec == r)
+			t->mutex_cache[i] = (struct cv_way){ .rec = CV_NIL_REC, .obj = CV_NIL_REC->obj };
+		if (t->cond_cache[i].rec == r)
+			t->cond_cache[i] = (struct cv_way){ .rec = CV_NIL_REC, .obj = CV_NIL_REC->obj };
+	}
 	if (t->hold_rec == r)
 		t->hold_addr = NULL, t->hold_rec = NULL;
 	if (t->cw_mutex_rec == r)

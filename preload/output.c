@@ -337,6 +337,7 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 #define CV_PATH_MAX (sizeof(cv__config.dir) + 128)   /* the directory, then our name */
 
 static char tmp_path[CV_PATH_MAX];     /* while a write is in progress; "" otherwise */
+static int tmp_fd = -1;                 /* tmp_path's descriptor while it is open */
 static char final_path[CV_PATH_MAX];   /* the profile published last */
 
 void cv__output_after_fork(void)
@@ -345,6 +346,12 @@ void cv__output_after_fork(void)
 	writer_tid = 0;   /* a write another thread of the parent had begun is not ours */
 	snapshot_tid = 0;
 	tmp_path[0] = '\0';
+	/* Another thread of the parent was writing (a snapshot): its file is
+	 * the parent's, and the child must not keep a descriptor it never
+	 * opened (its lowest free number would move). */
+	if (tmp_fd >= 0)
+		close(tmp_fd);
+	tmp_fd = -1;
 }
 
 static char *put_str(char *p, char *end, const char *s)
@@ -432,7 +439,7 @@ static int create_temp(void)
 		}
 		int fd = open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 		if (fd >= 0)
-			return fd;
+			return tmp_fd = fd;
 		if (errno != EEXIST)
 			break;
 	}
@@ -607,6 +614,7 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	put(w, &end, sizeof(end));
 	flush(w);
 	snapshot_free(&snap);
+	tmp_fd = -1;
 	if (close(w->fd) != 0 && !w->error)
 		w->error = errno;
 	if (!w->error)
@@ -651,9 +659,24 @@ bool cv__write_profile(uint32_t exit_reason)
  * the write) is taken by its loop, not by a nested write. */
 static __thread bool snapshotting __attribute__((tls_model("initial-exec")));
 
+/* The stack a snapshot's write takes on the calling thread (measured 8 KiB
+ * on x86-64, in a signal handler with its frame; twice that to spare). */
+#define CV_SNAPSHOT_STACK_NEED (16u << 10)
+
+/* Whether this thread's stack has that room below here. A thread whose
+ * stack bounds are unknown is taken to have it, as stack captures do. */
+static bool snapshot_stack_room(void)
+{
+	const struct cv_thread *t = cv__current();
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	return !t || !t->stack_lo || (sp > t->stack_lo && sp - t->stack_lo >= CV_SNAPSHOT_STACK_NEED);
+}
+
 bool cv__write_snapshot(void)
 {
-	if (snapshotting)
+	/* A thread deep in its stack keeps the request pending: it is written
+	 * at a later guard's leave, once the thread has come back up. */
+	if (snapshotting || !snapshot_stack_room())
 		return false;
 	bool published = false;
 	do {

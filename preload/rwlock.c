@@ -1,8 +1,8 @@
 /* rwlock.c — pthread_rwlock_*: read and write sides counted apart.
  *
- * The fast path is mutex.c's: the TLS load of the thread's state, a cached
- * record lookup, one load of glibc's state word (__readers), the real call,
- * and a counter bump in a line only this thread writes. No clock read and no
+ * The fast path is mutex.c's: one load of glibc's state word (__readers),
+ * the real call, then the thread's state (a cached record lookup) and a
+ * counter bump in a line only this thread writes. No clock read and no
  * shared write unless the peek says the caller is about to block.
  *
  * glibc's __readers word (nptl/pthread_rwlock_common.c): bit 0 WRPHASE (the
@@ -38,18 +38,20 @@ static inline unsigned rw_word(const pthread_rwlock_t *rw)
 	return CV_LOAD(&rw->__data.__readers);
 }
 
+/* Both without a branch, for the fast paths' one test; __flags shares the
+ * line of __readers. */
 static inline bool rd_would_block(const pthread_rwlock_t *rw, unsigned r)
 {
-	if ((r & (RW_WRPHASE | RW_WRLOCKED)) == (RW_WRPHASE | RW_WRLOCKED))
-		return true;
+	unsigned phase = r & (RW_WRPHASE | RW_WRLOCKED);
 	/* A waiting writer blocks new readers only when writers are preferred. */
-	return CV_UNLIKELY((r & (RW_WRPHASE | RW_WRLOCKED)) == RW_WRLOCKED) &&
-	       CV_LOAD(&rw->__data.__flags) == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+	return (phase == (RW_WRPHASE | RW_WRLOCKED)) |
+	       ((phase == RW_WRLOCKED) &
+		(CV_LOAD(&rw->__data.__flags) == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP));
 }
 
 static inline bool wr_would_block(unsigned r)
 {
-	return (r & RW_WRLOCKED) || (!(r & RW_WRPHASE) && (r >> RW_READER_SHIFT));
+	return ((r & RW_WRLOCKED) != 0) | (((r & RW_WRPHASE) == 0) & ((r >> RW_READER_SHIFT) != 0));
 }
 
 static inline bool owned_by(const struct cv_thread *t, const pthread_rwlock_t *rw)
@@ -165,13 +167,12 @@ static CV_COLD int wr_blocking(struct cv_thread *t, struct cv_rec *r, pthread_rw
 }
 
 static inline __attribute__((always_inline)) int
-rd_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn real)
+rd_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn real, const void *pc)
 {
 	struct cv_thread *t = cv__current();
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return real(rw, clock, ts);
 	struct cv_rec *r = rw_rec(t, rw);
-	const void *pc = __builtin_return_address(0);   /* always inlined: the program's call */
 	cv__lock_attempt(t, r->obj, pc, CV_LOCK_READ);
 	if (CV_UNLIKELY(rd_would_block(rw, rw_word(rw))) && !owned_by(t, rw))
 		return rd_blocking(t, r, rw, clock, ts, real, pc);
@@ -185,13 +186,12 @@ rd_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn 
 }
 
 static inline __attribute__((always_inline)) int
-wr_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn real)
+wr_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn real, const void *pc)
 {
 	struct cv_thread *t = cv__current();
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return real(rw, clock, ts);
 	struct cv_rec *r = rw_rec(t, rw);
-	const void *pc = __builtin_return_address(0);   /* always inlined: the program's call */
 	cv__lock_attempt(t, r->obj, pc, 0);
 	unsigned word = rw_word(rw);
 	if (CV_UNLIKELY(wr_would_block(word)))
@@ -206,34 +206,100 @@ wr_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn 
 	return rc;
 }
 
+/* The plain rdlock and wrlock when the peek says they may block, or before
+ * the shim is initialised (it is, before the lock: mutex.c's mutex_lock
+ * says why). */
+static CV_COLD int rdlock_slow(pthread_rwlock_t *rw, const void *pc)
+{
+	return rd_lock(rw, CLOCK_REALTIME, NULL, real_rdlock, pc);
+}
+
+static CV_COLD int wrlock_slow(pthread_rwlock_t *rw, const void *pc)
+{
+	return wr_lock(rw, CLOCK_REALTIME, NULL, real_wrlock, pc);
+}
+
+/* An acquisition (rc 0) or failure of the plain rdlock or wrlock that the
+ * fast paths below leave here: no state installed yet, a first use or a
+ * retired object, locks held (the order edges are looked up now: the lock
+ * did not block), a full held set, an owner change, an error. */
+static CV_COLD int rw_locked_slow(pthread_rwlock_t *rw, int rc, uint32_t flags, const void *pc)
+{
+	struct cv_thread *t = cv__current();
+	if (rc != 0 || (!t && !(t = cv__thread_slow())))
+		return rc;
+	struct cv_rec *r = rw_rec(t, rw);
+	cv__lock_attempt(t, r->obj, pc, flags);
+	if (flags & CV_LOCK_READ) {
+		rd_acquired(r);
+	} else {
+		CV_BUMP(&r->s.acquisitions, 1);
+		cv__note_owner(t, r);
+	}
+	cv__held_push(t, r->obj, rw, pc, flags);
+	return 0;
+}
+
+/* The plain rdlock and wrlock have mutex.c's shape: a peek at the lock
+ * before the real call (it would block: the timed slow path), then one
+ * test of the thread's state after it (a tracked thread holding no lock,
+ * whose cached record is this lock's and live, and for a writer its last
+ * owner), and the count and the held-set push in lines only this thread
+ * writes. The peek reads only the rwlock, so the real call's atomic waits
+ * for nothing the shim loads (mutex.c says why that matters). */
 CV_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
 {
-	return rd_lock(rw, CLOCK_REALTIME, NULL, real_rdlock);
+	if (CV_UNLIKELY(rd_would_block(rw, rw_word(rw)) | !CV_LOAD(&cv__process.ready)))
+		return rdlock_slow(rw, __builtin_return_address(0));
+	int rc = cv__real.pthread_rwlock_rdlock(rw);
+	struct cv_thread *t = cv__self;
+	struct cv_rec *r = t->rwlock_cache_rec;
+	uint32_t n = t->nheld;
+	uintptr_t slow = (unsigned)rc | n | ((uintptr_t)t->rwlock_cache_addr ^ (uintptr_t)rw)
+		| (unsigned)CV_LOAD(&r->obj->retired);
+	if (CV_UNLIKELY(slow))
+		return rw_locked_slow(rw, rc, CV_LOCK_READ, __builtin_return_address(0));
+	rd_acquired(r);
+	cv__held_push_at(t, 0, r->obj, rw, __builtin_return_address(0), CV_LOCK_READ);
+	return 0;
 }
 
 CV_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abstime)
 {
-	return rd_lock(rw, CLOCK_REALTIME, abstime, real_timedrdlock);
+	return rd_lock(rw, CLOCK_REALTIME, abstime, real_timedrdlock, __builtin_return_address(0));
 }
 
 CV_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime)
 {
-	return rd_lock(rw, clock, abstime, real_clockrdlock);
+	return rd_lock(rw, clock, abstime, real_clockrdlock, __builtin_return_address(0));
 }
 
 CV_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
 {
-	return wr_lock(rw, CLOCK_REALTIME, NULL, real_wrlock);
+	if (CV_UNLIKELY(wr_would_block(rw_word(rw)) | !CV_LOAD(&cv__process.ready)))
+		return wrlock_slow(rw, __builtin_return_address(0));
+	int rc = cv__real.pthread_rwlock_wrlock(rw);
+	struct cv_thread *t = cv__self;
+	struct cv_rec *r = t->rwlock_cache_rec;
+	struct cv_obj *o = r->obj;
+	uint32_t n = t->nheld;
+	uintptr_t slow = (unsigned)rc | n | ((uintptr_t)t->rwlock_cache_addr ^ (uintptr_t)rw)
+		| (unsigned)CV_LOAD(&o->retired) | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t);
+	if (CV_UNLIKELY(slow))
+		return rw_locked_slow(rw, rc, 0, __builtin_return_address(0));
+	CV_BUMP(&r->s.acquisitions, 1);
+	cv__held_push_at(t, 0, o, rw, __builtin_return_address(0), 0);
+	return 0;
 }
 
 CV_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abstime)
 {
-	return wr_lock(rw, CLOCK_REALTIME, abstime, real_timedwrlock);
+	return wr_lock(rw, CLOCK_REALTIME, abstime, real_timedwrlock, __builtin_return_address(0));
 }
 
 CV_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime)
 {
-	return wr_lock(rw, clock, abstime, real_clockwrlock);
+	return wr_lock(rw, clock, abstime, real_clockwrlock, __builtin_return_address(0));
 }
 
 /* try: the program's own calls, counted; never a wait. */
@@ -270,12 +336,23 @@ CV_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 	return rc;
 }
 
-/* Hold times of rwlocks are not sampled: only the held set changes. */
+static CV_COLD int rw_unlock_slow(struct cv_thread *t, pthread_rwlock_t *rw)
+{
+	if (!t->inert)
+		cv__held_pop(t, rw);
+	return cv__real.pthread_rwlock_unlock(rw);
+}
+
+/* Hold times of rwlocks are not sampled: only the held set changes. The
+ * top of a tracked thread's held set (cv__inert's is empty): pop it, one
+ * test and a tail call. */
 CV_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw)
 {
-	struct cv_thread *t = cv__current();
-	if (CV_LIKELY(t != NULL))
-		cv__held_pop(t, rw);
+	struct cv_thread *t = cv__self;
+	uint32_t n = t->nheld;
+	if (CV_UNLIKELY(cv__held_not_top(t, n, rw)))
+		return rw_unlock_slow(t, rw);
+	CV_STORE(&t->nheld, n - 1);
 	return cv__real.pthread_rwlock_unlock(rw);
 }
 

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <threads.h>
 #include <time.h>
 #include <sys/types.h>
 
@@ -184,13 +185,21 @@ struct cv_rec {
 struct cv_slot { const void *addr; struct cv_rec *rec; };
 
 /* lockorder.c: one lock a thread holds (mutex, rwlock or spinlock). */
-#define CV_HELD_MAX 16
+#define CV_HELD_BITS 4
+#define CV_HELD_MAX (1u << CV_HELD_BITS)
 struct cv_held {
 	const void    *addr;
 	struct cv_obj *obj;
 	const void    *pc;             /* return address of the call that acquired it */
 	uintptr_t      sp;             /* the shim's stack pointer then (cv__sp): marks the frames live then */
 	uint32_t       flags;          /* CV_LOCK_* */
+	/* The fast mutex path's lock-order memo (cv__order_unchecked): a hash
+	 * of the objects in this slot and every slot below it, and the mutex
+	 * last locked on top of such a held set whose order edges from all of
+	 * them were looked up, with the hash of that set. */
+	uint64_t       prefix;
+	uint64_t       checked_prefix;
+	const struct cv_obj *checked;
 };
 
 /* The stack pointer: one register read, for the held set's pushes. */
@@ -213,6 +222,16 @@ struct cv_named_counter {
 	uint32_t    kind;              /* enum cv_counter_kind */
 };
 
+/* One entry of a thread's mutex or condvar cache: the record, and its
+ * object (one load sooner than through the record). */
+#define CV_WAY_BITS 2
+#define CV_WAYS (1u << CV_WAY_BITS)
+struct cv_way {
+	const void    *addr;
+	struct cv_rec *rec;
+	struct cv_obj *obj;
+} __attribute__((aligned(32)));   /* never across two lines */
+
 /* Per-thread state. The profile reports every thread, including the ones
  * that have exited; past CV_THREADS_KEPT ended threads, later ones are
  * merged into one "merged threads" row and their state is recycled
@@ -226,17 +245,18 @@ struct cv_thread {
 	uint32_t        nheld;
 	uint32_t        held_untracked;   /* held past CV_HELD_MAX */
 	pid_t           tid;
-	/* One-entry caches per object family, then an open-addressing table
-	 * keyed by address. An empty cache holds NULL and cv__nil_rec (whose
-	 * object is retired), so a hit is tested without a branch. */
-	const void     *mutex_cache_addr;
-	struct cv_rec  *mutex_cache_rec;
-	const void     *cond_cache_addr;
-	struct cv_rec  *cond_cache_rec;
+	/* Caches per object family (CV_WAYS entries for mutexes and condvars,
+	 * which programs use a few at a time, in turn; one for the others),
+	 * then an open-addressing table keyed by address. An empty cache holds
+	 * NULL and cv__nil_rec (whose object is retired), so a hit is tested
+	 * without a branch. */
 	/* The one mutex whose hold time is being sampled, if any (the unlock
 	 * reads hold_addr; the other two only a sampled hold uses). */
 	const void     *hold_addr;
-	/* Line 1: the held set's first slots. */
+	/* Lines 1 and 2: the mutex cache, 3 and 4 the condvar cache (cv__way). */
+	struct cv_way   mutex_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
+	struct cv_way   cond_cache[CV_WAYS];
+	/* Line 5 on: the held set. */
 	struct cv_held  held[CV_HELD_MAX] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_rec  *hold_rec;
 	uint64_t        hold_start;
@@ -297,8 +317,9 @@ struct cv_thread {
 	struct cv_thread *pool_next;   /* thread.c: recycled states, still on the all_next list */
 	struct cv_trace_ring *trace;   /* trace.c: this thread's events, when trace mode is on */
 } __attribute__((aligned(CV_CACHELINE)));
-_Static_assert(offsetof(struct cv_thread, hold_addr) < CV_CACHELINE && offsetof(struct cv_thread, held) == CV_CACHELINE,
-	       "cv_thread: the fast paths' fields in line 0, the held set from line 1");
+_Static_assert(offsetof(struct cv_thread, hold_addr) + sizeof(void *) <= CV_CACHELINE &&
+	       offsetof(struct cv_thread, mutex_cache) == CV_CACHELINE,
+	       "cv_thread: the fast paths' fields in line 0, the mutex cache from line 1");
 
 /* The calling thread's state, never NULL: &cv__inert means "take the slow
  * path" (the shim is not initialised yet or is disabled, this thread has no
@@ -332,21 +353,28 @@ void cv__records_thread_end(struct cv_thread *t);           /* its table goes ba
  * is out of memory. Caller holds the lock that serialises dst. */
 bool cv__records_merge(struct cv_thread *dst, struct cv_thread *src);
 
+/* A cache's entry for addr: a multiplicative hash, so that objects side by
+ * side in an array or a struct fall in different entries. */
+static inline struct cv_way *cv__way(struct cv_way *cache, const void *addr)
+{
+	return &cache[((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - CV_WAY_BITS)];
+}
+
 /* The record of thread t for the mutex at addr. Cached hit: three loads and two
  * compares; a retired object (destroyed and re-initialised elsewhere) misses. */
 static inline struct cv_rec *cv__mutex_rec(struct cv_thread *t, const void *addr)
 {
-	struct cv_rec *r = t->mutex_cache_rec;
-	if (CV_LIKELY(t->mutex_cache_addr == addr && !CV_LOAD(&r->obj->retired)))
-		return r;
+	struct cv_way *w = cv__way(t->mutex_cache, addr);
+	if (CV_LIKELY(w->addr == addr && !CV_LOAD(&w->obj->retired)))
+		return w->rec;
 	return cv__lookup_slow(t, addr, CV_OBJ_MUTEX);
 }
 
 static inline struct cv_rec *cv__cond_rec(struct cv_thread *t, const void *addr)
 {
-	struct cv_rec *r = t->cond_cache_rec;
-	if (CV_LIKELY(t->cond_cache_addr == addr && !CV_LOAD(&r->obj->retired)))
-		return r;
+	struct cv_way *w = cv__way(t->cond_cache, addr);
+	if (CV_LIKELY(w->addr == addr && !CV_LOAD(&w->obj->retired)))
+		return w->rec;
 	return cv__lookup_slow(t, addr, CV_OBJ_COND);
 }
 
@@ -387,6 +415,20 @@ static inline void cv__note_owner(struct cv_thread *t, struct cv_rec *r)
 {
 	if (CV_UNLIKELY(CV_LOAD(&r->obj->last_owner) != t))
 		cv__owner_changed(t, r);
+}
+
+/* ---- c11.c, mutex.c: C11 <threads.h> ------------------------------------ */
+
+/* glibc's thrd_err_map (nptl/thrd_priv.h): a pthread error as a thrd_ code. */
+static inline int cv__thrd_err_map(int rc)
+{
+	switch (rc) {
+	case 0:         return thrd_success;
+	case ENOMEM:    return thrd_nomem;
+	case ETIMEDOUT: return thrd_timedout;
+	case EBUSY:     return thrd_busy;
+	default:        return thrd_error;
+	}
 }
 
 /* ---- thread.c: thread state and lifecycle --------------------------------- */
@@ -475,6 +517,35 @@ static inline void cv__lock_attempt(struct cv_thread *t, struct cv_obj *o, const
 		cv__lockorder_attempt(t, o, pc, flags);
 }
 
+/* The hash of the held set t->held[0..n-1] plus o (its memo key). Object
+ * ids, not addresses: a freed object's memory may come back as another. */
+static inline uint64_t cv__held_prefix(const struct cv_thread *t, uint32_t n, const struct cv_obj *o)
+{
+	uint64_t below = CV_LOAD(&t->held[(n - 1) % CV_HELD_MAX].prefix) & -(uint64_t)(n != 0);
+	uint64_t h = (below ^ ((uint64_t)o->id + 1)) * 0x9E3779B97F4A7C15ull;
+	return h ^ (h >> 29);
+}
+
+/* Pushes onto slot n (n < CV_HELD_MAX, n == t->nheld). The slot is claimed
+ * before it is filled: a signal handler that locks in between pushes above
+ * it, and skips it (and its memo) while its obj is NULL. */
+static inline void cv__held_push_at(struct cv_thread *t, uint32_t n, struct cv_obj *o, const void *addr,
+				    const void *pc, uint32_t flags)
+{
+	struct cv_held *h = &t->held[n];
+	uint64_t prefix = cv__held_prefix(t, n, o);
+	CV_STORE(&h->obj, NULL);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&t->nheld, n + 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&h->prefix, prefix);
+	h->addr = addr;
+	h->pc = pc;
+	h->sp = cv__sp();
+	h->flags = flags;
+	CV_STORE(&h->obj, o);
+}
+
 static inline void cv__held_push(struct cv_thread *t, struct cv_obj *o, const void *addr, const void *pc,
 				 uint32_t flags)
 {
@@ -483,18 +554,7 @@ static inline void cv__held_push(struct cv_thread *t, struct cv_obj *o, const vo
 		cv__held_overflow(t);
 		return;
 	}
-	/* The slot is claimed before it is filled: a signal handler that locks
-	 * in between pushes above it, and skips it while its obj is NULL. */
-	struct cv_held *h = &t->held[n];
-	CV_STORE(&h->obj, NULL);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	CV_STORE(&t->nheld, n + 1);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	h->addr = addr;
-	h->pc = pc;
-	h->sp = cv__sp();
-	h->flags = flags;
-	CV_STORE(&h->obj, o);
+	cv__held_push_at(t, n, o, addr, pc, flags);
 }
 
 static inline void cv__held_pop(struct cv_thread *t, const void *addr)
@@ -506,27 +566,51 @@ static inline void cv__held_pop(struct cv_thread *t, const void *addr)
 		cv__held_release_slow(t, addr);
 }
 
-/* The fast paths' push and pop (mutex.c, spin.c). The push is onto an empty
- * held set, after the real lock: the slot is claimed before it is filled,
- * as in cv__held_push. cv__held_not_only is zero exactly when addr is the
- * one lock t holds, which the fast unlock then pops with one store. */
-static inline void cv__held_push_first(struct cv_thread *t, struct cv_obj *o, const void *addr, const void *pc)
+/* For the fast unlocks (mutex.c, spin.c): zero exactly when addr is the
+ * top of t's held set (n == t->nheld) and every lock t holds is tracked,
+ * so that the pop is one store of n - 1. Branch-free: with n == 0 it reads
+ * the last slot, and the n == 0 term says no. */
+static inline uintptr_t cv__held_not_top(const struct cv_thread *t, uint32_t n, const void *addr)
 {
-	struct cv_held *h = &t->held[0];
-	CV_STORE(&h->obj, NULL);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	CV_STORE(&t->nheld, 1);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	h->addr = addr;
-	h->pc = pc;
-	h->sp = cv__sp();
-	h->flags = 0;
-	CV_STORE(&h->obj, o);
+	return (n == 0) | t->held_untracked |
+	       ((uintptr_t)t->held[(n - 1) % CV_HELD_MAX].addr ^ (uintptr_t)addr);
 }
 
-static inline uintptr_t cv__held_not_only(const struct cv_thread *t, const void *addr)
+/* For the fast locks (mutex.c): zero exactly when taking o with n locks
+ * held needs no lock-order lookup: none is held, or o's edges from this
+ * very held set were looked up before (cv__order_checked; the set is known
+ * by its hash, so a loop that takes A, then B, then lets both go finds the
+ * memo again each time), and the held set has room. Branch-free, like
+ * cv__held_not_top. */
+static inline uintptr_t cv__order_unchecked(const struct cv_thread *t, uint32_t n, const struct cv_obj *o)
 {
-	return (t->nheld ^ 1) | t->held_untracked | ((uintptr_t)t->held[0].addr ^ (uintptr_t)addr);
+	const struct cv_held *top = &t->held[(n - 1) % CV_HELD_MAX];
+	uintptr_t seen = ((uintptr_t)CV_LOAD(&top->checked) ^ (uintptr_t)o) |
+			 (uintptr_t)(CV_LOAD(&top->checked_prefix) ^ CV_LOAD(&top->prefix)) |
+			 (CV_LOAD(&top->obj) == NULL);   /* a push in progress (a signal handler is running) */
+	return (n >> CV_HELD_BITS) | (seen & -(uintptr_t)(n != 0));
+}
+
+/* A blocking acquisition of o just had its lock-order edges looked up
+ * (cv__lock_attempt): remember it on the top slot, unless a slot is still
+ * being filled (a signal handler interrupted a push: that slot's edges
+ * were skipped) or locks went untracked. A set that lost a lock out of
+ * order (cv__held_release_slow) keeps the hashes of the larger set it
+ * was: a memo of the larger set holds for the smaller. */
+static inline void cv__order_checked(struct cv_thread *t, const struct cv_obj *o)
+{
+	uint32_t n = t->nheld;
+	if (n == 0 || n > CV_HELD_MAX || t->held_untracked)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		if (!CV_LOAD(&t->held[i].obj))
+			return;
+	struct cv_held *top = &t->held[n - 1];
+	CV_STORE(&top->checked, NULL);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&top->checked_prefix, top->prefix);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&top->checked, o);
 }
 
 /* A blocking wait on o begins (contended paths only) and ends. */
@@ -643,7 +727,8 @@ bool cv__write_profile(uint32_t exit_reason);
  * (lifecycle.c) while cv__snapshot_pending is raised (by the caller: a
  * request during the write gets one more after it; several at once, one);
  * the process goes on and its end still writes its profile. Async-signal-safe like cv__write_profile's other ends. Nothing is
- * written once the profile is (or while an exec's is in flight). */
+ * written once the profile is (or while an exec's is in flight), nor while
+ * the thread's stack is short of room (the request stays pending). */
 bool cv__write_snapshot(void);
 /* An exec that failed: the profile it wrote is removed and the next end of
  * the process writes the whole run again. */

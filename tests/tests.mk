@@ -42,6 +42,12 @@ $(TEST_PROGS_DIR)/ctor_main: tests/progs/ctor_main.c tests/progs/progs.h $(TEST_
 	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -L$(TEST_PROGS_DIR) -lctorlock \
 	  -Wl,-rpath,$(abspath $(TEST_PROGS_DIR))
 
+# Linked against libforkrequest.so, whose fork handler runs inside the shim's.
+$(TEST_PROGS_DIR)/snapshot_fork: tests/progs/snapshot_fork.c tests/progs/progs.h $(TEST_PROGS_DIR)/libforkrequest.so | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -L$(TEST_PROGS_DIR) -lforkrequest \
+	  -Wl,-rpath,$(abspath $(TEST_PROGS_DIR))
+
 # White-box: the shim's layout (preload/shim.h) and its symbol table (libelf).
 $(TEST_PROGS_DIR)/fastpath_writes: tests/progs/fastpath_writes.c preload/shim.h | check-deps
 	@mkdir -p $(@D)

@@ -379,6 +379,47 @@ Test(golden, helper_threads_run_beside_the_workers_outside_the_stack, .timeout =
 			  "a producer and its consumers taken for threads taking turns");
 }
 
+/* The run's threads of one role whose name is name. */
+static int named_roles(json_object *root, const char *name, const char *role)
+{
+	json_object *t = tu_array(root, "threads");
+	int n = 0;
+	for (size_t i = 0; i < json_object_array_length(t); i++) {
+		json_object *x = json_object_array_get_idx(t, i);
+		n += strstr(tu_str(x, "name"), name) && !strcmp(tu_str(x, "role"), role);
+	}
+	return n;
+}
+
+Test(golden, service_threads_asleep_beside_the_workers_are_helpers_not_busy_threads, .timeout = 60)
+{
+	json_object *r = report("sleeping_helpers");
+	TU_EQ((int64_t)named_roles(r, "service", "helper"), 6, "the service threads");
+	TU_EQ((int64_t)named_roles(r, "worker", "worker"), 2, "the workers");
+	json_object *f = tu_array(r, "findings");
+	for (size_t i = 0; i < json_object_array_length(f); i++) {
+		json_object *x = json_object_array_get_idx(f, i);
+		if (!strcmp(tu_str(x, "kind"), "oversubscription"))
+			cr_assert(json_object_get_double(tu_get(tu_get(x, "evidence"), "threads_busy")) <= 2,
+				  "sleeping threads counted busy");
+	}
+	json_object *s = replay("sleeping_helpers"), *runs = tu_array(s, "runs");
+	for (size_t i = 0; i < json_object_array_length(runs); i++) {
+		json_object *run = json_object_array_get_idx(runs, i);
+		TU_EQ((int64_t)role_count(run, "worker"), tu_int(run, "threads"), "workers at run %zu", i);
+		TU_EQ((int64_t)role_count(run, "helper"), 6, "helpers at run %zu", i);
+		/* The workers only computed: the helpers' sleep is not theirs. */
+		cr_assert(tu_int(tu_get(run, "stack"), "other_offcpu") < tu_int(run, "helper_ns") / 100,
+			  "the helpers' sleep in the workers' stack at run %zu", i);
+	}
+}
+
+Test(golden, workers_parked_on_a_timer_are_not_uneven_work, .timeout = 60)
+{
+	json_object *s = replay("parked_workers");
+	cr_assert(!has_kind(s, "load-imbalance"), "parked time taken for uneven work");
+}
+
 /* The first finding names the monitor: its mutex and both condvars. */
 static void expect_monitor(json_object *root, const char *mutex, const char *cond)
 {
@@ -857,6 +898,22 @@ Test(golden, a_contended_rust_mutex_is_lock_contention_not_sharing, .timeout = 6
 	cr_assert(!has_kind(s, "true-sharing") && !has_kind(s, "false-sharing"), "a sharing verdict for a mutex");
 	json_object *ev = tu_get(finding(s, 0), "evidence");
 	cr_assert(json_object_get_double(tu_get(ev, "sampled_spin_ns")) > 0, "no sampled spin claimed by the mutex");
+}
+
+Test(golden, a_sweep_says_why_names_are_module_offsets, .timeout = 60)
+{
+	replay_sampled("stripped_lock");   /* its binary kept with no symbols at all */
+	char *text = convoy_out((const char *[]){ "scale", "--replay", "sweeps/stripped_lock", NULL });
+	cr_assert(strstr(text, "Names that are module+offset: no symbol covered those addresses in stripped_lock"),
+		  "no note on the offsets in:\n%s", text);
+}
+
+Test(golden, a_heap_futex_word_is_named_by_its_code_not_its_address, .timeout = 60)
+{
+	/* The Arc<Mutex>'s word is on the heap, at another address each run
+	 * (ASLR): named by its address, runs of a sweep could not match it. */
+	const char *name = object0(finding(replay_sampled("rust_mutex"), 0));
+	cr_assert(!strstr(name, "@0x") && !strncmp(name, "futex@", 6), "the futex word is named %s", name);
 }
 
 /* Off-CPU call sites are said to be missing only when the run sampled no

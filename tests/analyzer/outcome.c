@@ -1,5 +1,7 @@
 /* outcome.c — `convoy run` and `convoy scale` explain a command whatever its
  * end: a non-zero exit, a signal, or a hang their --timeout stopped. */
+#include <ctype.h>
+#include <dirent.h>
 #include <signal.h>
 #include <string.h>
 
@@ -129,6 +131,72 @@ Test(outcome, on_hang_continue_lets_the_program_go_on_and_explains_the_hang, .ti
 	cr_assert(x, "no findings: %s", p.out);
 	cr_assert_str_eq(tu_str(x, "kind"), "pool-starvation", "%s", p.out);
 	cr_assert(strstr(tu_str(x, "summary"), "at the hang, in the snapshot"), "%s", tu_str(x, "summary"));
+}
+
+Test(outcome, on_hang_continue_says_no_snapshot_was_written_where_the_program_handles_the_signal_itself,
+     .timeout = 60)
+{
+	/* hang_own_rtmax's own SIGRTMAX handler takes convoy's request (and
+	 * ends its hang): the shim writes nothing, and the report must not
+	 * say it did. */
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	struct tu_opts o = { .timeout_s = 60, .env = (const char *[]){ "CONVOY_WATCHDOG=0.2", NULL } };
+	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "--on-hang", "continue", "--timeout", "50", "-o",
+					 dir, "--", tu_prog("hang_own_rtmax"), NULL });
+	tu_assert_exit(&p, 0, "the program's handler ended its hang");
+	cr_assert(strstr(p.err, "woken by SIGRTMAX"), "%s", p.err);
+	TU_EQ(tu_count_entries(dir, "convoy-", ".hang", NULL), 0, "snapshots in %s", dir);
+	json_object *root = json_tokener_parse(p.out);
+	cr_assert(root, "no JSON report: %s\n%s", p.out, p.err);
+	json_object *proc = tu_get(root, "process");
+	cr_assert(tu_bool(proc, "hung"));
+	cr_assert(tu_bool(proc, "hang_snapshot_asked"), "%s", p.out);
+	cr_assert(!tu_bool(proc, "hang_snapshot"), "%s", p.out);
+	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--on-hang", "continue", "--timeout", "50", "-o", dir, "--",
+					 tu_prog("hang_own_rtmax"), NULL });
+	tu_assert_exit(&p, 0, "convoy run, text report");
+	char *text = strdup(p.out), *o2 = text;   /* the report's lines joined: its words are wrapped */
+	for (const char *c = p.out; *c; c++)
+		if (!isspace((unsigned char)*c) || (o2 > text && o2[-1] != ' '))
+			*o2++ = isspace((unsigned char)*c) ? ' ' : *c;
+	*o2 = '\0';
+	cr_assert(strstr(text, "but none was written (the program handles that signal itself"), "%s", p.out);
+	free(text);
+}
+
+Test(outcome, of_several_snapshots_of_a_process_the_report_reads_the_earliest, .timeout = 60)
+{
+	/* snapshot_waits asks for three snapshots, one per blocked thread. */
+	char env_sig[48];
+	snprintf(env_sig, sizeof(env_sig), "CONVOY_SNAPSHOT_SIGNAL=%d", SIGRTMAX);
+	char *dir = tu_tmpdir();
+	struct tu_proc p;
+	tu_run(&p, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true, .env = (const char *const[]){ env_sig, NULL } },
+	       (const char *[]){ tu_prog("snapshot_waits"), "send", NULL });
+	tu_assert_exit(&p, 0, "snapshot_waits send");
+	size_t n;
+	char **files = tu_profiles(dir, &n);
+	TU_EQ(n, 1, "profiles in %s", dir);
+	const char *earliest = NULL;
+	int64_t earliest_wall = INT64_MAX;
+	DIR *d = opendir(dir);
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t len = strlen(e->d_name);
+		if (len < 5 || strcmp(e->d_name + len - 5, ".hang"))
+			continue;
+		char *path = malloc(strlen(dir) + len + 2);
+		sprintf(path, "%s/%s", dir, e->d_name);
+		int64_t wall = tu_int(tu_get(tu_report(path), "process"), "wall_ns");   /* the same start: the same order */
+		if (wall < earliest_wall) {
+			earliest_wall = wall;
+			earliest = path;
+		}
+	}
+	closedir(d);
+	cr_assert(earliest, "no snapshot in %s", dir);
+	TU_STREQ(tu_str(tu_get(tu_report(files[0]), "process"), "hang_snapshot_profile"), earliest,
+		 "the snapshot read beside %s", files[0]);
 }
 
 Test(outcome, on_hang_takes_stop_or_continue, .timeout = 30)

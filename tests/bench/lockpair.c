@@ -9,11 +9,18 @@
  *   lockpair spin N          ns per pthread_spin_lock+unlock pair, one thread
  *   lockpair spin-contended N  the same, two threads sharing one spinlock
  *   lockpair semtry N        ns per sem_trywait+sem_post pair, one thread
+ *   lockpair semwait N       ns per sem_wait+sem_post pair that never blocks, one thread
+ *   lockpair trylock N       ns per pthread_mutex_trylock+unlock pair, one thread
  *   lockpair mtx N           ns per C11 mtx_lock+mtx_unlock pair, one thread
  *   lockpair signal N        ns per pthread_cond_signal with no thread waiting, one thread
+ *   lockpair broadcast N     ns per pthread_cond_broadcast with no thread waiting, one thread
+ *   lockpair signal2 N       ns per pthread_cond_signal with no thread waiting, on two condvars in turn
  *   lockpair pingpong N      ns per hop of a turn passed between two threads through a
  *                            mutex and a condvar (each hop a wait, a signal and a wake)
  *   lockpair syscall N       ns per syscall(SYS_getppid) (libc's syscall())
+ *   lockpair alternate N     ns per lock+unlock pair, one thread alternating between two mutexes
+ *   lockpair churn N         ns per pthread_mutex_init+lock+unlock+destroy of one mutex, one
+ *                            thread (the object registry: every init and destroy is a new lock)
  *
  * Prints one number: nanoseconds per pair (best of 5 rounds, to drop the
  * rounds a noisy neighbour stole). Run it with and without LD_PRELOAD side
@@ -34,7 +41,7 @@ static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_spinlock_t spin;
 static sem_t sem;
 static mtx_t mtx;
-static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER, cond2 = PTHREAD_COND_INITIALIZER;
 static long turn, next_id;   /* pingpong: whose turn (turn % 2), and the threads' ids */
 static volatile long shared;
 static long iterations;
@@ -74,6 +81,30 @@ static void *loop(void *arg)
 			shared++;
 			sem_post(&sem);
 		}
+	} else if (!strcmp(mode, "semwait")) {
+		for (long i = 0; i < iterations; i++) {
+			sem_wait(&sem);
+			shared++;
+			sem_post(&sem);
+		}
+	} else if (!strcmp(mode, "trylock")) {
+		for (long i = 0; i < iterations; i++) {
+			pthread_mutex_trylock(&lock);
+			shared++;
+			pthread_mutex_unlock(&lock);
+		}
+	} else if (!strcmp(mode, "signal2")) {
+		for (long i = 0; i < iterations; i += 2) {
+			pthread_cond_signal(&cond);
+			shared++;
+			pthread_cond_signal(&cond2);
+			shared++;
+		}
+	} else if (!strcmp(mode, "broadcast")) {
+		for (long i = 0; i < iterations; i++) {
+			pthread_cond_broadcast(&cond);
+			shared++;
+		}
 	} else if (!strcmp(mode, "mtx")) {
 		for (long i = 0; i < iterations; i++) {
 			mtx_lock(&mtx);
@@ -103,6 +134,24 @@ static void *loop(void *arg)
 			pthread_mutex_unlock(&lock);
 		}
 		pthread_mutex_unlock(&outer);
+	} else if (!strcmp(mode, "alternate")) {
+		for (long i = 0; i < iterations; i += 2) {
+			pthread_mutex_lock(&lock);
+			shared++;
+			pthread_mutex_unlock(&lock);
+			pthread_mutex_lock(&outer);
+			shared++;
+			pthread_mutex_unlock(&outer);
+		}
+	} else if (!strcmp(mode, "churn")) {
+		pthread_mutex_t m;
+		for (long i = 0; i < iterations; i++) {
+			pthread_mutex_init(&m, NULL);
+			pthread_mutex_lock(&m);
+			shared++;
+			pthread_mutex_unlock(&m);
+			pthread_mutex_destroy(&m);
+		}
 	} else if (!strcmp(mode, "syscall")) {
 		for (long i = 0; i < iterations; i++)
 			shared += syscall(SYS_getppid);
@@ -119,13 +168,15 @@ static void *loop(void *arg)
 int main(int argc, char **argv)
 {
 	static const char *const modes[] = { "uncontended", "contended", "rdlock", "wrlock", "spin",
-					     "spin-contended", "semtry", "syscall", "nested", "mtx", "signal", "pingpong" };
+					     "spin-contended", "semtry", "syscall", "nested", "mtx", "signal", "pingpong",
+					     "alternate", "churn", "semwait", "trylock", "broadcast",
+					     "signal2" };
 	int known = 0;
 	for (size_t i = 0; argc == 3 && i < sizeof(modes) / sizeof(modes[0]); i++)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|syscall|nested|mtx|signal|pingpong ITERATIONS\n");
+			"semtry|semwait|trylock|syscall|nested|mtx|signal|signal2|broadcast|pingpong|alternate|churn ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];

@@ -13,7 +13,8 @@
 # effect: the failed trylocks it counts itself natively against what
 # convoy counts under the shim.
 #
-# Usage: [PEER_TIMEOUT=s] [PEER_WORKLOADS="pair xz ..."] tests/bench/peers.sh BUILD_DIR [ROUNDS]
+# Usage: [PEER_TIMEOUT=s] [PEER_WORKLOADS="pair xz ..."] [PEER_TOOLS="native convoy ..."]
+#        tests/bench/peers.sh BUILD_DIR [ROUNDS]
 set -uo pipefail
 build=${1:?build dir} rounds=${2:-3}
 shim=$(realpath "$build/libconvoy.so")
@@ -57,6 +58,12 @@ if perf trace -o /dev/null -- true >/dev/null 2>"$tmp/perf.err"; then tools+=(pe
 else why_not[perf-trace]="perf trace: $(head -1 "$tmp/perf.err")"; fi
 if perf lock record -o "$tmp/lock.data" -- true >/dev/null 2>"$tmp/perf.err"; then tools+=(perf-lock)
 else why_not[perf-lock]="perf lock record: $(grep -m1 -v '^$' "$tmp/perf.err")"; fi
+# PEER_TOOLS="native convoy ...": only those (native first: the ratios' base)
+if [ -n "${PEER_TOOLS:-}" ]; then
+	chosen=()
+	for tool in "${tools[@]}"; do [[ " $PEER_TOOLS " == *" $tool "* ]] && chosen+=("$tool"); done
+	tools=("${chosen[@]}")
+fi
 
 # run TOOL CMD...: runs CMD under TOOL, stdout to $tmp/out; each run is
 # stopped after PEER_TIMEOUT seconds (default 300) and shown as "timeout"
@@ -147,6 +154,7 @@ done
 for k in "${!why_not[@]}"; do echo "not run: ${why_not[$k]}"; done
 
 # ---- global_queue: what convoy counts against what the demo counts ---------
+have gq2 || exit 0
 echo
 echo "global_queue --weight 0: failed trylocks the demo counts natively, and under convoy the"
 echo "demo's own count, convoy's trylock failures and contended acquisitions of the queue lock"

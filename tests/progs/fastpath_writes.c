@@ -3,8 +3,9 @@
  * lines.
  *
  * A worker thread does uncontended pthread_mutex_lock/unlock pairs (and
- * pthread_spin_lock/unlock pairs, and pthread_cond_signal with nobody
- * waiting) while hardware watchpoints (perf_event_open, PERF_TYPE_BREAKPOINT,
+ * pthread_mutex_trylock/unlock, pthread_spin_lock/unlock and
+ * pthread_rwlock_rdlock/wrlock/unlock pairs, and pthread_cond_signal with
+ * nobody waiting) while hardware watchpoints (perf_event_open, PERF_TYPE_BREAKPOINT,
  * HW_BREAKPOINT_W, counting writes by the worker only) sit on the lines
  * other threads read: both lines of the shim's object for the primitive,
  * the first line of its read-mostly block (cv__real: hold mask, real mutex
@@ -41,11 +42,13 @@
 
 #define PAIRS 1000   /* per round: covers the sampled acquisitions (1 in 64) */
 
-enum prim { PRIM_MUTEX, PRIM_SPIN, PRIM_COND, NPRIMS };
-static const char *const prim_names[] = { "mutex lock+unlock", "spin lock+unlock", "cond signal (no waiter)" };
+enum prim { PRIM_MUTEX, PRIM_TRYLOCK, PRIM_SPIN, PRIM_RDLOCK, PRIM_WRLOCK, PRIM_COND, NPRIMS };
+static const char *const prim_names[] = { "mutex lock+unlock", "mutex trylock+unlock", "spin lock+unlock",
+					  "rwlock rdlock+unlock", "rwlock wrlock+unlock", "cond signal (no waiter)" };
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_spinlock_t spin;
+static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 
 static const char *shim_path;
@@ -109,6 +112,9 @@ static void one_pair(enum prim p)
 {
 	switch (p) {
 	case PRIM_MUTEX: pthread_mutex_lock(&mutex); pthread_mutex_unlock(&mutex); break;
+	case PRIM_TRYLOCK: pthread_mutex_trylock(&mutex); pthread_mutex_unlock(&mutex); break;
+	case PRIM_RDLOCK: pthread_rwlock_rdlock(&rwlock); pthread_rwlock_unlock(&rwlock); break;
+	case PRIM_WRLOCK: pthread_rwlock_wrlock(&rwlock); pthread_rwlock_unlock(&rwlock); break;
 	case PRIM_SPIN:  pthread_spin_lock(&spin); pthread_spin_unlock(&spin); break;
 	case PRIM_COND:  pthread_cond_signal(&cond); break;
 	default: break;
@@ -185,7 +191,13 @@ int main(void)
 		return 77;
 	}
 	const uint64_t *real = (const uint64_t *)(shim_base + real_sym.st_value);
-	struct cv_rec *recs[NPRIMS] = { w->mutex_cache_rec, w->spin_cache_rec, w->cond_cache_rec };
+	struct cv_rec *mutex_rec = cv__way(w->mutex_cache, &mutex)->rec;
+	struct cv_rec *cond_rec = cv__way(w->cond_cache, &cond)->rec;
+	struct cv_rec *recs[NPRIMS] = { mutex_rec, mutex_rec, w->spin_cache_rec, w->rwlock_cache_rec,
+					w->rwlock_cache_rec, cond_rec };
+	const uint64_t *controls[NPRIMS] = { &mutex_rec->s.acquisitions, &mutex_rec->s.trylocks,
+					     &w->spin_cache_rec->s.acquisitions, &w->rwlock_cache_rec->s.rd_acquisitions,
+					     &w->rwlock_cache_rec->s.acquisitions, &cond_rec->s.signals };
 
 	int failed = 0, watched = 0, round = 0;
 	long long control_min = -1;
@@ -199,7 +211,7 @@ int main(void)
 			words[n++] = (struct word){ "cv__real, first line", real + i };
 		for (int i = 0; i < 16; i++)
 			words[n++] = (struct word){ "the main thread's state", (const uint64_t *)main_state + i };
-		const uint64_t *control = p == PRIM_COND ? &recs[p]->s.signals : &recs[p]->s.acquisitions;
+		const uint64_t *control = controls[p];
 		for (int at = 0; at < n; at += 3) {
 			int fds[4], k = 0;
 			fds[k++] = watch(tid, control);

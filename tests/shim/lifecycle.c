@@ -324,3 +324,54 @@ Test(lifecycle, snapshot_requests_at_any_instruction_leave_the_program_as_it_is,
 	}
 	closedir(d);
 }
+
+Test(lifecycle, a_snapshot_request_during_fork_is_answered_by_the_parent_alone, .timeout = 60)
+{
+	/* The request lands inside fork (a fork handler of the program's sends
+	 * it): the parent writes the snapshot; the child, which nobody asked,
+	 * writes none. */
+	char env_sig[48];
+	snprintf(env_sig, sizeof(env_sig), "CONVOY_SNAPSHOT_SIGNAL=%d", SIGRTMAX);
+	char *dir = tu_tmpdir();
+	struct tu_proc p;
+	tu_run(&p, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true, .env = (const char *const[]){ env_sig, NULL } },
+	       (const char *[]){ tu_prog("snapshot_fork"), "send", NULL });
+	tu_assert_exit(&p, 0, "snapshot_fork send");
+	TU_STREQ(tu_line_value(p.out, "child exit:"), "0", "the child's exit status");
+	char *hang = NULL, want[64];
+	snprintf(want, sizeof(want), "-%s.hang", tu_line_value(p.out, "parent:"));
+	TU_EQ(tu_count_entries(dir, "convoy-", ".hang", &hang), 1, "snapshots in %s", dir);
+	cr_assert(strstr(hang, want), "the snapshot %s is the parent's (%s)", hang, want);
+	TU_EQ(tu_count_entries(dir, "convoy-", ".convoy", NULL), 2, "and each process's own profile");
+}
+
+Test(lifecycle, a_snapshot_request_on_a_thread_with_a_small_signal_stack_leaves_it_running, .timeout = 60)
+{
+	/* The program's 4 KiB alternate signal stack is its own handlers'; the
+	 * snapshot, which needs more, must not run on it. */
+	char env_sig[48];
+	snprintf(env_sig, sizeof(env_sig), "CONVOY_SNAPSHOT_SIGNAL=%d", SIGRTMAX);
+	char *dir = tu_tmpdir();
+	struct tu_proc p;
+	tu_run(&p, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true, .env = (const char *const[]){ env_sig, NULL } },
+	       (const char *[]){ tu_prog("snapshot_altstack"), NULL });
+	tu_assert_exit(&p, 0, "snapshot_altstack");
+	TU_STREQ(p.out, "went on\n", "stdout");
+	TU_EQ(tu_count_entries(dir, "convoy-", ".hang", NULL), 1, "snapshots in %s", dir);
+}
+
+Test(lifecycle, a_snapshot_request_on_a_thread_deep_in_its_stack_waits_until_it_has_room, .timeout = 60)
+{
+	/* The thread has about 6 KiB of stack left when the request comes; the
+	 * snapshot needs more, and is written once the thread has come back up
+	 * (at its end). */
+	char env_sig[48];
+	snprintf(env_sig, sizeof(env_sig), "CONVOY_SNAPSHOT_SIGNAL=%d", SIGRTMAX);
+	char *dir = tu_tmpdir();
+	struct tu_proc p;
+	tu_run(&p, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true, .env = (const char *const[]){ env_sig, NULL } },
+	       (const char *[]){ tu_prog("snapshot_deep_stack"), NULL });
+	tu_assert_exit(&p, 0, "snapshot_deep_stack");
+	TU_STREQ(p.out, "went on\n", "stdout");
+	TU_EQ(tu_count_entries(dir, "convoy-", ".hang", NULL), 1, "snapshots in %s", dir);
+}
