@@ -613,6 +613,8 @@ static size_t working_times(const struct run_view *r, double *out)
 			continue;
 		if ((double)(t->end_ns - t->start_ns) < 0.1 * r->s->wall_ns)
 			continue;
+		if (i < r->s->nthreads && r->s->t[i].role != ROLE_WORKER)
+			continue;   /* a helper's or waiter's time is not a share of the work */
 		/* The sampled time spinning in lock implementations and spin
 		 * loops, beyond the lock waits the shim timed (a lock it wraps
 		 * spins inside the timed call; a hand-written spinlock, or Rust's

@@ -360,6 +360,21 @@ static size_t role_count(json_object *run, const char *role)
 	return json_object_array_length(tu_array(tu_get(run, "roles"), role));
 }
 
+/* Workers spinning on a pthread spinlock, preempted by a CPU hog for most
+ * of their lives: their CPU time is in the lock's waits, yet they were busy,
+ * not asleep beside the work; the cause is the lock. */
+Test(golden, preempted_workers_spinning_in_a_lock_are_workers_and_the_lock_is_the_cause, .timeout = 60)
+{
+	json_object *s = replay_sampled("spin_preempted");
+	json_object *runs = tu_array(s, "runs");
+	for (size_t i = 0; i < json_object_array_length(runs); i++) {
+		json_object *r = json_object_array_get_idx(runs, i);
+		TU_EQ((int64_t)role_count(r, "worker"), tu_int(r, "threads"), "workers at run %zu", i);
+		TU_EQ((int64_t)role_count(r, "helper"), 0, "helpers at run %zu", i);
+	}
+	expect_first(s, "lock-contention", "histogram.lock");
+}
+
 Test(golden, helper_threads_run_beside_the_workers_outside_the_stack, .timeout = 60)
 {
 	json_object *s = replay("io_helper");   /* replay() checks every component is within the budget */
