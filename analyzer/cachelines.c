@@ -11,6 +11,9 @@
  * the memory operand of the instruction at the IP itself (not yet run, so
  * its registers are exact). Each distinct IP is decoded once. Accesses
  * through the stack pointer and through FS/GS (thread-local) are skipped.
+ * Each access keeps its address and its operand's size: a 1-byte flag
+ * beside another variable, or two threads' 4-byte counters in one 8-byte
+ * word, are different data, and sharing is judged by overlapping bytes.
  * A sample inside a spin loop (a compare-and-swap or test-and-set retry
  * loop, or a loop polling one word) is spinning on that word (a lock or a
  * lock-like counter), not a plain store or load.
@@ -20,7 +23,9 @@
  * lines. Hardware watchpoints armed by the launcher on the candidate words
  * count each thread's writes exactly (watch.c): where a word was watched,
  * its writers are what the watchpoints counted, and a line's verdict is
- * confirmed, revised or withdrawn by them.
+ * confirmed, revised or withdrawn by them. A line whose samples are mostly
+ * spinning on one word is that lock-like word's line: data written beside
+ * it (under the lock) moves with it, and is no sharing verdict of its own.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +56,7 @@ const char *cachelines__word_name(const struct model *m, uint64_t word, char *bu
 		return buf;
 	/* a sync object the profile knows (on the heap, say): by its row's name */
 	for (size_t i = 0; i < m->p->nobjects; i++)
-		if (m->p->objects[i].o.addr / 8 * 8 == word) {
+		if (m->p->objects[i].o.addr == word) {
 			snprintf(buf, size, "%s", m->rows[i].name);
 			return buf;
 		}
@@ -146,6 +151,7 @@ static int memory_operand(const cs_insn *insn, struct data_operand *o)
 			return 0;   /* the thread's own stack */
 		o->scale = op->mem.scale;
 		o->disp = op->mem.disp;
+		o->size = op->size;
 		o->write = (op->access & CS_AC_WRITE) != 0;
 		return 1;
 	}
@@ -404,8 +410,10 @@ uint64_t data_operand__address(const struct data_operand *o, const uint64_t *reg
 	       (o->index >= 0 ? regs[o->index] * (uint64_t)o->scale : 0);
 }
 
+/* One sampled access: the bytes at word, size of them. */
 struct access {
 	uint64_t word;
+	unsigned size;
 	int thread;
 	int write, spin, pmu;
 };
@@ -415,6 +423,8 @@ static int by_word_thread(const void *a, const void *b)
 	const struct access *x = a, *y = b;
 	if (x->word != y->word)
 		return x->word < y->word ? -1 : 1;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
 	return x->thread - y->thread;
 }
 
@@ -423,7 +433,23 @@ static int use_by_word_thread(const void *a, const void *b)
 	const struct word_use *x = a, *y = b;
 	if (x->word != y->word)
 		return x->word < y->word ? -1 : 1;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
 	return x->thread - y->thread;
+}
+
+int cachelines__overlap(const struct word_use *a, const struct word_use *b)
+{
+	return a->word < b->word + b->size && b->word < a->word + a->size;
+}
+
+/* Some thread spins on bytes u's accesses cover: a lock-like word. */
+static int spun_on(const struct cache_line *l, const struct word_use *u)
+{
+	for (size_t k = 0; k < l->nuses; k++)
+		if (l->uses[k].spins && cachelines__overlap(&l->uses[k], u))
+			return 1;
+	return 0;
 }
 
 static int by_samples(const void *a, const void *b)
@@ -447,41 +473,43 @@ static int writes_word(const struct word_use *u, enum writes_from from)
 	return u->watched && u->watched_writes > 0;
 }
 
-/* True sharing: a word written by one thread and used by another; false
- * sharing: no such word, but threads write different words of the line.
- * A word threads spin on (spin_loop) is a lock, not data:
- * left out of the judgement, and a line of only such words is
- * LINE_SPIN. */
+/* True sharing: bytes written by one thread and used by another; false
+ * sharing: no such bytes, but threads write different words of the line.
+ * Bytes threads spin on (spin_loop) are a lock, not data: left out of the
+ * judgement. A line whose samples are at least half on such a word (its
+ * spins, and the lock's other accesses: taking it, releasing it) is the
+ * lock's (LINE_SPIN): the data written beside the lock, under it, moves
+ * with it. So is a line whose only shared words are spun on. */
 static enum line_verdict judge(struct cache_line *l, enum writes_from from)
 {
 	uint64_t threads = 0, writers = 0;   /* bit sets of thread indexes mod 64 */
-	int shared_word = 0, spin_words = 0;
-	for (size_t i = 0; i < l->nuses;) {
-		size_t j = i;
-		int users = 0, word_writers = 0, spun = 0;
-		while (j < l->nuses && l->uses[j].word == l->uses[i].word)
-			spun |= l->uses[j++].spins > 0;
-		spin_words += spun;
-		for (size_t k = i; k < j && !spun; k++) {
-			const struct word_use *u = &l->uses[k];
-			int w = writes_word(u, from);
-			if (!w && !u->reads)
-				continue;
-			users++;
-			word_writers += w;
-			threads |= 1ull << (u->thread % 64);
-			if (w)
-				writers |= 1ull << (u->thread % 64);
+	uint64_t on_lock = 0;                /* samples on spun-on words */
+	int shared_word = 0;
+	for (size_t i = 0; i < l->nuses; i++) {
+		const struct word_use *u = &l->uses[i];
+		int w = writes_word(u, from);
+		if (spun_on(l, u))
+			on_lock += u->reads + u->writes + u->spins;
+		if ((!w && !u->reads) || spun_on(l, u))
+			continue;
+		threads |= 1ull << (u->thread % 64);
+		if (!w)
+			continue;
+		writers |= 1ull << (u->thread % 64);
+		for (size_t k = 0; k < l->nuses && !shared_word; k++) {
+			const struct word_use *v = &l->uses[k];
+			shared_word = v->thread != u->thread && cachelines__overlap(u, v) &&
+				      (v->reads || writes_word(v, from)) && !spun_on(l, v);
 		}
-		shared_word |= users >= 2 && word_writers >= 1;
-		i = j;
 	}
 	l->threads = __builtin_popcountll(threads);
 	l->writers = __builtin_popcountll(writers);
+	if (on_lock && 2 * on_lock >= l->samples + l->pmu_samples)
+		return LINE_SPIN;
 	if (l->threads >= 2 && l->writers)
 		return shared_word ? LINE_TRUE_SHARING
 		       : l->writers >= 2 || l->threads > l->writers ? LINE_FALSE_SHARING : LINE_PRIVATE;
-	return spin_words ? LINE_SPIN : LINE_PRIVATE;
+	return l->spins ? LINE_SPIN : LINE_PRIVATE;
 }
 
 /* The data accesses of the CPU samples (decoded) and of the PMU's memory
@@ -491,6 +519,7 @@ static size_t accesses(struct cachelines *out, const struct samples *smp, const 
 {
 	struct insn_decoder *d = decoder__open();
 	out->available = d != NULL;
+	out->spinning = xcalloc(smp->n ? smp->n : 1, 1);
 	size_t nacc = 0;
 	/* Each distinct IP decoded once. */
 	struct data_operand *ops = xcalloc(smp->n ? smp->n : 1, sizeof(*ops));
@@ -522,36 +551,50 @@ static size_t accesses(struct cachelines *out, const struct samples *smp, const 
 			out->undecoded++;
 			continue;
 		}
-		acc[nacc++] = (struct access){ data_operand__address(o, x->regs) & ~7ull, th->cpu[i], o->write,
-					       o->spin_loop, 0 };
+		acc[nacc++] = (struct access){ data_operand__address(o, x->regs), o->size ? o->size : 1, th->cpu[i],
+					       o->write, o->spin_loop, 0 };
 		out->decoded++;
 		out->spin_loop += o->spin_loop;
+		out->spinning[i] = (unsigned char)o->spin_loop;
 	}
 	free(ops);
+	/* The PMU gives the address, not the access's size: its first byte. */
 	for (size_t i = 0; i < smp->nmem; i++)
 		if (th->mem[i] >= 0) {
-			acc[nacc++] = (struct access){ smp->mem[i].addr & ~7ull, th->mem[i], smp->mem[i].write, 0, 1 };
+			acc[nacc++] = (struct access){ smp->mem[i].addr, 1, th->mem[i], smp->mem[i].write, 0, 1 };
 			out->pmu++;
 		}
 	return nacc;
 }
 
 /* The watchpoints' counts onto the lines the samples found: a thread's
- * writes to a watched word, and which words were watched. */
+ * writes to a watched word (its address and length as armed), and which
+ * words were watched. */
 static void add_watches(struct cachelines *out, const struct samples *smp, const struct sample_threads *th)
 {
 	for (size_t i = 0; i < smp->nwatch; i++) {
 		const struct watch_rec *w = &smp->watch[i];
-		uint64_t word = w->addr & ~7ull;
 		struct cache_line *l = NULL;
 		for (size_t k = 0; k < out->n && !l; k++)
-			if (out->v[k].addr == word / CACHE_LINE * CACHE_LINE)
+			if (out->v[k].addr == w->addr / CACHE_LINE * CACHE_LINE)
 				l = &out->v[k];
 		if (!l || th->watch[i] < 0)
 			continue;   /* a line no sample of the profile's threads used */
-		struct word_use key = { .word = word, .thread = th->watch[i] };
-		struct word_use *u = bsearch(&key, l->uses, l->nuses, sizeof(*l->uses), use_by_word_thread);
+		/* A watchpoint over data sampled at other addresses too (version
+		 * 2's 8 bytes over two 4-byte counters) counted writes to both:
+		 * it cannot say who writes which. */
+		int one_datum = 1;
+		struct word_use watched = { .word = w->addr, .size = w->len }, *u = NULL;
+		for (size_t k = 0; k < l->nuses; k++) {
+			if (cachelines__overlap(&l->uses[k], &watched) && l->uses[k].word != w->addr)
+				one_datum = 0;
+			if (!u && l->uses[k].word == w->addr && l->uses[k].thread == th->watch[i])
+				u = &l->uses[k];   /* the thread's sampled access there */
+		}
+		if (!one_datum)
+			continue;
 		if (!u) {
+			struct word_use key = { .word = w->addr, .size = w->len, .thread = th->watch[i] };
 			l->uses = xrealloc(l->uses, (l->nuses + 1) * sizeof(*l->uses));
 			u = &l->uses[l->nuses++];
 			*u = key;
@@ -583,11 +626,13 @@ void cachelines__build(struct cachelines *out, const struct samples *smp, const 
 		l->uses = xcalloc(j - i, sizeof(*l->uses));
 		for (size_t a = i; a < j; a++) {
 			struct word_use *u = l->nuses ? &l->uses[l->nuses - 1] : NULL;
-			if (!u || u->word != acc[a].word || u->thread != acc[a].thread) {
+			if (!u || u->word != acc[a].word || u->size != acc[a].size || u->thread != acc[a].thread) {
 				u = &l->uses[l->nuses++];
 				u->word = acc[a].word;
+				u->size = acc[a].size;
 				u->thread = acc[a].thread;
 			}
+			l->spins += acc[a].spin;
 			if (acc[a].spin)
 				u->spins++;
 			else if (acc[a].write)
@@ -629,5 +674,6 @@ void cachelines__free(struct cachelines *c)
 	for (size_t i = 0; i < c->n; i++)
 		free(c->v[i].uses);
 	free(c->v);
+	free(c->spinning);
 	memset(c, 0, sizeof(*c));
 }

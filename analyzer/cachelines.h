@@ -1,7 +1,7 @@
 /* cachelines.h — cache lines located from samples: each CPU sample's
  * instruction decoded (Capstone, x86-64), its data address computed from the
  * sampled registers, with the PMU's memory samples where the CPU has them,
- * aggregated by 64-byte line, 8-byte word and thread, and checked against
+ * aggregated by 64-byte line, accessed bytes and thread, and checked against
  * the writes the launcher's hardware watchpoints counted (docs/findings.md,
  * "Cache lines from CPU samples"). */
 #ifndef CONVOY_CACHELINES_H
@@ -23,6 +23,7 @@ struct data_operand {
 	int scale;
 	int64_t disp;
 	uint64_t rip;                /* the value RIP-relative addressing adds (the next instruction) */
+	unsigned size;               /* bytes accessed (the operand's size); 0: not known */
 	int write;
 	int spin_loop;               /* the IP is inside a loop spinning on this word (compare-and-swap,
 				      * test-and-set, polling) */
@@ -45,14 +46,18 @@ uint64_t data_operand__address(const struct data_operand *o, const uint64_t *reg
 
 enum line_verdict {
 	LINE_PRIVATE,        /* one thread, or nobody writes it */
-	LINE_FALSE_SHARING,  /* different words of it written by different threads */
-	LINE_TRUE_SHARING,   /* one word written by one thread and used by others */
-	LINE_SPIN,           /* threads spin on a word of it (compare-and-swap, test-and-set, polling): a lock-like word */
+	LINE_FALSE_SHARING,  /* different bytes of it written by different threads */
+	LINE_TRUE_SHARING,   /* bytes written by one thread and used by others */
+	LINE_SPIN,           /* most of its samples spin on a word of it (compare-and-swap, test-and-set, polling):
+			      * a lock-like word's line, whatever else is written on it */
 };
 
-/* One thread's sampled accesses to one word (8 bytes) of a line. */
+/* One thread's sampled accesses to one word of a line: the bytes its
+ * accesses covered (a 1-byte flag, a 4-byte int, an 8-byte counter), as
+ * the instructions accessed them. */
 struct word_use {
-	uint64_t word;               /* address, 8-byte aligned */
+	uint64_t word;               /* the first byte accessed */
+	unsigned size;               /* bytes from it */
 	int thread;                  /* index in the profile */
 	uint64_t reads, writes;      /* samples (decoded or the PMU's) */
 	uint64_t spins;              /* samples in a loop spinning on it */
@@ -64,6 +69,7 @@ struct word_use {
 struct cache_line {
 	uint64_t addr;               /* 64-byte aligned */
 	uint64_t samples;            /* CPU samples whose decoded access is on it */
+	uint64_t spins;              /* ... of them in loops spinning on a word of it */
 	uint64_t pmu_samples;        /* the PMU's memory samples on it */
 	struct word_use *uses;       /* by word, then thread */
 	size_t nuses;
@@ -84,6 +90,7 @@ struct cachelines {
 	uint64_t spin_loop;          /* decoded samples inside a spin loop */
 	uint64_t pmu;                /* the PMU's memory samples of the profile's threads */
 	int available;               /* 0: no decoder for this machine */
+	unsigned char *spinning;     /* by record of the samples file (smp->v): a CPU sample inside a spin loop */
 };
 
 /* The profile thread index of each record of a samples file (-1: not the
@@ -105,7 +112,10 @@ const char *cachelines__verdict_name(enum line_verdict v);
  * "watched" (counted, but too few threads yet to show it), "revised" (they
  * make it the other sharing verdict) or "withdrawn" (no sharing). */
 const char *cachelines__evidence_name(const struct cache_line *l);
-/* The variable and member path of a word ("stats[1].misses"), else its address. */
+/* Whether two uses' bytes overlap (the same data, or part of it). */
+int cachelines__overlap(const struct word_use *a, const struct word_use *b);
+/* The variable and member path of the word at this address
+ * ("stats[1].misses"), else its address. */
 const char *cachelines__word_name(const struct model *m, uint64_t word, char *buf, size_t size);
 
 #endif

@@ -203,6 +203,14 @@ static void name_functions(struct cpuprof *c, const struct model *m, uint64_t *i
 	}
 }
 
+/* The function of a sampled IP (one of ips), until c->fns is sorted. */
+static struct cpu_function *function_at(struct cpuprof *c, uint64_t ip, const uint64_t *ips, size_t nips,
+					const uint32_t *fn_of_ip)
+{
+	const uint64_t *at = bsearch(&ip, ips, nips, sizeof(*ips), cmp_u64);
+	return &c->fns[fn_of_ip[at - ips]];
+}
+
 struct cpuprof *cpuprof__load(const char *profile_path, const struct model *m)
 {
 	const struct profile *p = m->p;
@@ -215,6 +223,7 @@ struct cpuprof *cpuprof__load(const char *profile_path, const struct model *m)
 	}
 	const struct samples *s = &c->smp;
 	c->thread_samples = xcalloc(p->nthreads ? p->nthreads : 1, sizeof(uint64_t));
+	c->thread_spin = xcalloc(p->nthreads ? p->nthreads : 1, sizeof(uint64_t));
 	c->object_spin = xcalloc(p->nobjects ? p->nobjects : 1, sizeof(uint64_t));
 	int *thread = xcalloc(s->n ? s->n : 1, sizeof(int));
 	uint64_t *ips = xcalloc(s->n ? s->n : 1, sizeof(uint64_t));
@@ -246,12 +255,12 @@ struct cpuprof *cpuprof__load(const char *profile_path, const struct model *m)
 			continue;
 		c->samples++;
 		c->thread_samples[thread[i]]++;
-		const uint64_t *at = bsearch(&x->ip, ips, nips, sizeof(*ips), cmp_u64);
-		struct cpu_function *f = &c->fns[fn_of_ip[at - ips]];
+		struct cpu_function *f = function_at(c, x->ip, ips, nips, fn_of_ip);
 		f->samples++;
 		if (!f->lock_impl)
 			continue;
 		c->lock_spin++;
+		c->thread_spin[thread[i]]++;
 		const struct lock_span *l = lock_of_sample(x, spans, nspans);
 		if (l)
 			c->object_spin[l->id]++;
@@ -264,6 +273,10 @@ struct cpuprof *cpuprof__load(const char *profile_path, const struct model *m)
 	for (size_t i = 0; i < s->nwatch; i++)
 		watch_thread[i] = thread_of(p, s->watch[i].tid);
 	cachelines__build(&c->lines, s, &(struct sample_threads){ thread, mem_thread, watch_thread }, m);
+	/* Hand-written spin loops, outside any lock implementation. */
+	for (size_t i = 0; i < s->n; i++)
+		if (c->lines.spinning[i] && !function_at(c, s->v[i].ip, ips, nips, fn_of_ip)->lock_impl)
+			c->thread_spin[thread[i]]++;
 	free(mem_thread);
 	free(watch_thread);
 	qsort(c->fns, c->nfns, sizeof(*c->fns), by_samples);
@@ -285,6 +298,7 @@ void cpuprof__free(struct cpuprof *c)
 	free(c->fns);
 	free(c->object_spin);
 	free(c->thread_samples);
+	free(c->thread_spin);
 	free(c);
 }
 
@@ -374,8 +388,9 @@ static void text_lines(const struct cpuprof *c, const struct model *m, FILE *out
 			l->watched ? cachelines__evidence_name(l) : "");
 		for (size_t u = 0; u < l->nuses; u++) {
 			const struct word_use *w = &l->uses[u];
-			fprintf(out, "      +%-2llu %-32s thread %-7d %s writes, %s reads", (unsigned long long)(w->word - l->addr),
-				cachelines__word_name(m, w->word, name, sizeof(name)), m->p->threads[w->thread].tid,
+			fprintf(out, "      +%-2llu %-32s %u byte%s, thread %-7d %s writes, %s reads",
+				(unsigned long long)(w->word - l->addr), cachelines__word_name(m, w->word, name, sizeof(name)),
+				w->size, w->size == 1 ? "" : "s", m->p->threads[w->thread].tid,
 				fmt_count(a, sizeof(a), w->writes), fmt_count(b, sizeof(b), w->reads));
 			if (w->spins)
 				fprintf(out, ", %s spinning", fmt_count(a, sizeof(a), w->spins));
@@ -483,6 +498,7 @@ json_object *cpuprof__json(const struct cpuprof *c, const struct model *m, int l
 		for (size_t u = 0; u < l->nuses; u++) {
 			json_object *w = json_object_new_object();
 			json_object_object_add(w, "offset", json_object_new_uint64(l->uses[u].word - l->addr));
+			json_object_object_add(w, "size", json_object_new_uint64(l->uses[u].size));
 			json_object_object_add(w, "name", json_object_new_string(
 				cachelines__word_name(m, l->uses[u].word, name, sizeof(name))));
 			json_object_object_add(w, "tid", json_object_new_int(m->p->threads[l->uses[u].thread].tid));

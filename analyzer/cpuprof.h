@@ -30,6 +30,7 @@ struct cpuprof {
 	uint64_t lock_spin;          /* all samples inside lock implementations */
 	uint64_t lock_spin_unknown;  /* ... whose lock could not be told */
 	uint64_t *thread_samples;    /* by thread index */
+	uint64_t *thread_spin;       /* by thread index: samples inside a lock implementation or a spin loop */
 	struct cachelines lines;     /* the sampled data accesses by cache line */
 };
 

@@ -593,9 +593,10 @@ static void rule_runnable(struct findings *out, const struct step *st)
 		    "sysconf(_SC_NPROCESSORS_ONLN) or the affinity mask, not from the amount of work.", cpus);
 }
 
-/* Each worker's working time: alive, not joining, not blocked and not
- * waiting for a CPU (on a CPU, or off-CPU inside its own work, such as a
- * sleeping task): threads that share too few CPUs are not uneven. The
+/* Each worker's working time: alive, not joining, not blocked, not
+ * spinning for a lock and not waiting for a CPU (on a CPU, or off-CPU
+ * inside its own work, such as a sleeping task): threads that share too few
+ * CPUs are not uneven, and the worker that spun most is not the busiest. The
  * main thread is left out when there are workers (it sets up and joins), and
  * so are threads that lived less than a tenth of the run: a worker is there
  * for the run, and churned threads have their own rule. */
@@ -603,6 +604,8 @@ static size_t working_times(const struct run_view *r, double *out)
 {
 	const struct model *m = r->m;
 	const struct profile *p = m->p;
+	const struct cpuprof *c = m->cpu;
+	double *error = xcalloc(p->nthreads ? p->nthreads : 1, sizeof(double)), mean = 0;
 	size_t n = 0;
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct cv_thread_rec *t = &p->threads[i];
@@ -610,16 +613,41 @@ static size_t working_times(const struct run_view *r, double *out)
 			continue;
 		if ((double)(t->end_ns - t->start_ns) < 0.1 * r->s->wall_ns)
 			continue;
-		double u = (double)(t->end_ns - t->start_ns) - (double)t->join_wait_ns -
+		if (i < r->s->nthreads && r->s->t[i].role != ROLE_WORKER)
+			continue;   /* a helper's or waiter's time is not a share of the work */
+		/* The sampled time spinning in lock implementations and spin
+		 * loops, beyond the lock waits the shim timed (a lock it wraps
+		 * spins inside the timed call; a hand-written spinlock, or Rust's
+		 * spin before its futex wait, is not timed). Its sampling error:
+		 * each of the thread's samples spun or did not (binomial), and a
+		 * count of samples stands for its CPU time to within a period. */
+		double k = c ? (double)c->thread_spin[i] : 0, samples = c ? (double)c->thread_samples[i] : 0;
+		double period = c ? (double)c->smp.period_ns : 0;
+		double spin = k * period - (double)m->thread_lock_wait[i];
+		if (spin < 0)
+			spin = 0;
+		error[n] = spin > 0 && samples > 0 ? period * (sqrt(k * (samples - k) / samples) + 1) : 0;
+		double u = (double)(t->end_ns - t->start_ns) - (double)t->join_wait_ns - spin -
 			   (double)(m->thread_lock_wait[i] + m->thread_cond_wait[i] + m->thread_barrier_wait[i]);
 		if (u < 0)
 			u = 0;
 		/* The run-queue delay outside the waits, as in the stack (the
 		 * rest followed wake-ups and is inside the waits just taken out). */
-		double cpu = (double)t->cpu_ns < u ? (double)t->cpu_ns : u;
+		double on_cpu = (double)t->cpu_ns > spin ? (double)t->cpu_ns - spin : 0;
+		double cpu = on_cpu < u ? on_cpu : u;
 		double runnable = (double)t->run_delay_ns < u - cpu ? (double)t->run_delay_ns : u - cpu;
 		out[n++] = u - runnable;
+		mean += u - runnable;
 	}
+	/* Workers that did little but spin differ by the spin samples' noise:
+	 * a working time within two standard errors of the workers' mean is
+	 * taken as the mean, one farther is moved that much towards it. */
+	mean = n ? mean / (double)n : 0;
+	for (size_t w = 0; w < n; w++) {
+		double off = out[w] - mean, margin = 2 * error[w];
+		out[w] = fabs(off) <= margin ? mean : out[w] - (off > 0 ? margin : -margin);
+	}
+	free(error);
 	return n;
 }
 
@@ -1026,40 +1054,53 @@ static void located_sharing(struct finding *x, const struct step *st, const stru
 
 /* Threads spinning on one word (a hand-written spinlock, a counter updated
  * by compare-and-swap, a flag polled): the cost of a lock, not of sharing
- * data, named by the word spun on. */
+ * data, named by the word spun on. Data written on the same line (under
+ * the lock, typically) moves with it: said, not the cause. */
 static void located_spin(struct finding *x, const struct step *st, const struct cache_line *l, double cpu,
 			 double ref_cpu)
 {
 	const struct model *m = st->t->m;
 	const struct cpuprof *c = m->cpu;
-	uint64_t word = 0, best = 0, spins = 0;
+	const struct word_use *word = NULL;
+	uint64_t best = 0;
 	for (size_t u = 0; u < l->nuses; u++) {
 		uint64_t on_word = 0;
+		if (!l->uses[u].spins)
+			continue;   /* named after an access spun on, not a wider one around it */
 		for (size_t k = 0; k < l->nuses; k++)
-			on_word += l->uses[k].word == l->uses[u].word ? l->uses[k].spins : 0;
+			on_word += cachelines__overlap(&l->uses[k], &l->uses[u]) ? l->uses[k].spins : 0;
 		if (on_word > best)
-			best = on_word, word = l->uses[u].word;
-		spins += l->uses[u].spins;
+			best = on_word, word = &l->uses[u];
 	}
-	char name[256], threads[400] = "", a[32], b[32], d[32];
-	size_t len = 0;
-	cachelines__word_name(m, word, name, sizeof(name));
+	char name[256], threads[400] = "", beside[400] = "", other[256], a[32], b[32], d[32];
+	size_t len = 0, blen = 0;
+	cachelines__word_name(m, word->word, name, sizeof(name));
 	object(x, name);
-	for (size_t u = 0; u < l->nuses; u++)
-		if (l->uses[u].word == word && l->uses[u].spins && len < sizeof(threads))
+	for (size_t u = 0; u < l->nuses; u++) {
+		const struct word_use *w = &l->uses[u];
+		if (w->spins && cachelines__overlap(w, word) && len < sizeof(threads))
 			len += (size_t)snprintf(threads + len, sizeof(threads) - len, "%sthread %d %llu samples",
-						len ? ", " : "", m->p->threads[l->uses[u].thread].tid,
-						(unsigned long long)l->uses[u].spins);
-	double share = (double)spins / (double)c->samples;
+						len ? ", " : "", m->p->threads[w->thread].tid, (unsigned long long)w->spins);
+		int named = 0;   /* once per word, at its first use */
+		for (size_t k = 0; k < u && !named; k++)
+			named = l->uses[k].word == w->word;
+		if (!cachelines__overlap(w, word) && (w->writes || w->watched_writes) && !named && blen < sizeof(beside))
+			blen += (size_t)snprintf(beside + blen, sizeof(beside) - blen, "%s%s", blen ? ", " : "",
+						 cachelines__word_name(m, w->word, other, sizeof(other)));
+	}
+	double share = (double)l->spins / (double)c->samples;
 	evidence(x, "spin_cpu_share", share);
 	evidence(x, "watched_writes", (double)l->watched_writes);
+	char data[480] = "";
+	if (blen)
+		say(data, sizeof(data), " Data written on the same line moves with the lock: %s.", beside);
 	say(x->summary, sizeof(x->summary),
 	    "%s of the sampled CPU time at %d threads is spent in loops spinning on %s (line 0x%llx: "
 	    "compare-and-swap, test-and-set or polling), as on a lock (%s). The same work took %s of CPU at %d threads "
-	    "against %s at %d (%.1f×).",
+	    "against %s at %d (%.1f×).%s",
 	    fmt_pct(a, sizeof(a), share), st->n, name, (unsigned long long)l->addr, threads,
 	    fmt_ns(b, sizeof(b), cpu), st->n, fmt_ns(d, sizeof(d), ref_cpu), st->ref->s->threads,
-	    ref_cpu > 0 ? cpu / ref_cpu : 0);
+	    ref_cpu > 0 ? cpu / ref_cpu : 0, data);
 	say(x->fix, sizeof(x->fix),
 	    "If %s is a lock: hold it for less time, take it less often, or use one that parks after a short "
 	    "spin (pthread_mutex_t); if it is a counter updated by compare-and-swap: keep per-thread counts "

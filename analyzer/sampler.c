@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "sampler.h"
+#include "samples.h"
 #include "util.h"
 #include "watch.h"
 
@@ -510,8 +511,8 @@ static FILE *file_of(struct sampler *s, pid_t pid)
 	FILE *f = fopen(path, "we");
 	if (!f)
 		return NULL;
-	fprintf(f, "convoy-samples 2\npid %d\nperiod_ns %llu\nclock monotonic\nscope %s\nregs %s\n"
-		"memory_sampling %s\nwatchpoints %s\n", (int)pid, (unsigned long long)s->period_ns,
+	fprintf(f, "convoy-samples %d\npid %d\nperiod_ns %llu\nclock monotonic\nscope %s\nregs %s\n"
+		"memory_sampling %s\nwatchpoints %s\n", SAMPLES_VERSION, (int)pid, (unsigned long long)s->period_ns,
 		s->user_only ? "user" : "user+kernel", SAMPLE_REGS_NAMES, s->mem_status, s->watch_status);
 	s->files[s->nfiles].pid = pid;
 	s->files[s->nfiles].f = f;

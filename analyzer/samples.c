@@ -105,16 +105,19 @@ static int parse_mem(struct samples *s, const char *rest, uint64_t from, uint64_
 	return 0;
 }
 
-static int parse_watch(struct samples *s, const char *rest, uint64_t from, uint64_t to, size_t *cap)
+/* Version 3 added the watchpoint's length; version 2's were 8 bytes. */
+static int parse_watch(struct samples *s, const char *rest, int version, uint64_t from, uint64_t to, size_t *cap)
 {
 	unsigned long long time, addr, writes, running;
+	unsigned len = 8;
 	int tid;
-	if (sscanf(rest, "%llu %d %llx %llu %llu", &time, &tid, &addr, &writes, &running) != 5)
+	int fields = sscanf(rest, "%llu %d %llx %llu %llu %u", &time, &tid, &addr, &writes, &running, &len);
+	if (fields != (version >= 3 ? 6 : 5) || (len != 1 && len != 2 && len != 4 && len != 8) || addr % len)
 		return -1;
 	if (time < from || time > to)
 		return 0;
 	s->watch = grow(s->watch, cap, s->nwatch + 1, sizeof(*s->watch));
-	s->watch[s->nwatch++] = (struct watch_rec){ time, tid, addr, writes, running };
+	s->watch[s->nwatch++] = (struct watch_rec){ time, tid, addr, len, writes, running };
 	return 0;
 }
 
@@ -173,7 +176,7 @@ int samples__load(struct samples *s, const char *path, int32_t pid, uint64_t fro
 		else if (!strcmp(line, "mem"))
 			bad = parse_mem(s, rest, from_ns, to_ns, &mcap);
 		else if (!strcmp(line, "watch"))
-			bad = parse_watch(s, rest, from_ns, to_ns, &wcap);
+			bad = parse_watch(s, rest, version, from_ns, to_ns, &wcap);
 		else if (!strcmp(line, "end")) {
 			char yes[8];
 			bad = sscanf(rest, "lost %llu switch_samples %7s", (unsigned long long *)&s->lost, yes) != 2;

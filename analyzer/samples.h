@@ -6,7 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SAMPLES_VERSION 2            /* written; version 1 (no mem, watch records) is read too */
+#define SAMPLES_VERSION 3            /* written; versions 1 (no mem, watch records) and 2 (8-byte
+				      * watchpoints) are read too */
 #define SAMPLES_NREGS 20             /* x86-64: sampler.c's SAMPLE_REGS_NAMES */
 
 enum sample_kind {
@@ -54,11 +55,12 @@ struct mem_sample {
 };
 
 /* A hardware watchpoint's window on one thread: the writes it counted to
- * the 8 bytes at addr while armed (running_ns of the thread's CPU time). */
+ * the len bytes at addr while armed (running_ns of the thread's CPU time). */
 struct watch_rec {
 	uint64_t time_ns;            /* when the window opened */
 	int32_t tid;
 	uint64_t addr;
+	unsigned len;                /* 1, 2, 4 or 8 (version 2: always 8) */
 	uint64_t writes;
 	uint64_t running_ns;
 };

@@ -46,8 +46,11 @@
 #define IP_CACHE 4096              /* decoded IPs per process (open addressing) */
 #define MAX_CODE 65536             /* bytes of one function read to decode it */
 
+/* The bytes a watchpoint covers: x86 watches 1, 2, 4 or 8 bytes aligned on
+ * their length, the smallest that holds the accesses sampled at word. */
 struct candidate {
 	uint64_t word;
+	unsigned len;
 	uint64_t samples;
 };
 
@@ -76,7 +79,7 @@ struct watcher {
 	int ncpus;
 	int (*fd)[WATCH_WORDS_PER_WINDOW];   /* by CPU and slot; -1: not open */
 	uint64_t (*id)[WATCH_WORDS_PER_WINDOW];
-	struct perf_event_attr attr;   /* as opened: a modification may change only bp_addr */
+	struct perf_event_attr attr;   /* as opened: a modification changes only bp_addr and bp_len */
 	struct proc procs[MAX_PROCS];
 	int nprocs;
 	int next_proc;                 /* the process the next window watches */
@@ -84,7 +87,7 @@ struct watcher {
 	int is_armed;
 	uint64_t armed_ns;             /* when it opened: its records' time, inside the program's run */
 	pid_t pid;
-	uint64_t words[WATCH_WORDS_PER_WINDOW];
+	struct candidate words[WATCH_WORDS_PER_WINDOW];
 	int nwords;
 	struct watched_thread threads[MAX_THREADS];
 	int nthreads;
@@ -177,7 +180,7 @@ void watcher__hit(struct watcher *w, pid_t pid, pid_t tid, uint64_t addr)
 	if (!w->is_armed || pid != w->pid)
 		return;   /* a late record of a closed window, or another process at that address */
 	for (int k = 0; k < w->nwords; k++)
-		if (w->words[k] == addr) {
+		if (w->words[k].word == addr) {   /* a breakpoint's sample gives its bp_addr */
 			struct watched_thread *t = thread_in_window(w, tid);
 			if (t)
 				t->writes[k]++;
@@ -235,6 +238,19 @@ static void decode_live(struct watcher *w, struct proc *p, struct data_operand *
 	decoder__operand(w->dec, w->code, start, len, o);
 }
 
+/* The smallest watchable block (1, 2, 4 or 8 bytes, aligned on its
+ * length) holding the size bytes at *addr, its start into *addr; 0 when
+ * none does. */
+static unsigned watch_span(uint64_t *addr, unsigned size)
+{
+	for (unsigned len = 1; len <= 8; len *= 2)
+		if (len >= size && *addr / len == (*addr + size - 1) / len) {
+			*addr = *addr / len * len;
+			return len;
+		}
+	return 0;
+}
+
 void watcher__sample(struct watcher *w, pid_t pid, uint64_t ip, const uint64_t *regs)
 {
 	struct proc *p = proc_of(w, pid);
@@ -252,14 +268,21 @@ void watcher__sample(struct watcher *w, pid_t pid, uint64_t ip, const uint64_t *
 	}
 	if (!o->ok)
 		return;
-	uint64_t word = data_operand__address(o, regs) & ~7ull;
+	uint64_t word = data_operand__address(o, regs);
+	unsigned len = watch_span(&word, o->size ? o->size : 1);
+	if (!len)
+		return;   /* across an 8-byte boundary: no watchpoint covers it */
+	/* One candidate per address (a window's hits are told apart by it), as
+	 * long as the widest access sampled there. */
 	for (int i = 0; i < p->nwords; i++)
 		if (p->words[i].word == word) {
 			p->words[i].samples++;
+			if (len > p->words[i].len)
+				p->words[i].len = len;
 			return;
 		}
 	if (p->nwords < MAX_WORDS)
-		p->words[p->nwords++] = (struct candidate){ word, 1 };
+		p->words[p->nwords++] = (struct candidate){ word, len, 1 };
 }
 
 static int by_samples(const void *a, const void *b)
@@ -304,7 +327,7 @@ static void arm(struct watcher *w, uint64_t now_ns)
 	int hot = p->nwords < ROTATION ? p->nwords : ROTATION;
 	w->nwords = hot < WATCH_WORDS_PER_WINDOW ? hot : WATCH_WORDS_PER_WINDOW;
 	for (int k = 0; k < w->nwords; k++)
-		w->words[k] = p->words[(p->cursor + k) % hot].word;
+		w->words[k] = p->words[(p->cursor + k) % hot];
 	p->cursor = (p->cursor + w->nwords) % hot;
 	w->pid = p->pid;
 	w->armed_ns = now_ns;
@@ -323,7 +346,8 @@ static void arm(struct watcher *w, uint64_t now_ns)
 	for (int c = 0; c < w->ncpus; c++)
 		for (int k = 0; k < w->nwords; k++) {
 			struct perf_event_attr a = w->attr;
-			a.bp_addr = w->words[k];
+			a.bp_addr = w->words[k].word;
+			a.bp_len = w->words[k].len;
 			if (w->fd[c][k] >= 0 && ioctl(w->fd[c][k], PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a) == 0 &&
 			    ioctl(w->fd[c][k], PERF_EVENT_IOC_ENABLE, 0) == 0)
 				w->is_armed = 1;
@@ -347,9 +371,9 @@ static void disarm(struct watcher *w)
 		if (now <= t->cpu_ns)
 			continue;   /* did not run armed (or is gone): it says nothing */
 		for (int k = 0; k < w->nwords; k++)
-			fprintf(f, "watch %llu %d %llx %llu %llu\n", (unsigned long long)w->armed_ns, (int)t->tid,
-				(unsigned long long)w->words[k], (unsigned long long)t->writes[k],
-				(unsigned long long)(now - t->cpu_ns));
+			fprintf(f, "watch %llu %d %llx %llu %llu %u\n", (unsigned long long)w->armed_ns, (int)t->tid,
+				(unsigned long long)w->words[k].word, (unsigned long long)t->writes[k],
+				(unsigned long long)(now - t->cpu_ns), w->words[k].len);
 	}
 }
 

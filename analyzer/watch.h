@@ -6,7 +6,7 @@
  * its instruction in the live process (cachelines.h's decoder; the code read
  * with process_vm_readv, its function found with libdwfl from
  * /proc/PID/maps) and ranks the words the samples used. Now and then it
- * points the watchpoints (PERF_TYPE_BREAKPOINT write events of 8 bytes,
+ * points the watchpoints (PERF_TYPE_BREAKPOINT write events of 1 to 8 bytes,
  * opened on the child before its exec and inherited by all it starts: the
  * descriptors are the launcher's) at a few of the hottest words for some
  * milliseconds; each write is a sample in the CPU's ring, counted per thread

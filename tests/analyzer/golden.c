@@ -360,6 +360,21 @@ static size_t role_count(json_object *run, const char *role)
 	return json_object_array_length(tu_array(tu_get(run, "roles"), role));
 }
 
+/* Workers spinning on a pthread spinlock, preempted by a CPU hog for most
+ * of their lives: their CPU time is in the lock's waits, yet they were busy,
+ * not asleep beside the work; the cause is the lock. */
+Test(golden, preempted_workers_spinning_in_a_lock_are_workers_and_the_lock_is_the_cause, .timeout = 60)
+{
+	json_object *s = replay_sampled("spin_preempted");
+	json_object *runs = tu_array(s, "runs");
+	for (size_t i = 0; i < json_object_array_length(runs); i++) {
+		json_object *r = json_object_array_get_idx(runs, i);
+		TU_EQ((int64_t)role_count(r, "worker"), tu_int(r, "threads"), "workers at run %zu", i);
+		TU_EQ((int64_t)role_count(r, "helper"), 0, "helpers at run %zu", i);
+	}
+	expect_first(s, "lock-contention", "histogram.lock");
+}
+
 Test(golden, helper_threads_run_beside_the_workers_outside_the_stack, .timeout = 60)
 {
 	json_object *s = replay("io_helper");   /* replay() checks every component is within the budget */
@@ -639,9 +654,9 @@ Test(golden, a_hand_written_spinlock_is_lock_contention_on_its_word, .timeout = 
 }
 
 /* The report of the one profile in sampled/NAME, checked against its
- * goldens; its JSON's cpu_samples. These rest on the decoded samples alone,
- * not on wall times: they hold on any machine. */
-static json_object *sampled_report(const char *name)
+ * goldens; its JSON. These rest on the decoded samples alone, not on wall
+ * times: they hold on any machine. */
+static json_object *sampled_run_report(const char *name)
 {
 	char dir[4096], rel[512], golden[256];
 	snprintf(dir, sizeof(dir), "%s/sampled/%s", DATA_DIR, name);
@@ -655,7 +670,13 @@ static json_object *sampled_report(const char *name)
 	expect_golden(out, golden);
 	json_object *root = json_tokener_parse(out);
 	cr_assert(root, "report --json printed no JSON");
-	return tu_get(root, "cpu_samples");
+	return root;
+}
+
+/* Its cpu_samples. */
+static json_object *sampled_report(const char *name)
+{
+	return tu_get(sampled_run_report(name), "cpu_samples");
 }
 
 /* Its cache lines, most samples first. */
@@ -797,6 +818,73 @@ Test(golden, heap_counters_eight_bytes_apart_are_false_sharing, .timeout = 60)
 	TU_EQ(hi - lo, 8, "the counters' distance");
 }
 
+/* The word of this name on a line, used by this thread: its size. */
+static int64_t word_size(json_object *line, const char *name)
+{
+	json_object *words = tu_array(line, "words");
+	for (size_t i = 0; i < json_object_array_length(words); i++) {
+		json_object *w = json_object_array_get_idx(words, i);
+		if (!strcmp(tu_str(w, "name"), name))
+			return tu_int(w, "size");
+	}
+	cr_assert(0, "no word named %s on the line", name);
+	return 0;
+}
+
+/* Each thread's own 4-byte counter, two in one 8-byte word: different
+ * data (false sharing naming both), not one word written by both, and the
+ * watchpoints, as wide as the counters, confirm it. */
+static void expect_packed_ints(const char *recording, const char *first, const char *second)
+{
+	json_object *lines = sampled_lines(recording);
+	cr_assert(json_object_array_length(lines) > 0, "no shared line located");
+	json_object *l = json_object_array_get_idx(lines, 0);
+	TU_STREQ(tu_str(l, "verdict"), "false-sharing", "the line's verdict");
+	int64_t a = word_thread(l, first), b = word_thread(l, second);
+	cr_assert(a > 0 && b > 0 && a != b, "%s and %s by different single threads (%lld, %lld)", first, second,
+		  (long long)a, (long long)b);
+	TU_EQ(word_size(l, first), 4, "bytes of %s", first);
+	TU_EQ(word_size(l, second), 4, "bytes of %s", second);
+	TU_STREQ(tu_str(l, "watchpoints"), "confirmed", "the 4-byte watchpoints' word on it");
+}
+
+Test(golden, packed_int_counters_are_false_sharing_naming_both, .timeout = 60)
+{
+	expect_packed_ints("packed_ints_2", "worker_hits[0]", "worker_hits[1]");
+}
+
+Test(golden, packed_atomic_int_counters_are_false_sharing_naming_both, .timeout = 60)
+{
+	expect_packed_ints("packed_atomic_ints_2", "thread_ops[0]", "thread_ops[1]");
+}
+
+/* A 1-byte lock in the 8-byte word of the count it guards is named itself,
+ * and its line is the lock's, whatever else is written on it. */
+Test(golden, a_one_byte_lock_beside_its_data_is_named_and_owns_its_line, .timeout = 60)
+{
+	expect_spinning_on("guarded_flag_2", "queue.flag");
+	json_object *l = json_object_array_get_idx(sampled_lines("guarded_flag_2"), 0);
+	TU_EQ(word_size(l, "queue.flag"), 1, "bytes of the flag");
+	TU_EQ(word_size(l, "queue.len"), 4, "bytes of the count beside it");
+}
+
+Test(golden, a_spinlock_sharing_its_line_with_its_data_is_lock_contention, .timeout = 60)
+{
+	json_object *s = replay_sampled("guarded_flag");
+	expect_first(s, "lock-contention", "queue.flag");
+	cr_assert(!has_kind(s, "true-sharing") && !has_kind(s, "false-sharing"), "a sharing verdict for a spinlock");
+	cr_assert(strstr(tu_str(finding(s, 0), "summary"), "same line moves with the lock: queue.len"),
+		  "the data written on the lock's line is not said: %s", tu_str(finding(s, 0), "summary"));
+}
+
+/* Spinning for a lock is not work: the worker that spun most is not the
+ * busiest one. */
+Test(golden, a_worker_that_spun_more_is_not_the_busiest, .timeout = 60)
+{
+	cr_assert(!has_kind(sampled_run_report("tas_spin_2"), "load-imbalance"), "tas_spin_2: spinning called work");
+	cr_assert(!has_kind(sampled_run_report("cas_spin_2"), "load-imbalance"), "cas_spin_2: spinning called work");
+	cr_assert(!has_kind(replay_sampled("guarded_flag"), "load-imbalance"), "guarded_flag: spinning called work");
+}
 
 Test(golden, a_rust_mutex_spin_is_charged_to_its_futex_word, .timeout = 60)
 {

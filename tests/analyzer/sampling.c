@@ -37,7 +37,7 @@ Test(sampling, run_writes_samples_beside_the_profile_joined_by_tid, .timeout = 6
 	snprintf(path, sizeof(path), "%s/convoy-%lld.samples", dir, (long long)pid);
 	size_t len;
 	char *text = (char *)tu_read_file(path, &len);
-	cr_assert(!strncmp(text, "convoy-samples 2\n", 17), "samples file header: %.80s", text);
+	cr_assert(!strncmp(text, "convoy-samples 3\n", 17), "samples file header: %.80s", text);
 	cr_assert(strstr(text, "\nend lost "), "samples file has no end line");
 	json_object *c = tu_get(r, "cpu_samples");
 	TU_EQ(tu_int(c, "period_ns"), 1000000, "period at 1000 Hz");
@@ -127,6 +127,10 @@ Test(sampling, a_corrupt_samples_file_is_one_line_and_the_report_goes_on, .timeo
 					   "convoy-samples 1\npid %lld\nperiod_ns 1000\ncpu 12 x\n",
 					   "convoy-samples 2\npid %lld\nperiod_ns 1000\nmem 12 1 0 400000 7000 1 fetch\n",
 					   "convoy-samples 2\npid %lld\nperiod_ns 1000\nwatch 12 1 7000\n",
+					   /* version 3: a watch without its length, of 3 bytes, misaligned */
+					   "convoy-samples 3\npid %lld\nperiod_ns 1000\nwatch 12 1 7000 5 100\n",
+					   "convoy-samples 3\npid %lld\nperiod_ns 1000\nwatch 12 1 7000 5 100 3\n",
+					   "convoy-samples 3\npid %lld\nperiod_ns 1000\nwatch 12 1 7002 5 100 4\n",
 					   "convoy-samples 99\n" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char text[256];
@@ -142,16 +146,17 @@ Test(sampling, a_corrupt_samples_file_is_one_line_and_the_report_goes_on, .timeo
 	json_object_put(r);
 }
 
-/* ---- memory samples and watchpoints (samples file version 2) ------------- */
+/* ---- memory samples and watchpoints (samples file versions 2 and 3) ------ */
 
-/* A sampled run of spin_fds, its samples file rewritten: the header (version
- * 2, with memory_sampling and watchpoints lines as given) and then records,
+/* A sampled run of spin_fds, its samples file rewritten: the header (the
+ * version given, with memory_sampling and watchpoints lines as given) and then records,
  * whose %1$llu is a time inside the profile and %2$d, %3$d the tids of two
  * of its threads (from the real file's cpu records: a worker's samples fall
  * between the profile's start and the main thread's exit, so the records
  * join the profile; the workers, or one and the main thread). Returns the
  * profile. */
-static char *rewritten(const char *dir, const char *memory_sampling, const char *watchpoints, const char *records)
+static char *rewritten(const char *dir, int version, const char *memory_sampling, const char *watchpoints,
+		       const char *records)
 {
 	struct tu_proc p;
 	json_object *r = run_sampled(dir, "1000", &p);
@@ -179,9 +184,9 @@ static char *rewritten(const char *dir, const char *memory_sampling, const char 
 		tids[1] = pid;   /* one worker sampled: the main thread, alive all along, is the other */
 	char body[4096], file[8192];
 	snprintf(body, sizeof(body), records, time, tids[0], tids[1]);
-	snprintf(file, sizeof(file), "convoy-samples 2\npid %lld\nperiod_ns 1000000\nclock monotonic\nscope user\n"
+	snprintf(file, sizeof(file), "convoy-samples %d\npid %lld\nperiod_ns 1000000\nclock monotonic\nscope user\n"
 		 "regs -\nmemory_sampling %s\nwatchpoints %s\n%send lost 0 switch_samples no\n",
-		 (long long)pid, memory_sampling, watchpoints, body);
+		 version, (long long)pid, memory_sampling, watchpoints, body);
 	tu_write_file(path, file, strlen(file));
 	json_object_put(r);
 	return tu_only_profile(dir);
@@ -202,7 +207,7 @@ static json_object *first_line(json_object *report)
 Test(sampling, pmu_memory_samples_locate_a_line_without_decoding, .timeout = 60)
 {
 	char *dir = tu_tmpdir();
-	json_object *r = tu_report(rewritten(dir, "cpu/mem-loads/ mem-stores", "off turned off (CONVOY_WATCHPOINTS=0)",
+	json_object *r = tu_report(rewritten(dir, 2, "cpu/mem-loads/ mem-stores", "off turned off (CONVOY_WATCHPOINTS=0)",
 					     STORES_8_APART));
 	json_object *c = tu_get(r, "cpu_samples"), *l = first_line(r);
 	TU_STREQ(tu_str(tu_get(c, "memory_sampling"), "source"), "cpu/mem-loads/ mem-stores", "the PMU event");
@@ -217,7 +222,7 @@ Test(sampling, pmu_memory_samples_locate_a_line_without_decoding, .timeout = 60)
 Test(sampling, watchpoints_confirm_a_verdict_their_counts_show, .timeout = 60)
 {
 	char *dir = tu_tmpdir();
-	json_object *r = tu_report(rewritten(dir, "cpu/mem-loads/ mem-stores", "on",
+	json_object *r = tu_report(rewritten(dir, 2, "cpu/mem-loads/ mem-stores", "on",
 					     STORES_8_APART "watch %1$llu %2$d 7f0000001000 900 5000000\n"
 					     "watch %1$llu %3$d 7f0000001008 800 5000000\n"
 					     "watch %1$llu %3$d 7f0000001000 0 5000000\n"));
@@ -238,17 +243,54 @@ Test(sampling, watchpoints_withdraw_a_verdict_their_counts_contradict, .timeout 
 {
 	char *dir = tu_tmpdir();
 	/* The second thread's samples said it stored to +8; watched, it never did. */
-	json_object *r = tu_report(rewritten(dir, "cpu/mem-loads/ mem-stores", "on",
+	json_object *r = tu_report(rewritten(dir, 2, "cpu/mem-loads/ mem-stores", "on",
 					     STORES_8_APART "watch %1$llu %2$d 7f0000001000 900 5000000\n"
 					     "watch %1$llu %3$d 7f0000001008 0 5000000\n"));
 	cr_assert(!first_line(r), "a line the watchpoints showed one thread writing is still called shared");
 	json_object_put(r);
 }
 
+/* Two threads storing to 4-byte ints in one 8-byte word, as the PMU samples
+ * them (its address, not its size). */
+#define STORES_4_APART "mem %1$llu %2$d 0 401000 7f0000001000 2a05080144 store\n" \
+		       "mem %1$llu %2$d 0 401000 7f0000001000 2a05080144 store\n" \
+		       "mem %1$llu %3$d 1 401010 7f0000001004 2a05080144 store\n" \
+		       "mem %1$llu %3$d 1 401010 7f0000001004 2a05080144 store\n"
+
+Test(sampling, watchpoints_as_wide_as_the_data_confirm_ints_in_one_word_are_false_sharing, .timeout = 60)
+{
+	char *dir = tu_tmpdir();
+	json_object *r = tu_report(rewritten(dir, 3, "cpu/mem-loads/ mem-stores", "on",
+					     STORES_4_APART "watch %1$llu %2$d 7f0000001000 900 5000000 4\n"
+					     "watch %1$llu %3$d 7f0000001000 0 5000000 4\n"
+					     "watch %1$llu %2$d 7f0000001004 0 5000000 4\n"
+					     "watch %1$llu %3$d 7f0000001004 800 5000000 4\n"));
+	json_object *l = first_line(r);
+	cr_assert(l, "no line located");
+	TU_STREQ(tu_str(l, "verdict"), "false-sharing", "two threads' ints in one 8-byte word");
+	TU_STREQ(tu_str(l, "watchpoints"), "confirmed", "what the 4-byte watchpoints made of it");
+	TU_EQ(tu_int(l, "watched_writes"), 1700, "writes counted on the line");
+	json_object_put(r);
+}
+
+Test(sampling, a_watchpoint_wider_than_the_data_under_it_is_no_evidence, .timeout = 60)
+{
+	char *dir = tu_tmpdir();
+	/* version 2: 8 bytes over both ints, so both threads' writes counted */
+	json_object *r = tu_report(rewritten(dir, 2, "cpu/mem-loads/ mem-stores", "on",
+					     STORES_4_APART "watch %1$llu %2$d 7f0000001000 900 5000000\n"
+					     "watch %1$llu %3$d 7f0000001000 800 5000000\n"));
+	json_object *l = first_line(r);
+	cr_assert(l, "no line located");
+	TU_STREQ(tu_str(l, "verdict"), "false-sharing", "the samples' verdict stands");
+	TU_STREQ(tu_str(l, "watchpoints"), "sampled", "an 8-byte count over two ints taken as evidence");
+	json_object_put(r);
+}
+
 Test(sampling, without_a_pmu_or_watchpoints_the_report_says_what_was_not_measured, .timeout = 60)
 {
 	char *dir = tu_tmpdir();
-	char *profile = rewritten(dir, "off this CPU offers no memory-access sampling (test)",
+	char *profile = rewritten(dir, 2, "off this CPU offers no memory-access sampling (test)",
 				  "off perf_event_open refused a write watchpoint (test)", "");
 	json_object *r = tu_report(profile), *c = tu_get(r, "cpu_samples");
 	TU_STREQ(tu_str(tu_get(c, "memory_sampling"), "unavailable"), "this CPU offers no memory-access sampling (test)",
