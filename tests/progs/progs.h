@@ -8,12 +8,14 @@
 #ifndef CONVOY_TEST_PROGS_H
 #define CONVOY_TEST_PROGS_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,6 +65,36 @@ static inline void sem_wait_all(sem_t *s)
 {
 	while (sem_wait(s) != 0 && errno == EINTR)
 		;
+}
+
+/* Whether thread tid of this process sleeps in a futex call now. */
+static inline int sleeps_in_futex(pid_t tid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	FILE *f = fopen(path, "re");
+	long nr = -1;
+	if (f) {
+		if (fscanf(f, "%ld", &nr) != 1)
+			nr = -1;
+		fclose(f);
+	}
+	return nr == SYS_futex;
+}
+
+/* How many hang snapshots (.hang) the shim has written into CONVOY_DIR. */
+static inline int hang_snapshots(void)
+{
+	DIR *d = opendir(getenv("CONVOY_DIR"));
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		n += len > 5 && !strcmp(e->d_name + len - 5, ".hang");
+	}
+	if (d)
+		closedir(d);
+	return n;
 }
 
 #endif

@@ -33,20 +33,6 @@ static unsigned long long status_mask(pid_t t, const char *key)
 	return mask;
 }
 
-/* Whether thread t sleeps in a futex call now ("running" otherwise). */
-static int in_futex(pid_t t)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)t);
-	FILE *f = fopen(path, "re");
-	long nr = -1;
-	if (f) {
-		if (fscanf(f, "%ld", &nr) != 1)
-			nr = -1;
-		fclose(f);
-	}
-	return nr == SYS_futex;
-}
 
 static void *deep(void *arg)
 {
@@ -76,14 +62,14 @@ int main(void)
 	MUST(pthread_attr_setstacksize(&attr, STACK_SIZE));
 	pthread_t t;
 	MUST(pthread_create(&t, &attr, deep, NULL));
-	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE) || !in_futex(tid))
+	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE) || !sleeps_in_futex(tid))
 		sched_yield();
 	union sigval mark = { .sival_int = CV_SNAPSHOT_MAGIC };
 	MUST(pthread_sigqueue(t, SIGRTMAX, mark));
 	unsigned long long bit = 1ull << (SIGRTMAX - 1);
 	while (status_mask(tid, "SigPnd:") & bit)   /* taken: the handler runs, or ran */
 		sched_yield();
-	while (!in_futex(tid))   /* and asleep again */
+	while (!sleeps_in_futex(tid))   /* and asleep again */
 		sched_yield();
 	MUST(sem_post(&wake));
 	MUST(pthread_join(t, NULL));

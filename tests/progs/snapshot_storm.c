@@ -41,20 +41,6 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static int snapshots(void)
-{
-	DIR *d = opendir(getenv("CONVOY_DIR"));
-	int n = 0;
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-		n += len > 5 && !strcmp(e->d_name + len - 5, ".hang");
-	}
-	if (d)
-		closedir(d);
-	return n;
-}
-
 int main(int argc, char **argv)
 {
 	int send = argc > 1 && !strcmp(argv[1], "send");
@@ -62,10 +48,10 @@ int main(int argc, char **argv)
 	pthread_t t;
 	MUST(pthread_create(&t, NULL, worker, NULL));
 	for (int i = 0; send && i < REQUESTS; i++) {
-		int before = snapshots();
+		int before = hang_snapshots();
 		union sigval mark = { .sival_int = CV_SNAPSHOT_MAGIC };
 		MUST(pthread_sigqueue(t, SIGRTMAX, mark));
-		while (snapshots() == before)
+		while (hang_snapshots() == before)
 			sched_yield();
 	}
 	while (__atomic_load_n(&rounds, __ATOMIC_ACQUIRE) < ROUNDS)

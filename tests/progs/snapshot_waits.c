@@ -63,34 +63,6 @@ static void *in_lock(void *arg)
 	return NULL;
 }
 
-/* Whether thread tid sleeps in a futex call now. */
-static int in_futex(pid_t tid)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	FILE *f = fopen(path, "re");
-	long nr = -1;
-	if (f) {
-		if (fscanf(f, "%ld", &nr) != 1)
-			nr = -1;
-		fclose(f);
-	}
-	return nr == SYS_futex;
-}
-
-static int snapshots(void)
-{
-	DIR *d = opendir(getenv("CONVOY_DIR"));
-	int n = 0;
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-		n += len > 5 && !strcmp(e->d_name + len - 5, ".hang");
-	}
-	if (d)
-		closedir(d);
-	return n;
-}
 
 int main(int argc, char **argv)
 {
@@ -104,16 +76,16 @@ int main(int argc, char **argv)
 	void *(*fn[3])(void *) = { in_sem, in_cond, in_lock };
 	for (int i = 0; i < 3; i++) {
 		MUST(pthread_create(&t[i], NULL, fn[i], NULL));
-		while (!__atomic_load_n(&tids[i], __ATOMIC_ACQUIRE) || !in_futex(tids[i]))
+		while (!__atomic_load_n(&tids[i], __ATOMIC_ACQUIRE) || !sleeps_in_futex(tids[i]))
 			sched_yield();
 		if (!send)
 			continue;
-		int before = snapshots();
+		int before = hang_snapshots();
 		union sigval mark = { .sival_int = CV_SNAPSHOT_MAGIC };
 		MUST(pthread_sigqueue(t[i], SIGRTMAX, mark));
-		while (snapshots() == before)
+		while (hang_snapshots() == before)
 			sched_yield();
-		while (!__atomic_load_n(&done[i], __ATOMIC_ACQUIRE) && !in_futex(tids[i]))
+		while (!__atomic_load_n(&done[i], __ATOMIC_ACQUIRE) && !sleeps_in_futex(tids[i]))
 			sched_yield();
 	}
 	MUST(sem_post(&sem));
