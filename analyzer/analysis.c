@@ -126,19 +126,19 @@ static double threaded_work(const struct profile *p)
 	return work;
 }
 
-static size_t scan(const char *dir, time_t since, struct candidate **out)
+/* The profiles convoy-*SUFFIX in dir written since since. */
+static size_t scan(const char *dir, time_t since, const char *suffix, struct candidate **out)
 {
 	DIR *d = opendir(dir);
 	size_t n = 0, cap = 0;
 	*out = NULL;
 	if (!d)
 		return 0;
-	size_t el = strlen(CV_PROFILE_EXT);
+	size_t el = strlen(suffix);
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		size_t len = strlen(e->d_name);
-		if (len <= el + 8 || strncmp(e->d_name, "convoy-", 7) || strcmp(e->d_name + len - el, CV_PROFILE_EXT) ||
-		    e->d_name[len - el - 1] != '.')
+		if (len <= el + 7 || strncmp(e->d_name, "convoy-", 7) || strcmp(e->d_name + len - el, suffix))
 			continue;
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
@@ -200,10 +200,10 @@ static int named(const struct candidate *c, const char *name)
 	return !strcmp(c->comm, name) || !strcmp(slash ? slash + 1 : c->exe, name);
 }
 
-char *analysis__find_profile(const char *dir, pid_t pid, time_t since, const char *comm, int say)
+static char *find_profile(const char *dir, pid_t pid, time_t since, const char *comm, int say, const char *suffix)
 {
 	struct candidate *c;
-	size_t n = scan(dir, since, &c), best = n, members = 0;
+	size_t n = scan(dir, since, suffix, &c), best = n, members = 0;
 	mark_tree(c, n, pid);
 	for (size_t i = 0; i < n; i++) {
 		if (!c[i].in_tree)
@@ -234,5 +234,20 @@ char *analysis__find_profile(const char *dir, pid_t pid, time_t since, const cha
 		if (c[i].path != found)
 			free(c[i].path);
 	free(c);
+	return found;
+}
+
+char *analysis__find_profile(const char *dir, pid_t pid, time_t since, const char *comm, int say)
+{
+	char *found = find_profile(dir, pid, since, comm, say, "." CV_PROFILE_EXT);
+	if (found)
+		return found;
+	/* No profile (the program died of a signal the shim does not write on,
+	 * such as a terminal's Ctrl-C, after a hang): the snapshot the shim
+	 * wrote at the hang still explains it. */
+	found = find_profile(dir, pid, since, comm, 0, CV_SNAPSHOT_EXT);
+	if (found && say)
+		fprintf(stderr, "convoy: no profile was written at the end; explaining the snapshot taken at the hang (%s)\n",
+			found);
 	return found;
 }

@@ -46,8 +46,9 @@ void analysis__free(struct analysis *a);
  * process named comm (its comm or executable's name) when given, else the
  * one that did the most threaded work (its created threads' lifetimes plus
  * its main thread's CPU time). With say, names on
- * stderr the one chosen when there was a choice. NULL when none (caller
- * frees). */
+ * stderr the one chosen when there was a choice. When no process wrote a
+ * profile, the hang snapshot (.hang) chosen the same way, said on stderr.
+ * NULL when none (caller frees). */
 char *analysis__find_profile(const char *dir, pid_t pid, time_t since, const char *comm, int say);
 
 #endif
