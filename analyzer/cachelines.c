@@ -444,13 +444,6 @@ int cachelines__overlap(const struct word_use *a, const struct word_use *b)
 }
 
 /* Some thread spins on bytes u's accesses cover: a lock-like word. */
-static int spun_on(const struct cache_line *l, const struct word_use *u)
-{
-	for (size_t k = 0; k < l->nuses; k++)
-		if (l->uses[k].spins && cachelines__overlap(&l->uses[k], u))
-			return 1;
-	return 0;
-}
 
 static int by_samples(const void *a, const void *b)
 {
@@ -471,6 +464,26 @@ static int writes_word(const struct word_use *u, enum writes_from from)
 	if (from == FROM_SAMPLES || (from == FROM_BOTH && !u->watched))
 		return u->writes > 0;
 	return u->watched && u->watched_writes > 0;
+}
+
+/* Is u's word one threads spin on: sampled in a spin loop by one thread and
+ * used by another too? A word only its spinner ever touches is a lock
+ * nobody else takes (an uncontended mutex's own cmpxchg loop in glibc): its
+ * thread waits for no one, and the word's writes are plain lock traffic. */
+static int spun_on(const struct cache_line *l, const struct word_use *u)
+{
+	for (size_t k = 0; k < l->nuses; k++) {
+		const struct word_use *s = &l->uses[k];
+		if (!s->spins || !cachelines__overlap(s, u))
+			continue;
+		for (size_t j = 0; j < l->nuses; j++) {
+			const struct word_use *v = &l->uses[j];
+			if (v->thread != s->thread && cachelines__overlap(v, s) &&
+			    (v->reads || v->spins || writes_word(v, FROM_BOTH)))
+				return 1;
+		}
+	}
+	return 0;
 }
 
 /* True sharing: bytes written by one thread and used by another; false

@@ -414,3 +414,32 @@ Test(sampling, a_refused_pmu_memory_event_falls_back_to_decoding_and_says_so, .t
 	cr_assert(tu_int(c, "samples") > 0, "no CPU samples beside the refused memory events");
 	json_object_put(r);
 }
+
+/* Two uncontended mutexes on one line, each its own thread's: the samples
+ * in glibc's lock code are by shape a cmpxchg retry loop, but nobody else
+ * touches either word, so neither is spun on; two threads write one line:
+ * false sharing of the two locks. Enough samples for any load: 20M lock
+ * pairs take hundreds of milliseconds of CPU. */
+Test(sampling, adjacent_uncontended_locks_are_false_sharing_not_spinning, .timeout = 120)
+{
+	struct tu_proc p;
+	tu_run(&p, &(struct tu_opts){ .timeout_s = 110 },
+	       (const char *[]){ tu_convoy(), "run", "-o", tu_tmpdir(), "--json", "--", tu_prog("adjacent_locks"), NULL });
+	tu_assert_exit(&p, 0, "convoy run -- adjacent_locks");
+	if (strstr(p.err, "CPU sampling off"))
+		cr_skip_test("perf_event_open refused here: %s", p.err);
+	json_object *r = json_tokener_parse(p.out);
+	cr_assert(r, "stdout is not one JSON object:\n%s", p.out);
+	json_object *l = json_object_array_get_idx(tu_array(tu_get(r, "cpu_samples"), "cache_lines"), 0);
+	cr_assert(l, "no line located: %s", json_object_to_json_string(tu_get(r, "cpu_samples")));
+	TU_STREQ(tu_str(l, "verdict"), "false-sharing", "the line's verdict");
+	int in = 0, out = 0;
+	json_object *words = tu_array(l, "words");
+	for (size_t i = 0; i < json_object_array_length(words); i++) {
+		const char *name = tu_str(json_object_array_get_idx(words, i), "name");
+		in |= !strcmp(name, "ingest.in_lock");
+		out |= !strcmp(name, "ingest.out_lock");
+	}
+	cr_assert(in && out, "both locks named: %s", json_object_to_json_string(l));
+	json_object_put(r);
+}
