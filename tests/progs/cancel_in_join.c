@@ -1,14 +1,19 @@
 /* cancel_in_join: thread a joins thread b, which waits on a semaphore
  * nobody posts; main cancels a (pthread_join is a cancellation point),
  * reaps it and exits with b still waiting. The profile's only wait in
- * progress is b's: a is gone, not left joining. */
+ * progress is b's: a is gone, not left joining. Main exits only once b
+ * sleeps in its wait (read from /proc: no timing). */
+#include <sched.h>
+
 #include "progs.h"
 
 static sem_t never, joining;
 static pthread_t b;
+static pid_t b_tid;
 
 static void *waits(void *arg)
 {
+	__atomic_store_n(&b_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	while (sem_wait(&never) != 0)
 		MUST(errno == EINTR ? 0 : errno);
 	return NULL;
@@ -32,6 +37,8 @@ int main(void)
 		MUST(errno == EINTR ? 0 : errno);
 	MUST(pthread_cancel(a));
 	MUST(pthread_join(a, NULL));
+	while (!__atomic_load_n(&b_tid, __ATOMIC_ACQUIRE) || !sleeps_in_futex(b_tid))
+		sched_yield();
 	printf("cancelled\n");
 	exit(0);
 }
