@@ -418,24 +418,26 @@ struct access {
 	int write, spin, pmu;
 };
 
+/* Word, then size, then thread: the order accesses and uses are grouped in. */
+static int cmp_word_size_thread(uint64_t w1, unsigned s1, int t1, uint64_t w2, unsigned s2, int t2)
+{
+	if (w1 != w2)
+		return w1 < w2 ? -1 : 1;
+	if (s1 != s2)
+		return s1 < s2 ? -1 : 1;
+	return t1 - t2;
+}
+
 static int by_word_thread(const void *a, const void *b)
 {
 	const struct access *x = a, *y = b;
-	if (x->word != y->word)
-		return x->word < y->word ? -1 : 1;
-	if (x->size != y->size)
-		return x->size < y->size ? -1 : 1;
-	return x->thread - y->thread;
+	return cmp_word_size_thread(x->word, x->size, x->thread, y->word, y->size, y->thread);
 }
 
 static int use_by_word_thread(const void *a, const void *b)
 {
 	const struct word_use *x = a, *y = b;
-	if (x->word != y->word)
-		return x->word < y->word ? -1 : 1;
-	if (x->size != y->size)
-		return x->size < y->size ? -1 : 1;
-	return x->thread - y->thread;
+	return cmp_word_size_thread(x->word, x->size, x->thread, y->word, y->size, y->thread);
 }
 
 int cachelines__overlap(const struct word_use *a, const struct word_use *b)

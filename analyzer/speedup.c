@@ -157,21 +157,21 @@ static void find_sleepers(const struct model *m, const struct stack_thread *x,
 	/* On a CPU at all: the thread's whole CPU time, not x[i].cpu (outside
 	 * its waits), since a thread spinning in a lock waits on a CPU and is
 	 * as busy as one working. */
-	double top = 0, *oncpu = xcalloc(nt + 1, sizeof(double));
-	for (size_t i = 0; i < nt; i++) {
-		oncpu[i] = (double)m->p->threads[i].cpu_ns;
-		if (x[i].active > 0 && oncpu[i] >= SLEEPER_CPU * m->wall_ns && oncpu[i] / x[i].active > top)
-			top = oncpu[i] / x[i].active;
-	}
+	const struct cv_thread_rec *t = m->p->threads;
+	double top = 0;
+	for (size_t i = 0; i < nt; i++)
+		if (x[i].active > 0 && (double)t[i].cpu_ns >= SLEEPER_CPU * m->wall_ns &&
+		    (double)t[i].cpu_ns / x[i].active > top)
+			top = (double)t[i].cpu_ns / x[i].active;
 	for (size_t i = 0; i < nt; i++) {
 		double timed = 0;
 		for (int k = 0; k < OFFCPU_KIND_N; k++)
 			timed += offcpu[i][k];
 		double runtime = timed > 0 ? offcpu[i][OFFCPU_RUNTIME] / timed : 0;
 		double asleep = x[i].other * (1 - runtime) + x[i].runnable;
-		sleeper[i] = x[i].active > 0 && asleep >= 0.5 * x[i].active && oncpu[i] < SLEEPER_CPU * top * x[i].active;
+		sleeper[i] = x[i].active > 0 && asleep >= 0.5 * x[i].active &&
+			     (double)t[i].cpu_ns < SLEEPER_CPU * top * x[i].active;
 	}
-	free(oncpu);
 }
 
 /* Every thread's split (thread_split; unexplained: NULL or one per thread),
