@@ -494,17 +494,21 @@ Test(outcome, a_program_interrupted_after_a_hang_is_explained_by_its_snapshot, .
 	char *dir = tu_tmpdir(), script[8192];
 	snprintf(script, sizeof(script),
 		 "CONVOY_WATCHDOG=0.2 '%s' run --json -o '%s' -- '%s' 2 starve >'%s/out.json' 2>'%s/err.txt' & c=$!\n"
-		 "until f=$(ls '%s'/convoy-*.hang 2>/dev/null) && [ -n \"$f\" ]; do sleep 0.05; done\n"
+		 "n=0\n"
+		 "until f=$(ls '%s'/convoy-*.hang 2>/dev/null) && [ -n \"$f\" ]; do\n"
+		 "  n=$((n + 1)); [ $n -le 800 ] || { echo no snapshot >&2; kill $c; exit 1; }; sleep 0.05\n"
+		 "done\n"
 		 "pid=${f%%.hang}; kill -HUP \"${pid##*-}\"\n"
 		 "wait $c\n",
 		 tu_convoy(), dir, tu_prog("queue_pool"), dir, dir, dir);
 	struct tu_proc p;
-	struct tu_opts o = { .timeout_s = 50 };
+	struct tu_opts o = { .timeout_s = 55 };
 	tu_run(&p, &o, (const char *[]){ "/bin/sh", "-c", script, NULL });
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/err.txt", dir);
 	size_t len;
 	char *err = (char *)tu_read_file(path, &len);
+	cr_assert(!strstr(p.err, "no snapshot"), "the watchdog wrote no snapshot in 40 s; convoy said: %s", err);
 	cr_assert(strstr(err, "snapshot taken at the hang"), "stderr: %s", err);
 	snprintf(path, sizeof(path), "%s/out.json", dir);
 	json_object *root = json_tokener_parse((char *)tu_read_file(path, &len));
