@@ -100,8 +100,7 @@ CV_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierat
 	int rc = cv__real.pthread_barrier_init(b, attr, count);
 	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
 		/* A new generation, whose count is known before anyone arrives. */
-		cv__forget_object(b, CV_OBJ_BARRIER);
-		cv__stack_on_init(b);
+		cv__object_init(b, CV_OBJ_BARRIER);   /* a new object, even where one was before */
 		struct cv_obj *o = cv__object_for_name(b);
 		if (o)
 			CV_STORE(&o->barrier_count, count);

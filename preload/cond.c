@@ -249,10 +249,8 @@ CV_EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *att
 	if (!cv__current())
 		cv__thread_slow();
 	int rc = cv__real.pthread_cond_init(c, attr);
-	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
-		cv__forget_object(c, CV_OBJ_COND);
-		cv__stack_on_init(c);
-	}
+	if (rc == 0 && cv__process.ready && !cv__process.disabled)
+		cv__object_init(c, CV_OBJ_COND);   /* a new object, even where one was before */
 	return rc;
 }
 

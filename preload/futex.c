@@ -242,6 +242,8 @@ CV_EXPORT long syscall(long number, ...)
 	va_end(ap);
 	/* A futex call on address 0 (EFAULT for waits, a no-op wake) is passed
 	 * through: 0 is the empty key of the shim's per-thread tables. */
+	if (number == SYS_rt_sigaction && a2 != 0)
+		cv__program_handler_coming();   /* maybe SIG_DFL or SIG_IGN: act is not read (it may be a bad pointer) */
 	if (CV_LIKELY(number != SYS_futex) || a1 == 0)
 		return real_syscall(number, a1, a2, a3, a4, a5, a6);
 	return futex_call(a1, a2, a3, a4, a5, a6, __builtin_return_address(0));

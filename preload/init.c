@@ -67,6 +67,7 @@ void cv__output_after_fork(void);
 
 static void fork_child(void)
 {
+	cv__critical_after_fork();
 	cv__stacks_after_fork();
 	cv__objects_after_fork();
 	read_identity();

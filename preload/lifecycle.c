@@ -493,8 +493,16 @@ static int managed_index(int sig)
 	return i >= 0 && profiling_here() ? i : -1;
 }
 
+/* A disposition that runs code of the program's in a signal handler. */
+static bool is_handler(sighandler_t h)
+{
+	return h != SIG_DFL && h != SIG_IGN && h != SIG_ERR && h != SIG_HOLD;
+}
+
 CV_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
+	if (act && is_handler(act->sa_handler))
+		cv__program_handler_coming();   /* lock.c: the shim's sections block signals from now on */
 	int i = managed_index(sig);
 	if (i >= 0 && __atomic_load_n(&ours[i], __ATOMIC_ACQUIRE)) {
 		if (!act) {
@@ -514,6 +522,8 @@ CV_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
  * the field of cv__real to call (read after resolving). */
 static sighandler_t old_style(sighandler_t (*const *real)(int, sighandler_t), int sig, sighandler_t handler)
 {
+	if (is_handler(handler))
+		cv__program_handler_coming();
 	int i = managed_index(sig);
 	if (i >= 0)
 		release(i);
@@ -523,9 +533,19 @@ static sighandler_t old_style(sighandler_t (*const *real)(int, sighandler_t), in
 	return old;
 }
 
+CV_EXPORT int __sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	return sigaction(sig, act, old);
+}
+
 CV_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
 	return old_style(&cv__real.signal, sig, handler);
+}
+
+CV_EXPORT sighandler_t ssignal(int sig, sighandler_t handler)
+{
+	return signal(sig, handler);
 }
 
 CV_EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)

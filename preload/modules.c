@@ -213,6 +213,6 @@ void cv__modules_write(void *w, bool reread)
  * done again on the next refresh. */
 void cv__modules_after_fork(void)
 {
-	cv__spin_unlock(&mod_lock);
+	cv__spin_reset(&mod_lock);
 	__atomic_store_n(&have_map, 0, __ATOMIC_RELEASE);
 }

@@ -422,10 +422,8 @@ CV_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *
 	if (!cv__current())
 		cv__thread_slow();
 	int rc = cv__real.pthread_mutex_init(m, attr);
-	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
-		cv__forget_object(m, CV_OBJ_MUTEX);   /* a re-initialised address is a new lock */
-		cv__stack_on_init(m);
-	}
+	if (rc == 0 && cv__process.ready && !cv__process.disabled)
+		cv__object_init(m, CV_OBJ_MUTEX);   /* a new object, even where one was before */
 	return rc;
 }
 

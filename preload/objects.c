@@ -208,32 +208,85 @@ static void merge_generations(struct cv_obj *o)
 		__atomic_store_n(&o->name, generations_merged, __ATOMIC_RELEASE);
 }
 
+/* t's record says the live object at addr is the last generation kept
+ * there, which stands for every later one: a re-init or destroy of addr
+ * changes nothing in the registry, and needs no init stack (no first use
+ * will make an object). Its record holds the object (refs), and nothing but
+ * a use as another kind retires it, a race in the program that this
+ * re-init may then be ordered before. Inside the guard. */
+static struct cv_obj *stands_for_later_generations(struct cv_thread *t, const void *addr)
+{
+	if (!t || !t->table)
+		return NULL;
+	struct cv_rec *r = table_find(t, addr)->rec;
+	struct cv_obj *o = r ? r->obj : NULL;
+	if (!o || CV_LOAD(&o->retired) || o->generation + 1 < CV_GENERATIONS_KEPT)
+		return NULL;
+	return o;
+}
+
+/* The live object at addr (if any) ends: retired, or merged into the
+ * kind's aggregate past the cap. True when it stays instead, standing for
+ * later generations. saved: the calling thread. Inside the guard and a
+ * critical section. */
+static bool forget_object(struct cv_thread *saved, const void *addr)
+{
+	cv__stack_forget(addr);   /* stacks.c: an init stack still waiting for a first use */
+	if (!registry_ready())
+		return false;
+	uint32_t b = bucket_of(addr);
+	cv_spinlock_t *lock = &shard_lock[b % CV_SHARDS];
+	struct cv_obj *merged = NULL;
+	bool stays = false;
+	cv__spin_lock(lock);
+	for (struct cv_obj *o = buckets[b]; o; o = o->hash_next) {
+		if (o->addr != addr || o->retired)
+			continue;
+		if (o->generation + 1 >= CV_GENERATIONS_KEPT) {
+			merge_generations(o);
+			stays = true;
+		} else if (retire_locked(&buckets[b], o)) {
+			merged = o;
+		}
+		break;
+	}
+	cv__spin_unlock(lock);
+	if (merged) {
+		/* The destroying thread folds its own record now; others later. */
+		struct cv_slot *s = saved && saved->table ? table_find(saved, addr) : NULL;
+		if (s && s->addr && s->rec && s->rec->obj == merged)
+			rec_retire(saved, s->rec, true);
+		obj_put(merged);
+	}
+	return stays;
+}
+
 void cv__forget_object(const void *addr, uint32_t kind)
 {
 	struct cv_thread *saved = cv__guard_enter();
-	cv__stack_forget(addr);   /* stacks.c: an init stack still waiting for a first use */
-	if (registry_ready()) {
-		uint32_t b = bucket_of(addr);
-		cv_spinlock_t *lock = &shard_lock[b % CV_SHARDS];
-		struct cv_obj *merged = NULL;
-		cv__spin_lock(lock);
-		for (struct cv_obj *o = buckets[b]; o; o = o->hash_next) {
-			if (o->addr != addr || o->retired)
-				continue;
-			if (o->generation + 1 >= CV_GENERATIONS_KEPT)
-				merge_generations(o);
-			else if (retire_locked(&buckets[b], o))
-				merged = o;
-			break;
-		}
-		cv__spin_unlock(lock);
-		if (merged) {
-			/* The destroying thread folds its own record now; others later. */
-			struct cv_slot *s = saved && saved->table ? table_find(saved, addr) : NULL;
-			if (s && s->addr && s->rec && s->rec->obj == merged)
-				rec_retire(saved, s->rec, true);
-			obj_put(merged);
-		}
+	struct cv_obj *o = stands_for_later_generations(saved, addr);
+	if (o) {
+		merge_generations(o);
+	} else {
+		cv__critical_enter();
+		forget_object(saved, addr);
+		cv__critical_leave();
+	}
+	cv__guard_leave(saved);
+}
+
+void cv__object_init(const void *addr, uint32_t kind)
+{
+	struct cv_thread *saved = cv__guard_enter();
+	struct cv_obj *o = stands_for_later_generations(saved, addr);
+	if (o) {
+		merge_generations(o);
+	} else {
+		/* One section for the registry and the init stack's capture. */
+		cv__critical_enter();
+		if (!forget_object(saved, addr))
+			cv__stack_on_init(saved, addr);
+		cv__critical_leave();
 	}
 	cv__guard_leave(saved);
 }
@@ -344,17 +397,20 @@ static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t
 				 "are not recorded", CV_MAX_RECORDS);
 		return NULL;
 	}
+	/* One section for the registry and the first-use stack (lock.c). */
+	cv__critical_enter();
 	struct cv_obj *o = object_get(addr, kind, true);
 	struct cv_rec *r = o ? cv__alloc(sizeof(*r)) : NULL;
-	if (!r) {
+	if (r) {
+		r->obj = o;
+		rec_push(t, r);
+		cv__stack_first_use(t, o);   /* stacks.c: the object's init or first-use stack, once */
+	} else {
 		if (o)
 			obj_put(o);
 		__atomic_fetch_sub(&nrecords, 1, __ATOMIC_RELAXED);
-		return NULL;
 	}
-	r->obj = o;
-	rec_push(t, r);
-	cv__stack_first_use(t, o);   /* stacks.c: the object's init or first-use stack, once */
+	cv__critical_leave();
 	return r;
 }
 
@@ -600,12 +656,12 @@ bool cv__records_merge(struct cv_thread *dst, struct cv_thread *src)
 void cv__objects_after_fork(void)
 {
 	buckets = NULL;          /* registry_ready() makes a fresh, zeroed one */
-	cv__spin_unlock(&registry_lock);   /* a thread may have been making the first at the fork */
+	cv__spin_reset(&registry_lock);   /* a thread may have been making the first at the fork */
 	nobjects = 0;
 	retired_kept = 0;
 	memset(aggregates, 0, sizeof(aggregates));
-	cv__spin_unlock(&aggregates_lock);
+	cv__spin_reset(&aggregates_lock);
 	nrecords = 0;
 	for (int i = 0; i < CV_SHARDS; i++)
-		cv__spin_unlock(&shard_lock[i]);   /* held, maybe, by a thread the child lacks */
+		cv__spin_reset(&shard_lock[i]);   /* held, maybe, by a thread the child lacks */
 }

@@ -361,10 +361,8 @@ CV_EXPORT int pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr
 	if (!cv__current())
 		cv__thread_slow();
 	int rc = cv__real.pthread_rwlock_init(rw, attr);
-	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
-		cv__forget_object(rw, CV_OBJ_RWLOCK);   /* a re-initialised address is a new lock */
-		cv__stack_on_init(rw);
-	}
+	if (rc == 0 && cv__process.ready && !cv__process.disabled)
+		cv__object_init(rw, CV_OBJ_RWLOCK);   /* a new object, even where one was before */
 	return rc;
 }
 

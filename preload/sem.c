@@ -151,8 +151,7 @@ CV_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
 	int rc = cv__real.sem_init(s, pshared, value);
 	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
 		int err = errno;
-		cv__forget_object(s, CV_OBJ_SEM);
-		cv__stack_on_init(s);
+		cv__object_init(s, CV_OBJ_SEM);   /* a new object, even where one was before */
 		errno = err;
 	}
 	return rc;

@@ -121,11 +121,27 @@ void *cv__alloc(size_t size);
 void cv__free(void *p, size_t size);   /* size: what was asked of cv__alloc */
 
 /* ---- lock.c: the shim's own lock (never the program's pthread functions) -- *
- * Taken only inside the reentrancy guard (cv__guard_enter). */
+ * Taken only inside the reentrancy guard (cv__guard_enter), and only in a
+ * critical section, where no signal handler of the program runs: each lock
+ * is one, and a stretch that takes several (or captures a stack) may be one
+ * as a whole, so that a program with handlers blocks signals once for it.
+ * Sections nest. */
 
 typedef struct { int locked; } cv_spinlock_t;
-void cv__spin_lock(cv_spinlock_t *l);
-void cv__spin_unlock(cv_spinlock_t *l);
+void cv__critical_enter(void);
+void cv__critical_leave(void);
+void cv__spin_lock(cv_spinlock_t *l);     /* enters a section */
+void cv__spin_unlock(cv_spinlock_t *l);   /* leaves it */
+/* Fork child: a lock another thread held at the fork is free (that thread
+ * is gone; the child's own sections were left before the fork). */
+static inline void cv__spin_reset(cv_spinlock_t *l)
+{
+	__atomic_store_n(&l->locked, 0, __ATOMIC_RELAXED);
+}
+void cv__critical_after_fork(void);
+/* lifecycle.c, futex.c: the program is about to install a signal handler
+ * (not SIG_DFL or SIG_IGN); from now on sections block signals. */
+void cv__program_handler_coming(void);
 
 /* ---- objects.c: synchronisation objects and per-thread records ------------ */
 
@@ -353,7 +369,8 @@ static inline struct cv_thread *cv__current(void)
 void cv__caches_clear(struct cv_thread *t);   /* objects.c: every family's cache empty */
 
 struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t kind);
-void cv__forget_object(const void *addr, uint32_t kind);   /* destroy / re-init */
+void cv__forget_object(const void *addr, uint32_t kind);   /* after a successful destroy */
+void cv__object_init(const void *addr, uint32_t kind);     /* after a successful init: a new object, its stack */
 struct cv_obj *cv__object_for_name(const void *addr);
 void cv__objects_after_fork(void);
 void cv__records_thread_end(struct cv_thread *t);           /* its table goes back; records stay */
@@ -754,12 +771,11 @@ void cv__put_record(void *w, uint32_t type, const void *fixed, size_t fixed_len,
 
 /* ---- stacks.c: call stacks with libgcc_s (docs/profile-format.md) --------- *
  * Only ever on slow paths. Any wrapper that times a wait adds one line after
- * cv__record_wait; init wrappers call cv__stack_on_init after the real init
- * (and after cv__forget_object). */
+ * cv__record_wait. */
 void cv__stacks_init(void);                          /* cv__init: configuration, unwinder */
 void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns);
 void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o);   /* objects.c */
-void cv__stack_on_init(const void *addr);            /* pthread_*_init, sem_init, ... */
+void cv__stack_on_init(struct cv_thread *t, const void *addr);   /* objects.c: after an init, inside the guard */
 /* lockorder.c, a new lock-order edge: the stack now (0: none), and the
  * stacks the nheld locks held were taken in (held_ids; stacks.c says how
  * they are found). Inside the guard. */

@@ -129,10 +129,8 @@ CV_EXPORT int pthread_spin_init(pthread_spinlock_t *l, int pshared)
 	if (!cv__current())
 		cv__thread_slow();
 	int rc = cv__real.pthread_spin_init(l, pshared);
-	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
-		cv__forget_object((const void *)l, CV_OBJ_SPIN);
-		cv__stack_on_init((const void *)l);
-	}
+	if (rc == 0 && cv__process.ready && !cv__process.disabled)
+		cv__object_init((const void *)l, CV_OBJ_SPIN);   /* a new object, even where one was before */
 	return rc;
 }
 

@@ -104,10 +104,10 @@ static cv_spinlock_t stack_lock, init_lock;
 /* fork: no capture may be inside the unwinder when the process forks (the
  * child would inherit the locks it takes held). The prepare handler closes
  * the gate and waits for the captures in flight; both sides seq_cst. A
- * capture runs with every signal blocked, so the captures it waits for are
- * never its own thread's (a SIGALRM handler that forks cannot have
- * interrupted one) and never held up by a handler: they finish in
- * microseconds. */
+ * capture runs in a critical section (lock.c), where no handler of the
+ * program runs, so the captures it waits for are never its own thread's (a
+ * SIGALRM handler that forks cannot have interrupted one) and never held
+ * up by a handler: they finish in microseconds. */
 static int fork_gate;
 static unsigned in_capture;
 static struct cv_stk **stk_buckets;
@@ -323,7 +323,7 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 /* Up to max return addresses, innermost first (the convention of glibc's
  * backtrace() and libunwind's unw_backtrace), and with cfas each frame's
  * canonical frame address (the stack pointer in its caller at the call). */
-static int unwind(void **pcs, uintptr_t *cfas, int max)
+static inline __attribute__((always_inline)) int unwind(void **pcs, uintptr_t *cfas, int max)
 {
 	struct unwind_buf b = { pcs, cfas, 0, max };
 	unwind_backtrace(one_frame, &b);
@@ -386,7 +386,7 @@ struct held_set {
  * *gen gets the module-map generation it belongs to. With hs, also the
  * stacks its held locks were taken in, into held_ids (0: none;
  * intern_held). Inside the guard. */
-static uint32_t capture_blocked(struct cv_stack_state *st, uint32_t *gen, const struct held_set *hs,
+static inline __attribute__((always_inline)) uint32_t capture_blocked(struct cv_stack_state *st, uint32_t *gen, const struct held_set *hs,
 				uint32_t *held_ids)
 {
 	uint32_t nheld = hs ? hs->n : 0;   /* held_ids are 0 until found (cv__stack_capture_held) */
@@ -437,12 +437,11 @@ static uint32_t capture_blocked(struct cv_stack_state *st, uint32_t *gen, const 
  * painted stack), doubled. */
 #define CV_CAPTURE_STACK_NEED 4096u
 
-/* Signals blocked for the capture (two system calls, against the
- * microseconds an unwind costs): see fork_gate. glibc keeps its internal
- * cancellation and setxid signals deliverable. A thread whose stack has
- * less room left than a capture needs gets no stack (id 0): the wait is
- * still counted, like one whose unwind failed. */
-static uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uint32_t *gen, const struct held_set *hs,
+/* In a critical section (lock.c), where no handler of the program runs:
+ * see fork_gate. A thread whose stack has less room left than a capture
+ * needs gets no stack (id 0): the wait is still counted, like one whose
+ * unwind failed. */
+static inline __attribute__((always_inline)) uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uint32_t *gen, const struct held_set *hs,
 		       uint32_t *held_ids)
 {
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
@@ -450,11 +449,9 @@ static uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uint32_t
 		*gen = cv__modules_refresh();
 		return 0;
 	}
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	cv__critical_enter();
 	uint32_t id = capture_blocked(st, gen, hs, held_ids);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	cv__critical_leave();
 	return id;
 }
 
@@ -605,14 +602,10 @@ static void on_init(struct cv_thread *t, const void *addr)
 	cv__spin_unlock(&init_lock);
 }
 
-void cv__stack_on_init(const void *addr)
+void cv__stack_on_init(struct cv_thread *t, const void *addr)
 {
-	struct cv_thread *t = cv__current();
-	if (!cfg.on || !t)
-		return;
-	struct cv_thread *saved = cv__guard_enter();
-	on_init(t, addr);
-	cv__guard_leave(saved);
+	if (cfg.on && t)
+		on_init(t, addr);
 }
 
 /* The object was just created by (some thread's) first use: its stack, once.
@@ -717,8 +710,8 @@ void cv__stacks_fork_done(void)
  * thread was inserting at the fork is at worst unreachable. */
 void cv__stacks_after_fork(void)
 {
-	cv__spin_unlock(&stack_lock);
-	cv__spin_unlock(&init_lock);
+	cv__spin_reset(&stack_lock);
+	cv__spin_reset(&init_lock);
 	cv__modules_after_fork();
 	cv__stacks_fork_done();
 }

@@ -462,11 +462,11 @@ void cv__threads_after_fork(struct cv_thread *parent_state)
 	all_threads = NULL;
 	nthreads = 0;
 	memset(live, 0, sizeof(live));
-	cv__spin_unlock(&live_lock);
+	cv__spin_reset(&live_lock);
 	/* The old list, and the recycled states on it, belong to the parent's profile. */
 	ended_kept = 0;
 	merged_threads = thread_pool = NULL;
-	cv__spin_unlock(&merge_lock);
+	cv__spin_reset(&merge_lock);
 	struct cv_thread *t = thread_alloc();
 	my_state = NULL;
 	cv__self = CV_INERT;

@@ -21,6 +21,8 @@
  *   lockpair alternate N     ns per lock+unlock pair, one thread alternating between two mutexes
  *   lockpair churn N         ns per pthread_mutex_init+lock+unlock+destroy of one mutex, one
  *                            thread (the object registry: every init and destroy is a new lock)
+ *   lockpair churn-many N    the same over an array of 1,000 mutexes in turn (a new lock at
+ *                            an address whose last one was destroyed: a pool, a heap)
  *
  * Prints one number: nanoseconds per pair (best of 5 rounds, to drop the
  * rounds a noisy neighbour stole). Run it with and without LD_PRELOAD side
@@ -45,6 +47,7 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER, cond2 = PTHREAD_COND_INIT
 static long turn, next_id;   /* pingpong: whose turn (turn % 2), and the threads' ids */
 static volatile long shared;
 static long iterations;
+#define CHURN_MANY 1000
 static const char *mode;
 
 static double now(void)
@@ -152,6 +155,16 @@ static void *loop(void *arg)
 			pthread_mutex_unlock(&m);
 			pthread_mutex_destroy(&m);
 		}
+	} else if (!strcmp(mode, "churn-many")) {
+		static pthread_mutex_t many[CHURN_MANY];
+		for (long i = 0; i < iterations; i++) {
+			pthread_mutex_t *m = &many[i % CHURN_MANY];
+			pthread_mutex_init(m, NULL);
+			pthread_mutex_lock(m);
+			shared++;
+			pthread_mutex_unlock(m);
+			pthread_mutex_destroy(m);
+		}
 	} else if (!strcmp(mode, "syscall")) {
 		for (long i = 0; i < iterations; i++)
 			shared += syscall(SYS_getppid);
@@ -169,14 +182,14 @@ int main(int argc, char **argv)
 {
 	static const char *const modes[] = { "uncontended", "contended", "rdlock", "wrlock", "spin",
 					     "spin-contended", "semtry", "syscall", "nested", "mtx", "signal", "pingpong",
-					     "alternate", "churn", "semwait", "trylock", "broadcast",
+					     "alternate", "churn", "churn-many", "semwait", "trylock", "broadcast",
 					     "signal2" };
 	int known = 0;
 	for (size_t i = 0; argc == 3 && i < sizeof(modes) / sizeof(modes[0]); i++)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|semwait|trylock|syscall|nested|mtx|signal|signal2|broadcast|pingpong|alternate|churn ITERATIONS\n");
+			"semtry|semwait|trylock|syscall|nested|mtx|signal|signal2|broadcast|pingpong|alternate|churn|churn-many ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];
