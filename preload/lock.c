@@ -43,15 +43,18 @@ void cv__critical_enter(void)
 	/* The mask (or the count) goes up before the depth: a handler that
 	 * runs first and siglongjmps away leaves nothing behind. */
 	if (depth == 0) {
-		__atomic_fetch_add(&unmasked_sections, 1, __ATOMIC_SEQ_CST);
-		if (CV_UNLIKELY(__atomic_load_n(&program_handlers, __ATOMIC_SEQ_CST))) {
+		masked = __atomic_load_n(&program_handlers, __ATOMIC_RELAXED);
+		if (!masked) {
+			__atomic_fetch_add(&unmasked_sections, 1, __ATOMIC_SEQ_CST);
+			if (CV_UNLIKELY(__atomic_load_n(&program_handlers, __ATOMIC_SEQ_CST))) {
+				__atomic_fetch_sub(&unmasked_sections, 1, __ATOMIC_RELEASE);
+				masked = true;
+			}
+		}
+		if (masked) {
 			sigset_t all;
 			sigfillset(&all);
 			pthread_sigmask(SIG_BLOCK, &all, &mask_before);   /* keeps SIGCANCEL, SIGSETXID */
-			__atomic_fetch_sub(&unmasked_sections, 1, __ATOMIC_RELEASE);
-			masked = true;
-		} else {
-			masked = false;
 		}
 	}
 	depth++;

@@ -208,28 +208,29 @@ static void merge_generations(struct cv_obj *o)
 		__atomic_store_n(&o->name, generations_merged, __ATOMIC_RELEASE);
 }
 
-/* t's record says the live object at addr is the last generation kept
- * there, which stands for every later one: a re-init or destroy of addr
- * changes nothing in the registry, and needs no init stack (no first use
- * will make an object). Its record holds the object (refs), and nothing but
- * a use as another kind retires it, a race in the program that this
- * re-init may then be ordered before. Inside the guard. */
-static struct cv_obj *stands_for_later_generations(struct cv_thread *t, const void *addr)
+/* t's record says the live object at addr is of this kind and the last
+ * generation kept there, which stands for every later one: a re-init or
+ * destroy of addr changes nothing in the registry, and a re-init needs no
+ * init stack (no first use will make an object). Its record holds the
+ * object (refs), and nothing but a use as another kind retires it, a race
+ * in the program that this re-init may then be ordered before. Inside the
+ * guard. */
+static struct cv_obj *stands_for_later_generations(struct cv_thread *t, const void *addr, uint32_t kind)
 {
 	if (!t || !t->table)
 		return NULL;
 	struct cv_rec *r = table_find(t, addr)->rec;
 	struct cv_obj *o = r ? r->obj : NULL;
-	if (!o || CV_LOAD(&o->retired) || o->generation + 1 < CV_GENERATIONS_KEPT)
+	if (!o || o->kind != kind || CV_LOAD(&o->retired) || o->generation + 1 < CV_GENERATIONS_KEPT)
 		return NULL;
 	return o;
 }
 
 /* The live object at addr (if any) ends: retired, or merged into the
  * kind's aggregate past the cap. True when it stays instead, standing for
- * later generations. saved: the calling thread. Inside the guard and a
- * critical section. */
-static bool forget_object(struct cv_thread *saved, const void *addr)
+ * later generations, and is of this kind. saved: the calling thread. Inside
+ * the guard and a critical section. */
+static bool forget_object(struct cv_thread *saved, const void *addr, uint32_t kind)
 {
 	cv__stack_forget(addr);   /* stacks.c: an init stack still waiting for a first use */
 	if (!registry_ready())
@@ -244,7 +245,7 @@ static bool forget_object(struct cv_thread *saved, const void *addr)
 			continue;
 		if (o->generation + 1 >= CV_GENERATIONS_KEPT) {
 			merge_generations(o);
-			stays = true;
+			stays = o->kind == kind;
 		} else if (retire_locked(&buckets[b], o)) {
 			merged = o;
 		}
@@ -264,12 +265,12 @@ static bool forget_object(struct cv_thread *saved, const void *addr)
 void cv__forget_object(const void *addr, uint32_t kind)
 {
 	struct cv_thread *saved = cv__guard_enter();
-	struct cv_obj *o = stands_for_later_generations(saved, addr);
+	struct cv_obj *o = stands_for_later_generations(saved, addr, kind);
 	if (o) {
 		merge_generations(o);
 	} else {
 		cv__critical_enter();
-		forget_object(saved, addr);
+		forget_object(saved, addr, kind);
 		cv__critical_leave();
 	}
 	cv__guard_leave(saved);
@@ -278,13 +279,13 @@ void cv__forget_object(const void *addr, uint32_t kind)
 void cv__object_init(const void *addr, uint32_t kind)
 {
 	struct cv_thread *saved = cv__guard_enter();
-	struct cv_obj *o = stands_for_later_generations(saved, addr);
+	struct cv_obj *o = stands_for_later_generations(saved, addr, kind);
 	if (o) {
 		merge_generations(o);
 	} else {
 		/* One section for the registry and the init stack's capture. */
 		cv__critical_enter();
-		if (!forget_object(saved, addr))
+		if (!forget_object(saved, addr, kind))
 			cv__stack_on_init(saved, addr);
 		cv__critical_leave();
 	}

@@ -23,6 +23,10 @@
  *                            thread (the object registry: every init and destroy is a new lock)
  *   lockpair churn-many N    the same over an array of 1,000 mutexes in turn (a new lock at
  *                            an address whose last one was destroyed: a pool, a heap)
+ *   lockpair churn-sig N, churn-many-sig N
+ *                            churn and churn-many in a program that has installed a signal
+ *                            handler (never sent): the shim then blocks signals in its own
+ *                            critical sections (preload/lock.c)
  *
  * Prints one number: nanoseconds per pair (best of 5 rounds, to drop the
  * rounds a noisy neighbour stole). Run it with and without LD_PRELOAD side
@@ -30,6 +34,7 @@
  */
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +54,11 @@ static volatile long shared;
 static long iterations;
 #define CHURN_MANY 1000
 static const char *mode;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+}
 
 static double now(void)
 {
@@ -182,17 +192,24 @@ int main(int argc, char **argv)
 {
 	static const char *const modes[] = { "uncontended", "contended", "rdlock", "wrlock", "spin",
 					     "spin-contended", "semtry", "syscall", "nested", "mtx", "signal", "pingpong",
-					     "alternate", "churn", "churn-many", "semwait", "trylock", "broadcast",
+					     "alternate", "churn", "churn-many", "churn-sig", "churn-many-sig", "semwait", "trylock", "broadcast",
 					     "signal2" };
 	int known = 0;
 	for (size_t i = 0; argc == 3 && i < sizeof(modes) / sizeof(modes[0]); i++)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|semwait|trylock|syscall|nested|mtx|signal|signal2|broadcast|pingpong|alternate|churn|churn-many ITERATIONS\n");
+			"semtry|semwait|trylock|syscall|nested|mtx|signal|signal2|broadcast|pingpong|alternate|churn|churn-many|churn-sig|churn-many-sig ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];
+	size_t len = strlen(mode);
+	if (len > 4 && !strcmp(mode + len - 4, "-sig")) {
+		struct sigaction sa = { .sa_handler = on_signal };
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGURG, &sa, NULL);
+		mode = strndup(mode, len - 4);
+	}
 	iterations = atol(argv[2]);
 	pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE);
 	sem_init(&sem, 0, 1);

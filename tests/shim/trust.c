@@ -73,6 +73,23 @@ Test(trust, a_signal_handler_may_jump_out_of_init_and_destroy, .timeout = 300)
 	same_prog(&b, "signal_longjmp", NULL);
 }
 
+/* Handlers that lock a mutex other threads hold while they init, use and
+ * destroy objects (the shim's critical sections), installed before the
+ * threads start and while their sections are in flight. */
+Test(trust, a_signal_handler_may_lock_while_other_threads_churn_objects, .timeout = 600)
+{
+	static const char *const when[] = { "early", "late" };
+	for (size_t i = 0; i < sizeof(when) / sizeof(when[0]); i++) {
+		const char *argv[] = { tu_prog("signal_churn"), when[i], NULL };
+		struct both b;
+		run_both(&b, argv, capture_all);
+		char want[128];
+		snprintf(want, sizeof(want), "handler installed %s; rounds 18000, under the shared lock 18000", when[i]);
+		cr_assert(tu_has_line(b.shim.out, want), "%s", b.shim.out);
+		json_object_put(tu_report_dir(b.dir));
+	}
+}
+
 Test(trust, a_signal_handler_may_fork, .timeout = 300)
 {
 	struct both b;
@@ -298,4 +315,75 @@ Test(trust, destroyed_objects_merged_keep_their_counts, .timeout = 300)
 	}
 	TU_EQ(total, 20000, "acquisitions over all locks");
 	TU_EQ(merged, 20000 - 4096, "acquisitions of the aggregate (all past the first 4,096 destroyed)");
+}
+
+/* The json first_use.site.line of a lock. */
+static int64_t first_use_line(json_object *lock)
+{
+	json_object *fu = tu_get(lock, "first_use");
+	return json_object_is_type(fu, json_type_null) ? -1 : tu_int(tu_get(fu, "site"), "line");
+}
+
+/* Several threads re-initialising a mutex at one address each: per address,
+ * generations 0 to 62 apart with their own counts, and generation 63
+ * standing for all later ones; every object has its init stack. With and
+ * without a signal handler installed (the shim's sections then block
+ * signals). */
+Test(trust, generations_keep_their_counts_when_threads_churn, .timeout = 300)
+{
+	static const char *const modes[] = { "none", "handler" };
+	for (size_t m = 0; m < 2; m++) {
+		const char *argv[] = { tu_prog("churn_counts"), "generations", modes[m], NULL };
+		struct both b;
+		run_both(&b, argv, NULL);
+		const char *line = tu_line_value(b.shim.out, "init line");
+		cr_assert(line, "no init line in:\n%s", b.shim.out);
+		int64_t init_line = atoll(line);
+		json_object *r = tu_report_dir(b.dir), *locks = tu_array(r, "locks");
+		size_t n = json_object_array_length(locks), merged = 0;
+		TU_EQ(n, 4 * 64, "locks[] (%s): 4 threads' addresses, 64 generations each", modes[m]);
+		for (size_t i = 0; i < n; i++) {
+			json_object *l = json_object_array_get_idx(locks, i);
+			int64_t g = tu_int(l, "generation");
+			cr_assert(g >= 0 && g < 64, "generation %lld", (long long)g);
+			TU_EQ(tu_int(l, "acquisitions"), g < 63 ? 2 : 2 * (500 - 63),
+			      "acquisitions of generation %lld (%s)", (long long)g, modes[m]);
+			TU_EQ(first_use_line(l), init_line, "the init stack's line, generation %lld (%s)", (long long)g,
+			      modes[m]);
+			if (g == 63) {
+				merged++;
+				cr_assert(strstr(tu_str(l, "name"), "later generations merged"), "%s", tu_str(l, "name"));
+			}
+		}
+		TU_EQ(merged, 4, "generation 63 objects (%s)", modes[m]);
+	}
+}
+
+/* Several threads destroying objects at distinct addresses past the cap:
+ * the first 4,096 apart, every later one in the aggregate, no count lost. */
+Test(trust, destroyed_objects_keep_their_counts_when_threads_churn, .timeout = 300)
+{
+	static const char *const modes[] = { "none", "handler" };
+	for (size_t m = 0; m < 2; m++) {
+		const char *argv[] = { tu_prog("churn_counts"), "distinct", modes[m], NULL };
+		struct both b;
+		run_both(&b, argv, NULL);
+		json_object *r = tu_report_dir(b.dir), *locks = tu_array(r, "locks");
+		int64_t total = 0, merged = -1, apart = 0;
+		for (size_t i = 0; i < json_object_array_length(locks); i++) {
+			json_object *l = json_object_array_get_idx(locks, i);
+			total += tu_int(l, "acquisitions");
+			json_object *name = json_object_object_get(l, "name");
+			if (name && strstr(json_object_get_string(name), "destroyed objects merged")) {
+				merged = tu_int(l, "acquisitions");
+			} else {
+				apart++;
+				TU_EQ(tu_int(l, "acquisitions"), 2, "acquisitions of a destroyed mutex kept apart (%s)",
+				      modes[m]);
+			}
+		}
+		TU_EQ(total, 4 * 1500 * 2, "acquisitions over all locks (%s)", modes[m]);
+		TU_EQ(apart, 4096, "destroyed mutexes kept apart (%s)", modes[m]);
+		TU_EQ(merged, (4 * 1500 - 4096) * 2, "acquisitions of the aggregate (%s)", modes[m]);
+	}
 }
