@@ -11,6 +11,7 @@
  * itself (Go, raw assembly), nor futex_waitv (SYS_futex_waitv), which
  * passes through uncounted.
  *
+ * SYS_rt_sigaction first tells lock.c that a signal handler may come.
  * Every other system call number goes straight to the real syscall() with
  * the caller's six argument words (what glibc's own syscall() forwards on
  * x86-64; words the caller did not pass are forwarded as the garbage they
@@ -240,10 +241,12 @@ CV_EXPORT long syscall(long number, ...)
 	long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long);
 	long a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
 	va_end(ap);
+	/* A new disposition may be a handler (act is not read: it may be a
+	 * bad pointer, the kernel's to refuse). */
+	if (number == SYS_rt_sigaction && a2 != 0)
+		cv__program_handler_coming();
 	/* A futex call on address 0 (EFAULT for waits, a no-op wake) is passed
 	 * through: 0 is the empty key of the shim's per-thread tables. */
-	if (number == SYS_rt_sigaction && a2 != 0)
-		cv__program_handler_coming();   /* maybe SIG_DFL or SIG_IGN: act is not read (it may be a bad pointer) */
 	if (CV_LIKELY(number != SYS_futex) || a1 == 0)
 		return real_syscall(number, a1, a2, a3, a4, a5, a6);
 	return futex_call(a1, a2, a3, a4, a5, a6, __builtin_return_address(0));

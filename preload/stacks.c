@@ -39,7 +39,6 @@
 #include <errno.h>
 #include <link.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unwind.h>
@@ -99,6 +98,10 @@ static _Unwind_Word (*unwind_get_cfa)(struct _Unwind_Context *);   /* optional: 
 static void *(*unwind_find_function)(void *);                       /* optional: held stacks */
 static uintptr_t shim_lo, shim_hi;
 static uintptr_t unw_lo, unw_hi;   /* the unwinder's mapping: its own locks are not the program's */
+
+/* Inlined into their callers: every frame of the shim's is one more for
+ * the unwinder to walk (~150 ns each). */
+#define CV_NO_FRAME static inline __attribute__((always_inline))
 
 static cv_spinlock_t stack_lock, init_lock;
 /* fork: no capture may be inside the unwinder when the process forks (the
@@ -323,7 +326,7 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 /* Up to max return addresses, innermost first (the convention of glibc's
  * backtrace() and libunwind's unw_backtrace), and with cfas each frame's
  * canonical frame address (the stack pointer in its caller at the call). */
-static inline __attribute__((always_inline)) int unwind(void **pcs, uintptr_t *cfas, int max)
+CV_NO_FRAME int unwind(void **pcs, uintptr_t *cfas, int max)
 {
 	struct unwind_buf b = { pcs, cfas, 0, max };
 	unwind_backtrace(one_frame, &b);
@@ -386,7 +389,7 @@ struct held_set {
  * *gen gets the module-map generation it belongs to. With hs, also the
  * stacks its held locks were taken in, into held_ids (0: none;
  * intern_held). Inside the guard. */
-static inline __attribute__((always_inline)) uint32_t capture_blocked(struct cv_stack_state *st, uint32_t *gen, const struct held_set *hs,
+CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uint32_t *gen, const struct held_set *hs,
 				uint32_t *held_ids)
 {
 	uint32_t nheld = hs ? hs->n : 0;   /* held_ids are 0 until found (cv__stack_capture_held) */
@@ -441,7 +444,7 @@ static inline __attribute__((always_inline)) uint32_t capture_blocked(struct cv_
  * see fork_gate. A thread whose stack has less room left than a capture
  * needs gets no stack (id 0): the wait is still counted, like one whose
  * unwind failed. */
-static inline __attribute__((always_inline)) uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uint32_t *gen, const struct held_set *hs,
+CV_NO_FRAME uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uint32_t *gen, const struct held_set *hs,
 		       uint32_t *held_ids)
 {
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);

@@ -13,7 +13,8 @@ export CONVOY_QUIET=1 CONVOY_DIR=$tmp
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 run_case() {   # name iterations
-	local name=$1 n=${LOCKPAIR_N:-$2}   # LOCKPAIR_N: the same count for every case (quicker runs)
+	local name=$1 n=${LOCKPAIR_N:-$2}   # LOCKPAIR_N: the same count for every case (quicker runs),
+	[ "$n" -le "$2" ] || n=$2          # but never more than the case's own (churn is slow)
 	: >"$tmp/native" ; : >"$tmp/other" ; : >"$tmp/this"
 	for _ in $(seq "$rounds"); do
 		"$pair" "$name" "$n" >>"$tmp/native"
@@ -42,3 +43,8 @@ run_case mtx 10000000
 run_case signal 10000000
 run_case signal2 10000000
 run_case broadcast 10000000
+# Objects made and destroyed (docs/performance.md, "Object churn").
+run_case churn 50000
+run_case churn-many 50000
+run_case churn-sig 50000
+run_case churn-many-sig 50000
