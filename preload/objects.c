@@ -605,13 +605,16 @@ static struct cv_obj *aggregate_of(uint32_t kind)
  * r leaves t's list, caches and table (when slotted there). */
 static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted)
 {
-	struct cv_obj *a = aggregate_of(r->obj->kind);
-	struct cv_rec *d = a ? merged_rec(t, a) : NULL;   /* may grow the table */
-	if (!d)
-		return;   /* out of memory: r stays, reported apart */
+	/* Out of the table first: the aggregate's record may grow the table,
+	 * and a growth retires the records of merged objects it finds, which
+	 * would free r under our feet. */
 	struct cv_slot *s = slotted ? table_find(t, r->obj->addr) : NULL;
 	if (s && s->rec == r)
 		table_remove(t, s);
+	struct cv_obj *a = aggregate_of(r->obj->kind);
+	struct cv_rec *d = a ? merged_rec(t, a) : NULL;
+	if (!d)
+		return;   /* out of memory: r stays, reported apart; the address's next use makes a new record */
 	struct cv_rec **caches[] = { &t->rwlock_cache_rec,
 				     &t->spin_cache_rec, &t->sem_cache_rec, &t->futex_cache_rec };
 	const void **addrs[] = { &t->rwlock_cache_addr,

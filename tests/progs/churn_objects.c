@@ -3,6 +3,9 @@
  *   mutex    N init/lock/unlock/destroy of a mutex at one address
  *   heap     N mutexes from malloc (addresses come back), locked once and destroyed
  *   fresh    N mutexes at N distinct addresses, locked once and destroyed
+ *   growth   N mutexes locked once and kept, then N + 2 fresh ones: with N =
+ *            4095 the thread's table of records has to grow exactly when the
+ *            first destroyed object past the shim's 4,096 is merged
  * with N = argv[2] (default 1,000,000). Prints what it did. */
 #include "progs.h"
 
@@ -46,6 +49,22 @@ int main(int argc, char **argv)
 			MUST(pthread_mutex_unlock(&m[i]));
 			MUST(pthread_mutex_destroy(&m[i]));
 		}
+		free(m);
+	} else if (!strcmp(what, "growth")) {
+		pthread_mutex_t *kept = calloc((size_t)n, sizeof(*kept)), *m = calloc((size_t)n + 2, sizeof(*m));
+		if (!kept || !m)
+			return 99;
+		for (long i = 0; i < n; i++) {
+			MUST(pthread_mutex_lock(&kept[i]));
+			MUST(pthread_mutex_unlock(&kept[i]));
+		}
+		for (long i = 0; i < n + 2; i++) {
+			MUST(pthread_mutex_init(&m[i], NULL));
+			MUST(pthread_mutex_lock(&m[i]));
+			MUST(pthread_mutex_unlock(&m[i]));
+			MUST(pthread_mutex_destroy(&m[i]));
+		}
+		free(kept);
 		free(m);
 	} else {
 		return 2;

@@ -317,6 +317,28 @@ Test(trust, destroyed_objects_merged_keep_their_counts, .timeout = 300)
 	TU_EQ(merged, 20000 - 4096, "acquisitions of the aggregate (all past the first 4,096 destroyed)");
 }
 
+/* The first destroyed object merged past the cap, at the moment the
+ * destroying thread's table of records must grow (which folds the records
+ * of merged objects it finds, the one being merged among them: it was
+ * used after being freed before). */
+Test(trust, a_destroy_may_merge_an_object_while_the_thread_table_grows, .timeout = 300)
+{
+	const char *argv[] = { tu_prog("churn_objects"), "growth", "4095", NULL };
+	struct both b;
+	run_both(&b, argv, NULL);
+	json_object *r = tu_report_dir(b.dir), *locks = tu_array(r, "locks");
+	int64_t total = 0, merged = -1;
+	for (size_t i = 0; i < json_object_array_length(locks); i++) {
+		json_object *l = json_object_array_get_idx(locks, i);
+		total += tu_int(l, "acquisitions");
+		json_object *name = json_object_object_get(l, "name");
+		if (name && strstr(json_object_get_string(name), "destroyed objects merged"))
+			merged = tu_int(l, "acquisitions");
+	}
+	TU_EQ(total, 4095 + 4097, "acquisitions over all locks");
+	TU_EQ(merged, 1, "acquisitions of the aggregate (the one destroyed past the first 4,096)");
+}
+
 /* The json first_use.site.line of a lock. */
 static int64_t first_use_line(json_object *lock)
 {
