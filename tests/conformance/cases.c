@@ -1467,7 +1467,9 @@ static void disposition(const char *label, int sig)
 	       errno == SENTINEL ? "errno kept" : err_name(errno));
 }
 
-static void case_sigaction(void)
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+static void sigaction_cases(sigaction_fn act)
 {
 	static const int fatal[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM };
 	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
@@ -1478,26 +1480,32 @@ static void case_sigaction(void)
 	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART }, old;
 	sigemptyset(&sa.sa_mask);
 	sigaddset(&sa.sa_mask, SIGUSR2);
-	CALLN("install for SIGUSR1", sigaction(SIGUSR1, &sa, &old));
+	CALLN("install for SIGUSR1", act(SIGUSR1, &sa, &old));
 	printf("old: %s\n", old.sa_handler == SIG_DFL ? "SIG_DFL" : "other");
 	disposition("SIGUSR1", SIGUSR1);
 	raise(SIGUSR1);
 	printf("handled: %d\n", (int)handled);
-	CALLN("install for SIGSEGV", sigaction(SIGSEGV, &sa, &old));
+	CALLN("install for SIGSEGV", act(SIGSEGV, &sa, &old));
 	printf("old: %s\n", old.sa_handler == SIG_DFL ? "SIG_DFL" : "other");
 	disposition("SIGSEGV", SIGSEGV);
 	sa.sa_handler = SIG_DFL;
-	CALLN("back to SIG_DFL", sigaction(SIGSEGV, &sa, &old));
+	CALLN("back to SIG_DFL", act(SIGSEGV, &sa, &old));
 	printf("old: %s\n", old.sa_handler == on_signal ? "on_signal" : "other");
 	disposition("SIGSEGV", SIGSEGV);
-	CALLN("SIGKILL", sigaction(SIGKILL, &sa, NULL));
-	CALLN("SIGSTOP", sigaction(SIGSTOP, &sa, NULL));
-	CALLN("signal 0", sigaction(0, &sa, NULL));
-	CALLN("signal 65", sigaction(65, &sa, NULL));
+	CALLN("SIGKILL", act(SIGKILL, &sa, NULL));
+	CALLN("SIGSTOP", act(SIGSTOP, &sa, NULL));
+	CALLN("signal 0", act(0, &sa, NULL));
+	CALLN("signal 65", act(65, &sa, NULL));
 	sa.sa_handler = SIG_IGN;
-	CALLN("ignore SIGABRT", sigaction(SIGABRT, &sa, NULL));
+	CALLN("ignore SIGABRT", act(SIGABRT, &sa, NULL));
 	disposition("SIGABRT", SIGABRT);
 }
+
+/* Exported by glibc (what some libraries call), and interposed. */
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+
+static void case_sigaction(void) { sigaction_cases(sigaction); }
+static void case___sigaction(void) { sigaction_cases(__sigaction); }
 
 typedef sighandler_t (*signal_fn)(int, sighandler_t);
 
@@ -1527,6 +1535,7 @@ extern sighandler_t __sysv_signal(int, sighandler_t);
 extern sighandler_t bsd_signal(int, sighandler_t);
 
 static void case_signal(void) { signal_cases(signal); }
+static void case_ssignal(void) { signal_cases(ssignal); }
 static void case_bsd_signal(void) { signal_cases(bsd_signal); }
 static void case_sysv_signal(void) { signal_cases(sysv_signal); }
 static void case___sysv_signal(void) { signal_cases(__sysv_signal); }
@@ -1811,7 +1820,8 @@ static void case_omp_set_nest_lock(void)
 /* Exported beside CV_REAL_FUNCS: the C11 names, and the exec, exit and signal
  * variants lifecycle.c forwards to the table's functions. */
 #define OTHER_FUNCS(X)                                                          \
-	X(execv) X(execvp) X(execl) X(execle) X(execlp) X(_Exit) X(bsd_signal) X(__sysv_signal)
+	X(execv) X(execvp) X(execl) X(execle) X(execlp) X(_Exit) X(bsd_signal) X(__sysv_signal) \
+	X(ssignal) X(__sigaction)
 
 #define GOMP_FUNCS(X)                                                                      \
 	X(GOMP_parallel) X(GOMP_barrier) X(GOMP_loop_end) X(GOMP_sections_end) X(GOMP_critical_start) \
