@@ -213,24 +213,20 @@ static void merge_generations(struct cv_obj *o)
  * destroy of addr changes nothing in the registry, and a re-init needs no
  * init stack (no first use will make an object). Its record holds the
  * object (refs), and nothing but a use as another kind retires it, a race
- * in the program that this re-init may then be ordered before. Inside the
- * guard. */
-static struct cv_obj *stands_for_later_generations(struct cv_thread *t, const void *addr, uint32_t kind)
+ * in the program that this re-init may then be ordered before. */
+bool cv__object_stays(struct cv_thread *t, const void *addr, uint32_t kind)
 {
 	if (!t || !t->table)
-		return NULL;
+		return false;
 	struct cv_rec *r = table_find(t, addr)->rec;
 	struct cv_obj *o = r ? r->obj : NULL;
 	if (!o || o->kind != kind || CV_LOAD(&o->retired) || o->generation + 1 < CV_GENERATIONS_KEPT)
-		return NULL;
-	return o;
+		return false;
+	merge_generations(o);
+	return true;
 }
 
-/* The live object at addr (if any) ends: retired, or merged into the
- * kind's aggregate past the cap. True when it stays instead, standing for
- * later generations, and is of this kind. saved: the calling thread. Inside
- * the guard and a critical section. */
-static bool forget_object(struct cv_thread *saved, const void *addr, uint32_t kind)
+bool cv__object_end(struct cv_thread *saved, const void *addr, uint32_t kind)
 {
 	cv__stack_forget(addr);   /* stacks.c: an init stack still waiting for a first use */
 	if (!registry_ready())
@@ -265,28 +261,9 @@ static bool forget_object(struct cv_thread *saved, const void *addr, uint32_t ki
 void cv__forget_object(const void *addr, uint32_t kind)
 {
 	struct cv_thread *saved = cv__guard_enter();
-	struct cv_obj *o = stands_for_later_generations(saved, addr, kind);
-	if (o) {
-		merge_generations(o);
-	} else {
+	if (!cv__object_stays(saved, addr, kind)) {
 		cv__critical_enter();
-		forget_object(saved, addr, kind);
-		cv__critical_leave();
-	}
-	cv__guard_leave(saved);
-}
-
-void cv__object_init(const void *addr, uint32_t kind)
-{
-	struct cv_thread *saved = cv__guard_enter();
-	struct cv_obj *o = stands_for_later_generations(saved, addr, kind);
-	if (o) {
-		merge_generations(o);
-	} else {
-		/* One section for the registry and the init stack's capture. */
-		cv__critical_enter();
-		if (!forget_object(saved, addr, kind))
-			cv__stack_on_init(saved, addr);
+		cv__object_end(saved, addr, kind);
 		cv__critical_leave();
 	}
 	cv__guard_leave(saved);

@@ -370,7 +370,16 @@ void cv__caches_clear(struct cv_thread *t);   /* objects.c: every family's cache
 
 struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t kind);
 void cv__forget_object(const void *addr, uint32_t kind);   /* after a successful destroy */
-void cv__object_init(const void *addr, uint32_t kind);     /* after a successful init: a new object, its stack */
+/* After a successful init (stacks.c, which captures the init stack with no
+ * frame of its own between the wrapper and the unwinder): the object at addr
+ * ends, and the next use makes a new one. */
+void cv__object_init(const void *addr, uint32_t kind);
+/* Its two steps, inside the guard. stays: the live object at addr stands
+ * for later generations (the thread's own record tells; no lock), so
+ * nothing changes and no init stack is wanted. end: otherwise, in a
+ * critical section; true when the live object stays after all. */
+bool cv__object_stays(struct cv_thread *t, const void *addr, uint32_t kind);
+bool cv__object_end(struct cv_thread *t, const void *addr, uint32_t kind);
 struct cv_obj *cv__object_for_name(const void *addr);
 void cv__objects_after_fork(void);
 void cv__records_thread_end(struct cv_thread *t);           /* its table goes back; records stay */
@@ -775,7 +784,6 @@ void cv__put_record(void *w, uint32_t type, const void *fixed, size_t fixed_len,
 void cv__stacks_init(void);                          /* cv__init: configuration, unwinder */
 void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns);
 void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o);   /* objects.c */
-void cv__stack_on_init(struct cv_thread *t, const void *addr);   /* objects.c: after an init, inside the guard */
 /* lockorder.c, a new lock-order edge: the stack now (0: none), and the
  * stacks the nheld locks held were taken in (held_ids; stacks.c says how
  * they are found). Inside the guard. */

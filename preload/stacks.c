@@ -568,7 +568,7 @@ void cv__stack_forget(const void *addr)
 /* After a successful pthread_*_init: the stack that made the object, kept
  * until its first use creates the object (objects are made on first use so
  * that generations count uses, not inits). Inside the guard. */
-static void on_init(struct cv_thread *t, const void *addr)
+CV_NO_FRAME void on_init(struct cv_thread *t, const void *addr)
 {
 	struct cv_stack_state *st = state_of(t);
 	if (!st)
@@ -605,10 +605,17 @@ static void on_init(struct cv_thread *t, const void *addr)
 	cv__spin_unlock(&init_lock);
 }
 
-void cv__stack_on_init(struct cv_thread *t, const void *addr)
+void cv__object_init(const void *addr, uint32_t kind)
 {
-	if (cfg.on && t)
-		on_init(t, addr);
+	struct cv_thread *saved = cv__guard_enter();
+	if (!cv__object_stays(saved, addr, kind)) {
+		/* One section for the registry and the capture. */
+		cv__critical_enter();
+		if (!cv__object_end(saved, addr, kind) && cfg.on && saved)
+			on_init(saved, addr);
+		cv__critical_leave();
+	}
+	cv__guard_leave(saved);
 }
 
 /* The object was just created by (some thread's) first use: its stack, once.
