@@ -23,6 +23,9 @@
  *                            thread (the object registry: every init and destroy is a new lock)
  *   lockpair churn-many N    the same over an array of 1,000 mutexes in turn (a new lock at
  *                            an address whose last one was destroyed: a pool, a heap)
+ *   lockpair churn-cond N    ns per life of a condvar as C++ makes one (std::condition_variable:
+ *                            PTHREAD_COND_INITIALIZER, no init call), signalled with no waiter
+ *                            and destroyed, over 1,000 condvars in turn (made on first use)
  *   lockpair churn-sig N, churn-many-sig N
  *                            churn and churn-many in a program that has installed a signal
  *                            handler (never sent): the shim then blocks signals in its own
@@ -175,6 +178,15 @@ static void *loop(void *arg)
 			pthread_mutex_unlock(m);
 			pthread_mutex_destroy(m);
 		}
+	} else if (!strcmp(mode, "churn-cond")) {
+		static pthread_cond_t many[CHURN_MANY];
+		for (long i = 0; i < iterations; i++) {
+			pthread_cond_t *c = &many[i % CHURN_MANY];
+			*c = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+			pthread_cond_signal(c);
+			shared++;
+			pthread_cond_destroy(c);
+		}
 	} else if (!strcmp(mode, "syscall")) {
 		for (long i = 0; i < iterations; i++)
 			shared += syscall(SYS_getppid);
@@ -192,14 +204,14 @@ int main(int argc, char **argv)
 {
 	static const char *const modes[] = { "uncontended", "contended", "rdlock", "wrlock", "spin",
 					     "spin-contended", "semtry", "syscall", "nested", "mtx", "signal", "pingpong",
-					     "alternate", "churn", "churn-many", "churn-sig", "churn-many-sig", "semwait", "trylock", "broadcast",
+					     "alternate", "churn", "churn-many", "churn-cond", "churn-sig", "churn-many-sig", "semwait", "trylock", "broadcast",
 					     "signal2" };
 	int known = 0;
 	for (size_t i = 0; argc == 3 && i < sizeof(modes) / sizeof(modes[0]); i++)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|semwait|trylock|syscall|nested|mtx|signal|signal2|broadcast|pingpong|alternate|churn|churn-many|churn-sig|churn-many-sig ITERATIONS\n");
+			"semtry|semwait|trylock|syscall|nested|mtx|signal|signal2|broadcast|pingpong|alternate|churn|churn-many|churn-cond|churn-sig|churn-many-sig ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];
