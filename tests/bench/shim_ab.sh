@@ -46,5 +46,6 @@ run_case broadcast 10000000
 # Objects made and destroyed (docs/performance.md, "Object churn").
 run_case churn 50000
 run_case churn-many 50000
+run_case churn-cond 50000
 run_case churn-sig 50000
 run_case churn-many-sig 50000
