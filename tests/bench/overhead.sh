@@ -2,7 +2,7 @@
 # The shim's overhead, measured side by side in one run: native, the shim, and
 # the shim built trylock-first, interleaved round by round so that a noisy
 # neighbour hits all three alike. Prints medians and ratios to native.
-# Usage: [LOCKPAIR_N=pairs] tests/bench/overhead.sh BUILD_DIR [ROUNDS]
+# Usage: [LOCKPAIR_N=pairs] [LOCKPAIR_CASES="case ..."] tests/bench/overhead.sh BUILD_DIR [ROUNDS]
 set -euo pipefail
 build=${1:-build} rounds=${2:-11}
 pair=$build/bench/lockpair
@@ -13,6 +13,7 @@ export CONVOY_QUIET=1 CONVOY_DIR=$tmp
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 run_case() {   # name iterations
+	[[ -z ${LOCKPAIR_CASES:-} || " $LOCKPAIR_CASES " == *" $1 "* ]] || return 0   # LOCKPAIR_CASES: only these
 	local name=$1 n=${LOCKPAIR_N:-$2}   # LOCKPAIR_N: the same count for every case (quicker runs),
 	[ "$n" -le "$2" ] || n=$2          # but never more than the case's own (syscall and churn are slow)
 	: >"$tmp/native" ; : >"$tmp/shim" ; : >"$tmp/trylock"

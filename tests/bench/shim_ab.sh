@@ -2,7 +2,7 @@
 # Two builds of the shim against native, interleaved round by round (a noisy
 # neighbour hits all three alike): the cost of a change to the fast paths.
 # Prints medians of ns per lock+unlock pair and the ratios.
-# Usage: [LOCKPAIR_N=pairs] tests/bench/shim_ab.sh BUILD_DIR OTHER_LIBCONVOY_SO [ROUNDS]
+# Usage: [LOCKPAIR_N=pairs] [LOCKPAIR_CASES="case ..."] tests/bench/shim_ab.sh BUILD_DIR OTHER_LIBCONVOY_SO [ROUNDS]
 set -euo pipefail
 build=${1:?build dir} other=$(realpath "${2:?the other libconvoy.so}") rounds=${3:-11}
 pair=$build/bench/lockpair
@@ -13,6 +13,7 @@ export CONVOY_QUIET=1 CONVOY_DIR=$tmp
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 run_case() {   # name iterations
+	[[ -z ${LOCKPAIR_CASES:-} || " $LOCKPAIR_CASES " == *" $1 "* ]] || return 0   # LOCKPAIR_CASES: only these
 	local name=$1 n=${LOCKPAIR_N:-$2}   # LOCKPAIR_N: the same count for every case (quicker runs),
 	[ "$n" -le "$2" ] || n=$2          # but never more than the case's own (churn is slow)
 	: >"$tmp/native" ; : >"$tmp/other" ; : >"$tmp/this"
