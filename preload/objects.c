@@ -517,7 +517,7 @@ static void rec_unlink(struct cv_thread *t, struct cv_rec *r)
  * merged object gives it back. */
 static void obj_put(struct cv_obj *o)
 {
-	if (__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) == 0 && CV_LOAD(&o->merged))
+	if (__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) == 0 && CV_LOAD(&o->merged) && !cv__profile_writing())
 		cv__free(o, sizeof(*o));
 }
 
@@ -553,7 +553,8 @@ static void rec_fold(struct cv_rec *d, struct cv_rec *src)
 		CV_STORE(&d->max_hold_ticks, src->max_hold_ticks);
 	cv__stacks_merge_rec(d, src);
 	obj_put(src->obj);
-	cv__free(src, sizeof(*src));
+	if (!cv__profile_writing())
+		cv__free(src, sizeof(*src));
 	/* The record allowance is per (object, thread): this pair is gone. */
 	__atomic_fetch_sub(&nrecords, 1, __ATOMIC_RELAXED);
 }

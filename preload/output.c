@@ -268,7 +268,8 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 {
 	if (!(CV_LOAD(&t->flags) & CV_THREAD_EXITED)) {
 		cv__thread_finish(t);   /* still running: its numbers as of now */
-		t->end_ns = now;
+		/* (or as of its start, for one that started since now was read) */
+		t->end_ns = now > t->start_ns ? now : t->start_ns;
 	}
 	struct cv_thread_rec tr = {
 		.index = t->dump_index,
@@ -565,7 +566,8 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	bool published = false;
 	int saved_errno = errno;
 	struct cv_thread *saved = cv__guard_enter();
-	__atomic_store_n(&writer_tid, gettid(), __ATOMIC_RELEASE);
+	__atomic_store_n(&writer_tid, gettid(), __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);   /* before the snapshot: cv__profile_writing */
 	final_path[0] = '\0';
 
 	uint64_t now = cv__now_ns(), ticks = cv__ticks();
@@ -637,6 +639,12 @@ done:
 	cv__guard_leave(saved);
 	errno = saved_errno;
 	return published;
+}
+
+bool cv__profile_writing(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);   /* the caller's unlink before the look */
+	return __atomic_load_n(&writer_tid, __ATOMIC_SEQ_CST) != 0;
 }
 
 bool cv__write_profile(uint32_t exit_reason)

@@ -337,6 +337,10 @@ struct cv_thread {
 	/* Its stack (thread.c): the lowest address it may use, never below
 	 * the real one; 0 when unknown. stacks.c captures only with room. */
 	uintptr_t       stack_lo;
+	/* thread.c's trampoline's canonical frame address, 0 on a thread it did
+	 * not start: the frames from there on are the C library's and stay as
+	 * they are for the thread's life (stacks.c unwinds them once). */
+	uintptr_t       base_cfa;
 	size_t          stack_size;    /* pthread_create -> trampoline: the size asked for */
 	int             created;       /* thread.c: CV_CREATE_*, who may recycle it */
 	struct cv_thread *pool_next;   /* thread.c: recycled states, still on the all_next list */
@@ -757,6 +761,12 @@ void cv__perf_after_fork(void);
  * calls, and formatting that neither locks nor allocates) except a re-read of
  * the module map, done only for the destructor's reasons. */
 bool cv__write_profile(uint32_t exit_reason);
+/* A profile is being written. Its writer walks threads, records, objects
+ * and their stack lists without locks, so nothing it may reach is freed or
+ * recycled meanwhile: what would be is kept instead (a write is rare and
+ * short). Either the writer's snapshot, taken after it announced itself,
+ * misses what the caller unlinked before asking, or the caller sees it. */
+bool cv__profile_writing(void);
 /* A snapshot profile of the process as it is now, convoy-<comm>-<pid>.hang
  * (exit reason CV_EXIT_HANG_SNAPSHOT), written on convoy's request at a hang
  * (lifecycle.c) while cv__snapshot_pending is raised (by the caller: a

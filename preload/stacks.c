@@ -53,10 +53,21 @@
 #define INIT_WAYS        8
 #define FP_ONE           65536u       /* wait counts are kept in 1/65536ths */
 
+#define CV_BASE_MAX 4   /* the C library's frames below a thread's trampoline, at most */
+
 struct cv_stack_state {
 	uint64_t rng;
 	void    *pcs[CV_STACK_BUF];
 	uintptr_t cfas[CV_STACK_BUF];   /* each frame's canonical frame address (held stacks, below) */
+	/* The thread's base: the frame of thread.c's trampoline (its pc, and
+	 * the CFA the unwinder reports with it) and the frames below it, which
+	 * stay the same while the thread runs: learnt at the first capture,
+	 * then copied instead of unwound (two frames fewer a capture). */
+	void    *base_pc;
+	uintptr_t base_cfa;
+	uint32_t nbase;                  /* 0: not learnt */
+	void    *base_pcs[CV_BASE_MAX];
+	uintptr_t base_cfas[CV_BASE_MAX];
 };
 
 struct cv_stack_acc {
@@ -306,31 +317,63 @@ static uint64_t next_rand(struct cv_stack_state *st)
 }
 
 struct unwind_buf {
-	void **pcs;
-	uintptr_t *cfas;   /* NULL: not wanted */
-	int n, max;
+	struct cv_stack_state *st;
+	bool cfas;         /* wanted in st->cfas */
+	int n;
 };
 
 static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 {
 	struct unwind_buf *b = arg;
+	struct cv_stack_state *st = b->st;
 	_Unwind_Ptr ip = unwind_get_ip(ctx);
-	if (!ip || b->n == b->max)
+	if (!ip || b->n == CV_STACK_BUF)
 		return _URC_END_OF_STACK;
-	if (b->cfas)
-		b->cfas[b->n] = (uintptr_t)unwind_get_cfa(ctx);
-	b->pcs[b->n++] = (void *)ip;
+	uintptr_t cfa = b->cfas || st->nbase ? (uintptr_t)unwind_get_cfa(ctx) : 0;
+	st->cfas[b->n] = cfa;
+	st->pcs[b->n++] = (void *)ip;
+	/* The trampoline's own frame, the same activation as when the base was
+	 * learnt (a thread runs it once): the rest is the base. */
+	if (st->nbase && (void *)ip == st->base_pc && cfa == st->base_cfa) {
+		for (uint32_t i = 0; i < st->nbase && b->n < CV_STACK_BUF; i++, b->n++) {
+			st->pcs[b->n] = st->base_pcs[i];
+			st->cfas[b->n] = st->base_cfas[i];
+		}
+		return _URC_END_OF_STACK;
+	}
 	return _URC_NO_REASON;
 }
 
-/* Up to max return addresses, innermost first (the convention of glibc's
- * backtrace() and libunwind's unw_backtrace), and with cfas each frame's
- * canonical frame address (the stack pointer in its caller at the call). */
-CV_NO_FRAME int unwind(void **pcs, uintptr_t *cfas, int max)
+/* Up to CV_STACK_BUF return addresses into st->pcs, innermost first (the
+ * convention of glibc's backtrace() and libunwind's unw_backtrace), and
+ * with cfas each frame's canonical frame address into st->cfas (the stack
+ * pointer in its caller at the call). */
+CV_NO_FRAME int unwind(struct cv_stack_state *st, bool cfas)
 {
-	struct unwind_buf b = { pcs, cfas, 0, max };
+	struct unwind_buf b = { st, cfas, 0 };
 	unwind_backtrace(one_frame, &b);
 	return b.n;
+}
+
+/* After a whole unwind on a thread whose trampoline's CFA is base (0:
+ * none): the base, if found. The unwinder reports the trampoline's CFA with
+ * the frame that called it (start_thread), the one after the trampoline's. */
+static void learn_base(struct cv_stack_state *st, int n, uintptr_t base)
+{
+	for (int k = 1; base && k < n; k++) {
+		if (st->cfas[k] != base)
+			continue;
+		if (n - k <= CV_BASE_MAX && n < CV_STACK_BUF) {
+			for (int i = k; i < n; i++) {
+				st->base_pcs[i - k] = st->pcs[i];
+				st->base_cfas[i - k] = st->cfas[i];
+			}
+			st->base_pc = st->pcs[k - 1];
+			st->base_cfa = st->cfas[k - 1];
+			st->nbase = (uint32_t)(n - k);
+		}
+		return;
+	}
 }
 
 static inline bool in_shim(const void *pc)
@@ -388,9 +431,9 @@ struct held_set {
 /* The calling thread's stack, without the shim's frames, as an id (0: none).
  * *gen gets the module-map generation it belongs to. With hs, also the
  * stacks its held locks were taken in, into held_ids (0: none;
- * intern_held). Inside the guard. */
-CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uint32_t *gen, const struct held_set *hs,
-				uint32_t *held_ids)
+ * intern_held). base: the thread's base_cfa. Inside the guard. */
+CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uintptr_t base, uint32_t *gen,
+				     const struct held_set *hs, uint32_t *held_ids)
 {
 	uint32_t nheld = hs ? hs->n : 0;   /* held_ids are 0 until found (cv__stack_capture_held) */
 	__atomic_fetch_add(&in_capture, 1, __ATOMIC_SEQ_CST);
@@ -404,8 +447,10 @@ CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uint32_t *gen, c
 	if (cfg.stats)
 		t1 = cv__now_ns();
 	uint32_t id = 0;
-	bool split = nheld && unwind_get_cfa;
-	int n = unwind(st->pcs, split ? st->cfas : NULL, CV_STACK_BUF);
+	bool split = nheld && unwind_get_cfa, learn = !st->nbase && base && unwind_get_cfa;
+	int n = unwind(st, split || learn);
+	if (learn)
+		learn_base(st, n, base);
 	if (cfg.stats)
 		t2 = cv__now_ns();
 	int skip = 0;
@@ -453,7 +498,7 @@ CV_NO_FRAME uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uin
 		return 0;
 	}
 	cv__critical_enter();
-	uint32_t id = capture_blocked(st, gen, hs, held_ids);
+	uint32_t id = capture_blocked(st, t->base_cfa, gen, hs, held_ids);
 	cv__critical_leave();
 	return id;
 }
@@ -689,7 +734,8 @@ void cv__stacks_merge_rec(struct cv_rec *dst, struct cv_rec *src)
 			CV_BUMP(&d->count_fp, a->count_fp);
 			CV_BUMP(&d->wait_ns, a->wait_ns);
 		}
-		cv__free(a, sizeof(*a));
+		if (!cv__profile_writing())
+			cv__free(a, sizeof(*a));
 		a = next;
 	}
 }

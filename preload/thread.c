@@ -116,8 +116,10 @@ static struct cv_thread *thread_alloc(void)
 {
 	struct cv_thread *saved = cv__guard_enter(), *t;
 	cv__spin_lock(&merge_lock);
-	if ((t = thread_pool) != NULL)
+	if ((t = thread_pool) != NULL && !cv__profile_writing())   /* a writer may be reading it */
 		thread_pool = t->pool_next;
+	else
+		t = NULL;
 	cv__spin_unlock(&merge_lock);
 	if (t) {
 		struct cv_thread *next = t->all_next;
@@ -177,6 +179,8 @@ static void thread_retire(struct cv_thread *t)
 	if (__atomic_load_n(&ended_kept, __ATOMIC_RELAXED) < CV_THREADS_KEPT &&
 	    __atomic_fetch_add(&ended_kept, 1, __ATOMIC_RELAXED) < CV_THREADS_KEPT)
 		return;
+	if (cv__profile_writing())
+		return;   /* kept apart: a writer may be reading its rows */
 	cv__spin_lock(&merge_lock);
 	struct cv_thread *m = merged_threads;
 	if (!m && (m = cv__alloc(sizeof(*m))) != NULL) {
@@ -486,6 +490,7 @@ static void *trampoline(void *arg)
 {
 	struct cv_thread *t = arg;
 	void *ret;
+	t->base_cfa = (uintptr_t)__builtin_dwarf_cfa();
 	stack_of_created(t);
 	thread_attach(t, false);
 	pthread_cleanup_push(thread_ended, t);
