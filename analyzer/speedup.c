@@ -587,12 +587,23 @@ double speedup__park_wait(const struct speedup *s, const struct object_row *row)
 	return 0;
 }
 
-/* A thread as text: name (or main, or start routine) and tid. */
-static const char *thread_text(const struct model *m, size_t i, char *buf, size_t size)
+/* A thread as text: "main", else its own name, else its start routine,
+ * and its tid. A name that is only the process's, inherited from the main
+ * thread, says less than a start routine of the program's own (a
+ * runtime's, such as Rust's thread_start, says nothing). */
+const char *speedup__thread_text(const struct model *m, size_t i, char *buf, size_t size)
 {
 	const struct cv_thread_rec *t = &m->p->threads[i];
+	const char *inherited = "";
+	for (size_t k = 0; k < m->p->nthreads; k++)
+		if (m->p->threads[k].flags & CV_THREAD_MAIN)
+			inherited = m->p->threads[k].name;
+	const struct sym_frame *f;
+	size_t nf = t->start_routine ? syms__frames(m->syms, t->start_routine, SYMS_ANY_GEN, 0, &f) : 0;
 	char fn[160];
-	const char *what = t->flags & CV_THREAD_MAIN ? "main" : t->name[0] ? t->name :
+	int own_routine = nf && !f[nf - 1].runtime && syms__name(m->syms, t->start_routine, fn, sizeof(fn));
+	int named = t->name[0] && (strcmp(t->name, inherited) || !own_routine);
+	const char *what = t->flags & CV_THREAD_MAIN ? "main" : named ? t->name : own_routine ? fn :
 			   t->start_routine && syms__name(m->syms, t->start_routine, fn, sizeof(fn)) ? fn : "thread";
 	snprintf(buf, size, "%s (tid %d)", what, t->tid);
 	return buf;
@@ -605,6 +616,19 @@ long speedup__serial_thread(const struct speedup *s)
 		if (s->t[i].alone > 0 && (best < 0 || s->t[i].alone > s->t[best].alone))
 			best = (long)i;
 	return best >= 0 && s->t[best].alone >= 0.1 * s->wall_ns ? best : -1;
+}
+
+void speedup__thread_site(const struct model *m, size_t i, char *buf, size_t size)
+{
+	const struct cv_thread_rec *t = &m->p->threads[i];
+	double life[2] = { (double)t->start_ns, (double)t->end_ns };
+	struct phase_site ph;
+	char a[32];
+	buf[0] = '\0';
+	if (offcpu__phase_site(m, t->tid, life, 1, &ph) == 0 && ph.site[0] && ph.site_program &&
+	    ph.cpu_ns + ph.offcpu_ns > 0)
+		snprintf(buf, size, "its own code mostly in %s (%s of its samples)", ph.site,
+			 fmt_pct(a, sizeof(a), ph.site_ns / (ph.cpu_ns + ph.offcpu_ns)));
 }
 
 void speedup__serial_text(const struct speedup *s, const struct model *m, char *buf, size_t size)
@@ -620,7 +644,7 @@ void speedup__serial_text(const struct speedup *s, const struct model *m, char *
 	const char *when = (t->flags & CV_THREAD_MAIN) && t->threads_created ? ", at its start, before its threads ran" : "";
 	size_t len = (size_t)snprintf(buf, size, "%s ran alone for %s (%s of the run) while the other %d slot%s had no "
 				      "thread%s; it spent %s of its active time on a CPU",
-				      thread_text(m, (size_t)i, who, sizeof(who)), fmt_ns(a, sizeof(a), x->alone),
+				      speedup__thread_text(m, (size_t)i, who, sizeof(who)), fmt_ns(a, sizeof(a), x->alone),
 				      fmt_pct(b, sizeof(b), x->alone / s->wall_ns), s->threads - 1,
 				      s->threads == 2 ? "" : "s", when,
 				      fmt_pct((char[32]){0}, 32, x->active > 0 ? x->cpu / x->active : 0));
@@ -693,7 +717,7 @@ void speedup__offcpu_text(const struct speedup *s, const struct model *m, char *
 	size_t len = (size_t)snprintf(buf, size, "%s of it in %s: %s major and %s minor page faults, %s voluntary context "
 				      "switches beyond the %s waits the shim timed.",
 				      fmt_ns(a, sizeof(a), s->t[i].other * s->t[i].in_stack),
-				      thread_text(m, (size_t)i, who, sizeof(who)), fmt_count(b, sizeof(b), t->major_faults),
+				      speedup__thread_text(m, (size_t)i, who, sizeof(who)), fmt_count(b, sizeof(b), t->major_faults),
 				      fmt_count(c, sizeof(c), t->minor_faults), fmt_count(d, sizeof(d), beyond),
 				      fmt_count(e, sizeof(e), waits));
 	struct offcpu o;
@@ -786,7 +810,7 @@ void speedup__roles_text(const struct speedup *s, const struct model *m, char *b
 			}
 			char who[200];
 			len += (size_t)snprintf(buf + len, size - len, "%s%s", shown ? ", " : "",
-						thread_text(m, i, who, sizeof(who)));
+						speedup__thread_text(m, i, who, sizeof(who)));
 			shown++;
 		}
 		if (len < size)

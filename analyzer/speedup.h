@@ -142,6 +142,14 @@ uint64_t speedup__thread_waits(const struct model *m, size_t i);
  * ×2); helpers: main, 40 ms beside them"), for text output. */
 void speedup__roles_text(const struct speedup *s, const struct model *m, char *buf, size_t size);
 
+/* Thread i as text: "main", its name, or its start routine, with its tid. */
+const char *speedup__thread_text(const struct model *m, size_t i, char *buf, size_t size);
+
+/* Where thread i's sampled time went in the program's own code: "its own
+ * code mostly in make_item (pcq.c:10) (91.0% of its samples)"; "" where no
+ * sample reached the program's code. */
+void speedup__thread_site(const struct model *m, size_t i, char *buf, size_t size);
+
 /* How many threads a single run kept busy at once (at least 1). */
 int speedup__busy_threads(const struct model *m);
 

@@ -210,6 +210,19 @@ Test(golden, threads_that_ran_in_turn_beside_a_hog_did_not_oversubscribe, .timeo
 	cr_assert(seen, "the hog's run queue is said");
 }
 
+/* One slow producer feeding consumers through a mutex and two condvars:
+ * the consumers' parks end with the producer's wakes, never a peer's, so
+ * the monitor is no lock in effect; the producer is the busiest worker,
+ * named with its code. */
+Test(golden, a_slow_producer_is_the_busiest_worker_not_a_lock_in_effect, .timeout = 60)
+{
+	json_object *s = replay_sampled("producer_queue");
+	expect_first(s, "load-imbalance", NULL);
+	cr_assert(!has_kind(s, "lock-contention"), "the queue's monitor is no lock in effect");
+	const char *summary = tu_str(finding(s, 0), "summary");
+	cr_assert(strstr(summary, "the busiest worker, producer (tid") && strstr(summary, "make_item"), "%s", summary);
+}
+
 Test(golden, all_work_on_one_worker_is_imbalance, .timeout = 60)
 {
 	expect_first(replay("imbalance"), "load-imbalance", NULL);
