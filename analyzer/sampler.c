@@ -840,9 +840,9 @@ void sampler__stop(struct sampler *s)
 		if (s->records_off_ns)
 			fprintf(s->files[i].f, "records_off %llu\n", (unsigned long long)s->records_off_ns);
 		if (s->unwind)
-			fprintf(s->files[i].f, "unwound %llu %llu %llu %llu\n", (unsigned long long)u.cfi,
-				(unsigned long long)u.kept, (unsigned long long)s->stackless,
-				(unsigned long long)s->drain_cpu_ns);
+			fprintf(s->files[i].f, "unwound %llu %llu %llu\n", (unsigned long long)u.cfi,
+				(unsigned long long)u.kept, (unsigned long long)s->stackless);
+		fprintf(s->files[i].f, "drain_cpu_ns %llu\n", (unsigned long long)s->drain_cpu_ns);
 		fprintf(s->files[i].f, "end lost %llu switch_samples %s\n", (unsigned long long)s->lost,
 			s->switch_samples ? "yes" : "no");
 		if (fclose(s->files[i].f) != 0)

@@ -180,10 +180,11 @@ int samples__load(struct samples *s, const char *path, int32_t pid, uint64_t fro
 			bad = on_or_why(rest, NULL, 0, s->stack_unavailable, sizeof(s->stack_unavailable)) &&
 			      (sscanf(rest, "%u", &s->stack_bytes) != 1 || !s->stack_bytes);
 		else if (!strcmp(line, "unwound"))
-			bad = !(s->has_unwound = sscanf(rest, "%llu %llu %llu %llu", (unsigned long long *)&s->unwound_cfi,
+			bad = !(s->has_unwound = sscanf(rest, "%llu %llu %llu", (unsigned long long *)&s->unwound_cfi,
 							(unsigned long long *)&s->unwound_kept,
-							(unsigned long long *)&s->unwound_stackless,
-							(unsigned long long *)&s->drain_cpu_ns) == 4);
+							(unsigned long long *)&s->unwound_stackless) == 3);
+		else if (!strcmp(line, "drain_cpu_ns"))
+			bad = sscanf(rest, "%llu", (unsigned long long *)&s->drain_cpu_ns) != 1;
 		else if (!strcmp(line, "mem"))
 			bad = parse_mem(s, rest, from_ns, to_ns, &mcap);
 		else if (!strcmp(line, "watch"))

@@ -93,7 +93,7 @@ struct samples {
 	uint64_t unwound_cfi;        /* chains unwound from call-frame information (all processes of the run) */
 	uint64_t unwound_kept;       /* ... where the kernel's chain was kept (the unwind failed or was shorter) */
 	uint64_t unwound_stackless;  /* ... samples with no stack to unwind */
-	uint64_t drain_cpu_ns;       /* the launcher's CPU time draining and unwinding the samples */
+	uint64_t drain_cpu_ns;       /* the launcher's CPU time draining (and unwinding) the samples; 0: unknown */
 };
 
 /* Reads path, keeping what pid did from from_ns to to_ns. Returns 0; 1

@@ -97,9 +97,21 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.set_initial_registers = initial_registers,
 };
 
+/* No separate debug files: libdwfl tries a module's DWARF CFI wherever its
+ * .eh_frame did not unwind a frame (the stack copy's end, mostly), and
+ * reading a separate debug file for that (libc6-dbg's: some MB of
+ * compressed DWARF) took 50 ms of the launcher's CPU per process. A
+ * module's own .debug_frame is still read. */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			char **debuginfo_file_name)
+{
+	return -1;
+}
+
 static const Dwfl_Callbacks proc_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = no_debuginfo,
 };
 
 /* ---- processes ---------------------------------------------------------- */
@@ -155,16 +167,26 @@ static struct proc *proc_of(struct unwinder *u, pid_t pid)
 	return p;
 }
 
-/* Whether pc is in a module's executable section: a chain that ran into
+/* Whether pc is in a module's executable segment: a chain that ran into
  * data (a frame pointer through code that keeps none) may point into a
- * module's .data or .bss. */
+ * module's .data or .bss. (The program headers, not the sections: libdwfl
+ * finds an address's section through the module's DWARF, which it would
+ * read and decompress for this.) */
 static int in_code(Dwfl *dwfl, uint64_t pc, int return_address)
 {
 	Dwarf_Addr addr = return_address ? pc - 1 : pc, bias;
 	Dwfl_Module *mod = pc ? dwfl_addrmodule(dwfl, addr) : NULL;
-	Elf_Scn *scn = mod ? dwfl_module_address_section(mod, &addr, &bias) : NULL;
-	GElf_Shdr shdr;
-	return scn && gelf_getshdr(scn, &shdr) && (shdr.sh_flags & SHF_EXECINSTR);
+	Elf *elf = mod ? dwfl_module_getelf(mod, &bias) : NULL;
+	size_t n;
+	if (!elf || elf_getphdrnum(elf, &n) != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    addr - bias >= ph.p_vaddr && addr - bias < ph.p_vaddr + ph.p_memsz)
+			return 1;
+	}
+	return 0;
 }
 
 /* Reads the modules again when pc is in none of them, at most once per
