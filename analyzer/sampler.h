@@ -30,7 +30,7 @@ enum sampler_records { SAMPLER_RECORDS_OFF, SAMPLER_RECORDS_BUDGET, SAMPLER_RECO
  * launcher to unwind from call-frame information (unwind.h): the default,
  * and the most CONVOY_SAMPLE_STACK may ask (a sample is one ring record of
  * at most 64 KiB, and the ring holds 512 KiB). */
-#define SAMPLER_DEFAULT_STACK 8192
+#define SAMPLER_DEFAULT_STACK 4096
 #define SAMPLER_MAX_STACK 32768
 
 /* Opens the events on pid (a child stopped before its exec), copying
