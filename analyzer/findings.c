@@ -554,35 +554,52 @@ static void rule_runnable(struct findings *out, const struct step *st)
 	double grew = delta(st, STACK_RUNNABLE);
 	if (grew <= 0 || grew < NOISE_SHARE * st->lost)
 		return;
-	const struct profile *p = st->t->m->p;
+	const struct model *m = st->t->m;
 	uint32_t cpus = st->cpus;
 	int busy = st->busy;
 	uint64_t invol = 0;
-	for (size_t i = 0; i < p->nthreads; i++)
-		invol += p->threads[i].involuntary_cs;
+	for (size_t i = 0; i < m->p->nthreads; i++)
+		invol += m->p->threads[i].involuntary_cs;
+	/* More busy threads than CPUs is the program's doing, and so is
+	 * waiting while its own threads hold every CPU; waiting for CPUs the
+	 * program did not fill is the machine's (other processes), which the
+	 * program cannot fix: that one is never ranked high. The launcher's
+	 * switch records tell them apart; without them, the count of threads
+	 * busy at once does. */
+	double own = -1;
+	int recorded = speedup__runq_split(m, cpus, &busy, &own) == 0;
 	struct finding *x = findings__add(out, FINDING_OVERSUBSCRIPTION, grew / st->lost);
-	/* More busy threads than CPUs is the program's doing; waiting for CPUs
-	 * with fewer is the machine's (other processes), which the program cannot
-	 * fix: that one is never ranked high. */
-	x->external = busy <= (int)cpus;
+	x->external = busy <= (int)cpus && (!recorded || own < 0.5);
 	object(x, x->external ? "other processes" : "run queue");
 	x->predicted_wall_ns = predicted(st, grew);
 	evidence(x, "threads_busy", busy);
 	evidence(x, "cpus", cpus);
 	evidence(x, "runnable_ns", st->t->s->c[STACK_RUNNABLE]);
 	evidence(x, "involuntary_switches", (double)invol);
-	char a[32], b[32];
+	if (recorded)
+		evidence(x, "runq_own_share", own);
+	char a[32], b[32], c[32], held[192] = "";
+	const char *plural = cpus == 1 ? "" : "s";
+	if (recorded)
+		snprintf(held, sizeof(held), "%s the program's own threads held all %u CPU%s for %s of the time its "
+			 "preempted threads waited for one", !x->external && own < 0.5 ? "; other processes took "
+			 "CPUs too:" : ";", cpus, plural, fmt_pct(c, sizeof(c), own));
+	const char *runnable = fmt_ns(a, sizeof(a), st->t->s->c[STACK_RUNNABLE]);
 	if (busy > (int)cpus)
 		say(x->summary, sizeof(x->summary),
 		    "%d busy threads shared %u CPU%s: threads spent %s runnable but waiting for a CPU, "
-		    "with %s involuntary context switches.", busy, cpus, cpus == 1 ? "" : "s",
-		    fmt_ns(a, sizeof(a), st->t->s->c[STACK_RUNNABLE]), fmt_count(b, sizeof(b), invol));
+		    "with %s involuntary context switches%s.", busy, cpus, plural, runnable,
+		    fmt_count(b, sizeof(b), invol), held);
+	else if (!x->external)
+		say(x->summary, sizeof(x->summary),
+		    "The program's threads kept all %u CPU%s busy while others of its threads waited: they spent "
+		    "%s runnable but waiting for a CPU, with %s involuntary context switches%s.", cpus, plural,
+		    runnable, fmt_count(b, sizeof(b), invol), held);
 	else
 		say(x->summary, sizeof(x->summary),
 		    "Threads spent %s runnable but waiting for a CPU although only %d %s busy on %u CPU%s: "
-		    "other processes competed for the machine (%s involuntary switches).",
-		    fmt_ns(a, sizeof(a), st->t->s->c[STACK_RUNNABLE]), busy, busy == 1 ? "was" : "were", cpus,
-		    cpus == 1 ? "" : "s", fmt_count(b, sizeof(b), invol));
+		    "other processes competed for the machine (%s involuntary switches%s).",
+		    runnable, busy, busy == 1 ? "was" : "were", cpus, plural, fmt_count(b, sizeof(b), invol), held);
 	if (x->external)
 		say(x->fix, sizeof(x->fix),
 		    "Nothing in the program: measure on an idle machine (or pin the program to CPUs "

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpuprof.h"
 #include "model.h"
 #include "offcpu.h"
 #include "profile.h"
@@ -246,6 +247,86 @@ int speedup__busy_threads(const struct model *m)
 	free(sleeper);
 	free(x);
 	return busy;
+}
+
+static int by_record_time(const void *a, const void *b)
+{
+	const struct switch_rec *x = a, *y = b;
+	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
+}
+
+static int by_tid(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Each thread is on a CPU between SWITCH_IN and its next switch out,
+ * waiting for one between SWITCH_PREEMPTED and the next SWITCH_IN, and
+ * asleep otherwise (a woken thread's wait for a CPU is not in the records:
+ * only the preempted waits are weighed). Before its first record a thread
+ * is taken as on a CPU when that record is a switch out. */
+int speedup__runq_split(const struct model *m, uint32_t cpus, int *busy, double *own)
+{
+	const struct samples *s = m->cpu ? &m->cpu->smp : NULL;
+	if (!s || s->nsw < 2 || cpus == 0)
+		return -1;
+	struct switch_rec *r = xcalloc(s->nsw, sizeof(*r));
+	memcpy(r, s->sw, s->nsw * sizeof(*r));
+	qsort(r, s->nsw, sizeof(*r), by_record_time);
+	int32_t *tids = xcalloc(s->nsw, sizeof(*tids));
+	for (size_t i = 0; i < s->nsw; i++)
+		tids[i] = r[i].tid;
+	qsort(tids, s->nsw, sizeof(*tids), by_tid);
+	size_t nt = 0;
+	for (size_t i = 0; i < s->nsw; i++)
+		if (nt == 0 || tids[nt - 1] != tids[i])
+			tids[nt++] = tids[i];
+	enum { UNSEEN, ON_CPU, WAITING, ASLEEP } *state = xcalloc(nt, sizeof(*state));
+	size_t *at = xcalloc(s->nsw, sizeof(*at));   /* each record's thread */
+	uint32_t on = 0, waiting = 0;
+	for (size_t i = 0; i < s->nsw; i++) {
+		at[i] = (size_t)((int32_t *)bsearch(&r[i].tid, tids, nt, sizeof(*tids), by_tid) - tids);
+		if (state[at[i]] == UNSEEN) {
+			state[at[i]] = r[i].kind == SWITCH_IN ? ASLEEP : ON_CPU;
+			on += state[at[i]] == ON_CPU;
+		}
+	}
+	double *at_least = xcalloc(nt + 2, sizeof(double));   /* time with exactly k wanting a CPU, then at least */
+	double wait = 0, held = 0;
+	for (size_t i = 0; i < s->nsw; i++) {
+		if (i > 0) {
+			double dt = (double)(r[i].time_ns - r[i - 1].time_ns);
+			wait += dt * waiting;
+			held += on >= cpus ? dt * waiting : 0;
+			at_least[on + waiting <= nt ? on + waiting : nt] += dt;
+		}
+		size_t k = at[i];
+		on -= state[k] == ON_CPU;
+		waiting -= state[k] == WAITING;
+		state[k] = r[i].kind == SWITCH_IN ? ON_CPU : r[i].kind == SWITCH_PREEMPTED ? WAITING : ASLEEP;
+		on += state[k] == ON_CPU;
+		waiting += state[k] == WAITING;
+	}
+	for (size_t k = nt; k-- > 0;)
+		at_least[k] += at_least[k + 1];
+	double span = (double)(r[s->nsw - 1].time_ns - r[0].time_ns);
+	*busy = 1;
+	for (size_t k = nt; k > 1; k--)
+		if (at_least[k] >= 0.1 * span) {
+			*busy = (int)k;
+			break;
+		}
+	free(at_least);
+	free(at);
+	free(state);
+	free(tids);
+	free(r);
+	/* Under a millisecond of waiting says nothing either way. */
+	if (wait < 1e6)
+		return -1;
+	*own = held / wait;
+	return 0;
 }
 
 struct by_cpu_key { double cpu; size_t i; };

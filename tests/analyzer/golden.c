@@ -172,6 +172,23 @@ Test(golden, eight_workers_on_two_cpus_oversubscribe, .timeout = 60)
 	cr_assert(!tu_bool(finding(s, 0), "external"), "more busy threads than CPUs is the program's doing");
 }
 
+/* With switch records the run queue is split by whose threads held the
+ * CPUs while the preempted ones waited; eight workers on two CPUs held them
+ * for much of that time (the rest: the machine's other load at recording). */
+Test(golden, switch_records_say_whose_threads_held_the_cpus, .timeout = 60)
+{
+	json_object *s = replay_sampled("worker_count_sampled");
+	expect_first(s, "oversubscription", "run queue");
+	json_object *ev = tu_get(finding(s, 0), "evidence");
+	double own = json_object_get_double(tu_get(ev, "runq_own_share"));
+	cr_assert(own > 0.1 && own <= 1, "the program's own threads held both CPUs for %g of the wait", own);
+	cr_assert(strstr(tu_str(finding(s, 0), "summary"), "the program's own threads held all 2 CPUs for"));
+	/* Beside a CPU hog, two workers waited while the hog held a CPU. */
+	json_object *x = finding(replay_sampled("spin_preempted"), 1);
+	cr_assert(tu_bool(x, "external"));
+	cr_assert(json_object_get_double(tu_get(tu_get(x, "evidence"), "runq_own_share")) < 0.5);
+}
+
 Test(golden, all_work_on_one_worker_is_imbalance, .timeout = 60)
 {
 	expect_first(replay("imbalance"), "load-imbalance", NULL);
