@@ -48,11 +48,11 @@ static int hex_list(char *text, uint64_t *out, size_t max, size_t *n)
 static int parse_sample(struct samples *s, enum sample_kind kind, char *rest, int version, uint64_t from,
 			uint64_t to, size_t *cap, size_t *pcap)
 {
-	char chain[16384], regs[1024], unwinder[4] = "fp";
+	char chain[16384], regs[1024], unwinder[8] = "fp";
 	unsigned long long time, ip;
 	int tid;
 	unsigned cpu;
-	int fields = sscanf(rest, "%llu %d %u %llx %16383s %1023s %3s", &time, &tid, &cpu, &ip, chain, regs, unwinder);
+	int fields = sscanf(rest, "%llu %d %u %llx %16383s %1023s %7s", &time, &tid, &cpu, &ip, chain, regs, unwinder);
 	if (fields != (version >= 4 ? 7 : 6) || (strcmp(unwinder, "fp") && strcmp(unwinder, "cfi")))
 		return -1;
 	uint64_t pcs[128];

@@ -5,9 +5,12 @@
  * the sample being unwound: its registers as the initial frame, its stack
  * copy as the only memory. libdwfl keeps each module's CFI once parsed, so
  * a sample costs the frames it walks. The modules are read again when a
- * sample's IP, or the last frame an unwind reached, lies in none of them (a
- * dlopen), at most once per REFRESH_NS per process (code outside every
- * module, a JIT's, would otherwise read them at every sample), and into a
+ * sample's IP, or the last frame an unwind reached, lies in none of them:
+ * the first samples may come before the dynamic loader mapped the C
+ * library, and a dlopen maps more. A read that did not find the code waits
+ * twice as long as the last before the next (from REFRESH_MIN_NS up to
+ * REFRESH_MAX_NS: code outside every module, a JIT's, would otherwise read
+ * them at every sample); one that found it, none. The modules go into a
  * new Dwfl that replaces the old only when the process still had modules:
  * the launcher drains the last samples after the process exited, when its
  * maps are empty.
@@ -22,12 +25,14 @@
 #include "util.h"
 
 #define MAX_PROCS 16                     /* processes with modules kept; the least recently used goes */
-#define REFRESH_NS 1000000000ull
+#define REFRESH_MIN_NS 1000000ull
+#define REFRESH_MAX_NS 1000000000ull
 
 struct proc {
 	pid_t pid;
 	Dwfl *dwfl;                      /* NULL: not read yet, or unreadable */
 	uint64_t read_ns;                /* when the modules were last read (0: never) */
+	uint64_t wait_ns;                /* before they may be read again for code they lack */
 	uint64_t used;                   /* the unwinder's clock at its last sample */
 };
 
@@ -189,15 +194,20 @@ static int in_code(Dwfl *dwfl, uint64_t pc, int return_address)
 	return 0;
 }
 
-/* Reads the modules again when pc is in none of them, at most once per
- * REFRESH_NS. Returns 1 when it did. */
+/* Reads the modules again when pc is in none of them and the last such
+ * read is long enough ago (p->wait_ns). Returns 1 when it read them. */
 static int refresh(struct unwinder *u, struct proc *p, uint64_t pc, int return_address)
 {
 	if (p->dwfl && in_code(p->dwfl, pc, return_address))
 		return 0;
-	if (now_ns() - p->read_ns < REFRESH_NS)
+	if (now_ns() - p->read_ns < p->wait_ns)
 		return 0;
 	read_modules(u, p);
+	if (p->dwfl && in_code(p->dwfl, pc, return_address))
+		p->wait_ns = 0;
+	else
+		p->wait_ns = p->wait_ns ? (2 * p->wait_ns < REFRESH_MAX_NS ? 2 * p->wait_ns : REFRESH_MAX_NS)
+					: REFRESH_MIN_NS;
 	return 1;
 }
 
