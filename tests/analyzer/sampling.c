@@ -498,6 +498,22 @@ Test(sampling, an_off_cpu_site_in_code_without_frame_pointers_is_the_programs_fu
 	free(text);
 }
 
+/* The same through a library the program loaded with dlopen after its
+ * first samples were unwound: the unwinder reads the process's modules
+ * again when a frame lies in none it knows. */
+Test(sampling, an_off_cpu_site_in_a_library_loaded_later_is_named, .timeout = 60)
+{
+	struct tu_proc p;
+	run_text("offcpu_dlopen", NULL, &p);
+	char *text = paragraph(p.out, "Off-CPU outside waits: ");
+	cr_assert(text[0], "no off-CPU paragraph in the report:\n%s", p.out);
+	char *first = strtok(text, ";");
+	cr_assert(strstr(first, "called from blockread_one (blockread.c:") ||
+		  strstr(first, "called from blockread_pause (blockread.c:"), "the first site is not the library's call: %s",
+		  first);
+	free(text);
+}
+
 /* serial_nofp's main thread clears a table alone (memset, called from
  * clear_table, called from prepare) before its workers start: the serial
  * phase's CPU samples are in the C library, and the site named is the
