@@ -256,9 +256,19 @@ int unwinder__chain(struct unwinder *u, const struct unwind_sample *x, uint64_t 
 	size_t code = unwind(u, p, x);
 	if (u->nframes && refresh(u, p, frames[u->nframes - 1], 1) && p->dwfl)
 		code = unwind(u, p, x);   /* it ran into code mapped since */
-	size_t kernel = 0;
-	for (size_t i = 0; i < *n; i++)
+	size_t kernel = 0, join = *n;
+	for (size_t i = 0; i < *n; i++) {
 		kernel += (size_t)in_code(p->dwfl, chain[i], 1);
+		if (join == *n && u->nframes && chain[i] == frames[u->nframes - 1])
+			join = i;
+	}
+	/* A frame-pointer chain that passes through the unwind's last frame
+	 * (where the stack copy ended) goes on where it stopped: its frames
+	 * beyond continue the unwound ones. */
+	for (size_t i = join + 1; i < *n && u->nframes < cap; i++) {
+		frames[u->nframes++] = chain[i];
+		code += (size_t)in_code(p->dwfl, chain[i], 1);
+	}
 	if (!code || code < kernel) {
 		u->stats.kept++;
 		return 0;

@@ -34,10 +34,12 @@ struct unwinder *unwinder__new(char *why, size_t size);
 
 /* chain[0..*n) is the kernel's frame-pointer chain of sample x (return
  * addresses, innermost first, the IP left out). Replaces it with the chain
- * unwound from call-frame information (at most cap entries) when that one
- * has at least as many frames in the process's code: a frame-pointer chain
- * through code without frame pointers runs into data, which no module
- * holds. Returns 1 when it replaced the chain, else 0. */
+ * unwound from call-frame information (at most cap entries; where the
+ * kernel's chain passes through its last frame, continued with the
+ * kernel's frames beyond) when that one has at least as many frames in the
+ * process's code: a frame-pointer chain through code without frame
+ * pointers runs into data, which no module's code holds. Returns 1 when it
+ * replaced the chain, else 0. */
 int unwinder__chain(struct unwinder *u, const struct unwind_sample *x, uint64_t *chain, size_t *n, size_t cap);
 
 /* Process pid exec'd: its modules are another program's. */
