@@ -560,16 +560,15 @@ static void rule_runnable(struct findings *out, const struct step *st)
 	uint64_t invol = 0;
 	for (size_t i = 0; i < m->p->nthreads; i++)
 		invol += m->p->threads[i].involuntary_cs;
-	/* More busy threads than CPUs is the program's doing, and so is
-	 * waiting while its own threads hold every CPU; waiting for CPUs the
-	 * program did not fill is the machine's (other processes), which the
-	 * program cannot fix: that one is never ranked high. The launcher's
-	 * switch records tell them apart; without them, the count of threads
-	 * busy at once does. */
+	/* Waiting for a CPU because the program's own threads outnumbered
+	 * them is the program's doing; waiting for CPUs other processes held is
+	 * the machine's, which the program cannot fix: that one is never ranked
+	 * high. The launcher's switch records measure which it was; without
+	 * them, the count of threads busy at once decides. */
 	double own = -1;
 	int recorded = speedup__runq_split(m, cpus, &busy, &own) == 0;
 	struct finding *x = findings__add(out, FINDING_OVERSUBSCRIPTION, grew / st->lost);
-	x->external = busy <= (int)cpus && (!recorded || own < 0.5);
+	x->external = recorded ? own < 0.5 : busy <= (int)cpus;
 	object(x, x->external ? "other processes" : "run queue");
 	x->predicted_wall_ns = predicted(st, grew);
 	evidence(x, "threads_busy", busy);
@@ -578,28 +577,32 @@ static void rule_runnable(struct findings *out, const struct step *st)
 	evidence(x, "involuntary_switches", (double)invol);
 	if (recorded)
 		evidence(x, "runq_own_share", own);
-	char a[32], b[32], c[32], held[192] = "";
+	char a[32], b[32], c[32], share[160] = "";
 	const char *plural = cpus == 1 ? "" : "s";
 	if (recorded)
-		snprintf(held, sizeof(held), "%s the program's own threads held all %u CPU%s for %s of the time its "
-			 "preempted threads waited for one", !x->external && own < 0.5 ? "; other processes took "
-			 "CPUs too:" : ";", cpus, plural, fmt_pct(c, sizeof(c), own));
+		snprintf(share, sizeof(share), "%s of the preempted threads' wait came from the program's own threads "
+			 "outnumbering the CPU%s", fmt_pct(c, sizeof(c), own), plural);
 	const char *runnable = fmt_ns(a, sizeof(a), st->t->s->c[STACK_RUNNABLE]);
-	if (busy > (int)cpus)
+	fmt_count(b, sizeof(b), invol);
+	if (!x->external && busy > (int)cpus)
 		say(x->summary, sizeof(x->summary),
 		    "%d busy threads shared %u CPU%s: threads spent %s runnable but waiting for a CPU, "
-		    "with %s involuntary context switches%s.", busy, cpus, plural, runnable,
-		    fmt_count(b, sizeof(b), invol), held);
+		    "with %s involuntary context switches%s%s.", busy, cpus, plural, runnable, b,
+		    recorded ? "; " : "", share);
 	else if (!x->external)
 		say(x->summary, sizeof(x->summary),
-		    "The program's threads kept all %u CPU%s busy while others of its threads waited: they spent "
-		    "%s runnable but waiting for a CPU, with %s involuntary context switches%s.", cpus, plural,
-		    runnable, fmt_count(b, sizeof(b), invol), held);
+		    "The program's threads outnumbered its %u CPU%s at times: threads spent %s runnable but "
+		    "waiting for a CPU, with %s involuntary context switches; %s.", cpus, plural, runnable, b, share);
+	else if (busy > (int)cpus)
+		say(x->summary, sizeof(x->summary),
+		    "Threads spent %s runnable but waiting for a CPU: %d of them were busy at once on %u CPU%s, "
+		    "but only %s; other processes competed for the machine (%s involuntary switches).",
+		    runnable, busy, cpus, plural, share, b);
 	else
 		say(x->summary, sizeof(x->summary),
 		    "Threads spent %s runnable but waiting for a CPU although only %d %s busy on %u CPU%s: "
-		    "other processes competed for the machine (%s involuntary switches%s).",
-		    runnable, busy, busy == 1 ? "was" : "were", cpus, plural, fmt_count(b, sizeof(b), invol), held);
+		    "other processes competed for the machine (%s involuntary switches%s%s).",
+		    runnable, busy, busy == 1 ? "was" : "were", cpus, plural, b, recorded ? "; " : "", share);
 	if (x->external)
 		say(x->fix, sizeof(x->fix),
 		    "Nothing in the program: measure on an idle machine (or pin the program to CPUs "

@@ -249,9 +249,20 @@ int speedup__busy_threads(const struct model *m)
 	return busy;
 }
 
-static int by_record_time(const void *a, const void *b)
+/* A change of one thread's state in speedup__runq_split: a switch record,
+ * or the thread's start or end from the profile (the kernel writes no
+ * switch-out record for an exiting thread, so its last record is a switch
+ * in). */
+enum run_state { GONE, ON_CPU, WAITING, ASLEEP };
+struct run_event {
+	uint64_t time_ns;
+	size_t thread;                /* index into the tids seen */
+	enum run_state state;
+};
+
+static int by_event_time(const void *a, const void *b)
 {
-	const struct switch_rec *x = a, *y = b;
+	const struct run_event *x = a, *y = b;
 	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
 }
 
@@ -261,56 +272,80 @@ static int by_tid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Each thread is on a CPU between SWITCH_IN and its next switch out,
- * waiting for one between SWITCH_PREEMPTED and the next SWITCH_IN, and
- * asleep otherwise (a woken thread's wait for a CPU is not in the records:
- * only the preempted waits are weighed). Before its first record a thread
- * is taken as on a CPU when that record is a switch out. */
+/* Each thread is on a CPU from a switch in to its next switch out, waiting
+ * for one from a preemption to its next switch in, and asleep otherwise (a
+ * woken thread's wait for a CPU is not in the records: only the preempted
+ * waits are weighed). From its start (or the first record, for a thread the
+ * profile does not know) to its first record it is on a CPU when that
+ * record is a switch out, else asleep; after its end it is gone. */
 int speedup__runq_split(const struct model *m, uint32_t cpus, int *busy, double *own)
 {
 	const struct samples *s = m->cpu ? &m->cpu->smp : NULL;
 	if (!s || s->nsw < 2 || cpus == 0)
 		return -1;
-	struct switch_rec *r = xcalloc(s->nsw, sizeof(*r));
-	memcpy(r, s->sw, s->nsw * sizeof(*r));
-	qsort(r, s->nsw, sizeof(*r), by_record_time);
 	int32_t *tids = xcalloc(s->nsw, sizeof(*tids));
 	for (size_t i = 0; i < s->nsw; i++)
-		tids[i] = r[i].tid;
+		tids[i] = s->sw[i].tid;
 	qsort(tids, s->nsw, sizeof(*tids), by_tid);
 	size_t nt = 0;
 	for (size_t i = 0; i < s->nsw; i++)
 		if (nt == 0 || tids[nt - 1] != tids[i])
 			tids[nt++] = tids[i];
-	enum { UNSEEN, ON_CPU, WAITING, ASLEEP } *state = xcalloc(nt, sizeof(*state));
-	size_t *at = xcalloc(s->nsw, sizeof(*at));   /* each record's thread */
-	uint32_t on = 0, waiting = 0;
+	/* Records, then each thread's start and end. */
+	struct run_event *e = xcalloc(s->nsw + 2 * nt, sizeof(*e));
+	uint64_t *first = xcalloc(nt, sizeof(*first));
+	enum run_state *before = xcalloc(nt, sizeof(*before));   /* until its first record */
+	uint64_t from = UINT64_MAX, to = 0;
 	for (size_t i = 0; i < s->nsw; i++) {
-		at[i] = (size_t)((int32_t *)bsearch(&r[i].tid, tids, nt, sizeof(*tids), by_tid) - tids);
-		if (state[at[i]] == UNSEEN) {
-			state[at[i]] = r[i].kind == SWITCH_IN ? ASLEEP : ON_CPU;
-			on += state[at[i]] == ON_CPU;
+		const struct switch_rec *r = &s->sw[i];
+		size_t k = (size_t)((int32_t *)bsearch(&r->tid, tids, nt, sizeof(*tids), by_tid) - tids);
+		e[i] = (struct run_event){ r->time_ns, k, r->kind == SWITCH_IN ? ON_CPU :
+					   r->kind == SWITCH_PREEMPTED ? WAITING : ASLEEP };
+		if (first[k] == 0 || r->time_ns < first[k]) {
+			first[k] = r->time_ns;
+			before[k] = r->kind == SWITCH_IN ? ASLEEP : ON_CPU;
 		}
+		from = r->time_ns < from ? r->time_ns : from;
+		to = r->time_ns > to ? r->time_ns : to;
 	}
+	size_t n = s->nsw;
+	for (size_t k = 0; k < nt; k++) {
+		uint64_t start = from, end = UINT64_MAX;
+		for (size_t i = 0; i < m->p->nthreads; i++)
+			if (m->p->threads[i].tid == tids[k]) {
+				start = m->p->threads[i].start_ns;
+				end = m->p->threads[i].end_ns;
+			}
+		e[n++] = (struct run_event){ start < first[k] ? start : first[k], k, before[k] };
+		if (end < to)
+			e[n++] = (struct run_event){ end, k, GONE };
+	}
+	qsort(e, n, sizeof(*e), by_event_time);
+	enum run_state *state = xcalloc(nt, sizeof(*state));
 	double *at_least = xcalloc(nt + 2, sizeof(double));   /* time with exactly k wanting a CPU, then at least */
-	double wait = 0, held = 0;
-	for (size_t i = 0; i < s->nsw; i++) {
+	double wait = 0, outnumbered = 0;
+	uint32_t on = 0, waiting = 0;
+	for (size_t i = 0; i < n; i++) {
 		if (i > 0) {
-			double dt = (double)(r[i].time_ns - r[i - 1].time_ns);
+			double dt = (double)(e[i].time_ns - e[i - 1].time_ns);
+			uint32_t wanting = on + waiting;
 			wait += dt * waiting;
-			held += on >= cpus ? dt * waiting : 0;
-			at_least[on + waiting <= nt ? on + waiting : nt] += dt;
+			/* Threads that would have waited with the machine to itself. */
+			outnumbered += dt * (wanting > cpus ? minf(waiting, wanting - cpus) : 0);
+			at_least[wanting <= nt ? wanting : nt] += dt;
 		}
-		size_t k = at[i];
+		size_t k = e[i].thread;
+		if (state[k] == GONE && e[i].state != GONE && e[i].time_ns > first[k])
+			continue;   /* a record after the thread's end: clocks a little apart */
 		on -= state[k] == ON_CPU;
 		waiting -= state[k] == WAITING;
-		state[k] = r[i].kind == SWITCH_IN ? ON_CPU : r[i].kind == SWITCH_PREEMPTED ? WAITING : ASLEEP;
+		state[k] = e[i].state;
 		on += state[k] == ON_CPU;
 		waiting += state[k] == WAITING;
 	}
 	for (size_t k = nt; k-- > 0;)
 		at_least[k] += at_least[k + 1];
-	double span = (double)(r[s->nsw - 1].time_ns - r[0].time_ns);
+	double span = (double)(e[n - 1].time_ns - e[0].time_ns);
 	*busy = 1;
 	for (size_t k = nt; k > 1; k--)
 		if (at_least[k] >= 0.1 * span) {
@@ -318,14 +353,15 @@ int speedup__runq_split(const struct model *m, uint32_t cpus, int *busy, double 
 			break;
 		}
 	free(at_least);
-	free(at);
 	free(state);
+	free(before);
+	free(first);
+	free(e);
 	free(tids);
-	free(r);
 	/* Under a millisecond of waiting says nothing either way. */
 	if (wait < 1e6)
 		return -1;
-	*own = held / wait;
+	*own = outnumbered / wait;
 	return 0;
 }
 

@@ -148,10 +148,11 @@ int speedup__busy_threads(const struct model *m);
 /* The run queue from the launcher's switch records: *busy, the most of the
  * program's threads on a CPU or preempted and waiting for one at once for
  * at least a tenth of the recorded time; *own, of the time its preempted
- * threads waited for a CPU, the share during which its own threads held all
- * cpus CPUs (near 1: it oversubscribed the machine itself; near 0: other
- * processes held the CPUs). -1 when there are no switch records or too
- * little such waiting to tell. */
+ * threads waited for a CPU, the share that its own threads outnumbering
+ * cpus CPUs explains (the waits that would remain with the machine to
+ * itself: near 1, it oversubscribed the machine; near 0, other processes
+ * held the CPUs). -1 when there are no switch records or too little such
+ * waiting to tell. */
 int speedup__runq_split(const struct model *m, uint32_t cpus, int *busy, double *own);
 
 #endif
