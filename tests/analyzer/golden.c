@@ -556,6 +556,19 @@ Test(golden, a_serial_phase_is_named_with_its_thread_and_site, .timeout = 60)
 	cr_assert(tu_int(tu_get(run2, "serial"), "alone_ns") > 0, "no serial phase at 2 threads");
 }
 
+/* ... and where the phase's CPU time was the C library's (memset) in a
+ * program without frame pointers, with the program's code that called it:
+ * the recording's chains were unwound from call-frame information by the
+ * launcher (samples file version 4). */
+Test(golden, a_serial_phase_in_the_c_library_is_named_with_the_programs_caller, .timeout = 60)
+{
+	json_object *s = replay_sampled("serial_memset");
+	expect_first(s, "load-imbalance", "main");
+	const char *summary = tu_str(finding(s, 0), "summary");
+	cr_assert(strstr(summary, "its own code mostly in clear_table (serial_memset.c:") &&
+		  strstr(summary, ") in prepare (serial_memset.c:"), "summary: %s", summary);
+}
+
 /* Off-CPU time outside waits is explained by thread and kind, and the
  * missing call sites are said to be missing. */
 Test(golden, off_cpu_time_names_its_thread_and_evidence, .timeout = 60)
