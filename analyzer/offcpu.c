@@ -382,6 +382,23 @@ int offcpu__sites(const struct model *m, int32_t tid, struct offcpu *out)
 	return 0;
 }
 
+/* A site's function-level key: its label without the " (file:line)" of
+ * each frame, so the samples of one function at many lines add up. */
+static void site_key(const char *label, char *key, size_t size)
+{
+	size_t n = 0;
+	for (const char *p = label; *p && n + 1 < size;) {
+		const char *close = p[0] == ' ' && p[1] == '(' ? strchr(p, ')') : NULL;
+		const char *colon = close ? memrchr(p, ':', (size_t)(close - p)) : NULL;
+		if (colon && colon + 1 < close && strspn(colon + 1, "0123456789") == (size_t)(close - colon - 1)) {
+			p = close + 1;   /* " (file.c:42)" */
+			continue;
+		}
+		key[n++] = *p++;
+	}
+	key[n] = '\0';
+}
+
 int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, size_t nspans,
 		       struct phase_site *out)
 {
@@ -392,7 +409,8 @@ int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, 
 	const struct samples *s = &c->smp;
 	size_t nrec;
 	struct switch_rec *rec = records_of(s, tid, &nrec);
-	struct { char site[512]; double ns; int program; } all[32];
+	/* By function (site_key), each shown with the line seen first. */
+	struct { char key[512], site[512]; double ns; int program; } all[32];
 	size_t nall = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sample *x = &s->v[i];
@@ -426,12 +444,15 @@ int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, 
 			snprintf(site, sizeof(site), "%s (no frame of the program's own unwound)", function);
 		else if (caller[0])   /* the call path: a helper's frame says little alone */
 			snprintf(site + strlen(site), sizeof(site) - strlen(site), " in %s", caller);
+		char key[512];
+		site_key(site, key, sizeof(key));
 		size_t j = 0;
-		while (j < nall && strcmp(all[j].site, site))
+		while (j < nall && strcmp(all[j].key, key))
 			j++;
 		if (j == nall) {
 			if (nall == sizeof(all) / sizeof(all[0]))
 				continue;
+			snprintf(all[nall].key, sizeof(all[nall].key), "%s", key);
 			snprintf(all[nall].site, sizeof(all[nall].site), "%s", site);
 			all[nall].ns = 0;
 			all[nall++].program = program;
