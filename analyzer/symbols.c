@@ -527,27 +527,86 @@ static int system_source(const char *path)
 			!strncmp(path, "/usr/local/include/", 19));
 }
 
-/* Rust's standard library: DWARF paths "/rustc/<commit>/library/...". Only
- * for frames nothing names: a program's function whose return address lies
- * in std code inlined into it (no inline record) is still the program's. */
-static int rust_std_source(const char *path)
+/* Rust's standard library: DWARF paths "/rustc/<commit>/library/..." and
+ * the crates it vendors ("/rust/deps/hashbrown-0.16.1/..."). Only for
+ * frames inlined or nothing names: an inlined frame's path is in its own
+ * function, but a program's function whose pc lies in std code inlined
+ * into it without an inline record has std's path and is still the
+ * program's. */
+static int rust_std_source(const char *path, const char *comp_dir)
 {
-	return path && !strncmp(path, "/rustc/", 7);
+	if (path && path[0] != '/' && comp_dir)
+		path = comp_dir;   /* std's own units name their files relative to "/rustc/<commit>" */
+	return path && (!strncmp(path, "/rustc/", 7) || !strncmp(path, "/rust/deps/", 11));
 }
 
-/* The C++ and Rust standard libraries, inlined or linked into the program. */
+static const char *const std_prefixes[] = {
+	"std::", "__gnu_cxx::", "__gthread", "__gthrw_", "core::", "alloc::", "<std::", "<core::", "<alloc::",
+	"__rust_", "__rdl_",
+};
+
+static int std_path(const char *fn)
+{
+	for (size_t i = 0; i < sizeof(std_prefixes) / sizeof(std_prefixes[0]); i++)
+		if (!strncmp(fn, std_prefixes[i], strlen(std_prefixes[i])))
+			return 1;
+	return 0;
+}
+
+/* The C++ and Rust standard libraries, inlined or linked into the program:
+ * their namespaces, and Rust's implementations of their traits for their
+ * own or built-in types ("<usize as core::cmp::PartialOrd>::lt", "<F as
+ * core::ops::function::FnOnce<()>>::call_once"). A trait implemented for
+ * the program's type ("<app::Point as core::fmt::Display>::fmt") is the
+ * program's code: its type has the program's path. */
 static int runtime_function(const char *fn)
 {
-	static const char *const prefixes[] = {
-		"std::", "__gnu_cxx::", "__gthread", "__gthrw_", "core::", "alloc::", "<std::", "<core::",
-		"<alloc::", "__rust_",
-	};
 	if (!fn)
 		return 0;
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (!strncmp(fn, prefixes[i], strlen(prefixes[i])))
-			return 1;
+	if (std_path(fn))
+		return 1;
+	const char *as = fn[0] == '<' ? strstr(fn, " as ") : NULL;
+	if (as && std_path(as + 4)) {
+		const char *path = memchr(fn, ':', (size_t)(as - fn));
+		return !path || std_path(fn + 1);
+	}
 	return !strcmp(fn, "_start");
+}
+
+/* The innermost scope of parent's tree that contains pc (a file address):
+ * a function, an inlined instance or a block; 0 if none does. Functions
+ * defined inside namespaces and types (rustc puts every function in its
+ * module's DW_TAG_namespace) are searched too: elfutils' dwarf_getscopes
+ * (0.188) prunes a DIE without addresses, a namespace, where dwarf_haspc
+ * finds no range, and so finds no scope for them. */
+static int innermost_scope(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int depth)
+{
+	Dwarf_Die child;
+	if (depth > 64 || dwarf_child(parent, &child) != 0)
+		return 0;
+	do {
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_structure_type:
+		case DW_TAG_class_type:
+		case DW_TAG_union_type:
+			if (innermost_scope(&child, pc, out, depth + 1))
+				return 1;
+			break;
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_entry_point:
+		case DW_TAG_lexical_block:
+			if (dwarf_haspc(&child, pc) > 0) {
+				if (!innermost_scope(&child, pc, out, depth + 1))
+					*out = child;
+				return 1;
+			}
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
 }
 
 static void set_source(struct syms *s, struct sym_frame *f, const char *path, int line)
@@ -582,17 +641,18 @@ static size_t symbolize(struct syms *s, uint64_t pc, uint32_t gen, int is_return
 
 	Dwarf_Addr bias = 0;
 	Dwarf_Die *cudie = dwfl_module_addrdie(m->mod, look, &bias);
-	Dwarf_Die *scopes = NULL;
+	Dwarf_Die *scopes = NULL, inner;
 	int nscopes = cudie ? dwarf_getscopes(cudie, look - bias, &scopes) : 0;
 	if (nscopes > 0) {
-		/* dwarf_getscopes continues past an inlined instance with its
-		 * abstract origin's scopes; the callers are the concrete
-		 * instance's parents, which dwarf_getscopes_die walks. */
-		Dwarf_Die inner = scopes[0];
+		inner = scopes[0];
 		free(scopes);
 		scopes = NULL;
-		nscopes = dwarf_getscopes_die(&inner, &scopes);
 	}
+	/* dwarf_getscopes continues past an inlined instance with its
+	 * abstract origin's scopes; the callers are the concrete instance's
+	 * parents, which dwarf_getscopes_die walks. */
+	if (nscopes > 0 || (cudie && innermost_scope(cudie, look - bias, &inner, 0)))
+		nscopes = dwarf_getscopes_die(&inner, &scopes);
 	size_t nfn = 0;
 	for (int i = 0; i < nscopes; i++) {
 		int tag = dwarf_tag(&scopes[i]);
@@ -645,9 +705,11 @@ static size_t symbolize(struct syms *s, uint64_t pc, uint32_t gen, int is_return
 	free(scopes);
 	if (!f[0].function)
 		m->offsets++;
+	Dwarf_Attribute a;
+	const char *comp_dir = cudie ? dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &a)) : NULL;
 	for (size_t k = 0; k < nfn; k++)
 		if (!f[k].runtime && (system_source(f[k].path) || runtime_function(f[k].function) ||
-				      (!f[k].function && rust_std_source(f[k].path))))
+				      ((!f[k].function || f[k].inlined) && rust_std_source(f[k].path, comp_dir))))
 			f[k].runtime = 1;
 	*out = f;
 	return nfn;
