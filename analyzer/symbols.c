@@ -13,9 +13,13 @@
  * overlap; a lookup picks the module by address and generation, then asks its
  * layer.
  *
- * Code: function, file:line and inlined frames (dwarf_getscopes on the CU),
- * names demangled (__cxa_demangle). Without DWARF, the ELF symbol (.symtab,
- * else .dynsym, which is what a stripped binary keeps), else module+offset.
+ * Code: function, file:line and inlined frames (dwarf_getscopes on the CU,
+ * or our own walk where it finds nothing: functions defined in namespaces),
+ * names demangled (Rust's and the C++ ABI's). Without DWARF, the ELF symbol
+ * (.symtab, else .dynsym, which is what a stripped binary keeps), else
+ * module+offset. Frames of the C library and the languages' standard
+ * libraries, linked or inlined, are marked runtime: the program's own frame
+ * is the innermost of the others.
  *
  * Data: the variable whose DW_OP_addr location covers the address, and the
  * member path inside it from its DWARF type (structs, unions' first level,
