@@ -14,7 +14,7 @@
  * layer.
  *
  * Code: function, file:line and inlined frames (dwarf_getscopes on the CU,
- * or our own walk where it finds nothing: functions defined in namespaces),
+ * or an index of the functions defined in namespaces, which it misses),
  * names demangled (Rust's and the C++ ABI's). Without DWARF, the ELF symbol
  * (.symtab, else .dynsym, which is what a stripped binary keeps), else
  * module+offset. Frames of the C library and the languages' standard
@@ -54,6 +54,12 @@ struct var {
 	char *qualified;             /* "ns::name", "func::name" */
 };
 
+/* A function's code, in DWARF (file) addresses: [lo, hi). */
+struct fn_range {
+	uint64_t lo, hi;
+	Dwarf_Die die;
+};
+
 struct smod {
 	const struct profile_module *pm;
 	Dwfl_Module *mod;            /* NULL: the file is gone, changed or unreadable */
@@ -63,6 +69,9 @@ struct smod {
 	int vars_done;
 	struct var *vars;            /* sorted by addr */
 	size_t nvars;
+	int fns_done;
+	struct fn_range *fns;        /* functions with code, namespaced ones included, sorted by lo */
+	size_t nfns;
 };
 
 struct frame_set {
@@ -332,8 +341,10 @@ void syms__free(struct syms *s)
 	for (size_t l = 0; l < s->nlayers; l++)
 		if (s->layers[l])
 			dwfl_end(s->layers[l]);
-	for (size_t i = 0; i < s->nmods; i++)
+	for (size_t i = 0; i < s->nmods; i++) {
 		free(s->mods[i].vars);
+		free(s->mods[i].fns);
+	}
 	for (size_t b = 0; b < FRAME_BUCKETS; b++) {
 		for (struct frame_set *f = s->frames[b], *next; f; f = next) {
 			next = f->next;
@@ -577,40 +588,105 @@ static int runtime_function(const char *fn)
 	return !strcmp(fn, "_start");
 }
 
-/* The innermost scope of parent's tree that contains pc (a file address):
- * a function, an inlined instance or a block; 0 if none does. Functions
- * defined inside namespaces and types (rustc puts every function in its
- * module's DW_TAG_namespace) are searched too: elfutils' dwarf_getscopes
- * (0.188) prunes a DIE without addresses, a namespace, where dwarf_haspc
- * finds no range, and so finds no scope for them. */
-static int innermost_scope(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int depth)
+/* The scopes inside fn (a function's DIE that contains pc, a DWARF
+ * address) that contain pc, innermost first, fn last: inlined instances
+ * and blocks, as dwarf_getscopes_die gives them. Returns how many. */
+static int scopes_inside(Dwarf_Die fn, Dwarf_Addr pc, Dwarf_Die **out)
+{
+	Dwarf_Die chain[64], child;
+	int n = 0;
+	chain[n++] = fn;
+	while (n < 64 && dwarf_child(&chain[n - 1], &child) == 0) {
+		int found = 0;
+		do {
+			int tag = dwarf_tag(&child);
+			found = (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+				 tag == DW_TAG_entry_point || tag == DW_TAG_lexical_block) && dwarf_haspc(&child, pc) > 0;
+		} while (!found && dwarf_siblingof(&child, &child) == 0);
+		if (!found)
+			break;
+		chain[n++] = child;
+	}
+	*out = xcalloc((size_t)n, sizeof(**out));
+	for (int i = 0; i < n; i++)
+		(*out)[i] = chain[n - 1 - i];
+	return n;
+}
+
+struct fn_list {
+	struct fn_range *v;
+	size_t n, cap;
+};
+
+/* The functions with code under parent, those inside its namespaces and
+ * types included (the scopes nested in them are scopes_inside's). */
+static void walk_functions(struct fn_list *l, Dwarf_Die *parent, int depth)
 {
 	Dwarf_Die child;
 	if (depth > 64 || dwarf_child(parent, &child) != 0)
-		return 0;
+		return;
 	do {
-		switch (dwarf_tag(&child)) {
-		case DW_TAG_namespace:
-		case DW_TAG_module:
-		case DW_TAG_structure_type:
-		case DW_TAG_class_type:
-		case DW_TAG_union_type:
-			if (innermost_scope(&child, pc, out, depth + 1))
-				return 1;
-			break;
-		case DW_TAG_subprogram:
-		case DW_TAG_inlined_subroutine:
-		case DW_TAG_entry_point:
-		case DW_TAG_lexical_block:
-			if (dwarf_haspc(&child, pc) > 0) {
-				if (!innermost_scope(&child, pc, out, depth + 1))
-					*out = child;
-				return 1;
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_namespace || tag == DW_TAG_module || tag == DW_TAG_structure_type ||
+		    tag == DW_TAG_class_type || tag == DW_TAG_union_type) {
+			walk_functions(l, &child, depth + 1);
+			continue;
+		}
+		if (tag != DW_TAG_subprogram)
+			continue;
+		Dwarf_Addr base, lo, hi;
+		for (ptrdiff_t off = 0; (off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0;) {
+			if (lo >= hi)
+				continue;
+			if (l->n == l->cap) {
+				l->cap = l->cap ? l->cap * 2 : 256;
+				l->v = realloc(l->v, l->cap * sizeof(*l->v));
+				if (!l->v) {
+					cv_error("out of memory");
+					abort();
+				}
 			}
-			break;
+			l->v[l->n++] = (struct fn_range){ .lo = lo, .hi = hi, .die = child };
 		}
 	} while (dwarf_siblingof(&child, &child) == 0);
-	return 0;
+}
+
+static int by_lo(const void *a, const void *b)
+{
+	const struct fn_range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The scopes containing pc (a DWARF address of m), innermost first, of a
+ * function defined inside a namespace or a type, as rustc defines every
+ * function (in its module's DW_TAG_namespace): elfutils' dwarf_getscopes
+ * (0.188) prunes a DIE without addresses, such as a namespace, and so finds
+ * no scope for them. The module's functions are indexed once. */
+static int namespaced_scopes(struct smod *m, Dwarf_Addr pc, Dwarf_Die **out)
+{
+	if (!m->fns_done) {
+		m->fns_done = 1;
+		struct fn_list l = { 0 };
+		Dwarf_Addr bias;
+		for (Dwarf_Die *cu = dwfl_module_nextcu(m->mod, NULL, &bias); cu;
+		     cu = dwfl_module_nextcu(m->mod, cu, &bias))
+			walk_functions(&l, cu, 0);
+		if (l.n)
+			qsort(l.v, l.n, sizeof(*l.v), by_lo);
+		m->fns = l.v;
+		m->nfns = l.n;
+	}
+	size_t lo = 0, hi = m->nfns;
+	while (lo < hi) {   /* the first function starting after pc */
+		size_t mid = (lo + hi) / 2;
+		if (m->fns[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || pc >= m->fns[lo - 1].hi)
+		return 0;
+	return scopes_inside(m->fns[lo - 1].die, pc, out);
 }
 
 static void set_source(struct syms *s, struct sym_frame *f, const char *path, int line)
@@ -645,18 +721,21 @@ static size_t symbolize(struct syms *s, uint64_t pc, uint32_t gen, int is_return
 
 	Dwarf_Addr bias = 0;
 	Dwarf_Die *cudie = dwfl_module_addrdie(m->mod, look, &bias);
-	Dwarf_Die *scopes = NULL, inner;
+	Dwarf_Die *scopes = NULL;
 	int nscopes = cudie ? dwarf_getscopes(cudie, look - bias, &scopes) : 0;
 	if (nscopes > 0) {
-		inner = scopes[0];
+		/* dwarf_getscopes continues past an inlined instance with its
+		 * abstract origin's scopes; the callers are the concrete
+		 * instance's parents, which dwarf_getscopes_die walks. */
+		Dwarf_Die inner = scopes[0];
 		free(scopes);
 		scopes = NULL;
-	}
-	/* dwarf_getscopes continues past an inlined instance with its
-	 * abstract origin's scopes; the callers are the concrete instance's
-	 * parents, which dwarf_getscopes_die walks. */
-	if (nscopes > 0 || (cudie && innermost_scope(cudie, look - bias, &inner, 0)))
 		nscopes = dwarf_getscopes_die(&inner, &scopes);
+	} else if (cudie) {
+		free(scopes);
+		scopes = NULL;
+		nscopes = namespaced_scopes(m, look - bias, &scopes);
+	}
 	size_t nfn = 0;
 	for (int i = 0; i < nscopes; i++) {
 		int tag = dwarf_tag(&scopes[i]);
