@@ -350,7 +350,7 @@ const struct cache_line *cpuprof__top_line(const struct cpuprof *c)
 	return NULL;
 }
 
-int cpuprof__unavailable(const struct cpuprof *c, char what[2][CPUPROF_UNAVAILABLE_SIZE])
+int cpuprof__unavailable(const struct cpuprof *c, char what[CPUPROF_UNAVAILABLE_MAX][CPUPROF_UNAVAILABLE_SIZE])
 {
 	int n = 0;
 	if (c && !c->smp.mem_source[0])
@@ -360,12 +360,16 @@ int cpuprof__unavailable(const struct cpuprof *c, char what[2][CPUPROF_UNAVAILAB
 	if (c && !c->smp.watch_on)
 		snprintf(what[n++], CPUPROF_UNAVAILABLE_SIZE, "hardware watchpoints (exact writes per thread per "
 			 "word): %s", c->smp.watch_unavailable[0] ? c->smp.watch_unavailable : "off");
+	if (c && c->smp.stack_unavailable[0])
+		snprintf(what[n++], CPUPROF_UNAVAILABLE_SIZE, "call chains through code without frame pointers (user "
+			 "stacks unwound from DWARF call-frame information): %.200s; off-CPU and serial-phase call sites "
+			 "may stop in the C library", c->smp.stack_unavailable);
 	return n;
 }
 
 static void text_unavailable(const struct cpuprof *c, FILE *out)
 {
-	char what[2][CPUPROF_UNAVAILABLE_SIZE];
+	char what[CPUPROF_UNAVAILABLE_MAX][CPUPROF_UNAVAILABLE_SIZE];
 	for (int i = 0, n = cpuprof__unavailable(c, what); i < n; i++)
 		fprintf(out, "  Not measured: %s.\n", what[i]);
 }

@@ -1,7 +1,9 @@
 /* offcpu.c — sampled context switches outside timed waits, by kind and call
  * site (offcpu.h).
  *
- * A switch sample's chain starts where the thread entered the kernel. When
+ * A switch sample's chain starts where the thread entered the kernel; the
+ * launcher unwound it from call-frame information where it could, so it
+ * passes through code without frame pointers (the C library's). When
  * any of its frames is inside libconvoy.so, an interposed wait (a mutex, a
  * condvar, a barrier, OpenMP's) was around it, and the shim timed that wait
  * already: it is left out. The rest is classified by the innermost named
@@ -159,8 +161,8 @@ static void walk(const struct model *m, const struct sample *x, int *shim, const
 			at_ip = f;
 			nip = nf;
 		}
-		struct sym_frame lost;
-		size_t nlost = k == 1 ? skipped_caller(m, at_ip, nip, pc, &lost) : 0;
+		struct sym_frame lost;   /* a chain unwound from call-frame information skips none */
+		size_t nlost = k == 1 && !x->cfi ? skipped_caller(m, at_ip, nip, pc, &lost) : 0;
 		for (size_t j = 0; j < nlost + nf; j++) {
 			const struct sym_frame *fr = j < nlost ? &lost : &f[j - nlost];
 			/* Only inside the program's frames: the shim also starts

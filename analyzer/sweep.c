@@ -428,7 +428,7 @@ json_object *sweep__json(const struct sweep *w)
 		json_object_array_add(missing, json_object_new_string("hardware counters (cycles, instructions, cache misses): no PMU"));
 	if (!switches_sampled(w))
 		json_object_array_add(missing, json_object_new_string(OFFCPU_SITES_UNAVAILABLE));
-	char data[2][CPUPROF_UNAVAILABLE_SIZE];
+	char data[CPUPROF_UNAVAILABLE_MAX][CPUPROF_UNAVAILABLE_SIZE];
 	for (int i = 0, n = cpuprof__unavailable(w->runs[w->nruns - 1].a.m.cpu, data); i < n; i++)
 		json_object_array_add(missing, json_object_new_string(data[i]));
 	json_object_object_add(root, "evidence_unavailable", missing);
@@ -515,7 +515,7 @@ void sweep__text(const struct sweep *w, FILE *out)
 	if (!switches_sampled(w))
 		textfit__wrap(out, width, 2, w->runs[w->nruns - 1].a.p->process.perf_error ? "Not measured: " : "\nNot measured: ",
 			      OFFCPU_SITES_UNAVAILABLE ".");
-	char data[2][CPUPROF_UNAVAILABLE_SIZE];
+	char data[CPUPROF_UNAVAILABLE_MAX][CPUPROF_UNAVAILABLE_SIZE];
 	for (int i = 0, n = cpuprof__unavailable(w->runs[w->nruns - 1].a.m.cpu, data); i < n; i++) {
 		char sentence[CPUPROF_UNAVAILABLE_SIZE + 1];
 		snprintf(sentence, sizeof(sentence), "%.*s.", CPUPROF_UNAVAILABLE_SIZE - 1, data[i]);

@@ -13,6 +13,9 @@ DATA_PROGS := $(patsubst tests/data/progs/%.c,$(DATA_PROGS_DIR)/%,$(wildcard tes
 $(DATA_PROGS_DIR)/omp_%: TEST_PROG_CFLAGS += -fopenmp
 # Frame pointers, so the launcher's sampled switch chains reach its callers.
 $(DATA_PROGS_DIR)/inline_futex: TEST_PROG_CFLAGS += -fno-omit-frame-pointer
+# None, as Debian builds: the launcher's unwind from call-frame information
+# reaches its callers.
+$(DATA_PROGS_DIR)/serial_memset: TEST_PROG_CFLAGS += -fomit-frame-pointer
 
 $(DATA_PROGS_DIR)/%: tests/data/progs/%.c tests/data/progs/data_progs.h include/convoy.h | check-deps
 	@mkdir -p $(@D)
