@@ -174,7 +174,7 @@ static int on_cpu(const struct sample *x)
 	return x->kind == SAMPLE_CPU || x->kind == SAMPLE_SYS;
 }
 
-/* Names each distinct IP's innermost function once. */
+/* Names each distinct IP once: by its function (the program's innermost, below). */
 static void name_functions(struct cpuprof *c, const struct model *m, uint64_t *ips, size_t nips, uint32_t *fn_of_ip)
 {
 	c->fns = xcalloc(nips ? nips : 1, sizeof(*c->fns));
@@ -185,12 +185,24 @@ static void name_functions(struct cpuprof *c, const struct model *m, uint64_t *i
 		for (size_t k = 0; k < nf && !impl; k++)
 			if (!f[k].shim)
 				impl = lock_impl_of(f[k].function);
-		/* Named by its innermost frame: an inlined function by its own name. */
+		/* Named by the program's innermost frame, inlined ones included:
+		 * the function whose code it is, not the standard library's
+		 * helpers inlined into it (a Rust closure's Range::next, a C++
+		 * vector's operator[]). Code with no frame of the program's own
+		 * is named by its outermost frame: the runtime's function that
+		 * holds the code, as its symbol says (Mutex::lock_contended, not
+		 * the atomic load inlined into it). */
+		const struct sym_frame *own = NULL;
+		for (size_t k = 0; k < nf && !own; k++)
+			if (!f[k].runtime && !f[k].shim && f[k].function)
+				own = &f[k];
+		if (!own)
+			own = &f[nf - 1];
 		char name[256];
-		if (f[0].function)
-			snprintf(name, sizeof(name), "%s", f[0].function);
+		if (own->function)
+			snprintf(name, sizeof(name), "%s", own->function);
 		else
-			syms__frame_label(&f[0], name, sizeof(name));
+			syms__frame_label(own, name, sizeof(name));
 		size_t j = 0;
 		while (j < c->nfns && strcmp(c->fns[j].name, name))
 			j++;

@@ -24,7 +24,7 @@ struct cpuprof {
 	struct samples smp;
 	uint64_t samples;            /* on-CPU samples (user and kernel) of the profile's threads */
 	uint64_t untracked;          /* ... of tids the profile does not know */
-	struct cpu_function *fns;    /* by the innermost function, most samples first */
+	struct cpu_function *fns;    /* by the program's innermost function, most samples first */
 	size_t nfns;
 	uint64_t *object_spin;       /* by object id: samples spinning inside that lock's implementation */
 	uint64_t lock_spin;          /* all samples inside lock implementations */

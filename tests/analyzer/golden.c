@@ -995,6 +995,49 @@ Test(golden, a_heap_futex_word_is_named_by_its_code_not_its_address, .timeout = 
 	cr_assert(!strstr(name, "@0x") && !strncmp(name, "futex@", 6), "the futex word is named %s", name);
 }
 
+/* Rust inlines the program's small functions into its closures, and the
+ * thread's closure into std's thread start: the machine code of all a
+ * thread does is inside std::sys::backtrace::__rust_begin_short_backtrace.
+ * The debug info's inlined frames name the program's own functions. */
+static bool std_function(const char *fn)
+{
+	static const char *const prefixes[] = { "std::", "core::", "alloc::", "<std::", "<core::", "<alloc::" };
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(fn, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+Test(golden, a_rust_mutex_used_from_inlined_functions_is_named_after_them, .timeout = 60)
+{
+	json_object *r = sampled_run_report("rust_inlined_2");
+	json_object *locks = tu_array(r, "locks");
+	TU_EQ(json_object_array_length(locks), 1, "locks");
+	json_object *lock = json_object_array_get_idx(locks, 0);
+	const char *name = tu_str(lock, "name");
+	cr_assert(!strncmp(name, "futex@rust_inlined::tally (rust_inlined.rs:", 43), "the std Mutex is named %s", name);
+	json_object *fns = tu_array(tu_get(r, "cpu_samples"), "functions");
+	TU_STREQ(tu_str(json_object_array_get_idx(fns, 0), "function"), "rust_inlined::mix",
+		 "the function with the most CPU time");
+	/* std's frames, inlined or not, are the runtime's; the program's are
+	 * its own, its implementation of std's Extend for its type included. */
+	json_object *frames = tu_array(json_object_array_get_idx(tu_array(lock, "stacks"), 0), "frames");
+	bool std_inlined = false, own_impl = false;
+	for (size_t i = 0; i < json_object_array_length(frames); i++) {
+		json_object *f = json_object_array_get_idx(frames, i);
+		const char *fn = tu_str(f, "function");
+		bool runtime = tu_bool(f, "runtime");
+		if (std_function(fn))
+			cr_assert(runtime, "std's frame %s is not marked runtime", fn);
+		else
+			cr_assert(!runtime, "the program's frame %s is marked runtime", fn);
+		std_inlined |= runtime && tu_bool(f, "inlined");
+		own_impl |= !strncmp(fn, "<&rust_inlined::Tally as core::", 31) && !runtime;
+	}
+	cr_assert(std_inlined, "no inlined std frame on the lock's stack");
+	cr_assert(own_impl, "the program's Extend impl is not on the lock's stack as its own code");
+}
+
 /* Off-CPU call sites are said to be missing only when the run sampled no
  * context switches. */
 static bool says_sites_missing(json_object *s)

@@ -26,11 +26,16 @@ $(BUILD)/obj/tests/analyzer/golden.o: TEST_UTIL_CFLAGS += -DDATA_DIR='"$(abspath
 .PHONY: data-progs
 data-progs: $(DATA_PROGS)
 
-# Rust: the same program in both manglings, with debug info; and a mutex
-# under contention (sampled recordings).
-DATA_RUST_PROGS := $(DATA_PROGS_DIR)/rust_lock_v0 $(DATA_PROGS_DIR)/rust_lock_legacy $(DATA_PROGS_DIR)/rust_mutex
+# Rust: the same program in both manglings, with debug info; and mutexes
+# under contention (sampled recordings), one used from inlined functions.
+DATA_RUST_PROGS := $(DATA_PROGS_DIR)/rust_lock_v0 $(DATA_PROGS_DIR)/rust_lock_legacy $(DATA_PROGS_DIR)/rust_mutex \
+	$(DATA_PROGS_DIR)/rust_inlined
 
 $(DATA_PROGS_DIR)/rust_mutex: tests/data/progs/rust_mutex.rs | check-deps
+	@mkdir -p $(@D)
+	rustc -g -O $< -o $@
+
+$(DATA_PROGS_DIR)/rust_inlined: tests/data/progs/rust_inlined.rs | check-deps
 	@mkdir -p $(@D)
 	rustc -g -O $< -o $@
 
