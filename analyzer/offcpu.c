@@ -55,6 +55,8 @@ static const struct { const char *name; enum offcpu_kind kind; } calls[] = {
 	{ "nanosleep", OFFCPU_SLEEP }, { "clock_nanosleep", OFFCPU_SLEEP }, { "usleep", OFFCPU_SLEEP },
 	{ "sleep", OFFCPU_SLEEP }, { "pause", OFFCPU_SLEEP }, { "sigsuspend", OFFCPU_SLEEP },
 	{ "sigtimedwait", OFFCPU_SLEEP },
+	{ "wait", OFFCPU_CHILD }, { "wait3", OFFCPU_CHILD }, { "wait4", OFFCPU_CHILD }, { "waitpid", OFFCPU_CHILD },
+	{ "waitid", OFFCPU_CHILD },
 };
 
 /* in_libc: the function is the C library's (or another system runtime's,

@@ -516,6 +516,16 @@ Test(golden, a_cold_first_run_is_flagged_not_paid_for, .timeout = 60)
 	cr_assert(strstr(c, "page cache") && strstr(c, "--warmup"), "caution: %s", c);
 }
 
+/* With switch samples the caution says what the first run's off-CPU time
+ * was (here the program's own sleep standing for the cold read) and guesses
+ * at a disk only where they say read or major faults. */
+Test(golden, a_cold_first_run_is_described_from_its_samples, .timeout = 60)
+{
+	const char *c = tu_str(replay_sampled("cold_start_sampled"), "caution");
+	cr_assert(strstr(c, "dp_sleep_ns") && strstr(c, "called from main"), "caution: %s", c);
+	cr_assert_null(strstr(c, "read from disk"), "caution: %s", c);
+}
+
 Test(golden, a_sweep_without_superlinear_steps_or_io_has_no_caution, .timeout = 60)
 {
 	json_object *s = replay("global_queue");
