@@ -229,6 +229,9 @@ static char *find_profile(const char *dir, pid_t pid, time_t since, const char *
 		fprintf(stderr, "convoy: analysing %s (pid %d), %s; also profiled: %s (--comm NAME picks another)\n",
 			c[best].comm, (int)c[best].pid,
 			comm ? "as --comm asked" : "the process that did the most threaded work", others);
+		if (!c[best].threaded)
+			fprintf(stderr, "convoy: no process of the command created a thread (%zu processes profiled): "
+				"convoy explains threads within a process, not work spread across processes\n", members);
 	}
 	for (size_t i = 0; i < n; i++)
 		if (c[i].path != found)

@@ -174,7 +174,7 @@ static int on_cpu(const struct sample *x)
 	return x->kind == SAMPLE_CPU || x->kind == SAMPLE_SYS;
 }
 
-/* Names each distinct IP's innermost function once. */
+/* Names each distinct IP once: by its function (the program's innermost, below). */
 static void name_functions(struct cpuprof *c, const struct model *m, uint64_t *ips, size_t nips, uint32_t *fn_of_ip)
 {
 	c->fns = xcalloc(nips ? nips : 1, sizeof(*c->fns));
@@ -185,12 +185,24 @@ static void name_functions(struct cpuprof *c, const struct model *m, uint64_t *i
 		for (size_t k = 0; k < nf && !impl; k++)
 			if (!f[k].shim)
 				impl = lock_impl_of(f[k].function);
-		/* Named by its innermost frame: an inlined function by its own name. */
+		/* Named by the program's innermost frame, inlined ones included:
+		 * the function whose code it is, not the standard library's
+		 * helpers inlined into it (a Rust closure's Range::next, a C++
+		 * vector's operator[]). Code with no frame of the program's own
+		 * is named by its outermost frame: the runtime's function that
+		 * holds the code, as its symbol says (Mutex::lock_contended, not
+		 * the atomic load inlined into it). */
+		const struct sym_frame *own = NULL;
+		for (size_t k = 0; k < nf && !own; k++)
+			if (!f[k].runtime && !f[k].shim && f[k].function)
+				own = &f[k];
+		if (!own)
+			own = &f[nf - 1];
 		char name[256];
-		if (f[0].function)
-			snprintf(name, sizeof(name), "%s", f[0].function);
+		if (own->function)
+			snprintf(name, sizeof(name), "%s", own->function);
 		else
-			syms__frame_label(&f[0], name, sizeof(name));
+			syms__frame_label(own, name, sizeof(name));
 		size_t j = 0;
 		while (j < c->nfns && strcmp(c->fns[j].name, name))
 			j++;
@@ -338,7 +350,7 @@ const struct cache_line *cpuprof__top_line(const struct cpuprof *c)
 	return NULL;
 }
 
-int cpuprof__unavailable(const struct cpuprof *c, char what[2][CPUPROF_UNAVAILABLE_SIZE])
+int cpuprof__unavailable(const struct cpuprof *c, char what[CPUPROF_UNAVAILABLE_MAX][CPUPROF_UNAVAILABLE_SIZE])
 {
 	int n = 0;
 	if (c && !c->smp.mem_source[0])
@@ -348,12 +360,16 @@ int cpuprof__unavailable(const struct cpuprof *c, char what[2][CPUPROF_UNAVAILAB
 	if (c && !c->smp.watch_on)
 		snprintf(what[n++], CPUPROF_UNAVAILABLE_SIZE, "hardware watchpoints (exact writes per thread per "
 			 "word): %s", c->smp.watch_unavailable[0] ? c->smp.watch_unavailable : "off");
+	if (c && c->smp.stack_unavailable[0])
+		snprintf(what[n++], CPUPROF_UNAVAILABLE_SIZE, "call chains through code without frame pointers (user "
+			 "stacks unwound from DWARF call-frame information): %.200s; off-CPU and serial-phase call sites "
+			 "may stop in the C library", c->smp.stack_unavailable);
 	return n;
 }
 
 static void text_unavailable(const struct cpuprof *c, FILE *out)
 {
-	char what[2][CPUPROF_UNAVAILABLE_SIZE];
+	char what[CPUPROF_UNAVAILABLE_MAX][CPUPROF_UNAVAILABLE_SIZE];
 	for (int i = 0, n = cpuprof__unavailable(c, what); i < n; i++)
 		fprintf(out, "  Not measured: %s.\n", what[i]);
 }

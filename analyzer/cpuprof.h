@@ -24,7 +24,7 @@ struct cpuprof {
 	struct samples smp;
 	uint64_t samples;            /* on-CPU samples (user and kernel) of the profile's threads */
 	uint64_t untracked;          /* ... of tids the profile does not know */
-	struct cpu_function *fns;    /* by the innermost function, most samples first */
+	struct cpu_function *fns;    /* by the program's innermost function, most samples first */
 	size_t nfns;
 	uint64_t *object_spin;       /* by object id: samples spinning inside that lock's implementation */
 	uint64_t lock_spin;          /* all samples inside lock implementations */
@@ -49,10 +49,12 @@ const struct cache_line *cpuprof__top_shared_line(const struct cpuprof *c);
  * samples (at least 1 % of them), or NULL. */
 const struct cache_line *cpuprof__top_line(const struct cpuprof *c);
 
-/* What the run's samples could not measure about data addresses (no PMU
- * memory sampling, no watchpoints), one phrase each; how many. */
+/* What the run's samples could not measure (about data addresses: no PMU
+ * memory sampling, no watchpoints; call chains through code without frame
+ * pointers: no user stacks), one phrase each; how many. */
 #define CPUPROF_UNAVAILABLE_SIZE 400
-int cpuprof__unavailable(const struct cpuprof *c, char what[2][CPUPROF_UNAVAILABLE_SIZE]);
+#define CPUPROF_UNAVAILABLE_MAX 3
+int cpuprof__unavailable(const struct cpuprof *c, char what[CPUPROF_UNAVAILABLE_MAX][CPUPROF_UNAVAILABLE_SIZE]);
 
 void cpuprof__text(const struct cpuprof *c, const struct model *m, FILE *out, int limit);
 json_object *cpuprof__json(const struct cpuprof *c, const struct model *m, int limit);

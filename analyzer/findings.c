@@ -303,23 +303,31 @@ struct turn_use {
 	uint64_t waits, wait_ns, ended, timeouts, signals, peer_signals;
 };
 
-/* Did thread (index) block on one of u's objects? */
-static int waited_on(const struct model *m, const struct turn_use *u, uint32_t thread)
+/* Did thread (index) block on row's object? */
+static int waited_on(const struct model *m, const struct object_row *row, uint32_t thread)
 {
-	for (size_t d = 0; d < u->nparks; d++) {
-		uint32_t id = u->parks[d]->obj->o.id;
-		for (size_t q = m->stats_start[id]; q < m->stats_start[id + 1]; q++) {
-			const struct cv_stats *w = &m->p->stats[m->stats_of[q]];
-			if (w->thread == thread && w->waits > 0)
-				return 1;
-		}
+	uint32_t id = row->obj->o.id;
+	for (size_t q = m->stats_start[id]; q < m->stats_start[id + 1]; q++) {
+		const struct cv_stats *w = &m->p->stats[m->stats_of[q]];
+		if (w->thread == thread && w->waits > 0)
+			return 1;
 	}
 	return 0;
 }
 
+/* The signals and broadcasts of k that found a thread waiting: a wake sent
+ * to nobody (a consumer telling an idle producer there is room) hands no
+ * turn to anyone. */
+static uint64_t wakes_delivered(const struct cv_stats *k)
+{
+	uint64_t sent = k->signals + k->broadcasts, unwaited = k->signals_unwaited + k->broadcasts_unwaited;
+	return sent > unwaited ? sent - unwaited : 0;
+}
+
 /* Sums u's objects' waits and wakes. A wake "from a peer" is one sent by a
- * thread that itself parked on them: threads handing the turn to each
- * other, not a producer feeding consumers. */
+ * thread that itself parked on the same object: threads handing the turn
+ * to each other, not a producer feeding consumers (which park on another
+ * condvar of the monitor, if at all). */
 static void turn_use_sum(const struct step *st, struct turn_use *u)
 {
 	const struct model *m = st->t->m;
@@ -332,12 +340,12 @@ static void turn_use_sum(const struct step *st, struct turn_use *u)
 		u->wait_ns += k->wait_ns;
 		u->ended += k->wakeups + k->timeouts;
 		u->timeouts += k->timeouts;
-		u->signals += k->signals + k->broadcasts;
+		u->signals += wakes_delivered(k);
 		uint32_t id = row->obj->o.id;
 		for (size_t j = m->stats_start[id]; j < m->stats_start[id + 1]; j++) {
 			const struct cv_stats *ts = &m->p->stats[m->stats_of[j]];
-			if (ts->signals + ts->broadcasts && waited_on(m, u, ts->thread))
-				u->peer_signals += ts->signals + ts->broadcasts;
+			if (wakes_delivered(ts) && waited_on(m, row, ts->thread))
+				u->peer_signals += wakes_delivered(ts);
 		}
 	}
 }
@@ -560,16 +568,15 @@ static void rule_runnable(struct findings *out, const struct step *st)
 	uint64_t invol = 0;
 	for (size_t i = 0; i < m->p->nthreads; i++)
 		invol += m->p->threads[i].involuntary_cs;
-	/* More busy threads than CPUs is the program's doing, and so is
-	 * waiting while its own threads hold every CPU; waiting for CPUs the
-	 * program did not fill is the machine's (other processes), which the
-	 * program cannot fix: that one is never ranked high. The launcher's
-	 * switch records tell them apart; without them, the count of threads
-	 * busy at once does. */
+	/* Waiting for a CPU because the program's own threads outnumbered
+	 * them is the program's doing; waiting for CPUs other processes held is
+	 * the machine's, which the program cannot fix: that one is never ranked
+	 * high. The launcher's switch records measure which it was; without
+	 * them, the count of threads busy at once decides. */
 	double own = -1;
 	int recorded = speedup__runq_split(m, cpus, &busy, &own) == 0;
 	struct finding *x = findings__add(out, FINDING_OVERSUBSCRIPTION, grew / st->lost);
-	x->external = busy <= (int)cpus && (!recorded || own < 0.5);
+	x->external = recorded ? own < 0.5 : busy <= (int)cpus;
 	object(x, x->external ? "other processes" : "run queue");
 	x->predicted_wall_ns = predicted(st, grew);
 	evidence(x, "threads_busy", busy);
@@ -578,28 +585,32 @@ static void rule_runnable(struct findings *out, const struct step *st)
 	evidence(x, "involuntary_switches", (double)invol);
 	if (recorded)
 		evidence(x, "runq_own_share", own);
-	char a[32], b[32], c[32], held[192] = "";
+	char a[32], b[32], c[32], share[160] = "";
 	const char *plural = cpus == 1 ? "" : "s";
 	if (recorded)
-		snprintf(held, sizeof(held), "%s the program's own threads held all %u CPU%s for %s of the time its "
-			 "preempted threads waited for one", !x->external && own < 0.5 ? "; other processes took "
-			 "CPUs too:" : ";", cpus, plural, fmt_pct(c, sizeof(c), own));
+		snprintf(share, sizeof(share), "%s of the preempted threads' wait came from the program's own threads "
+			 "outnumbering the CPU%s", fmt_pct(c, sizeof(c), own), plural);
 	const char *runnable = fmt_ns(a, sizeof(a), st->t->s->c[STACK_RUNNABLE]);
-	if (busy > (int)cpus)
+	fmt_count(b, sizeof(b), invol);
+	if (!x->external && busy > (int)cpus)
 		say(x->summary, sizeof(x->summary),
 		    "%d busy threads shared %u CPU%s: threads spent %s runnable but waiting for a CPU, "
-		    "with %s involuntary context switches%s.", busy, cpus, plural, runnable,
-		    fmt_count(b, sizeof(b), invol), held);
+		    "with %s involuntary context switches%s%s.", busy, cpus, plural, runnable, b,
+		    recorded ? "; " : "", share);
 	else if (!x->external)
 		say(x->summary, sizeof(x->summary),
-		    "The program's threads kept all %u CPU%s busy while others of its threads waited: they spent "
-		    "%s runnable but waiting for a CPU, with %s involuntary context switches%s.", cpus, plural,
-		    runnable, fmt_count(b, sizeof(b), invol), held);
+		    "The program's threads outnumbered its %u CPU%s at times: threads spent %s runnable but "
+		    "waiting for a CPU, with %s involuntary context switches; %s.", cpus, plural, runnable, b, share);
+	else if (busy > (int)cpus)
+		say(x->summary, sizeof(x->summary),
+		    "Threads spent %s runnable but waiting for a CPU: %d of them were busy at once on %u CPU%s, "
+		    "but only %s; other processes competed for the machine (%s involuntary switches).",
+		    runnable, busy, cpus, plural, share, b);
 	else
 		say(x->summary, sizeof(x->summary),
 		    "Threads spent %s runnable but waiting for a CPU although only %d %s busy on %u CPU%s: "
-		    "other processes competed for the machine (%s involuntary switches%s).",
-		    runnable, busy, busy == 1 ? "was" : "were", cpus, plural, fmt_count(b, sizeof(b), invol), held);
+		    "other processes competed for the machine (%s involuntary switches%s%s).",
+		    runnable, busy, busy == 1 ? "was" : "were", cpus, plural, b, recorded ? "; " : "", share);
 	if (x->external)
 		say(x->fix, sizeof(x->fix),
 		    "Nothing in the program: measure on an idle machine (or pin the program to CPUs "
@@ -617,7 +628,7 @@ static void rule_runnable(struct findings *out, const struct step *st)
  * main thread is left out when there are workers (it sets up and joins), and
  * so are threads that lived less than a tenth of the run: a worker is there
  * for the run, and churned threads have their own rule. */
-static size_t working_times(const struct run_view *r, double *out)
+static size_t working_times(const struct run_view *r, double *out, size_t *thread)
 {
 	const struct model *m = r->m;
 	const struct profile *p = m->p;
@@ -653,6 +664,7 @@ static size_t working_times(const struct run_view *r, double *out)
 		double on_cpu = (double)t->cpu_ns > spin ? (double)t->cpu_ns - spin : 0;
 		double cpu = on_cpu < u ? on_cpu : u;
 		double runnable = (double)t->run_delay_ns < u - cpu ? (double)t->run_delay_ns : u - cpu;
+		thread[n] = i;
 		out[n++] = u - runnable;
 		mean += u - runnable;
 	}
@@ -680,9 +692,14 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 	const struct profile *p = st->t->m->p;
 	double idle = idle_claimed ? 0 : delta(st, STACK_IDLE), park = delta(st, STACK_PARK) - st->park_claimed;
 	double *busy = xcalloc(p->nthreads, sizeof(double));
-	size_t n = working_times(st->t, busy);
+	size_t *thread = xcalloc(p->nthreads, sizeof(size_t)), busiest = 0;
+	size_t n = working_times(st->t, busy, thread);
 	double ratio = 0, median = 0, max = 0, shortfall = 0;
 	if (n >= 2) {
+		for (size_t i = 1; i < n; i++)
+			if (busy[i] > busy[busiest])
+				busiest = i;
+		busiest = thread[busiest];
 		qsort(busy, n, sizeof(double), cmp_double);
 		median = busy[(n - 1) / 2];   /* the lower median: with two workers, the idle one */
 		max = busy[n - 1];
@@ -693,6 +710,7 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 		for (size_t i = 0; i < n; i++)
 			shortfall += max - busy[i];
 	}
+	free(thread);
 	free(busy);
 
 	/* Parks (condvars, semaphores, barriers, futexes): many short ones are
@@ -775,15 +793,18 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 		evidence(x, "median_working_ns", median);
 		evidence(x, "idle_ns", st->t->s->c[STACK_IDLE]);
 		evidence(x, "park_ns", park_total);
-		char a[32], b[32], c[32];
+		char a[32], b[32], c[32], who[200], where[640];
+		speedup__thread_text(st->t->m, busiest, who, sizeof(who));
+		speedup__thread_site(st->t->m, busiest, where, sizeof(where));
 		say(x->summary, sizeof(x->summary),
-		    "Work was spread unevenly: the busiest worker worked %s, the median one %s "
-		    "(%.1f×), so the others sat idle or parked for %s while it finished.",
-		    fmt_ns(a, sizeof(a), max), fmt_ns(b, sizeof(b), median), ratio,
+		    "Work was spread unevenly: the busiest worker, %s, worked %s%s%s; the median one %s "
+		    "(%.1f×), so the others sat idle or parked for %s while it finished.", who,
+		    fmt_ns(a, sizeof(a), max), where[0] ? ", " : "", where, fmt_ns(b, sizeof(b), median), ratio,
 		    fmt_ns(c, sizeof(c), uneven / st->scale));
 		say(x->fix, sizeof(x->fix),
 		    "Let idle threads take work from busy ones (work stealing), or cut the work into "
-		    "more, smaller pieces than threads so the last piece is short.");
+		    "more, smaller pieces than threads so the last piece is short; if the busiest thread "
+		    "is a stage the others wait on (a producer feeding a queue), split its work between threads.");
 	}
 }
 

@@ -93,6 +93,7 @@ static int mkdirs(const char *dir)
 static char profile_dir[PATH_MAX];
 static unsigned sampling_hz;
 static enum sampler_records sampling_records = SAMPLER_RECORDS_BUDGET;   /* CONVOY_SAMPLE_SWITCHES */
+static unsigned sampling_stack = SAMPLER_DEFAULT_STACK;                 /* CONVOY_SAMPLE_STACK */
 
 int launch__prepare(const char *dir, unsigned sample_hz, char *absdir, size_t size)
 {
@@ -145,6 +146,14 @@ int launch__sample_hz(const char *cmd, const char *option, unsigned *hz)
 			 "not '%s'", cmd, records);
 		return -1;
 	}
+	const char *stack = getenv("CONVOY_SAMPLE_STACK");   /* docs/samples-format.md */
+	long long bytes = stack && *stack ? parse_count(stack) : SAMPLER_DEFAULT_STACK;
+	if (bytes < 0 || bytes > SAMPLER_MAX_STACK || bytes % 8) {
+		cv_error("%s: CONVOY_SAMPLE_STACK is the bytes of user stack copied per sample, a multiple of 8 up to "
+			 "%d (0: none), not '%s'", cmd, SAMPLER_MAX_STACK, stack);
+		return -1;
+	}
+	sampling_stack = (unsigned)bytes;
 	const char *text = option ? option : getenv("CONVOY_SAMPLE_HZ");
 	if (!text || !*text) {
 		*hz = SAMPLER_DEFAULT_HZ;
@@ -168,7 +177,7 @@ static struct sampler *start_sampling(pid_t pid)
 	if (!sampling_hz)
 		return NULL;
 	char why[512];
-	struct sampler *s = sampler__open(pid, sampling_hz, sampling_records, why, sizeof(why));
+	struct sampler *s = sampler__open(pid, sampling_hz, sampling_records, sampling_stack, why, sizeof(why));
 	if (s && sampler__start(s, profile_dir, why, sizeof(why)) != 0) {
 		sampler__stop(s);
 		s = NULL;

@@ -29,7 +29,8 @@ int launch__prepare(const char *dir, unsigned sample_hz, char *absdir, size_t si
 /* The sampling rate for cmd ("run", "scale"): --sample-hz's text when
  * given, else CONVOY_SAMPLE_HZ, else SAMPLER_DEFAULT_HZ; 0 turns sampling
  * off. Also reads CONVOY_SAMPLE_SWITCHES (0, 1 or unset: sampler.h,
- * enum sampler_records) for launch__run. Returns 0, or -1 after one error
+ * enum sampler_records) and CONVOY_SAMPLE_STACK (bytes of user stack per
+ * sample, sampler.h) for launch__run. Returns 0, or -1 after one error
  * line. */
 #define LAUNCH_MAX_SAMPLE_HZ 20000
 int launch__sample_hz(const char *cmd, const char *option, unsigned *hz);

@@ -1,7 +1,9 @@
 /* offcpu.c — sampled context switches outside timed waits, by kind and call
  * site (offcpu.h).
  *
- * A switch sample's chain starts where the thread entered the kernel. When
+ * A switch sample's chain starts where the thread entered the kernel; the
+ * launcher unwound it from call-frame information where it could, so it
+ * passes through code without frame pointers (the C library's). When
  * any of its frames is inside libconvoy.so, an interposed wait (a mutex, a
  * condvar, a barrier, OpenMP's) was around it, and the shim timed that wait
  * already: it is left out. The rest is classified by the innermost named
@@ -53,6 +55,8 @@ static const struct { const char *name; enum offcpu_kind kind; } calls[] = {
 	{ "nanosleep", OFFCPU_SLEEP }, { "clock_nanosleep", OFFCPU_SLEEP }, { "usleep", OFFCPU_SLEEP },
 	{ "sleep", OFFCPU_SLEEP }, { "pause", OFFCPU_SLEEP }, { "sigsuspend", OFFCPU_SLEEP },
 	{ "sigtimedwait", OFFCPU_SLEEP },
+	{ "wait", OFFCPU_CHILD }, { "wait3", OFFCPU_CHILD }, { "wait4", OFFCPU_CHILD }, { "waitpid", OFFCPU_CHILD },
+	{ "waitid", OFFCPU_CHILD },
 };
 
 /* in_libc: the function is the C library's (or another system runtime's,
@@ -159,8 +163,8 @@ static void walk(const struct model *m, const struct sample *x, int *shim, const
 			at_ip = f;
 			nip = nf;
 		}
-		struct sym_frame lost;
-		size_t nlost = k == 1 ? skipped_caller(m, at_ip, nip, pc, &lost) : 0;
+		struct sym_frame lost;   /* a chain unwound from call-frame information skips none */
+		size_t nlost = k == 1 && !x->cfi ? skipped_caller(m, at_ip, nip, pc, &lost) : 0;
 		for (size_t j = 0; j < nlost + nf; j++) {
 			const struct sym_frame *fr = j < nlost ? &lost : &f[j - nlost];
 			/* Only inside the program's frames: the shim also starts
@@ -380,6 +384,23 @@ int offcpu__sites(const struct model *m, int32_t tid, struct offcpu *out)
 	return 0;
 }
 
+/* A site's function-level key: its label without the " (file:line)" of
+ * each frame, so the samples of one function at many lines add up. */
+static void site_key(const char *label, char *key, size_t size)
+{
+	size_t n = 0;
+	for (const char *p = label; *p && n + 1 < size;) {
+		const char *close = p[0] == ' ' && p[1] == '(' ? strchr(p, ')') : NULL;
+		const char *colon = close ? memrchr(p, ':', (size_t)(close - p)) : NULL;
+		if (colon && colon + 1 < close && strspn(colon + 1, "0123456789") == (size_t)(close - colon - 1)) {
+			p = close + 1;   /* " (file.c:42)" */
+			continue;
+		}
+		key[n++] = *p++;
+	}
+	key[n] = '\0';
+}
+
 int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, size_t nspans,
 		       struct phase_site *out)
 {
@@ -390,7 +411,8 @@ int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, 
 	const struct samples *s = &c->smp;
 	size_t nrec;
 	struct switch_rec *rec = records_of(s, tid, &nrec);
-	struct { char site[512]; double ns; int program; } all[32];
+	/* By function (site_key), each shown with the line seen first. */
+	struct { char key[512], site[512]; double ns; int program; } all[32];
 	size_t nall = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sample *x = &s->v[i];
@@ -424,12 +446,15 @@ int offcpu__phase_site(const struct model *m, int32_t tid, const double *spans, 
 			snprintf(site, sizeof(site), "%s (no frame of the program's own unwound)", function);
 		else if (caller[0])   /* the call path: a helper's frame says little alone */
 			snprintf(site + strlen(site), sizeof(site) - strlen(site), " in %s", caller);
+		char key[512];
+		site_key(site, key, sizeof(key));
 		size_t j = 0;
-		while (j < nall && strcmp(all[j].site, site))
+		while (j < nall && strcmp(all[j].key, key))
 			j++;
 		if (j == nall) {
 			if (nall == sizeof(all) / sizeof(all[0]))
 				continue;
+			snprintf(all[nall].key, sizeof(all[nall].key), "%s", key);
 			snprintf(all[nall].site, sizeof(all[nall].site), "%s", site);
 			all[nall].ns = 0;
 			all[nall++].program = program;

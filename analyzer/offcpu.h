@@ -19,6 +19,7 @@ struct model;
 	X(OFFCPU_POLL,    "poll",    "waiting for I/O readiness (poll, select, epoll)")              \
 	X(OFFCPU_SLEEP,   "sleep",   "sleep")                                                         \
 	X(OFFCPU_RUNTIME, "runtime", "a runtime's own wait (a futex call the shim cannot interpose)") \
+	X(OFFCPU_CHILD,   "child",   "waiting for child processes (wait, waitpid)")                   \
 	X(OFFCPU_OTHER,   "other",   "other (page faults, other system calls; preemptions no record told apart)")
 
 enum offcpu_kind {

@@ -3,7 +3,9 @@
  *
  * Per CPU, two events filtered to the child's pid and inherited by all it
  * starts: the software cpu-clock, every period_ns of a thread's CPU time
- * (IP, tid, time, CPU, user call chain, user registers); a dummy event
+ * (IP, tid, time, CPU, user call chain, user registers, a copy of the top
+ * of the user stack, which unwind.c unwinds from DWARF call-frame
+ * information where the kernel's frame-pointer chain stops); a dummy event
  * that records switches (context_switch: when each thread leaves and gets a
  * CPU, and whether it was preempted; they cost the program about a
  * microsecond per switch on the development VM, docs/performance.md, so by
@@ -40,6 +42,7 @@
 
 #include "sampler.h"
 #include "samples.h"
+#include "unwind.h"
 #include "util.h"
 #include "watch.h"
 
@@ -93,6 +96,11 @@ struct sampler {
 	uint64_t records_off_ns;      /* when the budget stopped the records (0: never) */
 	char mem_status[320];         /* the samples file's memory_sampling line */
 	char watch_status[320];       /* ... and watchpoints line */
+	unsigned stack_bytes;         /* of user stack copied per sample (0: none) */
+	char stack_status[320];       /* the user_stacks line */
+	struct unwinder *unwind;      /* NULL: the kernel's chains as they are */
+	uint64_t stackless;           /* samples with no stack to unwind */
+	uint64_t drain_cpu_ns;        /* CPU time spent draining */
 	struct watcher *watch;        /* NULL: no watchpoints */
 	struct cpu_ring *rings;
 	int nrings;
@@ -153,6 +161,15 @@ static void open_records(struct sampler *s, struct cpu_ring *r, int cpu)
 	}
 }
 
+/* The copy of the user stack on the events whose chains unwind.c redoes. */
+static void want_stack(const struct sampler *s, struct perf_event_attr *a)
+{
+	if (!s->stack_bytes)
+		return;
+	a->sample_type |= PERF_SAMPLE_STACK_USER;
+	a->sample_stack_user = s->stack_bytes;
+}
+
 static int open_ring(struct sampler *s, struct cpu_ring *r, int cpu, char *why, size_t size)
 {
 	struct perf_event_attr a;
@@ -160,7 +177,19 @@ static int open_ring(struct sampler *s, struct cpu_ring *r, int cpu, char *why, 
 	base_attr(&a, s->user_only);
 	a.config = PERF_COUNT_SW_CPU_CLOCK;
 	a.sample_period = s->period_ns;
+	want_stack(s, &a);
+	/* An exec's records: the process's modules are another program's. */
+	a.comm = a.comm_exec = s->stack_bytes != 0;
 	r->fd[EV_CLOCK] = perf_open(&a, s->pid, cpu);
+	if (r->fd[EV_CLOCK] < 0 && errno == EINVAL && s->stack_bytes) {
+		snprintf(s->stack_status, sizeof(s->stack_status), "off perf_event_open refused user stacks of %u "
+			 "bytes: %s", s->stack_bytes, strerror(errno));
+		s->stack_bytes = 0;
+		a.sample_type &= ~(uint64_t)PERF_SAMPLE_STACK_USER;
+		a.sample_stack_user = 0;
+		a.comm = a.comm_exec = 0;
+		r->fd[EV_CLOCK] = perf_open(&a, s->pid, cpu);
+	}
 	if (r->fd[EV_CLOCK] < 0 && (errno == EACCES || errno == EPERM) && !s->user_only) {
 		s->user_only = 1;   /* perf_event_paranoid >= 2 without CAP_PERFMON */
 		a.exclude_kernel = 1;
@@ -187,6 +216,7 @@ static int open_ring(struct sampler *s, struct cpu_ring *r, int cpu, char *why, 
 	a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
 	a.freq = 1;
 	a.sample_freq = 1000000000ull / s->period_ns;
+	want_stack(s, &a);
 	r->fd[EV_SWITCH] = perf_open(&a, s->pid, cpu);
 	size_t pagesz = (size_t)sysconf(_SC_PAGESIZE);
 	r->size = RING_PAGES * pagesz;
@@ -239,11 +269,16 @@ static uint64_t take(const unsigned char **p, const unsigned char *end)
 
 static FILE *file_of(struct sampler *s, pid_t pid);
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t clock)
 {
 	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(clock, &t);
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 /* Where the kernel lists its PMUs; CONVOY_PMU_DIR replaces it (a test
@@ -462,11 +497,28 @@ static void on_watch_sample(struct sampler *s, const unsigned char *p, const uns
 		watcher__hit(s->watch, (pid_t)(uint32_t)pidtid, (pid_t)(uint32_t)(pidtid >> 32), addr);
 }
 
-struct sampler *sampler__open(pid_t pid, unsigned hz, enum sampler_records records, char *why, size_t size)
+/* The user stacks: on (their size) unless turned off, this launcher cannot
+ * unwind them, or (open_ring) the kernel refuses them. */
+static void open_unwinder(struct sampler *s, unsigned stack_bytes)
+{
+	char why[256];
+	if (!stack_bytes)
+		snprintf(s->stack_status, sizeof(s->stack_status), "off turned off (CONVOY_SAMPLE_STACK=0)");
+	else if (!SAMPLE_REGS_MASK)
+		snprintf(s->stack_status, sizeof(s->stack_status), "off no user registers sampled on this architecture");
+	else if (!(s->unwind = unwinder__new(why, sizeof(why))))
+		snprintf(s->stack_status, sizeof(s->stack_status), "off %s", why);
+	else
+		s->stack_bytes = stack_bytes;
+}
+
+struct sampler *sampler__open(pid_t pid, unsigned hz, enum sampler_records records, unsigned stack_bytes,
+			      char *why, size_t size)
 {
 	struct sampler *s = xcalloc(1, sizeof(*s));
 	s->pid = pid;
 	s->records = records;
+	open_unwinder(s, stack_bytes);
 	s->period_ns = hz ? 1000000000ull / hz : 1000000ull;
 	if (s->period_ns == 0)
 		s->period_ns = 1;
@@ -481,6 +533,7 @@ struct sampler *sampler__open(pid_t pid, unsigned hz, enum sampler_records recor
 		if (rc < 0) {
 			s->nrings++;
 			close_rings(s);
+			unwinder__free(s->unwind);
 			free(s);
 			return NULL;
 		}
@@ -490,8 +543,15 @@ struct sampler *sampler__open(pid_t pid, unsigned hz, enum sampler_records recor
 	if (s->nrings == 0) {
 		snprintf(why, size, "no CPU accepted a sampling event");
 		free(s->rings);
+		unwinder__free(s->unwind);
 		free(s);
 		return NULL;
+	}
+	if (s->stack_bytes)
+		snprintf(s->stack_status, sizeof(s->stack_status), "%u", s->stack_bytes);
+	else if (s->unwind) {   /* the kernel refused them (open_ring) */
+		unwinder__free(s->unwind);
+		s->unwind = NULL;
 	}
 	s->scratch = xcalloc(1, 65536);
 	open_memory_sampling(s, hz);
@@ -512,8 +572,9 @@ static FILE *file_of(struct sampler *s, pid_t pid)
 	if (!f)
 		return NULL;
 	fprintf(f, "convoy-samples %d\npid %d\nperiod_ns %llu\nclock monotonic\nscope %s\nregs %s\n"
-		"memory_sampling %s\nwatchpoints %s\n", SAMPLES_VERSION, (int)pid, (unsigned long long)s->period_ns,
-		s->user_only ? "user" : "user+kernel", SAMPLE_REGS_NAMES, s->mem_status, s->watch_status);
+		"memory_sampling %s\nwatchpoints %s\nuser_stacks %s\n", SAMPLES_VERSION, (int)pid,
+		(unsigned long long)s->period_ns, s->user_only ? "user" : "user+kernel", SAMPLE_REGS_NAMES, s->mem_status,
+		s->watch_status, s->stack_status);
 	s->files[s->nfiles].pid = pid;
 	s->files[s->nfiles].f = f;
 	s->nfiles++;
@@ -567,10 +628,26 @@ static void on_sample(struct sampler *s, const struct cpu_ring *r, const unsigne
 	}
 	uint64_t regs[32];
 	size_t nregs = 0;
-	if (SAMPLE_REGS_MASK && take(&p, end) != PERF_SAMPLE_REGS_ABI_NONE) {
+	uint64_t abi = SAMPLE_REGS_MASK ? take(&p, end) : PERF_SAMPLE_REGS_ABI_NONE;
+	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
 		nregs = (size_t)__builtin_popcountll(SAMPLE_REGS_MASK);
 		for (size_t i = 0; i < nregs; i++)
 			regs[i] = take(&p, end);
+	}
+	/* The user stack: its size (0 without user registers), the bytes, and
+	 * how many of them the kernel could copy. */
+	const unsigned char *stack = NULL;
+	uint64_t stack_len = 0;
+	if (s->stack_bytes) {
+		uint64_t stack_size = take(&p, end);
+		if (p > end || stack_size > (uint64_t)(end - p))
+			return;
+		stack = p;
+		p += stack_size;
+		if (stack_size)
+			stack_len = take(&p, end);
+		if (stack_len > stack_size)
+			stack_len = stack_size;
 	}
 	if (p > end)
 		return;
@@ -588,13 +665,21 @@ static void on_sample(struct sampler *s, const struct cpu_ring *r, const unsigne
 		if (n)
 			memmove(chain, chain + 1, --n * sizeof(*chain));
 	}
+	/* A 32-bit process's registers are not x86-64's (unwind.c's order). */
+	int cfi = 0;
+	if (s->unwind && abi == PERF_SAMPLE_REGS_ABI_64 && stack_len) {
+		struct unwind_sample u = { pid, tid, regs, stack, (size_t)stack_len };
+		cfi = unwinder__chain(s->unwind, &u, chain, &n, PERF_MAX_STACK_DEPTH);
+	} else if (s->unwind) {
+		s->stackless++;
+	}
 	int is_switch = id == r->id[EV_SWITCH];
 	s->samples += !is_switch;
 	fprintf(f, "%s %llu %d %u %llx", is_switch ? "cs" : in_kernel ? "sys" : "cpu", (unsigned long long)time,
 		(int)tid, (unsigned)(uint32_t)cpu, (unsigned long long)ip);
 	write_hex_list(f, chain, n);
 	write_hex_list(f, regs, nregs);
-	fputc('\n', f);
+	fputs(cfi ? " cfi\n" : " fp\n", f);
 	if (s->watch && !is_switch && !in_kernel && nregs)
 		watcher__sample(s->watch, pid, ip, regs);
 }
@@ -644,9 +729,15 @@ static void drain(struct sampler *s, struct cpu_ring *r)
 			on_switch(s, h.misc, body, end);
 		else if (h.type == PERF_RECORD_LOST)
 			s->lost += body + 16 <= end ? ((const uint64_t *)body)[1] : 0;
+		else if (h.type == PERF_RECORD_COMM && (h.misc & PERF_RECORD_MISC_COMM_EXEC) && s->unwind &&
+			 body + 4 <= end)
+			unwinder__forget(s->unwind, *(const int32_t *)body);   /* { u32 pid, tid; comm } */
 		tail += h.size;
+		/* Each record's space back to the kernel as soon as it is
+		 * read: unwinding a sample takes microseconds, and the ring
+		 * holds only some tens of samples with their stacks. */
+		__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
 	}
-	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
 }
 
 static void drain_all(struct sampler *s)
@@ -704,6 +795,7 @@ static void *drain_loop(void *arg)
 				pf[i].fd = -1;
 	}
 	free(pf);
+	s->drain_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	return NULL;
 }
 
@@ -738,11 +830,19 @@ void sampler__stop(struct sampler *s)
 		for (int e = 0; e < EV_COUNT; e++)
 			if (s->rings[i].fd[e] >= 0)
 				ioctl(s->rings[i].fd[e], PERF_EVENT_IOC_DISABLE, 0);
+	uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	drain_all(s);
+	s->drain_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
 	watcher__close(s->watch);
+	struct unwind_stats u;
+	unwinder__stats(s->unwind, &u);
 	for (int i = 0; i < s->nfiles; i++) {
 		if (s->records_off_ns)
 			fprintf(s->files[i].f, "records_off %llu\n", (unsigned long long)s->records_off_ns);
+		if (s->unwind)
+			fprintf(s->files[i].f, "unwound %llu %llu %llu\n", (unsigned long long)u.cfi,
+				(unsigned long long)u.kept, (unsigned long long)s->stackless);
+		fprintf(s->files[i].f, "drain_cpu_ns %llu\n", (unsigned long long)s->drain_cpu_ns);
 		fprintf(s->files[i].f, "end lost %llu switch_samples %s\n", (unsigned long long)s->lost,
 			s->switch_samples ? "yes" : "no");
 		if (fclose(s->files[i].f) != 0)
@@ -756,6 +856,7 @@ void sampler__stop(struct sampler *s)
 	for (int i = 0; i < 2; i++)
 		if (s->stop_pipe[i] >= 0)
 			close(s->stop_pipe[i]);
+	unwinder__free(s->unwind);
 	free(s->scratch);
 	free(s);
 }

@@ -44,18 +44,21 @@ static int hex_list(char *text, uint64_t *out, size_t max, size_t *n)
 	return 0;
 }
 
-static int parse_sample(struct samples *s, enum sample_kind kind, char *rest, uint64_t from, uint64_t to,
-			size_t *cap, size_t *pcap)
+/* Version 4 added which unwinder made the chain (cfi or fp). */
+static int parse_sample(struct samples *s, enum sample_kind kind, char *rest, int version, uint64_t from,
+			uint64_t to, size_t *cap, size_t *pcap)
 {
-	char chain[16384], regs[1024];
+	char chain[16384], regs[1024], unwinder[8] = "fp";
 	unsigned long long time, ip;
 	int tid;
 	unsigned cpu;
-	if (sscanf(rest, "%llu %d %u %llx %16383s %1023s", &time, &tid, &cpu, &ip, chain, regs) != 6)
+	int fields = sscanf(rest, "%llu %d %u %llx %16383s %1023s %7s", &time, &tid, &cpu, &ip, chain, regs, unwinder);
+	if (fields != (version >= 4 ? 7 : 6) || (strcmp(unwinder, "fp") && strcmp(unwinder, "cfi")))
 		return -1;
 	uint64_t pcs[128];
 	size_t npcs, nregs;
-	struct sample x = { .time_ns = time, .tid = tid, .cpu = cpu, .kind = kind, .ip = ip };
+	struct sample x = { .time_ns = time, .tid = tid, .cpu = cpu, .kind = kind, .ip = ip,
+			    .cfi = !strcmp(unwinder, "cfi") };
 	if (hex_list(chain, pcs, 128, &npcs) || hex_list(regs, x.regs, SAMPLES_NREGS, &nregs) ||
 	    (nregs && nregs != SAMPLES_NREGS))
 		return -1;
@@ -162,7 +165,7 @@ int samples__load(struct samples *s, const char *path, int32_t pid, uint64_t fro
 			s->user_only = !strcmp(rest, "user");
 		else if (!strcmp(line, "cpu") || !strcmp(line, "sys") || !strcmp(line, "cs"))
 			bad = parse_sample(s, line[0] == 'c' && line[1] == 'p' ? SAMPLE_CPU : line[0] == 's' ? SAMPLE_SYS
-					   : SAMPLE_SWITCH, rest, from_ns, to_ns, &cap, &pcap);
+					   : SAMPLE_SWITCH, rest, version, from_ns, to_ns, &cap, &pcap);
 		else if (!strcmp(line, "in") || !strcmp(line, "out") || !strcmp(line, "preempted"))
 			bad = parse_switch(s, line[0] == 'i' ? SWITCH_IN : line[0] == 'o' ? SWITCH_OUT : SWITCH_PREEMPTED,
 					   rest, from_ns, to_ns, &swcap);
@@ -173,6 +176,15 @@ int samples__load(struct samples *s, const char *path, int32_t pid, uint64_t fro
 				  sizeof(s->mem_unavailable));
 		else if (!strcmp(line, "watchpoints"))
 			s->watch_on = on_or_why(rest, NULL, 0, s->watch_unavailable, sizeof(s->watch_unavailable));
+		else if (!strcmp(line, "user_stacks"))
+			bad = on_or_why(rest, NULL, 0, s->stack_unavailable, sizeof(s->stack_unavailable)) &&
+			      (sscanf(rest, "%u", &s->stack_bytes) != 1 || !s->stack_bytes);
+		else if (!strcmp(line, "unwound"))
+			bad = !(s->has_unwound = sscanf(rest, "%llu %llu %llu", (unsigned long long *)&s->unwound_cfi,
+							(unsigned long long *)&s->unwound_kept,
+							(unsigned long long *)&s->unwound_stackless) == 3);
+		else if (!strcmp(line, "drain_cpu_ns"))
+			bad = sscanf(rest, "%llu", (unsigned long long *)&s->drain_cpu_ns) != 1;
 		else if (!strcmp(line, "mem"))
 			bad = parse_mem(s, rest, from_ns, to_ns, &mcap);
 		else if (!strcmp(line, "watch"))

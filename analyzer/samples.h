@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SAMPLES_VERSION 3            /* written; versions 1 (no mem, watch records) and 2 (8-byte
-				      * watchpoints) are read too */
+#define SAMPLES_VERSION 4            /* written; versions 1 (no mem, watch records), 2 (8-byte
+				      * watchpoints) and 3 (frame-pointer chains only) are read too */
 #define SAMPLES_NREGS 20             /* x86-64: sampler.c's SAMPLE_REGS_NAMES */
 
 enum sample_kind {
@@ -30,6 +30,7 @@ struct sample {
 	enum sample_kind kind;
 	uint64_t ip;
 	uint32_t chain, nchain;      /* return addresses, innermost first: samples.pcs[chain..] */
+	int cfi;                     /* the chain was unwound from call-frame information, not frame pointers */
 	int has_regs;
 	uint64_t regs[SAMPLES_NREGS];
 };
@@ -86,6 +87,13 @@ struct samples {
 	char watch_unavailable[256]; /* why not */
 	struct watch_rec *watch;
 	size_t nwatch;
+	unsigned stack_bytes;        /* of user stack copied per sample to unwind (0: none) */
+	char stack_unavailable[256]; /* why none ("": on, or a version 3 file, which predates them) */
+	int has_unwound;             /* the unwound line: */
+	uint64_t unwound_cfi;        /* chains unwound from call-frame information (all processes of the run) */
+	uint64_t unwound_kept;       /* ... where the kernel's chain was kept (the unwind failed or was shorter) */
+	uint64_t unwound_stackless;  /* ... samples with no stack to unwind */
+	uint64_t drain_cpu_ns;       /* the launcher's CPU time draining (and unwinding) the samples; 0: unknown */
 };
 
 /* Reads path, keeping what pid did from from_ns to to_ns. Returns 0; 1

@@ -249,9 +249,20 @@ int speedup__busy_threads(const struct model *m)
 	return busy;
 }
 
-static int by_record_time(const void *a, const void *b)
+/* A change of one thread's state in speedup__runq_split: a switch record,
+ * or the thread's start or end from the profile (the kernel writes no
+ * switch-out record for an exiting thread, so its last record is a switch
+ * in). */
+enum run_state { GONE, ON_CPU, WAITING, ASLEEP };
+struct run_event {
+	uint64_t time_ns;
+	size_t thread;                /* index into the tids seen */
+	enum run_state state;
+};
+
+static int by_event_time(const void *a, const void *b)
 {
-	const struct switch_rec *x = a, *y = b;
+	const struct run_event *x = a, *y = b;
 	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
 }
 
@@ -261,56 +272,80 @@ static int by_tid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Each thread is on a CPU between SWITCH_IN and its next switch out,
- * waiting for one between SWITCH_PREEMPTED and the next SWITCH_IN, and
- * asleep otherwise (a woken thread's wait for a CPU is not in the records:
- * only the preempted waits are weighed). Before its first record a thread
- * is taken as on a CPU when that record is a switch out. */
+/* Each thread is on a CPU from a switch in to its next switch out, waiting
+ * for one from a preemption to its next switch in, and asleep otherwise (a
+ * woken thread's wait for a CPU is not in the records: only the preempted
+ * waits are weighed). From its start (or the first record, for a thread the
+ * profile does not know) to its first record it is on a CPU when that
+ * record is a switch out, else asleep; after its end it is gone. */
 int speedup__runq_split(const struct model *m, uint32_t cpus, int *busy, double *own)
 {
 	const struct samples *s = m->cpu ? &m->cpu->smp : NULL;
 	if (!s || s->nsw < 2 || cpus == 0)
 		return -1;
-	struct switch_rec *r = xcalloc(s->nsw, sizeof(*r));
-	memcpy(r, s->sw, s->nsw * sizeof(*r));
-	qsort(r, s->nsw, sizeof(*r), by_record_time);
 	int32_t *tids = xcalloc(s->nsw, sizeof(*tids));
 	for (size_t i = 0; i < s->nsw; i++)
-		tids[i] = r[i].tid;
+		tids[i] = s->sw[i].tid;
 	qsort(tids, s->nsw, sizeof(*tids), by_tid);
 	size_t nt = 0;
 	for (size_t i = 0; i < s->nsw; i++)
 		if (nt == 0 || tids[nt - 1] != tids[i])
 			tids[nt++] = tids[i];
-	enum { UNSEEN, ON_CPU, WAITING, ASLEEP } *state = xcalloc(nt, sizeof(*state));
-	size_t *at = xcalloc(s->nsw, sizeof(*at));   /* each record's thread */
-	uint32_t on = 0, waiting = 0;
+	/* Records, then each thread's start and end. */
+	struct run_event *e = xcalloc(s->nsw + 2 * nt, sizeof(*e));
+	uint64_t *first = xcalloc(nt, sizeof(*first));
+	enum run_state *before = xcalloc(nt, sizeof(*before));   /* until its first record */
+	uint64_t from = UINT64_MAX, to = 0;
 	for (size_t i = 0; i < s->nsw; i++) {
-		at[i] = (size_t)((int32_t *)bsearch(&r[i].tid, tids, nt, sizeof(*tids), by_tid) - tids);
-		if (state[at[i]] == UNSEEN) {
-			state[at[i]] = r[i].kind == SWITCH_IN ? ASLEEP : ON_CPU;
-			on += state[at[i]] == ON_CPU;
+		const struct switch_rec *r = &s->sw[i];
+		size_t k = (size_t)((int32_t *)bsearch(&r->tid, tids, nt, sizeof(*tids), by_tid) - tids);
+		e[i] = (struct run_event){ r->time_ns, k, r->kind == SWITCH_IN ? ON_CPU :
+					   r->kind == SWITCH_PREEMPTED ? WAITING : ASLEEP };
+		if (first[k] == 0 || r->time_ns < first[k]) {
+			first[k] = r->time_ns;
+			before[k] = r->kind == SWITCH_IN ? ASLEEP : ON_CPU;
 		}
+		from = r->time_ns < from ? r->time_ns : from;
+		to = r->time_ns > to ? r->time_ns : to;
 	}
+	size_t n = s->nsw;
+	for (size_t k = 0; k < nt; k++) {
+		uint64_t start = from, end = UINT64_MAX;
+		for (size_t i = 0; i < m->p->nthreads; i++)
+			if (m->p->threads[i].tid == tids[k]) {
+				start = m->p->threads[i].start_ns;
+				end = m->p->threads[i].end_ns;
+			}
+		e[n++] = (struct run_event){ start < first[k] ? start : first[k], k, before[k] };
+		if (end < to)
+			e[n++] = (struct run_event){ end, k, GONE };
+	}
+	qsort(e, n, sizeof(*e), by_event_time);
+	enum run_state *state = xcalloc(nt, sizeof(*state));
 	double *at_least = xcalloc(nt + 2, sizeof(double));   /* time with exactly k wanting a CPU, then at least */
-	double wait = 0, held = 0;
-	for (size_t i = 0; i < s->nsw; i++) {
+	double wait = 0, outnumbered = 0;
+	uint32_t on = 0, waiting = 0;
+	for (size_t i = 0; i < n; i++) {
 		if (i > 0) {
-			double dt = (double)(r[i].time_ns - r[i - 1].time_ns);
+			double dt = (double)(e[i].time_ns - e[i - 1].time_ns);
+			uint32_t wanting = on + waiting;
 			wait += dt * waiting;
-			held += on >= cpus ? dt * waiting : 0;
-			at_least[on + waiting <= nt ? on + waiting : nt] += dt;
+			/* Threads that would have waited with the machine to itself. */
+			outnumbered += dt * (wanting > cpus ? minf(waiting, wanting - cpus) : 0);
+			at_least[wanting <= nt ? wanting : nt] += dt;
 		}
-		size_t k = at[i];
+		size_t k = e[i].thread;
+		if (state[k] == GONE && e[i].state != GONE && e[i].time_ns > first[k])
+			continue;   /* a record after the thread's end: clocks a little apart */
 		on -= state[k] == ON_CPU;
 		waiting -= state[k] == WAITING;
-		state[k] = r[i].kind == SWITCH_IN ? ON_CPU : r[i].kind == SWITCH_PREEMPTED ? WAITING : ASLEEP;
+		state[k] = e[i].state;
 		on += state[k] == ON_CPU;
 		waiting += state[k] == WAITING;
 	}
 	for (size_t k = nt; k-- > 0;)
 		at_least[k] += at_least[k + 1];
-	double span = (double)(r[s->nsw - 1].time_ns - r[0].time_ns);
+	double span = (double)(e[n - 1].time_ns - e[0].time_ns);
 	*busy = 1;
 	for (size_t k = nt; k > 1; k--)
 		if (at_least[k] >= 0.1 * span) {
@@ -318,14 +353,15 @@ int speedup__runq_split(const struct model *m, uint32_t cpus, int *busy, double 
 			break;
 		}
 	free(at_least);
-	free(at);
 	free(state);
+	free(before);
+	free(first);
+	free(e);
 	free(tids);
-	free(r);
 	/* Under a millisecond of waiting says nothing either way. */
 	if (wait < 1e6)
 		return -1;
-	*own = held / wait;
+	*own = outnumbered / wait;
 	return 0;
 }
 
@@ -551,12 +587,23 @@ double speedup__park_wait(const struct speedup *s, const struct object_row *row)
 	return 0;
 }
 
-/* A thread as text: name (or main, or start routine) and tid. */
-static const char *thread_text(const struct model *m, size_t i, char *buf, size_t size)
+/* A thread as text: "main", else its own name, else its start routine,
+ * and its tid. A name that is only the process's, inherited from the main
+ * thread, says less than a start routine of the program's own (a
+ * runtime's, such as Rust's thread_start, says nothing). */
+const char *speedup__thread_text(const struct model *m, size_t i, char *buf, size_t size)
 {
 	const struct cv_thread_rec *t = &m->p->threads[i];
+	const char *inherited = "";
+	for (size_t k = 0; k < m->p->nthreads; k++)
+		if (m->p->threads[k].flags & CV_THREAD_MAIN)
+			inherited = m->p->threads[k].name;
+	const struct sym_frame *f;
+	size_t nf = t->start_routine ? syms__frames(m->syms, t->start_routine, SYMS_ANY_GEN, 0, &f) : 0;
 	char fn[160];
-	const char *what = t->flags & CV_THREAD_MAIN ? "main" : t->name[0] ? t->name :
+	int own_routine = nf && !f[nf - 1].runtime && syms__name(m->syms, t->start_routine, fn, sizeof(fn));
+	int named = t->name[0] && (strcmp(t->name, inherited) || !own_routine);
+	const char *what = t->flags & CV_THREAD_MAIN ? "main" : named ? t->name : own_routine ? fn :
 			   t->start_routine && syms__name(m->syms, t->start_routine, fn, sizeof(fn)) ? fn : "thread";
 	snprintf(buf, size, "%s (tid %d)", what, t->tid);
 	return buf;
@@ -569,6 +616,19 @@ long speedup__serial_thread(const struct speedup *s)
 		if (s->t[i].alone > 0 && (best < 0 || s->t[i].alone > s->t[best].alone))
 			best = (long)i;
 	return best >= 0 && s->t[best].alone >= 0.1 * s->wall_ns ? best : -1;
+}
+
+void speedup__thread_site(const struct model *m, size_t i, char *buf, size_t size)
+{
+	const struct cv_thread_rec *t = &m->p->threads[i];
+	double life[2] = { (double)t->start_ns, (double)t->end_ns };
+	struct phase_site ph;
+	char a[32];
+	buf[0] = '\0';
+	if (offcpu__phase_site(m, t->tid, life, 1, &ph) == 0 && ph.site[0] && ph.site_program &&
+	    ph.cpu_ns + ph.offcpu_ns > 0)
+		snprintf(buf, size, "its own code mostly in %s (%s of its samples)", ph.site,
+			 fmt_pct(a, sizeof(a), ph.site_ns / (ph.cpu_ns + ph.offcpu_ns)));
 }
 
 void speedup__serial_text(const struct speedup *s, const struct model *m, char *buf, size_t size)
@@ -584,7 +644,7 @@ void speedup__serial_text(const struct speedup *s, const struct model *m, char *
 	const char *when = (t->flags & CV_THREAD_MAIN) && t->threads_created ? ", at its start, before its threads ran" : "";
 	size_t len = (size_t)snprintf(buf, size, "%s ran alone for %s (%s of the run) while the other %d slot%s had no "
 				      "thread%s; it spent %s of its active time on a CPU",
-				      thread_text(m, (size_t)i, who, sizeof(who)), fmt_ns(a, sizeof(a), x->alone),
+				      speedup__thread_text(m, (size_t)i, who, sizeof(who)), fmt_ns(a, sizeof(a), x->alone),
 				      fmt_pct(b, sizeof(b), x->alone / s->wall_ns), s->threads - 1,
 				      s->threads == 2 ? "" : "s", when,
 				      fmt_pct((char[32]){0}, 32, x->active > 0 ? x->cpu / x->active : 0));
@@ -657,7 +717,7 @@ void speedup__offcpu_text(const struct speedup *s, const struct model *m, char *
 	size_t len = (size_t)snprintf(buf, size, "%s of it in %s: %s major and %s minor page faults, %s voluntary context "
 				      "switches beyond the %s waits the shim timed.",
 				      fmt_ns(a, sizeof(a), s->t[i].other * s->t[i].in_stack),
-				      thread_text(m, (size_t)i, who, sizeof(who)), fmt_count(b, sizeof(b), t->major_faults),
+				      speedup__thread_text(m, (size_t)i, who, sizeof(who)), fmt_count(b, sizeof(b), t->major_faults),
 				      fmt_count(c, sizeof(c), t->minor_faults), fmt_count(d, sizeof(d), beyond),
 				      fmt_count(e, sizeof(e), waits));
 	struct offcpu o;
@@ -750,7 +810,7 @@ void speedup__roles_text(const struct speedup *s, const struct model *m, char *b
 			}
 			char who[200];
 			len += (size_t)snprintf(buf + len, size - len, "%s%s", shown ? ", " : "",
-						thread_text(m, i, who, sizeof(who)));
+						speedup__thread_text(m, i, who, sizeof(who)));
 			shown++;
 		}
 		if (len < size)

@@ -142,16 +142,25 @@ uint64_t speedup__thread_waits(const struct model *m, size_t i);
  * ×2); helpers: main, 40 ms beside them"), for text output. */
 void speedup__roles_text(const struct speedup *s, const struct model *m, char *buf, size_t size);
 
+/* Thread i as text: "main", its name, or its start routine, with its tid. */
+const char *speedup__thread_text(const struct model *m, size_t i, char *buf, size_t size);
+
+/* Where thread i's sampled time went in the program's own code: "its own
+ * code mostly in make_item (pcq.c:10) (91.0% of its samples)"; "" where no
+ * sample reached the program's code. */
+void speedup__thread_site(const struct model *m, size_t i, char *buf, size_t size);
+
 /* How many threads a single run kept busy at once (at least 1). */
 int speedup__busy_threads(const struct model *m);
 
 /* The run queue from the launcher's switch records: *busy, the most of the
  * program's threads on a CPU or preempted and waiting for one at once for
  * at least a tenth of the recorded time; *own, of the time its preempted
- * threads waited for a CPU, the share during which its own threads held all
- * cpus CPUs (near 1: it oversubscribed the machine itself; near 0: other
- * processes held the CPUs). -1 when there are no switch records or too
- * little such waiting to tell. */
+ * threads waited for a CPU, the share that its own threads outnumbering
+ * cpus CPUs explains (the waits that would remain with the machine to
+ * itself: near 1, it oversubscribed the machine; near 0, other processes
+ * held the CPUs). -1 when there are no switch records or too little such
+ * waiting to tell. */
 int speedup__runq_split(const struct model *m, uint32_t cpus, int *busy, double *own);
 
 #endif

@@ -100,9 +100,34 @@ static double other_share(const struct speedup *s)
 	return s->budget_ns > 0 ? s->c[STACK_OTHER] / s->budget_ns : 0;
 }
 
+/* What the reference run's off-CPU time outside waits was, from its
+ * sampled switches (the thread with most of it): "mostly blocking I/O in
+ * __GI___libc_write, called from pigz+0x447d"; "" unsampled. *from_disk:
+ * it may be the first read of files the later runs found cached: major
+ * faults (pages read in), blocking I/O in a read call, or nothing sampled
+ * that says otherwise. */
+static enum offcpu_kind offcpu_what(const struct sweep_run *r, char *buf, size_t size, int *from_disk)
+{
+	const struct model *m = &r->a.m;
+	long i = speedup__offcpu_thread(&r->a.s);
+	buf[0] = '\0';
+	*from_disk = 1;
+	struct offcpu o;
+	if (i < 0 || offcpu__sites(m, m->p->threads[i].tid, &o) != 0 || !o.nsites || !o.sites[0].function[0] ||
+	    !strcmp(o.sites[0].function, "?"))
+		return OFFCPU_OTHER;
+	const struct offcpu_site *x = &o.sites[0];   /* the most time (or samples) */
+	*from_disk = r->a.p->process.major_faults > 0 || (x->kind == OFFCPU_IO && strstr(x->function, "read"));
+	snprintf(buf, size, ", mostly %s in %s%s%s", offcpu_kind_words[x->kind], x->function,
+		 strcmp(x->site, "?") ? ", called from " : "", strcmp(x->site, "?") ? x->site : "");
+	return x->kind;
+}
+
 /* Why the speedups cannot be taken at face value: a superlinear step, or a
- * reference run dominated by off-CPU time the later runs did not have (the
- * page cache filled by the first run). Empty when nothing says so. */
+ * reference run dominated by off-CPU time the later runs did not have
+ * (the page cache filled by the first run, where its switches say it
+ * read, or paged in; else whatever they say it was). Empty when nothing
+ * says so. */
 static void caution(struct sweep *w)
 {
 	const struct sweep_run *ref = &w->runs[0];
@@ -115,18 +140,37 @@ static void caution(struct sweep *w)
 			later = other_share(&w->runs[i].a.s);
 	}
 	double refo = other_share(&ref->a.s);
-	int io = refo >= IO_BOUND_SHARE && refo > 2 * later;
-	char a[32], b[32];
+	int io = refo >= IO_BOUND_SHARE && refo > 2 * later, from_disk = 0;
+	char a[32], b[32], what[512];
+	enum offcpu_kind kind = offcpu_what(ref, what, sizeof(what), &from_disk);
 	uint64_t ref_major = ref->a.p->process.major_faults;
-	if (io)
+	const char *consequence = super ? "The speedups against it are not the threads' doing" :
+					  "Speedups against it measure that time, not the threads";
+	/* In parentheses: what the samples say it was, else what it may be. */
+	char detail[640];
+	if (what[0])
+		snprintf(detail, sizeof(detail), "major faults: %llu%s", (unsigned long long)ref_major, what);
+	else
+		snprintf(detail, sizeof(detail), "reading from disk, sleeping or faulting pages in: %llu major faults",
+			 (unsigned long long)ref_major);
+	if (refo >= IO_BOUND_SHARE && kind == OFFCPU_CHILD)
 		snprintf(w->caution, sizeof(w->caution),
-			 "the %d-thread run spent %s of its worker time off-CPU outside any wait (reading from disk, "
-			 "sleeping or faulting pages in: %llu major faults), the later runs at most %s: most likely the "
-			 "%d-thread run read from disk and the later runs from the page cache. %s use --warmup 1 (or "
-			 "more), so every count starts from the same caches.",
-			 ref->threads, fmt_pct(a, sizeof(a), refo), (unsigned long long)ref_major,
-			 fmt_pct(b, sizeof(b), later), ref->threads,
-			 super ? "The speedups against it are not the threads' doing:" : "Speedups against it measure the I/O, not the threads:");
+			 "the %d-thread run spent %s of its worker time off-CPU outside any wait%s: the command's work "
+			 "ran in child processes, and convoy explains the threads of one process (this one; --comm NAME "
+			 "analyses another), not work spread across processes.",
+			 ref->threads, fmt_pct(a, sizeof(a), refo), what);
+	else if (io && from_disk && w->warmup == 0)
+		snprintf(w->caution, sizeof(w->caution),
+			 "the %d-thread run spent %s of its worker time off-CPU outside any wait (%s), the later runs at "
+			 "most %s: most likely the %d-thread run read from disk and the later runs from the page cache. "
+			 "%s: use --warmup 1 (or more), so every count starts from the same caches.",
+			 ref->threads, fmt_pct(a, sizeof(a), refo), detail, fmt_pct(b, sizeof(b), later), ref->threads,
+			 consequence);
+	else if (io)
+		snprintf(w->caution, sizeof(w->caution),
+			 "the %d-thread run spent %s of its worker time off-CPU outside any wait (%s), the later runs at "
+			 "most %s. %s.", ref->threads, fmt_pct(a, sizeof(a), refo), detail, fmt_pct(b, sizeof(b), later),
+			 consequence);
 	else if (super)
 		snprintf(w->caution, sizeof(w->caution),
 			 "at %d threads the efficiency is %.0f%%, more than the added threads can give: the %d-thread run "
@@ -135,8 +179,9 @@ static void caution(struct sweep *w)
 			 super->threads, 100 * super->efficiency, ref->threads);
 	else if (w->warmup == 0 && refo >= IO_BOUND_SHARE)
 		snprintf(w->caution, sizeof(w->caution),
-			 "the %d-thread run spent %s of its worker time off-CPU outside any wait (I/O, sleep, page "
-			 "faults): the sweep measures that as much as the threads.", ref->threads, fmt_pct(a, sizeof(a), refo));
+			 "the %d-thread run spent %s of its worker time off-CPU outside any wait (%s): the sweep "
+			 "measures that as much as the threads.", ref->threads, fmt_pct(a, sizeof(a), refo),
+			 what[0] ? what + strlen(", ") : "I/O, sleep, page faults");
 }
 
 /* The step sentence: the component that grew most from a to b. */
@@ -428,7 +473,7 @@ json_object *sweep__json(const struct sweep *w)
 		json_object_array_add(missing, json_object_new_string("hardware counters (cycles, instructions, cache misses): no PMU"));
 	if (!switches_sampled(w))
 		json_object_array_add(missing, json_object_new_string(OFFCPU_SITES_UNAVAILABLE));
-	char data[2][CPUPROF_UNAVAILABLE_SIZE];
+	char data[CPUPROF_UNAVAILABLE_MAX][CPUPROF_UNAVAILABLE_SIZE];
 	for (int i = 0, n = cpuprof__unavailable(w->runs[w->nruns - 1].a.m.cpu, data); i < n; i++)
 		json_object_array_add(missing, json_object_new_string(data[i]));
 	json_object_object_add(root, "evidence_unavailable", missing);
@@ -515,7 +560,7 @@ void sweep__text(const struct sweep *w, FILE *out)
 	if (!switches_sampled(w))
 		textfit__wrap(out, width, 2, w->runs[w->nruns - 1].a.p->process.perf_error ? "Not measured: " : "\nNot measured: ",
 			      OFFCPU_SITES_UNAVAILABLE ".");
-	char data[2][CPUPROF_UNAVAILABLE_SIZE];
+	char data[CPUPROF_UNAVAILABLE_MAX][CPUPROF_UNAVAILABLE_SIZE];
 	for (int i = 0, n = cpuprof__unavailable(w->runs[w->nruns - 1].a.m.cpu, data); i < n; i++) {
 		char sentence[CPUPROF_UNAVAILABLE_SIZE + 1];
 		snprintf(sentence, sizeof(sentence), "%.*s.", CPUPROF_UNAVAILABLE_SIZE - 1, data[i]);

@@ -13,9 +13,13 @@
  * overlap; a lookup picks the module by address and generation, then asks its
  * layer.
  *
- * Code: function, file:line and inlined frames (dwarf_getscopes on the CU),
- * names demangled (__cxa_demangle). Without DWARF, the ELF symbol (.symtab,
- * else .dynsym, which is what a stripped binary keeps), else module+offset.
+ * Code: function, file:line and inlined frames (dwarf_getscopes on the CU,
+ * or an index of the functions defined in namespaces, which it misses),
+ * names demangled (Rust's and the C++ ABI's). Without DWARF, the ELF symbol
+ * (.symtab, else .dynsym, which is what a stripped binary keeps), else
+ * module+offset. Frames of the C library and the languages' standard
+ * libraries, linked or inlined, are marked runtime: the program's own frame
+ * is the innermost of the others.
  *
  * Data: the variable whose DW_OP_addr location covers the address, and the
  * member path inside it from its DWARF type (structs, unions' first level,
@@ -50,6 +54,12 @@ struct var {
 	char *qualified;             /* "ns::name", "func::name" */
 };
 
+/* A function's code, in DWARF (file) addresses: [lo, hi). */
+struct fn_range {
+	uint64_t lo, hi;
+	Dwarf_Die die;
+};
+
 struct smod {
 	const struct profile_module *pm;
 	Dwfl_Module *mod;            /* NULL: the file is gone, changed or unreadable */
@@ -59,6 +69,9 @@ struct smod {
 	int vars_done;
 	struct var *vars;            /* sorted by addr */
 	size_t nvars;
+	int fns_done;
+	struct fn_range *fns;        /* functions with code, namespaced ones included, sorted by lo */
+	size_t nfns;
 };
 
 struct frame_set {
@@ -328,8 +341,10 @@ void syms__free(struct syms *s)
 	for (size_t l = 0; l < s->nlayers; l++)
 		if (s->layers[l])
 			dwfl_end(s->layers[l]);
-	for (size_t i = 0; i < s->nmods; i++)
+	for (size_t i = 0; i < s->nmods; i++) {
 		free(s->mods[i].vars);
+		free(s->mods[i].fns);
+	}
 	for (size_t b = 0; b < FRAME_BUCKETS; b++) {
 		for (struct frame_set *f = s->frames[b], *next; f; f = next) {
 			next = f->next;
@@ -527,27 +542,151 @@ static int system_source(const char *path)
 			!strncmp(path, "/usr/local/include/", 19));
 }
 
-/* Rust's standard library: DWARF paths "/rustc/<commit>/library/...". Only
- * for frames nothing names: a program's function whose return address lies
- * in std code inlined into it (no inline record) is still the program's. */
-static int rust_std_source(const char *path)
+/* Rust's standard library: DWARF paths "/rustc/<commit>/library/..." and
+ * the crates it vendors ("/rust/deps/hashbrown-0.16.1/..."). Only for
+ * frames inlined or nothing names: an inlined frame's path is in its own
+ * function, but a program's function whose pc lies in std code inlined
+ * into it without an inline record has std's path and is still the
+ * program's. */
+static int rust_std_source(const char *path, const char *comp_dir)
 {
-	return path && !strncmp(path, "/rustc/", 7);
+	if (path && path[0] != '/' && comp_dir)
+		path = comp_dir;   /* std's own units name their files relative to "/rustc/<commit>" */
+	return path && (!strncmp(path, "/rustc/", 7) || !strncmp(path, "/rust/deps/", 11));
 }
 
-/* The C++ and Rust standard libraries, inlined or linked into the program. */
+static const char *const std_prefixes[] = {
+	"std::", "__gnu_cxx::", "__gthread", "__gthrw_", "core::", "alloc::", "<std::", "<core::", "<alloc::",
+	"__rust_", "__rdl_",
+};
+
+static int std_path(const char *fn)
+{
+	for (size_t i = 0; i < sizeof(std_prefixes) / sizeof(std_prefixes[0]); i++)
+		if (!strncmp(fn, std_prefixes[i], strlen(std_prefixes[i])))
+			return 1;
+	return 0;
+}
+
+/* The C++ and Rust standard libraries, inlined or linked into the program:
+ * their namespaces, and Rust's implementations of their traits for their
+ * own or built-in types ("<usize as core::cmp::PartialOrd>::lt", "<F as
+ * core::ops::function::FnOnce<()>>::call_once"). A trait implemented for
+ * the program's type ("<app::Point as core::fmt::Display>::fmt") is the
+ * program's code: its type has the program's path. */
 static int runtime_function(const char *fn)
 {
-	static const char *const prefixes[] = {
-		"std::", "__gnu_cxx::", "__gthread", "__gthrw_", "core::", "alloc::", "<std::", "<core::",
-		"<alloc::", "__rust_",
-	};
 	if (!fn)
 		return 0;
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (!strncmp(fn, prefixes[i], strlen(prefixes[i])))
-			return 1;
+	if (std_path(fn))
+		return 1;
+	const char *as = fn[0] == '<' ? strstr(fn, " as ") : NULL;
+	if (as && std_path(as + 4)) {
+		const char *path = memchr(fn, ':', (size_t)(as - fn));
+		return !path || std_path(fn + 1);
+	}
 	return !strcmp(fn, "_start");
+}
+
+/* The scopes inside fn (a function's DIE that contains pc, a DWARF
+ * address) that contain pc, innermost first, fn last: inlined instances
+ * and blocks, as dwarf_getscopes_die gives them. Returns how many. */
+static int scopes_inside(Dwarf_Die fn, Dwarf_Addr pc, Dwarf_Die **out)
+{
+	Dwarf_Die chain[64], child;
+	int n = 0;
+	chain[n++] = fn;
+	while (n < 64 && dwarf_child(&chain[n - 1], &child) == 0) {
+		int found = 0;
+		do {
+			int tag = dwarf_tag(&child);
+			found = (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+				 tag == DW_TAG_entry_point || tag == DW_TAG_lexical_block) && dwarf_haspc(&child, pc) > 0;
+		} while (!found && dwarf_siblingof(&child, &child) == 0);
+		if (!found)
+			break;
+		chain[n++] = child;
+	}
+	*out = xcalloc((size_t)n, sizeof(**out));
+	for (int i = 0; i < n; i++)
+		(*out)[i] = chain[n - 1 - i];
+	return n;
+}
+
+struct fn_list {
+	struct fn_range *v;
+	size_t n, cap;
+};
+
+/* The functions with code under parent, those inside its namespaces and
+ * types included (the scopes nested in them are scopes_inside's). */
+static void walk_functions(struct fn_list *l, Dwarf_Die *parent, int depth)
+{
+	Dwarf_Die child;
+	if (depth > 64 || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_namespace || tag == DW_TAG_module || tag == DW_TAG_structure_type ||
+		    tag == DW_TAG_class_type || tag == DW_TAG_union_type) {
+			walk_functions(l, &child, depth + 1);
+			continue;
+		}
+		if (tag != DW_TAG_subprogram)
+			continue;
+		Dwarf_Addr base, lo, hi;
+		for (ptrdiff_t off = 0; (off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0;) {
+			if (lo >= hi)
+				continue;
+			if (l->n == l->cap) {
+				l->cap = l->cap ? l->cap * 2 : 256;
+				l->v = realloc(l->v, l->cap * sizeof(*l->v));
+				if (!l->v) {
+					cv_error("out of memory");
+					abort();
+				}
+			}
+			l->v[l->n++] = (struct fn_range){ .lo = lo, .hi = hi, .die = child };
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static int by_lo(const void *a, const void *b)
+{
+	const struct fn_range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The scopes containing pc (a DWARF address of m), innermost first, of a
+ * function defined inside a namespace or a type, as rustc defines every
+ * function (in its module's DW_TAG_namespace): elfutils' dwarf_getscopes
+ * (0.188) prunes a DIE without addresses, such as a namespace, and so finds
+ * no scope for them. The module's functions are indexed once. */
+static int namespaced_scopes(struct smod *m, Dwarf_Addr pc, Dwarf_Die **out)
+{
+	if (!m->fns_done) {
+		m->fns_done = 1;
+		struct fn_list l = { 0 };
+		Dwarf_Addr bias;
+		for (Dwarf_Die *cu = dwfl_module_nextcu(m->mod, NULL, &bias); cu;
+		     cu = dwfl_module_nextcu(m->mod, cu, &bias))
+			walk_functions(&l, cu, 0);
+		if (l.n)
+			qsort(l.v, l.n, sizeof(*l.v), by_lo);
+		m->fns = l.v;
+		m->nfns = l.n;
+	}
+	size_t lo = 0, hi = m->nfns;
+	while (lo < hi) {   /* the first function starting after pc */
+		size_t mid = (lo + hi) / 2;
+		if (m->fns[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || pc >= m->fns[lo - 1].hi)
+		return 0;
+	return scopes_inside(m->fns[lo - 1].die, pc, out);
 }
 
 static void set_source(struct syms *s, struct sym_frame *f, const char *path, int line)
@@ -592,6 +731,10 @@ static size_t symbolize(struct syms *s, uint64_t pc, uint32_t gen, int is_return
 		free(scopes);
 		scopes = NULL;
 		nscopes = dwarf_getscopes_die(&inner, &scopes);
+	} else if (cudie) {
+		free(scopes);
+		scopes = NULL;
+		nscopes = namespaced_scopes(m, look - bias, &scopes);
 	}
 	size_t nfn = 0;
 	for (int i = 0; i < nscopes; i++) {
@@ -645,9 +788,11 @@ static size_t symbolize(struct syms *s, uint64_t pc, uint32_t gen, int is_return
 	free(scopes);
 	if (!f[0].function)
 		m->offsets++;
+	Dwarf_Attribute a;
+	const char *comp_dir = cudie ? dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &a)) : NULL;
 	for (size_t k = 0; k < nfn; k++)
 		if (!f[k].runtime && (system_source(f[k].path) || runtime_function(f[k].function) ||
-				      (!f[k].function && rust_std_source(f[k].path))))
+				      ((!f[k].function || f[k].inlined) && rust_std_source(f[k].path, comp_dir))))
 			f[k].runtime = 1;
 	*out = f;
 	return nfn;

@@ -45,7 +45,8 @@ struct sym_frame {
 	uint64_t    offset;          /* pc - load bias: the address in the module's file */
 	int         inlined;         /* inlined into the next frame */
 	int         shim;            /* inside libconvoy.so */
-	int         runtime;         /* libc, libstdc++, the loader, or a system header inlined */
+	int         runtime;         /* libc, the loader, a system header, or a language's standard
+	                              * library (C++ std::, Rust std/core/alloc), linked or inlined */
 };
 
 /* The frames of one recorded pc (is_return: pc is a return address, look up

@@ -33,6 +33,11 @@ $(TEST_PROGS_DIR)/%: tests/progs/%.cc | check-deps
 	@mkdir -p $(@D)
 	$(CXX) $(TEST_PROG_CXXFLAGS) $< -o $@
 
+# Code without frame pointers, as Debian builds its programs: only the
+# launcher's unwind from call-frame information names their call sites.
+$(TEST_PROGS_DIR)/offcpu_nofp $(TEST_PROGS_DIR)/serial_nofp $(TEST_PROGS_DIR)/offcpu_dlopen \
+$(TEST_PROGS_DIR)/libblockread.so: TEST_PROG_CFLAGS += -fomit-frame-pointer
+
 # GCC OpenMP (libgomp): preload/gomp.c's interposers.
 $(TEST_PROGS_DIR)/count_omp: TEST_PROG_CFLAGS += -fopenmp
 

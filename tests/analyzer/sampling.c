@@ -43,7 +43,7 @@ Test(sampling, run_writes_samples_beside_the_profile_joined_by_tid, .timeout = 6
 	snprintf(path, sizeof(path), "%s/convoy-%lld.samples", dir, (long long)pid);
 	size_t len;
 	char *text = (char *)tu_read_file(path, &len);
-	cr_assert(!strncmp(text, "convoy-samples 3\n", 17), "samples file header: %.80s", text);
+	cr_assert(!strncmp(text, "convoy-samples 4\n", 17), "samples file header: %.80s", text);
 	cr_assert(strstr(text, "\nend lost "), "samples file has no end line");
 	json_object *c = tu_get(r, "cpu_samples");
 	TU_EQ(tu_int(c, "period_ns"), 1000000, "period at 1000 Hz");
@@ -137,6 +137,11 @@ Test(sampling, a_corrupt_samples_file_is_one_line_and_the_report_goes_on, .timeo
 					   "convoy-samples 3\npid %lld\nperiod_ns 1000\nwatch 12 1 7000 5 100\n",
 					   "convoy-samples 3\npid %lld\nperiod_ns 1000\nwatch 12 1 7000 5 100 3\n",
 					   "convoy-samples 3\npid %lld\nperiod_ns 1000\nwatch 12 1 7002 5 100 4\n",
+					   /* version 4: a sample without its unwinder, with an unknown one; a
+					    * stack of no bytes */
+					   "convoy-samples 4\npid %lld\nperiod_ns 1000\ncs 12 1 0 400000 - -\n",
+					   "convoy-samples 4\npid %lld\nperiod_ns 1000\ncs 12 1 0 400000 - - lbr\n",
+					   "convoy-samples 4\npid %lld\nperiod_ns 1000\nuser_stacks 0\n",
 					   "convoy-samples 99\n" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char text[256];
@@ -444,4 +449,111 @@ Test(sampling, adjacent_uncontended_locks_are_false_sharing_not_spinning, .timeo
 	}
 	cr_assert(in && out, "both locks named: %s", json_object_to_json_string(l));
 	json_object_put(r);
+}
+
+/* ---- call chains through code without frame pointers (version 4) -------- */
+
+/* `convoy run` of prog (text report) with env added to its environment;
+ * skipped where this machine refuses sampling. */
+static void run_text(const char *prog, const char *const *env, struct tu_proc *p)
+{
+	const char *argv[] = { tu_convoy(), "run", "-o", tu_tmpdir(), "--", tu_prog(prog), NULL };
+	struct tu_opts o = { .env = env };
+	tu_run(p, &o, argv);
+	tu_assert_exit(p, 0, prog);
+	if (strstr(p->err, "CPU sampling off"))
+		cr_skip_test("perf_event_open refused here: %s", p->err);
+}
+
+/* The paragraph of a text report that starts with label, its wrapped lines
+ * joined by single spaces (a new string, "" when there is none). */
+static char *paragraph(const char *text, const char *label)
+{
+	const char *at = strstr(text, label);
+	char *out = calloc(1, at ? strlen(at) + 1 : 1), *o = out;
+	cr_assert(out);
+	for (const char *c = at; c && *c && !(c[0] == '\n' && c[1] != ' '); c++) {
+		if (*c == '\n')
+			while (c[1] == ' ')
+				c++;
+		*o++ = *c == '\n' ? ' ' : *c;
+	}
+	return out;
+}
+
+/* offcpu_nofp (-fomit-frame-pointer, as Debian builds) blocks in read(2)
+ * from read_block and sleeps from pace: the frame-pointer chain stops in the
+ * C library, the unwind from call-frame information reaches the program.
+ * Whichever thread the report explains, its first site is the program's
+ * function that made the call. */
+Test(sampling, an_off_cpu_site_in_code_without_frame_pointers_is_the_programs_function, .timeout = 60)
+{
+	struct tu_proc p;
+	run_text("offcpu_nofp", NULL, &p);
+	char *text = paragraph(p.out, "Off-CPU outside waits: ");
+	cr_assert(text[0], "no off-CPU paragraph in the report:\n%s", p.out);
+	char *first = strtok(text, ";");
+	cr_assert(strstr(first, "called from read_block (offcpu_nofp.c:") ||
+		  strstr(first, "called from pace (offcpu_nofp.c:"), "the first site is not the program's call: %s", first);
+	free(text);
+}
+
+/* The same through a library the program loaded with dlopen after its
+ * first samples were unwound: the unwinder reads the process's modules
+ * again when a frame lies in none it knows. */
+Test(sampling, an_off_cpu_site_in_a_library_loaded_later_is_named, .timeout = 60)
+{
+	struct tu_proc p;
+	run_text("offcpu_dlopen", NULL, &p);
+	char *text = paragraph(p.out, "Off-CPU outside waits: ");
+	cr_assert(text[0], "no off-CPU paragraph in the report:\n%s", p.out);
+	char *first = strtok(text, ";");
+	cr_assert(strstr(first, "called from blockread_one (blockread.c:") ||
+		  strstr(first, "called from blockread_pause (blockread.c:"), "the first site is not the library's call: %s",
+		  first);
+	free(text);
+}
+
+/* serial_nofp's main thread clears a table alone (memset, called from
+ * clear_table, called from prepare) before its workers start: the serial
+ * phase's CPU samples are in the C library, and the site named is the
+ * program's code that called it, with its caller. */
+Test(sampling, a_serial_phase_in_the_c_library_is_named_with_the_programs_caller, .timeout = 60)
+{
+	struct tu_proc p;
+	run_text("serial_nofp", NULL, &p);
+	char *text = paragraph(p.out, "Serial phase: ");
+	cr_assert(strstr(text, "main (tid ") == text + strlen("Serial phase: "), "no serial phase of main:\n%s", p.out);
+	cr_assert(strstr(text, "its own code mostly in clear_table (serial_nofp.c:") &&
+		  strstr(text, ") in prepare (serial_nofp.c:"), "serial phase: %s", text);
+	free(text);
+}
+
+/* CONVOY_SAMPLE_STACK=0: no stacks; the samples file and the report say so. */
+Test(sampling, without_user_stacks_the_report_says_call_sites_may_stop_in_the_c_library, .timeout = 60)
+{
+	static const char *const env[] = { "CONVOY_SAMPLE_STACK=0", NULL };
+	struct tu_proc p;
+	run_text("offcpu_nofp", env, &p);
+	char *text = paragraph(p.out, "  Not measured: call chains");
+	cr_assert(strstr(text, "frame pointers") && strstr(text, "turned off (CONVOY_SAMPLE_STACK=0)"),
+		  "the report does not say the stacks were off:\n%s", p.out);
+	free(text);
+}
+
+Test(sampling, a_bad_sample_stack_size_is_one_error_line, .timeout = 60)
+{
+	static const char *const sizes[] = { "12", "-8", "65536", "lots" };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char var[64];
+		snprintf(var, sizeof(var), "CONVOY_SAMPLE_STACK=%s", sizes[i]);
+		const char *const env[] = { var, NULL };
+		const char *argv[] = { tu_convoy(), "run", "-o", tu_tmpdir(), "--", "/bin/true", NULL };
+		struct tu_opts o = { .env = env };
+		struct tu_proc p;
+		tu_run(&p, &o, argv);
+		cr_assert(p.exited && p.code != 0, "CONVOY_SAMPLE_STACK=%s: exit %d", sizes[i], p.code);
+		TU_EQ(tu_count_lines(p.err), 1, "stderr lines for %s (stderr: %s)", sizes[i], p.err);
+		cr_assert(strstr(p.err, "convoy: ") == p.err && strstr(p.err, "CONVOY_SAMPLE_STACK"), "stderr: %s", p.err);
+	}
 }

@@ -32,7 +32,8 @@ bench-omp: $(BUILD)/libconvoy.so $(BENCH_DIR)/omp_critical
 
 .PHONY: bench-shim bench-whatif bench-report bench-sampling bench-omp bench-trace
 # The launcher's CPU sampling: its cost side by side with sampling off, and
-# how much CPU time a false-sharing line takes to be located (docs/performance.md).
+# how much CPU time a false-sharing line takes to be located, and the user
+# stacks' cost (docs/performance.md).
 bench-sampling: $(BUILD)/convoy $(BUILD)/libconvoy.so $(BUILD)/tests/data/progs/spin_counter $(BUILD)/demos/barrier $(BUILD)/demos/false_sharing \
 		$(BUILD)/tests/data/progs/packed_stats
 	@tests/bench/sampling.sh $(BUILD)

@@ -20,6 +20,12 @@
 # to an armed word traps), and on the barrier demo (park-heavy: a context
 # switch must not pay for the watchpoints between windows); and how many
 # watch records a run wrote.
+#
+# User stacks: the same workloads with CONVOY_SAMPLE_STACK=0 (the kernel's
+# frame-pointer chains only) and unset (4 KiB of stack per sample, unwound
+# by the launcher from call-frame information), interleaved: the program's
+# wall and thread CPU, and the launcher's own cost, the CPU time of its
+# draining thread per sample (the samples file's drain_cpu_ns).
 # Usage: tests/bench/sampling.sh BUILD_DIR [RATE] [REPEAT]
 set -euo pipefail
 build=${1:-build} rate=${2:-1000} repeat=${3:-7}
@@ -85,4 +91,25 @@ for w in "$build/demos/false_sharing --workers 2 --offset 8 --increments 1500000
 	offw=$(cut -d' ' -f1 "$tmp/off" | median) offc=$(cut -d' ' -f2 "$tmp/off" | median)
 	onw=$(cut -d' ' -f1 "$tmp/on" | median) onc=$(cut -d' ' -f2 "$tmp/on" | median) n=$(median <"$tmp/n")
 	python3 -c "print(f'| {\"$w\".split(\"/\")[-1]} | {$offw*1000:.0f} ms, {$offc*1000:.0f} ms | {$onw*1000:.0f} ms, {$onc*1000:.0f} ms | {$onw/$offw:.3f}, {$onc/$offc:.3f} | {$n} |')"
+done
+echo
+drain_json() {   # run_json's two, then the drain thread's CPU and the samples, of the run kept in $tmp/w
+	run_json "$@" | tr '\n' ' '
+	cat "$tmp"/w/*.samples | awk '$1 == "drain_cpu_ns" { ns = $2 } $1 ~ /^(cpu|sys|cs)$/ { n++ }
+		END { print ns / 1e9, n }'
+	rm -rf "$tmp/w"
+}
+per_sample() { awk '$4 > 0 { print $3 / $4 * 1e6 }' "$1" | median; }
+echo "| workload (at $rate Hz) | CONVOY_SAMPLE_STACK=0: wall, thread CPU, launcher CPU per sample (medians of $repeat) | 4096 | ratio wall, CPU |"
+echo "|---|---|---|---|"
+for w in "$build/tests/data/progs/spin_counter --workers 2" \
+	 "$build/demos/barrier --workers 2 --idle-spin 0 --iterations 20000"; do
+	: >"$tmp/off"; : >"$tmp/on"
+	for ((i = 0; i < repeat; i++)); do
+		CONVOY_SAMPLE_STACK=0 drain_json $w >>"$tmp/off"
+		drain_json $w >>"$tmp/on"
+	done
+	offw=$(cut -d' ' -f1 "$tmp/off" | median) offc=$(cut -d' ' -f2 "$tmp/off" | median) offp=$(per_sample "$tmp/off")
+	onw=$(cut -d' ' -f1 "$tmp/on" | median) onc=$(cut -d' ' -f2 "$tmp/on" | median) onp=$(per_sample "$tmp/on")
+	python3 -c "print(f'| {\"$w\".split(\"/\")[-1]} | {$offw*1000:.0f} ms, {$offc*1000:.0f} ms, {$offp:.1f} µs | {$onw*1000:.0f} ms, {$onc*1000:.0f} ms, {$onp:.1f} µs | {$onw/$offw:.3f}, {$onc/$offc:.3f} |')"
 done

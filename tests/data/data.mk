@@ -13,6 +13,9 @@ DATA_PROGS := $(patsubst tests/data/progs/%.c,$(DATA_PROGS_DIR)/%,$(wildcard tes
 $(DATA_PROGS_DIR)/omp_%: TEST_PROG_CFLAGS += -fopenmp
 # Frame pointers, so the launcher's sampled switch chains reach its callers.
 $(DATA_PROGS_DIR)/inline_futex: TEST_PROG_CFLAGS += -fno-omit-frame-pointer
+# None, as Debian builds: the launcher's unwind from call-frame information
+# reaches its callers.
+$(DATA_PROGS_DIR)/serial_memset: TEST_PROG_CFLAGS += -fomit-frame-pointer
 
 $(DATA_PROGS_DIR)/%: tests/data/progs/%.c tests/data/progs/data_progs.h include/convoy.h | check-deps
 	@mkdir -p $(@D)
@@ -23,11 +26,16 @@ $(BUILD)/obj/tests/analyzer/golden.o: TEST_UTIL_CFLAGS += -DDATA_DIR='"$(abspath
 .PHONY: data-progs
 data-progs: $(DATA_PROGS)
 
-# Rust: the same program in both manglings, with debug info; and a mutex
-# under contention (sampled recordings).
-DATA_RUST_PROGS := $(DATA_PROGS_DIR)/rust_lock_v0 $(DATA_PROGS_DIR)/rust_lock_legacy $(DATA_PROGS_DIR)/rust_mutex
+# Rust: the same program in both manglings, with debug info; and mutexes
+# under contention (sampled recordings), one used from inlined functions.
+DATA_RUST_PROGS := $(DATA_PROGS_DIR)/rust_lock_v0 $(DATA_PROGS_DIR)/rust_lock_legacy $(DATA_PROGS_DIR)/rust_mutex \
+	$(DATA_PROGS_DIR)/rust_inlined
 
 $(DATA_PROGS_DIR)/rust_mutex: tests/data/progs/rust_mutex.rs | check-deps
+	@mkdir -p $(@D)
+	rustc -g -O $< -o $@
+
+$(DATA_PROGS_DIR)/rust_inlined: tests/data/progs/rust_inlined.rs | check-deps
 	@mkdir -p $(@D)
 	rustc -g -O $< -o $@
 
