@@ -514,7 +514,8 @@ static void rec_unlink(struct cv_thread *t, struct cv_rec *r)
 }
 
 /* One record of o (or a merge's hold on it) gone; the last one out of a
- * merged object gives it back. */
+ * merged object gives it back, unless a profile is being written (which
+ * may be reading it: it is kept). */
 static void obj_put(struct cv_obj *o)
 {
 	if (__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) == 0 && CV_LOAD(&o->merged) && !cv__profile_writing())
@@ -553,7 +554,7 @@ static void rec_fold(struct cv_rec *d, struct cv_rec *src)
 		CV_STORE(&d->max_hold_ticks, src->max_hold_ticks);
 	cv__stacks_merge_rec(d, src);
 	obj_put(src->obj);
-	if (!cv__profile_writing())
+	if (!cv__profile_writing())   /* else kept: the writer may be walking it */
 		cv__free(src, sizeof(*src));
 	/* The record allowance is per (object, thread): this pair is gone. */
 	__atomic_fetch_sub(&nrecords, 1, __ATOMIC_RELAXED);

@@ -734,7 +734,7 @@ void cv__stacks_merge_rec(struct cv_rec *dst, struct cv_rec *src)
 			CV_BUMP(&d->count_fp, a->count_fp);
 			CV_BUMP(&d->wait_ns, a->wait_ns);
 		}
-		if (!cv__profile_writing())
+		if (!cv__profile_writing())   /* else kept: the writer may be walking it */
 			cv__free(a, sizeof(*a));
 		a = next;
 	}
