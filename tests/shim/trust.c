@@ -298,21 +298,30 @@ Test(trust, memory_is_bounded_for_objects_destroyed_at_distinct_addresses, .time
 	memory_is_bounded("churn_objects", "fresh", "300000");
 }
 
+/* Runs churn_objects (argv) and adds up the report's acquisitions: over
+ * all locks, and of the "destroyed objects merged" aggregate (-1: none). */
+static void merged_counts(const char *const *argv, int64_t *total, int64_t *merged)
+{
+	struct both b;
+	run_both(&b, argv, NULL);
+	json_object *locks = tu_array(tu_report_dir(b.dir), "locks");
+	*total = 0;
+	*merged = -1;
+	for (size_t i = 0; i < json_object_array_length(locks); i++) {
+		json_object *l = json_object_array_get_idx(locks, i);
+		*total += tu_int(l, "acquisitions");
+		json_object *name = json_object_object_get(l, "name");
+		if (name && strstr(json_object_get_string(name), "destroyed objects merged"))
+			*merged = tu_int(l, "acquisitions");
+	}
+}
+
 /* What the aggregate adds up to: every acquisition of every destroyed mutex. */
 Test(trust, destroyed_objects_merged_keep_their_counts, .timeout = 300)
 {
 	const char *argv[] = { tu_prog("churn_objects"), "fresh", "20000", NULL };
-	struct both b;
-	run_both(&b, argv, NULL);
-	json_object *r = tu_report_dir(b.dir), *locks = tu_array(r, "locks");
-	int64_t total = 0, merged = -1;
-	for (size_t i = 0; i < json_object_array_length(locks); i++) {
-		json_object *l = json_object_array_get_idx(locks, i);
-		total += tu_int(l, "acquisitions");
-		json_object *name = json_object_object_get(l, "name");
-		if (name && strstr(json_object_get_string(name), "destroyed objects merged"))
-			merged = tu_int(l, "acquisitions");
-	}
+	int64_t total, merged;
+	merged_counts(argv, &total, &merged);
 	TU_EQ(total, 20000, "acquisitions over all locks");
 	TU_EQ(merged, 20000 - 4096, "acquisitions of the aggregate (all past the first 4,096 destroyed)");
 }
@@ -324,17 +333,8 @@ Test(trust, destroyed_objects_merged_keep_their_counts, .timeout = 300)
 Test(trust, a_destroy_may_merge_an_object_while_the_thread_table_grows, .timeout = 300)
 {
 	const char *argv[] = { tu_prog("churn_objects"), "growth", "4095", NULL };
-	struct both b;
-	run_both(&b, argv, NULL);
-	json_object *r = tu_report_dir(b.dir), *locks = tu_array(r, "locks");
-	int64_t total = 0, merged = -1;
-	for (size_t i = 0; i < json_object_array_length(locks); i++) {
-		json_object *l = json_object_array_get_idx(locks, i);
-		total += tu_int(l, "acquisitions");
-		json_object *name = json_object_object_get(l, "name");
-		if (name && strstr(json_object_get_string(name), "destroyed objects merged"))
-			merged = tu_int(l, "acquisitions");
-	}
+	int64_t total, merged;
+	merged_counts(argv, &total, &merged);
 	TU_EQ(total, 4095 + 4097, "acquisitions over all locks");
 	TU_EQ(merged, 1, "acquisitions of the aggregate (the one destroyed past the first 4,096)");
 }
