@@ -83,22 +83,36 @@ static void push(unsigned c, void *p)
 					      __ATOMIC_RELEASE, __ATOMIC_RELAXED));   /* publishes b->next */
 }
 
-/* size bytes from the current chunk, or from a fresh one. */
+/* The smallest page size: touching at this step reaches every page of any. */
+#define CV_PAGE_MIN 4096u
+
+void cv__touch_pages(void *p, size_t len)
+{
+	for (uintptr_t a = (uintptr_t)p, end = a + len; a < end; a = (a | (CV_PAGE_MIN - 1)) + 1)
+		cv__touch_for_write((void *)(a & ~(uintptr_t)(sizeof(uintptr_t) - 1)));
+}
+
+/* size bytes from the current chunk, or from a fresh one, every page
+ * written before the caller reads any (shim.h, cv__touch_for_write). */
 static void *carve(size_t size)
 {
 	for (;;) {
 		struct chunk *c = __atomic_load_n(&cur_chunk, __ATOMIC_ACQUIRE);
 		if (c) {
 			size_t off = __atomic_fetch_add(&c->used, size, __ATOMIC_RELAXED);
-			if (off + size <= CV_CHUNK - sizeof(struct chunk))
+			if (off + size <= CV_CHUNK - sizeof(struct chunk)) {
+				cv__touch_pages(c->data + off, size);
 				return c->data + off;
+			}
 		}
 		struct chunk *m = map(CV_CHUNK);
 		if (!m)
 			return NULL;
 		m->used = size;
-		if (__atomic_compare_exchange_n(&cur_chunk, &c, m, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		if (__atomic_compare_exchange_n(&cur_chunk, &c, m, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+			cv__touch_pages(m->data, size);
 			return m->data;
+		}
 		munmap(m, CV_CHUNK);   /* another thread installed one first: use it */
 	}
 }

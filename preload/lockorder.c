@@ -75,6 +75,7 @@ static struct cv_edge *edge_claim(struct cv_edge *tab, uint64_t key)
 	uint32_t at = edge_hash(key);
 	for (uint32_t i = 0; i < EDGE_PROBES; i++) {
 		struct cv_edge *e = &tab[(at + i) & (EDGE_SLOTS - 1)];
+		cv__touch_for_write(&e->key);
 		uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
 		if (k == key)
 			return NULL;

@@ -102,7 +102,8 @@ static bool registry_ready(void)
 		return true;
 	cv__spin_lock(&registry_lock);
 	if (!buckets) {
-		/* 512 KiB of anonymous memory: pages are touched only as buckets fill. */
+		/* 512 KiB of anonymous memory: pages are touched only as buckets
+		 * fill, each first with a write (cv__touch_for_write). */
 		struct cv_obj **b = cv__alloc(sizeof(*b) << CV_BUCKET_BITS);
 		__atomic_store_n(&buckets, b, __ATOMIC_RELEASE);
 	}
@@ -162,6 +163,7 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 	uint32_t generation = 0;
 
 	cv__spin_lock(lock);
+	cv__touch_for_write(head);
 	for (struct cv_obj *o = *head; o; o = o->hash_next) {
 		if (o->addr != addr)
 			continue;
@@ -236,6 +238,7 @@ bool cv__object_end(struct cv_thread *saved, const void *addr, uint32_t kind)
 	struct cv_obj *merged = NULL;
 	bool stays = false;
 	cv__spin_lock(lock);
+	cv__touch_for_write(&buckets[b]);
 	for (struct cv_obj *o = buckets[b]; o; o = o->hash_next) {
 		if (o->addr != addr || o->retired)
 			continue;
@@ -326,6 +329,7 @@ static bool table_grow(struct cv_thread *t)
 	unsigned nstale = 0;
 	if (!fresh)
 		return false;
+	cv__touch_pages(fresh, cap * sizeof(*fresh));   /* the rehash reads before it writes; past 64 KiB a mapping */
 	t->table = fresh;
 	t->table_mask = cap - 1;
 	t->table_used = 0;

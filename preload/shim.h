@@ -120,6 +120,22 @@ void cv__resolve_real(void);
 void *cv__alloc(size_t size);
 void cv__free(void *p, size_t size);   /* size: what was asked of cv__alloc */
 
+/* The first touch of a fresh anonymous page should be a write. A page first
+ * read is mapped to the kernel's shared zero page, and the write that comes
+ * later must replace that mapping and flush the TLB of every CPU that runs
+ * one of the program's threads: an interprocessor interrupt each time (on
+ * the development VM they were most of the shim's cost in `pigz -p 2`:
+ * docs/performance.md, "Fresh pages"). cv__alloc writes every page of a
+ * block it carves; the large sparse tables (a mapping of their own past
+ * 64 KiB, whose pages are touched only as entries fill) call
+ * cv__touch_for_write on an entry before its first read. Adding zero
+ * changes nothing; it is a locked instruction, for slow paths only. */
+static inline void cv__touch_for_write(void *entry)
+{
+	__atomic_fetch_add((uintptr_t *)entry, 0, __ATOMIC_RELAXED);
+}
+void cv__touch_pages(void *p, size_t len);   /* every page of [p, p + len), written first */
+
 /* ---- lock.c: the shim's own lock (never the program's pthread functions) -- *
  * Taken only inside the reentrancy guard (cv__guard_enter), and only in a
  * critical section, where no signal handler of the program runs: each lock

@@ -264,6 +264,7 @@ static uint32_t intern(void *const *pcs, uint32_t depth, uint32_t gen, uint32_t 
 	}
 	uint64_t h = hash_pcs(pcs, depth, gen);
 	struct cv_stk **bucket = &stk_buckets[h >> (64 - STK_BUCKET_BITS)];
+	cv__touch_for_write(bucket);
 	struct cv_stk *s = find_stack(__atomic_load_n(bucket, __ATOMIC_ACQUIRE), h, pcs, depth, gen, flags);
 	if (s)
 		return s->id;
@@ -593,6 +594,7 @@ static uint32_t init_take(const void *addr)
 	uint32_t stack = 0;
 	struct init_ent *set = &init_tab[init_set(addr) * INIT_WAYS];
 	cv__spin_lock(&init_lock);
+	cv__touch_for_write(&set[0].addr);   /* a set is 128 bytes: one page */
 	for (int i = 0; i < INIT_WAYS; i++) {
 		if (set[i].addr == addr) {
 			stack = set[i].stack;
@@ -632,6 +634,7 @@ CV_NO_FRAME void on_init(struct cv_thread *t, const void *addr)
 	}
 	struct init_ent *set = &init_tab[init_set(addr) * INIT_WAYS];
 	cv__spin_lock(&init_lock);
+	cv__touch_for_write(&set[0].addr);   /* a set is 128 bytes: one page */
 	int slot = -1;
 	for (int i = 0; i < INIT_WAYS; i++) {
 		if (set[i].addr == addr) {

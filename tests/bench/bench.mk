@@ -61,6 +61,13 @@ bench-shim-ab: $(BUILD)/libconvoy.so $(BENCH_DIR)/lockpair
 	@test -n "$(OTHER)" || { echo "usage: make bench-shim-ab OTHER=path/to/libconvoy.so" >&2; exit 2; }
 	@tests/bench/shim_ab.sh $(BUILD) $(OTHER)
 
+# The same on real programs (pigz, xz, sort, sqlite3; bench-peers-deps
+# installs them): wall time, native, OTHER and this build interleaved.
+.PHONY: bench-programs-ab
+bench-programs-ab: $(BUILD)/libconvoy.so
+	@test -n "$(OTHER)" || { echo "usage: make bench-programs-ab OTHER=path/to/libconvoy.so" >&2; exit 2; }
+	@tests/bench/programs_ab.sh $(BUILD) $(OTHER)
+
 # The overhead proof (tests/bench/peers.sh, docs/performance.md): convoy
 # beside valgrind's DRD and Helgrind, the LTTng-UST pthread wrapper (tracing
 # off and on), perf trace and perf lock, on the same workloads, interleaved.

@@ -17,6 +17,20 @@ Test(fastpath, an_uncontended_acquisition_writes_only_its_threads_lines, .timeou
 	cr_assert(strstr(p.out, "ok: ") == p.out, "%s", p.out);
 }
 
+/* The shim writes each fresh page of its memory before reading it: no
+ * copy-on-write of the zero page (with its TLB shootdown across the
+ * program's CPUs) per page of its sparse tables. Counted by a tracepoint
+ * (tests/progs/fresh_pages.c). */
+Test(fastpath, the_shims_fresh_pages_are_written_before_they_are_read, .timeout = 120)
+{
+	struct tu_proc p;
+	tu_run_shim(&p, tu_tmpdir(), "fresh_pages", NULL);
+	if (p.exited && p.code == 77)
+		cr_skip_test("%s", p.out);
+	cr_assert(p.exited && p.code == 0, "fresh_pages (exit %d, signal %d):\n%s%s", p.code, p.sig, p.out, p.err);
+	cr_assert(strstr(p.out, "ok: ") == p.out, "%s", p.out);
+}
+
 /* Whether a lock-order cycle over exactly the locks named a and b is among
  * the findings. */
 static bool has_cycle(json_object *root, const char *a, const char *b)
