@@ -68,6 +68,10 @@ struct cv_stack_state {
 	uint32_t nbase;                  /* 0: not learnt */
 	void    *base_pcs[CV_BASE_MAX];
 	uintptr_t base_cfas[CV_BASE_MAX];
+	/* The thread's previous capture, whole (reuse_previous). */
+	uint32_t nprev;
+	void    *prev_pcs[CV_STACK_BUF];
+	uintptr_t prev_cfas[CV_STACK_BUF];
 };
 
 struct cv_stack_acc {
@@ -101,6 +105,7 @@ static struct {
  * (docs/performance.md quotes it). */
 static struct {
 	uint64_t captures, frames, refresh_ns, unwind_ns, intern_ns;
+	uint64_t whole_reuses, frames_reused;   /* reuse_previous, and unwind's check before it */
 } stats;
 
 static _Unwind_Reason_Code (*unwind_backtrace)(_Unwind_Trace_Fn, void *);
@@ -319,9 +324,57 @@ static uint64_t next_rand(struct cv_stack_state *st)
 
 struct unwind_buf {
 	struct cv_stack_state *st;
-	bool cfas;         /* wanted in st->cfas */
 	int n;
+	uint32_t prev_at;  /* reuse_previous: where the previous capture's CFAs reach this frame's */
 };
+
+/* Whether the previous capture's frames outwards of frame m are still the
+ * thread's: each still returns where it did. The unwinder reports with
+ * frame j the CFA of the frame inside it (the stack pointer at frame j's
+ * call), and on x86-64 that call's return address, frame j's pc, lies just
+ * below it: read back from the stack, which is live there (the unwind has
+ * just reached frame m at the same CFA with the same pc). A signal frame
+ * on the way, or CFAs out of order (another stack), say no: the whole
+ * unwind goes on instead. The one case this cannot tell: a caller whose
+ * frame changed size (alloca) while the frames inside it stayed where they
+ * were, and whose old return-address slots still hold what they held. */
+static bool previous_still_live(const struct cv_stack_state *st, uint32_t m)
+{
+#if defined(__x86_64__)
+	for (uint32_t j = m + 1; j < st->nprev; j++) {
+		if (st->prev_cfas[j] <= st->prev_cfas[j - 1] ||
+		    *(const uintptr_t *)(st->prev_cfas[j] - sizeof(uintptr_t)) != (uintptr_t)st->prev_pcs[j])
+			return false;
+	}
+	return true;
+#else
+	(void)st, (void)m;
+	return false;
+#endif
+}
+
+/* A frame the thread's previous capture had too, at the same CFA with the
+ * same pc, whose callers are still those it had: the rest of the stack is
+ * the previous capture's, copied after frame n - 1 instead of unwound.
+ * Captures of one thread share their outer frames (a loop that makes or
+ * waits on objects, the thread's function, its base): a new object's
+ * init stack in a loop unwinds only the frames that changed. */
+static bool reuse_previous(struct unwind_buf *b, _Unwind_Ptr ip, uintptr_t cfa)
+{
+	struct cv_stack_state *st = b->st;
+	while (b->prev_at < st->nprev && st->prev_cfas[b->prev_at] < cfa)
+		b->prev_at++;
+	uint32_t m = b->prev_at;
+	if (m >= st->nprev || st->prev_cfas[m] != cfa || st->prev_pcs[m] != (void *)ip || !previous_still_live(st, m))
+		return false;
+	if (cfg.stats)
+		__atomic_fetch_add(&stats.frames_reused, st->nprev - m - 1, __ATOMIC_RELAXED);
+	for (uint32_t j = m + 1; j < st->nprev && b->n < CV_STACK_BUF; j++, b->n++) {
+		st->pcs[b->n] = st->prev_pcs[j];
+		st->cfas[b->n] = st->prev_cfas[j];
+	}
+	return true;
+}
 
 static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 {
@@ -330,9 +383,11 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 	_Unwind_Ptr ip = unwind_get_ip(ctx);
 	if (!ip || b->n == CV_STACK_BUF)
 		return _URC_END_OF_STACK;
-	uintptr_t cfa = b->cfas || st->nbase ? (uintptr_t)unwind_get_cfa(ctx) : 0;
+	uintptr_t cfa = unwind_get_cfa ? (uintptr_t)unwind_get_cfa(ctx) : 0;
 	st->cfas[b->n] = cfa;
 	st->pcs[b->n++] = (void *)ip;
+	if (cfa && reuse_previous(b, ip, cfa))
+		return _URC_END_OF_STACK;
 	/* The trampoline's own frame, the same activation as when the base was
 	 * learnt (a thread runs it once): the rest is the base. */
 	if (st->nbase && (void *)ip == st->base_pc && cfa == st->base_cfa) {
@@ -347,12 +402,30 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 
 /* Up to CV_STACK_BUF return addresses into st->pcs, innermost first (the
  * convention of glibc's backtrace() and libunwind's unw_backtrace), and
- * with cfas each frame's canonical frame address into st->cfas (the stack
- * pointer in its caller at the call). */
-CV_NO_FRAME int unwind(struct cv_stack_state *st, bool cfas)
+ * each frame's canonical frame address into st->cfas (the stack pointer in
+ * its caller at the call; 0 without _Unwind_GetCFA). Kept as the thread's
+ * previous capture for the next (reuse_previous). */
+CV_NO_FRAME int unwind(struct cv_stack_state *st)
 {
-	struct unwind_buf b = { st, cfas, 0 };
+	/* The frame this is inlined in is the unwind's first, whose CFA comes
+	 * with the second: where the previous capture had it, and every return
+	 * address from there outwards where it was, the stack is the previous
+	 * one (the unwinder itself costs two frames' work before it reports
+	 * any). Frame 0, the call into the unwinder, is the shim's. */
+	if (st->nprev > 1 && st->prev_cfas[1] == (uintptr_t)__builtin_dwarf_cfa() && previous_still_live(st, 0)) {
+		memcpy(st->pcs, st->prev_pcs, st->nprev * sizeof(st->pcs[0]));
+		memcpy(st->cfas, st->prev_cfas, st->nprev * sizeof(st->cfas[0]));
+		if (cfg.stats)
+			__atomic_fetch_add(&stats.whole_reuses, 1, __ATOMIC_RELAXED);
+		return (int)st->nprev;
+	}
+	struct unwind_buf b = { st, 0, 0 };
 	unwind_backtrace(one_frame, &b);
+	if (unwind_get_cfa) {
+		memcpy(st->prev_pcs, st->pcs, (size_t)b.n * sizeof(st->pcs[0]));
+		memcpy(st->prev_cfas, st->cfas, (size_t)b.n * sizeof(st->cfas[0]));
+		st->nprev = (uint32_t)b.n;
+	}
 	return b.n;
 }
 
@@ -449,7 +522,7 @@ CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uintptr_t base, 
 		t1 = cv__now_ns();
 	uint32_t id = 0;
 	bool split = nheld && unwind_get_cfa, learn = !st->nbase && base && unwind_get_cfa;
-	int n = unwind(st, split || learn);
+	int n = unwind(st);
 	if (learn)
 		learn_base(st, n, base);
 	if (cfg.stats)
@@ -716,11 +789,15 @@ void cv__stacks_write(void *w)
 	if (cfg.stats) {
 		uint64_t c = stats.captures ? stats.captures : 1;
 		cv__warn("stacks: %llu captures, %llu distinct; per capture %llu ns: module-map check %llu, "
-			 "unwind %llu (%.1f frames), table %llu",
+			 "unwind %llu (%.1f frames), table %llu; %llu the previous capture's whole, %.1f frames of it "
+			 "reused in the others",
 			 (unsigned long long)stats.captures, (unsigned long long)nstacks,
 			 (unsigned long long)((stats.refresh_ns + stats.unwind_ns + stats.intern_ns) / c),
 			 (unsigned long long)(stats.refresh_ns / c), (unsigned long long)(stats.unwind_ns / c),
-			 (double)stats.frames / (double)c, (unsigned long long)(stats.intern_ns / c));
+			 (double)stats.frames / (double)c, (unsigned long long)(stats.intern_ns / c),
+			 (unsigned long long)stats.whole_reuses,
+			 (double)stats.frames_reused / (double)(stats.captures > stats.whole_reuses ?
+								   stats.captures - stats.whole_reuses : 1));
 	}
 }
 

@@ -370,6 +370,53 @@ Test(stacks, heap_names, .timeout = 30)
 	assert_site(cv, "wait_ready", "heap.c", marker_line("heap.c", "pthread_cond_wait(&r->cv, &r->m);   /* WAIT_READY_LINE"));
 }
 
+/* A capture reuses the outer frames of the thread's previous one while
+ * their return addresses are where they were (preload/stacks.c,
+ * reuse_previous): captures in a row through two callers of one shape,
+ * through a recursion of changing depth, and the same stack twice must
+ * each still name their own callers (tests/stacks/progs/reuse.c). */
+Test(stacks, reused_frames_are_still_the_callers, .timeout = 30)
+{
+	char *dir = tu_tmpdir();
+	const char *env[] = { "CONVOY_STACK_STATS=1", NULL };
+	const char *argv[] = { stk_prog("reuse"), NULL };
+	struct tu_proc p;
+	struct tu_opts o = { .preload = true, .dir = dir, .env = env };
+	tu_run(&p, &o, argv);
+	tu_assert_exit(&p, 0, argv[0]);
+	/* Both kinds of reuse happened (else this test proves nothing). */
+	unsigned long long whole = 0;
+	double frames = 0;
+	const char *st = strstr(p.err, ", table ");
+	cr_assert(st && sscanf(st, ", table %*u; %llu the previous capture's whole, %lf frames", &whole, &frames) == 2,
+		  "no stack statistics: %s", p.err);
+	cr_assert(whole >= 1 && frames > 0, "no reuse: %s", p.err);
+
+	json_object *r = report_env(tu_only_profile(dir), NULL);
+	json_object *locks = tu_array(r, "locks");
+	int checked = 0;
+	for (char *line = strtok(p.out, "\n"); line; line = strtok(NULL, "\n"), checked++) {
+		char addr[64], path[32];
+		cr_assert(sscanf(line, "%63s %31s", addr, path) == 2, "reuse printed %s", line);
+		json_object *lock = NULL;
+		for (size_t i = 0; i < json_object_array_length(locks) && !lock; i++)
+			if (!strcmp(tu_str(json_object_array_get_idx(locks, i), "addr"), addr))
+				lock = json_object_array_get_idx(locks, i);
+		cr_assert(lock, "no lock at %s", addr);
+		json_object *fr = tu_array(tu_get(lock, "first_use"), "frames");
+		char got[256] = "", want[256];
+		for (size_t i = 0; i < json_object_array_length(fr); i++) {
+			const char *fn = str_or_null(json_object_array_get_idx(fr, i), "function");
+			strncat(got, fn ? fn : "?", sizeof(got) - strlen(got) - 2);
+			strncat(got, " ", sizeof(got) - strlen(got) - 1);
+		}
+		snprintf(want, sizeof(want), "leaf mid %s%s main ",
+			 !strcmp(path, "depth1") ? "rec rec " : !strcmp(path, "depth2") ? "rec rec rec " : "", path);
+		TU_STREQ(got, want, "the stack of the mutex made through %s", path);
+	}
+	TU_EQ(checked, 18, "mutexes checked");
+}
+
 /* ---- what is captured, and when ------------------------------------------------------ */
 
 /* The uncontended path never unwinds: no wait stack, only the first use. */

@@ -1,0 +1,93 @@
+/* reuse.c — captures in a row that share most of their frames: the shim
+ * reuses the previous capture's outer frames while their return addresses
+ * are still on the stack where they were (preload/stacks.c,
+ * reuse_previous), and must never reuse a frame that changed.
+ *
+ * Mutexes are made in one loop, in turn through outer_a and outer_b, two
+ * functions of one shape that call the same mid and leaf: consecutive
+ * captures have the same frames at the same addresses up to the frame of
+ * outer_a or outer_b, where only the return address differs. Then through
+ * a recursion whose depth changes from one mutex to the next (the frames
+ * move), and twice in a row through the same path and the same call in
+ * main (the whole stack is the previous one). Prints "ADDR PATH" for each, PATH being the function the
+ * stack must show: outer_a, outer_b, depth1, depth2 or again.
+ */
+#include "stacks_progs.h"
+
+#define N 8
+
+static pthread_mutex_t ms[4 * N + 2];
+
+__attribute__((noinline)) static void leaf(pthread_mutex_t *m)
+{
+	pthread_mutex_init(m, NULL);
+	pthread_mutex_lock(m);
+	pthread_mutex_unlock(m);
+}
+
+__attribute__((noinline)) static void mid(pthread_mutex_t *m)
+{
+	leaf(m);
+	__asm__ volatile("" ::: "memory");   /* not a tail call */
+}
+
+__attribute__((noinline)) static void outer_a(pthread_mutex_t *m)
+{
+	mid(m);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void outer_b(pthread_mutex_t *m)
+{
+	mid(m);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void rec(int depth, pthread_mutex_t *m)
+{
+	if (depth == 0)
+		mid(m);
+	else
+		rec(depth - 1, m);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void depth1(pthread_mutex_t *m)
+{
+	rec(1, m);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void depth2(pthread_mutex_t *m)
+{
+	rec(2, m);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void again(pthread_mutex_t *m)
+{
+	mid(m);
+	__asm__ volatile("" ::: "memory");
+}
+
+int main(int argc, char **argv)
+{
+	(void)argv;
+	int k = 0, twice = argc + 1;   /* 2, and a loop the compiler keeps */
+	for (int i = 0; i < N; i++) {
+		pthread_mutex_t *m = &ms[k++];
+		(i % 2 ? outer_b : outer_a)(m);
+		printf("%p %s\n", (void *)m, i % 2 ? "outer_b" : "outer_a");
+	}
+	for (int i = 0; i < N; i++) {
+		pthread_mutex_t *m = &ms[k++];
+		(i % 2 ? depth2 : depth1)(m);
+		printf("%p %s\n", (void *)m, i % 2 ? "depth2" : "depth1");
+	}
+	for (int i = 0; i < twice; i++) {
+		pthread_mutex_t *m = &ms[k++];
+		again(m);
+		printf("%p again\n", (void *)m);
+	}
+	return 0;
+}
