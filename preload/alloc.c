@@ -89,7 +89,7 @@ static void push(unsigned c, void *p)
 void cv__touch_pages(void *p, size_t len)
 {
 	for (uintptr_t a = (uintptr_t)p, end = a + len; a < end; a = (a | (CV_PAGE_MIN - 1)) + 1)
-		cv__touch_for_write((void *)(a & ~(uintptr_t)(sizeof(uintptr_t) - 1)));
+		*(volatile char *)a = 0;   /* fresh and zero, seen by no other thread yet */
 }
 
 /* size bytes from the current chunk, or from a fresh one, every page

@@ -62,6 +62,23 @@ static struct cv_edge *edge_table(void)
 	return mine;
 }
 
+/* The edge table's pages already written first (shim.h,
+ * cv__touch_for_write), one bit each: the probe for an edge already known,
+ * made by every nested rwlock, spinlock and timed acquisition, then reads
+ * a shared line without writing it. */
+#define EDGE_PAGES ((EDGE_SLOTS * sizeof(struct cv_edge)) / 4096 + 2)
+static uint64_t edge_pages_written[(EDGE_PAGES + 63) / 64];
+
+static void edge_touch(const struct cv_edge *tab, struct cv_edge *e)
+{
+	size_t page = ((uintptr_t)e - ((uintptr_t)tab & ~(uintptr_t)4095)) / 4096;
+	uint64_t bit = 1ull << (page % 64);
+	if (__atomic_load_n(&edge_pages_written[page / 64], __ATOMIC_ACQUIRE) & bit)
+		return;
+	cv__touch_for_write(&e->key);
+	__atomic_fetch_or(&edge_pages_written[page / 64], bit, __ATOMIC_RELEASE);
+}
+
 static uint32_t edge_hash(uint64_t key)
 {
 	key *= 0x9E3779B97F4A7C15ull;
@@ -75,7 +92,7 @@ static struct cv_edge *edge_claim(struct cv_edge *tab, uint64_t key)
 	uint32_t at = edge_hash(key);
 	for (uint32_t i = 0; i < EDGE_PROBES; i++) {
 		struct cv_edge *e = &tab[(at + i) & (EDGE_SLOTS - 1)];
-		cv__touch_for_write(&e->key);
+		edge_touch(tab, e);
 		uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
 		if (k == key)
 			return NULL;

@@ -128,13 +128,16 @@ void cv__free(void *p, size_t size);   /* size: what was asked of cv__alloc */
  * docs/performance.md, "Fresh pages"). cv__alloc writes every page of a
  * block it carves; the large sparse tables (a mapping of their own past
  * 64 KiB, whose pages are touched only as entries fill) call
- * cv__touch_for_write on an entry before its first read. Adding zero
- * changes nothing; it is a locked instruction, for slow paths only. */
+ * cv__touch_for_write on an entry before its first read (the lock-order
+ * edges, probed on every nested acquisition, only until the page is known
+ * written). Adding zero changes nothing; it is a locked instruction. */
 static inline void cv__touch_for_write(void *entry)
 {
 	__atomic_fetch_add((uintptr_t *)entry, 0, __ATOMIC_RELAXED);
 }
-void cv__touch_pages(void *p, size_t len);   /* every page of [p, p + len), written first */
+/* Every page of [p, p + len) written: a block fresh from cv__alloc (zero)
+ * that no other thread sees yet. */
+void cv__touch_pages(void *p, size_t len);
 
 /* ---- lock.c: the shim's own lock (never the program's pthread functions) -- *
  * Taken only inside the reentrancy guard (cv__guard_enter), and only in a

@@ -54,6 +54,7 @@
 #define FP_ONE           65536u       /* wait counts are kept in 1/65536ths */
 
 #define CV_BASE_MAX 4   /* the C library's frames below a thread's trampoline, at most */
+#define CV_PREV_MAX 64  /* a previous capture deeper than this is not kept for the next */
 
 struct cv_stack_state {
 	uint64_t rng;
@@ -68,11 +69,15 @@ struct cv_stack_state {
 	uint32_t nbase;                  /* 0: not learnt */
 	void    *base_pcs[CV_BASE_MAX];
 	uintptr_t base_cfas[CV_BASE_MAX];
-	/* The thread's previous capture, whole (reuse_previous). */
+	/* The thread's previous capture (reuse_previous), when it was whole,
+	 * had no signal frame and at most CV_PREV_MAX frames; else nprev 0. */
 	uint32_t nprev;
-	void    *prev_pcs[CV_STACK_BUF];
-	uintptr_t prev_cfas[CV_STACK_BUF];
+	void    *prev_pcs[CV_PREV_MAX];
+	uintptr_t prev_cfas[CV_PREV_MAX];
 };
+/* cv__alloc's 4 KiB class, as before the previous capture was kept. */
+_Static_assert(sizeof(struct cv_stack_state) > 2048 && sizeof(struct cv_stack_state) <= 4096,
+	       "cv_stack_state: one 4 KiB block");
 
 struct cv_stack_acc {
 	struct cv_stack_acc *next;
@@ -105,11 +110,13 @@ static struct {
  * (docs/performance.md quotes it). */
 static struct {
 	uint64_t captures, frames, refresh_ns, unwind_ns, intern_ns;
-	uint64_t whole_reuses, frames_reused;   /* reuse_previous, and unwind's check before it */
+	uint64_t whole_reuses;    /* unwind's check: the previous capture whole, no unwind */
+	uint64_t frames_reused;   /* reuse_previous: frames copied from it at the end of an unwind */
 } stats;
 
 static _Unwind_Reason_Code (*unwind_backtrace)(_Unwind_Trace_Fn, void *);
 static _Unwind_Ptr (*unwind_get_ip)(struct _Unwind_Context *);
+static _Unwind_Ptr (*unwind_get_ip_info)(struct _Unwind_Context *, int *);   /* optional: tells signal frames */
 static _Unwind_Word (*unwind_get_cfa)(struct _Unwind_Context *);   /* optional: held stacks */
 static void *(*unwind_find_function)(void *);                       /* optional: held stacks */
 static uintptr_t shim_lo, shim_hi;
@@ -209,6 +216,7 @@ void cv__stacks_init(void)
 	if (h) {
 		unwind_backtrace = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))dlsym(h, "_Unwind_Backtrace");
 		unwind_get_ip = (_Unwind_Ptr (*)(struct _Unwind_Context *))dlsym(h, "_Unwind_GetIP");
+		unwind_get_ip_info = (_Unwind_Ptr (*)(struct _Unwind_Context *, int *))dlsym(h, "_Unwind_GetIPInfo");
 		unwind_get_cfa = (_Unwind_Word (*)(struct _Unwind_Context *))dlsym(h, "_Unwind_GetCFA");
 		unwind_find_function = (void *(*)(void *))dlsym(h, "_Unwind_FindEnclosingFunction");
 	}
@@ -326,18 +334,21 @@ struct unwind_buf {
 	struct cv_stack_state *st;
 	int n;
 	uint32_t prev_at;  /* reuse_previous: where the previous capture's CFAs reach this frame's */
+	bool signal;       /* a signal frame was passed: not kept as the previous capture */
 };
 
 /* Whether the previous capture's frames outwards of frame m are still the
  * thread's: each still returns where it did. The unwinder reports with
  * frame j the CFA of the frame inside it (the stack pointer at frame j's
  * call), and on x86-64 that call's return address, frame j's pc, lies just
- * below it: read back from the stack, which is live there (the unwind has
- * just reached frame m at the same CFA with the same pc). A signal frame
- * on the way, or CFAs out of order (another stack), say no: the whole
- * unwind goes on instead. The one case this cannot tell: a caller whose
- * frame changed size (alloca) while the frames inside it stayed where they
- * were, and whose old return-address slots still hold what they held. */
+ * below it: read back from the stack. The previous capture had no signal
+ * frame (unwind keeps none that had), so its frames from m out are one
+ * chain of calls on the stack frame m is on, live above it: the unwind has
+ * just reached frame m at the same CFA with the same pc. CFAs out of order
+ * say no. What this cannot tell: a frame whose size is not fixed by its pc
+ * (alloca, a variable-length array, a hand-written stack switch) that
+ * changed while the frames inside it stayed where they were, its old
+ * return-address slots still holding what they held. */
 static bool previous_still_live(const struct cv_stack_state *st, uint32_t m)
 {
 #if defined(__x86_64__)
@@ -367,12 +378,13 @@ static bool reuse_previous(struct unwind_buf *b, _Unwind_Ptr ip, uintptr_t cfa)
 	uint32_t m = b->prev_at;
 	if (m >= st->nprev || st->prev_cfas[m] != cfa || st->prev_pcs[m] != (void *)ip || !previous_still_live(st, m))
 		return false;
-	if (cfg.stats)
-		__atomic_fetch_add(&stats.frames_reused, st->nprev - m - 1, __ATOMIC_RELAXED);
+	int from = b->n;
 	for (uint32_t j = m + 1; j < st->nprev && b->n < CV_STACK_BUF; j++, b->n++) {
 		st->pcs[b->n] = st->prev_pcs[j];
 		st->cfas[b->n] = st->prev_cfas[j];
 	}
+	if (cfg.stats)
+		__atomic_fetch_add(&stats.frames_reused, (uint64_t)(b->n - from), __ATOMIC_RELAXED);
 	return true;
 }
 
@@ -380,9 +392,11 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 {
 	struct unwind_buf *b = arg;
 	struct cv_stack_state *st = b->st;
-	_Unwind_Ptr ip = unwind_get_ip(ctx);
+	int signal_frame = 0;
+	_Unwind_Ptr ip = unwind_get_ip_info ? unwind_get_ip_info(ctx, &signal_frame) : unwind_get_ip(ctx);
 	if (!ip || b->n == CV_STACK_BUF)
 		return _URC_END_OF_STACK;
+	b->signal |= signal_frame != 0;
 	uintptr_t cfa = unwind_get_cfa ? (uintptr_t)unwind_get_cfa(ctx) : 0;
 	st->cfas[b->n] = cfa;
 	st->pcs[b->n++] = (void *)ip;
@@ -419,13 +433,17 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st)
 			__atomic_fetch_add(&stats.whole_reuses, 1, __ATOMIC_RELAXED);
 		return (int)st->nprev;
 	}
-	struct unwind_buf b = { st, 0, 0 };
+	struct unwind_buf b = { st, 0, 0, false };
 	unwind_backtrace(one_frame, &b);
-	if (unwind_get_cfa) {
+	/* Kept for the next: a whole stack (not cut at CV_STACK_BUF, which a
+	 * shallower stack would then inherit) of calls only. Without
+	 * _Unwind_GetIPInfo signal frames cannot be told: nothing is kept. */
+	bool keep = unwind_get_cfa && unwind_get_ip_info && !b.signal && b.n < CV_STACK_BUF && b.n <= CV_PREV_MAX;
+	if (keep) {
 		memcpy(st->prev_pcs, st->pcs, (size_t)b.n * sizeof(st->pcs[0]));
 		memcpy(st->prev_cfas, st->cfas, (size_t)b.n * sizeof(st->cfas[0]));
-		st->nprev = (uint32_t)b.n;
 	}
+	st->nprev = keep ? (uint32_t)b.n : 0;
 	return b.n;
 }
 

@@ -15,9 +15,9 @@
  * address, so that they fall all over the shim's sparse tables (object
  * registry, init stacks, lock-order edges) and the thread's own table.
  * The copy-on-write faults of the second phase must not grow with the
- * number of objects: fewer than LIMIT for the 4,000 objects (the shim
- * before this check made about one per page of those tables: 300 and
- * more).
+ * number of objects: fewer than LIMIT for the 4,000 mutexes and 4,000
+ * condvars (the shim before this check made about one per page of those
+ * tables: 509 here).
  *
  * Exit 0 and "ok ..." when they do not; 1 when they do; 77 when the
  * tracepoint cannot be opened (no tracefs, or not allowed).

@@ -8,15 +8,18 @@
  * captures have the same frames at the same addresses up to the frame of
  * outer_a or outer_b, where only the return address differs. Then through
  * a recursion whose depth changes from one mutex to the next (the frames
- * move), and twice in a row through the same path and the same call in
- * main (the whole stack is the previous one). Prints "ADDR PATH" for each, PATH being the function the
- * stack must show: outer_a, outer_b, depth1, depth2 or again.
+ * move), twice in a row through the same path and the same call in main
+ * (the whole stack is the previous one), and through a recursion deeper
+ * than a capture keeps (cut, not kept for the next) then a shallower one
+ * over the same frames. Prints "ADDR PATH RECS" for each: the function
+ * the stack must show below main, and how many frames of rec it must
+ * have (-1: the cut one, not checked).
  */
 #include "stacks_progs.h"
 
 #define N 8
 
-static pthread_mutex_t ms[4 * N + 2];
+static pthread_mutex_t ms[4 * N + 4];
 
 __attribute__((noinline)) static void leaf(pthread_mutex_t *m)
 {
@@ -64,6 +67,18 @@ __attribute__((noinline)) static void depth2(pthread_mutex_t *m)
 	__asm__ volatile("" ::: "memory");
 }
 
+__attribute__((noinline)) static void deep(pthread_mutex_t *m)
+{
+	rec(200, m);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void shallow(pthread_mutex_t *m)
+{
+	rec(100, m);
+	__asm__ volatile("" ::: "memory");
+}
+
 __attribute__((noinline)) static void again(pthread_mutex_t *m)
 {
 	mid(m);
@@ -77,17 +92,21 @@ int main(int argc, char **argv)
 	for (int i = 0; i < N; i++) {
 		pthread_mutex_t *m = &ms[k++];
 		(i % 2 ? outer_b : outer_a)(m);
-		printf("%p %s\n", (void *)m, i % 2 ? "outer_b" : "outer_a");
+		printf("%p %s 0\n", (void *)m, i % 2 ? "outer_b" : "outer_a");
 	}
 	for (int i = 0; i < N; i++) {
 		pthread_mutex_t *m = &ms[k++];
 		(i % 2 ? depth2 : depth1)(m);
-		printf("%p %s\n", (void *)m, i % 2 ? "depth2" : "depth1");
+		printf("%p %s %d\n", (void *)m, i % 2 ? "depth2" : "depth1", i % 2 ? 3 : 2);
 	}
 	for (int i = 0; i < twice; i++) {
 		pthread_mutex_t *m = &ms[k++];
 		again(m);
-		printf("%p again\n", (void *)m);
+		printf("%p again 0\n", (void *)m);
 	}
+	deep(&ms[k]);
+	printf("%p deep -1\n", (void *)&ms[k++]);
+	shallow(&ms[k]);
+	printf("%p shallow 101\n", (void *)&ms[k++]);
 	return 0;
 }
