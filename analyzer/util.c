@@ -11,15 +11,36 @@
 
 #include "util.h"
 
+/* One write for the whole line: the command convoy runs may write to the
+ * same stderr at the same moment (convoy run --json sends its output
+ * there), and a line written in pieces could be cut by its output. */
 void cv_error(const char *fmt, ...)
 {
 	va_list ap;
+	char *msg = NULL, *line = NULL;
 	fflush(stdout);
-	fputs("convoy: ", stderr);
+	fflush(stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	int n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	int len = n < 0 ? -1 : asprintf(&line, "convoy: %s\n", msg);
+	if (len < 0) {   /* out of memory: in pieces */
+		fputs("convoy: ", stderr);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	} else {
+		for (ssize_t off = 0; off < len;) {
+			ssize_t w = write(STDERR_FILENO, line + off, (size_t)(len - off));
+			if (w > 0)
+				off += w;
+			else if (w == 0 || errno != EINTR)
+				break;
+		}
+	}
+	free(msg);
+	free(line);
 }
 
 const char *fmt_ns(char *buf, size_t size, double ns)

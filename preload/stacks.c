@@ -55,6 +55,7 @@
 
 #define CV_BASE_MAX 4   /* the C library's frames below a thread's trampoline, at most */
 #define CV_PREV_MAX 64  /* a previous capture deeper than this is not kept for the next */
+_Static_assert(CV_PREV_MAX < CV_STACK_BUF, "a capture cut at CV_STACK_BUF is never kept");
 
 struct cv_stack_state {
 	uint64_t rng;
@@ -69,8 +70,12 @@ struct cv_stack_state {
 	uint32_t nbase;                  /* 0: not learnt */
 	void    *base_pcs[CV_BASE_MAX];
 	uintptr_t base_cfas[CV_BASE_MAX];
+	/* The thread's stack (struct cv_thread's stack_lo and stack_hi), set
+	 * by capture; 0: unknown. */
+	uintptr_t stack_lo, stack_hi;
 	/* The thread's previous capture (reuse_previous), when it was whole,
-	 * had no signal frame and at most CV_PREV_MAX frames; else nprev 0. */
+	 * had no signal frame, at most CV_PREV_MAX frames and all of them on
+	 * the thread's own stack; else nprev 0. */
 	uint32_t nprev;
 	void    *prev_pcs[CV_PREV_MAX];
 	uintptr_t prev_cfas[CV_PREV_MAX];
@@ -341,12 +346,12 @@ struct unwind_buf {
  * thread's: each still returns where it did. The unwinder reports with
  * frame j the CFA of the frame inside it (the stack pointer at frame j's
  * call), and on x86-64 that call's return address, frame j's pc, lies just
- * below it: read back from the stack. The previous capture had no signal
- * frame (unwind keeps none that had), so its frames from m out are one
- * chain of calls on the stack frame m is on, live above it: the unwind has
- * just reached frame m at the same CFA with the same pc. CFAs out of order
- * say no. What this cannot tell: a frame whose size is not fixed by its pc
- * (alloca, a variable-length array, a hand-written stack switch) that
+ * below it: read back from the stack. Every CFA of a kept capture lies on
+ * the thread's own stack (unwind keeps no other), mapped for the thread's
+ * life, and above frame m's, which the unwind has just reached at the same
+ * CFA: the reads stay between the thread's stack pointer and the top of
+ * its stack. CFAs out of order say no. What this cannot tell: a frame
+ * whose size is not fixed by its pc (alloca, a variable-length array) that
  * changed while the frames inside it stayed where they were, its old
  * return-address slots still holding what they held. */
 static bool previous_still_live(const struct cv_stack_state *st, uint32_t m)
@@ -394,9 +399,9 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 	struct cv_stack_state *st = b->st;
 	int signal_frame = 0;
 	_Unwind_Ptr ip = unwind_get_ip_info ? unwind_get_ip_info(ctx, &signal_frame) : unwind_get_ip(ctx);
+	b->signal |= signal_frame != 0;   /* before the end: a fault at pc 0 reports one with ip 0 */
 	if (!ip || b->n == CV_STACK_BUF)
 		return _URC_END_OF_STACK;
-	b->signal |= signal_frame != 0;
 	uintptr_t cfa = unwind_get_cfa ? (uintptr_t)unwind_get_cfa(ctx) : 0;
 	st->cfas[b->n] = cfa;
 	st->pcs[b->n++] = (void *)ip;
@@ -435,10 +440,15 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st)
 	}
 	struct unwind_buf b = { st, 0, 0, false };
 	unwind_backtrace(one_frame, &b);
-	/* Kept for the next: a whole stack (not cut at CV_STACK_BUF, which a
-	 * shallower stack would then inherit) of calls only. Without
-	 * _Unwind_GetIPInfo signal frames cannot be told: nothing is kept. */
-	bool keep = unwind_get_cfa && unwind_get_ip_info && !b.signal && b.n < CV_STACK_BUF && b.n <= CV_PREV_MAX;
+	/* Kept for the next: a stack of calls only (no signal frame: without
+	 * _Unwind_GetIPInfo none can be told, and nothing is kept), whole
+	 * (CV_PREV_MAX is below the cut at CV_STACK_BUF, which a shallower
+	 * stack would otherwise inherit), every frame on the thread's own stack
+	 * (a coroutine's, an alternate signal stack's or another stack switched
+	 * to may be unmapped by the next capture). */
+	bool keep = unwind_get_cfa && unwind_get_ip_info && !b.signal && b.n <= CV_PREV_MAX && st->stack_lo;
+	for (int i = 0; keep && i < b.n; i++)
+		keep = st->cfas[i] >= st->stack_lo && st->cfas[i] < st->stack_hi;
 	if (keep) {
 		memcpy(st->prev_pcs, st->pcs, (size_t)b.n * sizeof(st->pcs[0]));
 		memcpy(st->prev_cfas, st->cfas, (size_t)b.n * sizeof(st->cfas[0]));
@@ -589,6 +599,8 @@ CV_NO_FRAME uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uin
 		*gen = cv__modules_refresh();
 		return 0;
 	}
+	st->stack_lo = t->stack_lo;
+	st->stack_hi = t->stack_hi;
 	cv__critical_enter();
 	uint32_t id = capture_blocked(st, t->base_cfa, gen, hs, held_ids);
 	cv__critical_leave();

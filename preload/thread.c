@@ -253,15 +253,19 @@ static void stack_from_attr(struct cv_thread *child, const pthread_attr_t *attr)
 }
 
 /* The trampoline: glibc places its thread descriptor (pthread_self()) at the
- * top of the block it mapped, and the size asked for spans from the top of
- * that block down to the guard. The descriptor is 2,368 bytes in glibc 2.36
- * x86-64; assuming 4 KiB keeps the estimate above the real end. Elsewhere
- * (static TLS above the descriptor on arm64) the end stays unknown. */
+ * top of the block it mapped (of a stack the program gave too), static TLS
+ * below it and the frames below that, and the size asked for spans from
+ * the top of that block down to the guard. The descriptor is 2,368 bytes
+ * in glibc 2.36 x86-64; assuming 4 KiB keeps the estimate above the real
+ * end. Elsewhere (static TLS above the descriptor on arm64) the bounds
+ * stay unknown. */
 static void stack_of_created(struct cv_thread *t)
 {
 #if defined(__x86_64__)
 	if (!t->stack_lo && t->stack_size > 4096)
 		t->stack_lo = (uintptr_t)pthread_self() + 4096 - t->stack_size;
+	if (t->stack_lo)
+		t->stack_hi = (uintptr_t)pthread_self();
 #endif
 }
 
@@ -276,8 +280,10 @@ static void stack_of_main(struct cv_thread *t)
 		return;
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t top = ((uintptr_t)execfn + strlen(execfn) + page) & ~(page - 1);
-	if (top > rl.rlim_cur)
+	if (top > rl.rlim_cur) {
 		t->stack_lo = top - rl.rlim_cur;
+		t->stack_hi = top;
+	}
 }
 
 /* Install t as the calling thread's state. A thread created through our
@@ -480,6 +486,7 @@ void cv__threads_after_fork(struct cv_thread *parent_state)
 	if (parent_state) {
 		memcpy(t->name, parent_state->name, CV_NAME_MAX);
 		t->stack_lo = parent_state->stack_lo;   /* the same stack, whichever thread forked */
+		t->stack_hi = parent_state->stack_hi;
 	}
 	thread_attach(t, true);
 }

@@ -417,18 +417,26 @@ Test(stacks, reused_frames_are_still_the_callers, .timeout = 30)
 		int len = snprintf(want, sizeof(want), "leaf mid ");
 		for (int i = 0; i < recs; i++)
 			len += snprintf(want + len, sizeof(want) - (size_t)len, "rec ");
-		snprintf(want + len, sizeof(want) - (size_t)len, "%s main ", path);
+		snprintf(want + len, sizeof(want) - (size_t)len, "%s body ", path);
 		TU_STREQ(got, want, "the stack of the mutex made through %s", path);
 	}
 	TU_EQ(checked, 20, "lines read");
 }
 
-/* A capture with a signal frame is not kept for the next: its frames may
- * lie on a stack since unmapped (tests/stacks/progs/sigstack_gone.c). */
+/* A capture with a signal frame, or a frame off the thread's own stack, is
+ * not kept for the next: its frames may lie on a stack since unmapped
+ * (tests/stacks/progs/sigstack_gone.c, stack_switch.c). */
 Test(stacks, a_capture_after_a_signal_on_a_stack_since_unmapped, .timeout = 30)
 {
 	char *dir = tu_tmpdir();
 	const char *argv[] = { stk_prog("sigstack_gone"), NULL };
+	run_prog(dir, NULL, argv);
+}
+
+Test(stacks, a_capture_after_a_switch_to_a_stack_since_unmapped, .timeout = 30)
+{
+	char *dir = tu_tmpdir();
+	const char *argv[] = { stk_prog("stack_switch"), NULL };
 	run_prog(dir, NULL, argv);
 }
 

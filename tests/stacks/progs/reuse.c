@@ -8,11 +8,11 @@
  * captures have the same frames at the same addresses up to the frame of
  * outer_a or outer_b, where only the return address differs. Then through
  * a recursion whose depth changes from one mutex to the next (the frames
- * move), twice in a row through the same path and the same call in main
+ * move), twice in a row through the same path and the same call in body
  * (the whole stack is the previous one), and through a recursion deeper
  * than a capture keeps (cut, not kept for the next) then a shallower one
  * over the same frames. Prints "ADDR PATH RECS" for each: the function
- * the stack must show below main, and how many frames of rec it must
+ * the stack must show below body, and how many frames of rec it must
  * have (-1: the cut one, not checked).
  */
 #include "stacks_progs.h"
@@ -85,10 +85,13 @@ __attribute__((noinline)) static void again(pthread_mutex_t *m)
 	__asm__ volatile("" ::: "memory");
 }
 
-int main(int argc, char **argv)
+static int twice;
+
+/* In a thread of its own: the shim knows a created thread's stack bounds
+ * (the main thread's only under a finite RLIMIT_STACK). */
+static void *body(void *arg)
 {
-	(void)argv;
-	int k = 0, twice = argc + 1;   /* 2, and a loop the compiler keeps */
+	int k = 0;
 	for (int i = 0; i < N; i++) {
 		pthread_mutex_t *m = &ms[k++];
 		(i % 2 ? outer_b : outer_a)(m);
@@ -108,5 +111,15 @@ int main(int argc, char **argv)
 	printf("%p deep -1\n", (void *)&ms[k++]);
 	shallow(&ms[k]);
 	printf("%p shallow 101\n", (void *)&ms[k++]);
+	return arg;
+}
+
+int main(int argc, char **argv)
+{
+	(void)argv;
+	twice = argc + 1;   /* 2, and a loop the compiler keeps */
+	pthread_t t;
+	if (pthread_create(&t, NULL, body, NULL) != 0 || pthread_join(t, NULL) != 0)
+		return 99;
 	return 0;
 }

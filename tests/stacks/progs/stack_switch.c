@@ -1,0 +1,68 @@
+/* stack_switch.c — captures on stacks a thread switched to by an ordinary
+ * call (as coroutine libraries do), one of them unmapped between two
+ * captures at the same CFAs.
+ *
+ * switch_call runs a function on another stack through a frame-pointer
+ * frame (CFA = rbp + 16), so an unwinder follows it back. The thread goes
+ * from its own stack to s2, then to s1, and makes a mutex there (the shim
+ * captures the init stack across all three stacks); unmaps s2; then goes
+ * from its own stack straight to s1 and makes another at the same CFAs.
+ * A capture that reused the first one's outer frames after checking them
+ * on the stack would read s2 (preload/stacks.c keeps no capture with a
+ * frame off the thread's own stack for that). Exits 0, "survived".
+ */
+#include <sys/mman.h>
+
+#include "stacks_progs.h"
+
+/* switch_call(fn, arg, top): fn(arg) on the stack that ends at top. */
+void switch_call(void (*fn)(void *), void *arg, void *top);
+__asm__(".text\n.globl switch_call\n.type switch_call,@function\nswitch_call:\n"
+	".cfi_startproc\n push %rbp\n .cfi_def_cfa_offset 16\n .cfi_offset rbp,-16\n"
+	" mov %rsp,%rbp\n .cfi_def_cfa_register rbp\n mov %rdx,%rsp\n mov %rdi,%rax\n mov %rsi,%rdi\n"
+	" call *%rax\n mov %rbp,%rsp\n pop %rbp\n .cfi_def_cfa rsp,8\n ret\n .cfi_endproc\n"
+	".size switch_call,.-switch_call\n");
+
+#define SZ (64 * 1024)
+static char *s1, *s2;
+static pthread_mutex_t ms[2];
+static int k;
+
+__attribute__((noinline)) static void make(void *arg)
+{
+	(void)arg;
+	pthread_mutex_t *m = &ms[k++];
+	pthread_mutex_init(m, NULL);
+	pthread_mutex_lock(m);
+	pthread_mutex_unlock(m);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void on_s2(void *arg)
+{
+	switch_call(make, arg, s1 + SZ);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void *thread(void *arg)
+{
+	switch_call(on_s2, NULL, s2 + SZ);   /* own stack -> s2 -> s1: make */
+	munmap(s2, SZ);
+	switch_call(make, NULL, s1 + SZ);    /* own stack -> s1: make, the same CFAs on s1 */
+	return arg;
+}
+
+int main(void)
+{
+	/* Mapped before the thread: above its stack, where the shim lets a
+	 * capture run. */
+	s2 = mmap(NULL, SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	s1 = mmap(NULL, SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s1 == MAP_FAILED || s2 == MAP_FAILED)
+		return 99;
+	pthread_t t;
+	if (pthread_create(&t, NULL, thread, NULL) != 0 || pthread_join(t, NULL) != 0)
+		return 99;
+	printf("survived\n");
+	return 0;
+}
