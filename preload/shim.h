@@ -354,9 +354,12 @@ struct cv_thread {
 	uint32_t        ncounters;
 	struct cv_stack_state *stk;    /* stacks.c: unwind buffer and sampler state, made on first use */
 	/* Its stack (thread.c): the lowest address it may use, never below
-	 * the real one, and the address its frames stay below; 0 when
-	 * unknown. stacks.c captures only with room, and keeps a capture for
-	 * the next only when all its frames lie between. */
+	 * the real one; 0 when unknown. stacks.c captures only with room.
+	 * stack_hi, the address its frames stay below, only for a stack the C
+	 * library mapped for a thread it created (one mapping, the thread's
+	 * alone; not the main thread's, whose range may hold other mappings,
+	 * nor one the program gave): stacks.c keeps a capture for the next
+	 * only when all its frames lie between. */
 	uintptr_t       stack_lo, stack_hi;
 	/* thread.c's trampoline's canonical frame address, 0 on a thread it did
 	 * not start: the frames from there on are the C library's and stay as

@@ -443,12 +443,16 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st)
 	/* Kept for the next: a stack of calls only (no signal frame: without
 	 * _Unwind_GetIPInfo none can be told, and nothing is kept), whole
 	 * (CV_PREV_MAX is below the cut at CV_STACK_BUF, which a shallower
-	 * stack would otherwise inherit), every frame on the thread's own stack
-	 * (a coroutine's, an alternate signal stack's or another stack switched
-	 * to may be unmapped by the next capture). */
-	bool keep = unwind_get_cfa && unwind_get_ip_info && !b.signal && b.n <= CV_PREV_MAX && st->stack_lo;
+	 * stack would otherwise inherit), every frame on the stack the C
+	 * library mapped for the thread (a coroutine's, an alternate signal
+	 * stack's or another stack switched to may be unmapped by the next
+	 * capture; the main thread's range may hold other mappings), each
+	 * above the one inside it: one chain of calls on that stack, none
+	 * through a stack carved from a frame's own memory (which the program
+	 * may make unreadable). */
+	bool keep = unwind_get_cfa && unwind_get_ip_info && !b.signal && b.n <= CV_PREV_MAX && st->stack_hi;
 	for (int i = 0; keep && i < b.n; i++)
-		keep = st->cfas[i] >= st->stack_lo && st->cfas[i] < st->stack_hi;
+		keep = st->cfas[i] >= st->stack_lo && st->cfas[i] < st->stack_hi && (i == 0 || st->cfas[i] > st->cfas[i - 1]);
 	if (keep) {
 		memcpy(st->prev_pcs, st->pcs, (size_t)b.n * sizeof(st->pcs[0]));
 		memcpy(st->prev_cfas, st->cfas, (size_t)b.n * sizeof(st->cfas[0]));

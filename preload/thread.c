@@ -239,7 +239,7 @@ static void stack_from_attr(struct cv_thread *child, const pthread_attr_t *attr)
 	pthread_attr_t dflt;
 	void *addr;
 	size_t size = 0;
-	if (attr && pthread_attr_getstack(attr, &addr, &size) == 0 && (uintptr_t)addr + size != 0) {
+	if (attr && pthread_attr_getstack(attr, &addr, &size) == 0 && size != 0) {   /* setstackaddr alone: size 0 */
 		child->stack_lo = (uintptr_t)addr;
 		return;
 	}
@@ -262,10 +262,10 @@ static void stack_from_attr(struct cv_thread *child, const pthread_attr_t *attr)
 static void stack_of_created(struct cv_thread *t)
 {
 #if defined(__x86_64__)
-	if (!t->stack_lo && t->stack_size > 4096)
+	if (!t->stack_lo && t->stack_size > 4096) {
 		t->stack_lo = (uintptr_t)pthread_self() + 4096 - t->stack_size;
-	if (t->stack_lo)
 		t->stack_hi = (uintptr_t)pthread_self();
+	}
 #endif
 }
 
@@ -280,10 +280,8 @@ static void stack_of_main(struct cv_thread *t)
 		return;
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t top = ((uintptr_t)execfn + strlen(execfn) + page) & ~(page - 1);
-	if (top > rl.rlim_cur) {
+	if (top > rl.rlim_cur)
 		t->stack_lo = top - rl.rlim_cur;
-		t->stack_hi = top;
-	}
 }
 
 /* Install t as the calling thread's state. A thread created through our

@@ -438,6 +438,8 @@ Test(stacks, a_capture_after_a_switch_to_a_stack_since_unmapped, .timeout = 30)
 	char *dir = tu_tmpdir();
 	const char *argv[] = { stk_prog("stack_switch"), NULL };
 	run_prog(dir, NULL, argv);
+	const char *carved[] = { stk_prog("stack_switch"), "carved", NULL };
+	run_prog(tu_tmpdir(), NULL, carved);
 }
 
 /* ---- what is captured, and when ------------------------------------------------------ */

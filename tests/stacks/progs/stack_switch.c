@@ -9,8 +9,13 @@
  * from its own stack straight to s1 and makes another at the same CFAs.
  * A capture that reused the first one's outer frames after checking them
  * on the stack would read s2 (preload/stacks.c keeps no capture with a
- * frame off the thread's own stack for that). Exits 0, "survived".
+ * frame off the thread's own stack for that). With "carved", s1 and s2
+ * are carved from an array on the thread's own stack, and s2 is made
+ * unreadable instead (the chain through them is kept by no capture: not
+ * one of calls on that stack). Exits 0, "survived".
  */
+#include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "stacks_progs.h"
@@ -52,16 +57,38 @@ static void *thread(void *arg)
 	return arg;
 }
 
-int main(void)
+static void *carved_thread(void *arg)
 {
-	/* Mapped before the thread: above its stack, where the shim lets a
-	 * capture run. */
-	s2 = mmap(NULL, SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	s1 = mmap(NULL, SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (s1 == MAP_FAILED || s2 == MAP_FAILED)
+	char area[4 * SZ] __attribute__((aligned(4096)));
+	memset(area, 0, sizeof(area));
+	s1 = area;
+	s2 = area + 2 * SZ;
+	switch_call(on_s2, NULL, s2 + SZ);
+	if (mprotect(s2, SZ, PROT_NONE) != 0)
+		exit(99);
+	switch_call(make, NULL, s1 + SZ);
+	if (mprotect(s2, SZ, PROT_READ | PROT_WRITE) != 0)
+		exit(99);
+	__asm__ volatile("" ::"r"(area) : "memory");
+	return arg;
+}
+
+int main(int argc, char **argv)
+{
+	int carved = argc > 1 && !strcmp(argv[1], "carved");
+	pthread_attr_t a;
+	if (pthread_attr_init(&a) != 0 || pthread_attr_setstacksize(&a, 8 * SZ) != 0)
 		return 99;
+	if (!carved) {
+		/* Mapped before the thread: above its stack, where the shim
+		 * lets a capture run. */
+		s2 = mmap(NULL, SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		s1 = mmap(NULL, SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (s1 == MAP_FAILED || s2 == MAP_FAILED)
+			return 99;
+	}
 	pthread_t t;
-	if (pthread_create(&t, NULL, thread, NULL) != 0 || pthread_join(t, NULL) != 0)
+	if (pthread_create(&t, &a, carved ? carved_thread : thread, NULL) != 0 || pthread_join(t, NULL) != 0)
 		return 99;
 	printf("survived\n");
 	return 0;
