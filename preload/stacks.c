@@ -449,7 +449,9 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st)
 	 * capture; the main thread's range may hold other mappings), each
 	 * above the one inside it: one chain of calls on that stack, none
 	 * through a stack carved from a frame's own memory (which the program
-	 * may make unreadable). */
+	 * may make unreadable). Assumed: the program makes no part of its own
+	 * thread stack unreadable where an older frame was (memory below its
+	 * stack pointer used as a stack; docs/performance.md). */
 	bool keep = unwind_get_cfa && unwind_get_ip_info && !b.signal && b.n <= CV_PREV_MAX && st->stack_hi;
 	for (int i = 0; keep && i < b.n; i++)
 		keep = st->cfas[i] >= st->stack_lo && st->cfas[i] < st->stack_hi && (i == 0 || st->cfas[i] > st->cfas[i - 1]);

@@ -239,8 +239,12 @@ static void stack_from_attr(struct cv_thread *child, const pthread_attr_t *attr)
 	pthread_attr_t dflt;
 	void *addr;
 	size_t size = 0;
-	if (attr && pthread_attr_getstack(attr, &addr, &size) == 0 && size != 0) {   /* setstackaddr alone: size 0 */
-		child->stack_lo = (uintptr_t)addr;
+	/* A stack the program gave: its low end, known only when its size was
+	 * given too (pthread_attr_setstackaddr alone gives none). Without an
+	 * address glibc reports addr + size == 0, whether a size was set or
+	 * not: the C library maps the stack. */
+	if (attr && pthread_attr_getstack(attr, &addr, &size) == 0 && (uintptr_t)addr + size != 0) {
+		child->stack_lo = size ? (uintptr_t)addr : 0;
 		return;
 	}
 	if (!attr && pthread_attr_init(&dflt) == 0) {

@@ -423,23 +423,35 @@ Test(stacks, reused_frames_are_still_the_callers, .timeout = 30)
 	TU_EQ(checked, 20, "lines read");
 }
 
+/* Runs prog (arg: its argument or NULL) under the shim with
+ * CONVOY_STACK_STATS=1; asserts it exits 0 after at least two captures
+ * (else it would prove nothing about them). */
+static void run_capturing(const char *prog, const char *arg)
+{
+	const char *env[] = { "CONVOY_STACK_STATS=1", NULL };
+	const char *argv[] = { stk_prog(prog), arg, NULL };
+	struct tu_proc p;
+	struct tu_opts o = { .preload = true, .dir = tu_tmpdir(), .env = env };
+	tu_run(&p, &o, argv);
+	tu_assert_exit(&p, 0, argv[0]);
+	unsigned long long captures = 0;
+	const char *st = strstr(p.err, "stacks: ");
+	cr_assert(st && sscanf(st, "stacks: %llu captures", &captures) == 1, "no stack statistics: %s", p.err);
+	cr_assert(captures >= 2, "%s %s: %llu captures", prog, arg ? arg : "", captures);
+}
+
 /* A capture with a signal frame, or a frame off the thread's own stack, is
  * not kept for the next: its frames may lie on a stack since unmapped
  * (tests/stacks/progs/sigstack_gone.c, stack_switch.c). */
 Test(stacks, a_capture_after_a_signal_on_a_stack_since_unmapped, .timeout = 30)
 {
-	char *dir = tu_tmpdir();
-	const char *argv[] = { stk_prog("sigstack_gone"), NULL };
-	run_prog(dir, NULL, argv);
+	run_capturing("sigstack_gone", NULL);
 }
 
 Test(stacks, a_capture_after_a_switch_to_a_stack_since_unmapped, .timeout = 30)
 {
-	char *dir = tu_tmpdir();
-	const char *argv[] = { stk_prog("stack_switch"), NULL };
-	run_prog(dir, NULL, argv);
-	const char *carved[] = { stk_prog("stack_switch"), "carved", NULL };
-	run_prog(tu_tmpdir(), NULL, carved);
+	run_capturing("stack_switch", NULL);
+	run_capturing("stack_switch", "carved");
 }
 
 /* ---- what is captured, and when ------------------------------------------------------ */
