@@ -368,11 +368,13 @@ Test(outcome, on_hang_continue_snapshots_a_hung_fork_child, .timeout = 60)
 {
 	/* The forked child hangs, its parent waits for it: the whole tree is
 	 * stuck. Told to go on after the child's snapshot, the child ends and
-	 * the parent reaps it. */
+	 * the parent reaps it. Both processes write a snapshot, in either
+	 * order: the watcher tells each (2), or it could stop after telling
+	 * the parent alone, and the child would hang to the time limit. */
 	struct tu_proc p;
 	struct tu_opts o = { .timeout_s = 60, .env = (const char *[]){ "CONVOY_WATCHDOG=0.2", NULL } };
 	char *dir = tu_tmpdir();
-	pid_t w = watcher_start(dir, 1);
+	pid_t w = watcher_start(dir, 2);
 	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "--on-hang", "continue", "-o", dir, "--",
 					 tu_prog("hang_then_go"), "2", "--in-child", NULL });
 	watcher_end(w);
