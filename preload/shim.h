@@ -523,9 +523,14 @@ void cv__threads_after_fork(struct cv_thread *self);
  * down, from a copy taken before (a handler's own guard in between saves
  * "disabled"), so an asynchronous cancellation that arrived meanwhile takes
  * effect there, with the shim's state consistent, as it would have without
- * the shim. */
+ * the shim. The type is made deferred inside too, and restored last: glibc
+ * 2.36's SIGCANCEL handler acts on an asynchronous type without looking at
+ * the state (a cancel sent just before the guard would unwind the shim's
+ * bookkeeping), and pthread_setcancelstate, acting on a pending one, does
+ * not set the thread's result to PTHREAD_CANCELED (pthread_setcanceltype
+ * does): NPTL's tst-cancel30 saw its thread joined with NULL. */
 extern __thread int cv__guard_errno;
-extern __thread int cv__guard_cancel_state;
+extern __thread int cv__guard_cancel_state, cv__guard_cancel_type;
 /* A snapshot request (lifecycle.c) that came while this thread was inside
  * the guard: written when the outermost guard is left. */
 extern __thread int cv__snapshot_pending;
@@ -541,8 +546,10 @@ static inline struct cv_thread *cv__guard_enter(void)
 	struct cv_thread *saved = cv__current();
 	cv__self = CV_INERT;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* hidden before the guarded code */
-	if (depth == 0)
+	if (depth == 0) {
+		pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &cv__guard_cancel_type);
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cv__guard_cancel_state);
+	}
 	return saved;
 }
 static inline void cv__guard_leave(struct cv_thread *saved)
@@ -551,6 +558,7 @@ static inline void cv__guard_leave(struct cv_thread *saved)
 	cv__self = saved ? saved : CV_INERT;
 	bool outer = cv__busy == 1;
 	bool enable = outer && cv__guard_cancel_state == PTHREAD_CANCEL_ENABLE;
+	bool async = outer && cv__guard_cancel_type == PTHREAD_CANCEL_ASYNCHRONOUS;
 	if (outer)
 		errno = cv__guard_errno;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* self and errno back before busy drops */
@@ -560,6 +568,8 @@ static inline void cv__guard_leave(struct cv_thread *saved)
 		cv__snapshot_deferred();
 	if (enable)
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+	if (async)
+		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
 }
 
 /* ---- lockorder.c: held locks, lock-order edges, blocked waits -------------- *

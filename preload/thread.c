@@ -29,6 +29,7 @@ __thread unsigned cv__busy __attribute__((tls_model("initial-exec")));
 __thread int cv__guard_errno __attribute__((tls_model("initial-exec")));
 __thread int cv__snapshot_pending __attribute__((tls_model("initial-exec")));
 __thread int cv__guard_cancel_state __attribute__((tls_model("initial-exec")));
+__thread int cv__guard_cancel_type __attribute__((tls_model("initial-exec")));
 /* The calling thread's state even while the guard hides it in cv__self. */
 static __thread struct cv_thread *my_state __attribute__((tls_model("initial-exec")));
 /* The thread's end was recorded: what it does afterwards (C++ thread_local

@@ -409,3 +409,13 @@ Test(trust, destroyed_objects_keep_their_counts_when_threads_churn, .timeout = 3
 		TU_EQ(merged, (4 * 1500 - 4096) * 2, "acquisitions of the aggregate (%s)", modes[m]);
 	}
 }
+
+/* An asynchronous cancel that lands while the thread is inside the shim's
+ * bookkeeping still ends it as cancelled (tests/progs/cancel_async_in_shim.c;
+ * NPTL's tst-cancel30 failed so once in CI). */
+Test(trust, an_asynchronous_cancel_inside_the_shim_still_joins_as_cancelled, .timeout = 120)
+{
+	struct both b;
+	const char *argv[] = { tu_prog("cancel_async_in_shim"), NULL };
+	run_both(&b, argv, NULL);
+}
