@@ -62,11 +62,13 @@ bench-shim-ab: $(BUILD)/libconvoy.so $(BENCH_DIR)/lockpair
 	@tests/bench/shim_ab.sh $(BUILD) $(OTHER)
 
 # The same on real programs (pigz, xz, sort, sqlite3; bench-peers-deps
-# installs them): wall time, native, OTHER and this build interleaved.
+# installs them): peers.sh's workloads, native, OTHER and this build
+# interleaved, 15 rounds.
 .PHONY: bench-programs-ab
-bench-programs-ab: $(BUILD)/libconvoy.so
+bench-programs-ab: $(BUILD)/libconvoy.so $(BENCH_DIR)/lockpair
 	@test -n "$(OTHER)" || { echo "usage: make bench-programs-ab OTHER=path/to/libconvoy.so" >&2; exit 2; }
-	@tests/bench/programs_ab.sh $(BUILD) $(OTHER)
+	@PEER_OTHER=$(realpath $(OTHER)) PEER_TOOLS="native other convoy" PEER_WORKLOADS="pigz xz sort sqlite3" \
+	  tests/bench/peers.sh $(BUILD) 15
 
 # The overhead proof (tests/bench/peers.sh, docs/performance.md): convoy
 # beside valgrind's DRD and Helgrind, the LTTng-UST pthread wrapper (tracing

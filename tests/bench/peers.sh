@@ -13,8 +13,11 @@
 # effect: the failed trylocks it counts itself natively against what
 # convoy counts under the shim.
 #
+# PEER_OTHER=path/to/libconvoy.so adds another build of the shim ("other")
+# beside this one: the A/B of a change on the same workloads.
+#
 # Usage: [PEER_TIMEOUT=s] [PEER_WORKLOADS="pair xz ..."] [PEER_TOOLS="native convoy ..."]
-#        tests/bench/peers.sh BUILD_DIR [ROUNDS]
+#        [PEER_OTHER=libconvoy.so] tests/bench/peers.sh BUILD_DIR [ROUNDS]
 set -uo pipefail
 build=${1:?build dir} rounds=${2:-3}
 shim=$(realpath "$build/libconvoy.so")
@@ -33,6 +36,7 @@ median() { sort -g | awk '{v[NR]=$1} END {if (NR) print (NR%2) ? v[(NR+1)/2] : (
 
 # ---- the tools -------------------------------------------------------------
 tools=(native convoy)
+[ -z "${PEER_OTHER:-}" ] || tools=(native other convoy)
 declare -A why_not
 command -v valgrind >/dev/null && tools+=(drd helgrind) || why_not[valgrind]="valgrind is not installed"
 wrapper=$(ls /usr/lib/*/liblttng-ust-pthread-wrapper.so.1 2>/dev/null | head -1)
@@ -73,6 +77,7 @@ run() {
 	case $tool in
 	native)     "${limit[@]}" "$@" ;;
 	convoy)     "${limit[@]}" env LD_PRELOAD="$shim" CONVOY_QUIET=1 CONVOY_DIR="$tmp/profiles" "$@" ;;
+	other)      "${limit[@]}" env LD_PRELOAD="$PEER_OTHER" CONVOY_QUIET=1 CONVOY_DIR="$tmp/profiles" "$@" ;;
 	drd)        "${limit[@]}" valgrind --tool=drd -q --log-file="$tmp/vg.log" "$@" ;;
 	helgrind)   "${limit[@]}" valgrind --tool=helgrind -q --log-file="$tmp/vg.log" "$@" ;;
 	# registered with the session daemon, the session stopped / started
