@@ -9,11 +9,17 @@
 #ifndef CONVOY_UNWIND_H
 #define CONVOY_UNWIND_H
 
+#include <elfutils/libdwfl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 struct unwinder;
+
+/* libdwfl's callbacks for the modules of a process while it runs, from
+ * /proc/PID/maps, with no search for separate debug files: what the
+ * launcher may afford while it competes with the program (unwind.c). */
+extern const Dwfl_Callbacks unwind_live_callbacks;
 
 /* One sample to unwind. */
 struct unwind_sample {

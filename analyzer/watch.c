@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "cachelines.h"
+#include "unwind.h"
 #include "util.h"
 #include "watch.h"
 
@@ -93,11 +94,6 @@ struct watcher {
 	int nthreads;
 	uint64_t next_ns;              /* the next arming or closing */
 	unsigned char *code;
-};
-
-static const Dwfl_Callbacks proc_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
 };
 
 struct watcher *watcher__open(pid_t pid, const int *ring_fd, int ncpus, watch_file_fn file, watch_drain_fn drain,
@@ -209,7 +205,7 @@ static void report_modules(struct proc *p)
 		return;
 	p->reported = 1;
 	if (!p->dwfl)
-		p->dwfl = dwfl_begin(&proc_callbacks);
+		p->dwfl = dwfl_begin(&unwind_live_callbacks);
 	if (!p->dwfl)
 		return;
 	dwfl_report_begin(p->dwfl);
