@@ -192,7 +192,6 @@ CV_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 	struct cv_rec *r = w->rec;
 	if (CV_UNLIKELY(cond_unwaited_slow(w, c)))
 		return signal_slow(c);
-	CV_BUMP(&r->s.signals, 1);
 	CV_BUMP(&r->s.signals_unwaited, 1);
 	t->cw_cond = NULL;   /* it did something after its wake: not futile */
 	return cv__real.pthread_cond_signal(c);
@@ -205,7 +204,6 @@ CV_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 	struct cv_rec *r = w->rec;
 	if (CV_UNLIKELY(cond_unwaited_slow(w, c)))
 		return broadcast_slow(c);
-	CV_BUMP(&r->s.broadcasts, 1);
 	CV_BUMP(&r->s.broadcasts_unwaited, 1);
 	t->cw_cond = NULL;
 	return cv__real.pthread_cond_broadcast(c);
@@ -217,12 +215,13 @@ static CV_COLD int signal_slow(pthread_cond_t *c)
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return cv__real.pthread_cond_signal(c);
 	struct cv_rec *r = cv__cond_rec(t, c);
-	CV_BUMP(&r->s.signals, 1);
 	t->cw_cond = NULL;   /* it did something after its wake: not futile */
-	if (!cond_event(r->obj, COND_SIGNAL))
+	if (!cond_event(r->obj, COND_SIGNAL)) {
 		CV_BUMP(&r->s.signals_unwaited, 1);
-	else
+	} else {
+		CV_BUMP(&r->s.signals, 1);
 		cv__wake_sent(r->obj, CV_WAKE_SIGNAL);   /* before the real signal (park.c) */
+	}
 	return cv__real.pthread_cond_signal(c);
 }
 
@@ -232,12 +231,12 @@ static CV_COLD int broadcast_slow(pthread_cond_t *c)
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return cv__real.pthread_cond_broadcast(c);
 	struct cv_rec *r = cv__cond_rec(t, c);
-	CV_BUMP(&r->s.broadcasts, 1);
 	t->cw_cond = NULL;
 	uint32_t woken = cond_event(r->obj, COND_BROADCAST);
 	if (!woken) {
 		CV_BUMP(&r->s.broadcasts_unwaited, 1);
 	} else {
+		CV_BUMP(&r->s.broadcasts, 1);
 		CV_BUMP(&r->s.broadcast_woken, woken);   /* the fan-out */
 		cv__wake_sent(r->obj, CV_WAKE_BROADCAST);
 	}

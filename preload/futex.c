@@ -167,11 +167,13 @@ static long futex_wake(struct cv_thread *t, struct cv_rec *r, int cmd, long a1, 
 		/* fallthrough */
 	case FUTEX_WAKE:
 	case FUTEX_WAKE_BITSET:
-		CV_BUMP(&r->s.signals, 1);
-		if (ret > 0)
-			CV_BUMP(&r->s.futex_woken, (uint64_t)ret);
-		else if (ret == 0)
+		if (ret == 0) {
 			CV_BUMP(&r->s.signals_unwaited, 1);
+		} else {
+			CV_BUMP(&r->s.signals, 1);
+			if (ret > 0)
+				CV_BUMP(&r->s.futex_woken, (uint64_t)ret);
+		}
 		break;
 	case FUTEX_CMP_REQUEUE_PI:
 		CV_BUMP(&r->s.pi_ops, 1);

@@ -302,6 +302,12 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 		uint64_t *dst = (uint64_t *)&s;
 		for (size_t i = 0; i < sizeof(s) / sizeof(uint64_t); i++)
 			dst[i] = CV_LOAD(&src[i]);
+		/* In memory a signal or broadcast is counted once, in signals
+		 * or broadcasts when it found a waiter, else in the _unwaited
+		 * field (the no-waiter fast paths bump one counter, not two:
+		 * cond.c); the file's signals and broadcasts count them all. */
+		s.signals += s.signals_unwaited;
+		s.broadcasts += s.broadcasts_unwaited;
 		s.hold_ns = (uint64_t)((double)CV_LOAD(&r->hold_ticks) * ns_per_tick);
 		s.max_hold_ns = (uint64_t)((double)CV_LOAD(&r->max_hold_ticks) * ns_per_tick);
 		record(w, CV_REC_STATS, &s, sizeof(s), NULL, 0, NULL, 0);

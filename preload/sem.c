@@ -136,11 +136,12 @@ CV_EXPORT int sem_post(sem_t *s)
 		return cv__real.sem_post(s);
 	struct cv_rec *r = cv__sem_rec(t, s);
 	uint64_t w = sem_word(s);
-	CV_BUMP(&r->s.signals, 1);
-	if (sem_nwaiters(w) > sem_value(w))
+	if (sem_nwaiters(w) > sem_value(w)) {
+		CV_BUMP(&r->s.signals, 1);
 		cv__wake_sent(r->obj, CV_WAKE_SIGNAL);
-	else
+	} else {
 		CV_BUMP(&r->s.signals_unwaited, 1);
+	}
 	return cv__real.sem_post(s);
 }
 

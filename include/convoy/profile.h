@@ -236,7 +236,8 @@ struct cv_stats {
 	uint64_t max_wait_ns;
 	uint64_t timeouts;           /* ETIMEDOUT from timed waits */
 	/* condvars */
-	uint64_t signals, broadcasts;
+	uint64_t signals, broadcasts;   /* all of them (in the shim's memory, all but the _unwaited
+	                                 * ones until it writes them: preload/output.c) */
 	uint64_t signals_unwaited;   /* sent when no thread was waiting unsignalled */
 	uint64_t broadcasts_unwaited;
 	uint64_t wait_hist[CV_HIST_BUCKETS];

@@ -214,7 +214,7 @@ int main(void)
 					w->rwlock_cache_rec, cond_rec };
 	const uint64_t *controls[NPRIMS] = { &mutex_rec->s.acquisitions, &mutex_rec->s.trylocks,
 					     &w->spin_cache_rec->s.acquisitions, &w->rwlock_cache_rec->s.rd_acquisitions,
-					     &w->rwlock_cache_rec->s.acquisitions, &cond_rec->s.signals };
+					     &w->rwlock_cache_rec->s.acquisitions, &cond_rec->s.signals_unwaited };
 
 	int failed = 0, watched = 0, round = 0;
 	long long control_min = -1;
