@@ -504,15 +504,22 @@ CV_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 	if (act && is_handler(act->sa_handler))
 		cv__program_handler_coming();   /* lock.c: the shim's sections block signals from now on */
 	int i = managed_index(sig);
-	if (i >= 0 && __atomic_load_n(&ours[i], __ATOMIC_ACQUIRE)) {
+	bool claimed = i >= 0 && __atomic_load_n(&ours[i], __ATOMIC_ACQUIRE);
+	struct sigaction view;
+	if (claimed) {
+		view = program_view[i];
 		if (!act) {
 			if (old)
-				*old = program_view[i];
+				*old = view;
 			return 0;
 		}
 		release(i);
 	}
 	int rc = cv__real.sigaction(sig, act, old);
+	/* The program's view, not the kernel's copy of it that release()
+	 * wrote through glibc, which adds SA_RESTORER and its restorer. */
+	if (rc == 0 && claimed && old)
+		*old = view;
 	if (rc == 0 && i >= 0 && act && act->sa_handler == SIG_DFL)
 		claim(i);
 	return rc;

@@ -57,7 +57,8 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaddset(&sa.sa_mask, SIGUSR1);
 	MUST(sigaction(SIGILL, &sa, &old) ? errno : 0);
-	printf("sigaction(SIGILL, SIG_DFL with SA_RESTART) old %s\n", name(old.sa_handler));
+	printf("sigaction(SIGILL, SIG_DFL with SA_RESTART) old %s flags %#x\n", name(old.sa_handler),
+	       (unsigned)old.sa_flags);
 	printf("after:\n");
 	for (int i = 0; i < 5; i++)
 		show(sigs[i]);
@@ -65,7 +66,7 @@ int main(int argc, char **argv)
 		struct sigaction mine = { .sa_handler = on_segv };
 		sigemptyset(&mine.sa_mask);
 		MUST(sigaction(SIGSEGV, &mine, &old) ? errno : 0);
-		printf("own handler installed over %s\n", name(old.sa_handler));
+		printf("own handler installed over %s flags %#x\n", name(old.sa_handler), (unsigned)old.sa_flags);
 		show(SIGSEGV);
 		fflush(stdout);
 		*null_ptr = 1;
