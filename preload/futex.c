@@ -43,6 +43,7 @@
  */
 #include <errno.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <sys/syscall.h>
 
@@ -247,6 +248,12 @@ CV_EXPORT long syscall(long number, ...)
 	 * bad pointer, the kernel's to refuse). */
 	if (number == SYS_rt_sigaction && a2 != 0)
 		cv__program_handler_coming();
+#ifdef SYS_fork
+	if (number == SYS_fork)
+		return cv__syscall_fork(real_syscall, number, a1, a2, a3, a4, a5, a6);
+#endif
+	if (number == SYS_clone && !(a1 & CLONE_VM))   /* x86-64's order: flags first */
+		return cv__syscall_fork(real_syscall, number, a1, a2, a3, a4, a5, a6);
 	/* A futex call on address 0 (EFAULT for waits, a no-op wake) is passed
 	 * through: 0 is the empty key of the shim's per-thread tables. */
 	if (CV_LIKELY(number != SYS_futex) || a1 == 0)

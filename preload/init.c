@@ -50,6 +50,7 @@ static void start_clocks(void)
  * prepare closes that gate and waits for captures to finish (they take
  * microseconds and never wait for the program). */
 static __thread struct cv_thread *forking_thread;   /* per thread: forks may run concurrently */
+static bool fork_handlers;                           /* registered with pthread_atfork */
 
 static void fork_prepare(void)
 {
@@ -82,6 +83,26 @@ static void fork_child(void)
 	cv__threads_after_fork(forking_thread);
 }
 
+/* A fork the program makes with syscall() (SYS_fork, or SYS_clone without
+ * CLONE_VM: a new process), which runs no atfork handler: the same three
+ * steps around it, or a child forked while another thread held one of the
+ * shim's locks would wait for that lock forever. */
+long cv__syscall_fork(long (*sys)(long, long, long, long, long, long, long), long n, long a1, long a2,
+		      long a3, long a4, long a5, long a6)
+{
+	if (!__atomic_load_n(&fork_handlers, __ATOMIC_ACQUIRE))
+		return sys(n, a1, a2, a3, a4, a5, a6);
+	fork_prepare();
+	long ret = sys(n, a1, a2, a3, a4, a5, a6);
+	int err = errno;
+	if (ret == 0)
+		fork_child();
+	else
+		fork_parent();
+	errno = err;
+	return ret;
+}
+
 void cv__init(void)
 {
 	static cv_spinlock_t init_lock;
@@ -105,6 +126,7 @@ void cv__init(void)
 				cv__warn("cannot register fork handlers; convoy is off for this process");
 				cv__process.disabled = 1;
 			} else {
+				__atomic_store_n(&fork_handlers, true, __ATOMIC_RELEASE);
 				cv__perf_open();
 				cv__stacks_init();
 				cv__trace_init();

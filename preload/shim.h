@@ -504,6 +504,9 @@ struct cv_thread *cv__threads(void);                   /* all threads, newest fi
 uint32_t cv__thread_count(void);
 void cv__thread_finish(struct cv_thread *t);           /* end time, CPU, switches */
 void cv__threads_after_fork(struct cv_thread *self);
+/* init.c: a fork through syscall(), with the shim's fork handlers around it. */
+long cv__syscall_fork(long (*sys)(long, long, long, long, long, long, long), long n, long a1, long a2,
+		      long a3, long a4, long a5, long a6);
 
 /* Reentrancy guard. Every shim-internal action that takes one of the shim's
  * locks, changes the thread's own tables, unwinds, or calls out (/proc,

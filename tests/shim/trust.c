@@ -97,6 +97,38 @@ Test(trust, a_signal_handler_may_fork, .timeout = 300)
 	cr_assert(tu_has_line(b.shim.out, "children 100 of 100 exited cleanly"), "%s", b.shim.out);
 }
 
+/* glibc runs no atfork handler for a fork made with syscall(); the shim's
+ * syscall() runs its own (before the fix, about half the runs had a child
+ * that waited forever for a registry lock a parent thread held). */
+Test(trust, a_fork_made_with_syscall_inherits_no_held_lock_of_the_shims, .timeout = 120)
+{
+	struct tu_proc native, shim;
+	char *dir = tu_tmpdir();
+	tu_run_native(&native, "raw_fork", NULL);
+	tu_run_shim(&shim, dir, "raw_fork", NULL);
+	tu_assert_exit(&native, 0, "raw_fork natively");
+	tu_assert_exit(&shim, 0, "raw_fork under the shim");
+	TU_STREQ(shim.out, native.out, "stdout");
+	cr_assert(tu_has_line(native.out, "children that exited with 7: 1000 of 1000"), "%s", native.out);
+	cr_assert(tu_has_line(native.out, "last child: exit 0"), "%s", native.out);
+	/* The last child's profile is its own (before the fix it took the
+	 * parent's pid, and one of the two files replaced the other). */
+	size_t n;
+	char **files = tu_profiles(dir, &n);
+	TU_EQ(n, 2, "profiles: the parent's and the last child's");
+	int with_child_lock = 0;
+	for (size_t i = 0; i < n; i++) {
+		json_object *r = tu_report(files[i]);
+		json_object *l = tu_find(tu_array(r, "locks"), "name", "child_lock");
+		if (l) {
+			with_child_lock++;
+			TU_EQ(tu_int(l, "acquisitions"), 5, "child_lock in %s", files[i]);
+		}
+		json_object_put(r);
+	}
+	TU_EQ(with_child_lock, 1, "profiles with the child's lock");
+}
+
 /* libctorlock's constructor sets errno, locks before the shim's own
  * constructor ran (so the lock initialises the shim), and checks errno. */
 Test(trust, errno_survives_initialisation_from_a_library_constructor, .timeout = 60)

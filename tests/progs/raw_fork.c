@@ -1,0 +1,91 @@
+/* Forks made with syscall() (SYS_fork, and SYS_clone with SIGCHLD: new
+ * processes, which run no atfork handler) while two threads keep making
+ * and destroying mutexes, condvars and semaphores, so that a fork often
+ * comes while one of them is inside the shim's registry. Each child makes
+ * objects of its own and exits with status 7 (SYS_exit_group: no atexit,
+ * no profile). Prints how many of the children did; a child that inherited
+ * a lock of the shim's held by a thread it does not have waits forever (the
+ * test's timeout). Then one more child by SYS_fork takes child_lock 5 times
+ * and returns from main: its own profile, under its own pid. */
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "progs.h"
+
+#define FORKS 1000
+
+static volatile int stop;
+static pthread_mutex_t child_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *churn(void *arg)
+{
+	while (!stop) {
+		pthread_mutex_t m;
+		pthread_cond_t c;
+		sem_t s;
+		pthread_mutex_init(&m, NULL);
+		pthread_mutex_lock(&m);
+		pthread_mutex_unlock(&m);
+		pthread_mutex_destroy(&m);
+		pthread_cond_init(&c, NULL);
+		pthread_cond_signal(&c);
+		pthread_cond_destroy(&c);
+		sem_init(&s, 0, 1);
+		sem_wait(&s);
+		sem_destroy(&s);
+	}
+	return arg;
+}
+
+static void child(void)
+{
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	sem_t s;
+	pthread_mutex_init(&m, NULL);
+	pthread_mutex_lock(&m);
+	pthread_mutex_unlock(&m);
+	pthread_mutex_destroy(&m);
+	sem_init(&s, 0, 1);
+	sem_wait(&s);
+	sem_post(&s);
+	pthread_cond_init(&c, NULL);
+	pthread_cond_broadcast(&c);
+	syscall(SYS_exit_group, 7);
+}
+
+int main(void)
+{
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		MUST(pthread_create(&t[i], NULL, churn, NULL));
+	int sevens = 0;
+	for (int i = 0; i < FORKS; i++) {
+		pid_t p = i % 2 ? (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0) : (pid_t)syscall(SYS_fork);
+		if (p == 0)
+			child();
+		MUST(p < 0 ? errno : 0);
+		int st;
+		MUST(waitpid(p, &st, 0) == p ? 0 : errno);
+		sevens += WIFEXITED(st) && WEXITSTATUS(st) == 7;
+	}
+	stop = 1;
+	for (int i = 0; i < 2; i++)
+		MUST(pthread_join(t[i], NULL));
+	printf("children that exited with 7: %d of %d\n", sevens, FORKS);
+	fflush(stdout);
+	pid_t p = (pid_t)syscall(SYS_fork);
+	if (p == 0) {
+		for (int i = 0; i < 5; i++) {
+			pthread_mutex_lock(&child_lock);
+			pthread_mutex_unlock(&child_lock);
+		}
+		return 0;
+	}
+	MUST(p < 0 ? errno : 0);
+	int st;
+	MUST(waitpid(p, &st, 0) == p ? 0 : errno);
+	printf("last child: %s %d\n", WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	return 0;
+}
