@@ -77,6 +77,17 @@ Test(semantics, cancel_in_cond_wait_runs_cleanup_with_mutex, .timeout = 30)
 	TU_LE(1, tu_int(c, "waits"), "cancel_cond waits");
 }
 
+/* Every return value and errno of about 180 calls, success and failure,
+ * the same under the shim (tests/progs/errno_survey.c); the first
+ * sigaction of a claimed fatal signal returned SA_RESTORER in the old
+ * flags before the fix in lifecycle.c. */
+Test(semantics, every_return_value_and_errno_of_the_survey_is_the_programs, .timeout = 60)
+{
+	const char *out = tu_same_behaviour("errno_survey", NULL);
+	cr_assert(tu_has_line(out, "pthread_tryjoin_np(t, NULL)                                            rc=16 errno=777"),
+		  "%s", out);
+}
+
 /* The shim's own work after a wait (the wait's call stack: libunwind, /proc)
  * may reach cancellation points; a pending request must still be acted on
  * only where the program acts on it. */
