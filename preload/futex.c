@@ -252,7 +252,10 @@ CV_EXPORT long syscall(long number, ...)
 	if (number == SYS_fork)
 		return cv__syscall_fork(real_syscall, number, a1, a2, a3, a4, a5, a6);
 #endif
-	if (number == SYS_clone && !(a1 & CLONE_VM))   /* x86-64's order: flags first */
+	/* x86-64's order: flags, child stack, ..., tls. A child on a stack or
+	 * TLS of its own never returns here to run the child's step, and one
+	 * sharing the descriptor table must not close the parent's: as before. */
+	if (number == SYS_clone && !(a1 & (CLONE_VM | CLONE_SETTLS | CLONE_FILES)) && a2 == 0)
 		return cv__syscall_fork(real_syscall, number, a1, a2, a3, a4, a5, a6);
 	/* A futex call on address 0 (EFAULT for waits, a no-op wake) is passed
 	 * through: 0 is the empty key of the shim's per-thread tables. */

@@ -83,10 +83,10 @@ static void fork_child(void)
 	cv__threads_after_fork(forking_thread);
 }
 
-/* A fork the program makes with syscall() (SYS_fork, or SYS_clone without
- * CLONE_VM: a new process), which runs no atfork handler: the same three
- * steps around it, or a child forked while another thread held one of the
- * shim's locks would wait for that lock forever. */
+/* A fork the program makes with syscall() (SYS_fork, or SYS_clone of a new
+ * process on the caller's stack and TLS, futex.c), which runs no atfork
+ * handler: the same three steps around it, or a child forked while another
+ * thread held one of the shim's locks would wait for that lock forever. */
 long cv__syscall_fork(long (*sys)(long, long, long, long, long, long, long), long n, long a1, long a2,
 		      long a3, long a4, long a5, long a6)
 {

@@ -412,11 +412,14 @@ static int fatal_index(int sig)
 	return -1;
 }
 
-/* Hands the disposition back to the program: the kernel holds its view again. */
-static void release(int i)
+/* Hands the disposition back to the program: the kernel holds its view
+ * again. True when this call did (another may have, meanwhile). */
+static bool release(int i)
 {
-	if (__atomic_exchange_n(&ours[i], 0, __ATOMIC_ACQ_REL))
-		cv__real.sigaction(fatal[i].sig, &program_view[i], NULL);
+	if (!__atomic_exchange_n(&ours[i], 0, __ATOMIC_ACQ_REL))
+		return false;
+	cv__real.sigaction(fatal[i].sig, &program_view[i], NULL);
+	return true;
 }
 
 /* convoy's request for a snapshot: the snapshot signal, queued with its mark.
@@ -504,21 +507,23 @@ CV_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 	if (act && is_handler(act->sa_handler))
 		cv__program_handler_coming();   /* lock.c: the shim's sections block signals from now on */
 	int i = managed_index(sig);
-	bool claimed = i >= 0 && __atomic_load_n(&ours[i], __ATOMIC_ACQUIRE);
+	bool released = false;
 	struct sigaction view;
-	if (claimed) {
+	if (i >= 0 && __atomic_load_n(&ours[i], __ATOMIC_ACQUIRE)) {
 		view = program_view[i];
 		if (!act) {
 			if (old)
 				*old = view;
 			return 0;
 		}
-		release(i);
+		released = release(i);
 	}
 	int rc = cv__real.sigaction(sig, act, old);
-	/* The program's view, not the kernel's copy of it that release()
-	 * wrote through glibc, which adds SA_RESTORER and its restorer. */
-	if (rc == 0 && claimed && old)
+	/* The program's view, not the kernel's copy of it that our release
+	 * wrote through glibc, which adds SA_RESTORER and its restorer; unless
+	 * another call (a handler's, another thread's) installed its own
+	 * disposition in between, which is then the old one. */
+	if (rc == 0 && released && old && old->sa_handler == view.sa_handler)
 		*old = view;
 	if (rc == 0 && i >= 0 && act && act->sa_handler == SIG_DFL)
 		claim(i);
