@@ -18,27 +18,8 @@
 static volatile int stop;
 static pthread_mutex_t child_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void *churn(void *arg)
-{
-	while (!stop) {
-		pthread_mutex_t m;
-		pthread_cond_t c;
-		sem_t s;
-		pthread_mutex_init(&m, NULL);
-		pthread_mutex_lock(&m);
-		pthread_mutex_unlock(&m);
-		pthread_mutex_destroy(&m);
-		pthread_cond_init(&c, NULL);
-		pthread_cond_signal(&c);
-		pthread_cond_destroy(&c);
-		sem_init(&s, 0, 1);
-		sem_wait(&s);
-		sem_destroy(&s);
-	}
-	return arg;
-}
-
-static void child(void)
+/* A mutex, a condvar and a semaphore made, used once and destroyed. */
+static void make_objects(void)
 {
 	pthread_mutex_t m;
 	pthread_cond_t c;
@@ -47,11 +28,24 @@ static void child(void)
 	pthread_mutex_lock(&m);
 	pthread_mutex_unlock(&m);
 	pthread_mutex_destroy(&m);
+	pthread_cond_init(&c, NULL);
+	pthread_cond_signal(&c);
+	pthread_cond_destroy(&c);
 	sem_init(&s, 0, 1);
 	sem_wait(&s);
-	sem_post(&s);
-	pthread_cond_init(&c, NULL);
-	pthread_cond_broadcast(&c);
+	sem_destroy(&s);
+}
+
+static void *churn(void *arg)
+{
+	while (!stop)
+		make_objects();
+	return arg;
+}
+
+static void child(void)
+{
+	make_objects();
 	syscall(SYS_exit_group, 7);
 }
 
