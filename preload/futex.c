@@ -237,6 +237,21 @@ untracked:
 	return real_syscall(SYS_futex, a1, a2, a3, a4, a5, a6);
 }
 
+/* A new process that comes back from the call on this stack and TLS, with
+ * a descriptor table of its own: SYS_fork, or SYS_clone (x86-64's order:
+ * flags, child stack, ..., tls) without CLONE_VM, CLONE_SETTLS or
+ * CLONE_FILES and with no stack of its own. Any other child would never
+ * return here to run the child's step, or would close the parent's
+ * descriptors in it: those pass through as before. */
+static inline bool forks_here(long number, long flags, long stack)
+{
+#ifdef SYS_fork
+	if (number == SYS_fork)
+		return true;
+#endif
+	return number == SYS_clone && !(flags & (CLONE_VM | CLONE_SETTLS | CLONE_FILES)) && stack == 0;
+}
+
 CV_EXPORT long syscall(long number, ...)
 {
 	va_list ap;
@@ -248,14 +263,7 @@ CV_EXPORT long syscall(long number, ...)
 	 * bad pointer, the kernel's to refuse). */
 	if (number == SYS_rt_sigaction && a2 != 0)
 		cv__program_handler_coming();
-#ifdef SYS_fork
-	if (number == SYS_fork)
-		return cv__syscall_fork(real_syscall, number, a1, a2, a3, a4, a5, a6);
-#endif
-	/* x86-64's order: flags, child stack, ..., tls. A child on a stack or
-	 * TLS of its own never returns here to run the child's step, and one
-	 * sharing the descriptor table must not close the parent's: as before. */
-	if (number == SYS_clone && !(a1 & (CLONE_VM | CLONE_SETTLS | CLONE_FILES)) && a2 == 0)
+	if (forks_here(number, a1, a2))
 		return cv__syscall_fork(real_syscall, number, a1, a2, a3, a4, a5, a6);
 	/* A futex call on address 0 (EFAULT for waits, a no-op wake) is passed
 	 * through: 0 is the empty key of the shim's per-thread tables. */

@@ -50,7 +50,6 @@ static void start_clocks(void)
  * prepare closes that gate and waits for captures to finish (they take
  * microseconds and never wait for the program). */
 static __thread struct cv_thread *forking_thread;   /* per thread: forks may run concurrently */
-static bool fork_handlers;                           /* registered with pthread_atfork */
 
 static void fork_prepare(void)
 {
@@ -90,7 +89,8 @@ static void fork_child(void)
 long cv__syscall_fork(long (*sys)(long, long, long, long, long, long, long), long n, long a1, long a2,
 		      long a3, long a4, long a5, long a6)
 {
-	if (!__atomic_load_n(&fork_handlers, __ATOMIC_ACQUIRE))
+	/* Ready and not disabled: the handlers were registered (cv__init). */
+	if (!__atomic_load_n(&cv__process.ready, __ATOMIC_ACQUIRE) || cv__process.disabled)
 		return sys(n, a1, a2, a3, a4, a5, a6);
 	fork_prepare();
 	long ret = sys(n, a1, a2, a3, a4, a5, a6);
@@ -126,7 +126,6 @@ void cv__init(void)
 				cv__warn("cannot register fork handlers; convoy is off for this process");
 				cv__process.disabled = 1;
 			} else {
-				__atomic_store_n(&fork_handlers, true, __ATOMIC_RELEASE);
 				cv__perf_open();
 				cv__stacks_init();
 				cv__trace_init();
