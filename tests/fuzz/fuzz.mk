@@ -6,7 +6,7 @@
 #   tests/fuzz/regressions/     inputs that once crashed or hung it, checked in;
 #                               each runs in every make test
 #   tests/fuzz/test_fuzz.c      make test: the regressions, then a short run
-#                               ($(FUZZ_SHORT_S) s) -> $(BUILD)/tests/test_fuzz
+#                               ($(FUZZ_SHORT_RUNS) inputs) -> $(BUILD)/tests/test_fuzz
 #   make fuzz                   the long run: FUZZ_TIME seconds (default 600),
 #                               corpus kept in $(BUILD)/fuzz/corpus, crashes in
 #                               $(BUILD)/fuzz/crashes (check each one into
@@ -16,7 +16,7 @@ FUZZ_DIR      := $(BUILD)/fuzz
 FUZZ_CC       := clang
 FUZZ_FLAGS    := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1
 FUZZ_SRCS     := analyzer/profile.c analyzer/symbols.c analyzer/util.c
-FUZZ_SHORT_S  ?= 20
+FUZZ_SHORT_RUNS ?= 1000
 FUZZ_TIME     ?= 600
 
 $(FUZZ_DIR)/fuzz_profile: tests/fuzz/fuzz_profile.c $(FUZZ_SRCS) $(wildcard analyzer/*.h) include/convoy/profile.h | check-deps
@@ -29,7 +29,7 @@ $(FUZZ_DIR)/seeds: tests/fuzz/seeds.sh $(BUILD)/libconvoy.so $(TEST_PROG_BINS) $
 
 $(BUILD)/obj/tests/fuzz/test_fuzz.o: tests/fuzz/test_fuzz.c tests/common/testutil.h | check-deps
 	@mkdir -p $(@D)
-	$(CC) $(TEST_UTIL_CFLAGS) -DFUZZ_DIR='"$(abspath $(FUZZ_DIR))"' -DFUZZ_SHORT_S=$(FUZZ_SHORT_S) \
+	$(CC) $(TEST_UTIL_CFLAGS) -DFUZZ_DIR='"$(abspath $(FUZZ_DIR))"' -DFUZZ_SHORT_RUNS=$(FUZZ_SHORT_RUNS) \
 	  -DREGRESSIONS_DIR='"$(abspath tests/fuzz/regressions)"' -c $< -o $@
 
 $(BUILD)/tests/test_fuzz: $(BUILD)/obj/tests/fuzz/test_fuzz.o $(TEST_COMMON_OBJS) $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/seeds

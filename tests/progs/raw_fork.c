@@ -13,7 +13,7 @@
 
 #include "progs.h"
 
-#define FORKS 1000
+#define FORKS 300
 
 static volatile int stop;
 static pthread_mutex_t child_lock = PTHREAD_MUTEX_INITIALIZER;
