@@ -45,7 +45,7 @@ void cv__say(const char *line, size_t len)
 	    st.st_dev != start_stderr.dev || st.st_ino != start_stderr.ino ||
 	    (st.st_mode & S_IFMT) != start_stderr.type)
 		return;   /* not the stderr we were given: stay silent */
-	if (write(STDERR_FILENO, line, len) < 0) {
+	if (cv__write(STDERR_FILENO, line, len) < 0) {
 		/* nowhere left to say it */
 	}
 }

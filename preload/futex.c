@@ -90,6 +90,11 @@ static long real_syscall(long n, long a1, long a2, long a3, long a4, long a5, lo
 #endif
 }
 
+long cv__sys(long n, long a1, long a2, long a3, long a4)
+{
+	return real_syscall(n, a1, a2, a3, a4, 0, 0);
+}
+
 static void note_flag(struct cv_obj *o, uint32_t flag)
 {
 	if (!(CV_LOAD(&o->flags) & flag))

@@ -51,7 +51,7 @@ static void flush(struct writer *w)
 {
 	size_t off = 0;
 	while (off < w->used && !w->error) {
-		ssize_t n = write(w->fd, w->buf + off, w->used - off);
+		ssize_t n = cv__write(w->fd, w->buf + off, w->used - off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -192,10 +192,10 @@ static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_n
 {
 	static char cmdline[8192];
 	ssize_t n = 0;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	int fd = cv__open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC, 0);
 	if (fd >= 0) {
-		n = read(fd, cmdline, sizeof(cmdline));
-		close(fd);
+		n = cv__read(fd, cmdline, sizeof(cmdline));
+		cv__close(fd);
 	}
 	struct cv_process p = {
 		.pid = getpid(),
@@ -357,7 +357,7 @@ void cv__output_after_fork(void)
 	 * the parent's, and the child must not keep a descriptor it never
 	 * opened (its lowest free number would move). */
 	if (tmp_fd >= 0)
-		close(tmp_fd);
+		cv__close(tmp_fd);
 	tmp_fd = -1;
 }
 
@@ -444,7 +444,7 @@ static int create_temp(void)
 			errno = ENAMETOOLONG;
 			break;
 		}
-		int fd = open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+		int fd = cv__open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 		if (fd >= 0)
 			return tmp_fd = fd;
 		if (errno != EEXIST)
@@ -550,7 +550,7 @@ static bool claim_write(void)
 		pid_t owner = __atomic_load_n(state == EXEC_IN_FLIGHT ? &exec_tid : &snapshot_tid, __ATOMIC_RELAXED);
 		if (in_flight && waits < 2000 && owner != gettid()) {
 			struct timespec pause = { 0, 1000 * 1000 };
-			nanosleep(&pause, NULL);
+			cv__nanosleep(&pause);
 			continue;
 		}
 		if (state != NOT_WRITTEN)
@@ -623,7 +623,7 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	flush(w);
 	snapshot_free(&snap);
 	tmp_fd = -1;
-	if (close(w->fd) != 0 && !w->error)
+	if (cv__close(w->fd) != 0 && !w->error)
 		w->error = errno;
 	if (!w->error)
 		w->error = publish(ext);
@@ -732,7 +732,7 @@ void cv__profile_settle(void)
 		if (writer == me || stalls == 200)
 			break;   /* the crash is in the writer itself, or it is stuck */
 		struct timespec pause = { 0, 10 * 1000 * 1000 };
-		nanosleep(&pause, NULL);
+		cv__nanosleep(&pause);
 		uint64_t now = __atomic_load_n(&write_progress, __ATOMIC_RELAXED);
 		stalls = now == seen ? stalls + 1 : 0;
 		seen = now;

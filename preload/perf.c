@@ -72,7 +72,7 @@ static int open_event(uint32_t e, int base)
 		return -errno;
 	int high = fcntl(fd, F_DUPFD_CLOEXEC, base);
 	if (high >= 0) {
-		close(fd);
+		cv__close(fd);
 		fd = high;
 	}
 	return fd;
@@ -93,7 +93,7 @@ void cv__perf_open(void)
 			continue;
 		}
 		if (ioctl(fd, PERF_EVENT_IOC_ID, &ids[e]) != 0) {
-			close(fd);
+			cv__close(fd);
 			continue;
 		}
 		fds[e] = fd;
@@ -115,7 +115,7 @@ uint32_t cv__perf_read(uint64_t values[CV_PERF_MAX], int *error)
 	uint32_t valid = 0;
 	for (uint32_t e = 0; e < CV_PERF_COUNT; e++) {
 		struct { uint64_t value, enabled, running; } v;
-		if (!still_ours(e) || read(fds[e], &v, sizeof(v)) != sizeof(v) || !v.running)
+		if (!still_ours(e) || cv__read(fds[e], &v, sizeof(v)) != sizeof(v) || !v.running)
 			continue;
 		values[e] = v.running < v.enabled ? (uint64_t)((double)v.value * v.enabled / v.running) : v.value;
 		valid |= 1u << e;
@@ -130,6 +130,6 @@ void cv__perf_after_fork(void)
 {
 	for (uint32_t e = 0; e < CV_PERF_COUNT; e++)
 		if (still_ours(e))
-			close(fds[e]);
+			cv__close(fds[e]);
 	cv__perf_open();
 }

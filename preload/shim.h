@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <threads.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 
 #include "convoy/profile.h"
@@ -494,6 +496,35 @@ static inline int cv__thrd_err_map(int rc)
 	}
 }
 
+/* ---- futex.c: the shim's own I/O ------------------------------------------ *
+ * glibc's open, read, write, close and nanosleep are cancellation points, and
+ * the shim must never be one: a pending pthread_cancel acted on inside it
+ * would unwind the thread out of its bookkeeping, perhaps holding one of its
+ * locks (the guard below leaves the cancellation state alone). These make the
+ * system call through the real syscall(), which is not a cancellation point;
+ * they return and set errno as glibc's do. */
+long cv__sys(long n, long a1, long a2, long a3, long a4);
+static inline int cv__open(const char *path, int flags, int mode)
+{
+	return (int)cv__sys(SYS_openat, AT_FDCWD, (long)path, flags, mode);
+}
+static inline ssize_t cv__read(int fd, void *buf, size_t len)
+{
+	return cv__sys(SYS_read, fd, (long)buf, (long)len, 0);
+}
+static inline ssize_t cv__write(int fd, const void *buf, size_t len)
+{
+	return cv__sys(SYS_write, fd, (long)buf, (long)len, 0);
+}
+static inline int cv__close(int fd)
+{
+	return (int)cv__sys(SYS_close, fd, 0, 0, 0);
+}
+static inline int cv__nanosleep(const struct timespec *pause)
+{
+	return (int)cv__sys(SYS_nanosleep, (long)pause, 0, 0, 0);
+}
+
 /* ---- thread.c: thread state and lifecycle --------------------------------- */
 
 /* Slow-path entry: returns the calling thread's state, creating it (and
@@ -519,21 +550,20 @@ long cv__syscall_fork(long (*sys)(long, long, long, long, long, long, long), lon
  * moving the stores. The outermost guard saves and restores errno, so
  * nothing the shim does inside shows in it.
  *
- * It also disables cancellation: the guarded code may reach cancellation
- * points (open, read, write: libunwind, /proc, the profile), and a pending
- * pthread_cancel must be acted on where the program would act on it, never
- * inside the shim's bookkeeping. The state is restored after cv__busy is
- * down, from a copy taken before (a handler's own guard in between saves
- * "disabled"), so an asynchronous cancellation that arrived meanwhile takes
- * effect there, with the shim's state consistent, as it would have without
- * the shim. The type is made deferred inside too, and restored last: glibc
- * 2.36's SIGCANCEL handler acts on an asynchronous type without looking at
- * the state (a cancel sent just before the guard would unwind the shim's
- * bookkeeping), and pthread_setcancelstate, acting on a pending one, does
- * not set the thread's result to PTHREAD_CANCELED (pthread_setcanceltype
- * does): NPTL's tst-cancel30 saw its thread joined with NULL. */
+ * It leaves the cancellation state alone: nothing inside is a cancellation
+ * point (the shim's own I/O is cv__open and the rest above), so a pending
+ * pthread_cancel is acted on where the program would act on it, never
+ * inside the shim's bookkeeping, and a handler that siglongjmps out of a
+ * guarded call leaves the state as the program set it. The type is made
+ * deferred inside, and restored last: glibc 2.36's SIGCANCEL handler acts
+ * on an asynchronous type at any instruction (a program's own, or glibc's
+ * around a blocking call that a signal handler interrupted to call us),
+ * which would unwind the shim's bookkeeping; restored after cv__busy is
+ * down, so a cancellation that arrived meanwhile takes effect there, with
+ * the shim's state consistent, and pthread_setcanceltype, acting on it,
+ * sets the thread's result to PTHREAD_CANCELED (NPTL's tst-cancel30). */
 extern __thread int cv__guard_errno;
-extern __thread int cv__guard_cancel_state, cv__guard_cancel_type;
+extern __thread int cv__guard_cancel_type;
 /* A snapshot request (lifecycle.c) that came while this thread was inside
  * the guard: written when the outermost guard is left. */
 extern __thread int cv__snapshot_pending;
@@ -549,10 +579,8 @@ static inline struct cv_thread *cv__guard_enter(void)
 	struct cv_thread *saved = cv__current();
 	cv__self = CV_INERT;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* hidden before the guarded code */
-	if (depth == 0) {
+	if (depth == 0)
 		pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &cv__guard_cancel_type);
-		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cv__guard_cancel_state);
-	}
 	return saved;
 }
 static inline void cv__guard_leave(struct cv_thread *saved)
@@ -560,7 +588,6 @@ static inline void cv__guard_leave(struct cv_thread *saved)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the guarded code before self returns */
 	cv__self = saved ? saved : CV_INERT;
 	bool outer = cv__busy == 1;
-	bool enable = outer && cv__guard_cancel_state == PTHREAD_CANCEL_ENABLE;
 	bool async = outer && cv__guard_cancel_type == PTHREAD_CANCEL_ASYNCHRONOUS;
 	if (outer)
 		errno = cv__guard_errno;
@@ -569,8 +596,6 @@ static inline void cv__guard_leave(struct cv_thread *saved)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a request that saw busy raised is seen below */
 	if (CV_UNLIKELY(outer && cv__snapshot_pending))
 		cv__snapshot_deferred();
-	if (enable)
-		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 	if (async)
 		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
 }

@@ -28,7 +28,6 @@ __thread struct cv_thread *cv__self __attribute__((tls_model("initial-exec"))) =
 __thread unsigned cv__busy __attribute__((tls_model("initial-exec")));
 __thread int cv__guard_errno __attribute__((tls_model("initial-exec")));
 __thread int cv__snapshot_pending __attribute__((tls_model("initial-exec")));
-__thread int cv__guard_cancel_state __attribute__((tls_model("initial-exec")));
 __thread int cv__guard_cancel_type __attribute__((tls_model("initial-exec")));
 /* The calling thread's state even while the guard hides it in cv__self. */
 static __thread struct cv_thread *my_state __attribute__((tls_model("initial-exec")));
@@ -346,11 +345,11 @@ void cv__thread_init_main(void)
 
 static ssize_t read_small_file(const char *path, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = cv__open(path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	ssize_t n = read(fd, buf, size - 1);
-	close(fd);
+	ssize_t n = cv__read(fd, buf, size - 1);
+	cv__close(fd);
 	if (n >= 0)
 		buf[n] = '\0';
 	return n;

@@ -73,6 +73,22 @@ Test(trust, a_signal_handler_may_jump_out_of_init_and_destroy, .timeout = 300)
 	same_prog(&b, "signal_longjmp", NULL);
 }
 
+/* siglongjmp out of a semaphore's first post, the shim's guarded slow
+ * path: the thread's cancellation state and type are the program's after
+ * it (the guard's disable of cancellation was never undone before, and
+ * the thread could not be cancelled). */
+Test(trust, a_jump_out_of_the_shim_leaves_the_threads_cancellation_alone, .timeout = 300)
+{
+	struct both b;
+	same_prog(&b, "longjmp_cancel", NULL);
+	for (int i = 0; i < 2; i++) {
+		char want[64];
+		snprintf(want, sizeof(want), "thread %d: cancel state enable, type deferred", i);
+		cr_assert(tu_has_line(b.shim.out, want), "%s", b.shim.out);
+	}
+	cr_assert(tu_has_line(b.shim.out, "cancelled: 2 of 2"), "%s", b.shim.out);
+}
+
 /* Handlers that lock a mutex other threads hold while they init, use and
  * destroy objects (the shim's critical sections), installed before the
  * threads start and while their sections are in flight. */
