@@ -78,7 +78,7 @@ static void fork_child(void)
 	/* A snapshot request that came during the fork was sent to the parent,
 	 * whose fork_parent writes it; nobody asked the child for one. */
 	cv__snapshot_pending = 0;
-	cv__guard_leave(NULL);   /* fork_prepare's guard (errno, cancel state); the child's state next */
+	cv__guard_leave(NULL);   /* fork_prepare's guard (errno, cancellation type); the child's state next */
 	cv__threads_after_fork(forking_thread);
 }
 

@@ -61,6 +61,11 @@ static void flush_standard_streams(void)
 	struct stat dir, file;
 	if (stat(cv__config.dir, &dir) != 0)
 		return;
+	/* The flush writes, a cancellation point: a pending cancel must not
+	 * unwind the thread with the stream locked (the shim's guard leaves
+	 * cancellation enabled). */
+	int state;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
 	FILE *streams[] = { stdout, stderr };
 	for (size_t i = 0; i < sizeof(streams) / sizeof(streams[0]); i++) {
 		if (ftrylockfile(streams[i]) != 0)
@@ -70,6 +75,7 @@ static void flush_standard_streams(void)
 			fflush_unlocked(streams[i]);
 		funlockfile(streams[i]);
 	}
+	pthread_setcancelstate(state, NULL);
 }
 
 __attribute__((destructor)) static void convoy_end(void)
@@ -458,7 +464,7 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *context)
 
 /* A snapshot request that found this thread inside the shim, now that it
  * has left (cv__guard_leave): the shim's state is whole again, and errno
- * and the cancellation state are the program's. */
+ * is the program's (its cancellation type comes back after this). */
 void cv__snapshot_deferred(void)
 {
 	if (profiling_here())

@@ -423,12 +423,13 @@ static bool final_name(char *buf, size_t size, unsigned n, const char *ext)
 	return terminate(p, end);
 }
 
-/* convoy-<comm>-<pid>.<64 random bits>.tmp. getrandom never blocks here;
- * where it fails, the clock stands in (O_EXCL still keeps the file ours). */
+/* convoy-<comm>-<pid>.<64 random bits>.tmp. getrandom never blocks here
+ * (and glibc's is a cancellation point: the system call itself); where it
+ * fails, the clock stands in (O_EXCL still keeps the file ours). */
 static bool temp_name(char *buf, size_t size)
 {
 	uint64_t r;
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+	if (cv__sys(SYS_getrandom, (long)&r, sizeof(r), GRND_NONBLOCK, 0) != (long)sizeof(r))
 		r = cv__ticks() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)&r;
 	char *end = buf + size, *p = put_stem(buf, end);
 	p = put_str(p, end, ".");
@@ -506,8 +507,8 @@ static void signals_restore(const struct signal_guard *g)
 	sigemptyset(&xfsz);
 	sigaddset(&xfsz, SIGXFSZ);
 	if (!g->xfsz_was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
-		static const struct timespec now;
-		sigtimedwait(&xfsz, NULL, &now);
+		static const struct timespec now;   /* glibc's sigtimedwait is a cancellation point */
+		cv__sys(SYS_rt_sigtimedwait, (long)&xfsz, 0, (long)&now, _NSIG / 8);
 	}
 	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }

@@ -551,7 +551,10 @@ long cv__syscall_fork(long (*sys)(long, long, long, long, long, long, long), lon
  * nothing the shim does inside shows in it.
  *
  * It leaves the cancellation state alone: nothing inside is a cancellation
- * point (the shim's own I/O is cv__open and the rest above), so a pending
+ * point (the shim's own I/O is cv__open and the rest above, and glibc's
+ * other cancellable calls are made as system calls too; the test
+ * trust::the_shim_calls_no_cancellation_point_of_glibcs lists what it
+ * imports), so a pending
  * pthread_cancel is acted on where the program would act on it, never
  * inside the shim's bookkeeping, and a handler that siglongjmps out of a
  * guarded call leaves the state as the program set it. The type is made

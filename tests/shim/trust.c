@@ -89,6 +89,81 @@ Test(trust, a_jump_out_of_the_shim_leaves_the_threads_cancellation_alone, .timeo
 	cr_assert(tu_has_line(b.shim.out, "cancelled: 2 of 2"), "%s", b.shim.out);
 }
 
+/* The shim's guard leaves the program's cancellation state alone, so
+ * nothing the shim calls may be a cancellation point: a pending cancel
+ * would unwind the thread out of its bookkeeping (and out of _exit or
+ * exec, whose profile it writes). glibc's cancellation points (its manual,
+ * POSIX's list and glibc's additions), against what libconvoy.so imports. */
+Test(trust, the_shim_calls_no_cancellation_point_of_glibcs, .timeout = 60)
+{
+	static const char *const points[] = {
+		"accept", "accept4", "aio_suspend", "clock_nanosleep", "close", "connect", "copy_file_range",
+		"creat", "creat64", "epoll_pwait", "epoll_pwait2", "epoll_wait", "fclose", "fcntl64_cancel",
+		"fdatasync", "fflush", "fgets", "fopen", "fopen64", "fprintf", "fputc", "fputs", "fread",
+		"fsync", "fwrite", "getc", "getline", "getrandom", "lockf", "lockf64", "mq_receive",
+		"mq_send", "mq_timedreceive", "mq_timedsend", "msgrcv", "msgsnd", "msync", "nanosleep",
+		"open", "open64", "openat", "openat64", "pause", "perror", "poll", "ppoll", "pread",
+		"pread64", "preadv", "preadv2", "preadv64", "preadv64v2", "printf", "pselect", "putc",
+		"putchar", "puts", "pwrite", "pwrite64", "pwritev", "pwritev2", "pwritev64", "pwritev64v2",
+		"read", "readv", "recv", "recvfrom", "recvmmsg", "recvmsg", "select", "send", "sendmmsg",
+		"sendmsg", "sendto", "sigpause", "sigsuspend", "sigtimedwait", "sigwait", "sigwaitinfo",
+		"sleep", "sync_file_range", "syslog", "system", "tcdrain", "usleep", "vfprintf", "vprintf",
+		"vsyslog", "wait", "wait3", "wait4", "waitid", "waitpid", "write", "writev",
+		"pthread_cond_clockwait", "pthread_cond_timedwait", "pthread_cond_wait", "pthread_join",
+		"pthread_clockjoin_np", "pthread_timedjoin_np", "pthread_testcancel", "sem_clockwait",
+		"sem_timedwait", "sem_wait", "dprintf", "vdprintf", "fflush_unlocked", "fputs_unlocked",
+		"fwrite_unlocked", "__fprintf_chk", "__printf_chk", "__vfprintf_chk", "__vprintf_chk",
+		"__dprintf_chk", "__vdprintf_chk", "__read_chk", "__pread_chk", "__pread64_chk",
+	};
+	/* Called with cancellation disabled around it: the program's own
+	 * stdout flushed at exit (lifecycle.c, flush_standard_streams). */
+	static const char *const allowed[] = { "fflush_unlocked" };
+	const char *argv[] = { "/usr/bin/nm", "-D", "--undefined-only", tu_shim(), NULL };
+	struct tu_proc nm;
+	struct tu_opts opts = { .timeout_s = 60 };
+	tu_run(&nm, &opts, argv);
+	tu_assert_exit(&nm, 0, "nm -D --undefined-only libconvoy.so");
+	int imports = 0;
+	for (char *line = nm.out; line && *line; ) {
+		char *next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		char *name = strrchr(line, ' ');
+		name = name ? name + 1 : line;
+		name[strcspn(name, "@")] = '\0';
+		imports++;
+		bool listed = false, allowed_here = false;
+		for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++)
+			listed = listed || strcmp(name, points[i]) == 0;
+		for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+			allowed_here = allowed_here || strcmp(name, allowed[i]) == 0;
+		cr_expect(!listed || allowed_here,
+			  "libconvoy.so imports %s, a cancellation point: make the system call (shim.h, cv__sys)", name);
+		line = next;
+	}
+	cr_assert(imports > 50, "nm listed %d imports:\n%s", imports, nm.out);
+}
+
+/* A pending deferred cancel, then _exit or exec from that thread: the
+ * profile is written on the way, and nothing the shim does there acts on
+ * the cancel (before, getrandom in the profile's name unwound the thread
+ * out of _exit and exec, and the process went on). */
+Test(trust, a_pending_cancel_does_not_stop_exit_or_exec, .timeout = 120)
+{
+	static const struct { const char *how; int code; size_t profiles; } cases[] = {
+		{ "_exit", 3, 1 }, { "exec", 4, 2 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *argv[] = { tu_prog("cancel_then_exit"), cases[i].how, NULL };
+		struct both b;
+		run_both(&b, argv, NULL);
+		tu_assert_exit(&b.shim, cases[i].code, cases[i].how);
+		size_t n;
+		tu_profiles(b.dir, &n);
+		TU_EQ(n, cases[i].profiles, "profiles after %s", cases[i].how);
+	}
+}
+
 /* Handlers that lock a mutex other threads hold while they init, use and
  * destroy objects (the shim's critical sections), installed before the
  * threads start and while their sections are in flight. */
