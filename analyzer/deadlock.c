@@ -491,6 +491,18 @@ static const struct cv_held_lock *held_by(const struct profile_thread_state *st,
 	return NULL;
 }
 
+/* A thread that ended while it held object (cancelled or exited with it
+ * locked): nobody will release it. */
+static const struct cv_thread_rec *ended_holder(const struct profile *p, uint32_t object)
+{
+	for (size_t i = 0; i < p->nthread_states; i++) {
+		const struct profile_thread_state *o = &p->thread_states[i];
+		if ((p->threads[o->s.thread].flags & CV_THREAD_EXITED) && held_by(o, object))
+			return &p->threads[o->s.thread];
+	}
+	return NULL;
+}
+
 /* The thread state of an owner of w's lock that w really waits for (or of
  * a poster of its semaphore or futex word), after after (index into states;
  * SIZE_MAX for the first). */
@@ -935,13 +947,18 @@ int deadlock__at_hang(const struct model *m, char *what, size_t size)
 		char label[64], site[192], on[320];
 		const struct cv_thread_rec *t = &p->threads[st->s.thread];
 		site_of(m, st->s.waiting ? st->s.waiting_pc : st->s.joining_pc, site, sizeof(site));
-		if (st->s.waiting)
+		char ended[96] = "";
+		if (st->s.waiting) {
 			snprintf(on, sizeof(on), "waits on %s %s", kind_name(p->objects[st->s.waiting - 1].o.kind),
 				 lock_name(m, st->s.waiting - 1));
-		else
+			const struct cv_thread_rec *dead = ended_holder(p, st->s.waiting - 1);
+			if (dead)
+				snprintf(ended, sizeof(ended), ", held by %s (tid %d), which ended holding it",
+					 findings__thread_label(m, dead, label, sizeof(label)), dead->tid);
+		} else
 			snprintf(on, sizeof(on), "joins tid %d", st->s.joining_tid);
-		len += (size_t)snprintf(what + len, size - len, " %s (tid %d) %s at %s;",
-					findings__thread_label(m, t, label, sizeof(label)), t->tid, on, site);
+		len += (size_t)snprintf(what + len, size - len, " %s (tid %d) %s at %s%s;",
+					findings__thread_label(m, t, label, sizeof(label)), t->tid, on, site, ended);
 	}
 	len = strlen(what);
 	if (len && what[len - 1] == ';')

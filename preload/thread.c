@@ -452,6 +452,7 @@ static void thread_ended(void *arg)
 	cv__guard_enter();
 	live_remove(t);
 	CV_STORE(&t->joining, 0);   /* cancelled in a join: the join never returned */
+	cv__wait_end(t);            /* or in sem_wait: no thread waits once it has ended */
 	cv__thread_finish(t);
 	t->flags |= CV_THREAD_EXITED;
 	ended = true;

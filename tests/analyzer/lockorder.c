@@ -115,6 +115,22 @@ Test(lockorder, the_watchdog_stops_a_deadlocked_run_and_it_is_explained, .timeou
 	cr_assert_str_eq(tu_str(first_finding(root), "kind"), "deadlock");
 }
 
+/* A thread cancelled in sem_wait while it held m, and main then locking m:
+ * a hang, but the ended thread waits for nothing (its wait was once left
+ * in the profile, and this was a deadlock m -> s -> m through it). */
+Test(lockorder, a_thread_cancelled_in_a_wait_waits_for_nothing, .timeout = 60)
+{
+	struct tu_proc p;
+	struct tu_opts o = { .timeout_s = 60, .env = (const char *const[]){ "CONVOY_WATCHDOG=1", NULL } };
+	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "--on-hang", "stop", "-o", tu_tmpdir(), "--",
+					 tu_prog("cancelled_holder"), NULL });
+	json_object *root = json_tokener_parse(p.out);
+	cr_assert(root, "no JSON report (exit %d):\n%s\n%s", p.code, p.out, p.err);
+	cr_assert(tu_bool(tu_get(root, "process"), "hung"));
+	cr_assert_eq(count_kind(root, "deadlock"), 0, "%s", json_object_to_json_string(tu_array(root, "findings")));
+	json_object_put(root);
+}
+
 /* The edge of finding x whose held side is `holds`. */
 static json_object *edge_holding(json_object *x, const char *holds)
 {
