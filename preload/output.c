@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 #include <stdio.h>
 #include <string.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -648,6 +649,51 @@ done:
 	return published;
 }
 
+/* The write runs on a stack of its own: the thread that ends the process
+ * may be deep in a small one (a PTHREAD_STACK_MIN thread's, a signal
+ * handler's SIGSTKSZ alternate stack), and the write takes several KiB of
+ * it (a hostile test's 16 KiB thread crashed in exit with 8 KiB used). The
+ * stack is mapped for the write and unmapped after; where it cannot be,
+ * the write takes its chance on the caller's. Callers have claimed the
+ * writer (one write at a time), so the contexts can be static. */
+#define CV_WRITER_STACK (256u << 10)
+
+static struct {
+	uint32_t exit_reason;
+	const char *ext, *what;
+	bool published;
+	ucontext_t caller, writer;
+} own_stack;
+
+static void write_on_own_stack(void)
+{
+	own_stack.published = write_file(own_stack.exit_reason, own_stack.ext, own_stack.what);
+}   /* returns to own_stack.caller (uc_link) */
+
+static bool write_file_on_own_stack(uint32_t exit_reason, const char *ext, const char *what)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char *stack = mmap(NULL, CV_WRITER_STACK + page, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+	if (stack == MAP_FAILED)
+		return write_file(exit_reason, ext, what);
+	mprotect(stack, page, PROT_NONE);   /* a guard page below it */
+	own_stack.exit_reason = exit_reason;
+	own_stack.ext = ext;
+	own_stack.what = what;
+	own_stack.published = false;
+	bool switched = getcontext(&own_stack.writer) == 0;
+	if (switched) {
+		own_stack.writer.uc_stack.ss_sp = stack + page;
+		own_stack.writer.uc_stack.ss_size = CV_WRITER_STACK;
+		own_stack.writer.uc_link = &own_stack.caller;
+		makecontext(&own_stack.writer, write_on_own_stack, 0);
+		switched = swapcontext(&own_stack.caller, &own_stack.writer) == 0;
+	}
+	munmap(stack, CV_WRITER_STACK + page);
+	return switched ? own_stack.published : write_file(exit_reason, ext, what);
+}
+
 bool cv__profile_writing(void)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);   /* the caller's unlink before the look */
@@ -660,7 +706,7 @@ bool cv__write_profile(uint32_t exit_reason)
 	 * and then the file is taken back and the whole run's profile announced
 	 * at its real end. */
 	bool exec = exit_reason == CV_EXIT_EXEC;
-	if (!claim_write() || !write_file(exit_reason, "." CV_PROFILE_EXT, exec ? NULL : "profile"))
+	if (!claim_write() || !write_file_on_own_stack(exit_reason, "." CV_PROFILE_EXT, exec ? NULL : "profile"))
 		return false;
 	if (exec) {
 		__atomic_store_n(&exec_tid, gettid(), __ATOMIC_RELAXED);
@@ -703,7 +749,7 @@ bool cv__write_snapshot(void)
 							 __ATOMIC_ACQUIRE))
 				break;   /* the process's profile is written, or an exec's is in flight */
 			__atomic_store_n(&snapshot_tid, gettid(), __ATOMIC_RELAXED);   /* an end meanwhile waits, even before this */
-			published |= write_file(CV_EXIT_HANG_SNAPSHOT, CV_SNAPSHOT_EXT, "hang snapshot");
+			published |= write_file_on_own_stack(CV_EXIT_HANG_SNAPSHOT, CV_SNAPSHOT_EXT, "hang snapshot");
 			final_path[0] = '\0';   /* not the process's profile: a failed exec's retract must leave it */
 			__atomic_store_n(&snapshot_tid, 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&written, NOT_WRITTEN, __ATOMIC_RELEASE);

@@ -398,10 +398,12 @@ static void finish_self(struct cv_thread *t)
 	prctl(PR_GET_NAME, t->name, 0, 0, 0);
 }
 
-/* Another thread that is still running, from /proc and its CPU clock. */
+/* Another thread that is still running, from /proc and its CPU clock. Only
+ * the profile's writer calls it, one at a time: its buffers are static, for
+ * the writer may be on a small stack (a thread's, a signal handler's). */
 static void finish_other(struct cv_thread *t)
 {
-	char path[64], buf[2048];
+	static char path[64], buf[2048];
 	struct timespec ts;
 	/* The kernel's per-thread CPU clock id: ~tid << 3 | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED. */
 	clockid_t clock = (clockid_t)((~(unsigned)t->tid << 3) | 6);

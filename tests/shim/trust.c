@@ -164,6 +164,23 @@ Test(trust, a_pending_cancel_does_not_stop_exit_or_exec, .timeout = 120)
 	}
 }
 
+/* _exit from a handler on a small alternate stack: the profile is
+ * written on a stack of the shim's own (it was written on the handler's
+ * and overflowed it: SIGSEGV instead of exit 6). */
+Test(trust, exit_from_a_handler_on_a_small_stack_still_exits, .timeout = 120)
+{
+	static const char *const where[] = { "main", "worker" };
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		const char *argv[] = { tu_prog("exit_on_small_stack"), "8192", where[i], NULL };
+		struct both b;
+		run_both(&b, argv, NULL);
+		tu_assert_exit(&b.shim, 6, where[i]);
+		size_t n;
+		tu_profiles(b.dir, &n);
+		TU_EQ(n, 1, "profiles after _exit in %s", where[i]);
+	}
+}
+
 /* Handlers that lock a mutex other threads hold while they init, use and
  * destroy objects (the shim's critical sections), installed before the
  * threads start and while their sections are in flight. */
