@@ -43,8 +43,10 @@
  */
 #include <errno.h>
 #include <linux/futex.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 
 #include "shim.h"
@@ -257,6 +259,13 @@ static inline bool forks_here(long number, long flags, long stack)
 	return number == SYS_clone && !(flags & (CLONE_VM | CLONE_SETTLS | CLONE_FILES)) && stack == 0;
 }
 
+/* A seccomp filter (or strict mode) being installed (lifecycle.c says why it matters). */
+static inline bool installs_seccomp(long number, long op)
+{
+	return (number == SYS_seccomp && (op == SECCOMP_SET_MODE_STRICT || op == SECCOMP_SET_MODE_FILTER)) ||
+	       (number == SYS_prctl && op == PR_SET_SECCOMP);
+}
+
 CV_EXPORT long syscall(long number, ...)
 {
 	va_list ap;
@@ -270,6 +279,8 @@ CV_EXPORT long syscall(long number, ...)
 		cv__program_handler_coming();
 	if (forks_here(number, a1, a2))
 		return cv__syscall_fork(real_syscall, number, a1, a2, a3, a4, a5, a6);
+	if (installs_seccomp(number, a1))
+		return cv__seccomp_call(real_syscall, number, a1, a2, a3, a4, a5, a6);
 	/* A futex call on address 0 (EFAULT for waits, a no-op wake) is passed
 	 * through: 0 is the empty key of the shim's per-thread tables. */
 	if (CV_LIKELY(number != SYS_futex) || a1 == 0)

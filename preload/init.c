@@ -37,6 +37,36 @@ static void start_clocks(void)
 	cv__process.start_ticks = cv__ticks();
 }
 
+/* Whether the process runs under a seccomp filter already (set before the
+ * exec, by a service manager or a sandbox): it may kill the process for a
+ * system call the shim makes and the program does not (lifecycle.c,
+ * "seccomp"), so the shim stays off. Read from /proc/self/status with
+ * openat, read and close only: the loader made those to load the shim.
+ * Said on stderr unless CONVOY_QUIET (the configuration is not read: that
+ * makes other calls). */
+static bool seccomp_filtered(void)
+{
+	static char status[8192];
+	int fd = cv__open("/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	ssize_t n = cv__read(fd, status, sizeof(status) - 1);
+	cv__close(fd);
+	if (n <= 0)
+		return false;
+	status[n] = '\0';
+	const char *field = strstr(status, "\nSeccomp:");
+	if (!field || strtol(field + strlen("\nSeccomp:"), NULL, 10) == 0)
+		return false;
+	const char *quiet = getenv("CONVOY_QUIET");
+	if (!quiet || !*quiet || strcmp(quiet, "0") == 0) {
+		static const char line[] = "convoy: this process runs under a seccomp filter, which may kill it for "
+					   "a system call convoy makes; convoy is off for it (no profile)\n";
+		cv__write(STDERR_FILENO, line, sizeof(line) - 1);
+	}
+	return true;
+}
+
 /* ---- fork ------------------------------------------------------------------ *
  * The prepare handler takes none of the shim's locks. It cannot: handlers the
  * program's libraries registered before ours run after it, and one that
@@ -50,15 +80,23 @@ static void start_clocks(void)
  * prepare closes that gate and waits for captures to finish (they take
  * microseconds and never wait for the program). */
 static __thread struct cv_thread *forking_thread;   /* per thread: forks may run concurrently */
+/* The shim was off when this thread's fork began (a seccomp filter came,
+ * lifecycle.c): the three steps do nothing, the child's none of its calls. */
+static __thread bool fork_without_shim;
 
 static void fork_prepare(void)
 {
+	fork_without_shim = __atomic_load_n(&cv__process.disabled, __ATOMIC_ACQUIRE);
+	if (fork_without_shim)
+		return;
 	forking_thread = cv__guard_enter();
 	cv__stacks_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+	if (fork_without_shim)
+		return;
 	cv__stacks_fork_done();
 	cv__guard_leave(forking_thread);
 }
@@ -67,6 +105,8 @@ void cv__output_after_fork(void);
 
 static void fork_child(void)
 {
+	if (fork_without_shim)
+		return;
 	cv__critical_after_fork();
 	cv__stacks_after_fork();
 	cv__objects_after_fork();
@@ -117,6 +157,8 @@ void cv__init(void)
 		cv__resolve_real();
 		if (getauxval(AT_SECURE)) {
 			/* setuid/setgid: never write files on the program's behalf. */
+			cv__process.disabled = 1;
+		} else if (seccomp_filtered()) {
 			cv__process.disabled = 1;
 		} else {
 			cv__config_read();

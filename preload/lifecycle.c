@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -91,6 +92,66 @@ __attribute__((destructor)) static void convoy_end(void)
 	flush_standard_streams();
 	errno = saved_errno;
 	cv__write_profile(last_thread ? CV_EXIT_LAST_THREAD : CV_EXIT_NORMAL);
+}
+
+/* ---- seccomp ----------------------------------------------------------------- *
+ * A seccomp filter may kill the process for a system call the program never
+ * makes and the shim does (gettid, getrusage and /proc at a thread's end,
+ * openat, getrandom and renameat2 for the profile, perf_event_open after a
+ * fork...). A process already filtered when the shim starts (a service
+ * manager's filter, set before exec) gets no shim at all (init.c). One that
+ * installs a filter itself gets its profile written just before, covering
+ * the run up to there, and the shim records nothing after: its wrappers
+ * call the real functions, threads end and forks happen without it, and
+ * there is nothing left to write at exit. If the install fails, the profile
+ * is taken back and the shim goes on, as after a failed exec. */
+
+static bool sandbox_begins(bool *wrote)
+{
+	*wrote = false;
+	if (!profiling_here() || inside_shim())
+		return false;
+	cv__warn("the program installs a seccomp filter: its profile covers the run up to here");
+	*wrote = cv__write_profile(CV_EXIT_SECCOMP);
+	__atomic_store_n(&cv__process.disabled, 1, __ATOMIC_SEQ_CST);
+	return true;
+}
+
+static void sandbox_done(bool began, bool wrote, long rc)
+{
+	if (rc == 0 || !began)
+		return;
+	int saved_errno = errno;
+	__atomic_store_n(&cv__process.disabled, 0, __ATOMIC_SEQ_CST);
+	if (wrote)
+		cv__profile_retract();
+	errno = saved_errno;
+}
+
+long cv__seccomp_call(long (*sys)(long, long, long, long, long, long, long), long n, long a1, long a2, long a3,
+		      long a4, long a5, long a6)
+{
+	bool wrote, began = sandbox_begins(&wrote);
+	long rc = sys(n, a1, a2, a3, a4, a5, a6);
+	sandbox_done(began, wrote, rc);
+	return rc;
+}
+
+CV_EXPORT int prctl(int option, ...)
+{
+	va_list ap;
+	va_start(ap, option);
+	unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
+	unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (!cv__real.prctl)
+		cv__resolve_real();   /* called before the shim started */
+	if (option != PR_SET_SECCOMP)
+		return cv__real.prctl(option, a2, a3, a4, a5);
+	bool wrote, began = sandbox_begins(&wrote);
+	int rc = cv__real.prctl(option, a2, a3, a4, a5);
+	sandbox_done(began, wrote, rc);
+	return rc;
 }
 
 /* ---- _exit, _Exit, quick_exit ------------------------------------------------ *

@@ -98,7 +98,8 @@
 	X(sigaction, int, (int, const struct sigaction *, struct sigaction *))           \
 	X(signal, sighandler_t, (int, sighandler_t))                                     \
 	X(sysv_signal, sighandler_t, (int, sighandler_t))                                \
-	X(sigset, sighandler_t, (int, sighandler_t))
+	X(sigset, sighandler_t, (int, sighandler_t))                                     \
+	X(prctl, int, (int, ...))
 
 /* The one read-mostly block of the fast paths: the hold-sampling mask, then
  * the real functions, line-aligned so that nothing written shares its lines
@@ -537,6 +538,11 @@ void cv__thread_finish(struct cv_thread *t);           /* end time, CPU, switche
 void cv__threads_after_fork(struct cv_thread *self);
 /* init.c: a fork through syscall(), with the shim's fork handlers around it. */
 long cv__syscall_fork(long (*sys)(long, long, long, long, long, long, long), long n, long a1, long a2,
+		      long a3, long a4, long a5, long a6);
+
+/* lifecycle.c: a seccomp filter's install through syscall() (SYS_seccomp, or
+ * SYS_prctl with PR_SET_SECCOMP): the profile is written before it. */
+long cv__seccomp_call(long (*sys)(long, long, long, long, long, long, long), long n, long a1, long a2,
 		      long a3, long a4, long a5, long a6);
 
 /* Reentrancy guard. Every shim-internal action that takes one of the shim's

@@ -451,6 +451,8 @@ void cv__thread_finish(struct cv_thread *t)
 static void thread_ended(void *arg)
 {
 	struct cv_thread *t = arg;
+	if (__atomic_load_n(&cv__process.disabled, __ATOMIC_ACQUIRE))
+		return;   /* since a seccomp filter: no system call of ours, nothing more to write */
 	cv__guard_enter();
 	live_remove(t);
 	CV_STORE(&t->joining, 0);   /* cancelled in a join: the join never returned */
@@ -529,7 +531,7 @@ CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 			     void *(*start_routine)(void *), void *arg)
 {
 	struct cv_thread *self = cv__current() ?: cv__thread_slow();
-	if (!self)
+	if (!self || __atomic_load_n(&cv__process.disabled, __ATOMIC_ACQUIRE))   /* off since a seccomp filter */
 		return cv__real.pthread_create(th, attr, start_routine, arg);
 	int saved_errno = errno;
 	struct cv_thread *child = thread_alloc();

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <threads.h>
@@ -1555,6 +1556,26 @@ static void case_sigset(void)
 	sigprocmask(SIG_BLOCK, NULL, &mask);
 	printf("after: previous %s, blocked %d\n", prev == SIG_HOLD ? "SIG_HOLD" : "other",
 	       sigismember(&mask, SIGUSR1));
+}
+
+/* prctl: interposed for PR_SET_SECCOMP only (lifecycle.c); everything else
+ * passes through. A failed install (a bad mode, a filter without
+ * no_new_privs) must leave the run profiled as before. */
+static void case_prctl(void)
+{
+	char name[16] = "";
+	CALLN("PR_SET_NAME", prctl(PR_SET_NAME, "conformance", 0, 0, 0));
+	CALLN("PR_GET_NAME", prctl(PR_GET_NAME, name, 0, 0, 0));
+	printf("name: %s\n", name);
+	CALLN("PR_GET_SECCOMP", prctl(PR_GET_SECCOMP, 0, 0, 0, 0));
+	CALLN("PR_GET_NO_NEW_PRIVS", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+	CALLN("PR_SET_SECCOMP, mode 99", prctl(PR_SET_SECCOMP, 99, 0, 0, 0));
+	CALLN("PR_SET_SECCOMP, filter NULL", prctl(PR_SET_SECCOMP, 2, NULL, 0, 0));
+	CALLN("option -1", prctl(-1, 0, 0, 0, 0));
+	CALLN("syscall SYS_seccomp, bad flags", syscall(SYS_seccomp, 1, ~0ul, NULL));
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;   /* still profiled after them */
+	CALL("lock after", pthread_mutex_lock(&m));
+	CALL("unlock after", pthread_mutex_unlock(&m));
 }
 
 /* ---- C11 (not in CV_REAL_FUNCS: the shim forwards them to its wrappers) ------ */

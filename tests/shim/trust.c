@@ -181,6 +181,29 @@ Test(trust, exit_from_a_handler_on_a_small_stack_still_exits, .timeout = 120)
 	}
 }
 
+/* A seccomp filter that kills the process for any call the program does
+ * not make itself: installed by the program mid-run (the profile is
+ * written just before, and covers the run up to it), or set before an
+ * exec (the shim stays off in the new image). Both were killed by SIGSYS
+ * under the shim: gettid at a thread's start, perf_event_open at load. */
+Test(trust, a_seccomp_filter_never_kills_the_program_for_a_call_of_the_shims, .timeout = 120)
+{
+	static const char *const modes[] = { "later", "exec" }, *const counts[] = { "count: 600000", "count: 400000" };
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		const char *argv[] = { tu_prog("seccomp_filter"), modes[i], NULL };
+		struct both b;
+		run_both(&b, argv, NULL);
+		if (b.native.exited && b.native.code == 2)
+			cr_skip_test("no seccomp filters here: %s", b.native.err);
+		tu_assert_exit(&b.shim, 0, modes[i]);
+		cr_assert(tu_has_line(b.shim.out, counts[i]), "%s: %s", modes[i], b.shim.out);
+		json_object *r = tu_report_dir(b.dir);
+		const char *exit = tu_str(tu_get(r, "process"), "exit");
+		cr_assert(strstr(exit, "seccomp filter"), "%s: the profile ends \"%s\"", modes[i], exit);
+		json_object_put(r);
+	}
+}
+
 /* Handlers that lock a mutex other threads hold while they init, use and
  * destroy objects (the shim's critical sections), installed before the
  * threads start and while their sections are in flight. */

@@ -1,0 +1,98 @@
+/* A program under a seccomp filter whose action is to kill the process:
+ * the shim must make no system call the program does not make once the
+ * filter is in place.
+ *   seccomp_filter later: two threads lock a mutex (recorded), then the
+ *     program allows only the calls it needs itself (futex, clone, mmap,
+ *     write, ...) and runs four threads that contend on the mutex.
+ *   seccomp_filter exec: the program forbids calls it never makes but the
+ *     shim did (perf_event_open, gettid, getrusage, sched_getaffinity,
+ *     renameat2) and execs itself with "run" under that filter.
+ * Prints the count the threads reached. Once killed by SIGSYS under the
+ * shim (gettid at a thread's start, perf_event_open at load). */
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+
+#include "progs.h"
+
+#define THREADS 4
+#define ROUNDS 100000
+
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static long count;
+
+static void *worker(void *arg)
+{
+	for (int i = 0; i < ROUNDS; i++) {
+		MUST(pthread_mutex_lock(&m));
+		count++;
+		MUST(pthread_mutex_unlock(&m));
+	}
+	return arg;
+}
+
+static void run_threads(int n)
+{
+	pthread_t t[THREADS];
+	for (int i = 0; i < n; i++)
+		MUST(pthread_create(&t[i], NULL, worker, NULL));
+	for (int i = 0; i < n; i++)
+		MUST(pthread_join(t[i], NULL));
+}
+
+#define LOAD_ARCH BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch))
+#define ONLY_X86_64                                                                          \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),                        \
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS)
+#define LOAD_NR BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
+#define IF_NR(nr, action) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, (action))
+#define ALLOW(nr) IF_NR(nr, SECCOMP_RET_ALLOW)
+#define KILL(nr) IF_NR(nr, SECCOMP_RET_KILL_PROCESS)
+
+static void install(struct sock_filter *f, unsigned short n)
+{
+	struct sock_fprog prog = { .len = n, .filter = f };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+		perror("seccomp");
+		exit(2);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	if (strcmp(mode, "later") == 0) {
+		run_threads(2);
+		printf("before the filter: %ld\n", count);
+		fflush(stdout);
+		struct sock_filter only[] = {
+			LOAD_ARCH, ONLY_X86_64, LOAD_NR,
+			ALLOW(SYS_futex), ALLOW(SYS_clone), ALLOW(SYS_clone3), ALLOW(SYS_mmap), ALLOW(SYS_mprotect),
+			ALLOW(SYS_munmap), ALLOW(SYS_madvise), ALLOW(SYS_rt_sigprocmask), ALLOW(SYS_set_robust_list),
+			ALLOW(SYS_rseq), ALLOW(SYS_exit), ALLOW(SYS_exit_group), ALLOW(SYS_write), ALLOW(SYS_brk),
+			ALLOW(SYS_rt_sigreturn), ALLOW(SYS_newfstatat),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		};
+		install(only, sizeof(only) / sizeof(only[0]));
+		run_threads(THREADS);
+	} else if (strcmp(mode, "exec") == 0) {
+		struct sock_filter never[] = {
+			LOAD_ARCH, ONLY_X86_64, LOAD_NR,
+			KILL(SYS_perf_event_open), KILL(SYS_gettid), KILL(SYS_getrusage), KILL(SYS_sched_getaffinity),
+			KILL(SYS_renameat2),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		install(never, sizeof(never) / sizeof(never[0]));
+		execl("/proc/self/exe", argv[0], "run", (char *)NULL);
+		perror("exec");
+		return 3;
+	} else if (strcmp(mode, "run") == 0) {
+		run_threads(THREADS);
+	} else {
+		return 2;
+	}
+	printf("count: %ld\n", count);
+	return 0;
+}
