@@ -500,16 +500,49 @@ void cv__threads_after_fork(struct cv_thread *parent_state)
 
 /* ---- wrappers ------------------------------------------------------------ */
 
-static void *trampoline(void *arg)
+/* thread_ended runs when the start routine returns, and when pthread_exit
+ * or a cancellation unwinds past here. The cleanup is registered as C code
+ * built without -fexceptions registers it (pthread.h's other branch): glibc
+ * longjmps here from the unwinder's stop function. pthread_cleanup_push
+ * under -fexceptions gives this frame a personality routine instead, whose
+ * first call binds a symbol lazily in libgcc_s, deep in the unwinding: about
+ * 2 KiB more of the thread's stack than the program's own pthread_exit
+ * needs (a hostile test's 16 KiB thread died in it 7 KiB deep). */
+/* pthread.h declares these only for code built without -fexceptions (and
+ * __sigsetjmp with the cancellation buffer's type, as it does). */
+extern int sigsetjmp_cancel(struct __cancel_jmp_buf_tag env[1], int savemask) __asm__("__sigsetjmp")
+	__attribute__((returns_twice));
+extern void __pthread_register_cancel(__pthread_unwind_buf_t *buf);
+extern void __pthread_unregister_cancel(__pthread_unwind_buf_t *buf);
+extern void __pthread_unwind_next(__pthread_unwind_buf_t *buf) __attribute__((noreturn));
+
+/* Out of line: the trampoline's frame stays under the program's whole
+ * thread, so its locals are not kept there. */
+static __attribute__((noinline)) void thread_begins(struct cv_thread *t, uintptr_t base_cfa)
 {
-	struct cv_thread *t = arg;
-	void *ret;
-	t->base_cfa = (uintptr_t)__builtin_dwarf_cfa();
+	t->base_cfa = base_cfa;
 	stack_of_created(t);
 	thread_attach(t, false);
-	pthread_cleanup_push(thread_ended, t);
-	ret = t->start_routine(t->start_arg);
-	pthread_cleanup_pop(1);
+}
+
+/* The state of the thread a trampoline started, for code after its
+ * sigsetjmp, where a local would be kept in the frame (one more word under
+ * the program's whole thread). */
+static __thread struct cv_thread *started __attribute__((tls_model("initial-exec")));
+
+static void *trampoline(void *arg)
+{
+	thread_begins(arg, (uintptr_t)__builtin_dwarf_cfa());
+	started = arg;
+	__pthread_unwind_buf_t cancel_buf;
+	if (__builtin_expect(sigsetjmp_cancel(cancel_buf.__cancel_jmp_buf, 0), 0)) {
+		thread_ended(started);
+		__pthread_unwind_next(&cancel_buf);
+	}
+	__pthread_register_cancel(&cancel_buf);
+	void *ret = started->start_routine(started->start_arg);
+	__pthread_unregister_cancel(&cancel_buf);
+	thread_ended(started);
 	return ret;
 }
 
