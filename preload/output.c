@@ -491,13 +491,19 @@ struct signal_guard {
 	bool     xfsz_was_pending;
 };
 
-static void signals_block(struct signal_guard *g)
+/* Every signal but the faults, which must still reach their handlers. */
+static void all_but_faults(sigset_t *set)
 {
 	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS };
-	sigset_t all, pending;
-	sigfillset(&all);
+	sigfillset(set);
 	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
-		sigdelset(&all, faults[i]);
+		sigdelset(set, faults[i]);
+}
+
+static void signals_block(struct signal_guard *g)
+{
+	sigset_t all, pending;
+	all_but_faults(&all);
 	g->xfsz_was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
 	pthread_sigmask(SIG_BLOCK, &all, &g->old);
 }
@@ -655,7 +661,13 @@ done:
  * it (a hostile test's 16 KiB thread crashed in exit with 8 KiB used). The
  * stack is mapped for the write and unmapped after; where it cannot be,
  * the write takes its chance on the caller's. Callers have claimed the
- * writer (one write at a time), so the contexts can be static. */
+ * writer (one write at a time), so the contexts can be static.
+ *
+ * No signal but a fault is taken on it: a program's handler would find a
+ * stack it did not size (one of 512 KiB overflowed it), and one with
+ * SA_ONSTACK, arriving while the write was called from a handler on the
+ * alternate stack, would be placed at the top of that stack (the kernel
+ * sees the writer's stack pointer outside it) over the live frames below. */
 #define CV_WRITER_STACK (256u << 10)
 
 static struct {
@@ -678,6 +690,9 @@ static bool write_file_on_own_stack(uint32_t exit_reason, const char *ext, const
 	if (stack == MAP_FAILED)
 		return write_file(exit_reason, ext, what);
 	mprotect(stack, page, PROT_NONE);   /* a guard page below it */
+	sigset_t all, before;
+	all_but_faults(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &before);   /* the writer's context takes this mask too */
 	own_stack.exit_reason = exit_reason;
 	own_stack.ext = ext;
 	own_stack.what = what;
@@ -691,6 +706,7 @@ static bool write_file_on_own_stack(uint32_t exit_reason, const char *ext, const
 		switched = swapcontext(&own_stack.caller, &own_stack.writer) == 0;
 	}
 	munmap(stack, CV_WRITER_STACK + page);
+	pthread_sigmask(SIG_SETMASK, &before, NULL);
 	return switched ? own_stack.published : write_file(exit_reason, ext, what);
 }
 
@@ -706,7 +722,13 @@ bool cv__write_profile(uint32_t exit_reason)
 	 * and then the file is taken back and the whole run's profile announced
 	 * at its real end. */
 	bool exec = exit_reason == CV_EXIT_EXEC;
-	if (!claim_write() || !write_file_on_own_stack(exit_reason, "." CV_PROFILE_EXT, exec ? NULL : "profile"))
+	if (!claim_write()) {
+		/* Another thread may be writing it: an exit or _exit here would
+		 * end the process under its write (a .tmp file left, no profile). */
+		cv__profile_settle();
+		return false;
+	}
+	if (!write_file_on_own_stack(exit_reason, "." CV_PROFILE_EXT, exec ? NULL : "profile"))
 		return false;
 	if (exec) {
 		__atomic_store_n(&exec_tid, gettid(), __ATOMIC_RELAXED);

@@ -204,6 +204,24 @@ Test(trust, a_seccomp_filter_never_kills_the_program_for_a_call_of_the_shims, .t
 	}
 }
 
+/* The process ends while signals keep arriving, or from two threads at
+ * once: it still exits 3, and the profile is written whole:
+ * tests/progs/exit_under_signals.c says what each once did. */
+Test(trust, the_end_of_the_process_is_its_own_under_signals_and_racing_exits, .timeout = 300)
+{
+	static const char *const modes[] = { "altstack", "bighandler", "twoexits" };
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		for (int round = 0; round < 3; round++) {
+			const char *argv[] = { tu_prog("exit_under_signals"), modes[i], NULL };
+			struct both b;
+			run_both(&b, argv, NULL);
+			tu_assert_exit(&b.shim, 3, modes[i]);
+			size_t n;
+			tu_profiles(b.dir, &n);
+			TU_EQ(n, 1, "profiles after %s (a write cut short leaves none)", modes[i]);
+		}
+}
+
 /* Handlers that lock a mutex other threads hold while they init, use and
  * destroy objects (the shim's critical sections), installed before the
  * threads start and while their sections are in flight. */
