@@ -532,6 +532,10 @@ static __thread struct cv_thread *started __attribute__((tls_model("initial-exec
 
 static void *trampoline(void *arg)
 {
+	if (__atomic_load_n(&cv__process.disabled, __ATOMIC_ACQUIRE)) {   /* a seccomp filter came since */
+		struct cv_thread *t = arg;
+		return t->start_routine(t->start_arg);
+	}
 	thread_begins(arg, (uintptr_t)__builtin_dwarf_cfa());
 	started = arg;
 	__pthread_unwind_buf_t cancel_buf;
