@@ -492,15 +492,21 @@ static const struct cv_held_lock *held_by(const struct profile_thread_state *st,
 }
 
 /* A thread that ended while it held object (cancelled or exited with it
- * locked): nobody will release it. */
+ * locked), when no thread still running holds it: an ended thread's held
+ * set no longer changes, so another thread may have unlocked the object
+ * since (glibc lets it, for a normal mutex) and taken it again. */
 static const struct cv_thread_rec *ended_holder(const struct profile *p, uint32_t object)
 {
+	const struct cv_thread_rec *ended = NULL;
 	for (size_t i = 0; i < p->nthread_states; i++) {
 		const struct profile_thread_state *o = &p->thread_states[i];
-		if ((p->threads[o->s.thread].flags & CV_THREAD_EXITED) && held_by(o, object))
-			return &p->threads[o->s.thread];
+		if (!held_by(o, object))
+			continue;
+		if (!(p->threads[o->s.thread].flags & CV_THREAD_EXITED))
+			return NULL;
+		ended = ended ? ended : &p->threads[o->s.thread];
 	}
-	return NULL;
+	return ended;
 }
 
 /* The thread state of an owner of w's lock that w really waits for (or of
@@ -947,7 +953,7 @@ int deadlock__at_hang(const struct model *m, char *what, size_t size)
 		char label[64], site[192], on[320];
 		const struct cv_thread_rec *t = &p->threads[st->s.thread];
 		site_of(m, st->s.waiting ? st->s.waiting_pc : st->s.joining_pc, site, sizeof(site));
-		char ended[96] = "";
+		char ended[160] = "";
 		if (st->s.waiting) {
 			snprintf(on, sizeof(on), "waits on %s %s", kind_name(p->objects[st->s.waiting - 1].o.kind),
 				 lock_name(m, st->s.waiting - 1));

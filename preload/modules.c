@@ -186,6 +186,14 @@ uint32_t cv__modules_refresh(void)
 	return gen;
 }
 
+/* The generation last read, without a look: for a thread with too little
+ * stack for dl_iterate_phdr (an object first used there is named against
+ * the map as it was). */
+uint32_t cv__modules_gen(void)
+{
+	return __atomic_load_n(&map_gen, __ATOMIC_ACQUIRE);
+}
+
 void cv__modules_write(void *w, bool reread)
 {
 	if (reread) {

@@ -222,6 +222,17 @@ Test(trust, the_end_of_the_process_is_its_own_under_signals_and_racing_exits, .t
 		}
 }
 
+/* Coroutines on 4 KiB stacks of their own, 2,500 bytes deep when they
+ * lock, migrating between four threads: the shim takes no stack on a stack
+ * that is not the thread's (it unwound there and overflowed them). */
+Test(trust, green_threads_on_small_stacks_of_their_own, .timeout = 120)
+{
+	const char *argv[] = { tu_prog("green_threads"), "64", "4096", "4", "2500", NULL };
+	struct both b;
+	run_both(&b, argv, NULL);
+	cr_assert(tu_has_line(b.shim.out, "counter 192000"), "%s", b.shim.out);
+}
+
 /* Handlers that lock a mutex other threads hold while they init, use and
  * destroy objects (the shim's critical sections), installed before the
  * threads start and while their sections are in flight. */
