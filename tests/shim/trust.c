@@ -38,6 +38,18 @@ static void run_both(struct both *b, const char *const argv[], const char *const
 		  "%s: stdout differs.\n--- native\n%s--- under the shim\n%s", name, b->native.out, b->shim.out);
 }
 
+/* run_both, then: the shim's run ended with code, and left `profiles`
+ * profiles (a write the end cut short leaves none). */
+static void ends_with(const char *const argv[], int code, size_t profiles, const char *what)
+{
+	struct both b;
+	run_both(&b, argv, NULL);
+	tu_assert_exit(&b.shim, code, what);
+	size_t n;
+	tu_profiles(b.dir, &n);
+	TU_EQ(n, profiles, "profiles after %s", what);
+}
+
 static void same_prog(struct both *b, const char *prog, const char *const *env)
 {
 	const char *argv[] = { tu_prog(prog), NULL };
@@ -155,12 +167,7 @@ Test(trust, a_pending_cancel_does_not_stop_exit_or_exec, .timeout = 120)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *argv[] = { tu_prog("cancel_then_exit"), cases[i].how, NULL };
-		struct both b;
-		run_both(&b, argv, NULL);
-		tu_assert_exit(&b.shim, cases[i].code, cases[i].how);
-		size_t n;
-		tu_profiles(b.dir, &n);
-		TU_EQ(n, cases[i].profiles, "profiles after %s", cases[i].how);
+		ends_with(argv, cases[i].code, cases[i].profiles, cases[i].how);
 	}
 }
 
@@ -172,12 +179,7 @@ Test(trust, exit_from_a_handler_on_a_small_stack_still_exits, .timeout = 120)
 	static const char *const where[] = { "main", "worker" };
 	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
 		const char *argv[] = { tu_prog("exit_on_small_stack"), "8192", where[i], NULL };
-		struct both b;
-		run_both(&b, argv, NULL);
-		tu_assert_exit(&b.shim, 6, where[i]);
-		size_t n;
-		tu_profiles(b.dir, &n);
-		TU_EQ(n, 1, "profiles after _exit in %s", where[i]);
+		ends_with(argv, 6, 1, where[i]);
 	}
 }
 
@@ -213,12 +215,7 @@ Test(trust, the_end_of_the_process_is_its_own_under_signals_and_racing_exits, .t
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
 		for (int round = 0; round < 3; round++) {
 			const char *argv[] = { tu_prog("exit_under_signals"), modes[i], NULL };
-			struct both b;
-			run_both(&b, argv, NULL);
-			tu_assert_exit(&b.shim, 3, modes[i]);
-			size_t n;
-			tu_profiles(b.dir, &n);
-			TU_EQ(n, 1, "profiles after %s (a write cut short leaves none)", modes[i]);
+			ends_with(argv, 3, 1, modes[i]);
 		}
 }
 
