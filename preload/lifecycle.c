@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -79,13 +80,10 @@ static void flush_standard_streams(void)
 	pthread_setcancelstate(state, NULL);
 }
 
-static bool end_started, end_written;   /* convoy_end is writing the profile; is done */
-
 __attribute__((destructor)) static void convoy_end(void)
 {
 	if (!cv__process.ready || cv__process.disabled)
 		return;
-	__atomic_store_n(&end_started, true, __ATOMIC_RELEASE);
 	struct cv_thread *main_thread = NULL;
 	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
 		if (t->flags & CV_THREAD_MAIN)
@@ -95,28 +93,6 @@ __attribute__((destructor)) static void convoy_end(void)
 	flush_standard_streams();
 	errno = saved_errno;
 	cv__write_profile(last_thread ? CV_EXIT_LAST_THREAD : CV_EXIT_NORMAL);
-	__atomic_store_n(&end_written, true, __ATOMIC_RELEASE);
-}
-
-/* Registered at start, before the program's start registers the loader's
- * _dl_fini, so glibc runs it after every other exit handler, and after
- * _dl_fini has run convoy_end. When two threads call exit() at once, each
- * takes handlers off the one list, and the one that finds it empty goes on
- * to end the process: this one, while the other may still be in convoy_end
- * writing the profile (a hostile test: a .tmp file and no profile in 6 of
- * 10 runs). It waits for convoy_end (at most 2 s), then for the write as
- * long as it makes progress. Alone in exit(), the thread finds convoy_end
- * done; where convoy_end has not started (the shim loaded after the
- * program started, so this runs before _dl_fini), it waits for nothing. */
-static void after_the_destructors(void)
-{
-	if (!profiling_here() || !__atomic_load_n(&end_started, __ATOMIC_ACQUIRE))
-		return;
-	for (int waits = 0; waits < 2000 && !__atomic_load_n(&end_written, __ATOMIC_ACQUIRE); waits++) {
-		struct timespec pause = { 0, 1000 * 1000 };
-		cv__nanosleep(&pause);
-	}
-	cv__profile_settle();
 }
 
 /* ---- seccomp ----------------------------------------------------------------- *
@@ -142,9 +118,10 @@ static bool sandbox_begins(bool *wrote)
 	return true;
 }
 
-static void sandbox_done(bool began, bool wrote, long rc)
+/* failed: the install failed (the caller knows what its call returns). */
+static void sandbox_done(bool began, bool wrote, bool failed)
 {
-	if (rc == 0 || !began)
+	if (!failed || !began)
 		return;
 	int saved_errno = errno;
 	__atomic_store_n(&cv__process.disabled, 0, __ATOMIC_SEQ_CST);
@@ -158,7 +135,10 @@ long cv__seccomp_call(long (*sys)(long, long, long, long, long, long, long), lon
 {
 	bool wrote, began = sandbox_begins(&wrote);
 	long rc = sys(n, a1, a2, a3, a4, a5, a6);
-	sandbox_done(began, wrote, rc);
+	/* seccomp() gives a descriptor for SECCOMP_FILTER_FLAG_NEW_LISTENER and,
+	 * for TSYNC without it, the id of a thread it could not filter. */
+	bool listener = n == SYS_seccomp && (a2 & SECCOMP_FILTER_FLAG_NEW_LISTENER);
+	sandbox_done(began, wrote, rc < 0 || (rc > 0 && !listener));
 	return rc;
 }
 
@@ -175,7 +155,7 @@ CV_EXPORT int prctl(int option, ...)
 		return cv__real.prctl(option, a2, a3, a4, a5);
 	bool wrote, began = sandbox_begins(&wrote);
 	int rc = cv__real.prctl(option, a2, a3, a4, a5);
-	sandbox_done(began, wrote, rc);
+	sandbox_done(began, wrote, rc != 0);
 	return rc;
 }
 
@@ -713,5 +693,4 @@ void cv__lifecycle_init(void)
 	for (size_t i = 0; i < CV_NFATAL; i++)
 		claim((int)i);
 	at_quick_exit(at_quick_exit_handler);
-	atexit(after_the_destructors);
 }

@@ -684,6 +684,10 @@ static void write_on_own_stack(void)
 
 static bool write_file_on_own_stack(uint32_t exit_reason, const char *ext, const char *what)
 {
+	/* Writing from here on (write_file says it again, and clears it): a
+	 * thread whose fatal signal or _exit finds the writer claimed waits
+	 * for this one (cv__profile_settle) only while it is set. */
+	__atomic_store_n(&writer_tid, gettid(), __ATOMIC_SEQ_CST);
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	char *stack = mmap(NULL, CV_WRITER_STACK + page, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);

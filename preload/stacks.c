@@ -606,14 +606,16 @@ static bool room_below(uintptr_t sp)
 	struct iovec local = { bytes, sizeof(bytes) };
 	struct iovec remote[2] = { { (void *)(sp - CV_CAPTURE_STACK_NEED), 1 },
 				   { (void *)(sp - CV_CAPTURE_STACK_NEED / 2), 1 } };
-	return process_vm_readv(getpid(), &local, 1, remote, 2, 0) == 2;
+	return process_vm_readv(cv__process.pid, &local, 1, remote, 2, 0) == 2;
 }
 
 /* In a critical section (lock.c), where no handler of the program runs:
  * see fork_gate. A thread whose stack has less room left than a capture
  * needs gets no stack (id 0): the wait is still counted, like one whose
  * unwind failed. On a stack that is not the thread's own (green threads,
- * a handler on an alternate stack) the room is asked of the kernel: a
+ * a handler on an alternate stack), or where the thread's bounds are
+ * unknown (the main thread under an unlimited RLIMIT_STACK), the room is
+ * asked of the kernel: a
  * hostile test's coroutines on 4 KiB stacks, 2.5 KiB deep, crashed in the
  * unwind. */
 CV_NO_FRAME uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uint32_t *gen, const struct held_set *hs,
@@ -621,7 +623,10 @@ CV_NO_FRAME uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uin
 {
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	bool own = t->stack_lo && sp >= t->stack_lo && (!t->stack_hi || sp <= t->stack_hi);
-	if (own ? sp - t->stack_lo < CV_CAPTURE_STACK_NEED : t->stack_lo && !room_below(sp)) {
+	/* Since a seccomp filter (lifecycle.c) no probe either: no system call
+	 * the program does not make. */
+	if (own ? sp - t->stack_lo < CV_CAPTURE_STACK_NEED
+		: __atomic_load_n(&cv__process.disabled, __ATOMIC_RELAXED) || !room_below(sp)) {
 		*gen = cv__modules_gen();   /* no dl_iterate_phdr either: it needs stack too */
 		return 0;
 	}

@@ -1,4 +1,4 @@
-/* The process ends while the shim writes its profile, in three ways that
+/* The process ends while the shim writes its profile, in two ways that
  * once broke the write or the program:
  *   altstack:   a SIGUSR1 handler on a 1 MiB alternate stack calls _exit(3)
  *               while a helper keeps sending SIGUSR2, whose handler (also
@@ -7,9 +7,6 @@
  *   bighandler: main calls exit(3) while a helper keeps sending SIGUSR2,
  *               whose handler uses 512 KiB of stack: it overflowed the
  *               shim's writer stack (SIGSEGV).
- *   twoexits:   two threads call exit(3) at about the same time; the
- *               second ended the process under the first one's write (a
- *               .tmp file, no profile).
  * Always exits 3 natively. */
 #include <signal.h>
 
@@ -50,18 +47,6 @@ static void *sender(void *arg)
 	return arg;
 }
 
-static void *exiter(void *arg)
-{
-	for (int i = 0; i < 100000; i++) {
-		MUST(pthread_mutex_lock(&m));
-		MUST(pthread_mutex_unlock(&m));
-	}
-	while (!go)
-		;
-	exit(3);
-	return arg;
-}
-
 static void install(int sig, void (*handler)(int), int flags)
 {
 	struct sigaction sa = { .sa_handler = handler, .sa_flags = flags };
@@ -73,15 +58,7 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
 	main_tid = (pid_t)syscall(SYS_gettid);
-	pthread_t t[2];
-	if (strcmp(mode, "twoexits") == 0) {
-		for (int i = 0; i < 2; i++)
-			MUST(pthread_create(&t[i], NULL, exiter, NULL));
-		usleep(1000);
-		go = 1;
-		pthread_join(t[0], NULL);
-		return 1;
-	}
+	pthread_t sender_thread;
 	if (strcmp(mode, "altstack") == 0) {
 		stack_t ss = { .ss_sp = malloc(1 << 20), .ss_size = 1 << 20 };
 		if (!ss.ss_sp || sigaltstack(&ss, NULL) != 0)
@@ -93,7 +70,7 @@ int main(int argc, char **argv)
 	} else {
 		return 2;
 	}
-	MUST(pthread_create(&t[0], NULL, sender, NULL));
+	MUST(pthread_create(&sender_thread, NULL, sender, NULL));
 	for (int i = 0; i < 100000; i++) {
 		MUST(pthread_mutex_lock(&m));
 		MUST(pthread_mutex_unlock(&m));
