@@ -49,13 +49,11 @@ static unsigned class_of(size_t size, size_t *class_size)
 	return CV_FINE_MAX / 16 + (k - 11);
 }
 
-/* Nothing once the shim is off since a seccomp filter came (lifecycle.c):
- * threads that had a state still reach here on first uses, and the filter
- * may kill the process for an mmap the program never makes. Callers take
- * it as out of memory and leave the object untracked. */
+/* Nothing once the shim is off (cv__off): callers take it as out of memory
+ * and leave the object untracked. */
 static void *map(size_t len)
 {
-	if (__atomic_load_n(&cv__process.disabled, __ATOMIC_RELAXED))
+	if (cv__off())
 		return NULL;
 	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return m == MAP_FAILED ? NULL : m;
@@ -149,7 +147,7 @@ void cv__free(void *p, size_t size)
 	if (!p)
 		return;
 	if (size > CV_CLASS_MAX) {
-		if (!__atomic_load_n(&cv__process.disabled, __ATOMIC_RELAXED))   /* see map */
+		if (!cv__off())   /* see map */
 			munmap(p, size);
 		return;
 	}

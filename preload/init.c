@@ -47,14 +47,8 @@ static void start_clocks(void)
 static bool seccomp_filtered(void)
 {
 	static char status[8192];
-	int fd = cv__open("/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
+	if (cv__read_small_file("/proc/self/status", status, sizeof(status)) <= 0)
 		return false;
-	ssize_t n = cv__read(fd, status, sizeof(status) - 1);
-	cv__close(fd);
-	if (n <= 0)
-		return false;
-	status[n] = '\0';
 	const char *field = strstr(status, "\nSeccomp:");
 	if (!field || strtol(field + strlen("\nSeccomp:"), NULL, 10) == 0)
 		return false;
@@ -80,13 +74,13 @@ static bool seccomp_filtered(void)
  * prepare closes that gate and waits for captures to finish (they take
  * microseconds and never wait for the program). */
 static __thread struct cv_thread *forking_thread;   /* per thread: forks may run concurrently */
-/* The shim was off when this thread's fork began (a seccomp filter came,
- * lifecycle.c): the three steps do nothing, the child's none of its calls. */
+/* The shim was off when this thread's fork began (cv__off): the three steps
+ * do nothing, the child's none of its calls. */
 static __thread bool fork_without_shim;
 
 static void fork_prepare(void)
 {
-	fork_without_shim = __atomic_load_n(&cv__process.disabled, __ATOMIC_ACQUIRE);
+	fork_without_shim = cv__off();
 	if (fork_without_shim)
 		return;
 	forking_thread = cv__guard_enter();

@@ -107,39 +107,33 @@ __attribute__((destructor)) static void convoy_end(void)
  * there is nothing left to write at exit. If the install fails, the profile
  * is taken back and the shim goes on, as after a failed exec. */
 
-static bool sandbox_begins(bool *wrote)
-{
-	*wrote = false;
-	if (!profiling_here() || inside_shim())
-		return false;
-	cv__warn("the program installs a seccomp filter: its profile covers the run up to here");
-	*wrote = cv__write_profile(CV_EXIT_SECCOMP);
-	__atomic_store_n(&cv__process.disabled, 1, __ATOMIC_SEQ_CST);
-	return true;
-}
-
-/* failed: the install failed (the caller knows what its call returns). */
-static void sandbox_done(bool began, bool wrote, bool failed)
-{
-	if (!failed || !began)
-		return;
-	int saved_errno = errno;
-	__atomic_store_n(&cv__process.disabled, 0, __ATOMIC_SEQ_CST);
-	if (wrote)
-		cv__profile_retract();
-	errno = saved_errno;
-}
-
 long cv__seccomp_call(long (*sys)(long, long, long, long, long, long, long), long n, long a1, long a2, long a3,
 		      long a4, long a5, long a6)
 {
-	bool wrote, began = sandbox_begins(&wrote);
+	bool began = profiling_here() && !inside_shim(), wrote = false;
+	if (began) {
+		cv__warn("the program installs a seccomp filter: its profile covers the run up to here");
+		wrote = cv__write_profile(CV_EXIT_SECCOMP);
+		__atomic_store_n(&cv__process.disabled, 1, __ATOMIC_SEQ_CST);
+	}
 	long rc = sys(n, a1, a2, a3, a4, a5, a6);
 	/* seccomp() gives a descriptor for SECCOMP_FILTER_FLAG_NEW_LISTENER and,
 	 * for TSYNC without it, the id of a thread it could not filter. */
 	bool listener = n == SYS_seccomp && (a2 & SECCOMP_FILTER_FLAG_NEW_LISTENER);
-	sandbox_done(began, wrote, rc < 0 || (rc > 0 && !listener));
+	if (began && (rc < 0 || (rc > 0 && !listener))) {   /* it failed: as after a failed exec */
+		int saved_errno = errno;
+		__atomic_store_n(&cv__process.disabled, 0, __ATOMIC_SEQ_CST);
+		if (wrote)
+			cv__profile_retract();
+		errno = saved_errno;
+	}
 	return rc;
+}
+
+static long real_prctl(long n, long option, long a2, long a3, long a4, long a5, long unused)
+{
+	(void)n, (void)unused;
+	return cv__real.prctl((int)option, a2, a3, a4, a5);
 }
 
 CV_EXPORT int prctl(int option, ...)
@@ -153,10 +147,7 @@ CV_EXPORT int prctl(int option, ...)
 		cv__resolve_real();   /* called before the shim started */
 	if (option != PR_SET_SECCOMP)
 		return cv__real.prctl(option, a2, a3, a4, a5);
-	bool wrote, began = sandbox_begins(&wrote);
-	int rc = cv__real.prctl(option, a2, a3, a4, a5);
-	sandbox_done(began, wrote, rc != 0);
-	return rc;
+	return (int)cv__seccomp_call(real_prctl, SYS_prctl, option, (long)a2, (long)a3, (long)a4, (long)a5, 0);
 }
 
 /* ---- _exit, _Exit, quick_exit ------------------------------------------------ *

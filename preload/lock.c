@@ -95,10 +95,9 @@ void cv__spin_lock(cv_spinlock_t *l)
 		if (!__atomic_load_n(&l->locked, __ATOMIC_RELAXED) &&
 		    !__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
 			return;
-		/* After 64 spins the holder may be preempted: give it the CPU,
-		 * unless a seccomp filter came (lifecycle.c), which may kill the
-		 * process for a sched_yield the program never makes. */
-		if (spins >= 64 && !__atomic_load_n(&cv__process.disabled, __ATOMIC_RELAXED))
+		/* After 64 spins the holder may be preempted: give it the CPU
+		 * (unless cv__off: no system call of ours). */
+		if (spins >= 64 && !cv__off())
 			sched_yield();
 #if defined(__x86_64__) || defined(__i386__)
 		else

@@ -580,8 +580,6 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	bool published = false;
 	int saved_errno = errno;
 	struct cv_thread *saved = cv__guard_enter();
-	__atomic_store_n(&writer_tid, gettid(), __ATOMIC_SEQ_CST);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);   /* before the snapshot: cv__profile_writing */
 	final_path[0] = '\0';
 
 	uint64_t now = cv__now_ns(), ticks = cv__ticks();
@@ -684,10 +682,12 @@ static void write_on_own_stack(void)
 
 static bool write_file_on_own_stack(uint32_t exit_reason, const char *ext, const char *what)
 {
-	/* Writing from here on (write_file says it again, and clears it): a
-	 * thread whose fatal signal or _exit finds the writer claimed waits
-	 * for this one (cv__profile_settle) only while it is set. */
+	/* Writing from here on (write_file clears it): a thread whose fatal
+	 * signal or _exit finds the writer claimed waits for this one
+	 * (cv__profile_settle) only while it is set, so it is set before the
+	 * stack switch, not after. */
 	__atomic_store_n(&writer_tid, gettid(), __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);   /* before the snapshot: cv__profile_writing */
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	char *stack = mmap(NULL, CV_WRITER_STACK + page, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);

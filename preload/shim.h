@@ -535,6 +535,8 @@ struct cv_thread *cv__thread_slow(void);
 struct cv_thread *cv__threads(void);                   /* all threads, newest first */
 uint32_t cv__thread_count(void);
 void cv__thread_finish(struct cv_thread *t);           /* end time, CPU, switches */
+/* Up to size - 1 bytes of a (/proc) file, NUL-terminated: their count, or -1. */
+ssize_t cv__read_small_file(const char *path, char *buf, size_t size);
 void cv__threads_after_fork(struct cv_thread *self);
 /* init.c: a fork through syscall(), with the shim's fork handlers around it. */
 long cv__syscall_fork(long (*sys)(long, long, long, long, long, long, long), long n, long a1, long a2,
@@ -804,7 +806,7 @@ bool cv__env_flag(const char *name, bool dflt);
 
 struct cv_process_state {
 	int      ready;              /* initialised */
-	int      disabled;           /* AT_SECURE or a failed start: stay inert */
+	int      disabled;           /* AT_SECURE, a failed start, a seccomp filter: cv__off */
 	pid_t    pid;
 	int      forked;
 	uint64_t start_ns, start_realtime_ns, start_ticks;
@@ -812,6 +814,18 @@ struct cv_process_state {
 	char     exe[4096];
 };
 extern struct cv_process_state cv__process;
+
+/* The shim is off: from the start (setuid, a failed start, a seccomp filter
+ * already in place), or since the program installed a seccomp filter
+ * (lifecycle.c), which may kill the process for any system call the program
+ * does not make itself. Threads that had a state still reach the shim's
+ * slow paths then; every one of those that would make a system call (a
+ * thread's start and end, the allocator's mappings, the spin lock's yield,
+ * a stack probe, the fork steps) asks this first and does without. */
+static inline bool cv__off(void)
+{
+	return __atomic_load_n(&cv__process.disabled, __ATOMIC_ACQUIRE);
+}
 
 void cv__init(void);
 

@@ -623,10 +623,7 @@ CV_NO_FRAME uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uin
 {
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	bool own = t->stack_lo && sp >= t->stack_lo && (!t->stack_hi || sp <= t->stack_hi);
-	/* Since a seccomp filter (lifecycle.c) no probe either: no system call
-	 * the program does not make. */
-	if (own ? sp - t->stack_lo < CV_CAPTURE_STACK_NEED
-		: __atomic_load_n(&cv__process.disabled, __ATOMIC_RELAXED) || !room_below(sp)) {
+	if (own ? sp - t->stack_lo < CV_CAPTURE_STACK_NEED : cv__off() || !room_below(sp)) {
 		*gen = cv__modules_gen();   /* no dl_iterate_phdr either: it needs stack too */
 		return 0;
 	}

@@ -343,7 +343,7 @@ void cv__thread_init_main(void)
 
 /* ---- how a thread ended ------------------------------------------------- */
 
-static ssize_t read_small_file(const char *path, char *buf, size_t size)
+ssize_t cv__read_small_file(const char *path, char *buf, size_t size)
 {
 	int fd = cv__open(path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
@@ -369,7 +369,7 @@ static void read_schedstat(struct cv_thread *t, const char *path)
 {
 	char buf[128];
 	unsigned long long on_cpu, delay, slices;
-	if (read_small_file(path, buf, sizeof(buf)) > 0 &&
+	if (cv__read_small_file(path, buf, sizeof(buf)) > 0 &&
 	    sscanf(buf, "%llu %llu %llu", &on_cpu, &delay, &slices) == 3) {
 		t->run_delay_ns = delay;
 		t->timeslices = slices;
@@ -410,14 +410,14 @@ static void finish_other(struct cv_thread *t)
 	if (clock_gettime(clock, &ts) == 0)
 		t->cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	snprintf(path, sizeof(path), "/proc/self/task/%d/status", t->tid);
-	if (read_small_file(path, buf, sizeof(buf)) > 0) {
+	if (cv__read_small_file(path, buf, sizeof(buf)) > 0) {
 		t->voluntary_cs = status_field(buf, "\nvoluntary_ctxt_switches:");
 		t->involuntary_cs = status_field(buf, "\nnonvoluntary_ctxt_switches:");
 	}
 	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", t->tid);
 	read_schedstat(t, path);
 	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", t->tid);
-	if (read_small_file(path, buf, sizeof(buf)) > 0) {
+	if (cv__read_small_file(path, buf, sizeof(buf)) > 0) {
 		/* Fields after the ")" that ends comm: state is 3; minflt 10, majflt 12. */
 		const char *p = strrchr(buf, ')');
 		unsigned long long minflt, majflt;
@@ -427,7 +427,7 @@ static void finish_other(struct cv_thread *t)
 		}
 	}
 	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", t->tid);
-	if (read_small_file(path, buf, CV_NAME_MAX + 1) > 0) {
+	if (cv__read_small_file(path, buf, CV_NAME_MAX + 1) > 0) {
 		buf[strcspn(buf, "\n")] = '\0';
 		memcpy(t->name, buf, CV_NAME_MAX - 1);
 	}
@@ -451,8 +451,8 @@ void cv__thread_finish(struct cv_thread *t)
 static void thread_ended(void *arg)
 {
 	struct cv_thread *t = arg;
-	if (__atomic_load_n(&cv__process.disabled, __ATOMIC_ACQUIRE))
-		return;   /* since a seccomp filter: no system call of ours, nothing more to write */
+	if (cv__off())
+		return;   /* no system call of ours, and nothing more to write */
 	cv__guard_enter();
 	live_remove(t);
 	CV_STORE(&t->joining, 0);   /* cancelled in a join: the join never returned */
@@ -532,7 +532,7 @@ static __thread struct cv_thread *started __attribute__((tls_model("initial-exec
 
 static void *trampoline(void *arg)
 {
-	if (__atomic_load_n(&cv__process.disabled, __ATOMIC_ACQUIRE)) {   /* a seccomp filter came since */
+	if (cv__off()) {   /* a seccomp filter came since its creation */
 		struct cv_thread *t = arg;
 		return t->start_routine(t->start_arg);
 	}
@@ -568,7 +568,7 @@ CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 			     void *(*start_routine)(void *), void *arg)
 {
 	struct cv_thread *self = cv__current() ?: cv__thread_slow();
-	if (!self || __atomic_load_n(&cv__process.disabled, __ATOMIC_ACQUIRE))   /* off since a seccomp filter */
+	if (!self || cv__off())
 		return cv__real.pthread_create(th, attr, start_routine, arg);
 	int saved_errno = errno;
 	struct cv_thread *child = thread_alloc();
