@@ -42,9 +42,9 @@ BASE_CFLAGS := -std=gnu11 $(WARN) -Iinclude -D_GNU_SOURCE
 # The shim runs inside other programs: hidden by default, initial-exec TLS so the
 # first TLS access never enters the loader, only interposed names exported.
 SHIM_CFLAGS  := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
-                -ftls-model=initial-exec -fno-omit-frame-pointer -fexceptions
+                -ftls-model=initial-exec -fno-omit-frame-pointer
 SHIM_LDFLAGS := -shared -Wl,--version-script=preload/exports.map -Wl,-z,now
-SHIM_LIBS    := -ldl -lpthread -lz
+SHIM_LIBS    := -ldl -lpthread
 
 # make test-asan sets SANITIZE for the analyzer and the test binaries only:
 # the shim and the programs it is preloaded into stay as they ship.

@@ -91,6 +91,21 @@ static int real_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock
 	return cv__real.pthread_cond_clockwait(c, m, clock, ts);
 }
 
+/* The real wait, with cond_leave_cancelled registered for a cancellation:
+ * glibc longjmps to it from the unwinder (pthread.h's registration for C
+ * built without -fexceptions, as the shim is; no personality routine). A
+ * function of its own, so no local of cond_wait lives across the setjmp. */
+static __attribute__((noinline)) int wait_cancellable(struct cond_cancel *cancel, cond_wait_fn real,
+						      pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+						      const struct timespec *ts)
+{
+	int rc;
+	pthread_cleanup_push(cond_leave_cancelled, cancel);
+	rc = real(c, m, clock, ts);
+	pthread_cleanup_pop(0);
+	return rc;
+}
+
 static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 		     const struct timespec *ts, cond_wait_fn real, const void *pc)
 {
@@ -105,14 +120,9 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 		check_futile(t, r, c, m);
 	cond_event(o, COND_ENTER);
 	uint64_t t0 = cv__now_ns();
-	int rc;
-	/* A cancelled wait unwinds through here (the shim is built with
-	 * -fexceptions) and must still leave. */
-	struct cond_cancel cancel = { t, o, r, t0 };
+	struct cond_cancel cancel = { t, o, r, t0 };   /* a cancelled wait still leaves */
 	cv__wait_begin(t, o, cv__mutex_rec(t, m)->obj, ts ? CV_WAIT_TIMED : 0, pc, t0);
-	pthread_cleanup_push(cond_leave_cancelled, &cancel);
-	rc = real(c, m, clock, ts);
-	pthread_cleanup_pop(0);
+	int rc = wait_cancellable(&cancel, real, c, m, clock, ts);
 	cv__wait_end(t);
 	uint64_t now = cv__now_ns(), waited = now - t0;
 	cond_event(o, COND_LEAVE);

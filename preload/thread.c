@@ -501,20 +501,15 @@ void cv__threads_after_fork(struct cv_thread *parent_state)
 /* ---- wrappers ------------------------------------------------------------ */
 
 /* thread_ended runs when the start routine returns, and when pthread_exit
- * or a cancellation unwinds past here. The cleanup is registered as C code
- * built without -fexceptions registers it (pthread.h's other branch): glibc
- * longjmps here from the unwinder's stop function. pthread_cleanup_push
- * under -fexceptions gives this frame a personality routine instead, whose
- * first call binds a symbol lazily in libgcc_s, deep in the unwinding: about
- * 2 KiB more of the thread's stack than the program's own pthread_exit
- * needs (a hostile test's 16 KiB thread died in it 7 KiB deep). */
-/* pthread.h declares these only for code built without -fexceptions (and
- * __sigsetjmp with the cancellation buffer's type, as it does). */
+ * or a cancellation unwinds past here. The cleanup is registered the way
+ * pthread_cleanup_push registers it in C built without -fexceptions (as the
+ * shim is): glibc longjmps here from the unwinder's stop function; no
+ * personality routine runs in this frame. Written out rather than with the
+ * macro, which keeps the routine and its argument in this frame, under the
+ * program's whole thread. __sigsetjmp is declared with the cancellation
+ * buffer's type, as the macro casts it. */
 extern int sigsetjmp_cancel(struct __cancel_jmp_buf_tag env[1], int savemask) __asm__("__sigsetjmp")
 	__attribute__((returns_twice));
-extern void __pthread_register_cancel(__pthread_unwind_buf_t *buf);
-extern void __pthread_unregister_cancel(__pthread_unwind_buf_t *buf);
-extern void __pthread_unwind_next(__pthread_unwind_buf_t *buf) __attribute__((noreturn));
 
 /* Out of line: the trampoline's frame stays under the program's whole
  * thread, so its locals are not kept there. */

@@ -58,6 +58,17 @@ static void same_prog(struct both *b, const char *prog, const char *const *env)
 		  b->native.code, b->native.err);
 }
 
+/* The shim links only the C library: zlib (for the profile's checksum) and
+ * libgcc_s (for -fexceptions' cleanups) were DT_NEEDED, so a program that
+ * looked found deflate and _Unwind_Backtrace in its global scope. */
+Test(trust, the_shim_adds_nothing_to_the_global_scope)
+{
+	struct both b;
+	same_prog(&b, "global_scope", NULL);
+	cr_assert(tu_has_line(b.native.out, "deflate in the global scope: no"), "%s", b.native.out);
+	cr_assert(tu_has_line(b.native.out, "_Unwind_Backtrace in the global scope: no"), "%s", b.native.out);
+}
+
 /* Every wait captured, so handlers also land inside stack capture. */
 static const char *const capture_all[] = { "CONVOY_STACK_FIRST=1000000", NULL };
 
