@@ -1,21 +1,29 @@
 /* mutex.c — pthread_mutex_*.
  *
- * The fast path. An uncontended lock costs the caller: the TLS load of its
- * state, a cached record lookup (shim.h), one load of glibc's lock word, the
- * real lock, and a counter bump in a line only this thread writes. The clock
- * is read only when the lock word said "held" (contended) and on 1 in
+ * The fast path. An uncontended lock of a normal mutex in a process with
+ * threads costs the caller: the shim's own compare-and-swap of glibc's lock
+ * word (glibc's protocol, below: mutex_lock), the TLS load of its state, a
+ * cached record lookup (shim.h), and a counter bump and a held-set push in
+ * lines only this thread writes; the unlock, glibc's exchange. The clock is
+ * read only when the lock was held (contended) and on 1 in
  * CONVOY_HOLD_SAMPLE acquisitions (hold time, TSC).
  *
- * Why peek at the lock word instead of trylock first (the seeds' and mutrace's
- * shape): docs/performance.md has the measurement. The peek never changes
- * what the program sees: the real lock is always the function that acquires.
- * Its one blind spot is a lock taken by another thread in the few nanoseconds
- * between the peek and the real lock's own compare-and-swap; that wait is
- * neither counted as contended nor timed.
+ * Other kinds, and a process without threads: a peek at the lock word, then
+ * the real lock (lock_other). Why not trylock first (the seeds' and
+ * mutrace's shape): docs/performance.md has the measurement. The peek never
+ * changes what the program sees: the real lock is the function that
+ * acquires. Its one blind spot is a lock taken by another thread in the few
+ * nanoseconds between the peek and the real lock's own compare-and-swap;
+ * that wait is neither counted as contended nor timed. The shim's own
+ * compare-and-swap has no such gap.
  *
  * Every return code and errno passes through untouched.
  */
 #include <errno.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "shim.h"
 
@@ -150,14 +158,17 @@ static CV_COLD int lock_untracked(pthread_mutex_t *m)
 	return cv__real.pthread_mutex_lock(m);
 }
 
-/* The lock word said "held", or the mutex is of a kind the fast path
- * leaves alone (below), or this is the trylock-first build. */
-static CV_COLD int lock_slow(struct cv_thread *t, pthread_mutex_t *m, const void *pc)
+/* The lock was held (held: the shim's own compare-and-swap failed), or the
+ * lock word said "held", or the mutex is of a kind the fast path leaves
+ * alone (below), or this is the trylock-first build. */
+static CV_COLD int lock_slow(struct cv_thread *t, pthread_mutex_t *m, const void *pc, bool held)
 {
 	if (t->inert)
 		return lock_untracked(m);
 	struct cv_rec *r = cv__mutex_rec(t, m);
 	cv__lock_attempt(t, r->obj, pc, 0);
+	if (held)
+		return lock_contended(t, r, m, pc);
 	int rc;
 	if (trylock_first) {
 		rc = cv__real.pthread_mutex_trylock(m);
@@ -182,7 +193,13 @@ static CV_COLD int lock_slow(struct cv_thread *t, pthread_mutex_t *m, const void
 static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc)
 {
 	struct cv_thread *t = cv__current();
-	if (t || (t = cv__thread_slow())) {
+	if (!t)
+		t = cv__thread_slow();
+	/* Taken by mutex_lock for a thread without a state: the owner it wrote
+	 * was cv__inert's 0. */
+	if (CV_UNLIKELY(!CV_LOAD(&m->__data.__owner)))
+		CV_STORE(&m->__data.__owner, t ? t->tid : cv__thread_tid());
+	if (t) {
 		struct cv_rec *r = cv__mutex_rec(t, m);
 		if (t->nheld != 0) {
 			cv__lockorder_attempt(t, r->obj, pc, 0);
@@ -198,53 +215,34 @@ static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc)
  * PTHREAD_MUTEX_NO_ELISION_NP (0x200). Any other bit (robust,
  * priority-inheritance, priority-protect, elision, or a kind glibc would
  * reject with EINVAL) takes the slow path. */
-#define MUTEX_KINDS_SLOW (~(CV_MUTEX_TYPE_MASK | CV_MUTEX_PSHARED | 0x200u))
+#define MUTEX_NO_ELISION 0x200u
+#define MUTEX_KINDS_SLOW (~(CV_MUTEX_TYPE_MASK | CV_MUTEX_PSHARED | MUTEX_NO_ELISION))
 
-/* The uncontended lock: a peek at the mutex, the real lock, one test, the
- * bookkeeping.
+/* The bookkeeping of an uncontended acquisition (rc 0, the lock was free).
  *
- * Before the real lock only the mutex itself is read: a free lock word of
- * a kind whose real lock then simply acquires and returns 0 (a thread that
- * takes the lock between the peek and the real lock's compare-and-swap
- * makes it wait, uncounted: mutex.c's one blind spot). Anything the shim
- * reads before that locked compare-and-swap delays it, since it waits for
- * every older load; the thread's state is three loads deep (TLS slot,
- * state, cached object), so it is read after the call, where those loads
- * overlap the unlock's own. (Measured interleaved, lockpair uncontended
- * 2000000, 21 rounds, medians: native 13.23 ns, the same test before the
- * call 19.19, after it 18.42; a lone test of cv__self before the call and
- * nothing else cost 15.74 against 13.43 native in another run.)
- *
- * After the call, each term of `slow` is zero exactly when this
- * acquisition needs nothing but the bookkeeping: the thread's mutex cache
- * entry for this address holds it (shim.h, cv__way: a program that
- * takes a few mutexes in turn finds each in its own entry; an empty entry,
- * and every one of cv__inert's, holds a retired object, so
- * "not initialised, disabled, reentrant" needs no term of its own), its
- * object is live and this thread owned it last (else a hand-off to count),
- * the held set has room and, when locks are held, this lock's order edges
- * from them were already looked up (cv__order_unchecked), and this is not
- * the 1-in-CONVOY_HOLD_SAMPLE acquisition whose hold is timed. Then the
+ * Each term of `slow` is zero exactly when this acquisition needs nothing
+ * but the bookkeeping: the thread's mutex cache entry for this address
+ * holds it (shim.h, cv__way: a program that takes a few mutexes in turn
+ * finds each in its own entry; an empty entry, and every one of
+ * cv__inert's, holds a retired object, so "not initialised, disabled,
+ * reentrant" needs no term of its own), its object is live and this thread
+ * owned it last (else a hand-off to count), the held set has room and,
+ * when locks are held, this lock's order edges from them were already
+ * looked up (cv__order_unchecked), and this is not the
+ * 1-in-CONVOY_HOLD_SAMPLE acquisition whose hold is timed. Then the
  * record's count and a held-set push, in lines only this thread writes.
  * Everything else goes to locked_slow, which looks the order edges up
  * there: the lock was free, so the thread never waited for it. The loads:
  * the thread's first line, its cache entry's line and its held set's top
- * slot, the record's first line, the object's
- * operations line (read; written only when the owner changes), cv__real's
- * first line. Instruction and branch counts: docs/performance.md
- * (tests/bench/insns.sh). */
-static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
+ * slot, the record's first line, the object's operations line (read;
+ * written only when the owner changes), cv__real's first line. They come
+ * after the lock's compare-and-swap, where they overlap the unlock's own
+ * loads: anything read before it delays it, since a locked instruction
+ * waits for every older load (measured interleaved, lockpair uncontended
+ * 2000000, 21 rounds, medians: native 13.23 ns, the test before the lock
+ * 19.19, after it 18.42). */
+static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pthread_mutex_t *m, const void *pc)
 {
-	/* Before the shim is initialised, lock_slow initialises it before the
-	 * real lock: cv__init takes the loader's lock, which must never be
-	 * waited for while holding the program's mutex. */
-	uintptr_t busy = (uintptr_t)trylock_first | (unsigned)CV_LOAD(&m->__data.__lock)
-		| ((unsigned)CV_LOAD(&m->__data.__kind) & MUTEX_KINDS_SLOW)
-		| (uintptr_t)!CV_LOAD(&cv__process.ready);
-	if (CV_UNLIKELY(busy))
-		return lock_slow(cv__self, m, __builtin_return_address(0));
-	cv__real.pthread_mutex_lock(m);   /* returns 0: the peek said so */
-	struct cv_thread *t = cv__self;
 	struct cv_way *w = cv__way(t->mutex_cache, m);
 	struct cv_rec *r = w->rec;
 	const struct cv_obj *o = w->obj;
@@ -255,10 +253,97 @@ static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 		| cv__order_unchecked(t, n, o)
 		| ((CV_LOAD(&r->s.acquisitions) & cv__real.hold_mask) == 0);
 	if (CV_UNLIKELY(slow))
-		return locked_slow(m, __builtin_return_address(0));
+		return locked_slow(m, pc);
 	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_at(t, n, r->obj, m, __builtin_return_address(0), 0);
+	cv__held_push_at(t, n, r->obj, m, pc, 0);
 	return 0;
+}
+
+/* A mutex of another kind than normal, or any mutex while take_normal is
+ * 0 (below), or in the trylock-first build: a peek at the mutex, the real
+ * lock, the bookkeeping.
+ *
+ * Before the real lock only the mutex itself is read: a free lock word of
+ * a kind whose real lock then simply acquires and returns 0 (a thread that
+ * takes the lock between the peek and the real lock's compare-and-swap
+ * makes it wait, uncounted: the one blind spot of this path). Before the
+ * shim is initialised, lock_slow initialises it before the real lock:
+ * cv__init takes the loader's lock, which must never be waited for while
+ * holding the program's mutex. */
+static inline __attribute__((always_inline)) int lock_other(pthread_mutex_t *m, const void *pc)
+{
+	uintptr_t busy = (uintptr_t)trylock_first | (unsigned)CV_LOAD(&m->__data.__lock)
+		| ((unsigned)CV_LOAD(&m->__data.__kind) & MUTEX_KINDS_SLOW)
+		| (uintptr_t)!CV_LOAD(&cv__process.ready);
+	if (CV_UNLIKELY(busy))
+		return lock_slow(cv__self, m, pc, false);
+	cv__real.pthread_mutex_lock(m);   /* returns 0: the peek said so */
+	return locked(cv__self, m, pc);
+}
+
+/* The uncontended lock of a normal mutex (glibc's kind 0: the initializer
+ * or a default attribute; or 0x200, PTHREAD_MUTEX_NO_ELISION_NP, which
+ * pthread_mutexattr_settype adds to PTHREAD_MUTEX_NORMAL and C11's
+ * mtx_plain gets; process-private), which is most of them: the shim takes
+ * it itself, the way glibc's pthread_mutex_lock does
+ * (nptl/pthread_mutex_lock.c, lowlevellock.h): a
+ * compare-and-swap of the lock word from 0 to 1, then the owner's tid and
+ * one more user, plain stores as glibc makes them. glibc's unlock,
+ * condvar wait and destroy find the mutex exactly as if glibc had taken
+ * it; a failed compare-and-swap means the lock was held, and the real lock
+ * waits for it (lock_contended), so there is no blind spot. It saves the
+ * call into glibc, its type tests and a second load of the lock word:
+ * docs/performance.md has the numbers.
+ *
+ * What glibc does and this does not: glibc's single-threaded shortcut (a
+ * plain store, in a process that never created a thread; the real lock
+ * still takes such a process's mutexes before the shim is told of its
+ * first thread: take_normal), its lock elision (asked for only with
+ * GLIBC_TUNABLES glibc.elision.enable=1; take_normal is 0 then), and its
+ * static probe "mutex_acquired" (an SDT note for uprobes; the real lock
+ * and unlock still fire theirs on every other path). */
+static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
+{
+	const void *pc = __builtin_return_address(0);
+	uintptr_t other = ((unsigned)CV_LOAD(&m->__data.__kind) & ~MUTEX_NO_ELISION)
+		| (CV_LOAD(&cv__real.take_normal) ^ 1u) | (uintptr_t)trylock_first;
+	if (CV_UNLIKELY(other))
+		return lock_other(m, pc);
+	int free_word = 0;
+	if (CV_UNLIKELY(!__atomic_compare_exchange_n(&m->__data.__lock, &free_word, 1, false,
+						  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+		return lock_slow(cv__self, m, pc, true);
+	struct cv_thread *t = cv__self;
+	CV_STORE(&m->__data.__owner, t->tid);   /* cv__inert's is 0: locked_slow writes the real one */
+	CV_STORE(&m->__data.__nusers, CV_LOAD(&m->__data.__nusers) + 1);
+	return locked(t, m, pc);
+}
+
+/* take_normal: whether mutex_lock takes normal mutexes itself. Not in a
+ * process that has not created a thread through the shim (glibc's lock is
+ * a plain store there, which a compare-and-swap would not beat), nor while
+ * the shim is off, nor when glibc was asked for lock elision (it marks a
+ * normal mutex for elision on its first lock). Either way the mutex ends
+ * in the same state, so the switch may come at any moment. */
+static bool elision_asked, threads_made;
+
+void cv__mutex_take_normal(void)
+{
+	__atomic_store_n(&cv__real.take_normal, threads_made && !elision_asked && !cv__off(), __ATOMIC_RELAXED);
+}
+
+void cv__mutex_init(void)
+{
+	const char *tunables = getenv("GLIBC_TUNABLES");
+	elision_asked = tunables && strstr(tunables, "glibc.elision.enable=1");
+}
+
+void cv__mutex_threads(bool made)
+{
+	if (CV_LOAD(&threads_made) == made)
+		return;   /* cv__real's line is read by every fast path: not written again */
+	CV_STORE(&threads_made, made);
+	cv__mutex_take_normal();
 }
 
 CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
@@ -273,6 +358,26 @@ CV_EXPORT int mtx_lock(mtx_t *m)
 {
 	int rc = mutex_lock((pthread_mutex_t *)m);
 	return CV_LIKELY(rc == 0) ? thrd_success : cv__thrd_err_map(rc);
+}
+
+/* A thread came to wait between the unlock's test of the lock word and its
+ * exchange: glibc's __lll_lock_wake. */
+static CV_COLD void wake_one(pthread_mutex_t *m)
+{
+	int saved_errno = errno;
+	cv__sys(SYS_futex, (long)&m->__data.__lock, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, 0);
+	errno = saved_errno;
+}
+
+/* glibc's unlock of a normal mutex (__pthread_mutex_unlock_usercnt, its
+ * first branch; lll_unlock), whoever took it: no owner, one user less,
+ * the word exchanged for 0 and a waiter woken if one came. */
+static inline void unlock_normal(pthread_mutex_t *m)
+{
+	CV_STORE(&m->__data.__owner, 0);
+	CV_STORE(&m->__data.__nusers, CV_LOAD(&m->__data.__nusers) - 1);
+	if (CV_UNLIKELY(__atomic_exchange_n(&m->__data.__lock, 0, __ATOMIC_RELEASE) > 1))
+		wake_one(m);
 }
 
 /* Before the real unlock, so the next owner's acquisition always comes
@@ -292,8 +397,10 @@ static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 /* The unlock of the lock on top of a tracked thread's held set (cv__inert's
  * is empty), whose hold is not being timed and on which nobody is parked
  * (lock word 1: locked, no waiters; robust and PI words hold the owner's
- * tid and take the slow path): pop it, one test and a tail call. Loads
- * from the thread's first two lines, cv__real's first line and the mutex. */
+ * tid and take the slow path): pop it, then glibc's unlock of a normal
+ * mutex made here (unlock_normal) when mutex_lock would take it itself,
+ * else a tail call. Loads from the thread's first two lines, cv__real's
+ * first line and the mutex. */
 static inline __attribute__((always_inline)) int mutex_unlock(pthread_mutex_t *m)
 {
 	struct cv_thread *t = cv__self;
@@ -304,7 +411,11 @@ static inline __attribute__((always_inline)) int mutex_unlock(pthread_mutex_t *m
 	if (CV_UNLIKELY(slow))
 		return unlock_slow(t, m);
 	CV_STORE(&t->nheld, n - 1);
-	return cv__real.pthread_mutex_unlock(m);
+	if (CV_UNLIKELY(((unsigned)CV_LOAD(&m->__data.__kind) & ~MUTEX_NO_ELISION)
+			| (CV_LOAD(&cv__real.take_normal) ^ 1u)))
+		return cv__real.pthread_mutex_unlock(m);
+	unlock_normal(m);
+	return 0;
 }
 
 CV_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)

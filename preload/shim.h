@@ -107,12 +107,19 @@
  * Written at start-up only. */
 struct cv_real {
 	uint64_t hold_mask;            /* CONVOY_HOLD_SAMPLE - 1 (config.c) */
+	uint32_t take_normal;          /* mutex.c: the shim takes normal mutexes itself */
 #define CV_X(name, ret, args) ret (*name) args;
 	CV_REAL_FUNCS(CV_X)
 #undef CV_X
 } __attribute__((aligned(CV_CACHELINE)));
 extern struct cv_real cv__real;
 void cv__resolve_real(void);
+/* mutex.c: cv_real.take_normal. Told of the tunables once ready, of the
+ * process's first thread (pthread_create) and a fork child's lack of
+ * them, and of the shim going off or on again (cv__off). */
+void cv__mutex_init(void);
+void cv__mutex_threads(bool made);
+void cv__mutex_take_normal(void);
 
 /* ---- alloc.c: memory that never goes back to the program's allocator ------ *
  * Lock-free and async-signal-safe. */
@@ -389,6 +396,11 @@ extern __thread unsigned cv__busy;
 extern const struct cv_thread cv__inert;
 extern const struct cv_rec cv__nil_rec;    /* an empty cache's record; its object is retired */
 #define CV_INERT ((struct cv_thread *)&cv__inert)
+/* The calling thread's kernel id, kept in TLS when it attaches (0 before,
+ * and in a fork child until it asks): cv__thread_tid asks the kernel only
+ * then. For a thread without a state of its own (cv__inert). */
+extern __thread pid_t cv__tid;
+pid_t cv__thread_tid(void);
 #define CV_NIL_REC ((struct cv_rec *)&cv__nil_rec)
 
 static inline struct cv_thread *cv__current(void)

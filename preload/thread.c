@@ -25,6 +25,15 @@
 #include "shim.h"
 
 __thread struct cv_thread *cv__self __attribute__((tls_model("initial-exec"))) = CV_INERT;
+__thread pid_t cv__tid __attribute__((tls_model("initial-exec")));
+
+pid_t cv__thread_tid(void)
+{
+	pid_t tid = cv__tid;
+	if (CV_UNLIKELY(!tid))
+		cv__tid = tid = gettid();
+	return tid;
+}
 __thread unsigned cv__busy __attribute__((tls_model("initial-exec")));
 __thread int cv__guard_errno __attribute__((tls_model("initial-exec")));
 __thread int cv__snapshot_pending __attribute__((tls_model("initial-exec")));
@@ -297,7 +306,9 @@ static void thread_attach(struct cv_thread *t, bool publish)
 	t->start_ns = cv__now_ns();
 	/* tid last: a profile written meanwhile takes a thread with a tid as
 	 * started, so its start time must already be there. */
-	__atomic_store_n(&t->tid, gettid(), __ATOMIC_RELEASE);
+	pid_t tid = gettid();
+	cv__tid = tid;
+	__atomic_store_n(&t->tid, tid, __ATOMIC_RELEASE);
 	live_add(t);
 	if (publish)
 		thread_publish(t);
@@ -476,6 +487,8 @@ static void thread_ended(void *arg)
  * profile: a fresh thread list with one thread, index 0. */
 void cv__threads_after_fork(struct cv_thread *parent_state)
 {
+	cv__tid = 0;   /* the parent's */
+	cv__mutex_threads(false);   /* a process of one thread again */
 	all_threads = NULL;
 	nthreads = 0;
 	memset(live, 0, sizeof(live));
@@ -587,6 +600,7 @@ CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	if (rc == 0) {
 		CV_STORE(&child->create_ns, elapsed);
 		CV_BUMP(&self->threads_created, 1);
+		cv__mutex_threads(true);
 		if (__atomic_exchange_n(&child->created, CV_CREATE_DONE, __ATOMIC_ACQ_REL) == CV_CREATE_CHILD_ENDED) {
 			struct cv_thread *saved = cv__guard_enter();
 			thread_retire(child);   /* it ended before we were done with it */

@@ -69,6 +69,18 @@ Test(trust, the_shim_adds_nothing_to_the_global_scope)
 	cr_assert(tu_has_line(b.native.out, "_Unwind_Backtrace in the global scope: no"), "%s", b.native.out);
 }
 
+/* mutex.c takes normal mutexes itself in a process with threads: glibc's
+ * lock word, owner and user count must come out as glibc's own lock and
+ * unlock leave them, through a trylock from another thread, a condvar
+ * wait, a destroy, a lock after the shim saw the thread end (the owner
+ * was 0) and a fork child. */
+Test(trust, a_mutex_the_shim_takes_itself_is_left_as_glibc_leaves_it)
+{
+	struct both b;
+	same_prog(&b, "mutex_state", NULL);
+	cr_assert(tu_has_line(b.native.out, "key destructor"), "%s", b.native.out);
+}
+
 /* Every wait captured, so handlers also land inside stack capture. */
 static const char *const capture_all[] = { "CONVOY_STACK_FIRST=1000000", NULL };
 

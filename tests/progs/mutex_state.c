@@ -1,0 +1,120 @@
+/* The state glibc keeps in a normal mutex, as the program can read it:
+ * the lock word, the owner's tid, the user count, after each step of a
+ * lock, a trylock from another thread, a condvar wait that times out, an
+ * unlock and a destroy; for the mutex kinds the shim takes itself
+ * (mutex.c: the initializer, PTHREAD_MUTEX_NORMAL, C11's mtx_plain) and
+ * one it leaves to glibc (errorcheck). Then a lock in a thread's key
+ * destructor, after the shim has seen the thread end, and one in a fork
+ * child. Run natively and under the shim, the output must be the same
+ * (trust::a_mutex_the_shim_takes_itself_is_left_as_glibc_leaves_it). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <threads.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+
+static void show(const char *step, pthread_mutex_t *m)
+{
+	printf("  %-24s lock %d owner %s users %u kind %d\n", step, m->__data.__lock,
+	       m->__data.__owner == 0 ? "none" : m->__data.__owner == gettid() ? "me" : "other",
+	       m->__data.__nusers, m->__data.__kind);
+}
+
+static void *try_it(void *arg)
+{
+	return (void *)(long)pthread_mutex_trylock(arg);
+}
+
+static void steps(const char *name, pthread_mutex_t *m)
+{
+	printf("%s\n", name);
+	show("initialised", m);
+	printf("  lock: %d\n", pthread_mutex_lock(m));
+	show("locked", m);
+	pthread_t th;
+	void *rc;
+	pthread_create(&th, NULL, try_it, m);
+	pthread_join(th, &rc);
+	printf("  trylock from another thread: %s\n", (long)rc == EBUSY ? "EBUSY" : strerror((int)(long)rc));
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	int w = pthread_cond_timedwait(&cond, m, &until);
+	printf("  timed wait: %s\n", w == ETIMEDOUT ? "ETIMEDOUT" : strerror(w));
+	show("after the wait", m);
+	printf("  unlock: %d\n", pthread_mutex_unlock(m));
+	show("unlocked", m);
+	int again = pthread_mutex_lock(m);
+	printf("  lock again: %d, unlock: %d\n", again, pthread_mutex_unlock(m));
+	printf("  destroy: %d\n", pthread_mutex_destroy(m));
+}
+
+static pthread_mutex_t late = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t key;
+
+static void at_thread_end(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&late);
+	printf("key destructor\n");
+	show("locked", &late);
+	pthread_mutex_unlock(&late);
+	show("unlocked", &late);
+}
+
+static void *with_key(void *arg)
+{
+	pthread_setspecific(key, arg);
+	return NULL;
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	pthread_mutex_t plain = PTHREAD_MUTEX_INITIALIZER;
+	steps("initializer", &plain);
+
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_NORMAL);
+	pthread_mutex_t normal;
+	pthread_mutex_init(&normal, &a);
+	steps("PTHREAD_MUTEX_NORMAL", &normal);
+
+	mtx_t c11;
+	mtx_init(&c11, mtx_plain);
+	steps("mtx_plain", (pthread_mutex_t *)&c11);
+
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_t check;
+	pthread_mutex_init(&check, &a);
+	steps("PTHREAD_MUTEX_ERRORCHECK", &check);
+
+	pthread_key_create(&key, at_thread_end);
+	pthread_t th;
+	pthread_create(&th, NULL, with_key, &key);
+	pthread_join(th, NULL);
+
+	pid_t child = fork();
+	if (child == 0) {
+		pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+		printf("fork child\n");
+		pthread_mutex_lock(&m);
+		show("locked", &m);
+		pthread_mutex_unlock(&m);
+		show("unlocked", &m);
+		_exit(0);
+	}
+	int status;
+	waitpid(child, &status, 0);
+	return 0;
+}
