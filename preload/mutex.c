@@ -190,15 +190,22 @@ static CV_COLD int lock_slow(struct cv_thread *t, pthread_mutex_t *m, const void
  * inside the guard it records nothing), a first use
  * or a retired object, locks held whose order edges to this one were not
  * looked up yet, an owner change, a hold-time sample. */
+/* A normal mutex the shim took for a thread without a state (cv__inert:
+ * inside the guard, or after the shim saw the thread end) got cv__inert's
+ * tid, 0, as its owner: the real one now (t, the state it may have got
+ * since). Any other acquisition already wrote its owner. */
+static void owner_written(pthread_mutex_t *m, const struct cv_thread *t)
+{
+	if (CV_UNLIKELY(!CV_LOAD(&m->__data.__owner)))
+		CV_STORE(&m->__data.__owner, t ? t->tid : cv__thread_tid());
+}
+
 static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc)
 {
 	struct cv_thread *t = cv__current();
 	if (!t)
 		t = cv__thread_slow();
-	/* Taken by mutex_lock for a thread without a state: the owner it wrote
-	 * was cv__inert's 0. */
-	if (CV_UNLIKELY(!CV_LOAD(&m->__data.__owner)))
-		CV_STORE(&m->__data.__owner, t ? t->tid : cv__thread_tid());
+	owner_written(m, t);
 	if (t) {
 		struct cv_rec *r = cv__mutex_rec(t, m);
 		if (t->nheld != 0) {
@@ -281,6 +288,13 @@ static inline __attribute__((always_inline)) int lock_other(pthread_mutex_t *m, 
 	return locked(cv__self, m, pc);
 }
 
+/* Zero when the shim takes m itself (mutex_lock): a normal mutex, and
+ * take_normal. */
+static inline uintptr_t not_taken_here(const pthread_mutex_t *m)
+{
+	return ((unsigned)CV_LOAD(&m->__data.__kind) & ~MUTEX_NO_ELISION) | (CV_LOAD(&cv__real.take_normal) ^ 1u);
+}
+
 /* The uncontended lock of a normal mutex (glibc's kind 0: the initializer
  * or a default attribute; or 0x200, PTHREAD_MUTEX_NO_ELISION_NP, which
  * pthread_mutexattr_settype adds to PTHREAD_MUTEX_NORMAL and C11's
@@ -305,8 +319,7 @@ static inline __attribute__((always_inline)) int lock_other(pthread_mutex_t *m, 
 static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 {
 	const void *pc = __builtin_return_address(0);
-	uintptr_t other = ((unsigned)CV_LOAD(&m->__data.__kind) & ~MUTEX_NO_ELISION)
-		| (CV_LOAD(&cv__real.take_normal) ^ 1u) | (uintptr_t)trylock_first;
+	uintptr_t other = not_taken_here(m) | (uintptr_t)trylock_first;
 	if (CV_UNLIKELY(other))
 		return lock_other(m, pc);
 	int free_word = 0;
@@ -314,7 +327,7 @@ static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 						  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
 		return lock_slow(cv__self, m, pc, true);
 	struct cv_thread *t = cv__self;
-	CV_STORE(&m->__data.__owner, t->tid);   /* cv__inert's is 0: locked_slow writes the real one */
+	CV_STORE(&m->__data.__owner, t->tid);   /* 0 for cv__inert: owner_written */
 	CV_STORE(&m->__data.__nusers, CV_LOAD(&m->__data.__nusers) + 1);
 	return locked(t, m, pc);
 }
@@ -411,8 +424,7 @@ static inline __attribute__((always_inline)) int mutex_unlock(pthread_mutex_t *m
 	if (CV_UNLIKELY(slow))
 		return unlock_slow(t, m);
 	CV_STORE(&t->nheld, n - 1);
-	if (CV_UNLIKELY(((unsigned)CV_LOAD(&m->__data.__kind) & ~MUTEX_NO_ELISION)
-			| (CV_LOAD(&cv__real.take_normal) ^ 1u)))
+	if (CV_UNLIKELY(not_taken_here(m)))
 		return cv__real.pthread_mutex_unlock(m);
 	unlock_normal(m);
 	return 0;
@@ -435,7 +447,11 @@ CV_EXPORT int mtx_unlock(mtx_t *m)
 static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
 {
 	struct cv_thread *t = cv__current();
-	if (!t && !(t = cv__thread_slow()))
+	if (!t)
+		t = cv__thread_slow();
+	if (acquired_rc(rc))
+		owner_written(m, t);
+	if (!t)
 		return rc;
 	struct cv_rec *r = cv__mutex_rec(t, m);
 	CV_BUMP(&r->s.trylocks, 1);
@@ -446,13 +462,27 @@ static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
 	return rc;
 }
 
-/* mutex_lock's shape without the peek (a trylock never waits): the real
- * trylock, one test, the two counts and the push. */
+/* mutex_lock's shape without the peek (a trylock never waits): a normal
+ * mutex the shim would take itself is tried as glibc's trylock tries it
+ * (its first case: one compare-and-swap, EBUSY if it fails), any other
+ * with the real trylock; then one test, the two counts and the push. */
 CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
-	if (CV_UNLIKELY(!CV_LOAD(&cv__process.ready)))
-		cv__thread_slow();   /* initialised before the lock: mutex_lock says why */
-	int rc = cv__real.pthread_mutex_trylock(m);
+	int rc;
+	if (CV_LIKELY(!not_taken_here(m))) {
+		int free_word = 0;
+		rc = EBUSY;
+		if (__atomic_compare_exchange_n(&m->__data.__lock, &free_word, 1, false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED)) {
+			CV_STORE(&m->__data.__owner, cv__self->tid);   /* 0 for cv__inert: owner_written */
+			CV_STORE(&m->__data.__nusers, CV_LOAD(&m->__data.__nusers) + 1);
+			rc = 0;
+		}
+	} else {
+		if (CV_UNLIKELY(!CV_LOAD(&cv__process.ready)))
+			cv__thread_slow();   /* initialised before the lock: lock_other says why */
+		rc = cv__real.pthread_mutex_trylock(m);
+	}
 	struct cv_thread *t = cv__self;
 	struct cv_way *w = cv__way(t->mutex_cache, m);
 	struct cv_rec *r = w->rec;

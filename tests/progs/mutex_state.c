@@ -1,7 +1,7 @@
 /* The state glibc keeps in a normal mutex, as the program can read it:
  * the lock word, the owner's tid, the user count, after each step of a
  * lock, a trylock from another thread, a condvar wait that times out, an
- * unlock and a destroy; for the mutex kinds the shim takes itself
+ * unlock, a trylock of its own and a destroy; for the mutex kinds the shim takes itself
  * (mutex.c: the initializer, PTHREAD_MUTEX_NORMAL, C11's mtx_plain) and
  * one it leaves to glibc (errorcheck). Then a lock in a thread's key
  * destructor, after the shim has seen the thread end, and one in a fork
@@ -55,6 +55,9 @@ static void steps(const char *name, pthread_mutex_t *m)
 	show("unlocked", m);
 	int again = pthread_mutex_lock(m);
 	printf("  lock again: %d, unlock: %d\n", again, pthread_mutex_unlock(m));
+	printf("  trylock: %d\n", pthread_mutex_trylock(m));
+	show("trylocked", m);
+	printf("  unlock: %d\n", pthread_mutex_unlock(m));
 	printf("  destroy: %d\n", pthread_mutex_destroy(m));
 }
 
@@ -69,6 +72,9 @@ static void at_thread_end(void *arg)
 	show("locked", &late);
 	pthread_mutex_unlock(&late);
 	show("unlocked", &late);
+	pthread_mutex_trylock(&late);
+	show("trylocked", &late);
+	pthread_mutex_unlock(&late);
 }
 
 static void *with_key(void *arg)
