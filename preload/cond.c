@@ -91,18 +91,26 @@ static int real_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock
 	return cv__real.pthread_cond_clockwait(c, m, clock, ts);
 }
 
-/* The real wait, with cond_leave_cancelled registered for a cancellation:
- * glibc longjmps to it from the unwinder (pthread.h's registration for C
- * built without -fexceptions, as the shim is; no personality routine). A
- * function of its own, so no local of cond_wait lives across the setjmp. */
-static __attribute__((noinline)) int wait_cancellable(struct cond_cancel *cancel, cond_wait_fn real,
-						      pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
-						      const struct timespec *ts)
+/* glibc's first cleanup list (libc exports it for old binaries), the one
+ * its own pthread_cond_wait registers on: a cancellation's unwind runs and
+ * unlinks the handlers it passes, and so does a longjmp past them
+ * (__pthread_cleanup_upto). pthread_cleanup_push in C built without
+ * -fexceptions would register a jump buffer instead, which stays the
+ * thread's current one after a signal handler longjmps out of the wait, or
+ * while the program's own handlers run on after ours: a later
+ * pthread_exit or cancellation then jumps into a frame long gone. */
+extern void _pthread_cleanup_push(struct _pthread_cleanup_buffer *buf, void (*routine)(void *), void *arg);
+extern void _pthread_cleanup_pop(struct _pthread_cleanup_buffer *buf, int execute);
+
+/* The real wait, with cond_leave_cancelled registered for a cancellation
+ * (or a jump out of the wait: it ended either way). */
+static int wait_cancellable(struct cond_cancel *cancel, cond_wait_fn real, pthread_cond_t *c, pthread_mutex_t *m,
+			    clockid_t clock, const struct timespec *ts)
 {
-	int rc;
-	pthread_cleanup_push(cond_leave_cancelled, cancel);
-	rc = real(c, m, clock, ts);
-	pthread_cleanup_pop(0);
+	struct _pthread_cleanup_buffer buf;
+	_pthread_cleanup_push(&buf, cond_leave_cancelled, cancel);
+	int rc = real(c, m, clock, ts);
+	_pthread_cleanup_pop(&buf, 0);
 	return rc;
 }
 
@@ -195,10 +203,11 @@ static inline uintptr_t cond_unwaited_slow(const struct cv_way *w, const void *c
 
 /* glibc's own first test in pthread_cond_signal and _broadcast: no waiter
  * (the count in __wrefs above its three flag bits), return 0, touch
- * nothing. Made here, it saves the call. */
+ * nothing. Made here, it saves the call; only when the call would go to
+ * glibc (real.c). */
 static inline bool glibc_no_waiter(const pthread_cond_t *c)
 {
-	return (CV_LOAD(&c->__data.__wrefs) >> 3) == 0;
+	return CV_LOAD(&cv__real.cond_in_libc) & ((CV_LOAD(&c->__data.__wrefs) >> 3) == 0);
 }
 
 static CV_COLD int signal_slow(pthread_cond_t *c);

@@ -334,15 +334,17 @@ static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 
 /* take_normal: whether mutex_lock takes normal mutexes itself. Not in a
  * process that has not created a thread through the shim (glibc's lock is
- * a plain store there, which a compare-and-swap would not beat), nor while
- * the shim is off, nor when glibc was asked for lock elision (it marks a
+ * a plain store there, which a compare-and-swap would not beat), nor when
+ * the next pthread_mutex_lock after the shim's is not glibc's (real.c),
+ * nor while the shim is off, nor when glibc was asked for lock elision (it marks a
  * normal mutex for elision on its first lock). Either way the mutex ends
  * in the same state, so the switch may come at any moment. */
 static bool elision_asked, threads_made;
 
 void cv__mutex_take_normal(void)
 {
-	__atomic_store_n(&cv__real.take_normal, threads_made && !elision_asked && !cv__off(), __ATOMIC_RELAXED);
+	__atomic_store_n(&cv__real.take_normal,
+			 threads_made && cv__real.mutex_in_libc && !elision_asked && !cv__off(), __ATOMIC_RELAXED);
 }
 
 void cv__mutex_init(void)

@@ -53,7 +53,9 @@ static struct writer out;   /* static: the destructor may run on a small stack *
  * a dlopen of it would not load it again (tests/progs/global_scope.c). */
 static uint32_t crc_table[256];
 
-static void crc_table_init(void)
+/* At load, while the process has one thread: built during a first write
+ * instead, a fork in the middle would leave the child half a table. */
+__attribute__((constructor)) static void crc_table_init(void)
 {
 	for (uint32_t i = 0; i < 256; i++) {
 		uint32_t c = i;
@@ -630,8 +632,6 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 		goto done;
 	}
 	w->error = 0;
-	if (!crc_table[1])   /* one writer at a time: the claim above */
-		crc_table_init();
 	w->crc = 0;
 	w->records = 0;
 	w->used = 0;

@@ -44,6 +44,31 @@ static const char *cond_version(const char *name)
 	return __builtin_strncmp(name, "pthread_cond_", 13) == 0 ? "GLIBC_2.3.2" : NULL;
 }
 
+/* The shim does some of glibc's work itself, skipping the call: the test
+ * for no waiter of a condvar signal or broadcast (cond.c), the lock and
+ * unlock of a normal mutex (mutex.c). Only when the next definition is
+ * glibc's own: another interposer after the shim (a sanitizer's runtime,
+ * a second tracer) gets every call. */
+static bool next_is_libc(void *libc, const char *name, const char *version, void *next)
+{
+	return (version ? dlvsym(libc, name, version) : dlsym(libc, name)) == next;
+}
+
+static void who_is_next(void)
+{
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	if (!libc)
+		return;
+	cv__real.cond_in_libc =
+		next_is_libc(libc, "pthread_cond_signal", "GLIBC_2.3.2", (void *)cv__real.pthread_cond_signal) &&
+		next_is_libc(libc, "pthread_cond_broadcast", "GLIBC_2.3.2", (void *)cv__real.pthread_cond_broadcast);
+	cv__real.mutex_in_libc =
+		next_is_libc(libc, "pthread_mutex_lock", NULL, (void *)cv__real.pthread_mutex_lock) &&
+		next_is_libc(libc, "pthread_mutex_trylock", NULL, (void *)cv__real.pthread_mutex_trylock) &&
+		next_is_libc(libc, "pthread_mutex_unlock", NULL, (void *)cv__real.pthread_mutex_unlock);
+	dlclose(libc);
+}
+
 void cv__resolve_real(void)
 {
 	static int done;
@@ -61,5 +86,6 @@ void cv__resolve_real(void)
 	} while (0);
 	CV_REAL_FUNCS(CV_X)
 #undef CV_X
+	who_is_next();
 	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
 }

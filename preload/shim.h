@@ -108,6 +108,8 @@
 struct cv_real {
 	uint64_t hold_mask;            /* CONVOY_HOLD_SAMPLE - 1 (config.c) */
 	uint32_t take_normal;          /* mutex.c: the shim takes normal mutexes itself */
+	uint32_t cond_in_libc;         /* real.c: the real condvar signal and broadcast are glibc's */
+	uint32_t mutex_in_libc;        /* real.c: the real mutex lock, trylock and unlock are glibc's */
 #define CV_X(name, ret, args) ret (*name) args;
 	CV_REAL_FUNCS(CV_X)
 #undef CV_X

@@ -81,6 +81,44 @@ Test(trust, a_mutex_the_shim_takes_itself_is_left_as_glibc_leaves_it)
 	cr_assert(tu_has_line(b.native.out, "key destructor"), "%s", b.native.out);
 }
 
+/* A signal handler that siglongjmps out of pthread_cond_wait, then
+ * pthread_exit or a cancellation; a cancelled wait whose cleanup handler
+ * calls pthread_exit. The shim's own cleanup around the wait must leave
+ * nothing registered behind it (SIGSEGV in all three before). */
+Test(trust, leaving_a_condvar_wait_by_a_jump_or_a_cancellation, .timeout = 120)
+{
+	static const char *const modes[] = { "exit", "cancel", "cleanup" };
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		const char *argv[] = { tu_prog("cond_wait_jump"), modes[i], NULL };
+		struct both b;
+		run_both(&b, argv, NULL);
+	}
+}
+
+/* The shim takes normal mutexes itself, and skips glibc's call for a
+ * condvar signal nobody waits for, only when the next definition is
+ * glibc's. A library preloaded after it (a sanitizer's runtime, another
+ * tracer) must still get every call the program makes: before, it saw
+ * none of the trylocks and unlocks made once the program had a thread. */
+Test(trust, an_interposer_after_the_shim_sees_every_call)
+{
+	char *next = tu_build_path("tests/progs/libnextcount.so");
+	char *alone = NULL, *both = NULL;
+	cr_assert(asprintf(&alone, "LD_PRELOAD=%s", next) > 0 &&
+		  asprintf(&both, "LD_PRELOAD=%s %s", tu_shim(), next) > 0);
+	const char *native_env[] = { alone, NULL }, *shim_env[] = { both, "CONVOY_QUIET=1", NULL };
+	const char *argv[] = { tu_prog("count_trylock"), NULL };
+	struct tu_proc native, shim;
+	struct tu_opts n = { .env = native_env }, sh = { .env = shim_env, .dir = tu_tmpdir() };
+	tu_run(&native, &n, argv);
+	tu_run(&shim, &sh, argv);
+	tu_assert_exit(&native, 0, "count_trylock with libnextcount");
+	tu_assert_exit(&shim, 0, "count_trylock with the shim and libnextcount");
+	cr_assert(tu_has_line(native.out, "next: lock 1, trylock 15, unlock 6"), "%s", native.out);
+	cr_assert(strcmp(native.out, shim.out) == 0, "--- libnextcount alone\n%s--- after the shim\n%s", native.out,
+		  shim.out);
+}
+
 /* Every wait captured, so handlers also land inside stack capture. */
 static const char *const capture_all[] = { "CONVOY_STACK_FIRST=1000000", NULL };
 
