@@ -549,6 +549,10 @@ static void *trampoline(void *arg)
 	__pthread_unwind_buf_t cancel_buf;
 	if (__builtin_expect(sigsetjmp_cancel(cancel_buf.__cancel_jmp_buf, 0), 0)) {
 		thread_ended(started);
+		/* glibc's own buffer (start_thread's) is the thread's current one
+		 * again, as it is natively: a key or thread_local destructor that
+		 * calls pthread_exit after this unwind jumps there, not here. */
+		__pthread_unregister_cancel(&cancel_buf);
 		__pthread_unwind_next(&cancel_buf);
 	}
 	__pthread_register_cancel(&cancel_buf);

@@ -119,6 +119,17 @@ Test(trust, an_interposer_after_the_shim_sees_every_call)
 		  shim.out);
 }
 
+Test(trust, a_key_destructor_may_call_pthread_exit, .timeout = 120)
+{
+	static const char *const how[] = { "return", "exit" };
+	for (size_t i = 0; i < sizeof(how) / sizeof(how[0]); i++) {
+		const char *argv[] = { tu_prog("key_dtor_exit"), how[i], NULL };
+		struct both b;
+		run_both(&b, argv, NULL);
+		cr_assert(tu_has_line(b.native.out, "destructor rounds 3, thread's value 7"), "%s", b.native.out);
+	}
+}
+
 /* Every wait captured, so handlers also land inside stack capture. */
 static const char *const capture_all[] = { "CONVOY_STACK_FIRST=1000000", NULL };
 
