@@ -167,7 +167,7 @@ void cv__init(void)
 				cv__trace_init();
 				cv__thread_init_main();
 				cv__lifecycle_init();
-				cv__mutex_init();
+				cv__take_init();
 			}
 		}
 		__atomic_store_n(&cv__process.ready, 1, __ATOMIC_RELEASE);

@@ -115,7 +115,7 @@ long cv__seccomp_call(long (*sys)(long, long, long, long, long, long, long), lon
 		cv__warn("the program installs a seccomp filter: its profile covers the run up to here");
 		wrote = cv__write_profile(CV_EXIT_SECCOMP);
 		__atomic_store_n(&cv__process.disabled, 1, __ATOMIC_SEQ_CST);
-		cv__mutex_take_normal();
+		cv__take_update();
 	}
 	long rc = sys(n, a1, a2, a3, a4, a5, a6);
 	/* seccomp() gives a descriptor for SECCOMP_FILTER_FLAG_NEW_LISTENER and,
@@ -124,7 +124,7 @@ long cv__seccomp_call(long (*sys)(long, long, long, long, long, long, long), lon
 	if (began && (rc < 0 || (rc > 0 && !listener))) {   /* it failed: as after a failed exec */
 		int saved_errno = errno;
 		__atomic_store_n(&cv__process.disabled, 0, __ATOMIC_SEQ_CST);
-		cv__mutex_take_normal();
+		cv__take_update();
 		if (wrote)
 			cv__profile_retract();
 		errno = saved_errno;

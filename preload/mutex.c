@@ -22,8 +22,6 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "shim.h"
 
@@ -312,8 +310,8 @@ static inline uintptr_t not_taken_here(const pthread_mutex_t *m)
  * What glibc does and this does not: glibc's single-threaded shortcut (a
  * plain store, in a process that never created a thread; the real lock
  * still takes such a process's mutexes before the shim is told of its
- * first thread: take_normal), its lock elision (asked for only with
- * GLIBC_TUNABLES glibc.elision.enable=1; take_normal is 0 then), and its
+ * first thread: take_normal, real.c), its lock elision (asked for only
+ * with GLIBC_TUNABLES glibc.elision.enable=1; take_normal is 0 then), and its
  * static probe "mutex_acquired" (an SDT note for uprobes; the real lock
  * and unlock still fire theirs on every other path). */
 static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
@@ -330,35 +328,6 @@ static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 	CV_STORE(&m->__data.__owner, t->tid);   /* 0 for cv__inert: owner_written */
 	CV_STORE(&m->__data.__nusers, CV_LOAD(&m->__data.__nusers) + 1);
 	return locked(t, m, pc);
-}
-
-/* take_normal: whether mutex_lock takes normal mutexes itself. Not in a
- * process that has not created a thread through the shim (glibc's lock is
- * a plain store there, which a compare-and-swap would not beat), nor when
- * the next pthread_mutex_lock after the shim's is not glibc's (real.c),
- * nor while the shim is off, nor when glibc was asked for lock elision (it marks a
- * normal mutex for elision on its first lock). Either way the mutex ends
- * in the same state, so the switch may come at any moment. */
-static bool elision_asked, threads_made;
-
-void cv__mutex_take_normal(void)
-{
-	__atomic_store_n(&cv__real.take_normal,
-			 threads_made && cv__real.mutex_in_libc && !elision_asked && !cv__off(), __ATOMIC_RELAXED);
-}
-
-void cv__mutex_init(void)
-{
-	const char *tunables = getenv("GLIBC_TUNABLES");
-	elision_asked = tunables && strstr(tunables, "glibc.elision.enable=1");
-}
-
-void cv__mutex_threads(bool made)
-{
-	if (CV_LOAD(&threads_made) == made)
-		return;   /* cv__real's line is read by every fast path: not written again */
-	CV_STORE(&threads_made, made);
-	cv__mutex_take_normal();
 }
 
 CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)

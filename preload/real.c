@@ -11,6 +11,7 @@
  */
 #include <dlfcn.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "shim.h"
 
@@ -54,6 +55,8 @@ static bool next_is_libc(void *libc, const char *name, const char *version, void
 	return (version ? dlvsym(libc, name, version) : dlsym(libc, name)) == next;
 }
 
+static bool mutex_in_libc;
+
 static void who_is_next(void)
 {
 	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
@@ -62,11 +65,41 @@ static void who_is_next(void)
 	cv__real.cond_in_libc =
 		next_is_libc(libc, "pthread_cond_signal", "GLIBC_2.3.2", (void *)cv__real.pthread_cond_signal) &&
 		next_is_libc(libc, "pthread_cond_broadcast", "GLIBC_2.3.2", (void *)cv__real.pthread_cond_broadcast);
-	cv__real.mutex_in_libc =
-		next_is_libc(libc, "pthread_mutex_lock", NULL, (void *)cv__real.pthread_mutex_lock) &&
-		next_is_libc(libc, "pthread_mutex_trylock", NULL, (void *)cv__real.pthread_mutex_trylock) &&
-		next_is_libc(libc, "pthread_mutex_unlock", NULL, (void *)cv__real.pthread_mutex_unlock);
+	mutex_in_libc = next_is_libc(libc, "pthread_mutex_lock", NULL, (void *)cv__real.pthread_mutex_lock) &&
+			next_is_libc(libc, "pthread_mutex_trylock", NULL, (void *)cv__real.pthread_mutex_trylock) &&
+			next_is_libc(libc, "pthread_mutex_unlock", NULL, (void *)cv__real.pthread_mutex_unlock);
 	dlclose(libc);
+}
+
+/* take_normal: whether mutex.c takes normal mutexes itself. Not in a
+ * process that has not created a thread through the shim (glibc's lock is
+ * a plain store there, which a compare-and-swap would not beat), nor when
+ * the next mutex functions after the shim's are not glibc's, nor while the
+ * shim is off, nor when glibc was asked for lock elision (it marks a
+ * normal mutex for elision on its first lock). Either way the mutex ends
+ * in the same state, so the switch may come at any moment. */
+static bool elision_asked, threads_made;
+
+void cv__take_update(void)
+{
+	bool on = !cv__off();
+	__atomic_store_n(&cv__real.take_normal, on && threads_made && mutex_in_libc && !elision_asked,
+			 __ATOMIC_RELAXED);
+}
+
+void cv__take_init(void)
+{
+	const char *tunables = getenv("GLIBC_TUNABLES");
+	elision_asked = tunables && strstr(tunables, "glibc.elision.enable=1");
+	cv__take_update();
+}
+
+void cv__take_threads(bool made)
+{
+	if (CV_LOAD(&threads_made) == made)
+		return;   /* cv__real's line is read by every fast path: not written again */
+	CV_STORE(&threads_made, made);
+	cv__take_update();
 }
 
 void cv__resolve_real(void)

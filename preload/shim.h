@@ -107,21 +107,21 @@
  * Written at start-up only. */
 struct cv_real {
 	uint64_t hold_mask;            /* CONVOY_HOLD_SAMPLE - 1 (config.c) */
-	uint32_t take_normal;          /* mutex.c: the shim takes normal mutexes itself */
-	uint32_t cond_in_libc;         /* real.c: the real condvar signal and broadcast are glibc's */
-	uint32_t mutex_in_libc;        /* real.c: the real mutex lock, trylock and unlock are glibc's */
+	uint32_t take_normal;          /* mutex.c takes normal mutexes itself (real.c says when) */
+	uint32_t cond_in_libc;         /* the real condvar signal and broadcast are glibc's */
 #define CV_X(name, ret, args) ret (*name) args;
 	CV_REAL_FUNCS(CV_X)
 #undef CV_X
 } __attribute__((aligned(CV_CACHELINE)));
 extern struct cv_real cv__real;
 void cv__resolve_real(void);
-/* mutex.c: cv_real.take_normal. Told of the tunables once ready, of the
- * process's first thread (pthread_create) and a fork child's lack of
- * them, and of the shim going off or on again (cv__off). */
-void cv__mutex_init(void);
-void cv__mutex_threads(bool made);
-void cv__mutex_take_normal(void);
+/* take_normal: set once ready (cv__take_init), and again
+ * on the process's first thread (pthread_create) or a fork child's lack
+ * of them (cv__take_threads), and when the shim goes off or on again
+ * (cv__off; cv__take_update). */
+void cv__take_init(void);
+void cv__take_threads(bool made);
+void cv__take_update(void);
 
 /* ---- alloc.c: memory that never goes back to the program's allocator ------ *
  * Lock-free and async-signal-safe. */
