@@ -84,6 +84,7 @@ static void fork_prepare(void)
 	if (fork_without_shim)
 		return;
 	forking_thread = cv__guard_enter();
+	cv__take_forking(true);
 	cv__stacks_fork_prepare();
 }
 
@@ -92,6 +93,7 @@ static void fork_parent(void)
 	if (fork_without_shim)
 		return;
 	cv__stacks_fork_done();
+	cv__take_forking(false);
 	cv__guard_leave(forking_thread);
 }
 
@@ -114,6 +116,7 @@ static void fork_child(void)
 	cv__snapshot_pending = 0;
 	cv__guard_leave(NULL);   /* fork_prepare's guard (errno, cancellation type); the child's state next */
 	cv__threads_after_fork(forking_thread);
+	cv__take_forking(false);   /* still off: a process of one thread */
 }
 
 /* A fork the program makes with syscall() (SYS_fork, or SYS_clone of a new
@@ -135,6 +138,26 @@ long cv__syscall_fork(long (*sys)(long, long, long, long, long, long, long), lon
 		fork_parent();
 	errno = err;
 	return ret;
+}
+
+/* _Fork (glibc 2.34): a fork that runs no atfork handler, async-signal-safe.
+ * The shim's own three steps go around it as around syscall(SYS_fork):
+ * without them the child would keep the parent's thread states, tids and
+ * whatever lock of the shim's another thread held. */
+static long call_fork(long n, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	(void)n, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5, (void)a6;
+	pid_t (*real)(void) = CV_LOAD(&cv__real._Fork);
+	if (!real) {   /* before the shim's constructor */
+		cv__resolve_real();
+		real = cv__real._Fork;
+	}
+	return real();
+}
+
+CV_EXPORT pid_t _Fork(void)
+{
+	return (pid_t)cv__syscall_fork(call_fork, 0, 0, 0, 0, 0, 0, 0);
 }
 
 void cv__init(void)

@@ -182,28 +182,29 @@ static CV_COLD int lock_slow(struct cv_thread *t, pthread_mutex_t *m, const void
 	return rc;
 }
 
+/* A normal mutex the shim took itself (taken_here) for a thread without a
+ * state (cv__inert: inside the guard, or after the shim saw the thread
+ * end) got cv__inert's tid, 0, as its owner: the real one now (t, the
+ * state it may have got since). glibc's own lock wrote its owner, or
+ * none: an elided mutex has none, and must keep none. */
+static void owner_written(pthread_mutex_t *m, const struct cv_thread *t, bool taken_here)
+{
+	if (taken_here && CV_UNLIKELY(!CV_LOAD(&m->__data.__owner)))
+		CV_STORE(&m->__data.__owner, t ? t->tid : cv__thread_tid());
+}
+
 /* An uncontended acquisition (rc 0) that needs more than the fast path's
  * bookkeeping: a thread whose state is not installed yet (cv__thread_slow
  * installs or makes it, in an initialised shim: mutex_lock saw to that;
  * inside the guard it records nothing), a first use
  * or a retired object, locks held whose order edges to this one were not
  * looked up yet, an owner change, a hold-time sample. */
-/* A normal mutex the shim took for a thread without a state (cv__inert:
- * inside the guard, or after the shim saw the thread end) got cv__inert's
- * tid, 0, as its owner: the real one now (t, the state it may have got
- * since). Any other acquisition already wrote its owner. */
-static void owner_written(pthread_mutex_t *m, const struct cv_thread *t)
-{
-	if (CV_UNLIKELY(!CV_LOAD(&m->__data.__owner)))
-		CV_STORE(&m->__data.__owner, t ? t->tid : cv__thread_tid());
-}
-
-static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc)
+static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc, bool taken_here)
 {
 	struct cv_thread *t = cv__current();
 	if (!t)
 		t = cv__thread_slow();
-	owner_written(m, t);
+	owner_written(m, t, taken_here);
 	if (t) {
 		struct cv_rec *r = cv__mutex_rec(t, m);
 		if (t->nheld != 0) {
@@ -246,7 +247,8 @@ static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc)
  * waits for every older load (measured interleaved, lockpair uncontended
  * 2000000, 21 rounds, medians: native 13.23 ns, the test before the lock
  * 19.19, after it 18.42). */
-static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pthread_mutex_t *m, const void *pc)
+static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pthread_mutex_t *m, const void *pc,
+							bool taken_here)
 {
 	struct cv_way *w = cv__way(t->mutex_cache, m);
 	struct cv_rec *r = w->rec;
@@ -258,7 +260,7 @@ static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pth
 		| cv__order_unchecked(t, n, o)
 		| ((CV_LOAD(&r->s.acquisitions) & cv__real.hold_mask) == 0);
 	if (CV_UNLIKELY(slow))
-		return locked_slow(m, pc);
+		return locked_slow(m, pc, taken_here);
 	CV_BUMP(&r->s.acquisitions, 1);
 	cv__held_push_at(t, n, r->obj, m, pc, 0);
 	return 0;
@@ -283,7 +285,7 @@ static inline __attribute__((always_inline)) int lock_other(pthread_mutex_t *m, 
 	if (CV_UNLIKELY(busy))
 		return lock_slow(cv__self, m, pc, false);
 	cv__real.pthread_mutex_lock(m);   /* returns 0: the peek said so */
-	return locked(cv__self, m, pc);
+	return locked(cv__self, m, pc, false);
 }
 
 /* Zero when the shim takes m itself (mutex_lock): a normal mutex, and
@@ -327,7 +329,7 @@ static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 	struct cv_thread *t = cv__self;
 	CV_STORE(&m->__data.__owner, t->tid);   /* 0 for cv__inert: owner_written */
 	CV_STORE(&m->__data.__nusers, CV_LOAD(&m->__data.__nusers) + 1);
-	return locked(t, m, pc);
+	return locked(t, m, pc, true);
 }
 
 CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
@@ -415,13 +417,13 @@ CV_EXPORT int mtx_unlock(mtx_t *m)
 /* A trylock that failed, or whose success needs more than the fast
  * path's bookkeeping (locked_slow's reasons, less the order edges: a
  * trylock never waits, so it adds none into the lock it takes). */
-static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
+static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc, bool taken_here)
 {
 	struct cv_thread *t = cv__current();
 	if (!t)
 		t = cv__thread_slow();
 	if (acquired_rc(rc))
-		owner_written(m, t);
+		owner_written(m, t, taken_here);
 	if (!t)
 		return rc;
 	struct cv_rec *r = cv__mutex_rec(t, m);
@@ -440,7 +442,8 @@ static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
 CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
 	int rc;
-	if (CV_LIKELY(!not_taken_here(m))) {
+	bool taken_here = !not_taken_here(m);
+	if (CV_LIKELY(taken_here)) {
 		int free_word = 0;
 		rc = EBUSY;
 		if (__atomic_compare_exchange_n(&m->__data.__lock, &free_word, 1, false, __ATOMIC_ACQUIRE,
@@ -465,7 +468,7 @@ CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 		| (n >> CV_HELD_BITS)
 		| ((CV_LOAD(&r->s.acquisitions) & cv__real.hold_mask) == 0);
 	if (CV_UNLIKELY(slow))
-		return trylocked_slow(m, rc, __builtin_return_address(0));
+		return trylocked_slow(m, rc, __builtin_return_address(0), taken_here);
 	CV_BUMP(&r->s.trylocks, 1);
 	CV_BUMP(&r->s.acquisitions, 1);
 	cv__held_push_at(t, n, r->obj, m, __builtin_return_address(0), CV_LOCK_TRY);

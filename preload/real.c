@@ -11,7 +11,6 @@
  */
 #include <dlfcn.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "shim.h"
 
@@ -75,22 +74,37 @@ static void who_is_next(void)
  * process that has not created a thread through the shim (glibc's lock is
  * a plain store there, which a compare-and-swap would not beat), nor when
  * the next mutex functions after the shim's are not glibc's, nor while the
- * shim is off, nor when glibc was asked for lock elision (it marks a
- * normal mutex for elision on its first lock). Either way the mutex ends
+ * shim is off or the process forks, nor when glibc elides normal
+ * mutexes (it marks one for elision on its first lock). Either way the mutex ends
  * in the same state, so the switch may come at any moment. */
-static bool elision_asked, threads_made;
+static bool elides, threads_made, forking;
 
 void cv__take_update(void)
 {
-	bool on = !cv__off();
-	__atomic_store_n(&cv__real.take_normal, on && threads_made && mutex_in_libc && !elision_asked,
-			 __ATOMIC_RELAXED);
+	bool on = !cv__off() && !forking;
+	__atomic_store_n(&cv__real.take_normal, on && threads_made && mutex_in_libc && !elides, __ATOMIC_RELAXED);
 }
 
+/* Whether glibc elides normal mutexes: its first lock of one marks it
+ * (PTHREAD_MUTEX_ELISION_NP in __kind), which a probe shows whatever
+ * spelling of the tunable asked for it (or a CPU without it refused). */
 void cv__take_init(void)
 {
-	const char *tunables = getenv("GLIBC_TUNABLES");
-	elision_asked = tunables && strstr(tunables, "glibc.elision.enable=1");
+	pthread_mutex_t probe = PTHREAD_MUTEX_INITIALIZER;
+	if (mutex_in_libc && __pthread_mutex_lock(&probe) == 0) {   /* glibc's: no interposer sees it */
+		elides = CV_LOAD(&probe.__data.__kind) & 0x100;      /* PTHREAD_MUTEX_ELISION_NP */
+		__pthread_mutex_unlock(&probe);
+	}
+	cv__take_update();
+}
+
+/* From a fork's prepare step to its end in the parent and the child: off,
+ * so that the child's own atfork handlers that run before the shim's, and
+ * a child made by _Fork, take mutexes with glibc's lock, which writes the
+ * child's tid. */
+void cv__take_forking(bool now)
+{
+	forking = now;
 	cv__take_update();
 }
 

@@ -86,6 +86,7 @@
 	X(sem_clockwait, int, (sem_t *, clockid_t, const struct timespec *))              \
 	X(sem_post, int, (sem_t *))                                                       \
 	X(syscall, long, (long, ...))                                                     \
+	X(_Fork, pid_t, (void))                                                           \
 	X(execve, int, (const char *, char *const[], char *const[]))                    \
 	X(execvpe, int, (const char *, char *const[], char *const[]))                   \
 	X(fexecve, int, (int, char *const[], char *const[]))                            \
@@ -117,10 +118,11 @@ extern struct cv_real cv__real;
 void cv__resolve_real(void);
 /* take_normal: set once ready (cv__take_init), and again
  * on the process's first thread (pthread_create) or a fork child's lack
- * of them (cv__take_threads), and when the shim goes off or on again
- * (cv__off; cv__take_update). */
+ * of them (cv__take_threads), around a fork, and when the shim goes off
+ * or on again (cv__off; cv__take_update). */
 void cv__take_init(void);
 void cv__take_threads(bool made);
+void cv__take_forking(bool now);   /* init.c: around a fork */
 void cv__take_update(void);
 
 /* ---- alloc.c: memory that never goes back to the program's allocator ------ *

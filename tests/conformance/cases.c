@@ -1225,6 +1225,34 @@ static void case_sem_post(void)
 	sem_state("after", &s);
 }
 
+/* ---- _Fork ------------------------------------------------------------------ */
+
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+/* A process with threads forks with _Fork (no atfork handlers); the child
+ * locks a normal mutex and reports whether glibc's owner field names it. */
+static void case__Fork(void)
+{
+	pthread_t th;
+	MUST(pthread_create(&th, NULL, nothing, NULL));
+	MUST(pthread_join(th, NULL));
+	fflush(stdout);
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	pid_t pid = _Fork();
+	if (pid == 0) {
+		pthread_mutex_lock(&m);
+		int mine = m.__data.__owner == gettid();
+		pthread_mutex_unlock(&m);
+		_exit(mine ? 7 : 8);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	printf("_Fork: child exited %d (7: the owner was the child)\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
 /* ---- syscall --------------------------------------------------------------- */
 
 static void case_syscall(void)

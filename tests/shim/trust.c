@@ -81,6 +81,19 @@ Test(trust, a_mutex_the_shim_takes_itself_is_left_as_glibc_leaves_it)
 	cr_assert(tu_has_line(b.native.out, "key destructor"), "%s", b.native.out);
 }
 
+/* With lock elision asked for (in a spelling other than "=1"), glibc
+ * marks each normal mutex for elision on its first lock and then keeps no
+ * owner and no user count: the shim must leave such mutexes to glibc
+ * (before, destroy said EBUSY after a condvar wait). On a CPU without
+ * transactional memory glibc does not elide, and the two runs agree
+ * trivially. */
+Test(trust, a_mutex_glibc_elides_is_left_to_glibc)
+{
+	static const char *const env[] = { "GLIBC_TUNABLES=glibc.elision.enable=0x1", NULL };
+	struct both b;
+	same_prog(&b, "mutex_state", env);
+}
+
 /* A signal handler that siglongjmps out of pthread_cond_wait, then
  * pthread_exit or a cancellation; a cancelled wait whose cleanup handler
  * calls pthread_exit. The shim's own cleanup around the wait must leave
