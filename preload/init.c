@@ -116,7 +116,7 @@ static void fork_child(void)
 	cv__snapshot_pending = 0;
 	cv__guard_leave(NULL);   /* fork_prepare's guard (errno, cancellation type); the child's state next */
 	cv__threads_after_fork(forking_thread);
-	cv__take_forking(false);   /* still off: a process of one thread */
+	cv__take_after_fork();   /* still off: a process of one thread */
 }
 
 /* A fork the program makes with syscall() (SYS_fork, or SYS_clone of a new

@@ -53,9 +53,11 @@ static struct writer out;   /* static: the destructor may run on a small stack *
  * a dlopen of it would not load it again (tests/progs/global_scope.c). */
 static uint32_t crc_table[256];
 
-/* At load, while the process has one thread: built during a first write
- * instead, a fork in the middle would leave the child half a table. */
-__attribute__((constructor)) static void crc_table_init(void)
+/* Built at the start of every write (2,048 steps): a profile may be
+ * written before the shim's constructors ran (a library constructor's exec
+ * or fork), and a child forked in the middle of the parent's build has its
+ * own write build it again. */
+static void crc_table_init(void)
 {
 	for (uint32_t i = 0; i < 256; i++) {
 		uint32_t c = i;
@@ -632,6 +634,7 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 		goto done;
 	}
 	w->error = 0;
+	crc_table_init();
 	w->crc = 0;
 	w->records = 0;
 	w->used = 0;

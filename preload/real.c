@@ -77,12 +77,21 @@ static void who_is_next(void)
  * shim is off or the process forks, nor when glibc elides normal
  * mutexes (it marks one for elision on its first lock). Either way the mutex ends
  * in the same state, so the switch may come at any moment. */
-static bool elides, threads_made, forking;
+static bool elides, threads_made;
+static int forks;                /* in progress in this process */
+static cv_spinlock_t take_lock;  /* the inputs and the store of take_normal, together */
+
+static void take_store(void)
+{
+	bool on = !cv__off() && forks == 0;
+	__atomic_store_n(&cv__real.take_normal, on && threads_made && mutex_in_libc && !elides, __ATOMIC_RELAXED);
+}
 
 void cv__take_update(void)
 {
-	bool on = !cv__off() && !forking;
-	__atomic_store_n(&cv__real.take_normal, on && threads_made && mutex_in_libc && !elides, __ATOMIC_RELAXED);
+	cv__spin_lock(&take_lock);
+	take_store();
+	cv__spin_unlock(&take_lock);
 }
 
 /* Whether glibc elides normal mutexes: its first lock of one marks it
@@ -98,22 +107,37 @@ void cv__take_init(void)
 	cv__take_update();
 }
 
-/* From a fork's prepare step to its end in the parent and the child: off,
- * so that the child's own atfork handlers that run before the shim's, and
- * a child made by _Fork, take mutexes with glibc's lock, which writes the
- * child's tid. */
+/* From a fork's prepare step to its end in the parent and the child: off
+ * (a count: threads may fork at once), so that the child's own atfork
+ * handlers that run before the shim's, and a child made by _Fork, take
+ * mutexes with glibc's lock, which writes the child's tid. */
 void cv__take_forking(bool now)
 {
-	forking = now;
-	cv__take_update();
+	cv__spin_lock(&take_lock);
+	forks += now ? 1 : -1;
+	take_store();
+	cv__spin_unlock(&take_lock);
 }
 
-void cv__take_threads(bool made)
+/* In a fork child: one thread, no fork in progress, and the lock free
+ * (another thread may have held it when the parent forked). */
+void cv__take_after_fork(void)
 {
-	if (CV_LOAD(&threads_made) == made)
+	cv__spin_reset(&take_lock);
+	forks = 0;
+	threads_made = false;
+	take_store();
+}
+
+/* The process's first thread: take_normal may come on. */
+void cv__take_threads(void)
+{
+	if (CV_LOAD(&threads_made))
 		return;   /* cv__real's line is read by every fast path: not written again */
-	CV_STORE(&threads_made, made);
-	cv__take_update();
+	cv__spin_lock(&take_lock);
+	threads_made = true;
+	take_store();
+	cv__spin_unlock(&take_lock);
 }
 
 void cv__resolve_real(void)

@@ -117,12 +117,13 @@ struct cv_real {
 extern struct cv_real cv__real;
 void cv__resolve_real(void);
 /* take_normal: set once ready (cv__take_init), and again
- * on the process's first thread (pthread_create) or a fork child's lack
- * of them (cv__take_threads), around a fork, and when the shim goes off
- * or on again (cv__off; cv__take_update). */
+ * on the process's first thread (pthread_create, cv__take_threads),
+ * around a fork, and when the shim goes off or on again (cv__off;
+ * cv__take_update). */
 void cv__take_init(void);
-void cv__take_threads(bool made);
-void cv__take_forking(bool now);   /* init.c: around a fork */
+void cv__take_threads(void);
+void cv__take_forking(bool now);   /* init.c: around a fork, in the parent */
+void cv__take_after_fork(void);    /* init.c: in the child */
 void cv__take_update(void);
 
 /* ---- alloc.c: memory that never goes back to the program's allocator ------ *

@@ -488,7 +488,6 @@ static void thread_ended(void *arg)
 void cv__threads_after_fork(struct cv_thread *parent_state)
 {
 	cv__tid = 0;   /* the parent's */
-	cv__take_threads(false);   /* a process of one thread again */
 	all_threads = NULL;
 	nthreads = 0;
 	memset(live, 0, sizeof(live));
@@ -604,7 +603,7 @@ CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	if (rc == 0) {
 		CV_STORE(&child->create_ns, elapsed);
 		CV_BUMP(&self->threads_created, 1);
-		cv__take_threads(true);
+		cv__take_threads();
 		if (__atomic_exchange_n(&child->created, CV_CREATE_DONE, __ATOMIC_ACQ_REL) == CV_CREATE_CHILD_ENDED) {
 			struct cv_thread *saved = cv__guard_enter();
 			thread_retire(child);   /* it ended before we were done with it */

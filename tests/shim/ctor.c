@@ -50,3 +50,23 @@ Test(ctor, library_constructor_locks_before_shim_init, .timeout = 30)
 	cr_assert(t, "no thread with start routine ctor_thread: %s", json_object_to_json_string(threads));
 	TU_EQ(tu_int(t, "creator_tid"), tu_int(tu_main_thread(r), "tid"), "creator of the constructor's thread");
 }
+
+/* A profile written before the shim's own constructors ran (here: the
+ * child a library constructor forks and ends at once) is whole: the
+ * checksum's table was built by a constructor of the shim's and was still
+ * empty (a profile the analyzer rejected as corrupt). */
+Test(ctor, a_profile_written_before_the_shims_constructors_loads, .timeout = 60)
+{
+	char *dir = tu_tmpdir();
+	const char *argv[] = { tu_prog("ctor_main"), NULL };
+	struct tu_proc p;
+	struct tu_opts o = { .preload = true, .dir = dir, .quiet = true,
+			     .env = (const char *const[]){ "CTORLOCK_FORK=1", NULL } };
+	tu_run(&p, &o, argv);
+	tu_assert_exit(&p, 0, "ctor_main with CTORLOCK_FORK");
+	size_t n;
+	char **profiles = tu_profiles(dir, &n);
+	TU_EQ(n, 2, "profiles (the constructor's child and the program)");
+	for (size_t i = 0; i < n; i++)
+		json_object_put(tu_report(profiles[i]));
+}

@@ -1,10 +1,14 @@
 /* libctorlock.so: its constructor locks ctor_lock 100 times and creates and
  * joins a thread (ctor_thread) that locks it 50 more, before the program's
  * main and, when this library's constructor runs first, before the shim's.
- * It checks errno survives its first lock, and records what it saw. */
+ * It checks errno survives its first lock, and records what it saw. With
+ * CTORLOCK_FORK set it then forks a child that ends with _exit(0). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 pthread_mutex_t ctor_lock = PTHREAD_MUTEX_INITIALIZER;
 int ctorlock_count;
@@ -37,4 +41,10 @@ __attribute__((constructor)) static void ctorlock_init(void)
 	ctorlock_thread_rc = pthread_create(&t, NULL, ctor_thread, NULL);
 	if (ctorlock_thread_rc == 0)
 		ctorlock_thread_rc = pthread_join(t, NULL);
+	if (getenv("CTORLOCK_FORK")) {   /* a helper child that ends at once: its profile is written first */
+		pid_t child = fork();
+		if (child == 0)
+			_exit(0);
+		waitpid(child, NULL, 0);
+	}
 }
