@@ -182,30 +182,16 @@ static CV_COLD int lock_slow(struct cv_thread *t, pthread_mutex_t *m, const void
 	return rc;
 }
 
-/* A normal mutex the shim took itself (taken_here) for a thread without a
- * state (cv__inert: inside the guard, or after the shim saw the thread
- * end) got cv__inert's tid, 0, as its owner: the real one now (t, the
- * state it may have got since). glibc's own lock wrote its owner, or
- * none: an elided mutex has none, and must keep none. */
-static void owner_written(pthread_mutex_t *m, const struct cv_thread *t, bool taken_here)
-{
-	if (taken_here && CV_UNLIKELY(!CV_LOAD(&m->__data.__owner)))
-		CV_STORE(&m->__data.__owner, t ? t->tid : cv__thread_tid());
-}
-
 /* An uncontended acquisition (rc 0) that needs more than the fast path's
  * bookkeeping: a thread whose state is not installed yet (cv__thread_slow
  * installs or makes it, in an initialised shim: mutex_lock saw to that;
  * inside the guard it records nothing), a first use
  * or a retired object, locks held whose order edges to this one were not
  * looked up yet, an owner change, a hold-time sample. */
-static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc, bool taken_here)
+static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc)
 {
 	struct cv_thread *t = cv__current();
-	if (!t)
-		t = cv__thread_slow();
-	owner_written(m, t, taken_here);
-	if (t) {
+	if (t || (t = cv__thread_slow())) {
 		struct cv_rec *r = cv__mutex_rec(t, m);
 		if (t->nheld != 0) {
 			cv__lockorder_attempt(t, r->obj, pc, 0);
@@ -247,8 +233,7 @@ static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc, bool taken_he
  * waits for every older load (measured interleaved, lockpair uncontended
  * 2000000, 21 rounds, medians: native 13.23 ns, the test before the lock
  * 19.19, after it 18.42). */
-static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pthread_mutex_t *m, const void *pc,
-							bool taken_here)
+static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pthread_mutex_t *m, const void *pc)
 {
 	struct cv_way *w = cv__way(t->mutex_cache, m);
 	struct cv_rec *r = w->rec;
@@ -260,7 +245,7 @@ static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pth
 		| cv__order_unchecked(t, n, o)
 		| ((CV_LOAD(&r->s.acquisitions) & cv__real.hold_mask) == 0);
 	if (CV_UNLIKELY(slow))
-		return locked_slow(m, pc, taken_here);
+		return locked_slow(m, pc);
 	CV_BUMP(&r->s.acquisitions, 1);
 	cv__held_push_at(t, n, r->obj, m, pc, 0);
 	return 0;
@@ -285,7 +270,7 @@ static inline __attribute__((always_inline)) int lock_other(pthread_mutex_t *m, 
 	if (CV_UNLIKELY(busy))
 		return lock_slow(cv__self, m, pc, false);
 	cv__real.pthread_mutex_lock(m);   /* returns 0: the peek said so */
-	return locked(cv__self, m, pc, false);
+	return locked(cv__self, m, pc);
 }
 
 /* Zero when the shim takes m itself (mutex_lock): a normal mutex, and
@@ -295,6 +280,22 @@ static inline uintptr_t not_taken_here(const pthread_mutex_t *m)
 	return ((unsigned)CV_LOAD(&m->__data.__kind) & ~MUTEX_NO_ELISION) | (CV_LOAD(&cv__real.take_normal) ^ 1u);
 }
 
+/* glibc's lock and trylock of a normal mutex, made here: the lock word from
+ * 0 to 1, then the owner's tid and one more user, plain stores as glibc
+ * makes them. The tid is the TLS copy (cv__thread_tid), not the state's,
+ * so a thread without one (cv__inert: inside the guard, after the shim saw
+ * it end) writes its own too. False, and nothing written: it was held. */
+static inline bool lock_normal(pthread_mutex_t *m)
+{
+	int free_word = 0;
+	if (!__atomic_compare_exchange_n(&m->__data.__lock, &free_word, 1, false, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		return false;
+	CV_STORE(&m->__data.__owner, cv__thread_tid());
+	CV_STORE(&m->__data.__nusers, CV_LOAD(&m->__data.__nusers) + 1);
+	return true;
+}
+
 /* The uncontended lock of a normal mutex (glibc's kind 0: the initializer
  * or a default attribute; or 0x200, PTHREAD_MUTEX_NO_ELISION_NP, which
  * pthread_mutexattr_settype adds to PTHREAD_MUTEX_NORMAL and C11's
@@ -302,7 +303,7 @@ static inline uintptr_t not_taken_here(const pthread_mutex_t *m)
  * it itself, the way glibc's pthread_mutex_lock does
  * (nptl/pthread_mutex_lock.c, lowlevellock.h): a
  * compare-and-swap of the lock word from 0 to 1, then the owner's tid and
- * one more user, plain stores as glibc makes them. glibc's unlock,
+ * one more user (lock_normal). glibc's unlock,
  * condvar wait and destroy find the mutex exactly as if glibc had taken
  * it; a failed compare-and-swap means the lock was held, and the real lock
  * waits for it (lock_contended), so there is no blind spot. It saves the
@@ -322,14 +323,9 @@ static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 	uintptr_t other = not_taken_here(m) | (uintptr_t)trylock_first;
 	if (CV_UNLIKELY(other))
 		return lock_other(m, pc);
-	int free_word = 0;
-	if (CV_UNLIKELY(!__atomic_compare_exchange_n(&m->__data.__lock, &free_word, 1, false,
-						  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)))
+	if (CV_UNLIKELY(!lock_normal(m)))
 		return lock_slow(cv__self, m, pc, true);
-	struct cv_thread *t = cv__self;
-	CV_STORE(&m->__data.__owner, t->tid);   /* 0 for cv__inert: owner_written */
-	CV_STORE(&m->__data.__nusers, CV_LOAD(&m->__data.__nusers) + 1);
-	return locked(t, m, pc, true);
+	return locked(cv__self, m, pc);
 }
 
 CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
@@ -417,14 +413,10 @@ CV_EXPORT int mtx_unlock(mtx_t *m)
 /* A trylock that failed, or whose success needs more than the fast
  * path's bookkeeping (locked_slow's reasons, less the order edges: a
  * trylock never waits, so it adds none into the lock it takes). */
-static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc, bool taken_here)
+static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
 {
 	struct cv_thread *t = cv__current();
-	if (!t)
-		t = cv__thread_slow();
-	if (acquired_rc(rc))
-		owner_written(m, t, taken_here);
-	if (!t)
+	if (!t && !(t = cv__thread_slow()))
 		return rc;
 	struct cv_rec *r = cv__mutex_rec(t, m);
 	CV_BUMP(&r->s.trylocks, 1);
@@ -442,16 +434,8 @@ static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc, bo
 CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
 	int rc;
-	bool taken_here = !not_taken_here(m);
-	if (CV_LIKELY(taken_here)) {
-		int free_word = 0;
-		rc = EBUSY;
-		if (__atomic_compare_exchange_n(&m->__data.__lock, &free_word, 1, false, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED)) {
-			CV_STORE(&m->__data.__owner, cv__self->tid);   /* 0 for cv__inert: owner_written */
-			CV_STORE(&m->__data.__nusers, CV_LOAD(&m->__data.__nusers) + 1);
-			rc = 0;
-		}
+	if (CV_LIKELY(!not_taken_here(m))) {
+		rc = lock_normal(m) ? 0 : EBUSY;
 	} else {
 		if (CV_UNLIKELY(!CV_LOAD(&cv__process.ready)))
 			cv__thread_slow();   /* initialised before the lock: lock_other says why */
@@ -468,7 +452,7 @@ CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 		| (n >> CV_HELD_BITS)
 		| ((CV_LOAD(&r->s.acquisitions) & cv__real.hold_mask) == 0);
 	if (CV_UNLIKELY(slow))
-		return trylocked_slow(m, rc, __builtin_return_address(0), taken_here);
+		return trylocked_slow(m, rc, __builtin_return_address(0));
 	CV_BUMP(&r->s.trylocks, 1);
 	CV_BUMP(&r->s.acquisitions, 1);
 	cv__held_push_at(t, n, r->obj, m, __builtin_return_address(0), CV_LOCK_TRY);

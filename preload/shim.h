@@ -402,10 +402,15 @@ extern const struct cv_thread cv__inert;
 extern const struct cv_rec cv__nil_rec;    /* an empty cache's record; its object is retired */
 #define CV_INERT ((struct cv_thread *)&cv__inert)
 /* The calling thread's kernel id, kept in TLS when it attaches (0 before,
- * and in a fork child until it asks): cv__thread_tid asks the kernel only
- * then. For a thread without a state of its own (cv__inert). */
+ * and in a fork child until it attaches or asks): the kernel is asked only
+ * then. Also a thread without a state of its own (cv__inert) has it. */
 extern __thread pid_t cv__tid;
-pid_t cv__thread_tid(void);
+pid_t cv__tid_slow(void);
+static inline pid_t cv__thread_tid(void)
+{
+	pid_t tid = cv__tid;
+	return CV_LIKELY(tid) ? tid : cv__tid_slow();
+}
 #define CV_NIL_REC ((struct cv_rec *)&cv__nil_rec)
 
 static inline struct cv_thread *cv__current(void)

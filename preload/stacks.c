@@ -615,9 +615,8 @@ static bool room_below(uintptr_t sp)
  * unwind failed. On a stack that is not the thread's own (green threads,
  * a handler on an alternate stack), or where the thread's bounds are
  * unknown (the main thread under an unlimited RLIMIT_STACK), the room is
- * asked of the kernel: a
- * hostile test's coroutines on 4 KiB stacks, 2.5 KiB deep, crashed in the
- * unwind. */
+ * asked of the kernel: a hostile test's coroutines on 4 KiB stacks, 2.5
+ * KiB deep, crashed in the unwind. */
 CV_NO_FRAME uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uint32_t *gen, const struct held_set *hs,
 		       uint32_t *held_ids)
 {

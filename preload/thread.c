@@ -27,12 +27,9 @@
 __thread struct cv_thread *cv__self __attribute__((tls_model("initial-exec"))) = CV_INERT;
 __thread pid_t cv__tid __attribute__((tls_model("initial-exec")));
 
-pid_t cv__thread_tid(void)
+pid_t cv__tid_slow(void)
 {
-	pid_t tid = cv__tid;
-	if (CV_UNLIKELY(!tid))
-		cv__tid = tid = gettid();
-	return tid;
+	return cv__tid = gettid();
 }
 __thread unsigned cv__busy __attribute__((tls_model("initial-exec")));
 __thread int cv__guard_errno __attribute__((tls_model("initial-exec")));
