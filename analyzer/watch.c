@@ -96,9 +96,49 @@ struct watcher {
 	unsigned char *code;
 };
 
+/* Whether this machine's write breakpoints count writes at all: some
+ * virtual machines accept the event but never pass the debug registers
+ * through, and an armed word then seems never written. One breakpoint on a
+ * word of the launcher's own, PROBE_WRITES writes, its count read. */
+#define PROBE_WRITES 8
+static volatile uint64_t probe_word;
+
+static int breakpoints_fire(char *why, size_t size)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a),
+		.type = PERF_TYPE_BREAKPOINT,
+		.bp_type = HW_BREAKPOINT_W,
+		.bp_addr = (uint64_t)(uintptr_t)&probe_word,
+		.bp_len = HW_BREAKPOINT_LEN_8,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, size, "perf_event_open refused a write watchpoint: %s", strerror(errno));
+		return 0;
+	}
+	for (int i = 0; i < PROBE_WRITES; i++)
+		probe_word = (uint64_t)i;
+	uint64_t count = 0;
+	int counted = read(fd, &count, sizeof(count)) == (ssize_t)sizeof(count);
+	close(fd);
+	if (!counted || count == 0) {
+		snprintf(why, size,
+			 "this machine accepts hardware watchpoints but they never fire (one counted %llu of %d writes; "
+			 "a virtual machine that does not pass the debug registers through)",
+			 (unsigned long long)count, PROBE_WRITES);
+		return 0;
+	}
+	return 1;
+}
+
 struct watcher *watcher__open(pid_t pid, const int *ring_fd, int ncpus, watch_file_fn file, watch_drain_fn drain,
 			      void *ctx, char *why, size_t size)
 {
+	if (!breakpoints_fire(why, size))
+		return NULL;
 	struct insn_decoder *dec = decoder__open();
 	if (!dec) {
 		snprintf(why, size, "no instruction decoder for this machine to find the words to watch");

@@ -375,6 +375,8 @@ Test(sampling, with_watchpoints_off_a_program_may_set_its_own_hardware_breakpoin
 	tu_assert_exit(&native, 0, "own_breakpoint");
 	if (strstr(native.out, "refused"))
 		cr_skip_test("this machine refuses hardware breakpoints: %s", native.out);
+	if (strstr(native.out, "counted 0 writes"))
+		cr_skip_test("this machine's hardware breakpoints never fire, even natively: %s", native.out);
 	char *dir = tu_tmpdir();
 	const char *env[] = { "CONVOY_WATCHPOINTS=0", NULL };
 	const char *argv[] = { tu_convoy(), "run", "-o", dir, "--", tu_prog("own_breakpoint"), NULL };
