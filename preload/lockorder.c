@@ -147,7 +147,7 @@ void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc
 		e->from = h->obj;
 		e->to = o;
 		e->thread = t;
-		e->from_flags = h->flags;
+		e->from_flags = cv__held_flags(h);
 		e->to_flags = flags;
 		e->to_stack = stack;
 		e->from_stack = from_stacks[k];
@@ -246,7 +246,7 @@ void cv__lockorder_write_thread(void *w, const struct cv_thread *t)
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t id = dumped(CV_LOAD(&t->held[i].obj));
 		if (id != UINT32_MAX)
-			held[k++] = (struct cv_held_lock){ .object = id, .flags = t->held[i].flags,
+			held[k++] = (struct cv_held_lock){ .object = id, .flags = cv__held_flags(&t->held[i]),
 							   .pc = (uintptr_t)t->held[i].pc };
 	}
 	struct cv_thread_state st = {

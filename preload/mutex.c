@@ -218,36 +218,53 @@ static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc)
  * finds each in its own entry; an empty entry, and every one of
  * cv__inert's, holds a retired object, so "not initialised, disabled,
  * reentrant" needs no term of its own), its object is live and this thread
- * owned it last (else a hand-off to count), the held set has room and,
- * when locks are held, this lock's order edges from them were already
- * looked up (cv__order_unchecked), and this is not the
- * 1-in-CONVOY_HOLD_SAMPLE acquisition whose hold is timed. Then the
- * record's count and a held-set push, in lines only this thread writes.
- * Everything else goes to locked_slow, which looks the order edges up
- * there: the lock was free, so the thread never waited for it. The loads:
- * the thread's first line, its cache entry's line and its held set's top
- * slot, the record's first line, the object's operations line (read;
- * written only when the owner changes), cv__real's first line. They come
- * after the lock's compare-and-swap, where they overlap the unlock's own
- * loads: anything read before it delays it, since a locked instruction
- * waits for every older load (measured interleaved, lockpair uncontended
- * 2000000, 21 rounds, medians: native 13.23 ns, the test before the lock
- * 19.19, after it 18.42). */
-static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pthread_mutex_t *m, const void *pc)
+ * owned it last (else a hand-off to count), and this is not the
+ * 1-in-CONVOY_HOLD_SAMPLE acquisition whose hold is timed; with locks
+ * held (locked_holding), also that the held set has room and this lock's
+ * order edges from them were already looked up (cv__order_unchecked).
+ * Then the record's count and a held-set push, in lines only this thread
+ * writes. Everything else goes to locked_slow, which looks the order
+ * edges up there: the lock was free, so the thread never waited for it.
+ * The loads: the thread's first line, its cache entry's line, the
+ * record's first line, the object's two lines (read; the second written
+ * only when the owner changes), cv__real's first line, and with locks
+ * held the held set's top slot. They come after the lock's
+ * compare-and-swap, where they overlap the unlock's own loads: anything
+ * read before it delays it, since a locked instruction waits for every
+ * older load (measured interleaved, lockpair uncontended 2000000, 21
+ * rounds, medians: native 13.23 ns, the test before the lock 19.19, after
+ * it 18.42). */
+static inline uintptr_t locked_needs_more(const struct cv_thread *t, const struct cv_way *w, const pthread_mutex_t *m)
 {
-	struct cv_way *w = cv__way(t->mutex_cache, m);
-	struct cv_rec *r = w->rec;
 	const struct cv_obj *o = w->obj;
-	uint32_t n = t->nheld;
-	uintptr_t slow = ((uintptr_t)w->addr ^ (uintptr_t)m)
+	return ((uintptr_t)w->addr ^ (uintptr_t)m)
 		| (uintptr_t)(unsigned)CV_LOAD(&o->retired)
 		| ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t)
-		| cv__order_unchecked(t, n, o)
-		| ((CV_LOAD(&r->s.acquisitions) & cv__real.hold_mask) == 0);
-	if (CV_UNLIKELY(slow))
+		| ((CV_LOAD(&w->rec->s.acquisitions) & cv__real.hold_mask) == 0);
+}
+
+/* With n locks held (n > 0), out of line: the common case, a thread that
+ * holds no other lock (locked), then needs no register saved. */
+static CV_NOINLINE int locked_holding(struct cv_thread *t, pthread_mutex_t *m, const void *pc, uint32_t n)
+{
+	struct cv_way *w = cv__way(t->mutex_cache, m);
+	if (CV_UNLIKELY(locked_needs_more(t, w, m) | cv__order_unchecked(t, n, w->obj)))
 		return locked_slow(m, pc);
-	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_at(t, n, r->obj, m, pc, 0);
+	CV_BUMP(&w->rec->s.acquisitions, 1);
+	cv__held_push_at(t, n, w->obj, m, pc, 0);
+	return 0;
+}
+
+static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pthread_mutex_t *m, const void *pc)
+{
+	uint32_t n = t->nheld;
+	if (CV_UNLIKELY(n != 0))
+		return locked_holding(t, m, pc, n);
+	struct cv_way *w = cv__way(t->mutex_cache, m);
+	if (CV_UNLIKELY(locked_needs_more(t, w, m)))
+		return locked_slow(m, pc);
+	CV_BUMP(&w->rec->s.acquisitions, 1);
+	cv__held_push_first(t, w->obj, m, pc, 0);
 	return 0;
 }
 
@@ -262,7 +279,7 @@ static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pth
  * shim is initialised, lock_slow initialises it before the real lock:
  * cv__init takes the loader's lock, which must never be waited for while
  * holding the program's mutex. */
-static inline __attribute__((always_inline)) int lock_other(pthread_mutex_t *m, const void *pc)
+static CV_NOINLINE int lock_other(pthread_mutex_t *m, const void *pc)
 {
 	uintptr_t busy = (uintptr_t)trylock_first | (unsigned)CV_LOAD(&m->__data.__lock)
 		| ((unsigned)CV_LOAD(&m->__data.__kind) & MUTEX_KINDS_SLOW)
@@ -285,15 +302,34 @@ static inline uintptr_t not_taken_here(const pthread_mutex_t *m)
  * makes them. The tid is the TLS copy (cv__thread_tid), not the state's,
  * so a thread without one (cv__inert: inside the guard, after the shim saw
  * it end) writes its own too. False, and nothing written: it was held. */
-static inline bool lock_normal(pthread_mutex_t *m)
+static inline bool lock_word_taken(pthread_mutex_t *m)
 {
 	int free_word = 0;
-	if (!__atomic_compare_exchange_n(&m->__data.__lock, &free_word, 1, false, __ATOMIC_ACQUIRE,
-					 __ATOMIC_RELAXED))
-		return false;
-	CV_STORE(&m->__data.__owner, cv__thread_tid());
+	return __atomic_compare_exchange_n(&m->__data.__lock, &free_word, 1, false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
+static inline void owned_by(pthread_mutex_t *m, pid_t tid)
+{
+	CV_STORE(&m->__data.__owner, tid);
 	CV_STORE(&m->__data.__nusers, CV_LOAD(&m->__data.__nusers) + 1);
+}
+
+static inline bool lock_normal(pthread_mutex_t *m)
+{
+	if (!lock_word_taken(m))
+		return false;
+	owned_by(m, cv__thread_tid());
 	return true;
+}
+
+/* mutex_lock's lock_normal in a thread whose tid is not in TLS yet, out
+ * of line (the kernel is asked): the fast path then needs no register
+ * saved across a call. */
+static CV_COLD int taken_without_tid(pthread_mutex_t *m, const void *pc)
+{
+	owned_by(m, cv__thread_tid());
+	return locked(cv__self, m, pc);
 }
 
 /* The uncontended lock of a normal mutex (glibc's kind 0: the initializer
@@ -323,8 +359,12 @@ static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 	uintptr_t other = not_taken_here(m) | (uintptr_t)trylock_first;
 	if (CV_UNLIKELY(other))
 		return lock_other(m, pc);
-	if (CV_UNLIKELY(!lock_normal(m)))
+	if (CV_UNLIKELY(!lock_word_taken(m)))
 		return lock_slow(cv__self, m, pc, true);
+	pid_t tid = cv__tid;
+	if (CV_UNLIKELY(tid == 0))
+		return taken_without_tid(m, pc);
+	owned_by(m, tid);
 	return locked(cv__self, m, pc);
 }
 

@@ -193,7 +193,7 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 	live->kind = kind;
 	live->generation = generation;
 	live->flags = kind_flags(addr, kind);
-	live->id = __atomic_fetch_add(&nobjects, 1, __ATOMIC_RELAXED);
+	cv__obj_number(live, __atomic_fetch_add(&nobjects, 1, __ATOMIC_RELAXED));
 	live->hash_next = *head;
 	*head = live;
 out:
@@ -576,7 +576,7 @@ static struct cv_obj *aggregate_of(uint32_t kind)
 	if (!(a = aggregates[kind]) && (a = cv__alloc(sizeof(*a))) != NULL) {
 		a->kind = kind;
 		a->name = retired_merged;
-		a->id = __atomic_fetch_add(&nobjects, 1, __ATOMIC_RELAXED);
+		cv__obj_number(a, __atomic_fetch_add(&nobjects, 1, __ATOMIC_RELAXED));
 		a->stack_claimed = 1;
 		__atomic_store_n(&aggregates[kind], a, __ATOMIC_RELEASE);
 	}

@@ -46,7 +46,7 @@ static const char *cond_version(const char *name)
 
 /* The shim does some of glibc's work itself, skipping the call: the test
  * for no waiter of a condvar signal or broadcast (cond.c), the lock and
- * unlock of a normal mutex (mutex.c). Only when the next definition is
+ * unlock of a normal mutex (mutex.c) and of a spinlock (spin.c). Only when the next definition is
  * glibc's own: another interposer after the shim (a sanitizer's runtime,
  * a second tracer) gets every call. */
 static bool next_is_libc(void *libc, const char *name, const char *version, void *next)
@@ -54,7 +54,7 @@ static bool next_is_libc(void *libc, const char *name, const char *version, void
 	return (version ? dlvsym(libc, name, version) : dlsym(libc, name)) == next;
 }
 
-static bool mutex_in_libc;
+static bool mutex_in_libc, spin_in_libc;
 
 static void who_is_next(void)
 {
@@ -67,10 +67,16 @@ static void who_is_next(void)
 	mutex_in_libc = next_is_libc(libc, "pthread_mutex_lock", NULL, (void *)cv__real.pthread_mutex_lock) &&
 			next_is_libc(libc, "pthread_mutex_trylock", NULL, (void *)cv__real.pthread_mutex_trylock) &&
 			next_is_libc(libc, "pthread_mutex_unlock", NULL, (void *)cv__real.pthread_mutex_unlock);
+	spin_in_libc = next_is_libc(libc, "pthread_spin_lock", NULL, (void *)cv__real.pthread_spin_lock) &&
+		       next_is_libc(libc, "pthread_spin_unlock", NULL, (void *)cv__real.pthread_spin_unlock);
 	dlclose(libc);
 }
 
-/* take_normal: whether mutex.c takes normal mutexes itself. Not in a
+/* take_spin: whether spin.c takes spinlocks itself: glibc's x86 lock (a
+ * decrement from 1), whenever the next definition is glibc's and the shim
+ * is on (glibc has no single-threaded shortcut for spinlocks).
+ *
+ * take_normal: whether mutex.c takes normal mutexes itself. Not in a
  * process that has not created a thread through the shim (glibc's lock is
  * a plain store there, which a compare-and-swap would not beat), nor when
  * the next mutex functions after the shim's are not glibc's, nor while the
@@ -85,6 +91,7 @@ static void take_store(void)
 {
 	bool on = !cv__off() && forks == 0;
 	__atomic_store_n(&cv__real.take_normal, on && threads_made && mutex_in_libc && !elides, __ATOMIC_RELAXED);
+	__atomic_store_n(&cv__real.take_spin, on && spin_in_libc && CV_SPIN_DECREMENTS, __ATOMIC_RELAXED);
 }
 
 void cv__take_update(void)

@@ -260,7 +260,7 @@ CV_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
 	if (CV_UNLIKELY(slow))
 		return rw_locked_slow(rw, rc, CV_LOCK_READ, __builtin_return_address(0));
 	rd_acquired(r);
-	cv__held_push_at(t, 0, r->obj, rw, __builtin_return_address(0), CV_LOCK_READ);
+	cv__held_push_first(t, r->obj, rw, __builtin_return_address(0), CV_LOCK_READ);
 	return 0;
 }
 
@@ -288,7 +288,7 @@ CV_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
 	if (CV_UNLIKELY(slow))
 		return rw_locked_slow(rw, rc, 0, __builtin_return_address(0));
 	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_at(t, 0, o, rw, __builtin_return_address(0), 0);
+	cv__held_push_first(t, o, rw, __builtin_return_address(0), 0);
 	return 0;
 }
 

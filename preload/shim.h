@@ -27,6 +27,7 @@
 #define CV_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define CV_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define CV_COLD     __attribute__((noinline, cold))
+#define CV_NOINLINE __attribute__((noinline))
 #define CV_CACHELINE 64
 
 /* Relaxed accessors: counters are written by their own thread and read, racily
@@ -110,13 +111,20 @@ struct cv_real {
 	uint64_t hold_mask;            /* CONVOY_HOLD_SAMPLE - 1 (config.c) */
 	uint32_t take_normal;          /* mutex.c takes normal mutexes itself (real.c says when) */
 	uint32_t cond_in_libc;         /* the real condvar signal and broadcast are glibc's */
+	uint32_t take_spin;            /* spin.c takes spinlocks itself (real.c says when) */
 #define CV_X(name, ret, args) ret (*name) args;
 	CV_REAL_FUNCS(CV_X)
 #undef CV_X
 } __attribute__((aligned(CV_CACHELINE)));
 extern struct cv_real cv__real;
+/* glibc's spinlock on x86 is 1 when free and `lock decl` takes it (spin.c). */
+#if defined(__x86_64__) || defined(__i386__)
+#define CV_SPIN_DECREMENTS 1
+#else
+#define CV_SPIN_DECREMENTS 0
+#endif
 void cv__resolve_real(void);
-/* take_normal: set once ready (cv__take_init), and again
+/* take_normal and take_spin: set once ready (cv__take_init), and again
  * on the process's first thread (pthread_create, cv__take_threads),
  * around a fork, and when the shim goes off or on again (cv__off;
  * cv__take_update). */
@@ -193,6 +201,7 @@ struct cv_obj {
 	int             merged;        /* objects.c: retired past the cap, its records fold into the kind's aggregate */
 	uint32_t        refs;          /* objects.c: records of it, plus one while it is being merged */
 	uint32_t        dump_id;       /* output.c: 1 + its id in the profile, 0 until written */
+	uint64_t        held_seed;     /* the hash of a held set of it alone (cv__obj_number) */
 	const char     *name;          /* convoy_name_object(), or NULL */
 	struct cv_obj  *hash_next;     /* registry bucket chain (live and newest retired) */
 
@@ -241,8 +250,10 @@ struct cv_held {
 	const void    *addr;
 	struct cv_obj *obj;
 	const void    *pc;             /* return address of the call that acquired it */
-	uintptr_t      sp;             /* the shim's stack pointer then (cv__sp): marks the frames live then */
-	uint32_t       flags;          /* CV_LOCK_* */
+	/* The shim's stack pointer then (cv__sp: it marks the frames live
+	 * then), a multiple of 8, with the CV_LOCK_* flags in its low bits:
+	 * one store less per push (cv__held_sp, cv__held_flags). */
+	uintptr_t      sp_flags;
 	/* The fast mutex path's lock-order memo (cv__order_unchecked): a hash
 	 * of the objects in this slot and every slot below it, and the mutex
 	 * last locked on top of such a held set whose order edges from all of
@@ -250,7 +261,20 @@ struct cv_held {
 	uint64_t       prefix;
 	uint64_t       checked_prefix;
 	const struct cv_obj *checked;
-};
+} __attribute__((aligned(CV_CACHELINE)));   /* a push writes one line */
+
+#define CV_HELD_FLAGS_MASK 7u
+_Static_assert(((CV_LOCK_READ | CV_LOCK_TRY) & ~CV_HELD_FLAGS_MASK) == 0, "cv_held: the flags fit below the sp");
+
+static inline uintptr_t cv__held_sp(const struct cv_held *h)
+{
+	return h->sp_flags & ~(uintptr_t)CV_HELD_FLAGS_MASK;
+}
+
+static inline uint32_t cv__held_flags(const struct cv_held *h)
+{
+	return (uint32_t)(h->sp_flags & CV_HELD_FLAGS_MASK);
+}
 
 /* The stack pointer: one register read, for the held set's pushes. */
 static inline uintptr_t cv__sp(void)
@@ -653,31 +677,70 @@ static inline void cv__lock_attempt(struct cv_thread *t, struct cv_obj *o, const
 
 /* The hash of the held set t->held[0..n-1] plus o (its memo key). Object
  * ids, not addresses: a freed object's memory may come back as another. */
-static inline uint64_t cv__held_prefix(const struct cv_thread *t, uint32_t n, const struct cv_obj *o)
+static inline uint64_t cv__held_mix(uint64_t below, const struct cv_obj *o)
 {
-	uint64_t below = CV_LOAD(&t->held[(n - 1) % CV_HELD_MAX].prefix) & -(uint64_t)(n != 0);
 	uint64_t h = (below ^ ((uint64_t)o->id + 1)) * 0x9E3779B97F4A7C15ull;
 	return h ^ (h >> 29);
 }
 
-/* Pushes onto slot n (n < CV_HELD_MAX, n == t->nheld). The slot is claimed
- * before it is filled: a signal handler that locks in between pushes above
- * it, and skips it (and its memo) while its obj is NULL. */
-static inline void cv__held_push_at(struct cv_thread *t, uint32_t n, struct cv_obj *o, const void *addr,
-				    const void *pc, uint32_t flags)
+/* The hash of slot k and every slot below it. Slot 0's is its object's
+ * held_seed, not stored (one store less on every first push); 0 while
+ * the slot is being filled (its obj NULL: a signal handler interrupted the
+ * push), when no memo is taken from it (cv__order_unchecked). */
+static inline uint64_t cv__held_hash(const struct cv_thread *t, uint32_t k)
+{
+	if (k != 0)
+		return CV_LOAD(&t->held[k].prefix);
+	const struct cv_obj *o0 = CV_LOAD(&t->held[0].obj);
+	return o0 ? CV_LOAD(&o0->held_seed) : 0;
+}
+
+/* The hash of the held set t->held[0..n-1] plus o. */
+static inline uint64_t cv__held_prefix(const struct cv_thread *t, uint32_t n, const struct cv_obj *o)
+{
+	return n == 0 ? CV_LOAD(&o->held_seed) : cv__held_mix(cv__held_hash(t, n - 1), o);
+}
+
+/* Gives a new object its id, and the hash of a held set of it alone: the
+ * first push (cv__held_push_first) reads it from the object's read-mostly
+ * line instead of computing it. */
+static inline void cv__obj_number(struct cv_obj *o, uint32_t id)
+{
+	o->id = id;
+	o->held_seed = cv__held_mix(0, o);
+}
+
+/* Fills slot n (n < CV_HELD_MAX, n == t->nheld; prefix: its hash,
+ * cv__held_prefix, not stored for slot 0: cv__held_hash). The slot is claimed before it is filled: a signal
+ * handler that locks in between pushes above it, and skips it (and its
+ * memo) while its obj is NULL. */
+static inline void cv__held_fill(struct cv_thread *t, uint32_t n, struct cv_obj *o, const void *addr,
+				 const void *pc, uint32_t flags, uint64_t prefix)
 {
 	struct cv_held *h = &t->held[n];
-	uint64_t prefix = cv__held_prefix(t, n, o);
 	CV_STORE(&h->obj, NULL);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	CV_STORE(&t->nheld, n + 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	CV_STORE(&h->prefix, prefix);
+	if (n != 0)
+		CV_STORE(&h->prefix, prefix);
 	h->addr = addr;
 	h->pc = pc;
-	h->sp = cv__sp();
-	h->flags = flags;
+	h->sp_flags = (cv__sp() & ~(uintptr_t)CV_HELD_FLAGS_MASK) | flags;
 	CV_STORE(&h->obj, o);
+}
+
+static inline void cv__held_push_at(struct cv_thread *t, uint32_t n, struct cv_obj *o, const void *addr,
+				    const void *pc, uint32_t flags)
+{
+	cv__held_fill(t, n, o, addr, pc, flags, cv__held_prefix(t, n, o));
+}
+
+/* The push of a thread that holds no lock (t->nheld == 0). */
+static inline void cv__held_push_first(struct cv_thread *t, struct cv_obj *o, const void *addr, const void *pc,
+				       uint32_t flags)
+{
+	cv__held_fill(t, 0, o, addr, pc, flags, 0);
 }
 
 static inline void cv__held_push(struct cv_thread *t, struct cv_obj *o, const void *addr, const void *pc,
@@ -720,7 +783,7 @@ static inline uintptr_t cv__order_unchecked(const struct cv_thread *t, uint32_t 
 {
 	const struct cv_held *top = &t->held[(n - 1) % CV_HELD_MAX];
 	uintptr_t seen = ((uintptr_t)CV_LOAD(&top->checked) ^ (uintptr_t)o) |
-			 (uintptr_t)(CV_LOAD(&top->checked_prefix) ^ CV_LOAD(&top->prefix)) |
+			 (uintptr_t)(CV_LOAD(&top->checked_prefix) ^ cv__held_hash(t, (n - 1) % CV_HELD_MAX)) |
 			 (CV_LOAD(&top->obj) == NULL);   /* a push in progress (a signal handler is running) */
 	return (n >> CV_HELD_BITS) | (seen & -(uintptr_t)(n != 0));
 }
@@ -742,7 +805,7 @@ static inline void cv__order_checked(struct cv_thread *t, const struct cv_obj *o
 	struct cv_held *top = &t->held[n - 1];
 	CV_STORE(&top->checked, NULL);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	CV_STORE(&top->checked_prefix, top->prefix);
+	CV_STORE(&top->checked_prefix, cv__held_hash(t, n - 1));
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	CV_STORE(&top->checked, o);
 }

@@ -18,7 +18,7 @@
 
 static inline bool spin_held(const pthread_spinlock_t *l)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if CV_SPIN_DECREMENTS
 	return CV_LOAD(l) <= 0;
 #else
 	return CV_LOAD(l) != 0;
@@ -43,7 +43,7 @@ static CV_COLD int spin_contended(struct cv_thread *t, struct cv_rec *r, pthread
 	return rc;
 }
 
-/* Everything the fast path below does not: no state yet (or the guard is
+/* Everything the fast paths below do not: no state yet (or the guard is
  * raised), a first use or a retired object, locks already held (lock
  * order), an owner change, a held lock word. */
 static CV_COLD int spin_lock_slow(pthread_spinlock_t *l, const void *pc)
@@ -64,19 +64,45 @@ static CV_COLD int spin_lock_slow(pthread_spinlock_t *l, const void *pc)
 	return rc;
 }
 
-/* The uncontended lock: one test before the real lock (a tracked thread
- * holding no lock, its cached record this lock's and live, its last owner
- * this thread, the lock word free), the real lock (glibc's returns 0
- * whatever happens), then the count and the held-set push in this thread's
- * lines. (Unlike mutex.c's, the test is still before the call: the spin
- * pair measured 1.05x native, so it was left as it was. docs/performance.md
- * counts the instructions.) */
-CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
+/* take_spin's lock found the word held: its decrement made it more
+ * negative, as glibc's own failed attempt does, and glibc's lock waits for
+ * the holder's store of 1. */
+static CV_COLD int spin_taken_slow(pthread_spinlock_t *l, const void *pc)
+{
+	struct cv_thread *t = cv__current();
+	if (!t && !(t = cv__thread_slow()))
+		return cv__real.pthread_spin_lock(l);
+	struct cv_rec *r = cv__spin_rec(t, (const void *)l);
+	cv__lock_attempt(t, r->obj, pc, 0);
+	return spin_contended(t, r, l, pc);
+}
+
+/* take_spin's lock acquired it, but the bookkeeping needs more than the
+ * fast path's (spin_lock_slow's reasons, the word aside). */
+static CV_COLD int spin_locked_slow(pthread_spinlock_t *l, const void *pc)
+{
+	struct cv_thread *t = cv__current();
+	if (t || (t = cv__thread_slow())) {
+		struct cv_rec *r = cv__spin_rec(t, (const void *)l);
+		if (t->nheld != 0)
+			cv__lockorder_attempt(t, r->obj, pc, 0);
+		CV_BUMP(&r->s.acquisitions, 1);
+		cv__held_push(t, r->obj, (const void *)l, pc, 0);
+		cv__note_owner(t, r);
+	}
+	return 0;
+}
+
+/* Where the shim does not take spinlocks itself (take_spin, real.c): one
+ * test before the real lock (a tracked thread holding no lock, its cached
+ * record this lock's and live, its last owner this thread, the lock word
+ * free), the real lock (glibc's returns 0 whatever happens), then the
+ * count and the held-set push in this thread's lines. */
+static CV_NOINLINE int spin_lock_other(pthread_spinlock_t *l, const void *pc)
 {
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r = t->spin_cache_rec;
 	struct cv_obj *o = r->obj;
-	const void *pc = __builtin_return_address(0);
 	uintptr_t slow = (t->inert | t->nheld) | ((uintptr_t)t->spin_cache_addr ^ (uintptr_t)l)
 		| (unsigned)CV_LOAD(&o->retired) | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t)
 		| spin_held(l);
@@ -84,8 +110,35 @@ CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 		return spin_lock_slow(l, pc);
 	int rc = cv__real.pthread_spin_lock(l);
 	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_at(t, 0, o, (const void *)l, pc, 0);
+	cv__held_push_first(t, o, (const void *)l, pc, 0);
 	return rc;
+}
+
+/* The uncontended lock: glibc's x86 lock made here (take_spin: a locked
+ * decrement from 1 to 0 acquires; anything else was held, and glibc's
+ * lock waits), then one test (a tracked thread holding no lock, its cached
+ * record this lock's and live, its last owner this thread), the count and
+ * the held-set push in this thread's lines. The test comes after the
+ * locked instruction, which would wait for its loads (mutex.c, locked).
+ * The decrement is also the peek: no lock taken between a peek and the
+ * real lock spins uncounted. */
+CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
+{
+	const void *pc = __builtin_return_address(0);
+	if (CV_UNLIKELY(!CV_SPIN_DECREMENTS || !CV_LOAD(&cv__real.take_spin)))
+		return spin_lock_other(l, pc);
+	if (CV_UNLIKELY(__atomic_sub_fetch(l, 1, __ATOMIC_ACQUIRE) != 0))
+		return spin_taken_slow(l, pc);
+	struct cv_thread *t = cv__self;
+	struct cv_rec *r = t->spin_cache_rec;
+	struct cv_obj *o = r->obj;
+	uintptr_t slow = t->nheld | ((uintptr_t)t->spin_cache_addr ^ (uintptr_t)l)
+		| (unsigned)CV_LOAD(&o->retired) | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t);
+	if (CV_UNLIKELY(slow))
+		return spin_locked_slow(l, pc);
+	CV_BUMP(&r->s.acquisitions, 1);
+	cv__held_push_first(t, o, (const void *)l, pc, 0);
+	return 0;
 }
 
 CV_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
@@ -121,7 +174,10 @@ CV_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
 	if (CV_UNLIKELY(cv__held_not_top(t, n, (const void *)l)))
 		return spin_unlock_slow(t, l);
 	CV_STORE(&t->nheld, n - 1);
-	return cv__real.pthread_spin_unlock(l);
+	if (CV_UNLIKELY(!CV_SPIN_DECREMENTS || !CV_LOAD(&cv__real.take_spin)))
+		return cv__real.pthread_spin_unlock(l);
+	__atomic_store_n(l, 1, __ATOMIC_RELEASE);   /* glibc's x86 unlock */
+	return 0;
 }
 
 CV_EXPORT int pthread_spin_init(pthread_spinlock_t *l, int pshared)

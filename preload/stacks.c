@@ -576,7 +576,7 @@ CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uintptr_t base, 
 	}
 	for (uint32_t i = 0; split && i < nheld && n > 0; i++) {
 		const struct cv_held *h = &hs->held[hs->which[i]];
-		held_ids[i] = intern_held(st, skip, n, h->pc, h->sp, *gen);
+		held_ids[i] = intern_held(st, skip, n, h->pc, cv__held_sp(h), *gen);
 	}
 	if (cfg.stats) {
 		uint64_t t3 = cv__now_ns();
