@@ -193,12 +193,14 @@ static inline bool cond_has_unclaimed(const struct cv_obj *o)
 	return WAITING(st) > CLAIMED(st);
 }
 
-/* Zero when w, c's cache entry, holds c's live object and nobody waits on
- * it (cv__inert's entries are empty: their object is retired). */
-static inline uintptr_t cond_unwaited_slow(const struct cv_way *w, const void *c)
+/* Zero when t's cache entry for c holds c's live object (*r its record)
+ * and nobody waits on it (cv__inert's entries are empty: their object is
+ * retired). */
+static inline uintptr_t cond_unwaited_slow(struct cv_thread *t, const void *c, struct cv_rec **r)
 {
-	return ((uintptr_t)w->addr ^ (uintptr_t)c) | (unsigned)CV_LOAD(&w->obj->retired) |
-	       cond_has_unclaimed(w->obj);
+	struct cv_obj *o;
+	const void *addr = cv__way_read(cv__way(t->cond_cache, c), r, &o);
+	return ((uintptr_t)addr ^ (uintptr_t)c) | (unsigned)CV_LOAD(&o->retired) | cond_has_unclaimed(o);
 }
 
 /* glibc's own first test in pthread_cond_signal and _broadcast: no waiter
@@ -216,9 +218,8 @@ static CV_COLD int broadcast_slow(pthread_cond_t *c);
 CV_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
 	struct cv_thread *t = cv__self;
-	struct cv_way *w = cv__way(t->cond_cache, c);
-	struct cv_rec *r = w->rec;
-	if (CV_UNLIKELY(cond_unwaited_slow(w, c)))
+	struct cv_rec *r;
+	if (CV_UNLIKELY(cond_unwaited_slow(t, c, &r)))
 		return signal_slow(c);
 	CV_BUMP(&r->s.signals_unwaited, 1);
 	t->cw_cond = NULL;   /* it did something after its wake: not futile */
@@ -230,9 +231,8 @@ CV_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 CV_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 {
 	struct cv_thread *t = cv__self;
-	struct cv_way *w = cv__way(t->cond_cache, c);
-	struct cv_rec *r = w->rec;
-	if (CV_UNLIKELY(cond_unwaited_slow(w, c)))
+	struct cv_rec *r;
+	if (CV_UNLIKELY(cond_unwaited_slow(t, c, &r)))
 		return broadcast_slow(c);
 	CV_BUMP(&r->s.broadcasts_unwaited, 1);
 	t->cw_cond = NULL;

@@ -234,24 +234,27 @@ static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc)
  * older load (measured interleaved, lockpair uncontended 2000000, 21
  * rounds, medians: native 13.23 ns, the test before the lock 19.19, after
  * it 18.42). */
-static inline uintptr_t locked_needs_more(const struct cv_thread *t, const struct cv_way *w, const pthread_mutex_t *m)
+static inline uintptr_t locked_needs_more(struct cv_thread *t, const pthread_mutex_t *m, struct cv_rec **r,
+					  struct cv_obj **o)
 {
-	const struct cv_obj *o = w->obj;
-	return ((uintptr_t)w->addr ^ (uintptr_t)m)
-		| (uintptr_t)(unsigned)CV_LOAD(&o->retired)
-		| ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t)
-		| ((CV_LOAD(&w->rec->s.acquisitions) & cv__real.hold_mask) == 0);
+	const void *addr = cv__way_read(cv__way(t->mutex_cache, m), r, o);
+	return ((uintptr_t)addr ^ (uintptr_t)m)
+		| (uintptr_t)(unsigned)CV_LOAD(&(*o)->retired)
+		| ((uintptr_t)CV_LOAD(&(*o)->last_owner) ^ (uintptr_t)t)
+		| ((CV_LOAD(&(*r)->s.acquisitions) & cv__real.hold_mask) == 0);
 }
 
 /* With n locks held (n > 0), out of line: the common case, a thread that
  * holds no other lock (locked), then needs no register saved. */
 static CV_NOINLINE int locked_holding(struct cv_thread *t, pthread_mutex_t *m, const void *pc, uint32_t n)
 {
-	struct cv_way *w = cv__way(t->mutex_cache, m);
-	if (CV_UNLIKELY(locked_needs_more(t, w, m) | cv__order_unchecked(t, n, w->obj)))
+	struct cv_rec *r;
+	struct cv_obj *o;
+	uintptr_t more = locked_needs_more(t, m, &r, &o);
+	if (CV_UNLIKELY(more | cv__order_unchecked(t, n, o)))
 		return locked_slow(m, pc);
-	CV_BUMP(&w->rec->s.acquisitions, 1);
-	cv__held_push_at(t, n, w->obj, m, pc, 0);
+	CV_BUMP(&r->s.acquisitions, 1);
+	cv__held_push_at(t, n, o, m, pc, 0);
 	return 0;
 }
 
@@ -260,11 +263,12 @@ static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pth
 	uint32_t n = t->nheld;
 	if (CV_UNLIKELY(n != 0))
 		return locked_holding(t, m, pc, n);
-	struct cv_way *w = cv__way(t->mutex_cache, m);
-	if (CV_UNLIKELY(locked_needs_more(t, w, m)))
+	struct cv_rec *r;
+	struct cv_obj *o;
+	if (CV_UNLIKELY(locked_needs_more(t, m, &r, &o)))
 		return locked_slow(m, pc);
-	CV_BUMP(&w->rec->s.acquisitions, 1);
-	cv__held_push_first(t, w->obj, m, pc, 0);
+	CV_BUMP(&r->s.acquisitions, 1);
+	cv__held_push_first(t, o, m, pc, 0);
 	return 0;
 }
 
@@ -482,11 +486,11 @@ CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 		rc = cv__real.pthread_mutex_trylock(m);
 	}
 	struct cv_thread *t = cv__self;
-	struct cv_way *w = cv__way(t->mutex_cache, m);
-	struct cv_rec *r = w->rec;
-	const struct cv_obj *o = w->obj;
+	struct cv_rec *r;
+	struct cv_obj *o;
+	const void *addr = cv__way_read(cv__way(t->mutex_cache, m), &r, &o);
 	uint32_t n = t->nheld;
-	uintptr_t slow = (unsigned)rc | ((uintptr_t)w->addr ^ (uintptr_t)m)
+	uintptr_t slow = (unsigned)rc | ((uintptr_t)addr ^ (uintptr_t)m)
 		| (uintptr_t)(unsigned)CV_LOAD(&o->retired)
 		| ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t)
 		| (n >> CV_HELD_BITS)
@@ -495,7 +499,7 @@ CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 		return trylocked_slow(m, rc, __builtin_return_address(0));
 	CV_BUMP(&r->s.trylocks, 1);
 	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_at(t, n, r->obj, m, __builtin_return_address(0), CV_LOCK_TRY);
+	cv__held_push_at(t, n, o, m, __builtin_return_address(0), CV_LOCK_TRY);
 	return 0;
 }
 

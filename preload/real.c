@@ -83,7 +83,7 @@ static void who_is_next(void)
  * shim is off or the process forks, nor when glibc elides normal
  * mutexes (it marks one for elision on its first lock). Either way the mutex ends
  * in the same state, so the switch may come at any moment. */
-static bool elides, threads_made;
+static bool elides, threads_made, spin_decrements;
 static int forks;                /* in progress in this process */
 static cv_spinlock_t take_lock;  /* the inputs and the store of take_normal, together */
 
@@ -91,7 +91,7 @@ static void take_store(void)
 {
 	bool on = !cv__off() && forks == 0;
 	__atomic_store_n(&cv__real.take_normal, on && threads_made && mutex_in_libc && !elides, __ATOMIC_RELAXED);
-	__atomic_store_n(&cv__real.take_spin, on && spin_in_libc && CV_SPIN_DECREMENTS, __ATOMIC_RELAXED);
+	__atomic_store_n(&cv__real.take_spin, on && spin_decrements, __ATOMIC_RELAXED);
 }
 
 void cv__take_update(void)
@@ -99,6 +99,20 @@ void cv__take_update(void)
 	cv__spin_lock(&take_lock);
 	take_store();
 	cv__spin_unlock(&take_lock);
+}
+
+/* Whether glibc's spinlock is the one spin.c makes itself: 1 when free, 0
+ * when taken, 1 again after the unlock (x86's `lock decl` spinlock; a
+ * build with the generic one, 0 when free, would wait forever on a
+ * decrement from 0). glibc's own functions on a scratch lock. */
+static bool spin_format_is_decrement(void)
+{
+	pthread_spinlock_t probe;
+	if (cv__real.pthread_spin_init(&probe, PTHREAD_PROCESS_PRIVATE) != 0 || CV_LOAD(&probe) != 1)
+		return false;
+	bool taken = cv__real.pthread_spin_lock(&probe) == 0 && CV_LOAD(&probe) == 0;
+	cv__real.pthread_spin_unlock(&probe);
+	return taken && CV_LOAD(&probe) == 1;
 }
 
 /* Whether glibc elides normal mutexes: its first lock of one marks it
@@ -111,6 +125,7 @@ void cv__take_init(void)
 		elides = CV_LOAD(&probe.__data.__kind) & 0x100;      /* PTHREAD_MUTEX_ELISION_NP */
 		__pthread_mutex_unlock(&probe);
 	}
+	spin_decrements = CV_SPIN_DECREMENTS && spin_in_libc && spin_format_is_decrement();
 	cv__take_update();
 }
 

@@ -71,8 +71,9 @@ static CV_COLD struct cv_rec *rw_rec_slow(struct cv_thread *t, pthread_rwlock_t 
 
 static inline struct cv_rec *rw_rec(struct cv_thread *t, pthread_rwlock_t *rw)
 {
-	struct cv_rec *r = t->rwlock_cache_rec;
-	if (CV_LIKELY(t->rwlock_cache_addr == rw && !CV_LOAD(&r->obj->retired)))
+	struct cv_rec *r;
+	if (CV_LIKELY(cv__entry_read(&t->rwlock_cache_addr, &t->rwlock_cache_rec, &r) == rw &&
+		      !CV_LOAD(&r->obj->retired)))
 		return r;
 	return rw_rec_slow(t, rw);
 }
@@ -253,9 +254,10 @@ CV_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
 		return rdlock_slow(rw, __builtin_return_address(0));
 	int rc = cv__real.pthread_rwlock_rdlock(rw);
 	struct cv_thread *t = cv__self;
-	struct cv_rec *r = t->rwlock_cache_rec;
+	struct cv_rec *r;
+	const void *addr = cv__entry_read(&t->rwlock_cache_addr, &t->rwlock_cache_rec, &r);
 	uint32_t n = t->nheld;
-	uintptr_t slow = (unsigned)rc | n | ((uintptr_t)t->rwlock_cache_addr ^ (uintptr_t)rw)
+	uintptr_t slow = (unsigned)rc | n | ((uintptr_t)addr ^ (uintptr_t)rw)
 		| (unsigned)CV_LOAD(&r->obj->retired);
 	if (CV_UNLIKELY(slow))
 		return rw_locked_slow(rw, rc, CV_LOCK_READ, __builtin_return_address(0));
@@ -280,10 +282,11 @@ CV_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
 		return wrlock_slow(rw, __builtin_return_address(0));
 	int rc = cv__real.pthread_rwlock_wrlock(rw);
 	struct cv_thread *t = cv__self;
-	struct cv_rec *r = t->rwlock_cache_rec;
+	struct cv_rec *r;
+	const void *addr = cv__entry_read(&t->rwlock_cache_addr, &t->rwlock_cache_rec, &r);
 	struct cv_obj *o = r->obj;
 	uint32_t n = t->nheld;
-	uintptr_t slow = (unsigned)rc | n | ((uintptr_t)t->rwlock_cache_addr ^ (uintptr_t)rw)
+	uintptr_t slow = (unsigned)rc | n | ((uintptr_t)addr ^ (uintptr_t)rw)
 		| (unsigned)CV_LOAD(&o->retired) | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t);
 	if (CV_UNLIKELY(slow))
 		return rw_locked_slow(rw, rc, 0, __builtin_return_address(0));

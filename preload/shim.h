@@ -251,7 +251,7 @@ struct cv_held {
 	struct cv_obj *obj;
 	const void    *pc;             /* return address of the call that acquired it */
 	/* The shim's stack pointer then (cv__sp: it marks the frames live
-	 * then), a multiple of 8, with the CV_LOCK_* flags in its low bits:
+	 * then), with the CV_LOCK_* flags in its two low bits:
 	 * one store less per push (cv__held_sp, cv__held_flags). */
 	uintptr_t      sp_flags;
 	/* The fast mutex path's lock-order memo (cv__order_unchecked): a hash
@@ -263,7 +263,7 @@ struct cv_held {
 	const struct cv_obj *checked;
 } __attribute__((aligned(CV_CACHELINE)));   /* a push writes one line */
 
-#define CV_HELD_FLAGS_MASK 7u
+#define CV_HELD_FLAGS_MASK 3u   /* a stack pointer is a multiple of 4 even on i386 */
 _Static_assert(((CV_LOCK_READ | CV_LOCK_TRY) & ~CV_HELD_FLAGS_MASK) == 0, "cv_held: the flags fit below the sp");
 
 static inline uintptr_t cv__held_sp(const struct cv_held *h)
@@ -474,27 +474,52 @@ static inline struct cv_way *cv__way(struct cv_way *cache, const void *addr)
 
 /* The record of thread t for the mutex at addr. Cached hit: three loads and two
  * compares; a retired object (destroyed and re-initialised elsewhere) misses. */
+/* A cache entry's record and object, then its address, which is
+ * returned: a signal handler that refills the entry in between (its lock
+ * of another address in the same entry missed) makes the address miss, so
+ * on a hit *r and *o are the address's. Use them, never the entry again:
+ * a handler may refill it at any instruction. */
+static inline const void *cv__way_read(const struct cv_way *w, struct cv_rec **r, struct cv_obj **o)
+{
+	*r = CV_LOAD(&w->rec);
+	*o = CV_LOAD(&w->obj);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return CV_LOAD(&w->addr);
+}
+
+/* The same for the one-entry caches of the other families (below). */
+static inline const void *cv__entry_read(const void *const *addr, struct cv_rec *const *rec, struct cv_rec **r)
+{
+	*r = CV_LOAD(rec);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return CV_LOAD(addr);
+}
+
+static inline struct cv_rec *cv__way_rec(struct cv_way *cache, const void *addr, uint32_t kind, struct cv_thread *t)
+{
+	struct cv_rec *r;
+	struct cv_obj *o;
+	if (CV_LIKELY(cv__way_read(cv__way(cache, addr), &r, &o) == addr && !CV_LOAD(&o->retired)))
+		return r;
+	return cv__lookup_slow(t, addr, kind);
+}
+
 static inline struct cv_rec *cv__mutex_rec(struct cv_thread *t, const void *addr)
 {
-	struct cv_way *w = cv__way(t->mutex_cache, addr);
-	if (CV_LIKELY(w->addr == addr && !CV_LOAD(&w->obj->retired)))
-		return w->rec;
-	return cv__lookup_slow(t, addr, CV_OBJ_MUTEX);
+	return cv__way_rec(t->mutex_cache, addr, CV_OBJ_MUTEX, t);
 }
 
 static inline struct cv_rec *cv__cond_rec(struct cv_thread *t, const void *addr)
 {
-	struct cv_way *w = cv__way(t->cond_cache, addr);
-	if (CV_LIKELY(w->addr == addr && !CV_LOAD(&w->obj->retired)))
-		return w->rec;
-	return cv__lookup_slow(t, addr, CV_OBJ_COND);
+	return cv__way_rec(t->cond_cache, addr, CV_OBJ_COND, t);
 }
 
 /* The same one-entry cache for rwlocks, spinlocks, semaphores and futexes. */
-#define CV_CACHED_REC(t, fam, addr, kind)                                             \
-	struct cv_rec *r = (t)->fam##_cache_rec;                                      \
-	if (CV_LIKELY((t)->fam##_cache_addr == (addr) && !CV_LOAD(&r->obj->retired))) \
-		return r;                                                             \
+#define CV_CACHED_REC(t, fam, addr, kind)                                                        \
+	struct cv_rec *r;                                                                        \
+	if (CV_LIKELY(cv__entry_read(&(t)->fam##_cache_addr, &(t)->fam##_cache_rec, &r) == (addr) && \
+		      !CV_LOAD(&r->obj->retired)))                                               \
+		return r;                                                                        \
 	return cv__lookup_slow((t), (addr), (kind))
 
 static inline struct cv_rec *cv__rwlock_rec(struct cv_thread *t, const void *addr)
@@ -684,15 +709,19 @@ static inline uint64_t cv__held_mix(uint64_t below, const struct cv_obj *o)
 }
 
 /* The hash of slot k and every slot below it. Slot 0's is its object's
- * held_seed, not stored (one store less on every first push); 0 while
- * the slot is being filled (its obj NULL: a signal handler interrupted the
- * push), when no memo is taken from it (cv__order_unchecked). */
+ * held_seed, not stored (one store less on every first push). 0 while the
+ * slot is being filled (its obj NULL: a signal handler interrupted the
+ * push; obj is read first, and the fill sets it last), so that a set
+ * above it is never taken for one that had another lock in its place: no
+ * memo is recorded over a slot being filled (cv__order_checked), and none
+ * matches a hash made from 0. */
 static inline uint64_t cv__held_hash(const struct cv_thread *t, uint32_t k)
 {
-	if (k != 0)
-		return CV_LOAD(&t->held[k].prefix);
-	const struct cv_obj *o0 = CV_LOAD(&t->held[0].obj);
-	return o0 ? CV_LOAD(&o0->held_seed) : 0;
+	const struct cv_obj *o = CV_LOAD(&t->held[k].obj);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!o)
+		return 0;
+	return k != 0 ? CV_LOAD(&t->held[k].prefix) : CV_LOAD(&o->held_seed);
 }
 
 /* The hash of the held set t->held[0..n-1] plus o. */
@@ -781,10 +810,15 @@ static inline uintptr_t cv__held_not_top(const struct cv_thread *t, uint32_t n, 
  * cv__held_not_top. */
 static inline uintptr_t cv__order_unchecked(const struct cv_thread *t, uint32_t n, const struct cv_obj *o)
 {
-	const struct cv_held *top = &t->held[(n - 1) % CV_HELD_MAX];
-	uintptr_t seen = ((uintptr_t)CV_LOAD(&top->checked) ^ (uintptr_t)o) |
-			 (uintptr_t)(CV_LOAD(&top->checked_prefix) ^ cv__held_hash(t, (n - 1) % CV_HELD_MAX)) |
-			 (CV_LOAD(&top->obj) == NULL);   /* a push in progress (a signal handler is running) */
+	uint32_t k = (n - 1) % CV_HELD_MAX;
+	const struct cv_held *top = &t->held[k];
+	/* The memo's hash before its object: a signal handler that records
+	 * another memo here in between (cv__order_checked: object NULL, hash,
+	 * object) leaves an object that does not match. */
+	uint64_t hash = cv__held_hash(t, k), checked_hash = CV_LOAD(&top->checked_prefix);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	uintptr_t seen = ((uintptr_t)CV_LOAD(&top->checked) ^ (uintptr_t)o) | (uintptr_t)(checked_hash ^ hash) |
+			 (hash == 0);   /* a push in progress (a signal handler is running) */
 	return (n >> CV_HELD_BITS) | (seen & -(uintptr_t)(n != 0));
 }
 

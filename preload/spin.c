@@ -25,11 +25,35 @@ static inline bool spin_held(const pthread_spinlock_t *l)
 #endif
 }
 
-static CV_COLD int spin_contended(struct cv_thread *t, struct cv_rec *r, pthread_spinlock_t *l, const void *pc)
+/* glibc's x86 lock after its decrement failed (sysdeps/x86_64/nptl/
+ * pthread_spin_lock.S): pause while the word is not positive, then
+ * decrement again. Made here after the shim's own failed decrement
+ * (take_spin): glibc's whole lock would decrement once more first, and a
+ * waiting thread would leave the word at -2 where glibc leaves -1. */
+static void spin_wait_decremented(pthread_spinlock_t *l)
+{
+#if CV_SPIN_DECREMENTS
+	do {
+		do
+			__builtin_ia32_pause();
+		while (CV_LOAD(l) <= 0);
+	} while (__atomic_sub_fetch(l, 1, __ATOMIC_ACQUIRE) != 0);
+#else
+	(void)l;
+#endif
+}
+
+/* decremented: the caller's decrement of the word failed (take_spin). */
+static CV_COLD int spin_contended(struct cv_thread *t, struct cv_rec *r, pthread_spinlock_t *l, const void *pc,
+				  bool decremented)
 {
 	uint64_t t0 = cv__now_ns();
 	cv__wait_begin(t, r->obj, NULL, 0, pc, t0);
-	int rc = cv__real.pthread_spin_lock(l);
+	int rc = 0;
+	if (decremented)
+		spin_wait_decremented(l);
+	else
+		rc = cv__real.pthread_spin_lock(l);
 	cv__wait_end(t);
 	uint64_t ns = cv__now_ns() - t0;
 	cv__record_wait(r, ns);
@@ -54,7 +78,7 @@ static CV_COLD int spin_lock_slow(pthread_spinlock_t *l, const void *pc)
 	struct cv_rec *r = cv__spin_rec(t, (const void *)l);
 	cv__lock_attempt(t, r->obj, pc, 0);
 	if (spin_held(l))
-		return spin_contended(t, r, l, pc);
+		return spin_contended(t, r, l, pc, false);
 	int rc = cv__real.pthread_spin_lock(l);
 	if (rc == 0) {
 		CV_BUMP(&r->s.acquisitions, 1);
@@ -65,16 +89,18 @@ static CV_COLD int spin_lock_slow(pthread_spinlock_t *l, const void *pc)
 }
 
 /* take_spin's lock found the word held: its decrement made it more
- * negative, as glibc's own failed attempt does, and glibc's lock waits for
- * the holder's store of 1. */
+ * negative, as glibc's own failed attempt does, and glibc's wait follows
+ * (spin_wait_decremented). */
 static CV_COLD int spin_taken_slow(pthread_spinlock_t *l, const void *pc)
 {
 	struct cv_thread *t = cv__current();
-	if (!t && !(t = cv__thread_slow()))
-		return cv__real.pthread_spin_lock(l);
+	if (!t && !(t = cv__thread_slow())) {
+		spin_wait_decremented(l);
+		return 0;
+	}
 	struct cv_rec *r = cv__spin_rec(t, (const void *)l);
 	cv__lock_attempt(t, r->obj, pc, 0);
-	return spin_contended(t, r, l, pc);
+	return spin_contended(t, r, l, pc, true);
 }
 
 /* take_spin's lock acquired it, but the bookkeeping needs more than the
@@ -101,9 +127,10 @@ static CV_COLD int spin_locked_slow(pthread_spinlock_t *l, const void *pc)
 static CV_NOINLINE int spin_lock_other(pthread_spinlock_t *l, const void *pc)
 {
 	struct cv_thread *t = cv__self;
-	struct cv_rec *r = t->spin_cache_rec;
+	struct cv_rec *r;
+	const void *addr = cv__entry_read(&t->spin_cache_addr, &t->spin_cache_rec, &r);
 	struct cv_obj *o = r->obj;
-	uintptr_t slow = (t->inert | t->nheld) | ((uintptr_t)t->spin_cache_addr ^ (uintptr_t)l)
+	uintptr_t slow = (t->inert | t->nheld) | ((uintptr_t)addr ^ (uintptr_t)l)
 		| (unsigned)CV_LOAD(&o->retired) | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t)
 		| spin_held(l);
 	if (CV_UNLIKELY(slow))
@@ -130,9 +157,10 @@ CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 	if (CV_UNLIKELY(__atomic_sub_fetch(l, 1, __ATOMIC_ACQUIRE) != 0))
 		return spin_taken_slow(l, pc);
 	struct cv_thread *t = cv__self;
-	struct cv_rec *r = t->spin_cache_rec;
+	struct cv_rec *r;
+	const void *addr = cv__entry_read(&t->spin_cache_addr, &t->spin_cache_rec, &r);
 	struct cv_obj *o = r->obj;
-	uintptr_t slow = t->nheld | ((uintptr_t)t->spin_cache_addr ^ (uintptr_t)l)
+	uintptr_t slow = t->nheld | ((uintptr_t)addr ^ (uintptr_t)l)
 		| (unsigned)CV_LOAD(&o->retired) | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t);
 	if (CV_UNLIKELY(slow))
 		return spin_locked_slow(l, pc);

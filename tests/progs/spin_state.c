@@ -1,5 +1,6 @@
 /* Prints a spinlock's word after each step: lock, unlock, a trylock of a
- * held lock, a second thread that waits for it and takes it, all in a
+ * held lock, a second thread waiting for it (glibc's waiter decrements
+ * once, then only reads) and taking it, all in a
  * process with a thread. spin.c takes spinlocks itself (take_spin): the word
  * must come out as glibc's own lock and unlock leave it
  * (trust::a_spinlock_the_shim_takes_itself_is_left_as_glibc_leaves_it). */
@@ -44,10 +45,11 @@ int main(void)
 	show("unlocked");
 	MUST(pthread_spin_lock(&spin));
 	MUST(pthread_create(&t, NULL, waiter, NULL));
-	while (!atomic_load(&waiting))
-		sched_yield();
-	for (int i = 0; i < 1000; i++)
-		sched_yield();   /* the waiter is likely spinning by now; either way the end state is the same */
+	while (!atomic_load(&waiting) || atomic_load((atomic_int *)&spin) >= 0)
+		sched_yield();   /* until the waiter's decrement failed */
+	for (volatile int i = 0; i < 100000; i++)
+		;   /* a waiter that decremented twice would have done it by now */
+	show("while a thread waits");
 	MUST(pthread_spin_unlock(&spin));
 	MUST(pthread_join(t, NULL));
 	show("after the waiter");
