@@ -237,8 +237,7 @@ static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc)
 static inline uintptr_t locked_needs_more(struct cv_thread *t, const pthread_mutex_t *m, struct cv_rec **r,
 					  struct cv_obj **o)
 {
-	const void *addr = cv__way_read(cv__way(t->mutex_cache, m), r, o);
-	return ((uintptr_t)addr ^ (uintptr_t)m)
+	return cv__way_miss(cv__way(t->mutex_cache, m), m, r, o)
 		| (uintptr_t)(unsigned)CV_LOAD(&(*o)->retired)
 		| ((uintptr_t)CV_LOAD(&(*o)->last_owner) ^ (uintptr_t)t)
 		| ((CV_LOAD(&(*r)->s.acquisitions) & cv__real.hold_mask) == 0);
@@ -488,9 +487,9 @@ CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
 	struct cv_obj *o;
-	const void *addr = cv__way_read(cv__way(t->mutex_cache, m), &r, &o);
+	uintptr_t miss = cv__way_miss(cv__way(t->mutex_cache, m), m, &r, &o);
 	uint32_t n = t->nheld;
-	uintptr_t slow = (unsigned)rc | ((uintptr_t)addr ^ (uintptr_t)m)
+	uintptr_t slow = (unsigned)rc | miss
 		| (uintptr_t)(unsigned)CV_LOAD(&o->retired)
 		| ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t)
 		| (n >> CV_HELD_BITS)

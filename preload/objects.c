@@ -62,8 +62,8 @@ static const struct cv_obj nil_obj = { .kind = CV_OBJ_UNKNOWN, .retired = 1 };
 const struct cv_rec cv__nil_rec = { .obj = (struct cv_obj *)&nil_obj };
 
 #define CV_EMPTY_CACHES                                                              \
-	.mutex_cache = { [0 ... CV_WAYS - 1] = { .rec = CV_NIL_REC, .obj = (struct cv_obj *)&nil_obj } }, \
-	.cond_cache = { [0 ... CV_WAYS - 1] = { .rec = CV_NIL_REC, .obj = (struct cv_obj *)&nil_obj } },  \
+	.mutex_cache = { [0 ... CV_WAYS - 1] = { .rec = CV_NIL_REC } },             \
+	.cond_cache = { [0 ... CV_WAYS - 1] = { .rec = CV_NIL_REC } },              \
 	.rwlock_cache_rec = CV_NIL_REC, .spin_cache_rec = CV_NIL_REC,                \
 	.sem_cache_rec = CV_NIL_REC, .futex_cache_rec = CV_NIL_REC
 /* Every thread's state until it has one of its own, and while the guard is
@@ -72,12 +72,10 @@ const struct cv_thread cv__inert = { .inert = 1, CV_EMPTY_CACHES };
 
 void cv__caches_clear(struct cv_thread *t)
 {
-	t->rwlock_cache_addr = NULL;
-	t->spin_cache_addr = t->sem_cache_addr = t->futex_cache_addr = NULL;
 	t->rwlock_cache_rec = CV_NIL_REC;
 	t->spin_cache_rec = t->sem_cache_rec = t->futex_cache_rec = CV_NIL_REC;
 	for (uint32_t i = 0; i < CV_WAYS; i++)
-		t->mutex_cache[i] = t->cond_cache[i] = (struct cv_way){ .rec = CV_NIL_REC, .obj = CV_NIL_REC->obj };
+		t->mutex_cache[i] = t->cond_cache[i] = (struct cv_way){ .rec = CV_NIL_REC };
 }
 
 /* Records (defined with the merging below). */
@@ -424,15 +422,15 @@ static struct cv_rec *lookup_locked(struct cv_thread *t, const void *addr, uint3
 	 * on the address alone is a hit on the kind. */
 	switch (kind) {
 	case CV_OBJ_COND:
-		*cv__way(t->cond_cache, addr) = (struct cv_way){ .addr = addr, .rec = r, .obj = r->obj };
+		*cv__way(t->cond_cache, addr) = (struct cv_way){ .rec = r };
 		break;
 	case CV_OBJ_MUTEX:
-		*cv__way(t->mutex_cache, addr) = (struct cv_way){ .addr = addr, .rec = r, .obj = r->obj };
+		*cv__way(t->mutex_cache, addr) = (struct cv_way){ .rec = r };
 		break;
-	case CV_OBJ_RWLOCK: t->rwlock_cache_addr = addr; t->rwlock_cache_rec = r; break;
-	case CV_OBJ_SPIN:   t->spin_cache_addr = addr;   t->spin_cache_rec = r;   break;
-	case CV_OBJ_SEM:    t->sem_cache_addr = addr;    t->sem_cache_rec = r;    break;
-	case CV_OBJ_FUTEX:  t->futex_cache_addr = addr;  t->futex_cache_rec = r;  break;
+	case CV_OBJ_RWLOCK: t->rwlock_cache_rec = r; break;
+	case CV_OBJ_SPIN:   t->spin_cache_rec = r;   break;
+	case CV_OBJ_SEM:    t->sem_cache_rec = r;    break;
+	case CV_OBJ_FUTEX:  t->futex_cache_rec = r;  break;
 	default: break;
 	}
 	return r;
@@ -600,18 +598,14 @@ static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted)
 		return;   /* out of memory: r stays, reported apart; the address's next use makes a new record */
 	struct cv_rec **caches[] = { &t->rwlock_cache_rec,
 				     &t->spin_cache_rec, &t->sem_cache_rec, &t->futex_cache_rec };
-	const void **addrs[] = { &t->rwlock_cache_addr,
-				 &t->spin_cache_addr, &t->sem_cache_addr, &t->futex_cache_addr };
 	for (size_t i = 0; i < sizeof(caches) / sizeof(caches[0]); i++)
-		if (*caches[i] == r) {
-			*addrs[i] = NULL;
+		if (*caches[i] == r)
 			*caches[i] = CV_NIL_REC;
-		}
 	for (uint32_t i = 0; i < CV_WAYS; i++) {
 		if (t->mutex_cache[i].rec == r)
-			t->mutex_cache[i] = (struct cv_way){ .rec = CV_NIL_REC, .obj = CV_NIL_REC->obj };
+			t->mutex_cache[i] = (struct cv_way){ .rec = CV_NIL_REC };
 		if (t->cond_cache[i].rec == r)
-			t->cond_cache[i] = (struct cv_way){ .rec = CV_NIL_REC, .obj = CV_NIL_REC->obj };
+			t->cond_cache[i] = (struct cv_way){ .rec = CV_NIL_REC };
 	}
 	if (t->hold_rec == r)
 		t->hold_addr = NULL, t->hold_rec = NULL;

@@ -72,8 +72,7 @@ static CV_COLD struct cv_rec *rw_rec_slow(struct cv_thread *t, pthread_rwlock_t 
 static inline struct cv_rec *rw_rec(struct cv_thread *t, pthread_rwlock_t *rw)
 {
 	struct cv_rec *r;
-	if (CV_LIKELY(cv__entry_read(&t->rwlock_cache_addr, &t->rwlock_cache_rec, &r) == rw &&
-		      !CV_LOAD(&r->obj->retired)))
+	if (CV_LIKELY(!(cv__entry_miss(&t->rwlock_cache_rec, rw, &r) | (uintptr_t)CV_LOAD(&r->obj->retired))))
 		return r;
 	return rw_rec_slow(t, rw);
 }
@@ -255,9 +254,9 @@ CV_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
 	int rc = cv__real.pthread_rwlock_rdlock(rw);
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
-	const void *addr = cv__entry_read(&t->rwlock_cache_addr, &t->rwlock_cache_rec, &r);
+	uintptr_t miss = cv__entry_miss(&t->rwlock_cache_rec, rw, &r);
 	uint32_t n = t->nheld;
-	uintptr_t slow = (unsigned)rc | n | ((uintptr_t)addr ^ (uintptr_t)rw)
+	uintptr_t slow = (unsigned)rc | n | miss
 		| (unsigned)CV_LOAD(&r->obj->retired);
 	if (CV_UNLIKELY(slow))
 		return rw_locked_slow(rw, rc, CV_LOCK_READ, __builtin_return_address(0));
@@ -283,10 +282,10 @@ CV_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
 	int rc = cv__real.pthread_rwlock_wrlock(rw);
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
-	const void *addr = cv__entry_read(&t->rwlock_cache_addr, &t->rwlock_cache_rec, &r);
+	uintptr_t miss = cv__entry_miss(&t->rwlock_cache_rec, rw, &r);
 	struct cv_obj *o = r->obj;
 	uint32_t n = t->nheld;
-	uintptr_t slow = (unsigned)rc | n | ((uintptr_t)addr ^ (uintptr_t)rw)
+	uintptr_t slow = (unsigned)rc | n | miss
 		| (unsigned)CV_LOAD(&o->retired) | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t);
 	if (CV_UNLIKELY(slow))
 		return rw_locked_slow(rw, rc, 0, __builtin_return_address(0));

@@ -296,15 +296,13 @@ struct cv_named_counter {
 	uint32_t    kind;              /* enum cv_counter_kind */
 };
 
-/* One entry of a thread's mutex or condvar cache: the record, and its
- * object (one load sooner than through the record). */
+/* One entry of a thread's mutex or condvar cache: a record. Its object's
+ * address is the key (cv__way_miss). */
 #define CV_WAY_BITS 2
 #define CV_WAYS (1u << CV_WAY_BITS)
 struct cv_way {
-	const void    *addr;
 	struct cv_rec *rec;
-	struct cv_obj *obj;
-} __attribute__((aligned(32)));   /* never across two lines */
+};
 
 /* Per-thread state. The profile reports every thread, including the ones
  * that have exited; past CV_THREADS_KEPT ended threads, later ones are
@@ -327,10 +325,10 @@ struct cv_thread {
 	/* The one mutex whose hold time is being sampled, if any (the unlock
 	 * reads hold_addr; the other two only a sampled hold uses). */
 	const void     *hold_addr;
-	/* Lines 1 and 2: the mutex cache, 3 and 4 the condvar cache (cv__way). */
+	/* Line 1: the mutex and condvar caches (cv__way). */
 	struct cv_way   mutex_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   cond_cache[CV_WAYS];
-	/* Line 5 on: the held set. */
+	/* Line 2 on: the held set. */
 	struct cv_held  held[CV_HELD_MAX] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_rec  *hold_rec;
 	uint64_t        hold_start;
@@ -356,13 +354,9 @@ struct cv_thread {
 	const void     *joining_pc;
 	/* One-entry caches of the other families (objects.c fills them; barriers
 	 * are slow by nature and use the table). */
-	const void     *rwlock_cache_addr;
 	struct cv_rec  *rwlock_cache_rec;
-	const void     *spin_cache_addr;
 	struct cv_rec  *spin_cache_rec;
-	const void     *sem_cache_addr;
 	struct cv_rec  *sem_cache_rec;
-	const void     *futex_cache_addr;
 	struct cv_rec  *futex_cache_rec;
 	/* Futile condvar wakes (cond.c): the last wait this thread returned from,
 	 * and its mutex record's acquisitions then. Waiting again on the same
@@ -472,34 +466,35 @@ static inline struct cv_way *cv__way(struct cv_way *cache, const void *addr)
 	return &cache[((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - CV_WAY_BITS)];
 }
 
-/* The record of thread t for the mutex at addr. Cached hit: three loads and two
- * compares; a retired object (destroyed and re-initialised elsewhere) misses. */
-/* A cache entry's record and object, then its address, which is
- * returned: a signal handler that refills the entry in between (its lock
- * of another address in the same entry missed) makes the address miss, so
- * on a hit *r and *o are the address's. Use them, never the entry again:
- * a handler may refill it at any instruction. */
-static inline const void *cv__way_read(const struct cv_way *w, struct cv_rec **r, struct cv_obj **o)
+/* A cache entry's record and its object, and zero when the object is
+ * addr's. The entry is read once: a signal handler may refill it at any
+ * instruction (its lock of another address in the same entry, or a failed
+ * trylock of this one, missed), and a record's object and an object's
+ * address never change, so what was read is one record's whole. Use *r
+ * and *o, never the entry again. (An entry that kept the address and the
+ * object beside the record, to save a load, could be read from two fills:
+ * the program's lock was then pushed as the handler's.) */
+static inline uintptr_t cv__way_miss(const struct cv_way *w, const void *addr, struct cv_rec **r, struct cv_obj **o)
 {
 	*r = CV_LOAD(&w->rec);
-	*o = CV_LOAD(&w->obj);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	return CV_LOAD(&w->addr);
+	*o = (*r)->obj;
+	return (uintptr_t)(*o)->addr ^ (uintptr_t)addr;
 }
 
 /* The same for the one-entry caches of the other families (below). */
-static inline const void *cv__entry_read(const void *const *addr, struct cv_rec *const *rec, struct cv_rec **r)
+static inline uintptr_t cv__entry_miss(struct cv_rec *const *entry, const void *addr, struct cv_rec **r)
 {
-	*r = CV_LOAD(rec);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	return CV_LOAD(addr);
+	*r = CV_LOAD(entry);
+	return (uintptr_t)(*r)->obj->addr ^ (uintptr_t)addr;
 }
 
+/* The record of thread t for the object at addr. A retired object
+ * (destroyed and re-initialised elsewhere) misses. */
 static inline struct cv_rec *cv__way_rec(struct cv_way *cache, const void *addr, uint32_t kind, struct cv_thread *t)
 {
 	struct cv_rec *r;
 	struct cv_obj *o;
-	if (CV_LIKELY(cv__way_read(cv__way(cache, addr), &r, &o) == addr && !CV_LOAD(&o->retired)))
+	if (CV_LIKELY(!(cv__way_miss(cv__way(cache, addr), addr, &r, &o) | (uintptr_t)CV_LOAD(&o->retired))))
 		return r;
 	return cv__lookup_slow(t, addr, kind);
 }
@@ -515,11 +510,10 @@ static inline struct cv_rec *cv__cond_rec(struct cv_thread *t, const void *addr)
 }
 
 /* The same one-entry cache for rwlocks, spinlocks, semaphores and futexes. */
-#define CV_CACHED_REC(t, fam, addr, kind)                                                        \
-	struct cv_rec *r;                                                                        \
-	if (CV_LIKELY(cv__entry_read(&(t)->fam##_cache_addr, &(t)->fam##_cache_rec, &r) == (addr) && \
-		      !CV_LOAD(&r->obj->retired)))                                               \
-		return r;                                                                        \
+#define CV_CACHED_REC(t, fam, addr, kind)                                                             \
+	struct cv_rec *r;                                                                             \
+	if (CV_LIKELY(!(cv__entry_miss(&(t)->fam##_cache_rec, (addr), &r) | (uintptr_t)CV_LOAD(&r->obj->retired)))) \
+		return r;                                                                             \
 	return cv__lookup_slow((t), (addr), (kind))
 
 static inline struct cv_rec *cv__rwlock_rec(struct cv_thread *t, const void *addr)

@@ -128,9 +128,9 @@ static CV_NOINLINE int spin_lock_other(pthread_spinlock_t *l, const void *pc)
 {
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
-	const void *addr = cv__entry_read(&t->spin_cache_addr, &t->spin_cache_rec, &r);
+	uintptr_t miss = cv__entry_miss(&t->spin_cache_rec, (const void *)l, &r);
 	struct cv_obj *o = r->obj;
-	uintptr_t slow = (t->inert | t->nheld) | ((uintptr_t)addr ^ (uintptr_t)l)
+	uintptr_t slow = (t->inert | t->nheld) | miss
 		| (unsigned)CV_LOAD(&o->retired) | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t)
 		| spin_held(l);
 	if (CV_UNLIKELY(slow))
@@ -158,9 +158,9 @@ CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 		return spin_taken_slow(l, pc);
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
-	const void *addr = cv__entry_read(&t->spin_cache_addr, &t->spin_cache_rec, &r);
+	uintptr_t miss = cv__entry_miss(&t->spin_cache_rec, (const void *)l, &r);
 	struct cv_obj *o = r->obj;
-	uintptr_t slow = t->nheld | ((uintptr_t)addr ^ (uintptr_t)l)
+	uintptr_t slow = t->nheld | miss
 		| (unsigned)CV_LOAD(&o->retired) | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t);
 	if (CV_UNLIKELY(slow))
 		return spin_locked_slow(l, pc);

@@ -34,16 +34,21 @@ echo "ns per lock+unlock pair; median of $rounds interleaved rounds (each the be
 echo "other: $other"
 printf '%-12s %8s %8s %7s %8s %7s %9s\n' case native other ratio this ratio this-other
 run_case uncontended 20000000
+run_case contended 2000000
 run_case nested 10000000
 run_case alternate 10000000
 run_case trylock 10000000
+run_case mtx 10000000
 run_case rdlock 10000000
 run_case wrlock 10000000
 run_case spin 10000000
-run_case mtx 10000000
+run_case spin-contended 2000000
+run_case semtry 10000000
+run_case semwait 10000000
 run_case signal 10000000
 run_case signal2 10000000
 run_case broadcast 10000000
+run_case syscall 200000
 # Objects made and destroyed (docs/performance.md, "Object churn").
 run_case churn 50000
 run_case churn-many 50000
