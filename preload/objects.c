@@ -61,21 +61,21 @@ static struct cv_rec lost_rec = { .obj = &lost_obj };
 static const struct cv_obj nil_obj = { .kind = CV_OBJ_UNKNOWN, .retired = 1 };
 const struct cv_rec cv__nil_rec = { .obj = (struct cv_obj *)&nil_obj };
 
+#define CV_EMPTY_WAY { .rec = CV_NIL_REC, .obj = (struct cv_obj *)&nil_obj }
 #define CV_EMPTY_CACHES                                                              \
-	.mutex_cache = { [0 ... CV_WAYS - 1] = { .rec = CV_NIL_REC } },             \
-	.cond_cache = { [0 ... CV_WAYS - 1] = { .rec = CV_NIL_REC } },              \
-	.rwlock_cache_rec = CV_NIL_REC, .spin_cache_rec = CV_NIL_REC,                \
-	.sem_cache_rec = CV_NIL_REC, .futex_cache_rec = CV_NIL_REC
+	.mutex_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                      \
+	.cond_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                       \
+	.rwlock_cache = CV_EMPTY_WAY, .spin_cache = CV_EMPTY_WAY,                    \
+	.sem_cache = CV_EMPTY_WAY, .futex_cache = CV_EMPTY_WAY
 /* Every thread's state until it has one of its own, and while the guard is
  * raised (shim.h): its caches are empty and `inert` fails every fast path. */
 const struct cv_thread cv__inert = { .inert = 1, CV_EMPTY_CACHES };
 
 void cv__caches_clear(struct cv_thread *t)
 {
-	t->rwlock_cache_rec = CV_NIL_REC;
-	t->spin_cache_rec = t->sem_cache_rec = t->futex_cache_rec = CV_NIL_REC;
+	t->rwlock_cache = t->spin_cache = t->sem_cache = t->futex_cache = (struct cv_way)CV_EMPTY_WAY;
 	for (uint32_t i = 0; i < CV_WAYS; i++)
-		t->mutex_cache[i] = t->cond_cache[i] = (struct cv_way){ .rec = CV_NIL_REC };
+		t->mutex_cache[i] = t->cond_cache[i] = (struct cv_way)CV_EMPTY_WAY;
 }
 
 /* Records (defined with the merging below). */
@@ -422,15 +422,15 @@ static struct cv_rec *lookup_locked(struct cv_thread *t, const void *addr, uint3
 	 * on the address alone is a hit on the kind. */
 	switch (kind) {
 	case CV_OBJ_COND:
-		*cv__way(t->cond_cache, addr) = (struct cv_way){ .rec = r };
+		*cv__way(t->cond_cache, addr) = (struct cv_way){ .rec = r, .obj = r->obj };
 		break;
 	case CV_OBJ_MUTEX:
-		*cv__way(t->mutex_cache, addr) = (struct cv_way){ .rec = r };
+		*cv__way(t->mutex_cache, addr) = (struct cv_way){ .rec = r, .obj = r->obj };
 		break;
-	case CV_OBJ_RWLOCK: t->rwlock_cache_rec = r; break;
-	case CV_OBJ_SPIN:   t->spin_cache_rec = r;   break;
-	case CV_OBJ_SEM:    t->sem_cache_rec = r;    break;
-	case CV_OBJ_FUTEX:  t->futex_cache_rec = r;  break;
+	case CV_OBJ_RWLOCK: t->rwlock_cache = (struct cv_way){ .rec = r, .obj = r->obj }; break;
+	case CV_OBJ_SPIN:   t->spin_cache = (struct cv_way){ .rec = r, .obj = r->obj };   break;
+	case CV_OBJ_SEM:    t->sem_cache = (struct cv_way){ .rec = r, .obj = r->obj };    break;
+	case CV_OBJ_FUTEX:  t->futex_cache = (struct cv_way){ .rec = r, .obj = r->obj };  break;
 	default: break;
 	}
 	return r;
@@ -596,16 +596,15 @@ static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted)
 	struct cv_rec *d = a ? merged_rec(t, a) : NULL;
 	if (!d)
 		return;   /* out of memory: r stays, reported apart; the address's next use makes a new record */
-	struct cv_rec **caches[] = { &t->rwlock_cache_rec,
-				     &t->spin_cache_rec, &t->sem_cache_rec, &t->futex_cache_rec };
+	struct cv_way *caches[] = { &t->rwlock_cache, &t->spin_cache, &t->sem_cache, &t->futex_cache };
 	for (size_t i = 0; i < sizeof(caches) / sizeof(caches[0]); i++)
-		if (*caches[i] == r)
-			*caches[i] = CV_NIL_REC;
+		if (caches[i]->rec == r)
+			*caches[i] = (struct cv_way)CV_EMPTY_WAY;
 	for (uint32_t i = 0; i < CV_WAYS; i++) {
 		if (t->mutex_cache[i].rec == r)
-			t->mutex_cache[i] = (struct cv_way){ .rec = CV_NIL_REC };
+			t->mutex_cache[i] = (struct cv_way)CV_EMPTY_WAY;
 		if (t->cond_cache[i].rec == r)
-			t->cond_cache[i] = (struct cv_way){ .rec = CV_NIL_REC };
+			t->cond_cache[i] = (struct cv_way)CV_EMPTY_WAY;
 	}
 	if (t->hold_rec == r)
 		t->hold_addr = NULL, t->hold_rec = NULL;

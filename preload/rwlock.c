@@ -72,7 +72,8 @@ static CV_COLD struct cv_rec *rw_rec_slow(struct cv_thread *t, pthread_rwlock_t 
 static inline struct cv_rec *rw_rec(struct cv_thread *t, pthread_rwlock_t *rw)
 {
 	struct cv_rec *r;
-	if (CV_LIKELY(!(cv__entry_miss(&t->rwlock_cache_rec, rw, &r) | (uintptr_t)CV_LOAD(&r->obj->retired))))
+	struct cv_obj *o;
+	if (CV_LIKELY(!(cv__way_miss(&t->rwlock_cache, rw, &r, &o) | (uintptr_t)CV_LOAD(&o->retired))))
 		return r;
 	return rw_rec_slow(t, rw);
 }
@@ -254,14 +255,14 @@ CV_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
 	int rc = cv__real.pthread_rwlock_rdlock(rw);
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
-	uintptr_t miss = cv__entry_miss(&t->rwlock_cache_rec, rw, &r);
+	struct cv_obj *o;
+	uintptr_t miss = cv__way_miss(&t->rwlock_cache, rw, &r, &o);
 	uint32_t n = t->nheld;
-	uintptr_t slow = (unsigned)rc | n | miss
-		| (unsigned)CV_LOAD(&r->obj->retired);
+	uintptr_t slow = (unsigned)rc | n | miss | (unsigned)CV_LOAD(&o->retired);
 	if (CV_UNLIKELY(slow))
 		return rw_locked_slow(rw, rc, CV_LOCK_READ, __builtin_return_address(0));
 	rd_acquired(r);
-	cv__held_push_first(t, r->obj, rw, __builtin_return_address(0), CV_LOCK_READ);
+	cv__held_push_first(t, o, rw, __builtin_return_address(0), CV_LOCK_READ);
 	return 0;
 }
 
@@ -282,8 +283,8 @@ CV_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
 	int rc = cv__real.pthread_rwlock_wrlock(rw);
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
-	uintptr_t miss = cv__entry_miss(&t->rwlock_cache_rec, rw, &r);
-	struct cv_obj *o = r->obj;
+	struct cv_obj *o;
+	uintptr_t miss = cv__way_miss(&t->rwlock_cache, rw, &r, &o);
 	uint32_t n = t->nheld;
 	uintptr_t slow = (unsigned)rc | n | miss
 		| (unsigned)CV_LOAD(&o->retired) | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t);

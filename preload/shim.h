@@ -296,13 +296,14 @@ struct cv_named_counter {
 	uint32_t    kind;              /* enum cv_counter_kind */
 };
 
-/* One entry of a thread's mutex or condvar cache: a record. Its object's
- * address is the key (cv__way_miss). */
+/* One entry of a thread's caches: a record and its object (the object's
+ * address is the key: cv__way_miss). */
 #define CV_WAY_BITS 2
 #define CV_WAYS (1u << CV_WAY_BITS)
 struct cv_way {
 	struct cv_rec *rec;
-};
+	struct cv_obj *obj;
+} __attribute__((aligned(16)));   /* never across two lines */
 
 /* Per-thread state. The profile reports every thread, including the ones
  * that have exited; past CV_THREADS_KEPT ended threads, later ones are
@@ -325,10 +326,10 @@ struct cv_thread {
 	/* The one mutex whose hold time is being sampled, if any (the unlock
 	 * reads hold_addr; the other two only a sampled hold uses). */
 	const void     *hold_addr;
-	/* Line 1: the mutex and condvar caches (cv__way). */
+	/* Lines 1 and 2: the mutex cache, then the condvar cache (cv__way). */
 	struct cv_way   mutex_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   cond_cache[CV_WAYS];
-	/* Line 2 on: the held set. */
+	/* Line 3 on: the held set. */
 	struct cv_held  held[CV_HELD_MAX] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_rec  *hold_rec;
 	uint64_t        hold_start;
@@ -354,10 +355,7 @@ struct cv_thread {
 	const void     *joining_pc;
 	/* One-entry caches of the other families (objects.c fills them; barriers
 	 * are slow by nature and use the table). */
-	struct cv_rec  *rwlock_cache_rec;
-	struct cv_rec  *spin_cache_rec;
-	struct cv_rec  *sem_cache_rec;
-	struct cv_rec  *futex_cache_rec;
+	struct cv_way   rwlock_cache, spin_cache, sem_cache, futex_cache;
 	/* Futile condvar wakes (cond.c): the last wait this thread returned from,
 	 * and its mutex record's acquisitions then. Waiting again on the same
 	 * condvar with that count unchanged means the mutex was never released. */
@@ -466,74 +464,64 @@ static inline struct cv_way *cv__way(struct cv_way *cache, const void *addr)
 	return &cache[((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - CV_WAY_BITS)];
 }
 
-/* A cache entry's record and its object, and zero when the object is
- * addr's. The entry is read once: a signal handler may refill it at any
- * instruction (its lock of another address in the same entry, or a failed
- * trylock of this one, missed), and a record's object and an object's
- * address never change, so what was read is one record's whole. Use *r
- * and *o, never the entry again. (An entry that kept the address and the
- * object beside the record, to save a load, could be read from two fills:
- * the program's lock was then pushed as the handler's.) */
+/* A cache entry's record and object, and zero when they are addr's: the
+ * record's object is the entry's, and that object is at addr. A signal
+ * handler may refill the entry at any instruction (its lock of another
+ * address in the same entry, or a failed trylock of this one, missed),
+ * and a record's object and an object's address never change while they
+ * live, so a record and an object read from two fills never pass. Nor is
+ * anything read through the record before it passes: a handler's lookup
+ * may free a record whose object was merged away (objects.c, rec_fold),
+ * and a freed block's first word is the allocator's link (an object read
+ * after its free is only compared: its memory stays mapped). Use *r and
+ * *o, never the entry again. */
 static inline uintptr_t cv__way_miss(const struct cv_way *w, const void *addr, struct cv_rec **r, struct cv_obj **o)
 {
 	*r = CV_LOAD(&w->rec);
-	*o = (*r)->obj;
-	return (uintptr_t)(*o)->addr ^ (uintptr_t)addr;
+	*o = CV_LOAD(&w->obj);
+	return ((uintptr_t)CV_LOAD(&(*r)->obj) ^ (uintptr_t)*o) | ((uintptr_t)CV_LOAD(&(*o)->addr) ^ (uintptr_t)addr);
 }
 
-/* The same for the one-entry caches of the other families (below). */
-static inline uintptr_t cv__entry_miss(struct cv_rec *const *entry, const void *addr, struct cv_rec **r)
-{
-	*r = CV_LOAD(entry);
-	return (uintptr_t)(*r)->obj->addr ^ (uintptr_t)addr;
-}
-
-/* The record of thread t for the object at addr. A retired object
- * (destroyed and re-initialised elsewhere) misses. */
-static inline struct cv_rec *cv__way_rec(struct cv_way *cache, const void *addr, uint32_t kind, struct cv_thread *t)
+/* The record of thread t for the object at addr, from the cache entry w. A
+ * retired object (destroyed and re-initialised elsewhere) misses. */
+static inline struct cv_rec *cv__way_rec(struct cv_way *w, const void *addr, uint32_t kind, struct cv_thread *t)
 {
 	struct cv_rec *r;
 	struct cv_obj *o;
-	if (CV_LIKELY(!(cv__way_miss(cv__way(cache, addr), addr, &r, &o) | (uintptr_t)CV_LOAD(&o->retired))))
+	if (CV_LIKELY(!(cv__way_miss(w, addr, &r, &o) | (uintptr_t)CV_LOAD(&o->retired))))
 		return r;
 	return cv__lookup_slow(t, addr, kind);
 }
 
 static inline struct cv_rec *cv__mutex_rec(struct cv_thread *t, const void *addr)
 {
-	return cv__way_rec(t->mutex_cache, addr, CV_OBJ_MUTEX, t);
+	return cv__way_rec(cv__way(t->mutex_cache, addr), addr, CV_OBJ_MUTEX, t);
 }
 
 static inline struct cv_rec *cv__cond_rec(struct cv_thread *t, const void *addr)
 {
-	return cv__way_rec(t->cond_cache, addr, CV_OBJ_COND, t);
+	return cv__way_rec(cv__way(t->cond_cache, addr), addr, CV_OBJ_COND, t);
 }
 
-/* The same one-entry cache for rwlocks, spinlocks, semaphores and futexes. */
-#define CV_CACHED_REC(t, fam, addr, kind)                                                             \
-	struct cv_rec *r;                                                                             \
-	if (CV_LIKELY(!(cv__entry_miss(&(t)->fam##_cache_rec, (addr), &r) | (uintptr_t)CV_LOAD(&r->obj->retired)))) \
-		return r;                                                                             \
-	return cv__lookup_slow((t), (addr), (kind))
-
+/* The one-entry caches of rwlocks, spinlocks, semaphores and futexes. */
 static inline struct cv_rec *cv__rwlock_rec(struct cv_thread *t, const void *addr)
 {
-	CV_CACHED_REC(t, rwlock, addr, CV_OBJ_RWLOCK);
+	return cv__way_rec(&t->rwlock_cache, addr, CV_OBJ_RWLOCK, t);
 }
 
 static inline struct cv_rec *cv__spin_rec(struct cv_thread *t, const void *addr)
 {
-	CV_CACHED_REC(t, spin, addr, CV_OBJ_SPIN);
+	return cv__way_rec(&t->spin_cache, addr, CV_OBJ_SPIN, t);
 }
 
 static inline struct cv_rec *cv__sem_rec(struct cv_thread *t, const void *addr)
 {
-	CV_CACHED_REC(t, sem, addr, CV_OBJ_SEM);
+	return cv__way_rec(&t->sem_cache, addr, CV_OBJ_SEM, t);
 }
 
 static inline struct cv_rec *cv__futex_rec(struct cv_thread *t, const void *addr)
 {
-	CV_CACHED_REC(t, futex, addr, CV_OBJ_FUTEX);
+	return cv__way_rec(&t->futex_cache, addr, CV_OBJ_FUTEX, t);
 }
 
 /* A lock of any kind was just acquired by t: when another thread held it

@@ -128,8 +128,8 @@ static CV_NOINLINE int spin_lock_other(pthread_spinlock_t *l, const void *pc)
 {
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
-	uintptr_t miss = cv__entry_miss(&t->spin_cache_rec, (const void *)l, &r);
-	struct cv_obj *o = r->obj;
+	struct cv_obj *o;
+	uintptr_t miss = cv__way_miss(&t->spin_cache, (const void *)l, &r, &o);
 	uintptr_t slow = (t->inert | t->nheld) | miss
 		| (unsigned)CV_LOAD(&o->retired) | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t)
 		| spin_held(l);
@@ -158,8 +158,8 @@ CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 		return spin_taken_slow(l, pc);
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
-	uintptr_t miss = cv__entry_miss(&t->spin_cache_rec, (const void *)l, &r);
-	struct cv_obj *o = r->obj;
+	struct cv_obj *o;
+	uintptr_t miss = cv__way_miss(&t->spin_cache, (const void *)l, &r, &o);
 	uintptr_t slow = t->nheld | miss
 		| (unsigned)CV_LOAD(&o->retired) | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t);
 	if (CV_UNLIKELY(slow))
