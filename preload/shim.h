@@ -320,9 +320,9 @@ struct cv_thread {
 	pid_t           tid;
 	/* Caches per object family (CV_WAYS entries for mutexes and condvars,
 	 * which programs use a few at a time, in turn; one for the others),
-	 * then an open-addressing table keyed by address. An empty cache holds
-	 * NULL and cv__nil_rec (whose object is retired), so a hit is tested
-	 * without a branch. */
+	 * then an open-addressing table keyed by address. An empty entry
+	 * holds cv__nil_rec and its object (at address NULL, retired), so a
+	 * hit is tested without a branch (cv__way_miss). */
 	/* The one mutex whose hold time is being sampled, if any (the unlock
 	 * reads hold_addr; the other two only a sampled hold uses). */
 	const void     *hold_addr;
@@ -469,12 +469,13 @@ static inline struct cv_way *cv__way(struct cv_way *cache, const void *addr)
  * handler may refill the entry at any instruction (its lock of another
  * address in the same entry, or a failed trylock of this one, missed),
  * and a record's object and an object's address never change while they
- * live, so a record and an object read from two fills never pass. Nor is
- * anything read through the record before it passes: a handler's lookup
- * may free a record whose object was merged away (objects.c, rec_fold),
- * and a freed block's first word is the allocator's link (an object read
- * after its free is only compared: its memory stays mapped). Use *r and
- * *o, never the entry again. */
+ * live, so a record and an object read from two fills never pass. No
+ * pointer is followed out of the record before it passes: a handler's
+ * lookup may free a record whose object was merged away (objects.c,
+ * rec_fold), and a freed block's first word, the record's obj, is the
+ * allocator's link (what else is read from a freed record or object only
+ * decides a miss: the shim's memory stays mapped). Use *r and *o, never
+ * the entry again. */
 static inline uintptr_t cv__way_miss(const struct cv_way *w, const void *addr, struct cv_rec **r, struct cv_obj **o)
 {
 	*r = CV_LOAD(&w->rec);
