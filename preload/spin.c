@@ -25,6 +25,16 @@ static inline bool spin_held(const pthread_spinlock_t *l)
 #endif
 }
 
+/* The bookkeeping of every acquisition off the fast paths: the count, the
+ * held-set push (flags: CV_LOCK_*), the owner. */
+static void spin_acquired(struct cv_thread *t, struct cv_rec *r, pthread_spinlock_t *l, const void *pc,
+			  uint32_t flags)
+{
+	CV_BUMP(&r->s.acquisitions, 1);
+	cv__held_push(t, r->obj, (const void *)l, pc, flags);
+	cv__note_owner(t, r);
+}
+
 /* glibc's x86 lock after its decrement failed (sysdeps/x86_64/nptl/
  * pthread_spin_lock.S): pause while the word is not positive, then
  * decrement again. Made here after the shim's own failed decrement
@@ -60,9 +70,7 @@ static CV_COLD int spin_contended(struct cv_thread *t, struct cv_rec *r, pthread
 	cv__stack_on_wait(t, r, ns);   /* stacks.c: sampled */
 	if (rc == 0) {
 		CV_BUMP(&r->s.contended, 1);
-		CV_BUMP(&r->s.acquisitions, 1);
-		cv__held_push(t, r->obj, (const void *)l, pc, 0);
-		cv__note_owner(t, r);
+		spin_acquired(t, r, l, pc, 0);
 	}
 	return rc;
 }
@@ -81,9 +89,7 @@ static CV_COLD int spin_lock_slow(pthread_spinlock_t *l, const void *pc)
 		return spin_contended(t, r, l, pc, false);
 	int rc = cv__real.pthread_spin_lock(l);
 	if (rc == 0) {
-		CV_BUMP(&r->s.acquisitions, 1);
-		cv__held_push(t, r->obj, (const void *)l, pc, 0);
-		cv__note_owner(t, r);
+		spin_acquired(t, r, l, pc, 0);
 	}
 	return rc;
 }
@@ -112,9 +118,7 @@ static CV_COLD int spin_locked_slow(pthread_spinlock_t *l, const void *pc)
 		struct cv_rec *r = cv__spin_rec(t, (const void *)l);
 		if (t->nheld != 0)
 			cv__lockorder_attempt(t, r->obj, pc, 0);
-		CV_BUMP(&r->s.acquisitions, 1);
-		cv__held_push(t, r->obj, (const void *)l, pc, 0);
-		cv__note_owner(t, r);
+		spin_acquired(t, r, l, pc, 0);
 	}
 	return 0;
 }
@@ -178,9 +182,7 @@ CV_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 	CV_BUMP(&r->s.trylocks, 1);
 	int rc = cv__real.pthread_spin_trylock(l);
 	if (rc == 0) {
-		CV_BUMP(&r->s.acquisitions, 1);
-		cv__held_push(t, r->obj, (const void *)l, __builtin_return_address(0), CV_LOCK_TRY);
-		cv__note_owner(t, r);
+		spin_acquired(t, r, l, __builtin_return_address(0), CV_LOCK_TRY);
 	} else if (rc == EBUSY)
 		CV_BUMP(&r->s.trylock_failures, 1);
 	return rc;
