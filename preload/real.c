@@ -46,7 +46,8 @@ static const char *cond_version(const char *name)
 
 /* The shim does some of glibc's work itself, skipping the call: the test
  * for no waiter of a condvar signal or broadcast (cond.c), the lock and
- * unlock of a normal mutex (mutex.c) and of a spinlock (spin.c). Only when the next definition is
+ * unlock of a normal mutex (mutex.c) and of a spinlock (spin.c), the
+ * uncontended lock of a rwlock (rwlock.c), a semaphore's token (sem.c). Only when the next definition is
  * glibc's own: another interposer after the shim (a sanitizer's runtime,
  * a second tracer) gets every call. */
 static bool next_is_libc(void *libc, const char *name, const char *version, void *next)
@@ -54,7 +55,7 @@ static bool next_is_libc(void *libc, const char *name, const char *version, void
 	return (version ? dlvsym(libc, name, version) : dlsym(libc, name)) == next;
 }
 
-static bool mutex_in_libc, spin_in_libc;
+static bool mutex_in_libc, spin_in_libc, rwlock_in_libc, sem_in_libc;
 
 static void who_is_next(void)
 {
@@ -69,10 +70,23 @@ static void who_is_next(void)
 			next_is_libc(libc, "pthread_mutex_unlock", NULL, (void *)cv__real.pthread_mutex_unlock);
 	spin_in_libc = next_is_libc(libc, "pthread_spin_lock", NULL, (void *)cv__real.pthread_spin_lock) &&
 		       next_is_libc(libc, "pthread_spin_unlock", NULL, (void *)cv__real.pthread_spin_unlock);
+	rwlock_in_libc = next_is_libc(libc, "pthread_rwlock_rdlock", NULL, (void *)cv__real.pthread_rwlock_rdlock) &&
+			 next_is_libc(libc, "pthread_rwlock_wrlock", NULL, (void *)cv__real.pthread_rwlock_wrlock) &&
+			 next_is_libc(libc, "pthread_rwlock_unlock", NULL, (void *)cv__real.pthread_rwlock_unlock);
+	sem_in_libc = next_is_libc(libc, "sem_wait", NULL, (void *)cv__real.sem_wait) &&
+		      next_is_libc(libc, "sem_trywait", NULL, (void *)cv__real.sem_trywait);
 	dlclose(libc);
 }
 
-/* take_spin: whether spin.c takes spinlocks itself: glibc's x86 lock (a
+/* take_rwlock: whether rwlock.c takes an uncontended rwlock itself
+ * (glibc's reader fast path, and its writer's from a free write phase),
+ * whenever the next definitions are glibc's, a probe finds glibc's words
+ * where rwlock.c expects them, and the shim is on.
+ *
+ * take_sem: whether sem.c takes a semaphore's token itself (glibc's
+ * compare-and-swap of one less), on the same conditions.
+ *
+ * take_spin: whether spin.c takes spinlocks itself: glibc's x86 lock (a
  * decrement from 1), whenever the next definition is glibc's and the shim
  * is on (glibc has no single-threaded shortcut for spinlocks).
  *
@@ -83,7 +97,7 @@ static void who_is_next(void)
  * shim is off or the process forks, nor when glibc elides normal
  * mutexes (it marks one for elision on its first lock). Either way the mutex ends
  * in the same state, so the switch may come at any moment. */
-static bool elides, threads_made, spin_decrements;
+static bool elides, threads_made, spin_decrements, rwlock_is_glibcs, sem_is_glibcs;
 static int forks;                /* in progress in this process */
 static cv_spinlock_t take_lock;  /* the inputs and the store of take_normal, together */
 
@@ -92,6 +106,8 @@ static void take_store(void)
 	bool on = !cv__off() && forks == 0;
 	__atomic_store_n(&cv__real.take_normal, on && threads_made && mutex_in_libc && !elides, __ATOMIC_RELAXED);
 	__atomic_store_n(&cv__real.take_spin, on && spin_decrements, __ATOMIC_RELAXED);
+	__atomic_store_n(&cv__real.take_rwlock, on && rwlock_is_glibcs, __ATOMIC_RELAXED);
+	__atomic_store_n(&cv__real.take_sem, on && sem_is_glibcs, __ATOMIC_RELAXED);
 }
 
 void cv__take_update(void)
@@ -115,6 +131,44 @@ static bool spin_format_is_decrement(void)
 	return taken && CV_LOAD(&probe) == 1;
 }
 
+/* Whether glibc's rwlock words go as rwlock.c's rw_take and wr_take
+ * expect: a read lock adds one reader (8) to a free read phase, a write
+ * lock of a free read phase leaves a locked write phase (3) with the
+ * writer's tid and __writers_futex 1, its unlock a free write phase (1)
+ * with both 0, and a write lock from there the same as the first. glibc's
+ * own functions on a scratch lock. */
+static bool rwlock_format_is_glibcs(void)
+{
+	pthread_rwlock_t p;
+	if (cv__real.pthread_rwlock_init(&p, NULL) != 0)
+		return false;
+	pid_t tid = cv__thread_tid();
+	bool ok = p.__data.__readers == 0 && cv__real.pthread_rwlock_rdlock(&p) == 0 && p.__data.__readers == 8 &&
+		  cv__real.pthread_rwlock_unlock(&p) == 0 && p.__data.__readers == 0;
+	for (int i = 0; ok && i < 2; i++)
+		ok = cv__real.pthread_rwlock_wrlock(&p) == 0 && p.__data.__readers == 3 &&
+		     p.__data.__cur_writer == tid && p.__data.__writers_futex == 1 &&
+		     cv__real.pthread_rwlock_unlock(&p) == 0 && p.__data.__readers == 1 &&
+		     p.__data.__cur_writer == 0 && p.__data.__writers_futex == 0;
+	cv__real.pthread_rwlock_destroy(&p);
+	return ok;
+}
+
+/* Whether glibc's semaphore is the 64-bit word sem.c takes a token from
+ * (semaphoreP.h: the value in the low half): a value of 2 reads 2, 1
+ * after glibc's trywait, 2 again after its post. */
+static bool sem_format_is_glibcs(void)
+{
+	sem_t p;
+	uint64_t *word = (uint64_t *)(void *)&p;
+	if (sizeof(long) != 8 || cv__real.sem_init(&p, 0, 2) != 0)
+		return false;
+	bool ok = CV_LOAD(word) == 2 && cv__real.sem_trywait(&p) == 0 && CV_LOAD(word) == 1 &&
+		  cv__real.sem_post(&p) == 0 && CV_LOAD(word) == 2;
+	cv__real.sem_destroy(&p);
+	return ok;
+}
+
 /* Whether glibc elides normal mutexes: its first lock of one marks it
  * (PTHREAD_MUTEX_ELISION_NP in __kind), which a probe shows whatever
  * spelling of the tunable asked for it (or a CPU without it refused). */
@@ -126,6 +180,8 @@ void cv__take_init(void)
 		__pthread_mutex_unlock(&probe);
 	}
 	spin_decrements = CV_SPIN_DECREMENTS && spin_in_libc && spin_format_is_decrement();
+	rwlock_is_glibcs = rwlock_in_libc && rwlock_format_is_glibcs();
+	sem_is_glibcs = sem_in_libc && sem_format_is_glibcs();
 	cv__take_update();
 }
 

@@ -32,6 +32,7 @@
 #define RW_WRPHASE      1u
 #define RW_WRLOCKED     2u
 #define RW_READER_SHIFT 3
+#define RW_READER       (1u << RW_READER_SHIFT)
 
 static inline unsigned rw_word(const pthread_rwlock_t *rw)
 {
@@ -241,29 +242,76 @@ static CV_COLD int rw_locked_slow(pthread_rwlock_t *rw, int rc, uint32_t flags, 
 	return 0;
 }
 
-/* The plain rdlock and wrlock have mutex.c's shape: a peek at the lock
- * before the real call (it would block: the timed slow path), then one
- * test of the thread's state after it (a tracked thread holding no lock,
- * whose cached record is this lock's and live, and for a writer its last
- * owner), and the count and the held-set push in lines only this thread
- * writes. The peek reads only the rwlock, so the real call's atomic waits
- * for nothing the shim loads (mutex.c says why that matters). */
-CV_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
+/* The bookkeeping of a plain rdlock or wrlock that returned rc without
+ * waiting: one test of the thread's state (a tracked thread holding no
+ * lock, whose cached record is this lock's and live, and for a writer its
+ * last owner), then the count and the held-set push in lines only this
+ * thread writes; anything else is rw_locked_slow's. */
+static inline __attribute__((always_inline)) int rw_locked(pthread_rwlock_t *rw, int rc, uint32_t flags,
+							    const void *pc)
 {
-	if (CV_UNLIKELY(rd_would_block(rw, rw_word(rw)) | !CV_LOAD(&cv__process.ready)))
-		return rdlock_slow(rw, __builtin_return_address(0));
-	int rc = cv__real.pthread_rwlock_rdlock(rw);
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
 	struct cv_obj *o;
 	uintptr_t miss = cv__way_miss(&t->rwlock_cache, rw, &r, &o);
 	uint32_t n = t->nheld;
 	uintptr_t slow = (unsigned)rc | n | miss | (unsigned)CV_LOAD(&o->retired);
+	if (!(flags & CV_LOCK_READ))
+		slow |= (uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t;
 	if (CV_UNLIKELY(slow))
-		return rw_locked_slow(rw, rc, CV_LOCK_READ, __builtin_return_address(0));
-	rd_acquired(r);
-	cv__held_push_first(t, o, rw, __builtin_return_address(0), CV_LOCK_READ);
+		return rw_locked_slow(rw, rc, flags, pc);
+	if (flags & CV_LOCK_READ)
+		rd_acquired(r);
+	else
+		CV_BUMP(&r->s.acquisitions, 1);
+	cv__held_push_first(t, o, rw, pc, flags);
 	return 0;
+}
+
+/* The plain rdlock and wrlock where the shim does not take the lock itself
+ * (rd_taken, wr_word_taken): mutex.c's lock_other shape. A peek at the lock
+ * before the real call (it would block: the timed slow path), then
+ * rw_locked. The peek reads only the rwlock, so the real call's atomic
+ * waits for nothing the shim loads (mutex.c says why that matters). */
+static CV_NOINLINE int rdlock_other(pthread_rwlock_t *rw, const void *pc)
+{
+	if (CV_UNLIKELY(rd_would_block(rw, rw_word(rw)) | !CV_LOAD(&cv__process.ready)))
+		return rdlock_slow(rw, pc);
+	return rw_locked(rw, cv__real.pthread_rwlock_rdlock(rw), CV_LOCK_READ, pc);
+}
+
+static CV_NOINLINE int wrlock_other(pthread_rwlock_t *rw, const void *pc)
+{
+	if (CV_UNLIKELY(wr_would_block(rw_word(rw)) | !CV_LOAD(&cv__process.ready)))
+		return wrlock_slow(rw, pc);
+	return rw_locked(rw, cv__real.pthread_rwlock_wrlock(rw), 0, pc);
+}
+
+/* glibc's reader fast path (pthread_rwlock_common.c,
+ * __pthread_rwlock_rdlock_full64), made here when take_rwlock (real.c): in
+ * a read phase that no writer holds or waits for (neither WRPHASE nor
+ * WRLOCKED), one more reader, short of glibc's reader overflow (bit 31). A
+ * compare-and-swap where glibc adds: the same word when it succeeds. glibc's
+ * tests before its add cannot fire on such a word: the caller is not its
+ * writer (that writer would hold WRLOCKED), and a writer-preferring lock
+ * holds readers back only for a writer with WRLOCKED. False, and nothing
+ * written, for any other word: the real rdlock decides. */
+static inline bool rd_taken(pthread_rwlock_t *rw)
+{
+	unsigned r = rw_word(rw);
+	uintptr_t not_here = (r & (RW_WRPHASE | RW_WRLOCKED)) | ((r + RW_READER) >> 31) |
+			     (CV_LOAD(&cv__real.take_rwlock) ^ 1u);
+	return !not_here && __atomic_compare_exchange_n(&rw->__data.__readers, &r, r + RW_READER, false,
+							 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+/* What glibc's rdlock does and this does not: its static probes
+ * (rdlock_entry, rdlock_acquire_read: SDT notes for uprobes). */
+CV_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
+{
+	if (CV_UNLIKELY(!rd_taken(rw)))
+		return rdlock_other(rw, __builtin_return_address(0));
+	return rw_locked(rw, 0, CV_LOCK_READ, __builtin_return_address(0));
 }
 
 CV_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abstime)
@@ -276,23 +324,43 @@ CV_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clock, 
 	return rd_lock(rw, clock, abstime, real_clockrdlock, __builtin_return_address(0));
 }
 
+/* glibc's writer on a free write phase (WRPHASE without WRLOCKED: what a
+ * write unlock leaves when no reader waits, so a lock taken by writers in
+ * turn), made here when take_rwlock: WRLOCKED set (a compare-and-swap
+ * where glibc ors: the same word when it succeeds), __writers_futex 1,
+ * then the writer's tid in __cur_writer, glibc's steps for that word in
+ * its order (__pthread_rwlock_wrlock_full64). The caller cannot be the
+ * lock's writer (it would hold WRLOCKED): no EDEADLK to give. False, and
+ * nothing written, for any other word: the real wrlock decides. */
+static inline bool wr_word_taken(pthread_rwlock_t *rw)
+{
+	unsigned r = rw_word(rw);
+	uintptr_t not_here = ((r & (RW_WRPHASE | RW_WRLOCKED)) ^ RW_WRPHASE) | (CV_LOAD(&cv__real.take_rwlock) ^ 1u);
+	if (not_here || !__atomic_compare_exchange_n(&rw->__data.__readers, &r, r | RW_WRLOCKED, false,
+						     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return false;
+	CV_STORE(&rw->__data.__writers_futex, 1);
+	return true;
+}
+
+/* wr_word_taken's last store where the thread's tid is not in TLS yet,
+ * out of line (the kernel is asked): mutex.c's taken_without_tid. */
+static CV_COLD int wr_taken_without_tid(pthread_rwlock_t *rw, const void *pc)
+{
+	CV_STORE(&rw->__data.__cur_writer, cv__thread_tid());
+	return rw_locked(rw, 0, 0, pc);
+}
+
+/* What glibc's wrlock does and this does not: its static probes. */
 CV_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
 {
-	if (CV_UNLIKELY(wr_would_block(rw_word(rw)) | !CV_LOAD(&cv__process.ready)))
-		return wrlock_slow(rw, __builtin_return_address(0));
-	int rc = cv__real.pthread_rwlock_wrlock(rw);
-	struct cv_thread *t = cv__self;
-	struct cv_rec *r;
-	struct cv_obj *o;
-	uintptr_t miss = cv__way_miss(&t->rwlock_cache, rw, &r, &o);
-	uint32_t n = t->nheld;
-	uintptr_t slow = (unsigned)rc | n | miss
-		| (unsigned)CV_LOAD(&o->retired) | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t);
-	if (CV_UNLIKELY(slow))
-		return rw_locked_slow(rw, rc, 0, __builtin_return_address(0));
-	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_first(t, o, rw, __builtin_return_address(0), 0);
-	return 0;
+	if (CV_UNLIKELY(!wr_word_taken(rw)))
+		return wrlock_other(rw, __builtin_return_address(0));
+	pid_t tid = cv__tid;
+	if (CV_UNLIKELY(tid == 0))
+		return wr_taken_without_tid(rw, __builtin_return_address(0));
+	CV_STORE(&rw->__data.__cur_writer, tid);
+	return rw_locked(rw, 0, 0, __builtin_return_address(0));
 }
 
 CV_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abstime)

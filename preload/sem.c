@@ -96,9 +96,66 @@ sem_wait_common(sem_t *s, clockid_t clock, const struct timespec *ts, sem_fn rea
 	return rc;
 }
 
-CV_EXPORT int sem_wait(sem_t *s)
+/* A token sem.c took itself (take_sem), counted: the thread's cached
+ * record, else the full lookup (nothing for an untracked thread). */
+static CV_COLD int taken_slow(sem_t *s, bool try)
+{
+	struct cv_thread *t = cv__current();
+	if (!t && !(t = cv__thread_slow()))
+		return 0;
+	struct cv_rec *r = cv__sem_rec(t, s);
+	if (try)
+		CV_BUMP(&r->s.trylocks, 1);
+	CV_BUMP(&r->s.acquisitions, 1);
+	return 0;
+}
+
+static inline __attribute__((always_inline)) int taken(sem_t *s, bool try)
+{
+	struct cv_thread *t = cv__self;
+	struct cv_rec *r;
+	struct cv_obj *o;
+	if (CV_UNLIKELY(cv__way_miss(&t->sem_cache, s, &r, &o) | (unsigned)CV_LOAD(&o->retired)))
+		return taken_slow(s, try);
+	if (try)
+		CV_BUMP(&r->s.trylocks, 1);
+	CV_BUMP(&r->s.acquisitions, 1);
+	return 0;
+}
+
+/* glibc's token: a compare-and-swap of one less from a value that is not
+ * 0 (sem_waitcommon.c, __new_sem_wait_fast), when take_sem (real.c). Once
+ * for sem_wait, whose failure goes on to the real wait, which tries again;
+ * until it is taken or the value is 0 for sem_trywait, which must not
+ * fail spuriously. */
+static inline bool token_taken(sem_t *s, bool definitive)
+{
+	uint64_t d = sem_word(s);
+	if (!CV_LOAD(&cv__real.take_sem))
+		return false;
+	do {
+		if (sem_value(d) == 0)
+			return false;
+		if (__atomic_compare_exchange_n((uint64_t *)(void *)s, &d, d - 1, true, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return true;
+	} while (definitive);
+	return false;
+}
+
+static CV_NOINLINE int wait_other(sem_t *s)
 {
 	return sem_wait_common(s, CLOCK_REALTIME, NULL, real_wait);
+}
+
+/* glibc's sem_wait (nptl/sem_wait.c): its cancellation point first, then
+ * one try for a token, made here; the real wait when there is none. */
+CV_EXPORT int sem_wait(sem_t *s)
+{
+	pthread_testcancel();
+	if (CV_UNLIKELY(!token_taken(s, false)))
+		return wait_other(s);
+	return taken(s, false);
 }
 
 CV_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)
@@ -111,7 +168,7 @@ CV_EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *ab
 	return sem_wait_common(s, clock, abstime, real_clockwait);
 }
 
-CV_EXPORT int sem_trywait(sem_t *s)
+static CV_NOINLINE int trywait_other(sem_t *s)
 {
 	struct cv_thread *t = cv__current();
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
@@ -126,10 +183,19 @@ CV_EXPORT int sem_trywait(sem_t *s)
 	return rc;
 }
 
+/* glibc's sem_trywait (nptl/sem_wait.c) made here when it would take a
+ * token; with none, the real one sets errno. */
+CV_EXPORT int sem_trywait(sem_t *s)
+{
+	if (CV_UNLIKELY(!token_taken(s, true)))
+		return trywait_other(s);
+	return taken(s, true);
+}
+
 /* sem_post is async-signal-safe: a handler may run it on a thread that was
  * interrupted inside the shim's own bookkeeping, which hides cv__self (the
  * reentrancy guard, shim.h), so then it stays untracked. */
-CV_EXPORT int sem_post(sem_t *s)
+static CV_COLD int post_slow(sem_t *s)
 {
 	struct cv_thread *t = cv__current();
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
@@ -142,6 +208,22 @@ CV_EXPORT int sem_post(sem_t *s)
 	} else {
 		CV_BUMP(&r->s.signals_unwaited, 1);
 	}
+	return cv__real.sem_post(s);
+}
+
+/* A tracked thread's cached live record, and no waiter that needs this
+ * post, in one test: the count, then a tail call. */
+CV_EXPORT int sem_post(sem_t *s)
+{
+	struct cv_thread *t = cv__self;
+	struct cv_rec *r;
+	struct cv_obj *o;
+	uint64_t w = sem_word(s);
+	uintptr_t slow = cv__way_miss(&t->sem_cache, s, &r, &o) | (unsigned)CV_LOAD(&o->retired) |
+			 (sem_nwaiters(w) > sem_value(w));
+	if (CV_UNLIKELY(slow))
+		return post_slow(s);
+	CV_BUMP(&r->s.signals_unwaited, 1);
 	return cv__real.sem_post(s);
 }
 

@@ -112,6 +112,8 @@ struct cv_real {
 	uint32_t take_normal;          /* mutex.c takes normal mutexes itself (real.c says when) */
 	uint32_t cond_in_libc;         /* the real condvar signal and broadcast are glibc's */
 	uint32_t take_spin;            /* spin.c takes spinlocks itself (real.c says when) */
+	uint32_t take_rwlock;          /* rwlock.c takes uncontended rwlocks itself (real.c says when) */
+	uint32_t take_sem;             /* sem.c takes semaphores with a token itself (real.c says when) */
 #define CV_X(name, ret, args) ret (*name) args;
 	CV_REAL_FUNCS(CV_X)
 #undef CV_X
@@ -124,7 +126,7 @@ extern struct cv_real cv__real;
 #define CV_SPIN_DECREMENTS 0
 #endif
 void cv__resolve_real(void);
-/* take_normal and take_spin: set once ready (cv__take_init), and again
+/* take_normal, take_spin, take_rwlock and take_sem: set once ready (cv__take_init), and again
  * on the process's first thread (pthread_create, cv__take_threads),
  * around a fork, and when the shim goes off or on again (cv__off;
  * cv__take_update). */

@@ -91,6 +91,27 @@ Test(trust, a_spinlock_the_shim_takes_itself_is_left_as_glibc_leaves_it)
 	cr_assert(tu_has_line(b.native.out, "trylock of the held lock: EBUSY"), "%s", b.native.out);
 }
 
+/* rwlock.c takes an uncontended rwlock itself (glibc's reader fast path,
+ * and its writer's on a free write phase): every word of the lock must
+ * come out as glibc's own functions leave it, for each kind, through the
+ * caller's EDEADLKs, a phase change and threads that wait. */
+Test(trust, a_rwlock_the_shim_takes_itself_is_left_as_glibc_leaves_it)
+{
+	struct both b;
+	same_prog(&b, "rwlock_state", NULL);
+	cr_assert(tu_has_line(b.native.out, "  rdlock, wrlock by the writer: EDEADLK EDEADLK"), "%s", b.native.out);
+}
+
+/* sem.c takes a semaphore's token itself (after sem_wait's cancellation
+ * test): the word, every result and errno must come out as glibc's own
+ * functions leave them, with a waiter and a pending cancellation. */
+Test(trust, a_semaphore_the_shim_takes_itself_is_left_as_glibc_leaves_it)
+{
+	struct both b;
+	same_prog(&b, "sem_state", NULL);
+	cr_assert(tu_has_line(b.native.out, "  cancelled wait: cancelled"), "%s", b.native.out);
+}
+
 /* With lock elision asked for (in a spelling other than "=1"), glibc
  * marks each normal mutex for elision on its first lock and then keeps no
  * owner and no user count: the shim must leave such mutexes to glibc
@@ -228,9 +249,12 @@ Test(trust, the_shim_calls_no_cancellation_point_of_glibcs, .timeout = 60)
 		"fwrite_unlocked", "__fprintf_chk", "__printf_chk", "__vfprintf_chk", "__vprintf_chk",
 		"__dprintf_chk", "__vdprintf_chk", "__read_chk", "__pread_chk", "__pread64_chk",
 	};
-	/* Called with cancellation disabled around it: the program's own
-	 * stdout flushed at exit (lifecycle.c, flush_standard_streams). */
-	static const char *const allowed[] = { "fflush_unlocked" };
+	/* fflush_unlocked: called with cancellation disabled around it, the
+	 * program's own stdout flushed at exit (lifecycle.c,
+	 * flush_standard_streams). pthread_testcancel: the program's own
+	 * cancellation point, where glibc's sem_wait makes it (first, before
+	 * any bookkeeping: sem.c). */
+	static const char *const allowed[] = { "fflush_unlocked", "pthread_testcancel" };
 	const char *argv[] = { "/usr/bin/nm", "-D", "--undefined-only", tu_shim(), NULL };
 	struct tu_proc nm;
 	struct tu_opts opts = { .timeout_s = 60 };
