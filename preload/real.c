@@ -95,16 +95,17 @@ static void who_is_next(void)
  * a plain store there, which a compare-and-swap would not beat), nor when
  * the next mutex functions after the shim's are not glibc's, nor while the
  * shim is off or the process forks, nor when glibc elides normal
- * mutexes (it marks one for elision on its first lock). Either way the mutex ends
- * in the same state, so the switch may come at any moment. */
-static bool elides, threads_made, spin_decrements, rwlock_is_glibcs, sem_is_glibcs;
+ * mutexes (it marks one for elision on its first lock), nor where glibc's
+ * tid is not the shim's (probe_tids). Either way the mutex ends in the
+ * same state, so the switch may come at any moment. */
+static bool elides, owner_is_tid, threads_made, spin_decrements, rwlock_is_glibcs, sem_is_glibcs;
 static int forks;                /* in progress in this process */
 static cv_spinlock_t take_lock;  /* the inputs and the store of take_normal, together */
 
 static void take_store(void)
 {
 	bool on = !cv__off() && forks == 0;
-	__atomic_store_n(&cv__real.take_normal, on && threads_made && mutex_in_libc && !elides, __ATOMIC_RELAXED);
+	__atomic_store_n(&cv__real.take_normal, on && threads_made && mutex_in_libc && !elides && owner_is_tid, __ATOMIC_RELAXED);
 	__atomic_store_n(&cv__real.take_spin, on && spin_decrements, __ATOMIC_RELAXED);
 	__atomic_store_n(&cv__real.take_rwlock, on && rwlock_is_glibcs, __ATOMIC_RELAXED);
 	__atomic_store_n(&cv__real.take_sem, on && sem_is_glibcs, __ATOMIC_RELAXED);
@@ -169,18 +170,31 @@ static bool sem_format_is_glibcs(void)
 	return ok;
 }
 
-/* Whether glibc elides normal mutexes: its first lock of one marks it
- * (PTHREAD_MUTEX_ELISION_NP in __kind), which a probe shows whatever
- * spelling of the tunable asked for it (or a CPU without it refused). */
-void cv__take_init(void)
+/* What glibc's own functions show on scratch locks, again in a fork
+ * child. Whether glibc elides normal mutexes: its first lock of one marks
+ * it (PTHREAD_MUTEX_ELISION_NP in __kind), which a probe shows whatever
+ * spelling of the tunable asked for it (or a CPU without it refused).
+ * Whether the tid glibc writes as a mutex's owner and a rwlock's writer is
+ * the shim's (cv__tid, which the shim writes there when it takes them):
+ * not in the child of a raw SYS_fork or SYS_clone, where glibc's stays
+ * the parent's (only _Fork has the kernel write it), and glibc's rwlock
+ * compares its writer with it for EDEADLK. */
+static void probe_tids(void)
 {
 	pthread_mutex_t probe = PTHREAD_MUTEX_INITIALIZER;
+	owner_is_tid = false;
 	if (mutex_in_libc && __pthread_mutex_lock(&probe) == 0) {   /* glibc's: no interposer sees it */
 		elides = CV_LOAD(&probe.__data.__kind) & 0x100;      /* PTHREAD_MUTEX_ELISION_NP */
+		owner_is_tid = CV_LOAD(&probe.__data.__owner) == cv__thread_tid();
 		__pthread_mutex_unlock(&probe);
 	}
-	spin_decrements = CV_SPIN_DECREMENTS && spin_in_libc && spin_format_is_decrement();
 	rwlock_is_glibcs = rwlock_in_libc && rwlock_format_is_glibcs();
+}
+
+void cv__take_init(void)
+{
+	probe_tids();
+	spin_decrements = CV_SPIN_DECREMENTS && spin_in_libc && spin_format_is_decrement();
 	sem_is_glibcs = sem_in_libc && sem_format_is_glibcs();
 	cv__take_update();
 }
@@ -197,13 +211,15 @@ void cv__take_forking(bool now)
 	cv__spin_unlock(&take_lock);
 }
 
-/* In a fork child: one thread, no fork in progress, and the lock free
- * (another thread may have held it when the parent forked). */
+/* In a fork child: one thread, no fork in progress, the lock free
+ * (another thread may have held it when the parent forked), and glibc's
+ * tid probed again. */
 void cv__take_after_fork(void)
 {
 	cv__spin_reset(&take_lock);
 	forks = 0;
 	threads_made = false;
+	probe_tids();   /* cv__tid is the child's by now (thread.c) */
 	take_store();
 }
 

@@ -9,6 +9,9 @@
 
 #include <errno.h>
 #include <pthread.h>
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 #include <semaphore.h>
 #include <signal.h>
 #include <spawn.h>
@@ -305,7 +308,7 @@ struct cv_named_counter {
 struct cv_way {
 	struct cv_rec *rec;
 	struct cv_obj *obj;
-} __attribute__((aligned(16)));   /* never across two lines */
+} __attribute__((aligned(16)));   /* never across two lines; cv__way_miss reads it whole */
 
 /* Per-thread state. The profile reports every thread, including the ones
  * that have exited; past CV_THREADS_KEPT ended threads, later ones are
@@ -467,22 +470,32 @@ static inline struct cv_way *cv__way(struct cv_way *cache, const void *addr)
 }
 
 /* A cache entry's record and object, and zero when they are addr's: the
- * record's object is the entry's, and that object is at addr. A signal
- * handler may refill the entry at any instruction (its lock of another
- * address in the same entry, or a failed trylock of this one, missed),
- * and a record's object and an object's address never change while they
- * live, so a record and an object read from two fills never pass. No
- * pointer is followed out of the record before it passes: a handler's
- * lookup may free a record whose object was merged away (objects.c,
- * rec_fold), and a freed block's first word, the record's obj, is the
- * allocator's link (what else is read from a freed record or object only
- * decides a miss: the shim's memory stays mapped). Use *r and *o, never
- * the entry again. */
+ * object is at addr. A signal handler may refill the entry at any
+ * instruction (its lock of another address in the same entry, or a failed
+ * trylock of this one, missed), so the record and the object must come
+ * from one fill: on x86-64 one 16-byte load reads both (a handler runs
+ * between two instructions, and only the thread itself writes its caches);
+ * elsewhere, the record's object must be the entry's (a record's object
+ * and an object's address never change while they live, so a record and
+ * an object read from two fills never pass). No pointer is followed out
+ * of the record before it passes: a handler's lookup may free a record
+ * whose object was merged away (objects.c, rec_fold), and a freed block's
+ * first word, the record's obj, is the allocator's link (what else is read
+ * from a freed record or object only decides a miss: the shim's memory
+ * stays mapped). Use *r and *o, never the entry again. */
 static inline uintptr_t cv__way_miss(const struct cv_way *w, const void *addr, struct cv_rec **r, struct cv_obj **o)
 {
+#if defined(__x86_64__)
+	__m128i v;
+	__asm__ volatile("movdqa %1, %0" : "=x"(v) : "m"(*w));
+	*r = (struct cv_rec *)_mm_cvtsi128_si64(v);
+	*o = (struct cv_obj *)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v));
+	return (uintptr_t)CV_LOAD(&(*o)->addr) ^ (uintptr_t)addr;
+#else
 	*r = CV_LOAD(&w->rec);
 	*o = CV_LOAD(&w->obj);
 	return ((uintptr_t)CV_LOAD(&(*r)->obj) ^ (uintptr_t)*o) | ((uintptr_t)CV_LOAD(&(*o)->addr) ^ (uintptr_t)addr);
+#endif
 }
 
 /* The record of thread t for the object at addr, from the cache entry w. A

@@ -3,10 +3,12 @@
  * free write phase (rwlock.c takes the first read lock and the second
  * write lock itself: rd_taken, wr_word_taken), the caller's own EDEADLKs,
  * a reader after a write phase, a writer waiting behind a reader and a
- * reader waiting behind a writer; for each kind of rwlock. Run natively
+ * reader waiting behind a writer; for each kind of rwlock; a write lock in
+ * the child of a raw SYS_fork, whose glibc tid is the parent's. Run natively
  * and under the shim, the output must be the same
  * (trust::a_rwlock_the_shim_takes_itself_is_left_as_glibc_leaves_it). */
 #include <stdatomic.h>
+#include <sys/wait.h>
 
 #include "progs.h"
 
@@ -109,6 +111,35 @@ static void steps(const char *name, pthread_rwlock_t *rw)
 	printf("  destroy: %s\n", rc_name(pthread_rwlock_destroy(rw)));
 }
 
+/* In the child of a raw SYS_fork glibc's own idea of the thread's tid is
+ * still the parent's (only _Fork has the kernel write it), and that is the
+ * writer it records and compares for EDEADLK. */
+static void raw_fork_child(void)
+{
+	pid_t parent = gettid();
+	long child = syscall(SYS_fork);
+	if (child == 0) {
+		pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+		printf("raw fork child\n");
+		alarm(10);   /* a hang fails the test, not the suite */
+		int a = pthread_rwlock_wrlock(&rw), b = 0, c = 0;
+		if (a == 0)
+			a = pthread_rwlock_unlock(&rw);
+		if (a == 0)
+			a = pthread_rwlock_wrlock(&rw);   /* on a free write phase */
+		pid_t w = rw.__data.__cur_writer;
+		printf("  wrlock twice: %s, writer %s\n", rc_name(a),
+		       w == parent ? "the parent's tid" : w == gettid() ? "the child's tid" : "other");
+		b = pthread_rwlock_rdlock(&rw);
+		c = pthread_rwlock_wrlock(&rw);
+		printf("  rdlock, wrlock by the writer: %s %s\n", rc_name(b), rc_name(c));
+		_exit(0);
+	}
+	int status;
+	MUST(waitpid((pid_t)child, &status, 0) == child ? 0 : -1);
+	printf("raw fork child %s %d\n", WIFEXITED(status) ? "exited" : "killed by", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
 static void *nothing(void *arg)
 {
 	return arg;
@@ -139,5 +170,6 @@ int main(void)
 		steps(kinds[i].name, &rw);
 		MUST(pthread_rwlockattr_destroy(&a));
 	}
+	raw_fork_child();
 	return 0;
 }
