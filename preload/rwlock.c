@@ -1,9 +1,11 @@
 /* rwlock.c — pthread_rwlock_*: read and write sides counted apart.
  *
- * The fast path is mutex.c's: one load of glibc's state word (__readers),
- * the real call, then the thread's state (a cached record lookup) and a
- * counter bump in a line only this thread writes. No clock read and no
- * shared write unless the peek says the caller is about to block.
+ * The fast paths are mutex.c's: glibc's uncontended step made in the
+ * shim where it is exactly glibc's (rd_taken, wr_word_taken), else one
+ * load of glibc's state word (__readers) and the real call; then the
+ * thread's state (a cached record lookup) and a counter bump in a line
+ * only this thread writes. No clock read and no shared write unless the
+ * peek says the caller is about to block.
  *
  * glibc's __readers word (nptl/pthread_rwlock_common.c): bit 0 WRPHASE (the
  * lock is in a write phase), bit 1 WRLOCKED (a writer owns it, or is the

@@ -6,7 +6,8 @@
  * (FUTEX_WAKE) only when nwaiters is not 0.
  *
  *  - sem_wait and friends peek at the value: non-zero is the fast path (the
- *    real call, one counter in the thread's record, no clock); zero means the
+ *    token taken as glibc takes it, token_taken, or the real call; one
+ *    counter in the thread's record, no clock); zero means the
  *    caller is about to block: the wait is timed, and when it ends with the
  *    semaphore taken, the wake latency from the post (park.c) is counted.
  *  - sem_trywait never reads the clock or writes a shared line.
