@@ -9,7 +9,7 @@
 
 #include <errno.h>
 #include <pthread.h>
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(__LP64__)   /* not x32: its pointers are 4 bytes */
 #include <emmintrin.h>
 #endif
 #include <semaphore.h>
@@ -284,7 +284,7 @@ static inline uint32_t cv__held_flags(const struct cv_held *h)
 /* The stack pointer: one register read, for the held set's pushes. */
 static inline uintptr_t cv__sp(void)
 {
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(__LP64__)   /* not x32: its pointers are 4 bytes */
 	uintptr_t sp;
 	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
 	return sp;
@@ -485,7 +485,7 @@ static inline struct cv_way *cv__way(struct cv_way *cache, const void *addr)
  * stays mapped). Use *r and *o, never the entry again. */
 static inline uintptr_t cv__way_miss(const struct cv_way *w, const void *addr, struct cv_rec **r, struct cv_obj **o)
 {
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(__LP64__)   /* not x32: its pointers are 4 bytes */
 	__m128i v;
 	__asm__ volatile("movdqa %1, %0" : "=x"(v) : "m"(*w));
 	*r = (struct cv_rec *)_mm_cvtsi128_si64(v);
