@@ -238,7 +238,6 @@ static inline uintptr_t locked_needs_more(struct cv_thread *t, const pthread_mut
 					  struct cv_obj **o)
 {
 	return cv__way_miss(cv__way(t->mutex_cache, m), m, r, o)
-		| (uintptr_t)(unsigned)CV_LOAD(&(*o)->retired)
 		| ((uintptr_t)CV_LOAD(&(*o)->last_owner) ^ (uintptr_t)t)
 		| ((CV_LOAD(&(*r)->s.acquisitions) & cv__real.hold_mask) == 0);
 }
@@ -490,7 +489,6 @@ CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 	uintptr_t miss = cv__way_miss(cv__way(t->mutex_cache, m), m, &r, &o);
 	uint32_t n = t->nheld;
 	uintptr_t slow = (unsigned)rc | miss
-		| (uintptr_t)(unsigned)CV_LOAD(&o->retired)
 		| ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t)
 		| (n >> CV_HELD_BITS)
 		| ((CV_LOAD(&r->s.acquisitions) & cv__real.hold_mask) == 0);

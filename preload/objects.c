@@ -394,6 +394,21 @@ static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t
 	return r;
 }
 
+/* The entry of t's caches that holds, or would hold, addr of this kind
+ * (NULL: the kind has no cache). */
+static struct cv_way *way_for(struct cv_thread *t, const void *addr, uint32_t kind)
+{
+	switch (kind) {
+	case CV_OBJ_COND:   return cv__way(t->cond_cache, addr);
+	case CV_OBJ_MUTEX:  return cv__way(t->mutex_cache, addr);
+	case CV_OBJ_RWLOCK: return &t->rwlock_cache;
+	case CV_OBJ_SPIN:   return &t->spin_cache;
+	case CV_OBJ_SEM:    return &t->sem_cache;
+	case CV_OBJ_FUTEX:  return &t->futex_cache;
+	default:            return NULL;
+	}
+}
+
 static struct cv_rec *lookup_locked(struct cv_thread *t, const void *addr, uint32_t kind)
 {
 	if (!t->table || (t->table_used + 1) * 2 > t->table_mask + 1)
@@ -420,19 +435,9 @@ static struct cv_rec *lookup_locked(struct cv_thread *t, const void *addr, uint3
 	}
 	/* Each family's cache only ever holds records of its own kind, so a hit
 	 * on the address alone is a hit on the kind. */
-	switch (kind) {
-	case CV_OBJ_COND:
-		*cv__way(t->cond_cache, addr) = (struct cv_way){ .rec = r, .obj = r->obj };
-		break;
-	case CV_OBJ_MUTEX:
-		*cv__way(t->mutex_cache, addr) = (struct cv_way){ .rec = r, .obj = r->obj };
-		break;
-	case CV_OBJ_RWLOCK: t->rwlock_cache = (struct cv_way){ .rec = r, .obj = r->obj }; break;
-	case CV_OBJ_SPIN:   t->spin_cache = (struct cv_way){ .rec = r, .obj = r->obj };   break;
-	case CV_OBJ_SEM:    t->sem_cache = (struct cv_way){ .rec = r, .obj = r->obj };    break;
-	case CV_OBJ_FUTEX:  t->futex_cache = (struct cv_way){ .rec = r, .obj = r->obj };  break;
-	default: break;
-	}
+	struct cv_way *w = way_for(t, addr, kind);
+	if (w)
+		*w = (struct cv_way){ .rec = r, .obj = r->obj };
 	return r;
 }
 

@@ -132,7 +132,7 @@ static bool spin_format_is_decrement(void)
 	return taken && CV_LOAD(&probe) == 1;
 }
 
-/* Whether glibc's rwlock words go as rwlock.c's rw_take and wr_take
+/* Whether glibc's rwlock words go as rwlock.c's rd_taken and wr_word_taken
  * expect: a read lock adds one reader (8) to a free read phase, a write
  * lock of a free read phase leaves a locked write phase (3) with the
  * writer's tid and __writers_futex 1, its unlock a free write phase (1)

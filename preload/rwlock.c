@@ -76,7 +76,7 @@ static inline struct cv_rec *rw_rec(struct cv_thread *t, pthread_rwlock_t *rw)
 {
 	struct cv_rec *r;
 	struct cv_obj *o;
-	if (CV_LIKELY(!(cv__way_miss(&t->rwlock_cache, rw, &r, &o) | (uintptr_t)CV_LOAD(&o->retired))))
+	if (CV_LIKELY(!cv__way_miss(&t->rwlock_cache, rw, &r, &o)))
 		return r;
 	return rw_rec_slow(t, rw);
 }
@@ -257,7 +257,7 @@ static inline __attribute__((always_inline)) int rw_locked(pthread_rwlock_t *rw,
 	struct cv_obj *o;
 	uintptr_t miss = cv__way_miss(&t->rwlock_cache, rw, &r, &o);
 	uint32_t n = t->nheld;
-	uintptr_t slow = (unsigned)rc | n | miss | (unsigned)CV_LOAD(&o->retired);
+	uintptr_t slow = (unsigned)rc | n | miss;
 	if (!(flags & CV_LOCK_READ))
 		slow |= (uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t;
 	if (CV_UNLIKELY(slow))

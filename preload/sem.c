@@ -116,7 +116,7 @@ static inline __attribute__((always_inline)) int taken(sem_t *s, bool try)
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
 	struct cv_obj *o;
-	if (CV_UNLIKELY(cv__way_miss(&t->sem_cache, s, &r, &o) | (unsigned)CV_LOAD(&o->retired)))
+	if (CV_UNLIKELY(cv__way_miss(&t->sem_cache, s, &r, &o)))
 		return taken_slow(s, try);
 	if (try)
 		CV_BUMP(&r->s.trylocks, 1);
@@ -220,8 +220,7 @@ CV_EXPORT int sem_post(sem_t *s)
 	struct cv_rec *r;
 	struct cv_obj *o;
 	uint64_t w = sem_word(s);
-	uintptr_t slow = cv__way_miss(&t->sem_cache, s, &r, &o) | (unsigned)CV_LOAD(&o->retired) |
-			 (sem_nwaiters(w) > sem_value(w));
+	uintptr_t slow = cv__way_miss(&t->sem_cache, s, &r, &o) | (sem_nwaiters(w) > sem_value(w));
 	if (CV_UNLIKELY(slow))
 		return post_slow(s);
 	CV_BUMP(&r->s.signals_unwaited, 1);

@@ -470,7 +470,9 @@ static inline struct cv_way *cv__way(struct cv_way *cache, const void *addr)
 }
 
 /* A cache entry's record and object, and zero when they are addr's: the
- * object is at addr. A signal handler may refill the entry at any
+ * object is at addr and live (a retired object, destroyed or re-initialised
+ * elsewhere, misses; so does every empty entry, whose object is retired,
+ * and every entry of cv__inert). A signal handler may refill the entry at any
  * instruction (its lock of another address in the same entry, or a failed
  * trylock of this one, missed), so the record and the object must come
  * from one fill: on x86-64 one 16-byte load reads both (a handler runs
@@ -490,21 +492,22 @@ static inline uintptr_t cv__way_miss(const struct cv_way *w, const void *addr, s
 	__asm__ volatile("movdqa %1, %0" : "=x"(v) : "m"(*w));
 	*r = (struct cv_rec *)_mm_cvtsi128_si64(v);
 	*o = (struct cv_obj *)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v));
-	return (uintptr_t)CV_LOAD(&(*o)->addr) ^ (uintptr_t)addr;
+	return ((uintptr_t)CV_LOAD(&(*o)->addr) ^ (uintptr_t)addr) | (unsigned)CV_LOAD(&(*o)->retired);
 #else
 	*r = CV_LOAD(&w->rec);
 	*o = CV_LOAD(&w->obj);
-	return ((uintptr_t)CV_LOAD(&(*r)->obj) ^ (uintptr_t)*o) | ((uintptr_t)CV_LOAD(&(*o)->addr) ^ (uintptr_t)addr);
+	return ((uintptr_t)CV_LOAD(&(*r)->obj) ^ (uintptr_t)*o) | ((uintptr_t)CV_LOAD(&(*o)->addr) ^ (uintptr_t)addr) |
+	       (unsigned)CV_LOAD(&(*o)->retired);
 #endif
 }
 
-/* The record of thread t for the object at addr, from the cache entry w. A
- * retired object (destroyed and re-initialised elsewhere) misses. */
+/* The record of thread t for the object at addr, from the cache entry w,
+ * else from the guarded lookup. */
 static inline struct cv_rec *cv__way_rec(struct cv_way *w, const void *addr, uint32_t kind, struct cv_thread *t)
 {
 	struct cv_rec *r;
 	struct cv_obj *o;
-	if (CV_LIKELY(!(cv__way_miss(w, addr, &r, &o) | (uintptr_t)CV_LOAD(&o->retired))))
+	if (CV_LIKELY(!cv__way_miss(w, addr, &r, &o)))
 		return r;
 	return cv__lookup_slow(t, addr, kind);
 }

@@ -134,8 +134,7 @@ static CV_NOINLINE int spin_lock_other(pthread_spinlock_t *l, const void *pc)
 	struct cv_rec *r;
 	struct cv_obj *o;
 	uintptr_t miss = cv__way_miss(&t->spin_cache, (const void *)l, &r, &o);
-	uintptr_t slow = (t->inert | t->nheld) | miss
-		| (unsigned)CV_LOAD(&o->retired) | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t)
+	uintptr_t slow = (t->inert | t->nheld) | miss | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t)
 		| spin_held(l);
 	if (CV_UNLIKELY(slow))
 		return spin_lock_slow(l, pc);
@@ -164,8 +163,7 @@ CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 	struct cv_rec *r;
 	struct cv_obj *o;
 	uintptr_t miss = cv__way_miss(&t->spin_cache, (const void *)l, &r, &o);
-	uintptr_t slow = t->nheld | miss
-		| (unsigned)CV_LOAD(&o->retired) | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t);
+	uintptr_t slow = t->nheld | miss | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t);
 	if (CV_UNLIKELY(slow))
 		return spin_locked_slow(l, pc);
 	CV_BUMP(&r->s.acquisitions, 1);
