@@ -53,6 +53,11 @@ $(TEST_PROGS_DIR)/snapshot_fork: tests/progs/snapshot_fork.c tests/progs/progs.h
 	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -L$(TEST_PROGS_DIR) -lforkrequest \
 	  -Wl,-rpath,$(abspath $(TEST_PROGS_DIR))
 
+# White-box: the shim's mutex cache (preload/shim.h).
+$(TEST_PROGS_DIR)/order_memo: tests/progs/order_memo.c tests/progs/progs.h preload/shim.h | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) $< -o $@
+
 # White-box: the shim's layout (preload/shim.h) and its symbol table (libelf).
 $(TEST_PROGS_DIR)/fastpath_writes: tests/progs/fastpath_writes.c preload/shim.h | check-deps
 	@mkdir -p $(@D)

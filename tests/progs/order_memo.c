@@ -5,12 +5,45 @@
  * two of those pairs the other way round. Every edge the first thread made
  * is recorded exactly when the report shows two cycles, b-c and d-e: b -> c
  * is taken with b where a was (slot 0 reused), e -> d with e where a was
- * below the same b (slot 1's memo from a, b -> d must not serve e, b -> d). */
+ * below the same b (slot 1's memo from a, b -> d must not serve e, b -> d).
+ * A third cycle, f-h: f released out of order leaves a hole below g, and
+ * g -> h looked up then must not serve f, g -> h once f is taken again.
+ * White-box (preload/shim.h): f, g and h are three of a pool whose entries
+ * in the shim's mutex cache differ, so that every acquisition of h after
+ * its first is one the memo could let through, whatever the addresses. */
 #include "progs.h"
+
+#include <convoy.h>
+
+#include "../../preload/shim.h"
 
 static pthread_mutex_t memo_a = PTHREAD_MUTEX_INITIALIZER, memo_b = PTHREAD_MUTEX_INITIALIZER,
 		       memo_c = PTHREAD_MUTEX_INITIALIZER, memo_d = PTHREAD_MUTEX_INITIALIZER,
 		       memo_e = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t pool[16];
+static pthread_mutex_t *memo_f, *memo_g, *memo_h;
+
+static void pick_fgh(void)
+{
+	static struct cv_way ways[CV_WAYS];
+	pthread_mutex_t **pick[] = { &memo_f, &memo_g, &memo_h };
+	unsigned used = 0, n = 0;
+	for (size_t i = 0; i < sizeof pool / sizeof pool[0] && n < 3; i++) {
+		unsigned way = (unsigned)(cv__way(ways, &pool[i]) - ways);
+		if (used & 1u << way)
+			continue;
+		used |= 1u << way;
+		MUST(pthread_mutex_init(&pool[i], NULL));
+		*pick[n++] = &pool[i];
+	}
+	if (n < 3) {
+		fprintf(stderr, "order_memo: no three mutexes in different cache entries\n");
+		exit(1);
+	}
+	CONVOY_NAME(memo_f, "memo_f");
+	CONVOY_NAME(memo_g, "memo_g");
+	CONVOY_NAME(memo_h, "memo_h");
+}
 
 static void nest(pthread_mutex_t *const *locks, int n)
 {
@@ -29,6 +62,15 @@ static void *first(void *arg)
 	nest((pthread_mutex_t *const[]){ &memo_b, &memo_c }, 2);            /* b -> c */
 	nest((pthread_mutex_t *const[]){ &memo_a, &memo_b, &memo_d }, 3);   /* a -> b, a -> d, b -> d */
 	nest((pthread_mutex_t *const[]){ &memo_e, &memo_b, &memo_d }, 3);   /* e -> b, e -> d */
+	for (int round = 0; round < 3; round++) {
+		MUST(pthread_mutex_lock(memo_f));
+		MUST(pthread_mutex_lock(memo_g));   /* f -> g */
+		MUST(pthread_mutex_unlock(memo_f));   /* out of order: a hole below g */
+		MUST(pthread_mutex_lock(memo_h));   /* g -> h, with f's slot a hole */
+		MUST(pthread_mutex_unlock(memo_h));
+		MUST(pthread_mutex_unlock(memo_g));
+	}
+	nest((pthread_mutex_t *const[]){ memo_f, memo_g, memo_h }, 3);   /* f -> h */
 	return NULL;
 }
 
@@ -37,11 +79,13 @@ static void *second(void *arg)
 	(void)arg;
 	nest((pthread_mutex_t *const[]){ &memo_c, &memo_b }, 2);   /* c -> b: a cycle with b -> c */
 	nest((pthread_mutex_t *const[]){ &memo_d, &memo_e }, 2);   /* d -> e: a cycle with e -> d */
+	nest((pthread_mutex_t *const[]){ memo_h, memo_f }, 2);   /* h -> f: a cycle with f -> h */
 	return NULL;
 }
 
 int main(void)
 {
+	pick_fgh();
 	pthread_t th;
 	MUST(pthread_create(&th, NULL, first, NULL));
 	MUST(pthread_join(th, NULL));
