@@ -159,23 +159,43 @@ done
 for k in "${!why_not[@]}"; do echo "not run: ${why_not[$k]}"; done
 
 # ---- global_queue: what convoy counts against what the demo counts ---------
+# The count is the two workers' collisions, which the host's scheduling
+# moves by 10x and more from run to run: PEER_GQ_ROUNDS interleaved rounds
+# (default 25), and a bootstrap 95% interval of the ratio of the medians.
 have gq2 || exit 0
+gq_rounds=${PEER_GQ_ROUNDS:-25}
 echo
-echo "global_queue --weight 0: failed trylocks the demo counts natively, and under convoy the"
-echo "demo's own count, convoy's trylock failures and contended acquisitions of the queue lock"
-for workers in 2 4; do
-	for _ in $(seq "$rounds"); do
-		"$gq" --workers "$workers" --tasks 2000000 --weight 0 | sed 's/.*lock-waits=\([0-9]*\).*/\1/' >>"$tmp/gqn.$workers"
-		rm -rf "$tmp/gqp"; mkdir -p "$tmp/gqp"
-		LD_PRELOAD=$shim CONVOY_QUIET=1 CONVOY_DIR=$tmp/gqp "$gq" --workers "$workers" --tasks 2000000 --weight 0 |
-			sed 's/.*lock-waits=\([0-9]*\).*/\1/' >>"$tmp/gqd.$workers"
-		"$convoy" report --json "$tmp"/gqp/*.convoy 2>/dev/null | python3 -c '
+echo "global_queue --weight 0, $gq_rounds interleaved rounds: the failed trylocks the demo counts natively;"
+echo "under convoy the demo's own count, and convoy's trylock failures and contended acquisitions"
+echo "of the queue lock (medians); the ratio is convoy's contended acquisitions to the native count"
+for impl in workpool port; do
+	for workers in 2 4; do
+		f=$tmp/gq.$impl.$workers
+		for _ in $(seq "$gq_rounds"); do
+			native=$("$gq" --impl "$impl" --workers "$workers" --tasks 2000000 --weight 0 |
+				sed 's/.*lock-waits=\([0-9]*\).*/\1/')
+			rm -rf "$tmp/gqp"; mkdir -p "$tmp/gqp"
+			demo=$(LD_PRELOAD=$shim CONVOY_QUIET=1 CONVOY_DIR=$tmp/gqp "$gq" --impl "$impl" --workers "$workers" \
+				--tasks 2000000 --weight 0 | sed 's/.*lock-waits=\([0-9]*\).*/\1/')
+			counted=$("$convoy" report --json "$tmp"/gqp/*.convoy 2>/dev/null | python3 -c '
 import json, sys
 locks = json.load(sys.stdin).get("locks", [])
 top = max(locks, key=lambda l: l.get("trylock_failures", 0), default={})
-print(top.get("trylock_failures", 0), top.get("contended", 0))' >>"$tmp/gqc.$workers"
+print(top.get("trylock_failures", 0), top.get("contended", 0))')
+			echo "$native $demo $counted" >>"$f"
+		done
+		python3 - "$f" "$impl" "$workers" <<'PY'
+import random, statistics as st, sys
+rows = [list(map(int, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 4]
+native, demo, fails, contended = (list(c) for c in zip(*rows))
+ratio = lambda a, b: st.median(b) / max(1, st.median(a))
+rng = random.Random(1)
+boot = sorted(ratio(rng.choices(native, k=len(native)), rng.choices(contended, k=len(contended)))
+              for _ in range(2000))
+print(f"{sys.argv[2]:8} {sys.argv[3]} workers: native {st.median(native):.0f} (from {min(native)} to {max(native)});"
+      f" under convoy: demo {st.median(demo):.0f}, trylock failures {st.median(fails):.0f},"
+      f" contended {st.median(contended):.0f}; ratio {ratio(native, contended):.2f}"
+      f" (95% interval {boot[50]:.2f} to {boot[1949]:.2f})")
+PY
 	done
-	printf '%d workers: native %s; under convoy: demo %s, convoy trylock failures %s, contended %s (medians)\n' \
-		"$workers" "$(median <"$tmp/gqn.$workers")" "$(median <"$tmp/gqd.$workers")" \
-		"$(cut -d' ' -f1 "$tmp/gqc.$workers" | median)" "$(cut -d' ' -f2 "$tmp/gqc.$workers" | median)"
 done
