@@ -7,15 +7,6 @@
  * released in reverse order; anything else comes here. Past CV_HELD_MAX
  * locks are counted, not kept, and give no edges.
  *
- * A lock released out of order leaves a hole in its slot (cv__held_hole),
- * nothing moves: a signal handler may run between any two of the
- * releasing code's instructions, and one that releases a lock a handler
- * kept, between a fast unlock's load of the count and its store of one
- * less, must not bring the lock that unlock released back (a shift would
- * move it down into the count the store then writes). Holes on top of the
- * set are dropped by a compare-and-swap of the count (cv__held_trim), so a
- * handler that pushed in between keeps its slot.
- *
  * Edges. Before a call that may block on lock B, a thread that holds locks
  * A1..An looks up each edge Ai -> B in one lock-free open-addressing table
  * keyed by the two objects' ids (an object is one generation of one
@@ -116,20 +107,6 @@ static struct cv_edge *edge_claim(struct cv_edge *tab, uint64_t key)
 	return NULL;
 }
 
-/* The object of a released slot below the top: never a lock (so no edge,
- * no report, no match in holds), and its held set's hash is 0, as a slot
- * being filled's, so that no memo is kept or matched over it
- * (cv__held_hash, cv__order_checked). */
-struct cv_obj cv__held_hole = { .kind = CV_OBJ_UNKNOWN };
-
-void cv__held_trim(struct cv_thread *t)
-{
-	uint32_t n = CV_LOAD(&t->nheld);
-	while (n != 0 && n <= CV_HELD_MAX && CV_LOAD(&t->held[n - 1].obj) == &cv__held_hole &&
-	       __atomic_compare_exchange_n(&t->nheld, &n, n - 1, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		n--;
-}
-
 static bool holds(const struct cv_thread *t, const struct cv_obj *o)
 {
 	for (uint32_t i = 0; i < t->nheld; i++)
@@ -140,7 +117,6 @@ static bool holds(const struct cv_thread *t, const struct cv_obj *o)
 
 void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc, uint32_t flags)
 {
-	cv__held_trim(t);   /* a fast unlock left a hole on top (cv__held_release_slow) */
 	if ((flags & CV_LOCK_TRY) || holds(t, o) || o->kind == CV_OBJ_UNKNOWN)
 		return;   /* cannot block on it, or already its owner: no order */
 	struct cv_edge *tab = edge_table();
@@ -191,17 +167,12 @@ void cv__held_overflow(struct cv_thread *t)
  * thread never took (unlocking another's mutex is the program's business). */
 void cv__held_release_slow(struct cv_thread *t, const void *addr)
 {
-	for (uint32_t i = CV_LOAD(&t->nheld); i-- > 0;) {
-		struct cv_held *h = &t->held[i];
-		const struct cv_obj *o = CV_LOAD(&h->obj);
-		if (!o || o == &cv__held_hole || CV_LOAD(&h->addr) != addr)
-			continue;   /* being filled (its addr is an earlier lock's), or a hole */
-		CV_STORE(&h->obj, &cv__held_hole);   /* first: no edge from it from here on */
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (i != 0)
-			CV_STORE(&h->prefix, 0);   /* cv__held_hash: 0, as the hole's held_seed for slot 0 */
-		CV_STORE(&h->addr, NULL);
-		cv__held_trim(t);
+	for (uint32_t i = t->nheld; i-- > 0;) {
+		if (t->held[i].addr != addr)
+			continue;
+		for (uint32_t k = i; k + 1 < t->nheld; k++)
+			t->held[k] = t->held[k + 1];
+		CV_STORE(&t->nheld, t->nheld - 1);
 		return;
 	}
 	if (t->held_untracked)

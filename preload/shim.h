@@ -692,8 +692,6 @@ static inline void cv__guard_leave(struct cv_thread *saved)
 void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc, uint32_t flags);
 void cv__held_overflow(struct cv_thread *t);
 void cv__held_release_slow(struct cv_thread *t, const void *addr);
-void cv__held_trim(struct cv_thread *t);
-extern struct cv_obj cv__held_hole;   /* a released slot below the top */
 void cv__lockorder_write(void *w);                                /* output.c: after the threads */
 void cv__lockorder_write_thread(void *w, const struct cv_thread *t);   /* output.c: in write_thread */
 
@@ -714,11 +712,10 @@ static inline uint64_t cv__held_mix(uint64_t below, const struct cv_obj *o)
 /* The hash of slot k and every slot below it. Slot 0's is its object's
  * held_seed, not stored (one store less on every first push). 0 while the
  * slot is being filled (its obj NULL: a signal handler interrupted the
- * push; obj is read first, and the fill sets it last) and for a hole
- * (cv__held_hole: its held_seed is 0, and a hole above slot 0 has its
- * prefix zeroed), so that a set above it is never taken for one that had
- * another lock in its place: no memo is recorded over a slot being filled
- * or a hole (cv__order_checked), and none matches a hash made from 0. */
+ * push; obj is read first, and the fill sets it last), so that a set
+ * above it is never taken for one that had another lock in its place: no
+ * memo is recorded over a slot being filled (cv__order_checked), and none
+ * matches a hash made from 0. */
 static inline uint64_t cv__held_hash(const struct cv_thread *t, uint32_t k)
 {
 	const struct cv_obj *o = CV_LOAD(&t->held[k].obj);
@@ -829,21 +826,17 @@ static inline uintptr_t cv__order_unchecked(const struct cv_thread *t, uint32_t 
 /* A blocking acquisition of o just had its lock-order edges looked up
  * (cv__lock_attempt): remember it on the top slot, unless a slot is still
  * being filled (a signal handler interrupted a push: that slot's edges
- * were skipped), a slot is a hole, or locks went untracked. A set with a
- * hole (cv__held_release_slow) keeps the hashes of the larger set it was
- * above the hole: a memo of the larger set holds for the smaller, but
- * one made for the smaller would be taken for the larger's once the hole
- * is trimmed and the same locks are taken again. */
+ * were skipped) or locks went untracked. A set that lost a lock out of
+ * order (cv__held_release_slow) keeps the hashes of the larger set it
+ * was: a memo of the larger set holds for the smaller. */
 static inline void cv__order_checked(struct cv_thread *t, const struct cv_obj *o)
 {
 	uint32_t n = t->nheld;
 	if (n == 0 || n > CV_HELD_MAX || t->held_untracked)
 		return;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct cv_obj *held = CV_LOAD(&t->held[i].obj);
-		if (!held || held == &cv__held_hole)
+	for (uint32_t i = 0; i < n; i++)
+		if (!CV_LOAD(&t->held[i].obj))
 			return;
-	}
 	struct cv_held *top = &t->held[n - 1];
 	CV_STORE(&top->checked, NULL);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -6,8 +6,8 @@
  * is recorded exactly when the report shows two cycles, b-c and d-e: b -> c
  * is taken with b where a was (slot 0 reused), e -> d with e where a was
  * below the same b (slot 1's memo from a, b -> d must not serve e, b -> d).
- * A third cycle, f-h: f released out of order leaves a hole below g, and
- * g -> h looked up then must not serve f, g -> h once f is taken again.
+ * A third cycle, f-h: g -> h is looked up after f was released out of
+ * order below g, and must not serve f, g -> h once f is taken again.
  * White-box (preload/shim.h): f, g and h are three of a pool whose entries
  * in the shim's mutex cache differ, so that every acquisition of h after
  * its first is one the memo could let through, whatever the addresses. */
@@ -65,8 +65,8 @@ static void *first(void *arg)
 	for (int round = 0; round < 3; round++) {
 		MUST(pthread_mutex_lock(memo_f));
 		MUST(pthread_mutex_lock(memo_g));   /* f -> g */
-		MUST(pthread_mutex_unlock(memo_f));   /* out of order: a hole below g */
-		MUST(pthread_mutex_lock(memo_h));   /* g -> h, with f's slot a hole */
+		MUST(pthread_mutex_unlock(memo_f));   /* out of order, below g */
+		MUST(pthread_mutex_lock(memo_h));   /* g -> h, without f */
 		MUST(pthread_mutex_unlock(memo_h));
 		MUST(pthread_mutex_unlock(memo_g));
 	}

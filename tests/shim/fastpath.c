@@ -51,8 +51,8 @@ static bool has_cycle(json_object *root, const char *a, const char *b)
 
 /* Nested acquisitions stay on the fast path once their lock-order edges
  * were looked up for the same held set; a different set below the same
- * slot, or one with a lock released out of order below, must be looked up
- * again (tests/progs/order_memo.c). */
+ * slot, or a set that lost a lock out of order, must be looked up again
+ * (tests/progs/order_memo.c). */
 Test(fastpath, a_nested_lock_taken_under_a_different_held_set_still_gives_its_edges, .timeout = 60)
 {
 	struct tu_proc p;
@@ -65,4 +65,38 @@ Test(fastpath, a_nested_lock_taken_under_a_different_held_set_still_gives_its_ed
 	cr_assert(has_cycle(root, "memo_b", "memo_c"), "no cycle memo_b, memo_c: %s", findings);
 	cr_assert(has_cycle(root, "memo_d", "memo_e"), "no cycle memo_d, memo_e: %s", findings);
 	cr_assert(has_cycle(root, "memo_f", "memo_h"), "no cycle memo_f, memo_h: %s", findings);
+}
+
+/* Whether the report's lock-order edges include from -> to. */
+static bool has_edge(json_object *root, const char *from, const char *to)
+{
+	json_object *edges = tu_array(tu_get(root, "lock_order"), "edges");
+	for (size_t i = 0; i < json_object_array_length(edges); i++) {
+		json_object *e = json_object_array_get_idx(edges, i);
+		if (!strcmp(tu_str(e, "from"), from) && !strcmp(tu_str(e, "to"), to))
+			return true;
+	}
+	return false;
+}
+
+/* Hand-over-hand locking releases every lock out of order: the held set
+ * stays two deep along a chain of 40, and every edge of the walk is kept
+ * (tests/progs/hand_over_hand.c). */
+Test(fastpath, a_hand_over_hand_walk_keeps_every_edge, .timeout = 60)
+{
+	struct tu_proc p;
+	struct tu_opts o = { .timeout_s = 60 };
+	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--",
+					 tu_prog("hand_over_hand"), NULL });
+	json_object *root = json_tokener_parse(p.out);
+	cr_assert(root, "no JSON report (exit %d):\n%s\n%s", p.code, p.out, p.err);
+	for (int i = 0; i + 1 < 40; i++) {   /* tests/progs/hand_over_hand.c: CHAIN */
+		char a[16], b[16];
+		snprintf(a, sizeof a, "hoh_%d", i);
+		snprintf(b, sizeof b, "hoh_%d", i + 1);
+		cr_assert(has_edge(root, a, b), "no edge %s -> %s: %s", a, b,
+			  json_object_to_json_string(tu_get(root, "lock_order")));
+		cr_assert(has_edge(root, b, a), "no edge %s -> %s", b, a);
+	}
+	json_object_put(root);
 }

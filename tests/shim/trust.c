@@ -190,27 +190,6 @@ Test(trust, a_signal_handler_may_lock_a_mutex_and_signal_a_condvar, .timeout = 3
 	json_object_put(tu_report_dir(b.dir));   /* written whole, and it loads */
 }
 
-/* A handler releases a mutex an earlier handler took and kept, in any
- * unlock of the program's: the lock that unlock released stays out of the
- * held set (tests/progs/held_in_handlers.c; a false held_b -> held_a edge
- * in 6 of 6 runs before, from a fast unlock's store of the count a
- * handler's out-of-order release had shifted the set under). An absence,
- * so it holds however the timer's signals fall. */
-Test(trust, a_lock_a_handler_releases_for_another_leaves_no_false_order, .timeout = 300)
-{
-	struct both b;
-	same_prog(&b, "held_in_handlers", NULL);
-	json_object *report = tu_report_dir(b.dir);
-	json_object *edges = tu_array(tu_get(report, "lock_order"), "edges");
-	for (size_t i = 0; i < json_object_array_length(edges); i++) {
-		json_object *e = json_object_array_get_idx(edges, i);
-		const char *from = tu_str(e, "from"), *to = tu_str(e, "to");
-		cr_assert(strcmp(from, "held_m") == 0 || strcmp(to, "held_m") == 0,
-			  "an edge %s -> %s: no thread ever held one while taking the other", from, to);
-	}
-	json_object_put(report);
-}
-
 /* The handler's init and destroy meet the interrupted code's in the shim's
  * bookkeeping (a hang on the shim's init lock before). */
 Test(trust, a_signal_handler_may_initialise_and_destroy_its_own_locks, .timeout = 300)
