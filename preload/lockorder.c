@@ -127,11 +127,22 @@ void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < t->nheld && i < CV_HELD_MAX; i++) {
 		const struct cv_held *h = &t->held[i];
-		if (!CV_LOAD(&h->obj) || h->obj->kind == CV_OBJ_UNKNOWN)
+		struct cv_obj *held = CV_LOAD(&h->obj);
+		if (!held || held->kind == CV_OBJ_UNKNOWN)
 			continue;   /* a slot being filled by the code this handler interrupted, or no object */
-		uint64_t key = (uint64_t)(h->obj->id + 1) << 32 | (o->id + 1);
-		if ((claimed[n] = edge_claim(tab, key)) != NULL)
-			from[n++] = (uint8_t)i;
+		uint64_t key = (uint64_t)(held->id + 1) << 32 | (o->id + 1);
+		struct cv_edge *e = edge_claim(tab, key);
+		if (!e)
+			continue;
+		/* The held lock as it was read for the key, now: a signal handler
+		 * that releases a lock it kept moves the slots above it down
+		 * (cv__held_release_slow) while this runs, and the edge must be
+		 * the one its key names. Nobody reads it before it is ready. */
+		e->from = held;
+		e->from_flags = cv__held_flags(h);
+		e->from_pc = h->pc;
+		claimed[n] = e;
+		from[n++] = (uint8_t)i;
 	}
 	if (!n)
 		return;
@@ -142,16 +153,12 @@ void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc
 	uint32_t stack = cv__stack_capture_held(saved, t->held, from, n, from_stacks);
 	cv__guard_leave(saved);
 	for (uint32_t k = 0; k < n; k++) {
-		const struct cv_held *h = &t->held[from[k]];
 		struct cv_edge *e = claimed[k];
-		e->from = h->obj;
 		e->to = o;
 		e->thread = t;
-		e->from_flags = cv__held_flags(h);
 		e->to_flags = flags;
 		e->to_stack = stack;
 		e->from_stack = from_stacks[k];
-		e->from_pc = h->pc;
 		e->to_pc = pc;
 		__atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
 	}
