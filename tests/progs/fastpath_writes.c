@@ -15,13 +15,24 @@
  * acquisition counter, which must count every pair (the watchpoints work).
  * The rounds include the 1-in-64 acquisitions whose hold time is sampled.
  *
+ * Where watchpoints are refused or never fire (some virtual machines do
+ * not pass the debug registers through), the same words are
+ * watched by page protection instead: the pages that hold them are made
+ * read-only for a round, every write to them faults, the handler notes
+ * the address, lets that one instruction write (the page writable again
+ * and the trap flag set) and protects the page again at the trap that
+ * follows it. Writes elsewhere on those pages (the worker's own lines may
+ * share them) are stepped over, not counted; the worker's own counter's
+ * page is protected too, so the control still counts every pair.
+ *
  * White-box: the shim's layout comes from preload/shim.h, its symbols from
  * its ELF symbol table (libelf), the threads' states from their TLS blocks
  * (dlinfo RTLD_DI_TLS_DATA). Counts, not timings: the result is the same on
  * a busy machine.
  *
  * Exit 0 and "ok ..." when no watched word was written; 1 and one line per
- * written word otherwise; 77 when watchpoints or the shim are unavailable.
+ * written word otherwise; 77 when the shim is unavailable, or neither
+ * watchpoints nor page protection can watch (not x86-64).
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -37,7 +48,9 @@
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 
 #include "../../preload/shim.h"
 
@@ -172,17 +185,18 @@ static long long count_of(int fd, bool *whole)
 
 struct word { const char *what; const uint64_t *addr; };
 
-/* Whether this machine's watchpoints count at all (some virtual machines
- * accept them but never pass the debug registers through): one on a word
- * of this program's, written by this thread. Without it a control that
- * counted nothing would read as a shim that stopped counting. */
+/* Whether this machine's watchpoints count at all (perf_event_open may be
+ * refused, and some virtual machines accept them but never pass the debug
+ * registers through): one on a word of this program's, written by this
+ * thread. Without it a control that counted nothing would read as a shim
+ * that stopped counting. */
 static volatile uint64_t probe_word;
 
 static bool watchpoints_count(void)
 {
 	int fd = watch(0, (const uint64_t *)&probe_word);
 	if (fd < 0)
-		return true;   /* refused: the rounds say so */
+		return false;
 	for (int i = 0; i < 8; i++)
 		probe_word = (uint64_t)i;
 	bool whole = true;
@@ -205,6 +219,103 @@ static void stray_trap(int sig)
 	atomic_fetch_add(&stray_traps, 1);
 }
 
+/* ---- page protection, where watchpoints never fire ------------------------ */
+
+#define MAX_WORDS 48
+#define MAX_PAGES 16
+#define TRAP_FLAG 0x100   /* EFLAGS.TF: a trap after the next instruction */
+
+static const uint64_t *prot_words[MAX_WORDS];   /* [0]: the control */
+static _Atomic long prot_hits[MAX_WORDS];
+static int prot_nwords;
+static uintptr_t prot_pages[MAX_PAGES];
+static int prot_npages;
+static uintptr_t prot_stepping;   /* the page made writable for one instruction */
+static long page_size;
+
+static bool protected_page(uintptr_t page)
+{
+	for (int i = 0; i < prot_npages; i++)
+		if (prot_pages[i] == page)
+			return true;
+	return false;
+}
+
+static void protect_pages(int prot)
+{
+	for (int i = 0; i < prot_npages; i++)
+		mprotect((void *)prot_pages[i], (size_t)page_size, prot);
+}
+
+#if defined(__x86_64__)
+static void on_write_fault(int sig, siginfo_t *si, void *ctx)
+{
+	uintptr_t at = (uintptr_t)si->si_addr, page = at & ~(uintptr_t)(page_size - 1);
+	if (!protected_page(page)) {   /* a real fault: die of it */
+		signal(sig, SIG_DFL);
+		return;
+	}
+	for (int i = 0; i < prot_nwords; i++)
+		if (at >= (uintptr_t)prot_words[i] && at < (uintptr_t)(prot_words[i] + 1))
+			atomic_fetch_add(&prot_hits[i], 1);
+	mprotect((void *)page, (size_t)page_size, PROT_READ | PROT_WRITE);
+	prot_stepping = page;
+	((ucontext_t *)ctx)->uc_mcontext.gregs[REG_EFL] |= TRAP_FLAG;
+}
+
+static void on_step(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig, (void)si;
+	if (prot_stepping) {
+		mprotect((void *)prot_stepping, (size_t)page_size, PROT_READ);
+		prot_stepping = 0;
+	}
+	((ucontext_t *)ctx)->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)TRAP_FLAG;
+}
+#endif
+
+static void add_page(const void *addr)
+{
+	uintptr_t page = (uintptr_t)addr & ~(uintptr_t)(page_size - 1);
+	if (!protected_page(page) && prot_npages < MAX_PAGES)
+		prot_pages[prot_npages++] = page;
+}
+
+/* One round of PAIRS of primitive p with words[0..n-1] and the control
+ * watched by page protection; the same report as the watchpoint rounds. */
+static int protected_round(enum prim p, const struct word *words, int n, const uint64_t *control, int round,
+			   long long *control_count)
+{
+	prot_nwords = 0;
+	prot_npages = 0;
+	prot_words[prot_nwords++] = control;
+	add_page(control);
+	for (int i = 0; i < n && prot_nwords < MAX_WORDS; i++) {
+		prot_words[prot_nwords++] = words[i].addr;
+		add_page(words[i].addr);
+	}
+	for (int i = 0; i < prot_nwords; i++)
+		atomic_store(&prot_hits[i], 0);
+	atomic_store(&worker_prim, p);
+	protect_pages(PROT_READ);
+	atomic_store(&round_go, round);
+	while (atomic_load(&round_done) != round)
+		sched_yield();
+	protect_pages(PROT_READ | PROT_WRITE);
+	*control_count = atomic_load(&prot_hits[0]);
+	int failed = 0;
+	for (int i = 1; i < prot_nwords; i++) {
+		long v = atomic_load(&prot_hits[i]);
+		if (v != 0) {
+			const struct word *wd = &words[i - 1];
+			printf("FAIL %s: %ld writes to %s, word %td\n", prim_names[p], v, wd->what,
+			       wd->addr - (const uint64_t *)((uintptr_t)wd->addr & ~(uintptr_t)63));
+			failed = 1;
+		}
+	}
+	return failed;
+}
+
 int main(void)
 {
 	dl_iterate_phdr(find_shim, NULL);
@@ -214,13 +325,25 @@ int main(void)
 		printf("skip: not under libconvoy.so, or its symbols are not readable\n");
 		return 77;
 	}
-	if (!watchpoints_count()) {
-		printf("skip: this machine accepts hardware watchpoints but they never fire\n");
+	bool by_pages = !watchpoints_count();
+#if !defined(__x86_64__)
+	if (by_pages) {
+		printf("skip: hardware watchpoints are refused or never fire here, and page protection is x86-64's only\n");
 		return 77;
 	}
+#else
+	if (by_pages) {
+		page_size = sysconf(_SC_PAGESIZE);
+		struct sigaction fault = { .sa_sigaction = on_write_fault, .sa_flags = SA_SIGINFO };
+		struct sigaction step = { .sa_sigaction = on_step, .sa_flags = SA_SIGINFO };
+		sigaction(SIGSEGV, &fault, NULL);
+		sigaction(SIGTRAP, &step, NULL);
+	}
+#endif
 	self_tls_off = self_sym.st_value;
 	struct sigaction trap = { .sa_handler = stray_trap };
-	sigaction(SIGTRAP, &trap, NULL);
+	if (!by_pages)
+		sigaction(SIGTRAP, &trap, NULL);
 	pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE);
 	pthread_mutex_t mine = PTHREAD_MUTEX_INITIALIZER;
 	pthread_mutex_lock(&mine);   /* the main thread is tracked: its state exists */
@@ -258,6 +381,19 @@ int main(void)
 		for (int i = 0; i < 16; i++)
 			words[n++] = (struct word){ "the main thread's state", (const uint64_t *)main_state + i };
 		const uint64_t *control = controls[p];
+		if (by_pages) {
+			long long c = 0;
+			failed |= protected_round(p, words, n, control, ++round, &c);
+			watched += n;
+			if (control_min < 0 || c < control_min)
+				control_min = c;
+			if (c < PAIRS) {
+				printf("FAIL %s: page protection saw %lld writes of the worker's own counter of %d\n",
+				       prim_names[p], c, PAIRS);
+				failed = 1;
+			}
+			continue;
+		}
 		for (int at = 0, again = 0; at < n; at += 3) {
 			int fds[4], k = 0, traps = atomic_load(&stray_traps);
 			fds[k++] = watch(tid, control);
@@ -308,7 +444,8 @@ int main(void)
 	atomic_store(&round_go, ++round);
 	pthread_join(th, NULL);
 	if (!failed)
-		printf("ok: %d words watched over %d rounds of %d calls, none written; control counted >= %lld\n",
-		       watched, round - 1, PAIRS, control_min);
+		printf("ok: %d words watched %s over %d rounds of %d calls, none written; control counted >= %lld\n",
+		       watched, by_pages ? "by page protection (no working watchpoints here)" : "by watchpoints",
+		       round - 1, PAIRS, control_min);
 	return failed;
 }
