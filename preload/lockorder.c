@@ -137,7 +137,9 @@ void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc
 		/* The held lock as it was read for the key, now: a signal handler
 		 * that releases a lock it kept moves the slots above it down
 		 * (cv__held_release_slow) while this runs, and the edge must be
-		 * the one its key names. Nobody reads it before it is ready. */
+		 * the one its key names. Nobody reads it before it is ready. (Its
+		 * acquisition stack is still found from slot i by the capture
+		 * below: after such a shift, another held lock's.) */
 		e->from = held;
 		e->from_flags = cv__held_flags(h);
 		e->from_pc = h->pc;

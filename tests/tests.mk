@@ -54,14 +54,15 @@ $(TEST_PROGS_DIR)/snapshot_fork: tests/progs/snapshot_fork.c tests/progs/progs.h
 	  -Wl,-rpath,$(abspath $(TEST_PROGS_DIR))
 
 # White-box: the shim's mutex cache (preload/shim.h).
-$(TEST_PROGS_DIR)/order_memo: tests/progs/order_memo.c tests/progs/progs.h preload/shim.h | check-deps
+$(TEST_PROGS_DIR)/order_memo: tests/progs/order_memo.c tests/progs/progs.h include/convoy.h preload/shim.h | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(TEST_PROG_CFLAGS) $< -o $@
 
-# White-box: the shim's layout (preload/shim.h) and its symbol table (libelf).
+# White-box: the shim's layout (preload/shim.h) and its symbol table (libelf);
+# Capstone for the width of a write where page protection watches.
 $(TEST_PROGS_DIR)/fastpath_writes: tests/progs/fastpath_writes.c preload/shim.h | check-deps
 	@mkdir -p $(@D)
-	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -lelf -ldl
+	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -lelf -ldl -lcapstone
 
 # --- Criterion binaries ------------------------------------------------------
 TEST_UTIL_CFLAGS := $(TEST_CFLAGS) -Itests/common -DBUILD_DIR='"$(abspath $(BUILD))"'

@@ -19,11 +19,16 @@
  * not pass the debug registers through), the same words are
  * watched by page protection instead: the pages that hold them are made
  * read-only for a round, every write to them faults, the handler notes
- * the address, lets that one instruction write (the page writable again
- * and the trap flag set) and protects the page again at the trap that
- * follows it. Writes elsewhere on those pages (the worker's own lines may
- * share them) are stepped over, not counted; the worker's own counter's
- * page is protected too, so the control still counts every pair.
+ * the address and the words' values, lets that one instruction write (the
+ * page writable again and the trap flag set), and at the trap that
+ * follows protects every page again and counts each word the fault's
+ * address was in or whose value changed. Writes elsewhere on those pages
+ * (the worker's own lines may share them) are stepped over, not counted;
+ * the worker's own counter's page is protected too, so the control still
+ * counts every pair. Only the worker's writes count, as with the
+ * watchpoints; the kernel's are not seen by either. A death by SIGSEGV in
+ * this mode is a write to one of those pages inside a shim section that
+ * blocks signals (lock.c), which the program's handlers cannot see.
  *
  * White-box: the shim's layout comes from preload/shim.h, its symbols from
  * its ELF symbol table (libelf), the threads' states from their TLS blocks
@@ -34,6 +39,7 @@
  * written word otherwise; 77 when the shim is unavailable, or neither
  * watchpoints nor page protection can watch (not x86-64).
  */
+#include <capstone/capstone.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -221,16 +227,17 @@ static void stray_trap(int sig)
 
 /* ---- page protection, where watchpoints never fire ------------------------ */
 
-#define MAX_WORDS 48
+#define MAX_WORDS 48   /* below 64: step_hit is a mask of them */
 #define MAX_PAGES 16
 #define TRAP_FLAG 0x100   /* EFLAGS.TF: a trap after the next instruction */
 
 static const uint64_t *prot_words[MAX_WORDS];   /* [0]: the control */
+static uint64_t prot_before[MAX_WORDS];         /* each word before the stepped write */
 static _Atomic long prot_hits[MAX_WORDS];
 static int prot_nwords;
 static uintptr_t prot_pages[MAX_PAGES];
 static int prot_npages;
-static uintptr_t prot_stepping;   /* the page made writable for one instruction */
+static _Atomic int prot_broken;   /* an mprotect failed: the round proves nothing */
 static long page_size;
 
 static bool protected_page(uintptr_t page)
@@ -244,41 +251,85 @@ static bool protected_page(uintptr_t page)
 static void protect_pages(int prot)
 {
 	for (int i = 0; i < prot_npages; i++)
-		mprotect((void *)prot_pages[i], (size_t)page_size, prot);
+		if (mprotect((void *)prot_pages[i], (size_t)page_size, prot) != 0)
+			atomic_store(&prot_broken, 1);
 }
 
 #if defined(__x86_64__)
+static __thread bool step_counts;   /* the instruction being stepped is the worker's */
+static __thread uint64_t step_hit;  /* the words the write was seen to cover (bit i: word i) */
+static csh disasm;                  /* Capstone, opened before the rounds */
+static cs_insn *disasm_insn;        /* its one instruction: nothing allocated in the handler */
+
+/* How many bytes the instruction at pc writes (its widest written memory
+ * operand); 8 when Capstone cannot tell. */
+static size_t write_width(uintptr_t pc)
+{
+	const uint8_t *code = (const uint8_t *)pc;
+	size_t len = 16, width = 0;
+	uint64_t at = pc;
+	if (!disasm_insn || !cs_disasm_iter(disasm, &code, &len, &at, disasm_insn))
+		return 8;
+	const cs_x86 *x = &disasm_insn->detail->x86;
+	for (int i = 0; i < x->op_count; i++)
+		if (x->operands[i].type == X86_OP_MEM && (x->operands[i].access & CS_AC_WRITE) &&
+		    x->operands[i].size > width)
+			width = x->operands[i].size;
+	return width ? width : 8;
+}
+
+/* A write to a protected page. By the worker (the only thread that runs
+ * the shim during a round), a watched word counts when the bytes the
+ * instruction writes from the fault's address (Capstone says how many)
+ * overlap it, or when its value differs after the step. Then the page
+ * opens for that one instruction. */
 static void on_write_fault(int sig, siginfo_t *si, void *ctx)
 {
+	ucontext_t *uc = ctx;
 	uintptr_t at = (uintptr_t)si->si_addr, page = at & ~(uintptr_t)(page_size - 1);
 	if (!protected_page(page)) {   /* a real fault: die of it */
 		signal(sig, SIG_DFL);
 		return;
 	}
-	for (int i = 0; i < prot_nwords; i++)
-		if (at >= (uintptr_t)prot_words[i] && at < (uintptr_t)(prot_words[i] + 1))
+	step_counts = (pid_t)syscall(SYS_gettid) == atomic_load(&worker_tid);
+	step_hit = 0;
+	uintptr_t end = at + (step_counts ? write_width((uintptr_t)uc->uc_mcontext.gregs[REG_RIP]) : 0);
+	for (int i = 0; step_counts && i < prot_nwords; i++) {
+		prot_before[i] = *prot_words[i];
+		if (at < (uintptr_t)(prot_words[i] + 1) && end > (uintptr_t)prot_words[i]) {
 			atomic_fetch_add(&prot_hits[i], 1);
-	mprotect((void *)page, (size_t)page_size, PROT_READ | PROT_WRITE);
-	prot_stepping = page;
-	((ucontext_t *)ctx)->uc_mcontext.gregs[REG_EFL] |= TRAP_FLAG;
+			step_hit |= 1ull << i;
+		}
+	}
+	if (mprotect((void *)page, (size_t)page_size, PROT_READ | PROT_WRITE) != 0)
+		atomic_store(&prot_broken, 1);
+	uc->uc_mcontext.gregs[REG_EFL] |= TRAP_FLAG;
 }
 
+/* The instruction wrote: every page read-only again (a second fault
+ * before this trap, by a store across two pages or by a handler's, may
+ * have opened another), and the words compared. */
 static void on_step(int sig, siginfo_t *si, void *ctx)
 {
 	(void)sig, (void)si;
-	if (prot_stepping) {
-		mprotect((void *)prot_stepping, (size_t)page_size, PROT_READ);
-		prot_stepping = 0;
-	}
+	protect_pages(PROT_READ);
+	for (int i = 0; step_counts && i < prot_nwords; i++)
+		if (!(step_hit >> i & 1) && *prot_words[i] != prot_before[i])
+			atomic_fetch_add(&prot_hits[i], 1);
+	step_counts = false;
 	((ucontext_t *)ctx)->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)TRAP_FLAG;
 }
 #endif
 
-static void add_page(const void *addr)
+static bool add_page(const void *addr)
 {
 	uintptr_t page = (uintptr_t)addr & ~(uintptr_t)(page_size - 1);
-	if (!protected_page(page) && prot_npages < MAX_PAGES)
-		prot_pages[prot_npages++] = page;
+	if (protected_page(page))
+		return true;
+	if (prot_npages == MAX_PAGES)
+		return false;
+	prot_pages[prot_npages++] = page;
+	return true;
 }
 
 /* One round of PAIRS of primitive p with words[0..n-1] and the control
@@ -289,13 +340,19 @@ static int protected_round(enum prim p, const struct word *words, int n, const u
 	prot_nwords = 0;
 	prot_npages = 0;
 	prot_words[prot_nwords++] = control;
-	add_page(control);
-	for (int i = 0; i < n && prot_nwords < MAX_WORDS; i++) {
+	bool fits = add_page(control) && n < MAX_WORDS;
+	for (int i = 0; fits && i < n; i++) {
 		prot_words[prot_nwords++] = words[i].addr;
-		add_page(words[i].addr);
+		fits = add_page(words[i].addr);
 	}
-	for (int i = 0; i < prot_nwords; i++)
+	if (!fits) {
+		printf("FAIL %s: more words or pages to watch than the page protection holds\n", prim_names[p]);
+		return 1;
+	}
+	for (int i = 0; i < prot_nwords; i++) {
 		atomic_store(&prot_hits[i], 0);
+		prot_before[i] = *prot_words[i];
+	}
 	atomic_store(&worker_prim, p);
 	protect_pages(PROT_READ);
 	atomic_store(&round_go, round);
@@ -303,6 +360,10 @@ static int protected_round(enum prim p, const struct word *words, int n, const u
 		sched_yield();
 	protect_pages(PROT_READ | PROT_WRITE);
 	*control_count = atomic_load(&prot_hits[0]);
+	if (atomic_load(&prot_broken)) {
+		printf("FAIL %s: mprotect failed: %s\n", prim_names[p], strerror(errno));
+		return 1;
+	}
 	int failed = 0;
 	for (int i = 1; i < prot_nwords; i++) {
 		long v = atomic_load(&prot_hits[i]);
@@ -334,6 +395,9 @@ int main(void)
 #else
 	if (by_pages) {
 		page_size = sysconf(_SC_PAGESIZE);
+		if (cs_open(CS_ARCH_X86, CS_MODE_64, &disasm) == CS_ERR_OK &&
+		    cs_option(disasm, CS_OPT_DETAIL, CS_OPT_ON) == CS_ERR_OK)
+			disasm_insn = cs_malloc(disasm);
 		struct sigaction fault = { .sa_sigaction = on_write_fault, .sa_flags = SA_SIGINFO };
 		struct sigaction step = { .sa_sigaction = on_step, .sa_flags = SA_SIGINFO };
 		sigaction(SIGSEGV, &fault, NULL);

@@ -7,7 +7,9 @@
  * is taken with b where a was (slot 0 reused), e -> d with e where a was
  * below the same b (slot 1's memo from a, b -> d must not serve e, b -> d).
  * A third cycle, f-h: g -> h is looked up after f was released out of
- * order below g, and must not serve f, g -> h once f is taken again.
+ * order below g, and must not serve f, g -> h once f is taken again (with
+ * the set shifted down, g -> h is remembered on slot 0 and cannot; a
+ * design that left g in its slot would remember it on slot 1).
  * White-box (preload/shim.h): f, g and h are three of a pool whose entries
  * in the shim's mutex cache differ, so that every acquisition of h after
  * its first is one the memo could let through, whatever the addresses. */

@@ -12,8 +12,9 @@ Test(fastpath, an_uncontended_acquisition_writes_only_its_threads_lines, .timeou
 	tu_run_shim(&p, tu_tmpdir(), "fastpath_writes", NULL);
 	if (p.exited && p.code == 77)
 		cr_skip_test("%s", p.out);
-	cr_assert(p.exited && p.code == 0, "fastpath_writes (exit %d, signal %d):\n%s%s", p.code, p.sig, p.out,
-		  p.err);
+	cr_assert(p.exited && p.code == 0,
+		  "fastpath_writes (exit %d, signal %d; watching by page protection, a SIGSEGV is a write to a "
+		  "watched page with signals blocked):\n%s%s", p.code, p.sig, p.out, p.err);
 	cr_assert(strstr(p.out, "ok: ") == p.out, "%s", p.out);
 }
 
