@@ -116,6 +116,10 @@ have() {
 	[ -z "${PEER_WORKLOADS:-}" ] || [[ " $PEER_WORKLOADS " == *" $1 "* ]] || return 1
 	[ "$1" != pigz ] || command -v pigz >/dev/null
 }
+have_asked() {   # asked for, whether or not it can run
+	[ -z "${PEER_WORKLOADS:-}" ] || [[ " $PEER_WORKLOADS " == *" $1 "* ]]
+}
+have_asked pigz && ! command -v pigz >/dev/null && why_not[pigz]="pigz is not installed (Debian's pigz)"
 
 for _ in $(seq "$rounds"); do
 	for i in "${!names[@]}"; do
@@ -157,6 +161,29 @@ for i in "${!names[@]}"; do
 	echo
 done
 for k in "${!why_not[@]}"; do echo "not run: ${why_not[$k]}"; done
+
+# convoy's cost with its uncertainty: the ratio of each round's convoy run to
+# the same round's native run (interleaved, so a slow minute hits both), its
+# median and a bootstrap 95% interval of that median. From 5 rounds up.
+if [ "$rounds" -ge 5 ]; then
+	echo
+	echo "convoy / native, paired by round: median ratio (95% bootstrap interval)"
+	for w in "${names[@]}"; do
+		have "$w" || continue
+		python3 - "$tmp/$w.native" "$tmp/$w.convoy" "$w" <<'PY'
+import random, statistics as st, sys
+def vals(path):
+    return [float(l) if l.strip() not in ("fail", "timeout") else None for l in open(path)]
+pairs = [(n, c) for n, c in zip(vals(sys.argv[1]), vals(sys.argv[2])) if n and c]
+if len(pairs) < 5:
+    sys.exit(0)
+ratios = [c / n for n, c in pairs]
+rng = random.Random(1)
+boot = sorted(st.median(rng.choices(ratios, k=len(ratios))) for _ in range(2000))
+print(f"{sys.argv[3]:10} {st.median(ratios):.3f}x ({boot[50]:.3f} to {boot[1949]:.3f}), {len(ratios)} rounds")
+PY
+	done
+fi
 
 # ---- global_queue: what convoy counts against what the demo counts ---------
 # The count is the two workers' collisions, which the host's scheduling
