@@ -51,9 +51,9 @@ static struct writer out;   /* static: the destructor may run on a small stack *
  * zlib), computed here because a library the shim links joins the
  * program's global scope: dlsym(RTLD_DEFAULT, "deflate") would find it, and
  * a dlopen of it would not load it again (tests/progs/global_scope.c). */
-static uint32_t crc_table[256];
+static uint32_t crc_table[8][256];   /* [k][b]: byte b followed by k zero bytes */
 
-/* Built at the start of every write (2,048 steps): a profile may be
+/* Built at the start of every write (about 4,000 steps): a profile may be
  * written before the shim's constructors ran (a library constructor's exec
  * or fork), and a child forked in the middle of the parent's build has its
  * own write build it again. */
@@ -63,15 +63,31 @@ static void crc_table_init(void)
 		uint32_t c = i;
 		for (int k = 0; k < 8; k++)
 			c = (c >> 1) ^ (0xEDB88320u & -(c & 1));
-		crc_table[i] = c;
+		crc_table[0][i] = c;
 	}
+	for (int k = 1; k < 8; k++)
+		for (uint32_t i = 0; i < 256; i++)
+			crc_table[k][i] = (crc_table[k - 1][i] >> 8) ^ crc_table[0][crc_table[k - 1][i] & 0xff];
 }
 
+/* Eight bytes a step where words are little-endian ("slicing by 8", as
+ * zlib does): the profile's writer spent about 0.6 % of a short pigz run
+ * here a byte at a time. */
 static uint32_t crc32_update(uint32_t crc, const unsigned char *p, size_t len)
 {
 	crc = ~crc;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	for (; len >= 8; p += 8, len -= 8) {
+		uint64_t v;
+		memcpy(&v, p, sizeof(v));
+		v ^= crc;
+		crc = crc_table[7][v & 0xff] ^ crc_table[6][(v >> 8) & 0xff] ^ crc_table[5][(v >> 16) & 0xff] ^
+		      crc_table[4][(v >> 24) & 0xff] ^ crc_table[3][(v >> 32) & 0xff] ^
+		      crc_table[2][(v >> 40) & 0xff] ^ crc_table[1][(v >> 48) & 0xff] ^ crc_table[0][v >> 56];
+	}
+#endif
 	while (len--)
-		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+		crc = crc_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
 	return ~crc;
 }
 
