@@ -70,9 +70,9 @@ static void crc_table_init(void)
 			crc_table[k][i] = (crc_table[k - 1][i] >> 8) ^ crc_table[0][crc_table[k - 1][i] & 0xff];
 }
 
-/* Eight bytes a step where words are little-endian ("slicing by 8", as
- * zlib does): the profile's writer spent about 0.6 % of a short pigz run
- * here a byte at a time. */
+/* Eight bytes a step where words are little-endian ("slicing by 8"): the
+ * profile's writer spent up to 0.6 % of a short pigz run here a byte at a
+ * time. */
 static uint32_t crc32_update(uint32_t crc, const unsigned char *p, size_t len)
 {
 	crc = ~crc;
