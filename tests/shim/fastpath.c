@@ -32,6 +32,17 @@ Test(fastpath, the_shims_fresh_pages_are_written_before_they_are_read, .timeout 
 	cr_assert(strstr(p.out, "ok: ") == p.out, "%s", p.out);
 }
 
+/* `convoy run --json` of the test program prog: its report. */
+static json_object *run_json(const char *prog)
+{
+	struct tu_proc p;
+	struct tu_opts o = { .timeout_s = 60 };
+	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--", tu_prog(prog), NULL });
+	json_object *root = json_tokener_parse(p.out);
+	cr_assert(root, "%s: no JSON report (exit %d):\n%s\n%s", prog, p.code, p.out, p.err);
+	return root;
+}
+
 /* Whether a lock-order cycle over exactly the locks named a and b is among
  * the findings. */
 static bool has_cycle(json_object *root, const char *a, const char *b)
@@ -56,12 +67,7 @@ static bool has_cycle(json_object *root, const char *a, const char *b)
  * (tests/progs/order_memo.c). */
 Test(fastpath, a_nested_lock_taken_under_a_different_held_set_still_gives_its_edges, .timeout = 60)
 {
-	struct tu_proc p;
-	struct tu_opts o = { .timeout_s = 60 };
-	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--",
-					 tu_prog("order_memo"), NULL });
-	json_object *root = json_tokener_parse(p.out);
-	cr_assert(root, "no JSON report (exit %d):\n%s\n%s", p.code, p.out, p.err);
+	json_object *root = run_json("order_memo");
 	const char *findings = json_object_to_json_string(tu_array(root, "findings"));
 	cr_assert(has_cycle(root, "memo_b", "memo_c"), "no cycle memo_b, memo_c: %s", findings);
 	cr_assert(has_cycle(root, "memo_d", "memo_e"), "no cycle memo_d, memo_e: %s", findings);
@@ -85,12 +91,7 @@ static bool has_edge(json_object *root, const char *from, const char *to)
  * (tests/progs/hand_over_hand.c). */
 Test(fastpath, a_hand_over_hand_walk_keeps_every_edge, .timeout = 60)
 {
-	struct tu_proc p;
-	struct tu_opts o = { .timeout_s = 60 };
-	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--",
-					 tu_prog("hand_over_hand"), NULL });
-	json_object *root = json_tokener_parse(p.out);
-	cr_assert(root, "no JSON report (exit %d):\n%s\n%s", p.code, p.out, p.err);
+	json_object *root = run_json("hand_over_hand");
 	for (int i = 0; i + 1 < 40; i++) {   /* tests/progs/hand_over_hand.c: CHAIN */
 		char a[16], b[16];
 		snprintf(a, sizeof a, "hoh_%d", i);
