@@ -601,16 +601,9 @@ static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted)
 	struct cv_rec *d = a ? merged_rec(t, a) : NULL;
 	if (!d)
 		return;   /* out of memory: r stays, reported apart; the address's next use makes a new record */
-	struct cv_way *caches[] = { &t->rwlock_cache, &t->spin_cache, &t->sem_cache, &t->futex_cache };
-	for (size_t i = 0; i < sizeof(caches) / sizeof(caches[0]); i++)
-		if (caches[i]->rec == r)
-			*caches[i] = (struct cv_way)CV_EMPTY_WAY;
-	for (uint32_t i = 0; i < CV_WAYS; i++) {
-		if (t->mutex_cache[i].rec == r)
-			t->mutex_cache[i] = (struct cv_way)CV_EMPTY_WAY;
-		if (t->cond_cache[i].rec == r)
-			t->cond_cache[i] = (struct cv_way)CV_EMPTY_WAY;
-	}
+	struct cv_way *w = way_for(t, r->obj->addr, r->obj->kind);   /* the one entry lookup_locked fills with r */
+	if (w && w->rec == r)
+		*w = (struct cv_way)CV_EMPTY_WAY;
 	if (t->hold_rec == r)
 		t->hold_addr = NULL, t->hold_rec = NULL;
 	if (t->cw_mutex_rec == r)
