@@ -162,39 +162,51 @@ for i in "${!names[@]}"; do
 done
 for k in "${!why_not[@]}"; do echo "not run: ${why_not[$k]}"; done
 
-# convoy's cost with its uncertainty: the ratio of each round's convoy run to
-# the same round's native run (interleaved, so a slow minute hits both), its
-# median and a bootstrap 95% interval of that median. From 5 rounds up.
+# The ratio of each round's other run to the same round's native run
+# (interleaved, so a slow minute hits both), their median and a bootstrap
+# 95% interval of that median: "1.019 (1.006 to 1.019), 21 rounds". Rounds
+# where either failed, or native is 0, are left out; nothing under 5 rounds.
+paired_ratio() {   # NATIVE_FILE OTHER_FILE: one value a line, round by round
+	python3 - "$1" "$2" <<'PY'
+import random, statistics as st, sys
+def vals(path):
+    out = []
+    for l in open(path):
+        try:
+            out.append(float(l))
+        except ValueError:   # fail, timeout
+            out.append(None)
+    return out
+ratios = [o / n for n, o in zip(vals(sys.argv[1]), vals(sys.argv[2])) if n and o is not None]
+if len(ratios) < 5:
+    sys.exit(0)
+rng = random.Random(1)
+boot = sorted(st.median(rng.choices(ratios, k=len(ratios))) for _ in range(2000))
+print(f"{st.median(ratios):.3f} ({boot[50]:.3f} to {boot[1949]:.3f}), {len(ratios)} rounds")
+PY
+}
+
+# convoy's cost with its uncertainty, from 5 rounds up.
 if [ "$rounds" -ge 5 ]; then
 	echo
 	echo "convoy / native, paired by round: median ratio (95% bootstrap interval)"
 	for w in "${names[@]}"; do
 		have "$w" || continue
-		python3 - "$tmp/$w.native" "$tmp/$w.convoy" "$w" <<'PY'
-import random, statistics as st, sys
-def vals(path):
-    return [float(l) if l.strip() not in ("fail", "timeout") else None for l in open(path)]
-pairs = [(n, c) for n, c in zip(vals(sys.argv[1]), vals(sys.argv[2])) if n and c]
-if len(pairs) < 5:
-    sys.exit(0)
-ratios = [c / n for n, c in pairs]
-rng = random.Random(1)
-boot = sorted(st.median(rng.choices(ratios, k=len(ratios))) for _ in range(2000))
-print(f"{sys.argv[3]:10} {st.median(ratios):.3f}x ({boot[50]:.3f} to {boot[1949]:.3f}), {len(ratios)} rounds")
-PY
+		printf '%-10s %s\n' "$w" "$(paired_ratio "$tmp/$w.native" "$tmp/$w.convoy")"
 	done
 fi
 
 # ---- global_queue: what convoy counts against what the demo counts ---------
 # The count is the two workers' collisions, which the host's scheduling
 # moves by 10x and more from run to run: PEER_GQ_ROUNDS interleaved rounds
-# (default 25), and a bootstrap 95% interval of the ratio of the medians.
+# (default 25), and the paired ratio with its interval (paired_ratio).
 have gq2 || exit 0
 gq_rounds=${PEER_GQ_ROUNDS:-25}
 echo
 echo "global_queue --weight 0, $gq_rounds interleaved rounds: the failed trylocks the demo counts natively;"
 echo "under convoy the demo's own count, and convoy's trylock failures and contended acquisitions"
-echo "of the queue lock (medians); the ratio is convoy's contended acquisitions to the native count"
+echo "of the queue lock (medians); the ratio is convoy's contended acquisitions to the native count,"
+echo "round by round (paired_ratio)"
 for impl in workpool port; do
 	for workers in 2 4; do
 		f=$tmp/gq.$impl.$workers
@@ -211,18 +223,10 @@ top = max(locks, key=lambda l: l.get("trylock_failures", 0), default={})
 print(top.get("trylock_failures", 0), top.get("contended", 0))')
 			echo "$native $demo $counted" >>"$f"
 		done
-		python3 - "$f" "$impl" "$workers" <<'PY'
-import random, statistics as st, sys
-rows = [list(map(int, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 4]
-native, demo, fails, contended = (list(c) for c in zip(*rows))
-ratio = lambda a, b: st.median(b) / max(1, st.median(a))
-rng = random.Random(1)
-boot = sorted(ratio(rng.choices(native, k=len(native)), rng.choices(contended, k=len(contended)))
-              for _ in range(2000))
-print(f"{sys.argv[2]:8} {sys.argv[3]} workers: native {st.median(native):.0f} (from {min(native)} to {max(native)});"
-      f" under convoy: demo {st.median(demo):.0f}, trylock failures {st.median(fails):.0f},"
-      f" contended {st.median(contended):.0f}; ratio {ratio(native, contended):.2f}"
-      f" (95% interval {boot[50]:.2f} to {boot[1949]:.2f})")
-PY
+		col() { cut -d' ' -f"$1" "$f"; }
+		printf '%-8s %s workers: native %s (from %s to %s); under convoy: demo %s, trylock failures %s, contended %s; ratio %s\n' \
+			"$impl" "$workers" "$(col 1 | median)" "$(col 1 | sort -g | head -1)" "$(col 1 | sort -g | tail -1)" \
+			"$(col 2 | median)" "$(col 3 | median)" "$(col 4 | median)" \
+			"$(paired_ratio <(col 1) <(col 4))"
 	done
 done
