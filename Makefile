@@ -44,7 +44,8 @@ BASE_CFLAGS := -std=gnu11 $(WARN) -Iinclude -D_GNU_SOURCE
 SHIM_CFLAGS  := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
                 -ftls-model=initial-exec -fno-omit-frame-pointer
 SHIM_LDFLAGS := -shared -Wl,--version-script=preload/exports.map -Wl,-z,now
-SHIM_LIBS    := -ldl -lpthread
+# The unwinder (stacks.c) is libgcc's, linked in: libgcc_eh.a, not libgcc_s.so.
+SHIM_LIBS    := -ldl -lpthread -static-libgcc
 
 # make test-asan sets SANITIZE for the analyzer and the test binaries only:
 # the shim and the programs it is preloaded into stay as they ship.

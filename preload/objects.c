@@ -366,8 +366,6 @@ static bool record_claim(void)
 
 static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t kind)
 {
-	if (CV_UNLIKELY(cv__stack_own_object(addr)))
-		return NULL;   /* a lock inside the unwinder stacks.c loaded: not the program's */
 	/* Memory is bounded: past CV_MAX_RECORDS (object, thread) pairs — a
 	 * program that makes millions of short-lived locks — new ones go
 	 * uncounted, with one warning; the program is unaffected. */

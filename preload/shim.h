@@ -1005,7 +1005,6 @@ void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o);   /* objects.c 
 uint32_t cv__stack_capture_held(struct cv_thread *t, const struct cv_held *held, const uint8_t *which, uint32_t n,
 				uint32_t *held_ids);
 void cv__stack_forget(const void *addr);             /* objects.c: destroy or re-init */
-bool cv__stack_own_object(const void *addr);         /* objects.c: inside the unwinder's memory */
 void cv__stacks_write_rec(void *w, const struct cv_rec *r);   /* output.c: after r's stats */
 void cv__stacks_write(void *w);                      /* output.c: last, the stack table */
 void cv__stacks_fork_prepare(void);   /* fork: no capture in flight */

@@ -22,7 +22,7 @@
  * it waited for (the wait's length decides whether to keep it): a capture
  * lengthens that critical section by its cost; docs/performance.md has it.
  *
- * The unwinder is libgcc_s's _Unwind_Backtrace, the one C++ exceptions and
+ * The unwinder is libgcc's _Unwind_Backtrace, the one C++ exceptions and
  * glibc's own thread cancellation use. It follows the DWARF call-frame
  * information and stops where there is none; it never guesses, so it reads
  * only memory the unwind tables describe and needs no validation. It takes
@@ -30,12 +30,13 @@
  * memory through a pipe it opened at start-up, on descriptors a daemon that
  * closed them hands to its own files), no pthread key and no per-thread
  * cache (libunwind's unw_backtrace made one of each per thread). It is
- * opened RTLD_LOCAL at start-up rather than linked, so a program that never
- * loaded libgcc_s keeps its global scope as it was; at start-up, not on the
- * first contention: dlopen takes the loader lock, and a thread that holds
- * the program's lock must not wait for it.
+ * linked into the shim from libgcc_eh.a, its symbols local (exports.map):
+ * nothing is loaded into the program for it (libgcc_s.so.1, opened at
+ * start-up before, cost 0.3-0.6 ms a process, its constructor's cpuid
+ * included, and showed to a program that looked for it), and the
+ * program's global scope stays as it was. It finds each frame's tables
+ * with glibc's _dl_find_object, which takes no lock.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
 #include <sched.h>
@@ -121,13 +122,7 @@ static struct {
 	uint64_t frames_reused;   /* reuse_previous: frames copied from it at the end of an unwind */
 } stats;
 
-static _Unwind_Reason_Code (*unwind_backtrace)(_Unwind_Trace_Fn, void *);
-static _Unwind_Ptr (*unwind_get_ip)(struct _Unwind_Context *);
-static _Unwind_Ptr (*unwind_get_ip_info)(struct _Unwind_Context *, int *);   /* optional: tells signal frames */
-static _Unwind_Word (*unwind_get_cfa)(struct _Unwind_Context *);   /* optional: held stacks */
-static void *(*unwind_find_function)(void *);                       /* optional: held stacks */
-static uintptr_t shim_lo, shim_hi;
-static uintptr_t unw_lo, unw_hi;   /* the unwinder's mapping: its own locks are not the program's */
+static uintptr_t shim_lo, shim_hi;   /* the shim's mapping, the unwinder included */
 
 /* Inlined into their callers: every frame of the shim's is one more for
  * the unwinder to walk (~150 ns each). */
@@ -136,12 +131,14 @@ static uintptr_t unw_lo, unw_hi;   /* the unwinder's mapping: its own locks are 
 static cv_spinlock_t stack_lock, init_lock;
 /* fork: no capture may be inside the unwinder when the process forks (the
  * child would inherit the locks it takes held). The prepare handler closes
- * the gate and waits for the captures in flight; both sides seq_cst. A
+ * the gate and waits for the captures in flight; both sides seq_cst. The
+ * gate counts the forks being made: two threads may fork at once, and the
+ * first to finish must not open it under the other's fork. A
  * capture runs in a critical section (lock.c), where no handler of the
  * program runs, so the captures it waits for are never its own thread's (a
  * SIGALRM handler that forks cannot have interrupted one) and never held
  * up by a handler: they finish in microseconds. */
-static int fork_gate;
+static unsigned fork_gate;   /* forks between prepare and parent (or child) */
 static unsigned in_capture;
 static struct cv_stk **stk_buckets;
 static struct cv_stk *stk_all;
@@ -184,18 +181,6 @@ static void load_range(const struct dl_phdr_info *info, uintptr_t *lo_out, uintp
 	*hi_out = hi;
 }
 
-static int find_unwinder(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	if ((uintptr_t)info->dlpi_addr != (uintptr_t)arg)
-		return 0;
-	load_range(info, &unw_lo, &unw_hi);
-	return 1;
-}
-
-bool cv__stack_own_object(const void *addr)
-{
-	return (uintptr_t)addr >= unw_lo && (uintptr_t)addr < unw_hi;
-}
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -217,24 +202,6 @@ void cv__stacks_init(void)
 	cfg.period_ns = env_num("CONVOY_STACK_PERIOD", 20000, 1, 1000000000);
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)&cv__stacks_init);
 	cv__modules_refresh();
-	if (!cfg.on)
-		return;
-	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (h) {
-		unwind_backtrace = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))dlsym(h, "_Unwind_Backtrace");
-		unwind_get_ip = (_Unwind_Ptr (*)(struct _Unwind_Context *))dlsym(h, "_Unwind_GetIP");
-		unwind_get_ip_info = (_Unwind_Ptr (*)(struct _Unwind_Context *, int *))dlsym(h, "_Unwind_GetIPInfo");
-		unwind_get_cfa = (_Unwind_Word (*)(struct _Unwind_Context *))dlsym(h, "_Unwind_GetCFA");
-		unwind_find_function = (void *(*)(void *))dlsym(h, "_Unwind_FindEnclosingFunction");
-	}
-	struct link_map *lm = NULL;
-	if (h && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm)
-		dl_iterate_phdr(find_unwinder, (void *)(uintptr_t)lm->l_addr);
-	if (!unwind_backtrace || !unwind_get_ip) {
-		cv__warn("cannot load libgcc_s.so.1 (%s); no call stacks in this profile",
-			 h ? "no _Unwind_Backtrace" : dlerror());
-		cfg.on = false;
-	}
 }
 
 /* ---- the stack table ----------------------------------------------------- */
@@ -400,11 +367,11 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 	struct unwind_buf *b = arg;
 	struct cv_stack_state *st = b->st;
 	int signal_frame = 0;
-	_Unwind_Ptr ip = unwind_get_ip_info ? unwind_get_ip_info(ctx, &signal_frame) : unwind_get_ip(ctx);
+	_Unwind_Ptr ip = _Unwind_GetIPInfo(ctx, &signal_frame);
 	b->signal |= signal_frame != 0;   /* before the end: a fault at pc 0 reports one with ip 0 */
 	if (!ip || b->n == CV_STACK_BUF)
 		return _URC_END_OF_STACK;
-	uintptr_t cfa = unwind_get_cfa ? (uintptr_t)unwind_get_cfa(ctx) : 0;
+	uintptr_t cfa = (uintptr_t)_Unwind_GetCFA(ctx);
 	st->cfas[b->n] = cfa;
 	st->pcs[b->n++] = (void *)ip;
 	if (cfa && reuse_previous(b, ip, cfa))
@@ -441,9 +408,8 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st)
 		return (int)st->nprev;
 	}
 	struct unwind_buf b = { st, 0, 0, false };
-	unwind_backtrace(one_frame, &b);
-	/* Kept for the next: a stack of calls only (no signal frame: without
-	 * _Unwind_GetIPInfo none can be told, and nothing is kept), whole
+	_Unwind_Backtrace(one_frame, &b);
+	/* Kept for the next: a stack of calls only (no signal frame), whole
 	 * (CV_PREV_MAX is below the cut at CV_STACK_BUF, which a shallower
 	 * stack would otherwise inherit), every frame on the stack the C
 	 * library mapped for the thread (a coroutine's, an alternate signal
@@ -454,7 +420,7 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st)
 	 * may make unreadable). Assumed: the program makes no part of its own
 	 * thread stack unreadable where an older frame was (memory below its
 	 * stack pointer used as a stack; docs/performance.md). */
-	bool keep = unwind_get_cfa && unwind_get_ip_info && !b.signal && b.n <= CV_PREV_MAX && st->stack_hi;
+	bool keep = !b.signal && b.n <= CV_PREV_MAX && st->stack_hi;
 	for (int i = 0; keep && i < b.n; i++)
 		keep = st->cfas[i] >= st->stack_lo && st->cfas[i] < st->stack_hi && (i == 0 || st->cfas[i] > st->cfas[i - 1]);
 	if (keep) {
@@ -493,7 +459,7 @@ static inline bool in_shim(const void *pc)
 
 static void *enclosing_function(const void *return_address)
 {
-	return unwind_find_function((char *)return_address - 1);   /* the call, not the next line */
+	return _Unwind_FindEnclosingFunction((char *)return_address - 1);   /* the call, not the next line */
 }
 
 /* The stack a held lock was taken in, from the stack now (pcs[skip..n),
@@ -509,7 +475,7 @@ static void *enclosing_function(const void *return_address)
  * acquisition. Built in place in front of them, then put back. */
 static uint32_t intern_held(struct cv_stack_state *st, int skip, int n, const void *pc, uintptr_t sp, uint32_t gen)
 {
-	void *fn = unwind_find_function ? enclosing_function(pc) : NULL;
+	void *fn = enclosing_function(pc);
 	int k = skip;
 	while (fn && k < n && !(st->cfas[k] > sp && enclosing_function(st->pcs[k]) == fn))
 		k++;
@@ -557,7 +523,7 @@ CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uintptr_t base, 
 	if (cfg.stats)
 		t1 = cv__now_ns();
 	uint32_t id = 0;
-	bool split = nheld && unwind_get_cfa, learn = !st->nbase && base && unwind_get_cfa;
+	bool split = nheld, learn = !st->nbase && base;
 	int n = unwind(st);
 	if (learn)
 		learn_base(st, n, base);
@@ -888,14 +854,14 @@ void cv__stacks_thread_end(struct cv_thread *t)
 
 void cv__stacks_fork_prepare(void)
 {
-	__atomic_store_n(&fork_gate, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&fork_gate, 1, __ATOMIC_SEQ_CST);
 	while (__atomic_load_n(&in_capture, __ATOMIC_SEQ_CST))
 		sched_yield();   /* captures take microseconds and never wait for the program */
 }
 
 void cv__stacks_fork_done(void)
 {
-	__atomic_store_n(&fork_gate, 0, __ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(&fork_gate, 1, __ATOMIC_SEQ_CST);
 }
 
 /* The child: locks another thread held at the fork are released (that thread
@@ -906,5 +872,10 @@ void cv__stacks_after_fork(void)
 	cv__spin_reset(&stack_lock);
 	cv__spin_reset(&init_lock);
 	cv__modules_after_fork();
-	cv__stacks_fork_done();
+	/* The child's one thread is making no fork and no capture. A capture
+	 * another thread began after prepare's wait, and left at the closed
+	 * gate, was counted in in_capture at the fork: kept, it would make
+	 * the child's own first fork wait for it forever. */
+	__atomic_store_n(&fork_gate, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&in_capture, 0, __ATOMIC_SEQ_CST);
 }

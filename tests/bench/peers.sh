@@ -8,7 +8,8 @@
 #
 # Workloads: lockpair's uncontended pair, two-thread contended loop and
 # condvar ping-pong (its own ns per operation), global_queue at 2 and 4
-# workers, pigz -p 2, xz -T2, sort --parallel=2 and sqlite3 building an
+# workers, a process's own cost (start: 100 short runs of lockpair, ms a
+# process), pigz -p 2, xz -T2, sort --parallel=2 and sqlite3 building an
 # index with PRAGMA threads=2 (wall seconds). Then global_queue's observer
 # effect: the failed trylocks it counts itself natively against what
 # convoy counts under the shim.
@@ -96,8 +97,9 @@ sqlite3 "$tmp/base.db" "CREATE TABLE t(a, b); WITH RECURSIVE c(x) AS (SELECT 1 U
 	WHERE x < 1000000) INSERT INTO t SELECT abs(random()) % 1000000, x FROM c;"
 mkdir -p "$tmp/profiles"
 
-names=(pair contended pingpong gq2 gq4 pigz xz sort sqlite3)
-units=(ns/pair ns/pair ns/hop s s s s s s)
+names=(pair contended pingpong gq2 gq4 start pigz xz sort sqlite3)
+units=(ns/pair ns/pair ns/hop s s ms/proc s s s s)
+starts=100   # processes in one run of "start"
 workload() {   # name -> the command
 	case $1 in
 	pair)      echo "$pair uncontended 200000" ;;
@@ -105,6 +107,9 @@ workload() {   # name -> the command
 	pingpong)  echo "$pair pingpong 5000" ;;
 	gq2)       echo "$gq --workers 2 --tasks 300000 --weight 0" ;;
 	gq4)       echo "$gq --workers 4 --tasks 300000 --weight 0" ;;
+	# what a process pays once: start-up, five threads made and joined, one
+	# lock each, the profile at exit (wall per process, of $starts)
+	start)     echo "sh -c 'i=0; while [ \$i -lt $starts ]; do $pair uncontended 1 >/dev/null; i=\$((i+1)); done'" ;;
 	pigz)      echo "pigz -p 2 -c $tmp/data" ;;
 	xz)        echo "xz -T2 -0 --block-size=512KiB -c $tmp/data.xz-in" ;;   # 4 blocks, 2 threads
 	sort)      echo "sort --parallel=2 -S 64M $tmp/lines" ;;
@@ -138,6 +143,8 @@ for _ in $(seq "$rounds"); do
 			if [ $rc -ne 0 ]; then echo fail >>"$tmp/$w.$tool"; continue; fi
 			if [ "${units[$i]}" = s ]; then
 				awk -v a="$start" -v b="$end" 'BEGIN{printf "%.3f\n", (b-a)/1e9}' >>"$tmp/$w.$tool"
+			elif [ "${units[$i]}" = ms/proc ]; then
+				awk -v a="$start" -v b="$end" -v n="$starts" 'BEGIN{printf "%.3f\n", (b-a)/1e6/n}' >>"$tmp/$w.$tool"
 			else
 				head -1 "$tmp/out" >>"$tmp/$w.$tool"
 			fi
