@@ -109,7 +109,7 @@ workload() {   # name -> the command
 	gq4)       echo "$gq --workers 4 --tasks 300000 --weight 0" ;;
 	# what a process pays once: start-up, five threads made and joined, one
 	# lock each, the profile at exit (wall per process, of $starts)
-	start)     echo "sh -c 'i=0; while [ \$i -lt $starts ]; do $pair uncontended 1 >/dev/null; i=\$((i+1)); done'" ;;
+	start)     echo "sh -c 'i=0; while [ \$i -lt $starts ]; do $pair uncontended 1 >/dev/null || exit 1; i=\$((i+1)); done'" ;;
 	pigz)      echo "pigz -p 2 -c $tmp/data" ;;
 	xz)        echo "xz -T2 -0 --block-size=512KiB -c $tmp/data.xz-in" ;;   # 4 blocks, 2 threads
 	sort)      echo "sort --parallel=2 -S 64M $tmp/lines" ;;
