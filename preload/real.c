@@ -10,6 +10,7 @@
  * real function to call before resolution has finished.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <stdlib.h>
 
 #include "shim.h"
@@ -38,10 +39,14 @@ static void *find(const char *name, const char *version)
 	return p;
 }
 
+/* Every pthread_cond_* that has two ABIs gets the new one; clockwait
+ * (GLIBC_2.30) has one. A lookup that fails is not free: glibc formats
+ * the error in memory from malloc, and in a program that never calls
+ * malloc (/bin/true) that first call made the heap. */
 static const char *cond_version(const char *name)
 {
-	/* Every pthread_cond_* that has two ABIs gets the new one. */
-	return __builtin_strncmp(name, "pthread_cond_", 13) == 0 ? "GLIBC_2.3.2" : NULL;
+	return __builtin_strncmp(name, "pthread_cond_", 13) == 0 &&
+	       __builtin_strcmp(name, "pthread_cond_clockwait") != 0 ? "GLIBC_2.3.2" : NULL;
 }
 
 /* The shim does some of glibc's work itself, skipping the call: the test
@@ -49,33 +54,48 @@ static const char *cond_version(const char *name)
  * unlock of a normal mutex (mutex.c) and of a spinlock (spin.c), the
  * uncontended lock of a rwlock (rwlock.c), a semaphore's token (sem.c). Only when the next definition is
  * glibc's own: another interposer after the shim (a sanitizer's runtime,
- * a second tracer) gets every call. */
-static bool next_is_libc(void *libc, const char *name, const char *version, void *next)
+ * a second tracer) gets every call. glibc's own is told by where it lies:
+ * inside libc.so.6's mapping, found with dl_iterate_phdr (a
+ * dlopen("libc.so.6", RTLD_NOLOAD) to ask dlvsym put the search list
+ * glibc builds for it in the program's heap, from malloc). */
+struct libc_range {
+	uintptr_t lo, hi;
+};
+
+static int find_libc(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	return (version ? dlvsym(libc, name, version) : dlsym(libc, name)) == next;
+	(void)size;
+	const char *slash = info->dlpi_name ? __builtin_strrchr(info->dlpi_name, '/') : NULL;
+	const char *base = slash ? slash + 1 : info->dlpi_name;
+	if (!base || __builtin_strcmp(base, "libc.so.6") != 0)
+		return 0;
+	struct libc_range *r = arg;
+	r->lo = UINTPTR_MAX;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr, b = a + ph->p_memsz;
+		r->lo = a < r->lo ? a : r->lo;
+		r->hi = b > r->hi ? b : r->hi;
+	}
+	return 1;
 }
 
 static bool mutex_in_libc, spin_in_libc, rwlock_in_libc, sem_in_libc;
 
 static void who_is_next(void)
 {
-	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-	if (!libc)
-		return;
-	cv__real.cond_in_libc =
-		next_is_libc(libc, "pthread_cond_signal", "GLIBC_2.3.2", (void *)cv__real.pthread_cond_signal) &&
-		next_is_libc(libc, "pthread_cond_broadcast", "GLIBC_2.3.2", (void *)cv__real.pthread_cond_broadcast);
-	mutex_in_libc = next_is_libc(libc, "pthread_mutex_lock", NULL, (void *)cv__real.pthread_mutex_lock) &&
-			next_is_libc(libc, "pthread_mutex_trylock", NULL, (void *)cv__real.pthread_mutex_trylock) &&
-			next_is_libc(libc, "pthread_mutex_unlock", NULL, (void *)cv__real.pthread_mutex_unlock);
-	spin_in_libc = next_is_libc(libc, "pthread_spin_lock", NULL, (void *)cv__real.pthread_spin_lock) &&
-		       next_is_libc(libc, "pthread_spin_unlock", NULL, (void *)cv__real.pthread_spin_unlock);
-	rwlock_in_libc = next_is_libc(libc, "pthread_rwlock_rdlock", NULL, (void *)cv__real.pthread_rwlock_rdlock) &&
-			 next_is_libc(libc, "pthread_rwlock_wrlock", NULL, (void *)cv__real.pthread_rwlock_wrlock) &&
-			 next_is_libc(libc, "pthread_rwlock_unlock", NULL, (void *)cv__real.pthread_rwlock_unlock);
-	sem_in_libc = next_is_libc(libc, "sem_wait", NULL, (void *)cv__real.sem_wait) &&
-		      next_is_libc(libc, "sem_trywait", NULL, (void *)cv__real.sem_trywait);
-	dlclose(libc);
+	struct libc_range libc = { 0, 0 };
+	dl_iterate_phdr(find_libc, &libc);
+#define IN_LIBC(fn) ((uintptr_t)cv__real.fn >= libc.lo && (uintptr_t)cv__real.fn < libc.hi)
+	cv__real.cond_in_libc = IN_LIBC(pthread_cond_signal) && IN_LIBC(pthread_cond_broadcast);
+	mutex_in_libc = IN_LIBC(pthread_mutex_lock) && IN_LIBC(pthread_mutex_trylock) && IN_LIBC(pthread_mutex_unlock);
+	spin_in_libc = IN_LIBC(pthread_spin_lock) && IN_LIBC(pthread_spin_unlock);
+	rwlock_in_libc = IN_LIBC(pthread_rwlock_rdlock) && IN_LIBC(pthread_rwlock_wrlock) &&
+			 IN_LIBC(pthread_rwlock_unlock);
+	sem_in_libc = IN_LIBC(sem_wait) && IN_LIBC(sem_trywait);
+#undef IN_LIBC
 }
 
 /* take_rwlock: whether rwlock.c takes an uncontended rwlock itself

@@ -72,6 +72,17 @@ Test(trust, the_shim_adds_nothing_to_the_global_scope)
 	cr_assert(tu_has_line(b.native.out, "libgcc_s.so.1 loaded: no"), "%s", b.native.out);
 }
 
+/* The shim's memory is its own (alloc.c): a program that never calls
+ * malloc has no heap natively, and had one under the shim, made at start-up
+ * by the C library on the shim's behalf (a failed dlvsym, a dlopen of
+ * libc.so.6 to ask dlvsym). */
+Test(trust, the_shim_makes_no_heap_in_a_program_that_never_allocates)
+{
+	struct both b;
+	same_prog(&b, "no_heap", NULL);
+	cr_assert(tu_has_line(b.native.out, "heap bytes: 0"), "%s", b.native.out);
+}
+
 /* mutex.c takes normal mutexes itself in a process with threads: glibc's
  * lock word, owner and user count must come out as glibc's own lock and
  * unlock leave them, through a trylock from another thread, a condvar
