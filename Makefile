@@ -98,8 +98,14 @@ $(BUILD)/obj/preload/%.o: preload/%.c $(wildcard preload/*.h) $(wildcard include
 	@mkdir -p $(@D)
 	$(CC) $(SHIM_CFLAGS) -c $< -o $@
 
+# The unwinder linked in (libgcc_eh.a) must find frames with glibc's
+# _dl_find_object (libgcc 12, glibc 2.35): an older one takes the loader's
+# lock in every capture (preload/stacks.c).
 $(BUILD)/libconvoy.so: $(SHIM_OBJS) preload/exports.map
-	$(CC) $(SHIM_CFLAGS) $(SHIM_LDFLAGS) $(SHIM_OBJS) -o $@ $(SHIM_LIBS)
+	$(CC) $(SHIM_CFLAGS) $(SHIM_LDFLAGS) $(SHIM_OBJS) -o $@.tmp $(SHIM_LIBS)
+	@nm -D $@.tmp | grep -q ' U _dl_find_object@' || \
+		{ echo "convoy: this toolchain's unwinder does not use _dl_find_object (needs GCC >= 12 and glibc >= 2.35)" >&2; rm -f $@.tmp; exit 1; }
+	mv $@.tmp $@
 
 $(BUILD)/obj/analyzer/%.o: analyzer/%.c $(wildcard analyzer/*.h) $(wildcard include/convoy/*.h) | check-deps
 	@mkdir -p $(@D)

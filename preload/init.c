@@ -69,42 +69,55 @@ static bool seccomp_filtered(void)
  * thread, resets every shim lock and discards or repairs what those locks
  * guarded: the registry and the thread list start anew (the child writes a
  * profile of its own, named by its pid), the module map is re-read (the
- * allocator is lock-free and needs nothing). The one thing that must not be in flight
- * is a stack capture, since the unwinder's locks would be inherited held:
- * prepare closes that gate and waits for captures to finish (they take
- * microseconds and never wait for the program). */
-static __thread struct cv_thread *forking_thread;   /* per thread: forks may run concurrently */
-/* The shim was off when this thread's fork began (cv__off): the three steps
- * do nothing, the child's none of its calls. */
-static __thread bool fork_without_shim;
+ * allocator is lock-free and needs nothing). What must not be in flight is a
+ * stack capture, whose module lookup takes the loader's lock
+ * (cv__modules_refresh) and whose tables the child would inherit half
+ * written: prepare closes that gate and waits for captures to finish (they
+ * take microseconds and never wait for the program).
+ *
+ * Forks nest on one thread: a signal handler may call _Fork or
+ * syscall(SYS_fork) between another fork's prepare and parent steps (from a
+ * prepare handler another library registered, or inside cv__syscall_fork).
+ * So each fork's "shim was on" travels with that fork (cv__syscall_fork
+ * keeps it in a local; pthread_atfork's handlers, which take no argument,
+ * in TLS, which only a nested fork() could overwrite, with the same value),
+ * no step installs a saved thread state (the slow path finds the thread's
+ * own), and a child learns how many forks its one thread
+ * still has between prepare and parent: the fork gate and the take switch
+ * stay counted for those, to be closed by their own parent steps. */
+static __thread unsigned forks_here;   /* this thread's forks between prepare and parent */
 
-static void fork_prepare(void)
+/* Whether the shim takes part in this fork (it was on at prepare). */
+static bool prepare_steps(void)
 {
-	fork_without_shim = cv__off();
-	if (fork_without_shim)
-		return;
-	forking_thread = cv__guard_enter();
+	if (cv__off())
+		return false;
+	cv__guard_enter();   /* left by the parent or child step, which install no state: the slow path does */
+	forks_here++;
 	cv__take_forking(true);
 	cv__stacks_fork_prepare();
+	return true;
 }
 
-static void fork_parent(void)
+static void parent_steps(bool with_shim)
 {
-	if (fork_without_shim)
+	if (!with_shim)
 		return;
 	cv__stacks_fork_done();
 	cv__take_forking(false);
-	cv__guard_leave(forking_thread);
+	forks_here--;
+	cv__guard_leave(NULL);
 }
 
 void cv__output_after_fork(void);
 
-static void fork_child(void)
+static void child_steps(bool with_shim)
 {
-	if (fork_without_shim)
+	if (!with_shim)
 		return;
+	forks_here--;
 	cv__critical_after_fork();
-	cv__stacks_after_fork();
+	cv__stacks_after_fork(forks_here);
 	cv__objects_after_fork();
 	read_identity();
 	start_clocks();
@@ -114,10 +127,15 @@ static void fork_child(void)
 	/* A snapshot request that came during the fork was sent to the parent,
 	 * whose fork_parent writes it; nobody asked the child for one. */
 	cv__snapshot_pending = 0;
-	cv__guard_leave(NULL);   /* fork_prepare's guard (errno, cancellation type); the child's state next */
-	cv__threads_after_fork(forking_thread);
-	cv__take_after_fork();   /* still off: a process of one thread */
+	cv__guard_leave(NULL);   /* prepare's guard (errno, cancellation type); the child's state next */
+	cv__threads_after_fork();
+	cv__take_after_fork(forks_here);   /* a process of one thread */
 }
+
+static __thread bool atfork_with_shim;
+static void fork_prepare(void) { atfork_with_shim = prepare_steps(); }
+static void fork_parent(void) { parent_steps(atfork_with_shim); }
+static void fork_child(void) { child_steps(atfork_with_shim); }
 
 /* A fork the program makes with syscall() (SYS_fork, or SYS_clone of a new
  * process on the caller's stack and TLS, futex.c), which runs no atfork
@@ -129,13 +147,13 @@ long cv__syscall_fork(long (*sys)(long, long, long, long, long, long, long), lon
 	/* Ready and not disabled: the handlers were registered (cv__init). */
 	if (!__atomic_load_n(&cv__process.ready, __ATOMIC_ACQUIRE) || cv__process.disabled)
 		return sys(n, a1, a2, a3, a4, a5, a6);
-	fork_prepare();
+	bool with_shim = prepare_steps();
 	long ret = sys(n, a1, a2, a3, a4, a5, a6);
 	int err = errno;
 	if (ret == 0)
-		fork_child();
+		child_steps(with_shim);
 	else
-		fork_parent();
+		parent_steps(with_shim);
 	errno = err;
 	return ret;
 }

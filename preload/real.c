@@ -231,13 +231,13 @@ void cv__take_forking(bool now)
 	cv__spin_unlock(&take_lock);
 }
 
-/* In a fork child: one thread, no fork in progress, the lock free
- * (another thread may have held it when the parent forked), and glibc's
- * tid probed again. */
-void cv__take_after_fork(void)
+/* In a fork child: one thread, in forks_in_progress forks of its own
+ * (init.c: a handler's fork inside another), the lock free (another thread
+ * may have held it when the parent forked), and glibc's tid probed again. */
+void cv__take_after_fork(unsigned forks_in_progress)
 {
 	cv__spin_reset(&take_lock);
-	forks = 0;
+	forks = (int)forks_in_progress;
 	threads_made = false;
 	probe_tids();   /* cv__tid is the child's by now (thread.c) */
 	take_store();

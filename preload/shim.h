@@ -136,7 +136,7 @@ void cv__resolve_real(void);
 void cv__take_init(void);
 void cv__take_threads(void);
 void cv__take_forking(bool now);   /* init.c: around a fork, in the parent */
-void cv__take_after_fork(void);    /* init.c: in the child */
+void cv__take_after_fork(unsigned forks_in_progress);   /* init.c: in the child */
 void cv__take_update(void);
 
 /* ---- alloc.c: memory that never goes back to the program's allocator ------ *
@@ -609,7 +609,7 @@ uint32_t cv__thread_count(void);
 void cv__thread_finish(struct cv_thread *t);           /* end time, CPU, switches */
 /* Up to size - 1 bytes of a (/proc) file, NUL-terminated: their count, or -1. */
 ssize_t cv__read_small_file(const char *path, char *buf, size_t size);
-void cv__threads_after_fork(struct cv_thread *self);
+void cv__threads_after_fork(void);   /* init.c: the child's list, the forking thread's state copied */
 /* init.c: a fork through syscall(), with the shim's fork handlers around it. */
 long cv__syscall_fork(long (*sys)(long, long, long, long, long, long, long), long n, long a1, long a2,
 		      long a3, long a4, long a5, long a6);
@@ -993,10 +993,10 @@ void cv__profile_settle(void);
 void cv__put_record(void *w, uint32_t type, const void *fixed, size_t fixed_len,
 		    const void *tail1, size_t len1, const void *tail2, size_t len2);
 
-/* ---- stacks.c: call stacks with libgcc_s (docs/profile-format.md) --------- *
+/* ---- stacks.c: call stacks with the unwinder linked in (profile-format.md) - *
  * Only ever on slow paths. Any wrapper that times a wait adds one line after
  * cv__record_wait. */
-void cv__stacks_init(void);                          /* cv__init: configuration, unwinder */
+void cv__stacks_init(void);                          /* cv__init: configuration, the module map */
 void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns);
 void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o);   /* objects.c */
 /* lockorder.c, a new lock-order edge: the stack now (0: none), and the
@@ -1009,7 +1009,7 @@ void cv__stacks_write_rec(void *w, const struct cv_rec *r);   /* output.c: after
 void cv__stacks_write(void *w);                      /* output.c: last, the stack table */
 void cv__stacks_fork_prepare(void);   /* fork: no capture in flight */
 void cv__stacks_fork_done(void);
-void cv__stacks_after_fork(void);
+void cv__stacks_after_fork(unsigned forks_in_progress);
 void cv__stacks_thread_end(struct cv_thread *t);      /* its unwind buffer goes back */
 void cv__stacks_merge_rec(struct cv_rec *dst, struct cv_rec *src);   /* src's per-stack waits into dst */
 

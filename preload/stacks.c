@@ -3,11 +3,13 @@
  * uncontended lock never comes here.
  *
  * Capture. _Unwind_Backtrace fills a per-thread buffer. Everything here
- * runs inside the reentrancy guard (shim.h): the unwinder takes the
- * loader's lock (dl_iterate_phdr), and the tables below take stack_lock and
- * init_lock. The shim's own frames at the top are dropped by address range. Each distinct (pcs, module-map generation) is
- * kept once in a hash table of shim memory: lookups take no lock, an insert
- * takes stack_lock. Unwinding that yields nothing gives stack id 0.
+ * runs inside the reentrancy guard (shim.h): a change of the module map
+ * takes the loader's lock (cv__modules_refresh, dl_iterate_phdr), and the
+ * tables below take stack_lock and init_lock. The shim's own frames at the
+ * top are dropped by address range. Each distinct (pcs, module-map
+ * generation) is kept once in a hash table of shim memory: lookups take no
+ * lock, an insert takes stack_lock. Unwinding that yields nothing gives
+ * stack id 0.
  *
  * Sampling (docs/profile-format.md, "Stack sampling", has the estimator).
  * For each (object, thread): the first CONVOY_STACK_FIRST waits are always
@@ -35,7 +37,12 @@
  * start-up before, cost 0.3-0.6 ms a process, its constructor's cpuid
  * included, and showed to a program that looked for it), and the
  * program's global scope stays as it was. It finds each frame's tables
- * with glibc's _dl_find_object, which takes no lock.
+ * with glibc's _dl_find_object, which takes no lock: libgcc 12 and glibc
+ * 2.35 or later (Debian 12 has both; the Makefile checks). Built against
+ * older ones it would fall back to dl_iterate_phdr, the loader's lock, in
+ * every capture. The trade: unwind tables a JIT registers at run time
+ * (__register_frame) go to the program's libgcc_s, not to the shim's copy,
+ * so a stack through JIT-compiled code ends at its first such frame.
  */
 #include <errno.h>
 #include <link.h>
@@ -129,8 +136,9 @@ static uintptr_t shim_lo, shim_hi;   /* the shim's mapping, the unwinder include
 #define CV_NO_FRAME static inline __attribute__((always_inline))
 
 static cv_spinlock_t stack_lock, init_lock;
-/* fork: no capture may be inside the unwinder when the process forks (the
- * child would inherit the locks it takes held). The prepare handler closes
+/* fork: no capture may be in flight when the process forks (the child would
+ * inherit held the loader's lock a module-map refresh takes, and the
+ * tables below half written). The prepare handler closes
  * the gate and waits for the captures in flight; both sides seq_cst. The
  * gate counts the forks being made: two threads may fork at once, and the
  * first to finish must not open it under the other's fork. A
@@ -391,7 +399,7 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 /* Up to CV_STACK_BUF return addresses into st->pcs, innermost first (the
  * convention of glibc's backtrace() and libunwind's unw_backtrace), and
  * each frame's canonical frame address into st->cfas (the stack pointer in
- * its caller at the call; 0 without _Unwind_GetCFA). Kept as the thread's
+ * its caller at the call). Kept as the thread's
  * previous capture for the next (reuse_previous). */
 CV_NO_FRAME int unwind(struct cv_stack_state *st)
 {
@@ -867,15 +875,16 @@ void cv__stacks_fork_done(void)
 /* The child: locks another thread held at the fork are released (that thread
  * is gone). The child keeps the stack table (ids stay valid); an entry another
  * thread was inserting at the fork is at worst unreachable. */
-void cv__stacks_after_fork(void)
+void cv__stacks_after_fork(unsigned forks_in_progress)
 {
 	cv__spin_reset(&stack_lock);
 	cv__spin_reset(&init_lock);
 	cv__modules_after_fork();
-	/* The child's one thread is making no fork and no capture. A capture
-	 * another thread began after prepare's wait, and left at the closed
-	 * gate, was counted in in_capture at the fork: kept, it would make
-	 * the child's own first fork wait for it forever. */
-	__atomic_store_n(&fork_gate, 0, __ATOMIC_SEQ_CST);
+	/* The child's one thread makes no capture, and no fork but those it
+	 * was inside when a handler forked (init.c), whose parent steps open
+	 * the gate. A capture another thread began after prepare's wait, and
+	 * left at the closed gate, was counted in in_capture at the fork:
+	 * kept, it would make the child's own first fork wait for it forever. */
+	__atomic_store_n(&fork_gate, forks_in_progress, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&in_capture, 0, __ATOMIC_SEQ_CST);
 }

@@ -13,6 +13,7 @@
  * profile.
  */
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,8 +240,9 @@ static void claim_pending_detach(struct cv_thread *t)
  * /proc/self/maps. */
 
 /* pthread_create: the child's stack as its attributes give it. A stack the
- * program supplies (pthread_attr_setstack) is known exactly. */
-static void stack_from_attr(struct cv_thread *child, const pthread_attr_t *attr)
+ * program supplies (pthread_attr_setstack) is known exactly. Returns its
+ * size, 0 where unknown. */
+static size_t stack_from_attr(struct cv_thread *child, const pthread_attr_t *attr)
 {
 	pthread_attr_t dflt;
 	void *addr;
@@ -251,7 +253,7 @@ static void stack_from_attr(struct cv_thread *child, const pthread_attr_t *attr)
 	 * not: the C library maps the stack. */
 	if (attr && pthread_attr_getstack(attr, &addr, &size) == 0 && (uintptr_t)addr + size != 0) {
 		child->stack_lo = size ? (uintptr_t)addr : 0;
-		return;
+		return size;
 	}
 	if (!attr && pthread_attr_init(&dflt) == 0) {
 		pthread_attr_getstacksize(&dflt, &size);   /* glibc: the process default */
@@ -260,6 +262,35 @@ static void stack_from_attr(struct cv_thread *child, const pthread_attr_t *attr)
 		pthread_attr_getstacksize(attr, &size);
 	}
 	child->stack_size = size;
+	return size;
+}
+
+/* glibc loads libgcc_s for its own unwinder (pthread_exit, cancellation,
+ * backtrace) when a thread first needs it, on that thread's stack: the
+ * loader's frames, some 8 KiB. On a small stack the shim's frames beneath
+ * the program's (the trampoline's and a wrapper's, about 200 bytes) can be
+ * what leaves too little room for that (tests/hostile/tiny_stack.c: a 16 KiB
+ * thread 7 KiB deep calls pthread_exit). So before the first thread on a
+ * stack this small starts, the shim has glibc load it on the creator's
+ * stack, the way glibc would: backtrace() asks its unwinder; only where
+ * the creator has room for it (it may be on a small stack itself). A
+ * program without such threads loads nothing (the shim's own unwinder is
+ * linked in); one with them has libgcc_s loaded earlier than it would
+ * natively, where nothing but the loader's list of modules shows it. */
+#define CV_SMALL_STACK (256u << 10)
+static void glibc_unwinder_before_small_stacks(const struct cv_thread *creator, size_t stack_size)
+{
+	static bool loaded;
+	if (stack_size == 0 || stack_size > CV_SMALL_STACK || __atomic_load_n(&loaded, __ATOMIC_RELAXED))
+		return;
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	if (!creator->stack_lo || sp < creator->stack_lo + CV_SMALL_STACK)
+		return;
+	struct cv_thread *saved = cv__guard_enter();   /* errno; whatever the load calls goes straight through */
+	void *pc;
+	backtrace(&pc, 1);
+	__atomic_store_n(&loaded, true, __ATOMIC_RELAXED);
+	cv__guard_leave(saved);
 }
 
 /* The trampoline: glibc places its thread descriptor (pthread_self()) at the
@@ -482,8 +513,9 @@ static void thread_ended(void *arg)
 
 /* In the child only the forking thread exists, and it starts the child's own
  * profile: a fresh thread list with one thread, index 0. */
-void cv__threads_after_fork(struct cv_thread *parent_state)
+void cv__threads_after_fork(void)
 {
+	struct cv_thread *parent_state = my_state;   /* the forking thread's, in the parent's list */
 	cv__tid = 0;   /* the parent's */
 	all_threads = NULL;
 	nthreads = 0;
@@ -586,7 +618,7 @@ CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	int detach = PTHREAD_CREATE_JOINABLE;
 	if (attr && pthread_attr_getdetachstate(attr, &detach) == 0 && detach == PTHREAD_CREATE_DETACHED)
 		child->flags |= CV_THREAD_DETACHED;
-	stack_from_attr(child, attr);
+	glibc_unwinder_before_small_stacks(self, stack_from_attr(child, attr));
 	child->start_routine = start_routine;
 	child->start_arg = arg;
 	child->creator_tid = self->tid;

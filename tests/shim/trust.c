@@ -522,6 +522,30 @@ Test(trust, a_thread_on_a_small_stack_may_take_a_contended_lock_deep_down, .time
 	}
 }
 
+/* small_stack_exit: the process's first pthread_exit, in a PTHREAD_STACK_MIN
+ * thread, where glibc loads libgcc_s on that thread's stack. At the deepest
+ * point where that fits natively (found here in 64-byte steps: it depends
+ * on the CPU's register-save area), it fits under the shim. Before the
+ * shim had glibc load it on the creator's stack (thread.c) the shim's own
+ * frames and TLS, about 400 bytes, made it overflow there. */
+Test(trust, the_first_pthread_exit_on_a_small_stack_fits_wherever_it_fits_natively, .timeout = 300)
+{
+	char deepest[32] = "", bytes[32];
+	for (unsigned b = 4096; b <= 16384; b += 64) {
+		snprintf(bytes, sizeof(bytes), "%u", b);
+		struct tu_proc native;
+		tu_run(&native, &(struct tu_opts){ 0 }, (const char *[]){ tu_prog("small_stack_exit"), bytes, NULL });
+		if (!native.exited || native.code != 0)
+			break;
+		strcpy(deepest, bytes);
+	}
+	if (!deepest[0])
+		cr_skip_test("4096 bytes deep does not fit natively here");
+	struct both b;
+	run_both(&b, (const char *[]){ tu_prog("small_stack_exit"), deepest, NULL }, NULL);
+	cr_assert(strstr(b.shim.out, ": value 7"), "%s", b.shim.out);
+}
+
 /* ---- bounded memory ------------------------------------------------------ */
 
 /* Max RSS (KiB) of prog run with args, natively or under the shim

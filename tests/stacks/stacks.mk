@@ -11,7 +11,8 @@
 #   $(STK_PROGS)/runtime_state     -rdynamic, stripped: a lock inside an exported _PyRuntime
 #   $(STK_PROGS)/dlmain + libdl_{one,two}.so   contention in dlopen'd, dlclose'd libraries
 #   $(STK_PROGS)/lambda            C++ -O2: std::mutex in a lambda
-#   $(STK_PROGS)/{members,heap,hammer,reuse,sigstack_gone,stack_switch,uncontended,nocfi}
+#   $(STK_PROGS)/{members,heap,hammer,reuse,sigstack_gone,stack_switch,uncontended,nocfi,forker}
+#   $(STK_PROGS)/nested_fork + libforkinside.so   a fork inside another fork's steps
 #   $(BUILD)/tests/test_stacks     the tests (tests/stacks/test_stacks.c)
 
 STK_PROGS := $(BUILD)/tests/stacks/progs
@@ -21,7 +22,7 @@ STK_CXXFLAGS := -std=gnu++17 $(WARN) -g -O2 -pthread -Itests/stacks/progs
 
 STK_BINS := $(addprefix $(STK_PROGS)/,deep site-pie site-nopie site-dynsym site-stripped \
 	site-debuglink site-buildid site-minidebug runtime_state dlmain libdl_one.so libdl_two.so lambda members heap hammer reuse sigstack_gone stack_switch \
-	uncontended nocfi forker)
+	uncontended nocfi forker nested_fork libforkinside.so)
 
 $(STK_PROGS)/deep: tests/stacks/progs/deep.c $(STK_HDR) | check-deps
 	@mkdir -p $(@D)
@@ -88,6 +89,11 @@ $(STK_PROGS)/lib%.so: tests/stacks/progs/%.c | check-deps
 $(STK_PROGS)/dlmain: tests/stacks/progs/dlmain.c $(STK_HDR) | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(STK_CFLAGS) $< -o $@ -ldl
+
+# Linked against libforkinside.so, whose prepare handler runs inside the shim's.
+$(STK_PROGS)/nested_fork: tests/stacks/progs/nested_fork.c $(STK_HDR) $(STK_PROGS)/libforkinside.so | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(STK_CFLAGS) $< -o $@ -L$(STK_PROGS) -lforkinside -Wl,-rpath,$(abspath $(STK_PROGS))
 
 $(STK_PROGS)/lambda: tests/stacks/progs/lambda.cc $(STK_HDR) | check-deps
 	@mkdir -p $(@D)

@@ -630,3 +630,34 @@ Test(stacks, fork_while_capturing, .timeout = 60)
 	}
 	TU_EQ(children, 5, "child profiles");
 }
+
+/* A fork inside another fork's steps (a handler that forks between the
+ * shim's prepare and parent steps): every one of the four processes keeps
+ * capturing stacks, with its waits counted on its own main thread. Before
+ * the fix the inner child's fork gate stayed closed for good (its count
+ * went below zero) and its main thread went on with a state of the
+ * parent's profile. */
+Test(stacks, a_fork_inside_a_forks_steps_leaves_every_process_capturing, .timeout = 60)
+{
+	char *dir = tu_tmpdir();
+	const char *argv[] = { stk_prog("nested_fork"), NULL };
+	run_prog(dir, NULL, argv);
+	size_t n;
+	char **profiles = tu_profiles(dir, &n);
+	TU_EQ(n, 4, "profiles (parent, child, inner child, its child)");
+	int line = marker_line("nested_fork.c", "pthread_mutex_lock(&fork_lock);   /* WORKER_WAIT_LINE");
+	for (size_t i = 0; i < n; i++) {
+		json_object *r = report_env(profiles[i], NULL);
+		json_object *lock = lock_named(r, "fork_lock");
+		assert_site(lock, "worker_wait", "nested_fork.c", line);
+		TU_EQ(tu_int(lock, "acquisitions"), 2, "%s: fork_lock acquisitions", profiles[i]);
+		int64_t main_tid = tu_int(tu_main_thread(r), "tid"), by_main = 0;
+		json_object *by_thread = tu_array(lock, "threads");
+		for (size_t t = 0; t < json_object_array_length(by_thread); t++) {
+			json_object *row = json_object_array_get_idx(by_thread, t);
+			if (tu_int(row, "tid") == main_tid)
+				by_main += tu_int(row, "acquisitions");
+		}
+		TU_EQ(by_main, 1, "%s: fork_lock acquisitions by the main thread", profiles[i]);
+	}
+}
