@@ -376,19 +376,25 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 /* ---- the file ---------------------------------------------------------- *
  * The directory may be shared with other users (a 1777 /tmp) or hostile: a
  * link or a FIFO may already sit at any name we could pick. So the profile is
- * written to a temporary name nobody can predict, created O_EXCL|O_NOFOLLOW
- * (never through a link, never onto a file that exists) and O_NONBLOCK (a
- * FIFO planted in the window cannot hang us), mode 0600 (a profile holds the
- * command line and addresses); then it is published under its real name
- * without replacing anything there (renameat2 RENAME_NOREPLACE, or link +
- * unlink where the filesystem lacks it), taking convoy-<comm>-<pid>-N.convoy
- * when the name is taken. Names are built by hand: this also runs in a
- * fatal-signal handler, where snprintf is not promised to be safe. */
+ * written to a file without a name (O_TMPFILE), mode 0600 (a profile holds
+ * the command line and addresses), then published under its real name
+ * without replacing anything there (linkat of the descriptor, through
+ * /proc/thread-self/fd), taking convoy-<comm>-<pid>-N.convoy when the name is
+ * taken. A process that ends in the middle of the write (two threads in
+ * exit() at once, a SIGKILL) leaves nothing behind. Where the filesystem
+ * has no O_TMPFILE or /proc cannot name the descriptor, the file is written under a
+ * temporary name nobody can predict, created O_EXCL|O_NOFOLLOW (never
+ * through a link, never onto a file that exists) and O_NONBLOCK (a FIFO
+ * planted in the window cannot hang us), and renamed (renameat2
+ * RENAME_NOREPLACE, or link + unlink where the filesystem lacks it); such
+ * a process's end leaves the temporary file. Names are built by hand: this
+ * also runs in a fatal-signal handler, where snprintf is not promised to
+ * be safe. */
 #define CV_NAME_TRIES 100
 #define CV_PATH_MAX (sizeof(cv__config.dir) + 128)   /* the directory, then our name */
 
-static char tmp_path[CV_PATH_MAX];     /* while a write is in progress; "" otherwise */
-static int tmp_fd = -1;                 /* tmp_path's descriptor while it is open */
+static char tmp_path[CV_PATH_MAX];     /* a named temporary file's, while a write is in progress; "" otherwise */
+static int tmp_fd = -1;                 /* the file being written, while it is open */
 static char final_path[CV_PATH_MAX];   /* the profile published last */
 
 void cv__output_after_fork(void)
@@ -482,14 +488,30 @@ static bool temp_name(char *buf, size_t size)
 	return terminate(p, end);
 }
 
+/* The file being written: unnamed where it can be (tmp_path "", tmp_by_fd
+ * its name in /proc), once the name by which it will be linked is seen to
+ * work. That is the thread's own descriptor table (/proc/thread-self): the
+ * process's (/proc/self/fd) is the main thread's, and gone once the main
+ * thread has called pthread_exit. */
+static char tmp_by_fd[48];
+
 static int create_temp(void)
 {
+	tmp_path[0] = '\0';
+	int fd = cv__open(cv__config.dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		char *end = tmp_by_fd + sizeof(tmp_by_fd);
+		if (terminate(put_num(put_str(tmp_by_fd, end, "/proc/thread-self/fd/"), end, (uint64_t)fd, 10, 1), end) &&
+		    cv__sys(SYS_faccessat, AT_FDCWD, (long)tmp_by_fd, F_OK, 0) == 0)
+			return tmp_fd = fd;
+		cv__close(fd);
+	}
 	for (int i = 0; i < CV_NAME_TRIES; i++) {
 		if (!temp_name(tmp_path, sizeof(tmp_path))) {
 			errno = ENAMETOOLONG;
 			break;
 		}
-		int fd = cv__open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+		fd = cv__open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 		if (fd >= 0)
 			return tmp_fd = fd;
 		if (errno != EEXIST)
@@ -499,16 +521,20 @@ static int create_temp(void)
 	return -1;
 }
 
-/* Gives tmp_path its final name (with extension ext) without replacing
- * anything: 0, or an errno. */
+/* Gives the file being written its final name (with extension ext)
+ * without replacing anything: 0, or an errno. An unnamed file is linked
+ * while its descriptor is open, a named one renamed once it is closed. */
 static int publish(const char *ext)
 {
 	for (unsigned n = 0; n < CV_NAME_TRIES; n++) {
 		if (!final_name(final_path, sizeof(final_path), n, ext))
 			return ENAMETOOLONG;
-		if (renameat2(AT_FDCWD, tmp_path, AT_FDCWD, final_path, RENAME_NOREPLACE) == 0)
+		if (!tmp_path[0]) {
+			if (linkat(AT_FDCWD, tmp_by_fd, AT_FDCWD, final_path, AT_SYMLINK_FOLLOW) == 0)
+				return 0;
+		} else if (renameat2(AT_FDCWD, tmp_path, AT_FDCWD, final_path, RENAME_NOREPLACE) == 0) {
 			return 0;
-		if (errno == EINVAL || errno == ENOSYS) {
+		} else if (errno == EINVAL || errno == ENOSYS) {
 			/* No RENAME_NOREPLACE on this filesystem: link() fails on an existing name too. */
 			if (link(tmp_path, final_path) == 0) {
 				unlink(tmp_path);
@@ -672,13 +698,19 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	put(w, &end, sizeof(end));
 	flush(w);
 	snapshot_free(&snap);
+	bool unnamed = !tmp_path[0], linked = false;
+	if (unnamed && !w->error)
+		linked = (w->error = publish(ext)) == 0;
 	tmp_fd = -1;
 	if (cv__close(w->fd) != 0 && !w->error)
 		w->error = errno;
-	if (!w->error)
+	if (!unnamed && !w->error)
 		w->error = publish(ext);
 	if (w->error) {
-		unlink(tmp_path);
+		if (!unnamed)
+			unlink(tmp_path);
+		else if (linked)
+			unlink(final_path);   /* the close failed: what it lost is under that name */
 		final_path[0] = '\0';
 	}
 	tmp_path[0] = '\0';

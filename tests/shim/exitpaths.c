@@ -57,6 +57,29 @@ Test(exit, main_pthread_exit_then_last_thread, .timeout = 30)
 	TU_EQ(tu_int(lock, "acquisitions"), 1000, "late_lock acquisitions");
 }
 
+/* Two threads call exit() at once: the one that finds glibc's exit handlers
+ * taken ends the process, often in the middle of the other's profile write.
+ * Whatever the interleaving, nothing half-written is left in the directory
+ * (the profile is written unnamed and linked when complete; a temporary
+ * name used to stay behind), and a profile that is there is whole. */
+Test(exit, two_threads_in_exit_at_once_leave_no_partial_file, .timeout = 120)
+{
+	char *dir = tu_tmpdir();
+	for (int i = 0; i < 20; i++) {
+		struct tu_proc p;
+		tu_run_shim(&p, dir, "exit_together", NULL);
+		tu_assert_exit(&p, 3, "exit_together");
+	}
+	TU_EQ(tu_count_entries(dir, "convoy-", ".tmp", NULL), 0, "temporary files left in %s", dir);
+	size_t n;
+	char **profiles = tu_profiles(dir, &n);
+	for (size_t i = 0; i < n; i++) {
+		json_object *lock = tu_lock(tu_report(profiles[i]), "exit_lock");
+		cr_assert(lock, "%s: no lock named exit_lock", profiles[i]);
+		TU_EQ(tu_int(lock, "acquisitions"), 100, "%s: exit_lock acquisitions", profiles[i]);
+	}
+}
+
 Test(exit, fork_child_writes_its_own_profile, .timeout = 30)
 {
 	struct tu_proc p;

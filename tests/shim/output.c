@@ -141,6 +141,27 @@ static bool small_filesystem(const char *dir, char *why, size_t why_len)
 	return true;
 }
 
+/* The profile is written unnamed and linked by /proc/thread-self/fd; where
+ * /proc cannot name it (here a mount namespace with an empty tmpfs on
+ * /proc) the writer falls back to a temporary name and a rename, and the
+ * profile is still there, whole, with nothing else left. */
+Test(output, without_proc_the_profile_is_written_under_a_temporary_name_first, .timeout = 60)
+{
+	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("convoy-test", "/proc", "tmpfs", 0, "size=4k,mode=0555") != 0)
+		cr_skip_test("cannot hide /proc in a mount namespace (%s): the test needs CAP_SYS_ADMIN", strerror(errno));
+	cr_assert(access("/proc/thread-self/fd", F_OK) != 0, "/proc is still there");
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "exit_status", "0", NULL);
+	tu_assert_exit(&p, 0, "exit_status");
+	/* Without /proc/self/exe the lock has no name: its count says it is there. */
+	json_object *locks = tu_array(tu_report(tu_only_profile(dir)), "locks");
+	TU_EQ(json_object_array_length(locks), 1, "locks");
+	TU_EQ(tu_int(json_object_array_get_idx(locks, 0), "acquisitions"), 100, "exit_lock's acquisitions");
+	assert_no_temporary_files(dir, 0);
+}
+
 Test(output, program_output_takes_the_disk_before_the_profile, .timeout = 60)
 {
 	char *dir = tu_tmpdir(), why[4400];
