@@ -80,10 +80,15 @@ static void flush_standard_streams(void)
 	pthread_setcancelstate(state, NULL);
 }
 
+/* convoy_end has returned (its write done, failed or not made). */
+static int end_done;
+
 __attribute__((destructor)) static void convoy_end(void)
 {
-	if (!cv__process.ready || cv__process.disabled)
+	if (!cv__process.ready || cv__process.disabled) {
+		__atomic_store_n(&end_done, 1, __ATOMIC_RELEASE);
 		return;
+	}
 	struct cv_thread *main_thread = NULL;
 	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
 		if (t->flags & CV_THREAD_MAIN)
@@ -93,6 +98,26 @@ __attribute__((destructor)) static void convoy_end(void)
 	flush_standard_streams();
 	errno = saved_errno;
 	cv__write_profile(last_thread ? CV_EXIT_LAST_THREAD : CV_EXIT_NORMAL);
+	__atomic_store_n(&end_done, 1, __ATOMIC_RELEASE);
+}
+
+/* Two threads in exit() at once: glibc's exit handlers are one list, each
+ * thread takes the next, and the one that finds it empty ends the process
+ * (its _exit is glibc's own call, which the shim never sees), natively
+ * cutting short whatever the other is still running. The other may be in
+ * the loader's exit handler, running the destructors, the shim's write
+ * among them, which was lost so (tests/progs/exit_together: a profile in
+ * 13 of 60 runs). This handler is registered at start-up, before the C
+ * library registers the loader's (handlers run last in, first out), so it
+ * comes after it: a thread that takes it while another is still in the
+ * destructors writes the profile itself, or, the write under way, waits
+ * for it (cv__profile_settle: bounded by the write's progress). It never
+ * waits for the program's destructors, which may wait for a lock this
+ * thread holds. A thread that ran the destructors itself passes through. */
+static void exit_after_destructors(void)
+{
+	if (!__atomic_load_n(&end_done, __ATOMIC_ACQUIRE))
+		convoy_end();
 }
 
 /* ---- seccomp ----------------------------------------------------------------- *
@@ -686,4 +711,5 @@ void cv__lifecycle_init(void)
 	for (size_t i = 0; i < CV_NFATAL; i++)
 		claim((int)i);
 	at_quick_exit(at_quick_exit_handler);
+	atexit(exit_after_destructors);
 }

@@ -621,19 +621,33 @@ static void announce(const char *what)
  * snapshot's own thread (a crash inside it), there is no profile. */
 static bool claim_write(void)
 {
+	pid_t me = gettid();
 	for (int waits = 0;; waits++) {
 		int state = __atomic_load_n(&written, __ATOMIC_ACQUIRE);
 		bool in_flight = state == EXEC_IN_FLIGHT || state == SNAPSHOT_IN_FLIGHT;
 		pid_t owner = __atomic_load_n(state == EXEC_IN_FLIGHT ? &exec_tid : &snapshot_tid, __ATOMIC_RELAXED);
-		if (in_flight && waits < 2000 && owner != gettid()) {
+		pid_t none = 0;
+		if (in_flight && waits < 2000 && owner != me) {
 			struct timespec pause = { 0, 1000 * 1000 };
 			cv__nanosleep(&pause);
 			continue;
 		}
 		if (state != NOT_WRITTEN)
 			return false;
+		/* The writer is named before the claim, so that a thread that
+		 * loses the claim and waits (cv__profile_settle) never finds the
+		 * write claimed and nobody writing it, and ends the process
+		 * under the write. Another claimant named: its claim decides. */
+		if (!__atomic_compare_exchange_n(&writer_tid, &none, me, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+			if (waits >= 2000)
+				return false;   /* the named writer's claim stands; the caller's settle waits for it */
+			sched_yield();
+			continue;
+		}
 		if (__atomic_compare_exchange_n(&written, &state, WRITTEN, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			return true;
+		__atomic_compare_exchange_n(&writer_tid, &me, 0, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+		me = gettid();
 	}
 }
 
@@ -804,7 +818,7 @@ bool cv__write_profile(uint32_t exit_reason)
 	bool exec = exit_reason == CV_EXIT_EXEC;
 	if (!claim_write()) {
 		/* Another thread may be writing it: an exit or _exit here would
-		 * end the process under its write (a .tmp file left, no profile). */
+		 * end the process under its write (no profile). */
 		cv__profile_settle();
 		return false;
 	}
