@@ -323,7 +323,6 @@ static bool table_grow(struct cv_thread *t)
 	uint32_t cap = t->table ? (t->table_mask + 1) * 2 : CV_TABLE_INITIAL;
 	struct cv_slot *old = t->table, *fresh = cv__alloc(cap * sizeof(*fresh));
 	uint32_t old_cap = t->table ? t->table_mask + 1 : 0;
-	struct cv_rec *stale[64];
 	unsigned nstale = 0;
 	if (!fresh)
 		return false;
@@ -331,21 +330,29 @@ static bool table_grow(struct cv_thread *t)
 	t->table = fresh;
 	t->table_mask = cap - 1;
 	t->table_used = 0;
+	/* Records of merged objects are left out, up to 64 a growth, and
+	 * retired once the table is whole (a retirement may grow it again).
+	 * The old table itself says which: their slots are the ones the rehash
+	 * did not empty. No list on the stack: this runs on whatever stack
+	 * the program's lock call came on, a coroutine's 4 KiB say. */
 	for (uint32_t i = 0; i < old_cap; i++) {
 		if (!old[i].addr)
 			continue;
 		struct cv_rec *r = old[i].rec;
-		if (r && r->obj->addr == old[i].addr && CV_LOAD(&r->obj->merged) &&
-		    nstale < sizeof(stale) / sizeof(stale[0])) {
-			stale[nstale++] = r;
+		if (r && r->obj->addr == old[i].addr && CV_LOAD(&r->obj->merged) && nstale < 64) {
+			nstale++;
 			continue;
 		}
 		*table_find(t, old[i].addr) = old[i];
 		t->table_used++;
+		old[i].addr = NULL;
 	}
+	for (uint32_t i = 0; nstale && i < old_cap; i++)
+		if (old[i].addr) {
+			rec_retire(t, old[i].rec, false);
+			nstale--;
+		}
 	cv__free(old, old_cap * sizeof(*old));
-	for (unsigned i = 0; i < nstale; i++)
-		rec_retire(t, stale[i], false);
 	return true;
 }
 

@@ -583,20 +583,28 @@ static bool room_below(uintptr_t sp)
 	return process_vm_readv(cv__process.pid, &local, 1, remote, 2, 0) == 2;
 }
 
-/* In a critical section (lock.c), where no handler of the program runs:
- * see fork_gate. A thread whose stack has less room left than a capture
- * needs gets no stack (id 0): the wait is still counted, like one whose
- * unwind failed. On a stack that is not the thread's own (green threads,
- * a handler on an alternate stack), or where the thread's bounds are
- * unknown (the main thread under an unlimited RLIMIT_STACK), the room is
- * asked of the kernel: a hostile test's coroutines on 4 KiB stacks, 2.5
- * KiB deep, crashed in the unwind. */
-CV_NO_FRAME uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uint32_t *gen, const struct held_set *hs,
-		       uint32_t *held_ids)
+/* Whether the stack the thread is on has the room a capture, or a look at
+ * the module map (dl_iterate_phdr), needs. On a stack that is not the
+ * thread's own (green threads, a handler on an alternate stack), or where
+ * the thread's bounds are unknown (the main thread under an unlimited
+ * RLIMIT_STACK), the room is asked of the kernel: a hostile test's
+ * coroutines on 4 KiB stacks, 2.5 KiB deep, crashed in the unwind, and
+ * 3.4 KiB deep in dl_iterate_phdr at an object's first use. */
+CV_NO_FRAME bool stack_room(const struct cv_thread *t)
 {
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	bool own = t->stack_lo && sp >= t->stack_lo && (!t->stack_hi || sp <= t->stack_hi);
-	if (own ? sp - t->stack_lo < CV_CAPTURE_STACK_NEED : cv__off() || !room_below(sp)) {
+	return own ? sp - t->stack_lo >= CV_CAPTURE_STACK_NEED : !cv__off() && room_below(sp);
+}
+
+/* In a critical section (lock.c), where no handler of the program runs:
+ * see fork_gate. A thread whose stack has less room left than a capture
+ * needs gets no stack (id 0): the wait is still counted, like one whose
+ * unwind failed. */
+CV_NO_FRAME uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uint32_t *gen, const struct held_set *hs,
+		       uint32_t *held_ids)
+{
+	if (!stack_room(t)) {
 		*gen = cv__modules_gen();   /* no dl_iterate_phdr either: it needs stack too */
 		return 0;
 	}
@@ -782,8 +790,8 @@ void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o)
 	struct cv_stack_state *st = cfg.on ? state_of(t) : NULL;
 	if (st && (id = init_take(o->addr)) == 0)
 		id = capture(t, st, &gen, NULL, NULL);
-	else
-		gen = cv__modules_refresh();   /* names of globals in dlopen'd libraries need it too */
+	else   /* names of globals in dlopen'd libraries need the map too */
+		gen = stack_room(t) ? cv__modules_refresh() : cv__modules_gen();
 	CV_STORE(&o->map_gen, gen);
 	CV_STORE(&o->first_stack, id);
 }
