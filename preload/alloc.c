@@ -14,7 +14,10 @@
  * every push and pop bumps the tag (ABA). Reading `next` of a block another
  * thread popped meanwhile is safe because chunk memory is never unmapped.
  */
+#include <signal.h>
 #include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
 #include <sys/mman.h>
 
 #include "shim.h"
@@ -153,4 +156,58 @@ void cv__free(void *p, size_t size)
 	}
 	size_t class_size;
 	push(class_of(size, &class_size), p);
+}
+
+/* ---- a stack of the shim's own -------------------------------------------- */
+
+void cv__all_but_faults(sigset_t *set)
+{
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS };
+	sigfillset(set);
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(set, faults[i]);
+}
+
+/* At the top of the mapping, above the stack: nothing on the caller's. */
+struct own_call {
+	ucontext_t caller, callee;
+	sigset_t   blocked, before;
+	void     (*fn)(void *);
+	void      *arg;
+};
+/* The call in progress on this thread (a fault's handler may make another). */
+static __thread struct own_call *own_call;
+
+static void own_call_run(void)
+{
+	own_call->fn(own_call->arg);
+}   /* returns to own_call->caller (uc_link) */
+
+bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t top = (sizeof(struct own_call) + page - 1) & ~(page - 1);
+	char *m = mmap(NULL, page + size + top, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return false;
+	mprotect(m, page, PROT_NONE);   /* the guard page */
+	struct own_call *c = (struct own_call *)(m + page + size), *outer = own_call;
+	c->fn = fn;
+	c->arg = arg;
+	cv__all_but_faults(&c->blocked);
+	pthread_sigmask(SIG_BLOCK, &c->blocked, &c->before);   /* the callee's context takes this mask too */
+	own_call = c;
+	bool ran = getcontext(&c->callee) == 0;
+	if (ran) {
+		c->callee.uc_stack.ss_sp = m + page;
+		c->callee.uc_stack.ss_size = size;
+		c->callee.uc_link = &c->caller;
+		makecontext(&c->callee, own_call_run, 0);
+		ran = swapcontext(&c->caller, &c->callee) == 0;
+	}
+	own_call = outer;
+	pthread_sigmask(SIG_SETMASK, &c->before, NULL);
+	munmap(m, page + size + top);
+	return ran;
 }

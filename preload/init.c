@@ -75,16 +75,22 @@ static bool seccomp_filtered(void)
  * written: prepare closes that gate and waits for captures to finish (they
  * take microseconds and never wait for the program).
  *
- * Forks nest on one thread: a signal handler may call _Fork or
- * syscall(SYS_fork) between another fork's prepare and parent steps (from a
- * prepare handler another library registered, or inside cv__syscall_fork).
+ * Forks nest on one thread: a signal handler, or a prepare handler another
+ * library registered before the shim's (it runs after the shim's), may call
+ * _Fork or syscall(SYS_fork) between another fork's prepare and parent
+ * steps.
  * So each fork's "shim was on" travels with that fork (cv__syscall_fork
  * keeps it in a local; pthread_atfork's handlers, which take no argument,
  * in TLS, which only a nested fork() could overwrite, with the same value),
  * no step installs a saved thread state (the slow path finds the thread's
  * own), and a child learns how many forks its one thread
  * still has between prepare and parent: the fork gate and the take switch
- * stay counted for those, to be closed by their own parent steps. */
+ * stay counted for those, to be closed by their own parent steps. The
+ * three counts change together in one critical section, where no handler
+ * of the program runs, so a handler's fork finds all raised or none.
+ * (Not covered: a handler that forks in a child before its child step,
+ * from a library's child handler that runs before the shim's: the child's
+ * inherited locks are not reset yet.) */
 static __thread unsigned forks_here;   /* this thread's forks between prepare and parent */
 
 /* Whether the shim takes part in this fork (it was on at prepare). */
@@ -93,9 +99,12 @@ static bool prepare_steps(void)
 	if (cv__off())
 		return false;
 	cv__guard_enter();   /* left by the parent or child step, which install no state: the slow path does */
+	cv__critical_enter();
 	forks_here++;
 	cv__take_forking(true);
-	cv__stacks_fork_prepare();
+	cv__stacks_fork_close();
+	cv__critical_leave();
+	cv__stacks_fork_wait();
 	return true;
 }
 
@@ -103,9 +112,11 @@ static void parent_steps(bool with_shim)
 {
 	if (!with_shim)
 		return;
-	cv__stacks_fork_done();
+	cv__critical_enter();
+	cv__stacks_fork_open();
 	cv__take_forking(false);
 	forks_here--;
+	cv__critical_leave();
 	cv__guard_leave(NULL);
 }
 
@@ -115,8 +126,9 @@ static void child_steps(bool with_shim)
 {
 	if (!with_shim)
 		return;
-	forks_here--;
 	cv__critical_after_fork();
+	cv__critical_enter();   /* the counts and the inherited locks, all reset before a handler runs */
+	forks_here--;
 	cv__stacks_after_fork(forks_here);
 	cv__objects_after_fork();
 	read_identity();
@@ -130,6 +142,7 @@ static void child_steps(bool with_shim)
 	cv__guard_leave(NULL);   /* prepare's guard (errno, cancellation type); the child's state next */
 	cv__threads_after_fork();
 	cv__take_after_fork(forks_here);   /* a process of one thread */
+	cv__critical_leave();
 }
 
 static __thread bool atfork_with_shim;

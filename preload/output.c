@@ -19,7 +19,6 @@
 #include <sys/resource.h>
 #include <stdio.h>
 #include <string.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include "shim.h"
@@ -560,19 +559,10 @@ struct signal_guard {
 	bool     xfsz_was_pending;
 };
 
-/* Every signal but the faults, which must still reach their handlers. */
-static void all_but_faults(sigset_t *set)
-{
-	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS };
-	sigfillset(set);
-	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
-		sigdelset(set, faults[i]);
-}
-
 static void signals_block(struct signal_guard *g)
 {
 	sigset_t all, pending;
-	all_but_faults(&all);
+	cv__all_but_faults(&all);
 	g->xfsz_was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
 	pthread_sigmask(SIG_BLOCK, &all, &g->old);
 }
@@ -743,32 +733,25 @@ done:
 	return published;
 }
 
-/* The write runs on a stack of its own: the thread that ends the process
- * may be deep in a small one (a PTHREAD_STACK_MIN thread's, a signal
- * handler's SIGSTKSZ alternate stack), and the write takes several KiB of
- * it (a hostile test's 16 KiB thread crashed in exit with 8 KiB used). The
- * stack is mapped for the write and unmapped after; where it cannot be,
- * the write takes its chance on the caller's. Callers have claimed the
- * writer (one write at a time), so the contexts can be static.
- *
- * No signal but a fault is taken on it: a program's handler would find a
- * stack it did not size (one of 512 KiB overflowed it), and one with
- * SA_ONSTACK, arriving while the write was called from a handler on the
- * alternate stack, would be placed at the top of that stack (the kernel
- * sees the writer's stack pointer outside it) over the live frames below. */
+/* The write runs on a stack of its own (cv__on_own_stack): the thread that
+ * ends the process may be deep in a small one (a PTHREAD_STACK_MIN
+ * thread's, a signal handler's SIGSTKSZ alternate stack), and the write
+ * takes several KiB of it (a hostile test's 16 KiB thread crashed in exit
+ * with 8 KiB used). Where no stack can be had, the write takes its chance
+ * on the caller's. */
 #define CV_WRITER_STACK (256u << 10)
 
-static struct {
+struct write_call {
 	uint32_t exit_reason;
 	const char *ext, *what;
 	bool published;
-	ucontext_t caller, writer;
-} own_stack;
+};
 
-static void write_on_own_stack(void)
+static void write_on_own_stack(void *arg)
 {
-	own_stack.published = write_file(own_stack.exit_reason, own_stack.ext, own_stack.what);
-}   /* returns to own_stack.caller (uc_link) */
+	struct write_call *w = arg;
+	w->published = write_file(w->exit_reason, w->ext, w->what);
+}
 
 static bool write_file_on_own_stack(uint32_t exit_reason, const char *ext, const char *what)
 {
@@ -778,30 +761,10 @@ static bool write_file_on_own_stack(uint32_t exit_reason, const char *ext, const
 	 * stack switch, not after. */
 	__atomic_store_n(&writer_tid, gettid(), __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);   /* before the snapshot: cv__profile_writing */
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	char *stack = mmap(NULL, CV_WRITER_STACK + page, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
-	if (stack == MAP_FAILED)
+	struct write_call w = { exit_reason, ext, what, false };
+	if (!cv__on_own_stack(write_on_own_stack, &w, CV_WRITER_STACK))
 		return write_file(exit_reason, ext, what);
-	mprotect(stack, page, PROT_NONE);   /* a guard page below it */
-	sigset_t all, before;
-	all_but_faults(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &before);   /* the writer's context takes this mask too */
-	own_stack.exit_reason = exit_reason;
-	own_stack.ext = ext;
-	own_stack.what = what;
-	own_stack.published = false;
-	bool switched = getcontext(&own_stack.writer) == 0;
-	if (switched) {
-		own_stack.writer.uc_stack.ss_sp = stack + page;
-		own_stack.writer.uc_stack.ss_size = CV_WRITER_STACK;
-		own_stack.writer.uc_link = &own_stack.caller;
-		makecontext(&own_stack.writer, write_on_own_stack, 0);
-		switched = swapcontext(&own_stack.caller, &own_stack.writer) == 0;
-	}
-	munmap(stack, CV_WRITER_STACK + page);
-	pthread_sigmask(SIG_SETMASK, &before, NULL);
-	return switched ? own_stack.published : write_file(exit_reason, ext, what);
+	return w.published;
 }
 
 bool cv__profile_writing(void)

@@ -167,6 +167,19 @@ static inline void cv__touch_for_write(void *entry)
  * that no other thread sees yet. */
 void cv__touch_pages(void *p, size_t len);
 
+/* fn(arg) on a stack of the shim's own, size bytes with a guard page below,
+ * mapped for the call and unmapped after, for work that would not fit on
+ * the caller's (a small thread's, a coroutine's, an alternate signal
+ * stack's). Every signal but the faults is blocked meanwhile: a program's
+ * handler would find a stack it did not size, and one with SA_ONSTACK,
+ * arriving while the caller was on the alternate stack, would be placed at
+ * its top (the kernel sees the stack pointer outside it) over the live
+ * frames below. False, fn not run, where no stack could be had. The caller's
+ * stack holds nothing of it but the call. */
+bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size);
+/* Every signal but the faults, which must still reach their handlers. */
+void cv__all_but_faults(sigset_t *set);
+
 /* ---- lock.c: the shim's own lock (never the program's pthread functions) -- *
  * Taken only inside the reentrancy guard (cv__guard_enter), and only in a
  * critical section, where no signal handler of the program runs: each lock
@@ -1007,8 +1020,10 @@ uint32_t cv__stack_capture_held(struct cv_thread *t, const struct cv_held *held,
 void cv__stack_forget(const void *addr);             /* objects.c: destroy or re-init */
 void cv__stacks_write_rec(void *w, const struct cv_rec *r);   /* output.c: after r's stats */
 void cv__stacks_write(void *w);                      /* output.c: last, the stack table */
-void cv__stacks_fork_prepare(void);   /* fork: no capture in flight */
-void cv__stacks_fork_done(void);
+/* fork: close the gate to new captures, wait for those in flight, open it */
+void cv__stacks_fork_close(void);
+void cv__stacks_fork_wait(void);
+void cv__stacks_fork_open(void);
 void cv__stacks_after_fork(unsigned forks_in_progress);
 void cv__stacks_thread_end(struct cv_thread *t);      /* its unwind buffer goes back */
 void cv__stacks_merge_rec(struct cv_rec *dst, struct cv_rec *src);   /* src's per-stack waits into dst */

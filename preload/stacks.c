@@ -868,14 +868,18 @@ void cv__stacks_thread_end(struct cv_thread *t)
 
 /* ---- fork ---------------------------------------------------------------------- */
 
-void cv__stacks_fork_prepare(void)
+void cv__stacks_fork_close(void)
 {
 	__atomic_fetch_add(&fork_gate, 1, __ATOMIC_SEQ_CST);
+}
+
+void cv__stacks_fork_wait(void)
+{
 	while (__atomic_load_n(&in_capture, __ATOMIC_SEQ_CST))
 		sched_yield();   /* captures take microseconds and never wait for the program */
 }
 
-void cv__stacks_fork_done(void)
+void cv__stacks_fork_open(void)
 {
 	__atomic_fetch_sub(&fork_gate, 1, __ATOMIC_SEQ_CST);
 }

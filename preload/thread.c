@@ -240,9 +240,8 @@ static void claim_pending_detach(struct cv_thread *t)
  * /proc/self/maps. */
 
 /* pthread_create: the child's stack as its attributes give it. A stack the
- * program supplies (pthread_attr_setstack) is known exactly. Returns its
- * size, 0 where unknown. */
-static size_t stack_from_attr(struct cv_thread *child, const pthread_attr_t *attr)
+ * program supplies (pthread_attr_setstack) is known exactly. */
+static void stack_from_attr(struct cv_thread *child, const pthread_attr_t *attr)
 {
 	pthread_attr_t dflt;
 	void *addr;
@@ -253,7 +252,7 @@ static size_t stack_from_attr(struct cv_thread *child, const pthread_attr_t *att
 	 * not: the C library maps the stack. */
 	if (attr && pthread_attr_getstack(attr, &addr, &size) == 0 && (uintptr_t)addr + size != 0) {
 		child->stack_lo = size ? (uintptr_t)addr : 0;
-		return size;
+		return;
 	}
 	if (!attr && pthread_attr_init(&dflt) == 0) {
 		pthread_attr_getstacksize(&dflt, &size);   /* glibc: the process default */
@@ -262,35 +261,6 @@ static size_t stack_from_attr(struct cv_thread *child, const pthread_attr_t *att
 		pthread_attr_getstacksize(attr, &size);
 	}
 	child->stack_size = size;
-	return size;
-}
-
-/* glibc loads libgcc_s for its own unwinder (pthread_exit, cancellation,
- * backtrace) when a thread first needs it, on that thread's stack: the
- * loader's frames, some 8 KiB. On a small stack the shim's frames beneath
- * the program's (the trampoline's and a wrapper's, about 200 bytes) can be
- * what leaves too little room for that (tests/hostile/tiny_stack.c: a 16 KiB
- * thread 7 KiB deep calls pthread_exit). So before the first thread on a
- * stack this small starts, the shim has glibc load it on the creator's
- * stack, the way glibc would: backtrace() asks its unwinder; only where
- * the creator has room for it (it may be on a small stack itself). A
- * program without such threads loads nothing (the shim's own unwinder is
- * linked in); one with them has libgcc_s loaded earlier than it would
- * natively, where nothing but the loader's list of modules shows it. */
-#define CV_SMALL_STACK (256u << 10)
-static void glibc_unwinder_before_small_stacks(const struct cv_thread *creator, size_t stack_size)
-{
-	static bool loaded;
-	if (stack_size == 0 || stack_size > CV_SMALL_STACK || __atomic_load_n(&loaded, __ATOMIC_RELAXED))
-		return;
-	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-	if (!creator->stack_lo || sp < creator->stack_lo + CV_SMALL_STACK)
-		return;
-	struct cv_thread *saved = cv__guard_enter();   /* errno; whatever the load calls goes straight through */
-	void *pc;
-	backtrace(&pc, 1);
-	__atomic_store_n(&loaded, true, __ATOMIC_RELAXED);
-	cv__guard_leave(saved);
 }
 
 /* The trampoline: glibc places its thread descriptor (pthread_self()) at the
@@ -618,7 +588,7 @@ CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	int detach = PTHREAD_CREATE_JOINABLE;
 	if (attr && pthread_attr_getdetachstate(attr, &detach) == 0 && detach == PTHREAD_CREATE_DETACHED)
 		child->flags |= CV_THREAD_DETACHED;
-	glibc_unwinder_before_small_stacks(self, stack_from_attr(child, attr));
+	stack_from_attr(child, attr);
 	child->start_routine = start_routine;
 	child->start_arg = arg;
 	child->creator_tid = self->tid;
@@ -709,11 +679,48 @@ CV_EXPORT int pthread_detach(pthread_t th)
 	return rc;
 }
 
+/* glibc loads libgcc_s for its own unwinder at the process's first
+ * pthread_exit (or cancellation, on the canceller's stack), on the exiting
+ * thread's stack: the loader's frames, some 8 KiB. On a small stack the
+ * shim's own share (its TLS, the trampoline's and this wrapper's frames,
+ * about 400 bytes) can be what leaves too little room for that
+ * (tests/progs/small_stack_exit: natively to 6,464 bytes deep in a 16 KiB
+ * thread, under the shim only to 6,208). So the first pthread_exit on a
+ * stack with less than 64 KiB left, or of unknown bounds, has glibc load it
+ * just before, on a stack of the shim's own: the same moment, thread and
+ * locks as natively. backtrace() asks glibc's unwinder. */
+#define CV_LOADER_ROOM (64u << 10)
+
+static void load_glibc_unwinder(void *unused)
+{
+	(void)unused;
+	void *pc;
+	backtrace(&pc, 1);
+}
+
+static void glibc_unwinder_before_exit(const struct cv_thread *t)
+{
+	static bool loaded;
+	if (__atomic_load_n(&loaded, __ATOMIC_RELAXED))
+		return;
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	bool roomy = t->stack_lo && sp >= t->stack_lo && (!t->stack_hi || sp <= t->stack_hi) &&
+		     sp - t->stack_lo >= CV_LOADER_ROOM;
+	if (!roomy) {
+		struct cv_thread *saved = cv__guard_enter();   /* errno; the loader's calls go straight through */
+		cv__on_own_stack(load_glibc_unwinder, NULL, CV_LOADER_ROOM);
+		cv__guard_leave(saved);
+	}
+	__atomic_store_n(&loaded, true, __ATOMIC_RELAXED);   /* by now, or by glibc in a moment */
+}
+
 CV_EXPORT void pthread_exit(void *ret)
 {
 	struct cv_thread *self = cv__current() ?: cv__thread_slow();
-	if (self)
+	if (self) {
 		__atomic_fetch_or(&self->flags, CV_THREAD_PTHREAD_EXIT, __ATOMIC_RELAXED);
+		glibc_unwinder_before_exit(self);
+	}
 	cv__real.pthread_exit(ret);
 	__builtin_unreachable();
 }
