@@ -241,7 +241,7 @@ static void claim_pending_detach(struct cv_thread *t)
 
 /* pthread_create: the child's stack as its attributes give it. A stack the
  * program supplies (pthread_attr_setstack) is known exactly. */
-static void stack_from_attr(struct cv_thread *child, const pthread_attr_t *attr)
+static __attribute__((noinline)) void stack_from_attr(struct cv_thread *child, const pthread_attr_t *attr)
 {
 	pthread_attr_t dflt;
 	void *addr;

@@ -553,6 +553,17 @@ Test(trust, the_first_pthread_exit_on_a_small_stack_fits_wherever_it_fits_native
 	cr_assert(strstr(b.shim.out, ": value 7"), "%s", b.shim.out);
 }
 
+/* A library constructor, under dlopen's lock, waits for a thread that
+ * creates a thread on a small stack: the shim takes no loader lock of its
+ * own there (loading glibc's unwinder in pthread_create did, and hung). */
+Test(trust, a_constructor_may_wait_for_threads_that_create_small_stack_threads, .timeout = 120)
+{
+	const char *argv[] = { tu_prog("dlopen_ctor_waits"), tu_prog("libctorwait.so"), NULL };
+	struct both b;
+	run_both(&b, argv, NULL);
+	cr_assert(tu_has_line(b.shim.out, "loaded"), "%s", b.shim.out);
+}
+
 /* ---- bounded memory ------------------------------------------------------ */
 
 /* Max RSS (KiB) of prog run with args, natively or under the shim
