@@ -14,6 +14,7 @@
  * every push and pop bumps the tag (ABA). Reading `next` of a block another
  * thread popped meanwhile is safe because chunk memory is never unmapped.
  */
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <ucontext.h>
@@ -183,19 +184,25 @@ static void own_call_run(void)
 	own_call->fn(own_call->arg);
 }   /* returns to own_call->caller (uc_link) */
 
-bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size)
+bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size, bool block_signals)
 {
+	int saved_errno = errno;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t top = (sizeof(struct own_call) + page - 1) & ~(page - 1);
 	char *m = mmap(NULL, page + size + top, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
-	if (m == MAP_FAILED)
+	if (m == MAP_FAILED) {
+		errno = saved_errno;
 		return false;
+	}
 	mprotect(m, page, PROT_NONE);   /* the guard page */
 	struct own_call *c = (struct own_call *)(m + page + size), *outer = own_call;
 	c->fn = fn;
 	c->arg = arg;
-	cv__all_but_faults(&c->blocked);
+	if (block_signals)
+		cv__all_but_faults(&c->blocked);
+	else
+		sigemptyset(&c->blocked);
 	pthread_sigmask(SIG_BLOCK, &c->blocked, &c->before);   /* the callee's context takes this mask too */
 	own_call = c;
 	bool ran = getcontext(&c->callee) == 0;
@@ -209,5 +216,6 @@ bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size)
 	own_call = outer;
 	pthread_sigmask(SIG_SETMASK, &c->before, NULL);
 	munmap(m, page + size + top);
+	errno = saved_errno;
 	return ran;
 }

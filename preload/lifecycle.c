@@ -85,10 +85,8 @@ static int end_done;
 
 __attribute__((destructor)) static void convoy_end(void)
 {
-	if (!cv__process.ready || cv__process.disabled) {
-		__atomic_store_n(&end_done, 1, __ATOMIC_RELEASE);
+	if (!cv__process.ready || cv__process.disabled)
 		return;
-	}
 	struct cv_thread *main_thread = NULL;
 	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
 		if (t->flags & CV_THREAD_MAIN)

@@ -449,7 +449,9 @@ static char *put_stem(char *p, char *end)
 	p = put_str(p, end, "/convoy-");
 	p = put_str(p, end, comm[0] ? comm : "unknown");
 	p = put_str(p, end, "-");
-	return put_num(p, end, (uint64_t)getpid(), 10, 1);
+	/* The process the profile is of: a vfork child that calls exit() runs
+	 * the parent's exit handlers, and writes the parent's profile. */
+	return put_num(p, end, (uint64_t)cv__process.pid, 10, 1);
 }
 
 static bool terminate(char *p, char *end)
@@ -627,17 +629,24 @@ static bool claim_write(void)
 		/* The writer is named before the claim, so that a thread that
 		 * loses the claim and waits (cv__profile_settle) never finds the
 		 * write claimed and nobody writing it, and ends the process
-		 * under the write. Another claimant named: its claim decides. */
-		if (!__atomic_compare_exchange_n(&writer_tid, &none, me, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		 * under the write. Another claimant named: its claim decides.
+		 * This thread named (a handler that interrupted its own claim):
+		 * the handler goes on with it. */
+		if (!__atomic_compare_exchange_n(&writer_tid, &none, me, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) &&
+		    none != me) {
 			if (waits >= 2000)
 				return false;   /* the named writer's claim stands; the caller's settle waits for it */
 			sched_yield();
 			continue;
 		}
-		if (__atomic_compare_exchange_n(&written, &state, WRITTEN, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		if (__atomic_compare_exchange_n(&written, &state, WRITTEN, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			/* Named again: a snapshot that ended between the naming
+			 * and the claim cleared the name. */
+			__atomic_store_n(&writer_tid, me, __ATOMIC_SEQ_CST);
 			return true;
-		__atomic_compare_exchange_n(&writer_tid, &me, 0, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
-		me = gettid();
+		}
+		pid_t named = me;
+		__atomic_compare_exchange_n(&writer_tid, &named, 0, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
 	}
 }
 
@@ -762,7 +771,7 @@ static bool write_file_on_own_stack(uint32_t exit_reason, const char *ext, const
 	__atomic_store_n(&writer_tid, gettid(), __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);   /* before the snapshot: cv__profile_writing */
 	struct write_call w = { exit_reason, ext, what, false };
-	if (!cv__on_own_stack(write_on_own_stack, &w, CV_WRITER_STACK))
+	if (!cv__on_own_stack(write_on_own_stack, &w, CV_WRITER_STACK, true))
 		return write_file(exit_reason, ext, what);
 	return w.published;
 }

@@ -170,13 +170,14 @@ void cv__touch_pages(void *p, size_t len);
 /* fn(arg) on a stack of the shim's own, size bytes with a guard page below,
  * mapped for the call and unmapped after, for work that would not fit on
  * the caller's (a small thread's, a coroutine's, an alternate signal
- * stack's). Every signal but the faults is blocked meanwhile: a program's
- * handler would find a stack it did not size, and one with SA_ONSTACK,
- * arriving while the caller was on the alternate stack, would be placed at
- * its top (the kernel sees the stack pointer outside it) over the live
- * frames below. False, fn not run, where no stack could be had. The caller's
+ * stack's). With block_signals every signal but the faults is blocked
+ * meanwhile: a program's handler would find a stack it did not size, and
+ * one with SA_ONSTACK, arriving while the caller was on the alternate
+ * stack, would be placed at its top (the kernel sees the stack pointer
+ * outside it) over the live frames below. False, fn not run, where no
+ * stack could be had. errno is the caller's again on return. The caller's
  * stack holds nothing of it but the call. */
-bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size);
+bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size, bool block_signals);
 /* Every signal but the faults, which must still reach their handlers. */
 void cv__all_but_faults(sigset_t *set);
 
@@ -408,8 +409,11 @@ struct cv_thread {
 	 * library mapped for a thread it created (one mapping, the thread's
 	 * alone; not the main thread's, whose range may hold other mappings,
 	 * nor one the program gave): stacks.c keeps a capture for the next
-	 * only when all its frames lie between. */
-	uintptr_t       stack_lo, stack_hi;
+	 * only when all its frames lie between. stack_top, where any bound
+	 * above is known (the main thread's, a stack the program gave): a
+	 * stack pointer outside [stack_lo, stack_top] is on another stack (a
+	 * coroutine's, an alternate signal stack), whose room is unknown. */
+	uintptr_t       stack_lo, stack_hi, stack_top;
 	/* thread.c's trampoline's canonical frame address, 0 on a thread it did
 	 * not start: the frames from there on are the C library's and stay as
 	 * they are for the thread's life (stacks.c unwinds them once). */
@@ -440,6 +444,11 @@ extern const struct cv_rec cv__nil_rec;    /* an empty cache's record; its objec
  * then. Also a thread without a state of its own (cv__inert) has it. */
 extern __thread pid_t cv__tid;
 pid_t cv__tid_slow(void);
+/* Whether sp is on t's own stack, within the bounds known (thread.c). */
+static inline bool cv__on_thread_stack(const struct cv_thread *t, uintptr_t sp)
+{
+	return t->stack_lo && t->stack_top && sp >= t->stack_lo && sp <= t->stack_top;
+}
 static inline pid_t cv__thread_tid(void)
 {
 	pid_t tid = cv__tid;

@@ -593,8 +593,7 @@ static bool room_below(uintptr_t sp)
 CV_NO_FRAME bool stack_room(const struct cv_thread *t)
 {
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-	bool own = t->stack_lo && sp >= t->stack_lo && (!t->stack_hi || sp <= t->stack_hi);
-	return own ? sp - t->stack_lo >= CV_CAPTURE_STACK_NEED : !cv__off() && room_below(sp);
+	return cv__on_thread_stack(t, sp) ? sp - t->stack_lo >= CV_CAPTURE_STACK_NEED : !cv__off() && room_below(sp);
 }
 
 /* In a critical section (lock.c), where no handler of the program runs:

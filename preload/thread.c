@@ -252,6 +252,7 @@ static __attribute__((noinline)) void stack_from_attr(struct cv_thread *child, c
 	 * not: the C library maps the stack. */
 	if (attr && pthread_attr_getstack(attr, &addr, &size) == 0 && (uintptr_t)addr + size != 0) {
 		child->stack_lo = size ? (uintptr_t)addr : 0;
+		child->stack_top = size ? (uintptr_t)addr + size : 0;
 		return;
 	}
 	if (!attr && pthread_attr_init(&dflt) == 0) {
@@ -275,7 +276,7 @@ static void stack_of_created(struct cv_thread *t)
 #if defined(__x86_64__)
 	if (!t->stack_lo && t->stack_size > 4096) {
 		t->stack_lo = (uintptr_t)pthread_self() + 4096 - t->stack_size;
-		t->stack_hi = (uintptr_t)pthread_self();
+		t->stack_hi = t->stack_top = (uintptr_t)pthread_self();
 	}
 #endif
 }
@@ -291,8 +292,10 @@ static void stack_of_main(struct cv_thread *t)
 		return;
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t top = ((uintptr_t)execfn + strlen(execfn) + page) & ~(page - 1);
-	if (top > rl.rlim_cur)
+	if (top > rl.rlim_cur) {
 		t->stack_lo = top - rl.rlim_cur;
+		t->stack_top = top;
+	}
 }
 
 /* Install t as the calling thread's state. A thread created through our
@@ -505,6 +508,7 @@ void cv__threads_after_fork(void)
 		memcpy(t->name, parent_state->name, CV_NAME_MAX);
 		t->stack_lo = parent_state->stack_lo;   /* the same stack, whichever thread forked */
 		t->stack_hi = parent_state->stack_hi;
+		t->stack_top = parent_state->stack_top;
 	}
 	thread_attach(t, true);
 }
@@ -690,6 +694,7 @@ CV_EXPORT int pthread_detach(pthread_t th)
  * just before, on a stack of the shim's own: the same moment, thread and
  * locks as natively. backtrace() asks glibc's unwinder. */
 #define CV_LOADER_ROOM (64u << 10)
+#define CV_LOADER_STACK (256u << 10)   /* a handler may run on it too */
 
 static void load_glibc_unwinder(void *unused)
 {
@@ -701,14 +706,19 @@ static void load_glibc_unwinder(void *unused)
 static void glibc_unwinder_before_exit(const struct cv_thread *t)
 {
 	static bool loaded;
-	if (__atomic_load_n(&loaded, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&loaded, __ATOMIC_RELAXED) || cv__off())
 		return;
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-	bool roomy = t->stack_lo && sp >= t->stack_lo && (!t->stack_hi || sp <= t->stack_hi) &&
-		     sp - t->stack_lo >= CV_LOADER_ROOM;
-	if (!roomy) {
+	if (!cv__on_thread_stack(t, sp) || sp - t->stack_lo < CV_LOADER_ROOM) {
+		/* Signals stay deliverable, as in glibc's own load: a handler
+		 * another thread waits for (holding the loader's lock, say) must
+		 * run, here on the shim's stack. Unless the thread is on its
+		 * alternate signal stack, whose live frames a handler with
+		 * SA_ONSTACK would be placed over. */
+		stack_t alt;
+		bool on_alt = sigaltstack(NULL, &alt) == 0 && (alt.ss_flags & SS_ONSTACK);
 		struct cv_thread *saved = cv__guard_enter();   /* errno; the loader's calls go straight through */
-		cv__on_own_stack(load_glibc_unwinder, NULL, CV_LOADER_ROOM);
+		cv__on_own_stack(load_glibc_unwinder, NULL, CV_LOADER_STACK, on_alt);
 		cv__guard_leave(saved);
 	}
 	__atomic_store_n(&loaded, true, __ATOMIC_RELAXED);   /* by now, or by glibc in a moment */
