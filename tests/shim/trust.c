@@ -375,6 +375,19 @@ Test(trust, green_threads_on_small_stacks_of_their_own, .timeout = 120)
 	}
 }
 
+/* A coroutine on a 4 KiB stack mapped above a thread's given stack
+ * (pthread_attr_setstack), locking fresh mutexes 2,500 bytes deep: the
+ * shim knew only the bottom of a given stack and took the coroutine's for
+ * it, and a first use's stack capture overflowed it (found by a review,
+ * 2026-12-03). */
+Test(trust, a_coroutine_above_a_given_stack_is_not_taken_for_it, .timeout = 120)
+{
+	const char *argv[] = { tu_prog("setstack_coroutine"), "2500", NULL };
+	struct both b;
+	run_both(&b, argv, NULL);
+	tu_assert_exit(&b.native, 0, "setstack_coroutine natively");
+}
+
 /* Handlers that lock a mutex other threads hold while they init, use and
  * destroy objects (the shim's critical sections), installed before the
  * threads start and while their sections are in flight. */
