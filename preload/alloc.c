@@ -184,7 +184,7 @@ static void own_call_run(void)
 	own_call->fn(own_call->arg);
 }   /* returns to own_call->caller (uc_link) */
 
-bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size, bool block_signals)
+bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size)
 {
 	int saved_errno = errno;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -199,10 +199,7 @@ bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size, bool block_sig
 	struct own_call *c = (struct own_call *)(m + page + size), *outer = own_call;
 	c->fn = fn;
 	c->arg = arg;
-	if (block_signals)
-		cv__all_but_faults(&c->blocked);
-	else
-		sigemptyset(&c->blocked);
+	cv__all_but_faults(&c->blocked);
 	pthread_sigmask(SIG_BLOCK, &c->blocked, &c->before);   /* the callee's context takes this mask too */
 	own_call = c;
 	bool ran = getcontext(&c->callee) == 0;

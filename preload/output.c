@@ -771,7 +771,7 @@ static bool write_file_on_own_stack(uint32_t exit_reason, const char *ext, const
 	__atomic_store_n(&writer_tid, gettid(), __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);   /* before the snapshot: cv__profile_writing */
 	struct write_call w = { exit_reason, ext, what, false };
-	if (!cv__on_own_stack(write_on_own_stack, &w, CV_WRITER_STACK, true))
+	if (!cv__on_own_stack(write_on_own_stack, &w, CV_WRITER_STACK))
 		return write_file(exit_reason, ext, what);
 	return w.published;
 }

@@ -170,14 +170,14 @@ void cv__touch_pages(void *p, size_t len);
 /* fn(arg) on a stack of the shim's own, size bytes with a guard page below,
  * mapped for the call and unmapped after, for work that would not fit on
  * the caller's (a small thread's, a coroutine's, an alternate signal
- * stack's). With block_signals every signal but the faults is blocked
- * meanwhile: a program's handler would find a stack it did not size, and
- * one with SA_ONSTACK, arriving while the caller was on the alternate
- * stack, would be placed at its top (the kernel sees the stack pointer
- * outside it) over the live frames below. False, fn not run, where no
- * stack could be had. errno is the caller's again on return. The caller's
- * stack holds nothing of it but the call. */
-bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size, bool block_signals);
+ * stack's). Every signal but the faults is blocked meanwhile: a program's
+ * handler would find a stack it did not size, and one with SA_ONSTACK,
+ * arriving while the caller was on the alternate stack, would be placed at
+ * its top (the kernel sees the stack pointer outside it) over the live
+ * frames below. So fn must not wait for the program. False, fn not run,
+ * where no stack could be had. errno is the caller's again on return. The
+ * caller's stack holds nothing of it but the call. */
+bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size);
 /* Every signal but the faults, which must still reach their handlers. */
 void cv__all_but_faults(sigset_t *set);
 

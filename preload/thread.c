@@ -13,7 +13,6 @@
  * profile.
  */
 #include <errno.h>
-#include <execinfo.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -683,54 +682,11 @@ CV_EXPORT int pthread_detach(pthread_t th)
 	return rc;
 }
 
-/* glibc loads libgcc_s for its own unwinder at the process's first
- * pthread_exit (or cancellation, on the canceller's stack), on the exiting
- * thread's stack: the loader's frames, some 8 KiB. On a small stack the
- * shim's own share (its TLS, the trampoline's and this wrapper's frames,
- * about 400 bytes) can be what leaves too little room for that
- * (tests/progs/small_stack_exit: natively to 6,464 bytes deep in a 16 KiB
- * thread, under the shim only to 6,208). So the first pthread_exit on a
- * stack with less than 64 KiB left, or of unknown bounds, has glibc load it
- * just before, on a stack of the shim's own: the same moment, thread and
- * locks as natively. backtrace() asks glibc's unwinder. */
-#define CV_LOADER_ROOM (64u << 10)
-#define CV_LOADER_STACK (256u << 10)   /* a handler may run on it too */
-
-static void load_glibc_unwinder(void *unused)
-{
-	(void)unused;
-	void *pc;
-	backtrace(&pc, 1);
-}
-
-static void glibc_unwinder_before_exit(const struct cv_thread *t)
-{
-	static bool loaded;
-	if (__atomic_load_n(&loaded, __ATOMIC_RELAXED) || cv__off())
-		return;
-	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-	if (!cv__on_thread_stack(t, sp) || sp - t->stack_lo < CV_LOADER_ROOM) {
-		/* Signals stay deliverable, as in glibc's own load: a handler
-		 * another thread waits for (holding the loader's lock, say) must
-		 * run, here on the shim's stack. Unless the thread is on its
-		 * alternate signal stack, whose live frames a handler with
-		 * SA_ONSTACK would be placed over. */
-		stack_t alt;
-		bool on_alt = sigaltstack(NULL, &alt) == 0 && (alt.ss_flags & SS_ONSTACK);
-		struct cv_thread *saved = cv__guard_enter();   /* errno; the loader's calls go straight through */
-		cv__on_own_stack(load_glibc_unwinder, NULL, CV_LOADER_STACK, on_alt);
-		cv__guard_leave(saved);
-	}
-	__atomic_store_n(&loaded, true, __ATOMIC_RELAXED);   /* by now, or by glibc in a moment */
-}
-
 CV_EXPORT void pthread_exit(void *ret)
 {
 	struct cv_thread *self = cv__current() ?: cv__thread_slow();
-	if (self) {
+	if (self)
 		__atomic_fetch_or(&self->flags, CV_THREAD_PTHREAD_EXIT, __ATOMIC_RELAXED);
-		glibc_unwinder_before_exit(self);
-	}
 	cv__real.pthread_exit(ret);
 	__builtin_unreachable();
 }

@@ -541,34 +541,10 @@ Test(trust, a_thread_on_a_small_stack_may_take_a_contended_lock_deep_down, .time
 	}
 }
 
-/* small_stack_exit: the process's first pthread_exit, in a PTHREAD_STACK_MIN
- * thread, where glibc loads libgcc_s on that thread's stack. At the deepest
- * point where that fits natively (found here in 64-byte steps: it depends
- * on the CPU's register-save area), it fits under the shim. Before the
- * shim's pthread_exit had glibc load it on a stack of the shim's own
- * (thread.c) the shim's frames and TLS, about 400 bytes, made it overflow
- * there (here natively to 6,464 bytes deep, b2dbb33 to 6,088, now 7,232). */
-Test(trust, the_first_pthread_exit_on_a_small_stack_fits_wherever_it_fits_natively, .timeout = 300)
-{
-	char deepest[32] = "", bytes[32];
-	for (unsigned b = 4096; b <= 16384; b += 64) {
-		snprintf(bytes, sizeof(bytes), "%u", b);
-		struct tu_proc native;
-		tu_run(&native, &(struct tu_opts){ 0 }, (const char *[]){ tu_prog("small_stack_exit"), bytes, NULL });
-		if (!native.exited || native.code != 0)
-			break;
-		strcpy(deepest, bytes);
-	}
-	if (!deepest[0])
-		cr_skip_test("4096 bytes deep does not fit natively here");
-	struct both b;
-	run_both(&b, (const char *[]){ tu_prog("small_stack_exit"), deepest, NULL }, NULL);
-	cr_assert(strstr(b.shim.out, ": value 7"), "%s", b.shim.out);
-}
-
 /* A library constructor, under dlopen's lock, waits for a thread that
  * creates a thread on a small stack: the shim takes no loader lock of its
- * own there (loading glibc's unwinder in pthread_create did, and hung). */
+ * own there (loading glibc's unwinder in pthread_create, tried for
+ * tests/hostile/README.md's pthread_exit row, did, and hung). */
 Test(trust, a_constructor_may_wait_for_threads_that_create_small_stack_threads, .timeout = 120)
 {
 	const char *argv[] = { tu_prog("dlopen_ctor_waits"), tu_prog("libctorwait.so"), NULL };
