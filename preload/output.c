@@ -449,9 +449,7 @@ static char *put_stem(char *p, char *end)
 	p = put_str(p, end, "/convoy-");
 	p = put_str(p, end, comm[0] ? comm : "unknown");
 	p = put_str(p, end, "-");
-	/* The process the profile is of: a vfork child that calls exit() runs
-	 * the parent's exit handlers, and writes the parent's profile. */
-	return put_num(p, end, (uint64_t)cv__process.pid, 10, 1);
+	return put_num(p, end, (uint64_t)getpid(), 10, 1);
 }
 
 static bool terminate(char *p, char *end)
