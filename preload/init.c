@@ -83,15 +83,16 @@ static bool seccomp_filtered(void)
  * keeps it in a local; pthread_atfork's handlers, which take no argument,
  * in TLS, which only a nested fork() could overwrite, with the same value),
  * no step installs a saved thread state (the slow path finds the thread's
- * own), and a child learns how many forks its one thread
- * still has between prepare and parent: the fork gate and the take switch
- * stay counted for those, to be closed by their own parent steps. The
- * three counts change together in one critical section, where no handler
- * of the program runs, so a handler's fork finds all raised or none.
+ * own), and a child's count of forks in progress (cv__process.forking,
+ * which closes the stack gate and the take switch) is the number its one
+ * thread is still inside, to be lowered by their own parent steps. The
+ * thread's and the process's counts change together in one critical
+ * section, where no handler of the program runs, so a handler's fork finds
+ * both raised or neither.
  * (Not covered: a handler that forks in a child before its child step,
  * from a library's child handler that runs before the shim's: the child's
  * inherited locks are not reset yet.) */
-static __thread unsigned forks_here;   /* this thread's forks between prepare and parent */
+static __thread unsigned forks_here;   /* this thread's share of cv__process.forking */
 
 /* Whether the shim takes part in this fork (it was on at prepare). */
 static bool prepare_steps(void)
@@ -101,9 +102,9 @@ static bool prepare_steps(void)
 	cv__guard_enter();   /* left by the parent or child step, which install no state: the slow path does */
 	cv__critical_enter();
 	forks_here++;
-	cv__take_forking(true);
-	cv__stacks_fork_close();
+	__atomic_fetch_add(&cv__process.forking, 1, __ATOMIC_SEQ_CST);
 	cv__critical_leave();
+	cv__take_update();
 	cv__stacks_fork_wait();
 	return true;
 }
@@ -113,10 +114,10 @@ static void parent_steps(bool with_shim)
 	if (!with_shim)
 		return;
 	cv__critical_enter();
-	cv__stacks_fork_open();
-	cv__take_forking(false);
 	forks_here--;
+	__atomic_fetch_sub(&cv__process.forking, 1, __ATOMIC_SEQ_CST);
 	cv__critical_leave();
+	cv__take_update();
 	cv__guard_leave(NULL);
 }
 
@@ -129,7 +130,8 @@ static void child_steps(bool with_shim)
 	cv__critical_after_fork();
 	cv__critical_enter();   /* the counts and the inherited locks, all reset before a handler runs */
 	forks_here--;
-	cv__stacks_after_fork(forks_here);
+	__atomic_store_n(&cv__process.forking, forks_here, __ATOMIC_SEQ_CST);
+	cv__stacks_after_fork();
 	cv__objects_after_fork();
 	read_identity();
 	start_clocks();
@@ -141,7 +143,7 @@ static void child_steps(bool with_shim)
 	cv__snapshot_pending = 0;
 	cv__guard_leave(NULL);   /* prepare's guard (errno, cancellation type); the child's state next */
 	cv__threads_after_fork();
-	cv__take_after_fork(forks_here);   /* a process of one thread */
+	cv__take_after_fork();   /* a process of one thread */
 	cv__critical_leave();
 }
 

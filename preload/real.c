@@ -114,17 +114,19 @@ static void who_is_next(void)
  * process that has not created a thread through the shim (glibc's lock is
  * a plain store there, which a compare-and-swap would not beat), nor when
  * the next mutex functions after the shim's are not glibc's, nor while the
- * shim is off or the process forks, nor when glibc elides normal
+ * shim is off, nor while the process forks (cv__process.forking: the
+ * child's own atfork handlers that run before the shim's, and a child made
+ * by _Fork, then take mutexes with glibc's lock, which writes the child's
+ * tid), nor when glibc elides normal
  * mutexes (it marks one for elision on its first lock), nor where glibc's
  * tid is not the shim's (probe_tids). Either way the mutex ends in the
  * same state, so the switch may come at any moment. */
 static bool elides, owner_is_tid, threads_made, spin_decrements, rwlock_is_glibcs, sem_is_glibcs;
-static int forks;                /* in progress in this process */
 static cv_spinlock_t take_lock;  /* the inputs and the store of take_normal, together */
 
 static void take_store(void)
 {
-	bool on = !cv__off() && forks == 0;
+	bool on = !cv__off() && __atomic_load_n(&cv__process.forking, __ATOMIC_SEQ_CST) == 0;
 	__atomic_store_n(&cv__real.take_normal, on && threads_made && mutex_in_libc && !elides && owner_is_tid, __ATOMIC_RELAXED);
 	__atomic_store_n(&cv__real.take_spin, on && spin_decrements, __ATOMIC_RELAXED);
 	__atomic_store_n(&cv__real.take_rwlock, on && rwlock_is_glibcs, __ATOMIC_RELAXED);
@@ -219,25 +221,11 @@ void cv__take_init(void)
 	cv__take_update();
 }
 
-/* From a fork's prepare step to its end in the parent and the child: off
- * (a count: threads may fork at once), so that the child's own atfork
- * handlers that run before the shim's, and a child made by _Fork, take
- * mutexes with glibc's lock, which writes the child's tid. */
-void cv__take_forking(bool now)
-{
-	cv__spin_lock(&take_lock);
-	forks += now ? 1 : -1;
-	take_store();
-	cv__spin_unlock(&take_lock);
-}
-
-/* In a fork child: one thread, in forks_in_progress forks of its own
- * (init.c: a handler's fork inside another), the lock free (another thread
- * may have held it when the parent forked), and glibc's tid probed again. */
-void cv__take_after_fork(unsigned forks_in_progress)
+/* In a fork child: one thread, the lock free (another thread may have
+ * held it when the parent forked), and glibc's tid probed again. */
+void cv__take_after_fork(void)
 {
 	cv__spin_reset(&take_lock);
-	forks = (int)forks_in_progress;
 	threads_made = false;
 	probe_tids();   /* cv__tid is the child's by now (thread.c) */
 	take_store();

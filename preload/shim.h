@@ -135,8 +135,7 @@ void cv__resolve_real(void);
  * cv__take_update). */
 void cv__take_init(void);
 void cv__take_threads(void);
-void cv__take_forking(bool now);   /* init.c: around a fork, in the parent */
-void cv__take_after_fork(unsigned forks_in_progress);   /* init.c: in the child */
+void cv__take_after_fork(void);    /* init.c: in the child */
 void cv__take_update(void);
 
 /* ---- alloc.c: memory that never goes back to the program's allocator ------ *
@@ -951,6 +950,10 @@ struct cv_process_state {
 	int      disabled;           /* AT_SECURE, a failed start, a seccomp filter: cv__off */
 	pid_t    pid;
 	int      forked;
+	/* Forks between their prepare and parent (or child) steps, all
+	 * threads' (init.c): no stack capture begins (stacks.c) and the shim
+	 * takes no lock itself (real.c) while one is. */
+	unsigned forking;
 	uint64_t start_ns, start_realtime_ns, start_ticks;
 	char     comm[CV_NAME_MAX];
 	char     exe[4096];
@@ -1029,11 +1032,8 @@ uint32_t cv__stack_capture_held(struct cv_thread *t, const struct cv_held *held,
 void cv__stack_forget(const void *addr);             /* objects.c: destroy or re-init */
 void cv__stacks_write_rec(void *w, const struct cv_rec *r);   /* output.c: after r's stats */
 void cv__stacks_write(void *w);                      /* output.c: last, the stack table */
-/* fork: close the gate to new captures, wait for those in flight, open it */
-void cv__stacks_fork_close(void);
-void cv__stacks_fork_wait(void);
-void cv__stacks_fork_open(void);
-void cv__stacks_after_fork(unsigned forks_in_progress);
+void cv__stacks_fork_wait(void);     /* fork, cv__process.forking raised: no capture in flight */
+void cv__stacks_after_fork(void);
 void cv__stacks_thread_end(struct cv_thread *t);      /* its unwind buffer goes back */
 void cv__stacks_merge_rec(struct cv_rec *dst, struct cv_rec *src);   /* src's per-stack waits into dst */
 

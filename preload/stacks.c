@@ -138,15 +138,13 @@ static uintptr_t shim_lo, shim_hi;   /* the shim's mapping, the unwinder include
 static cv_spinlock_t stack_lock, init_lock;
 /* fork: no capture may be in flight when the process forks (the child would
  * inherit held the loader's lock a module-map refresh takes, and the
- * tables below half written). The prepare handler closes
- * the gate and waits for the captures in flight; both sides seq_cst. The
- * gate counts the forks being made: two threads may fork at once, and the
- * first to finish must not open it under the other's fork. A
- * capture runs in a critical section (lock.c), where no handler of the
- * program runs, so the captures it waits for are never its own thread's (a
- * SIGALRM handler that forks cannot have interrupted one) and never held
- * up by a handler: they finish in microseconds. */
-static unsigned fork_gate;   /* forks between prepare and parent (or child) */
+ * tables below half written). The gate is cv__process.forking, the count
+ * of forks being made (init.c): the prepare step raises it and waits for
+ * the captures in flight; both sides seq_cst. A capture runs in a critical
+ * section (lock.c), where no handler of the program runs, so the captures
+ * it waits for are never its own thread's (a SIGALRM handler that forks
+ * cannot have interrupted one) and never held up by a handler: they finish
+ * in microseconds. */
 static unsigned in_capture;
 static struct cv_stk **stk_buckets;
 static struct cv_stk *stk_all;
@@ -521,7 +519,7 @@ CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uintptr_t base, 
 {
 	uint32_t nheld = hs ? hs->n : 0;   /* held_ids are 0 until found (cv__stack_capture_held) */
 	__atomic_fetch_add(&in_capture, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&fork_gate, __ATOMIC_SEQ_CST)) {
+	if (__atomic_load_n(&cv__process.forking, __ATOMIC_SEQ_CST)) {
 		__atomic_fetch_sub(&in_capture, 1, __ATOMIC_SEQ_CST);
 		*gen = 0;
 		return 0;   /* a fork is being prepared: this wait goes without a stack */
@@ -597,7 +595,7 @@ CV_NO_FRAME bool stack_room(const struct cv_thread *t)
 }
 
 /* In a critical section (lock.c), where no handler of the program runs:
- * see fork_gate. A thread whose stack has less room left than a capture
+ * see in_capture. A thread whose stack has less room left than a capture
  * needs gets no stack (id 0): the wait is still counted, like one whose
  * unwind failed. */
 CV_NO_FRAME uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uint32_t *gen, const struct held_set *hs,
@@ -867,35 +865,24 @@ void cv__stacks_thread_end(struct cv_thread *t)
 
 /* ---- fork ---------------------------------------------------------------------- */
 
-void cv__stacks_fork_close(void)
-{
-	__atomic_fetch_add(&fork_gate, 1, __ATOMIC_SEQ_CST);
-}
-
 void cv__stacks_fork_wait(void)
 {
 	while (__atomic_load_n(&in_capture, __ATOMIC_SEQ_CST))
 		sched_yield();   /* captures take microseconds and never wait for the program */
 }
 
-void cv__stacks_fork_open(void)
-{
-	__atomic_fetch_sub(&fork_gate, 1, __ATOMIC_SEQ_CST);
-}
 
 /* The child: locks another thread held at the fork are released (that thread
  * is gone). The child keeps the stack table (ids stay valid); an entry another
  * thread was inserting at the fork is at worst unreachable. */
-void cv__stacks_after_fork(unsigned forks_in_progress)
+void cv__stacks_after_fork(void)
 {
 	cv__spin_reset(&stack_lock);
 	cv__spin_reset(&init_lock);
 	cv__modules_after_fork();
-	/* The child's one thread makes no capture, and no fork but those it
-	 * was inside when a handler forked (init.c), whose parent steps open
-	 * the gate. A capture another thread began after prepare's wait, and
-	 * left at the closed gate, was counted in in_capture at the fork:
-	 * kept, it would make the child's own first fork wait for it forever. */
-	__atomic_store_n(&fork_gate, forks_in_progress, __ATOMIC_SEQ_CST);
+	/* The child's one thread makes no capture. A capture another thread
+	 * began after prepare's wait, and left at the closed gate, was counted
+	 * in in_capture at the fork: kept, it would make the child's own first
+	 * fork wait for it forever. */
 	__atomic_store_n(&in_capture, 0, __ATOMIC_SEQ_CST);
 }
