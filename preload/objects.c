@@ -3,8 +3,9 @@
  * Two levels, so the program's path never writes a shared line for us:
  *
  *  - the registry: address -> live struct cv_obj, a chained hash split into
- *    shards with a spinlock each. Touched only the first time a thread uses an
- *    object, and by init/destroy.
+ *    shards with a spinlock and a chain array each, which grows with the
+ *    shard. Touched only the first time a thread uses an object, and by
+ *    init/destroy.
  *  - per thread: address -> struct cv_rec, an open-addressing table owned by the
  *    thread (no locks), fronted by a one-entry cache per object family in
  *    shim.h. Every counter a lock operation bumps lives in the thread's record.
@@ -32,8 +33,14 @@
 
 #include "shim.h"
 
-#define CV_BUCKET_BITS 16
-#define CV_SHARDS 64
+#define CV_SHARD_BITS 6
+#define CV_SHARDS (1u << CV_SHARD_BITS)
+/* A shard's chains: 16 at first (the registry's first use touches one 8 KiB
+ * array of them for all 64 shards, not random pages of one 512 KiB table: a
+ * fresh page costs about 10 us here), four times as many when it holds
+ * twice as many objects as chains, up to 1024 (65536 in all). */
+#define CV_CHAINS_BITS_FIRST 4
+#define CV_CHAINS_BITS_MAX 10
 #define CV_TABLE_INITIAL 16
 
 #define CV_GENERATIONS_KEPT 64u
@@ -43,13 +50,18 @@ static const char generations_merged[] = "later generations merged";
 #define CV_NKINDS (CV_OBJ_FUTEX + 1)
 static const char retired_merged[] = "destroyed objects merged";
 
-static struct cv_obj **buckets;       /* 1 << CV_BUCKET_BITS chains */
-static cv_spinlock_t shard_lock[CV_SHARDS];
+static struct shard {
+	cv_spinlock_t lock;
+	uint32_t bits;              /* 1 << bits chains; 0: none yet */
+	uint32_t objects;           /* in the chains */
+	struct cv_obj **chains;
+} shards[CV_SHARDS];
+static struct cv_obj **first_chains;  /* every shard's first chains, one block */
 static uint32_t nobjects;             /* ids until output.c numbers what it writes; may wrap */
 static uint32_t retired_kept;         /* never past CV_RETIRED_KEPT */
 static struct cv_obj *aggregates[CV_NKINDS];
 static cv_spinlock_t aggregates_lock;
-static cv_spinlock_t registry_lock;   /* the buckets' first allocation */
+static cv_spinlock_t registry_lock;   /* the chains' first allocation */
 
 /* Where operations on an object go when the shim is out of memory: counted
  * nowhere useful, but the program runs on. Never cached. */
@@ -89,33 +101,69 @@ static inline uint64_t hash_addr(const void *addr)
 	return ((uintptr_t)addr >> 3) * 0x9E3779B97F4A7C15ull;
 }
 
-static inline uint32_t bucket_of(const void *addr)
+static inline struct shard *shard_of(const void *addr)
 {
-	return (uint32_t)(hash_addr(addr) >> (64 - CV_BUCKET_BITS));
+	return &shards[hash_addr(addr) >> (64 - CV_SHARD_BITS)];
+}
+
+/* addr's chain in its shard (the shard's lock held): the hash bits below
+ * the shard's. */
+static inline struct cv_obj **chain_of(const struct shard *sh, const void *addr)
+{
+	return &sh->chains[(hash_addr(addr) << CV_SHARD_BITS) >> (64 - sh->bits)];
 }
 
 static bool registry_ready(void)
 {
-	if (CV_LIKELY(__atomic_load_n(&buckets, __ATOMIC_ACQUIRE) != NULL))
+	if (CV_LIKELY(__atomic_load_n(&first_chains, __ATOMIC_ACQUIRE) != NULL))
 		return true;
 	cv__spin_lock(&registry_lock);
-	if (!buckets) {
-		/* 512 KiB of anonymous memory: pages are touched only as buckets
-		 * fill, each first with a write (cv__touch_for_write). */
-		struct cv_obj **b = cv__alloc(sizeof(*b) << CV_BUCKET_BITS);
-		__atomic_store_n(&buckets, b, __ATOMIC_RELEASE);
+	if (!first_chains) {
+		struct cv_obj **all = cv__alloc(sizeof(*all) * CV_SHARDS << CV_CHAINS_BITS_FIRST);
+		for (uint32_t i = 0; all && i < CV_SHARDS; i++) {
+			shards[i].bits = CV_CHAINS_BITS_FIRST;
+			shards[i].chains = all + (i << CV_CHAINS_BITS_FIRST);
+		}
+		__atomic_store_n(&first_chains, all, __ATOMIC_RELEASE);
 	}
 	cv__spin_unlock(&registry_lock);
-	return buckets != NULL;
+	return first_chains != NULL;
 }
 
-/* Retire the live object o in chain *head (shard lock held): it stays in the
+/* One more object in sh (its lock held); past two a chain, four times the
+ * chains, when memory allows. The first array is part of registry_ready's
+ * block and is not freed. */
+static void shard_grow(struct shard *sh)
+{
+	if (++sh->objects <= 2u << sh->bits || sh->bits >= CV_CHAINS_BITS_MAX)
+		return;
+	uint32_t bits = sh->bits + 2;
+	struct cv_obj **chains = cv__alloc(sizeof(*chains) << bits);
+	if (!chains)
+		return;
+	struct cv_obj **old = sh->chains;
+	uint32_t old_bits = sh->bits;
+	sh->chains = chains;
+	sh->bits = bits;
+	for (uint32_t i = 0; i < 1u << old_bits; i++) {
+		for (struct cv_obj *o = old[i], *next; o; o = next) {
+			next = o->hash_next;
+			struct cv_obj **head = chain_of(sh, o->addr);
+			o->hash_next = *head;
+			*head = o;
+		}
+	}
+	if (old_bits > CV_CHAINS_BITS_FIRST)
+		cv__free(old, sizeof(*old) << old_bits);
+}
+
+/* Retire the live object o in sh's chain *head (shard lock held): it stays in the
  * chain as the address's newest retired object, which carries the generation
  * forward; an older retired object at the same address leaves the chain.
  * Past CV_RETIRED_KEPT retirements o is marked merged and leaves the chain
  * itself (the address's next object starts at generation 0 again); true
  * then, and the caller owes obj_put the reference taken here. */
-static bool retire_locked(struct cv_obj **head, struct cv_obj *o)
+static bool retire_locked(struct shard *sh, struct cv_obj **head, struct cv_obj *o)
 {
 	uint32_t kept = __atomic_load_n(&retired_kept, __ATOMIC_RELAXED);
 	bool merge = kept >= CV_RETIRED_KEPT ||
@@ -124,6 +172,7 @@ static bool retire_locked(struct cv_obj **head, struct cv_obj *o)
 		struct cv_obj *x = *pp;
 		if (x->addr == o->addr && (merge ? x == o : x != o && x->retired)) {
 			*pp = x->hash_next;
+			sh->objects--;
 			break;
 		}
 		pp = &x->hash_next;
@@ -154,14 +203,12 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 {
 	if (!registry_ready())
 		return NULL;
-	uint32_t b = bucket_of(addr);
-	cv_spinlock_t *lock = &shard_lock[b % CV_SHARDS];
-	struct cv_obj **head = &buckets[b];
+	struct shard *sh = shard_of(addr);
 	struct cv_obj *live = NULL;
 	uint32_t generation = 0;
 
-	cv__spin_lock(lock);
-	cv__touch_for_write(head);
+	cv__spin_lock(&sh->lock);
+	struct cv_obj **head = chain_of(sh, addr);
 	for (struct cv_obj *o = *head; o; o = o->hash_next) {
 		if (o->addr != addr)
 			continue;
@@ -172,7 +219,7 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 	}
 	if (live && live->kind != kind && live->kind != CV_OBJ_UNKNOWN && kind != CV_OBJ_UNKNOWN) {
 		generation = live->generation + 1;
-		if (retire_locked(head, live))
+		if (retire_locked(sh, head, live))
 			obj_put(live);   /* its records fold in as their threads come by */
 		live = NULL;
 	}
@@ -194,10 +241,11 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 	cv__obj_number(live, __atomic_fetch_add(&nobjects, 1, __ATOMIC_RELAXED));
 	live->hash_next = *head;
 	*head = live;
+	shard_grow(sh);
 out:
 	if (live && for_record)
 		__atomic_fetch_add(&live->refs, 1, __ATOMIC_RELAXED);
-	cv__spin_unlock(lock);
+	cv__spin_unlock(&sh->lock);
 	return live;
 }
 
@@ -231,24 +279,23 @@ bool cv__object_end(struct cv_thread *saved, const void *addr, uint32_t kind)
 	cv__stack_forget(addr);   /* stacks.c: an init stack still waiting for a first use */
 	if (!registry_ready())
 		return false;
-	uint32_t b = bucket_of(addr);
-	cv_spinlock_t *lock = &shard_lock[b % CV_SHARDS];
+	struct shard *sh = shard_of(addr);
 	struct cv_obj *merged = NULL;
 	bool stays = false;
-	cv__spin_lock(lock);
-	cv__touch_for_write(&buckets[b]);
-	for (struct cv_obj *o = buckets[b]; o; o = o->hash_next) {
+	cv__spin_lock(&sh->lock);
+	struct cv_obj **head = chain_of(sh, addr);
+	for (struct cv_obj *o = *head; o; o = o->hash_next) {
 		if (o->addr != addr || o->retired)
 			continue;
 		if (o->generation + 1 >= CV_GENERATIONS_KEPT) {
 			merge_generations(o);
 			stays = o->kind == kind;
-		} else if (retire_locked(&buckets[b], o)) {
+		} else if (retire_locked(sh, head, o)) {
 			merged = o;
 		}
 		break;
 	}
-	cv__spin_unlock(lock);
+	cv__spin_unlock(&sh->lock);
 	if (merged) {
 		/* The destroying thread folds its own record now; others later. */
 		struct cv_slot *s = saved && saved->table ? table_find(saved, addr) : NULL;
@@ -638,13 +685,16 @@ bool cv__records_merge(struct cv_thread *dst, struct cv_thread *src)
  * allocated (the shim's memory is never freed) but unreachable. */
 void cv__objects_after_fork(void)
 {
-	buckets = NULL;          /* registry_ready() makes a fresh, zeroed one */
+	first_chains = NULL;     /* registry_ready() makes fresh, zeroed chains */
 	cv__spin_reset(&registry_lock);   /* a thread may have been making the first at the fork */
 	nobjects = 0;
 	retired_kept = 0;
 	memset(aggregates, 0, sizeof(aggregates));
 	cv__spin_reset(&aggregates_lock);
 	nrecords = 0;
-	for (int i = 0; i < CV_SHARDS; i++)
-		cv__spin_reset(&shard_lock[i]);   /* held, maybe, by a thread the child lacks */
+	for (uint32_t i = 0; i < CV_SHARDS; i++) {
+		cv__spin_reset(&shards[i].lock);   /* held, maybe, by a thread the child lacks */
+		shards[i].bits = shards[i].objects = 0;
+		shards[i].chains = NULL;
+	}
 }

@@ -58,8 +58,15 @@
 #define CV_STACK_BUF     (CV_STACK_MAX_DEPTH + 16)   /* room for the shim's own frames */
 #define CV_STACK_LIMIT   65536        /* distinct stacks kept; more get id 0 */
 #define CV_ACC_LIMIT     256          /* distinct stacks per (object, thread); more fold into id 0 */
-#define STK_BUCKET_BITS  14
-#define INIT_SETS        4096         /* init stacks waiting for the object's first use: 8-way sets */
+/* 4096 chains, 32 KiB written at the first capture (a fresh page costs
+ * about 10 us here: 16384 chains, a mapping of their own, cost pigz -p 2 a
+ * fault on each of twenty random pages); 16 stacks a chain when the table
+ * is full, each passed by its hash. */
+#define STK_BUCKET_BITS  12
+/* Init stacks waiting for the object's first use: 8-way sets, 16 at first
+ * (2 KiB), four times as many when half the ways are taken, up to 4096. */
+#define INIT_SETS_FIRST  16
+#define INIT_SETS_MAX    4096
 #define INIT_WAYS        8
 #define FP_ONE           65536u       /* wait counts are kept in 1/65536ths */
 
@@ -114,6 +121,14 @@ struct init_ent {
 	uint32_t    pad;
 };
 
+/* One block, replaced whole when it grows: a fork child sees the old
+ * table or the new one, each whole. */
+struct init_table {
+	uint32_t sets;   /* a power of two */
+	uint32_t pad[3];
+	struct init_ent ent[];
+};
+
 static struct {
 	bool     on;
 	bool     stats;               /* CONVOY_STACK_STATS=1: time each capture, print at exit */
@@ -149,8 +164,8 @@ static unsigned in_capture;
 static struct cv_stk **stk_buckets;
 static struct cv_stk *stk_all;
 static uint32_t nstacks;
-static struct init_ent *init_tab;
-static uint32_t init_live, init_clock;
+static struct init_table *init_tab;      /* init_lock */
+static uint32_t init_live, init_clock;   /* init_lock; init_live also read without, as a hint */
 
 /* ---- configuration and start-up ----------------------------------------- */
 
@@ -257,7 +272,6 @@ static uint32_t intern(void *const *pcs, uint32_t depth, uint32_t gen, uint32_t 
 	}
 	uint64_t h = hash_pcs(pcs, depth, gen);
 	struct cv_stk **bucket = &stk_buckets[h >> (64 - STK_BUCKET_BITS)];
-	cv__touch_for_write(bucket);
 	struct cv_stk *s = find_stack(__atomic_load_n(bucket, __ATOMIC_ACQUIRE), h, pcs, depth, gen, flags);
 	if (s)
 		return s->id;
@@ -690,9 +704,52 @@ uint32_t cv__stack_capture_held(struct cv_thread *t, const struct cv_held *held,
 
 /* ---- init and first use ------------------------------------------------------ */
 
-static uint32_t init_set(const void *addr)
+static struct init_ent *init_set(struct init_table *tab, const void *addr)
 {
-	return (uint32_t)((((uintptr_t)addr >> 3) * 0x9E3779B97F4A7C15ull) >> 52) & (INIT_SETS - 1);
+	uint64_t h = ((uintptr_t)addr >> 3) * 0x9E3779B97F4A7C15ull;
+	return &tab->ent[((uint32_t)(h >> 32) & (tab->sets - 1)) * INIT_WAYS];
+}
+
+/* addr's entry in tab (init_lock held): its own, else a free one, else
+ * (a full set) the oldest guess, round robin. */
+static struct init_ent *init_slot(struct init_table *tab, const void *addr)
+{
+	struct init_ent *set = init_set(tab, addr), *free = NULL;
+	for (int i = 0; i < INIT_WAYS; i++) {
+		if (set[i].addr == addr)
+			return &set[i];
+		if (!set[i].addr && !free)
+			free = &set[i];
+	}
+	return free ? free : &set[init_clock++ % INIT_WAYS];
+}
+
+static size_t init_table_size(uint32_t sets)
+{
+	return sizeof(struct init_table) + sizeof(struct init_ent) * sets * INIT_WAYS;
+}
+
+/* init_lock held. Out of memory: the table stays as it is (or none). */
+static void init_grow(void)
+{
+	struct init_table *old = init_tab;
+	uint32_t sets = old ? old->sets * 4 : INIT_SETS_FIRST;
+	struct init_table *tab = cv__alloc(init_table_size(sets));
+	if (!tab)
+		return;
+	tab->sets = sets;
+	uint32_t live = 0;
+	for (uint32_t i = 0; old && i < old->sets * INIT_WAYS; i++) {
+		if (!old->ent[i].addr)
+			continue;
+		struct init_ent *e = init_slot(tab, old->ent[i].addr);
+		live += !e->addr;
+		*e = old->ent[i];
+	}
+	__atomic_store_n(&init_live, live, __ATOMIC_RELAXED);
+	init_tab = tab;
+	if (old)
+		cv__free(old, init_table_size(old->sets));
 }
 
 /* Takes (removes) the init stack recorded for addr; 0 if none. */
@@ -701,14 +758,13 @@ static uint32_t init_take(const void *addr)
 	if (!__atomic_load_n(&init_live, __ATOMIC_RELAXED))
 		return 0;
 	uint32_t stack = 0;
-	struct init_ent *set = &init_tab[init_set(addr) * INIT_WAYS];
 	cv__spin_lock(&init_lock);
-	cv__touch_for_write(&set[0].addr);   /* a set is 128 bytes: one page */
-	for (int i = 0; i < INIT_WAYS; i++) {
+	struct init_ent *set = init_tab ? init_set(init_tab, addr) : NULL;
+	for (int i = 0; set && i < INIT_WAYS; i++) {
 		if (set[i].addr == addr) {
 			stack = set[i].stack;
 			set[i].addr = NULL;
-			init_live--;
+			__atomic_store_n(&init_live, init_live - 1, __ATOMIC_RELAXED);
 			break;
 		}
 	}
@@ -732,33 +788,16 @@ CV_NO_FRAME void on_init(struct cv_thread *t, const void *addr)
 	uint32_t gen, id = capture(t, st, &gen, NULL, NULL);
 	if (!id)
 		return;
-	if (!__atomic_load_n(&init_tab, __ATOMIC_ACQUIRE)) {
-		cv__spin_lock(&init_lock);
-		if (!init_tab)
-			__atomic_store_n(&init_tab, cv__alloc(sizeof(*init_tab) * INIT_SETS * INIT_WAYS),
-					 __ATOMIC_RELEASE);
-		cv__spin_unlock(&init_lock);
-		if (!init_tab)
-			return;
-	}
-	struct init_ent *set = &init_tab[init_set(addr) * INIT_WAYS];
 	cv__spin_lock(&init_lock);
-	cv__touch_for_write(&set[0].addr);   /* a set is 128 bytes: one page */
-	int slot = -1;
-	for (int i = 0; i < INIT_WAYS; i++) {
-		if (set[i].addr == addr) {
-			slot = i;
-			break;
-		}
-		if (!set[i].addr && slot < 0)
-			slot = i;
+	if (!init_tab || (init_live >= init_tab->sets * INIT_WAYS / 2 && init_tab->sets < INIT_SETS_MAX))
+		init_grow();
+	if (init_tab) {
+		struct init_ent *e = init_slot(init_tab, addr);
+		if (!e->addr)
+			__atomic_store_n(&init_live, init_live + 1, __ATOMIC_RELAXED);
+		e->addr = addr;
+		e->stack = id;
 	}
-	if (slot < 0)   /* a full set: the oldest guess goes (round robin) */
-		slot = (int)(init_clock++ % INIT_WAYS);
-	else if (set[slot].addr != addr)
-		init_live++;
-	set[slot].addr = addr;
-	set[slot].stack = id;
 	cv__spin_unlock(&init_lock);
 }
 

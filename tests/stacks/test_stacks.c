@@ -370,6 +370,31 @@ Test(stacks, heap_names, .timeout = 30)
 	assert_site(cv, "wait_ready", "heap.c", marker_line("heap.c", "pthread_cond_wait(&r->cv, &r->m);   /* WAIT_READY_LINE"));
 }
 
+/* 3,000 mutexes initialised before any is used, then used in the other
+ * order on another thread: each is named by its init (make_all), kept
+ * until its first use in a table that grows with the inits waiting (16
+ * sets at first), and the objects fill a registry whose shards grow. */
+Test(stacks, every_init_kept_until_first_use_names_its_object, .timeout = 60)
+{
+	json_object *r = profile_of("init_many", NULL, "3000");
+	char want[128];
+	snprintf(want, sizeof(want), "mutex@make_all (init_many.c:%d)",
+		 marker_line("init_many.c", "pthread_mutex_init(&items[i].lock, NULL);   /* MAKE_ALL_LINE"));
+	json_object *locks = tu_array(r, "locks");
+	size_t named = 0, n = json_object_array_length(locks);
+	const char *other = "";
+	for (size_t i = 0; i < n; i++) {
+		const char *name = tu_str(json_object_array_get_idx(locks, i), "name");
+		if (!strcmp(name, want))
+			named++;
+		else
+			other = name;
+	}
+	TU_EQ(n, 3000, "locks");
+	TU_EQ(named, 3000, "locks named %s (one other: %s)", want, other);
+	json_object_put(r);
+}
+
 /* A capture reuses the outer frames of the thread's previous one while
  * their return addresses are where they were (preload/stacks.c,
  * reuse_previous): captures in a row through two callers of one shape,
