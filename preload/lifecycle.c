@@ -39,11 +39,12 @@ extern char **environ;
 
 /* Whether this process writes profiles: the shim started, is enabled, and
  * this is the process it started in (or a fork child it reset). */
-static bool profiling_here(void)
+bool cv__profiling_here(void)
 {
 	return __atomic_load_n(&cv__process.ready, __ATOMIC_ACQUIRE) && !cv__process.disabled &&
 	       getpid() == cv__process.pid;
 }
+#define profiling_here cv__profiling_here
 
 /* Whether this thread was running the shim's own code (its reentrancy guard
  * raised) when it came here, from a signal handler say: the shim's state may
@@ -584,16 +585,9 @@ static int managed_index(int sig)
 	return i >= 0 && profiling_here() ? i : -1;
 }
 
-/* A disposition that runs code of the program's in a signal handler. */
-static bool is_handler(sighandler_t h)
-{
-	return h != SIG_DFL && h != SIG_IGN && h != SIG_ERR && h != SIG_HOLD;
-}
-
+/* signals.c makes the old interfaces (signal, sysv_signal, sigset) of this. */
 CV_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	if (act && is_handler(act->sa_handler))
-		cv__program_handler_coming();   /* lock.c: the shim's sections block signals from now on */
 	int i = managed_index(sig);
 	bool released = false;
 	struct sigaction view;
@@ -606,7 +600,7 @@ CV_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 		}
 		released = release(i);
 	}
-	int rc = cv__real.sigaction(sig, act, old);
+	int rc = cv__program_sigaction(sig, act, old);
 	/* The program's view, not the kernel's copy of it that our release
 	 * wrote through glibc, which adds SA_RESTORER and its restorer; unless
 	 * another call (a handler's, another thread's) installed its own
@@ -618,55 +612,11 @@ CV_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 	return rc;
 }
 
-/* signal, sysv_signal, sigset: the same, for the old interfaces. real is
- * the field of cv__real to call (read after resolving). */
-static sighandler_t old_style(sighandler_t (*const *real)(int, sighandler_t), int sig, sighandler_t handler)
-{
-	if (is_handler(handler))
-		cv__program_handler_coming();
-	int i = managed_index(sig);
-	if (i >= 0)
-		release(i);
-	sighandler_t old = (*real)(sig, handler);
-	if (old != SIG_ERR && i >= 0 && handler == SIG_DFL)
-		claim(i);
-	return old;
-}
-
 CV_EXPORT int __sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	return sigaction(sig, act, old);
 }
 
-CV_EXPORT sighandler_t signal(int sig, sighandler_t handler)
-{
-	return old_style(&cv__real.signal, sig, handler);
-}
-
-CV_EXPORT sighandler_t ssignal(int sig, sighandler_t handler)
-{
-	return signal(sig, handler);
-}
-
-CV_EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
-{
-	return signal(sig, handler);
-}
-
-CV_EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
-{
-	return old_style(&cv__real.sysv_signal, sig, handler);
-}
-
-CV_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t handler)
-{
-	return sysv_signal(sig, handler);
-}
-
-CV_EXPORT sighandler_t sigset(int sig, sighandler_t disposition)
-{
-	return old_style(&cv__real.sigset, sig, disposition);
-}
 
 /* ---- start ------------------------------------------------------------------ */
 

@@ -11,30 +11,31 @@
  * program's own lock, held by another thread that in turn spins here for the
  * holder: a deadlock the program never had (a timer handler that locks, on
  * two threads); or it may siglongjmp away and leave the lock held for ever.
- * So once the program has installed a handler, a section blocks every
- * signal (two system calls, once per section however many locks it takes;
- * glibc keeps its cancellation and setxid signals deliverable). Before
- * that, no handler of the program exists that could run there, and a
- * section costs no system call: most programs never install one, and a
- * short-lived object (init, first use, destroy) goes through three sections.
+ * The handlers the program installs through the C library run behind the
+ * shim's trampoline (signals.c), which defers a signal that comes in a
+ * section to the section's end: a section costs no system call (a
+ * short-lived object goes through three). A handler installed another way
+ * (a raw rt_sigaction system call, or before the shim started) is not
+ * wrapped: from then on a section blocks every signal instead (two system
+ * calls, once per section however many locks it takes; glibc keeps its
+ * cancellation and setxid signals deliverable).
  *
- * The switch is made safe by the installer (cv__program_handler_coming,
- * called by the sigaction, signal, sigset and syscall wrappers before the
- * real call): it raises the flag, then waits for every section entered
- * without the mask to end. A section counts itself, then reads the flag,
- * both sequentially consistent: either it sees the flag and blocks signals,
- * or the installer sees it counted and waits (microseconds: sections never
- * wait for the program). A handler installed without libc (a raw rt_sigaction
- * system call) is not seen; docs/performance.md says so.
+ * That switch is made safe by the installer (cv__program_handler_coming,
+ * called before the real call): it raises the flag, then waits for every
+ * section entered without the mask to end. A section counts itself, then
+ * reads the flag, both sequentially consistent: either it sees the flag and
+ * blocks signals, or the installer sees it counted and waits (microseconds:
+ * sections never wait for the program). A handler installed without libc
+ * at all (an rt_sigaction instruction of the program's own) is not seen.
  */
 #include <sched.h>
 #include <signal.h>
 
 #include "shim.h"
 
-static int program_handlers;        /* the program installed a signal handler */
+static int program_handlers;        /* the program installed a handler the trampoline does not wrap */
 static unsigned unmasked_sections;  /* threads in a section entered without the mask */
-static __thread unsigned depth;     /* sections this thread is in (nested) */
+__thread unsigned cv__sections;     /* sections this thread is in (nested) */
 static __thread bool masked;        /* the outermost one blocked signals */
 static __thread sigset_t mask_before;  /* the thread's signal mask before it */
 
@@ -42,7 +43,7 @@ void cv__critical_enter(void)
 {
 	/* The mask (or the count) goes up before the depth: a handler that
 	 * runs first and siglongjmps away leaves nothing behind. */
-	if (depth == 0) {
+	if (cv__sections == 0) {
 		masked = __atomic_load_n(&program_handlers, __ATOMIC_RELAXED);
 		if (!masked) {
 			__atomic_fetch_add(&unmasked_sections, 1, __ATOMIC_SEQ_CST);
@@ -57,16 +58,22 @@ void cv__critical_enter(void)
 			pthread_sigmask(SIG_BLOCK, &all, &mask_before);   /* keeps SIGCANCEL, SIGSETXID */
 		}
 	}
-	depth++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	cv__sections++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the trampoline sees it before the section's first lock */
 }
 
 void cv__critical_leave(void)
 {
-	if (--depth == 0) {
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the section's last unlock before it */
+	if (--cv__sections == 0) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		if (masked)
 			pthread_sigmask(SIG_SETMASK, &mask_before, NULL);
 		else
 			__atomic_fetch_sub(&unmasked_sections, 1, __ATOMIC_RELEASE);
+		if (CV_UNLIKELY(cv__deferred_signals()))
+			cv__release_deferred();
 	}
 }
 
@@ -77,7 +84,7 @@ void cv__program_handler_coming(void)
 	__atomic_store_n(&program_handlers, 1, __ATOMIC_SEQ_CST);
 	/* This thread's own section, if a handler installed without libc
 	 * interrupted one to call sigaction, can only end after we return. */
-	unsigned own = depth && !masked;
+	unsigned own = cv__sections && !masked;
 	while (__atomic_load_n(&unmasked_sections, __ATOMIC_SEQ_CST) > own)
 		sched_yield();
 }

@@ -101,9 +101,7 @@
 			      const posix_spawnattr_t *, char *const[], char *const[]))     \
 	X(_exit, void, (int))                                                            \
 	X(sigaction, int, (int, const struct sigaction *, struct sigaction *))           \
-	X(signal, sighandler_t, (int, sighandler_t))                                     \
-	X(sysv_signal, sighandler_t, (int, sighandler_t))                                \
-	X(sigset, sighandler_t, (int, sighandler_t))                                     \
+	X(siginterrupt, int, (int, int))                                                 \
 	X(prctl, int, (int, ...))
 
 /* The one read-mostly block of the fast paths: the hold-sampling mask, then
@@ -199,9 +197,23 @@ static inline void cv__spin_reset(cv_spinlock_t *l)
 	__atomic_store_n(&l->locked, 0, __ATOMIC_RELAXED);
 }
 void cv__critical_after_fork(void);
-/* lifecycle.c, futex.c: the program is about to install a signal handler
- * (not SIG_DFL or SIG_IGN); from now on sections block signals. */
+/* This thread's sections (nested); signals.c's trampoline reads it. */
+extern __thread unsigned cv__sections;
+/* signals.c, futex.c: the program is about to install a signal handler
+ * that the trampoline does not wrap (a raw system call's, one installed
+ * before the shim started); from now on sections block signals. */
 void cv__program_handler_coming(void);
+
+/* ---- signals.c: the program's handlers, behind the shim's trampoline ------ */
+
+/* sigaction for the program (lifecycle.c's wrapper calls it). */
+int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* The end of a section: signals that came during it, deferred, now go. */
+bool cv__deferred_signals(void);
+void cv__release_deferred(void);
+/* lifecycle.c: this is the process the shim started in, or a fork child
+ * it reset (not a vfork child), and it profiles. */
+bool cv__profiling_here(void);
 
 /* ---- objects.c: synchronisation objects and per-thread records ------------ */
 

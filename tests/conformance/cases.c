@@ -1586,6 +1586,24 @@ static void case_sigset(void)
 	       sigismember(&mask, SIGUSR1));
 }
 
+/* siginterrupt: the flags it changes in place, and what signal() sets after
+ * it (glibc remembers it for signal(); so does the shim). */
+static void case_siginterrupt(void)
+{
+	signal(SIGUSR1, on_signal);
+	errno = SENTINEL;
+	CALLN("siginterrupt(SIGUSR1, 1)", siginterrupt(SIGUSR1, 1));
+	disposition("SIGUSR1 interrupting", SIGUSR1);
+	signal(SIGUSR1, on_signal);
+	disposition("SIGUSR1 by signal() after", SIGUSR1);
+	CALLN("siginterrupt(SIGUSR1, 0)", siginterrupt(SIGUSR1, 0));
+	signal(SIGUSR1, on_signal);
+	disposition("SIGUSR1 restarting again", SIGUSR1);
+	CALLN("siginterrupt(0, 1)", siginterrupt(0, 1));
+	CALLN("siginterrupt(SIGKILL, 1)", siginterrupt(SIGKILL, 1));
+	signal(SIGUSR1, SIG_DFL);
+}
+
 /* prctl: interposed for PR_SET_SECCOMP only (lifecycle.c); everything else
  * passes through. A failed install (a bad mode, a filter without
  * no_new_privs) must leave the run profiled as before. */
@@ -1869,8 +1887,8 @@ static void case_omp_set_nest_lock(void)
 /* Exported beside CV_REAL_FUNCS: the C11 names, and the exec, exit and signal
  * variants lifecycle.c forwards to the table's functions. */
 #define OTHER_FUNCS(X)                                                          \
-	X(execv) X(execvp) X(execl) X(execle) X(execlp) X(_Exit) X(bsd_signal) X(__sysv_signal) \
-	X(ssignal) X(__sigaction)
+	X(execv) X(execvp) X(execl) X(execle) X(execlp) X(_Exit) X(signal) X(bsd_signal) \
+	X(sysv_signal) X(__sysv_signal) X(ssignal) X(sigset) X(__sigaction)
 
 #define GOMP_FUNCS(X)                                                                      \
 	X(GOMP_parallel) X(GOMP_barrier) X(GOMP_loop_end) X(GOMP_sections_end) X(GOMP_critical_start) \

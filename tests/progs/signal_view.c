@@ -1,8 +1,11 @@
 /* What a program sees of the fatal signals' dispositions. For SIGSEGV,
  * SIGBUS, SIGABRT, SIGFPE and SIGILL it prints sigaction's view (handler,
  * flags, mask), then sets and reads them back through signal(), sigset(),
- * sysv_signal() and sigaction(). Then with "handle" it installs its own
- * SIGSEGV handler, which prints and calls _exit(42), and crashes. */
+ * sysv_signal() and sigaction(). Then handlers of its own for other
+ * signals (which the shim runs behind its trampoline), through every
+ * interface, read back, raised, and after SA_RESETHAND took one away.
+ * Then with "handle" it installs its own SIGSEGV handler, which prints
+ * and calls _exit(42), and crashes. */
 #include <signal.h>
 
 #include "progs.h"
@@ -41,6 +44,67 @@ static void on_segv(int sig)
 
 static void ignore(int sig) { (void)sig; }
 
+static volatile sig_atomic_t usr_calls, info_calls, info_code;
+static void on_usr(int sig) { (void)sig; usr_calls++; }
+static void on_info(int sig, siginfo_t *si, void *context)
+{
+	(void)sig;
+	(void)context;
+	info_calls++;
+	info_code = si->si_code;
+}
+
+static const char *whose(void (*h)(int))
+{
+	return h == on_usr ? "on_usr" : (void *)h == (void *)on_info ? "on_info" : h == ignore ? "ignore" : name(h);
+}
+
+static void show_own(int sig)
+{
+	struct sigaction sa;
+	MUST(sigaction(sig, NULL, &sa) ? errno : 0);
+	unsigned long mask = 0;
+	for (int s = 1; s < 64; s++)
+		if (sigismember(&sa.sa_mask, s) == 1)
+			mask |= 1ul << s;
+	printf("  %s: %s flags %#x mask %#lx\n", sigabbrev_np(sig), whose(sa.sa_handler), (unsigned)sa.sa_flags, mask);
+}
+
+static void program_handlers(void)
+{
+	printf("handlers of the program's own:\n");
+	printf("signal(SIGUSR1, on_usr) returned %s\n", whose(signal(SIGUSR1, on_usr)));
+	show_own(SIGUSR1);
+	MUST(siginterrupt(SIGUSR1, 1) ? errno : 0);
+	show_own(SIGUSR1);
+	printf("signal(SIGUSR1, on_usr) again returned %s\n", whose(signal(SIGUSR1, on_usr)));
+	show_own(SIGUSR1);
+	MUST(raise(SIGUSR1));
+	printf("sysv_signal(SIGUSR2, on_usr) returned %s\n", whose(sysv_signal(SIGUSR2, on_usr)));
+	show_own(SIGUSR2);
+	MUST(raise(SIGUSR2));
+	printf("after SIGUSR2 was raised (SA_RESETHAND):\n");
+	show_own(SIGUSR2);
+	printf("sigset(SIGHUP, on_usr) returned %s\n", whose(sigset(SIGHUP, on_usr)));
+	printf("sigset(SIGHUP, SIG_HOLD) returned %s\n", whose(sigset(SIGHUP, SIG_HOLD)));
+	printf("sigset(SIGHUP, on_usr) returned %s\n", whose(sigset(SIGHUP, on_usr)));
+	show_own(SIGHUP);
+	struct sigaction sa = { .sa_sigaction = on_info, .sa_flags = SA_SIGINFO | SA_ONSTACK }, old;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGINT);
+	MUST(sigaction(SIGALRM, &sa, &old) ? errno : 0);
+	printf("sigaction(SIGALRM, on_info) old %s flags %#x\n", whose(old.sa_handler), (unsigned)old.sa_flags);
+	show_own(SIGALRM);
+	union sigval v = { .sival_int = 7 };
+	MUST(sigqueue(getpid(), SIGALRM, v) ? errno : 0);
+	sa.sa_handler = SIG_IGN;
+	sa.sa_flags = 0;
+	MUST(sigaction(SIGALRM, &sa, &old) ? errno : 0);
+	printf("sigaction(SIGALRM, SIG_IGN) old %s flags %#x\n", whose(old.sa_handler), (unsigned)old.sa_flags);
+	show_own(SIGALRM);
+	printf("on_usr ran %d times, on_info %d (si_code %d)\n", (int)usr_calls, (int)info_calls, (int)info_code);
+}
+
 int main(int argc, char **argv)
 {
 	static const int sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
@@ -62,6 +126,7 @@ int main(int argc, char **argv)
 	printf("after:\n");
 	for (int i = 0; i < 5; i++)
 		show(sigs[i]);
+	program_handlers();
 	if (argc > 1 && !strcmp(argv[1], "handle")) {
 		struct sigaction mine = { .sa_handler = on_segv };
 		sigemptyset(&mine.sa_mask);
