@@ -128,6 +128,7 @@ static void child_steps(bool with_shim)
 	if (!with_shim)
 		return;
 	cv__critical_after_fork();
+	cv__signals_after_fork();
 	cv__critical_enter();   /* the counts and the inherited locks, all reset before a handler runs */
 	forks_here--;
 	__atomic_store_n(&cv__process.forking, forks_here, __ATOMIC_SEQ_CST);

@@ -211,6 +211,7 @@ int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction
 /* The end of a section: signals that came during it, deferred, now go. */
 bool cv__deferred_signals(void);
 void cv__release_deferred(void);
+void cv__signals_after_fork(void);
 /* lifecycle.c: this is the process the shim started in, or a fork child
  * it reset (not a vfork child), and it profiles. */
 bool cv__profiling_here(void);

@@ -19,7 +19,9 @@
  * for the section: it blocks the signal in the context the kernel restores
  * when the trampoline returns, queues the same signal again to the thread
  * with its siginfo (rt_tgsigqueueinfo), and the end of the section unblocks
- * it, where the kernel delivers it again, this time to the handler. Faults
+ * it, where the kernel delivers it again, this time to the handler (a
+ * real-time signal's copies queued already go back behind it:
+ * queue_again; docs/lifecycle.md says what is not exact). Faults
  * (a SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP or SIGSYS the kernel raised
  * for an instruction) cannot wait: they go to the handler at once.
  *
@@ -33,7 +35,9 @@
  * not our dispositions, installs its handlers untouched.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -50,8 +54,38 @@ struct handler {
 	struct sigaction installed;
 };
 static struct handler handlers[_NSIG];
-static cv_spinlock_t handlers_lock;   /* one installer at a time */
-static sigset_t interrupting;         /* siginterrupt(sig, 1): signal() then sets no SA_RESTART */
+static sigset_t interrupting;   /* siginterrupt(sig, 1): signal() then sets no SA_RESTART */
+
+/* One thread at a time changes a disposition through the shim, or re-arms
+ * one (defer): the tid of the thread that does, 0 when none. A lock of
+ * its own, not a cv_spinlock_t: defer, in a handler that may have
+ * interrupted its own thread's holder, must tell that case. */
+static pid_t handlers_owner;
+
+static void handlers_lock(pid_t me)
+{
+	cv__critical_enter();
+	for (unsigned spins = 0;; spins++) {
+		pid_t none = 0;
+		if (__atomic_compare_exchange_n(&handlers_owner, &none, me, false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return;
+		if (spins >= 64)
+			sched_yield();   /* the holder is in one system call, never waiting for the program */
+	}
+}
+
+static void handlers_unlock(void)
+{
+	__atomic_store_n(&handlers_owner, 0, __ATOMIC_RELEASE);
+	cv__critical_leave();
+}
+
+/* The child of a fork: a thread that held the lock is not in it. */
+void cv__signals_after_fork(void)
+{
+	__atomic_store_n(&handlers_owner, 0, __ATOMIC_RELAXED);
+}
 
 static void trampoline(int sig, siginfo_t *si, void *context);
 
@@ -64,9 +98,72 @@ static bool raised_by_an_instruction(int sig, const siginfo_t *si)
 				   sig == SIGTRAP || sig == SIGSYS);
 }
 
+/* The kernel reset sig's disposition to SIG_DFL as it delivered it
+ * (SA_RESETHAND): the trampoline again, with the flags and mask the kernel
+ * kept (siginterrupt may have changed them), unless the program has set
+ * another disposition since. Under the lock, unless this thread holds it
+ * (the signal interrupted its own change of a disposition, and no other
+ * thread can be making one). */
+static void rearm(int sig, pid_t tid)
+{
+	bool mine = __atomic_load_n(&handlers_owner, __ATOMIC_RELAXED) == tid;
+	if (!mine)
+		handlers_lock(tid);
+	struct sigaction now;
+	const struct sigaction *last = &handlers[sig].installed;
+	if (last->sa_sigaction == trampoline && (last->sa_flags & SA_RESETHAND) &&
+	    cv__real.sigaction(sig, NULL, &now) == 0 && now.sa_handler == SIG_DFL &&
+	    (now.sa_flags & (SA_RESETHAND | SA_SIGINFO)) == (SA_RESETHAND | SA_SIGINFO)) {
+		now.sa_sigaction = trampoline;
+		cv__real.sigaction(sig, &now, NULL);
+	}
+	if (!mine)
+		handlers_unlock();
+}
+
+/* Queues si (sig) to this thread again. A real-time signal's copies that
+ * are queued already (to the thread or the process: the signal is blocked,
+ * so they wait) would be delivered before it, in the order they came:
+ * they are taken off (rt_sigtimedwait, no wait) and queued again after it,
+ * in the same order, up to a few thousand (what shim memory holds, a block
+ * at a time). True if si was queued. */
+struct held_back {
+	struct held_back *next;
+	uint32_t n;
+	siginfo_t si[31];
+};
+
+static bool queue_again(pid_t pid, pid_t tid, int sig, siginfo_t *si, const sigset_t *one)
+{
+	struct held_back *first = NULL, **tail = &first;
+	static const struct timespec now = { 0, 0 };
+	for (uint32_t taken = 0; sig >= SIGRTMIN && taken < 4096; taken++) {
+		if (!*tail || (*tail)->n == 31) {
+			struct held_back *b = cv__alloc(sizeof(*b));
+			if (!b)
+				break;
+			if (*tail)
+				tail = &(*tail)->next;
+			*tail = b;
+		}
+		if (cv__real.syscall(SYS_rt_sigtimedwait, one, &(*tail)->si[(*tail)->n], &now, _NSIG / 8) != sig)
+			break;
+		(*tail)->n++;
+	}
+	bool queued = cv__real.syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, si) == 0 ||
+		      cv__real.syscall(SYS_tgkill, pid, tid, sig) == 0;   /* a siginfo the kernel keeps to itself */
+	for (struct held_back *b = first, *next; b; b = next) {
+		for (uint32_t i = 0; i < b->n; i++)   /* their places were free a moment ago */
+			cv__real.syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &b->si[i]);
+		next = b->next;
+		cv__free(b, sizeof(*b));
+	}
+	return queued;
+}
+
 /* In a section: the signal waits for its end (lock.c, cv__critical_leave).
- * False if it could not be queued again: the handler runs now, as without
- * the shim. */
+ * False if it could not be queued again (a real-time signal, its queue
+ * full): the handler runs now, inside the section. */
 static __attribute__((noinline)) bool defer(int sig, siginfo_t *si, ucontext_t *uc)
 {
 	int saved_errno = errno;
@@ -77,16 +174,10 @@ static __attribute__((noinline)) bool defer(int sig, siginfo_t *si, ucontext_t *
 	 * below would come straight back), and after the return, by the
 	 * context the kernel restores. */
 	pthread_sigmask(SIG_BLOCK, &one, NULL);
-	/* The kernel has just set SIG_DFL: the trampoline again, for the
-	 * delivery to come. Read without the lock, which this thread may hold
-	 * (a sigaction of the program's on another thread at this very moment
-	 * may leave either disposition). */
-	struct sigaction installed = handlers[sig].installed;
-	if (installed.sa_sigaction == trampoline && (installed.sa_flags & SA_RESETHAND))
-		cv__real.sigaction(sig, &installed, NULL);
 	pid_t pid = (pid_t)cv__real.syscall(SYS_getpid), tid = (pid_t)cv__real.syscall(SYS_gettid);
-	bool queued = cv__real.syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, si) == 0 ||
-		      cv__real.syscall(SYS_tgkill, pid, tid, sig) == 0;   /* a siginfo the kernel keeps to itself */
+	if (handlers[sig].installed.sa_flags & SA_RESETHAND)
+		rearm(sig, tid);
+	bool queued = queue_again(pid, tid, sig, si, &one);
 	if (queued) {
 		sigaddset(&uc->uc_sigmask, sig);
 		__atomic_fetch_or(&deferred, 1ull << (sig - 1), __ATOMIC_RELAXED);
@@ -156,7 +247,12 @@ int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction
 	if (sig <= 0 || sig >= _NSIG || !cv__profiling_here()) {
 		if (handler)
 			cv__program_handler_coming();   /* lock.c: sections block signals from now on */
-		return cv__real.sigaction(sig, act, old);
+		int rc = cv__real.sigaction(sig, act, old);
+		/* A vfork child has the parent's dispositions, trampolines
+		 * included, until it changes them; the parent waits meanwhile. */
+		if (rc == 0 && old && sig > 0 && sig < _NSIG)
+			as_the_program_set_it(old, &handlers[sig]);
+		return rc;
 	}
 	struct sigaction given;
 	if (act) {
@@ -166,7 +262,10 @@ int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction
 			given.sa_flags |= SA_SIGINFO;
 		}
 	}
-	cv__spin_lock(&handlers_lock);
+	/* The program's old action is written after the lock: a bad pointer
+	 * faults outside the section, as without the shim. */
+	struct sigaction kernel_old;
+	handlers_lock(cv__thread_tid());
 	struct handler was = handlers[sig];
 	if (act) {
 		handlers[sig].installed = given;
@@ -175,15 +274,17 @@ int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction
 			__atomic_store_n(&handlers[sig].fn, act->sa_sigaction, __ATOMIC_RELEASE);
 		}
 	}
-	int rc = cv__real.sigaction(sig, act ? &given : NULL, old);
+	int rc = cv__real.sigaction(sig, act ? &given : NULL, &kernel_old);
 	if (rc != 0 && act) {   /* SIGKILL, SIGSTOP, glibc's own signals (EINVAL): as it was */
 		handlers[sig].installed = was.installed;
 		handlers[sig].siginfo = was.siginfo;
 		__atomic_store_n(&handlers[sig].fn, was.fn, __ATOMIC_RELEASE);
 	}
-	cv__spin_unlock(&handlers_lock);
-	if (rc == 0 && old)
-		as_the_program_set_it(old, &was);
+	handlers_unlock();
+	if (rc == 0 && old) {
+		as_the_program_set_it(&kernel_old, &was);
+		*old = kernel_old;
+	}
 	return rc;
 }
 
@@ -269,12 +370,12 @@ CV_EXPORT int siginterrupt(int sig, int interrupt)
 		cv__resolve_real();
 	int rc = cv__real.siginterrupt(sig, interrupt);
 	if (rc == 0) {
-		cv__spin_lock(&handlers_lock);
+		handlers_lock(cv__thread_tid());
 		if (interrupt)
 			sigaddset(&interrupting, sig);
 		else
 			sigdelset(&interrupting, sig);
-		cv__spin_unlock(&handlers_lock);
+		handlers_unlock();
 	}
 	return rc;
 }

@@ -3,10 +3,15 @@
  * flags, mask), then sets and reads them back through signal(), sigset(),
  * sysv_signal() and sigaction(). Then handlers of its own for other
  * signals (which the shim runs behind its trampoline), through every
- * interface, read back, raised, and after SA_RESETHAND took one away.
+ * interface, read back, raised, and after SA_RESETHAND took one away; as
+ * a vfork child sees them (it shares the shim's memory, not its
+ * dispositions); and a bad old-action pointer,
+ * whose fault the program's handler jumps out of.
  * Then with "handle" it installs its own SIGSEGV handler, which prints
  * and calls _exit(42), and crashes. */
+#include <setjmp.h>
 #include <signal.h>
+#include <sys/wait.h>
 
 #include "progs.h"
 
@@ -105,6 +110,50 @@ static void program_handlers(void)
 	printf("on_usr ran %d times, on_info %d (si_code %d)\n", (int)usr_calls, (int)info_calls, (int)info_code);
 }
 
+/* What a vfork child's sigaction and signal() say of the parent's SIGUSR1
+ * handler. */
+static void vfork_child(void)
+{
+	signal(SIGUSR1, on_usr);
+	int status;
+	pid_t pid = vfork();
+	if (pid == 0) {
+		struct sigaction q;
+		if (sigaction(SIGUSR1, NULL, &q) != 0)
+			_exit(0);
+		_exit((q.sa_handler == on_usr) * 2 + (signal(SIGUSR1, SIG_DFL) == on_usr));
+	}
+	MUST(waitpid(pid, &status, 0) == pid ? 0 : errno);
+	printf("a vfork child sees SIGUSR1's handler: %s\n", WEXITSTATUS(status) == 3 ? "yes" : "no");
+}
+
+static sigjmp_buf fault_jump;
+static void on_fault(int sig)
+{
+	(void)sig;
+	siglongjmp(fault_jump, 1);
+}
+
+/* sigaction with an old-action pointer that faults (glibc writes it): the
+ * program's SIGSEGV handler jumps out, and signals and dispositions work
+ * on as before. */
+static void bad_old_pointer(void)
+{
+	struct sigaction fault = { .sa_handler = on_fault }, usr = { .sa_handler = on_usr }, saved;
+	sigemptyset(&fault.sa_mask);
+	sigemptyset(&usr.sa_mask);
+	MUST(sigaction(SIGSEGV, &fault, &saved) ? errno : 0);
+	if (sigsetjmp(fault_jump, 1) == 0) {
+		sigaction(SIGUSR2, &usr, (struct sigaction *)8);
+		printf("no fault\n");
+	}
+	MUST(sigaction(SIGSEGV, &saved, NULL) ? errno : 0);
+	usr_calls = 0;
+	MUST(raise(SIGUSR1));
+	printf("after the fault: on_usr ran %d times, signal() returned %s\n", (int)usr_calls,
+	       whose(signal(SIGUSR2, on_usr)));
+}
+
 int main(int argc, char **argv)
 {
 	static const int sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
@@ -127,6 +176,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 5; i++)
 		show(sigs[i]);
 	program_handlers();
+	vfork_child();
+	bad_old_pointer();
 	if (argc > 1 && !strcmp(argv[1], "handle")) {
 		struct sigaction mine = { .sa_handler = on_segv };
 		sigemptyset(&mine.sa_mask);
