@@ -15,7 +15,9 @@
 # convoy counts under the shim.
 #
 # PEER_OTHER=path/to/libconvoy.so adds another build of the shim ("other")
-# beside this one: the A/B of a change on the same workloads.
+# beside this one: the A/B of a change on the same workloads, printed
+# paired by round from 5 rounds up. Every tool's run goes through env
+# (an exec of it costs milliseconds), the native one too.
 #
 # Usage: [PEER_TIMEOUT=s] [PEER_WORKLOADS="pair xz ..."] [PEER_TOOLS="native convoy ..."]
 #        [PEER_OTHER=libconvoy.so] tests/bench/peers.sh BUILD_DIR [ROUNDS]
@@ -204,6 +206,15 @@ if [ "$rounds" -ge 5 ]; then
 		have "$w" || continue
 		printf '%-10s %s\n' "$w" "$(paired_ratio "$tmp/$w.native" "$tmp/$w.convoy")"
 	done
+	if [ -n "${PEER_OTHER:-}" ]; then   # the A/B itself
+		echo
+		echo "other / native, and convoy / other, paired by round"
+		for w in "${names[@]}"; do
+			have "$w" || continue
+			printf '%-10s %s; %s\n' "$w" "$(paired_ratio "$tmp/$w.native" "$tmp/$w.other")" \
+				"$(paired_ratio "$tmp/$w.other" "$tmp/$w.convoy")"
+		done
+	fi
 fi
 
 # ---- global_queue: what convoy counts against what the demo counts ---------

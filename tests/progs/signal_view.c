@@ -27,17 +27,6 @@ static const char *name(void (*h)(int))
 	return h == SIG_DFL ? "SIG_DFL" : h == SIG_IGN ? "SIG_IGN" : h == SIG_ERR ? "SIG_ERR" : "handler";
 }
 
-static void show(int sig)
-{
-	struct sigaction sa;
-	MUST(sigaction(sig, NULL, &sa) ? errno : 0);
-	unsigned long mask = 0;
-	for (int s = 1; s < 64; s++)
-		if (sigismember(&sa.sa_mask, s) == 1)
-			mask |= 1ul << s;
-	printf("  %s: %s flags %#x mask %#lx\n", sigabbrev_np(sig), name(sa.sa_handler), (unsigned)sa.sa_flags, mask);
-}
-
 static void on_segv(int sig)
 {
 	static const char msg[] = "own handler ran\n";
@@ -64,7 +53,7 @@ static const char *whose(void (*h)(int))
 	return h == on_usr ? "on_usr" : (void *)h == (void *)on_info ? "on_info" : h == ignore ? "ignore" : name(h);
 }
 
-static void show_own(int sig)
+static void show(int sig)
 {
 	struct sigaction sa;
 	MUST(sigaction(sig, NULL, &sa) ? errno : 0);
@@ -79,34 +68,34 @@ static void program_handlers(void)
 {
 	printf("handlers of the program's own:\n");
 	printf("signal(SIGUSR1, on_usr) returned %s\n", whose(signal(SIGUSR1, on_usr)));
-	show_own(SIGUSR1);
+	show(SIGUSR1);
 	MUST(siginterrupt(SIGUSR1, 1) ? errno : 0);
-	show_own(SIGUSR1);
+	show(SIGUSR1);
 	printf("signal(SIGUSR1, on_usr) again returned %s\n", whose(signal(SIGUSR1, on_usr)));
-	show_own(SIGUSR1);
+	show(SIGUSR1);
 	MUST(raise(SIGUSR1));
 	printf("sysv_signal(SIGUSR2, on_usr) returned %s\n", whose(sysv_signal(SIGUSR2, on_usr)));
-	show_own(SIGUSR2);
+	show(SIGUSR2);
 	MUST(raise(SIGUSR2));
 	printf("after SIGUSR2 was raised (SA_RESETHAND):\n");
-	show_own(SIGUSR2);
+	show(SIGUSR2);
 	printf("sigset(SIGHUP, on_usr) returned %s\n", whose(sigset(SIGHUP, on_usr)));
 	printf("sigset(SIGHUP, SIG_HOLD) returned %s\n", whose(sigset(SIGHUP, SIG_HOLD)));
 	printf("sigset(SIGHUP, on_usr) returned %s\n", whose(sigset(SIGHUP, on_usr)));
-	show_own(SIGHUP);
+	show(SIGHUP);
 	struct sigaction sa = { .sa_sigaction = on_info, .sa_flags = SA_SIGINFO | SA_ONSTACK }, old;
 	sigemptyset(&sa.sa_mask);
 	sigaddset(&sa.sa_mask, SIGINT);
 	MUST(sigaction(SIGALRM, &sa, &old) ? errno : 0);
 	printf("sigaction(SIGALRM, on_info) old %s flags %#x\n", whose(old.sa_handler), (unsigned)old.sa_flags);
-	show_own(SIGALRM);
+	show(SIGALRM);
 	union sigval v = { .sival_int = 7 };
 	MUST(sigqueue(getpid(), SIGALRM, v) ? errno : 0);
 	sa.sa_handler = SIG_IGN;
 	sa.sa_flags = 0;
 	MUST(sigaction(SIGALRM, &sa, &old) ? errno : 0);
 	printf("sigaction(SIGALRM, SIG_IGN) old %s flags %#x\n", whose(old.sa_handler), (unsigned)old.sa_flags);
-	show_own(SIGALRM);
+	show(SIGALRM);
 	printf("on_usr ran %d times, on_info %d (si_code %d)\n", (int)usr_calls, (int)info_calls, (int)info_code);
 }
 
