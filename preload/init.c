@@ -125,10 +125,10 @@ void cv__output_after_fork(void);
 
 static void child_steps(bool with_shim)
 {
+	cv__signals_after_fork();   /* taken also while the shim is off (signals.c) */
 	if (!with_shim)
 		return;
 	cv__critical_after_fork();
-	cv__signals_after_fork();
 	cv__critical_enter();   /* the counts and the inherited locks, all reset before a handler runs */
 	forks_here--;
 	__atomic_store_n(&cv__process.forking, forks_here, __ATOMIC_SEQ_CST);

@@ -585,10 +585,12 @@ static int managed_index(int sig)
 	return i >= 0 && profiling_here() ? i : -1;
 }
 
-/* signals.c makes the old interfaces (signal, sysv_signal, sigset) of this. */
-CV_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+/* signals.c makes the old interfaces (signal, sysv_signal, sigset) of this
+ * (cv__sigaction: the same, called without the PLT). */
+int cv__sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	int i = managed_index(sig);
+	bool to_default = act && act->sa_handler == SIG_DFL;   /* before *old is written: act may be old */
 	bool released = false;
 	struct sigaction view;
 	if (i >= 0 && __atomic_load_n(&ours[i], __ATOMIC_ACQUIRE)) {
@@ -607,14 +609,19 @@ CV_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 	 * disposition in between, which is then the old one. */
 	if (rc == 0 && released && old && old->sa_handler == view.sa_handler)
 		*old = view;
-	if (rc == 0 && i >= 0 && act && act->sa_handler == SIG_DFL)
+	if (rc == 0 && i >= 0 && to_default)
 		claim(i);
 	return rc;
 }
 
+CV_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	return cv__sigaction(sig, act, old);
+}
+
 CV_EXPORT int __sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	return sigaction(sig, act, old);
+	return cv__sigaction(sig, act, old);
 }
 
 

@@ -39,42 +39,63 @@ __thread unsigned cv__sections;     /* sections this thread is in (nested) */
 static __thread bool masked;        /* the outermost one blocked signals */
 static __thread sigset_t mask_before;  /* the thread's signal mask before it */
 
+static void block_all(void)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &mask_before);   /* keeps SIGCANCEL, SIGSETXID */
+}
+
+/* The order of each step matters to a handler that runs in between and
+ * siglongjmps away. Unmasked, the depth goes up before the count, and the
+ * count down before the depth: the program's handlers (behind the
+ * trampoline) are deferred while the count is up, so none can leave it
+ * counted for ever (cv__program_handler_coming would wait for it). Masked,
+ * the mask goes up before the depth and down after it: a handler not
+ * behind the trampoline, the reason for the mask, leaves no depth behind
+ * (the trampoline would defer the thread's signals for ever). */
 void cv__critical_enter(void)
 {
-	/* The mask (or the count) goes up before the depth: a handler that
-	 * runs first and siglongjmps away leaves nothing behind. */
-	if (cv__sections == 0) {
-		masked = __atomic_load_n(&program_handlers, __ATOMIC_RELAXED);
-		if (!masked) {
-			__atomic_fetch_add(&unmasked_sections, 1, __ATOMIC_SEQ_CST);
-			if (CV_UNLIKELY(__atomic_load_n(&program_handlers, __ATOMIC_SEQ_CST))) {
-				__atomic_fetch_sub(&unmasked_sections, 1, __ATOMIC_RELEASE);
-				masked = true;
-			}
-		}
-		if (masked) {
-			sigset_t all;
-			sigfillset(&all);
-			pthread_sigmask(SIG_BLOCK, &all, &mask_before);   /* keeps SIGCANCEL, SIGSETXID */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (cv__sections != 0) {
+		cv__sections++;
+	} else if ((masked = __atomic_load_n(&program_handlers, __ATOMIC_RELAXED))) {
+		block_all();
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		cv__sections = 1;
+	} else {
+		cv__sections = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		__atomic_fetch_add(&unmasked_sections, 1, __ATOMIC_SEQ_CST);
+		if (CV_UNLIKELY(__atomic_load_n(&program_handlers, __ATOMIC_SEQ_CST))) {
+			__atomic_fetch_sub(&unmasked_sections, 1, __ATOMIC_RELEASE);
+			masked = true;
+			block_all();
 		}
 	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	cv__sections++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the trampoline sees it before the section's first lock */
 }
 
 void cv__critical_leave(void)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the section's last unlock before it */
-	if (--cv__sections == 0) {
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (masked)
-			pthread_sigmask(SIG_SETMASK, &mask_before, NULL);
-		else
-			__atomic_fetch_sub(&unmasked_sections, 1, __ATOMIC_RELEASE);
-		if (CV_UNLIKELY(cv__deferred_signals()))
-			cv__release_deferred();
+	if (cv__sections > 1) {
+		cv__sections--;
+		return;
 	}
+	if (masked) {
+		cv__sections = 0;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		pthread_sigmask(SIG_SETMASK, &mask_before, NULL);
+	} else {
+		__atomic_fetch_sub(&unmasked_sections, 1, __ATOMIC_RELEASE);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		cv__sections = 0;
+	}
+	/* A signal deferred in the section; the trampoline defers one that
+	 * comes between the depth's 0 and this release too (signals.c). */
+	if (CV_UNLIKELY(cv__deferred_signals()))
+		cv__release_deferred();
 }
 
 void cv__program_handler_coming(void)

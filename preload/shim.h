@@ -208,6 +208,8 @@ void cv__program_handler_coming(void);
 
 /* sigaction for the program (lifecycle.c's wrapper calls it). */
 int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* lifecycle.c: the program's sigaction, fatal signals' bookkeeping first. */
+int cv__sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 /* The end of a section: signals that came during it, deferred, now go. */
 bool cv__deferred_signals(void);
 void cv__release_deferred(void);

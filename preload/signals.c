@@ -70,8 +70,12 @@ static void handlers_lock(pid_t me)
 		if (__atomic_compare_exchange_n(&handlers_owner, &none, me, false, __ATOMIC_ACQUIRE,
 						__ATOMIC_RELAXED))
 			return;
-		if (spins >= 64)
+		if (spins >= 64 && !cv__off())
 			sched_yield();   /* the holder is in one system call, never waiting for the program */
+#if defined(__x86_64__) || defined(__i386__)
+		else
+			__builtin_ia32_pause();
+#endif
 	}
 }
 
@@ -92,10 +96,24 @@ static void trampoline(int sig, siginfo_t *si, void *context);
 /* The signals this thread deferred in the section it is in, one bit each. */
 static __thread uint64_t deferred;
 
+/* A fault of the instruction the thread was running: it cannot wait (it
+ * would come again). Not the kernel's asynchronous codes for the same
+ * signals: a machine check found later (BUS_MCEERR_AO), a perf event's
+ * trap (TRAP_PERF). */
 static bool raised_by_an_instruction(int sig, const siginfo_t *si)
 {
-	return si->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
-				   sig == SIGTRAP || sig == SIGSYS);
+	if (si->si_code <= 0)
+		return false;
+	switch (sig) {
+	case SIGSEGV: case SIGILL: case SIGFPE: case SIGSYS:
+		return true;
+	case SIGBUS:
+		return si->si_code != BUS_MCEERR_AO;
+	case SIGTRAP:
+		return si->si_code != 6;   /* TRAP_PERF (Linux 5.13), not in every header */
+	default:
+		return false;
+	}
 }
 
 /* The kernel reset sig's disposition to SIG_DFL as it delivered it
@@ -121,37 +139,42 @@ static void rearm(int sig, pid_t tid)
 		handlers_unlock();
 }
 
-/* Queues si (sig) to this thread again. A real-time signal's copies that
- * are queued already (to the thread or the process: the signal is blocked,
- * so they wait) would be delivered before it, in the order they came:
- * they are taken off (rt_sigtimedwait, no wait) and queued again after it,
- * in the same order, up to a few thousand (what shim memory holds, a block
- * at a time). True if si was queued. */
+/* A real-time signal's copies taken off its queue, a block at a time. */
 struct held_back {
 	struct held_back *next;
 	uint32_t n;
 	siginfo_t si[31];
 };
 
+/* Queues si (sig) to this thread again; true if it was. A real-time
+ * signal's copies that are queued already (to the thread or the process:
+ * the signal is blocked, so they wait) would be delivered before it: up to
+ * 4096 of them are taken off (rt_sigtimedwait, no wait) and queued again
+ * after it, to this thread, in the order they came (docs/lifecycle.md says
+ * what this misses). */
 static bool queue_again(pid_t pid, pid_t tid, int sig, siginfo_t *si, const sigset_t *one)
 {
-	struct held_back *first = NULL, **tail = &first;
 	static const struct timespec now = { 0, 0 };
+	struct held_back *first = NULL, *last = NULL;
+	siginfo_t copy;
 	for (uint32_t taken = 0; sig >= SIGRTMIN && taken < 4096; taken++) {
-		if (!*tail || (*tail)->n == 31) {
-			struct held_back *b = cv__alloc(sizeof(*b));
-			if (!b)
-				break;
-			if (*tail)
-				tail = &(*tail)->next;
-			*tail = b;
-		}
-		if (cv__real.syscall(SYS_rt_sigtimedwait, one, &(*tail)->si[(*tail)->n], &now, _NSIG / 8) != sig)
+		if (cv__real.syscall(SYS_rt_sigtimedwait, one, &copy, &now, _NSIG / 8) != sig)
 			break;
-		(*tail)->n++;
+		if (!last || last->n == 31) {
+			struct held_back *b = cv__alloc(sizeof(*b));
+			if (!b) {   /* this copy goes back first: the order is lost */
+				cv__real.syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &copy);
+				break;
+			}
+			*(last ? &last->next : &first) = b;
+			last = b;
+		}
+		last->si[last->n++] = copy;
 	}
+	/* tgkill for a siginfo the kernel will not let a process send (it
+	 * fails with the other when a real-time queue is full) */
 	bool queued = cv__real.syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, si) == 0 ||
-		      cv__real.syscall(SYS_tgkill, pid, tid, sig) == 0;   /* a siginfo the kernel keeps to itself */
+		      cv__real.syscall(SYS_tgkill, pid, tid, sig) == 0;
 	for (struct held_back *b = first, *next; b; b = next) {
 		for (uint32_t i = 0; i < b->n; i++)   /* their places were free a moment ago */
 			cv__real.syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &b->si[i]);
@@ -175,10 +198,10 @@ static __attribute__((noinline)) bool defer(int sig, siginfo_t *si, ucontext_t *
 	 * context the kernel restores. */
 	pthread_sigmask(SIG_BLOCK, &one, NULL);
 	pid_t pid = (pid_t)cv__real.syscall(SYS_getpid), tid = (pid_t)cv__real.syscall(SYS_gettid);
-	if (handlers[sig].installed.sa_flags & SA_RESETHAND)
-		rearm(sig, tid);
 	bool queued = queue_again(pid, tid, sig, si, &one);
 	if (queued) {
+		if (handlers[sig].installed.sa_flags & SA_RESETHAND)
+			rearm(sig, tid);   /* the signal stays blocked until the section's end */
 		sigaddset(&uc->uc_sigmask, sig);
 		__atomic_fetch_or(&deferred, 1ull << (sig - 1), __ATOMIC_RELAXED);
 	} else {
@@ -188,9 +211,13 @@ static __attribute__((noinline)) bool defer(int sig, siginfo_t *si, ucontext_t *
 	return queued;
 }
 
+/* Deferred also while signals the section deferred wait for their release
+ * (cv__critical_leave, after the depth's 0): a handler run there could
+ * enter a section of its own, whose end would release them inside it. */
 static void trampoline(int sig, siginfo_t *si, void *context)
 {
-	if (CV_UNLIKELY(cv__sections != 0) && !raised_by_an_instruction(sig, si) && defer(sig, si, context))
+	if (CV_UNLIKELY((cv__sections | (uint32_t)(deferred != 0)) != 0) && !raised_by_an_instruction(sig, si) &&
+	    defer(sig, si, context))
 		return;
 	/* A handler that takes only the signal number is called the way the
 	 * kernel calls it: the other two arguments are in registers it never
@@ -245,7 +272,10 @@ int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction
 		cv__resolve_real();
 	bool handler = act && is_handler(act->sa_handler);
 	if (sig <= 0 || sig >= _NSIG || !cv__profiling_here()) {
-		if (handler)
+		/* Not in a child that shares the shim's memory but not its
+		 * dispositions (vfork): its handlers are its own. */
+		bool other_process = __atomic_load_n(&cv__process.ready, __ATOMIC_ACQUIRE) && getpid() != cv__process.pid;
+		if (handler && !other_process)
 			cv__program_handler_coming();   /* lock.c: sections block signals from now on */
 		int rc = cv__real.sigaction(sig, act, old);
 		/* A vfork child has the parent's dispositions, trampolines
@@ -254,24 +284,27 @@ int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction
 			as_the_program_set_it(old, &handlers[sig]);
 		return rc;
 	}
-	struct sigaction given;
+	/* The program's action read once, and its old one written after the
+	 * lock: nothing of the program's is read or written in the section
+	 * (a bad pointer faults outside it, as without the shim). */
+	struct sigaction want, given, kernel_old;
 	if (act) {
-		given = *act;
+		given = want = *act;
+		handler = is_handler(want.sa_handler);
 		if (handler) {
 			given.sa_sigaction = trampoline;
 			given.sa_flags |= SA_SIGINFO;
 		}
 	}
-	/* The program's old action is written after the lock: a bad pointer
-	 * faults outside the section, as without the shim. */
-	struct sigaction kernel_old;
-	handlers_lock(cv__thread_tid());
+	void (*fn)(int, siginfo_t *, void *) = handler ? want.sa_sigaction : NULL;
+	bool siginfo = handler && (want.sa_flags & SA_SIGINFO);
+	handlers_lock(gettid());
 	struct handler was = handlers[sig];
 	if (act) {
 		handlers[sig].installed = given;
 		if (handler) {
-			handlers[sig].siginfo = (act->sa_flags & SA_SIGINFO) != 0;
-			__atomic_store_n(&handlers[sig].fn, act->sa_sigaction, __ATOMIC_RELEASE);
+			handlers[sig].siginfo = siginfo;
+			__atomic_store_n(&handlers[sig].fn, fn, __ATOMIC_RELEASE);
 		}
 	}
 	int rc = cv__real.sigaction(sig, act ? &given : NULL, &kernel_old);
@@ -311,7 +344,7 @@ CV_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 	sigemptyset(&act.sa_mask);
 	sigaddset(&act.sa_mask, sig);
 	act.sa_flags = sigismember(&interrupting, sig) ? 0 : SA_RESTART;
-	return sigaction(sig, &act, &old) < 0 ? SIG_ERR : old.sa_handler;
+	return cv__sigaction(sig, &act, &old) < 0 ? SIG_ERR : old.sa_handler;
 }
 
 CV_EXPORT sighandler_t ssignal(int sig, sighandler_t handler)
@@ -328,9 +361,9 @@ CV_EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
 {
 	if (bad_signal(sig, handler))
 		return SIG_ERR;
-	struct sigaction act = { .sa_handler = handler, .sa_flags = SA_RESETHAND | SA_NODEFER }, old;
+	struct sigaction act = { .sa_handler = handler, .sa_flags = SA_RESETHAND | SA_NODEFER | SA_INTERRUPT }, old;
 	sigemptyset(&act.sa_mask);
-	return sigaction(sig, &act, &old) < 0 ? SIG_ERR : old.sa_handler;
+	return cv__sigaction(sig, &act, &old) < 0 ? SIG_ERR : old.sa_handler;
 }
 
 CV_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t handler)
@@ -340,7 +373,7 @@ CV_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t handler)
 
 CV_EXPORT sighandler_t sigset(int sig, sighandler_t disposition)
 {
-	if (disposition == SIG_ERR || sig < 1 || sig >= NSIG) {
+	if (sig < 1 || sig >= NSIG) {   /* SIG_ERR goes to the kernel, as glibc's does */
 		errno = EINVAL;
 		return SIG_ERR;
 	}
@@ -353,10 +386,10 @@ CV_EXPORT sighandler_t sigset(int sig, sighandler_t disposition)
 			return SIG_ERR;
 		if (sigismember(&before, sig))
 			return SIG_HOLD;
-		return sigaction(sig, NULL, &old) < 0 ? SIG_ERR : old.sa_handler;
+		return cv__sigaction(sig, NULL, &old) < 0 ? SIG_ERR : old.sa_handler;
 	}
 	sigemptyset(&act.sa_mask);
-	if (sigaction(sig, &act, &old) < 0 || sigprocmask(SIG_UNBLOCK, &one, &before) < 0)
+	if (cv__sigaction(sig, &act, &old) < 0 || sigprocmask(SIG_UNBLOCK, &one, &before) < 0)
 		return SIG_ERR;
 	return sigismember(&before, sig) ? SIG_HOLD : old.sa_handler;
 }
@@ -368,14 +401,16 @@ CV_EXPORT int siginterrupt(int sig, int interrupt)
 {
 	if (!cv__real.siginterrupt)
 		cv__resolve_real();
+	/* Under the lock: glibc rewrites the disposition it reads, and a
+	 * re-arm (rearm) in between would be undone. */
+	handlers_lock(gettid());
 	int rc = cv__real.siginterrupt(sig, interrupt);
 	if (rc == 0) {
-		handlers_lock(cv__thread_tid());
 		if (interrupt)
 			sigaddset(&interrupting, sig);
 		else
 			sigdelset(&interrupting, sig);
-		handlers_unlock();
 	}
+	handlers_unlock();
 	return rc;
 }
