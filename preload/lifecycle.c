@@ -44,7 +44,6 @@ bool cv__profiling_here(void)
 	return __atomic_load_n(&cv__process.ready, __ATOMIC_ACQUIRE) && !cv__process.disabled &&
 	       getpid() == cv__process.pid;
 }
-#define profiling_here cv__profiling_here
 
 /* Whether this thread was running the shim's own code (its reentrancy guard
  * raised) when it came here, from a signal handler say: the shim's state may
@@ -134,7 +133,7 @@ static void exit_after_destructors(void)
 long cv__seccomp_call(long (*sys)(long, long, long, long, long, long, long), long n, long a1, long a2, long a3,
 		      long a4, long a5, long a6)
 {
-	bool began = profiling_here() && !inside_shim(), wrote = false;
+	bool began = cv__profiling_here() && !inside_shim(), wrote = false;
 	if (began) {
 		cv__warn("the program installs a seccomp filter: its profile covers the run up to here");
 		wrote = cv__write_profile(CV_EXIT_SECCOMP);
@@ -185,7 +184,7 @@ CV_EXPORT int prctl(int option, ...)
 
 static void write_at(uint32_t reason)
 {
-	if (profiling_here() && !inside_shim())
+	if (cv__profiling_here() && !inside_shim())
 		cv__write_profile(reason);
 }
 
@@ -347,7 +346,7 @@ static bool exec_begins(void)
 {
 	if (!cv__real.execve)
 		cv__resolve_real();
-	return profiling_here() && !inside_shim() && recorded_anything() &&
+	return cv__profiling_here() && !inside_shim() && recorded_anything() &&
 	       cv__write_profile(CV_EXIT_EXEC);
 }
 
@@ -528,12 +527,12 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *context)
 		 * on as if nothing happened (signal(7)). A thread inside the shim
 		 * (whose state may be half changed) writes it when it leaves. */
 		cv__snapshot_pending = 1;
-		if (profiling_here() && !inside_shim())
+		if (cv__profiling_here() && !inside_shim())
 			cv__write_snapshot();
 		errno = saved_errno;
 		return;
 	}
-	if (profiling_here() && (inside_shim() || !cv__write_profile(fatal[i].reason)))
+	if (cv__profiling_here() && (inside_shim() || !cv__write_profile(fatal[i].reason)))
 		cv__profile_settle();
 	release(i);
 	bool sent = si->si_code <= 0 || (sig == SIGBUS && si->si_code == BUS_MCEERR_AO);
@@ -550,7 +549,7 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *context)
  * is the program's (its cancellation type comes back after this). */
 void cv__snapshot_deferred(void)
 {
-	if (profiling_here())
+	if (cv__profiling_here())
 		cv__write_snapshot();
 	else
 		cv__snapshot_pending = 0;
@@ -582,7 +581,7 @@ static int managed_index(int sig)
 	if (!cv__real.sigaction)
 		cv__resolve_real();
 	int i = fatal_index(sig);
-	return i >= 0 && profiling_here() ? i : -1;
+	return i >= 0 && cv__profiling_here() ? i : -1;
 }
 
 /* signals.c makes the old interfaces (signal, sysv_signal, sigset) of this

@@ -94,8 +94,7 @@ void cv__critical_leave(void)
 	}
 	/* A signal deferred in the section; the trampoline defers one that
 	 * comes between the depth's 0 and this release too (signals.c). */
-	if (CV_UNLIKELY(cv__deferred_signals()))
-		cv__release_deferred();
+	cv__release_deferred();
 }
 
 void cv__program_handler_coming(void)
@@ -116,12 +115,14 @@ void cv__critical_after_fork(void)
 	__atomic_store_n(&unmasked_sections, 0, __ATOMIC_RELAXED);
 }
 
-void cv__spin_lock(cv_spinlock_t *l)
+void cv__spin_lock_as(cv_spinlock_t *l, int owner)
 {
 	cv__critical_enter();
 	for (unsigned spins = 0;; spins++) {
+		int free_word = 0;
 		if (!__atomic_load_n(&l->locked, __ATOMIC_RELAXED) &&
-		    !__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
+		    __atomic_compare_exchange_n(&l->locked, &free_word, owner, false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
 			return;
 		/* After 64 spins the holder may be preempted: give it the CPU
 		 * (unless cv__off: no system call of ours). */
@@ -132,6 +133,11 @@ void cv__spin_lock(cv_spinlock_t *l)
 			__builtin_ia32_pause();
 #endif
 	}
+}
+
+void cv__spin_lock(cv_spinlock_t *l)
+{
+	cv__spin_lock_as(l, 1);
 }
 
 void cv__spin_unlock(cv_spinlock_t *l)

@@ -96,21 +96,16 @@ static void obj_put(struct cv_obj *o);
 static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted);
 static struct cv_slot *table_find(struct cv_thread *t, const void *addr);
 
-static inline uint64_t hash_addr(const void *addr)
-{
-	return ((uintptr_t)addr >> 3) * 0x9E3779B97F4A7C15ull;
-}
-
 static inline struct shard *shard_of(const void *addr)
 {
-	return &shards[hash_addr(addr) >> (64 - CV_SHARD_BITS)];
+	return &shards[cv__addr_hash(addr) >> (64 - CV_SHARD_BITS)];
 }
 
 /* addr's chain in its shard (the shard's lock held): the hash bits below
  * the shard's. */
 static inline struct cv_obj **chain_of(const struct shard *sh, const void *addr)
 {
-	return &sh->chains[(hash_addr(addr) << CV_SHARD_BITS) >> (64 - sh->bits)];
+	return &sh->chains[(cv__addr_hash(addr) << CV_SHARD_BITS) >> (64 - sh->bits)];
 }
 
 static bool registry_ready(void)
@@ -330,7 +325,7 @@ struct cv_obj *cv__object_for_name(const void *addr)
 
 static struct cv_slot *table_find(struct cv_thread *t, const void *addr)
 {
-	uint32_t i = (uint32_t)(hash_addr(addr) >> 32) & t->table_mask;
+	uint32_t i = (uint32_t)(cv__addr_hash(addr) >> 32) & t->table_mask;
 	for (;; i = (i + 1) & t->table_mask) {
 		struct cv_slot *s = &t->table[i];
 		if (s->addr == addr || s->addr == NULL)
@@ -348,7 +343,7 @@ static void table_remove(struct cv_thread *t, struct cv_slot *s)
 		const void *a = t->table[j].addr;
 		if (!a)
 			break;
-		uint32_t home = (uint32_t)(hash_addr(a) >> 32) & t->table_mask;
+		uint32_t home = (uint32_t)(cv__addr_hash(a) >> 32) & t->table_mask;
 		/* The entry at j may fill the hole at i unless its home lies
 		 * cyclically in (i, j]. */
 		bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);

@@ -189,6 +189,10 @@ typedef struct { int locked; } cv_spinlock_t;
 void cv__critical_enter(void);
 void cv__critical_leave(void);
 void cv__spin_lock(cv_spinlock_t *l);     /* enters a section */
+/* The same, the lock word set to owner (nonzero), by which the holder's
+ * own thread can tell it holds the lock (signals.c: a handler that
+ * interrupted its holder). */
+void cv__spin_lock_as(cv_spinlock_t *l, int owner);
 void cv__spin_unlock(cv_spinlock_t *l);   /* leaves it */
 /* Fork child: a lock another thread held at the fork is free (that thread
  * is gone; the child's own sections were left before the fork). */
@@ -211,7 +215,6 @@ int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction
 /* lifecycle.c: the program's sigaction, fatal signals' bookkeeping first. */
 int cv__sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 /* The end of a section: signals that came during it, deferred, now go. */
-bool cv__deferred_signals(void);
 void cv__release_deferred(void);
 void cv__signals_after_fork(void);
 /* lifecycle.c: this is the process the shim started in, or a fork child
@@ -469,6 +472,13 @@ static inline pid_t cv__thread_tid(void)
 	return CV_LIKELY(tid) ? tid : cv__tid_slow();
 }
 #define CV_NIL_REC ((struct cv_rec *)&cv__nil_rec)
+
+/* An object's address hashed (the registry's shards and chains, a thread's
+ * table of records, the init-stack table): the high bits are the good ones. */
+static inline uint64_t cv__addr_hash(const void *addr)
+{
+	return ((uintptr_t)addr >> 3) * 0x9E3779B97F4A7C15ull;
+}
 
 static inline struct cv_thread *cv__current(void)
 {

@@ -35,7 +35,6 @@
  * not our dispositions, installs its handlers untouched.
  */
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,38 +56,15 @@ static struct handler handlers[_NSIG];
 static sigset_t interrupting;   /* siginterrupt(sig, 1): signal() then sets no SA_RESTART */
 
 /* One thread at a time changes a disposition through the shim, or re-arms
- * one (defer): the tid of the thread that does, 0 when none. A lock of
- * its own, not a cv_spinlock_t: defer, in a handler that may have
- * interrupted its own thread's holder, must tell that case. */
-static pid_t handlers_owner;
-
-static void handlers_lock(pid_t me)
-{
-	cv__critical_enter();
-	for (unsigned spins = 0;; spins++) {
-		pid_t none = 0;
-		if (__atomic_compare_exchange_n(&handlers_owner, &none, me, false, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			return;
-		if (spins >= 64 && !cv__off())
-			sched_yield();   /* the holder is in one system call, never waiting for the program */
-#if defined(__x86_64__) || defined(__i386__)
-		else
-			__builtin_ia32_pause();
-#endif
-	}
-}
-
-static void handlers_unlock(void)
-{
-	__atomic_store_n(&handlers_owner, 0, __ATOMIC_RELEASE);
-	cv__critical_leave();
-}
+ * one (defer). Taken with the taker's tid (gettid(), not the TLS copy,
+ * which a vfork child shares with its parent): defer, in a handler that
+ * may have interrupted its own thread's holder, tells that case. */
+static cv_spinlock_t handlers_lock;
 
 /* The child of a fork: a thread that held the lock is not in it. */
 void cv__signals_after_fork(void)
 {
-	__atomic_store_n(&handlers_owner, 0, __ATOMIC_RELAXED);
+	cv__spin_reset(&handlers_lock);
 }
 
 static void trampoline(int sig, siginfo_t *si, void *context);
@@ -124,9 +100,9 @@ static bool raised_by_an_instruction(int sig, const siginfo_t *si)
  * thread can be making one). */
 static void rearm(int sig, pid_t tid)
 {
-	bool mine = __atomic_load_n(&handlers_owner, __ATOMIC_RELAXED) == tid;
+	bool mine = __atomic_load_n(&handlers_lock.locked, __ATOMIC_RELAXED) == tid;
 	if (!mine)
-		handlers_lock(tid);
+		cv__spin_lock_as(&handlers_lock, tid);
 	struct sigaction now;
 	const struct sigaction *last = &handlers[sig].installed;
 	if (last->sa_sigaction == trampoline && (last->sa_flags & SA_RESETHAND) &&
@@ -136,7 +112,7 @@ static void rearm(int sig, pid_t tid)
 		cv__real.sigaction(sig, &now, NULL);
 	}
 	if (!mine)
-		handlers_unlock();
+		cv__spin_unlock(&handlers_lock);
 }
 
 /* A real-time signal's copies taken off its queue, a block at a time. */
@@ -230,6 +206,8 @@ static void trampoline(int sig, siginfo_t *si, void *context)
  * and enters a section of its own releases what that one defers. */
 void cv__release_deferred(void)
 {
+	if (CV_LIKELY(__atomic_load_n(&deferred, __ATOMIC_RELAXED) == 0))
+		return;
 	uint64_t bits = __atomic_exchange_n(&deferred, 0, __ATOMIC_RELAXED);
 	sigset_t set;
 	sigemptyset(&set);
@@ -237,11 +215,6 @@ void cv__release_deferred(void)
 		if (bits & 1)
 			sigaddset(&set, sig);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-}
-
-bool cv__deferred_signals(void)
-{
-	return __atomic_load_n(&deferred, __ATOMIC_RELAXED) != 0;
 }
 
 /* The program's view of what the kernel returned, given what the program
@@ -298,7 +271,7 @@ int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction
 	}
 	void (*fn)(int, siginfo_t *, void *) = handler ? want.sa_sigaction : NULL;
 	bool siginfo = handler && (want.sa_flags & SA_SIGINFO);
-	handlers_lock(gettid());
+	cv__spin_lock_as(&handlers_lock, gettid());
 	struct handler was = handlers[sig];
 	if (act) {
 		handlers[sig].installed = given;
@@ -313,7 +286,7 @@ int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction
 		handlers[sig].siginfo = was.siginfo;
 		__atomic_store_n(&handlers[sig].fn, was.fn, __ATOMIC_RELEASE);
 	}
-	handlers_unlock();
+	cv__spin_unlock(&handlers_lock);
 	if (rc == 0 && old) {
 		as_the_program_set_it(&kernel_old, &was);
 		*old = kernel_old;
@@ -403,7 +376,7 @@ CV_EXPORT int siginterrupt(int sig, int interrupt)
 		cv__resolve_real();
 	/* Under the lock: glibc rewrites the disposition it reads, and a
 	 * re-arm (rearm) in between would be undone. */
-	handlers_lock(gettid());
+	cv__spin_lock_as(&handlers_lock, gettid());
 	int rc = cv__real.siginterrupt(sig, interrupt);
 	if (rc == 0) {
 		if (interrupt)
@@ -411,6 +384,6 @@ CV_EXPORT int siginterrupt(int sig, int interrupt)
 		else
 			sigdelset(&interrupting, sig);
 	}
-	handlers_unlock();
+	cv__spin_unlock(&handlers_lock);
 	return rc;
 }

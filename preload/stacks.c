@@ -706,8 +706,7 @@ uint32_t cv__stack_capture_held(struct cv_thread *t, const struct cv_held *held,
 
 static struct init_ent *init_set(struct init_table *tab, const void *addr)
 {
-	uint64_t h = ((uintptr_t)addr >> 3) * 0x9E3779B97F4A7C15ull;
-	return &tab->ent[((uint32_t)(h >> 32) & (tab->sets - 1)) * INIT_WAYS];
+	return &tab->ent[((uint32_t)(cv__addr_hash(addr) >> 32) & (tab->sets - 1)) * INIT_WAYS];
 }
 
 /* addr's entry in tab (init_lock held): its own, else a free one, else
