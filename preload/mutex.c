@@ -72,7 +72,9 @@ void cv__record_wait(struct cv_rec *r, uint64_t ns)
 	unsigned b = ns ? 63u - (unsigned)__builtin_clzll(ns) : 0;
 	if (b >= CV_HIST_BUCKETS)
 		b = CV_HIST_BUCKETS - 1;
-	CV_BUMP(&r->s.wait_hist[b], 1);
+	uint64_t *hist = cv__rec_hist(r);
+	if (hist)   /* out of memory: the wait is counted, not placed */
+		CV_BUMP(&hist[b], 1);
 	if (CV_UNLIKELY(cv__trace_on))
 		cv__trace_wait(r->obj, ns);
 }
@@ -100,9 +102,9 @@ static CV_COLD void hold_end(struct cv_thread *t)
 	uint64_t held = cv__ticks() - t->hold_start;
 	t->hold_addr = NULL;
 	CV_BUMP(&r->s.hold_samples, 1);
-	CV_BUMP(&r->hold_ticks, held);
-	if (held > r->max_hold_ticks)
-		CV_STORE(&r->max_hold_ticks, held);
+	CV_BUMP(&r->s.hold_ticks, held);
+	if (held > r->s.max_hold_ticks)
+		CV_STORE(&r->s.max_hold_ticks, held);
 	if (CV_UNLIKELY(cv__trace_on))
 		cv__trace_hold(t, r->obj, t->hold_start + held, held);
 }

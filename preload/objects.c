@@ -398,7 +398,7 @@ static bool table_grow(struct cv_thread *t)
 	return true;
 }
 
-#define CV_MAX_RECORDS 262144u   /* ~190 MiB of records and objects at most */
+#define CV_MAX_RECORDS 262144u   /* records: 108 MiB at most (432 bytes each, alloc.c), and their objects */
 static uint32_t nrecords;        /* never past CV_MAX_RECORDS: it cannot wrap */
 static int records_warned;
 
@@ -518,17 +518,28 @@ void cv__records_thread_end(struct cv_thread *t)
  * the kind's aggregate object). Only the owning thread, or the one merging
  * an ended thread, changes a thread's records. */
 
-/* The fields of struct cv_stats that are maxima; all others after the two
- * ids are sums. */
-static const size_t stat_maxima[] = {
-	offsetof(struct cv_stats, max_hold_ns), offsetof(struct cv_stats, max_wait_ns),
-	offsetof(struct cv_stats, rd_max_wait_ns), offsetof(struct cv_stats, wr_max_wait_ns),
-	offsetof(struct cv_stats, max_wake_latency_ns), offsetof(struct cv_stats, max_imbalance_ns),
-};
-_Static_assert(offsetof(struct cv_stats, acquisitions) == 8 && sizeof(struct cv_stats) % 8 == 0,
-	       "cv_stats: two 32-bit ids, then 64-bit counters only");
+#define HIST_BYTES (CV_HIST_BUCKETS * sizeof(uint64_t))
 
-static void stats_add(struct cv_stats *dst, const struct cv_stats *src)
+/* Only r's own thread counts its waits; the writer reads hist once set. */
+uint64_t *cv__rec_hist(struct cv_rec *r)
+{
+	uint64_t *hist = r->hist;
+	if (CV_UNLIKELY(!hist) && (hist = cv__alloc(HIST_BYTES)) != NULL)
+		__atomic_store_n(&r->hist, hist, __ATOMIC_RELEASE);
+	return hist;
+}
+
+/* The fields of struct cv_rec_stats that are maxima; all others after the
+ * two ids are sums. */
+static const size_t stat_maxima[] = {
+	offsetof(struct cv_rec_stats, max_hold_ticks), offsetof(struct cv_rec_stats, max_wait_ns),
+	offsetof(struct cv_rec_stats, rd_max_wait_ns), offsetof(struct cv_rec_stats, wr_max_wait_ns),
+	offsetof(struct cv_rec_stats, max_wake_latency_ns), offsetof(struct cv_rec_stats, max_imbalance_ns),
+};
+_Static_assert(offsetof(struct cv_rec_stats, acquisitions) == 8 && sizeof(struct cv_rec_stats) % 8 == 0,
+	       "cv_rec_stats: two 32-bit ids, then 64-bit counters only");
+
+static void stats_add(struct cv_rec_stats *dst, const struct cv_rec_stats *src)
 {
 	uint64_t *d = (uint64_t *)((char *)dst + 8);
 	const uint64_t *s = (const uint64_t *)((const char *)src + 8);
@@ -603,13 +614,15 @@ static struct cv_rec *merged_rec(struct cv_thread *dst, struct cv_obj *o)
 static void rec_fold(struct cv_rec *d, struct cv_rec *src)
 {
 	stats_add(&d->s, &src->s);
-	CV_STORE(&d->hold_ticks, d->hold_ticks + src->hold_ticks);
-	if (src->max_hold_ticks > d->max_hold_ticks)
-		CV_STORE(&d->max_hold_ticks, src->max_hold_ticks);
+	uint64_t *hist = src->hist ? cv__rec_hist(d) : NULL;
+	for (uint32_t i = 0; hist && i < CV_HIST_BUCKETS; i++)
+		CV_BUMP(&hist[i], src->hist[i]);
 	cv__stacks_merge_rec(d, src);
 	obj_put(src->obj);
-	if (!cv__profile_writing())   /* else kept: the writer may be walking it */
+	if (!cv__profile_writing()) {   /* else kept: the writer may be walking it */
+		cv__free(src->hist, HIST_BYTES);
 		cv__free(src, sizeof(*src));
+	}
 	/* The record allowance is per (object, thread): this pair is gone. */
 	__atomic_fetch_sub(&nrecords, 1, __ATOMIC_RELAXED);
 }

@@ -340,19 +340,26 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 
 	for (struct cv_rec *r = head; r; r = r->next) {
 		struct cv_stats s;
-		/* Field by field with relaxed loads: the owner may still be counting. */
+		/* Field by field with relaxed loads: the owner may still be
+		 * counting. The file's head, its histogram, its tail (shim.h,
+		 * struct cv_rec_stats). */
 		const uint64_t *src = (const uint64_t *)&r->s;
 		uint64_t *dst = (uint64_t *)&s;
-		for (size_t i = 0; i < sizeof(s) / sizeof(uint64_t); i++)
+		for (size_t i = 0; i < CV_STATS_HEAD / sizeof(uint64_t); i++)
 			dst[i] = CV_LOAD(&src[i]);
+		const uint64_t *hist = __atomic_load_n(&r->hist, __ATOMIC_ACQUIRE);
+		for (size_t i = 0; i < CV_HIST_BUCKETS; i++)
+			s.wait_hist[i] = hist ? CV_LOAD(&hist[i]) : 0;
+		for (size_t i = CV_STATS_HEAD / sizeof(uint64_t); i < sizeof(r->s) / sizeof(uint64_t); i++)
+			dst[i + CV_HIST_BUCKETS] = CV_LOAD(&src[i]);
 		/* In memory a signal or broadcast is counted once, in signals
 		 * or broadcasts when it found a waiter, else in the _unwaited
 		 * field (the no-waiter fast paths bump one counter, not two:
 		 * cond.c); the file's signals and broadcasts count them all. */
 		s.signals += s.signals_unwaited;
 		s.broadcasts += s.broadcasts_unwaited;
-		s.hold_ns = (uint64_t)((double)CV_LOAD(&r->hold_ticks) * ns_per_tick);
-		s.max_hold_ns = (uint64_t)((double)CV_LOAD(&r->max_hold_ticks) * ns_per_tick);
+		s.hold_ns = (uint64_t)((double)s.hold_ns * ns_per_tick);   /* ticks until here */
+		s.max_hold_ns = (uint64_t)((double)s.max_hold_ns * ns_per_tick);
 		record(w, CV_REC_STATS, &s, sizeof(s), NULL, 0, NULL, 0);
 		cv__stacks_write_rec(w, r);
 	}

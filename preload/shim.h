@@ -160,8 +160,9 @@ static inline void cv__touch_for_write(void *entry)
 {
 	__atomic_fetch_add((uintptr_t *)entry, 0, __ATOMIC_RELAXED);
 }
-/* Every page of [p, p + len) written: a block fresh from cv__alloc (zero)
- * that no other thread sees yet. */
+/* Every page of [p, p + len) written (mapped first in one system call,
+ * where the kernel can: alloc.c): a block fresh from cv__alloc (zero) that
+ * no other thread sees yet. */
 void cv__touch_pages(void *p, size_t len);
 
 /* fn(arg) on a stack of the shim's own, size bytes with a guard page below,
@@ -262,20 +263,68 @@ struct cv_obj {
 };
 _Static_assert(offsetof(struct cv_obj, retired) == CV_CACHELINE, "cv_obj: one read-mostly line, then the operations");
 
-/* What one thread did to one object: struct cv_stats plus the hold-time
- * accumulator in TSC ticks (converted when the profile is written). Line
- * aligned, so that only its thread writes its lines; obj and
- * s.acquisitions, which the fast paths use, share the first. */
+/* A record's counters in the shim's memory: struct cv_stats
+ * (include/convoy/profile.h), field for field and in its order, but for
+ * the wait histogram, which only a record that waited needs (cv_rec.hist:
+ * 320 bytes, two fifths of a record, made at its first wait), and the
+ * hold times, kept in TSC ticks (converted when the profile is written).
+ * The counters before the histogram are the file's head, those after it
+ * its tail (output.c copies each; the asserts below hold every field to
+ * its place in the file's). */
+struct cv_rec_stats {
+	uint32_t object, thread;
+	uint64_t acquisitions, contended, trylocks, trylock_failures, handoffs, hold_samples;
+	uint64_t hold_ticks, max_hold_ticks;
+	uint64_t waits, wait_ns, max_wait_ns, timeouts;
+	uint64_t signals, broadcasts, signals_unwaited, broadcasts_unwaited;
+	/* the file's wait_hist: cv_rec.hist */
+	uint64_t rd_acquisitions, rd_contended, rd_waits, rd_wait_ns, rd_max_wait_ns;
+	uint64_t wr_max_wait_ns, wr_behind_readers, wr_behind_readers_ns;
+	uint64_t wakeups, wake_latency_ns, max_wake_latency_ns, futile_wakes, futile_after_broadcast;
+	uint64_t broadcast_woken, interrupts;
+	uint64_t futex_woken, futex_eagain, requeues, requeued, pi_ops, wake_ops;
+	uint64_t rounds, imbalance_ns, max_imbalance_ns;
+};
+#define CV_STATS_HEAD offsetof(struct cv_stats, wait_hist)   /* bytes of the file's head */
+#define CV_STATS_HIST sizeof(((struct cv_stats *)0)->wait_hist)
+#define CV_SAME_HEAD(f, g) \
+	_Static_assert(offsetof(struct cv_rec_stats, f) == offsetof(struct cv_stats, g), "cv_rec_stats." #f)
+#define CV_SAME_TAIL(f) \
+	_Static_assert(offsetof(struct cv_rec_stats, f) + CV_STATS_HIST == offsetof(struct cv_stats, f), "cv_rec_stats." #f)
+CV_SAME_HEAD(acquisitions, acquisitions); CV_SAME_HEAD(contended, contended); CV_SAME_HEAD(trylocks, trylocks);
+CV_SAME_HEAD(trylock_failures, trylock_failures); CV_SAME_HEAD(handoffs, handoffs);
+CV_SAME_HEAD(hold_samples, hold_samples); CV_SAME_HEAD(hold_ticks, hold_ns); CV_SAME_HEAD(max_hold_ticks, max_hold_ns);
+CV_SAME_HEAD(waits, waits); CV_SAME_HEAD(wait_ns, wait_ns); CV_SAME_HEAD(max_wait_ns, max_wait_ns);
+CV_SAME_HEAD(timeouts, timeouts); CV_SAME_HEAD(signals, signals); CV_SAME_HEAD(broadcasts, broadcasts);
+CV_SAME_HEAD(signals_unwaited, signals_unwaited); CV_SAME_HEAD(broadcasts_unwaited, broadcasts_unwaited);
+CV_SAME_TAIL(rd_acquisitions); CV_SAME_TAIL(rd_contended); CV_SAME_TAIL(rd_waits); CV_SAME_TAIL(rd_wait_ns);
+CV_SAME_TAIL(rd_max_wait_ns); CV_SAME_TAIL(wr_max_wait_ns); CV_SAME_TAIL(wr_behind_readers);
+CV_SAME_TAIL(wr_behind_readers_ns); CV_SAME_TAIL(wakeups); CV_SAME_TAIL(wake_latency_ns);
+CV_SAME_TAIL(max_wake_latency_ns); CV_SAME_TAIL(futile_wakes); CV_SAME_TAIL(futile_after_broadcast);
+CV_SAME_TAIL(broadcast_woken); CV_SAME_TAIL(interrupts); CV_SAME_TAIL(futex_woken); CV_SAME_TAIL(futex_eagain);
+CV_SAME_TAIL(requeues); CV_SAME_TAIL(requeued); CV_SAME_TAIL(pi_ops); CV_SAME_TAIL(wake_ops); CV_SAME_TAIL(rounds);
+CV_SAME_TAIL(imbalance_ns); CV_SAME_TAIL(max_imbalance_ns);
+_Static_assert(offsetof(struct cv_rec_stats, rd_acquisitions) == CV_STATS_HEAD &&
+	       sizeof(struct cv_rec_stats) + CV_STATS_HIST == sizeof(struct cv_stats),
+	       "cv_rec_stats: struct cv_stats without its histogram");
+#undef CV_SAME_HEAD
+#undef CV_SAME_TAIL
+
+/* What one thread did to one object. Line aligned, so that only its
+ * thread writes its lines; obj and s.acquisitions, which the fast paths
+ * use, share the first. Six lines: the shim's memory grows by a record
+ * for each (object, thread) pair a program uses. */
 struct cv_rec {
 	struct cv_obj  *obj;
 	struct cv_rec  *next, *prev;   /* the thread's list of records (output.c walks next) */
-	uint64_t        hold_ticks, max_hold_ticks;
-	struct cv_stats s;
+	struct cv_rec_stats s;
+	uint64_t       *hist;          /* the file's wait_hist (CV_HIST_BUCKETS); NULL until a wait */
 	/* stacks.c: this thread's waits on the object by call stack. */
 	struct cv_stack_acc *stack_accs;
 	uint32_t        stack_seen;    /* waits offered to the sampler */
 	uint32_t        nstack_accs;
 } __attribute__((aligned(CV_CACHELINE)));
+_Static_assert(sizeof(struct cv_rec) == 6 * CV_CACHELINE, "cv_rec: six lines");
 
 struct cv_slot { const void *addr; struct cv_rec *rec; };
 
@@ -929,6 +978,8 @@ static inline uint64_t cv__ticks(void)
 }
 
 void cv__record_wait(struct cv_rec *r, uint64_t ns);
+/* r's wait histogram, made on first need (objects.c); NULL: out of memory. */
+uint64_t *cv__rec_hist(struct cv_rec *r);
 
 /* ---- park.c: the cost of parking and waking --------------------------------- */
 

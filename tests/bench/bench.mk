@@ -16,6 +16,10 @@ $(BENCH_DIR)/lockpair: tests/bench/lockpair.c | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -pthread $< -o $@
 
+$(BENCH_DIR)/buckets: tests/bench/buckets.c | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -pthread $< -o $@
+
 $(BENCH_DIR)/omp_critical: tests/bench/omp_critical.c | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -fopenmp $< -o $@
@@ -65,9 +69,9 @@ bench-shim-ab: $(BUILD)/libconvoy.so $(BENCH_DIR)/lockpair
 # installs them): peers.sh's workloads, native, OTHER and this build
 # interleaved, 15 rounds.
 .PHONY: bench-programs-ab
-bench-programs-ab: $(BUILD)/libconvoy.so $(BENCH_DIR)/lockpair
+bench-programs-ab: $(BUILD)/libconvoy.so $(BENCH_DIR)/lockpair $(BENCH_DIR)/buckets
 	@test -n "$(OTHER)" || { echo "usage: make bench-programs-ab OTHER=path/to/libconvoy.so" >&2; exit 2; }
-	@PEER_OTHER=$(realpath $(OTHER)) PEER_TOOLS="native other convoy" PEER_WORKLOADS="pigz xz sort sqlite3" \
+	@PEER_OTHER=$(realpath $(OTHER)) PEER_TOOLS="native other convoy" PEER_WORKLOADS="start buckets pigz xz sort sqlite3" \
 	  tests/bench/peers.sh $(BUILD) 15
 
 # The overhead proof (tests/bench/peers.sh, docs/performance.md): convoy
@@ -87,5 +91,6 @@ bench-peers-deps:
 	  echo "bench-peers: could not install" $$missing "(peers.sh says which tools are missing)"; \
 	fi
 
-bench-peers: bench-peers-deps $(BUILD)/libconvoy.so $(BUILD)/convoy $(BENCH_DIR)/lockpair $(BUILD)/demos/global_queue
+bench-peers: bench-peers-deps $(BUILD)/libconvoy.so $(BUILD)/convoy $(BENCH_DIR)/lockpair $(BENCH_DIR)/buckets \
+		$(BUILD)/demos/global_queue
 	@tests/bench/peers.sh $(BUILD) $(ROUNDS)

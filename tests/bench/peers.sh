@@ -9,7 +9,8 @@
 # Workloads: lockpair's uncontended pair, two-thread contended loop and
 # condvar ping-pong (its own ns per operation), global_queue at 2 and 4
 # workers, a process's own cost (start: 100 short runs of lockpair, ms a
-# process), pigz -p 2, xz -T2, sort --parallel=2 and sqlite3 building an
+# process), a lock per bucket (buckets: 20,000 mutexes each taken by two
+# threads, the shim's cost per object), pigz -p 2, xz -T2, sort --parallel=2 and sqlite3 building an
 # index with PRAGMA threads=2 (wall seconds). Then global_queue's observer
 # effect: the failed trylocks it counts itself natively against what
 # convoy counts under the shim.
@@ -25,6 +26,7 @@ set -uo pipefail
 build=${1:?build dir} rounds=${2:-3}
 shim=$(realpath "$build/libconvoy.so")
 pair=$(realpath "$build/bench/lockpair") gq=$(realpath "$build/demos/global_queue")
+buckets=$(realpath "$build/bench/buckets")
 convoy=$(realpath "$build/convoy")
 tmp=$(mktemp -d)
 session=convoy-peers-$$
@@ -102,8 +104,8 @@ sqlite3 "$tmp/base.db" "CREATE TABLE t(a, b); WITH RECURSIVE c(x) AS (SELECT 1 U
 	WHERE x < 1000000) INSERT INTO t SELECT abs(random()) % 1000000, x FROM c;"
 mkdir -p "$tmp/profiles"
 
-names=(pair contended pingpong gq2 gq4 start pigz xz sort sqlite3)
-units=(ns/pair ns/pair ns/hop s s ms/proc s s s s)
+names=(pair contended pingpong gq2 gq4 start buckets pigz xz sort sqlite3)
+units=(ns/pair ns/pair ns/hop s s ms/proc s s s s s)
 starts=100   # processes in one run of "start"
 workload() {   # name -> the command
 	case $1 in
@@ -115,6 +117,7 @@ workload() {   # name -> the command
 	# what a process pays once: start-up, five threads made and joined, one
 	# lock each, the profile at exit (wall per process, of $starts)
 	start)     echo "sh -c 'i=0; while [ \$i -lt $starts ]; do $pair uncontended 1 >/dev/null || exit 1; i=\$((i+1)); done'" ;;
+	buckets)   echo "$buckets 20000" ;;
 	pigz)      echo "pigz -p 2 -c $tmp/data" ;;
 	xz)        echo "xz -T2 -0 --block-size=512KiB -c $tmp/data.xz-in" ;;   # 4 blocks, 2 threads
 	sort)      echo "sort --parallel=2 -S 64M $tmp/lines" ;;

@@ -145,3 +145,44 @@ Test(counts, a_program_without_libgomp_never_loads_it, .timeout = 30)
 	tu_assert_exit(&p, 0, "sh");
 	cr_assert(tu_has_line(p.out, "0"), "libgomp mapped in a program that does not use it: %s", p.out);
 }
+
+/* Every row of section in report r: its wait histogram counts each of its
+ * waits once. Returns the waits seen. */
+static int64_t waits_in_histograms(json_object *r, const char *section)
+{
+	json_object *rows = tu_array(r, section);
+	int64_t all = 0;
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i), *hist = tu_array(row, "wait_histogram");
+		int64_t in_hist = 0;
+		for (size_t k = 0; k < json_object_array_length(hist); k++)
+			in_hist += tu_int(json_object_array_get_idx(hist, k), "count");
+		TU_EQ(in_hist, tu_int(row, "waits"), "%s[%zu] (%s): waits in its histogram", section, i,
+		      json_object_to_json_string(tu_get(row, "name")));
+		all += in_hist;
+	}
+	return all;
+}
+
+/* The shim keeps a record's wait histogram apart from its counters, made
+ * at its first wait (preload/shim.h, struct cv_rec_stats), and adds it up
+ * when the records of threads ended past the thread cap fold into the
+ * "merged threads" row: each wait is still in one bucket. */
+Test(counts, every_wait_is_in_its_objects_wait_histogram, .timeout = 300)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "count_cond", NULL);
+	tu_assert_exit(&p, 0, "count_cond");
+	json_object *r = tu_report_dir(dir);
+	cr_assert(waits_in_histograms(r, "condvars") >= 60, "count_cond: ready_cond's 60 waits are in no histogram");
+	waits_in_histograms(r, "locks");
+
+	dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "churn_threads", "waited", "1500", NULL);
+	tu_assert_exit(&p, 0, "churn_threads waited 1500");
+	r = tu_report_dir(dir);
+	cr_assert(tu_thread_named(r, "merged threads"), "no \"merged threads\" row: no record was folded");
+	cr_assert(waits_in_histograms(r, "condvars") >= 1499, "churn_threads: its 1,499 waits at least");
+	waits_in_histograms(r, "locks");
+}
