@@ -360,7 +360,15 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 		s.broadcasts += s.broadcasts_unwaited;
 		s.hold_ns = (uint64_t)((double)s.hold_ns * ns_per_tick);   /* ticks until here */
 		s.max_hold_ns = (uint64_t)((double)s.max_hold_ns * ns_per_tick);
-		record(w, CV_REC_STATS, &s, sizeof(s), NULL, 0, NULL, 0);
+		/* Up to the last counter that is not zero (after the ids): a
+		 * reader zero-fills a shorter struct (include/convoy/profile.h),
+		 * and most records use a few of its 80 counters (a lock that
+		 * never waited: no histogram, no condvar, rwlock or futex
+		 * fields), so a program with many locks writes a tenth. */
+		size_t words = sizeof(s) / sizeof(uint64_t);
+		while (words > 1 && dst[words - 1] == 0)
+			words--;
+		record(w, CV_REC_STATS, &s, words * sizeof(uint64_t), NULL, 0, NULL, 0);
 		cv__stacks_write_rec(w, r);
 	}
 

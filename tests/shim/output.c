@@ -6,7 +6,9 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include "convoy/profile.h"
 #include "testutil.h"
 
 static void assert_no_temporary_files(const char *dir, size_t planted)
@@ -258,4 +260,64 @@ Test(quiet, each_bad_setting_gets_one_warning, .timeout = 30)
 	TU_EQ(tu_count_lines(shim.err), NBAD, "stderr lines (stderr:\n%s)", shim.err);
 	for (const char *line = shim.err; *line; line = strchr(line, '\n') + 1)
 		cr_assert(strncmp(line, "convoy: ", 8) == 0, "a line without \"convoy: \": %s", line);
+}
+
+/* The shim writes each stats record only up to its last counter that is
+ * not zero (preload/output.c); a reader zero-fills a shorter fixed struct
+ * (include/convoy/profile.h). So the report must be the one the same
+ * records give written whole: the profile is rewritten here with every
+ * stats record padded to a whole struct cv_stats, and both reported. */
+Test(output, stats_records_cut_after_their_last_counter_read_as_written_whole, .timeout = 60)
+{
+	char *dir = tu_tmpdir();
+	struct tu_proc p;
+	tu_run_shim(&p, dir, "count_cond", NULL);
+	tu_assert_exit(&p, 0, "count_cond");
+	char *cut = tu_only_profile(dir);
+	size_t len, whole_len = 0, shorter = 0;
+	unsigned char *d = tu_read_file(cut, &len), *whole = calloc(1, 2 * len + sizeof(struct cv_stats) * 4096);
+	cr_assert(whole);
+	size_t off = sizeof(struct cv_file_header);
+	memcpy(whole, d, off);
+	whole_len = off;
+	while (off + sizeof(struct cv_rec_header) <= len) {
+		struct cv_rec_header h;
+		memcpy(&h, d + off, sizeof(h));
+		if (h.type == CV_REC_END) {
+			memcpy(whole + whole_len, d + off, sizeof(h) + h.size);
+			uint32_t crc = (uint32_t)crc32(crc32(0, Z_NULL, 0), whole, (uInt)(whole_len + sizeof(h)));
+			memcpy(whole + whole_len + sizeof(h) + offsetof(struct cv_end, crc32), &crc, sizeof(crc));
+			whole_len += sizeof(h) + h.size;
+			break;
+		}
+		if (h.type == CV_REC_STATS) {
+			cr_assert(h.fixed == h.size && h.fixed <= sizeof(struct cv_stats) && h.fixed % 8 == 0,
+				  "a stats record of %u bytes, %u of them its struct", h.size, h.fixed);
+			shorter += h.fixed < sizeof(struct cv_stats);
+			struct cv_rec_header wh = { .type = h.type, .size = sizeof(struct cv_stats), .fixed = sizeof(struct cv_stats) };
+			memcpy(whole + whole_len, &wh, sizeof(wh));
+			memcpy(whole + whole_len + sizeof(wh), d + off + sizeof(h), h.fixed);   /* the rest stays zero */
+			whole_len += sizeof(wh) + sizeof(struct cv_stats);
+		} else {
+			memcpy(whole + whole_len, d + off, sizeof(h) + h.size);
+			whole_len += sizeof(h) + h.size;
+		}
+		off += sizeof(h) + h.size;
+	}
+	cr_assert(shorter > 0, "no stats record was cut: count_cond's locks never waited");
+	char padded[4200];
+	snprintf(padded, sizeof(padded), "%s/whole.convoy", tu_tmpdir());
+	tu_write_file(padded, whole, whole_len);
+	struct tu_proc a, b;
+	tu_run(&a, NULL, (const char *[]){ tu_convoy(), "report", "--json", cut, NULL });
+	tu_run(&b, NULL, (const char *[]){ tu_convoy(), "report", "--json", padded, NULL });
+	cr_assert(a.exited && a.code == 0 && b.exited && b.code == 0, "convoy report: %s / %s", a.err, b.err);
+	json_object *ra = json_tokener_parse(a.out), *rb = json_tokener_parse(b.out);
+	cr_assert(ra && rb, "convoy report --json: no JSON");
+	json_object_object_del(tu_get(ra, "process"), "profile");   /* the file's path, the one difference */
+	json_object_object_del(tu_get(rb, "process"), "profile");
+	cr_assert(json_object_equal(ra, rb), "the report of %zu cut stats records differs from the whole ones':\n%s\n---\n%s",
+		  shorter, json_object_to_json_string(ra), json_object_to_json_string(rb));
+	free(d);
+	free(whole);
 }
