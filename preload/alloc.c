@@ -54,12 +54,16 @@ static unsigned class_of(size_t size, size_t *class_size)
 }
 
 /* Nothing once the shim is off (cv__off): callers take it as out of memory
- * and leave the object untracked. */
+ * and leave the object untracked. errno is the caller's again: a failed
+ * mmap (an address-space limit) must not show in the program's errno after
+ * a lock call whose bookkeeping allocated. */
 static void *map(size_t len)
 {
 	if (cv__off())
 		return NULL;
+	int saved_errno = errno;
 	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	errno = saved_errno;
 	return m == MAP_FAILED ? NULL : m;
 }
 
@@ -102,14 +106,18 @@ static void push(unsigned c, void *p)
 static bool populate_refused;   /* the kernel has no MADV_POPULATE_WRITE, or a filter said no */
 
 /* Pages [lo, hi) (page aligned) mapped in one system call, where the
- * kernel can: a saving only (the caller still writes every page). */
+ * kernel can: a saving only (the caller still writes every page). No
+ * system call once the shim is off: a seccomp filter the program has
+ * installed may kill it for one (a thread that was waiting inside the shim
+ * when it came still allocates). */
 static void populate(uintptr_t lo, uintptr_t hi)
 {
-	if (__atomic_load_n(&populate_refused, __ATOMIC_RELAXED))
+	if (lo >= hi || cv__off() || __atomic_load_n(&populate_refused, __ATOMIC_RELAXED))
 		return;
 	int saved_errno = errno;
-	if (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) != 0 && errno != ENOMEM)
-		__atomic_store_n(&populate_refused, true, __ATOMIC_RELAXED);   /* EINVAL, EPERM: not again */
+	if (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) != 0 &&
+	    (errno == EINVAL || errno == EPERM || errno == ENOSYS))   /* before Linux 5.14; a filter */
+		__atomic_store_n(&populate_refused, true, __ATOMIC_RELAXED);
 	errno = saved_errno;
 }
 
@@ -119,12 +127,13 @@ static void touch(void *p, size_t len)
 		*(volatile char *)a = 0;   /* fresh and zero, seen by no other thread yet */
 }
 
-/* A whole table (a mapping of its own past 64 KiB): one call, not a fault
- * a page. */
+/* A table of its own mapping (past CV_CLASS_MAX: cv__alloc) in one call,
+ * not a fault a page; a smaller block's pages are written already (carved,
+ * or zeroed off a free list). */
 void cv__touch_pages(void *p, size_t len)
 {
-	uintptr_t lo = (uintptr_t)p & ~(uintptr_t)(CV_PAGE_MIN - 1);
-	populate(lo, ((uintptr_t)p + len + CV_PAGE_MIN - 1) & ~(uintptr_t)(CV_PAGE_MIN - 1));
+	if (len > CV_CLASS_MAX)
+		populate((uintptr_t)p, ((uintptr_t)p + len + CV_PAGE_MIN - 1) & ~(uintptr_t)(CV_PAGE_MIN - 1));
 	touch(p, len);
 }
 
@@ -149,7 +158,8 @@ static void populate_ahead(struct chunk *c, size_t end)
 	uintptr_t hi = ((uintptr_t)(c->data + end + 2 * ahead) + CV_PAGE_MIN - 1) & ~(uintptr_t)(CV_PAGE_MIN - 1);
 	if (hi > (uintptr_t)c + CV_CHUNK)
 		hi = (uintptr_t)c + CV_CHUNK;
-	if (__atomic_compare_exchange_n(&c->populated, &done, hi - (uintptr_t)c->data, false, __ATOMIC_RELAXED,
+	if (hi > (uintptr_t)(c->data + done) &&   /* else the chunk's end is reached */
+	    __atomic_compare_exchange_n(&c->populated, &done, hi - (uintptr_t)c->data, false, __ATOMIC_RELAXED,
 					__ATOMIC_RELAXED))
 		populate(lo, hi);   /* else another carve moved the mark: it asks */
 }

@@ -37,13 +37,21 @@ static int program_handlers;        /* the program installed a handler the tramp
 static unsigned unmasked_sections;  /* threads in a section entered without the mask */
 __thread unsigned cv__sections;     /* sections this thread is in (nested) */
 static __thread bool masked;        /* the outermost one blocked signals */
-static __thread sigset_t mask_before;  /* the thread's signal mask before it */
+/* The thread's signal mask before it, as the kernel keeps it: eight bytes
+ * where glibc's sigset_t is 128, and static TLS is carved from every
+ * thread's stack (a PTHREAD_STACK_MIN thread has 16 KiB in all). */
+static __thread uint64_t mask_before;
+#define KERNEL_SIGSET sizeof(mask_before)
+_Static_assert(NSIG - 1 <= 8 * KERNEL_SIGSET, "the kernel's signal set is one word");
 
+/* Every signal but glibc's own two, as pthread_sigmask leaves them
+ * (SIGCANCEL, SIGSETXID: __SIGRTMIN and the one after; SIGKILL and
+ * SIGSTOP the kernel never blocks). A raw system call: a wrapper of
+ * pthread_sigmask preloaded after the shim is not called from inside it. */
 static void block_all(void)
 {
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &mask_before);   /* keeps SIGCANCEL, SIGSETXID */
+	uint64_t all = ~(3ull << (__SIGRTMIN - 1));
+	cv__sys(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)&mask_before, KERNEL_SIGSET);
 }
 
 /* The order of each step matters to a handler that runs in between and
@@ -86,7 +94,7 @@ void cv__critical_leave(void)
 	if (masked) {
 		cv__sections = 0;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		pthread_sigmask(SIG_SETMASK, &mask_before, NULL);
+		cv__sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask_before, 0, KERNEL_SIGSET);
 	} else {
 		__atomic_fetch_sub(&unmasked_sections, 1, __ATOMIC_RELEASE);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);

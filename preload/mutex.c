@@ -72,9 +72,7 @@ void cv__record_wait(struct cv_rec *r, uint64_t ns)
 	unsigned b = ns ? 63u - (unsigned)__builtin_clzll(ns) : 0;
 	if (b >= CV_HIST_BUCKETS)
 		b = CV_HIST_BUCKETS - 1;
-	uint64_t *hist = cv__rec_hist(r);
-	if (hist)   /* out of memory: the wait is counted, not placed */
-		CV_BUMP(&hist[b], 1);
+	CV_BUMP(&cv__rec_hist(r)[b], 1);   /* out of memory: counted, not placed */
 	if (CV_UNLIKELY(cv__trace_on))
 		cv__trace_wait(r->obj, ns);
 }

@@ -398,7 +398,7 @@ static bool table_grow(struct cv_thread *t)
 	return true;
 }
 
-#define CV_MAX_RECORDS 262144u   /* records: 108 MiB at most (432 bytes each, alloc.c), and their objects */
+#define CV_MAX_RECORDS 262144u   /* 108 MiB of records (432 bytes each, alloc.c), 368 more each that waited */
 static uint32_t nrecords;        /* never past CV_MAX_RECORDS: it cannot wrap */
 static int records_warned;
 
@@ -520,13 +520,36 @@ void cv__records_thread_end(struct cv_thread *t)
 
 #define HIST_BYTES (CV_HIST_BUCKETS * sizeof(uint64_t))
 
-/* Only r's own thread counts its waits; the writer reads hist once set. */
+/* Where the waits of a record whose histogram could not be had go, once:
+ * out of memory, a record does not ask again at every wait. Never written
+ * to a profile (a shared sink, counted by any thread). */
+static uint64_t hist_lost[CV_HIST_BUCKETS];
+
+/* A record is its thread's, but a handler on that thread may wait on the
+ * same object between the load and the store, and the shared out-of-memory
+ * record (lost_rec) is every thread's: the block is installed by a
+ * compare-and-swap, and the loser's goes back. The writer reads hist once
+ * set (acquire). */
 uint64_t *cv__rec_hist(struct cv_rec *r)
 {
-	uint64_t *hist = r->hist;
-	if (CV_UNLIKELY(!hist) && (hist = cv__alloc(HIST_BYTES)) != NULL)
-		__atomic_store_n(&r->hist, hist, __ATOMIC_RELEASE);
-	return hist;
+	uint64_t *hist = __atomic_load_n(&r->hist, __ATOMIC_ACQUIRE);
+	if (CV_LIKELY(hist != NULL))
+		return hist;
+	uint64_t *fresh = cv__alloc(HIST_BYTES), *none = NULL;
+	if (!fresh)
+		fresh = hist_lost;
+	if (__atomic_compare_exchange_n(&r->hist, &none, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return fresh;
+	if (fresh != hist_lost)
+		cv__free(fresh, HIST_BYTES);
+	return none;   /* the winner's */
+}
+
+/* r's histogram as the profile has it: NULL when there is none to write. */
+const uint64_t *cv__rec_hist_kept(const struct cv_rec *r)
+{
+	const uint64_t *hist = __atomic_load_n(&r->hist, __ATOMIC_ACQUIRE);
+	return hist == hist_lost ? NULL : hist;
 }
 
 /* The fields of struct cv_rec_stats that are maxima; all others after the
@@ -614,13 +637,14 @@ static struct cv_rec *merged_rec(struct cv_thread *dst, struct cv_obj *o)
 static void rec_fold(struct cv_rec *d, struct cv_rec *src)
 {
 	stats_add(&d->s, &src->s);
-	uint64_t *hist = src->hist ? cv__rec_hist(d) : NULL;
+	const uint64_t *from = cv__rec_hist_kept(src);
+	uint64_t *hist = from ? cv__rec_hist(d) : NULL;
 	for (uint32_t i = 0; hist && i < CV_HIST_BUCKETS; i++)
-		CV_BUMP(&hist[i], src->hist[i]);
+		CV_BUMP(&hist[i], from[i]);
 	cv__stacks_merge_rec(d, src);
 	obj_put(src->obj);
 	if (!cv__profile_writing()) {   /* else kept: the writer may be walking it */
-		cv__free(src->hist, HIST_BYTES);
+		cv__free((void *)from, HIST_BYTES);
 		cv__free(src, sizeof(*src));
 	}
 	/* The record allowance is per (object, thread): this pair is gone. */

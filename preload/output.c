@@ -347,7 +347,7 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 		uint64_t *dst = (uint64_t *)&s;
 		for (size_t i = 0; i < CV_STATS_HEAD / sizeof(uint64_t); i++)
 			dst[i] = CV_LOAD(&src[i]);
-		const uint64_t *hist = __atomic_load_n(&r->hist, __ATOMIC_ACQUIRE);
+		const uint64_t *hist = cv__rec_hist_kept(r);
 		for (size_t i = 0; i < CV_HIST_BUCKETS; i++)
 			s.wait_hist[i] = hist ? CV_LOAD(&hist[i]) : 0;
 		for (size_t i = CV_STATS_HEAD / sizeof(uint64_t); i < sizeof(r->s) / sizeof(uint64_t); i++)

@@ -318,7 +318,7 @@ struct cv_rec {
 	struct cv_obj  *obj;
 	struct cv_rec  *next, *prev;   /* the thread's list of records (output.c walks next) */
 	struct cv_rec_stats s;
-	uint64_t       *hist;          /* the file's wait_hist (CV_HIST_BUCKETS); NULL until a wait */
+	uint64_t       *hist;          /* the file's wait_hist (CV_HIST_BUCKETS); NULL until a wait (cv__rec_hist) */
 	/* stacks.c: this thread's waits on the object by call stack. */
 	struct cv_stack_acc *stack_accs;
 	uint32_t        stack_seen;    /* waits offered to the sampler */
@@ -978,8 +978,10 @@ static inline uint64_t cv__ticks(void)
 }
 
 void cv__record_wait(struct cv_rec *r, uint64_t ns);
-/* r's wait histogram, made on first need (objects.c); NULL: out of memory. */
+/* r's wait histogram, made on first need (objects.c; out of memory, a
+ * shared sink that is never written out). */
 uint64_t *cv__rec_hist(struct cv_rec *r);
+const uint64_t *cv__rec_hist_kept(const struct cv_rec *r);   /* NULL: none to write */
 
 /* ---- park.c: the cost of parking and waking --------------------------------- */
 

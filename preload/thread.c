@@ -577,17 +577,18 @@ static struct cv_thread *thread_by_handle(pthread_t th)
 	return found;
 }
 
-CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
-			     void *(*start_routine)(void *), void *arg)
+/* The child's state, published, for pthread_create (NULL: none could be
+ * had). Out of line, like child_created below: the wrapper's frame is
+ * under glibc's whole pthread_create, and a thread on a PTHREAD_STACK_MIN
+ * stack may call it deep down (its frame was 128 bytes, 96 now). */
+static CV_NOINLINE struct cv_thread *child_prepare(struct cv_thread *self, const pthread_attr_t *attr,
+						   void *(*start_routine)(void *), void *arg)
 {
-	struct cv_thread *self = cv__current() ?: cv__thread_slow();
-	if (!self || cv__off())
-		return cv__real.pthread_create(th, attr, start_routine, arg);
 	int saved_errno = errno;
 	struct cv_thread *child = thread_alloc();
 	errno = saved_errno;
 	if (!child)
-		return cv__real.pthread_create(th, attr, start_routine, arg);
+		return NULL;
 	int detach = PTHREAD_CREATE_JOINABLE;
 	if (attr && pthread_attr_getdetachstate(attr, &detach) == 0 && detach == PTHREAD_CREATE_DETACHED)
 		child->flags |= CV_THREAD_DETACHED;
@@ -595,13 +596,16 @@ CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	child->start_routine = start_routine;
 	child->start_arg = arg;
 	child->creator_tid = self->tid;
-
 	thread_publish(child);   /* tid 0 until it runs: the profile skips it until then */
 	__atomic_fetch_add(&unattached, 1, __ATOMIC_ACQ_REL);
-	uint64_t t0 = cv__now_ns();
-	int rc = cv__real.pthread_create(th, attr, trampoline, child);
-	uint64_t elapsed = cv__now_ns() - t0;
-	/* Never *th from here on: the child may have freed it (see pending_detach). */
+	return child;
+}
+
+/* After the real pthread_create returned rc, elapsed ns after it was called.
+ * Never the pthread_t from here on: the child may have freed it (see
+ * pending_detach). */
+static CV_NOINLINE int child_created(struct cv_thread *self, struct cv_thread *child, int rc, uint64_t elapsed)
+{
 	if (rc == 0) {
 		CV_STORE(&child->create_ns, elapsed);
 		CV_BUMP(&self->threads_created, 1);
@@ -616,6 +620,17 @@ CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	}
 	/* On failure the child never runs, keeps tid 0, and is never reported. */
 	return rc;
+}
+
+CV_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+			     void *(*start_routine)(void *), void *arg)
+{
+	struct cv_thread *self = cv__current() ?: cv__thread_slow(), *child;
+	if (!self || cv__off() || !(child = child_prepare(self, attr, start_routine, arg)))
+		return cv__real.pthread_create(th, attr, start_routine, arg);
+	uint64_t t0 = cv__now_ns();
+	int rc = cv__real.pthread_create(th, attr, trampoline, child);
+	return child_created(self, child, rc, cv__now_ns() - t0);
 }
 
 /* A blocking join of th begins: recorded for the deadlock graph. */

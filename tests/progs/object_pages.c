@@ -52,7 +52,6 @@ static void both_take(int from, int to)
 		MUST(pthread_join(th[i], NULL));
 }
 
-
 int main(void)
 {
 	void *probe = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

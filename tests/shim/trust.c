@@ -4,6 +4,7 @@
  * two runs must agree on exit status and output. Nothing here depends on
  * timing: the programs do a fixed amount of work, and timeouts are generous
  * limits on completion only. */
+#include <elf.h>
 #include <errno.h>
 #include <unistd.h>
 #include <sys/resource.h>
@@ -559,6 +560,46 @@ Test(trust, a_thread_on_a_small_stack_may_take_a_contended_lock_deep_down, .time
 		run_both(&b, argv, capture_all);
 		tu_assert_exit(&b.native, 0, "small_stack natively");
 	}
+}
+
+/* The shim allocates as it records (a record's wait histogram at its
+ * first wait), and past an address-space limit its mmap fails: a lock call
+ * must still leave errno as the program set it (preload/alloc.c, map).
+ * 18,969 of 20,000 timed-out locks came back with ENOMEM before. */
+Test(trust, errno_survives_the_shim_running_out_of_memory, .timeout = 120)
+{
+	const char *argv[] = { tu_prog("errno_out_of_memory"), NULL };
+	struct both b;
+	run_both(&b, argv, NULL);
+	tu_assert_exit(&b.native, 0, "errno_out_of_memory natively");
+	cr_assert(strstr(b.native.out, "errno changed by 0 of"), "natively: %s", b.native.out);
+}
+
+/* glibc carves static TLS from the top of every thread's stack, a
+ * PTHREAD_STACK_MIN thread's 16 KiB included, and the shim's is in every
+ * thread of the program (tests/hostile/README.md: pthread_exit and
+ * pthread_create deep in a small stack). 228 bytes until the saved signal
+ * mask became the kernel's eight-byte set (preload/lock.c); 128 is the
+ * budget. Read from libconvoy.so's PT_TLS program header. */
+Test(trust, the_shims_static_tls_stays_small, .timeout = 30)
+{
+	size_t len;
+	unsigned char *so = tu_read_file(tu_shim(), &len);
+	Elf64_Ehdr eh;
+	cr_assert(len >= sizeof(eh), "%s: not an ELF file", tu_shim());
+	memcpy(&eh, so, sizeof(eh));
+	cr_assert(!memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64, "%s: not ELF64", tu_shim());
+	uint64_t tls = 0;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		cr_assert(eh.e_phoff + (i + 1) * sizeof(ph) <= len, "%s: program headers past its end", tu_shim());
+		memcpy(&ph, so + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+		if (ph.p_type == PT_TLS)
+			tls = ph.p_memsz;
+	}
+	cr_assert(tls > 0 && tls <= 128, "libconvoy.so's static TLS is %llu bytes (budget 128): every thread's stack "
+		  "pays it", (unsigned long long)tls);
+	free(so);
 }
 
 /* A library constructor, under dlopen's lock, waits for a thread that

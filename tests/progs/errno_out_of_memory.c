@@ -1,0 +1,66 @@
+/* errno_out_of_memory.c — a lock call that waited leaves errno as it was,
+ * even when the shim's memory runs out (tests/shim/trust.c).
+ *
+ * A helper holds 20,000 mutexes; the main thread lowers RLIMIT_AS to what
+ * it uses now, then times out on each of them (a deadline already past),
+ * errno set to 4242 before every call. Each is a wait the shim records in
+ * a new record, whose wait histogram it allocates at the first wait: past
+ * the limit its mmap fails with ENOMEM, which must not reach the program.
+ * Prints how many calls changed errno (0 natively). */
+#include <sys/resource.h>
+
+#include "progs.h"
+
+#define LOCKS 20000
+
+static pthread_mutex_t locks[LOCKS];
+static pthread_barrier_t held, done;
+
+static void *holder(void *arg)
+{
+	for (int i = 0; i < LOCKS; i++)
+		MUST(pthread_mutex_lock(&locks[i]));
+	pthread_barrier_wait(&held);
+	pthread_barrier_wait(&done);
+	for (int i = 0; i < LOCKS; i++)
+		MUST(pthread_mutex_unlock(&locks[i]));
+	return arg;
+}
+
+int main(void)
+{
+	for (int i = 0; i < LOCKS; i++)
+		MUST(pthread_mutex_init(&locks[i], NULL));
+	MUST(pthread_barrier_init(&held, NULL, 2));
+	MUST(pthread_barrier_init(&done, NULL, 2));
+	pthread_t t;
+	MUST(pthread_create(&t, NULL, holder, NULL));
+	pthread_barrier_wait(&held);
+
+	long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (!f || fscanf(f, "%ld", &pages) != 1) {
+		perror("/proc/self/statm");
+		return 99;
+	}
+	fclose(f);
+	struct rlimit limit = { (rlim_t)pages * 4096 + (64 << 10), RLIM_INFINITY };
+	MUST(setrlimit(RLIMIT_AS, &limit) ? errno : 0);
+	struct timespec past = { 0, 0 };
+	int changed = 0;
+	for (int i = 0; i < LOCKS; i++) {
+		errno = 4242;
+		int rc = pthread_mutex_timedlock(&locks[i], &past);
+		changed += errno != 4242;
+		if (rc != ETIMEDOUT) {
+			printf("timedlock %d: %d %s\n", i, rc, rc_name(rc));
+			return 1;
+		}
+	}
+	limit.rlim_cur = RLIM_INFINITY;
+	MUST(setrlimit(RLIMIT_AS, &limit) ? errno : 0);
+	pthread_barrier_wait(&done);
+	MUST(pthread_join(t, NULL));
+	printf("errno changed by %d of %d timed-out locks\n", changed, LOCKS);
+	return 0;
+}
