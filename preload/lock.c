@@ -1,10 +1,12 @@
 /* lock.c — the shim's own spinlock, and the critical sections it is held in.
  * It guards only short, rare sections (first use of an object by a thread,
  * init and destroy, the thread table), never the program's path, and it
- * never calls a function the shim wraps. It is taken only inside the
- * reentrancy guard (shim.h), so a signal handler that interrupts its holder
- * on the same thread never tries it: the handler finds the thread busy and
- * calls the real function.
+ * never calls a function the shim wraps. It is held only inside a
+ * critical section (below), where none of the program's signal handlers
+ * runs, so no handler ever tries it on its holder's thread; most holders
+ * are inside the reentrancy guard (shim.h) too, not all (the first thread's
+ * take_lock after pthread_create, the signals lock in sigaction, a fork
+ * child's steps).
  *
  * A program's signal handler must not run while its thread is inside such a
  * section. Otherwise a handler that interrupts the holder may block in the
@@ -28,6 +30,7 @@
  * sections never wait for the program). A handler installed without libc
  * at all (an rt_sigaction instruction of the program's own) is not seen.
  */
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 
@@ -42,16 +45,29 @@ static __thread bool masked;        /* the outermost one blocked signals */
  * thread's stack (a PTHREAD_STACK_MIN thread has 16 KiB in all). */
 static __thread uint64_t mask_before;
 #define KERNEL_SIGSET sizeof(mask_before)
-_Static_assert(NSIG - 1 <= 8 * KERNEL_SIGSET, "the kernel's signal set is one word");
+_Static_assert(NSIG - 1 <= 8 * KERNEL_SIGSET && (sizeof(long) == 8 || __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__),
+	       "the kernel's signal set is one 64-bit word");
+
+/* rt_sigprocmask on the kernel's set. errno is the caller's again: it can
+ * fail only under a filter or tracer the shim did not see, and sections
+ * are entered outside the reentrancy guard too (cv__take_threads after a
+ * pthread_create, the signals lock, a fork child's steps). */
+static void set_mask(int how, const uint64_t *set, uint64_t *old)
+{
+	int saved_errno = errno;
+	cv__sys(SYS_rt_sigprocmask, how, (long)set, (long)old, KERNEL_SIGSET);
+	errno = saved_errno;
+}
 
 /* Every signal but glibc's own two, as pthread_sigmask leaves them
  * (SIGCANCEL, SIGSETXID: __SIGRTMIN and the one after; SIGKILL and
- * SIGSTOP the kernel never blocks). A raw system call: a wrapper of
- * pthread_sigmask preloaded after the shim is not called from inside it. */
+ * SIGSTOP the kernel never blocks). The restore puts back the mask as it
+ * was, glibc's two included where the program had blocked them by a raw
+ * system call (pthread_sigmask's SIG_SETMASK would have dropped them). */
 static void block_all(void)
 {
 	uint64_t all = ~(3ull << (__SIGRTMIN - 1));
-	cv__sys(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)&mask_before, KERNEL_SIGSET);
+	set_mask(SIG_BLOCK, &all, &mask_before);
 }
 
 /* The order of each step matters to a handler that runs in between and
@@ -94,7 +110,7 @@ void cv__critical_leave(void)
 	if (masked) {
 		cv__sections = 0;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		cv__sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask_before, 0, KERNEL_SIGSET);
+		set_mask(SIG_SETMASK, &mask_before, NULL);
 	} else {
 		__atomic_fetch_sub(&unmasked_sections, 1, __ATOMIC_RELEASE);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);

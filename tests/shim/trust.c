@@ -575,6 +575,23 @@ Test(trust, errno_survives_the_shim_running_out_of_memory, .timeout = 120)
 	cr_assert(strstr(b.native.out, "errno changed by 0 of"), "natively: %s", b.native.out);
 }
 
+/* A section of the shim's blocks signals when the program has a handler
+ * the shim cannot wrap (preload/lock.c) and puts the mask back after:
+ * exactly as it was (glibc's pthread_sigmask, restoring, dropped its own
+ * two signals where the program had blocked them by a raw system call: all
+ * 20,000 masks changed), and errno untouched when the call fails under a
+ * filter the shim did not see (sigaction's section changed it 3 of 3). */
+Test(trust, a_masked_section_leaves_the_mask_and_errno_as_they_were, .timeout = 120)
+{
+	static const char *const modes[] = { "mask", "errno" };
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		const char *argv[] = { tu_prog("masked_sections"), modes[i], NULL };
+		struct both b;
+		run_both(&b, argv, NULL);
+		tu_assert_exit(&b.native, 0, modes[i]);
+	}
+}
+
 /* glibc carves static TLS from the top of every thread's stack, a
  * PTHREAD_STACK_MIN thread's 16 KiB included, and the shim's is in every
  * thread of the program (tests/hostile/README.md: pthread_exit and
