@@ -140,7 +140,7 @@ void cv__touch_pages(void *p, size_t len)
 /* A chunk's pages are mapped in batches ahead of the bump pointer, one
  * madvise(MADV_POPULATE_WRITE) for many pages: a page fault costs about
  * 9 us on the development VM (an exception, a VM exit), a page populated
- * in a batch about 4 (docs/performance.md, "Fresh pages"). The batch
+ * in a batch about 4 (docs/performance.md, "Many locks"). The batch
  * reaches twice as far again as the chunk has handed out (a process that
  * makes one thread and a few objects maps a page or two, as before), at
  * most 2 * CV_POPULATE_MAX, and the next is asked for once the carves are

@@ -49,9 +49,8 @@ _Static_assert(NSIG - 1 <= 8 * KERNEL_SIGSET && (sizeof(long) == 8 || __BYTE_ORD
 	       "the kernel's signal set is one 64-bit word");
 
 /* rt_sigprocmask on the kernel's set. errno is the caller's again: it can
- * fail only under a filter or tracer the shim did not see, and sections
- * are entered outside the reentrancy guard too (cv__take_threads after a
- * pthread_create, the signals lock, a fork child's steps). */
+ * fail only under a filter or tracer the shim did not see, and some
+ * sections are entered outside the reentrancy guard (above). */
 static void set_mask(int how, const uint64_t *set, uint64_t *old)
 {
 	int saved_errno = errno;

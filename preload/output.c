@@ -364,7 +364,8 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 		 * reader zero-fills a shorter struct (include/convoy/profile.h),
 		 * and most records use a few of its 80 counters (a lock that
 		 * never waited: no histogram, no condvar, rwlock or futex
-		 * fields), so a program with many locks writes a tenth. */
+		 * fields): a program with many locks writes a sixth of what
+		 * whole records made (docs/performance.md, "Many locks"). */
 		size_t words = sizeof(s) / sizeof(uint64_t);
 		while (words > 1 && dst[words - 1] == 0)
 			words--;
