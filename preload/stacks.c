@@ -736,6 +736,7 @@ static void init_grow(void)
 	struct init_table *tab = cv__alloc(init_table_size(sets));
 	if (!tab)
 		return;
+	cv__touch_pages(tab, init_table_size(sets));   /* the rehash reads before it writes; past 64 KiB a mapping */
 	tab->sets = sets;
 	uint32_t live = 0;
 	for (uint32_t i = 0; old && i < old->sets * INIT_WAYS; i++) {
