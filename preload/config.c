@@ -143,7 +143,6 @@ void cv__config_read(void)
 		else
 			cv__config.hold_period = (uint32_t)v;
 	}
-	cv__real.hold_mask = cv__config.hold_period - 1;   /* read on the fast path */
 	resolve_dir(getenv("CONVOY_DIR"));
 	errno = saved_errno;
 }

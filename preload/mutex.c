@@ -114,7 +114,7 @@ static inline void acquired(struct cv_thread *t, struct cv_rec *r, const void *m
 	uint64_t n = r->s.acquisitions;
 	CV_STORE(&r->s.acquisitions, n + 1);
 	cv__note_owner(t, r);
-	if (CV_UNLIKELY((n & cv__real.hold_mask) == 0))
+	if (CV_UNLIKELY((n & t->hold_mask) == 0))
 		hold_begin(t, r, m);
 }
 
@@ -202,6 +202,23 @@ static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc)
 	return 0;
 }
 
+/* A trylock that failed, or whose success needs more than the fast
+ * path's bookkeeping (locked_slow's reasons, less the order edges: a
+ * trylock never waits, so it adds none into the lock it takes). */
+static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
+{
+	struct cv_thread *t = cv__current();
+	if (!t && !(t = cv__thread_slow()))
+		return rc;
+	struct cv_rec *r = cv__mutex_rec(t, m);
+	CV_BUMP(&r->s.trylocks, 1);
+	if (acquired_rc(rc))
+		acquired(t, r, m, pc, CV_LOCK_TRY);
+	else if (rc == EBUSY)
+		CV_BUMP(&r->s.trylock_failures, 1);
+	return rc;
+}
+
 /* glibc's __kind bits of the mutexes whose lock, on a free word, simply
  * acquires and returns 0: the four types, process-shared, and
  * PTHREAD_MUTEX_NO_ELISION_NP (0x200). Any other bit (robust,
@@ -239,34 +256,43 @@ static inline uintptr_t locked_needs_more(struct cv_thread *t, const pthread_mut
 {
 	return cv__way_miss(cv__way(t->mutex_cache, m), m, r, o)
 		| ((uintptr_t)CV_LOAD(&(*o)->last_owner) ^ (uintptr_t)t)
-		| ((CV_LOAD(&(*r)->s.acquisitions) & cv__real.hold_mask) == 0);
+		| ((CV_LOAD(&(*r)->s.acquisitions) & t->hold_mask) == 0);
 }
 
 /* With n locks held (n > 0), out of line: the common case, a thread that
- * holds no other lock (locked), then needs no register saved. */
-static CV_NOINLINE int locked_holding(struct cv_thread *t, pthread_mutex_t *m, const void *pc, uint32_t n)
+ * holds no other lock (locked), then needs no register saved. A trylock
+ * (try) looks no order edges up: it never waits, so it adds none into the
+ * lock it takes. */
+static CV_NOINLINE int locked_holding(struct cv_thread *t, pthread_mutex_t *m, const void *pc, uint32_t n, bool try)
 {
 	struct cv_rec *r;
 	struct cv_obj *o;
 	uintptr_t more = locked_needs_more(t, m, &r, &o);
-	if (CV_UNLIKELY(more | cv__order_unchecked(t, n, o)))
-		return locked_slow(m, pc);
+	more |= try ? n >> CV_HELD_BITS : cv__order_unchecked(t, n, o);
+	if (CV_UNLIKELY(more))
+		return try ? trylocked_slow(m, 0, pc) : locked_slow(m, pc);
+	if (try)
+		CV_BUMP(&r->s.trylocks, 1);
 	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_at(t, n, o, m, pc, 0);
+	cv__held_push_at(t, n, o, m, pc, try ? CV_LOCK_TRY : 0);
 	return 0;
 }
 
-static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pthread_mutex_t *m, const void *pc)
+/* try: a trylock's acquisition, which also counts the try. */
+static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pthread_mutex_t *m, const void *pc,
+							 bool try)
 {
 	uint32_t n = t->nheld;
 	if (CV_UNLIKELY(n != 0))
-		return locked_holding(t, m, pc, n);
+		return locked_holding(t, m, pc, n, try);
 	struct cv_rec *r;
 	struct cv_obj *o;
 	if (CV_UNLIKELY(locked_needs_more(t, m, &r, &o)))
-		return locked_slow(m, pc);
+		return try ? trylocked_slow(m, 0, pc) : locked_slow(m, pc);
+	if (try)
+		CV_BUMP(&r->s.trylocks, 1);
 	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_first(t, o, m, pc, 0);
+	cv__held_push_first(t, o, m, pc, try ? CV_LOCK_TRY : 0);
 	return 0;
 }
 
@@ -289,7 +315,7 @@ static CV_NOINLINE int lock_other(pthread_mutex_t *m, const void *pc)
 	if (CV_UNLIKELY(busy))
 		return lock_slow(cv__self, m, pc, false);
 	cv__real.pthread_mutex_lock(m);   /* returns 0: the peek said so */
-	return locked(cv__self, m, pc);
+	return locked(cv__self, m, pc, false);
 }
 
 /* Zero when the shim takes m itself (mutex_lock): a normal mutex, and
@@ -325,13 +351,29 @@ static inline bool lock_normal(pthread_mutex_t *m)
 	return true;
 }
 
+/* The addresses of this thread's state and tid, made before the lock's
+ * compare-and-swap and kept in registers. With initial-exec TLS each is
+ * the thread pointer plus an offset from the GOT: constants, whose loads
+ * then overlap the mutex's own before the compare-and-swap instead of
+ * waiting behind it, and after it the state is one load away instead of
+ * two (the bookkeeping's loads between the compare-and-swap and the
+ * unlock's exchange are what the pair pays for: docs/performance.md,
+ * "Trylock, the hold mask and the thread's addresses"). No value is read
+ * early, so a signal handler that changes one in between is seen as
+ * before. The empty asm keeps the compiler from folding the addresses
+ * back into loads after the lock. */
+static inline __attribute__((always_inline)) void tls_addresses_now(struct cv_thread ***self, pid_t **tid_slot)
+{
+	__asm__ volatile("" : "+r"(*self), "+r"(*tid_slot));
+}
+
 /* mutex_lock's lock_normal in a thread whose tid is not in TLS yet, out
  * of line (the kernel is asked): the fast path then needs no register
  * saved across a call. */
-static CV_COLD int taken_without_tid(pthread_mutex_t *m, const void *pc)
+static CV_COLD int taken_without_tid(pthread_mutex_t *m, const void *pc, bool try)
 {
 	owned_by(m, cv__thread_tid());
-	return locked(cv__self, m, pc);
+	return locked(cv__self, m, pc, try);
 }
 
 /* The uncontended lock of a normal mutex (glibc's kind 0: the initializer
@@ -361,13 +403,16 @@ static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 	uintptr_t other = not_taken_here(m) | (uintptr_t)trylock_first;
 	if (CV_UNLIKELY(other))
 		return lock_other(m, pc);
+	struct cv_thread **self = &cv__self;
+	pid_t *tid_slot = &cv__tid;
+	tls_addresses_now(&self, &tid_slot);
 	if (CV_UNLIKELY(!lock_word_taken(m)))
 		return lock_slow(cv__self, m, pc, true);
-	pid_t tid = cv__tid;
+	pid_t tid = *tid_slot;
 	if (CV_UNLIKELY(tid == 0))
-		return taken_without_tid(m, pc);
+		return taken_without_tid(m, pc, false);
 	owned_by(m, tid);
-	return locked(cv__self, m, pc);
+	return locked(*self, m, pc, false);
 }
 
 CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
@@ -452,21 +497,16 @@ CV_EXPORT int mtx_unlock(mtx_t *m)
 	return CV_LIKELY(rc == 0) ? thrd_success : cv__thrd_err_map(rc);
 }
 
-/* A trylock that failed, or whose success needs more than the fast
- * path's bookkeeping (locked_slow's reasons, less the order edges: a
- * trylock never waits, so it adds none into the lock it takes). */
-static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
+/* A mutex the shim does not take itself (not_taken_here): the real
+ * trylock, then the same bookkeeping. */
+static CV_NOINLINE int trylock_other(pthread_mutex_t *m, const void *pc)
 {
-	struct cv_thread *t = cv__current();
-	if (!t && !(t = cv__thread_slow()))
-		return rc;
-	struct cv_rec *r = cv__mutex_rec(t, m);
-	CV_BUMP(&r->s.trylocks, 1);
-	if (acquired_rc(rc))
-		acquired(t, r, m, pc, CV_LOCK_TRY);
-	else if (rc == EBUSY)
-		CV_BUMP(&r->s.trylock_failures, 1);
-	return rc;
+	if (CV_UNLIKELY(!CV_LOAD(&cv__process.ready)))
+		cv__thread_slow();   /* initialised before the lock: lock_other says why */
+	int rc = cv__real.pthread_mutex_trylock(m);
+	if (CV_UNLIKELY(rc != 0))
+		return trylocked_slow(m, rc, pc);
+	return locked(cv__self, m, pc, true);
 }
 
 /* mutex_lock's shape without the peek (a trylock never waits): a normal
@@ -475,29 +515,19 @@ static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
  * with the real trylock; then one test, the two counts and the push. */
 CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
-	int rc;
-	if (CV_LIKELY(!not_taken_here(m))) {
-		rc = lock_normal(m) ? 0 : EBUSY;
-	} else {
-		if (CV_UNLIKELY(!CV_LOAD(&cv__process.ready)))
-			cv__thread_slow();   /* initialised before the lock: lock_other says why */
-		rc = cv__real.pthread_mutex_trylock(m);
-	}
-	struct cv_thread *t = cv__self;
-	struct cv_rec *r;
-	struct cv_obj *o;
-	uintptr_t miss = cv__way_miss(cv__way(t->mutex_cache, m), m, &r, &o);
-	uint32_t n = t->nheld;
-	uintptr_t slow = (unsigned)rc | miss
-		| ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t)
-		| (n >> CV_HELD_BITS)
-		| ((CV_LOAD(&r->s.acquisitions) & cv__real.hold_mask) == 0);
-	if (CV_UNLIKELY(slow))
-		return trylocked_slow(m, rc, __builtin_return_address(0));
-	CV_BUMP(&r->s.trylocks, 1);
-	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_at(t, n, o, m, __builtin_return_address(0), CV_LOCK_TRY);
-	return 0;
+	const void *pc = __builtin_return_address(0);
+	if (CV_UNLIKELY(not_taken_here(m)))
+		return trylock_other(m, pc);
+	struct cv_thread **self = &cv__self;
+	pid_t *tid_slot = &cv__tid;
+	tls_addresses_now(&self, &tid_slot);
+	if (CV_UNLIKELY(!lock_word_taken(m)))
+		return trylocked_slow(m, EBUSY, pc);
+	pid_t tid = *tid_slot;
+	if (CV_UNLIKELY(tid == 0))
+		return taken_without_tid(m, pc, true);
+	owned_by(m, tid);
+	return locked(*self, m, pc, true);
 }
 
 /* timedlock and clocklock: the same shape, with a deadline. */

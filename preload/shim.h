@@ -104,12 +104,11 @@
 	X(siginterrupt, int, (int, int))                                                 \
 	X(prctl, int, (int, ...))
 
-/* The one read-mostly block of the fast paths: the hold-sampling mask, then
- * the real functions, line-aligned so that nothing written shares its lines
- * (the mask, pthread_mutex_lock and pthread_mutex_unlock share the first).
- * Written at start-up only. */
+/* The one read-mostly block of the fast paths: what they take themselves,
+ * then the real functions, line-aligned so that nothing written shares its
+ * lines (the flags, pthread_mutex_lock and pthread_mutex_unlock share the
+ * first). Written at start-up only. */
 struct cv_real {
-	uint64_t hold_mask;            /* CONVOY_HOLD_SAMPLE - 1 (config.c) */
 	uint32_t take_normal;          /* mutex.c takes normal mutexes itself (real.c says when) */
 	uint32_t cond_in_libc;         /* the real condvar signal and broadcast are glibc's */
 	uint32_t take_spin;            /* spin.c takes spinlocks itself (real.c says when) */
@@ -411,6 +410,13 @@ struct cv_thread {
 	/* The one mutex whose hold time is being sampled, if any (the unlock
 	 * reads hold_addr; the other two only a sampled hold uses). */
 	const void     *hold_addr;
+	/* CONVOY_HOLD_SAMPLE - 1: a mutex acquisition whose record's count
+	 * has these bits clear times its hold (mutex.c). A copy of the
+	 * configuration in the line the fast path reads anyway: read from
+	 * cv__real it kept that block's address in a register, one more than
+	 * the fast path has free (docs/performance.md, "Trylock, the hold
+	 * mask and the thread's addresses"). */
+	uint64_t        hold_mask;
 	/* Lines 1 and 2: the mutex cache, then the condvar cache (cv__way). */
 	struct cv_way   mutex_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   cond_cache[CV_WAYS];

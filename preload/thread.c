@@ -138,6 +138,7 @@ static struct cv_thread *thread_alloc(void)
 		t = cv__alloc(sizeof(struct cv_thread));
 	}
 	if (t) {
+		t->hold_mask = cv__config.hold_period - 1;   /* cv__init read it first */
 		cv__caches_clear(t);
 		cv__trace_thread(t);   /* a new ring, or the recycled state's emptied */
 	}

@@ -56,6 +56,42 @@ Test(counts, trylock_calls_and_failures_exact, .timeout = 30)
 	TU_EQ(json_object_array_length(tu_array(lock, "threads")), 3, "threads that used try_lock");
 }
 
+/* Every thread samples its holds by its own record's count, whichever
+ * path took the lock (the fast paths read the period from the thread's
+ * state, copied at its start). */
+Test(counts, one_hold_in_each_sample_period_is_timed_in_every_thread, .timeout = 60)
+{
+	static const struct {
+		const char *env;
+		int64_t hold_lock, outer_lock;
+	} cases[] = {
+		{ NULL, 2 * 5, 2 * 2 },                      /* 64: acquisitions 0, 64, 128, ... */
+		/* Every outer_lock hold is sampled, and each sample dropped for
+		 * the nested trylock's: one hold is timed at a time, the newest
+		 * (mutex.c, hold_begin). */
+		{ "CONVOY_HOLD_SAMPLE=1", 2 * 300, 0 },
+		{ "CONVOY_HOLD_SAMPLE=128", 2 * 3, 2 * 1 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tu_proc p;
+		char *dir = tu_tmpdir();
+		struct tu_opts o = { .preload = true, .dir = dir, .quiet = true,
+				     .env = (const char *const[]){ cases[i].env, NULL } };
+		tu_run(&p, &o, (const char *const[]){ tu_prog("count_holds"), NULL });
+		tu_assert_exit(&p, 0, "count_holds");
+		json_object *r = tu_report_dir(dir);
+		json_object *hold = tu_lock(r, "hold_lock"), *outer = tu_lock(r, "outer_lock");
+		cr_assert(hold && outer, "hold_lock and outer_lock in locks[]: %s",
+			  json_object_to_json_string(tu_array(r, "locks")));
+		const char *with = cases[i].env ? cases[i].env : "the default period";
+		TU_EQ(tu_int(hold, "acquisitions"), 600, "hold_lock acquisitions, %s", with);
+		TU_EQ(tu_int(hold, "trylocks"), 400, "hold_lock trylocks, %s", with);
+		TU_EQ(tu_int(hold, "hold_samples"), cases[i].hold_lock, "hold_lock hold_samples, %s", with);
+		TU_EQ(tu_int(outer, "hold_samples"), cases[i].outer_lock, "outer_lock hold_samples, %s", with);
+		TU_EQ(tu_split_sum(hold, "hold_samples"), cases[i].hold_lock, "split sum, %s", with);
+	}
+}
+
 Test(counts, condvar_signals_with_no_waiter_exact, .timeout = 30)
 {
 	struct tu_proc p;
