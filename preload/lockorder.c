@@ -152,7 +152,7 @@ void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc
 	 * each held lock's from it (stacks.c, intern_held). */
 	uint32_t from_stacks[CV_HELD_MAX];
 	struct cv_thread *saved = cv__guard_enter();
-	uint32_t stack = cv__stack_capture_held(saved, t->held, from, n, from_stacks);
+	uint32_t stack = cv__stack_capture_held(t, t->held, from, n, from_stacks);
 	cv__guard_leave(saved);
 	for (uint32_t k = 0; k < n; k++) {
 		struct cv_edge *e = claimed[k];

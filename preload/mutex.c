@@ -244,13 +244,14 @@ static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
  * edges up there: the lock was free, so the thread never waited for it.
  * The loads: the thread's first line, its cache entry's line, the
  * record's first line, the object's two lines (read; the second written
- * only when the owner changes), cv__real's first line, and with locks
- * held the held set's top slot. They come after the lock's
- * compare-and-swap, where they overlap the unlock's own loads: anything
- * read before it delays it, since a locked instruction waits for every
- * older load (measured interleaved, lockpair uncontended 2000000, 21
- * rounds, medians: native 13.23 ns, the test before the lock 19.19, after
- * it 18.42). */
+ * only when the owner changes), and with locks held the held set's top
+ * slot. They come after the lock's compare-and-swap, where they overlap
+ * the unlock's own loads: a chain of loads before it delays it, since a
+ * locked instruction waits for every older load (measured interleaved,
+ * lockpair uncontended 2000000, 21 rounds, medians: native 13.23 ns, the
+ * test before the lock 19.19, after it 18.42). Only the TLS addresses
+ * come before it (tls_addresses_now): loads of constants, no deeper than
+ * the loads of the mutex's kind and take_normal it waits for anyway. */
 static inline uintptr_t locked_needs_more(struct cv_thread *t, const pthread_mutex_t *m, struct cv_rec **r,
 					  struct cv_obj **o)
 {
@@ -326,10 +327,11 @@ static inline uintptr_t not_taken_here(const pthread_mutex_t *m)
 }
 
 /* glibc's lock and trylock of a normal mutex, made here: the lock word from
- * 0 to 1, then the owner's tid and one more user, plain stores as glibc
- * makes them. The tid is the TLS copy (cv__thread_tid), not the state's,
- * so a thread without one (cv__inert: inside the guard, after the shim saw
- * it end) writes its own too. False, and nothing written: it was held. */
+ * 0 to 1 (lock_word_taken: false, and nothing written, when it was held),
+ * then the owner's tid and one more user (owned_by), plain stores as glibc
+ * makes them. The tid is the TLS copy (cv__tid), not the state's, so a
+ * thread without one (cv__inert: inside the guard, after the shim saw it
+ * end) writes its own too. */
 static inline bool lock_word_taken(pthread_mutex_t *m)
 {
 	int free_word = 0;
@@ -341,14 +343,6 @@ static inline void owned_by(pthread_mutex_t *m, pid_t tid)
 {
 	CV_STORE(&m->__data.__owner, tid);
 	CV_STORE(&m->__data.__nusers, CV_LOAD(&m->__data.__nusers) + 1);
-}
-
-static inline bool lock_normal(pthread_mutex_t *m)
-{
-	if (!lock_word_taken(m))
-		return false;
-	owned_by(m, cv__thread_tid());
-	return true;
 }
 
 /* The addresses of this thread's state and tid, made before the lock's
@@ -367,9 +361,9 @@ static inline __attribute__((always_inline)) void tls_addresses_now(struct cv_th
 	__asm__ volatile("" : "+r"(*self), "+r"(*tid_slot));
 }
 
-/* mutex_lock's lock_normal in a thread whose tid is not in TLS yet, out
- * of line (the kernel is asked): the fast path then needs no register
- * saved across a call. */
+/* The lock word taken (mutex_lock, pthread_mutex_trylock) in a thread
+ * whose tid is not in TLS yet, out of line (the kernel is asked): the fast
+ * paths then need no register saved across a call. */
 static CV_COLD int taken_without_tid(pthread_mutex_t *m, const void *pc, bool try)
 {
 	owned_by(m, cv__thread_tid());
@@ -383,7 +377,7 @@ static CV_COLD int taken_without_tid(pthread_mutex_t *m, const void *pc, bool tr
  * it itself, the way glibc's pthread_mutex_lock does
  * (nptl/pthread_mutex_lock.c, lowlevellock.h): a
  * compare-and-swap of the lock word from 0 to 1, then the owner's tid and
- * one more user (lock_normal). glibc's unlock,
+ * one more user (lock_word_taken, owned_by). glibc's unlock,
  * condvar wait and destroy find the mutex exactly as if glibc had taken
  * it; a failed compare-and-swap means the lock was held, and the real lock
  * waits for it (lock_contended), so there is no blind spot. It saves the

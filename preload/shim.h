@@ -495,7 +495,7 @@ struct cv_thread {
 	struct cv_thread *pool_next;   /* thread.c: recycled states, still on the all_next list */
 	struct cv_trace_ring *trace;   /* trace.c: this thread's events, when trace mode is on */
 } __attribute__((aligned(CV_CACHELINE)));
-_Static_assert(offsetof(struct cv_thread, hold_addr) + sizeof(void *) <= CV_CACHELINE &&
+_Static_assert(offsetof(struct cv_thread, hold_mask) + sizeof(uint64_t) <= CV_CACHELINE &&
 	       offsetof(struct cv_thread, mutex_cache) == CV_CACHELINE,
 	       "cv_thread: the fast paths' fields in line 0, the mutex cache from line 1");
 

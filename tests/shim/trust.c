@@ -592,6 +592,26 @@ Test(trust, a_masked_section_leaves_the_mask_and_errno_as_they_were, .timeout = 
 	}
 }
 
+/* A signal at every instruction the shim executes while a program takes
+ * its mutexes (lock, trylock, a trylock under another lock, recursive and
+ * error-checking kinds), by a tracer that single-steps it; the handler
+ * trylocks, locks and forks, and each fork child carries on from the
+ * interrupted instruction (tests/progs/signal_every_step.c). A handler's
+ * fork that left the interrupted lock-order lookup with no thread state
+ * crashed the program (a capture of a NULL thread, lockorder.c) until
+ * this test. */
+Test(trust, a_handler_that_locks_and_forks_may_run_at_any_instruction_of_the_shim, .timeout = 300)
+{
+	struct tu_proc p;
+	struct tu_opts o = { .preload = true, .dir = tu_tmpdir(), .quiet = true, .timeout_s = 240 };
+	tu_run(&p, &o, (const char *const[]){ tu_prog("signal_every_step"), NULL });   /* ~7 s idle: a step a syscall */
+	if (p.exited && p.code == 77)
+		cr_skip_test("%s", p.out);
+	cr_assert(p.exited && p.code == 0, "signal_every_step (exit %d, signal %d):\n%s%s", p.code, p.sig, p.out,
+		  p.err);
+	cr_assert(strstr(p.out, "ok: "), "%s", p.out);
+}
+
 /* glibc carves static TLS from the top of every thread's stack, a
  * PTHREAD_STACK_MIN thread's 16 KiB included, and the shim's is in every
  * thread of the program (tests/hostile/README.md: pthread_exit and

@@ -1,0 +1,263 @@
+/* signal_every_step.c — run under libconvoy.so (tests/shim/trust.c): a
+ * signal handler that locks and forks, delivered at every instruction the
+ * shim executes while the program takes its mutexes.
+ *
+ * The program forks a child that it traces. The child warms up (the
+ * shim's caches, the records, the lock-order memos), then stops itself;
+ * from there the parent single-steps it through ROUNDS more rounds of
+ * mutex calls (lock, trylock, a trylock under another lock, recursive and
+ * error-checking kinds), and at every step whose instruction is in
+ * libconvoy.so's code it delivers SIGUSR1 once. The handler trylocks and
+ * locks mutexes of its own and the program's, checks errno, and forks: the
+ * fork child goes on from the interrupted instruction, checks that every
+ * mutex can still be taken and released, and exits; the handler's parent
+ * waits for it. The handler then raises SIGURG, which tells the tracer to
+ * go back to stepping.
+ *
+ * Exit 0 and "ok: ..." when every call returned what it must, errno came
+ * back as it went in, and no fork child failed; 1 otherwise; 77 when
+ * ptrace is not allowed here.
+ */
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+#include "progs.h"
+
+#define WARM   100
+#define ROUNDS 5   /* each case of the switch below once */
+
+static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t c = PTHREAD_MUTEX_INITIALIZER, h = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t recursive, errorcheck;
+
+/* Read by the tracer (the same addresses in its traced child: a fork). */
+static volatile long armed, in_handler;
+static volatile long bad, errno_lost, child_failed, forks;
+static volatile int in_fork_child;
+
+/* rc of a trylock of a mutex the interrupted code may hold: 0 (then
+ * released) or EBUSY. */
+static void try_and_release(pthread_mutex_t *m, bool may_be_held)
+{
+	int rc = pthread_mutex_trylock(m);
+	if (rc == 0)
+		pthread_mutex_unlock(m);
+	else if (rc != EBUSY || !may_be_held)
+		bad++;
+}
+
+static void handler(int sig)
+{
+	(void)sig;
+	in_handler = 1;
+	int saved = errno;
+	errno = 4242;
+	try_and_release(&a, true);
+	try_and_release(&c, false);
+	try_and_release(&recursive, true);   /* held by the interrupted code: recursive, so 0 */
+	pthread_mutex_lock(&h);
+	pthread_mutex_unlock(&h);
+	if (errno != 4242)
+		errno_lost++;
+	if (!in_fork_child) {
+		pid_t child = fork();
+		if (child == 0) {
+			in_fork_child = 1;   /* goes on from the interrupted instruction */
+		} else if (child > 0) {
+			int status;
+			forks++;
+			while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+				;
+			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+				child_failed++;
+		}
+	}
+	errno = saved;
+	in_handler = 0;
+	if (armed && !in_fork_child)
+		raise(SIGURG);   /* the tracer steps again */
+}
+
+/* A fork child made by the handler, once the interrupted call and the
+ * round it was in are done: every mutex free, and lock order still kept. */
+static void fork_child_checks(void)
+{
+	pthread_mutex_t *all[] = { &a, &b, &c, &h };
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		if (pthread_mutex_trylock(all[i]) != 0)
+			bad++;
+		else
+			pthread_mutex_unlock(all[i]);
+	}
+	for (int i = 0; i < 5; i++) {
+		pthread_mutex_lock(&b);
+		try_and_release(&a, false);
+		pthread_mutex_unlock(&b);
+	}
+	_exit(bad || errno_lost ? 3 : 0);
+}
+
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+static int traced(void)
+{
+	pthread_mutexattr_t attr;
+	MUST(pthread_mutexattr_init(&attr));
+	MUST(pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE));
+	MUST(pthread_mutex_init(&recursive, &attr));
+	MUST(pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK));
+	MUST(pthread_mutex_init(&errorcheck, &attr));
+	struct sigaction sa = { .sa_handler = handler };
+	MUST(sigaction(SIGUSR1, &sa, NULL));
+	pthread_t t;   /* glibc's multi-threaded path, which the shim takes over */
+	MUST(pthread_create(&t, NULL, nothing, NULL));
+	MUST(pthread_join(t, NULL));
+	for (int i = 0; i < WARM + ROUNDS; i++) {
+		if (i == WARM) {
+			armed = 1;
+			raise(SIGSTOP);   /* the tracer single-steps from here */
+		}
+		if (in_fork_child)
+			fork_child_checks();
+		switch (i % 5) {
+		case 0:
+			try_and_release(&a, false);
+			break;
+		case 1:
+			pthread_mutex_lock(&b);
+			try_and_release(&a, false);
+			pthread_mutex_unlock(&b);
+			break;
+		case 2:
+			pthread_mutex_lock(&a);
+			pthread_mutex_unlock(&a);
+			break;
+		case 3:
+			try_and_release(&recursive, false);
+			break;
+		case 4:
+			try_and_release(&errorcheck, false);
+			break;
+		}
+	}
+	armed = 0;
+	if (in_fork_child)
+		fork_child_checks();
+	pthread_mutex_t *all[] = { &a, &b, &c, &h, &recursive, &errorcheck };
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		if (pthread_mutex_trylock(all[i]) != 0)
+			bad++;
+		else
+			pthread_mutex_unlock(all[i]);
+	}
+	printf("forks %ld, children failed %ld, wrong results %ld, errno lost %ld\n", forks, child_failed, bad,
+	       errno_lost);
+	return bad || errno_lost || child_failed || forks == 0;
+}
+
+/* libconvoy.so's executable mapping in pid. */
+static bool shim_code(pid_t pid, unsigned long *lo, unsigned long *hi)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "r");
+	bool found = false;
+	while (f && !found && fgets(line, sizeof line, f))
+		found = strstr(line, "libconvoy.so") && strstr(line, " r-xp ") && sscanf(line, "%lx-%lx", lo, hi) == 2;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static long peek(pid_t pid, volatile long *addr)
+{
+	return ptrace(PTRACE_PEEKDATA, pid, (void *)addr, NULL);
+}
+
+/* Resumes pid (how: PTRACE_CONT or PTRACE_SINGLESTEP) with sig, and
+ * waits until it stops with `until`, passing any other signal on (SIGCHLD
+ * from the handler's fork). False when it ended. */
+static bool resume_until(pid_t pid, enum __ptrace_request how, int sig, int until, int *status)
+{
+	for (;;) {
+		if (ptrace(how, pid, NULL, (void *)(long)sig) != 0 || waitpid(pid, status, 0) < 0 ||
+		    !WIFSTOPPED(*status))
+			return false;
+		if (WSTOPSIG(*status) == until)
+			return true;
+		sig = WSTOPSIG(*status);
+	}
+}
+
+int main(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
+			_exit(77);
+		raise(SIGSTOP);
+		int rc = traced();
+		fflush(stdout);
+		_exit(rc);
+	}
+	int status;
+	long signals = 0;
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return 1;
+	if (!WIFSTOPPED(status)) {
+		printf("ptrace is not allowed here\n");
+		return 77;
+	}
+	if (!resume_until(pid, PTRACE_CONT, 0, SIGSTOP, &status))   /* to the warm-up's end */
+		goto ended;
+	unsigned long lo, hi;
+	if (!shim_code(pid, &lo, &hi)) {
+		printf("libconvoy.so is not loaded: run this under the shim\n");
+		kill(pid, SIGKILL);
+		return 1;
+	}
+	unsigned long long last = 0;
+	while (peek(pid, &armed) == 1) {
+		struct user_regs_struct regs;
+		if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) != 0)
+			goto ended;
+		bool signal_here = false;
+		if (regs.rip == last)
+			last = 0;   /* back from the handler at the instruction it interrupted: step over it */
+		else
+			signal_here = regs.rip >= lo && regs.rip < hi && peek(pid, &in_handler) == 0;
+		if (signal_here) {
+			last = regs.rip;
+			signals++;
+			if (!resume_until(pid, PTRACE_CONT, SIGUSR1, SIGURG, &status))
+				goto ended;
+		} else if (!resume_until(pid, PTRACE_SINGLESTEP, 0, SIGTRAP, &status)) {
+			goto ended;
+		}
+	}
+	if (ptrace(PTRACE_CONT, pid, NULL, NULL) != 0 || waitpid(pid, &status, 0) < 0)
+		return 1;
+ended:
+	if (WIFSIGNALED(status)) {
+		printf("the traced program was killed by signal %d (%s) after %ld signals\n", WTERMSIG(status),
+		       strsignal(WTERMSIG(status)), signals);
+		return 1;
+	}
+	if (!WIFEXITED(status)) {
+		printf("the traced program stopped unexpectedly (status %#x)\n", status);
+		kill(pid, SIGKILL);
+		return 1;
+	}
+	if (WEXITSTATUS(status) != 0) {
+		printf("the traced program failed (exit %d) after %ld signals\n", WEXITSTATUS(status), signals);
+		return 1;
+	}
+	printf("ok: %ld signals, one at each instruction of the shim's\n", signals);
+	return 0;
+}
