@@ -432,28 +432,50 @@ static CV_COLD void wake_one(pthread_mutex_t *m)
 	errno = saved_errno;
 }
 
+/* The mutex's waiter is about to be woken (unlock_normal): the stamp for
+ * its wake latency (park.c), then glibc's __lll_lock_wake. */
+static CV_COLD void wake_waiter(struct cv_thread *t, pthread_mutex_t *m)
+{
+	if (!t->inert)
+		cv__wake_sent(cv__mutex_rec(t, m)->obj, CV_WAKE_SIGNAL);
+	wake_one(m);
+}
+
 /* glibc's unlock of a normal mutex (__pthread_mutex_unlock_usercnt, its
  * first branch; lll_unlock), whoever took it: no owner, one user less,
- * the word exchanged for 0 and a waiter woken if one came. */
-static inline void unlock_normal(pthread_mutex_t *m)
+ * the word exchanged for 0 and a waiter woken if one came. The stamp
+ * comes after the release, outside the program's critical section: made
+ * before it, its clock read and its store in the object's line lengthened
+ * every contended hold (global_queue --weight 0 at two workers: failed
+ * trylocks 1.26x native with it there, 1.17x without it, in one
+ * interleaved run; docs/performance.md, "The observer effect"). The
+ * woken thread still finds it: the wake comes after it. */
+static inline void unlock_normal(struct cv_thread *t, pthread_mutex_t *m)
 {
 	CV_STORE(&m->__data.__owner, 0);
 	CV_STORE(&m->__data.__nusers, CV_LOAD(&m->__data.__nusers) - 1);
 	if (CV_UNLIKELY(__atomic_exchange_n(&m->__data.__lock, 0, __ATOMIC_RELEASE) > 1))
-		wake_one(m);
+		wake_waiter(t, m);
 }
 
-/* Before the real unlock, so the next owner's acquisition always comes
- * after this hold ended, and its wake after the stamp. */
+/* The held set and the hold's end before the release, so that the next
+ * owner's acquisition always comes after this hold ended. A mutex the
+ * shim takes itself is released here too (unlock_normal); any other
+ * kind's waiter is woken inside the real unlock, so its stamp comes
+ * before it. */
 static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 {
 	if (!t->inert) {
 		cv__held_pop(t, m);
 		if (t->hold_addr == m)
 			hold_end(t);
-		if (mutex_has_waiters(m))
-			cv__wake_sent(cv__mutex_rec(t, m)->obj, CV_WAKE_SIGNAL);
 	}
+	if (!not_taken_here(m)) {
+		unlock_normal(t, m);
+		return 0;
+	}
+	if (!t->inert && mutex_has_waiters(m))
+		cv__wake_sent(cv__mutex_rec(t, m)->obj, CV_WAKE_SIGNAL);
 	return cv__real.pthread_mutex_unlock(m);
 }
 
@@ -476,7 +498,7 @@ static inline __attribute__((always_inline)) int mutex_unlock(pthread_mutex_t *m
 	CV_STORE(&t->nheld, n - 1);
 	if (CV_UNLIKELY(not_taken_here(m)))
 		return cv__real.pthread_mutex_unlock(m);
-	unlock_normal(m);
+	unlock_normal(t, m);
 	return 0;
 }
 
