@@ -1,18 +1,19 @@
 /* signal_every_step.c — run under libconvoy.so (tests/shim/trust.c): a
  * signal handler that locks and forks, delivered at every instruction the
- * shim executes while the program takes its mutexes.
+ * shim executes while the program takes its locks.
  *
  * The program forks a child that it traces. The child warms up (the
  * shim's caches, the records, the lock-order memos), then stops itself;
- * from there the parent single-steps it through ROUNDS more rounds of
- * mutex calls (lock, trylock, a trylock under another lock, recursive and
- * error-checking kinds), and at every step whose instruction is in
- * libconvoy.so's code it delivers SIGUSR1 once. The handler trylocks and
- * locks mutexes of its own and the program's, checks errno, and forks: the
- * fork child goes on from the interrupted instruction, checks that every
- * mutex can still be taken and released, and exits; the handler's parent
- * waits for it. The handler then raises SIGURG, which tells the tracer to
- * go back to stepping.
+ * from there the parent single-steps it through one more round of each
+ * case: mutexes (lock, trylock, a trylock under another lock, recursive
+ * and error-checking kinds), a spinlock, an rwlock read and written, a
+ * semaphore, a condvar signalled and broadcast with nobody waiting. At
+ * every step whose instruction is in libconvoy.so's code it delivers
+ * SIGUSR1 once. The handler tries the program's locks, locks one of its
+ * own, checks errno, and forks: the fork child goes on from the
+ * interrupted instruction, checks that every lock can still be taken and
+ * released, and exits; the handler's parent waits for it. The handler
+ * then raises SIGURG, which tells the tracer to go back to stepping.
  *
  * Exit 0 and "ok: ..." when every call returned what it must, errno came
  * back as it went in, and no fork child failed; 1 otherwise; 77 when
@@ -27,11 +28,17 @@
 #include "progs.h"
 
 #define WARM   100
-#define ROUNDS 5   /* each case of the switch below once */
+#define ROUNDS 10   /* each case of the switch below once */
 
 static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t c = PTHREAD_MUTEX_INITIALIZER, h = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t recursive, errorcheck;
+static pthread_spinlock_t spin;
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+static sem_t sem;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static volatile int round_case;   /* the switch's case now running */
+#define CASE_WRLOCK 7
 
 /* Read by the tracer (the same addresses in its traced child: a fork). */
 static volatile long armed, in_handler;
@@ -60,6 +67,24 @@ static void handler(int sig)
 	try_and_release(&recursive, true);   /* held by the interrupted code: recursive, so 0 */
 	pthread_mutex_lock(&h);
 	pthread_mutex_unlock(&h);
+	int rc = pthread_spin_trylock(&spin);   /* EBUSY: the interrupted code holds it */
+	if (rc == 0)
+		pthread_spin_unlock(&spin);
+	else if (rc != EBUSY)
+		bad++;
+	rc = pthread_rwlock_tryrdlock(&rw);   /* EBUSY: held for writing */
+	if (rc == 0)
+		pthread_rwlock_unlock(&rw);
+	else if (rc != EBUSY)
+		bad++;
+	if (errno != 4242)
+		errno_lost++;
+	if (sem_trywait(&sem) == 0)   /* EAGAIN: the interrupted code has the token */
+		sem_post(&sem);
+	else if (errno != EAGAIN)
+		bad++;
+	errno = 4242;
+	pthread_cond_signal(&cond);
 	if (errno != 4242)
 		errno_lost++;
 	if (!in_fork_child) {
@@ -81,6 +106,25 @@ static void handler(int sig)
 		raise(SIGURG);   /* the tracer steps again */
 }
 
+/* The spinlock, the rwlock (with_rwlock) and the semaphore's token free. */
+static void others_free(bool with_rwlock)
+{
+	if (pthread_spin_trylock(&spin) != 0)
+		bad++;
+	else
+		pthread_spin_unlock(&spin);
+	if (!with_rwlock)
+		;
+	else if (pthread_rwlock_trywrlock(&rw) != 0)
+		bad++;
+	else
+		pthread_rwlock_unlock(&rw);
+	if (sem_trywait(&sem) != 0)
+		bad++;
+	else
+		sem_post(&sem);
+}
+
 /* A fork child made by the handler, once the interrupted call and the
  * round it was in are done: every mutex free, and lock order still kept. */
 static void fork_child_checks(void)
@@ -92,6 +136,11 @@ static void fork_child_checks(void)
 		else
 			pthread_mutex_unlock(all[i]);
 	}
+	/* A write lock taken before the fork is not the child's to release:
+	 * glibc's unlock compares __cur_writer with the thread's tid, new in
+	 * the child, and takes it for a reader's (natively too: the reader
+	 * count goes below zero and the lock stays taken). */
+	others_free(round_case != CASE_WRLOCK);
 	for (int i = 0; i < 5; i++) {
 		pthread_mutex_lock(&b);
 		try_and_release(&a, false);
@@ -113,6 +162,8 @@ static int traced(void)
 	MUST(pthread_mutex_init(&recursive, &attr));
 	MUST(pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK));
 	MUST(pthread_mutex_init(&errorcheck, &attr));
+	MUST(pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE));
+	MUST(sem_init(&sem, 0, 1));
 	struct sigaction sa = { .sa_handler = handler };
 	MUST(sigaction(SIGUSR1, &sa, NULL));
 	pthread_t t;   /* glibc's multi-threaded path, which the shim takes over */
@@ -125,7 +176,8 @@ static int traced(void)
 		}
 		if (in_fork_child)
 			fork_child_checks();
-		switch (i % 5) {
+		round_case = i % ROUNDS;
+		switch (round_case) {
 		case 0:
 			try_and_release(&a, false);
 			break;
@@ -144,6 +196,26 @@ static int traced(void)
 		case 4:
 			try_and_release(&errorcheck, false);
 			break;
+		case 5:
+			pthread_spin_lock(&spin);
+			pthread_spin_unlock(&spin);
+			break;
+		case 6:
+			pthread_rwlock_rdlock(&rw);
+			pthread_rwlock_unlock(&rw);
+			break;
+		case CASE_WRLOCK:
+			pthread_rwlock_wrlock(&rw);
+			pthread_rwlock_unlock(&rw);
+			break;
+		case 8:
+			sem_wait(&sem);
+			sem_post(&sem);
+			break;
+		case 9:
+			pthread_cond_signal(&cond);
+			pthread_cond_broadcast(&cond);
+			break;
 		}
 	}
 	armed = 0;
@@ -156,6 +228,7 @@ static int traced(void)
 		else
 			pthread_mutex_unlock(all[i]);
 	}
+	others_free(true);
 	printf("forks %ld, children failed %ld, wrong results %ld, errno lost %ld\n", forks, child_failed, bad,
 	       errno_lost);
 	return bad || errno_lost || child_failed || forks == 0;
