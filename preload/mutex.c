@@ -433,29 +433,33 @@ static CV_COLD void wake_one(pthread_mutex_t *m)
 }
 
 /* The mutex's waiter is about to be woken (unlock_normal): the stamp for
- * its wake latency (park.c), then glibc's __lll_lock_wake. */
-static CV_COLD void wake_waiter(struct cv_thread *t, pthread_mutex_t *m)
+ * its wake latency on o (park.c; NULL: none), then glibc's
+ * __lll_lock_wake. */
+static CV_COLD void wake_waiter(struct cv_obj *o, pthread_mutex_t *m)
 {
-	if (!t->inert)
-		cv__wake_sent(cv__mutex_rec(t, m)->obj, CV_WAKE_SIGNAL);
+	if (o)
+		cv__wake_sent(o, CV_WAKE_SIGNAL);
 	wake_one(m);
 }
 
 /* glibc's unlock of a normal mutex (__pthread_mutex_unlock_usercnt, its
  * first branch; lll_unlock), whoever took it: no owner, one user less,
- * the word exchanged for 0 and a waiter woken if one came. The stamp
- * comes after the release, outside the program's critical section: made
- * before it, its clock read and its store in the object's line lengthened
- * every contended hold (global_queue --weight 0 at two workers: failed
- * trylocks 1.26x native with it there, 1.17x without it, in one
- * interleaved run; docs/performance.md, "The observer effect"). The
- * woken thread still finds it: the wake comes after it. */
-static inline void unlock_normal(struct cv_thread *t, pthread_mutex_t *m)
+ * the word exchanged for 0 and a waiter woken if one came, with the stamp
+ * on o, the mutex's object, read before the release. After the release
+ * nothing of the mutex is read, as glibc reads nothing: the program may
+ * destroy and free it at once (the futex wake names only its address).
+ * The stamp comes after the release, outside the program's critical
+ * section: made before it, its clock read and its store in the object's
+ * line lengthened every contended hold (global_queue --weight 0 at two
+ * workers: failed trylocks 1.23x native with it there, 1.15x here, in one
+ * interleaved run; docs/performance.md, "The observer effect").
+ * The woken thread still finds it: the wake comes after it. */
+static inline void unlock_normal(pthread_mutex_t *m, struct cv_obj *o)
 {
 	CV_STORE(&m->__data.__owner, 0);
 	CV_STORE(&m->__data.__nusers, CV_LOAD(&m->__data.__nusers) - 1);
 	if (CV_UNLIKELY(__atomic_exchange_n(&m->__data.__lock, 0, __ATOMIC_RELEASE) > 1))
-		wake_waiter(t, m);
+		wake_waiter(o, m);
 }
 
 /* The held set and the hold's end before the release, so that the next
@@ -465,17 +469,20 @@ static inline void unlock_normal(struct cv_thread *t, pthread_mutex_t *m)
  * before it. */
 static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 {
+	struct cv_obj *o = NULL;
 	if (!t->inert) {
 		cv__held_pop(t, m);
 		if (t->hold_addr == m)
 			hold_end(t);
+		if (mutex_has_waiters(m))
+			o = cv__mutex_rec(t, m)->obj;
 	}
 	if (!not_taken_here(m)) {
-		unlock_normal(t, m);
+		unlock_normal(m, o);
 		return 0;
 	}
-	if (!t->inert && mutex_has_waiters(m))
-		cv__wake_sent(cv__mutex_rec(t, m)->obj, CV_WAKE_SIGNAL);
+	if (o)
+		cv__wake_sent(o, CV_WAKE_SIGNAL);
 	return cv__real.pthread_mutex_unlock(m);
 }
 
@@ -498,7 +505,7 @@ static inline __attribute__((always_inline)) int mutex_unlock(pthread_mutex_t *m
 	CV_STORE(&t->nheld, n - 1);
 	if (CV_UNLIKELY(not_taken_here(m)))
 		return cv__real.pthread_mutex_unlock(m);
-	unlock_normal(t, m);
+	unlock_normal(m, NULL);   /* a waiter that came since the test is woken unstamped */
 	return 0;
 }
 

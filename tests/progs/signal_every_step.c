@@ -9,7 +9,8 @@
  * and error-checking kinds), a spinlock, an rwlock read and written, a
  * semaphore, a condvar signalled and broadcast with nobody waiting. At
  * every step whose instruction is in libconvoy.so's code it delivers
- * SIGUSR1 once. The handler tries the program's locks, locks one of its
+ * SIGUSR1 once. A last round unlocks a mutex with a waiter's mark while
+ * the handler destroys and unmaps it as soon as it reads released. The handler tries the program's locks, locks one of its
  * own, checks errno, and forks: the fork child goes on from the
  * interrupted instruction, checks that every lock can still be taken and
  * released, and exits; the handler's parent waits for it. The handler
@@ -21,6 +22,7 @@
  */
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -38,6 +40,12 @@ static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 static sem_t sem;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static volatile int round_case;   /* the switch's case now running */
+
+/* The last round: a mutex in a page of its own, with a waiter's mark in
+ * its lock word, unlocked while the handler frees it as soon as it reads
+ * released (freeing); quiet while it is made ready. */
+static pthread_mutex_t *freed_mutex;
+static volatile long quiet, freeing, freed;
 #define CASE_WRLOCK 7
 
 /* Read by the tracer (the same addresses in its traced child: a fork). */
@@ -56,10 +64,29 @@ static void try_and_release(pthread_mutex_t *m, bool may_be_held)
 		bad++;
 }
 
+/* A program may destroy and free a mutex as soon as it is released: glibc
+ * reads nothing of it after the release (the futex wake names only its
+ * address), and neither may the shim. */
+static void free_once_released(void)
+{
+	if (!freed && __atomic_load_n(&freed_mutex->__data.__lock, __ATOMIC_RELAXED) == 0) {
+		pthread_mutex_destroy(freed_mutex);
+		munmap(freed_mutex, sizeof(*freed_mutex));
+		freed = 1;
+	}
+}
+
 static void handler(int sig)
 {
 	(void)sig;
 	in_handler = 1;
+	if (quiet || freeing) {
+		if (freeing)
+			free_once_released();
+		in_handler = 0;
+		raise(SIGURG);
+		return;
+	}
 	int saved = errno;
 	errno = 4242;
 	try_and_release(&a, true);
@@ -92,11 +119,11 @@ static void handler(int sig)
 		if (child == 0) {
 			in_fork_child = 1;   /* goes on from the interrupted instruction */
 		} else if (child > 0) {
-			int status;
+			int status, rc;
 			forks++;
-			while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+			while ((rc = waitpid(child, &status, 0)) < 0 && errno == EINTR)
 				;
-			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			if (rc < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 				child_failed++;
 		}
 	}
@@ -147,6 +174,33 @@ static void fork_child_checks(void)
 		pthread_mutex_unlock(&b);
 	}
 	_exit(bad || errno_lost ? 3 : 0);
+}
+
+/* The last round (freed_mutex). The condvar wait that times out at once
+ * re-takes the mutex as a waiter would, leaving 2 in its lock word: the
+ * unlock then wakes, the path whose stamp must not read the mutex. */
+static void unlock_then_free(void)
+{
+	static pthread_cond_t never = PTHREAD_COND_INITIALIZER;
+	quiet = 1;
+	freed_mutex = mmap(NULL, sizeof(*freed_mutex), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (freed_mutex == MAP_FAILED || pthread_mutex_init(freed_mutex, NULL) != 0) {
+		bad++;
+		return;
+	}
+	pthread_mutex_lock(freed_mutex);
+	struct timespec past = { 0, 0 };
+	if (pthread_cond_timedwait(&never, freed_mutex, &past) != ETIMEDOUT)
+		bad++;
+	quiet = 0;
+	freeing = 1;
+	pthread_mutex_unlock(freed_mutex);
+	freeing = 0;
+	if (!freed) {
+		bad++;   /* the handler never saw it released */
+		pthread_mutex_destroy(freed_mutex);
+		munmap(freed_mutex, sizeof(*freed_mutex));
+	}
 }
 
 static void *nothing(void *arg)
@@ -218,9 +272,10 @@ static int traced(void)
 			break;
 		}
 	}
-	armed = 0;
 	if (in_fork_child)
 		fork_child_checks();
+	unlock_then_free();
+	armed = 0;
 	pthread_mutex_t *all[] = { &a, &b, &c, &h, &recursive, &errorcheck };
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		if (pthread_mutex_trylock(all[i]) != 0)
