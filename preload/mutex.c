@@ -250,7 +250,7 @@ static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
  * locked instruction waits for every older load (measured interleaved,
  * lockpair uncontended 2000000, 21 rounds, medians: native 13.23 ns, the
  * test before the lock 19.19, after it 18.42). Only the TLS addresses
- * come before it (tls_addresses_now): loads of constants, no deeper than
+ * come before it (lock_normal): loads of constants, no deeper than
  * the loads of the mutex's kind and take_normal it waits for anyway. */
 static inline uintptr_t locked_needs_more(struct cv_thread *t, const pthread_mutex_t *m, struct cv_rec **r,
 					  struct cv_obj **o)
@@ -345,7 +345,20 @@ static inline void owned_by(pthread_mutex_t *m, pid_t tid)
 	CV_STORE(&m->__data.__nusers, CV_LOAD(&m->__data.__nusers) + 1);
 }
 
-/* The addresses of this thread's state and tid, made before the lock's
+/* The lock word taken in a thread whose tid is not in TLS yet, out of
+ * line (the kernel is asked): the fast paths then need no register saved
+ * across a call. */
+static CV_COLD int taken_without_tid(pthread_mutex_t *m, const void *pc, bool try)
+{
+	owned_by(m, cv__thread_tid());
+	return locked(cv__self, m, pc, try);
+}
+
+/* A normal mutex taken here (mutex_lock, pthread_mutex_trylock; try: the
+ * latter, whose failure is EBUSY): glibc's compare-and-swap, then the
+ * owner and the bookkeeping.
+ *
+ * The addresses of this thread's state and tid are made before the
  * compare-and-swap and kept in registers. With initial-exec TLS each is
  * the thread pointer plus an offset from the GOT: constants, whose loads
  * then overlap the mutex's own before the compare-and-swap instead of
@@ -356,18 +369,18 @@ static inline void owned_by(pthread_mutex_t *m, pid_t tid)
  * early, so a signal handler that changes one in between is seen as
  * before. The empty asm keeps the compiler from folding the addresses
  * back into loads after the lock. */
-static inline __attribute__((always_inline)) void tls_addresses_now(struct cv_thread ***self, pid_t **tid_slot)
+static inline __attribute__((always_inline)) int lock_normal(pthread_mutex_t *m, const void *pc, bool try)
 {
-	__asm__ volatile("" : "+r"(*self), "+r"(*tid_slot));
-}
-
-/* The lock word taken (mutex_lock, pthread_mutex_trylock) in a thread
- * whose tid is not in TLS yet, out of line (the kernel is asked): the fast
- * paths then need no register saved across a call. */
-static CV_COLD int taken_without_tid(pthread_mutex_t *m, const void *pc, bool try)
-{
-	owned_by(m, cv__thread_tid());
-	return locked(cv__self, m, pc, try);
+	struct cv_thread **self = &cv__self;
+	pid_t *tid_slot = &cv__tid;
+	__asm__ volatile("" : "+r"(self), "+r"(tid_slot));
+	if (CV_UNLIKELY(!lock_word_taken(m)))
+		return try ? trylocked_slow(m, EBUSY, pc) : lock_slow(cv__self, m, pc, true);
+	pid_t tid = *tid_slot;
+	if (CV_UNLIKELY(tid == 0))
+		return taken_without_tid(m, pc, try);
+	owned_by(m, tid);
+	return locked(*self, m, pc, try);
 }
 
 /* The uncontended lock of a normal mutex (glibc's kind 0: the initializer
@@ -397,16 +410,7 @@ static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 	uintptr_t other = not_taken_here(m) | (uintptr_t)trylock_first;
 	if (CV_UNLIKELY(other))
 		return lock_other(m, pc);
-	struct cv_thread **self = &cv__self;
-	pid_t *tid_slot = &cv__tid;
-	tls_addresses_now(&self, &tid_slot);
-	if (CV_UNLIKELY(!lock_word_taken(m)))
-		return lock_slow(cv__self, m, pc, true);
-	pid_t tid = *tid_slot;
-	if (CV_UNLIKELY(tid == 0))
-		return taken_without_tid(m, pc, false);
-	owned_by(m, tid);
-	return locked(*self, m, pc, false);
+	return lock_normal(m, pc, false);
 }
 
 CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
@@ -423,15 +427,6 @@ CV_EXPORT int mtx_lock(mtx_t *m)
 	return CV_LIKELY(rc == 0) ? thrd_success : cv__thrd_err_map(rc);
 }
 
-/* A thread came to wait between the unlock's test of the lock word and its
- * exchange: glibc's __lll_lock_wake. */
-static CV_COLD void wake_one(pthread_mutex_t *m)
-{
-	int saved_errno = errno;
-	cv__sys(SYS_futex, (long)&m->__data.__lock, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, 0);
-	errno = saved_errno;
-}
-
 /* The mutex's waiter is about to be woken (unlock_normal): the stamp for
  * its wake latency on o (park.c; NULL: none), then glibc's
  * __lll_lock_wake. */
@@ -439,7 +434,9 @@ static CV_COLD void wake_waiter(struct cv_obj *o, pthread_mutex_t *m)
 {
 	if (o)
 		cv__wake_sent(o, CV_WAKE_SIGNAL);
-	wake_one(m);
+	int saved_errno = errno;
+	cv__sys(SYS_futex, (long)&m->__data.__lock, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, 0);
+	errno = saved_errno;
 }
 
 /* glibc's unlock of a normal mutex (__pthread_mutex_unlock_usercnt, its
@@ -541,16 +538,7 @@ CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 	const void *pc = __builtin_return_address(0);
 	if (CV_UNLIKELY(not_taken_here(m)))
 		return trylock_other(m, pc);
-	struct cv_thread **self = &cv__self;
-	pid_t *tid_slot = &cv__tid;
-	tls_addresses_now(&self, &tid_slot);
-	if (CV_UNLIKELY(!lock_word_taken(m)))
-		return trylocked_slow(m, EBUSY, pc);
-	pid_t tid = *tid_slot;
-	if (CV_UNLIKELY(tid == 0))
-		return taken_without_tid(m, pc, true);
-	owned_by(m, tid);
-	return locked(*self, m, pc, true);
+	return lock_normal(m, pc, true);
 }
 
 /* timedlock and clocklock: the same shape, with a deadline. */

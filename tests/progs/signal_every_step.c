@@ -46,6 +46,8 @@ static volatile int round_case;   /* the switch's case now running */
  * released (freeing); quiet while it is made ready. */
 static pthread_mutex_t *freed_mutex;
 static volatile long quiet, freeing, freed;
+#define CASE_RECURSIVE 3
+#define CASE_ERRORCHECK 4
 #define CASE_WRLOCK 7
 
 /* Read by the tracer (the same addresses in its traced child: a fork). */
@@ -133,19 +135,30 @@ static void handler(int sig)
 		raise(SIGURG);   /* the tracer steps again */
 }
 
-/* The spinlock, the rwlock (with_rwlock) and the semaphore's token free. */
-static void others_free(bool with_rwlock)
+/* Every lock free. In a fork child made during the round of a lock whose
+ * release glibc ties to the taker's thread id, new in the child, that
+ * lock is left out: natively too, the recursive and error-checking
+ * mutexes say EPERM there, and the rwlock's write lock is released as a
+ * reader's (the reader count goes below zero, the lock stays taken). */
+static void all_free(bool in_child)
 {
+	int taken_by_parent = in_child ? round_case : -1;
+	pthread_mutex_t *mutexes[] = { &a, &b, &c, &h, &recursive, &errorcheck };
+	for (size_t i = 0; i < sizeof(mutexes) / sizeof(mutexes[0]); i++) {
+		if (!(mutexes[i] == &recursive && taken_by_parent == CASE_RECURSIVE) &&
+		    !(mutexes[i] == &errorcheck && taken_by_parent == CASE_ERRORCHECK))
+			try_and_release(mutexes[i], false);
+	}
 	if (pthread_spin_trylock(&spin) != 0)
 		bad++;
 	else
 		pthread_spin_unlock(&spin);
-	if (!with_rwlock)
-		;
-	else if (pthread_rwlock_trywrlock(&rw) != 0)
-		bad++;
-	else
-		pthread_rwlock_unlock(&rw);
+	if (taken_by_parent != CASE_WRLOCK) {
+		if (pthread_rwlock_trywrlock(&rw) != 0)
+			bad++;
+		else
+			pthread_rwlock_unlock(&rw);
+	}
 	if (sem_trywait(&sem) != 0)
 		bad++;
 	else
@@ -153,21 +166,10 @@ static void others_free(bool with_rwlock)
 }
 
 /* A fork child made by the handler, once the interrupted call and the
- * round it was in are done: every mutex free, and lock order still kept. */
+ * round it was in are done: every lock free, and lock order still kept. */
 static void fork_child_checks(void)
 {
-	pthread_mutex_t *all[] = { &a, &b, &c, &h };
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		if (pthread_mutex_trylock(all[i]) != 0)
-			bad++;
-		else
-			pthread_mutex_unlock(all[i]);
-	}
-	/* A write lock taken before the fork is not the child's to release:
-	 * glibc's unlock compares __cur_writer with the thread's tid, new in
-	 * the child, and takes it for a reader's (natively too: the reader
-	 * count goes below zero and the lock stays taken). */
-	others_free(round_case != CASE_WRLOCK);
+	all_free(true);
 	for (int i = 0; i < 5; i++) {
 		pthread_mutex_lock(&b);
 		try_and_release(&a, false);
@@ -244,10 +246,10 @@ static int traced(void)
 			pthread_mutex_lock(&a);
 			pthread_mutex_unlock(&a);
 			break;
-		case 3:
+		case CASE_RECURSIVE:
 			try_and_release(&recursive, false);
 			break;
-		case 4:
+		case CASE_ERRORCHECK:
 			try_and_release(&errorcheck, false);
 			break;
 		case 5:
@@ -276,14 +278,7 @@ static int traced(void)
 		fork_child_checks();
 	unlock_then_free();
 	armed = 0;
-	pthread_mutex_t *all[] = { &a, &b, &c, &h, &recursive, &errorcheck };
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		if (pthread_mutex_trylock(all[i]) != 0)
-			bad++;
-		else
-			pthread_mutex_unlock(all[i]);
-	}
-	others_free(true);
+	all_free(false);
 	printf("forks %ld, children failed %ld, wrong results %ld, errno lost %ld\n", forks, child_failed, bad,
 	       errno_lost);
 	return bad || errno_lost || child_failed || forks == 0;
