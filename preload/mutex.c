@@ -261,22 +261,40 @@ static inline uintptr_t locked_needs_more(struct cv_thread *t, const pthread_mut
 }
 
 /* With n locks held (n > 0), out of line: the common case, a thread that
- * holds no other lock (locked), then needs no register saved. A trylock
- * (try) looks no order edges up: it never waits, so it adds none into the
- * lock it takes. */
-static CV_NOINLINE int locked_holding(struct cv_thread *t, pthread_mutex_t *m, const void *pc, uint32_t n, bool try)
+ * holds no other lock (locked), then needs no register saved. The lock
+ * and the trylock each have their own copy (locked_holding_lock, _try),
+ * with no test of which it is. A trylock looks no order edges up: it never
+ * waits, so it adds none into the lock it takes. */
+static inline __attribute__((always_inline)) int locked_holding(struct cv_thread *t, pthread_mutex_t *m,
+								const void *pc, uint32_t n, bool try)
 {
 	struct cv_rec *r;
 	struct cv_obj *o;
-	uintptr_t more = locked_needs_more(t, m, &r, &o);
-	more |= try ? n >> CV_HELD_BITS : cv__order_unchecked(t, n, o);
-	if (CV_UNLIKELY(more))
+	uint64_t held_hash = 0;
+	if (n == 0)
+		__builtin_unreachable();   /* locked's test: the push stores a prefix */
+	if (CV_UNLIKELY(locked_needs_more(t, m, &r, &o)) ||
+	    CV_UNLIKELY(try ? n >> CV_HELD_BITS : cv__order_unchecked(t, n, o, &held_hash)))
 		return try ? trylocked_slow(m, 0, pc) : locked_slow(m, pc);
-	if (try)
+	if (try) {
 		CV_BUMP(&r->s.trylocks, 1);
-	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_at(t, n, o, m, pc, try ? CV_LOCK_TRY : 0);
+		CV_BUMP(&r->s.acquisitions, 1);
+		cv__held_push_at(t, n, o, m, pc, CV_LOCK_TRY);
+	} else {
+		CV_BUMP(&r->s.acquisitions, 1);
+		cv__held_fill(t, n, o, m, pc, 0, cv__held_mix(held_hash, o));
+	}
 	return 0;
+}
+
+static CV_NOINLINE int locked_holding_lock(struct cv_thread *t, pthread_mutex_t *m, const void *pc, uint32_t n)
+{
+	return locked_holding(t, m, pc, n, false);
+}
+
+static CV_NOINLINE int locked_holding_try(struct cv_thread *t, pthread_mutex_t *m, const void *pc, uint32_t n)
+{
+	return locked_holding(t, m, pc, n, true);
 }
 
 /* try: a trylock's acquisition, which also counts the try. */
@@ -285,7 +303,7 @@ static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pth
 {
 	uint32_t n = t->nheld;
 	if (CV_UNLIKELY(n != 0))
-		return locked_holding(t, m, pc, n, try);
+		return try ? locked_holding_try(t, m, pc, n) : locked_holding_lock(t, m, pc, n);
 	struct cv_rec *r;
 	struct cv_obj *o;
 	if (CV_UNLIKELY(locked_needs_more(t, m, &r, &o)))

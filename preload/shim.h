@@ -904,13 +904,16 @@ static inline uintptr_t cv__held_not_top(const struct cv_thread *t, uint32_t n, 
 	       ((uintptr_t)t->held[(n - 1) % CV_HELD_MAX].addr ^ (uintptr_t)addr);
 }
 
-/* For the fast locks (mutex.c): zero exactly when taking o with n locks
- * held needs no lock-order lookup: none is held, or o's edges from this
- * very held set were looked up before (cv__order_checked; the set is known
- * by its hash, so a loop that takes A, then B, then lets both go finds the
- * memo again each time), and the held set has room. Branch-free, like
- * cv__held_not_top. */
-static inline uintptr_t cv__order_unchecked(const struct cv_thread *t, uint32_t n, const struct cv_obj *o)
+/* For the fast lock of a thread that holds n > 0 locks (mutex.c,
+ * locked_holding): zero exactly when taking o needs no lock-order lookup,
+ * o's edges from this very held set having been looked up before
+ * (cv__order_checked; the set is known by its hash, so a loop that takes
+ * A, then B, then lets both go finds the memo again each time), and the
+ * held set has room. Branch-free, like cv__held_not_top. *held_hash: the
+ * held set's hash, which the push mixes o into (cv__held_mix), read once
+ * for both: the held slots stay as they are while this thread holds them. */
+static inline uintptr_t cv__order_unchecked(const struct cv_thread *t, uint32_t n, const struct cv_obj *o,
+					    uint64_t *held_hash)
 {
 	uint32_t k = (n - 1) % CV_HELD_MAX;
 	const struct cv_held *top = &t->held[k];
@@ -921,7 +924,8 @@ static inline uintptr_t cv__order_unchecked(const struct cv_thread *t, uint32_t 
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	uintptr_t seen = ((uintptr_t)CV_LOAD(&top->checked) ^ (uintptr_t)o) | (uintptr_t)(checked_hash ^ hash) |
 			 (hash == 0);   /* a push in progress (a signal handler is running) */
-	return (n >> CV_HELD_BITS) | (seen & -(uintptr_t)(n != 0));
+	*held_hash = hash;
+	return (n >> CV_HELD_BITS) | seen;
 }
 
 /* A blocking acquisition of o just had its lock-order edges looked up
