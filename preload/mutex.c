@@ -193,10 +193,7 @@ static CV_COLD int locked_slow(pthread_mutex_t *m, const void *pc)
 	struct cv_thread *t = cv__current();
 	if (t || (t = cv__thread_slow())) {
 		struct cv_rec *r = cv__mutex_rec(t, m);
-		if (t->nheld != 0) {
-			cv__lockorder_attempt(t, r->obj, pc, 0);
-			cv__order_checked(t, r->obj);
-		}
+		cv__lock_attempt_remembered(t, r->obj, pc, 0);
 		acquired(t, r, m, pc, 0);
 	}
 	return 0;
@@ -262,39 +259,31 @@ static inline uintptr_t locked_needs_more(struct cv_thread *t, const pthread_mut
 
 /* With n locks held (n > 0), out of line: the common case, a thread that
  * holds no other lock (locked), then needs no register saved. The lock
- * and the trylock each have their own copy (locked_holding_lock, _try),
- * with no test of which it is. A trylock looks no order edges up: it never
- * waits, so it adds none into the lock it takes. */
-static inline __attribute__((always_inline)) int locked_holding(struct cv_thread *t, pthread_mutex_t *m,
-								const void *pc, uint32_t n, bool try)
+ * and the trylock each have their own (no test of which it is). A
+ * trylock looks no order edges up: it never waits, so it adds none into
+ * the lock it takes. */
+static CV_NOINLINE int locked_holding_lock(struct cv_thread *t, pthread_mutex_t *m, const void *pc, uint32_t n)
 {
 	struct cv_rec *r;
 	struct cv_obj *o;
-	uint64_t held_hash = 0;
-	if (n == 0)
-		__builtin_unreachable();   /* locked's test: the push stores a prefix */
-	if (CV_UNLIKELY(locked_needs_more(t, m, &r, &o)) ||
-	    CV_UNLIKELY(try ? n >> CV_HELD_BITS : cv__order_unchecked(t, n, o, &held_hash)))
-		return try ? trylocked_slow(m, 0, pc) : locked_slow(m, pc);
-	if (try) {
-		CV_BUMP(&r->s.trylocks, 1);
-		CV_BUMP(&r->s.acquisitions, 1);
-		cv__held_push_at(t, n, o, m, pc, CV_LOCK_TRY);
-	} else {
-		CV_BUMP(&r->s.acquisitions, 1);
-		cv__held_fill(t, n, o, m, pc, 0, cv__held_mix(held_hash, o));
-	}
+	uint64_t held_hash;
+	if (CV_UNLIKELY(locked_needs_more(t, m, &r, &o)) || CV_UNLIKELY(cv__order_unchecked(t, n, o, &held_hash)))
+		return locked_slow(m, pc);
+	CV_BUMP(&r->s.acquisitions, 1);
+	cv__held_push_over(t, n, o, m, pc, 0, held_hash);
 	return 0;
-}
-
-static CV_NOINLINE int locked_holding_lock(struct cv_thread *t, pthread_mutex_t *m, const void *pc, uint32_t n)
-{
-	return locked_holding(t, m, pc, n, false);
 }
 
 static CV_NOINLINE int locked_holding_try(struct cv_thread *t, pthread_mutex_t *m, const void *pc, uint32_t n)
 {
-	return locked_holding(t, m, pc, n, true);
+	struct cv_rec *r;
+	struct cv_obj *o;
+	if (CV_UNLIKELY(locked_needs_more(t, m, &r, &o) | (n >> CV_HELD_BITS)))
+		return trylocked_slow(m, 0, pc);
+	CV_BUMP(&r->s.trylocks, 1);
+	CV_BUMP(&r->s.acquisitions, 1);
+	cv__held_push_at(t, n, o, m, pc, CV_LOCK_TRY);
+	return 0;
 }
 
 /* try: a trylock's acquisition, which also counts the try. */

@@ -233,7 +233,7 @@ static CV_COLD int rw_locked_slow(pthread_rwlock_t *rw, int rc, uint32_t flags, 
 	if (rc != 0 || (!t && !(t = cv__thread_slow())))
 		return rc;
 	struct cv_rec *r = rw_rec(t, rw);
-	cv__lock_attempt(t, r->obj, pc, flags);
+	cv__lock_attempt_remembered(t, r->obj, pc, flags);
 	if (flags & CV_LOCK_READ) {
 		rd_acquired(r);
 	} else {
@@ -244,11 +244,35 @@ static CV_COLD int rw_locked_slow(pthread_rwlock_t *rw, int rc, uint32_t flags, 
 	return 0;
 }
 
+/* rw_locked's test failed. A thread that holds other locks (n > 0) and
+ * needs nothing else takes the lock-order memo's test (shim.h,
+ * cv__order_unchecked) and the push here, the lookup made again, so that
+ * rw_locked stays one test; anything else is rw_locked_slow's. */
+static CV_NOINLINE int rw_locked_more(pthread_rwlock_t *rw, int rc, uint32_t flags, const void *pc)
+{
+	struct cv_thread *t = cv__self;
+	struct cv_rec *r;
+	struct cv_obj *o;
+	uint64_t held_hash;
+	uint32_t n = t->nheld;
+	uintptr_t other = (unsigned)rc | (n == 0) | cv__way_miss(&t->rwlock_cache, rw, &r, &o);
+	if (!(other | (flags & CV_LOCK_READ)))
+		other = (uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t;
+	if (other || cv__order_unchecked(t, n, o, &held_hash))
+		return rw_locked_slow(rw, rc, flags, pc);
+	if (flags & CV_LOCK_READ)
+		rd_acquired(r);
+	else
+		CV_BUMP(&r->s.acquisitions, 1);
+	cv__held_push_over(t, n, o, rw, pc, flags, held_hash);
+	return 0;
+}
+
 /* The bookkeeping of a plain rdlock or wrlock that returned rc without
  * waiting: one test of the thread's state (a tracked thread holding no
  * lock, whose cached record is this lock's and live, and for a writer its
  * last owner), then the count and the held-set push in lines only this
- * thread writes; anything else is rw_locked_slow's. */
+ * thread writes; anything else is rw_locked_more's. */
 static inline __attribute__((always_inline)) int rw_locked(pthread_rwlock_t *rw, int rc, uint32_t flags,
 							    const void *pc)
 {
@@ -261,7 +285,7 @@ static inline __attribute__((always_inline)) int rw_locked(pthread_rwlock_t *rw,
 	if (!(flags & CV_LOCK_READ))
 		slow |= (uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t;
 	if (CV_UNLIKELY(slow))
-		return rw_locked_slow(rw, rc, flags, pc);
+		return rw_locked_more(rw, rc, flags, pc);
 	if (flags & CV_LOCK_READ)
 		rd_acquired(r);
 	else

@@ -338,8 +338,8 @@ struct cv_held {
 	 * then), with the CV_LOCK_* flags in its two low bits:
 	 * one store less per push (cv__held_sp, cv__held_flags). */
 	uintptr_t      sp_flags;
-	/* The fast mutex path's lock-order memo (cv__order_unchecked): a hash
-	 * of the objects in this slot and every slot below it, and the mutex
+	/* The fast paths' lock-order memo (cv__order_unchecked): a hash
+	 * of the objects in this slot and every slot below it, and the lock
 	 * last locked on top of such a held set whose order edges from all of
 	 * them were looked up, with the hash of that set. */
 	uint64_t       prefix;
@@ -905,7 +905,8 @@ static inline uintptr_t cv__held_not_top(const struct cv_thread *t, uint32_t n, 
 }
 
 /* For the fast lock of a thread that holds n > 0 locks (mutex.c,
- * locked_holding): zero exactly when taking o needs no lock-order lookup,
+ * locked_holding_lock; rwlock.c, rw_locked_more; spin.c,
+ * spin_locked_more): zero exactly when taking o needs no lock-order lookup,
  * o's edges from this very held set having been looked up before
  * (cv__order_checked; the set is known by its hash, so a loop that takes
  * A, then B, then lets both go finds the memo again each time), and the
@@ -928,6 +929,14 @@ static inline uintptr_t cv__order_unchecked(const struct cv_thread *t, uint32_t 
 	return (n >> CV_HELD_BITS) | seen;
 }
 
+/* The push of o on a held set of n > 0 locks whose hash
+ * cv__order_unchecked read (held_hash), when it said zero. */
+static inline void cv__held_push_over(struct cv_thread *t, uint32_t n, struct cv_obj *o, const void *addr,
+				      const void *pc, uint32_t flags, uint64_t held_hash)
+{
+	cv__held_fill(t, n, o, addr, pc, flags, cv__held_mix(held_hash, o));
+}
+
 /* A blocking acquisition of o just had its lock-order edges looked up
  * (cv__lock_attempt): remember it on the top slot, unless a slot is still
  * being filled (a signal handler interrupted a push: that slot's edges
@@ -948,6 +957,18 @@ static inline void cv__order_checked(struct cv_thread *t, const struct cv_obj *o
 	CV_STORE(&top->checked_prefix, cv__held_hash(t, n - 1));
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	CV_STORE(&top->checked, o);
+}
+
+/* cv__lock_attempt for an acquisition that did not wait, taken off a fast
+ * path that keeps the lock-order memo (cv__order_unchecked): the edges
+ * are looked up, and remembered on the held set, so that the fast path
+ * takes the next acquisition of o on top of the same set. */
+static inline void cv__lock_attempt_remembered(struct cv_thread *t, struct cv_obj *o, const void *pc, uint32_t flags)
+{
+	if (CV_UNLIKELY(t->nheld != 0)) {
+		cv__lockorder_attempt(t, o, pc, flags);
+		cv__order_checked(t, o);
+	}
 }
 
 /* A blocking wait on o begins (contended paths only) and ends. */

@@ -116,10 +116,29 @@ static CV_COLD int spin_locked_slow(pthread_spinlock_t *l, const void *pc)
 	struct cv_thread *t = cv__current();
 	if (t || (t = cv__thread_slow())) {
 		struct cv_rec *r = cv__spin_rec(t, (const void *)l);
-		if (t->nheld != 0)
-			cv__lockorder_attempt(t, r->obj, pc, 0);
+		cv__lock_attempt_remembered(t, r->obj, pc, 0);
 		spin_acquired(t, r, l, pc, 0);
 	}
+	return 0;
+}
+
+/* pthread_spin_lock's test after the lock failed. A thread that holds
+ * other locks (n > 0) and needs nothing else takes the lock-order memo's
+ * test (shim.h, cv__order_unchecked) and the push here, the lookup made
+ * again, so that the fast path stays one test; anything else is
+ * spin_locked_slow's. */
+static CV_NOINLINE int spin_locked_more(pthread_spinlock_t *l, const void *pc)
+{
+	struct cv_thread *t = cv__self;
+	struct cv_rec *r;
+	struct cv_obj *o;
+	uint64_t held_hash;
+	uint32_t n = t->nheld;
+	if ((n == 0) | cv__way_miss(&t->spin_cache, (const void *)l, &r, &o) ||
+	    ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t) || cv__order_unchecked(t, n, o, &held_hash))
+		return spin_locked_slow(l, pc);
+	CV_BUMP(&r->s.acquisitions, 1);
+	cv__held_push_over(t, n, o, (const void *)l, pc, 0, held_hash);
 	return 0;
 }
 
@@ -147,8 +166,9 @@ static CV_NOINLINE int spin_lock_other(pthread_spinlock_t *l, const void *pc)
 /* The uncontended lock: glibc's x86 lock made here (take_spin: a locked
  * decrement from 1 to 0 acquires; anything else was held, and glibc's
  * lock waits), then one test (a tracked thread holding no lock, its cached
- * record this lock's and live, its last owner this thread), the count and
- * the held-set push in this thread's lines. The test comes after the
+ * record this lock's and live, its last owner this thread; else
+ * spin_locked_more), the count and the held-set push in this thread's
+ * lines. The test comes after the
  * locked instruction, which would wait for its loads (mutex.c, locked).
  * The decrement is also the peek: no lock taken between a peek and the
  * real lock spins uncounted. */
@@ -165,7 +185,7 @@ CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 	uintptr_t miss = cv__way_miss(&t->spin_cache, (const void *)l, &r, &o);
 	uintptr_t slow = t->nheld | miss | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t);
 	if (CV_UNLIKELY(slow))
-		return spin_locked_slow(l, pc);
+		return spin_locked_more(l, pc);
 	CV_BUMP(&r->s.acquisitions, 1);
 	cv__held_push_first(t, o, (const void *)l, pc, 0);
 	return 0;

@@ -4,6 +4,8 @@
  *   lockpair contended N     ns per pair, two threads sharing one mutex
  *   lockpair nested N        ns per inner lock+unlock pair taken while holding another
  *                            mutex, one thread (the lock-order edge lookup)
+ *   lockpair nested-rdlock N, nested-spin N
+ *                            the same for an rwlock's read lock and a spinlock under a mutex
  *   lockpair rdlock N        ns per pthread_rwlock_rdlock+unlock pair, one thread
  *   lockpair wrlock N        ns per pthread_rwlock_wrlock+unlock pair, one thread
  *   lockpair spin N          ns per pthread_spin_lock+unlock pair, one thread
@@ -150,6 +152,22 @@ static void *loop(void *arg)
 			pthread_mutex_unlock(&lock);
 		}
 		pthread_mutex_unlock(&outer);
+	} else if (!strcmp(mode, "nested-rdlock")) {
+		pthread_mutex_lock(&outer);
+		for (long i = 0; i < iterations; i++) {
+			pthread_rwlock_rdlock(&rwlock);
+			shared++;
+			pthread_rwlock_unlock(&rwlock);
+		}
+		pthread_mutex_unlock(&outer);
+	} else if (!strcmp(mode, "nested-spin")) {
+		pthread_mutex_lock(&outer);
+		for (long i = 0; i < iterations; i++) {
+			pthread_spin_lock(&spin);
+			shared++;
+			pthread_spin_unlock(&spin);
+		}
+		pthread_mutex_unlock(&outer);
 	} else if (!strcmp(mode, "alternate")) {
 		for (long i = 0; i < iterations; i += 2) {
 			pthread_mutex_lock(&lock);
@@ -203,7 +221,7 @@ static void *loop(void *arg)
 int main(int argc, char **argv)
 {
 	static const char *const modes[] = { "uncontended", "contended", "rdlock", "wrlock", "spin",
-					     "spin-contended", "semtry", "syscall", "nested", "mtx", "signal", "pingpong",
+					     "spin-contended", "semtry", "syscall", "nested", "nested-rdlock", "nested-spin", "mtx", "signal", "pingpong",
 					     "alternate", "churn", "churn-many", "churn-cond", "churn-sig", "churn-many-sig", "semwait", "trylock", "broadcast",
 					     "signal2" };
 	int known = 0;
@@ -211,7 +229,7 @@ int main(int argc, char **argv)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|semwait|trylock|syscall|nested|mtx|signal|signal2|broadcast|pingpong|alternate|churn|churn-many|churn-cond|churn-sig|churn-many-sig ITERATIONS\n");
+			"semtry|semwait|trylock|syscall|nested|nested-rdlock|nested-spin|mtx|signal|signal2|broadcast|pingpong|alternate|churn|churn-many|churn-cond|churn-sig|churn-many-sig ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];

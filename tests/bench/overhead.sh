@@ -34,6 +34,8 @@ printf '%-12s %10s %10s %8s %14s %8s\n' case native convoy ratio trylock-first r
 run_case uncontended 20000000
 run_case contended 2000000
 run_case nested 10000000
+run_case nested-rdlock 10000000
+run_case nested-spin 10000000
 run_case alternate 10000000
 run_case trylock 10000000
 run_case mtx 10000000

@@ -36,6 +36,8 @@ printf '%-12s %8s %8s %7s %8s %7s %9s\n' case native other ratio this ratio this
 run_case uncontended 20000000
 run_case contended 2000000
 run_case nested 10000000
+run_case nested-rdlock 10000000
+run_case nested-spin 10000000
 run_case alternate 10000000
 run_case trylock 10000000
 run_case mtx 10000000

@@ -10,6 +10,9 @@
  * order below g, and must not serve f, g -> h once f is taken again (with
  * the set shifted down, g -> h is remembered on slot 0 and cannot; a
  * design that left g in its slot would remember it on slot 1).
+ * The spinlock and rwlock fast paths keep the same memo: i -> s and
+ * k -> r are remembered on slot 0, and must not serve j -> s and l -> r
+ * (cycles j-s and l-r, the second thread taking s and r first).
  * White-box (preload/shim.h): f, g and h are three of a pool whose entries
  * in the shim's mutex cache differ, so that every acquisition of h after
  * its first is one the memo could let through, whatever the addresses. */
@@ -22,6 +25,10 @@
 static pthread_mutex_t memo_a = PTHREAD_MUTEX_INITIALIZER, memo_b = PTHREAD_MUTEX_INITIALIZER,
 		       memo_c = PTHREAD_MUTEX_INITIALIZER, memo_d = PTHREAD_MUTEX_INITIALIZER,
 		       memo_e = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t memo_i = PTHREAD_MUTEX_INITIALIZER, memo_j = PTHREAD_MUTEX_INITIALIZER,
+		       memo_k = PTHREAD_MUTEX_INITIALIZER, memo_l = PTHREAD_MUTEX_INITIALIZER;
+static pthread_spinlock_t memo_s;
+static pthread_rwlock_t memo_r = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_mutex_t pool[16];
 static pthread_mutex_t *memo_f, *memo_g, *memo_h;
 
@@ -57,6 +64,27 @@ static void nest(pthread_mutex_t *const *locks, int n)
 	}
 }
 
+/* m, then s or r (read) under it, three times. */
+static void nest_spin(pthread_mutex_t *m, pthread_spinlock_t *s)
+{
+	for (int round = 0; round < 3; round++) {
+		MUST(pthread_mutex_lock(m));
+		MUST(pthread_spin_lock(s));
+		MUST(pthread_spin_unlock(s));
+		MUST(pthread_mutex_unlock(m));
+	}
+}
+
+static void nest_read(pthread_mutex_t *m, pthread_rwlock_t *r)
+{
+	for (int round = 0; round < 3; round++) {
+		MUST(pthread_mutex_lock(m));
+		MUST(pthread_rwlock_rdlock(r));
+		MUST(pthread_rwlock_unlock(r));
+		MUST(pthread_mutex_unlock(m));
+	}
+}
+
 static void *first(void *arg)
 {
 	(void)arg;
@@ -73,6 +101,10 @@ static void *first(void *arg)
 		MUST(pthread_mutex_unlock(memo_g));
 	}
 	nest((pthread_mutex_t *const[]){ memo_f, memo_g, memo_h }, 3);   /* f -> h */
+	nest_spin(&memo_i, &memo_s);   /* i -> s */
+	nest_spin(&memo_j, &memo_s);   /* j -> s */
+	nest_read(&memo_k, &memo_r);   /* k -> r */
+	nest_read(&memo_l, &memo_r);   /* l -> r */
 	return NULL;
 }
 
@@ -82,12 +114,21 @@ static void *second(void *arg)
 	nest((pthread_mutex_t *const[]){ &memo_c, &memo_b }, 2);   /* c -> b: a cycle with b -> c */
 	nest((pthread_mutex_t *const[]){ &memo_d, &memo_e }, 2);   /* d -> e: a cycle with e -> d */
 	nest((pthread_mutex_t *const[]){ memo_h, memo_f }, 2);   /* h -> f: a cycle with f -> h */
+	MUST(pthread_spin_lock(&memo_s));
+	MUST(pthread_mutex_lock(&memo_j));   /* s -> j: a cycle with j -> s */
+	MUST(pthread_mutex_unlock(&memo_j));
+	MUST(pthread_spin_unlock(&memo_s));
+	MUST(pthread_rwlock_wrlock(&memo_r));
+	MUST(pthread_mutex_lock(&memo_l));   /* r -> l: a cycle with l -> r */
+	MUST(pthread_mutex_unlock(&memo_l));
+	MUST(pthread_rwlock_unlock(&memo_r));
 	return NULL;
 }
 
 int main(void)
 {
 	pick_fgh();
+	MUST(pthread_spin_init(&memo_s, PTHREAD_PROCESS_PRIVATE));
 	pthread_t th;
 	MUST(pthread_create(&th, NULL, first, NULL));
 	MUST(pthread_join(th, NULL));

@@ -7,7 +7,9 @@
  * from there the parent single-steps it through one more round of each
  * case: mutexes (lock, trylock, a trylock under another lock, recursive
  * and error-checking kinds), a spinlock, an rwlock read and written, a
- * semaphore, a condvar signalled and broadcast with nobody waiting. At
+ * semaphore, a condvar signalled and broadcast with nobody waiting, and a
+ * mutex, the spinlock and a read lock taken under another mutex (the
+ * lock-order memo's paths, warm: the memos are set). At
  * every step whose instruction is in libconvoy.so's code it delivers
  * SIGUSR1 once. A last round unlocks a mutex with a waiter's mark while
  * the handler destroys and unmaps it as soon as it reads released. The handler tries the program's locks, locks one of its
@@ -30,7 +32,7 @@
 #include "progs.h"
 
 #define WARM   100
-#define ROUNDS 10   /* each case of the switch below once */
+#define ROUNDS 11   /* each case of the switch below once */
 
 static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t c = PTHREAD_MUTEX_INITIALIZER, h = PTHREAD_MUTEX_INITIALIZER;
@@ -49,6 +51,7 @@ static volatile long quiet, freeing, freed;
 #define CASE_RECURSIVE 3
 #define CASE_ERRORCHECK 4
 #define CASE_WRLOCK 7
+#define CASE_UNDER_B 10
 
 /* Read by the tracer (the same addresses in its traced child: a fork). */
 static volatile long armed, in_handler;
@@ -271,6 +274,16 @@ static int traced(void)
 		case 9:
 			pthread_cond_signal(&cond);
 			pthread_cond_broadcast(&cond);
+			break;
+		case CASE_UNDER_B:
+			pthread_mutex_lock(&b);
+			pthread_mutex_lock(&a);
+			pthread_mutex_unlock(&a);
+			pthread_spin_lock(&spin);
+			pthread_spin_unlock(&spin);
+			pthread_rwlock_rdlock(&rw);
+			pthread_rwlock_unlock(&rw);
+			pthread_mutex_unlock(&b);
 			break;
 		}
 	}

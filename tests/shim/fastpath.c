@@ -96,6 +96,8 @@ Test(fastpath, a_nested_lock_taken_under_a_different_held_set_still_gives_its_ed
 	cr_assert(has_cycle(root, "memo_b", "memo_c"), "no cycle memo_b, memo_c: %s", findings);
 	cr_assert(has_cycle(root, "memo_d", "memo_e"), "no cycle memo_d, memo_e: %s", findings);
 	cr_assert(has_cycle(root, "memo_f", "memo_h"), "no cycle memo_f, memo_h: %s", findings);
+	cr_assert(has_cycle(root, "memo_j", "memo_s"), "no cycle memo_j, memo_s (a spinlock): %s", findings);
+	cr_assert(has_cycle(root, "memo_l", "memo_r"), "no cycle memo_l, memo_r (an rwlock): %s", findings);
 }
 
 /* Whether the report's lock-order edges include from -> to. */
