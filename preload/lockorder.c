@@ -64,8 +64,9 @@ static struct cv_edge *edge_table(void)
 
 /* The edge table's pages already written first (shim.h,
  * cv__touch_for_write), one bit each: the probe for an edge already known,
- * made by every nested rwlock, spinlock and timed acquisition, then reads
- * a shared line without writing it. */
+ * made by every nested acquisition the memo does not serve (shim.h,
+ * cv__order_unchecked: timed and contended ones, a first under a held
+ * set), then reads a shared line without writing it. */
 #define EDGE_PAGES ((EDGE_SLOTS * sizeof(struct cv_edge)) / 4096 + 2)
 static uint64_t edge_pages_written[(EDGE_PAGES + 63) / 64];
 
@@ -173,15 +174,48 @@ void cv__held_overflow(struct cv_thread *t)
 }
 
 /* An unlock out of order, or of a lock past the array, or of one this
- * thread never took (unlocking another's mutex is the program's business). */
+ * thread never took (unlocking another's mutex is the program's business).
+ *
+ * The slots above the lock's move down one, and each gets the hash of the
+ * set it is now the top of: a hash must name exactly the objects below
+ * it, for the fast paths' memo is keyed by it (shim.h,
+ * cv__order_unchecked). Moved with the hashes of the larger set, the
+ * slots would give a smaller set's memo to the larger set when it came
+ * back, its edges from the lock released never looked up (helper-64: A,
+ * B, C, A released, E, D; then A, B, C, B released, E, D: A -> D lost).
+ * Their objects are cleared first and set again last, so that a signal
+ * handler meanwhile takes them for slots being filled: no edges from
+ * them, no memo over them. Each slot's memo stays where it is: it names
+ * the set it was made for by that set's hash. */
 void cv__held_release_slow(struct cv_thread *t, const void *addr)
 {
-	for (uint32_t i = t->nheld; i-- > 0;) {
+	uint32_t n = t->nheld;
+	for (uint32_t i = n; i-- > 0;) {
 		if (t->held[i].addr != addr)
 			continue;
-		for (uint32_t k = i; k + 1 < t->nheld; k++)
-			t->held[k] = t->held[k + 1];
-		CV_STORE(&t->nheld, t->nheld - 1);
+		struct cv_obj *objs[CV_HELD_MAX];
+		for (uint32_t k = i; k < n; k++) {
+			objs[k] = CV_LOAD(&t->held[k].obj);
+			CV_STORE(&t->held[k].obj, NULL);
+		}
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		uint64_t below = i != 0 ? cv__held_hash(t, i - 1) : 0;
+		for (uint32_t k = i; k + 1 < n; k++) {
+			struct cv_held *h = &t->held[k];
+			const struct cv_held *from = &t->held[k + 1];
+			struct cv_obj *o = objs[k + 1];
+			h->addr = from->addr;
+			h->pc = from->pc;
+			h->sp_flags = from->sp_flags;
+			/* Not known above a slot that was being filled (o NULL). */
+			below = !o ? 0 : k == 0 ? o->held_seed : below ? cv__held_mix(below, o) : 0;
+			h->prefix = below;
+		}
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		for (uint32_t k = i; k + 1 < n; k++)
+			CV_STORE(&t->held[k].obj, objs[k + 1]);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		CV_STORE(&t->nheld, n - 1);
 		return;
 	}
 	if (t->held_untracked)

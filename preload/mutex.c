@@ -234,7 +234,7 @@ static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
  * reentrant" needs no term of its own), its object is live and this thread
  * owned it last (else a hand-off to count), and this is not the
  * 1-in-CONVOY_HOLD_SAMPLE acquisition whose hold is timed; with locks
- * held (locked_holding), also that the held set has room and this lock's
+ * held (locked_holding_lock), also that the held set has room and this lock's
  * order edges from them were already looked up (cv__order_unchecked).
  * Then the record's count and a held-set push, in lines only this thread
  * writes. Everything else goes to locked_slow, which looks the order
@@ -266,11 +266,11 @@ static CV_NOINLINE int locked_holding_lock(struct cv_thread *t, pthread_mutex_t 
 {
 	struct cv_rec *r;
 	struct cv_obj *o;
-	uint64_t held_hash;
-	if (CV_UNLIKELY(locked_needs_more(t, m, &r, &o)) || CV_UNLIKELY(cv__order_unchecked(t, n, o, &held_hash)))
+	uint64_t prefix;
+	if (CV_UNLIKELY(locked_needs_more(t, m, &r, &o)) || CV_UNLIKELY(cv__order_unchecked(t, n, o, &prefix)))
 		return locked_slow(m, pc);
 	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_over(t, n, o, m, pc, 0, held_hash);
+	cv__held_push_over(t, n, o, m, pc, 0, prefix);
 	return 0;
 }
 

@@ -253,18 +253,18 @@ static CV_NOINLINE int rw_locked_more(pthread_rwlock_t *rw, int rc, uint32_t fla
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
 	struct cv_obj *o;
-	uint64_t held_hash;
+	uint64_t prefix;
 	uint32_t n = t->nheld;
 	uintptr_t other = (unsigned)rc | (n == 0) | cv__way_miss(&t->rwlock_cache, rw, &r, &o);
 	if (!(other | (flags & CV_LOCK_READ)))
 		other = (uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t;
-	if (other || cv__order_unchecked(t, n, o, &held_hash))
+	if (other || cv__order_unchecked(t, n, o, &prefix))
 		return rw_locked_slow(rw, rc, flags, pc);
 	if (flags & CV_LOCK_READ)
 		rd_acquired(r);
 	else
 		CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_over(t, n, o, rw, pc, flags, held_hash);
+	cv__held_push_over(t, n, o, rw, pc, flags, prefix);
 	return 0;
 }
 

@@ -338,13 +338,12 @@ struct cv_held {
 	 * then), with the CV_LOCK_* flags in its two low bits:
 	 * one store less per push (cv__held_sp, cv__held_flags). */
 	uintptr_t      sp_flags;
-	/* The fast paths' lock-order memo (cv__order_unchecked): a hash
-	 * of the objects in this slot and every slot below it, and the lock
-	 * last locked on top of such a held set whose order edges from all of
-	 * them were looked up, with the hash of that set. */
+	/* The fast paths' lock-order memo (cv__order_unchecked): the hash
+	 * of the objects in this slot and every slot below it (cv__held_hash),
+	 * and the hash of such a held set plus the lock last taken on top of
+	 * it whose order edges from all of them were looked up (0: none). */
 	uint64_t       prefix;
-	uint64_t       checked_prefix;
-	const struct cv_obj *checked;
+	uint64_t       checked_key;
 } __attribute__((aligned(CV_CACHELINE)));   /* a push writes one line */
 
 #define CV_HELD_FLAGS_MASK 3u   /* a stack pointer is a multiple of 4 even on i386 */
@@ -802,21 +801,24 @@ static inline void cv__lock_attempt(struct cv_thread *t, struct cv_obj *o, const
 		cv__lockorder_attempt(t, o, pc, flags);
 }
 
-/* The hash of the held set t->held[0..n-1] plus o (its memo key). Object
- * ids, not addresses: a freed object's memory may come back as another. */
+/* The hash of the held set t->held[0..n-1] plus o, from the first's
+ * (below). Object ids, not addresses: a freed object's memory may come
+ * back as another. */
 static inline uint64_t cv__held_mix(uint64_t below, const struct cv_obj *o)
 {
 	uint64_t h = (below ^ ((uint64_t)o->id + 1)) * 0x9E3779B97F4A7C15ull;
 	return h ^ (h >> 29);
 }
 
-/* The hash of slot k and every slot below it. Slot 0's is its object's
+/* The hash of slot k and every slot below it: of exactly the objects in
+ * them, in order, or 0 when that is not known. Slot 0's is its object's
  * held_seed, not stored (one store less on every first push). 0 while the
- * slot is being filled (its obj NULL: a signal handler interrupted the
- * push; obj is read first, and the fill sets it last), so that a set
- * above it is never taken for one that had another lock in its place: no
- * memo is recorded over a slot being filled (cv__order_checked), and none
- * matches a hash made from 0. */
+ * slot is being filled or moved (its obj NULL: a signal handler
+ * interrupted a push or cv__held_release_slow; obj is read first, and
+ * both set it last), and in a slot pushed above such a slot
+ * (cv__held_prefix), so that a set is never taken for one that had
+ * another lock in its place: no memo is recorded or met with a hash of 0
+ * (cv__order_checked, cv__order_unchecked). */
 static inline uint64_t cv__held_hash(const struct cv_thread *t, uint32_t k)
 {
 	const struct cv_obj *o = CV_LOAD(&t->held[k].obj);
@@ -826,10 +828,13 @@ static inline uint64_t cv__held_hash(const struct cv_thread *t, uint32_t k)
 	return k != 0 ? CV_LOAD(&t->held[k].prefix) : CV_LOAD(&o->held_seed);
 }
 
-/* The hash of the held set t->held[0..n-1] plus o. */
+/* The hash of the held set t->held[0..n-1] plus o (0: not known). */
 static inline uint64_t cv__held_prefix(const struct cv_thread *t, uint32_t n, const struct cv_obj *o)
 {
-	return n == 0 ? CV_LOAD(&o->held_seed) : cv__held_mix(cv__held_hash(t, n - 1), o);
+	if (n == 0)
+		return CV_LOAD(&o->held_seed);
+	uint64_t below = cv__held_hash(t, n - 1);
+	return below ? cv__held_mix(below, o) : 0;
 }
 
 /* Gives a new object its id, and the hash of a held set of it alone: the
@@ -908,41 +913,37 @@ static inline uintptr_t cv__held_not_top(const struct cv_thread *t, uint32_t n, 
  * locked_holding_lock; rwlock.c, rw_locked_more; spin.c,
  * spin_locked_more): zero exactly when taking o needs no lock-order lookup,
  * o's edges from this very held set having been looked up before
- * (cv__order_checked; the set is known by its hash, so a loop that takes
- * A, then B, then lets both go finds the memo again each time), and the
- * held set has room. Branch-free, like cv__held_not_top. *held_hash: the
- * held set's hash, which the push mixes o into (cv__held_mix), read once
- * for both: the held slots stay as they are while this thread holds them. */
+ * (cv__order_checked: the memo on the top slot is the hash of the set
+ * plus o, so a loop that takes A, then B, then lets both go finds it again
+ * each time), and the held set has room. Branch-free, like
+ * cv__held_not_top. *prefix: the hash of the set plus o, the slot's hash
+ * once o is pushed (cv__held_push_over): the held slots stay as they are
+ * while this thread holds them, so it is made once for both. */
 static inline uintptr_t cv__order_unchecked(const struct cv_thread *t, uint32_t n, const struct cv_obj *o,
-					    uint64_t *held_hash)
+					    uint64_t *prefix)
 {
-	uint32_t k = (n - 1) % CV_HELD_MAX;
-	const struct cv_held *top = &t->held[k];
-	/* The memo's hash before its object: a signal handler that records
-	 * another memo here in between (cv__order_checked: object NULL, hash,
-	 * object) leaves an object that does not match. */
-	uint64_t hash = cv__held_hash(t, k), checked_hash = CV_LOAD(&top->checked_prefix);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	uintptr_t seen = ((uintptr_t)CV_LOAD(&top->checked) ^ (uintptr_t)o) | (uintptr_t)(checked_hash ^ hash) |
-			 (hash == 0);   /* a push in progress (a signal handler is running) */
-	*held_hash = hash;
-	return (n >> CV_HELD_BITS) | seen;
+	const struct cv_held *top = &t->held[(n - 1) % CV_HELD_MAX];
+	uint64_t hash = cv__held_hash(t, (n - 1) % CV_HELD_MAX);
+	*prefix = cv__held_mix(hash, o);
+	return (n >> CV_HELD_BITS) | (uintptr_t)(CV_LOAD(&top->checked_key) ^ *prefix) |
+	       (hash == 0);   /* a slot being filled or moved (a signal handler is running), or not known */
 }
 
-/* The push of o on a held set of n > 0 locks whose hash
- * cv__order_unchecked read (held_hash), when it said zero. */
+/* The push of o on a held set of n > 0 locks, when cv__order_unchecked
+ * said zero (prefix: the one it made). */
 static inline void cv__held_push_over(struct cv_thread *t, uint32_t n, struct cv_obj *o, const void *addr,
-				      const void *pc, uint32_t flags, uint64_t held_hash)
+				      const void *pc, uint32_t flags, uint64_t prefix)
 {
-	cv__held_fill(t, n, o, addr, pc, flags, cv__held_mix(held_hash, o));
+	cv__held_fill(t, n, o, addr, pc, flags, prefix);
 }
 
-/* A blocking acquisition of o just had its lock-order edges looked up
- * (cv__lock_attempt): remember it on the top slot, unless a slot is still
- * being filled (a signal handler interrupted a push: that slot's edges
- * were skipped) or locks went untracked. A set that lost a lock out of
- * order (cv__held_release_slow) keeps the hashes of the larger set it
- * was: a memo of the larger set holds for the smaller. */
+/* An acquisition of o that can wait just had its lock-order edges looked
+ * up (cv__lockorder_attempt): remember it on the top slot, keyed by the
+ * held set's hash plus o, unless a slot is being filled or moved (a signal
+ * handler interrupted a push or a release out of order: that slot's edges
+ * were skipped), the set's hash is not known, or locks went untracked.
+ * One store: a signal handler that records another memo here in between
+ * leaves one key or the other, each true. */
 static inline void cv__order_checked(struct cv_thread *t, const struct cv_obj *o)
 {
 	uint32_t n = t->nheld;
@@ -951,12 +952,9 @@ static inline void cv__order_checked(struct cv_thread *t, const struct cv_obj *o
 	for (uint32_t i = 0; i < n; i++)
 		if (!CV_LOAD(&t->held[i].obj))
 			return;
-	struct cv_held *top = &t->held[n - 1];
-	CV_STORE(&top->checked, NULL);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	CV_STORE(&top->checked_prefix, cv__held_hash(t, n - 1));
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	CV_STORE(&top->checked, o);
+	uint64_t hash = cv__held_hash(t, n - 1);
+	if (hash)
+		CV_STORE(&t->held[n - 1].checked_key, cv__held_mix(hash, o));
 }
 
 /* cv__lock_attempt for an acquisition that did not wait, taken off a fast

@@ -132,13 +132,13 @@ static CV_NOINLINE int spin_locked_more(pthread_spinlock_t *l, const void *pc)
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
 	struct cv_obj *o;
-	uint64_t held_hash;
+	uint64_t prefix;
 	uint32_t n = t->nheld;
 	if ((n == 0) | cv__way_miss(&t->spin_cache, (const void *)l, &r, &o) ||
-	    ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t) || cv__order_unchecked(t, n, o, &held_hash))
+	    ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t) || cv__order_unchecked(t, n, o, &prefix))
 		return spin_locked_slow(l, pc);
 	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_over(t, n, o, (const void *)l, pc, 0, held_hash);
+	cv__held_push_over(t, n, o, (const void *)l, pc, 0, prefix);
 	return 0;
 }
 

@@ -1,5 +1,5 @@
-/* order_memo: lock-order edges that the fast mutex path's memo
- * (preload/shim.h, cv__order_unchecked) must not hide. One thread takes
+/* order_memo: lock-order edges that the fast paths' memo (preload/shim.h,
+ * cv__order_unchecked) must not hide. One thread takes
  * nested locks in loops, so that the memo is set and then met again with
  * a different lock below the same slot; a second thread, after it, takes
  * two of those pairs the other way round. Every edge the first thread made
@@ -13,6 +13,14 @@
  * The spinlock and rwlock fast paths keep the same memo: i -> s and
  * k -> r are remembered on slot 0, and must not serve j -> s and l -> r
  * (cycles j-s and l-r, the second thread taking s and r first).
+ * Sets that lost a lock out of order (cv__held_release_slow) must not
+ * meet a memo made for another set (helper-64): A, B, C, A released, E,
+ * D, then A, B, C, B released, E, D must record the edge A -> D (D a
+ * spinlock or a read lock under mutexes, or a mutex under write locks);
+ * and a read lock R taken again over X (no edges: held) and its first
+ * hold released out of order below X, then taken under X, must record
+ * X -> R. (Edges, not cycles: the reverse orders would make a cycle of
+ * every path from A to D, more than the report lists.)
  * White-box (preload/shim.h): f, g and h are three of a pool whose entries
  * in the shim's mutex cache differ, so that every acquisition of h after
  * its first is one the memo could let through, whatever the addresses. */
@@ -30,6 +38,77 @@ static pthread_mutex_t memo_i = PTHREAD_MUTEX_INITIALIZER, memo_j = PTHREAD_MUTE
 static pthread_spinlock_t memo_s;
 static pthread_rwlock_t memo_r = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_mutex_t pool[16];
+
+/* One lock of any kind, for the out-of-order sequences. */
+enum kind { MUTEX, SPIN, READ, WRITE };
+struct lock {
+	enum kind kind;
+	pthread_mutex_t m;
+	pthread_spinlock_t s;
+	pthread_rwlock_t rw;
+};
+
+static void take(struct lock *l)
+{
+	switch (l->kind) {
+	case MUTEX: MUST(pthread_mutex_lock(&l->m)); break;
+	case SPIN: MUST(pthread_spin_lock(&l->s)); break;
+	case READ: MUST(pthread_rwlock_rdlock(&l->rw)); break;
+	case WRITE: MUST(pthread_rwlock_wrlock(&l->rw)); break;
+	}
+}
+
+static void give(struct lock *l)
+{
+	switch (l->kind) {
+	case MUTEX: MUST(pthread_mutex_unlock(&l->m)); break;
+	case SPIN: MUST(pthread_spin_unlock(&l->s)); break;
+	default: MUST(pthread_rwlock_unlock(&l->rw)); break;
+	}
+}
+
+static void make(struct lock *l, enum kind kind, const char *name)
+{
+	l->kind = kind;
+	MUST(pthread_mutex_init(&l->m, NULL));
+	MUST(pthread_spin_init(&l->s, PTHREAD_PROCESS_PRIVATE));
+	MUST(pthread_rwlock_init(&l->rw, NULL));
+	CONVOY_NAME(kind == MUTEX ? (void *)&l->m : kind == SPIN ? (void *)&l->s : (void *)&l->rw, name);
+}
+
+/* The out-of-order sets, one group of five each: A, B, C, E of one kind
+ * and D of another. */
+static struct lock ooo[3][5];
+enum { OA, OB, OC, OE, OD };
+static const char *const ooo_names[3][5] = { { "ooo_a1", "ooo_b1", "ooo_c1", "ooo_e1", "ooo_d1" },
+					      { "ooo_a2", "ooo_b2", "ooo_c2", "ooo_e2", "ooo_d2" },
+					      { "ooo_a3", "ooo_b3", "ooo_c3", "ooo_e3", "ooo_d3" } };
+
+static void make_ooo(void)
+{
+	static const enum kind kinds[3][2] = { { MUTEX, SPIN }, { MUTEX, READ }, { WRITE, MUTEX } };
+	for (int g = 0; g < 3; g++)
+		for (int i = 0; i < 5; i++)
+			make(&ooo[g][i], i == OD ? kinds[g][1] : kinds[g][0], ooo_names[g][i]);
+}
+
+/* A, B, C, `out` released out of order, E, D. */
+static void ooo_round(struct lock *l, int out)
+{
+	take(&l[OA]);
+	take(&l[OB]);
+	take(&l[OC]);
+	give(&l[out]);
+	take(&l[OE]);
+	take(&l[OD]);
+	give(&l[OD]);
+	give(&l[OE]);
+	give(&l[OC]);
+	give(&l[out == OA ? OB : OA]);
+}
+
+/* The read lock taken again, its first hold released below X. */
+static struct lock rec_a, rec_x, rec_r;
 static pthread_mutex_t *memo_f, *memo_g, *memo_h;
 
 static void pick_fgh(void)
@@ -105,6 +184,21 @@ static void *first(void *arg)
 	nest_spin(&memo_j, &memo_s);   /* j -> s */
 	nest_read(&memo_k, &memo_r);   /* k -> r */
 	nest_read(&memo_l, &memo_r);   /* l -> r */
+	for (int g = 0; g < 3; g++) {
+		for (int round = 0; round < 3; round++)
+			ooo_round(ooo[g], OA);   /* b -> d, c -> d, e -> d */
+		ooo_round(ooo[g], OB);           /* a -> d must be recorded */
+	}
+	take(&rec_a);
+	take(&rec_r);   /* a -> r */
+	take(&rec_x);   /* a -> x, r -> x */
+	take(&rec_r);   /* r again: no edge (held) */
+	give(&rec_r);
+	give(&rec_r);   /* its first hold, below x */
+	take(&rec_r);   /* x -> r must be recorded */
+	give(&rec_r);
+	give(&rec_x);
+	give(&rec_a);
 	return NULL;
 }
 
@@ -129,6 +223,10 @@ int main(void)
 {
 	pick_fgh();
 	MUST(pthread_spin_init(&memo_s, PTHREAD_PROCESS_PRIVATE));
+	make_ooo();
+	make(&rec_a, MUTEX, "rec_a");
+	make(&rec_x, MUTEX, "rec_x");
+	make(&rec_r, READ, "rec_r");
 	pthread_t th;
 	MUST(pthread_create(&th, NULL, first, NULL));
 	MUST(pthread_join(th, NULL));

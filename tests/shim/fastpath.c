@@ -85,6 +85,18 @@ static bool has_cycle(json_object *root, const char *a, const char *b)
 	return false;
 }
 
+/* Whether the report's lock-order edges include from -> to. */
+static bool has_edge(json_object *root, const char *from, const char *to)
+{
+	json_object *edges = tu_array(tu_get(root, "lock_order"), "edges");
+	for (size_t i = 0; i < json_object_array_length(edges); i++) {
+		json_object *e = json_object_array_get_idx(edges, i);
+		if (!strcmp(tu_str(e, "from"), from) && !strcmp(tu_str(e, "to"), to))
+			return true;
+	}
+	return false;
+}
+
 /* Nested acquisitions stay on the fast path once their lock-order edges
  * were looked up for the same held set; a different set below the same
  * slot, or a set that lost a lock out of order, must be looked up again
@@ -98,18 +110,12 @@ Test(fastpath, a_nested_lock_taken_under_a_different_held_set_still_gives_its_ed
 	cr_assert(has_cycle(root, "memo_f", "memo_h"), "no cycle memo_f, memo_h: %s", findings);
 	cr_assert(has_cycle(root, "memo_j", "memo_s"), "no cycle memo_j, memo_s (a spinlock): %s", findings);
 	cr_assert(has_cycle(root, "memo_l", "memo_r"), "no cycle memo_l, memo_r (an rwlock): %s", findings);
-}
-
-/* Whether the report's lock-order edges include from -> to. */
-static bool has_edge(json_object *root, const char *from, const char *to)
-{
-	json_object *edges = tu_array(tu_get(root, "lock_order"), "edges");
-	for (size_t i = 0; i < json_object_array_length(edges); i++) {
-		json_object *e = json_object_array_get_idx(edges, i);
-		if (!strcmp(tu_str(e, "from"), from) && !strcmp(tu_str(e, "to"), to))
-			return true;
-	}
-	return false;
+	const char *edges = json_object_to_json_string(tu_get(root, "lock_order"));
+	cr_assert(has_edge(root, "ooo_a1", "ooo_d1"), "no edge ooo_a1 -> ooo_d1 (a spinlock): %s", edges);
+	cr_assert(has_edge(root, "ooo_a2", "ooo_d2"), "no edge ooo_a2 -> ooo_d2 (a read lock): %s", edges);
+	cr_assert(has_edge(root, "ooo_a3", "ooo_d3"), "no edge ooo_a3 -> ooo_d3 (a mutex): %s", edges);
+	cr_assert(has_edge(root, "rec_x", "rec_r"), "no edge rec_x -> rec_r: %s", edges);
+	json_object_put(root);
 }
 
 /* Hand-over-hand locking releases every lock out of order: the held set
