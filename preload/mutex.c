@@ -474,6 +474,7 @@ static inline void unlock_normal(pthread_mutex_t *m, struct cv_obj *o)
 static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 {
 	struct cv_obj *o = NULL;
+	t = cv__unlocking_thread(t);
 	if (!t->inert) {
 		cv__held_pop(t, m);
 		if (t->hold_addr == m)

@@ -435,6 +435,7 @@ CV_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 
 static CV_COLD int rw_unlock_slow(struct cv_thread *t, pthread_rwlock_t *rw)
 {
+	t = cv__unlocking_thread(t);
 	if (!t->inert)
 		cv__held_pop(t, rw);
 	return cv__real.pthread_rwlock_unlock(rw);

@@ -949,9 +949,13 @@ static inline void cv__order_checked(struct cv_thread *t, const struct cv_obj *o
 	uint32_t n = t->nheld;
 	if (n == 0 || n > CV_HELD_MAX || t->held_untracked)
 		return;
-	for (uint32_t i = 0; i < n; i++)
-		if (!CV_LOAD(&t->held[i].obj))
-			return;
+	if (o->kind == CV_OBJ_UNKNOWN)
+		return;   /* the shared out-of-memory object: no edges were looked up */
+	for (uint32_t i = 0; i < n; i++) {
+		const struct cv_obj *held = CV_LOAD(&t->held[i].obj);
+		if (!held || held->kind == CV_OBJ_UNKNOWN)
+			return;   /* its id is a real object's too (helper-65) */
+	}
 	uint64_t hash = cv__held_hash(t, n - 1);
 	if (hash)
 		CV_STORE(&t->held[n - 1].checked_key, cv__held_mix(hash, o));
@@ -1077,6 +1081,24 @@ extern struct cv_process_state cv__process;
 static inline bool cv__off(void)
 {
 	return __atomic_load_n(&cv__process.disabled, __ATOMIC_ACQUIRE);
+}
+
+/* For the unlocks' slow paths, given the state their fast path read: the
+ * thread's own when that was cv__inert only because a signal handler's
+ * fork left it so (the fork's parent leaves the guard with no state to
+ * put back: cv__guard_leave(NULL)), as the locks' slow paths take it
+ * back (cv__thread_slow; not inside the guard, not after the thread
+ * ended, not before the shim is initialised); else t. Skipped, the pop
+ * would leave the lock in the held set for good (helper-65: false edges
+ * from it, and true ones into it skipped as "already held"). */
+static inline struct cv_thread *cv__unlocking_thread(struct cv_thread *t)
+{
+	if (CV_UNLIKELY(t->inert) && CV_LOAD(&cv__process.ready)) {
+		struct cv_thread *own = cv__thread_slow();
+		if (own)
+			return own;
+	}
+	return t;
 }
 
 void cv__init(void);

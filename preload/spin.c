@@ -208,6 +208,7 @@ CV_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 
 static CV_COLD int spin_unlock_slow(struct cv_thread *t, pthread_spinlock_t *l)
 {
+	t = cv__unlocking_thread(t);
 	if (!t->inert)
 		cv__held_pop(t, (const void *)l);
 	return cv__real.pthread_spin_unlock(l);

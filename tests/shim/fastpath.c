@@ -118,6 +118,21 @@ Test(fastpath, a_nested_lock_taken_under_a_different_held_set_still_gives_its_ed
 	json_object_put(root);
 }
 
+/* A lock released right after a signal handler forked leaves the held
+ * set (tests/progs/fork_in_handler.c): x -> each lock, and nothing from
+ * them to x. */
+Test(fastpath, locks_released_after_a_handler_forked_leave_the_held_set, .timeout = 60)
+{
+	json_object *root = run_json("fork_in_handler");
+	const char *edges = json_object_to_json_string(tu_get(root, "lock_order"));
+	static const char *const held[] = { "fih_a", "fih_r", "fih_s" };
+	for (int i = 0; i < 3; i++) {
+		cr_assert(has_edge(root, "fih_x", held[i]), "no edge fih_x -> %s: %s", held[i], edges);
+		cr_assert(!has_edge(root, held[i], "fih_x"), "a false edge %s -> fih_x: %s", held[i], edges);
+	}
+	json_object_put(root);
+}
+
 /* Hand-over-hand locking releases every lock out of order: the held set
  * stays two deep along a chain of 40, and every edge of the walk is kept
  * (tests/progs/hand_over_hand.c). */
