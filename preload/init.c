@@ -99,7 +99,7 @@ static bool prepare_steps(void)
 {
 	if (cv__off())
 		return false;
-	cv__guard_enter();   /* left by the parent or child step, which install no state: the slow path does */
+	cv__guard_enter();   /* left by the parent step (which puts the state back) or the child's (a new one) */
 	cv__critical_enter();
 	forks_here++;
 	__atomic_fetch_add(&cv__process.forking, 1, __ATOMIC_SEQ_CST);
@@ -119,6 +119,7 @@ static void parent_steps(bool with_shim)
 	cv__critical_leave();
 	cv__take_update();
 	cv__guard_leave(NULL);
+	cv__thread_resume();
 }
 
 void cv__output_after_fork(void);

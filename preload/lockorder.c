@@ -193,9 +193,10 @@ void cv__held_release_slow(struct cv_thread *t, const void *addr)
 	for (uint32_t i = n; i-- > 0;) {
 		if (t->held[i].addr != addr)
 			continue;
-		struct cv_obj *objs[CV_HELD_MAX];
+		struct cv_obj *moved[CV_HELD_MAX];   /* moved[k]: slot k's object once moved */
 		for (uint32_t k = i; k < n; k++) {
-			objs[k] = CV_LOAD(&t->held[k].obj);
+			if (k + 1 < n)
+				moved[k] = CV_LOAD(&t->held[k + 1].obj);
 			CV_STORE(&t->held[k].obj, NULL);
 		}
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -203,17 +204,16 @@ void cv__held_release_slow(struct cv_thread *t, const void *addr)
 		for (uint32_t k = i; k + 1 < n; k++) {
 			struct cv_held *h = &t->held[k];
 			const struct cv_held *from = &t->held[k + 1];
-			struct cv_obj *o = objs[k + 1];
 			h->addr = from->addr;
 			h->pc = from->pc;
 			h->sp_flags = from->sp_flags;
-			/* Not known above a slot that was being filled (o NULL). */
-			below = !o ? 0 : k == 0 ? o->held_seed : below ? cv__held_mix(below, o) : 0;
+			/* Not known above a slot that was being filled (its object NULL). */
+			below = moved[k] ? cv__held_hash_over(below, k, moved[k]) : 0;
 			h->prefix = below;
 		}
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		for (uint32_t k = i; k + 1 < n; k++)
-			CV_STORE(&t->held[k].obj, objs[k + 1]);
+			CV_STORE(&t->held[k].obj, moved[k]);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		CV_STORE(&t->nheld, n - 1);
 		return;

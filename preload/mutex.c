@@ -270,7 +270,7 @@ static CV_NOINLINE int locked_holding_lock(struct cv_thread *t, pthread_mutex_t 
 	if (CV_UNLIKELY(locked_needs_more(t, m, &r, &o)) || CV_UNLIKELY(cv__order_unchecked(t, n, o, &prefix)))
 		return locked_slow(m, pc);
 	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_over(t, n, o, m, pc, 0, prefix);
+	cv__held_fill(t, n, o, m, pc, 0, prefix);
 	return 0;
 }
 
@@ -474,7 +474,6 @@ static inline void unlock_normal(pthread_mutex_t *m, struct cv_obj *o)
 static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 {
 	struct cv_obj *o = NULL;
-	t = cv__unlocking_thread(t);
 	if (!t->inert) {
 		cv__held_pop(t, m);
 		if (t->hold_addr == m)

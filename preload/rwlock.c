@@ -264,7 +264,7 @@ static CV_NOINLINE int rw_locked_more(pthread_rwlock_t *rw, int rc, uint32_t fla
 		rd_acquired(r);
 	else
 		CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_over(t, n, o, rw, pc, flags, prefix);
+	cv__held_fill(t, n, o, rw, pc, flags, prefix);
 	return 0;
 }
 
@@ -435,7 +435,6 @@ CV_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 
 static CV_COLD int rw_unlock_slow(struct cv_thread *t, pthread_rwlock_t *rw)
 {
-	t = cv__unlocking_thread(t);
 	if (!t->inert)
 		cv__held_pop(t, rw);
 	return cv__real.pthread_rwlock_unlock(rw);

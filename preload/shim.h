@@ -704,6 +704,7 @@ static inline int cv__nanosleep(const struct timespec *pause)
  * initialising the shim) if needed; NULL while the shim itself is running or
  * when it is disabled, in which case the caller just calls the real function. */
 struct cv_thread *cv__thread_slow(void);
+void cv__thread_resume(void);   /* init.c: a fork's parent, out of the guard */
 struct cv_thread *cv__threads(void);                   /* all threads, newest first */
 uint32_t cv__thread_count(void);
 void cv__thread_finish(struct cv_thread *t);           /* end time, CPU, switches */
@@ -801,9 +802,8 @@ static inline void cv__lock_attempt(struct cv_thread *t, struct cv_obj *o, const
 		cv__lockorder_attempt(t, o, pc, flags);
 }
 
-/* The hash of the held set t->held[0..n-1] plus o, from the first's
- * (below). Object ids, not addresses: a freed object's memory may come
- * back as another. */
+/* The hash of a held set plus o, from the set's hash (below). Object ids,
+ * not addresses: a freed object's memory may come back as another. */
 static inline uint64_t cv__held_mix(uint64_t below, const struct cv_obj *o)
 {
 	uint64_t h = (below ^ ((uint64_t)o->id + 1)) * 0x9E3779B97F4A7C15ull;
@@ -828,13 +828,19 @@ static inline uint64_t cv__held_hash(const struct cv_thread *t, uint32_t k)
 	return k != 0 ? CV_LOAD(&t->held[k].prefix) : CV_LOAD(&o->held_seed);
 }
 
-/* The hash of the held set t->held[0..n-1] plus o (0: not known). */
-static inline uint64_t cv__held_prefix(const struct cv_thread *t, uint32_t n, const struct cv_obj *o)
+/* The hash of a held set of n slots whose hash is below (none when n is
+ * 0) plus o; 0, not known, when below is. */
+static inline uint64_t cv__held_hash_over(uint64_t below, uint32_t n, const struct cv_obj *o)
 {
 	if (n == 0)
 		return CV_LOAD(&o->held_seed);
-	uint64_t below = cv__held_hash(t, n - 1);
 	return below ? cv__held_mix(below, o) : 0;
+}
+
+/* The hash of the held set t->held[0..n-1] plus o (0: not known). */
+static inline uint64_t cv__held_prefix(const struct cv_thread *t, uint32_t n, const struct cv_obj *o)
+{
+	return cv__held_hash_over(n != 0 ? cv__held_hash(t, n - 1) : 0, n, o);
 }
 
 /* Gives a new object its id, and the hash of a held set of it alone: the
@@ -917,7 +923,7 @@ static inline uintptr_t cv__held_not_top(const struct cv_thread *t, uint32_t n, 
  * plus o, so a loop that takes A, then B, then lets both go finds it again
  * each time), and the held set has room. Branch-free, like
  * cv__held_not_top. *prefix: the hash of the set plus o, the slot's hash
- * once o is pushed (cv__held_push_over): the held slots stay as they are
+ * once o is pushed (cv__held_fill's prefix): the held slots stay as they are
  * while this thread holds them, so it is made once for both. */
 static inline uintptr_t cv__order_unchecked(const struct cv_thread *t, uint32_t n, const struct cv_obj *o,
 					    uint64_t *prefix)
@@ -927,14 +933,6 @@ static inline uintptr_t cv__order_unchecked(const struct cv_thread *t, uint32_t 
 	*prefix = cv__held_mix(hash, o);
 	return (n >> CV_HELD_BITS) | (uintptr_t)(CV_LOAD(&top->checked_key) ^ *prefix) |
 	       (hash == 0);   /* a slot being filled or moved (a signal handler is running), or not known */
-}
-
-/* The push of o on a held set of n > 0 locks, when cv__order_unchecked
- * said zero (prefix: the one it made). */
-static inline void cv__held_push_over(struct cv_thread *t, uint32_t n, struct cv_obj *o, const void *addr,
-				      const void *pc, uint32_t flags, uint64_t prefix)
-{
-	cv__held_fill(t, n, o, addr, pc, flags, prefix);
 }
 
 /* An acquisition of o that can wait just had its lock-order edges looked
@@ -1081,24 +1079,6 @@ extern struct cv_process_state cv__process;
 static inline bool cv__off(void)
 {
 	return __atomic_load_n(&cv__process.disabled, __ATOMIC_ACQUIRE);
-}
-
-/* For the unlocks' slow paths, given the state their fast path read: the
- * thread's own when that was cv__inert only because a signal handler's
- * fork left it so (the fork's parent leaves the guard with no state to
- * put back: cv__guard_leave(NULL)), as the locks' slow paths take it
- * back (cv__thread_slow; not inside the guard, not after the thread
- * ended, not before the shim is initialised); else t. Skipped, the pop
- * would leave the lock in the held set for good (helper-65: false edges
- * from it, and true ones into it skipped as "already held"). */
-static inline struct cv_thread *cv__unlocking_thread(struct cv_thread *t)
-{
-	if (CV_UNLIKELY(t->inert) && CV_LOAD(&cv__process.ready)) {
-		struct cv_thread *own = cv__thread_slow();
-		if (own)
-			return own;
-	}
-	return t;
 }
 
 void cv__init(void);

@@ -134,11 +134,13 @@ static CV_NOINLINE int spin_locked_more(pthread_spinlock_t *l, const void *pc)
 	struct cv_obj *o;
 	uint64_t prefix;
 	uint32_t n = t->nheld;
-	if ((n == 0) | cv__way_miss(&t->spin_cache, (const void *)l, &r, &o) ||
-	    ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t) || cv__order_unchecked(t, n, o, &prefix))
+	uintptr_t other = (n == 0) | cv__way_miss(&t->spin_cache, (const void *)l, &r, &o);
+	if (!other)
+		other = (uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t;
+	if (other || cv__order_unchecked(t, n, o, &prefix))
 		return spin_locked_slow(l, pc);
 	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_over(t, n, o, (const void *)l, pc, 0, prefix);
+	cv__held_fill(t, n, o, (const void *)l, pc, 0, prefix);
 	return 0;
 }
 
@@ -208,7 +210,6 @@ CV_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 
 static CV_COLD int spin_unlock_slow(struct cv_thread *t, pthread_spinlock_t *l)
 {
-	t = cv__unlocking_thread(t);
 	if (!t->inert)
 		cv__held_pop(t, (const void *)l);
 	return cv__real.pthread_spin_unlock(l);

@@ -340,6 +340,19 @@ struct cv_thread *cv__thread_slow(void)
 	return cv__self = t;
 }
 
+/* The thread's state back in cv__self, as cv__thread_slow puts it back,
+ * where a fork's parent step left the guard with none (init.c): out of the
+ * guard, a thread that has one. Left inert, its unlocks would find an
+ * empty held set and leave the locks it held "held" for good (helper-65:
+ * a signal handler that forked; false edges from them, true ones into
+ * them skipped). Inside an outer guard (a handler that interrupted the
+ * shim) it stays inert, as that guard's leave puts the state back. */
+void cv__thread_resume(void)
+{
+	if (!cv__busy && !ended && my_state)
+		cv__self = my_state;
+}
+
 /* Called by cv__init on the thread that loads the shim (the main thread). */
 void cv__thread_init_main(void)
 {

@@ -35,8 +35,6 @@ static pthread_mutex_t memo_a = PTHREAD_MUTEX_INITIALIZER, memo_b = PTHREAD_MUTE
 		       memo_e = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t memo_i = PTHREAD_MUTEX_INITIALIZER, memo_j = PTHREAD_MUTEX_INITIALIZER,
 		       memo_k = PTHREAD_MUTEX_INITIALIZER, memo_l = PTHREAD_MUTEX_INITIALIZER;
-static pthread_spinlock_t memo_s;
-static pthread_rwlock_t memo_r = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_mutex_t pool[16];
 
 /* One lock of any kind, for the out-of-order sequences. */
@@ -109,6 +107,9 @@ static void ooo_round(struct lock *l, int out)
 
 /* The read lock taken again, its first hold released below X. */
 static struct lock rec_a, rec_x, rec_r;
+
+/* Under i and j, and under k and l. */
+static struct lock memo_s, memo_r;
 static pthread_mutex_t *memo_f, *memo_g, *memo_h;
 
 static void pick_fgh(void)
@@ -143,23 +144,13 @@ static void nest(pthread_mutex_t *const *locks, int n)
 	}
 }
 
-/* m, then s or r (read) under it, three times. */
-static void nest_spin(pthread_mutex_t *m, pthread_spinlock_t *s)
+/* m, then l under it, three times. */
+static void nest_under(pthread_mutex_t *m, struct lock *l)
 {
 	for (int round = 0; round < 3; round++) {
 		MUST(pthread_mutex_lock(m));
-		MUST(pthread_spin_lock(s));
-		MUST(pthread_spin_unlock(s));
-		MUST(pthread_mutex_unlock(m));
-	}
-}
-
-static void nest_read(pthread_mutex_t *m, pthread_rwlock_t *r)
-{
-	for (int round = 0; round < 3; round++) {
-		MUST(pthread_mutex_lock(m));
-		MUST(pthread_rwlock_rdlock(r));
-		MUST(pthread_rwlock_unlock(r));
+		take(l);
+		give(l);
 		MUST(pthread_mutex_unlock(m));
 	}
 }
@@ -180,10 +171,10 @@ static void *first(void *arg)
 		MUST(pthread_mutex_unlock(memo_g));
 	}
 	nest((pthread_mutex_t *const[]){ memo_f, memo_g, memo_h }, 3);   /* f -> h */
-	nest_spin(&memo_i, &memo_s);   /* i -> s */
-	nest_spin(&memo_j, &memo_s);   /* j -> s */
-	nest_read(&memo_k, &memo_r);   /* k -> r */
-	nest_read(&memo_l, &memo_r);   /* l -> r */
+	nest_under(&memo_i, &memo_s);   /* i -> s */
+	nest_under(&memo_j, &memo_s);   /* j -> s */
+	nest_under(&memo_k, &memo_r);   /* k -> r (read) */
+	nest_under(&memo_l, &memo_r);   /* l -> r */
 	for (int g = 0; g < 3; g++) {
 		for (int round = 0; round < 3; round++)
 			ooo_round(ooo[g], OA);   /* b -> d, c -> d, e -> d */
@@ -208,21 +199,23 @@ static void *second(void *arg)
 	nest((pthread_mutex_t *const[]){ &memo_c, &memo_b }, 2);   /* c -> b: a cycle with b -> c */
 	nest((pthread_mutex_t *const[]){ &memo_d, &memo_e }, 2);   /* d -> e: a cycle with e -> d */
 	nest((pthread_mutex_t *const[]){ memo_h, memo_f }, 2);   /* h -> f: a cycle with f -> h */
-	MUST(pthread_spin_lock(&memo_s));
+	take(&memo_s);
 	MUST(pthread_mutex_lock(&memo_j));   /* s -> j: a cycle with j -> s */
 	MUST(pthread_mutex_unlock(&memo_j));
-	MUST(pthread_spin_unlock(&memo_s));
-	MUST(pthread_rwlock_wrlock(&memo_r));
+	give(&memo_s);
+	memo_r.kind = WRITE;
+	take(&memo_r);
 	MUST(pthread_mutex_lock(&memo_l));   /* r -> l: a cycle with l -> r */
 	MUST(pthread_mutex_unlock(&memo_l));
-	MUST(pthread_rwlock_unlock(&memo_r));
+	give(&memo_r);
 	return NULL;
 }
 
 int main(void)
 {
 	pick_fgh();
-	MUST(pthread_spin_init(&memo_s, PTHREAD_PROCESS_PRIVATE));
+	make(&memo_s, SPIN, "memo_s");
+	make(&memo_r, READ, "memo_r");
 	make_ooo();
 	make(&rec_a, MUTEX, "rec_a");
 	make(&rec_x, MUTEX, "rec_x");
