@@ -147,11 +147,11 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 		if (CV_LOAD(&mr->obj->last_owner) != t)
 			CV_STORE(&mr->obj->last_owner, t);
 		/* The (condvar, mutex) pair: the monitor. Written only when it changes. */
-		struct cv_obj *was = CV_LOAD(&o->cond_mutex);
-		if (was != mr->obj) {
+		uint32_t was = CV_LOAD(&o->cond_mutex), now = mr->obj->id + 1;
+		if (was != now) {
 			if (was)
 				__atomic_fetch_or(&o->flags, CV_COND_MUTEXES_VARY, __ATOMIC_RELAXED);
-			CV_STORE(&o->cond_mutex, mr->obj);
+			CV_STORE(&o->cond_mutex, now);
 		}
 		if (rc == 0) {   /* remembered for check_futile */
 			t->cw_cond = c;

@@ -34,11 +34,14 @@
 #define EDGE_SLOTS  (1u << EDGE_BITS)
 #define EDGE_PROBES 32
 
+/* The two objects are named by their ids (in the key), not by pointers: an
+ * edge outlives its objects, and the memory of one merged past the objects
+ * cap goes back to the allocator and may hold another object by the time
+ * the profile is written (objects.c). */
 struct cv_edge {
 	uint64_t          key;        /* (from id + 1) << 32 | (to id + 1); 0: free */
 	int               ready;      /* the fields below are written */
 	uint32_t          from_flags, to_flags, to_stack, from_stack;
-	struct cv_obj    *from, *to;
 	struct cv_thread *thread;
 	const void       *from_pc, *to_pc;
 };
@@ -135,13 +138,12 @@ void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc
 		struct cv_edge *e = edge_claim(tab, key);
 		if (!e)
 			continue;
-		/* The held lock as it was read for the key, now: a signal handler
-		 * that releases a lock it kept moves the slots above it down
-		 * (cv__held_release_slow) while this runs, and the edge must be
-		 * the one its key names. Nobody reads it before it is ready. (Its
-		 * acquisition stack is still found from slot i by the capture
-		 * below: after such a shift, another held lock's.) */
-		e->from = held;
+		/* The key names the held lock as it was read, whatever a signal
+		 * handler that releases a lock it kept does to the slots above it
+		 * (cv__held_release_slow) meanwhile. (Its acquisition stack is
+		 * still found from slot i by the capture below: after such a
+		 * shift, another held lock's.) Nobody reads the edge before it is
+		 * ready. */
 		e->from_flags = cv__held_flags(h);
 		e->from_pc = h->pc;
 		claimed[n] = e;
@@ -157,7 +159,6 @@ void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc
 	cv__guard_leave(saved);
 	for (uint32_t k = 0; k < n; k++) {
 		struct cv_edge *e = claimed[k];
-		e->to = o;
 		e->thread = t;
 		e->to_flags = flags;
 		e->to_stack = stack;
@@ -224,11 +225,23 @@ void cv__held_release_slow(struct cv_thread *t, const void *addr)
 
 /* ---- the profile ---------------------------------------------------------- */
 
-/* An object's id in the profile being written; UINT32_MAX when it has none
- * (its records were folded away). */
+/* An object's index in the profile being written; UINT32_MAX when it has
+ * none (no object, or its records were folded away). */
 static uint32_t dumped(const struct cv_obj *o)
 {
 	return o && o->dump_id ? o->dump_id - 1 : UINT32_MAX;
+}
+
+/* An edge's two objects in the profile being written (false when either is
+ * not in it: merged past the objects cap and gone). */
+static bool edge_dumped(const struct cv_edge *e, uint32_t *from, uint32_t *to)
+{
+	if (!__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
+		return false;
+	uint64_t key = CV_LOAD(&e->key);
+	*from = cv__dumped((uint32_t)(key >> 32) - 1);
+	*to = cv__dumped((uint32_t)key - 1);
+	return *from != UINT32_MAX && *to != UINT32_MAX;
 }
 
 void cv__lockorder_write(void *w)
@@ -238,20 +251,19 @@ void cv__lockorder_write(void *w)
 		.edges_dropped = __atomic_load_n(&edges_dropped, __ATOMIC_RELAXED),
 		.held_overflows = __atomic_load_n(&held_overflows, __ATOMIC_RELAXED),
 	};
+	uint32_t from, to;
 	for (uint32_t i = 0; tab && i < EDGE_SLOTS; i++)
-		lo.edges += __atomic_load_n(&tab[i].ready, __ATOMIC_ACQUIRE) && dumped(tab[i].from) != UINT32_MAX &&
-			    dumped(tab[i].to) != UINT32_MAX;
+		lo.edges += edge_dumped(&tab[i], &from, &to);
 	if (!lo.edges && !lo.edges_dropped && !lo.held_overflows)
 		return;
 	cv__put_record(w, CV_REC_LOCK_ORDER, &lo, sizeof(lo), NULL, 0, NULL, 0);
 	for (uint32_t i = 0; tab && i < EDGE_SLOTS; i++) {
 		const struct cv_edge *e = &tab[i];
-		if (!__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE) || dumped(e->from) == UINT32_MAX ||
-		    dumped(e->to) == UINT32_MAX)
+		if (!edge_dumped(e, &from, &to))
 			continue;
 		struct cv_lock_edge rec = {
-			.from = dumped(e->from),
-			.to = dumped(e->to),
+			.from = from,
+			.to = to,
 			.thread = e->thread->dump_index,
 			.from_flags = e->from_flags,
 			.to_flags = e->to_flags,

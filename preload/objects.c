@@ -65,7 +65,7 @@ static cv_spinlock_t registry_lock;   /* the chains' first allocation */
 
 /* Where operations on an object go when the shim is out of memory: counted
  * nowhere useful, but the program runs on. Never cached. */
-static struct cv_obj lost_obj = { .kind = CV_OBJ_UNKNOWN };
+static struct cv_obj lost_obj = { .kind = CV_OBJ_UNKNOWN, .id = UINT32_MAX };   /* no real object's */
 static struct cv_rec lost_rec = { .obj = &lost_obj };
 
 /* An empty cache's record: its object is retired, so a fast path that

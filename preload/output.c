@@ -164,7 +164,12 @@ struct snapshot {
 	struct cv_obj **objs;
 	size_t nobjs;
 	size_t threads_bytes, heads_bytes, objs_bytes;
+	uint64_t *by_id;           /* (id + 1) << 32 | index in objs; open addressing, 0 free */
+	size_t by_id_mask, by_id_bytes;
 };
+
+/* The snapshot being written, for cv__dumped. */
+static const struct snapshot *dumping;
 
 static void *map_zeroed(size_t bytes)
 {
@@ -178,6 +183,9 @@ static void snapshot_free(struct snapshot *snap)
 {
 	for (size_t i = 0; i < snap->nobjs; i++)
 		snap->objs[i]->dump_id = 0;
+	dumping = NULL;
+	if (snap->by_id)
+		munmap(snap->by_id, snap->by_id_bytes);
 	if (snap->threads)
 		munmap(snap->threads, snap->threads_bytes);
 	if (snap->heads)
@@ -227,7 +235,35 @@ static int snapshot_take(struct snapshot *snap)
 			r->s.thread = (uint32_t)i;
 		}
 	}
+	size_t slots = 2;
+	while (slots < 2 * snap->nobjs)
+		slots *= 2;
+	snap->by_id_bytes = slots * sizeof(*snap->by_id);
+	if (!(snap->by_id = map_zeroed(snap->by_id_bytes)))
+		return -1;
+	snap->by_id_mask = slots - 1;
+	for (size_t i = 0; i < snap->nobjs; i++) {
+		uint64_t id1 = (uint64_t)snap->objs[i]->id + 1;
+		size_t at = id1 * 0x9E3779B97F4A7C15ull >> 32 & snap->by_id_mask;
+		while (snap->by_id[at])
+			at = (at + 1) & snap->by_id_mask;
+		snap->by_id[at] = id1 << 32 | i;
+	}
+	dumping = snap;
 	return 0;
+}
+
+uint32_t cv__dumped(uint32_t id)
+{
+	const struct snapshot *snap = dumping;
+	if (!snap)
+		return UINT32_MAX;
+	uint64_t id1 = (uint64_t)id + 1;
+	for (size_t at = id1 * 0x9E3779B97F4A7C15ull >> 32 & snap->by_id_mask; snap->by_id[at];
+	     at = (at + 1) & snap->by_id_mask)
+		if (snap->by_id[at] >> 32 == id1)
+			return (uint32_t)snap->by_id[at];
+	return UINT32_MAX;
 }
 
 static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_ns,
@@ -272,16 +308,13 @@ static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_n
 	record(w, CV_REC_PROCESS, &p, sizeof(p), cmdline, p.cmdline_len, cv__process.exe, p.exe_len);
 }
 
-/* A condvar's monitor as written: 1 + the id of its mutex in this
- * snapshot, or 0. The pointer may be stale (a mutex merged past the
- * objects cap goes back to the shim's allocator, and its memory may hold
- * another object now), so it counts only when this snapshot holds that very
- * object and it is a mutex. */
-static uint32_t monitor_id(const struct snapshot *snap, const struct cv_obj *monitor)
+/* A condvar's monitor as written: 1 + the index of its mutex in this
+ * snapshot, or 0 (none, or a mutex the snapshot does not hold: merged
+ * past the objects cap and gone). */
+static uint32_t monitor_id(const struct snapshot *snap, uint32_t monitor)
 {
-	uint32_t id = monitor ? CV_LOAD(&monitor->dump_id) : 0;
-	return id && id <= snap->nobjs && snap->objs[id - 1] == monitor && CV_LOAD(&monitor->kind) == CV_OBJ_MUTEX ?
-	       id : 0;
+	uint32_t i = monitor ? cv__dumped(monitor - 1) : UINT32_MAX;
+	return i != UINT32_MAX && CV_LOAD(&snap->objs[i]->kind) == CV_OBJ_MUTEX ? i + 1 : 0;
 }
 
 static void write_objects(struct writer *w, const struct snapshot *snap)
@@ -289,7 +322,6 @@ static void write_objects(struct writer *w, const struct snapshot *snap)
 	for (size_t i = 0; i < snap->nobjs; i++) {
 		const struct cv_obj *o = snap->objs[i];
 		const char *name = __atomic_load_n(&o->name, __ATOMIC_ACQUIRE);
-		const struct cv_obj *monitor = CV_LOAD(&o->cond_mutex);
 		struct cv_object rec = {
 			.id = (uint32_t)i,
 			.kind = o->kind,
@@ -300,7 +332,7 @@ static void write_objects(struct writer *w, const struct snapshot *snap)
 			.name_len = name ? (uint32_t)strlen(name) : 0,
 			.first_stack = CV_LOAD(&o->first_stack),
 			.map_gen = CV_LOAD(&o->map_gen),
-			.monitor = monitor_id(snap, monitor),
+			.monitor = monitor_id(snap, CV_LOAD(&o->cond_mutex)),
 		};
 		record(w, CV_REC_OBJECT, &rec, sizeof(rec), name, rec.name_len, NULL, 0);
 	}

@@ -248,7 +248,9 @@ struct cv_obj {
 	uint32_t        first_stack;   /* stack id; 0 while none */
 	struct cv_thread *last_owner;  /* locks: written only when the owner changes (cv__note_owner) */
 	uint64_t        cond_state;    /* condvar: waiting << 32 | signalled-not-yet-woken */
-	struct cv_obj  *cond_mutex;    /* condvar: the mutex its last wait named (its monitor; written by waits) */
+	uint32_t        cond_mutex;    /* condvar: 1 + the id of the mutex its last wait named (its monitor; written by
+					* waits), 0: none. An id, as everywhere an object is named past the lifetime of a
+					* record of it: a mutex merged past the objects cap goes back to the allocator */
 	/* Park/wake (park.c), written only on slow paths: by a signal, post or
 	 * wake that found a waiter, and by barrier arrivals. */
 	uint64_t        wake_ns;       /* CLOCK_MONOTONIC just before the last such wake */
@@ -794,6 +796,7 @@ void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc
 void cv__held_overflow(struct cv_thread *t);
 void cv__held_release_slow(struct cv_thread *t, const void *addr);
 void cv__lockorder_write(void *w);                                /* output.c: after the threads */
+uint32_t cv__dumped(uint32_t id);   /* output.c: the object's index in the profile being written, or UINT32_MAX */
 void cv__lockorder_write_thread(void *w, const struct cv_thread *t);   /* output.c: in write_thread */
 
 static inline void cv__lock_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc, uint32_t flags)

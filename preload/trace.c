@@ -2,7 +2,7 @@
  *
  * Off by default; CONVOY_TRACE=1 (or `convoy run --trace`) turns it on, and
  * CONVOY_TRACE_EVENTS sets each thread's ring size (default 4096 events of
- * 40 bytes). Events come only from the slow paths that already read the
+ * 32 bytes). Events come only from the slow paths that already read the
  * clock — a wait that blocked (cv__record_wait), a sampled hold's end, a wake
  * that found a waiter and the woken waiter (park.c) — never from the
  * uncontended fast path; with trace mode off each of those pays one
@@ -35,9 +35,8 @@
 
 struct cv_trace_slot {
 	uint64_t ts, dur, arg;         /* hold: ts and dur in ticks */
-	struct cv_obj *obj;
 	uint32_t type;                 /* 0 while being written */
-	uint32_t pad;
+	uint32_t obj;                  /* 1 + the object's id, 0: none (an id: shim.h, cv_obj.cond_mutex) */
 };
 
 struct cv_trace_ring {
@@ -105,7 +104,7 @@ static void put(struct cv_thread *t, uint32_t type, struct cv_obj *o, uint64_t t
 	CV_STORE(&s->ts, ts);
 	CV_STORE(&s->dur, dur);
 	CV_STORE(&s->arg, arg);
-	CV_STORE(&s->obj, o);
+	CV_STORE(&s->obj, o ? o->id + 1 : 0);
 	__atomic_store_n(&s->type, type, __ATOMIC_RELEASE);   /* the fields before the type */
 }
 
@@ -156,12 +155,11 @@ void cv__trace_write(void *w, struct cv_thread *t, double ns_per_tick)
 		uint32_t type = __atomic_load_n(&s->type, __ATOMIC_ACQUIRE);
 		if (!type)
 			continue;   /* being written */
-		struct cv_obj *o = CV_LOAD(&s->obj);
-		uint32_t dump_id = o ? CV_LOAD(&o->dump_id) : 0;
+		uint32_t obj = CV_LOAD(&s->obj), dumped = obj ? cv__dumped(obj - 1) : UINT32_MAX;
 		struct cv_trace_event *e = &ev[kept++];
 		*e = (struct cv_trace_event){
 			.ts_ns = CV_LOAD(&s->ts), .dur_ns = CV_LOAD(&s->dur), .arg = CV_LOAD(&s->arg),
-			.object = dump_id ? dump_id - 1 : CV_TRACE_NO_OBJECT, .type = type,
+			.object = dumped != UINT32_MAX ? dumped : CV_TRACE_NO_OBJECT, .type = type,
 		};
 		if (type == CV_TRACE_HOLD) {   /* ticks to CLOCK_MONOTONIC */
 			e->ts_ns = cv__process.start_ns +

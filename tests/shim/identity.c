@@ -58,3 +58,34 @@ Test(identity, heap_mutex_at_reused_address, .timeout = 30)
 	cr_assert(tu_bool(gen[0], "destroyed") && tu_bool(gen[1], "destroyed"), "both were destroyed");
 	TU_EQ(n, 2, "locks[] length");
 }
+
+/* Past the objects cap a destroyed lock is merged and its memory in the shim
+ * freed; the next locks made get it (tests/progs/freed_objects.c). What
+ * named the gone locks (a lock-order edge, a condvar's monitor) must not
+ * name the new ones: before objects were named by id there, the edge
+ * gone_a -> gone_b came out as new_e -> new_d, and the condvar's monitor
+ * as new_c. */
+Test(identity, a_freed_lock_is_not_named_by_the_lock_that_reuses_its_memory, .timeout = 60)
+{
+	json_object *r;
+	const char *out = tu_same_behaviour("freed_objects", &r);
+	cr_assert(tu_has_line(out, "done"), "output:\n%s", out);
+	cr_assert(!tu_lock(r, "gone_a"), "gone_a is in locks[]: not merged past the objects cap, the test proves nothing");
+	static const char *const fresh[] = { "new_c", "new_d", "new_e" };
+	for (int i = 0; i < 3; i++)
+		cr_assert(tu_lock(r, fresh[i]), "%s missing from locks[]", fresh[i]);
+	json_object *order, *edges;
+	if (json_object_object_get_ex(r, "lock_order", &order) && json_object_object_get_ex(order, "edges", &edges))
+		for (size_t i = 0; i < json_object_array_length(edges); i++) {
+			json_object *e = json_object_array_get_idx(edges, i);
+			for (int k = 0; k < 3; k++)
+				cr_assert(strcmp(tu_str(e, "from"), fresh[k]) && strcmp(tu_str(e, "to"), fresh[k]),
+					  "an edge %s -> %s: the new locks were only ever taken alone", tu_str(e, "from"),
+					  tu_str(e, "to"));
+		}
+	json_object *cond = tu_cond(r, "kept_cond"), *mutex;
+	cr_assert(cond, "no kept_cond in condvars[]");
+	cr_assert(json_object_object_get_ex(cond, "mutex", &mutex));
+	cr_assert(!mutex, "kept_cond's monitor is %s: it was only ever waited on under gone_m",
+		  json_object_get_string(mutex));
+}
