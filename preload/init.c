@@ -135,6 +135,7 @@ static void child_steps(bool with_shim)
 	__atomic_store_n(&cv__process.forking, forks_here, __ATOMIC_SEQ_CST);
 	cv__stacks_after_fork();
 	cv__objects_after_fork();
+	cv__lockorder_after_fork();   /* its ids are the parent's objects' */
 	read_identity();
 	start_clocks();
 	cv__process.forked = 1;

@@ -28,21 +28,25 @@
  * (undefined for pthread mutexes, but done) stays in the locker's held set
  * and may give it edges it does not have.
  */
+#include <string.h>
+
 #include "shim.h"
 
 #define EDGE_BITS   12
 #define EDGE_SLOTS  (1u << EDGE_BITS)
 #define EDGE_PROBES 32
 
-/* The two objects are named by their ids (in the key), not by pointers: an
- * edge outlives its objects, and the memory of one merged past the objects
- * cap goes back to the allocator and may hold another object by the time
- * the profile is written (objects.c). */
+/* The two objects are named by their ids (in the key) and the thread by its
+ * index, not by pointers: an edge outlives them, and the memory of an
+ * object merged past the objects cap goes back to the allocator and may
+ * hold another object by the time the profile is written (objects.c), as a
+ * thread's state merged past the threads cap serves a later thread
+ * (thread.c). */
 struct cv_edge {
 	uint64_t          key;        /* (from id + 1) << 32 | (to id + 1); 0: free */
 	int               ready;      /* the fields below are written */
 	uint32_t          from_flags, to_flags, to_stack, from_stack;
-	struct cv_thread *thread;
+	uint32_t          thread;     /* cv_thread.index */
 	const void       *from_pc, *to_pc;
 };
 
@@ -159,13 +163,26 @@ void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc
 	cv__guard_leave(saved);
 	for (uint32_t k = 0; k < n; k++) {
 		struct cv_edge *e = claimed[k];
-		e->thread = t;
+		e->thread = t->index;
 		e->to_flags = flags;
 		e->to_stack = stack;
 		e->from_stack = from_stacks[k];
 		e->to_pc = pc;
 		__atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
 	}
+}
+
+/* The child of a fork: the edges are the parent's (its objects' ids, which
+ * the child gives out again from 0, its threads and stacks). The child's
+ * own go in a table of their own. The parent's stays mapped: a fork in a
+ * signal handler returns, in the child, to the code it interrupted, which
+ * may be filling an edge of it. */
+void cv__lockorder_after_fork(void)
+{
+	edges = NULL;
+	memset(edge_pages_written, 0, sizeof(edge_pages_written));
+	edges_dropped = 0;
+	held_overflows = 0;
 }
 
 void cv__held_overflow(struct cv_thread *t)
@@ -223,6 +240,20 @@ void cv__held_release_slow(struct cv_thread *t, const void *addr)
 		t->held_untracked--;
 }
 
+/* A lock destroyed while this thread holds it (glibc's rwlock and spinlock
+ * destroys succeed; POSIX leaves it undefined) is held no more: its slot
+ * would keep the object, which a merge past the objects cap frees at once
+ * (objects.c) and the next object made reuses, and edges from that one
+ * would follow. */
+void cv__held_forget(struct cv_thread *t, const void *addr)
+{
+	for (uint32_t i = t->nheld < CV_HELD_MAX ? t->nheld : CV_HELD_MAX; i-- > 0;)
+		if (t->held[i].addr == addr) {
+			cv__held_release_slow(t, addr);
+			i = t->nheld < CV_HELD_MAX ? t->nheld : CV_HELD_MAX;   /* a read lock may be held twice */
+		}
+}
+
 /* ---- the profile ---------------------------------------------------------- */
 
 /* An object's index in the profile being written; UINT32_MAX when it has
@@ -232,16 +263,17 @@ static uint32_t dumped(const struct cv_obj *o)
 	return o && o->dump_id ? o->dump_id - 1 : UINT32_MAX;
 }
 
-/* An edge's two objects in the profile being written (false when either is
- * not in it: merged past the objects cap and gone). */
-static bool edge_dumped(const struct cv_edge *e, uint32_t *from, uint32_t *to)
+/* An edge's two objects and its thread in the profile being written (false
+ * when an object is not in it: merged past the objects cap and gone). */
+static bool edge_dumped(const struct cv_edge *e, uint32_t *from, uint32_t *to, uint32_t *thread)
 {
 	if (!__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
 		return false;
 	uint64_t key = CV_LOAD(&e->key);
 	*from = cv__dumped((uint32_t)(key >> 32) - 1);
 	*to = cv__dumped((uint32_t)key - 1);
-	return *from != UINT32_MAX && *to != UINT32_MAX;
+	*thread = cv__thread_dumped(e->thread);
+	return *from != UINT32_MAX && *to != UINT32_MAX && *thread != UINT32_MAX;
 }
 
 void cv__lockorder_write(void *w)
@@ -251,20 +283,20 @@ void cv__lockorder_write(void *w)
 		.edges_dropped = __atomic_load_n(&edges_dropped, __ATOMIC_RELAXED),
 		.held_overflows = __atomic_load_n(&held_overflows, __ATOMIC_RELAXED),
 	};
-	uint32_t from, to;
+	uint32_t from, to, thread;
 	for (uint32_t i = 0; tab && i < EDGE_SLOTS; i++)
-		lo.edges += edge_dumped(&tab[i], &from, &to);
+		lo.edges += edge_dumped(&tab[i], &from, &to, &thread);
 	if (!lo.edges && !lo.edges_dropped && !lo.held_overflows)
 		return;
 	cv__put_record(w, CV_REC_LOCK_ORDER, &lo, sizeof(lo), NULL, 0, NULL, 0);
 	for (uint32_t i = 0; tab && i < EDGE_SLOTS; i++) {
 		const struct cv_edge *e = &tab[i];
-		if (!edge_dumped(e, &from, &to))
+		if (!edge_dumped(e, &from, &to, &thread))
 			continue;
 		struct cv_lock_edge rec = {
 			.from = from,
 			.to = to,
-			.thread = e->thread->dump_index,
+			.thread = thread,
 			.from_flags = e->from_flags,
 			.to_flags = e->to_flags,
 			.to_stack = e->to_stack,

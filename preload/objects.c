@@ -304,6 +304,8 @@ bool cv__object_end(struct cv_thread *saved, const void *addr, uint32_t kind)
 void cv__forget_object(const void *addr, uint32_t kind)
 {
 	struct cv_thread *saved = cv__guard_enter();
+	if (saved)
+		cv__held_forget(saved, addr);
 	if (!cv__object_stays(saved, addr, kind)) {
 		cv__critical_enter();
 		cv__object_end(saved, addr, kind);

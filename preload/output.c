@@ -156,7 +156,32 @@ void cv__put_record(void *w, uint32_t type, const void *fixed, size_t fixed_len,
  * left out), each one's records as of now, and the objects those records
  * use. Threads and objects get dense ids in that order, and each record's
  * (object, thread) pair is rewritten to them (only the writer reads those two
- * fields), so every reference in the file resolves. */
+ * fields), so every reference in the file resolves. What names a thread or
+ * an object beyond the life of its records (lock-order edges, a condvar's
+ * monitor, trace events) names it by the number the shim gave it once (an
+ * object's id, a thread's index), which the snapshot's position tables
+ * turn into its id in the file: a thing merged away since is in none. */
+
+/* Open addressing, half full at most. */
+struct position_table {
+	struct position { uint32_t key, at1; } *slot;   /* at1: 1 + the position, 0: a free slot */
+	size_t mask, bytes;
+};
+
+static struct position *position_slot(const struct position_table *tab, uint32_t key)
+{
+	size_t at = (size_t)(key * 0x9E3779B97F4A7C15ull >> 32) & tab->mask;
+	while (tab->slot[at].at1 && tab->slot[at].key != key)
+		at = (at + 1) & tab->mask;
+	return &tab->slot[at];
+}
+
+static uint32_t position_of(const struct position_table *tab, uint32_t key)
+{
+	const struct position *p = position_slot(tab, key);
+	return p->at1 ? p->at1 - 1 : UINT32_MAX;
+}
+
 struct snapshot {
 	struct cv_thread **threads;
 	struct cv_rec **heads;     /* each thread's newest record at snapshot time */
@@ -164,17 +189,27 @@ struct snapshot {
 	struct cv_obj **objs;
 	size_t nobjs;
 	size_t threads_bytes, heads_bytes, objs_bytes;
-	uint64_t *by_id;           /* (id + 1) << 32 | index in objs; open addressing, 0 free */
-	size_t by_id_mask, by_id_bytes;
+	struct position_table by_id, by_index;   /* objects by id, threads by index */
+	uint32_t merged_threads;   /* the merged threads' row, or UINT32_MAX */
 };
 
-/* The snapshot being written, for cv__dumped. */
+/* The snapshot being written, for cv__dumped and cv__thread_dumped. */
 static const struct snapshot *dumping;
 
 static void *map_zeroed(size_t bytes)
 {
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
+}
+
+static int position_table_make(struct position_table *tab, size_t n)
+{
+	size_t slots = 2;
+	while (slots < 2 * n)
+		slots *= 2;
+	tab->bytes = slots * sizeof(*tab->slot);
+	tab->mask = slots - 1;
+	return (tab->slot = map_zeroed(tab->bytes)) ? 0 : -1;
 }
 
 /* Also forgets the ids the snapshot gave out: a profile retracted after a
@@ -184,8 +219,10 @@ static void snapshot_free(struct snapshot *snap)
 	for (size_t i = 0; i < snap->nobjs; i++)
 		snap->objs[i]->dump_id = 0;
 	dumping = NULL;
-	if (snap->by_id)
-		munmap(snap->by_id, snap->by_id_bytes);
+	if (snap->by_id.slot)
+		munmap(snap->by_id.slot, snap->by_id.bytes);
+	if (snap->by_index.slot)
+		munmap(snap->by_index.slot, snap->by_index.bytes);
 	if (snap->threads)
 		munmap(snap->threads, snap->threads_bytes);
 	if (snap->heads)
@@ -199,6 +236,7 @@ static void snapshot_free(struct snapshot *snap)
 static int snapshot_take(struct snapshot *snap)
 {
 	memset(snap, 0, sizeof(*snap));
+	snap->merged_threads = UINT32_MAX;
 	size_t n = 0, nrecs = 0;
 	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
 		n++;
@@ -221,10 +259,14 @@ static int snapshot_take(struct snapshot *snap)
 			nrecs++;
 	}
 	snap->objs_bytes = (nrecs ? nrecs : 1) * sizeof(*snap->objs);
-	if (!(snap->objs = map_zeroed(snap->objs_bytes)))
+	if (!(snap->objs = map_zeroed(snap->objs_bytes)) || position_table_make(&snap->by_index, snap->nthreads) != 0)
 		return -1;
 	for (size_t i = 0; i < snap->nthreads; i++) {
-		snap->threads[i]->dump_index = (uint32_t)i;
+		struct cv_thread *t = snap->threads[i];
+		t->dump_index = (uint32_t)i;
+		*position_slot(&snap->by_index, t->index) = (struct position){ t->index, (uint32_t)i + 1 };
+		if (CV_LOAD(&t->tid) == -1)
+			snap->merged_threads = (uint32_t)i;   /* thread.c: its tid */
 		for (struct cv_rec *r = snap->heads[i]; r; r = r->next) {
 			struct cv_obj *o = r->obj;
 			if (!o->dump_id) {
@@ -235,19 +277,11 @@ static int snapshot_take(struct snapshot *snap)
 			r->s.thread = (uint32_t)i;
 		}
 	}
-	size_t slots = 2;
-	while (slots < 2 * snap->nobjs)
-		slots *= 2;
-	snap->by_id_bytes = slots * sizeof(*snap->by_id);
-	if (!(snap->by_id = map_zeroed(snap->by_id_bytes)))
+	if (position_table_make(&snap->by_id, snap->nobjs) != 0)
 		return -1;
-	snap->by_id_mask = slots - 1;
 	for (size_t i = 0; i < snap->nobjs; i++) {
-		uint64_t id1 = (uint64_t)snap->objs[i]->id + 1;
-		size_t at = id1 * 0x9E3779B97F4A7C15ull >> 32 & snap->by_id_mask;
-		while (snap->by_id[at])
-			at = (at + 1) & snap->by_id_mask;
-		snap->by_id[at] = id1 << 32 | i;
+		uint32_t id = snap->objs[i]->id;
+		*position_slot(&snap->by_id, id) = (struct position){ id, (uint32_t)i + 1 };
 	}
 	dumping = snap;
 	return 0;
@@ -255,15 +289,15 @@ static int snapshot_take(struct snapshot *snap)
 
 uint32_t cv__dumped(uint32_t id)
 {
-	const struct snapshot *snap = dumping;
-	if (!snap)
+	return dumping ? position_of(&dumping->by_id, id) : UINT32_MAX;
+}
+
+uint32_t cv__thread_dumped(uint32_t index)
+{
+	if (!dumping)
 		return UINT32_MAX;
-	uint64_t id1 = (uint64_t)id + 1;
-	for (size_t at = id1 * 0x9E3779B97F4A7C15ull >> 32 & snap->by_id_mask; snap->by_id[at];
-	     at = (at + 1) & snap->by_id_mask)
-		if (snap->by_id[at] >> 32 == id1)
-			return (uint32_t)snap->by_id[at];
-	return UINT32_MAX;
+	uint32_t at = position_of(&dumping->by_index, index);
+	return at != UINT32_MAX ? at : dumping->merged_threads;
 }
 
 static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_ns,

@@ -249,8 +249,8 @@ struct cv_obj {
 	struct cv_thread *last_owner;  /* locks: written only when the owner changes (cv__note_owner) */
 	uint64_t        cond_state;    /* condvar: waiting << 32 | signalled-not-yet-woken */
 	uint32_t        cond_mutex;    /* condvar: 1 + the id of the mutex its last wait named (its monitor; written by
-					* waits), 0: none. An id, as everywhere an object is named past the lifetime of a
-					* record of it: a mutex merged past the objects cap goes back to the allocator */
+					* waits), 0: none. An id, not a pointer: a mutex merged past the objects cap goes
+					* back to the allocator, and another object may have its memory by the write */
 	/* Park/wake (park.c), written only on slow paths: by a signal, post or
 	 * wake that found a waiter, and by barrier arrivals. */
 	uint64_t        wake_ns;       /* CLOCK_MONOTONIC just before the last such wake */
@@ -794,9 +794,15 @@ static inline void cv__guard_leave(struct cv_thread *saved)
 
 void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc, uint32_t flags);
 void cv__held_overflow(struct cv_thread *t);
+void cv__lockorder_after_fork(void);   /* init.c: in the child */
+void cv__held_forget(struct cv_thread *t, const void *addr);   /* objects.c: a destroy */
 void cv__held_release_slow(struct cv_thread *t, const void *addr);
 void cv__lockorder_write(void *w);                                /* output.c: after the threads */
 uint32_t cv__dumped(uint32_t id);   /* output.c: the object's index in the profile being written, or UINT32_MAX */
+/* output.c: the index in the profile being written of the thread whose
+ * cv_thread.index this is; the merged threads' row for one merged since
+ * (or started since the snapshot, while there is such a row); else UINT32_MAX. */
+uint32_t cv__thread_dumped(uint32_t index);
 void cv__lockorder_write_thread(void *w, const struct cv_thread *t);   /* output.c: in write_thread */
 
 static inline void cv__lock_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc, uint32_t flags)

@@ -155,11 +155,11 @@ void cv__trace_write(void *w, struct cv_thread *t, double ns_per_tick)
 		uint32_t type = __atomic_load_n(&s->type, __ATOMIC_ACQUIRE);
 		if (!type)
 			continue;   /* being written */
-		uint32_t obj = CV_LOAD(&s->obj), dumped = obj ? cv__dumped(obj - 1) : UINT32_MAX;
+		uint32_t obj = CV_LOAD(&s->obj), at = obj ? cv__dumped(obj - 1) : UINT32_MAX;
 		struct cv_trace_event *e = &ev[kept++];
 		*e = (struct cv_trace_event){
 			.ts_ns = CV_LOAD(&s->ts), .dur_ns = CV_LOAD(&s->dur), .arg = CV_LOAD(&s->arg),
-			.object = dumped != UINT32_MAX ? dumped : CV_TRACE_NO_OBJECT, .type = type,
+			.object = at != UINT32_MAX ? at : CV_TRACE_NO_OBJECT, .type = type,
 		};
 		if (type == CV_TRACE_HOLD) {   /* ticks to CLOCK_MONOTONIC */
 			e->ts_ns = cv__process.start_ns +

@@ -5,11 +5,12 @@
  * one into its kind's aggregate and frees it (preload/objects.c), and the
  * next object made gets its memory. Anything that named the object by its
  * address in the shim then names the new object: a lock-order edge, a
- * condvar's monitor. Here: 4,100 mutexes made and destroyed, then gone_a
- * and gone_b taken in that order (an edge), a condvar waited on under
- * gone_m (its monitor), all three destroyed; then new_c, new_d and new_e
- * made, used one at a time (no edge) and kept. The report must have no
- * edge between the new locks and must not name one of them as the
+ * condvar's monitor, a trace event, a held lock. Here: 4,100 mutexes made
+ * and destroyed, then gone_a and gone_b taken in that order (an edge), a
+ * condvar waited on under gone_m (its monitor), all three destroyed;
+ * gone_rw write-locked and destroyed while held; then new_c, new_d and
+ * new_e made, used one at a time (no edge) and kept. The report must have
+ * no edge naming the new locks and must not name one of them as the
  * condvar's monitor. */
 #include "progs.h"
 
@@ -57,6 +58,19 @@ int main(void)
 	for (int i = 0; i < 3; i++)
 		MUST(pthread_mutex_destroy(&gone[i]));
 	free(gone);
+
+	/* An rwlock destroyed while held (glibc's destroy says 0): no longer
+	 * held, else its slot in the held set would name the new lock that
+	 * gets its memory, and every lock taken alone below would get an edge
+	 * from it. */
+	pthread_rwlock_t *held = calloc(1, sizeof(*held));
+	if (!held)
+		return 99;
+	MUST(pthread_rwlock_init(held, NULL));
+	CONVOY_NAME(held, "gone_rw");
+	MUST(pthread_rwlock_wrlock(held));
+	MUST(pthread_rwlock_destroy(held));
+	free(held);
 
 	static pthread_mutex_t fresh[3];   /* c, d, e */
 	for (int i = 0; i < 3; i++)

@@ -89,3 +89,18 @@ Test(identity, a_freed_lock_is_not_named_by_the_lock_that_reuses_its_memory, .ti
 	cr_assert(!mutex, "kept_cond's monitor is %s: it was only ever waited on under gone_m",
 		  json_object_get_string(mutex));
 }
+
+/* An edge whose maker was merged past the threads cap is the merged
+ * threads' row (tid -1), not the thread that got the maker's state
+ * (tests/progs/edge_thread_merged.c). */
+Test(identity, an_edge_of_a_merged_thread_is_the_merged_threads, .timeout = 60)
+{
+	json_object *r;
+	const char *out = tu_same_behaviour("edge_thread_merged", &r);
+	cr_assert(tu_has_line(out, "done"), "output:\n%s", out);
+	json_object *edges = tu_array(tu_get(r, "lock_order"), "edges");
+	TU_EQ(json_object_array_length(edges), 1, "edges (etm_a -> etm_b)");
+	json_object *e = json_object_array_get_idx(edges, 0);
+	TU_STREQ(tu_str(e, "from"), "etm_a", "the edge's from");
+	TU_EQ(tu_int(e, "thread"), -1, "the edge's thread (the merged threads' tid)");
+}
