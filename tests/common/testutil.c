@@ -469,6 +469,19 @@ json_object *tu_cond(json_object *report, const char *name)
 	return tu_find(tu_array(report, "condvars"), "name", name);
 }
 
+bool tu_has_edge(json_object *report, const char *from, const char *to)
+{
+	json_object *order, *edges;
+	if (!json_object_object_get_ex(report, "lock_order", &order) || !json_object_object_get_ex(order, "edges", &edges))
+		return false;
+	for (size_t i = 0; i < json_object_array_length(edges); i++) {
+		json_object *e = json_object_array_get_idx(edges, i);
+		if (!strcmp(tu_str(e, "from"), from) && !strcmp(tu_str(e, "to"), to))
+			return true;
+	}
+	return false;
+}
+
 json_object *tu_lock_gen(json_object *report, const char *base, int64_t g)
 {
 	json_object *locks = tu_array(report, "locks");

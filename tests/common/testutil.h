@@ -104,6 +104,7 @@ json_object *tu_array(json_object *o, const char *key);                 /* asser
 json_object *tu_find(json_object *array, const char *key, const char *value);
 json_object *tu_lock(json_object *report, const char *name);            /* locks[] by name */
 json_object *tu_cond(json_object *report, const char *name);            /* condvars[] by name */
+bool tu_has_edge(json_object *report, const char *from, const char *to); /* lock_order.edges[] has from -> to */
 /* The locks[] entry for generation g of the object whose generation-0 name
  * is base ("gen_lock", or "mutex@0x..." for unnamed ones). */
 json_object *tu_lock_gen(json_object *report, const char *base, int64_t g);

@@ -85,18 +85,6 @@ static bool has_cycle(json_object *root, const char *a, const char *b)
 	return false;
 }
 
-/* Whether the report's lock-order edges include from -> to. */
-static bool has_edge(json_object *root, const char *from, const char *to)
-{
-	json_object *edges = tu_array(tu_get(root, "lock_order"), "edges");
-	for (size_t i = 0; i < json_object_array_length(edges); i++) {
-		json_object *e = json_object_array_get_idx(edges, i);
-		if (!strcmp(tu_str(e, "from"), from) && !strcmp(tu_str(e, "to"), to))
-			return true;
-	}
-	return false;
-}
-
 /* Nested acquisitions stay on the fast path once their lock-order edges
  * were looked up for the same held set; a different set below the same
  * slot, or a set that lost a lock out of order, must be looked up again
@@ -111,10 +99,10 @@ Test(fastpath, a_nested_lock_taken_under_a_different_held_set_still_gives_its_ed
 	cr_assert(has_cycle(root, "memo_j", "memo_s"), "no cycle memo_j, memo_s (a spinlock): %s", findings);
 	cr_assert(has_cycle(root, "memo_l", "memo_r"), "no cycle memo_l, memo_r (an rwlock): %s", findings);
 	const char *edges = json_object_to_json_string(tu_get(root, "lock_order"));
-	cr_assert(has_edge(root, "ooo_a1", "ooo_d1"), "no edge ooo_a1 -> ooo_d1 (a spinlock): %s", edges);
-	cr_assert(has_edge(root, "ooo_a2", "ooo_d2"), "no edge ooo_a2 -> ooo_d2 (a read lock): %s", edges);
-	cr_assert(has_edge(root, "ooo_a3", "ooo_d3"), "no edge ooo_a3 -> ooo_d3 (a mutex): %s", edges);
-	cr_assert(has_edge(root, "rec_x", "rec_r"), "no edge rec_x -> rec_r: %s", edges);
+	cr_assert(tu_has_edge(root, "ooo_a1", "ooo_d1"), "no edge ooo_a1 -> ooo_d1 (a spinlock): %s", edges);
+	cr_assert(tu_has_edge(root, "ooo_a2", "ooo_d2"), "no edge ooo_a2 -> ooo_d2 (a read lock): %s", edges);
+	cr_assert(tu_has_edge(root, "ooo_a3", "ooo_d3"), "no edge ooo_a3 -> ooo_d3 (a mutex): %s", edges);
+	cr_assert(tu_has_edge(root, "rec_x", "rec_r"), "no edge rec_x -> rec_r: %s", edges);
 	json_object_put(root);
 }
 
@@ -127,8 +115,8 @@ Test(fastpath, locks_released_after_a_handler_forked_leave_the_held_set, .timeou
 	const char *edges = json_object_to_json_string(tu_get(root, "lock_order"));
 	static const char *const held[] = { "fih_a", "fih_r", "fih_s" };
 	for (int i = 0; i < 3; i++) {
-		cr_assert(has_edge(root, "fih_x", held[i]), "no edge fih_x -> %s: %s", held[i], edges);
-		cr_assert(!has_edge(root, held[i], "fih_x"), "a false edge %s -> fih_x: %s", held[i], edges);
+		cr_assert(tu_has_edge(root, "fih_x", held[i]), "no edge fih_x -> %s: %s", held[i], edges);
+		cr_assert(!tu_has_edge(root, held[i], "fih_x"), "a false edge %s -> fih_x: %s", held[i], edges);
 	}
 	json_object_put(root);
 }
@@ -143,9 +131,9 @@ Test(fastpath, a_hand_over_hand_walk_keeps_every_edge, .timeout = 60)
 		char a[16], b[16];
 		snprintf(a, sizeof a, "hoh_%d", i);
 		snprintf(b, sizeof b, "hoh_%d", i + 1);
-		cr_assert(has_edge(root, a, b), "no edge %s -> %s: %s", a, b,
+		cr_assert(tu_has_edge(root, a, b), "no edge %s -> %s: %s", a, b,
 			  json_object_to_json_string(tu_get(root, "lock_order")));
-		cr_assert(has_edge(root, b, a), "no edge %s -> %s", b, a);
+		cr_assert(tu_has_edge(root, b, a), "no edge %s -> %s", b, a);
 	}
 	json_object_put(root);
 }

@@ -376,20 +376,6 @@ Test(lifecycle, a_snapshot_request_on_a_thread_deep_in_its_stack_waits_until_it_
 	TU_EQ(tu_count_entries(dir, "convoy-", ".hang", NULL), 1, "snapshots in %s", dir);
 }
 
-/* Whether report has the lock-order edge from -> to. */
-static bool has_order_edge(json_object *report, const char *from, const char *to)
-{
-	json_object *order, *edges;
-	if (!json_object_object_get_ex(report, "lock_order", &order) || !json_object_object_get_ex(order, "edges", &edges))
-		return false;
-	for (size_t i = 0; i < json_object_array_length(edges); i++) {
-		json_object *e = json_object_array_get_idx(edges, i);
-		if (!strcmp(tu_str(e, "from"), from) && !strcmp(tu_str(e, "to"), to))
-			return true;
-	}
-	return false;
-}
-
 /* A fork child's lock-order edges are its own, not the parent's under the
  * child's object ids (tests/progs/fork_order.c). */
 Test(lifecycle, a_fork_childs_lock_order_is_its_own, .timeout = 30)
@@ -404,8 +390,8 @@ Test(lifecycle, a_fork_childs_lock_order_is_its_own, .timeout = 30)
 	json_object *a = tu_report(files[0]), *b = tu_report(files[1]);
 	json_object *child = tu_bool(tu_get(a, "process"), "forked") ? a : b, *parent = child == a ? b : a;
 	cr_assert(!tu_bool(tu_get(parent, "process"), "forked"), "both profiles are fork children's");
-	cr_assert(has_order_edge(parent, "fo_p0", "fo_p1"), "the parent lacks its edge fo_p0 -> fo_p1");
-	cr_assert(has_order_edge(child, "fo_c1", "fo_c0"), "the child lacks its edge fo_c1 -> fo_c0");
-	cr_assert(!has_order_edge(child, "fo_c0", "fo_c1"), "the child has the parent's edge as fo_c0 -> fo_c1");
+	cr_assert(tu_has_edge(parent, "fo_p0", "fo_p1"), "the parent lacks its edge fo_p0 -> fo_p1");
+	cr_assert(tu_has_edge(child, "fo_c1", "fo_c0"), "the child lacks its edge fo_c1 -> fo_c0");
+	cr_assert(!tu_has_edge(child, "fo_c0", "fo_c1"), "the child has the parent's edge as fo_c0 -> fo_c1");
 	TU_EQ(json_object_array_length(tu_array(tu_get(child, "lock_order"), "edges")), 1, "the child's edges");
 }
