@@ -279,10 +279,11 @@ static void report_cycles(struct findings *out, const struct model *m, size_t de
 		}
 		struct finding *x = findings__add(out, FINDING_LOCK_ORDER_CYCLE, 0);
 		x->correctness = 1;
-		int one_thread = 1;
+		int one_thread = 1, merged = 0;
 		for (size_t i = 0; i < len; i++) {
 			const struct cv_lock_edge *e = &p->edges[cs->cycles[c][i]];
 			one_thread &= e->thread == p->edges[cs->cycles[c][0]].thread;
+			merged |= p->threads[e->thread].tid == -1;   /* the "merged threads" row: many threads */
 			if (x->nedges < FINDING_MAX_EDGES)
 				fill_edge(m, &x->edges[x->nedges++], e->from, e->to, e->thread, e->from_pc, e->from_stack,
 					  e->to_stack, e->to_pc);
@@ -291,6 +292,8 @@ static void report_cycles(struct findings *out, const struct model *m, size_t de
 		}
 		char what[160];
 		snprintf(what, sizeof(what), "%zu locks are taken in orders that form a cycle%s: ", len,
+			 merged ? " (an order first seen on a thread merged into \"merged threads\"; any two threads "
+				  "that take them so can deadlock)" :
 			 one_thread ? " (each order first seen on one thread; any two threads that take them so can "
 				      "deadlock)" : ", by different threads: they can deadlock");
 		cycle_summary(x, len, what, x->summary, sizeof(x->summary));
