@@ -128,7 +128,11 @@ void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc
 	if ((flags & CV_LOCK_TRY) || holds(t, o) || o->kind == CV_OBJ_UNKNOWN)
 		return;   /* cannot block on it, or already its owner: no order */
 	struct cv_edge *tab = edge_table();
-	if (!tab)
+	/* Not a state of this process's: a fork in a signal handler returned,
+	 * in the child, to this call of the parent's thread (its ids and index
+	 * are the parent's). Asked after the table was had: one had before the
+	 * fork is the parent's, which the child never writes out. */
+	if (!tab || CV_LOAD(&t->tid) != cv__thread_tid())
 		return;
 	struct cv_edge *claimed[CV_HELD_MAX];
 	uint8_t from[CV_HELD_MAX];   /* the held slot of each claimed edge */
@@ -205,53 +209,58 @@ void cv__held_overflow(struct cv_thread *t)
  * handler meanwhile takes them for slots being filled: no edges from
  * them, no memo over them. Each slot's memo stays where it is: it names
  * the set it was made for by that set's hash. */
-void cv__held_release_slow(struct cv_thread *t, const void *addr)
+static void held_remove(struct cv_thread *t, uint32_t i)
 {
 	uint32_t n = t->nheld;
-	for (uint32_t i = n; i-- > 0;) {
-		if (t->held[i].addr != addr)
-			continue;
-		struct cv_obj *moved[CV_HELD_MAX];   /* moved[k]: slot k's object once moved */
-		for (uint32_t k = i; k < n; k++) {
-			if (k + 1 < n)
-				moved[k] = CV_LOAD(&t->held[k + 1].obj);
-			CV_STORE(&t->held[k].obj, NULL);
-		}
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		uint64_t below = i != 0 ? cv__held_hash(t, i - 1) : 0;
-		for (uint32_t k = i; k + 1 < n; k++) {
-			struct cv_held *h = &t->held[k];
-			const struct cv_held *from = &t->held[k + 1];
-			h->addr = from->addr;
-			h->pc = from->pc;
-			h->sp_flags = from->sp_flags;
-			/* Not known above a slot that was being filled (its object NULL). */
-			below = moved[k] ? cv__held_hash_over(below, k, moved[k]) : 0;
-			h->prefix = below;
-		}
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		for (uint32_t k = i; k + 1 < n; k++)
-			CV_STORE(&t->held[k].obj, moved[k]);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		CV_STORE(&t->nheld, n - 1);
-		return;
+	struct cv_obj *moved[CV_HELD_MAX];   /* moved[k]: slot k's object once moved */
+	for (uint32_t k = i; k < n; k++) {
+		if (k + 1 < n)
+			moved[k] = CV_LOAD(&t->held[k + 1].obj);
+		CV_STORE(&t->held[k].obj, NULL);
 	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	uint64_t below = i != 0 ? cv__held_hash(t, i - 1) : 0;
+	for (uint32_t k = i; k + 1 < n; k++) {
+		struct cv_held *h = &t->held[k];
+		const struct cv_held *from = &t->held[k + 1];
+		h->addr = from->addr;
+		h->pc = from->pc;
+		h->sp_flags = from->sp_flags;
+		/* Not known above a slot that was being filled (its object NULL). */
+		below = moved[k] ? cv__held_hash_over(below, k, moved[k]) : 0;
+		h->prefix = below;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	for (uint32_t k = i; k + 1 < n; k++)
+		CV_STORE(&t->held[k].obj, moved[k]);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&t->nheld, n - 1);
+}
+
+void cv__held_release_slow(struct cv_thread *t, const void *addr)
+{
+	for (uint32_t i = t->nheld; i-- > 0;)
+		if (t->held[i].addr == addr) {
+			held_remove(t, i);
+			return;
+		}
 	if (t->held_untracked)
 		t->held_untracked--;
 }
 
-/* A lock destroyed while this thread holds it (glibc's rwlock and spinlock
- * destroys succeed; POSIX leaves it undefined) is held no more: its slot
- * would keep the object, which a merge past the objects cap frees at once
- * (objects.c) and the next object made reuses, and edges from that one
- * would follow. */
+/* A lock destroyed or initialised again while this thread holds it
+ * (glibc's rwlock and spinlock destroys succeed, and every init; POSIX
+ * leaves it undefined) is held no more: its slot would keep the object,
+ * which a merge past the objects cap frees at once (objects.c) and the
+ * next object made reuses, and edges from that one would follow. A read
+ * lock may be in two slots. A slot whose object is NULL is being filled
+ * by the code a signal handler (this call's caller) interrupted: its addr
+ * is still the previous lock's (helper-67). */
 void cv__held_forget(struct cv_thread *t, const void *addr)
 {
 	for (uint32_t i = t->nheld < CV_HELD_MAX ? t->nheld : CV_HELD_MAX; i-- > 0;)
-		if (t->held[i].addr == addr) {
-			cv__held_release_slow(t, addr);
-			i = t->nheld < CV_HELD_MAX ? t->nheld : CV_HELD_MAX;   /* a read lock may be held twice */
-		}
+		if (t->held[i].addr == addr && CV_LOAD(&t->held[i].obj))
+			held_remove(t, i);   /* the slots above move down; i - 1 is next, as before */
 }
 
 /* ---- the profile ---------------------------------------------------------- */

@@ -189,8 +189,9 @@ struct snapshot {
 	struct cv_obj **objs;
 	size_t nobjs;
 	size_t threads_bytes, heads_bytes, objs_bytes;
-	struct position_table by_id, by_index;   /* objects by id, threads by index */
+	struct position_table by_id, by_index;   /* objects by id, threads by index (every listed one) */
 	uint32_t merged_threads;   /* the merged threads' row, or UINT32_MAX */
+	uint32_t index_end;        /* 1 + the highest thread index listed */
 };
 
 /* The snapshot being written, for cv__dumped and cv__thread_dumped. */
@@ -201,6 +202,8 @@ static void *map_zeroed(size_t bytes)
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
+
+#define NOT_WRITTEN_AT1 UINT32_MAX   /* by_index: a thread listed, not in the profile */
 
 static int position_table_make(struct position_table *tab, size_t n)
 {
@@ -245,13 +248,20 @@ static int snapshot_take(struct snapshot *snap)
 	snap->heads = map_zeroed(snap->heads_bytes);
 	if (!snap->threads || !snap->heads)
 		return -1;
+	if (position_table_make(&snap->by_index, n) != 0)
+		return -1;
 	size_t k = n;
 	for (struct cv_thread *t = cv__threads(); t && k; t = t->all_next)
 		snap->threads[--k] = t;   /* the list is newest first */
 	for (size_t i = k; i < n; i++) {
 		struct cv_thread *t = snap->threads[i];
-		if (!CV_LOAD(&t->tid))
-			continue;   /* created, not yet running (or its create failed) */
+		uint32_t index = CV_LOAD(&t->index);
+		if (index >= snap->index_end)
+			snap->index_end = index + 1;
+		if (!CV_LOAD(&t->tid)) {   /* created, not yet running (or its create failed) */
+			*position_slot(&snap->by_index, index) = (struct position){ index, NOT_WRITTEN_AT1 };
+			continue;
+		}
 		size_t j = snap->nthreads++;
 		snap->threads[j] = t;
 		snap->heads[j] = __atomic_load_n(&t->recs, __ATOMIC_ACQUIRE);
@@ -259,7 +269,7 @@ static int snapshot_take(struct snapshot *snap)
 			nrecs++;
 	}
 	snap->objs_bytes = (nrecs ? nrecs : 1) * sizeof(*snap->objs);
-	if (!(snap->objs = map_zeroed(snap->objs_bytes)) || position_table_make(&snap->by_index, snap->nthreads) != 0)
+	if (!(snap->objs = map_zeroed(snap->objs_bytes)))
 		return -1;
 	for (size_t i = 0; i < snap->nthreads; i++) {
 		struct cv_thread *t = snap->threads[i];
@@ -292,12 +302,19 @@ uint32_t cv__dumped(uint32_t id)
 	return dumping ? position_of(&dumping->by_id, id) : UINT32_MAX;
 }
 
+/* A listed thread's row; none for one listed but not running then, or
+ * made since (its index past every listed one's; one given its index but
+ * not on the list yet is taken for merged); the merged threads' row for
+ * an index no state on the list has any more (a state merged and reused
+ * gets a new one). */
 uint32_t cv__thread_dumped(uint32_t index)
 {
 	if (!dumping)
 		return UINT32_MAX;
-	uint32_t at = position_of(&dumping->by_index, index);
-	return at != UINT32_MAX ? at : dumping->merged_threads;
+	const struct position *p = position_slot(&dumping->by_index, index);
+	if (p->at1)
+		return p->at1 != NOT_WRITTEN_AT1 ? p->at1 - 1 : UINT32_MAX;
+	return index < dumping->index_end ? dumping->merged_threads : UINT32_MAX;
 }
 
 static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_ns,

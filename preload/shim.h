@@ -795,13 +795,13 @@ static inline void cv__guard_leave(struct cv_thread *saved)
 void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc, uint32_t flags);
 void cv__held_overflow(struct cv_thread *t);
 void cv__lockorder_after_fork(void);   /* init.c: in the child */
-void cv__held_forget(struct cv_thread *t, const void *addr);   /* objects.c: a destroy */
+void cv__held_forget(struct cv_thread *t, const void *addr);   /* a destroy or init of the lock at addr */
 void cv__held_release_slow(struct cv_thread *t, const void *addr);
 void cv__lockorder_write(void *w);                                /* output.c: after the threads */
 uint32_t cv__dumped(uint32_t id);   /* output.c: the object's index in the profile being written, or UINT32_MAX */
 /* output.c: the index in the profile being written of the thread whose
- * cv_thread.index this is; the merged threads' row for one merged since
- * (or started since the snapshot, while there is such a row); else UINT32_MAX. */
+ * cv_thread.index this is; the merged threads' row for one merged since;
+ * else (not running at the snapshot, or made since) UINT32_MAX. */
 uint32_t cv__thread_dumped(uint32_t index);
 void cv__lockorder_write_thread(void *w, const struct cv_thread *t);   /* output.c: in write_thread */
 
