@@ -269,7 +269,7 @@ void cv__held_forget(struct cv_thread *t, const void *addr)
  * none (no object, or its records were folded away). */
 static uint32_t dumped(const struct cv_obj *o)
 {
-	return o && o->dump_id ? o->dump_id - 1 : UINT32_MAX;
+	return o ? cv__dumped(o->id) : UINT32_MAX;
 }
 
 /* An edge's two objects and its thread in the profile being written (false
