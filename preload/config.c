@@ -19,7 +19,7 @@
 
 #include "shim.h"
 
-struct cv_config cv__config;
+struct cv_config cv__config CV_LARGE_BSS;
 
 static struct {
 	bool   open;              /* fd 2 was open at start */

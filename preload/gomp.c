@@ -64,7 +64,7 @@ static const char omp_barrier_key, omp_parallel_end_key;
 static struct shadow {
 	const void *lock;       /* the program's lock (NULL: free); set once */
 	pthread_mutex_t key;    /* zeroed: a "normal" mutex to the registry, never locked */
-} shadows[SHADOWS];
+} shadows[SHADOWS] CV_LARGE_BSS;
 static pthread_mutex_t omp_critical_key;   /* the unnamed critical section */
 
 /* The shadow key of the OpenMP lock at lock, claimed on first use; NULL

@@ -15,7 +15,7 @@
 
 #include "shim.h"
 
-struct cv_process_state cv__process;
+struct cv_process_state cv__process CV_LARGE_BSS;
 
 void cv__thread_init_main(void);
 
@@ -46,7 +46,7 @@ static void start_clocks(void)
  * makes other calls). */
 static bool seccomp_filtered(void)
 {
-	static char status[8192];
+	static char status[8192] CV_LARGE_BSS;
 	if (cv__read_small_file("/proc/self/status", status, sizeof(status)) <= 0)
 		return false;
 	const char *field = strstr(status, "\nSeccomp:");

@@ -41,33 +41,44 @@ struct writer {
 	uint32_t crc;
 	uint64_t records;
 	size_t   used;
-	unsigned char buf[1 << 16];
+	/* 16 KiB: each page of it is faulted in by the first write that
+	 * reaches it (about 9 us a page on the development VM), a write(2)
+	 * costs about 1 us; 64 KiB cost a 68 KB profile 12 faults more for
+	 * 3 system calls fewer. */
+	unsigned char buf[1 << 14];
 };
 
-static struct writer out;   /* static: the destructor may run on a small stack */
+static struct writer out CV_LARGE_BSS;   /* static: the destructor may run on a small stack */
 
 /* The end record's checksum: zlib's crc32 (the analyzer checks it with
  * zlib), computed here because a library the shim links joins the
  * program's global scope: dlsym(RTLD_DEFAULT, "deflate") would find it, and
- * a dlopen of it would not load it again (tests/progs/global_scope.c). */
-static uint32_t crc_table[8][256];   /* [k][b]: byte b followed by k zero bytes */
-
-/* Built at the start of every write (about 4,000 steps): a profile may be
- * written before the shim's constructors ran (a library constructor's exec
- * or fork), and a child forked in the middle of the parent's build has its
- * own write build it again. */
-static void crc_table_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0xEDB88320u & -(c & 1));
-		crc_table[0][i] = c;
-	}
-	for (int k = 1; k < 8; k++)
-		for (uint32_t i = 0; i < 256; i++)
-			crc_table[k][i] = (crc_table[k - 1][i] >> 8) ^ crc_table[0][crc_table[k - 1][i] & 0xff];
-}
+ * a dlopen of it would not load it again (tests/progs/global_scope.c).
+ *
+ * The table is made by the compiler, read-only: nothing to build before a
+ * write (which may come before the shim's constructors ran, or in a fork
+ * child in the middle of the parent's write), and no page of it to fault in
+ * at every exit. crc_table[k][b] is byte b followed by k zero bytes. The
+ * register's step over a zero bit is linear, so an entry is the XOR of
+ * CRC_k_j over the bits j set in b, where CRC_k_j is bit j through k + 1
+ * byte steps: 64 constants, each one byte step from the one before. */
+#define CRC_1(x) (((x) >> 1) ^ (0xEDB88320u & (0u - ((x) & 1u))))
+#define CRC_8(x) CRC_1(CRC_1(CRC_1(CRC_1(CRC_1(CRC_1(CRC_1(CRC_1(x))))))))
+#define CRC_BASIS(j) \
+	CRC_0_##j = CRC_8(1u << (j)), CRC_1_##j = CRC_8(CRC_0_##j), CRC_2_##j = CRC_8(CRC_1_##j), \
+	CRC_3_##j = CRC_8(CRC_2_##j), CRC_4_##j = CRC_8(CRC_3_##j), CRC_5_##j = CRC_8(CRC_4_##j), \
+	CRC_6_##j = CRC_8(CRC_5_##j), CRC_7_##j = CRC_8(CRC_6_##j)
+enum { CRC_BASIS(0), CRC_BASIS(1), CRC_BASIS(2), CRC_BASIS(3), CRC_BASIS(4), CRC_BASIS(5), CRC_BASIS(6), CRC_BASIS(7) };
+#define CRC_BIT(k, b, j) (((b) >> (j) & 1) ? (uint32_t)CRC_##k##_##j : 0u)
+#define CRC_ENTRY(k, b) (CRC_BIT(k, b, 0) ^ CRC_BIT(k, b, 1) ^ CRC_BIT(k, b, 2) ^ CRC_BIT(k, b, 3) ^ \
+			 CRC_BIT(k, b, 4) ^ CRC_BIT(k, b, 5) ^ CRC_BIT(k, b, 6) ^ CRC_BIT(k, b, 7))
+#define CRC_4(k, b)  CRC_ENTRY(k, b), CRC_ENTRY(k, (b) + 1), CRC_ENTRY(k, (b) + 2), CRC_ENTRY(k, (b) + 3)
+#define CRC_16(k, b) CRC_4(k, b), CRC_4(k, (b) + 4), CRC_4(k, (b) + 8), CRC_4(k, (b) + 12)
+#define CRC_64(k, b) CRC_16(k, b), CRC_16(k, (b) + 16), CRC_16(k, (b) + 32), CRC_16(k, (b) + 48)
+#define CRC_ROW(k)   { CRC_64(k, 0), CRC_64(k, 64), CRC_64(k, 128), CRC_64(k, 192) }
+static const uint32_t crc_table[8][256] = {
+	CRC_ROW(0), CRC_ROW(1), CRC_ROW(2), CRC_ROW(3), CRC_ROW(4), CRC_ROW(5), CRC_ROW(6), CRC_ROW(7),
+};
 
 /* Eight bytes a step where words are little-endian ("slicing by 8"): the
  * profile's writer spent up to 0.6 % of a short pigz run here a byte at a
@@ -165,7 +176,7 @@ void cv__put_record(void *w, uint32_t type, const void *fixed, size_t fixed_len,
 /* Open addressing, half full at most. */
 struct position_table {
 	struct position { uint32_t key, at1; } *slot;   /* at1: 1 + the position, 0: a free slot */
-	size_t mask, bytes;
+	size_t mask;
 };
 
 static struct position *position_slot(const struct position_table *tab, uint32_t key)
@@ -182,37 +193,59 @@ static uint32_t position_of(const struct position_table *tab, uint32_t key)
 	return p->at1 ? p->at1 - 1 : UINT32_MAX;
 }
 
+#define SNAPSHOT_TABLES 5          /* threads, heads, objs, by_index, by_id */
+#define SNAPSHOT_MAP_MIN (64u << 10)
+
 struct snapshot {
 	struct cv_thread **threads;
 	struct cv_rec **heads;     /* each thread's newest record at snapshot time */
 	size_t nthreads;
 	struct cv_obj **objs;
 	size_t nobjs;
-	size_t threads_bytes, heads_bytes, objs_bytes;
 	struct position_table by_id, by_index;   /* objects by id, threads by index (every listed one) */
 	uint32_t merged_threads;   /* the merged threads' row, or UINT32_MAX */
 	uint32_t index_end;        /* 1 + the highest thread index listed */
+	struct snapshot_mapping { void *p; size_t bytes, used; } maps[SNAPSHOT_TABLES];
+	size_t nmaps;
 };
 
 /* The snapshot being written, for cv__dumped and cv__thread_dumped. */
 static const struct snapshot *dumping;
 
-static void *map_zeroed(size_t bytes)
+/* A zeroed table of the snapshot's, carved from its mappings: one of at
+ * least SNAPSHOT_MAP_MIN bytes holds every table of a process with a few
+ * hundred records, so a write maps one page for them, not one a table (a
+ * page fault costs about 9 us on the development VM, docs/performance.md,
+ * "Start and exit"), and makes two system calls, not ten. Untouched pages
+ * of a mapping cost nothing. */
+static void *snapshot_table(struct snapshot *snap, size_t bytes)
 {
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
+	bytes = (bytes + 15) & ~(size_t)15;
+	struct snapshot_mapping *m = snap->nmaps ? &snap->maps[snap->nmaps - 1] : NULL;
+	if (!m || m->bytes - m->used < bytes) {
+		if (snap->nmaps == SNAPSHOT_TABLES)
+			return NULL;   /* one table a mapping at worst: not reached */
+		size_t size = bytes > SNAPSHOT_MAP_MIN ? bytes : SNAPSHOT_MAP_MIN;
+		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		m = &snap->maps[snap->nmaps++];
+		*m = (struct snapshot_mapping){ p, size, 0 };
+	}
+	void *table = (char *)m->p + m->used;
+	m->used += bytes;
+	return table;
 }
 
 #define NOT_WRITTEN_AT1 UINT32_MAX   /* by_index: a thread listed, not in the profile */
 
-static int position_table_make(struct position_table *tab, size_t n)
+static int position_table_make(struct snapshot *snap, struct position_table *tab, size_t n)
 {
 	size_t slots = 2;
 	while (slots < 2 * n)
 		slots *= 2;
-	tab->bytes = slots * sizeof(*tab->slot);
 	tab->mask = slots - 1;
-	return (tab->slot = map_zeroed(tab->bytes)) ? 0 : -1;
+	return (tab->slot = snapshot_table(snap, slots * sizeof(*tab->slot))) ? 0 : -1;
 }
 
 /* Also forgets the ids the snapshot gave out: a profile retracted after a
@@ -222,16 +255,8 @@ static void snapshot_free(struct snapshot *snap)
 	for (size_t i = 0; i < snap->nobjs; i++)
 		snap->objs[i]->dump_id = 0;
 	dumping = NULL;
-	if (snap->by_id.slot)
-		munmap(snap->by_id.slot, snap->by_id.bytes);
-	if (snap->by_index.slot)
-		munmap(snap->by_index.slot, snap->by_index.bytes);
-	if (snap->threads)
-		munmap(snap->threads, snap->threads_bytes);
-	if (snap->heads)
-		munmap(snap->heads, snap->heads_bytes);
-	if (snap->objs)
-		munmap(snap->objs, snap->objs_bytes);
+	for (size_t i = 0; i < snap->nmaps; i++)
+		munmap(snap->maps[i].p, snap->maps[i].bytes);
 }
 
 /* Memory comes from mmap, not the shim's allocator: a thread interrupted
@@ -243,12 +268,11 @@ static int snapshot_take(struct snapshot *snap)
 	size_t n = 0, nrecs = 0;
 	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
 		n++;
-	snap->threads_bytes = snap->heads_bytes = (n ? n : 1) * sizeof(void *);
-	snap->threads = map_zeroed(snap->threads_bytes);
-	snap->heads = map_zeroed(snap->heads_bytes);
+	snap->threads = snapshot_table(snap, (n ? n : 1) * sizeof(*snap->threads));
+	snap->heads = snapshot_table(snap, (n ? n : 1) * sizeof(*snap->heads));
 	if (!snap->threads || !snap->heads)
 		return -1;
-	if (position_table_make(&snap->by_index, n) != 0)
+	if (position_table_make(snap, &snap->by_index, n) != 0)
 		return -1;
 	size_t k = n;
 	for (struct cv_thread *t = cv__threads(); t && k; t = t->all_next)
@@ -268,8 +292,7 @@ static int snapshot_take(struct snapshot *snap)
 		for (struct cv_rec *r = snap->heads[j]; r; r = r->next)
 			nrecs++;
 	}
-	snap->objs_bytes = (nrecs ? nrecs : 1) * sizeof(*snap->objs);
-	if (!(snap->objs = map_zeroed(snap->objs_bytes)))
+	if (!(snap->objs = snapshot_table(snap, (nrecs ? nrecs : 1) * sizeof(*snap->objs))))
 		return -1;
 	for (size_t i = 0; i < snap->nthreads; i++) {
 		struct cv_thread *t = snap->threads[i];
@@ -287,7 +310,7 @@ static int snapshot_take(struct snapshot *snap)
 			r->s.thread = (uint32_t)i;
 		}
 	}
-	if (position_table_make(&snap->by_id, snap->nobjs) != 0)
+	if (position_table_make(snap, &snap->by_id, snap->nobjs) != 0)
 		return -1;
 	for (size_t i = 0; i < snap->nobjs; i++) {
 		uint32_t id = snap->objs[i]->id;
@@ -320,7 +343,7 @@ uint32_t cv__thread_dumped(uint32_t index)
 static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_ns,
 			  const struct snapshot *snap)
 {
-	static char cmdline[8192];
+	static char cmdline[8192] CV_LARGE_BSS;
 	ssize_t n = 0;
 	int fd = cv__open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC, 0);
 	if (fd >= 0) {
@@ -491,9 +514,9 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 #define CV_NAME_TRIES 100
 #define CV_PATH_MAX (sizeof(cv__config.dir) + 128)   /* the directory, then our name */
 
-static char tmp_path[CV_PATH_MAX];     /* a named temporary file's, while a write is in progress; "" otherwise */
+static char tmp_path[CV_PATH_MAX] CV_LARGE_BSS;     /* a named temporary file's, while a write is in progress; "" otherwise */
 static int tmp_fd = -1;                 /* the file being written, while it is open */
-static char final_path[CV_PATH_MAX];   /* the profile published last */
+static char final_path[CV_PATH_MAX] CV_LARGE_BSS;   /* the profile published last */
 
 void cv__output_after_fork(void)
 {
@@ -680,7 +703,7 @@ static void signals_restore(const struct signal_guard *g)
 
 static void report_failure(int error, const char *ext)
 {
-	static char name[CV_PATH_MAX];   /* static: a signal handler's stack may be small */
+	static char name[CV_PATH_MAX] CV_LARGE_BSS;   /* static: a signal handler's stack may be small */
 	if (!final_name(name, sizeof(name), 0, ext))
 		snprintf(name, sizeof(name), "in %s", cv__config.dir);
 	cv__warn("cannot write profile %s: %s", name, strerrordesc_np(error));
@@ -688,7 +711,7 @@ static void report_failure(int error, const char *ext)
 
 static void announce(const char *what)
 {
-	static char line[CV_PATH_MAX + 64];   /* static: a signal handler's stack may be small */
+	static char line[CV_PATH_MAX + 64] CV_LARGE_BSS;   /* static: a signal handler's stack may be small */
 	char *p = line, *end = line + sizeof(line);
 	p = put_str(p, end, "convoy: ");
 	p = put_str(p, end, what);
@@ -786,7 +809,6 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 		goto done;
 	}
 	w->error = 0;
-	crc_table_init();
 	w->crc = 0;
 	w->records = 0;
 	w->used = 0;

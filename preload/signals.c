@@ -52,7 +52,7 @@ struct handler {
 	bool siginfo;
 	struct sigaction installed;
 };
-static struct handler handlers[_NSIG];
+static struct handler handlers[_NSIG] CV_LARGE_BSS;
 static sigset_t interrupting;   /* siginterrupt(sig, 1): signal() then sets no SA_RESTART */
 
 /* One thread at a time changes a disposition through the shim, or re-arms

@@ -51,7 +51,7 @@ static uint32_t nthreads;
  * bound. Both the creator (right after pthread_create) and the thread itself
  * add it; its exit removes it for good. */
 #define CV_LIVE_BUCKETS 1024u
-static struct cv_thread *live[CV_LIVE_BUCKETS];
+static struct cv_thread *live[CV_LIVE_BUCKETS] CV_LARGE_BSS;
 static cv_spinlock_t live_lock;
 
 /* A thread created through our pthread_create is added by its trampoline:
@@ -428,7 +428,7 @@ static void finish_self(struct cv_thread *t)
  * the writer may be on a small stack (a thread's, a signal handler's). */
 static void finish_other(struct cv_thread *t)
 {
-	static char path[64], buf[2048];
+	static char path[64], buf[2048] CV_LARGE_BSS;
 	struct timespec ts;
 	/* The kernel's per-thread CPU clock id: ~tid << 3 | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED. */
 	clockid_t clock = (clockid_t)((~(unsigned)t->tid << 3) | 6);
