@@ -79,6 +79,7 @@ enum { CRC_BASIS(0), CRC_BASIS(1), CRC_BASIS(2), CRC_BASIS(3), CRC_BASIS(4), CRC
 static const uint32_t crc_table[8][256] = {
 	CRC_ROW(0), CRC_ROW(1), CRC_ROW(2), CRC_ROW(3), CRC_ROW(4), CRC_ROW(5), CRC_ROW(6), CRC_ROW(7),
 };
+_Static_assert(CRC_ENTRY(0, 255) == 0x2D02EF8Du, "zlib's crc_table[0][255]");
 
 /* Eight bytes a step where words are little-endian ("slicing by 8"): the
  * profile's writer spent up to 0.6 % of a short pigz run here a byte at a
@@ -212,12 +213,13 @@ struct snapshot {
 /* The snapshot being written, for cv__dumped and cv__thread_dumped. */
 static const struct snapshot *dumping;
 
-/* A zeroed table of the snapshot's, carved from its mappings: one of at
- * least SNAPSHOT_MAP_MIN bytes holds every table of a process with a few
- * hundred records, so a write maps one page for them, not one a table (a
- * page fault costs about 9 us on the development VM, docs/performance.md,
- * "Start and exit"), and makes two system calls, not ten. Untouched pages
- * of a mapping cost nothing. */
+/* A zeroed table of the snapshot's, carved from its mappings: one of
+ * SNAPSHOT_MAP_MIN bytes holds every table of a process with a few
+ * threads and up to about 2,000 records, so a small process's write
+ * touches one page for them, not one a table (a page fault costs about
+ * 9 us on the development VM: docs/performance.md, "Start and exit"), and
+ * makes two system calls, not ten. Untouched pages of a mapping cost
+ * nothing (MAP_NORESERVE: nor do they count against overcommit). */
 static void *snapshot_table(struct snapshot *snap, size_t bytes)
 {
 	bytes = (bytes + 15) & ~(size_t)15;

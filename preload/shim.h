@@ -31,14 +31,19 @@
 #define CV_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define CV_COLD     __attribute__((noinline, cold))
 #define CV_NOINLINE __attribute__((noinline))
-/* Zero-initialised data of a page or more: the linker puts .lbss after the
- * shim's other zero-initialised data, so that the 3 KB of small variables
- * every process touches share a page instead of lying between the buffers,
- * a page each; page aligned, so that a buffer's first bytes are one page,
- * not two (a page fault costs about 9 us on the development VM:
- * docs/performance.md, "Start and exit"). Pages never touched cost
- * nothing. */
+/* Zero-initialised buffers of 2 KiB and more: the linker puts .lbss after
+ * the shim's other zero-initialised data, so that its small variables
+ * (about 5 KiB) share the .data page and one more instead of lying between
+ * the buffers, a page each; page aligned, so that a buffer's first bytes
+ * are one page, not two (a page fault costs about 9 us on the development
+ * VM: docs/performance.md, "Start and exit"). Pages never touched cost
+ * nothing. Only GCC on x86-64 makes .lbss a zero-filled (NOBITS) section;
+ * elsewhere it would be zeros in the file, so the buffers stay in .bss. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define CV_LARGE_BSS __attribute__((section(".lbss"), aligned(4096)))
+#else
+#define CV_LARGE_BSS
+#endif
 #define CV_CACHELINE 64
 
 /* Relaxed accessors: counters are written by their own thread and read, racily

@@ -428,7 +428,8 @@ static void finish_self(struct cv_thread *t)
  * the writer may be on a small stack (a thread's, a signal handler's). */
 static void finish_other(struct cv_thread *t)
 {
-	static char path[64], buf[2048] CV_LARGE_BSS;
+	static char path[64];
+	static char buf[2048] CV_LARGE_BSS;
 	struct timespec ts;
 	/* The kernel's per-thread CPU clock id: ~tid << 3 | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED. */
 	clockid_t clock = (clockid_t)((~(unsigned)t->tid << 3) | 6);
