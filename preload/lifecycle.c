@@ -657,8 +657,10 @@ void cv__lifecycle_init(void)
 	if (dladdr((void *)&cv__lifecycle_init, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0) {
 		self.dev = st.st_dev;
 		self.ino = st.st_ino;
-		const char *slash = strrchr(info.dli_fname, '/');
-		snprintf(self.base, sizeof(self.base), "%s", slash ? slash + 1 : info.dli_fname);
+		const char *slash = strrchr(info.dli_fname, '/'), *base = slash ? slash + 1 : info.dli_fname;
+		size_t n = strnlen(base, sizeof(self.base) - 1);   /* not snprintf: its code is pages to touch */
+		memcpy(self.base, base, n);
+		self.base[n] = '\0';
 	}
 	fatal[CV_DUMP_SLOT].sig = signal_from_env("CONVOY_DUMP_SIGNAL");
 	fatal[CV_SNAPSHOT_SLOT].sig = signal_from_env("CONVOY_SNAPSHOT_SIGNAL");
