@@ -77,6 +77,7 @@ static void live_add(struct cv_thread *t)
 	cv__spin_lock(&live_lock);
 	if (!t->live && !t->gone) {
 		unsigned b = live_bucket(t->self);
+		cv__touch_for_write(&live[b]);   /* the table's pages are first touched here */
 		t->live_next = live[b];
 		live[b] = t;
 		t->live = true;
