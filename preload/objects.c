@@ -257,7 +257,7 @@ static void merge_generations(struct cv_obj *o)
  * init stack (no first use will make an object). Its record holds the
  * object (refs), and nothing but a use as another kind retires it, a race
  * in the program that this re-init may then be ordered before. */
-bool cv__object_stays(struct cv_thread *t, const void *addr, uint32_t kind)
+static bool object_stays(struct cv_thread *t, const void *addr, uint32_t kind)
 {
 	if (!t || !t->table)
 		return false;
@@ -301,12 +301,17 @@ bool cv__object_end(struct cv_thread *saved, const void *addr, uint32_t kind)
 	return stays;
 }
 
+bool cv__object_ending(struct cv_thread *t, const void *addr, uint32_t kind)
+{
+	if (t)
+		cv__held_forget(t, addr);
+	return !object_stays(t, addr, kind);
+}
+
 void cv__forget_object(const void *addr, uint32_t kind)
 {
 	struct cv_thread *saved = cv__guard_enter();
-	if (saved)
-		cv__held_forget(saved, addr);
-	if (!cv__object_stays(saved, addr, kind)) {
+	if (cv__object_ending(saved, addr, kind)) {
 		cv__critical_enter();
 		cv__object_end(saved, addr, kind);
 		cv__critical_leave();

@@ -563,11 +563,13 @@ void cv__forget_object(const void *addr, uint32_t kind);   /* after a successful
  * frame of its own between the wrapper and the unwinder): the object at addr
  * ends, and the next use makes a new one. */
 void cv__object_init(const void *addr, uint32_t kind);
-/* Its two steps, inside the guard. stays: the live object at addr stands
- * for later generations (the thread's own record tells; no lock), so
- * nothing changes and no init stack is wanted. end: otherwise, in a
- * critical section; true when the live object stays after all. */
-bool cv__object_stays(struct cv_thread *t, const void *addr, uint32_t kind);
+/* Its two steps, inside the guard. ending: the calling thread holds the
+ * lock at addr no more (a destroy or init of a held lock ends the hold),
+ * and false when the live object stands for later generations (the
+ * thread's own record tells; no lock), so nothing changes and no init
+ * stack is wanted. end: otherwise, in a critical section; true when the
+ * live object stays after all. */
+bool cv__object_ending(struct cv_thread *t, const void *addr, uint32_t kind);
 bool cv__object_end(struct cv_thread *t, const void *addr, uint32_t kind);
 struct cv_obj *cv__object_for_name(const void *addr);
 void cv__objects_after_fork(void);

@@ -804,9 +804,7 @@ CV_NO_FRAME void on_init(struct cv_thread *t, const void *addr)
 void cv__object_init(const void *addr, uint32_t kind)
 {
 	struct cv_thread *saved = cv__guard_enter();
-	if (saved)
-		cv__held_forget(saved, addr);   /* an init of a held lock ends it as a destroy does */
-	if (!cv__object_stays(saved, addr, kind)) {
+	if (cv__object_ending(saved, addr, kind)) {
 		/* One section for the registry and the capture. */
 		cv__critical_enter();
 		if (!cv__object_end(saved, addr, kind) && cfg.on && saved)
