@@ -21,25 +21,23 @@
  * threads meet again and again). With more threads than `count` sharing one
  * barrier, rounds can interleave and the shim's grouping is by ticket order.
  */
-#include <sched.h>
-
 #include "shim.h"
 
 /* The last arrival of a round needs its first-arrival stamp; the first
  * arrival stores it just after taking its ticket, so it is there at once
- * unless that thread was preempted in between. Waits a little for it. */
+ * unless that thread was preempted in between. Waits a little for it, on
+ * this CPU only: the round is released by this thread, so yielding the CPU
+ * to wait longer would hold every thread of the round up for a time slice
+ * on a busy machine. */
 static bool first_arrival(struct cv_obj *o, uint64_t round, uint64_t *first_ns)
 {
-	for (int i = 0; i < 1000; i++) {
+	for (int i = 0; i < 256; i++) {
 		if (__atomic_load_n(&o->barrier_first_round, __ATOMIC_ACQUIRE) == round + 1) {
 			*first_ns = CV_LOAD(&o->barrier_first_ns);
 			return true;
 		}
-		if (i >= 100)
-			sched_yield();
 #if defined(__x86_64__) || defined(__i386__)
-		else
-			__builtin_ia32_pause();
+		__builtin_ia32_pause();
 #endif
 	}
 	return false;   /* that round's imbalance is not measured */

@@ -112,30 +112,39 @@ static bool registry_ready(void)
 {
 	if (CV_LIKELY(__atomic_load_n(&first_chains, __ATOMIC_ACQUIRE) != NULL))
 		return true;
+	struct cv_obj **all = cv__alloc(sizeof(*all) * CV_SHARDS << CV_CHAINS_BITS_FIRST);   /* lock.c: not held */
+	if (!all)
+		return false;
 	cv__spin_lock(&registry_lock);
 	if (!first_chains) {
-		struct cv_obj **all = cv__alloc(sizeof(*all) * CV_SHARDS << CV_CHAINS_BITS_FIRST);
-		for (uint32_t i = 0; all && i < CV_SHARDS; i++) {
+		for (uint32_t i = 0; i < CV_SHARDS; i++) {
 			shards[i].bits = CV_CHAINS_BITS_FIRST;
 			shards[i].chains = all + (i << CV_CHAINS_BITS_FIRST);
 		}
 		__atomic_store_n(&first_chains, all, __ATOMIC_RELEASE);
+		all = NULL;
 	}
 	cv__spin_unlock(&registry_lock);
-	return first_chains != NULL;
+	cv__free(all, sizeof(*all) * CV_SHARDS << CV_CHAINS_BITS_FIRST);   /* another thread's came first */
+	return true;
 }
 
-/* One more object in sh (its lock held); past two a chain, four times the
- * chains, when memory allows. The first array is part of registry_ready's
- * block and is not freed. */
-static void shard_grow(struct shard *sh)
+/* Whether sh (its lock held) has more objects than its chains are for:
+ * past two a chain, four times the chains, up to CV_CHAINS_BITS_MAX. */
+static bool shard_full(const struct shard *sh)
 {
-	if (++sh->objects <= 2u << sh->bits || sh->bits >= CV_CHAINS_BITS_MAX)
-		return;
-	uint32_t bits = sh->bits + 2;
-	struct cv_obj **chains = cv__alloc(sizeof(*chains) << bits);
-	if (!chains)
-		return;
+	return sh->objects > 2u << sh->bits && sh->bits < CV_CHAINS_BITS_MAX;
+}
+
+/* sh's objects into chains of 1 << bits, allocated by the caller without
+ * the lock (lock.c) and held now; the chains they leave, for the caller to
+ * free after it, or the new ones when another thread grew sh meanwhile.
+ * The first array is part of registry_ready's block and is not freed
+ * (NULL then). */
+static struct cv_obj **shard_grow_locked(struct shard *sh, struct cv_obj **chains, uint32_t bits)
+{
+	if (!shard_full(sh) || bits != sh->bits + 2)
+		return chains;
 	struct cv_obj **old = sh->chains;
 	uint32_t old_bits = sh->bits;
 	sh->chains = chains;
@@ -148,8 +157,21 @@ static void shard_grow(struct shard *sh)
 			*head = o;
 		}
 	}
-	if (old_bits > CV_CHAINS_BITS_FIRST)
-		cv__free(old, sizeof(*old) << old_bits);
+	return old_bits > CV_CHAINS_BITS_FIRST ? old : NULL;
+}
+
+/* sh grown when it is full, which object_get found with its lock held
+ * (bits: the chains' then). */
+static void shard_grow(struct shard *sh, uint32_t bits)
+{
+	struct cv_obj **chains = cv__alloc(sizeof(*chains) << (bits + 2));
+	if (!chains)
+		return;
+	cv__spin_lock(&sh->lock);
+	struct cv_obj **spare = shard_grow_locked(sh, chains, bits + 2);
+	cv__spin_unlock(&sh->lock);
+	if (spare)
+		cv__free(spare, spare == chains ? sizeof(*chains) << (bits + 2) : sizeof(*chains) << bits);
 }
 
 /* Retire the live object o in sh's chain *head (shard lock held): it stays in the
@@ -199,24 +221,37 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 	if (!registry_ready())
 		return NULL;
 	struct shard *sh = shard_of(addr);
-	struct cv_obj *live = NULL;
-	uint32_t generation = 0;
+	struct cv_obj *live, *fresh = NULL;
+	uint32_t generation = 0, grow_from = 0;
 
-	cv__spin_lock(&sh->lock);
-	struct cv_obj **head = chain_of(sh, addr);
-	for (struct cv_obj *o = *head; o; o = o->hash_next) {
-		if (o->addr != addr)
-			continue;
-		if (o->retired)
-			generation = o->generation + 1;
-		else
-			live = o;
-	}
-	if (live && live->kind != kind && live->kind != CV_OBJ_UNKNOWN && kind != CV_OBJ_UNKNOWN) {
-		generation = live->generation + 1;
-		if (retire_locked(sh, head, live))
-			obj_put(live);   /* its records fold in as their threads come by */
+	/* A second pass when the object is new: its memory is had without the
+	 * lock (lock.c), and another thread may have made it meanwhile. The
+	 * generation is the newest either pass saw: a first pass's retirement
+	 * may have taken its object out of the chain. */
+	for (;;) {
 		live = NULL;
+		cv__spin_lock(&sh->lock);
+		struct cv_obj **head = chain_of(sh, addr);
+		for (struct cv_obj *o = *head; o; o = o->hash_next) {
+			if (o->addr != addr)
+				continue;
+			if (!o->retired)
+				live = o;
+			else if (o->generation + 1 > generation)
+				generation = o->generation + 1;
+		}
+		if (live && live->kind != kind && live->kind != CV_OBJ_UNKNOWN && kind != CV_OBJ_UNKNOWN) {
+			if (live->generation + 1 > generation)
+				generation = live->generation + 1;
+			if (retire_locked(sh, head, live))
+				obj_put(live);   /* its records fold in as their threads come by */
+			live = NULL;
+		}
+		if (live || fresh)
+			break;
+		cv__spin_unlock(&sh->lock);
+		if (!(fresh = cv__alloc(sizeof(*fresh))))
+			return NULL;
 	}
 	if (live) {
 		if (live->kind == CV_OBJ_UNKNOWN && kind != CV_OBJ_UNKNOWN) {
@@ -224,23 +259,27 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 			live->kind = kind;
 			live->flags = kind_flags(addr, kind);
 		}
-		goto out;
+	} else {
+		live = fresh;
+		fresh = NULL;
+		live->addr = addr;
+		live->kind = kind;
+		live->generation = generation;
+		live->flags = kind_flags(addr, kind);
+		cv__obj_number(live, __atomic_fetch_add(&nobjects, 1, __ATOMIC_RELAXED));
+		struct cv_obj **head = chain_of(sh, addr);
+		live->hash_next = *head;
+		*head = live;
+		sh->objects++;
+		if (shard_full(sh))
+			grow_from = sh->bits;
 	}
-	live = cv__alloc(sizeof(*live));
-	if (!live)
-		goto out;
-	live->addr = addr;
-	live->kind = kind;
-	live->generation = generation;
-	live->flags = kind_flags(addr, kind);
-	cv__obj_number(live, __atomic_fetch_add(&nobjects, 1, __ATOMIC_RELAXED));
-	live->hash_next = *head;
-	*head = live;
-	shard_grow(sh);
-out:
-	if (live && for_record)
+	if (for_record)
 		__atomic_fetch_add(&live->refs, 1, __ATOMIC_RELAXED);
 	cv__spin_unlock(&sh->lock);
+	cv__free(fresh, sizeof(*fresh));   /* another thread made it first */
+	if (grow_from)
+		shard_grow(sh, grow_from);
 	return live;
 }
 
@@ -666,15 +705,21 @@ static struct cv_obj *aggregate_of(uint32_t kind)
 	struct cv_obj *a = __atomic_load_n(&aggregates[kind], __ATOMIC_ACQUIRE);
 	if (a)
 		return a;
+	struct cv_obj *fresh = cv__alloc(sizeof(*fresh));   /* lock.c: not under the lock */
+	if (fresh) {
+		fresh->kind = kind;
+		fresh->name = retired_merged;
+		fresh->stack_claimed = 1;
+	}
 	cv__spin_lock(&aggregates_lock);
-	if (!(a = aggregates[kind]) && (a = cv__alloc(sizeof(*a))) != NULL) {
-		a->kind = kind;
-		a->name = retired_merged;
+	if (!(a = aggregates[kind]) && fresh) {
+		a = fresh;
+		fresh = NULL;
 		cv__obj_number(a, __atomic_fetch_add(&nobjects, 1, __ATOMIC_RELAXED));
-		a->stack_claimed = 1;
 		__atomic_store_n(&aggregates[kind], a, __ATOMIC_RELEASE);
 	}
 	cv__spin_unlock(&aggregates_lock);
+	cv__free(fresh, sizeof(*fresh));   /* another thread's came first */
 	return a;
 }
 

@@ -196,7 +196,15 @@ void cv__all_but_faults(sigset_t *set);
  * critical section, where no signal handler of the program runs: each lock
  * is one, and a stretch that takes several (or captures a stack) may be one
  * as a whole, so that a program with handlers blocks signals once for it.
- * Sections nest. */
+ * Sections nest. A holder works on memory the shim already has: no
+ * cv__alloc (a fresh page is a fault, a batch of them a system call) and no
+ * system call, since a waiter spins briefly and then yields its CPU, which
+ * on a busy machine is a time slice, milliseconds (pigz -p 2 yielded so in
+ * 14 runs of 100, up to 5 ms lost in one: docs/performance.md). Memory is had
+ * before the lock and the need looked at again under it. The exceptions
+ * make only rare paths wait: the start-up's lock (init.c), the module map's
+ * re-read after a dlopen (modules.c), and an ended thread's merge into the
+ * merged row, which only other ending threads wait for (thread.c). */
 
 typedef struct { int locked; } cv_spinlock_t;
 void cv__critical_enter(void);

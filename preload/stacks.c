@@ -258,37 +258,45 @@ static struct cv_stk *find_stack(struct cv_stk *s, uint64_t h, void *const *pcs,
 	return NULL;
 }
 
-/* The id of this stack, added if new; 0 when the table is full or out of memory. */
+/* The id of this stack, added if new; 0 when the table is full or out of
+ * memory. Memory is had without the lock (lock.c). */
 static uint32_t intern(void *const *pcs, uint32_t depth, uint32_t gen, uint32_t flags)
 {
 	if (!__atomic_load_n(&stk_buckets, __ATOMIC_ACQUIRE)) {
-		cv__spin_lock(&stack_lock);
-		if (!stk_buckets)
-			__atomic_store_n(&stk_buckets, cv__alloc(sizeof(*stk_buckets) << STK_BUCKET_BITS),
-					 __ATOMIC_RELEASE);
-		cv__spin_unlock(&stack_lock);
-		if (!stk_buckets)
+		struct cv_stk **buckets = cv__alloc(sizeof(*stk_buckets) << STK_BUCKET_BITS);
+		if (!buckets)
 			return 0;
+		struct cv_stk **none = NULL;
+		if (!__atomic_compare_exchange_n(&stk_buckets, &none, buckets, false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			cv__free(buckets, sizeof(*stk_buckets) << STK_BUCKET_BITS);   /* another thread's came first */
 	}
 	uint64_t h = hash_pcs(pcs, depth, gen);
 	struct cv_stk **bucket = &stk_buckets[h >> (64 - STK_BUCKET_BITS)];
 	struct cv_stk *s = find_stack(__atomic_load_n(bucket, __ATOMIC_ACQUIRE), h, pcs, depth, gen, flags);
 	if (s)
 		return s->id;
+	if (__atomic_load_n(&nstacks, __ATOMIC_RELAXED) >= CV_STACK_LIMIT)
+		return 0;
+	struct cv_stk *fresh = cv__alloc(sizeof(*fresh) + depth * sizeof(fresh->pcs[0]));
+	if (!fresh)
+		return 0;
 	uint32_t id = 0;
 	cv__spin_lock(&stack_lock);
 	s = find_stack(*bucket, h, pcs, depth, gen, flags);
 	if (s) {
 		id = s->id;
-	} else if (nstacks < CV_STACK_LIMIT &&
-		   (s = cv__alloc(sizeof(*s) + depth * sizeof(s->pcs[0]))) != NULL) {
+	} else if (nstacks < CV_STACK_LIMIT) {
+		s = fresh;
+		fresh = NULL;
 		s->hash = h;
 		s->depth = depth;
 		s->map_gen = gen;
 		s->flags = flags;
 		for (uint32_t i = 0; i < depth; i++)
 			s->pcs[i] = (uintptr_t)pcs[i];
-		s->id = id = ++nstacks;
+		s->id = id = nstacks + 1;
+		__atomic_store_n(&nstacks, id, __ATOMIC_RELAXED);
 		s->hash_next = *bucket;
 		s->all_next = stk_all;
 		/* Publish filled: lock-free readers follow these pointers. */
@@ -296,6 +304,7 @@ static uint32_t intern(void *const *pcs, uint32_t depth, uint32_t gen, uint32_t 
 		__atomic_store_n(&stk_all, s, __ATOMIC_RELEASE);
 	}
 	cv__spin_unlock(&stack_lock);
+	cv__free(fresh, sizeof(*fresh) + depth * sizeof(fresh->pcs[0]));   /* found, or the table is full */
 	return id;
 }
 
@@ -728,16 +737,34 @@ static size_t init_table_size(uint32_t sets)
 	return sizeof(struct init_table) + sizeof(struct init_ent) * sets * INIT_WAYS;
 }
 
-/* init_lock held. Out of memory: the table stays as it is (or none). */
-static void init_grow(void)
+/* init_lock held: the sets the table should grow to; 0: none. */
+static uint32_t init_sets_wanted(void)
+{
+	if (!init_tab)
+		return INIT_SETS_FIRST;
+	if (init_live >= init_tab->sets * INIT_WAYS / 2 && init_tab->sets < INIT_SETS_MAX)
+		return init_tab->sets * 4;
+	return 0;
+}
+
+/* An empty table of sets sets, its pages written (the rehash reads before
+ * it writes; past 64 KiB a mapping); NULL when out of memory. Made without
+ * init_lock (lock.c). */
+static struct init_table *init_table_new(uint32_t sets)
+{
+	struct init_table *tab = cv__alloc(init_table_size(sets));
+	if (tab) {
+		cv__touch_pages(tab, init_table_size(sets));
+		tab->sets = sets;
+	}
+	return tab;
+}
+
+/* init_lock held: tab takes the table's entries and its place; the old
+ * table, for the caller to free after the lock (NULL: none). */
+static struct init_table *init_grow_into(struct init_table *tab)
 {
 	struct init_table *old = init_tab;
-	uint32_t sets = old ? old->sets * 4 : INIT_SETS_FIRST;
-	struct init_table *tab = cv__alloc(init_table_size(sets));
-	if (!tab)
-		return;
-	cv__touch_pages(tab, init_table_size(sets));   /* the rehash reads before it writes; past 64 KiB a mapping */
-	tab->sets = sets;
 	uint32_t live = 0;
 	for (uint32_t i = 0; old && i < old->sets * INIT_WAYS; i++) {
 		if (!old->ent[i].addr)
@@ -748,8 +775,13 @@ static void init_grow(void)
 	}
 	__atomic_store_n(&init_live, live, __ATOMIC_RELAXED);
 	init_tab = tab;
-	if (old)
-		cv__free(old, init_table_size(old->sets));
+	return old;
+}
+
+static void init_table_free(struct init_table *tab)
+{
+	if (tab)
+		cv__free(tab, init_table_size(tab->sets));
 }
 
 /* Takes (removes) the init stack recorded for addr; 0 if none. */
@@ -788,9 +820,24 @@ CV_NO_FRAME void on_init(struct cv_thread *t, const void *addr)
 	uint32_t gen, id = capture(t, st, &gen, NULL, NULL);
 	if (!id)
 		return;
+	/* A larger table is made without the lock, then the need looked at
+	 * again: another thread may have grown it meanwhile. Out of memory,
+	 * the table stays as it is (or none). */
+	struct init_table *fresh = NULL, *old = NULL;
+	uint32_t want;
 	cv__spin_lock(&init_lock);
-	if (!init_tab || (init_live >= init_tab->sets * INIT_WAYS / 2 && init_tab->sets < INIT_SETS_MAX))
-		init_grow();
+	while ((want = init_sets_wanted()) != 0 && (!fresh || fresh->sets != want)) {
+		cv__spin_unlock(&init_lock);
+		init_table_free(fresh);
+		fresh = init_table_new(want);
+		cv__spin_lock(&init_lock);
+		if (!fresh)
+			break;
+	}
+	if (want && fresh && fresh->sets == want) {
+		old = init_grow_into(fresh);
+		fresh = NULL;
+	}
 	if (init_tab) {
 		struct init_ent *e = init_slot(init_tab, addr);
 		if (!e->addr)
@@ -799,6 +846,8 @@ CV_NO_FRAME void on_init(struct cv_thread *t, const void *addr)
 		e->stack = id;
 	}
 	cv__spin_unlock(&init_lock);
+	init_table_free(old);
+	init_table_free(fresh);
 }
 
 void cv__object_init(const void *addr, uint32_t kind)

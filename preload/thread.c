@@ -74,10 +74,10 @@ static unsigned live_bucket(pthread_t th)
 
 static void live_add(struct cv_thread *t)
 {
+	unsigned b = live_bucket(t->self);
+	cv__touch_for_write(&live[b]);   /* the table's pages are first touched here, not under the lock (lock.c) */
 	cv__spin_lock(&live_lock);
 	if (!t->live && !t->gone) {
-		unsigned b = live_bucket(t->self);
-		cv__touch_for_write(&live[b]);   /* the table's pages are first touched here */
 		t->live_next = live[b];
 		live[b] = t;
 		t->live = true;
@@ -116,18 +116,19 @@ static void live_remove(struct cv_thread *t)
 enum { CV_CREATE_PENDING, CV_CREATE_DONE, CV_CREATE_CHILD_ENDED };
 static uint32_t ended_kept;              /* never past CV_THREADS_KEPT + running threads */
 static struct cv_thread *merged_threads; /* made on the first merge */
-static struct cv_thread *thread_pool;    /* recycled states, by pool_next */
-static cv_spinlock_t merge_lock;         /* merged_threads and thread_pool */
+static struct cv_thread *thread_pool;    /* recycled states, by pool_next; pool_lock */
+static cv_spinlock_t merge_lock;         /* merges into merged_threads */
+static cv_spinlock_t pool_lock;          /* not merge_lock: a creator never waits for a merge */
 
 static struct cv_thread *thread_alloc(void)
 {
 	struct cv_thread *saved = cv__guard_enter(), *t;
-	cv__spin_lock(&merge_lock);
+	cv__spin_lock(&pool_lock);
 	if ((t = thread_pool) != NULL && !cv__profile_writing())   /* a writer may be reading it */
 		thread_pool = t->pool_next;
 	else
 		t = NULL;
-	cv__spin_unlock(&merge_lock);
+	cv__spin_unlock(&pool_lock);
 	if (t) {
 		struct cv_thread *next = t->all_next;
 		struct cv_trace_ring *ring = t->trace;
@@ -189,22 +190,31 @@ static void thread_retire(struct cv_thread *t)
 		return;
 	if (cv__profile_writing())
 		return;   /* kept apart: a writer may be reading its rows */
-	cv__spin_lock(&merge_lock);
-	struct cv_thread *m = merged_threads;
-	if (!m && (m = cv__alloc(sizeof(*m))) != NULL) {
-		m->tid = -1;   /* no thread's: the writer skips only tid 0 */
-		m->flags = CV_THREAD_EXITED | CV_THREAD_UNTRACKED;
-		strcpy(m->name, "merged threads");
-		thread_publish(m);
-		merged_threads = m;
+	struct cv_thread *m = __atomic_load_n(&merged_threads, __ATOMIC_ACQUIRE), *spare = NULL;
+	if (!m && (spare = cv__alloc(sizeof(*spare))) != NULL) {   /* lock.c: not under the lock */
+		spare->tid = -1;   /* no thread's: the writer skips only tid 0 */
+		spare->flags = CV_THREAD_EXITED | CV_THREAD_UNTRACKED;
+		strcpy(spare->name, "merged threads");
 	}
-	if (m && cv__records_merge(m, t)) {
+	cv__spin_lock(&merge_lock);
+	if (!(m = merged_threads) && spare) {
+		thread_publish(spare);
+		__atomic_store_n(&merged_threads, spare, __ATOMIC_RELEASE);
+		m = spare;
+		spare = NULL;
+	}
+	bool merged = m && cv__records_merge(m, t);
+	if (merged)
 		merge_thread_totals(m, t);
+	cv__spin_unlock(&merge_lock);
+	cv__free(spare, sizeof(*spare));   /* another thread's came first */
+	if (merged) {
 		CV_STORE(&t->tid, 0);
+		cv__spin_lock(&pool_lock);
 		t->pool_next = thread_pool;
 		thread_pool = t;
+		cv__spin_unlock(&pool_lock);
 	}
-	cv__spin_unlock(&merge_lock);
 }
 
 static void detach_pending(pthread_t th)
@@ -513,6 +523,7 @@ void cv__threads_after_fork(void)
 	ended_kept = 0;
 	merged_threads = thread_pool = NULL;
 	cv__spin_reset(&merge_lock);
+	cv__spin_reset(&pool_lock);
 	struct cv_thread *t = thread_alloc();
 	my_state = NULL;
 	cv__self = CV_INERT;
