@@ -282,3 +282,17 @@ bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size)
 	errno = saved_errno;
 	return ran;
 }
+
+bool cv__on_roomy_stack(void (*fn)(void *), void *arg, size_t size)
+{
+	if (!cv__stack_has_room((uintptr_t)__builtin_frame_address(0), size))
+		return cv__on_own_stack(fn, arg, size);
+	int saved_errno = errno;
+	sigset_t blocked, before;
+	cv__all_but_faults(&blocked);
+	pthread_sigmask(SIG_BLOCK, &blocked, &before);
+	fn(arg);
+	pthread_sigmask(SIG_SETMASK, &before, NULL);
+	errno = saved_errno;
+	return true;
+}

@@ -323,6 +323,16 @@ Test(trust, exit_from_a_handler_on_a_small_stack_still_exits, .timeout = 120)
 	}
 }
 
+/* exit deep in the main thread's stack after the program lowered
+ * RLIMIT_STACK to what the stack has mapped: the profile is written where
+ * there is room (the main thread's bounds, taken at start-up, no longer
+ * say where its stack may grow), and the program exits as natively. */
+Test(trust, exit_deep_under_a_lowered_stack_limit_still_exits, .timeout = 60)
+{
+	const char *argv[] = { tu_prog("exit_at_stack_limit"), NULL };
+	ends_with(argv, 7, 1, "exit_at_stack_limit");
+}
+
 /* A seccomp filter that kills the process for any call the program does
  * not make itself: installed by the program mid-run (the profile is
  * written just before, and covers the run up to it), or set before an
