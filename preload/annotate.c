@@ -17,6 +17,19 @@ static const char *copy_name(const char *name)
 	return p;
 }
 
+/* t's counters (shim.h): made once; a signal handler that came in between
+ * and made them first keeps its own. */
+static bool counters_made(struct cv_thread *t)
+{
+	size_t size = sizeof(*t->counters) * CV_MAX_COUNTERS;
+	struct cv_named_counter *fresh = cv__alloc(size), *none = NULL;
+	if (!fresh)
+		return false;
+	if (!__atomic_compare_exchange_n(&t->counters, &none, fresh, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		cv__free(fresh, size);
+	return true;
+}
+
 /* The calling thread's counter called name, created on first use. Counters
  * are looked up by the name's address first: the annotation macros pass
  * literals, so that is one compare. */
@@ -40,6 +53,8 @@ static struct cv_named_counter *counter(const char *name, uint32_t kind)
 				 CV_MAX_COUNTERS, name);
 		return NULL;
 	}
+	if (!t->counters && !counters_made(t))
+		return NULL;
 	struct cv_named_counter *c = &t->counters[t->ncounters];
 	if (!(c->name = copy_name(name)))
 		return NULL;

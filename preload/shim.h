@@ -500,7 +500,11 @@ struct cv_thread {
 	uint64_t        join_wait_ns, joins, threads_created;
 	uint64_t        run_delay_ns, timeslices, minor_faults, major_faults;
 	char            name[CV_NAME_MAX];
-	struct cv_named_counter counters[CV_MAX_COUNTERS];
+	/* annotate.c: CV_MAX_COUNTERS of them, made on the thread's first
+	 * counter (few threads have one: without them the state is in the
+	 * allocator's 2 KiB class, not its 4 KiB one, half the fresh memory a
+	 * thread touches); set before ncounters is first raised. */
+	struct cv_named_counter *counters;
 	uint32_t        ncounters;
 	struct cv_stack_state *stk;    /* stacks.c: unwind buffer and sampler state, made on first use */
 	/* Its stack (thread.c): the lowest address it may use, never below
@@ -523,6 +527,7 @@ struct cv_thread {
 	struct cv_thread *pool_next;   /* thread.c: recycled states, still on the all_next list */
 	struct cv_trace_ring *trace;   /* trace.c: this thread's events, when trace mode is on */
 } __attribute__((aligned(CV_CACHELINE)));
+_Static_assert(sizeof(struct cv_thread) <= 2048, "cv_thread: in the allocator's 2 KiB class (counters)");
 _Static_assert(offsetof(struct cv_thread, hold_mask) + sizeof(uint64_t) <= CV_CACHELINE &&
 	       offsetof(struct cv_thread, mutex_cache) == CV_CACHELINE,
 	       "cv_thread: the fast paths' fields in line 0, the mutex cache from line 1");
