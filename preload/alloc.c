@@ -241,6 +241,11 @@ struct own_call {
 	sigset_t   blocked, before;
 	void     (*fn)(void *);
 	void      *arg;
+	struct own_call *outer;   /* the call this one is within, if any */
+	char      *stack;
+	size_t     stack_size;
+	char      *map;       /* to unmap after the call, map_len bytes; NULL: the kept stack */
+	size_t     map_len;
 };
 /* The call in progress on this thread (a fault's handler may make another). */
 static __thread struct own_call *own_call;
@@ -250,49 +255,83 @@ static void own_call_run(void)
 	own_call->fn(own_call->arg);
 }   /* returns to own_call->caller (uc_link) */
 
+/* To own_call's stack and back. Everything after getcontext is read from
+ * memory (own_call): as far as the compiler knows it returns twice. */
+static CV_NOINLINE bool own_call_switch(void)
+{
+	if (getcontext(&own_call->callee) != 0)
+		return false;
+	struct own_call *c = own_call;
+	c->callee.uc_stack.ss_sp = c->stack;
+	c->callee.uc_stack.ss_size = c->stack_size;
+	c->callee.uc_link = &c->caller;
+	makecontext(&c->callee, own_call_run, 0);
+	return swapcontext(&c->caller, &c->callee) == 0;
+}
+
+/* The stack the calls take when it is free (the profile's writer's: one
+ * call a process, usually), kept in .lbss: no mapping is made and unmapped
+ * for each, whose unmap's TLB shootdown reaches every CPU the program ran
+ * on (pigz -p 2's exit: docs/performance.md, "The shim's locks, its
+ * writer's stack"). Its pages are touched as a mapped one's would be and
+ * stay, its guard page is protected at its first use. A call while it is
+ * taken (another thread's, a fault handler's within one, a fork child of
+ * either) maps a stack as before. Where pages are not 4 KiB, only that. */
+#define KEPT_GUARD 4096u
+#define KEPT_SIZE  (256u << 10)
+#define KEPT_TOP   ((sizeof(struct own_call) + KEPT_GUARD - 1) & ~(size_t)(KEPT_GUARD - 1))
+static char kept_stack[KEPT_GUARD + KEPT_SIZE + KEPT_TOP] CV_LARGE_BSS __attribute__((aligned(KEPT_GUARD)));
+static int kept_taken, kept_guarded;
+
+/* The stack of size bytes for a call: the kept one, else a mapping (*len
+ * bytes, to unmap after; 0 for the kept); NULL when none could be had. The
+ * stack is [m + page, m + page + size), its call's own_call above it. */
+static char *own_stack(size_t size, size_t page, size_t top, size_t *len)
+{
+	if (page == KEPT_GUARD && size <= KEPT_SIZE && !__atomic_exchange_n(&kept_taken, 1, __ATOMIC_ACQUIRE)) {
+		if (!__atomic_exchange_n(&kept_guarded, 1, __ATOMIC_RELAXED))
+			mprotect(kept_stack, KEPT_GUARD, PROT_NONE);
+		*len = 0;
+		return kept_stack + KEPT_SIZE - size;
+	}
+	*len = page + size + top;
+	char *m = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
+		       -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	mprotect(m, page, PROT_NONE);   /* the guard page */
+	return m;
+}
+
 bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size)
 {
 	int saved_errno = errno;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t top = (sizeof(struct own_call) + page - 1) & ~(page - 1);
-	char *m = mmap(NULL, page + size + top, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
-	if (m == MAP_FAILED) {
+	size_t top = (sizeof(struct own_call) + page - 1) & ~(page - 1), len;
+	char *m = own_stack(size, page, top, &len);
+	if (!m) {
 		errno = saved_errno;
 		return false;
 	}
-	mprotect(m, page, PROT_NONE);   /* the guard page */
-	struct own_call *c = (struct own_call *)(m + page + size), *outer = own_call;
+	struct own_call *c = (struct own_call *)(m + page + size);
 	c->fn = fn;
 	c->arg = arg;
+	c->outer = own_call;
+	c->stack = m + page;
+	c->stack_size = size;
+	c->map = len ? m : NULL;
+	c->map_len = len;
 	cv__all_but_faults(&c->blocked);
 	pthread_sigmask(SIG_BLOCK, &c->blocked, &c->before);   /* the callee's context takes this mask too */
 	own_call = c;
-	bool ran = getcontext(&c->callee) == 0;
-	if (ran) {
-		c->callee.uc_stack.ss_sp = m + page;
-		c->callee.uc_stack.ss_size = size;
-		c->callee.uc_link = &c->caller;
-		makecontext(&c->callee, own_call_run, 0);
-		ran = swapcontext(&c->caller, &c->callee) == 0;
-	}
-	own_call = outer;
+	bool ran = own_call_switch();
+	c = own_call;
+	own_call = c->outer;
 	pthread_sigmask(SIG_SETMASK, &c->before, NULL);
-	munmap(m, page + size + top);
+	if (c->map)
+		munmap(c->map, c->map_len);
+	else
+		__atomic_store_n(&kept_taken, 0, __ATOMIC_RELEASE);
 	errno = saved_errno;
 	return ran;
-}
-
-bool cv__on_roomy_stack(void (*fn)(void *), void *arg, size_t size)
-{
-	if (!cv__stack_has_room((uintptr_t)__builtin_frame_address(0), size))
-		return cv__on_own_stack(fn, arg, size);
-	int saved_errno = errno;
-	sigset_t blocked, before;
-	cv__all_but_faults(&blocked);
-	pthread_sigmask(SIG_BLOCK, &blocked, &before);
-	fn(arg);
-	pthread_sigmask(SIG_SETMASK, &before, NULL);
-	errno = saved_errno;
-	return true;
 }

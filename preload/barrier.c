@@ -28,7 +28,9 @@
  * unless that thread was preempted in between. Waits a little for it, on
  * this CPU only: the round is released by this thread, so yielding the CPU
  * to wait longer would hold every thread of the round up for a time slice
- * on a busy machine. */
+ * on a busy machine. A round left unmeasured still counts in `rounds`, the
+ * averages' denominator: the first arrival must have been preempted in a
+ * window of two instructions, so such rounds are few. */
 static bool first_arrival(struct cv_obj *o, uint64_t round, uint64_t *first_ns)
 {
 	for (int i = 0; i < 256; i++) {

@@ -361,7 +361,9 @@ void cv__forget_object(const void *addr, uint32_t kind)
 struct cv_obj *cv__object_for_name(const void *addr)
 {
 	struct cv_thread *saved = cv__guard_enter();
+	cv__critical_enter();   /* as record_new: no handler (one that forks) between object_get's passes */
 	struct cv_obj *o = object_get(addr, CV_OBJ_UNKNOWN, false);
+	cv__critical_leave();
 	cv__guard_leave(saved);
 	return o;
 }

@@ -177,10 +177,11 @@ static inline void cv__touch_for_write(void *entry)
  * no other thread sees yet. */
 void cv__touch_pages(void *p, size_t len);
 
-/* fn(arg) on a stack of the shim's own, size bytes with a guard page below,
- * mapped for the call and unmapped after, for work that would not fit on
- * the caller's (a small thread's, a coroutine's, an alternate signal
- * stack's). Every signal but the faults is blocked meanwhile: a program's
+/* fn(arg) on a stack of the shim's own, size bytes with a guard page below
+ * (one kept for the calls, else mapped for the call and unmapped after:
+ * alloc.c), for work that would not fit on the caller's (a small thread's,
+ * a coroutine's, an alternate signal stack's; one carved from the thread's
+ * own stack has live frames below it). Every signal but the faults is blocked meanwhile: a program's
  * handler would find a stack it did not size, and one with SA_ONSTACK,
  * arriving while the caller was on the alternate stack, would be placed at
  * its top (the kernel sees the stack pointer outside it) over the live
@@ -188,12 +189,6 @@ void cv__touch_pages(void *p, size_t len);
  * where no stack could be had. errno is the caller's again on return. The
  * caller's stack holds nothing of it but the call. */
 bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size);
-/* fn(arg) with the same signals blocked, on the caller's stack when it is
- * the calling thread's own with size bytes of room below (a mapping, its
- * guard page, three switches of context and an unmap with its TLB shootdown
- * saved: about 0.1 ms at pigz's exit here), else as cv__on_own_stack. */
-bool cv__on_roomy_stack(void (*fn)(void *), void *arg, size_t size);
-bool cv__stack_has_room(uintptr_t sp, size_t size);   /* thread.c */
 /* Every signal but the faults, which must still reach their handlers. */
 void cv__all_but_faults(sigset_t *set);
 
@@ -209,8 +204,10 @@ void cv__all_but_faults(sigset_t *set);
  * 14 runs of 100, up to 5 ms lost in one: docs/performance.md). Memory is had
  * before the lock and the need looked at again under it. The exceptions
  * make only rare paths wait: the start-up's lock (init.c), the module map's
- * re-read after a dlopen (modules.c), and an ended thread's merge into the
- * merged row, which only other ending threads wait for (thread.c). */
+ * re-read after a dlopen (modules.c), an ended thread's merge into the
+ * merged row, which only other ending threads wait for (thread.c), and a
+ * handler's installation, whose table entry and sigaction change together
+ * (signals.c). */
 
 typedef struct { int locked; } cv_spinlock_t;
 void cv__critical_enter(void);

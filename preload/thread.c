@@ -118,7 +118,7 @@ static uint32_t ended_kept;              /* never past CV_THREADS_KEPT + running
 static struct cv_thread *merged_threads; /* made on the first merge */
 static struct cv_thread *thread_pool;    /* recycled states, by pool_next; pool_lock */
 static cv_spinlock_t merge_lock;         /* merges into merged_threads */
-static cv_spinlock_t pool_lock;          /* not merge_lock: a creator never waits for a merge */
+static cv_spinlock_t pool_lock;          /* not merge_lock: a new state is had without waiting for a merge */
 
 static struct cv_thread *thread_alloc(void)
 {
@@ -362,26 +362,6 @@ void cv__thread_resume(void)
 {
 	if (!cv__busy && !ended && my_state)
 		cv__self = my_state;
-}
-
-/* Whether the calling thread runs on its own stack with size bytes below
- * sp (its bounds as stacks.c knows them; the state as the guard keeps it).
- * A stack the C library did not map for a thread it made (the main
- * thread's) grows on demand only up to RLIMIT_STACK, which the program may
- * have lowered since the bounds were taken: it is asked again. */
-bool cv__stack_has_room(uintptr_t sp, size_t size)
-{
-	const struct cv_thread *t = my_state;
-	if (!t || !cv__on_thread_stack(t, sp) || sp - t->stack_lo < size)
-		return false;
-	if (t->stack_hi)
-		return true;
-	struct rlimit rl;
-	int saved_errno = errno;
-	bool room = getrlimit(RLIMIT_STACK, &rl) == 0 &&
-		    (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= t->stack_top - sp + size);
-	errno = saved_errno;
-	return room;
 }
 
 /* Called by cv__init on the thread that loads the shim (the main thread). */

@@ -2,9 +2,8 @@
  * in that stack (ROOM bytes above the mapping's end), and calls exit(7)
  * there, after one locked mutex, so the shim has a profile to write. exit
  * needs less than ROOM, so this exits 7 natively; the shim writes its
- * profile on the way out, and a write on the main thread's stack (where
- * its bounds, taken at start-up, say there is room) would grow it past the
- * new limit: SIGSEGV. */
+ * profile on the way out, and must take none of this stack for it: the
+ * kernel grows it no further. */
 #include <stdint.h>
 #include <sys/resource.h>
 
