@@ -272,8 +272,8 @@ static CV_NOINLINE bool own_call_switch(void)
 /* The stack the calls take when it is free (the profile's writer's: one
  * call a process, usually), kept in .lbss: no mapping is made and unmapped
  * for each, whose unmap's TLB shootdown reaches every CPU the program ran
- * on (pigz -p 2's exit: docs/performance.md, "The shim's locks, its
- * writer's stack"). Its pages are touched as a mapped one's would be and
+ * on (docs/performance.md, "The shim's locks, its writer's stack and a
+ * thread's state"). Its pages are touched as a mapped one's would be and
  * stay, its guard page is protected at its first use. A call while it is
  * taken (another thread's, a fault handler's within one, a fork child of
  * either) maps a stack as before. Where pages are not 4 KiB, only that. */
