@@ -269,38 +269,44 @@ static CV_NOINLINE bool own_call_switch(void)
 	return swapcontext(&c->caller, &c->callee) == 0;
 }
 
-/* The stack the calls take when it is free (the profile's writer's: one
- * call a process, usually), kept in .lbss: no mapping is made and unmapped
- * for each, whose unmap's TLB shootdown reaches every CPU the program ran
- * on (docs/performance.md, "The shim's locks, its writer's stack and a
- * thread's state"). Its pages are touched as a mapped one's would be and
- * stay, its guard page is protected at its first use. A call while it is
- * taken (another thread's, a fault handler's within one, a fork child of
- * either) maps a stack as before. Where pages are not 4 KiB, only that. */
-#define KEPT_GUARD 4096u
-#define KEPT_SIZE  (256u << 10)
-#define KEPT_TOP   ((sizeof(struct own_call) + KEPT_GUARD - 1) & ~(size_t)(KEPT_GUARD - 1))
-static char kept_stack[KEPT_GUARD + KEPT_SIZE + KEPT_TOP] CV_LARGE_BSS __attribute__((aligned(KEPT_GUARD)));
-static int kept_taken, kept_guarded;
-
-/* The stack of size bytes for a call: the kept one, else a mapping (*len
- * bytes, to unmap after; 0 for the kept); NULL when none could be had. The
- * stack is [m + page, m + page + size), its call's own_call above it. */
-static char *own_stack(size_t size, size_t page, size_t top, size_t *len)
+/* A stack for a call: size bytes with a guard page below and top bytes
+ * above (its call's own_call), one mapping; NULL when none could be had. */
+static char *map_stack(size_t page, size_t size, size_t top)
 {
-	if (page == KEPT_GUARD && size <= KEPT_SIZE && !__atomic_exchange_n(&kept_taken, 1, __ATOMIC_ACQUIRE)) {
-		if (!__atomic_exchange_n(&kept_guarded, 1, __ATOMIC_RELAXED))
-			mprotect(kept_stack, KEPT_GUARD, PROT_NONE);
-		*len = 0;
-		return kept_stack + KEPT_SIZE - size;
-	}
-	*len = page + size + top;
-	char *m = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
-		       -1, 0);
+	char *m = mmap(NULL, page + size + top, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
 	mprotect(m, page, PROT_NONE);   /* the guard page */
 	return m;
+}
+
+/* The stack the calls take when it is free (the profile's writer's: one
+ * call a process, usually), mapped at its first use and kept: the unmap
+ * after each call, whose TLB shootdown reaches every CPU the program ran
+ * on, is saved (docs/performance.md, "The shim's locks, its writer's stack
+ * and a thread's state"), and a process that never writes has no address
+ * space taken for it (a program under a tight RLIMIT_AS counts it). A call
+ * while it is taken (another thread's, a fault handler's within one, a
+ * fork child of either) maps one of its own and unmaps it after. */
+#define KEPT_SIZE (256u << 10)
+static char *kept_map;
+static int kept_taken;
+
+/* The stack of size bytes for a call, [m + page, m + page + size), its
+ * own_call above it: the kept one, else a mapping (*len bytes, to unmap
+ * after; 0 for the kept); NULL when none could be had. */
+static char *own_stack(size_t size, size_t page, size_t top, size_t *len)
+{
+	if (size <= KEPT_SIZE && !__atomic_exchange_n(&kept_taken, 1, __ATOMIC_ACQUIRE)) {
+		if (kept_map || (kept_map = map_stack(page, KEPT_SIZE, top)) != NULL) {
+			*len = 0;
+			return kept_map + KEPT_SIZE - size;
+		}
+		__atomic_store_n(&kept_taken, 0, __ATOMIC_RELEASE);
+	}
+	*len = page + size + top;
+	return map_stack(page, size, top);
 }
 
 bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size)

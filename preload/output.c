@@ -251,13 +251,16 @@ static int position_table_make(struct snapshot *snap, struct position_table *tab
 }
 
 /* Also forgets the ids the snapshot gave out: a profile retracted after a
- * failed exec is written again later, from scratch. */
-static void snapshot_free(struct snapshot *snap)
+ * failed exec is written again later, from scratch. The mappings stay
+ * where the process is ending (exit, the last pthread_exit): an unmap's
+ * TLB shootdown reaches every CPU the program ran on, for memory the end
+ * frees anyway. */
+static void snapshot_free(struct snapshot *snap, bool ending)
 {
 	for (size_t i = 0; i < snap->nobjs; i++)
 		snap->objs[i]->dump_id = 0;
 	dumping = NULL;
-	for (size_t i = 0; i < snap->nmaps; i++)
+	for (size_t i = 0; i < snap->nmaps && !ending; i++)
 		munmap(snap->maps[i].p, snap->maps[i].bytes);
 }
 
@@ -795,8 +798,9 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	struct writer *w = &out;
 	if (!cv__config.dir[0])
 		goto done;   /* said at start */
+	bool ending = exit_reason == CV_EXIT_NORMAL || exit_reason == CV_EXIT_LAST_THREAD;
 	if (snapshot_take(&snap) != 0) {
-		snapshot_free(&snap);
+		snapshot_free(&snap, ending);
 		report_failure(ENOMEM, ext);
 		goto done;
 	}
@@ -806,7 +810,7 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	if (w->fd < 0) {
 		int error = errno;
 		signals_restore(&signals);
-		snapshot_free(&snap);
+		snapshot_free(&snap, ending);
 		report_failure(error, ext);
 		goto done;
 	}
@@ -831,7 +835,7 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	end.crc32 = w->crc;   /* covers every byte before the end record's payload */
 	put(w, &end, sizeof(end));
 	flush(w);
-	snapshot_free(&snap);
+	snapshot_free(&snap, ending);
 	bool unnamed = !tmp_path[0], linked = false;
 	if (unnamed && !w->error)
 		linked = (w->error = publish(ext)) == 0;
