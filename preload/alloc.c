@@ -238,7 +238,7 @@ void cv__all_but_faults(sigset_t *set)
 /* At the top of the mapping, above the stack: nothing on the caller's. */
 struct own_call {
 	ucontext_t caller, callee;
-	sigset_t   blocked, before;
+	sigset_t   before;    /* the caller's mask, back after the call */
 	void     (*fn)(void *);
 	void      *arg;
 	struct own_call *outer;   /* the call this one is within, if any */
@@ -293,6 +293,18 @@ static char *map_stack(size_t page, size_t size, size_t top)
 static char *kept_map;
 static int kept_taken;
 
+/* The fork child: the kept stack is free unless this thread's own call
+ * is on it (a fault handler within the write that forked); another
+ * thread's call, taken at the fork, is not the child's. */
+void cv__own_stack_after_fork(void)
+{
+	bool mine = false;
+	for (const struct own_call *c = own_call; c; c = c->outer)
+		mine |= !c->map;
+	if (!mine)
+		__atomic_store_n(&kept_taken, 0, __ATOMIC_RELAXED);
+}
+
 /* The stack of size bytes for a call, [m + page, m + page + size), its
  * own_call above it: the kept one, else a mapping (*len bytes, to unmap
  * after; 0 for the kept); NULL when none could be had. */
@@ -314,8 +326,14 @@ bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size)
 	int saved_errno = errno;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t top = (sizeof(struct own_call) + page - 1) & ~(page - 1), len;
+	/* Blocked before the stack is claimed: a handler that jumped out
+	 * between the claim and the call would leave the kept stack taken. */
+	sigset_t blocked, before;
+	cv__all_but_faults(&blocked);
+	pthread_sigmask(SIG_BLOCK, &blocked, &before);   /* the callee's context takes this mask too */
 	char *m = own_stack(size, page, top, &len);
 	if (!m) {
+		pthread_sigmask(SIG_SETMASK, &before, NULL);
 		errno = saved_errno;
 		return false;
 	}
@@ -327,17 +345,17 @@ bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size)
 	c->stack_size = size;
 	c->map = len ? m : NULL;
 	c->map_len = len;
-	cv__all_but_faults(&c->blocked);
-	pthread_sigmask(SIG_BLOCK, &c->blocked, &c->before);   /* the callee's context takes this mask too */
+	c->before = before;
 	own_call = c;
 	bool ran = own_call_switch();
 	c = own_call;
 	own_call = c->outer;
-	pthread_sigmask(SIG_SETMASK, &c->before, NULL);
+	before = c->before;   /* c is in the stack's memory, released next */
 	if (c->map)
 		munmap(c->map, c->map_len);
 	else
 		__atomic_store_n(&kept_taken, 0, __ATOMIC_RELEASE);
+	pthread_sigmask(SIG_SETMASK, &before, NULL);
 	errno = saved_errno;
 	return ran;
 }

@@ -141,6 +141,7 @@ static void child_steps(bool with_shim)
 	cv__process.forked = 1;
 	cv__perf_after_fork();
 	cv__output_after_fork();
+	cv__own_stack_after_fork();
 	/* A snapshot request that came during the fork was sent to the parent,
 	 * whose fork_parent writes it; nobody asked the child for one. */
 	cv__snapshot_pending = 0;

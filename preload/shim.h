@@ -189,6 +189,7 @@ void cv__touch_pages(void *p, size_t len);
  * where no stack could be had. errno is the caller's again on return. The
  * caller's stack holds nothing of it but the call. */
 bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size);
+void cv__own_stack_after_fork(void);   /* the fork child (init.c) */
 /* Every signal but the faults, which must still reach their handlers. */
 void cv__all_but_faults(sigset_t *set);
 
