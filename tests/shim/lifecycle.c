@@ -376,6 +376,23 @@ Test(lifecycle, a_snapshot_request_on_a_thread_deep_in_its_stack_waits_until_it_
 	TU_EQ(tu_count_entries(dir, "convoy-", ".hang", NULL), 1, "snapshots in %s", dir);
 }
 
+Test(lifecycle, a_snapshot_request_on_a_small_alternate_stack_waits_until_the_thread_is_off_it, .timeout = 60)
+{
+	/* The request lands while a handler runs on an alternate stack cut
+	 * from main's stack, with room for the kernel's frames and little
+	 * more: the write would run past that stack's end into main's frames
+	 * (whose bytes the program checks). It waits, and is written at the
+	 * thread's next call into the shim. */
+	char env_sig[48];
+	snprintf(env_sig, sizeof(env_sig), "CONVOY_SNAPSHOT_SIGNAL=%d", SIGRTMAX);
+	char *dir = tu_tmpdir();
+	struct tu_proc p;
+	tu_run(&p, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true, .env = (const char *const[]){ env_sig, NULL } },
+	       (const char *[]){ tu_prog("snapshot_small_altstack"), NULL });
+	tu_assert_exit(&p, 0, "snapshot_small_altstack");
+	TU_STREQ(p.out, "changed 0, snapshots 0 then 1\n", "stdout");
+}
+
 /* A fork child's lock-order edges are its own, not the parent's under the
  * child's object ids (tests/progs/fork_order.c). */
 Test(lifecycle, a_fork_childs_lock_order_is_its_own, .timeout = 30)
