@@ -937,29 +937,14 @@ static __thread bool snapshotting __attribute__((tls_model("initial-exec")));
  * on x86-64, in a signal handler with its frame; twice that to spare). */
 #define CV_SNAPSHOT_STACK_NEED (16u << 10)
 
-/* Whether the stack this thread is on has that room below here. On an
- * alternate signal stack (the request came while a handler of the
- * program ran on it), that stack's own bounds: one carved from the
- * thread's stack lies inside the thread's bounds with the interrupted
- * frames below it, which the write would overwrite (a 6.5 KiB one lost
- * 136 bytes of them, helper-69's snapalt). A thread whose stack bounds are
- * unknown is taken to have it, as stack captures do. (A handler installed
- * with SS_AUTODISARM leaves no alternate stack to ask about.) */
-static bool snapshot_stack_room(void)
-{
-	const struct cv_thread *t = cv__current();
-	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-	stack_t alt;
-	if (cv__sys(SYS_sigaltstack, 0, (long)&alt, 0, 0) == 0 && (alt.ss_flags & SS_ONSTACK))
-		return sp > (uintptr_t)alt.ss_sp && sp - (uintptr_t)alt.ss_sp >= CV_SNAPSHOT_STACK_NEED;
-	return !t || !t->stack_lo || (sp > t->stack_lo && sp - t->stack_lo >= CV_SNAPSHOT_STACK_NEED);
-}
-
 bool cv__write_snapshot(void)
 {
-	/* A thread deep in its stack keeps the request pending: it is written
-	 * at a later guard's leave, once the thread has come back up. */
-	if (snapshotting || !snapshot_stack_room())
+	/* A thread without the room (deep in its stack, or in a handler on a
+	 * small alternate stack, where the write's frames before its switch to
+	 * a stack of its own would run past that stack's end) keeps the
+	 * request pending: it is written at a later guard's leave, once the
+	 * thread has the room. */
+	if (snapshotting || !cv__stack_room(cv__current(), (uintptr_t)__builtin_frame_address(0), CV_SNAPSHOT_STACK_NEED))
 		return false;
 	bool published = false;
 	do {

@@ -115,6 +115,7 @@
 	X(_exit, void, (int))                                                            \
 	X(sigaction, int, (int, const struct sigaction *, struct sigaction *))           \
 	X(siginterrupt, int, (int, int))                                                 \
+	X(sigaltstack, int, (const stack_t *, stack_t *))                                \
 	X(prctl, int, (int, ...))
 
 /* The one read-mostly block of the fast paths: what they take themselves,
@@ -1171,6 +1172,16 @@ void cv__put_record(void *w, uint32_t type, const void *fixed, size_t fixed_len,
 /* ---- stacks.c: call stacks with the unwinder linked in (profile-format.md) - *
  * Only ever on slow paths. Any wrapper that times a wait adds one line after
  * cv__record_wait. */
+/* Whether the stack this thread is on (its own, an alternate signal stack,
+ * another) has need bytes (at most 16 KiB) below sp (stacks.c). */
+bool cv__stack_room(const struct cv_thread *t, uintptr_t sp, size_t need);
+/* Raised once the program has asked for an alternate signal stack
+ * (signals.c): until then no thread of it runs on one. */
+extern int cv__altstacks;
+static inline void cv__altstack_coming(void)
+{
+	__atomic_store_n(&cv__altstacks, 1, __ATOMIC_RELAXED);
+}
 void cv__stacks_init(void);                          /* cv__init: configuration, the module map */
 void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns);
 void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o);   /* objects.c */

@@ -590,31 +590,55 @@ CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uintptr_t base, 
  * painted stack), doubled. */
 #define CV_CAPTURE_STACK_NEED 4096u
 
-/* Whether the pages from sp - CV_CAPTURE_STACK_NEED up to sp can be read
- * (the need is one page: both of the at most two it spans are probed):
- * the room a capture needs on a stack whose bounds are unknown (a
- * coroutine's, an alternate signal stack's), asked of the kernel, which
- * says EFAULT for a guard page or a hole rather than faulting. */
-static bool room_below(uintptr_t sp)
+/* The pages from sp - need up to sp (need at most CV_ROOM_MAX) can be
+ * read: asked of the kernel, which says EFAULT for a guard page or a hole
+ * rather than faulting. Each page is probed (4 KiB steps reach every page
+ * of any size). */
+#define CV_ROOM_MAX (16u << 10)
+static bool readable_below(uintptr_t sp, size_t need)
 {
-	char bytes[2];
-	struct iovec local = { bytes, sizeof(bytes) };
-	struct iovec remote[2] = { { (void *)(sp - CV_CAPTURE_STACK_NEED), 1 },
-				   { (void *)(sp - CV_CAPTURE_STACK_NEED / 2), 1 } };
-	return process_vm_readv(cv__process.pid, &local, 1, remote, 2, 0) == 2;
+	char bytes[CV_ROOM_MAX / 4096 + 1];
+	struct iovec remote[CV_ROOM_MAX / 4096 + 1];
+	int n = 0;
+	for (uintptr_t a = sp - need; a < sp && n < (int)sizeof(bytes); a = (a | 4095) + 1)
+		remote[n++] = (struct iovec){ (void *)a, 1 };
+	struct iovec local = { bytes, (size_t)n };
+	return process_vm_readv(cv__process.pid, &local, 1, remote, (unsigned long)n, 0) == n;
 }
 
-/* Whether the stack the thread is on has the room a capture, or a look at
- * the module map (dl_iterate_phdr), needs. On a stack that is not the
- * thread's own (green threads, a handler on an alternate stack), or where
+/* Whether the stack the thread is on has need bytes below sp. On an
+ * alternate signal stack (a handler of the program's, which may lock),
+ * that stack's own bounds, which the kernel knows from the stack pointer:
+ * one cut from the thread's own stack lies inside the thread's bounds with
+ * the interrupted frames just below it (a capture in a handler on 4.5 KiB
+ * of it crashed the program; hostile test capalt, 2026-12-04). On the
+ * thread's stack, its bounds. On another stack (a coroutine's), or where
  * the thread's bounds are unknown (the main thread under an unlimited
- * RLIMIT_STACK), the room is asked of the kernel: a hostile test's
+ * RLIMIT_STACK), the pages are asked of the kernel: a hostile test's
  * coroutines on 4 KiB stacks, 2.5 KiB deep, crashed in the unwind, and
- * 3.4 KiB deep in dl_iterate_phdr at an object's first use. */
+ * 3.4 KiB deep in dl_iterate_phdr at an object's first use. Not told: an
+ * alternate stack installed with SS_AUTODISARM, which the kernel reports
+ * as none while a handler runs on it, or one the shim did not see set
+ * (signals.c, cv__altstacks). No system call once the shim is off (a
+ * seccomp filter): no room. */
+bool cv__stack_room(const struct cv_thread *t, uintptr_t sp, size_t need)
+{
+	stack_t alt;
+	if (cv__off())
+		return false;
+	if (__atomic_load_n(&cv__altstacks, __ATOMIC_RELAXED) &&
+	    cv__sys(SYS_sigaltstack, 0, (long)&alt, 0, 0) == 0 && (alt.ss_flags & SS_ONSTACK))
+		return sp > (uintptr_t)alt.ss_sp && sp - (uintptr_t)alt.ss_sp >= need;
+	if (t && cv__on_thread_stack(t, sp))
+		return sp - t->stack_lo >= need;
+	return need <= CV_ROOM_MAX && readable_below(sp, need);
+}
+
+/* The room a capture, or a look at the module map (dl_iterate_phdr),
+ * needs below the caller's frame. */
 CV_NO_FRAME bool stack_room(const struct cv_thread *t)
 {
-	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-	return cv__on_thread_stack(t, sp) ? sp - t->stack_lo >= CV_CAPTURE_STACK_NEED : !cv__off() && room_below(sp);
+	return cv__stack_room(t, (uintptr_t)__builtin_frame_address(0), CV_CAPTURE_STACK_NEED);
 }
 
 /* In a critical section (lock.c), where no handler of the program runs:

@@ -1604,6 +1604,29 @@ static void case_siginterrupt(void)
 	signal(SIGUSR1, SIG_DFL);
 }
 
+/* sigaltstack: passed through (signals.c notes that the program uses
+ * alternate stacks); set, queried, a bad flag, too small, disabled. */
+static void case_sigaltstack(void)
+{
+	static char stack[1 << 16];
+	stack_t ss = { .ss_sp = stack, .ss_size = sizeof(stack) }, old;
+	errno = SENTINEL;
+	CALLN("query", sigaltstack(NULL, &old));
+	printf("before: flags %d, size %zu\n", old.ss_flags, old.ss_size);
+	CALLN("set", sigaltstack(&ss, NULL));
+	CALLN("query after", sigaltstack(NULL, &old));
+	printf("after: flags %d, size %zu, ours %d\n", old.ss_flags, old.ss_size, old.ss_sp == stack);
+	stack_t bad = { .ss_sp = stack, .ss_size = sizeof(stack), .ss_flags = 0x40 };
+	CALLN("bad flag", sigaltstack(&bad, NULL));
+	stack_t small = { .ss_sp = stack, .ss_size = 16 };
+	CALLN("too small", sigaltstack(&small, NULL));
+	stack_t off = { .ss_flags = SS_DISABLE };
+	CALLN("disable", sigaltstack(&off, &old));
+	printf("was: flags %d, size %zu\n", old.ss_flags, old.ss_size);
+	CALLN("raw query", syscall(SYS_sigaltstack, NULL, &old));
+	printf("now: flags %d\n", old.ss_flags);
+}
+
 /* prctl: interposed for PR_SET_SECCOMP only (lifecycle.c); everything else
  * passes through. A failed install (a bad mode, a filter without
  * no_new_privs) must leave the run profiled as before. */

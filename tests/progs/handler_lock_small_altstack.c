@@ -1,0 +1,67 @@
+/* handler_lock_small_altstack: a handler of the program runs on an
+ * alternate signal stack cut from main's own stack (a local array, with a
+ * frame full of known bytes below it), about a kernel signal frame and 1
+ * KiB; it locks a mutex another thread holds, which that thread releases
+ * once main sleeps in the futex wait on it (read from /proc, never timed):
+ * a contended acquisition, whose slow path under the shim would take a
+ * stack capture. Prints whether the bytes below the alternate stack are
+ * intact. */
+#include <signal.h>
+#include <stdint.h>
+
+#include "progs.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static sem_t held;
+static pid_t main_tid;
+
+/* Whether thread t sleeps in a futex wait on word (/proc/.../syscall: the
+ * number, then the arguments). */
+static int waits_on(pid_t t, const void *word)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)t);
+	FILE *f = fopen(path, "re");
+	long nr = -1;
+	unsigned long long arg = 0;
+	if (f && fgets(line, sizeof(line), f))
+		sscanf(line, "%ld %llx", &nr, &arg);
+	if (f)
+		fclose(f);
+	return nr == SYS_futex && arg == (unsigned long long)(uintptr_t)word;
+}
+
+static void *holder(void *arg)
+{
+	(void)arg;
+	MUST(pthread_mutex_lock(&lock));
+	MUST(sem_post(&held) ? errno : 0);
+	while (!waits_on(main_tid, &lock))
+		sched_yield();
+	MUST(pthread_mutex_unlock(&lock));
+	return NULL;
+}
+
+static void handler(int sig)
+{
+	(void)sig;
+	pthread_mutex_lock(&lock);
+	pthread_mutex_unlock(&lock);
+}
+
+int main(void)
+{
+	long frame = sysconf(_SC_MINSIGSTKSZ);   /* the kernel's signal frame (AT_MINSIGSTKSZ) */
+	size_t size = (size_t)(frame > 0 ? frame : MINSIGSTKSZ) + 1024;
+	handle_usr1_on(__builtin_alloca(size), size, handler);   /* in main's frame */
+	main_tid = gettid();
+	MUST(sem_init(&held, 0, 0) ? errno : 0);
+	pthread_t t;
+	MUST(pthread_create(&t, NULL, holder, NULL));
+	while (sem_wait(&held) != 0)
+		;
+	size_t changed = changed_below_raise(SIGUSR1);
+	MUST(pthread_join(t, NULL));
+	printf("changed %zu\n", changed);
+	return 0;
+}
