@@ -593,17 +593,29 @@ CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uintptr_t base, 
 /* The pages from sp - need up to sp (need at most CV_ROOM_MAX) can be
  * read: asked of the kernel, which says EFAULT for a guard page or a hole
  * rather than faulting. Each page is probed (4 KiB steps reach every page
- * of any size). */
+ * of any size), with a probe for each on the stack: a capture's 4 KiB on a
+ * coroutine's stack takes the room for two, as it did. */
 #define CV_ROOM_MAX (16u << 10)
-static bool readable_below(uintptr_t sp, size_t need)
+static __attribute__((noinline)) bool readable_below(uintptr_t sp, size_t need)
 {
-	char bytes[CV_ROOM_MAX / 4096 + 1];
-	struct iovec remote[CV_ROOM_MAX / 4096 + 1];
-	int n = 0;
-	for (uintptr_t a = sp - need; a < sp && n < (int)sizeof(bytes); a = (a | 4095) + 1)
+	struct iovec remote[need / 4096 + 1];
+	char bytes[sizeof(remote) / sizeof(remote[0])];
+	unsigned long n = 0;
+	for (uintptr_t a = sp - need; a < sp; a = (a | 4095) + 1)
 		remote[n++] = (struct iovec){ (void *)a, 1 };
-	struct iovec local = { bytes, (size_t)n };
-	return process_vm_readv(cv__process.pid, &local, 1, remote, (unsigned long)n, 0) == n;
+	struct iovec local = { bytes, n };
+	return process_vm_readv(cv__process.pid, &local, 1, remote, n, 0) == (ssize_t)n;
+}
+
+/* The lowest address of the alternate signal stack this thread runs on,
+ * or 0 when it runs on none (the kernel tells from the stack pointer).
+ * Out of line: its stack_t stays off the frame of a capture on a small
+ * stack that never has one. */
+static __attribute__((noinline)) uintptr_t alt_stack_lo(void)
+{
+	stack_t alt;
+	return cv__sys(SYS_sigaltstack, 0, (long)&alt, 0, 0) == 0 && (alt.ss_flags & SS_ONSTACK) ?
+		       (uintptr_t)alt.ss_sp : 0;
 }
 
 /* Whether the stack the thread is on has need bytes below sp. On an
@@ -623,12 +635,11 @@ static bool readable_below(uintptr_t sp, size_t need)
  * seccomp filter): no room. */
 bool cv__stack_room(const struct cv_thread *t, uintptr_t sp, size_t need)
 {
-	stack_t alt;
 	if (cv__off())
 		return false;
-	if (__atomic_load_n(&cv__altstacks, __ATOMIC_RELAXED) &&
-	    cv__sys(SYS_sigaltstack, 0, (long)&alt, 0, 0) == 0 && (alt.ss_flags & SS_ONSTACK))
-		return sp > (uintptr_t)alt.ss_sp && sp - (uintptr_t)alt.ss_sp >= need;
+	uintptr_t alt = __atomic_load_n(&cv__altstacks, __ATOMIC_RELAXED) ? alt_stack_lo() : 0;
+	if (alt)
+		return sp > alt && sp - alt >= need;
 	if (t && cv__on_thread_stack(t, sp))
 		return sp - t->stack_lo >= need;
 	return need <= CV_ROOM_MAX && readable_below(sp, need);
