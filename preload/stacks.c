@@ -604,7 +604,10 @@ static __attribute__((noinline)) bool readable_below(uintptr_t sp, size_t need)
 	for (uintptr_t a = sp - need; a < sp; a = (a | 4095) + 1)
 		remote[n++] = (struct iovec){ (void *)a, 1 };
 	struct iovec local = { bytes, n };
-	return process_vm_readv(cv__process.pid, &local, 1, remote, n, 0) == (ssize_t)n;
+	int saved_errno = errno;   /* EFAULT at a hole: a snapshot's check runs outside the guard */
+	bool readable = process_vm_readv(cv__process.pid, &local, 1, remote, n, 0) == (ssize_t)n;
+	errno = saved_errno;
+	return readable;
 }
 
 /* The lowest address of the alternate signal stack this thread runs on,
@@ -614,8 +617,10 @@ static __attribute__((noinline)) bool readable_below(uintptr_t sp, size_t need)
 static __attribute__((noinline)) uintptr_t alt_stack_lo(void)
 {
 	stack_t alt;
-	return cv__sys(SYS_sigaltstack, 0, (long)&alt, 0, 0) == 0 && (alt.ss_flags & SS_ONSTACK) ?
-		       (uintptr_t)alt.ss_sp : 0;
+	int saved_errno = errno;
+	bool on = cv__sys(SYS_sigaltstack, 0, (long)&alt, 0, 0) == 0 && (alt.ss_flags & SS_ONSTACK);
+	errno = saved_errno;
+	return on ? (uintptr_t)alt.ss_sp : 0;
 }
 
 /* Whether the stack the thread is on has need bytes below sp. On an
@@ -632,7 +637,8 @@ static __attribute__((noinline)) uintptr_t alt_stack_lo(void)
  * alternate stack installed with SS_AUTODISARM, which the kernel reports
  * as none while a handler runs on it, or one the shim did not see set
  * (signals.c, cv__altstacks). No system call once the shim is off (a
- * seccomp filter): no room. */
+ * seccomp filter): no room. errno stays as it was (a hang snapshot's
+ * check runs in the program's context, cv__snapshot_deferred). */
 bool cv__stack_room(const struct cv_thread *t, uintptr_t sp, size_t need)
 {
 	if (cv__off())

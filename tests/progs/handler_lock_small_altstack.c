@@ -7,7 +7,6 @@
  * stack capture. Prints whether the bytes below the alternate stack are
  * intact. */
 #include <signal.h>
-#include <stdint.h>
 
 #include "progs.h"
 
@@ -15,28 +14,12 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static sem_t held;
 static pid_t main_tid;
 
-/* Whether thread t sleeps in a futex wait on word (/proc/.../syscall: the
- * number, then the arguments). */
-static int waits_on(pid_t t, const void *word)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)t);
-	FILE *f = fopen(path, "re");
-	long nr = -1;
-	unsigned long long arg = 0;
-	if (f && fgets(line, sizeof(line), f))
-		sscanf(line, "%ld %llx", &nr, &arg);
-	if (f)
-		fclose(f);
-	return nr == SYS_futex && arg == (unsigned long long)(uintptr_t)word;
-}
-
 static void *holder(void *arg)
 {
 	(void)arg;
 	MUST(pthread_mutex_lock(&lock));
 	MUST(sem_post(&held) ? errno : 0);
-	while (!waits_on(main_tid, &lock))
+	while (!sleeps_on_futex(main_tid, &lock))
 		sched_yield();
 	MUST(pthread_mutex_unlock(&lock));
 	return NULL;

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,22 @@ static inline int hang_snapshots(void)
 	if (d)
 		closedir(d);
 	return n;
+}
+
+/* Whether thread t sleeps in a futex call on word (/proc/.../syscall: the
+ * number, then the arguments): a wait on state, never on time. */
+static __attribute__((unused)) int sleeps_on_futex(pid_t t, const void *word)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)t);
+	FILE *f = fopen(path, "re");
+	long nr = -1;
+	unsigned long long arg = 0;
+	if (f && fgets(line, sizeof(line), f))
+		sscanf(line, "%ld %llx", &nr, &arg);
+	if (f)
+		fclose(f);
+	return nr == SYS_futex && arg == (unsigned long long)(uintptr_t)word;
 }
 
 /* SIGUSR1 handled by handler on an alternate signal stack of size bytes

@@ -294,6 +294,16 @@ Test(lifecycle, the_snapshot_signal_sent_without_convoys_mark_keeps_its_default_
 		 "process.exit");
 }
 
+/* prog (with arg, if any) under the shim with convoy's snapshot signal set
+ * (SIGRTMAX), as convoy run and scale set it; profiles in dir. */
+static void run_asked_for_snapshots(struct tu_proc *p, const char *dir, const char *prog, const char *arg)
+{
+	char env_sig[48];
+	snprintf(env_sig, sizeof(env_sig), "CONVOY_SNAPSHOT_SIGNAL=%d", SIGRTMAX);
+	tu_run(p, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true, .env = (const char *const[]){ env_sig, NULL } },
+	       (const char *[]){ tu_prog(prog), arg, NULL });
+}
+
 Test(lifecycle, snapshot_requests_at_any_instruction_leave_the_program_as_it_is, .timeout = 120)
 {
 	char env_sig[48];
@@ -330,12 +340,9 @@ Test(lifecycle, a_snapshot_request_during_fork_is_answered_by_the_parent_alone, 
 	/* The request lands inside fork (a fork handler of the program's sends
 	 * it): the parent writes the snapshot; the child, which nobody asked,
 	 * writes none. */
-	char env_sig[48];
-	snprintf(env_sig, sizeof(env_sig), "CONVOY_SNAPSHOT_SIGNAL=%d", SIGRTMAX);
 	char *dir = tu_tmpdir();
 	struct tu_proc p;
-	tu_run(&p, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true, .env = (const char *const[]){ env_sig, NULL } },
-	       (const char *[]){ tu_prog("snapshot_fork"), "send", NULL });
+	run_asked_for_snapshots(&p, dir, "snapshot_fork", "send");
 	tu_assert_exit(&p, 0, "snapshot_fork send");
 	TU_STREQ(tu_line_value(p.out, "child exit:"), "0", "the child's exit status");
 	char *hang = NULL, want[64];
@@ -349,12 +356,9 @@ Test(lifecycle, a_snapshot_request_on_a_thread_with_a_small_signal_stack_leaves_
 {
 	/* The program's 4 KiB alternate signal stack is its own handlers'; the
 	 * snapshot, which needs more, must not run on it. */
-	char env_sig[48];
-	snprintf(env_sig, sizeof(env_sig), "CONVOY_SNAPSHOT_SIGNAL=%d", SIGRTMAX);
 	char *dir = tu_tmpdir();
 	struct tu_proc p;
-	tu_run(&p, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true, .env = (const char *const[]){ env_sig, NULL } },
-	       (const char *[]){ tu_prog("snapshot_altstack"), NULL });
+	run_asked_for_snapshots(&p, dir, "snapshot_altstack", NULL);
 	tu_assert_exit(&p, 0, "snapshot_altstack");
 	TU_STREQ(p.out, "went on\n", "stdout");
 	TU_EQ(tu_count_entries(dir, "convoy-", ".hang", NULL), 1, "snapshots in %s", dir);
@@ -365,12 +369,9 @@ Test(lifecycle, a_snapshot_request_on_a_thread_deep_in_its_stack_waits_until_it_
 	/* The thread has about 6 KiB of stack left when the request comes; the
 	 * snapshot needs more, and is written once the thread has come back up
 	 * (at its end). */
-	char env_sig[48];
-	snprintf(env_sig, sizeof(env_sig), "CONVOY_SNAPSHOT_SIGNAL=%d", SIGRTMAX);
 	char *dir = tu_tmpdir();
 	struct tu_proc p;
-	tu_run(&p, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true, .env = (const char *const[]){ env_sig, NULL } },
-	       (const char *[]){ tu_prog("snapshot_deep_stack"), NULL });
+	run_asked_for_snapshots(&p, dir, "snapshot_deep_stack", NULL);
 	tu_assert_exit(&p, 0, "snapshot_deep_stack");
 	TU_STREQ(p.out, "went on\n", "stdout");
 	TU_EQ(tu_count_entries(dir, "convoy-", ".hang", NULL), 1, "snapshots in %s", dir);
@@ -383,14 +384,24 @@ Test(lifecycle, a_snapshot_request_on_a_small_alternate_stack_waits_until_the_th
 	 * more: the write would run past that stack's end into main's frames
 	 * (whose bytes the program checks). It waits, and is written at the
 	 * thread's next call into the shim. */
-	char env_sig[48];
-	snprintf(env_sig, sizeof(env_sig), "CONVOY_SNAPSHOT_SIGNAL=%d", SIGRTMAX);
 	char *dir = tu_tmpdir();
 	struct tu_proc p;
-	tu_run(&p, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true, .env = (const char *const[]){ env_sig, NULL } },
-	       (const char *[]){ tu_prog("snapshot_small_altstack"), NULL });
+	run_asked_for_snapshots(&p, dir, "snapshot_small_altstack", NULL);
 	tu_assert_exit(&p, 0, "snapshot_small_altstack");
 	TU_STREQ(p.out, "changed 0, snapshots 0 then 1\n", "stdout");
+}
+
+Test(lifecycle, a_snapshot_request_that_waits_on_a_coroutines_stack_leaves_errno_alone, .timeout = 60)
+{
+	/* The request lands in a contended wait on a 12 KiB coroutine stack
+	 * with a guard page below: each later call into the shim looks for
+	 * the room again, and the kernel's answer for the guard page (EFAULT)
+	 * reached the program's errno (helper-72). */
+	char *dir = tu_tmpdir();
+	struct tu_proc p;
+	run_asked_for_snapshots(&p, dir, "snapshot_coroutine_errno", NULL);
+	tu_assert_exit(&p, 0, "snapshot_coroutine_errno");
+	TU_STREQ(p.out, "errno 1234 4321 777\n", "stdout");
 }
 
 /* A fork child's lock-order edges are its own, not the parent's under the
