@@ -1,8 +1,8 @@
 /* handler_lock_small_altstack: a handler of the program runs on an
  * alternate signal stack cut from main's own stack (a local array, with a
- * frame full of known bytes below it), about a kernel signal frame and 1
- * KiB; it locks a mutex another thread holds, which that thread releases
- * once main sleeps in the futex wait on it (read from /proc, never timed):
+ * frame full of known bytes below it), a kernel signal frame and 1 KiB;
+ * it locks a mutex another thread holds, which that thread releases once
+ * main sleeps in the futex wait on it (read from /proc, never timed):
  * a contended acquisition, whose slow path under the shim would take a
  * stack capture. Prints whether the bytes below the alternate stack are
  * intact. */
@@ -34,9 +34,8 @@ static void handler(int sig)
 
 int main(void)
 {
-	long frame = sysconf(_SC_MINSIGSTKSZ);   /* the kernel's signal frame (AT_MINSIGSTKSZ) */
-	size_t size = (size_t)(frame > 0 ? frame : MINSIGSTKSZ) + 1024;
-	handle_usr1_on(__builtin_alloca(size), size, handler);   /* in main's frame */
+	size_t size = signal_frame_depth() + 1024;
+	handle_on_alt_stack(SIGUSR1, __builtin_alloca(size), size, handler);   /* in main's frame */
 	main_tid = gettid();
 	MUST(sem_init(&held, 0, 0) ? errno : 0);
 	pthread_t t;

@@ -37,16 +37,12 @@ static int snapshots(void)
 
 int main(void)
 {
-	/* Two of the kernel's signal frames and 2 KiB, at most 16 KiB: the
-	 * frames' room, and less than the snapshot's 16 KiB once they are in.
-	 * (AT_MINSIGSTKSZ counts state a frame holds only for a program that
-	 * asked for it: 11,952 bytes with AMX's tiles, whose frames here take
-	 * about 3.4 KiB.) */
-	long frame = sysconf(_SC_MINSIGSTKSZ);
-	size_t size = 2 * (size_t)(frame > 0 ? frame : MINSIGSTKSZ) + 2048;
+	/* Two of the kernel's signal frames and 2 KiB: the frames' room, and
+	 * less than the snapshot's 16 KiB once they are in. */
+	size_t size = 2 * signal_frame_depth() + 2048;
 	if (size > (16 << 10))
 		size = 16 << 10;
-	handle_usr1_on(__builtin_alloca(size), size, handler);   /* in main's frame */
+	handle_on_alt_stack(SIGUSR1, __builtin_alloca(size), size, handler);   /* in main's frame */
 	size_t changed = changed_below_raise(SIGUSR1);
 	int after_handler = snapshots();
 	MUST(pthread_mutex_lock(&lock));   /* its first use: the shim's slow path */
