@@ -598,7 +598,7 @@ CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uintptr_t base, 
 #define CV_ROOM_MAX (16u << 10)
 static __attribute__((noinline)) bool readable_below(uintptr_t sp, size_t need)
 {
-	struct iovec remote[need / 4096 + 1];
+	struct iovec remote[(need + 4095) / 4096 + 1];
 	char bytes[sizeof(remote) / sizeof(remote[0])];
 	unsigned long n = 0;
 	for (uintptr_t a = sp - need; a < sp; a = (a | 4095) + 1)

@@ -145,6 +145,7 @@ static __attribute__((unused)) size_t signal_frame_depth(void)
 {
 	handle_on_alt_stack(SIGUSR2, frame_probe_stack, sizeof(frame_probe_stack), frame_probe);
 	MUST(raise(SIGUSR2));
+	MUST(frame_probe_depth ? 0 : EINVAL);   /* SIGUSR2 blocked by an inherited mask */
 	signal(SIGUSR2, SIG_DFL);
 	stack_t off = { .ss_flags = SS_DISABLE };
 	MUST(sigaltstack(&off, NULL) ? errno : 0);

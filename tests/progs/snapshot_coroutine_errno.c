@@ -1,5 +1,5 @@
 /* snapshot_coroutine_errno: main runs a coroutine on a 12 KiB stack of its
- * own (a guard page below it) that takes a mutex another thread holds; that
+ * own (16 KiB of guard below it) that takes a mutex another thread holds; that
  * thread sends convoy's snapshot request (only ever under the shim with
  * CONVOY_SNAPSHOT_SIGNAL set to SIGRTMAX: natively the signal would end it)
  * once main sleeps in the futex wait on it (read from /proc, never timed),
@@ -14,6 +14,7 @@
 
 #define CV_SNAPSHOT_MAGIC 0x636f6e76   /* include/convoy/profile.h */
 #define CO_STACK (12 << 10)
+#define GUARD    (16 << 10)   /* the probe's every page below the stack: none readable */
 
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER, other = PTHREAD_MUTEX_INITIALIZER;
 static sem_t held;
@@ -63,11 +64,11 @@ int main(void)
 {
 	main_tid = gettid();
 	MUST(sem_init(&held, 0, 0) ? errno : 0);
-	char *map = mmap(NULL, CO_STACK + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *map = mmap(NULL, GUARD + CO_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	MUST(map == MAP_FAILED ? errno : 0);
-	MUST(mprotect(map, 4096, PROT_NONE) ? errno : 0);   /* the guard */
+	MUST(mprotect(map, GUARD, PROT_NONE) ? errno : 0);
 	MUST(getcontext(&co_ctx) ? errno : 0);
-	co_ctx.uc_stack.ss_sp = map + 4096;
+	co_ctx.uc_stack.ss_sp = map + GUARD;
 	co_ctx.uc_stack.ss_size = CO_STACK;
 	co_ctx.uc_link = &main_ctx;
 	makecontext(&co_ctx, coroutine, 0);

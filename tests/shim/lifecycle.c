@@ -394,7 +394,7 @@ Test(lifecycle, a_snapshot_request_on_a_small_alternate_stack_waits_until_the_th
 Test(lifecycle, a_snapshot_request_that_waits_on_a_coroutines_stack_leaves_errno_alone, .timeout = 60)
 {
 	/* The request lands in a contended wait on a 12 KiB coroutine stack
-	 * with a guard page below: each later call into the shim looks for
+	 * with 16 KiB of guard below: each later call into the shim looks for
 	 * the room again, and the kernel's answer for the guard page (EFAULT)
 	 * reached the program's errno (helper-72). */
 	char *dir = tu_tmpdir();
