@@ -19,7 +19,7 @@ static void *holder(void *arg)
 	(void)arg;
 	MUST(pthread_mutex_lock(&lock));
 	MUST(sem_post(&held) ? errno : 0);
-	while (!sleeps_on_futex(main_tid, &lock))
+	while (!sleeps_in_futex_on(main_tid, &lock))
 		sched_yield();
 	MUST(pthread_mutex_unlock(&lock));
 	return NULL;
@@ -40,8 +40,7 @@ int main(void)
 	MUST(sem_init(&held, 0, 0) ? errno : 0);
 	pthread_t t;
 	MUST(pthread_create(&t, NULL, holder, NULL));
-	while (sem_wait(&held) != 0)
-		;
+	sem_wait_all(&held);
 	size_t changed = changed_below_raise(SIGUSR1);
 	MUST(pthread_join(t, NULL));
 	printf("changed %zu\n", changed);

@@ -69,19 +69,26 @@ static inline void sem_wait_all(sem_t *s)
 		;
 }
 
-/* Whether thread tid of this process sleeps in a futex call now. */
-static inline int sleeps_in_futex(pid_t tid)
+/* Whether thread tid of this process sleeps in a futex call now, on word
+ * if it is not NULL (/proc/.../syscall: the number, then the arguments). */
+static inline int sleeps_in_futex_on(pid_t tid, const void *word)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
 	FILE *f = fopen(path, "re");
 	long nr = -1;
+	unsigned long long arg = 0;
 	if (f) {
-		if (fscanf(f, "%ld", &nr) != 1)
+		if (fscanf(f, "%ld %llx", &nr, &arg) < 1)
 			nr = -1;
 		fclose(f);
 	}
-	return nr == SYS_futex;
+	return nr == SYS_futex && (!word || arg == (unsigned long long)(uintptr_t)word);
+}
+
+static inline int sleeps_in_futex(pid_t tid)
+{
+	return sleeps_in_futex_on(tid, NULL);
 }
 
 /* How many hang snapshots (.hang) the shim has written into CONVOY_DIR. */
@@ -97,22 +104,6 @@ static inline int hang_snapshots(void)
 	if (d)
 		closedir(d);
 	return n;
-}
-
-/* Whether thread t sleeps in a futex call on word (/proc/.../syscall: the
- * number, then the arguments): a wait on state, never on time. */
-static __attribute__((unused)) int sleeps_on_futex(pid_t t, const void *word)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)t);
-	FILE *f = fopen(path, "re");
-	long nr = -1;
-	unsigned long long arg = 0;
-	if (f && fgets(line, sizeof(line), f))
-		sscanf(line, "%ld %llx", &nr, &arg);
-	if (f)
-		fclose(f);
-	return nr == SYS_futex && arg == (unsigned long long)(uintptr_t)word;
 }
 
 /* sig handled by handler on an alternate signal stack of size bytes at

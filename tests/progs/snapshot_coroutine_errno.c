@@ -31,7 +31,7 @@ static void *holder(void *arg)
 	MUST(pthread_sigmask(SIG_BLOCK, &request, NULL));   /* the request goes to main */
 	MUST(pthread_mutex_lock(&held_lock));
 	MUST(sem_post(&held) ? errno : 0);
-	while (!sleeps_on_futex(main_tid, &held_lock))
+	while (!sleeps_in_futex_on(main_tid, &held_lock))
 		sched_yield();
 	union sigval mark = { .sival_int = CV_SNAPSHOT_MAGIC };
 	MUST(sigqueue(getpid(), SIGRTMAX, mark) ? errno : 0);
@@ -43,8 +43,7 @@ static void coroutine(void)
 {
 	pthread_t t;
 	MUST(pthread_create(&t, NULL, holder, NULL));
-	while (sem_wait(&held) != 0)
-		;
+	sem_wait_all(&held);
 	errno = 1234;
 	pthread_mutex_lock(&held_lock);   /* contended: the request lands in its wait */
 	seen[0] = errno;

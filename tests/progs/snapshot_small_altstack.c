@@ -21,20 +21,6 @@ static void handler(int sig)
 	sigqueue(getpid(), SIGRTMAX, mark);
 }
 
-static int snapshots(void)
-{
-	const char *dir = getenv("CONVOY_DIR");
-	DIR *d = opendir(dir ? dir : ".");
-	int n = 0;
-	for (struct dirent *e; d && (e = readdir(d));) {
-		size_t len = strlen(e->d_name);
-		n += len > 5 && !strcmp(e->d_name + len - 5, ".hang");
-	}
-	if (d)
-		closedir(d);
-	return n;
-}
-
 int main(void)
 {
 	/* Two of the kernel's signal frames and 2 KiB: the frames' room, and
@@ -44,9 +30,9 @@ int main(void)
 		size = 16 << 10;
 	handle_on_alt_stack(SIGUSR1, __builtin_alloca(size), size, handler);   /* in main's frame */
 	size_t changed = changed_below_raise(SIGUSR1);
-	int after_handler = snapshots();
+	int after_handler = hang_snapshots();
 	MUST(pthread_mutex_lock(&lock));   /* its first use: the shim's slow path */
 	MUST(pthread_mutex_unlock(&lock));
-	printf("changed %zu, snapshots %d then %d\n", changed, after_handler, snapshots());
+	printf("changed %zu, snapshots %d then %d\n", changed, after_handler, hang_snapshots());
 	return 0;
 }
