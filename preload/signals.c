@@ -367,24 +367,56 @@ CV_EXPORT sighandler_t sigset(int sig, sighandler_t disposition)
 	return sigismember(&before, sig) ? SIG_HOLD : old.sa_handler;
 }
 
-/* Whether the program has asked for an alternate signal stack, on any
- * thread, through sigaltstack or syscall() (futex.c): until it has, no
- * thread runs on one and cv__stack_room need not ask the kernel (a system
- * call, 0.9 us on the development VM, at each stack capture). Raised for
- * any call that passes a stack, whether it sets one, disables one or
- * fails: the program's struct is not read (it may be a bad pointer, the
- * kernel's to refuse). Not seen: a stack set by a system call instruction
- * of the program's own (the Go runtime's), or before the shim was loaded
- * (an exec clears a process's alternate stack). */
+/* Alternate signal stacks. A handler of the program's may run on one and
+ * take a lock; a stack capture there (stacks.c, cv__stack_room) must
+ * measure its room against that stack, which may be a few KiB cut from
+ * the thread's own. Each thread's record (alt_lo, alt_hi) is what the
+ * kernel holds after the program's last successful change through
+ * sigaltstack or syscall() (futex.c), asked of the kernel then rather
+ * than read from the program's struct. The kernel's own test, whether the
+ * stack pointer lies in that range, is then made without a system call
+ * (0.9 us on the development VM, at each capture of a program that sets
+ * alternate stacks, as Rust's standard library does on every thread), and
+ * holds where the kernel's answer would not: a stack set with
+ * SS_AUTODISARM is reported as none while a handler runs on it.
+ *
+ * cv__altstacks is raised where a change could not be recorded (no
+ * thread state: the shim not started yet; a vfork child, which shares the
+ * parent's state but not its alternate stack): from then on a stack
+ * pointer outside the thread's record is asked of the kernel. Not seen at
+ * all: a stack set by a system call instruction of the program's own (the
+ * Go runtime's), or changed by the kernel at a handler's return from a
+ * uc_stack the handler rewrote. */
 int cv__altstacks;
+
+void cv__altstack_changed(void)
+{
+	int saved_errno = errno;
+	struct cv_thread *t = cv__profiling_here() ? (cv__current() ?: cv__thread_slow()) : NULL;
+	stack_t now;
+	if (!t || cv__sys(SYS_sigaltstack, 0, (long)&now, 0, 0) != 0) {
+		__atomic_store_n(&cv__altstacks, 1, __ATOMIC_RELAXED);
+		errno = saved_errno;
+		return;
+	}
+	/* A handler that interrupts the rewrite finds CV_ALT_CHANGING and asks
+	 * the kernel (the fences: the thread's own stores, in this order). */
+	CV_STORE(&t->alt_hi, CV_ALT_CHANGING);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&t->alt_lo, (uintptr_t)now.ss_sp);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&t->alt_hi, (now.ss_flags & SS_DISABLE) ? 0 : (uintptr_t)now.ss_sp + now.ss_size);
+	errno = saved_errno;
+}
 
 CV_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
 {
 	if (!cv__real.sigaltstack)
 		cv__resolve_real();
-	if (ss)
-		cv__altstack_coming();
-	return cv__real.sigaltstack(ss, old);
+	int rc = cv__real.sigaltstack(ss, old);
+	if (rc == 0 && ss)
+		cv__altstack_changed();
+	return rc;
 }
 
 /* glibc's own siginterrupt changes the disposition in place (the trampoline

@@ -535,6 +535,8 @@ void cv__threads_after_fork(void)
 		t->stack_lo = parent_state->stack_lo;   /* the same stack, whichever thread forked */
 		t->stack_hi = parent_state->stack_hi;
 		t->stack_top = parent_state->stack_top;
+		t->alt_lo = parent_state->alt_lo;   /* a fork keeps the thread's alternate stack */
+		t->alt_hi = parent_state->alt_hi;
 	}
 	thread_attach(t, true);
 }

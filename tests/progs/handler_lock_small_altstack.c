@@ -5,7 +5,9 @@
  * main sleeps in the futex wait on it (read from /proc, never timed):
  * a contended acquisition, whose slow path under the shim would take a
  * stack capture. Prints whether the bytes below the alternate stack are
- * intact. */
+ * intact. The stack is set with sigaltstack, or with argv[1]
+ * "autodisarm" with SS_AUTODISARM (the kernel then reports no alternate
+ * stack while the handler runs on it), or "syscall" through syscall(). */
 #include <signal.h>
 
 #include "progs.h"
@@ -32,10 +34,19 @@ static void handler(int sig)
 	pthread_mutex_unlock(&lock);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	const char *how = argc > 1 ? argv[1] : "sigaltstack";
 	size_t size = signal_frame_depth() + 1024;
-	handle_on_alt_stack(SIGUSR1, __builtin_alloca(size), size, handler);   /* in main's frame */
+	char *alt = __builtin_alloca(size);   /* in main's frame */
+	if (!strcmp(how, "syscall")) {
+		handle_on_alt_stack(SIGUSR1, alt, size, 0, handler);
+		stack_t off = { .ss_flags = SS_DISABLE }, ss = { .ss_sp = alt, .ss_size = size };
+		MUST(sigaltstack(&off, NULL) ? errno : 0);
+		MUST(syscall(SYS_sigaltstack, &ss, NULL) ? errno : 0);
+	} else {
+		handle_on_alt_stack(SIGUSR1, alt, size, strcmp(how, "autodisarm") ? 0 : (int)SS_AUTODISARM, handler);
+	}
 	main_tid = gettid();
 	MUST(sem_init(&held, 0, 0) ? errno : 0);
 	pthread_t t;

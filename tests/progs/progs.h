@@ -106,12 +106,17 @@ static inline int hang_snapshots(void)
 	return n;
 }
 
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31)   /* linux/signal.h's, whose header conflicts with glibc's signal.h */
+#endif
+
 /* sig handled by handler on an alternate signal stack of size bytes at
  * alt (the caller cuts it from its own frame with alloca, above
- * changed_below_raise's). */
-static __attribute__((unused)) void handle_on_alt_stack(int sig, char *alt, size_t size, void (*handler)(int))
+ * changed_below_raise's), set with ss_flags (SS_AUTODISARM or 0). */
+static __attribute__((unused)) void handle_on_alt_stack(int sig, char *alt, size_t size, int ss_flags,
+							void (*handler)(int))
 {
-	stack_t ss = { .ss_sp = alt, .ss_size = size };
+	stack_t ss = { .ss_sp = alt, .ss_size = size, .ss_flags = ss_flags };
 	MUST(sigaltstack(&ss, NULL) ? errno : 0);
 	struct sigaction sa = { .sa_handler = handler, .sa_flags = SA_ONSTACK };
 	sigemptyset(&sa.sa_mask);
@@ -134,7 +139,7 @@ static void frame_probe(int sig)
  * no alternate stack. */
 static __attribute__((unused)) size_t signal_frame_depth(void)
 {
-	handle_on_alt_stack(SIGUSR2, frame_probe_stack, sizeof(frame_probe_stack), frame_probe);
+	handle_on_alt_stack(SIGUSR2, frame_probe_stack, sizeof(frame_probe_stack), 0, frame_probe);
 	MUST(raise(SIGUSR2));
 	MUST(frame_probe_depth ? 0 : EINVAL);   /* SIGUSR2 blocked by an inherited mask */
 	signal(SIGUSR2, SIG_DFL);

@@ -6,7 +6,10 @@
  * natively the signal would end it), which is delivered on that stack
  * before sigqueue returns. Prints whether the bytes below the alternate
  * stack are intact, and the snapshots in CONVOY_DIR after the handler
- * returned and after the first use of a mutex. */
+ * returned and after the first use of a mutex. With argv[1] "autodisarm"
+ * the stack is set with SS_AUTODISARM: the kernel reports no alternate
+ * stack while the handler runs on it, and delivers the request on it all
+ * the same (where the handler's stack pointer is). */
 #include <signal.h>
 
 #include "progs.h"
@@ -21,14 +24,15 @@ static void handler(int sig)
 	sigqueue(getpid(), SIGRTMAX, mark);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int ss_flags = argc > 1 && !strcmp(argv[1], "autodisarm") ? (int)SS_AUTODISARM : 0;
 	/* Two of the kernel's signal frames and 2 KiB: the frames' room, and
 	 * less than the snapshot's 16 KiB once they are in. */
 	size_t size = 2 * signal_frame_depth() + 2048;
 	if (size > (16 << 10))
 		size = 16 << 10;
-	handle_on_alt_stack(SIGUSR1, __builtin_alloca(size), size, handler);   /* in main's frame */
+	handle_on_alt_stack(SIGUSR1, __builtin_alloca(size), size, ss_flags, handler);   /* in main's frame */
 	size_t changed = changed_below_raise(SIGUSR1);
 	int after_handler = hang_snapshots();
 	MUST(pthread_mutex_lock(&lock));   /* its first use: the shim's slow path */

@@ -383,12 +383,17 @@ Test(lifecycle, a_snapshot_request_on_a_small_alternate_stack_waits_until_the_th
 	 * from main's stack, with room for the kernel's frames and little
 	 * more: the write would run past that stack's end into main's frames
 	 * (whose bytes the program checks). It waits, and is written at the
-	 * thread's next call into the shim. */
-	char *dir = tu_tmpdir();
-	struct tu_proc p;
-	run_asked_for_snapshots(&p, dir, "snapshot_small_altstack", NULL);
-	tu_assert_exit(&p, 0, "snapshot_small_altstack");
-	TU_STREQ(p.out, "changed 0, snapshots 0 then 1\n", "stdout");
+	 * thread's next call into the shim. Also on a stack set with
+	 * SS_AUTODISARM, which the kernel reports as none while the handler
+	 * runs on it. */
+	static const char *const hows[] = { NULL, "autodisarm" };
+	for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++) {
+		char *dir = tu_tmpdir();
+		struct tu_proc p;
+		run_asked_for_snapshots(&p, dir, "snapshot_small_altstack", hows[i]);
+		tu_assert_exit(&p, 0, hows[i] ? hows[i] : "snapshot_small_altstack");
+		TU_STREQ(p.out, "changed 0, snapshots 0 then 1\n", "stdout %s", hows[i] ? hows[i] : "");
+	}
 }
 
 Test(lifecycle, a_snapshot_request_that_waits_on_a_coroutines_stack_leaves_errno_alone, .timeout = 60)

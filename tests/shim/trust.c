@@ -577,14 +577,20 @@ Test(trust, a_thread_on_a_small_stack_may_take_a_contended_lock_deep_down, .time
  * main's stack, a kernel signal frame and 1 KiB, takes a contended lock.
  * The capture of the wait's stack ran past that stack's end (SIGSEGV, 3
  * of 3): its room was measured against the thread's bounds, which the
- * alternate stack lies inside. The wait goes without a stack now. */
+ * alternate stack lies inside. Then the same with the stack set with
+ * SS_AUTODISARM (3 of 3), which the kernel reports as none while the
+ * handler runs on it; and set through syscall(). The wait goes without a
+ * stack now. */
 Test(trust, a_handler_on_a_small_alternate_stack_may_take_a_contended_lock, .timeout = 120)
 {
-	struct both b;
-	const char *argv[] = { tu_prog("handler_lock_small_altstack"), NULL };
-	run_both(&b, argv, capture_all);
-	tu_assert_exit(&b.native, 0, "handler_lock_small_altstack natively");
-	TU_STREQ(b.shim.out, "changed 0\n", "stdout");
+	static const char *const hows[] = { "sigaltstack", "autodisarm", "syscall" };
+	for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++) {
+		struct both b;
+		const char *argv[] = { tu_prog("handler_lock_small_altstack"), hows[i], NULL };
+		run_both(&b, argv, capture_all);
+		tu_assert_exit(&b.native, 0, hows[i]);
+		TU_STREQ(b.shim.out, "changed 0\n", "%s: stdout", hows[i]);
+	}
 }
 
 /* The shim allocates as it records (a record's wait histogram at its
