@@ -517,10 +517,10 @@ struct cv_thread {
 	 * stack pointer outside [stack_lo, stack_top] is on another stack (a
 	 * coroutine's, an alternate signal stack), whose room is unknown. */
 	uintptr_t       stack_lo, stack_hi, stack_top;
-	/* The alternate signal stack the program gave this thread, as the
-	 * kernel held it after the program's last change (signals.c,
-	 * cv__altstack_changed): [alt_lo, alt_hi); alt_hi 0, none;
-	 * CV_ALT_CHANGING while the record is being rewritten. */
+	/* The alternate signal stack set with SS_AUTODISARM that the last
+	 * handler of the program's to run on one ran on, (alt_lo, alt_hi]
+	 * (signals.c, note_disarmed_stack); alt_hi 0: none yet,
+	 * CV_ALT_CHANGING while it is written. */
 	uintptr_t       alt_lo, alt_hi;
 	/* thread.c's trampoline's canonical frame address, 0 on a thread it did
 	 * not start: the frames from there on are the C library's and stay as
@@ -745,6 +745,10 @@ static inline int cv__nanosleep(const struct timespec *pause)
  * when it is disabled, in which case the caller just calls the real function. */
 struct cv_thread *cv__thread_slow(void);
 void cv__thread_resume(void);   /* init.c: a fork's parent, out of the guard */
+/* The calling thread's state (NULL: none yet), whether or not the guard
+ * hides it: for what a signal handler notes about the thread's own stack
+ * (signals.c, note_disarmed_stack; stacks.c). */
+struct cv_thread *cv__own_state(void);
 struct cv_thread *cv__threads(void);                   /* all threads, newest first */
 uint32_t cv__thread_count(void);
 void cv__thread_finish(struct cv_thread *t);           /* end time, CPU, switches */
@@ -1180,15 +1184,17 @@ void cv__put_record(void *w, uint32_t type, const void *fixed, size_t fixed_len,
 /* Whether the stack this thread is on (its own, an alternate signal stack,
  * another) has need bytes (at most 16 KiB) below sp (stacks.c). */
 bool cv__stack_room(const struct cv_thread *t, uintptr_t sp, size_t need);
-/* Raised once the program has set an alternate signal stack that no
- * thread's record holds (signals.c): until then a thread runs on no
- * alternate stack but the one its record names. */
+/* Raised once the program has asked for an alternate signal stack
+ * (signals.c): until then no thread of it runs on one. */
 extern int cv__altstacks;
-#define CV_ALT_CHANGING ((uintptr_t)1)
-/* After the program's successful change of the calling thread's
- * alternate signal stack (sigaltstack, or syscall() in futex.c): the
- * thread's record of it. errno stays as the program's call left it. */
-void cv__altstack_changed(void);
+static inline void cv__altstack_coming(void)
+{
+	__atomic_store_n(&cv__altstacks, 1, __ATOMIC_RELAXED);
+}
+#define CV_ALT_CHANGING ((uintptr_t)1)   /* cv_thread.alt_hi while it is written */
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31)   /* linux/signal.h's, whose header conflicts with glibc's signal.h */
+#endif
 void cv__stacks_init(void);                          /* cv__init: configuration, the module map */
 void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns);
 void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o);   /* objects.c */

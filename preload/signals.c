@@ -37,6 +37,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -187,6 +188,25 @@ static __attribute__((noinline)) bool defer(int sig, siginfo_t *si, ucontext_t *
 	return queued;
 }
 
+/* The handler about to run is on an alternate stack set with
+ * SS_AUTODISARM, which the kernel reports as none until the handler
+ * returns (it saved it in uc_stack first): kept in the thread's state for
+ * cv__stack_room (stacks.c). A nested signal's uc_stack is that disarmed
+ * state, and leaves the outer handler's stack in place. */
+static __attribute__((noinline)) void note_disarmed_stack(const ucontext_t *uc)
+{
+	struct cv_thread *t = cv__own_state();   /* also where the signal came inside the guard */
+	uintptr_t lo = (uintptr_t)uc->uc_stack.ss_sp, hi = lo + uc->uc_stack.ss_size, sp = cv__sp();
+	if (!t || sp <= lo || sp > hi)
+		return;   /* no state to keep it in; a handler not on it (no SA_ONSTACK) */
+	/* A signal that comes between the stores finds CV_ALT_CHANGING: no room. */
+	CV_STORE(&t->alt_hi, CV_ALT_CHANGING);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&t->alt_lo, lo);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&t->alt_hi, hi);
+}
+
 /* Deferred also while signals the section deferred wait for their release
  * (cv__critical_leave, after the depth's 0): a handler run there could
  * enter a section of its own, whose end would release them inside it. */
@@ -195,6 +215,8 @@ static void trampoline(int sig, siginfo_t *si, void *context)
 	if (CV_UNLIKELY((cv__sections | (uint32_t)(deferred != 0)) != 0) && !raised_by_an_instruction(sig, si) &&
 	    defer(sig, si, context))
 		return;
+	if (CV_UNLIKELY(((const ucontext_t *)context)->uc_stack.ss_flags & SS_AUTODISARM))
+		note_disarmed_stack(context);
 	/* A handler that takes only the signal number is called the way the
 	 * kernel calls it: the other two arguments are in registers it never
 	 * reads. */
@@ -367,56 +389,24 @@ CV_EXPORT sighandler_t sigset(int sig, sighandler_t disposition)
 	return sigismember(&before, sig) ? SIG_HOLD : old.sa_handler;
 }
 
-/* Alternate signal stacks. A handler of the program's may run on one and
- * take a lock; a stack capture there (stacks.c, cv__stack_room) must
- * measure its room against that stack, which may be a few KiB cut from
- * the thread's own. Each thread's record (alt_lo, alt_hi) is what the
- * kernel holds after the program's last successful change through
- * sigaltstack or syscall() (futex.c), asked of the kernel then rather
- * than read from the program's struct. The kernel's own test, whether the
- * stack pointer lies in that range, is then made without a system call
- * (0.9 us on the development VM, at each capture of a program that sets
- * alternate stacks, as Rust's standard library does on every thread), and
- * holds where the kernel's answer would not: a stack set with
- * SS_AUTODISARM is reported as none while a handler runs on it.
- *
- * cv__altstacks is raised where a change could not be recorded (no
- * thread state: the shim not started yet; a vfork child, which shares the
- * parent's state but not its alternate stack): from then on a stack
- * pointer outside the thread's record is asked of the kernel. Not seen at
- * all: a stack set by a system call instruction of the program's own (the
- * Go runtime's), or changed by the kernel at a handler's return from a
- * uc_stack the handler rewrote. */
+/* Whether the program has asked for an alternate signal stack, on any
+ * thread, through sigaltstack or syscall() (futex.c): until it has, no
+ * thread runs on one and cv__stack_room need not ask the kernel (a system
+ * call, 0.9 us on the development VM, at each stack capture). Raised for
+ * any call that passes a stack, whether it sets one, disables one or
+ * fails: the program's struct is not read (it may be a bad pointer, the
+ * kernel's to refuse). Not seen: a stack set by a system call instruction
+ * of the program's own (the Go runtime's), or before the shim was loaded
+ * (an exec clears a process's alternate stack). */
 int cv__altstacks;
-
-void cv__altstack_changed(void)
-{
-	int saved_errno = errno;
-	struct cv_thread *t = cv__profiling_here() ? (cv__current() ?: cv__thread_slow()) : NULL;
-	stack_t now;
-	if (!t || cv__sys(SYS_sigaltstack, 0, (long)&now, 0, 0) != 0) {
-		__atomic_store_n(&cv__altstacks, 1, __ATOMIC_RELAXED);
-		errno = saved_errno;
-		return;
-	}
-	/* A handler that interrupts the rewrite finds CV_ALT_CHANGING and asks
-	 * the kernel (the fences: the thread's own stores, in this order). */
-	CV_STORE(&t->alt_hi, CV_ALT_CHANGING);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	CV_STORE(&t->alt_lo, (uintptr_t)now.ss_sp);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	CV_STORE(&t->alt_hi, (now.ss_flags & SS_DISABLE) ? 0 : (uintptr_t)now.ss_sp + now.ss_size);
-	errno = saved_errno;
-}
 
 CV_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
 {
 	if (!cv__real.sigaltstack)
 		cv__resolve_real();
-	int rc = cv__real.sigaltstack(ss, old);
-	if (rc == 0 && ss)
-		cv__altstack_changed();
-	return rc;
+	if (ss)
+		cv__altstack_coming();
+	return cv__real.sigaltstack(ss, old);
 }
 
 /* glibc's own siginterrupt changes the disposition in place (the trampoline

@@ -364,6 +364,11 @@ void cv__thread_resume(void)
 		cv__self = my_state;
 }
 
+struct cv_thread *cv__own_state(void)
+{
+	return my_state;
+}
+
 /* Called by cv__init on the thread that loads the shim (the main thread). */
 void cv__thread_init_main(void)
 {
@@ -535,7 +540,7 @@ void cv__threads_after_fork(void)
 		t->stack_lo = parent_state->stack_lo;   /* the same stack, whichever thread forked */
 		t->stack_hi = parent_state->stack_hi;
 		t->stack_top = parent_state->stack_top;
-		t->alt_lo = parent_state->alt_lo;   /* a fork keeps the thread's alternate stack */
+		t->alt_lo = parent_state->alt_lo;   /* a fork in a handler carries on on its stack */
 		t->alt_hi = parent_state->alt_hi;
 	}
 	thread_attach(t, true);

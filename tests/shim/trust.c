@@ -593,6 +593,28 @@ Test(trust, a_handler_on_a_small_alternate_stack_may_take_a_contended_lock, .tim
 	}
 }
 
+/* handler_lock_altstack_changes: the same after changes of the alternate
+ * stack that the kernel undoes or that hide it (helper-74's review): a
+ * handler on the normal stack that turns it off (the kernel puts it back
+ * at the handler's return), a vfork child that turns its own off, a
+ * handler on an SS_AUTODISARM stack that turns it off before it locks, a
+ * nested signal's handler on that stack, a fork in the handler. A
+ * per-thread record of sigaltstack's changes crashed the first with either
+ * kind of stack, and the others with SS_AUTODISARM (SIGSEGV). */
+Test(trust, a_handler_on_a_small_alternate_stack_may_lock_after_the_stack_changed, .timeout = 120)
+{
+	static const char *const hows[] = { "revert", "vfork", "disable-in", "nested", "fork" };
+	static const char *const kinds[] = { "plain", "autodisarm" };
+	for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++)
+		for (size_t k = 0; k < 2; k++) {
+			struct both b;
+			const char *argv[] = { tu_prog("handler_lock_altstack_changes"), hows[i], kinds[k], NULL };
+			run_both(&b, argv, capture_all);
+			tu_assert_exit(&b.native, 0, hows[i]);
+			cr_assert(strstr(b.shim.out, "changed 0\n"), "%s %s: %s", hows[i], kinds[k], b.shim.out);
+		}
+}
+
 /* The shim allocates as it records (a record's wait histogram at its
  * first wait), and past an address-space limit its mmap fails: a lock call
  * must still leave errno as the program set it (preload/alloc.c, map).
