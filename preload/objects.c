@@ -77,17 +77,20 @@ const struct cv_rec cv__nil_rec = { .obj = (struct cv_obj *)&nil_obj };
 #define CV_EMPTY_CACHES                                                              \
 	.mutex_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                      \
 	.cond_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                       \
-	.rwlock_cache = CV_EMPTY_WAY, .spin_cache = CV_EMPTY_WAY,                    \
-	.sem_cache = CV_EMPTY_WAY, .futex_cache = CV_EMPTY_WAY
+	.rwlock_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                     \
+	.spin_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                       \
+	.futex_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                      \
+	.sem_cache = CV_EMPTY_WAY
 /* Every thread's state until it has one of its own, and while the guard is
  * raised (shim.h): its caches are empty and `inert` fails every fast path. */
 const struct cv_thread cv__inert = { .inert = 1, CV_EMPTY_CACHES };
 
 void cv__caches_clear(struct cv_thread *t)
 {
-	t->rwlock_cache = t->spin_cache = t->sem_cache = t->futex_cache = (struct cv_way)CV_EMPTY_WAY;
+	t->sem_cache = (struct cv_way)CV_EMPTY_WAY;
 	for (uint32_t i = 0; i < CV_WAYS; i++)
-		t->mutex_cache[i] = t->cond_cache[i] = (struct cv_way)CV_EMPTY_WAY;
+		t->mutex_cache[i] = t->cond_cache[i] = t->rwlock_cache[i] = t->spin_cache[i] = t->futex_cache[i] =
+			(struct cv_way)CV_EMPTY_WAY;
 }
 
 /* Records (defined with the merging below). */
@@ -496,10 +499,10 @@ static struct cv_way *way_for(struct cv_thread *t, const void *addr, uint32_t ki
 	switch (kind) {
 	case CV_OBJ_COND:   return cv__way(t->cond_cache, addr);
 	case CV_OBJ_MUTEX:  return cv__way(t->mutex_cache, addr);
-	case CV_OBJ_RWLOCK: return &t->rwlock_cache;
-	case CV_OBJ_SPIN:   return &t->spin_cache;
+	case CV_OBJ_RWLOCK: return cv__way(t->rwlock_cache, addr);
+	case CV_OBJ_SPIN:   return cv__way(t->spin_cache, addr);
 	case CV_OBJ_SEM:    return &t->sem_cache;
-	case CV_OBJ_FUTEX:  return &t->futex_cache;
+	case CV_OBJ_FUTEX:  return cv__way(t->futex_cache, addr);
 	default:            return NULL;
 	}
 }

@@ -429,9 +429,9 @@ struct cv_thread {
 	uint32_t        nheld;
 	uint32_t        held_untracked;   /* held past CV_HELD_MAX */
 	pid_t           tid;
-	/* Caches per object family (CV_WAYS entries for mutexes and condvars,
-	 * which programs use a few at a time, in turn; one for the others),
-	 * then an open-addressing table keyed by address. An empty entry
+	/* Caches per object family (CV_WAYS entries each: programs use a few
+	 * objects of a family at a time, in turn), then an open-addressing
+	 * table keyed by address. An empty entry
 	 * holds cv__nil_rec and its object (at address NULL, retired), so a
 	 * hit is tested without a branch (cv__way_miss). */
 	/* The one mutex whose hold time is being sampled, if any (the unlock
@@ -471,9 +471,20 @@ struct cv_thread {
 	uint32_t        joining_flags;    /* CV_WAIT_TIMED */
 	uint64_t        joining_since_ns;
 	const void     *joining_pc;
-	/* One-entry caches of the other families (objects.c fills them; barriers
-	 * are slow by nature and use the table). */
-	struct cv_way   rwlock_cache, spin_cache, sem_cache, futex_cache;
+	/* The caches of the other families (objects.c fills them; barriers
+	 * are slow by nature and use the table): CV_WAYS entries, a line
+	 * each, as for mutexes. OpenSSL 3 takes several rwlocks in turn,
+	 * hundreds of thousands of times as node starts, and one entry sent
+	 * each of those to the table (docs/performance.md, "Rwlocks,
+	 * spinlocks and futex words in turn"). One entry for semaphores: the
+	 * hashed entry cost their uncontended pair 1.4 ns more on the AMD
+	 * guest (sem_trywait and sem_post: 6.4 -> 9.2 ns; a fixed entry of
+	 * the same line 6.7), where the mutex, rwlock and spinlock paths paid
+	 * nothing measurable. */
+	struct cv_way   rwlock_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
+	struct cv_way   spin_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
+	struct cv_way   futex_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
+	struct cv_way   sem_cache;
 	/* Futile condvar wakes (cond.c): the last wait this thread returned from,
 	 * and its mutex record's acquisitions then. Waiting again on the same
 	 * condvar with that count unchanged means the mutex was never released. */
@@ -662,15 +673,14 @@ static inline struct cv_rec *cv__cond_rec(struct cv_thread *t, const void *addr)
 	return cv__way_rec(cv__way(t->cond_cache, addr), addr, CV_OBJ_COND, t);
 }
 
-/* The one-entry caches of rwlocks, spinlocks, semaphores and futexes. */
 static inline struct cv_rec *cv__rwlock_rec(struct cv_thread *t, const void *addr)
 {
-	return cv__way_rec(&t->rwlock_cache, addr, CV_OBJ_RWLOCK, t);
+	return cv__way_rec(cv__way(t->rwlock_cache, addr), addr, CV_OBJ_RWLOCK, t);
 }
 
 static inline struct cv_rec *cv__spin_rec(struct cv_thread *t, const void *addr)
 {
-	return cv__way_rec(&t->spin_cache, addr, CV_OBJ_SPIN, t);
+	return cv__way_rec(cv__way(t->spin_cache, addr), addr, CV_OBJ_SPIN, t);
 }
 
 static inline struct cv_rec *cv__sem_rec(struct cv_thread *t, const void *addr)
@@ -680,7 +690,7 @@ static inline struct cv_rec *cv__sem_rec(struct cv_thread *t, const void *addr)
 
 static inline struct cv_rec *cv__futex_rec(struct cv_thread *t, const void *addr)
 {
-	return cv__way_rec(&t->futex_cache, addr, CV_OBJ_FUTEX, t);
+	return cv__way_rec(cv__way(t->futex_cache, addr), addr, CV_OBJ_FUTEX, t);
 }
 
 /* A lock of any kind was just acquired by t: when another thread held it

@@ -134,7 +134,7 @@ static CV_NOINLINE int spin_locked_more(pthread_spinlock_t *l, const void *pc)
 	struct cv_obj *o;
 	uint64_t prefix;
 	uint32_t n = t->nheld;
-	uintptr_t other = (n == 0) | cv__way_miss(&t->spin_cache, (const void *)l, &r, &o);
+	uintptr_t other = (n == 0) | cv__way_miss(cv__way(t->spin_cache, (const void *)l), (const void *)l, &r, &o);
 	if (!other)
 		other = (uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t;
 	if (other || cv__order_unchecked(t, n, o, &prefix))
@@ -154,7 +154,7 @@ static CV_NOINLINE int spin_lock_other(pthread_spinlock_t *l, const void *pc)
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
 	struct cv_obj *o;
-	uintptr_t miss = cv__way_miss(&t->spin_cache, (const void *)l, &r, &o);
+	uintptr_t miss = cv__way_miss(cv__way(t->spin_cache, (const void *)l), (const void *)l, &r, &o);
 	uintptr_t slow = (t->inert | t->nheld) | miss | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t)
 		| spin_held(l);
 	if (CV_UNLIKELY(slow))
@@ -184,7 +184,7 @@ CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
 	struct cv_obj *o;
-	uintptr_t miss = cv__way_miss(&t->spin_cache, (const void *)l, &r, &o);
+	uintptr_t miss = cv__way_miss(cv__way(t->spin_cache, (const void *)l), (const void *)l, &r, &o);
 	uintptr_t slow = t->nheld | miss | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t);
 	if (CV_UNLIKELY(slow))
 		return spin_locked_more(l, pc);

@@ -21,6 +21,10 @@
  *                            mutex and a condvar (each hop a wait, a signal and a wake)
  *   lockpair syscall N       ns per syscall(SYS_getppid) (libc's syscall())
  *   lockpair alternate N     ns per lock+unlock pair, one thread alternating between two mutexes
+ *   lockpair rdlock3 N       ns per rdlock+unlock pair on three rwlocks in turn (OpenSSL 3's
+ *                            library context takes several in turn), one thread
+ *   lockpair spin2 N, semwait2 N
+ *                            spin and semwait on two spinlocks or semaphores in turn
  *   lockpair churn N         ns per pthread_mutex_init+lock+unlock+destroy of one mutex, one
  *                            thread (the object registry: every init and destroy is a new lock)
  *   lockpair churn-many N    the same over an array of 1,000 mutexes in turn (a new lock at
@@ -50,8 +54,10 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER, outer = PTHREAD_MUTEX_INITIALIZER;
 static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
-static pthread_spinlock_t spin;
-static sem_t sem;
+static pthread_rwlock_t rwlocks[3] = { PTHREAD_RWLOCK_INITIALIZER, PTHREAD_RWLOCK_INITIALIZER,
+				       PTHREAD_RWLOCK_INITIALIZER };
+static pthread_spinlock_t spin, spin2;
+static sem_t sem, sem2;
 static mtx_t mtx;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER, cond2 = PTHREAD_COND_INITIALIZER;
 static long turn, next_id;   /* pingpong: whose turn (turn % 2), and the threads' ids */
@@ -86,6 +92,15 @@ static void *loop(void *arg)
 			pthread_rwlock_wrlock(&rwlock);
 			shared++;
 			pthread_rwlock_unlock(&rwlock);
+		}
+	} else if (!strcmp(mode, "spin2")) {
+		for (long i = 0; i < iterations; i += 2) {
+			pthread_spin_lock(&spin);
+			shared++;
+			pthread_spin_unlock(&spin);
+			pthread_spin_lock(&spin2);
+			shared++;
+			pthread_spin_unlock(&spin2);
 		}
 	} else if (!strncmp(mode, "spin", 4)) {
 		for (long i = 0; i < iterations; i++) {
@@ -168,6 +183,22 @@ static void *loop(void *arg)
 			pthread_spin_unlock(&spin);
 		}
 		pthread_mutex_unlock(&outer);
+	} else if (!strcmp(mode, "rdlock3")) {
+		for (long i = 0; i < iterations; i++) {
+			pthread_rwlock_t *rw = &rwlocks[i % 3];
+			pthread_rwlock_rdlock(rw);
+			shared++;
+			pthread_rwlock_unlock(rw);
+		}
+	} else if (!strcmp(mode, "semwait2")) {
+		for (long i = 0; i < iterations; i += 2) {
+			sem_wait(&sem);
+			shared++;
+			sem_post(&sem);
+			sem_wait(&sem2);
+			shared++;
+			sem_post(&sem2);
+		}
 	} else if (!strcmp(mode, "alternate")) {
 		for (long i = 0; i < iterations; i += 2) {
 			pthread_mutex_lock(&lock);
@@ -223,13 +254,13 @@ int main(int argc, char **argv)
 	static const char *const modes[] = { "uncontended", "contended", "rdlock", "wrlock", "spin",
 					     "spin-contended", "semtry", "syscall", "nested", "nested-rdlock", "nested-spin", "mtx", "signal", "pingpong",
 					     "alternate", "churn", "churn-many", "churn-cond", "churn-sig", "churn-many-sig", "semwait", "trylock", "broadcast",
-					     "signal2" };
+					     "signal2", "rdlock3", "spin2", "semwait2" };
 	int known = 0;
 	for (size_t i = 0; argc == 3 && i < sizeof(modes) / sizeof(modes[0]); i++)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|semwait|trylock|syscall|nested|nested-rdlock|nested-spin|mtx|signal|signal2|broadcast|pingpong|alternate|churn|churn-many|churn-cond|churn-sig|churn-many-sig ITERATIONS\n");
+			"semtry|semwait|trylock|syscall|nested|nested-rdlock|nested-spin|mtx|signal|signal2|broadcast|pingpong|alternate|rdlock3|spin2|semwait2|churn|churn-many|churn-cond|churn-sig|churn-many-sig ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];
@@ -242,7 +273,9 @@ int main(int argc, char **argv)
 	}
 	iterations = atol(argv[2]);
 	pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&spin2, PTHREAD_PROCESS_PRIVATE);
 	sem_init(&sem, 0, 1);
+	sem_init(&sem2, 0, 1);
 	mtx_init(&mtx, mtx_plain);
 	int threads = (strstr(argv[1], "contended") && strcmp(argv[1], "uncontended")) ||
 		      !strcmp(argv[1], "pingpong") ? 2 : 1;

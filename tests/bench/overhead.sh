@@ -37,6 +37,9 @@ run_case nested 10000000
 run_case nested-rdlock 10000000
 run_case nested-spin 10000000
 run_case alternate 10000000
+run_case rdlock3 10000000
+run_case spin2 10000000
+run_case semwait2 10000000
 run_case trylock 10000000
 run_case mtx 10000000
 # The other families (trylock-first changes only mutexes: its column is a

@@ -438,11 +438,12 @@ int main(void)
 	const uint64_t *real = (const uint64_t *)(shim_base + real_sym.st_value);
 	struct cv_rec *mutex_rec = cv__way(w->mutex_cache, &mutex)->rec;
 	struct cv_rec *cond_rec = cv__way(w->cond_cache, &cond)->rec;
-	struct cv_rec *recs[NPRIMS] = { mutex_rec, mutex_rec, w->spin_cache.rec, w->rwlock_cache.rec,
-					w->rwlock_cache.rec, cond_rec };
+	struct cv_rec *spin_rec = cv__way(w->spin_cache, (const void *)&spin)->rec;
+	struct cv_rec *rwlock_rec = cv__way(w->rwlock_cache, &rwlock)->rec;
+	struct cv_rec *recs[NPRIMS] = { mutex_rec, mutex_rec, spin_rec, rwlock_rec, rwlock_rec, cond_rec };
 	const uint64_t *controls[NPRIMS] = { &mutex_rec->s.acquisitions, &mutex_rec->s.trylocks,
-					     &w->spin_cache.rec->s.acquisitions, &w->rwlock_cache.rec->s.rd_acquisitions,
-					     &w->rwlock_cache.rec->s.acquisitions, &cond_rec->s.signals_unwaited };
+					     &spin_rec->s.acquisitions, &rwlock_rec->s.rd_acquisitions,
+					     &rwlock_rec->s.acquisitions, &cond_rec->s.signals_unwaited };
 
 	int failed = 0, watched = 0, round = 0;
 	long long control_min = -1;
