@@ -422,6 +422,26 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
  * each frame's canonical frame address into st->cfas (the stack pointer in
  * its caller at the call). Kept as the thread's
  * previous capture for the next (reuse_previous). */
+/* ld.so's: the stack pointer the process started with. The main thread's
+ * outermost frame, _start's, has its CFA 16 bytes below it. */
+extern void *__libc_stack_end;
+
+/* The top of the stack a capture's n frames may be kept on (0: not to be
+ * kept): a thread's the C library mapped (stack_hi); else the main
+ * thread's, when the chain ends in _start's frame (at most 64 bytes below
+ * __libc_stack_end) and its RLIMIT_STACK range is known (stack_lo): the
+ * [stack] mapping, below which the kernel maps nothing within that range
+ * (a coroutine's stack, or a stack switched to with call-frame
+ * information that leads back, as Rust's stacker has, ends elsewhere or
+ * lies below it). */
+static uintptr_t kept_stack_top(const struct cv_stack_state *st, int n)
+{
+	if (st->stack_hi)
+		return st->stack_hi;
+	uintptr_t start = (uintptr_t)__libc_stack_end, last = n > 0 ? st->cfas[n - 1] : 0;
+	return st->stack_lo && last <= start && start - last <= 64 ? start : 0;
+}
+
 CV_NO_FRAME int unwind(struct cv_stack_state *st)
 {
 	/* The frame this is inlined in is the unwind's first, whose CFA comes
@@ -440,18 +460,18 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st)
 	_Unwind_Backtrace(one_frame, &b);
 	/* Kept for the next: a stack of calls only (no signal frame), whole
 	 * (CV_PREV_MAX is below the cut at CV_STACK_BUF, which a shallower
-	 * stack would otherwise inherit), every frame on the stack the C
-	 * library mapped for the thread (a coroutine's, an alternate signal
-	 * stack's or another stack switched to may be unmapped by the next
-	 * capture; the main thread's range may hold other mappings), each
+	 * stack would otherwise inherit), every frame on the thread's own
+	 * stack (kept_stack_top: a coroutine's, an alternate signal stack's or
+	 * another stack switched to may be unmapped by the next capture), each
 	 * above the one inside it: one chain of calls on that stack, none
 	 * through a stack carved from a frame's own memory (which the program
 	 * may make unreadable). Assumed: the program makes no part of its own
 	 * thread stack unreadable where an older frame was (memory below its
 	 * stack pointer used as a stack; docs/performance.md). */
-	bool keep = !b.signal && b.n <= CV_PREV_MAX && st->stack_hi;
+	uintptr_t top = kept_stack_top(st, b.n);
+	bool keep = !b.signal && b.n <= CV_PREV_MAX && top;
 	for (int i = 0; keep && i < b.n; i++)
-		keep = st->cfas[i] >= st->stack_lo && st->cfas[i] < st->stack_hi && (i == 0 || st->cfas[i] > st->cfas[i - 1]);
+		keep = st->cfas[i] >= st->stack_lo && st->cfas[i] < top && (i == 0 || st->cfas[i] > st->cfas[i - 1]);
 	if (keep) {
 		memcpy(st->prev_pcs, st->pcs, (size_t)b.n * sizeof(st->pcs[0]));
 		memcpy(st->prev_cfas, st->cfas, (size_t)b.n * sizeof(st->cfas[0]));

@@ -400,12 +400,14 @@ Test(stacks, every_init_kept_until_first_use_names_its_object, .timeout = 60)
  * reuse_previous): captures in a row through two callers of one shape,
  * through a recursion of changing depth, the same stack twice, and a
  * shallow stack after one too deep to keep must each still name their own
- * callers (tests/stacks/progs/reuse.c). */
-Test(stacks, reused_frames_are_still_the_callers, .timeout = 30)
+ * callers (tests/stacks/progs/reuse.c). On a thread the C library made,
+ * and on the main thread (arg "main"), whose captures are kept when they
+ * end in _start's frame. */
+static void reused_frames_are_the_callers(const char *arg)
 {
 	char *dir = tu_tmpdir();
 	const char *env[] = { "CONVOY_STACK_STATS=1", NULL };
-	const char *argv[] = { stk_prog("reuse"), NULL };
+	const char *argv[] = { stk_prog("reuse"), arg, NULL };
 	struct tu_proc p;
 	struct tu_opts o = { .preload = true, .dir = dir, .env = env };
 	tu_run(&p, &o, argv);
@@ -442,10 +444,20 @@ Test(stacks, reused_frames_are_still_the_callers, .timeout = 30)
 		int len = snprintf(want, sizeof(want), "leaf mid ");
 		for (int i = 0; i < recs; i++)
 			len += snprintf(want + len, sizeof(want) - (size_t)len, "rec ");
-		snprintf(want + len, sizeof(want) - (size_t)len, "%s body ", path);
+		snprintf(want + len, sizeof(want) - (size_t)len, "%s body %s", path, arg ? "main " : "");
 		TU_STREQ(got, want, "the stack of the mutex made through %s", path);
 	}
 	TU_EQ(checked, 20, "lines read");
+}
+
+Test(stacks, reused_frames_are_still_the_callers, .timeout = 30)
+{
+	reused_frames_are_the_callers(NULL);
+}
+
+Test(stacks, reused_frames_on_the_main_thread_are_still_the_callers, .timeout = 30)
+{
+	reused_frames_are_the_callers("main");
 }
 
 /* Runs prog (arg: its argument or NULL) under the shim with

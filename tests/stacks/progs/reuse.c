@@ -11,15 +11,23 @@
  * move), twice in a row through the same path and the same call in body
  * (the whole stack is the previous one), and through a recursion deeper
  * than a capture keeps (cut, not kept for the next) then a shallower one
- * over the same frames. Prints "ADDR PATH RECS" for each: the function
+ * over the same frames. On a thread of its own, or with argv[1] "main" on
+ * the main thread's stack. Prints "ADDR PATH RECS" for each: the function
  * the stack must show below body, and how many frames of rec it must
  * have (-1: the cut one, not checked).
  */
+#include <string.h>
+
 #include "stacks_progs.h"
 
 #define N 8
 
 static pthread_mutex_t ms[4 * N + 4];
+
+static void *nothing(void *arg)
+{
+	return arg;
+}
 
 __attribute__((noinline)) static void leaf(pthread_mutex_t *m)
 {
@@ -116,8 +124,14 @@ static void *body(void *arg)
 
 int main(int argc, char **argv)
 {
-	(void)argv;
-	twice = argc + 1;   /* 2, and a loop the compiler keeps */
+	twice = argc > 1 ? argc : argc + 1;   /* 2, and a loop the compiler keeps */
+	if (argc > 1 && !strcmp(argv[1], "main")) {   /* the main thread's stack */
+		pthread_t t;   /* a thread made first: the process's multi-threaded paths */
+		if (pthread_create(&t, NULL, nothing, NULL) != 0 || pthread_join(t, NULL) != 0)
+			return 99;
+		body(NULL);
+		return 0;
+	}
 	pthread_t t;
 	if (pthread_create(&t, NULL, body, NULL) != 0 || pthread_join(t, NULL) != 0)
 		return 99;
