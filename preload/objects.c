@@ -492,19 +492,50 @@ static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t
 	return r;
 }
 
-/* The entry of t's caches that holds, or would hold, addr of this kind
- * (NULL: the kind has no cache). */
-static struct cv_way *way_for(struct cv_thread *t, const void *addr, uint32_t kind)
+/* t's cache for objects of this kind and its entries (CV_WAYS, or one;
+ * NULL: the kind has no cache). */
+static struct cv_way *cache_for(struct cv_thread *t, uint32_t kind, uint32_t *ways)
 {
+	*ways = CV_WAYS;
 	switch (kind) {
-	case CV_OBJ_COND:   return cv__way(t->cond_cache, addr);
-	case CV_OBJ_MUTEX:  return cv__way(t->mutex_cache, addr);
-	case CV_OBJ_RWLOCK: return cv__way(t->rwlock_cache, addr);
-	case CV_OBJ_SPIN:   return cv__way(t->spin_cache, addr);
-	case CV_OBJ_SEM:    return &t->sem_cache;
-	case CV_OBJ_FUTEX:  return cv__way(t->futex_cache, addr);
+	case CV_OBJ_COND:   return t->cond_cache;
+	case CV_OBJ_MUTEX:  return t->mutex_cache;
+	case CV_OBJ_RWLOCK: return t->rwlock_cache;
+	case CV_OBJ_SPIN:   return t->spin_cache;
+	case CV_OBJ_SEM:    *ways = 1; return &t->sem_cache;
+	case CV_OBJ_FUTEX:  return t->futex_cache;
 	default:            return NULL;
 	}
+}
+
+/* r, just looked up, into addr's entry of its cache; the live record of
+ * another object it displaces into the entry's partner (shim.h,
+ * cv__way_partner). Inside the guard: a signal handler meanwhile reads
+ * cv__inert's caches, not these. */
+static void cache_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)
+{
+	uint32_t ways;
+	struct cv_way *cache = cache_for(t, r->obj->kind, &ways);
+	if (!cache)
+		return;
+	struct cv_way *w = ways > 1 ? cv__way(cache, addr) : cache;
+	if (ways > 1 && CV_LOAD(&w->obj->addr) != addr && !CV_LOAD(&w->obj->retired))
+		*cv__way_partner(cache, w) = *w;
+	*w = (struct cv_way){ .rec = r, .obj = r->obj };
+}
+
+/* r out of t's cache, where it may be in addr's entry or its partner. */
+static void cache_drop(struct cv_thread *t, const void *addr, const struct cv_rec *r)
+{
+	uint32_t ways;
+	struct cv_way *cache = cache_for(t, r->obj->kind, &ways);
+	if (!cache)
+		return;
+	struct cv_way *w = ways > 1 ? cv__way(cache, addr) : cache;
+	if (w->rec == r)
+		*w = (struct cv_way)CV_EMPTY_WAY;
+	if (ways > 1 && (w = cv__way_partner(cache, w))->rec == r)
+		*w = (struct cv_way)CV_EMPTY_WAY;
 }
 
 static struct cv_rec *lookup_locked(struct cv_thread *t, const void *addr, uint32_t kind)
@@ -533,9 +564,7 @@ static struct cv_rec *lookup_locked(struct cv_thread *t, const void *addr, uint3
 	}
 	/* Each family's cache only ever holds records of its own kind, so a hit
 	 * on the address alone is a hit on the kind. */
-	struct cv_way *w = way_for(t, addr, kind);
-	if (w)
-		*w = (struct cv_way){ .rec = r, .obj = r->obj };
+	cache_fill(t, addr, r);
 	return r;
 }
 
@@ -742,9 +771,7 @@ static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted)
 	struct cv_rec *d = a ? merged_rec(t, a) : NULL;
 	if (!d)
 		return;   /* out of memory: r stays, reported apart; the address's next use makes a new record */
-	struct cv_way *w = way_for(t, r->obj->addr, r->obj->kind);   /* the one entry lookup_locked fills with r */
-	if (w && w->rec == r)
-		*w = (struct cv_way)CV_EMPTY_WAY;
+	cache_drop(t, r->obj->addr, r);
 	if (t->hold_rec == r)
 		t->hold_addr = NULL, t->hold_rec = NULL;
 	if (t->cw_mutex_rec == r)

@@ -76,7 +76,7 @@ static inline struct cv_rec *rw_rec(struct cv_thread *t, pthread_rwlock_t *rw)
 {
 	struct cv_rec *r;
 	struct cv_obj *o;
-	if (CV_LIKELY(!cv__way_miss(cv__way(t->rwlock_cache, rw), rw, &r, &o)))
+	if (CV_LIKELY(!cv__ways_miss(t->rwlock_cache, rw, &r, &o)))
 		return r;
 	return rw_rec_slow(t, rw);
 }
@@ -244,21 +244,22 @@ static CV_COLD int rw_locked_slow(pthread_rwlock_t *rw, int rc, uint32_t flags, 
 	return 0;
 }
 
-/* rw_locked's test failed. A thread that holds other locks (n > 0) and
- * needs nothing else takes the lock-order memo's test (shim.h,
- * cv__order_unchecked) and the push here, the lookup made again, so that
- * rw_locked stays one test; anything else is rw_locked_slow's. */
+/* rw_locked's test failed. A thread whose record of the lock is in its
+ * cache's other entry (shim.h, cv__way_partner), or that holds other
+ * locks (n > 0) and needs nothing else, takes the lock-order memo's test
+ * (shim.h, cv__order_unchecked) and the push here, the lookup made again,
+ * so that rw_locked stays one test; anything else is rw_locked_slow's. */
 static CV_NOINLINE int rw_locked_more(pthread_rwlock_t *rw, int rc, uint32_t flags, const void *pc)
 {
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
 	struct cv_obj *o;
-	uint64_t prefix;
+	uint64_t prefix = 0;   /* not stored for slot 0 */
 	uint32_t n = t->nheld;
-	uintptr_t other = (unsigned)rc | (n == 0) | cv__way_miss(cv__way(t->rwlock_cache, rw), rw, &r, &o);
+	uintptr_t other = (unsigned)rc | cv__ways_miss(t->rwlock_cache, rw, &r, &o);
 	if (!(other | (flags & CV_LOCK_READ)))
 		other = (uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t;
-	if (other || cv__order_unchecked(t, n, o, &prefix))
+	if (other || (n != 0 && cv__order_unchecked(t, n, o, &prefix)))
 		return rw_locked_slow(rw, rc, flags, pc);
 	if (flags & CV_LOCK_READ)
 		rd_acquired(r);

@@ -122,22 +122,23 @@ static CV_COLD int spin_locked_slow(pthread_spinlock_t *l, const void *pc)
 	return 0;
 }
 
-/* pthread_spin_lock's test after the lock failed. A thread that holds
- * other locks (n > 0) and needs nothing else takes the lock-order memo's
- * test (shim.h, cv__order_unchecked) and the push here, the lookup made
- * again, so that the fast path stays one test; anything else is
- * spin_locked_slow's. */
+/* pthread_spin_lock's test after the lock failed. A thread whose record
+ * of the lock is in its cache's other entry (shim.h, cv__way_partner), or
+ * that holds other locks (n > 0) and needs nothing else, takes the
+ * lock-order memo's test (shim.h, cv__order_unchecked) and the push here,
+ * the lookup made again, so that the fast path stays one test; anything
+ * else is spin_locked_slow's. */
 static CV_NOINLINE int spin_locked_more(pthread_spinlock_t *l, const void *pc)
 {
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
 	struct cv_obj *o;
-	uint64_t prefix;
+	uint64_t prefix = 0;   /* not stored for slot 0 */
 	uint32_t n = t->nheld;
-	uintptr_t other = (n == 0) | cv__way_miss(cv__way(t->spin_cache, (const void *)l), (const void *)l, &r, &o);
+	uintptr_t other = cv__ways_miss(t->spin_cache, (const void *)l, &r, &o);
 	if (!other)
 		other = (uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t;
-	if (other || cv__order_unchecked(t, n, o, &prefix))
+	if (other || (n != 0 && cv__order_unchecked(t, n, o, &prefix)))
 		return spin_locked_slow(l, pc);
 	CV_BUMP(&r->s.acquisitions, 1);
 	cv__held_fill(t, n, o, (const void *)l, pc, 0, prefix);

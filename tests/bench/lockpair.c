@@ -25,6 +25,11 @@
  *                            library context takes several in turn), one thread
  *   lockpair spin2 N, semwait2 N
  *                            spin and semwait on two spinlocks or semaphores in turn
+ *   lockpair rdlock-same-entry N
+ *                            rdlock on two rwlocks in turn whose addresses pick one entry of
+ *                            the shim's cache (preload/shim.h, cv__way: its hash, copied)
+ *   lockpair nested-rdlock3 N
+ *                            rdlock3 under a held mutex (the lock-order memo of three locks)
  *   lockpair churn N         ns per pthread_mutex_init+lock+unlock+destroy of one mutex, one
  *                            thread (the object registry: every init and destroy is a new lock)
  *   lockpair churn-many N    the same over an array of 1,000 mutexes in turn (a new lock at
@@ -44,6 +49,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +62,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER, outer = PTHREAD_MUTEX_I
 static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_rwlock_t rwlocks[3] = { PTHREAD_RWLOCK_INITIALIZER, PTHREAD_RWLOCK_INITIALIZER,
 				       PTHREAD_RWLOCK_INITIALIZER };
+#define RWLOCKS_MANY 64
+static pthread_rwlock_t rwlocks_many[RWLOCKS_MANY];   /* zeroed: PTHREAD_RWLOCK_INITIALIZER */
 static pthread_spinlock_t spin, spin2;
 static sem_t sem, sem2;
 static mtx_t mtx;
@@ -65,6 +73,13 @@ static volatile long shared;
 static long iterations;
 #define CHURN_MANY 1000
 static const char *mode;
+
+/* The entry of a cache of four the shim would put addr in (preload/shim.h,
+ * cv__way). */
+static unsigned way_of(const void *addr)
+{
+	return (unsigned)(((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> 62);
+}
 
 static void on_signal(int sig)
 {
@@ -183,6 +198,28 @@ static void *loop(void *arg)
 			pthread_spin_unlock(&spin);
 		}
 		pthread_mutex_unlock(&outer);
+	} else if (!strcmp(mode, "rdlock-same-entry")) {
+		pthread_rwlock_t *a = &rwlocks_many[0], *b = NULL;
+		for (int i = 1; i < RWLOCKS_MANY && !b; i++)
+			if (way_of(&rwlocks_many[i]) == way_of(a))
+				b = &rwlocks_many[i];
+		for (long i = 0; b && i < iterations; i += 2) {
+			pthread_rwlock_rdlock(a);
+			shared++;
+			pthread_rwlock_unlock(a);
+			pthread_rwlock_rdlock(b);
+			shared++;
+			pthread_rwlock_unlock(b);
+		}
+	} else if (!strcmp(mode, "nested-rdlock3")) {
+		pthread_mutex_lock(&outer);
+		for (long i = 0; i < iterations; i++) {
+			pthread_rwlock_t *rw = &rwlocks[i % 3];
+			pthread_rwlock_rdlock(rw);
+			shared++;
+			pthread_rwlock_unlock(rw);
+		}
+		pthread_mutex_unlock(&outer);
 	} else if (!strcmp(mode, "rdlock3")) {
 		for (long i = 0; i < iterations; i++) {
 			pthread_rwlock_t *rw = &rwlocks[i % 3];
@@ -254,13 +291,13 @@ int main(int argc, char **argv)
 	static const char *const modes[] = { "uncontended", "contended", "rdlock", "wrlock", "spin",
 					     "spin-contended", "semtry", "syscall", "nested", "nested-rdlock", "nested-spin", "mtx", "signal", "pingpong",
 					     "alternate", "churn", "churn-many", "churn-cond", "churn-sig", "churn-many-sig", "semwait", "trylock", "broadcast",
-					     "signal2", "rdlock3", "spin2", "semwait2" };
+					     "signal2", "rdlock3", "spin2", "semwait2", "rdlock-same-entry", "nested-rdlock3" };
 	int known = 0;
 	for (size_t i = 0; argc == 3 && i < sizeof(modes) / sizeof(modes[0]); i++)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|semwait|trylock|syscall|nested|nested-rdlock|nested-spin|mtx|signal|signal2|broadcast|pingpong|alternate|rdlock3|spin2|semwait2|churn|churn-many|churn-cond|churn-sig|churn-many-sig ITERATIONS\n");
+			"semtry|semwait|trylock|syscall|nested|nested-rdlock|nested-spin|mtx|signal|signal2|broadcast|pingpong|alternate|rdlock3|spin2|semwait2|rdlock-same-entry|nested-rdlock3|churn|churn-many|churn-cond|churn-sig|churn-many-sig ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];
