@@ -165,7 +165,7 @@ static long futex_wake(struct cv_thread *t, struct cv_rec *r, int cmd, long a1, 
 	if (cmd == FUTEX_WAKE_OP && a5 && (const void *)a5 != (const void *)a1) {
 		struct cv_rec *r2 = cv__futex_rec(t, (const void *)a5);
 		cv__wake_sent(r2->obj, CV_WAKE_SIGNAL);
-		r = cv__futex_rec(t, (const void *)a1);   /* back in the cache */
+		r = cv__futex_rec(t, (const void *)a1);   /* again: r2's lookup may have retired r */
 	}
 	long ret = real_syscall(SYS_futex, a1, a2, a3, a4, a5, a6);
 	int err = errno;

@@ -108,7 +108,7 @@ static struct cv_rec *rec_for(const void *key, uint32_t kind, const char *name)
 	struct cv_thread *t = cv__current();
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return NULL;
-	/* Mutex-kind objects go through the one-entry cache pthread mutexes use:
+	/* Mutex-kind objects go through the cache pthread mutexes use:
 	 * a critical section entered in a loop looks its record up once. */
 	struct cv_rec *r = kind == CV_OBJ_MUTEX ? cv__mutex_rec(t, key) : cv__lookup_slow(t, key, kind);
 	if (r && name && !__atomic_load_n(&r->obj->name, __ATOMIC_ACQUIRE))

@@ -417,6 +417,41 @@ struct cv_way {
 	struct cv_obj *obj;
 } __attribute__((aligned(16)));   /* never across two lines; cv__way_miss reads it whole */
 
+/* An alternate signal stack, (lo, hi]; hi 0: none. Written and read
+ * whole (cv__alt_note_set, cv__alt_note_get): a signal handler that comes
+ * between two halves would see a stack that never was. */
+struct cv_alt_note {
+	uintptr_t lo, hi;
+} __attribute__((aligned(16)));
+
+static inline void cv__alt_note_set(struct cv_alt_note *n, uintptr_t lo, uintptr_t hi)
+{
+#if defined(__x86_64__) && defined(__LP64__)
+	__m128i v = _mm_set_epi64x((long long)hi, (long long)lo);
+	__asm__ volatile("movdqa %1, %0" : "=m"(*n) : "x"(v));
+#else
+	CV_STORE(&n->hi, 0);   /* elsewhere a handler meanwhile finds none */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&n->lo, lo);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&n->hi, hi);
+#endif
+}
+
+static inline struct cv_alt_note cv__alt_note_get(const struct cv_alt_note *n)
+{
+#if defined(__x86_64__) && defined(__LP64__)
+	__m128i v;
+	__asm__ volatile("movdqa %1, %0" : "=x"(v) : "m"(*n));
+	return (struct cv_alt_note){ (uintptr_t)_mm_cvtsi128_si64(v),
+				     (uintptr_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v)) };
+#else
+	uintptr_t hi = CV_LOAD(&n->hi);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return (struct cv_alt_note){ CV_LOAD(&n->lo), hi };
+#endif
+}
+
 /* Per-thread state. The profile reports every thread, including the ones
  * that have exited; past CV_THREADS_KEPT ended threads, later ones are
  * merged into one "merged threads" row and their state is recycled
@@ -430,9 +465,9 @@ struct cv_thread {
 	uint32_t        nheld;
 	uint32_t        held_untracked;   /* held past CV_HELD_MAX */
 	pid_t           tid;
-	/* Caches per object family (CV_WAYS entries each: programs use a few
-	 * objects of a family at a time, in turn), then an open-addressing
-	 * table keyed by address. An empty entry
+	/* Caches per object family (CV_WAYS entries, one for semaphores:
+	 * programs use a few objects of a family at a time, in turn), then an
+	 * open-addressing table keyed by address. An empty entry
 	 * holds cv__nil_rec and its object (at address NULL, retired), so a
 	 * hit is tested without a branch (cv__way_miss). */
 	/* The one mutex whose hold time is being sampled, if any (the unlock
@@ -530,10 +565,9 @@ struct cv_thread {
 	 * coroutine's, an alternate signal stack), whose room is unknown. */
 	uintptr_t       stack_lo, stack_hi, stack_top;
 	/* The alternate signal stack set with SS_AUTODISARM that the last
-	 * handler of the program's to run on one ran on, (alt_lo, alt_hi]
-	 * (signals.c, note_disarmed_stack); alt_hi 0: none yet,
-	 * CV_ALT_CHANGING while it is written. */
-	uintptr_t       alt_lo, alt_hi;
+	 * handler of the program's to run on one ran on (signals.c,
+	 * note_disarmed_stack; cv__alt_note_*). */
+	struct cv_alt_note disarmed;
 	/* thread.c's trampoline's canonical frame address, 0 on a thread it did
 	 * not start: the frames from there on are the C library's and stay as
 	 * they are for the thread's life (stacks.c unwinds them once). */
@@ -1233,7 +1267,6 @@ static inline void cv__altstack_coming(void)
 {
 	__atomic_store_n(&cv__altstacks, 1, __ATOMIC_RELAXED);
 }
-#define CV_ALT_CHANGING ((uintptr_t)1)   /* cv_thread.alt_hi while it is written */
 #ifndef SS_AUTODISARM
 #define SS_AUTODISARM (1U << 31)   /* linux/signal.h's, whose header conflicts with glibc's signal.h */
 #endif

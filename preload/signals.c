@@ -190,21 +190,17 @@ static __attribute__((noinline)) bool defer(int sig, siginfo_t *si, ucontext_t *
 
 /* The handler about to run is on an alternate stack set with
  * SS_AUTODISARM, which the kernel reports as none until the handler
- * returns (it saved it in uc_stack first): kept in the thread's state for
- * cv__stack_room (stacks.c). A nested signal's uc_stack is that disarmed
- * state, and leaves the outer handler's stack in place. */
+ * returns (it saved it in uc_stack first): noted in the thread's state for
+ * cv__stack_room (stacks.c, on_alt_stack), where it stays after the
+ * handler. A nested signal's uc_stack is that disarmed state, and leaves
+ * the outer handler's stack in place. */
 static __attribute__((noinline)) void note_disarmed_stack(const ucontext_t *uc)
 {
 	struct cv_thread *t = cv__own_state();   /* also where the signal came inside the guard */
 	uintptr_t lo = (uintptr_t)uc->uc_stack.ss_sp, hi = lo + uc->uc_stack.ss_size, sp = cv__sp();
 	if (!t || sp <= lo || sp > hi)
 		return;   /* no state to keep it in; a handler not on it (no SA_ONSTACK) */
-	/* A signal that comes between the stores finds CV_ALT_CHANGING: no room. */
-	CV_STORE(&t->alt_hi, CV_ALT_CHANGING);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	CV_STORE(&t->alt_lo, lo);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	CV_STORE(&t->alt_hi, hi);
+	cv__alt_note_set(&t->disarmed, lo, hi);
 }
 
 /* Deferred also while signals the section deferred wait for their release

@@ -630,30 +630,36 @@ static __attribute__((noinline)) bool readable_below(uintptr_t sp, size_t need)
 	return readable;
 }
 
-/* The lowest address of the alternate signal stack the thread runs on at
- * sp; 0 when it runs on none; CV_ALT_CHANGING when that cannot be told
- * now. The kernel tells from the stack pointer, except while a handler
- * runs on a stack set with SS_AUTODISARM, which it reports as none: then
+/* Whether the thread runs on an alternate signal stack at sp: *lo its
+ * lowest address. The kernel tells from the stack pointer, except while a
+ * handler runs on a stack set with SS_AUTODISARM, which it reports as none
+ * (or, if the handler armed one again, as armed but not in use): then
  * the trampoline's note of that stack (signals.c, note_disarmed_stack),
- * which outlives the handler but is looked at only while the kernel
- * reports none. Out of line: its stack_t stays off the frame of a capture
- * on a small stack that never has one. */
-static __attribute__((noinline)) uintptr_t alt_stack_lo(uintptr_t sp)
+ * *noted. The note outlives its handler (a siglongjmp out of it, the
+ * program's own change after it), and the memory it names may since be
+ * another, smaller stack: a bound, not proof that the pages are there.
+ * Out of line: its stack_t stays off the frame of a capture on a small
+ * stack that never has one. */
+static __attribute__((noinline)) bool on_alt_stack(uintptr_t sp, uintptr_t *lo, bool *noted)
 {
 	stack_t alt;
 	int saved_errno = errno;
 	bool asked = cv__sys(SYS_sigaltstack, 0, (long)&alt, 0, 0) == 0;
 	errno = saved_errno;
-	if (asked && (alt.ss_flags & SS_ONSTACK))
-		return (uintptr_t)alt.ss_sp;
+	*noted = false;
+	if (asked && (alt.ss_flags & SS_ONSTACK)) {
+		*lo = (uintptr_t)alt.ss_sp;
+		return true;
+	}
 	const struct cv_thread *t = cv__own_state();   /* a snapshot's check runs inside the guard */
-	if (!asked || !(alt.ss_flags & SS_DISABLE) || !t)
-		return 0;
-	uintptr_t hi = CV_LOAD(&t->alt_hi);
-	if (hi == CV_ALT_CHANGING)
-		return CV_ALT_CHANGING;
-	uintptr_t lo = CV_LOAD(&t->alt_lo);
-	return sp > lo && sp <= hi ? lo : 0;
+	if (!asked || !t)
+		return false;
+	struct cv_alt_note note = cv__alt_note_get(&t->disarmed);
+	if (!note.hi || sp <= note.lo || sp > note.hi)
+		return false;
+	*lo = note.lo;
+	*noted = true;
+	return true;
 }
 
 /* Whether the stack the thread is on has need bytes below sp. On an
@@ -675,11 +681,10 @@ bool cv__stack_room(const struct cv_thread *t, uintptr_t sp, size_t need)
 {
 	if (cv__off())
 		return false;
-	uintptr_t alt = __atomic_load_n(&cv__altstacks, __ATOMIC_RELAXED) ? alt_stack_lo(sp) : 0;
-	if (alt == CV_ALT_CHANGING)
-		return false;
-	if (alt)
-		return sp > alt && sp - alt >= need;
+	uintptr_t alt;
+	bool noted;
+	if (__atomic_load_n(&cv__altstacks, __ATOMIC_RELAXED) && on_alt_stack(sp, &alt, &noted))
+		return sp > alt && sp - alt >= need && (!noted || (need <= CV_ROOM_MAX && readable_below(sp, need)));
 	if (t && cv__on_thread_stack(t, sp))
 		return sp - t->stack_lo >= need;
 	return need <= CV_ROOM_MAX && readable_below(sp, need);

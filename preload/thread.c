@@ -540,8 +540,7 @@ void cv__threads_after_fork(void)
 		t->stack_lo = parent_state->stack_lo;   /* the same stack, whichever thread forked */
 		t->stack_hi = parent_state->stack_hi;
 		t->stack_top = parent_state->stack_top;
-		t->alt_lo = parent_state->alt_lo;   /* a fork in a handler carries on on its stack */
-		t->alt_hi = parent_state->alt_hi;
+		t->disarmed = parent_state->disarmed;   /* a fork in a handler carries on on its stack */
 	}
 	thread_attach(t, true);
 }

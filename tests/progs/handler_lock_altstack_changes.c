@@ -7,6 +7,8 @@
  *   vfork       a vfork child turns it off (its own, not the parent's)
  *   disable-in  the handler turns it off before it locks (the kernel says
  *               "none" while it still runs on it)
+ *   rearm-in    the handler sets the same stack again before it locks (the
+ *               kernel says "armed, not in use" while it runs on it)
  *   nested      the handler raises a second signal, whose handler locks on
  *               the same stack
  *   fork        the handler forks; the child takes the contended lock in
@@ -23,6 +25,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static sem_t held;
 static pid_t waiter_tid;
 static const char *how;
+static stack_t armed;   /* the stack as set */
 
 static void *holder(void *arg)
 {
@@ -70,6 +73,8 @@ static void handler(int sig)
 	if (!strcmp(how, "disable-in")) {
 		stack_t off = { .ss_flags = SS_DISABLE };
 		sigaltstack(&off, NULL);   /* EPERM on a stack it cannot be taken off */
+	} else if (!strcmp(how, "rearm-in")) {
+		sigaltstack(&armed, NULL);   /* EPERM likewise */
 	}
 	pthread_mutex_lock(&lock);
 	pthread_mutex_unlock(&lock);
@@ -95,6 +100,7 @@ int main(int argc, char **argv)
 		size = depth + (32 << 10);   /* room for fork itself */
 	char *alt = __builtin_alloca(size);   /* in main's frame */
 	handle_on_alt_stack(SIGUSR1, alt, size, ss_flags, handler);
+	armed = (stack_t){ .ss_sp = alt, .ss_size = size, .ss_flags = ss_flags };
 	if (!strcmp(how, "nested")) {
 		handle_on_alt_stack(SIGUSR2, alt, size, ss_flags, handler);
 	} else if (!strcmp(how, "revert")) {

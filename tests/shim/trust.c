@@ -594,16 +594,16 @@ Test(trust, a_handler_on_a_small_alternate_stack_may_take_a_contended_lock, .tim
 }
 
 /* handler_lock_altstack_changes: the same after changes of the alternate
- * stack that the kernel undoes or that hide it (helper-74's review): a
- * handler on the normal stack that turns it off (the kernel puts it back
- * at the handler's return), a vfork child that turns its own off, a
- * handler on an SS_AUTODISARM stack that turns it off before it locks, a
- * nested signal's handler on that stack, a fork in the handler. A
- * per-thread record of sigaltstack's changes crashed the first with either
- * kind of stack, and the others with SS_AUTODISARM (SIGSEGV). */
+ * stack that the kernel undoes or that hide it (helper-74's and
+ * helper-75's reviews): a handler on the normal stack that turns it off
+ * (the kernel puts it back at the handler's return), a vfork child that
+ * turns its own off, a handler on an SS_AUTODISARM stack that turns it
+ * off or sets it again before it locks, a nested signal's handler on that
+ * stack, a fork in the handler. Each crashed (SIGSEGV) under a build of
+ * the shim before this test, with SS_AUTODISARM or without. */
 Test(trust, a_handler_on_a_small_alternate_stack_may_lock_after_the_stack_changed, .timeout = 120)
 {
-	static const char *const hows[] = { "revert", "vfork", "disable-in", "nested", "fork" };
+	static const char *const hows[] = { "revert", "vfork", "disable-in", "rearm-in", "nested", "fork" };
 	static const char *const kinds[] = { "plain", "autodisarm" };
 	for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++)
 		for (size_t k = 0; k < 2; k++) {
@@ -612,6 +612,26 @@ Test(trust, a_handler_on_a_small_alternate_stack_may_lock_after_the_stack_change
 			run_both(&b, argv, capture_all);
 			tu_assert_exit(&b.native, 0, hows[i]);
 			cr_assert(strstr(b.shim.out, "changed 0\n"), "%s %s: %s", hows[i], kinds[k], b.shim.out);
+		}
+}
+
+/* coroutine_on_a_former_altstack: the memory a handler ran on as an
+ * SS_AUTODISARM alternate stack becomes a coroutine's one-page stack with
+ * nothing mapped below. The shim's note of the handler's stack outlives
+ * the handler; taken as the room of the stack at that address, it made
+ * the coroutine's first-use stack captures run into the unmapped pages
+ * (SIGSEGV, 4 of 4 variants; helper-75). */
+Test(trust, a_coroutine_on_memory_that_was_an_alternate_stack_keeps_its_own_room, .timeout = 60)
+{
+	static const char *const leaves[] = { "disable", "jump" };
+	static const char *const makes[] = { "reuse", "remap" };
+	for (size_t i = 0; i < 2; i++)
+		for (size_t k = 0; k < 2; k++) {
+			struct both b;
+			const char *argv[] = { tu_prog("coroutine_on_a_former_altstack"), leaves[i], makes[k], NULL };
+			run_both(&b, argv, capture_all);
+			tu_assert_exit(&b.native, 0, leaves[i]);
+			TU_STREQ(b.shim.out, "ok\n", "%s %s: stdout", leaves[i], makes[k]);
 		}
 }
 
