@@ -10,8 +10,9 @@
 # condvar ping-pong (its own ns per operation), global_queue at 2 and 4
 # workers, a process's own cost (start: 100 short runs of lockpair, ms a
 # process), a lock per bucket (buckets: 20,000 mutexes each taken by two
-# threads, the shim's cost per object), pigz -p 2, xz -T2, sort --parallel=2 and sqlite3 building an
-# index with PRAGMA threads=2 (wall seconds). Then global_queue's observer
+# threads, the shim's cost per object), pigz -p 2, xz -T2, sort
+# --parallel=2, sqlite3 building an index with PRAGMA threads=2 and node
+# hashing on its thread pool (wall seconds). Then global_queue's observer
 # effect: the failed trylocks it counts itself natively against what
 # convoy counts under the shim.
 #
@@ -104,8 +105,8 @@ sqlite3 "$tmp/base.db" "CREATE TABLE t(a, b); WITH RECURSIVE c(x) AS (SELECT 1 U
 	WHERE x < 1000000) INSERT INTO t SELECT abs(random()) % 1000000, x FROM c;"
 mkdir -p "$tmp/profiles"
 
-names=(pair contended pingpong gq2 gq4 start buckets pigz xz sort sqlite3)
-units=(ns/pair ns/pair ns/hop s s ms/proc s s s s s)
+names=(pair contended pingpong gq2 gq4 start buckets pigz xz sort sqlite3 node)
+units=(ns/pair ns/pair ns/hop s s ms/proc s s s s s s)
 starts=100   # processes in one run of "start"
 workload() {   # name -> the command
 	case $1 in
@@ -122,17 +123,21 @@ workload() {   # name -> the command
 	xz)        echo "xz -T2 -0 --block-size=512KiB -c $tmp/data.xz-in" ;;   # 4 blocks, 2 threads
 	sort)      echo "sort --parallel=2 -S 64M $tmp/lines" ;;
 	sqlite3)   echo "sh -c 'cp $tmp/base.db $tmp/db && exec sqlite3 $tmp/db \"PRAGMA threads=2; CREATE INDEX i ON t(a);\"'" ;;
+	# its thread pool hashes; OpenSSL 3's locks as node starts (docs/performance.md)
+	node)      echo "node -e \"const c = require('crypto'); for (let i = 0; i < 16; i++) c.pbkdf2('pw', 's' + i, 20000, 64, 'sha512', () => {});\"" ;;
 	esac
 }
 # PEER_WORKLOADS="pair sort ...": only those
 have() {
 	[ -z "${PEER_WORKLOADS:-}" ] || [[ " $PEER_WORKLOADS " == *" $1 "* ]] || return 1
-	[ "$1" != pigz ] || command -v pigz >/dev/null
+	[ "$1" != pigz ] || command -v pigz >/dev/null || return 1
+	[ "$1" != node ] || command -v node >/dev/null
 }
 have_asked() {   # asked for, whether or not it can run
 	[ -z "${PEER_WORKLOADS:-}" ] || [[ " $PEER_WORKLOADS " == *" $1 "* ]]
 }
 have_asked pigz && ! command -v pigz >/dev/null && why_not[pigz]="pigz is not installed (Debian's pigz)"
+have_asked node && ! command -v node >/dev/null && why_not[node]="node is not installed (Debian's nodejs)"
 
 for _ in $(seq "$rounds"); do
 	for i in "${!names[@]}"; do
