@@ -510,8 +510,9 @@ static struct cv_way *cache_for(struct cv_thread *t, uint32_t kind, uint32_t *wa
 
 /* r, just looked up, into addr's entry of its cache; the live record of
  * another object it displaces into the entry's partner (shim.h,
- * cv__way_partner). Inside the guard: a signal handler meanwhile reads
- * cv__inert's caches, not these. */
+ * cv__way_partner), unless the partner holds a live record at home there
+ * (one its fast path finds in one test). Inside the guard: a signal
+ * handler meanwhile reads cv__inert's caches, not these. */
 static void cache_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)
 {
 	uint32_t ways;
@@ -519,8 +520,12 @@ static void cache_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)
 	if (!cache)
 		return;
 	struct cv_way *w = ways > 1 ? cv__way(cache, addr) : cache;
-	if (ways > 1 && CV_LOAD(&w->obj->addr) != addr && !CV_LOAD(&w->obj->retired))
-		*cv__way_partner(cache, w) = *w;
+	if (ways > 1 && CV_LOAD(&w->obj->addr) != addr && !CV_LOAD(&w->obj->retired)) {
+		struct cv_way *p = cv__way_partner(cache, w);
+		const struct cv_obj *resident = CV_LOAD(&p->obj);
+		if (CV_LOAD(&resident->retired) || cv__way(cache, CV_LOAD(&resident->addr)) != p)
+			*p = *w;
+	}
 	*w = (struct cv_way){ .rec = r, .obj = r->obj };
 }
 

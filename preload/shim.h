@@ -559,7 +559,8 @@ struct cv_thread {
 	 * library mapped for a thread it created (one mapping, the thread's
 	 * alone; not the main thread's, whose range may hold other mappings,
 	 * nor one the program gave): stacks.c keeps a capture for the next
-	 * only when all its frames lie between. stack_top, where any bound
+	 * only when all its frames lie between (on the main thread, only one
+	 * that ends in _start's frame: stacks.c, keepable). stack_top, where any bound
 	 * above is known (the main thread's, a stack the program gave): a
 	 * stack pointer outside [stack_lo, stack_top] is on another stack (a
 	 * coroutine's, an alternate signal stack), whose room is unknown. */
@@ -690,7 +691,7 @@ static inline uintptr_t cv__way_miss(const struct cv_way *w, const void *addr, s
 /* The other entry of w's pair in a cache of CV_WAYS: a record is found in
  * its own entry (cv__way, the fast paths' one test) or in that entry's
  * partner, where a lookup moves the record it displaces (objects.c,
- * lookup_locked). Two locks whose addresses hash to one entry, taken in
+ * cache_fill). Two locks whose addresses hash to one entry, taken in
  * turn, then both stay cached: node's OpenSSL takes two such rwlocks
  * 180,000 times each, and each acquisition went to the table. */
 static inline struct cv_way *cv__way_partner(struct cv_way *cache, const struct cv_way *w)
@@ -1038,9 +1039,10 @@ static inline uintptr_t cv__held_not_top(const struct cv_thread *t, uint32_t n, 
  * o, so a loop that takes A, then B, then lets both go finds it again
  * each time; three memos, so that a loop that takes B, C and D in turn
  * under A does too: OpenSSL 3 under node, 320,000 lookups as it starts),
- * and the held set has room. The newest memo is tested first. *prefix: the hash of the set plus o, the slot's hash
- * once o is pushed (cv__held_fill's prefix): the held slots stay as they are
- * while this thread holds them, so it is made once for both. */
+ * and the held set has room. The newest memo is tested first. *prefix: the
+ * hash of the set plus o, the slot's hash once o is pushed
+ * (cv__held_fill's prefix): the held slots stay as they are while this
+ * thread holds them, so it is made once for both. */
 static inline uintptr_t cv__order_unchecked(const struct cv_thread *t, uint32_t n, const struct cv_obj *o,
 					    uint64_t *prefix)
 {

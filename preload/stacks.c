@@ -345,7 +345,7 @@ struct unwind_buf {
  * frame j the CFA of the frame inside it (the stack pointer at frame j's
  * call), and on x86-64 that call's return address, frame j's pc, lies just
  * below it: read back from the stack. Every CFA of a kept capture lies on
- * the thread's own stack (unwind keeps no other), mapped for the thread's
+ * the thread's own stack (keepable), mapped for the thread's
  * life, and above frame m's, which the unwind has just reached at the same
  * CFA: the reads stay between the thread's stack pointer and the top of
  * its stack. CFAs out of order say no. What this cannot tell: a frame
@@ -417,31 +417,58 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 	return _URC_NO_REASON;
 }
 
+/* ld.so's: the stack pointer the process started with. The main thread's
+ * outermost frame, _start's, has its CFA 16 bytes below it. */
+extern void *__libc_stack_end;
+
+/* The largest step between two frames of a main-thread capture that is
+ * kept: the kernel keeps other mappings stack_guard_gap (1 MiB unless the
+ * kernel was booted with less) below the [stack] mapping, so a chain that
+ * came onto the main stack from another mapping steps further. */
+#define CV_MAIN_STEP_MAX (64u << 10)
+
+/* Whether a capture's n frames may be kept for the next (reuse_previous
+ * then reads their return addresses back): each above the one inside it,
+ * one chain of calls on one stack, none through a stack carved from a
+ * frame's own memory (which the program may make unreadable), and all on
+ * the thread's own stack, which stays mapped (a coroutine's, an alternate
+ * signal stack's or another stack switched to may be unmapped by the next
+ * capture). That stack: the one the C library mapped for a thread it made
+ * (stack_hi); or the main thread's [stack] mapping, for a chain that ends
+ * in _start's frame (at most 64 bytes below __libc_stack_end), lies in
+ * its RLIMIT_STACK range (stack_lo known) and steps less than
+ * CV_MAIN_STEP_MAX from frame to frame. A program may map other memory in
+ * that range (MAP_FIXED, or a finite RLIMIT_STACK above the mmap base's
+ * clamp) and switch stacks there with call-frame information that leads
+ * back to _start (Rust's stacker does; helper-76): the step out of it is
+ * at least the guard gap. Not told: such a mapping placed with MAP_FIXED
+ * within the guard gap. Assumed: the program makes no part of its own
+ * thread stack unreadable where an older frame was (memory below its
+ * stack pointer used as a stack; docs/performance.md). */
+static bool keepable(const struct cv_stack_state *st, int n)
+{
+	uintptr_t top = st->stack_hi, start = (uintptr_t)__libc_stack_end;
+	bool main_stack = !top;
+	if (main_stack) {
+		uintptr_t last = n > 0 ? st->cfas[n - 1] : 0;
+		if (!st->stack_lo || last > start || start - last > 64)
+			return false;
+		top = start;
+	}
+	for (int i = 0; i < n; i++) {
+		uintptr_t cfa = st->cfas[i];
+		if (cfa < st->stack_lo || cfa >= top || (i > 0 && cfa <= st->cfas[i - 1]) ||
+		    (main_stack && i > 0 && cfa - st->cfas[i - 1] >= CV_MAIN_STEP_MAX))
+			return false;
+	}
+	return true;
+}
+
 /* Up to CV_STACK_BUF return addresses into st->pcs, innermost first (the
  * convention of glibc's backtrace() and libunwind's unw_backtrace), and
  * each frame's canonical frame address into st->cfas (the stack pointer in
  * its caller at the call). Kept as the thread's
  * previous capture for the next (reuse_previous). */
-/* ld.so's: the stack pointer the process started with. The main thread's
- * outermost frame, _start's, has its CFA 16 bytes below it. */
-extern void *__libc_stack_end;
-
-/* The top of the stack a capture's n frames may be kept on (0: not to be
- * kept): a thread's the C library mapped (stack_hi); else the main
- * thread's, when the chain ends in _start's frame (at most 64 bytes below
- * __libc_stack_end) and its RLIMIT_STACK range is known (stack_lo): the
- * [stack] mapping, below which the kernel maps nothing within that range
- * (a coroutine's stack, or a stack switched to with call-frame
- * information that leads back, as Rust's stacker has, ends elsewhere or
- * lies below it). */
-static uintptr_t kept_stack_top(const struct cv_stack_state *st, int n)
-{
-	if (st->stack_hi)
-		return st->stack_hi;
-	uintptr_t start = (uintptr_t)__libc_stack_end, last = n > 0 ? st->cfas[n - 1] : 0;
-	return st->stack_lo && last <= start && start - last <= 64 ? start : 0;
-}
-
 CV_NO_FRAME int unwind(struct cv_stack_state *st)
 {
 	/* The frame this is inlined in is the unwind's first, whose CFA comes
@@ -460,18 +487,8 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st)
 	_Unwind_Backtrace(one_frame, &b);
 	/* Kept for the next: a stack of calls only (no signal frame), whole
 	 * (CV_PREV_MAX is below the cut at CV_STACK_BUF, which a shallower
-	 * stack would otherwise inherit), every frame on the thread's own
-	 * stack (kept_stack_top: a coroutine's, an alternate signal stack's or
-	 * another stack switched to may be unmapped by the next capture), each
-	 * above the one inside it: one chain of calls on that stack, none
-	 * through a stack carved from a frame's own memory (which the program
-	 * may make unreadable). Assumed: the program makes no part of its own
-	 * thread stack unreadable where an older frame was (memory below its
-	 * stack pointer used as a stack; docs/performance.md). */
-	uintptr_t top = kept_stack_top(st, b.n);
-	bool keep = !b.signal && b.n <= CV_PREV_MAX && top;
-	for (int i = 0; keep && i < b.n; i++)
-		keep = st->cfas[i] >= st->stack_lo && st->cfas[i] < top && (i == 0 || st->cfas[i] > st->cfas[i - 1]);
+	 * stack would otherwise inherit), on the thread's own stack. */
+	bool keep = !b.signal && b.n <= CV_PREV_MAX && keepable(st, b.n);
 	if (keep) {
 		memcpy(st->prev_pcs, st->pcs, (size_t)b.n * sizeof(st->pcs[0]));
 		memcpy(st->prev_cfas, st->cfas, (size_t)b.n * sizeof(st->cfas[0]));

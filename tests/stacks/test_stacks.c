@@ -489,6 +489,7 @@ Test(stacks, a_capture_after_a_switch_to_a_stack_since_unmapped, .timeout = 30)
 {
 	run_capturing("stack_switch", NULL);
 	run_capturing("stack_switch", "carved");
+	run_capturing("stack_switch", "main");
 }
 
 /* ---- what is captured, and when ------------------------------------------------------ */

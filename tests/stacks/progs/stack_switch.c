@@ -12,11 +12,14 @@
  * frame off the thread's own stack for that). With "carved", s1 and s2
  * are carved from an array on the thread's own stack, and s2 is made
  * unreadable instead (the chain through them is kept by no capture: not
- * one of calls on that stack). Exits 0, "survived".
+ * one of calls on that stack). With "main", on the main thread (on_main).
+ * Exits 0, "survived".
  */
 #include <stdint.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "stacks_progs.h"
 
@@ -49,6 +52,11 @@ __attribute__((noinline)) static void on_s2(void *arg)
 	__asm__ volatile("" ::: "memory");
 }
 
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
 static void *thread(void *arg)
 {
 	switch_call(on_s2, NULL, s2 + SZ);   /* own stack -> s2 -> s1: make */
@@ -73,8 +81,36 @@ static void *carved_thread(void *arg)
 	return arg;
 }
 
+/* With "main": s1 and s2 mapped inside the main thread's RLIMIT_STACK
+ * range (a hint below the [stack] mapping, beyond the kernel's guard gap),
+ * and the switches made on the main thread, whose captures the shim keeps
+ * when they end in _start's frame: the chain through s1 and s2 does, and
+ * lies in that range (helper-76's reproducer; 0cb8b8f crashed 3 of 3). */
+static int on_main(void)
+{
+	uintptr_t top = ((uintptr_t)getauxval(AT_EXECFN) + 4096) & ~(uintptr_t)4095;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || top < rl.rlim_cur)
+		return 99;
+	uintptr_t lo = top - rl.rlim_cur;
+	s2 = mmap((void *)(lo + 2 * SZ), SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	s1 = mmap((void *)(lo + SZ), SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s1 == MAP_FAILED || s2 == MAP_FAILED)
+		return 99;
+	pthread_t t;   /* a thread made first: the process's multi-threaded paths */
+	if (pthread_create(&t, NULL, nothing, NULL) != 0 || pthread_join(t, NULL) != 0)
+		return 99;
+	switch_call(on_s2, NULL, s2 + SZ);
+	munmap(s2, SZ);
+	switch_call(make, NULL, s1 + SZ);
+	printf("survived\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "main"))
+		return on_main();
 	int carved = argc > 1 && !strcmp(argv[1], "carved");
 	pthread_attr_t a;
 	if (pthread_attr_init(&a) != 0 || pthread_attr_setstacksize(&a, 8 * SZ) != 0)
