@@ -524,9 +524,9 @@ static void cache_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)
 		struct cv_way *p = cv__way_partner(cache, w);
 		const struct cv_obj *resident = CV_LOAD(&p->obj);
 		if (CV_LOAD(&resident->retired) || cv__way(cache, CV_LOAD(&resident->addr)) != p)
-			*p = *w;
+			cv__way_set(p, w->rec, w->obj);
 	}
-	*w = (struct cv_way){ .rec = r, .obj = r->obj };
+	cv__way_set(w, r, r->obj);
 }
 
 /* r out of t's cache, where it may be in addr's entry or its partner. */

@@ -688,6 +688,21 @@ static inline uintptr_t cv__way_miss(const struct cv_way *w, const void *addr, s
 #endif
 }
 
+/* Fills w with one store, as cv__way_miss reads it with one load: two
+ * 8-byte stores followed by the fast path's 16-byte load cannot be
+ * forwarded, and stalled each lookup's next acquisition (lockpair
+ * semwait2, two semaphores in one entry: 16.6 -> 21.4 ns until this). */
+static inline void cv__way_set(struct cv_way *w, struct cv_rec *r, struct cv_obj *o)
+{
+#if defined(__x86_64__) && defined(__LP64__)
+	__m128i v = _mm_set_epi64x((long long)(uintptr_t)o, (long long)(uintptr_t)r);
+	__asm__ volatile("movdqa %1, %0" : "=m"(*w) : "x"(v));
+#else
+	w->rec = r;
+	w->obj = o;
+#endif
+}
+
 /* The other entry of w's pair in a cache of CV_WAYS: a record is found in
  * its own entry (cv__way, the fast paths' one test) or in that entry's
  * partner, where a lookup moves the record it displaces (objects.c,
