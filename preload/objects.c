@@ -8,7 +8,8 @@
  *    init/destroy.
  *  - per thread: address -> struct cv_rec, an open-addressing table owned by the
  *    thread (no locks), fronted by a cache per object family in shim.h
- *    (cv__way, cv__way_partner). Every counter a lock operation bumps lives in the thread's record.
+ *    (cv__way, cv__way_partner). Every counter a lock operation bumps
+ *    lives in the thread's record.
  *
  * Identity is address plus generation: destroy (or a second init) retires the
  * live object, and the next use of the address creates generation + 1. Threads
