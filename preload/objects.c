@@ -509,6 +509,12 @@ static struct cv_way *cache_for(struct cv_thread *t, uint32_t kind, uint32_t *wa
 	}
 }
 
+/* addr's entry in a cache of that many entries. */
+static struct cv_way *entry_of(struct cv_way *cache, uint32_t ways, const void *addr)
+{
+	return ways > 1 ? cv__way(cache, addr) : cache;
+}
+
 /* r, just looked up, into addr's entry of its cache; the live record of
  * another object it displaces into the entry's partner (shim.h,
  * cv__way_partner), unless the partner holds a live record at home there
@@ -520,7 +526,7 @@ static void cache_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)
 	struct cv_way *cache = cache_for(t, r->obj->kind, &ways);
 	if (!cache)
 		return;
-	struct cv_way *w = ways > 1 ? cv__way(cache, addr) : cache;
+	struct cv_way *w = entry_of(cache, ways, addr);
 	if (ways > 1 && CV_LOAD(&w->obj->addr) != addr && !CV_LOAD(&w->obj->retired)) {
 		struct cv_way *p = cv__way_partner(cache, w);
 		const struct cv_obj *resident = CV_LOAD(&p->obj);
@@ -537,7 +543,7 @@ static void cache_drop(struct cv_thread *t, const void *addr, const struct cv_re
 	struct cv_way *cache = cache_for(t, r->obj->kind, &ways);
 	if (!cache)
 		return;
-	struct cv_way *w = ways > 1 ? cv__way(cache, addr) : cache;
+	struct cv_way *w = entry_of(cache, ways, addr);
 	if (w->rec == r)
 		*w = (struct cv_way)CV_EMPTY_WAY;
 	if (ways > 1 && (w = cv__way_partner(cache, w))->rec == r)

@@ -408,6 +408,38 @@ struct cv_named_counter {
 	uint32_t    kind;              /* enum cv_counter_kind */
 };
 
+/* Two words at p (16-byte aligned) stored or loaded with one instruction
+ * on x86-64: a signal handler, which runs between two instructions, sees
+ * both halves of one store; and a load right after a store of the pair is
+ * forwarded from it (two 8-byte stores are not forwarded to one 16-byte
+ * load: the acquisition after each cache fill stalled, lockpair semwait2
+ * 16.6 -> 21.4 ns). Elsewhere two plain accesses: the callers check what
+ * they read (cv__way_miss) or use it as a bound only (stacks.c,
+ * on_alt_stack). */
+static inline void cv__pair_store(void *p, uintptr_t a, uintptr_t b)
+{
+#if defined(__x86_64__) && defined(__LP64__)   /* not x32: its pointers are 4 bytes */
+	__m128i v = _mm_set_epi64x((long long)b, (long long)a);
+	__asm__ volatile("movdqa %1, %0" : "=m"(*(__m128i *)p) : "x"(v));
+#else
+	CV_STORE(&((uintptr_t *)p)[0], a);
+	CV_STORE(&((uintptr_t *)p)[1], b);
+#endif
+}
+
+static inline void cv__pair_load(const void *p, uintptr_t *a, uintptr_t *b)
+{
+#if defined(__x86_64__) && defined(__LP64__)
+	__m128i v;
+	__asm__ volatile("movdqa %1, %0" : "=x"(v) : "m"(*(const __m128i *)p));
+	*a = (uintptr_t)_mm_cvtsi128_si64(v);
+	*b = (uintptr_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v));
+#else
+	*a = CV_LOAD(&((const uintptr_t *)p)[0]);
+	*b = CV_LOAD(&((const uintptr_t *)p)[1]);
+#endif
+}
+
 /* One entry of a thread's caches: a record and its object (the object's
  * address is the key: cv__way_miss). */
 #define CV_WAY_BITS 2
@@ -418,39 +450,11 @@ struct cv_way {
 } __attribute__((aligned(16)));   /* never across two lines; cv__way_miss reads it whole */
 
 /* An alternate signal stack, (lo, hi]; hi 0: none. Written and read
- * whole (cv__alt_note_set, cv__alt_note_get): a signal handler that comes
+ * whole (cv__pair_store, cv__pair_load): a signal handler that comes
  * between two halves would see a stack that never was. */
 struct cv_alt_note {
 	uintptr_t lo, hi;
 } __attribute__((aligned(16)));
-
-static inline void cv__alt_note_set(struct cv_alt_note *n, uintptr_t lo, uintptr_t hi)
-{
-#if defined(__x86_64__) && defined(__LP64__)
-	__m128i v = _mm_set_epi64x((long long)hi, (long long)lo);
-	__asm__ volatile("movdqa %1, %0" : "=m"(*n) : "x"(v));
-#else
-	CV_STORE(&n->hi, 0);   /* elsewhere a handler meanwhile finds none */
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	CV_STORE(&n->lo, lo);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	CV_STORE(&n->hi, hi);
-#endif
-}
-
-static inline struct cv_alt_note cv__alt_note_get(const struct cv_alt_note *n)
-{
-#if defined(__x86_64__) && defined(__LP64__)
-	__m128i v;
-	__asm__ volatile("movdqa %1, %0" : "=x"(v) : "m"(*n));
-	return (struct cv_alt_note){ (uintptr_t)_mm_cvtsi128_si64(v),
-				     (uintptr_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v)) };
-#else
-	uintptr_t hi = CV_LOAD(&n->hi);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	return (struct cv_alt_note){ CV_LOAD(&n->lo), hi };
-#endif
-}
 
 /* Per-thread state. The profile reports every thread, including the ones
  * that have exited; past CV_THREADS_KEPT ended threads, later ones are
@@ -513,7 +517,7 @@ struct cv_thread {
 	 * hundreds of thousands of times as node starts, and one entry sent
 	 * each of those to the table (docs/performance.md, "Rwlocks,
 	 * spinlocks and futex words in turn"). One entry for semaphores: the
-	 * hashed entry cost their uncontended pair 1.4 ns more on the AMD
+	 * hashed entry cost their uncontended pair 2.8 ns more on the AMD
 	 * guest (sem_trywait and sem_post: 6.4 -> 9.2 ns; a fixed entry of
 	 * the same line 6.7), where the mutex, rwlock and spinlock paths paid
 	 * nothing measurable. */
@@ -567,7 +571,7 @@ struct cv_thread {
 	uintptr_t       stack_lo, stack_hi, stack_top;
 	/* The alternate signal stack set with SS_AUTODISARM that the last
 	 * handler of the program's to run on one ran on (signals.c,
-	 * note_disarmed_stack; cv__alt_note_*). */
+	 * note_disarmed_stack; cv__pair_store). */
 	struct cv_alt_note disarmed;
 	/* thread.c's trampoline's canonical frame address, 0 on a thread it did
 	 * not start: the frames from there on are the C library's and stay as
@@ -674,33 +678,21 @@ static inline struct cv_way *cv__way(struct cv_way *cache, const void *addr)
  * stays mapped). Use *r and *o, never the entry again. */
 static inline uintptr_t cv__way_miss(const struct cv_way *w, const void *addr, struct cv_rec **r, struct cv_obj **o)
 {
-#if defined(__x86_64__) && defined(__LP64__)   /* not x32: its pointers are 4 bytes */
-	__m128i v;
-	__asm__ volatile("movdqa %1, %0" : "=x"(v) : "m"(*w));
-	*r = (struct cv_rec *)_mm_cvtsi128_si64(v);
-	*o = (struct cv_obj *)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v));
-	return ((uintptr_t)CV_LOAD(&(*o)->addr) ^ (uintptr_t)addr) | (unsigned)CV_LOAD(&(*o)->retired);
-#else
-	*r = CV_LOAD(&w->rec);
-	*o = CV_LOAD(&w->obj);
-	return ((uintptr_t)CV_LOAD(&(*r)->obj) ^ (uintptr_t)*o) | ((uintptr_t)CV_LOAD(&(*o)->addr) ^ (uintptr_t)addr) |
-	       (unsigned)CV_LOAD(&(*o)->retired);
+	uintptr_t rec, obj;
+	cv__pair_load(w, &rec, &obj);
+	*r = (struct cv_rec *)rec;
+	*o = (struct cv_obj *)obj;
+	uintptr_t miss = ((uintptr_t)CV_LOAD(&(*o)->addr) ^ (uintptr_t)addr) | (unsigned)CV_LOAD(&(*o)->retired);
+#if !(defined(__x86_64__) && defined(__LP64__))   /* two loads: from one fill? */
+	miss |= (uintptr_t)CV_LOAD(&(*r)->obj) ^ (uintptr_t)*o;
 #endif
+	return miss;
 }
 
-/* Fills w with one store, as cv__way_miss reads it with one load: two
- * 8-byte stores followed by the fast path's 16-byte load cannot be
- * forwarded, and stalled each lookup's next acquisition (lockpair
- * semwait2, two semaphores in one entry: 16.6 -> 21.4 ns until this). */
+/* Fills w whole, as cv__way_miss reads it (cv__pair_store). */
 static inline void cv__way_set(struct cv_way *w, struct cv_rec *r, struct cv_obj *o)
 {
-#if defined(__x86_64__) && defined(__LP64__)
-	__m128i v = _mm_set_epi64x((long long)(uintptr_t)o, (long long)(uintptr_t)r);
-	__asm__ volatile("movdqa %1, %0" : "=m"(*w) : "x"(v));
-#else
-	w->rec = r;
-	w->obj = o;
-#endif
+	cv__pair_store(w, (uintptr_t)r, (uintptr_t)o);
 }
 
 /* The other entry of w's pair in a cache of CV_WAYS: a record is found in

@@ -200,7 +200,7 @@ static __attribute__((noinline)) void note_disarmed_stack(const ucontext_t *uc)
 	uintptr_t lo = (uintptr_t)uc->uc_stack.ss_sp, hi = lo + uc->uc_stack.ss_size, sp = cv__sp();
 	if (!t || sp <= lo || sp > hi)
 		return;   /* no state to keep it in; a handler not on it (no SA_ONSTACK) */
-	cv__alt_note_set(&t->disarmed, lo, hi);
+	cv__pair_store(&t->disarmed, lo, hi);
 }
 
 /* Deferred also while signals the section deferred wait for their release

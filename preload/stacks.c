@@ -671,10 +671,11 @@ static __attribute__((noinline)) bool on_alt_stack(uintptr_t sp, uintptr_t *lo, 
 	const struct cv_thread *t = cv__own_state();   /* a snapshot's check runs inside the guard */
 	if (!asked || !t)
 		return false;
-	struct cv_alt_note note = cv__alt_note_get(&t->disarmed);
-	if (!note.hi || sp <= note.lo || sp > note.hi)
+	uintptr_t note_lo, note_hi;
+	cv__pair_load(&t->disarmed, &note_lo, &note_hi);
+	if (!note_hi || sp <= note_lo || sp > note_hi)
 		return false;
-	*lo = note.lo;
+	*lo = note_lo;
 	*noted = true;
 	return true;
 }

@@ -583,24 +583,24 @@ Test(trust, a_thread_on_a_small_stack_may_take_a_contended_lock_deep_down, .time
  * stack now. */
 Test(trust, a_handler_on_a_small_alternate_stack_may_take_a_contended_lock, .timeout = 120)
 {
-	static const char *const hows[] = { "sigaltstack", "autodisarm", "syscall" };
+	static const char *const hows[][2] = { { "none", "plain" }, { "none", "autodisarm" }, { "syscall", "plain" } };
 	for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++) {
 		struct both b;
-		const char *argv[] = { tu_prog("handler_lock_small_altstack"), hows[i], NULL };
+		const char *argv[] = { tu_prog("handler_lock_small_altstack"), hows[i][0], hows[i][1], NULL };
 		run_both(&b, argv, capture_all);
-		tu_assert_exit(&b.native, 0, hows[i]);
-		TU_STREQ(b.shim.out, "changed 0\n", "%s: stdout", hows[i]);
+		tu_assert_exit(&b.native, 0, hows[i][0]);
+		TU_STREQ(b.shim.out, "changed 0\n", "%s %s: stdout", hows[i][0], hows[i][1]);
 	}
 }
 
-/* handler_lock_altstack_changes: the same after changes of the alternate
- * stack that the kernel undoes or that hide it (helper-74's and
- * helper-75's reviews): a handler on the normal stack that turns it off
- * (the kernel puts it back at the handler's return), a vfork child that
- * turns its own off, a handler on an SS_AUTODISARM stack that turns it
- * off or sets it again before it locks, a nested signal's handler on that
- * stack, a fork in the handler. Each crashed (SIGSEGV) under a build of
- * the shim before this test, with SS_AUTODISARM or without. */
+/* The same after changes of the alternate stack that the kernel undoes
+ * or that hide it (helper-74's and helper-75's reviews): a handler on the
+ * normal stack that turns it off (the kernel puts it back at the
+ * handler's return), a vfork child that turns its own off, a handler on
+ * an SS_AUTODISARM stack that turns it off or sets it again before it
+ * locks, a nested signal's handler on that stack, a fork in the handler.
+ * Each crashed (SIGSEGV) under a build of the shim before this test, with
+ * SS_AUTODISARM or without. */
 Test(trust, a_handler_on_a_small_alternate_stack_may_lock_after_the_stack_changed, .timeout = 120)
 {
 	static const char *const hows[] = { "revert", "vfork", "disable-in", "rearm-in", "nested", "fork" };
@@ -608,7 +608,7 @@ Test(trust, a_handler_on_a_small_alternate_stack_may_lock_after_the_stack_change
 	for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++)
 		for (size_t k = 0; k < 2; k++) {
 			struct both b;
-			const char *argv[] = { tu_prog("handler_lock_altstack_changes"), hows[i], kinds[k], NULL };
+			const char *argv[] = { tu_prog("handler_lock_small_altstack"), hows[i], kinds[k], NULL };
 			run_both(&b, argv, capture_all);
 			tu_assert_exit(&b.native, 0, hows[i]);
 			cr_assert(strstr(b.shim.out, "changed 0\n"), "%s %s: %s", hows[i], kinds[k], b.shim.out);
