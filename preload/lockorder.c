@@ -26,7 +26,13 @@
  *
  * Not seen: a mutex unlocked by a thread other than the one that locked it
  * (undefined for pthread mutexes, but done) stays in the locker's held set
- * and may give it edges it does not have.
+ * and may give it edges it does not have. A signal handler that returns
+ * holding a lock it took while it had interrupted the push of another (in
+ * the few instructions between the read of the held count and the slot's
+ * claim, cv__held_fill) has its slot taken by that push: the handler's
+ * lock is left out of the held set and gives no edges while held
+ * (tests/progs/order_memo_signal.c). A claim that would notice it is a
+ * read-modify-write on every fast push.
  */
 #include <string.h>
 

@@ -1065,17 +1065,22 @@ static inline uintptr_t cv__order_unchecked(const struct cv_thread *t, uint32_t 
 }
 
 /* An acquisition of o that can wait just had its lock-order edges looked
- * up (cv__lockorder_attempt): remember it on the top slot, keyed by the
- * held set's hash plus o, the oldest of its three memos dropped, unless a
- * slot is being filled or moved (a signal handler interrupted a push or a
- * release out of order: that slot's edges were skipped), the set's hash
- * is not known, or locks went untracked. Each store writes a true key: a
- * signal handler that records another memo here in between leaves true
- * ones. */
-static inline void cv__order_checked(struct cv_thread *t, const struct cv_obj *o)
+ * up (cv__lockorder_attempt) from the held set of n slots whose hash was
+ * `looked` when the lookup began: remember it on the top slot, keyed by
+ * that hash plus o, the oldest of its three memos dropped. Not when the
+ * set is not that one any more (a signal handler that interrupted the
+ * lookup returned holding a lock, or having released one: its edges to o
+ * may not have been looked up, and the memo would hide them for good),
+ * when a slot is being filled or moved (a handler interrupted a push or a
+ * release out of order: that slot's edges were skipped), when the set's
+ * hash is not known, or when locks went untracked. Each store writes a
+ * true key, made from `looked`: a handler that changes the set after the
+ * check leaves a memo of the set that was looked up, which no other set's
+ * hash meets, and one that records another memo here in between leaves
+ * true ones. */
+static inline void cv__order_checked(struct cv_thread *t, const struct cv_obj *o, uint32_t n, uint64_t looked)
 {
-	uint32_t n = t->nheld;
-	if (n == 0 || n > CV_HELD_MAX || t->held_untracked)
+	if (n == 0 || n > CV_HELD_MAX || CV_LOAD(&t->nheld) != n || t->held_untracked)
 		return;
 	if (o->kind == CV_OBJ_UNKNOWN)
 		return;   /* the shared out-of-memory object: no edges were looked up */
@@ -1084,14 +1089,13 @@ static inline void cv__order_checked(struct cv_thread *t, const struct cv_obj *o
 		if (!held || held->kind == CV_OBJ_UNKNOWN)
 			return;   /* its id is a real object's too (helper-65) */
 	}
-	uint64_t hash = cv__held_hash(t, n - 1);
-	if (hash) {
+	if (looked && cv__held_hash(t, n - 1) == looked) {
 		uint64_t *keys = t->held[n - 1].checked_keys;
 		CV_STORE(&keys[2], CV_LOAD(&keys[1]));
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		CV_STORE(&keys[1], CV_LOAD(&keys[0]));
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		CV_STORE(&keys[0], cv__held_mix(hash, o));
+		CV_STORE(&keys[0], cv__held_mix(looked, o));
 	}
 }
 
@@ -1101,9 +1105,13 @@ static inline void cv__order_checked(struct cv_thread *t, const struct cv_obj *o
  * takes the next acquisition of o on top of the same set. */
 static inline void cv__lock_attempt_remembered(struct cv_thread *t, struct cv_obj *o, const void *pc, uint32_t flags)
 {
-	if (CV_UNLIKELY(t->nheld != 0)) {
+	uint32_t n = CV_LOAD(&t->nheld);
+	if (CV_UNLIKELY(n != 0)) {
+		uint64_t looked = n <= CV_HELD_MAX ? cv__held_hash(t, n - 1) : 0;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the set's hash, then the lookup */
 		cv__lockorder_attempt(t, o, pc, flags);
-		cv__order_checked(t, o);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		cv__order_checked(t, o, n, looked);
 	}
 }
 
