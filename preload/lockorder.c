@@ -26,13 +26,19 @@
  *
  * Not seen: a mutex unlocked by a thread other than the one that locked it
  * (undefined for pthread mutexes, but done) stays in the locker's held set
- * and may give it edges it does not have. A signal handler that returns
- * holding a lock it took while it had interrupted the push of another (in
- * the few instructions between the read of the held count and the slot's
- * claim, cv__held_fill) has its slot taken by that push: the handler's
- * lock is left out of the held set and gives no edges while held
- * (tests/progs/order_memo_signal.c). A claim that would notice it is a
- * read-modify-write on every fast push.
+ * and may give it edges it does not have. A signal handler that changes
+ * the held set between a push's or a pop's read of the held count and its
+ * store of the new count (cv__held_fill, the fast unlocks,
+ * cv__held_release_slow: from the wrapper's first load to some 70
+ * instructions on) has the interrupted store undo its change: a lock the
+ * handler took and kept is left out of the set (its edges missed while it
+ * is held, and its release found in no slot), a lock it released comes
+ * back (false edges until it is next released: tests/hostile/stale_held.c).
+ * Closing that window takes an update of the count that is atomic against
+ * the thread's own handlers on every push and pop (an unlocked cmpxchg),
+ * not measured. Only programs outside POSIX meet it: pthread_mutex_lock
+ * is not async-signal-safe. The lookup's memo is not affected: it names
+ * what the lookup read (cv__order_checked).
  */
 #include <string.h>
 
@@ -121,31 +127,53 @@ static struct cv_edge *edge_claim(struct cv_edge *tab, uint64_t key)
 	return NULL;
 }
 
-static bool holds(const struct cv_thread *t, const struct cv_obj *o)
+/* One more slot of a held set's hash as a pass reads it (cv__held_hash):
+ * the hash of slots 0..i from that of 0..i-1 (h) and slot i's object. 0
+ * from a slot with no object (being filled or moved) or one not known,
+ * and from then on. */
+static uint64_t held_step(uint64_t h, uint32_t i, const struct cv_obj *held)
 {
-	for (uint32_t i = 0; i < t->nheld; i++)
-		if (CV_LOAD(&t->held[i].obj) == o)
-			return true;
-	return false;
+	if (!held || held->kind == CV_OBJ_UNKNOWN || (i != 0 && h == 0))
+		return 0;
+	return i == 0 ? CV_LOAD(&held->held_seed) : cv__held_mix(h, held);
 }
 
-void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc, uint32_t flags)
+/* Whether o is in t's held set; *hash, the set's as read. */
+static bool holds(const struct cv_thread *t, const struct cv_obj *o, uint64_t *hash)
 {
-	if ((flags & CV_LOCK_TRY) || holds(t, o) || o->kind == CV_OBJ_UNKNOWN)
-		return;   /* cannot block on it, or already its owner: no order */
+	bool found = false;
+	uint64_t h = 0;
+	for (uint32_t i = 0; i < t->nheld && i < CV_HELD_MAX; i++) {
+		const struct cv_obj *held = CV_LOAD(&t->held[i].obj);
+		found |= held == o;
+		h = held_step(h, i, held);
+	}
+	*hash = h;
+	return found;
+}
+
+uint64_t cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc, uint32_t flags)
+{
+	uint64_t looked;
+	if ((flags & CV_LOCK_TRY) || o->kind == CV_OBJ_UNKNOWN)
+		return 0;   /* cannot block on it: no order */
+	if (holds(t, o, &looked))
+		return looked;   /* already its owner: no order from a set with it */
 	struct cv_edge *tab = edge_table();
 	/* Not a state of this process's: a fork in a signal handler returned,
 	 * in the child, to this call of the parent's thread (its ids and index
 	 * are the parent's). Asked after the table was had: one had before the
 	 * fork is the parent's, which the child never writes out. */
 	if (!tab || CV_LOAD(&t->tid) != cv__thread_tid())
-		return;
+		return 0;
 	struct cv_edge *claimed[CV_HELD_MAX];
 	uint8_t from[CV_HELD_MAX];   /* the held slot of each claimed edge */
 	uint32_t n = 0;
+	looked = 0;
 	for (uint32_t i = 0; i < t->nheld && i < CV_HELD_MAX; i++) {
 		const struct cv_held *h = &t->held[i];
 		struct cv_obj *held = CV_LOAD(&h->obj);
+		looked = held_step(looked, i, held);
 		if (!held || held->kind == CV_OBJ_UNKNOWN)
 			continue;   /* a slot being filled by the code this handler interrupted, or no object */
 		uint64_t key = (uint64_t)(held->id + 1) << 32 | (o->id + 1);
@@ -164,7 +192,7 @@ void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc
 		from[n++] = (uint8_t)i;
 	}
 	if (!n)
-		return;
+		return looked;
 	/* One capture serves every new edge of this attempt: the stack now, and
 	 * each held lock's from it (stacks.c, intern_held). */
 	uint32_t from_stacks[CV_HELD_MAX];
@@ -180,6 +208,7 @@ void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc
 		e->to_pc = pc;
 		__atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
 	}
+	return looked;
 }
 
 /* The child of a fork: the edges are the parent's (its objects' ids, which

@@ -906,7 +906,12 @@ static inline void cv__guard_leave(struct cv_thread *saved)
  * nothing unless the thread already holds a lock), cv__held_push after any
  * success, cv__held_pop before the unlock. */
 
-void cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc, uint32_t flags);
+/* The lock-order edges into o from each lock t holds, looked up (a new
+ * one recorded with the call stack). Returns the hash of the held set as
+ * the lookup read it, slot by slot (cv__held_hash's), for the fast paths'
+ * memo (cv__order_checked); 0 when it did not look up the edges from
+ * every lock of it: a slot being filled, a lock not known, no edge table. */
+uint64_t cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void *pc, uint32_t flags);
 void cv__held_overflow(struct cv_thread *t);
 void cv__lockorder_after_fork(void);   /* init.c: in the child */
 void cv__held_forget(struct cv_thread *t, const void *addr);   /* a destroy or init of the lock at addr */
@@ -1065,38 +1070,27 @@ static inline uintptr_t cv__order_unchecked(const struct cv_thread *t, uint32_t 
 }
 
 /* An acquisition of o that can wait just had its lock-order edges looked
- * up (cv__lockorder_attempt) from the held set of n slots whose hash was
- * `looked` when the lookup began: remember it on the top slot, keyed by
- * that hash plus o, the oldest of its three memos dropped. Not when the
- * set is not that one any more (a signal handler that interrupted the
- * lookup returned holding a lock, or having released one: its edges to o
- * may not have been looked up, and the memo would hide them for good),
- * when a slot is being filled or moved (a handler interrupted a push or a
- * release out of order: that slot's edges were skipped), when the set's
- * hash is not known, or when locks went untracked. Each store writes a
- * true key, made from `looked`: a handler that changes the set after the
- * check leaves a memo of the set that was looked up, which no other set's
- * hash meets, and one that records another memo here in between leaves
- * true ones. */
-static inline void cv__order_checked(struct cv_thread *t, const struct cv_obj *o, uint32_t n, uint64_t looked)
+ * up (cv__lockorder_attempt) from the held set whose hash is `looked`, as
+ * the lookup read it: remember it on the top slot, keyed by that hash plus
+ * o, the oldest of its three memos dropped. The key names what was looked
+ * up, however signal handlers changed the set meanwhile (one that returned
+ * holding a lock, or having released one, or both in turn): a memo from
+ * the set before the lookup, or after it, would claim edges from a lock it
+ * never read. Stored only on a top slot whose set has that hash (none
+ * when the lookup was not whole, or locks went untracked); each store
+ * writes a true key, so a handler that records another memo here in
+ * between leaves true ones. */
+static inline void cv__order_checked(struct cv_thread *t, const struct cv_obj *o, uint64_t looked)
 {
-	if (n == 0 || n > CV_HELD_MAX || CV_LOAD(&t->nheld) != n || t->held_untracked)
+	uint32_t n = CV_LOAD(&t->nheld);
+	if (!looked || n == 0 || t->held_untracked || cv__held_hash(t, n - 1) != looked)
 		return;
-	if (o->kind == CV_OBJ_UNKNOWN)
-		return;   /* the shared out-of-memory object: no edges were looked up */
-	for (uint32_t i = 0; i < n; i++) {
-		const struct cv_obj *held = CV_LOAD(&t->held[i].obj);
-		if (!held || held->kind == CV_OBJ_UNKNOWN)
-			return;   /* its id is a real object's too (helper-65) */
-	}
-	if (looked && cv__held_hash(t, n - 1) == looked) {
-		uint64_t *keys = t->held[n - 1].checked_keys;
-		CV_STORE(&keys[2], CV_LOAD(&keys[1]));
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		CV_STORE(&keys[1], CV_LOAD(&keys[0]));
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		CV_STORE(&keys[0], cv__held_mix(looked, o));
-	}
+	uint64_t *keys = t->held[n - 1].checked_keys;
+	CV_STORE(&keys[2], CV_LOAD(&keys[1]));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&keys[1], CV_LOAD(&keys[0]));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	CV_STORE(&keys[0], cv__held_mix(looked, o));
 }
 
 /* cv__lock_attempt for an acquisition that did not wait, taken off a fast
@@ -1105,14 +1099,8 @@ static inline void cv__order_checked(struct cv_thread *t, const struct cv_obj *o
  * takes the next acquisition of o on top of the same set. */
 static inline void cv__lock_attempt_remembered(struct cv_thread *t, struct cv_obj *o, const void *pc, uint32_t flags)
 {
-	uint32_t n = CV_LOAD(&t->nheld);
-	if (CV_UNLIKELY(n != 0)) {
-		uint64_t looked = n <= CV_HELD_MAX ? cv__held_hash(t, n - 1) : 0;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the set's hash, then the lookup */
-		cv__lockorder_attempt(t, o, pc, flags);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		cv__order_checked(t, o, n, looked);
-	}
+	if (CV_UNLIKELY(t->nheld != 0))
+		cv__order_checked(t, o, cv__lockorder_attempt(t, o, pc, flags));
 }
 
 /* A blocking wait on o begins (contended paths only) and ends. */

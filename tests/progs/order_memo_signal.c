@@ -1,35 +1,49 @@
-/* order_memo_signal.c — run under libconvoy.so (tests/shim/fastpath.c): a
- * signal handler that returns holding a lock, delivered at each
- * instruction the shim executes while it looks up a lock's order edges
- * and remembers them (preload/shim.h, cv__lock_attempt_remembered).
+/* order_memo_signal.c — run under libconvoy.so (tests/shim/fastpath.c):
+ * signal handlers that change the held set while the shim looks up a
+ * lock's order edges and remembers them (preload/shim.h,
+ * cv__lock_attempt_remembered, cv__order_checked).
  *
  * The lock-order memo says "the edges from this held set to o were looked
  * up", so that the next acquisition of o on top of the same set skips the
- * lookup. A handler that runs between the lookup and the memo and returns
- * holding x changes the set: a memo made for the set with x would claim
- * x -> o, never looked up, and hide it for as long as the memo lives.
+ * lookup. A handler that runs during the lookup and returns holding x
+ * changes the set: a memo made for the set with x would claim x -> o,
+ * never looked up, and hide it for as long as the memo lives.
  *
  * The program forks a child that it traces. The child warms up: a -> o is
- * a known edge, o's record is in the shim's caches. Then, trial k: with a
- * held, it takes o, whose memo on a's slot the three other locks taken
- * since pushed out, so the shim looks the edges up and remembers them; the
- * tracer single-steps that call and delivers SIGUSR1 at the k-th
- * instruction inside libconvoy.so. The handler locks a mutex of its own
- * for the trial (oms_x<k>) and returns holding it. The child then lets o
- * go and takes it again, which must look up oms_x<k> -> o, and takes a
- * lock new to it, oms_y<k>, which says whether oms_x<k> was in the held
- * set then (the edge oms_x<k> -> oms_y<k>). The trials end with the first
- * one whose call had fewer than k steps in the shim.
+ * a known edge, o's record is in the shim's caches.
  *
- * The test reads the report: wherever oms_x<k> was in the set then, the
- * edge oms_x<k> -> o must be there too. (A handler that interrupts the
- * push of a lock between the read of the held count and the slot's claim,
- * and returns holding its own lock, loses that lock from the set: its
- * edges are missed, a limit of the shim's lock-free held set, lockorder.c.)
+ * `order_memo_signal` (sweep): trial k, with a held, takes o, whose memo on
+ * a's slot the three other locks taken since pushed out, so the shim looks
+ * the edges up and remembers them. The tracer single-steps that call and
+ * delivers SIGUSR1 at its k-th instruction inside libconvoy.so. The
+ * handler locks a mutex of its own for the trial (oms_x<k>) and returns
+ * holding it. The child then lets o go and takes it again, which must look
+ * up oms_x<k> -> o, and takes a lock new to it, oms_y<k>, which says
+ * whether oms_x<k> was in the held set then (the edge oms_x<k> ->
+ * oms_y<k>). Each trial's call begins in the same state (o's cache entry,
+ * no hold-time sample: CONVOY_HOLD_SAMPLE=1073741824), and the tracer
+ * checks that its first k - 1 steps in the shim are those of an unsignalled
+ * first trial: so every instruction of that call gets a signal in one
+ * trial. The trials end with the first one whose call had fewer than k
+ * steps in the shim. Wherever oms_x<k> was in the set then, the report
+ * must have oms_x<k> -> o.
  *
- * Exit 0 and "ok: N trials" when every trial ran; 1 otherwise; 77 when
+ * `order_memo_signal aba`: with a and L held, the call that takes o gets
+ * two signals: the first handler, at the entry of the shim's lookup
+ * (cv__lockorder_attempt, found in libconvoy.so's symbol table), releases
+ * L; the second, as the lookup returns, takes L back. The set after the
+ * lookup is the set before it, but the lookup read it without L. The
+ * report must have L -> o (the child's second acquisition of o under a
+ * and L looks it up) wherever it has L -> aba_y (L was in the set).
+ *
+ * (A handler that interrupts the push or pop of a lock between the read of
+ * the held count and its store changes the set in ways this does not
+ * test, a limit of the shim's lock-free held set: lockorder.c.)
+ *
+ * Exit 0 and "ok: ..." when every trial ran as said; 1 otherwise; 77 when
  * ptrace is not allowed here.
  */
+#include <elf.h>
 #include <stdbool.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
@@ -45,20 +59,27 @@ static pthread_mutex_t oms_a = PTHREAD_MUTEX_INITIALIZER, oms_o = PTHREAD_MUTEX_
 static pthread_mutex_t evict[3] = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
 				    PTHREAD_MUTEX_INITIALIZER };
 static pthread_mutex_t x[MAX_TRIALS], y[MAX_TRIALS];   /* zero: PTHREAD_MUTEX_INITIALIZER */
+static pthread_mutex_t aba_l = PTHREAD_MUTEX_INITIALIZER, aba_y = PTHREAD_MUTEX_INITIALIZER;
 
 /* Read and written by the tracer (the same addresses in its traced child:
  * a fork). */
-static volatile long armed, done, trial, in_handler;
+static volatile long armed, done, trial, holds_l;
 static volatile char took[MAX_TRIALS];
+static bool aba;
 
 static void handler(int sig)
 {
 	(void)sig;
-	in_handler = 1;
-	if (pthread_mutex_lock(&x[trial]) == 0)
+	if (aba) {
+		if (holds_l)
+			pthread_mutex_unlock(&aba_l);
+		else
+			pthread_mutex_lock(&aba_l);
+		holds_l = !holds_l;
+	} else if (pthread_mutex_lock(&x[trial]) == 0) {
 		took[trial] = 1;   /* and kept: the handler returns holding it */
-	in_handler = 0;
-	raise(SIGURG);   /* the tracer lets the trial run on */
+	}
+	raise(SIGURG);   /* the tracer goes on */
 }
 
 static void named(pthread_mutex_t *m, const char *prefix, long k)
@@ -68,15 +89,20 @@ static void named(pthread_mutex_t *m, const char *prefix, long k)
 	convoy_name_object(m, name);
 }
 
-/* a held; o's memo on a's slot pushed out by the three other locks taken
- * on top of a since (three memos a slot). */
+/* a held, o's cache entry filled; o's memo on a's slot pushed out by the
+ * three other locks taken on top of a at the end of the round before
+ * (three memos a slot). */
 static void round_of(long k, bool traced_round)
 {
-	pthread_mutex_lock(&oms_a);
 	if (traced_round) {
 		named(&x[k], "oms_x", k);
 		named(&y[k], "oms_y", k);
 		trial = k;
+	}
+	pthread_mutex_lock(&oms_o);
+	pthread_mutex_unlock(&oms_o);
+	pthread_mutex_lock(&oms_a);
+	if (traced_round) {
 		raise(SIGSTOP);   /* the tracer single-steps from here */
 		armed = 1;
 	}
@@ -98,6 +124,36 @@ static void round_of(long k, bool traced_round)
 	pthread_mutex_unlock(&oms_a);
 }
 
+/* a -> o and a -> L known; L -> o never taken before the traced call. */
+static void aba_round(void)
+{
+	convoy_name_object(&aba_l, "aba_l");
+	convoy_name_object(&aba_y, "aba_y");
+	for (int i = 0; i < 5; i++) {
+		pthread_mutex_lock(&oms_a);
+		pthread_mutex_lock(&oms_o);
+		pthread_mutex_unlock(&oms_o);
+		pthread_mutex_lock(&aba_l);
+		pthread_mutex_unlock(&aba_l);
+		pthread_mutex_unlock(&oms_a);
+	}
+	pthread_mutex_lock(&oms_a);
+	pthread_mutex_lock(&aba_l);
+	holds_l = 1;
+	raise(SIGSTOP);
+	armed = 1;
+	pthread_mutex_lock(&oms_o);   /* the two signals */
+	armed = 0;
+	pthread_mutex_unlock(&oms_o);
+	pthread_mutex_lock(&oms_o);   /* under a and L again: must look up L -> o */
+	pthread_mutex_lock(&aba_y);   /* L in the set: L -> y */
+	pthread_mutex_unlock(&aba_y);
+	pthread_mutex_unlock(&oms_o);
+	if (holds_l)
+		pthread_mutex_unlock(&aba_l);
+	pthread_mutex_unlock(&oms_a);
+}
+
 static void *nothing(void *arg)
 {
 	return arg;
@@ -112,27 +168,82 @@ static int traced(void)
 	MUST(pthread_join(t, NULL));
 	for (int i = 0; i < 10; i++)
 		round_of(0, false);
+	if (aba) {
+		aba_round();
+		return 0;
+	}
 	long k;
-	for (k = 1; k < MAX_TRIALS && !done; k++)
+	for (k = 0; k < MAX_TRIALS && !done; k++)   /* trial 0: the tracer's reference */
 		round_of(k, true);
 	return k == MAX_TRIALS;   /* the lookup never ended */
 }
 
-/* libconvoy.so's executable mapping in pid. */
-static bool shim_code(pid_t pid, unsigned long *lo, unsigned long *hi)
+/* libconvoy.so's executable mapping in pid, its load address (the start
+ * of its mapping at file offset 0) and its path. */
+static bool shim_code(pid_t pid, unsigned long *lo, unsigned long *hi, unsigned long *base, char *so, size_t len)
 {
 	char path[64], line[512];
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
 	FILE *f = fopen(path, "r");
-	bool found = false;
-	while (f && !found && fgets(line, sizeof line, f))
-		found = strstr(line, "libconvoy.so") && strstr(line, " r-xp ") && sscanf(line, "%lx-%lx", lo, hi) == 2;
+	bool code = false, start = false;
+	while (f && !(code && start) && fgets(line, sizeof line, f)) {
+		unsigned long from, to, off;
+		int name = 0;
+		if (!strstr(line, "libconvoy.so") || sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &from, &to, &off, &name) != 3)
+			continue;
+		if (off == 0 && !start) {
+			*base = from;
+			snprintf(so, len, "%.*s", (int)strcspn(line + name, "\n"), line + name);
+			start = true;
+		}
+		if (strstr(line, " r-xp ")) {
+			*lo = from;
+			*hi = to;
+			code = true;
+		}
+	}
 	if (f)
 		fclose(f);
-	return found;
+	return code && start;
 }
 
-static long peek(pid_t pid, volatile long *addr)
+/* The value of the function sym in the symbol table of the ELF file at
+ * path (an offset from its load address); 0 when not found. */
+static unsigned long symbol(const char *path, const char *sym)
+{
+	FILE *f = fopen(path, "rb");
+	Elf64_Ehdr eh;
+	unsigned long value = 0;
+	if (!f || fread(&eh, sizeof eh, 1, f) != 1 || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum > 4096)
+		goto out;
+	Elf64_Shdr sh[4096];
+	if (fseek(f, (long)eh.e_shoff, SEEK_SET) != 0 || fread(sh, sizeof(Elf64_Shdr), eh.e_shnum, f) != eh.e_shnum)
+		goto out;
+	for (unsigned i = 0; i < eh.e_shnum && !value; i++) {
+		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh.e_shnum)
+			continue;
+		const Elf64_Shdr *str = &sh[sh[i].sh_link];
+		char *names = malloc(str->sh_size + 1);
+		Elf64_Sym *syms = malloc(sh[i].sh_size);
+		if (names && syms && fseek(f, (long)str->sh_offset, SEEK_SET) == 0 &&
+		    fread(names, 1, str->sh_size, f) == str->sh_size && fseek(f, (long)sh[i].sh_offset, SEEK_SET) == 0 &&
+		    fread(syms, 1, sh[i].sh_size, f) == sh[i].sh_size) {
+			names[str->sh_size] = '\0';
+			for (size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym) && !value; k++)
+				if (ELF64_ST_TYPE(syms[k].st_info) == STT_FUNC && syms[k].st_name < str->sh_size &&
+				    !strcmp(names + syms[k].st_name, sym))
+					value = syms[k].st_value;
+		}
+		free(names);
+		free(syms);
+	}
+out:
+	if (f)
+		fclose(f);
+	return value;
+}
+
+static long peek(pid_t pid, const volatile void *addr)
 {
 	return ptrace(PTRACE_PEEKDATA, pid, (void *)addr, NULL);
 }
@@ -152,10 +263,21 @@ static bool resume_until(pid_t pid, enum __ptrace_request how, int sig, int unti
 	}
 }
 
+static unsigned long long rip_of(pid_t pid)
+{
+	struct user_regs_struct regs;
+	return ptrace(PTRACE_GETREGS, pid, NULL, &regs) == 0 ? regs.rip : 0;
+}
+
+static unsigned long long ref[1 << 16];   /* trial 0's instructions in the shim */
+static long nref;
+
 /* Trial k, the child stopped at its start: single steps until the k-th
- * instruction inside the shim while armed, where SIGUSR1 is delivered.
- * 1 when it was, 0 when the call ended first (no later trial has more
- * steps), -1 when the child ended. */
+ * instruction inside the shim while armed, where SIGUSR1 is delivered;
+ * trial 0 notes its instructions in ref instead. 1 when the signal was
+ * delivered (or trial 0 ended), 0 when the call ended first (no later
+ * trial has more steps), 2 when its path left trial 0's, -1 when the
+ * child ended. */
 static int one_trial(pid_t pid, long k, unsigned long lo, unsigned long hi, int *status)
 {
 	long steps = 0;
@@ -163,19 +285,52 @@ static int one_trial(pid_t pid, long k, unsigned long lo, unsigned long hi, int 
 		if (!resume_until(pid, PTRACE_SINGLESTEP, 0, SIGTRAP, status))
 			return -1;
 	while (peek(pid, &armed) == 1) {
-		struct user_regs_struct regs;
-		if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) != 0)
-			return -1;
-		if (regs.rip >= lo && regs.rip < hi && ++steps == k)
-			return resume_until(pid, PTRACE_CONT, SIGUSR1, SIGURG, status) ? 1 : -1;
+		unsigned long long rip = rip_of(pid);
+		if (rip >= lo && rip < hi) {
+			if (k == 0) {
+				if (nref < (long)(sizeof ref / sizeof ref[0]))
+					ref[nref++] = rip;
+			} else if (++steps == k) {
+				return resume_until(pid, PTRACE_CONT, SIGUSR1, SIGURG, status) ? 1 : -1;
+			} else if (steps > nref || ref[steps - 1] != rip) {
+				return 2;
+			}
+		}
 		if (!resume_until(pid, PTRACE_SINGLESTEP, 0, SIGTRAP, status))
 			return -1;
 	}
-	return 0;
+	return k == 0 ? 1 : 0;
 }
 
-int main(void)
+/* The aba case: SIGUSR1 at the lookup's entry and again at its return
+ * address. */
+static bool two_signals(pid_t pid, unsigned long lookup, int *status)
 {
+	unsigned long long back = 0;
+	while (peek(pid, &armed) == 0)
+		if (!resume_until(pid, PTRACE_SINGLESTEP, 0, SIGTRAP, status))
+			return false;
+	while (peek(pid, &armed) == 1) {
+		struct user_regs_struct regs;
+		if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) != 0)
+			return false;
+		if (!back && regs.rip == lookup) {
+			back = (unsigned long long)peek(pid, (void *)regs.rsp);   /* its return address */
+			if (!resume_until(pid, PTRACE_CONT, SIGUSR1, SIGURG, status))
+				return false;
+		} else if (back && regs.rip == back) {
+			return resume_until(pid, PTRACE_CONT, SIGUSR1, SIGURG, status);
+		}
+		if (!resume_until(pid, PTRACE_SINGLESTEP, 0, SIGTRAP, status))
+			return false;
+	}
+	printf("the call ended before the lookup %s\n", back ? "returned" : "began");
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	aba = argc > 1 && !strcmp(argv[1], "aba");
 	pid_t pid = fork();
 	if (pid == 0) {
 		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
@@ -192,21 +347,42 @@ int main(void)
 		printf("ptrace is not allowed here\n");
 		return 77;
 	}
-	unsigned long lo, hi;
-	if (!shim_code(pid, &lo, &hi)) {
+	unsigned long lo = 0, hi = 0, base = 0;
+	char so[400];
+	if (!shim_code(pid, &lo, &hi, &base, so, sizeof so)) {
 		printf("libconvoy.so is not loaded: run this under the shim\n");
 		kill(pid, SIGKILL);
 		return 1;
 	}
-	long k = 1;
+	long k = 0;
 	int rc = -1;
-	while (resume_until(pid, PTRACE_CONT, 0, SIGSTOP, &status) &&   /* to trial k's start */
-	       (rc = one_trial(pid, k, lo, hi, &status)) == 1)
-		k++;
-	/* Trial k had no signal: the child ends after it. */
-	if (rc == 0 && (ptrace(PTRACE_POKEDATA, pid, (void *)&done, (void *)1L) != 0 ||
-			ptrace(PTRACE_CONT, pid, NULL, NULL) != 0 || waitpid(pid, &status, 0) < 0))
-		return 1;
+	if (aba) {
+		unsigned long lookup = symbol(so, "cv__lockorder_attempt");
+		if (!lookup) {
+			printf("no cv__lockorder_attempt in %s's symbol table\n", so);
+			kill(pid, SIGKILL);
+			return 1;
+		}
+		if (!resume_until(pid, PTRACE_CONT, 0, SIGSTOP, &status) || !two_signals(pid, base + lookup, &status) ||
+		    ptrace(PTRACE_CONT, pid, NULL, NULL) != 0 || waitpid(pid, &status, 0) < 0) {
+			kill(pid, SIGKILL);
+			return 1;
+		}
+		rc = 0;
+	} else {
+		while (resume_until(pid, PTRACE_CONT, 0, SIGSTOP, &status) &&   /* to trial k's start */
+		       (rc = one_trial(pid, k, lo, hi, &status)) == 1)
+			k++;
+		if (rc == 2) {
+			printf("trial %ld left the reference trial's path in the shim before its signal\n", k);
+			kill(pid, SIGKILL);
+			return 1;
+		}
+		/* Trial k had no signal: the child ends after it. */
+		if (rc == 0 && (ptrace(PTRACE_POKEDATA, pid, (void *)&done, (void *)1L) != 0 ||
+				ptrace(PTRACE_CONT, pid, NULL, NULL) != 0 || waitpid(pid, &status, 0) < 0))
+			return 1;
+	}
 	if (WIFSIGNALED(status)) {
 		printf("the traced program was killed by signal %d (%s) in trial %ld\n", WTERMSIG(status),
 		       strsignal(WTERMSIG(status)), k);
@@ -217,6 +393,9 @@ int main(void)
 		kill(pid, SIGKILL);
 		return 1;
 	}
-	printf("ok: %ld trials, a signal at each instruction of the shim's lookup and memo\n", k - 1);
+	if (aba)
+		printf("ok: two signals, at the lookup's entry and at its return\n");
+	else
+		printf("ok: %ld trials, a signal at each of the %ld instructions of the shim's call\n", k - 1, nref);
 	return 0;
 }
