@@ -37,8 +37,10 @@
  * Closing that window takes an update of the count that is atomic against
  * the thread's own handlers on every push and pop (an unlocked cmpxchg),
  * not measured. Only programs outside POSIX meet it: pthread_mutex_lock
- * is not async-signal-safe. The lookup's memo is not affected: it names
- * what the lookup read (cv__order_checked).
+ * is not async-signal-safe. A memo a lookup stores names what it read
+ * (cv__order_checked), but a slot pushed in that window keeps the prefix
+ * hash of the set before the handler, and the memos met through it may
+ * hide the edges of the handler's lock.
  */
 #include <string.h>
 

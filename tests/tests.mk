@@ -58,6 +58,12 @@ $(TEST_PROGS_DIR)/order_memo: tests/progs/order_memo.c tests/progs/progs.h inclu
 	@mkdir -p $(@D)
 	$(CC) $(TEST_PROG_CFLAGS) $< -o $@
 
+# White-box: the shim's mutex cache (preload/shim.h) and its symbol table (libelf).
+$(TEST_PROGS_DIR)/order_memo_signal: tests/progs/order_memo_signal.c tests/progs/progs.h include/convoy.h \
+                                     preload/shim.h | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -lelf
+
 # White-box: the shim's layout (preload/shim.h) and its symbol table (libelf);
 # Capstone for the width of a write where page protection watches.
 $(TEST_PROGS_DIR)/fastpath_writes: tests/progs/fastpath_writes.c preload/shim.h | check-deps

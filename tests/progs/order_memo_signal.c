@@ -20,8 +20,9 @@
  * holding it. The child then lets o go and takes it again, which must look
  * up oms_x<k> -> o, and takes a lock new to it, oms_y<k>, which says
  * whether oms_x<k> was in the held set then (the edge oms_x<k> ->
- * oms_y<k>). Each trial's call begins in the same state (o's cache entry,
- * no hold-time sample: CONVOY_HOLD_SAMPLE=1073741824), and the tracer
+ * oms_y<k>). Each trial's call begins in the same state (o at home in
+ * the shim's mutex cache, in an entry no other lock of the program's maps
+ * to; no hold-time sample: CONVOY_HOLD_SAMPLE=1073741824), and the tracer
  * checks that its first k - 1 steps in the shim are those of an unsignalled
  * first trial: so every instruction of that call gets a signal in one
  * trial. The trials end with the first one whose call had fewer than k
@@ -40,10 +41,16 @@
  * the held count and its store changes the set in ways this does not
  * test, a limit of the shim's lock-free held set: lockorder.c.)
  *
+ * White-box (preload/shim.h, cv__way): the locks are picked from pools by
+ * their cache entry. With o's entry shared, where o sat (its home or the
+ * partner entry) depended on where the address layout put the others, and
+ * the calls' paths with it (helper-78: 16 of 64 runs diverged).
+ *
  * Exit 0 and "ok: ..." when every trial ran as said; 1 otherwise; 77 when
  * ptrace is not allowed here.
  */
-#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <stdbool.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
@@ -53,13 +60,14 @@
 
 #include "progs.h"
 
+#include "../../preload/shim.h"
+
 #define MAX_TRIALS 2000   /* far more than the instructions of the shim's lookup */
 
-static pthread_mutex_t oms_a = PTHREAD_MUTEX_INITIALIZER, oms_o = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t evict[3] = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-				    PTHREAD_MUTEX_INITIALIZER };
-static pthread_mutex_t x[MAX_TRIALS], y[MAX_TRIALS];   /* zero: PTHREAD_MUTEX_INITIALIZER */
-static pthread_mutex_t aba_l = PTHREAD_MUTEX_INITIALIZER, aba_y = PTHREAD_MUTEX_INITIALIZER;
+/* Zero: PTHREAD_MUTEX_INITIALIZER. o is pool[0]; every other lock is one
+ * whose cache entry is not o's (way_of). */
+static pthread_mutex_t pool[16], spare[3 * MAX_TRIALS];
+static pthread_mutex_t *oms_o, *oms_a, *evict[3], *aba_l, *aba_y, *x[MAX_TRIALS], *y[MAX_TRIALS];
 
 /* Read and written by the tracer (the same addresses in its traced child:
  * a fork). */
@@ -72,14 +80,50 @@ static void handler(int sig)
 	(void)sig;
 	if (aba) {
 		if (holds_l)
-			pthread_mutex_unlock(&aba_l);
+			pthread_mutex_unlock(aba_l);
 		else
-			pthread_mutex_lock(&aba_l);
+			pthread_mutex_lock(aba_l);
 		holds_l = !holds_l;
-	} else if (pthread_mutex_lock(&x[trial]) == 0) {
+	} else if (pthread_mutex_lock(x[trial]) == 0) {
 		took[trial] = 1;   /* and kept: the handler returns holding it */
 	}
 	raise(SIGURG);   /* the tracer goes on */
+}
+
+/* The index of addr's entry in the shim's mutex cache. */
+static unsigned way_of(const void *addr)
+{
+	static struct cv_way ways[CV_WAYS];
+	return (unsigned)(cv__way(ways, addr) - ways);
+}
+
+/* The next mutex of from[*next..n) whose cache entry is not o's. */
+static pthread_mutex_t *not_os(pthread_mutex_t *from, size_t n, size_t *next)
+{
+	while (*next < n && way_of(&from[*next]) == way_of(oms_o))
+		++*next;
+	if (*next == n) {
+		fprintf(stderr, "order_memo_signal: too few mutexes outside o's cache entry\n");
+		exit(1);
+	}
+	return &from[(*next)++];
+}
+
+static void pick_locks(void)
+{
+	size_t next = 1, spares = 0;
+	oms_o = &pool[0];
+	oms_a = not_os(pool, 16, &next);
+	for (int i = 0; i < 3; i++)
+		evict[i] = not_os(pool, 16, &next);
+	aba_l = not_os(pool, 16, &next);
+	aba_y = not_os(pool, 16, &next);
+	for (int k = 0; k < MAX_TRIALS; k++) {
+		x[k] = not_os(spare, sizeof spare / sizeof spare[0], &spares);
+		y[k] = not_os(spare, sizeof spare / sizeof spare[0], &spares);
+	}
+	convoy_name_object(oms_o, "oms_o");
+	convoy_name_object(oms_a, "oms_a");
 }
 
 static void named(pthread_mutex_t *m, const char *prefix, long k)
@@ -95,63 +139,63 @@ static void named(pthread_mutex_t *m, const char *prefix, long k)
 static void round_of(long k, bool traced_round)
 {
 	if (traced_round) {
-		named(&x[k], "oms_x", k);
-		named(&y[k], "oms_y", k);
+		named(x[k], "oms_x", k);
+		named(y[k], "oms_y", k);
 		trial = k;
 	}
-	pthread_mutex_lock(&oms_o);
-	pthread_mutex_unlock(&oms_o);
-	pthread_mutex_lock(&oms_a);
+	pthread_mutex_lock(oms_o);
+	pthread_mutex_unlock(oms_o);
+	pthread_mutex_lock(oms_a);
 	if (traced_round) {
 		raise(SIGSTOP);   /* the tracer single-steps from here */
 		armed = 1;
 	}
-	pthread_mutex_lock(&oms_o);
+	pthread_mutex_lock(oms_o);
 	armed = 0;
-	pthread_mutex_unlock(&oms_o);
-	pthread_mutex_lock(&oms_o);   /* on top of a and, if the handler ran, x[k] */
-	pthread_mutex_unlock(&oms_o);
+	pthread_mutex_unlock(oms_o);
+	pthread_mutex_lock(oms_o);   /* on top of a and, if the handler ran, x[k] */
+	pthread_mutex_unlock(oms_o);
 	if (traced_round) {
-		pthread_mutex_lock(&y[k]);   /* new: its edges are looked up */
-		pthread_mutex_unlock(&y[k]);
+		pthread_mutex_lock(y[k]);   /* new: its edges are looked up */
+		pthread_mutex_unlock(y[k]);
 		if (took[k])
-			pthread_mutex_unlock(&x[k]);
+			pthread_mutex_unlock(x[k]);
 	}
 	for (int i = 0; i < 3; i++) {
-		pthread_mutex_lock(&evict[i]);
-		pthread_mutex_unlock(&evict[i]);
+		pthread_mutex_lock(evict[i]);
+		pthread_mutex_unlock(evict[i]);
 	}
-	pthread_mutex_unlock(&oms_a);
+	pthread_mutex_unlock(oms_a);
 }
 
 /* a -> o and a -> L known; L -> o never taken before the traced call. */
 static void aba_round(void)
 {
-	convoy_name_object(&aba_l, "aba_l");
-	convoy_name_object(&aba_y, "aba_y");
+	convoy_name_object(aba_l, "aba_l");
+	convoy_name_object(aba_y, "aba_y");
 	for (int i = 0; i < 5; i++) {
-		pthread_mutex_lock(&oms_a);
-		pthread_mutex_lock(&oms_o);
-		pthread_mutex_unlock(&oms_o);
-		pthread_mutex_lock(&aba_l);
-		pthread_mutex_unlock(&aba_l);
-		pthread_mutex_unlock(&oms_a);
+		pthread_mutex_lock(oms_a);
+		pthread_mutex_lock(oms_o);
+		pthread_mutex_unlock(oms_o);
+		pthread_mutex_lock(aba_l);
+		pthread_mutex_unlock(aba_l);
+		pthread_mutex_unlock(oms_a);
 	}
-	pthread_mutex_lock(&oms_a);
-	pthread_mutex_lock(&aba_l);
+	pthread_mutex_lock(oms_a);
+	pthread_mutex_lock(aba_l);
 	holds_l = 1;
 	raise(SIGSTOP);
 	armed = 1;
-	pthread_mutex_lock(&oms_o);   /* the two signals */
+	pthread_mutex_lock(oms_o);   /* the two signals */
 	armed = 0;
-	pthread_mutex_unlock(&oms_o);
-	pthread_mutex_lock(&oms_o);   /* under a and L again: must look up L -> o */
-	pthread_mutex_lock(&aba_y);   /* L in the set: L -> y */
-	pthread_mutex_unlock(&aba_y);
-	pthread_mutex_unlock(&oms_o);
+	pthread_mutex_unlock(oms_o);
+	pthread_mutex_lock(oms_o);   /* under a and L again: must look up L -> o */
+	pthread_mutex_lock(aba_y);   /* L in the set: L -> y */
+	pthread_mutex_unlock(aba_y);
+	pthread_mutex_unlock(oms_o);
 	if (holds_l)
-		pthread_mutex_unlock(&aba_l);
-	pthread_mutex_unlock(&oms_a);
+		pthread_mutex_unlock(aba_l);
+	pthread_mutex_unlock(oms_a);
 }
 
 static void *nothing(void *arg)
@@ -163,6 +207,7 @@ static int traced(void)
 {
 	struct sigaction sa = { .sa_handler = handler };
 	MUST(sigaction(SIGUSR1, &sa, NULL));
+	pick_locks();
 	pthread_t t;   /* glibc's multi-threaded path, which the shim takes over */
 	MUST(pthread_create(&t, NULL, nothing, NULL));
 	MUST(pthread_join(t, NULL));
@@ -211,35 +256,26 @@ static bool shim_code(pid_t pid, unsigned long *lo, unsigned long *hi, unsigned 
  * path (an offset from its load address); 0 when not found. */
 static unsigned long symbol(const char *path, const char *sym)
 {
-	FILE *f = fopen(path, "rb");
-	Elf64_Ehdr eh;
+	int fd = elf_version(EV_CURRENT) != EV_NONE ? open(path, O_RDONLY) : -1;
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
 	unsigned long value = 0;
-	if (!f || fread(&eh, sizeof eh, 1, f) != 1 || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum > 4096)
-		goto out;
-	Elf64_Shdr sh[4096];
-	if (fseek(f, (long)eh.e_shoff, SEEK_SET) != 0 || fread(sh, sizeof(Elf64_Shdr), eh.e_shnum, f) != eh.e_shnum)
-		goto out;
-	for (unsigned i = 0; i < eh.e_shnum && !value; i++) {
-		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh.e_shnum)
+	for (Elf_Scn *scn = NULL; e && !value && (scn = elf_nextscn(e, scn)) != NULL;) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
 			continue;
-		const Elf64_Shdr *str = &sh[sh[i].sh_link];
-		char *names = malloc(str->sh_size + 1);
-		Elf64_Sym *syms = malloc(sh[i].sh_size);
-		if (names && syms && fseek(f, (long)str->sh_offset, SEEK_SET) == 0 &&
-		    fread(names, 1, str->sh_size, f) == str->sh_size && fseek(f, (long)sh[i].sh_offset, SEEK_SET) == 0 &&
-		    fread(syms, 1, sh[i].sh_size, f) == sh[i].sh_size) {
-			names[str->sh_size] = '\0';
-			for (size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym) && !value; k++)
-				if (ELF64_ST_TYPE(syms[k].st_info) == STT_FUNC && syms[k].st_name < str->sh_size &&
-				    !strcmp(names + syms[k].st_name, sym))
-					value = syms[k].st_value;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && !value && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym st;
+			const char *n;
+			if (gelf_getsym(d, (int)i, &st) && GELF_ST_TYPE(st.st_info) == STT_FUNC &&
+			    (n = elf_strptr(e, sh.sh_link, st.st_name)) && !strcmp(n, sym))
+				value = st.st_value;
 		}
-		free(names);
-		free(syms);
 	}
-out:
-	if (f)
-		fclose(f);
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
 	return value;
 }
 
