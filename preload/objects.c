@@ -78,7 +78,7 @@ const struct cv_rec cv__nil_rec = { .obj = (struct cv_obj *)&nil_obj };
 #define CV_EMPTY_CACHES                                                              \
 	.mutex_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                      \
 	.cond_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                       \
-	.rwlock_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                     \
+	.rwlock_cache = { [0 ... CV_RWLOCK_WAYS - 1] = CV_EMPTY_WAY },              \
 	.spin_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                       \
 	.futex_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                      \
 	.sem_cache = CV_EMPTY_WAY
@@ -90,8 +90,9 @@ void cv__caches_clear(struct cv_thread *t)
 {
 	t->sem_cache = (struct cv_way)CV_EMPTY_WAY;
 	for (uint32_t i = 0; i < CV_WAYS; i++)
-		t->mutex_cache[i] = t->cond_cache[i] = t->rwlock_cache[i] = t->spin_cache[i] = t->futex_cache[i] =
-			(struct cv_way)CV_EMPTY_WAY;
+		t->mutex_cache[i] = t->cond_cache[i] = t->spin_cache[i] = t->futex_cache[i] = (struct cv_way)CV_EMPTY_WAY;
+	for (uint32_t i = 0; i < CV_RWLOCK_WAYS; i++)
+		t->rwlock_cache[i] = (struct cv_way)CV_EMPTY_WAY;
 }
 
 /* Records (defined with the merging below). */
@@ -493,15 +494,15 @@ static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t
 	return r;
 }
 
-/* t's cache for objects of this kind and its entries (CV_WAYS, or one;
- * NULL: the kind has no cache). */
+/* t's cache for objects of this kind and its entries (NULL: the kind has
+ * no cache). */
 static struct cv_way *cache_for(struct cv_thread *t, uint32_t kind, uint32_t *ways)
 {
 	*ways = CV_WAYS;
 	switch (kind) {
 	case CV_OBJ_COND:   return t->cond_cache;
 	case CV_OBJ_MUTEX:  return t->mutex_cache;
-	case CV_OBJ_RWLOCK: return t->rwlock_cache;
+	case CV_OBJ_RWLOCK: *ways = CV_RWLOCK_WAYS; return t->rwlock_cache;
 	case CV_OBJ_SPIN:   return t->spin_cache;
 	case CV_OBJ_SEM:    *ways = 1; return &t->sem_cache;
 	case CV_OBJ_FUTEX:  return t->futex_cache;
@@ -512,14 +513,20 @@ static struct cv_way *cache_for(struct cv_thread *t, uint32_t kind, uint32_t *wa
 /* addr's entry in a cache of that many entries. */
 static struct cv_way *entry_of(struct cv_way *cache, uint32_t ways, const void *addr)
 {
-	return ways > 1 ? cv__way(cache, addr) : cache;
+	return ways > 1 ? cv__way(cache, ways, addr) : cache;
 }
 
 /* r, just looked up, into addr's entry of its cache; the live record of
- * another object it displaces into the entry's partner (shim.h,
- * cv__way_partner), unless the partner holds a live record at home there
- * (one its fast path finds in one test). Inside the guard: a signal
- * handler meanwhile reads cv__inert's caches, not these. */
+ * another object it displaces goes to the entry's partner (shim.h,
+ * cv__way_partner), over whatever is there: the pair keeps the two
+ * records filled last. Keeping a record that sat at home in the partner
+ * instead (09833c0) kept one the program had stopped using: node 20's two
+ * hottest OpenSSL read locks share an entry in a cache of any size up to
+ * 16, and with another lock at home in its partner each of their 367,000
+ * acquisitions a run went to the table (14,000 lookups a run since). Three
+ * locks taken in turn over one pair miss twice a round either way. Inside
+ * the guard: a signal handler meanwhile reads cv__inert's caches, not
+ * these. */
 static void cache_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)
 {
 	uint32_t ways;
@@ -527,12 +534,8 @@ static void cache_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)
 	if (!cache)
 		return;
 	struct cv_way *w = entry_of(cache, ways, addr);
-	if (ways > 1 && CV_LOAD(&w->obj->addr) != addr && !CV_LOAD(&w->obj->retired)) {
-		struct cv_way *p = cv__way_partner(cache, w);
-		const struct cv_obj *resident = CV_LOAD(&p->obj);
-		if (CV_LOAD(&resident->retired) || cv__way(cache, CV_LOAD(&resident->addr)) != p)
-			cv__way_set(p, w->rec, w->obj);
-	}
+	if (ways > 1 && CV_LOAD(&w->obj->addr) != addr && !CV_LOAD(&w->obj->retired))
+		cv__way_set(cv__way_partner(cache, w), w->rec, w->obj);
 	cv__way_set(w, r, r->obj);
 }
 

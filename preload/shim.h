@@ -442,8 +442,8 @@ static inline void cv__pair_load(const void *p, uintptr_t *a, uintptr_t *b)
 
 /* One entry of a thread's caches: a record and its object (the object's
  * address is the key: cv__way_miss). */
-#define CV_WAY_BITS 2
-#define CV_WAYS (1u << CV_WAY_BITS)
+#define CV_WAYS 4u          /* entries of most families' caches */
+#define CV_RWLOCK_WAYS 8u   /* rwlocks: rwlock_cache */
 struct cv_way {
 	struct cv_rec *rec;
 	struct cv_obj *obj;
@@ -513,15 +513,17 @@ struct cv_thread {
 	const void     *joining_pc;
 	/* The caches of the other families (objects.c fills them; barriers
 	 * are slow by nature and use the table): CV_WAYS entries, a line
-	 * each, as for mutexes. OpenSSL 3 takes several rwlocks in turn,
-	 * hundreds of thousands of times as node starts, and one entry sent
-	 * each of those to the table (docs/performance.md, "Rwlocks,
-	 * spinlocks and futex words in turn"). One entry for semaphores: the
+	 * each, as for mutexes, and two lines for rwlocks. OpenSSL 3 takes
+	 * several rwlocks in turn, hundreds of thousands of times as node
+	 * starts, and one entry sent each of those to the table
+	 * (docs/performance.md, "Rwlocks, spinlocks and futex words in turn";
+	 * two locks of one entry of four, rdlock-same-entry, 9.0 ns a pair
+	 * then, 8.0 with eight entries). One entry for semaphores: the
 	 * hashed entry cost their uncontended pair 2.8 ns more on the AMD
 	 * guest (sem_trywait and sem_post: 6.4 -> 9.2 ns; a fixed entry of
 	 * the same line 6.7), where the mutex, rwlock and spinlock paths paid
 	 * nothing measurable. */
-	struct cv_way   rwlock_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
+	struct cv_way   rwlock_cache[CV_RWLOCK_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   spin_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   futex_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   sem_cache;
@@ -653,11 +655,12 @@ void cv__records_thread_end(struct cv_thread *t);           /* its table goes ba
  * is out of memory. Caller holds the lock that serialises dst. */
 bool cv__records_merge(struct cv_thread *dst, struct cv_thread *src);
 
-/* A cache's entry for addr: a multiplicative hash, so that objects side by
- * side in an array or a struct fall in different entries. */
-static inline struct cv_way *cv__way(struct cv_way *cache, const void *addr)
+/* addr's entry in a cache of `ways` entries (a power of two, a constant
+ * at every fast path): a multiplicative hash, so that objects side by side
+ * in an array or a struct fall in different entries. */
+static inline struct cv_way *cv__way(struct cv_way *cache, uint32_t ways, const void *addr)
 {
-	return &cache[((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - CV_WAY_BITS)];
+	return &cache[((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - __builtin_ctz(ways))];
 }
 
 /* A cache entry's record and object, and zero when they are addr's: the
@@ -695,33 +698,33 @@ static inline void cv__way_set(struct cv_way *w, struct cv_rec *r, struct cv_obj
 	cv__pair_store(w, (uintptr_t)r, (uintptr_t)o);
 }
 
-/* The other entry of w's pair in a cache of CV_WAYS: a record is found in
+/* The other entry of w's pair in a cache: a record is found in
  * its own entry (cv__way, the fast paths' one test) or in that entry's
  * partner, where a lookup moves the record it displaces (objects.c,
  * cache_fill). Two locks whose addresses hash to one entry, taken in
  * turn, then both stay cached: node's OpenSSL takes two such rwlocks
- * 180,000 times each, and each acquisition went to the table. */
+ * 183,000 times each. */
 static inline struct cv_way *cv__way_partner(struct cv_way *cache, const struct cv_way *w)
 {
 	return &cache[(uint32_t)(w - cache) ^ 1];
 }
 
 /* cv__way_miss over addr's entry in cache, then its partner. */
-static inline uintptr_t cv__ways_miss(struct cv_way *cache, const void *addr, struct cv_rec **r, struct cv_obj **o)
+static inline uintptr_t cv__ways_miss(struct cv_way *cache, uint32_t ways, const void *addr, struct cv_rec **r,
+				      struct cv_obj **o)
 {
-	struct cv_way *w = cv__way(cache, addr);
+	struct cv_way *w = cv__way(cache, ways, addr);
 	return cv__way_miss(w, addr, r, o) && cv__way_miss(cv__way_partner(cache, w), addr, r, o);
 }
 
 /* The record of thread t for the object at addr, from the cache of its
- * family (CV_WAYS entries, or one: cache_ways), else from the guarded
- * lookup. */
+ * family (cache_ways entries), else from the guarded lookup. */
 static inline struct cv_rec *cv__cached_rec(struct cv_way *cache, uint32_t cache_ways, const void *addr, uint32_t kind,
 					    struct cv_thread *t)
 {
 	struct cv_rec *r;
 	struct cv_obj *o;
-	uintptr_t miss = cache_ways == 1 ? cv__way_miss(cache, addr, &r, &o) : cv__ways_miss(cache, addr, &r, &o);
+	uintptr_t miss = cache_ways == 1 ? cv__way_miss(cache, addr, &r, &o) : cv__ways_miss(cache, cache_ways, addr, &r, &o);
 	return CV_LIKELY(!miss) ? r : cv__lookup_slow(t, addr, kind);
 }
 
@@ -737,7 +740,7 @@ static inline struct cv_rec *cv__cond_rec(struct cv_thread *t, const void *addr)
 
 static inline struct cv_rec *cv__rwlock_rec(struct cv_thread *t, const void *addr)
 {
-	return cv__cached_rec(t->rwlock_cache, CV_WAYS, addr, CV_OBJ_RWLOCK, t);
+	return cv__cached_rec(t->rwlock_cache, CV_RWLOCK_WAYS, addr, CV_OBJ_RWLOCK, t);
 }
 
 static inline struct cv_rec *cv__spin_rec(struct cv_thread *t, const void *addr)
@@ -1096,10 +1099,17 @@ static inline void cv__order_checked(struct cv_thread *t, const struct cv_obj *o
 /* cv__lock_attempt for an acquisition that did not wait, taken off a fast
  * path that keeps the lock-order memo (cv__order_unchecked): the edges
  * are looked up, and remembered on the held set, so that the fast path
- * takes the next acquisition of o on top of the same set. */
+ * takes the next acquisition of o on top of the same set. Not when the
+ * memo has them already: the fast path was left for another reason (a
+ * record not in the thread's cache, an owner change, a hold-time sample),
+ * and a program whose locks outnumber the cache's entries comes here for
+ * most of its acquisitions (node 20's OpenSSL read locks: about 3 ms of
+ * lookups a run, docs/performance.md). */
 static inline void cv__lock_attempt_remembered(struct cv_thread *t, struct cv_obj *o, const void *pc, uint32_t flags)
 {
-	if (CV_UNLIKELY(t->nheld != 0))
+	uint32_t n = t->nheld;
+	uint64_t prefix;
+	if (CV_UNLIKELY(n != 0) && cv__order_unchecked(t, n, o, &prefix))
 		cv__order_checked(t, o, cv__lockorder_attempt(t, o, pc, flags));
 }
 

@@ -436,10 +436,10 @@ int main(void)
 		return 77;
 	}
 	const uint64_t *real = (const uint64_t *)(shim_base + real_sym.st_value);
-	struct cv_rec *mutex_rec = cv__way(w->mutex_cache, &mutex)->rec;
-	struct cv_rec *cond_rec = cv__way(w->cond_cache, &cond)->rec;
-	struct cv_rec *spin_rec = cv__way(w->spin_cache, (const void *)&spin)->rec;
-	struct cv_rec *rwlock_rec = cv__way(w->rwlock_cache, &rwlock)->rec;
+	struct cv_rec *mutex_rec = cv__way(w->mutex_cache, CV_WAYS, &mutex)->rec;
+	struct cv_rec *cond_rec = cv__way(w->cond_cache, CV_WAYS, &cond)->rec;
+	struct cv_rec *spin_rec = cv__way(w->spin_cache, CV_WAYS, (const void *)&spin)->rec;
+	struct cv_rec *rwlock_rec = cv__way(w->rwlock_cache, CV_RWLOCK_WAYS, &rwlock)->rec;
 	struct cv_rec *recs[NPRIMS] = { mutex_rec, mutex_rec, spin_rec, rwlock_rec, rwlock_rec, cond_rec };
 	const uint64_t *controls[NPRIMS] = { &mutex_rec->s.acquisitions, &mutex_rec->s.trylocks,
 					     &spin_rec->s.acquisitions, &rwlock_rec->s.rd_acquisitions,

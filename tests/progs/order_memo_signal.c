@@ -94,7 +94,7 @@ static void handler(int sig)
 static unsigned way_of(const void *addr)
 {
 	static struct cv_way ways[CV_WAYS];
-	return (unsigned)(cv__way(ways, addr) - ways);
+	return (unsigned)(cv__way(ways, CV_WAYS, addr) - ways);
 }
 
 /* The next mutex of from[*next..n) whose cache entry is not o's. */
