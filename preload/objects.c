@@ -520,13 +520,14 @@ static struct cv_way *entry_of(struct cv_way *cache, uint32_t ways, const void *
  * another object it displaces goes to the entry's partner (shim.h,
  * cv__way_partner), over whatever is there: the pair keeps the two
  * records filled last. Keeping a record that sat at home in the partner
- * instead (09833c0) kept one the program had stopped using: node 20's two
- * hottest OpenSSL read locks share an entry in a cache of any size up to
- * 16, and with another lock at home in its partner each of their 367,000
- * acquisitions a run went to the table (14,000 lookups a run since). Three
- * locks taken in turn over one pair miss twice a round either way. Inside
- * the guard: a signal handler meanwhile reads cv__inert's caches, not
- * these. */
+ * instead (09833c0) kept one the program had stopped using: in one run of
+ * node 20 its two hottest OpenSSL read locks shared an entry, another
+ * lock sat at home in the partner, and each of their 367,000
+ * acquisitions went to the table. Neither rule is right for three locks
+ * over one pair, and which locks share a pair changes with the addresses
+ * (docs/performance.md, "Rwlocks, spinlocks and futex words in turn").
+ * Inside the guard: a signal handler meanwhile reads cv__inert's caches,
+ * not these. */
 static void cache_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)
 {
 	uint32_t ways;

@@ -444,6 +444,9 @@ static inline void cv__pair_load(const void *p, uintptr_t *a, uintptr_t *b)
  * address is the key: cv__way_miss). */
 #define CV_WAYS 4u          /* entries of most families' caches */
 #define CV_RWLOCK_WAYS 8u   /* rwlocks: rwlock_cache */
+_Static_assert((CV_WAYS & (CV_WAYS - 1)) == 0 && CV_WAYS >= 2 && (CV_RWLOCK_WAYS & (CV_RWLOCK_WAYS - 1)) == 0 &&
+		       CV_RWLOCK_WAYS >= 2,
+	       "a cache is a power of two of entries, in pairs (cv__way, cv__way_partner)");
 struct cv_way {
 	struct cv_rec *rec;
 	struct cv_obj *obj;
@@ -516,9 +519,9 @@ struct cv_thread {
 	 * each, as for mutexes, and two lines for rwlocks. OpenSSL 3 takes
 	 * several rwlocks in turn, hundreds of thousands of times as node
 	 * starts, and one entry sent each of those to the table
-	 * (docs/performance.md, "Rwlocks, spinlocks and futex words in turn";
-	 * two locks of one entry of four, rdlock-same-entry, 9.0 ns a pair
-	 * then, 8.0 with eight entries). One entry for semaphores: the
+	 * (docs/performance.md, "Rwlocks, spinlocks and futex words in
+	 * turn"), and eight rwlock entries take more of them. One entry for
+	 * semaphores: the
 	 * hashed entry cost their uncontended pair 2.8 ns more on the AMD
 	 * guest (sem_trywait and sem_post: 6.4 -> 9.2 ns; a fixed entry of
 	 * the same line 6.7), where the mutex, rwlock and spinlock paths paid
@@ -1103,8 +1106,9 @@ static inline void cv__order_checked(struct cv_thread *t, const struct cv_obj *o
  * memo has them already: the fast path was left for another reason (a
  * record not in the thread's cache, an owner change, a hold-time sample),
  * and a program whose locks outnumber the cache's entries comes here for
- * most of its acquisitions (node 20's OpenSSL read locks: about 3 ms of
- * lookups a run, docs/performance.md). */
+ * many of its acquisitions (node 20's OpenSSL read locks: 263,000
+ * lookups a run before, 32,000 since; docs/performance.md, "Rwlocks,
+ * spinlocks and futex words in turn"). */
 static inline void cv__lock_attempt_remembered(struct cv_thread *t, struct cv_obj *o, const void *pc, uint32_t flags)
 {
 	uint32_t n = t->nheld;

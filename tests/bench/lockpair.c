@@ -74,11 +74,11 @@ static long iterations;
 #define CHURN_MANY 1000
 static const char *mode;
 
-/* The entry of a cache of four the shim would put addr in (preload/shim.h,
- * cv__way). */
-static unsigned way_of(const void *addr)
+/* The entry of a cache of 2^bits the shim would put addr in
+ * (preload/shim.h, cv__way: four for most families, eight for rwlocks). */
+static unsigned way_of(const void *addr, unsigned bits)
 {
-	return (unsigned)(((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> 62);
+	return (unsigned)(((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - bits));
 }
 
 static void on_signal(int sig)
@@ -201,7 +201,7 @@ static void *loop(void *arg)
 	} else if (!strcmp(mode, "rdlock-same-entry")) {
 		pthread_rwlock_t *a = &rwlocks_many[0], *b = NULL;
 		for (int i = 1; i < RWLOCKS_MANY && !b; i++)
-			if (way_of(&rwlocks_many[i]) == way_of(a))
+			if (way_of(&rwlocks_many[i], 3) == way_of(a, 3))   /* one entry of the rwlock cache */
 				b = &rwlocks_many[i];
 		for (long i = 0; b && i < iterations; i += 2) {
 			pthread_rwlock_rdlock(a);

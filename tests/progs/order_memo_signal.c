@@ -21,8 +21,8 @@
  * up oms_x<k> -> o, and takes a lock new to it, oms_y<k>, which says
  * whether oms_x<k> was in the held set then (the edge oms_x<k> ->
  * oms_y<k>). Each trial's call begins in the same state (o at home in
- * the shim's mutex cache, in an entry no other lock of the program's maps
- * to; no hold-time sample: CONVOY_HOLD_SAMPLE=1073741824), and the tracer
+ * the shim's mutex cache, in a pair of entries no other lock of the
+ * program's maps to; no hold-time sample: CONVOY_HOLD_SAMPLE=1073741824), and the tracer
  * checks that its first k - 1 steps in the shim are those of an unsignalled
  * first trial: so every instruction of that call gets a signal in one
  * trial. The trials end with the first one whose call had fewer than k
@@ -42,9 +42,10 @@
  * test, a limit of the shim's lock-free held set: lockorder.c.)
  *
  * White-box (preload/shim.h, cv__way): the locks are picked from pools by
- * their cache entry. With o's entry shared, where o sat (its home or the
- * partner entry) depended on where the address layout put the others, and
- * the calls' paths with it (helper-78: 16 of 64 runs diverged).
+ * their cache entry. With o's entry or its partner shared, whether o was
+ * still cached depended on where the address layout put the others, and
+ * the calls' paths with it (helper-78: 16 of 64 runs diverged; helper-79:
+ * 4 of 10 once a displaced record could go over one at home).
  *
  * Exit 0 and "ok: ..." when every trial ran as said; 1 otherwise; 77 when
  * ptrace is not allowed here.
@@ -65,8 +66,9 @@
 #define MAX_TRIALS 2000   /* far more than the instructions of the shim's lookup */
 
 /* Zero: PTHREAD_MUTEX_INITIALIZER. o is pool[0]; every other lock is one
- * whose cache entry is not o's (way_of). */
-static pthread_mutex_t pool[16], spare[3 * MAX_TRIALS];
+ * whose cache entry is not in o's pair (not_os). */
+static pthread_mutex_t pool[16], spare[5 * MAX_TRIALS];
+static size_t spares;   /* spare[] taken so far */
 static pthread_mutex_t *oms_o, *oms_a, *evict[3], *aba_l, *aba_y, *x[MAX_TRIALS], *y[MAX_TRIALS];
 
 /* Read and written by the tracer (the same addresses in its traced child:
@@ -97,10 +99,12 @@ static unsigned way_of(const void *addr)
 	return (unsigned)(cv__way(ways, CV_WAYS, addr) - ways);
 }
 
-/* The next mutex of from[*next..n) whose cache entry is not o's. */
+/* The next mutex of from[*next..n) whose cache entry is neither o's nor
+ * its partner: a record filled there would move the one it displaced over
+ * o (objects.c, cache_fill). */
 static pthread_mutex_t *not_os(pthread_mutex_t *from, size_t n, size_t *next)
 {
-	while (*next < n && way_of(&from[*next]) == way_of(oms_o))
+	while (*next < n && way_of(&from[*next]) >> 1 == way_of(oms_o) >> 1)
 		++*next;
 	if (*next == n) {
 		fprintf(stderr, "order_memo_signal: too few mutexes outside o's cache entry\n");
@@ -111,17 +115,13 @@ static pthread_mutex_t *not_os(pthread_mutex_t *from, size_t n, size_t *next)
 
 static void pick_locks(void)
 {
-	size_t next = 1, spares = 0;
+	size_t next = 1;
 	oms_o = &pool[0];
 	oms_a = not_os(pool, 16, &next);
 	for (int i = 0; i < 3; i++)
 		evict[i] = not_os(pool, 16, &next);
 	aba_l = not_os(pool, 16, &next);
 	aba_y = not_os(pool, 16, &next);
-	for (int k = 0; k < MAX_TRIALS; k++) {
-		x[k] = not_os(spare, sizeof spare / sizeof spare[0], &spares);
-		y[k] = not_os(spare, sizeof spare / sizeof spare[0], &spares);
-	}
 	convoy_name_object(oms_o, "oms_o");
 	convoy_name_object(oms_a, "oms_a");
 }
@@ -139,6 +139,8 @@ static void named(pthread_mutex_t *m, const char *prefix, long k)
 static void round_of(long k, bool traced_round)
 {
 	if (traced_round) {
+		x[k] = not_os(spare, sizeof spare / sizeof spare[0], &spares);
+		y[k] = not_os(spare, sizeof spare / sizeof spare[0], &spares);
 		named(x[k], "oms_x", k);
 		named(y[k], "oms_y", k);
 		trial = k;

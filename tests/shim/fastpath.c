@@ -124,7 +124,7 @@ static json_object *memo_signal_report(const char *mode)
 }
 
 /* A signal handler that returns holding a lock, at each instruction of a
- * lock-order lookup and its memo (tests/progs/order_memo_signal.c: 419
+ * lock-order lookup and its memo (tests/progs/order_memo_signal.c: 458
  * trials, 7 s idle): the memo is of the set the lookup read, or none.
  * Until this test it was of the set after the lookup, the handler's lock
  * in it: x -> o was never looked up, and the memo hid it from every later
