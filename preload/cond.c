@@ -199,7 +199,7 @@ static inline bool cond_has_unclaimed(const struct cv_obj *o)
 static inline uintptr_t cond_unwaited_slow(struct cv_thread *t, const void *c, struct cv_rec **r)
 {
 	struct cv_obj *o;
-	return cv__way_miss(cv__way(t->cond_cache, CV_WAYS, c), c, r, &o) | cond_has_unclaimed(o);
+	return cv__way_miss(cv__way(t->cond_cache, c), c, r, &o) | cond_has_unclaimed(o);
 }
 
 /* glibc's own first test in pthread_cond_signal and _broadcast: no waiter

@@ -252,7 +252,7 @@ static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
 static inline uintptr_t locked_needs_more(struct cv_thread *t, const pthread_mutex_t *m, struct cv_rec **r,
 					  struct cv_obj **o)
 {
-	return cv__way_miss(cv__way(t->mutex_cache, CV_WAYS, m), m, r, o)
+	return cv__way_miss(cv__way(t->mutex_cache, m), m, r, o)
 		| ((uintptr_t)CV_LOAD(&(*o)->last_owner) ^ (uintptr_t)t)
 		| ((CV_LOAD(&(*r)->s.acquisitions) & t->hold_mask) == 0);
 }

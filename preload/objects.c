@@ -89,9 +89,9 @@ const struct cv_thread cv__inert = { .inert = 1, CV_EMPTY_CACHES };
 void cv__caches_clear(struct cv_thread *t)
 {
 	t->sem_cache = (struct cv_way)CV_EMPTY_WAY;
-	for (uint32_t i = 0; i < CV_WAYS; i++)
+	for (uint32_t i = 0; i < CV_NWAYS(t->mutex_cache); i++)
 		t->mutex_cache[i] = t->cond_cache[i] = t->spin_cache[i] = t->futex_cache[i] = (struct cv_way)CV_EMPTY_WAY;
-	for (uint32_t i = 0; i < CV_RWLOCK_WAYS; i++)
+	for (uint32_t i = 0; i < CV_NWAYS(t->rwlock_cache); i++)
 		t->rwlock_cache[i] = (struct cv_way)CV_EMPTY_WAY;
 }
 
@@ -498,22 +498,23 @@ static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t
  * no cache). */
 static struct cv_way *cache_for(struct cv_thread *t, uint32_t kind, uint32_t *ways)
 {
-	*ways = CV_WAYS;
+#define CACHE(c) (*ways = CV_NWAYS(c), (c))
 	switch (kind) {
-	case CV_OBJ_COND:   return t->cond_cache;
-	case CV_OBJ_MUTEX:  return t->mutex_cache;
-	case CV_OBJ_RWLOCK: *ways = CV_RWLOCK_WAYS; return t->rwlock_cache;
-	case CV_OBJ_SPIN:   return t->spin_cache;
+	case CV_OBJ_COND:   return CACHE(t->cond_cache);
+	case CV_OBJ_MUTEX:  return CACHE(t->mutex_cache);
+	case CV_OBJ_RWLOCK: return CACHE(t->rwlock_cache);
+	case CV_OBJ_SPIN:   return CACHE(t->spin_cache);
 	case CV_OBJ_SEM:    *ways = 1; return &t->sem_cache;
-	case CV_OBJ_FUTEX:  return t->futex_cache;
-	default:            return NULL;
+	case CV_OBJ_FUTEX:  return CACHE(t->futex_cache);
+	default:            *ways = 0; return NULL;
 	}
+#undef CACHE
 }
 
 /* addr's entry in a cache of that many entries. */
 static struct cv_way *entry_of(struct cv_way *cache, uint32_t ways, const void *addr)
 {
-	return ways > 1 ? cv__way(cache, ways, addr) : cache;
+	return ways > 1 ? cv__way_n(cache, ways, addr) : cache;
 }
 
 /* r, just looked up, into addr's entry of its cache; the live record of

@@ -76,7 +76,7 @@ static inline struct cv_rec *rw_rec(struct cv_thread *t, pthread_rwlock_t *rw)
 {
 	struct cv_rec *r;
 	struct cv_obj *o;
-	if (CV_LIKELY(!cv__ways_miss(t->rwlock_cache, CV_RWLOCK_WAYS, rw, &r, &o)))
+	if (CV_LIKELY(!cv__ways_miss(t->rwlock_cache, rw, &r, &o)))
 		return r;
 	return rw_rec_slow(t, rw);
 }
@@ -256,7 +256,7 @@ static CV_NOINLINE int rw_locked_more(pthread_rwlock_t *rw, int rc, uint32_t fla
 	struct cv_obj *o;
 	uint64_t prefix = 0;   /* not stored for slot 0 */
 	uint32_t n = t->nheld;
-	uintptr_t other = (unsigned)rc | cv__ways_miss(t->rwlock_cache, CV_RWLOCK_WAYS, rw, &r, &o);
+	uintptr_t other = (unsigned)rc | cv__ways_miss(t->rwlock_cache, rw, &r, &o);
 	if (!(other | (flags & CV_LOCK_READ)))
 		other = (uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t;
 	if (other || (n != 0 && cv__order_unchecked(t, n, o, &prefix)))
@@ -280,7 +280,7 @@ static inline __attribute__((always_inline)) int rw_locked(pthread_rwlock_t *rw,
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
 	struct cv_obj *o;
-	uintptr_t miss = cv__way_miss(cv__way(t->rwlock_cache, CV_RWLOCK_WAYS, rw), rw, &r, &o);
+	uintptr_t miss = cv__way_miss(cv__way(t->rwlock_cache, rw), rw, &r, &o);
 	uint32_t n = t->nheld;
 	uintptr_t slow = (unsigned)rc | n | miss;
 	if (!(flags & CV_LOCK_READ))

@@ -658,13 +658,24 @@ void cv__records_thread_end(struct cv_thread *t);           /* its table goes ba
  * is out of memory. Caller holds the lock that serialises dst. */
 bool cv__records_merge(struct cv_thread *dst, struct cv_thread *src);
 
+/* The entries of a cache array of struct cv_thread's (an array, not a
+ * pointer to one: the build fails on a pointer), so that its size is said
+ * once, where it is declared. */
+#define CV_NWAYS(cache)                                                                                     \
+	((uint32_t)(sizeof(cache) / sizeof((cache)[0]) +                                                 \
+		    0 * sizeof(struct { _Static_assert(!__builtin_types_compatible_p(__typeof__(cache),       \
+										  __typeof__(&(cache)[0])),     \
+						 "CV_NWAYS of a pointer"); int unused; })))
+
 /* addr's entry in a cache of `ways` entries (a power of two, a constant
  * at every fast path): a multiplicative hash, so that objects side by side
- * in an array or a struct fall in different entries. */
-static inline struct cv_way *cv__way(struct cv_way *cache, uint32_t ways, const void *addr)
+ * in an array or a struct fall in different entries. cv__way: of a cache
+ * array. */
+static inline struct cv_way *cv__way_n(struct cv_way *cache, uint32_t ways, const void *addr)
 {
 	return &cache[((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - __builtin_ctz(ways))];
 }
+#define cv__way(cache, addr) cv__way_n((cache), CV_NWAYS(cache), (addr))
 
 /* A cache entry's record and object, and zero when they are addr's: the
  * object is at addr and live (a retired object, destroyed or re-initialised
@@ -712,13 +723,15 @@ static inline struct cv_way *cv__way_partner(struct cv_way *cache, const struct 
 	return &cache[(uint32_t)(w - cache) ^ 1];
 }
 
-/* cv__way_miss over addr's entry in cache, then its partner. */
-static inline uintptr_t cv__ways_miss(struct cv_way *cache, uint32_t ways, const void *addr, struct cv_rec **r,
-				      struct cv_obj **o)
+/* cv__way_miss over addr's entry in cache, then its partner.
+ * cv__ways_miss: of a cache array. */
+static inline uintptr_t cv__ways_miss_n(struct cv_way *cache, uint32_t ways, const void *addr, struct cv_rec **r,
+					struct cv_obj **o)
 {
-	struct cv_way *w = cv__way(cache, ways, addr);
+	struct cv_way *w = cv__way_n(cache, ways, addr);
 	return cv__way_miss(w, addr, r, o) && cv__way_miss(cv__way_partner(cache, w), addr, r, o);
 }
+#define cv__ways_miss(cache, addr, r, o) cv__ways_miss_n((cache), CV_NWAYS(cache), (addr), (r), (o))
 
 /* The record of thread t for the object at addr, from the cache of its
  * family (cache_ways entries), else from the guarded lookup. */
@@ -727,28 +740,28 @@ static inline struct cv_rec *cv__cached_rec(struct cv_way *cache, uint32_t cache
 {
 	struct cv_rec *r;
 	struct cv_obj *o;
-	uintptr_t miss = cache_ways == 1 ? cv__way_miss(cache, addr, &r, &o) : cv__ways_miss(cache, cache_ways, addr, &r, &o);
+	uintptr_t miss = cache_ways == 1 ? cv__way_miss(cache, addr, &r, &o) : cv__ways_miss_n(cache, cache_ways, addr, &r, &o);
 	return CV_LIKELY(!miss) ? r : cv__lookup_slow(t, addr, kind);
 }
 
 static inline struct cv_rec *cv__mutex_rec(struct cv_thread *t, const void *addr)
 {
-	return cv__cached_rec(t->mutex_cache, CV_WAYS, addr, CV_OBJ_MUTEX, t);
+	return cv__cached_rec(t->mutex_cache, CV_NWAYS(t->mutex_cache), addr, CV_OBJ_MUTEX, t);
 }
 
 static inline struct cv_rec *cv__cond_rec(struct cv_thread *t, const void *addr)
 {
-	return cv__cached_rec(t->cond_cache, CV_WAYS, addr, CV_OBJ_COND, t);
+	return cv__cached_rec(t->cond_cache, CV_NWAYS(t->cond_cache), addr, CV_OBJ_COND, t);
 }
 
 static inline struct cv_rec *cv__rwlock_rec(struct cv_thread *t, const void *addr)
 {
-	return cv__cached_rec(t->rwlock_cache, CV_RWLOCK_WAYS, addr, CV_OBJ_RWLOCK, t);
+	return cv__cached_rec(t->rwlock_cache, CV_NWAYS(t->rwlock_cache), addr, CV_OBJ_RWLOCK, t);
 }
 
 static inline struct cv_rec *cv__spin_rec(struct cv_thread *t, const void *addr)
 {
-	return cv__cached_rec(t->spin_cache, CV_WAYS, addr, CV_OBJ_SPIN, t);
+	return cv__cached_rec(t->spin_cache, CV_NWAYS(t->spin_cache), addr, CV_OBJ_SPIN, t);
 }
 
 static inline struct cv_rec *cv__sem_rec(struct cv_thread *t, const void *addr)
@@ -758,7 +771,7 @@ static inline struct cv_rec *cv__sem_rec(struct cv_thread *t, const void *addr)
 
 static inline struct cv_rec *cv__futex_rec(struct cv_thread *t, const void *addr)
 {
-	return cv__cached_rec(t->futex_cache, CV_WAYS, addr, CV_OBJ_FUTEX, t);
+	return cv__cached_rec(t->futex_cache, CV_NWAYS(t->futex_cache), addr, CV_OBJ_FUTEX, t);
 }
 
 /* A lock of any kind was just acquired by t: when another thread held it

@@ -135,7 +135,7 @@ static CV_NOINLINE int spin_locked_more(pthread_spinlock_t *l, const void *pc)
 	struct cv_obj *o;
 	uint64_t prefix = 0;   /* not stored for slot 0 */
 	uint32_t n = t->nheld;
-	uintptr_t other = cv__ways_miss(t->spin_cache, CV_WAYS, (const void *)l, &r, &o);
+	uintptr_t other = cv__ways_miss(t->spin_cache, (const void *)l, &r, &o);
 	if (!other)
 		other = (uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t;
 	if (other || (n != 0 && cv__order_unchecked(t, n, o, &prefix)))
@@ -155,7 +155,7 @@ static CV_NOINLINE int spin_lock_other(pthread_spinlock_t *l, const void *pc)
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
 	struct cv_obj *o;
-	uintptr_t miss = cv__way_miss(cv__way(t->spin_cache, CV_WAYS, (const void *)l), (const void *)l, &r, &o);
+	uintptr_t miss = cv__way_miss(cv__way(t->spin_cache, (const void *)l), (const void *)l, &r, &o);
 	uintptr_t slow = (t->inert | t->nheld) | miss | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t)
 		| spin_held(l);
 	if (CV_UNLIKELY(slow))
@@ -185,7 +185,7 @@ CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
 	struct cv_obj *o;
-	uintptr_t miss = cv__way_miss(cv__way(t->spin_cache, CV_WAYS, (const void *)l), (const void *)l, &r, &o);
+	uintptr_t miss = cv__way_miss(cv__way(t->spin_cache, (const void *)l), (const void *)l, &r, &o);
 	uintptr_t slow = t->nheld | miss | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t);
 	if (CV_UNLIKELY(slow))
 		return spin_locked_more(l, pc);

@@ -58,15 +58,18 @@ $(TEST_PROGS_DIR)/order_memo: tests/progs/order_memo.c tests/progs/progs.h inclu
 	@mkdir -p $(@D)
 	$(CC) $(TEST_PROG_CFLAGS) $< -o $@
 
-# White-box: the shim's mutex cache (preload/shim.h) and its symbol table (libelf).
+# A tracer of the shim (tests/progs/shimtrace.h).
+$(TEST_PROGS_DIR)/signal_every_step: tests/progs/shimtrace.h
+
+# White-box: the shim's mutex cache (preload/shim.h); a tracer.
 $(TEST_PROGS_DIR)/order_memo_signal: tests/progs/order_memo_signal.c tests/progs/progs.h include/convoy.h \
-                                     preload/shim.h | check-deps
+                                     preload/shim.h tests/progs/shimtrace.h | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -lelf
 
 # White-box: the shim's layout (preload/shim.h) and its symbol table (libelf);
 # Capstone for the width of a write where page protection watches.
-$(TEST_PROGS_DIR)/fastpath_writes: tests/progs/fastpath_writes.c preload/shim.h | check-deps
+$(TEST_PROGS_DIR)/fastpath_writes: tests/progs/fastpath_writes.c preload/shim.h tests/progs/shimtrace.h | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -lelf -ldl -lcapstone
 

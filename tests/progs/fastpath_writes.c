@@ -59,6 +59,7 @@
 #include <ucontext.h>
 
 #include "../../preload/shim.h"
+#include "shimtrace.h"
 
 #define PAIRS 1000   /* per round: covers the sampled acquisitions (1 in 64) */
 
@@ -90,34 +91,6 @@ static int find_shim(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* st_value of a symbol of the shim's .symtab (hidden symbols included). */
-static bool shim_symbol(const char *name, GElf_Sym *out)
-{
-	int fd = open(shim_path, O_RDONLY);
-	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
-	bool found = false;
-	for (Elf_Scn *scn = NULL; e && !found && (scn = elf_nextscn(e, scn)) != NULL;) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
-			const char *n;
-			if (gelf_getsym(d, (int)i, &s) && (n = elf_strptr(e, sh.sh_link, s.st_name)) &&
-			    !strcmp(n, name)) {
-				*out = s;
-				found = true;
-				break;
-			}
-		}
-	}
-	if (e)
-		elf_end(e);
-	if (fd >= 0)
-		close(fd);
-	return found;
-}
 
 /* The calling thread's cv__self. */
 static struct cv_thread *my_state(void)
@@ -393,8 +366,8 @@ int main(void)
 {
 	dl_iterate_phdr(find_shim, NULL);
 	GElf_Sym self_sym, real_sym;
-	if (!shim_path || elf_version(EV_CURRENT) == EV_NONE || !shim_symbol("cv__self", &self_sym) ||
-	    !shim_symbol("cv__real", &real_sym) || !(shim_handle = dlopen(shim_path, RTLD_LAZY | RTLD_NOLOAD))) {
+	if (!shim_path || !shim_symbol(shim_path, "cv__self", &self_sym) ||
+	    !shim_symbol(shim_path, "cv__real", &real_sym) || !(shim_handle = dlopen(shim_path, RTLD_LAZY | RTLD_NOLOAD))) {
 		printf("skip: not under libconvoy.so, or its symbols are not readable\n");
 		return 77;
 	}
@@ -436,10 +409,10 @@ int main(void)
 		return 77;
 	}
 	const uint64_t *real = (const uint64_t *)(shim_base + real_sym.st_value);
-	struct cv_rec *mutex_rec = cv__way(w->mutex_cache, CV_WAYS, &mutex)->rec;
-	struct cv_rec *cond_rec = cv__way(w->cond_cache, CV_WAYS, &cond)->rec;
-	struct cv_rec *spin_rec = cv__way(w->spin_cache, CV_WAYS, (const void *)&spin)->rec;
-	struct cv_rec *rwlock_rec = cv__way(w->rwlock_cache, CV_RWLOCK_WAYS, &rwlock)->rec;
+	struct cv_rec *mutex_rec = cv__way(w->mutex_cache, &mutex)->rec;
+	struct cv_rec *cond_rec = cv__way(w->cond_cache, &cond)->rec;
+	struct cv_rec *spin_rec = cv__way(w->spin_cache, (const void *)&spin)->rec;
+	struct cv_rec *rwlock_rec = cv__way(w->rwlock_cache, &rwlock)->rec;
 	struct cv_rec *recs[NPRIMS] = { mutex_rec, mutex_rec, spin_rec, rwlock_rec, rwlock_rec, cond_rec };
 	const uint64_t *controls[NPRIMS] = { &mutex_rec->s.acquisitions, &mutex_rec->s.trylocks,
 					     &spin_rec->s.acquisitions, &rwlock_rec->s.rd_acquisitions,

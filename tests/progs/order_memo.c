@@ -118,7 +118,7 @@ static void pick_fgh(void)
 	pthread_mutex_t **pick[] = { &memo_f, &memo_g, &memo_h };
 	unsigned used = 0, n = 0;
 	for (size_t i = 0; i < sizeof pool / sizeof pool[0] && n < 3; i++) {
-		unsigned way = (unsigned)(cv__way(ways, CV_WAYS, &pool[i]) - ways);
+		unsigned way = (unsigned)(cv__way(ways, &pool[i]) - ways);
 		if (used & 1u << way)
 			continue;
 		used |= 1u << way;

@@ -50,16 +50,12 @@
  * Exit 0 and "ok: ..." when every trial ran as said; 1 otherwise; 77 when
  * ptrace is not allowed here.
  */
-#include <fcntl.h>
-#include <gelf.h>
-#include <stdbool.h>
-#include <sys/ptrace.h>
 #include <sys/user.h>
-#include <sys/wait.h>
 
 #include <convoy.h>
 
 #include "progs.h"
+#include "shimtrace.h"
 
 #include "../../preload/shim.h"
 
@@ -96,7 +92,7 @@ static void handler(int sig)
 static unsigned way_of(const void *addr)
 {
 	static struct cv_way ways[CV_WAYS];
-	return (unsigned)(cv__way(ways, CV_WAYS, addr) - ways);
+	return (unsigned)(cv__way(ways, addr) - ways);
 }
 
 /* The next mutex of from[*next..n) whose cache entry is neither o's nor
@@ -225,82 +221,6 @@ static int traced(void)
 	return k == MAX_TRIALS;   /* the lookup never ended */
 }
 
-/* libconvoy.so's executable mapping in pid, its load address (the start
- * of its mapping at file offset 0) and its path. */
-static bool shim_code(pid_t pid, unsigned long *lo, unsigned long *hi, unsigned long *base, char *so, size_t len)
-{
-	char path[64], line[512];
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "r");
-	bool code = false, start = false;
-	while (f && !(code && start) && fgets(line, sizeof line, f)) {
-		unsigned long from, to, off;
-		int name = 0;
-		if (!strstr(line, "libconvoy.so") || sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &from, &to, &off, &name) != 3)
-			continue;
-		if (off == 0 && !start) {
-			*base = from;
-			snprintf(so, len, "%.*s", (int)strcspn(line + name, "\n"), line + name);
-			start = true;
-		}
-		if (strstr(line, " r-xp ")) {
-			*lo = from;
-			*hi = to;
-			code = true;
-		}
-	}
-	if (f)
-		fclose(f);
-	return code && start;
-}
-
-/* The value of the function sym in the symbol table of the ELF file at
- * path (an offset from its load address); 0 when not found. */
-static unsigned long symbol(const char *path, const char *sym)
-{
-	int fd = elf_version(EV_CURRENT) != EV_NONE ? open(path, O_RDONLY) : -1;
-	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
-	unsigned long value = 0;
-	for (Elf_Scn *scn = NULL; e && !value && (scn = elf_nextscn(e, scn)) != NULL;) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && !value && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym st;
-			const char *n;
-			if (gelf_getsym(d, (int)i, &st) && GELF_ST_TYPE(st.st_info) == STT_FUNC &&
-			    (n = elf_strptr(e, sh.sh_link, st.st_name)) && !strcmp(n, sym))
-				value = st.st_value;
-		}
-	}
-	if (e)
-		elf_end(e);
-	if (fd >= 0)
-		close(fd);
-	return value;
-}
-
-static long peek(pid_t pid, const volatile void *addr)
-{
-	return ptrace(PTRACE_PEEKDATA, pid, (void *)addr, NULL);
-}
-
-/* Resumes pid (how: PTRACE_CONT or PTRACE_SINGLESTEP) with sig, and
- * waits until it stops with `until`, passing any other signal on. False
- * when it ended. */
-static bool resume_until(pid_t pid, enum __ptrace_request how, int sig, int until, int *status)
-{
-	for (;;) {
-		if (ptrace(how, pid, NULL, (void *)(long)sig) != 0 || waitpid(pid, status, 0) < 0 ||
-		    !WIFSTOPPED(*status))
-			return false;
-		if (WSTOPSIG(*status) == until)
-			return true;
-		sig = WSTOPSIG(*status);
-	}
-}
-
 static unsigned long long rip_of(pid_t pid)
 {
 	struct user_regs_struct regs;
@@ -387,7 +307,7 @@ int main(int argc, char **argv)
 	}
 	unsigned long lo = 0, hi = 0, base = 0;
 	char so[400];
-	if (!shim_code(pid, &lo, &hi, &base, so, sizeof so)) {
+	if (!shim_mapping(pid, &lo, &hi, &base, so, sizeof so)) {
 		printf("libconvoy.so is not loaded: run this under the shim\n");
 		kill(pid, SIGKILL);
 		return 1;
@@ -395,13 +315,13 @@ int main(int argc, char **argv)
 	long k = 0;
 	int rc = -1;
 	if (aba) {
-		unsigned long lookup = symbol(so, "cv__lockorder_attempt");
-		if (!lookup) {
+		GElf_Sym lookup;
+		if (!shim_symbol(so, "cv__lockorder_attempt", &lookup)) {
 			printf("no cv__lockorder_attempt in %s's symbol table\n", so);
 			kill(pid, SIGKILL);
 			return 1;
 		}
-		if (!resume_until(pid, PTRACE_CONT, 0, SIGSTOP, &status) || !two_signals(pid, base + lookup, &status) ||
+		if (!resume_until(pid, PTRACE_CONT, 0, SIGSTOP, &status) || !two_signals(pid, base + lookup.st_value, &status) ||
 		    ptrace(PTRACE_CONT, pid, NULL, NULL) != 0 || waitpid(pid, &status, 0) < 0) {
 			kill(pid, SIGKILL);
 			return 1;

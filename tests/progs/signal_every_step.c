@@ -25,11 +25,10 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/mman.h>
-#include <sys/ptrace.h>
 #include <sys/user.h>
-#include <sys/wait.h>
 
 #include "progs.h"
+#include "shimtrace.h"
 
 #define WARM   100
 #define ROUNDS 11   /* each case of the switch below once */
@@ -297,40 +296,6 @@ static int traced(void)
 	return bad || errno_lost || child_failed || forks == 0;
 }
 
-/* libconvoy.so's executable mapping in pid. */
-static bool shim_code(pid_t pid, unsigned long *lo, unsigned long *hi)
-{
-	char path[64], line[512];
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "r");
-	bool found = false;
-	while (f && !found && fgets(line, sizeof line, f))
-		found = strstr(line, "libconvoy.so") && strstr(line, " r-xp ") && sscanf(line, "%lx-%lx", lo, hi) == 2;
-	if (f)
-		fclose(f);
-	return found;
-}
-
-static long peek(pid_t pid, volatile long *addr)
-{
-	return ptrace(PTRACE_PEEKDATA, pid, (void *)addr, NULL);
-}
-
-/* Resumes pid (how: PTRACE_CONT or PTRACE_SINGLESTEP) with sig, and
- * waits until it stops with `until`, passing any other signal on (SIGCHLD
- * from the handler's fork). False when it ended. */
-static bool resume_until(pid_t pid, enum __ptrace_request how, int sig, int until, int *status)
-{
-	for (;;) {
-		if (ptrace(how, pid, NULL, (void *)(long)sig) != 0 || waitpid(pid, status, 0) < 0 ||
-		    !WIFSTOPPED(*status))
-			return false;
-		if (WSTOPSIG(*status) == until)
-			return true;
-		sig = WSTOPSIG(*status);
-	}
-}
-
 int main(void)
 {
 	pid_t pid = fork();
@@ -353,7 +318,7 @@ int main(void)
 	if (!resume_until(pid, PTRACE_CONT, 0, SIGSTOP, &status))   /* to the warm-up's end */
 		goto ended;
 	unsigned long lo, hi;
-	if (!shim_code(pid, &lo, &hi)) {
+	if (!shim_mapping(pid, &lo, &hi, NULL, NULL, 0)) {
 		printf("libconvoy.so is not loaded: run this under the shim\n");
 		kill(pid, SIGKILL);
 		return 1;

@@ -1,0 +1,98 @@
+/* shimtrace.h — for the test programs that look into libconvoy.so from
+ * outside it: its mapping in a traced child, a symbol of its .symtab
+ * (hidden ones included: libelf), and the ptrace steps of a tracer that
+ * single-steps the shim (signal_every_step.c, order_memo_signal.c,
+ * fastpath_writes.c). Static functions: each program uses what it needs
+ * (link with -lelf for shim_symbol). */
+#ifndef CONVOY_TEST_SHIMTRACE_H
+#define CONVOY_TEST_SHIMTRACE_H
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ptrace.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+/* libconvoy.so's executable mapping [*lo, *hi) in pid; when base is not
+ * NULL, also its load address (the start of its mapping at file offset 0)
+ * and, into so (len bytes), its path. */
+static inline bool shim_mapping(pid_t pid, unsigned long *lo, unsigned long *hi, unsigned long *base, char *so,
+				size_t len)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "r");
+	bool code = false, start = !base;
+	while (f && !(code && start) && fgets(line, sizeof line, f)) {
+		unsigned long from, to, off;
+		int name = 0;
+		if (!strstr(line, "libconvoy.so") || sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &from, &to, &off, &name) != 3)
+			continue;
+		if (off == 0 && !start) {
+			*base = from;
+			snprintf(so, len, "%.*s", (int)strcspn(line + name, "\n"), line + name);
+			start = true;
+		}
+		if (strstr(line, " r-xp ")) {
+			*lo = from;
+			*hi = to;
+			code = true;
+		}
+	}
+	if (f)
+		fclose(f);
+	return code && start;
+}
+
+/* A symbol of the .symtab of the ELF file at path (st_value: an offset
+ * from its load address for a shared object). */
+static inline bool shim_symbol(const char *path, const char *name, GElf_Sym *out)
+{
+	int fd = elf_version(EV_CURRENT) != EV_NONE ? open(path, O_RDONLY) : -1;
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	bool found = false;
+	for (Elf_Scn *scn = NULL; e && !found && (scn = elf_nextscn(e, scn)) != NULL;) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && !found && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+			found = gelf_getsym(d, (int)i, &s) && (n = elf_strptr(e, sh.sh_link, s.st_name)) && !strcmp(n, name);
+			if (found)
+				*out = s;
+		}
+	}
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+static inline long peek(pid_t pid, const volatile void *addr)
+{
+	return ptrace(PTRACE_PEEKDATA, pid, (void *)addr, NULL);
+}
+
+/* Resumes pid (how: PTRACE_CONT or PTRACE_SINGLESTEP) with sig, and
+ * waits until it stops with `until`, passing any other signal on (SIGCHLD
+ * from a handler's fork). False when it ended. */
+static inline bool resume_until(pid_t pid, enum __ptrace_request how, int sig, int until, int *status)
+{
+	for (;;) {
+		if (ptrace(how, pid, NULL, (void *)(long)sig) != 0 || waitpid(pid, status, 0) < 0 ||
+		    !WIFSTOPPED(*status))
+			return false;
+		if (WSTOPSIG(*status) == until)
+			return true;
+		sig = WSTOPSIG(*status);
+	}
+}
+
+#endif
