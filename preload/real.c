@@ -154,8 +154,9 @@ static bool spin_format_is_decrement(void)
 	return taken && CV_LOAD(&probe) == 1;
 }
 
-/* Whether glibc's rwlock words go as rwlock.c's rd_taken and wr_word_taken
- * expect: a read lock adds one reader (8) to a free read phase, a write
+/* Whether glibc's rwlock words go as rwlock.c's rd_taken, rd_released and
+ * wr_word_taken expect: a read lock adds one reader (8) to a read phase
+ * and its unlock takes one away (two readers, then one, then none), a write
  * lock of a free read phase leaves a locked write phase (3) with the
  * writer's tid and __writers_futex 1, its unlock a free write phase (1)
  * with both 0, and a write lock from there the same as the first. glibc's
@@ -167,6 +168,8 @@ static bool rwlock_format_is_glibcs(void)
 		return false;
 	pid_t tid = cv__thread_tid();
 	bool ok = p.__data.__readers == 0 && cv__real.pthread_rwlock_rdlock(&p) == 0 && p.__data.__readers == 8 &&
+		  cv__real.pthread_rwlock_rdlock(&p) == 0 && p.__data.__readers == 16 &&
+		  cv__real.pthread_rwlock_unlock(&p) == 0 && p.__data.__readers == 8 &&
 		  cv__real.pthread_rwlock_unlock(&p) == 0 && p.__data.__readers == 0;
 	for (int i = 0; ok && i < 2; i++)
 		ok = cv__real.pthread_rwlock_wrlock(&p) == 0 && p.__data.__readers == 3 &&

@@ -1,11 +1,11 @@
 /* rwlock.c — pthread_rwlock_*: read and write sides counted apart.
  *
  * The fast paths are mutex.c's: glibc's uncontended step made in the
- * shim where it is exactly glibc's (rd_taken, wr_word_taken), else one
- * load of glibc's state word (__readers) and the real call; then the
- * thread's state (a cached record lookup) and a counter bump in a line
- * only this thread writes. No clock read and no shared write unless the
- * peek says the caller is about to block.
+ * shim where it is exactly glibc's (rd_taken, rd_released,
+ * wr_word_taken), else one load of glibc's state word (__readers) and the
+ * real call; then the thread's state (a cached record lookup) and a
+ * counter bump in a line only this thread writes. No clock read and no
+ * shared write unless the peek says the caller is about to block.
  *
  * glibc's __readers word (nptl/pthread_rwlock_common.c): bit 0 WRPHASE (the
  * lock is in a write phase), bit 1 WRLOCKED (a writer owns it, or is the
@@ -33,6 +33,7 @@
 
 #define RW_WRPHASE      1u
 #define RW_WRLOCKED     2u
+#define RW_RWAITING     4u
 #define RW_READER_SHIFT 3
 #define RW_READER       (1u << RW_READER_SHIFT)
 
@@ -441,16 +442,40 @@ static CV_COLD int rw_unlock_slow(struct cv_thread *t, pthread_rwlock_t *rw)
 	return cv__real.pthread_rwlock_unlock(rw);
 }
 
+/* glibc's reader unlock (pthread_rwlock_unlock.c, then
+ * __pthread_rwlock_rdunlock in pthread_rwlock_common.c), made here by a
+ * thread whose held set's top is rw for reading (so not its writer, the
+ * one glibc sends to its writer unlock): one reader less, a
+ * compare-and-swap with release order as glibc's. glibc changes more and
+ * wakes someone only for a last reader leaving a primary writer
+ * (WRLOCKED) or waiting readers (RWAITING), or in a write phase; on any
+ * other word it writes exactly this and wakes nobody. False, and nothing
+ * written, for those words or a failed exchange: the real unlock decides,
+ * loading the word again as glibc's own loop does. */
+static inline bool rd_released(pthread_rwlock_t *rw)
+{
+	unsigned r = rw_word(rw);
+	uintptr_t not_here = (r & (RW_WRPHASE | RW_WRLOCKED | RW_RWAITING)) | ((r >> RW_READER_SHIFT) == 0) |
+			     (CV_LOAD(&cv__real.take_rwlock) ^ 1u);
+	return !not_here && __atomic_compare_exchange_n(&rw->__data.__readers, &r, r - RW_READER, false,
+							 __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
 /* Hold times of rwlocks are not sampled: only the held set changes. The
  * top of a tracked thread's held set (cv__inert's is empty): pop it, one
- * test and a tail call. */
+ * test; then a reader's release made here (rd_released), else a tail call.
+ * What glibc's unlock does and this does not: its static probe
+ * (rwlock_unlock). */
 CV_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw)
 {
 	struct cv_thread *t = cv__self;
 	uint32_t n = t->nheld;
 	if (CV_UNLIKELY(cv__held_not_top(t, n, rw)))
 		return rw_unlock_slow(t, rw);
+	uint32_t flags = cv__held_flags(&t->held[(n - 1) % CV_HELD_MAX]);
 	CV_STORE(&t->nheld, n - 1);
+	if ((flags & CV_LOCK_READ) && rd_released(rw))
+		return 0;
 	return cv__real.pthread_rwlock_unlock(rw);
 }
 

@@ -1,26 +1,30 @@
 /* The state glibc keeps in a rwlock, word by word, after each step: read
- * locks in a read phase, a write lock from a free read phase and from a
- * free write phase (rwlock.c takes the first read lock and the second
- * write lock itself: rd_taken, wr_word_taken), the caller's own EDEADLKs,
- * a reader after a write phase, a writer waiting behind a reader and a
- * reader waiting behind a writer; for each kind of rwlock; a write lock in
- * the child of a raw SYS_fork, whose glibc tid is the parent's. Run natively
+ * locks in a read phase and their unlocks, a write lock from a free read
+ * phase and from a free write phase (rwlock.c takes the first read lock,
+ * releases it and takes the second write lock itself: rd_taken,
+ * rd_released, wr_word_taken), the caller's own EDEADLKs, a reader after
+ * a write phase, a writer waiting behind a reader, a writer and a reader
+ * waiting behind two (rwlock.c leaves those unlocks to glibc) and a reader
+ * waiting behind a writer; for each kind of rwlock; a write lock in the
+ * child of a raw SYS_fork, whose glibc tid is the parent's. Run natively
  * and under the shim, the output must be the same
  * (trust::a_rwlock_the_shim_takes_itself_is_left_as_glibc_leaves_it). */
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <sys/wait.h>
 
 #include "progs.h"
 
 #define WRPHASE  1u
 #define WRLOCKED 2u
+#define RWAITING 4u
 
 static void show(const char *step, pthread_rwlock_t *rw)
 {
 	pid_t w = rw->__data.__cur_writer;
 	printf("  %-30s readers %u phase %s%s%s, writers %u, wrphase_futex %u, writers_futex %u, writer %s\n",
 	       step, rw->__data.__readers >> 3, rw->__data.__readers & WRPHASE ? "write" : "read",
-	       rw->__data.__readers & WRLOCKED ? " wrlocked" : "", rw->__data.__readers & 4 ? " rwaiting" : "",
+	       rw->__data.__readers & WRLOCKED ? " wrlocked" : "", rw->__data.__readers & RWAITING ? " rwaiting" : "",
 	       rw->__data.__writers, rw->__data.__wrphase_futex, rw->__data.__writers_futex,
 	       w == 0 ? "none" : w == gettid() ? "me" : "other");
 }
@@ -29,8 +33,9 @@ static void show(const char *step, pthread_rwlock_t *rw)
  * it got. */
 static void show_word(const char *step, pthread_rwlock_t *rw)
 {
-	printf("  %-30s readers %u phase %s%s\n", step, atomic_load((atomic_uint *)&rw->__data.__readers) >> 3,
-	       rw->__data.__readers & WRPHASE ? "write" : "read", rw->__data.__readers & WRLOCKED ? " wrlocked" : "");
+	unsigned r = atomic_load((atomic_uint *)&rw->__data.__readers);
+	printf("  %-30s readers %u phase %s%s%s\n", step, r >> 3, r & WRPHASE ? "write" : "read",
+	       r & WRLOCKED ? " wrlocked" : "", r & RWAITING ? " rwaiting" : "");
 }
 
 static void *reader(void *rw)
@@ -96,6 +101,31 @@ static void steps(const char *name, pthread_rwlock_t *rw)
 	printf("  unlock: %s\n", rc_name(pthread_rwlock_unlock(rw)));
 	MUST(pthread_join(th, NULL));
 	show("after the writer", rw);
+
+	/* Two read locks, a writer waiting behind them and a reader after it,
+	 * which waits (RWAITING) only where writers are preferred: the first
+	 * unlock leaves one reader, the last starts the write phase and wakes
+	 * both. */
+	bool readers_wait = rw->__data.__flags == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+	pthread_t late;
+	a = pthread_rwlock_rdlock(rw);
+	b = pthread_rwlock_rdlock(rw);
+	printf("  rdlock, rdlock: %s %s\n", rc_name(a), rc_name(b));
+	MUST(pthread_create(&th, NULL, writer, rw));
+	until_word(rw, WRLOCKED, WRLOCKED);
+	MUST(pthread_create(&late, NULL, reader, rw));
+	if (readers_wait)
+		until_word(rw, RWAITING, RWAITING);
+	else
+		MUST(pthread_join(late, NULL));
+	show_word("a writer, then a reader", rw);
+	printf("  unlock: %s\n", rc_name(pthread_rwlock_unlock(rw)));
+	show_word("one reader left", rw);
+	printf("  unlock: %s\n", rc_name(pthread_rwlock_unlock(rw)));
+	MUST(pthread_join(th, NULL));
+	if (readers_wait)
+		MUST(pthread_join(late, NULL));
+	show("after the writer and the reader", rw);
 
 	printf("  wrlock: %s\n", rc_name(pthread_rwlock_wrlock(rw)));
 	MUST(pthread_create(&th, NULL, reader, rw));
