@@ -443,15 +443,19 @@ static CV_COLD int rw_unlock_slow(struct cv_thread *t, pthread_rwlock_t *rw)
 }
 
 /* glibc's reader unlock (pthread_rwlock_unlock.c, then
- * __pthread_rwlock_rdunlock in pthread_rwlock_common.c), made here by a
- * thread whose held set's top is rw for reading (so not its writer, the
- * one glibc sends to its writer unlock): one reader less, a
- * compare-and-swap with release order as glibc's. glibc changes more and
- * wakes someone only for a last reader leaving a primary writer
- * (WRLOCKED) or waiting readers (RWAITING), or in a write phase; on any
- * other word it writes exactly this and wakes nobody. False, and nothing
- * written, for those words or a failed exchange: the real unlock decides,
- * loading the word again as glibc's own loop does. */
+ * __pthread_rwlock_rdunlock in pthread_rwlock_common.c), made here for a
+ * word in a read phase with a reader and no writer holding or waiting:
+ * neither WRPHASE, WRLOCKED nor RWAITING (in a read phase glibc sets
+ * RWAITING only beside WRLOCKED; tested apart all the same). On such a
+ * word glibc writes one reader less, by a compare-and-swap with release
+ * order, as here, and wakes nobody. The word also says the caller is not
+ * glibc's writer, whom glibc tells by __cur_writer == its tid and sends
+ * to its writer unlock: a writer stores its tid only once it holds
+ * WRLOCKED, and clears it before letting WRLOCKED go. False, and nothing
+ * written, for any other word (a last reader that starts a write phase
+ * or wakes readers, and any word with WRLOCKED or RWAITING) or a failed
+ * exchange: the real unlock decides, loading the word again as glibc's
+ * own loop does. */
 static inline bool rd_released(pthread_rwlock_t *rw)
 {
 	unsigned r = rw_word(rw);
@@ -463,9 +467,13 @@ static inline bool rd_released(pthread_rwlock_t *rw)
 
 /* Hold times of rwlocks are not sampled: only the held set changes. The
  * top of a tracked thread's held set (cv__inert's is empty): pop it, one
- * test; then a reader's release made here (rd_released), else a tail call.
- * What glibc's unlock does and this does not: its static probe
- * (rwlock_unlock). */
+ * test; then, where the slot says it was taken for reading (a filter that
+ * spares writers the word's load, not a proof: the word decides), the
+ * reader's release made here (rd_released), else a tail call. What
+ * glibc's unlock does and this does not for a reader: its static probe
+ * (rwlock_unlock) and its comparison of __cur_writer with its tid, which
+ * the word stands in for (they differ only for a lock whose memory was
+ * copied or corrupted: a stale writer on a read phase). */
 CV_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw)
 {
 	struct cv_thread *t = cv__self;

@@ -18,6 +18,25 @@ Test(fastpath, an_uncontended_acquisition_writes_only_its_threads_lines, .timeou
 	cr_assert(strstr(p.out, "ok: ") == p.out, "%s", p.out);
 }
 
+/* The uncontended steps the shim makes itself (glibc's compare-and-swap,
+ * exchange or first test, where it is exactly glibc's) are made there:
+ * glibc's mutex, rwlock, spinlock, semaphore and condvar functions are
+ * never entered for them. A probe of glibc's words that failed, or a
+ * switch left off (real.c), would send every call to glibc without
+ * changing any result. Counted by breakpoints
+ * (tests/progs/glibc_not_entered.c), which natively count every call. */
+Test(fastpath, the_steps_the_shim_makes_itself_never_enter_glibc, .timeout = 60)
+{
+	struct tu_proc native, shim;
+	tu_run_native(&native, "glibc_not_entered", NULL);
+	if (native.exited && native.code == 77)
+		cr_skip_test("%s", native.out);
+	cr_assert(native.exited && native.code == 0, "natively (exit %d):\n%s%s", native.code, native.out, native.err);
+	tu_run_shim(&shim, tu_tmpdir(), "glibc_not_entered", NULL);
+	cr_assert(shim.exited && shim.code == 0, "under the shim (exit %d):\n%s%s", shim.code, shim.out, shim.err);
+	cr_assert(strstr(shim.out, "ok: under the shim") == shim.out, "%s", shim.out);
+}
+
 /* The shim writes each fresh page of its memory before reading it: no
  * copy-on-write of the zero page (with its TLB shootdown across the
  * program's CPUs) per page of its sparse tables. Counted by a tracepoint
