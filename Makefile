@@ -43,7 +43,8 @@ BASE_CFLAGS := -std=gnu11 $(WARN) -Iinclude -D_GNU_SOURCE
 # first TLS access never enters the loader, only interposed names exported.
 SHIM_CFLAGS  := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
                 -ftls-model=initial-exec -fno-omit-frame-pointer
-SHIM_LDFLAGS := -shared -Wl,--version-script=preload/exports.map -Wl,-z,now
+SHIM_LDFLAGS := -shared -Wl,--version-script=preload/exports.map -Wl,-z,now \
+                -Wl,--wrap=_Unwind_Find_FDE
 # The unwinder (stacks.c) is libgcc's, linked in: libgcc_eh.a, not libgcc_s.so.
 SHIM_LIBS    := -ldl -lpthread -static-libgcc
 

@@ -42,7 +42,8 @@
  * older ones it would fall back to dl_iterate_phdr, the loader's lock, in
  * every capture. The trade: unwind tables a JIT registers at run time
  * (__register_frame) go to the program's libgcc_s, not to the shim's copy,
- * so a stack through JIT-compiled code ends at its first such frame.
+ * so a stack through JIT-compiled code ends at its first such frame. The
+ * unwinder's lookup of each frame's table is remembered (fde_table, below).
  */
 #include <errno.h>
 #include <link.h>
@@ -142,6 +143,7 @@ static struct {
 	uint64_t captures, frames, refresh_ns, unwind_ns, intern_ns;
 	uint64_t whole_reuses;    /* unwind's check: the previous capture whole, no unwind */
 	uint64_t frames_reused;   /* reuse_previous: frames copied from it at the end of an unwind */
+	uint64_t fde_lookups, fde_remembered;   /* the unwinder's table lookups; those fde_table answered */
 } stats;
 
 static uintptr_t shim_lo, shim_hi;   /* the shim's mapping, the unwinder included */
@@ -340,6 +342,82 @@ struct unwind_buf {
 	bool signal;       /* a signal frame was passed: not kept as the previous capture */
 };
 
+/* ---- the unwinder's table lookups, remembered -------------------------------- *
+ * For each frame, libgcc's unwinder asks _Unwind_Find_FDE (its own,
+ * linked in: libgcc_eh.a) for the call-frame information that covers the
+ * frame's pc: glibc's _dl_find_object, then a binary search of the
+ * module's .eh_frame_hdr table, cold in a large program (node's has some
+ * 100,000 entries). The answer depends on the pc and the loaded modules
+ * only, and captures meet the same return addresses again and again (a
+ * program's init and wait sites, its threads' outer frames): the linker
+ * sends the unwinder's calls here (-Wl,--wrap=_Unwind_Find_FDE), and the
+ * answers are kept in a process-wide table keyed by pc and the module
+ * map's generation the capture looked at (modules.c: any load or unload
+ * makes a new one). Each entry is a sequence lock without waiting: a
+ * reader that finds it being written, or changed while it read, asks
+ * libgcc; a writer that finds it taken leaves it. Only the shim's own
+ * unwinds come here (the unwinder's symbols are local to the shim), and
+ * only inside a capture (fde_gen), on any thread. */
+struct dwarf_eh_bases {   /* libgcc's unwind-dw2-fde.h */
+	void *tbase, *dbase, *func;
+};
+const void *__real__Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
+const void *__wrap__Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
+
+#define FDE_BITS 10   /* 1,024 entries, 48 KiB, pages written as used */
+struct fde_ent {
+	uint32_t seq;      /* odd while written */
+	uint32_t gen;      /* the module map's generation + 1; 0: empty */
+	void *pc;
+	const void *fde;   /* NULL: none covers pc (the unwind ends there) */
+	struct dwarf_eh_bases bases;
+};
+static struct fde_ent fde_table[1u << FDE_BITS] CV_LARGE_BSS;
+static __thread uint32_t fde_gen;   /* the capture's module map generation + 1; 0: outside a capture */
+
+const void *__wrap__Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases)
+{
+	uint32_t gen = fde_gen;
+	if (!gen)
+		return __real__Unwind_Find_FDE(pc, bases);
+	struct fde_ent *e = &fde_table[cv__addr_hash(pc) >> (64 - FDE_BITS)];
+	uint32_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+	if (!(seq & 1)) {
+		void *at = __atomic_load_n(&e->pc, __ATOMIC_RELAXED);
+		uint32_t at_gen = __atomic_load_n(&e->gen, __ATOMIC_RELAXED);
+		const void *fde = __atomic_load_n(&e->fde, __ATOMIC_RELAXED);
+		struct dwarf_eh_bases b = {
+			__atomic_load_n(&e->bases.tbase, __ATOMIC_RELAXED),
+			__atomic_load_n(&e->bases.dbase, __ATOMIC_RELAXED),
+			__atomic_load_n(&e->bases.func, __ATOMIC_RELAXED),
+		};
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (at == pc && at_gen == gen && __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq) {
+			if (cfg.stats) {
+				__atomic_fetch_add(&stats.fde_lookups, 1, __ATOMIC_RELAXED);
+				__atomic_fetch_add(&stats.fde_remembered, 1, __ATOMIC_RELAXED);
+			}
+			*bases = b;
+			return fde;
+		}
+	}
+	if (cfg.stats)
+		__atomic_fetch_add(&stats.fde_lookups, 1, __ATOMIC_RELAXED);
+	const void *fde = __real__Unwind_Find_FDE(pc, bases);
+	if (!(seq & 1) && __atomic_compare_exchange_n(&e->seq, &seq, seq + 1, false, __ATOMIC_ACQUIRE,
+						       __ATOMIC_RELAXED)) {
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		__atomic_store_n(&e->pc, pc, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->gen, gen, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->fde, fde, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->bases.tbase, bases->tbase, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->bases.dbase, bases->dbase, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->bases.func, bases->func, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
+	}
+	return fde;
+}
+
 /* Whether the previous capture's frames outwards of frame m are still the
  * thread's: each still returns where it did. The unwinder reports with
  * frame j the CFA of the frame inside it (the stack pointer at frame j's
@@ -469,7 +547,7 @@ static bool keepable(const struct cv_stack_state *st, int n)
  * each frame's canonical frame address into st->cfas (the stack pointer in
  * its caller at the call). Kept as the thread's
  * previous capture for the next (reuse_previous). */
-CV_NO_FRAME int unwind(struct cv_stack_state *st)
+CV_NO_FRAME int unwind(struct cv_stack_state *st, uint32_t gen)
 {
 	/* The frame this is inlined in is the unwind's first, whose CFA comes
 	 * with the second: where the previous capture had it, and every return
@@ -484,7 +562,9 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st)
 		return (int)st->nprev;
 	}
 	struct unwind_buf b = { st, 0, 0, false };
+	fde_gen = gen + 1;
 	_Unwind_Backtrace(one_frame, &b);
+	fde_gen = 0;
 	/* Kept for the next: a stack of calls only (no signal frame), whole
 	 * (CV_PREV_MAX is below the cut at CV_STACK_BUF, which a shallower
 	 * stack would otherwise inherit), on the thread's own stack. */
@@ -590,7 +670,7 @@ CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uintptr_t base, 
 		t1 = cv__now_ns();
 	uint32_t id = 0;
 	bool split = nheld, learn = !st->nbase && base;
-	int n = unwind(st);
+	int n = unwind(st, *gen);
 	if (learn)
 		learn_base(st, n, base);
 	if (cfg.stats)
@@ -1012,14 +1092,15 @@ void cv__stacks_write(void *w)
 		uint64_t c = stats.captures ? stats.captures : 1;
 		cv__warn("stacks: %llu captures, %llu distinct; per capture %llu ns: module-map check %llu, "
 			 "unwind %llu (%.1f frames), table %llu; %llu the previous capture's whole, %.1f frames of it "
-			 "reused in the others",
+			 "reused in the others; %llu call-frame table lookups, %llu of them remembered",
 			 (unsigned long long)stats.captures, (unsigned long long)nstacks,
 			 (unsigned long long)((stats.refresh_ns + stats.unwind_ns + stats.intern_ns) / c),
 			 (unsigned long long)(stats.refresh_ns / c), (unsigned long long)(stats.unwind_ns / c),
 			 (double)stats.frames / (double)c, (unsigned long long)(stats.intern_ns / c),
 			 (unsigned long long)stats.whole_reuses,
 			 (double)stats.frames_reused / (double)(stats.captures > stats.whole_reuses ?
-								   stats.captures - stats.whole_reuses : 1));
+								   stats.captures - stats.whole_reuses : 1),
+			 (unsigned long long)stats.fde_lookups, (unsigned long long)stats.fde_remembered);
 	}
 }
 
