@@ -170,11 +170,17 @@ static void reread_locked(void)
 }
 
 /* Call with the reentrancy guard held: dl_iterate_phdr takes the loader's
- * lock and the re-read allocates. */
-uint32_t cv__modules_refresh(void)
+ * lock and the re-read allocates. *loads (unless NULL): the loader's own
+ * count of loads and unloads this look saw (dlpi_adds + dlpi_subs: every
+ * dlopen or dlclose that maps or unmaps an object adds one; 0 where the C
+ * library does not say), which changes whenever the set of mapped objects
+ * does, whatever this map makes of it. */
+uint32_t cv__modules_refresh(uint64_t *loads)
 {
 	struct counts c = { 0, 0, 0 };
 	dl_iterate_phdr(first_counts, &c);
+	if (loads)
+		*loads = c.adds + c.subs;
 	if (__atomic_load_n(&have_map, __ATOMIC_ACQUIRE) &&
 	    c.adds == __atomic_load_n(&seen_adds, __ATOMIC_RELAXED) &&
 	    c.subs == __atomic_load_n(&seen_subs, __ATOMIC_RELAXED))

@@ -1320,7 +1320,7 @@ void cv__stacks_merge_rec(struct cv_rec *dst, struct cv_rec *src);   /* src's pe
 
 /* ---- modules.c: the module map, kept across dlopen/dlclose --------------- */
 
-uint32_t cv__modules_refresh(void);    /* re-read if anything was loaded or unloaded; the generation */
+uint32_t cv__modules_refresh(uint64_t *loads);    /* re-read if anything was loaded or unloaded; the generation */
 uint32_t cv__modules_gen(void);   /* the last generation read, without a look */
 void cv__modules_write(void *w, bool reread);   /* output.c: every module ever seen; reread: look at
 						 * what is mapped now (takes the loader's lock) */

@@ -224,7 +224,7 @@ void cv__stacks_init(void)
 	cfg.first = (uint32_t)env_num("CONVOY_STACK_FIRST", 8, 0, 1000000);
 	cfg.period_ns = env_num("CONVOY_STACK_PERIOD", 20000, 1, 1000000000);
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)&cv__stacks_init);
-	cv__modules_refresh();
+	cv__modules_refresh(NULL);
 }
 
 /* ---- the stack table ----------------------------------------------------- */
@@ -347,44 +347,53 @@ struct unwind_buf {
  * linked in: libgcc_eh.a) for the call-frame information that covers the
  * frame's pc: glibc's _dl_find_object, then a binary search of the
  * module's .eh_frame_hdr table, cold in a large program (node's has some
- * 100,000 entries). The answer depends on the pc and the loaded modules
- * only, and captures meet the same return addresses again and again (a
- * program's init and wait sites, its threads' outer frames): the linker
- * sends the unwinder's calls here (-Wl,--wrap=_Unwind_Find_FDE), and the
- * answers are kept in a process-wide table keyed by pc and the module
- * map's generation the capture looked at (modules.c: any load or unload
- * makes a new one). Each entry is a sequence lock without waiting: a
- * reader that finds it being written, or changed while it read, asks
- * libgcc; a writer that finds it taken leaves it. Only the shim's own
- * unwinds come here (the unwinder's symbols are local to the shim), and
- * only inside a capture (fde_gen), on any thread. */
+ * 100,000 entries). The answer depends on the pc and the mapped objects
+ * only: the shim's copy of the unwinder has no frames registered at run
+ * time (its __register_frame_info is local to the shim and never called;
+ * a registration would make such answers change under the table). And
+ * captures meet the same return addresses again and again (a program's
+ * init and wait sites, its threads' outer frames): the linker sends the
+ * unwinder's calls here (-Wl,--wrap=_Unwind_Find_FDE), and the answers
+ * are kept in a process-wide table keyed by pc and the loader's count of
+ * loads and unloads that the capture's look at the module map saw
+ * (cv__modules_refresh: any dlopen or dlclose that maps or unmaps an
+ * object changes it, a library replaced at the same path and address
+ * included, which the map's own generation does not tell). The frames a
+ * capture unwinds are live, so their objects were mapped at that look and
+ * still are. Each entry is a sequence lock that never waits: a reader
+ * that finds it being written, or changed while it read, asks libgcc; a
+ * writer that finds it taken leaves it. Only the shim's own unwinds come
+ * here (the unwinder's symbols are local to the shim), and only inside a
+ * capture (fde_loads). */
 struct dwarf_eh_bases {   /* libgcc's unwind-dw2-fde.h */
 	void *tbase, *dbase, *func;
 };
 const void *__real__Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
 const void *__wrap__Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
 
-#define FDE_BITS 10   /* 1,024 entries, 48 KiB, pages written as used */
+#define FDE_BITS 10   /* 1,024 entries, 64 KiB, pages written as used */
 struct fde_ent {
 	uint32_t seq;      /* odd while written */
-	uint32_t gen;      /* the module map's generation + 1; 0: empty */
+	uint64_t loads;    /* the key's loader count; 0: empty */
 	void *pc;
-	const void *fde;   /* NULL: none covers pc (the unwind ends there) */
+	/* The answer. NULL: no object's tables cover pc (libgcc then tries
+	 * its signal-frame fallback, as it does without the table). */
+	const void *fde;
 	struct dwarf_eh_bases bases;
-};
+} __attribute__((aligned(64)));   /* one line each */
 static struct fde_ent fde_table[1u << FDE_BITS] CV_LARGE_BSS;
-static __thread uint32_t fde_gen;   /* the capture's module map generation + 1; 0: outside a capture */
+static __thread uint64_t fde_loads;   /* the capture's loader count; 0: outside a capture, or not known */
 
 const void *__wrap__Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases)
 {
-	uint32_t gen = fde_gen;
-	if (!gen)
+	uint64_t loads = fde_loads;
+	if (!loads)
 		return __real__Unwind_Find_FDE(pc, bases);
 	struct fde_ent *e = &fde_table[cv__addr_hash(pc) >> (64 - FDE_BITS)];
 	uint32_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
 	if (!(seq & 1)) {
 		void *at = __atomic_load_n(&e->pc, __ATOMIC_RELAXED);
-		uint32_t at_gen = __atomic_load_n(&e->gen, __ATOMIC_RELAXED);
+		uint64_t at_loads = __atomic_load_n(&e->loads, __ATOMIC_RELAXED);
 		const void *fde = __atomic_load_n(&e->fde, __ATOMIC_RELAXED);
 		struct dwarf_eh_bases b = {
 			__atomic_load_n(&e->bases.tbase, __ATOMIC_RELAXED),
@@ -392,7 +401,7 @@ const void *__wrap__Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases)
 			__atomic_load_n(&e->bases.func, __ATOMIC_RELAXED),
 		};
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (at == pc && at_gen == gen && __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq) {
+		if (at == pc && at_loads == loads && __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq) {
 			if (cfg.stats) {
 				__atomic_fetch_add(&stats.fde_lookups, 1, __ATOMIC_RELAXED);
 				__atomic_fetch_add(&stats.fde_remembered, 1, __ATOMIC_RELAXED);
@@ -408,7 +417,7 @@ const void *__wrap__Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases)
 						       __ATOMIC_RELAXED)) {
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		__atomic_store_n(&e->pc, pc, __ATOMIC_RELAXED);
-		__atomic_store_n(&e->gen, gen, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->loads, loads, __ATOMIC_RELAXED);
 		__atomic_store_n(&e->fde, fde, __ATOMIC_RELAXED);
 		__atomic_store_n(&e->bases.tbase, bases->tbase, __ATOMIC_RELAXED);
 		__atomic_store_n(&e->bases.dbase, bases->dbase, __ATOMIC_RELAXED);
@@ -547,7 +556,7 @@ static bool keepable(const struct cv_stack_state *st, int n)
  * each frame's canonical frame address into st->cfas (the stack pointer in
  * its caller at the call). Kept as the thread's
  * previous capture for the next (reuse_previous). */
-CV_NO_FRAME int unwind(struct cv_stack_state *st, uint32_t gen)
+CV_NO_FRAME int unwind(struct cv_stack_state *st, uint64_t loads)
 {
 	/* The frame this is inlined in is the unwind's first, whose CFA comes
 	 * with the second: where the previous capture had it, and every return
@@ -562,9 +571,9 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st, uint32_t gen)
 		return (int)st->nprev;
 	}
 	struct unwind_buf b = { st, 0, 0, false };
-	fde_gen = gen + 1;
+	fde_loads = loads;
 	_Unwind_Backtrace(one_frame, &b);
-	fde_gen = 0;
+	fde_loads = 0;
 	/* Kept for the next: a stack of calls only (no signal frame), whole
 	 * (CV_PREV_MAX is below the cut at CV_STACK_BUF, which a shallower
 	 * stack would otherwise inherit), on the thread's own stack. */
@@ -664,13 +673,13 @@ CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uintptr_t base, 
 		*gen = 0;
 		return 0;   /* a fork is being prepared: this wait goes without a stack */
 	}
-	uint64_t t0 = cfg.stats ? cv__now_ns() : 0, t1 = 0, t2 = 0;
-	*gen = cv__modules_refresh();
+	uint64_t t0 = cfg.stats ? cv__now_ns() : 0, t1 = 0, t2 = 0, loads = 0;
+	*gen = cv__modules_refresh(&loads);
 	if (cfg.stats)
 		t1 = cv__now_ns();
 	uint32_t id = 0;
 	bool split = nheld, learn = !st->nbase && base;
-	int n = unwind(st, *gen);
+	int n = unwind(st, loads);
 	if (learn)
 		learn_base(st, n, base);
 	if (cfg.stats)
@@ -1054,7 +1063,7 @@ void cv__stack_first_use(struct cv_thread *t, struct cv_obj *o)
 	if (st && (id = init_take(o->addr)) == 0)
 		id = capture(t, st, &gen, NULL, NULL);
 	else   /* names of globals in dlopen'd libraries need the map too */
-		gen = stack_room(t) ? cv__modules_refresh() : cv__modules_gen();
+		gen = stack_room(t) ? cv__modules_refresh(NULL) : cv__modules_gen();
 	CV_STORE(&o->map_gen, gen);
 	CV_STORE(&o->first_stack, id);
 }

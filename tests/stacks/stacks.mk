@@ -10,6 +10,7 @@
 #   $(STK_PROGS)/site-minidebug    stripped, its symbol table xz-compressed in .gnu_debugdata
 #   $(STK_PROGS)/runtime_state     -rdynamic, stripped: a lock inside an exported _PyRuntime
 #   $(STK_PROGS)/dlmain + libdl_{one,two}.so   contention in dlopen'd, dlclose'd libraries
+#   $(STK_PROGS)/replug + libreplug_v{1,2}.so  one path, one address, two builds in turn
 #   $(STK_PROGS)/lambda            C++ -O2: std::mutex in a lambda
 #   $(STK_PROGS)/{members,heap,hammer,reuse,sigstack_gone,stack_switch,uncontended,nocfi,forker,init_many}
 #   $(STK_PROGS)/nested_fork + libforkinside.so   a fork inside another fork's steps
@@ -21,7 +22,7 @@ STK_CFLAGS   := -std=gnu11 $(WARN) -D_GNU_SOURCE -g -O1 -pthread
 STK_CXXFLAGS := -std=gnu++17 $(WARN) -g -O2 -pthread -Itests/stacks/progs
 
 STK_BINS := $(addprefix $(STK_PROGS)/,deep site-pie site-nopie site-dynsym site-stripped \
-	site-debuglink site-buildid site-minidebug runtime_state dlmain libdl_one.so libdl_two.so lambda members heap hammer reuse sigstack_gone stack_switch \
+	site-debuglink site-buildid site-minidebug runtime_state dlmain libdl_one.so libdl_two.so replug libreplug_v1.so libreplug_v2.so lambda members heap hammer reuse sigstack_gone stack_switch \
 	uncontended nocfi forker nested_fork libforkinside.so init_many)
 
 $(STK_PROGS)/deep: tests/stacks/progs/deep.c $(STK_HDR) | check-deps
@@ -85,6 +86,14 @@ $(STK_PROGS)/site-minidebug: tests/stacks/progs/site.c $(STK_HDR) | check-deps
 $(STK_PROGS)/lib%.so: tests/stacks/progs/%.c | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(STK_CFLAGS) -fPIC -shared $< -o $@
+
+$(STK_PROGS)/libreplug_%.so: tests/stacks/progs/replug_%.S | check-deps
+	@mkdir -p $(@D)
+	$(CC) -shared $< -o $@
+
+$(STK_PROGS)/replug: tests/stacks/progs/replug.c | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(STK_CFLAGS) $< -o $@ -ldl
 
 $(STK_PROGS)/dlmain: tests/stacks/progs/dlmain.c $(STK_HDR) | check-deps
 	@mkdir -p $(@D)
