@@ -97,6 +97,11 @@ struct cv_stack_state {
 	uint32_t nprev;
 	void    *prev_pcs[CV_PREV_MAX];
 	uintptr_t prev_cfas[CV_PREV_MAX];
+	/* The previous capture's stack id (0: none) and the module map's
+	 * generation it was made with: a capture that unwind found to be the
+	 * previous one whole has the same frames, so the same id (capture_blocked). */
+	uint32_t prev_id, prev_gen;
+	bool     whole;   /* unwind: this capture is the previous one whole */
 };
 /* cv__alloc's 4 KiB class, as before the previous capture was kept. */
 _Static_assert(sizeof(struct cv_stack_state) > 2048 && sizeof(struct cv_stack_state) <= 4096,
@@ -568,8 +573,10 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st, uint64_t loads)
 		memcpy(st->cfas, st->prev_cfas, st->nprev * sizeof(st->cfas[0]));
 		if (cfg.stats)
 			__atomic_fetch_add(&stats.whole_reuses, 1, __ATOMIC_RELAXED);
+		st->whole = true;
 		return (int)st->nprev;
 	}
+	st->whole = false;
 	struct unwind_buf b = { st, 0, 0, false };
 	fde_loads = loads;
 	_Unwind_Backtrace(one_frame, &b);
@@ -693,8 +700,14 @@ CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uintptr_t base, 
 			flags |= CV_STACK_TRUNCATED;
 		if (depth > CV_STACK_MAX_DEPTH)
 			depth = CV_STACK_MAX_DEPTH;
-		id = intern(st->pcs + skip, depth, *gen, flags);
+		/* The previous capture whole: its frames, so its id (stack
+		 * ids stay valid for the process's life, a fork child's
+		 * included), unless the map has a new generation since. */
+		bool same = st->whole && st->prev_id && st->prev_gen == *gen;
+		id = same ? st->prev_id : intern(st->pcs + skip, depth, *gen, flags);
 	}
+	st->prev_id = id;
+	st->prev_gen = *gen;
 	for (uint32_t i = 0; split && i < nheld && n > 0; i++) {
 		const struct cv_held *h = &hs->held[hs->which[i]];
 		held_ids[i] = intern_held(st, skip, n, h->pc, cv__held_sp(h), *gen);
