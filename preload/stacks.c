@@ -577,6 +577,7 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st, uint64_t loads)
 		return (int)st->nprev;
 	}
 	st->whole = false;
+	st->prev_id = 0;   /* prev_pcs change below: the id of the frames they held goes with them */
 	struct unwind_buf b = { st, 0, 0, false };
 	fde_loads = loads;
 	_Unwind_Backtrace(one_frame, &b);
@@ -703,8 +704,8 @@ CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uintptr_t base, 
 		/* The previous capture whole: its frames, so its id (stack
 		 * ids stay valid for the process's life, a fork child's
 		 * included), unless the map has a new generation since. */
-		bool same = st->whole && st->prev_id && st->prev_gen == *gen;
-		id = same ? st->prev_id : intern(st->pcs + skip, depth, *gen, flags);
+		bool reuse = st->whole && st->prev_id && st->prev_gen == *gen;
+		id = reuse ? st->prev_id : intern(st->pcs + skip, depth, *gen, flags);
 	}
 	st->prev_id = id;
 	st->prev_gen = *gen;
