@@ -14,7 +14,7 @@ build=${1:-build} rounds=${2:-7}
 shim=$(realpath "$build/libconvoy.so")
 pair=$build/bench/lockpair cost=$build/bench/stackcost
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-export CONVOY_QUIET=1 CONVOY_DIR=$tmp
+export CONVOY_QUIET=1 CONVOY_DIR=$tmp   # CONVOY_QUIET=0 where the statistics line is read
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 clean() { rm -f "$tmp"/*.convoy; }
@@ -34,7 +34,8 @@ echo "2. one capture, ns (CONVOY_STACK_STATS; median of $rounds runs of 100,000 
 for depth in 0 10 40; do
 	: >"$tmp/t"; : >"$tmp/m"; : >"$tmp/u"; : >"$tmp/i"
 	for _ in $(seq "$rounds"); do
-		line=$(CONVOY_STACK_STATS=1 LD_PRELOAD=$shim "$cost" firstuse 20000 "$depth" 2>&1 >/dev/null | grep 'convoy: stacks:')
+		line=$(CONVOY_QUIET=0 CONVOY_STACK_STATS=1 LD_PRELOAD=$shim "$cost" firstuse 20000 "$depth" 2>&1 >/dev/null |
+			grep 'convoy: stacks:')
 		sed -E 's/.*per capture ([0-9]+) ns.*/\1/' <<<"$line" >>"$tmp/t"
 		sed -E 's/.*check ([0-9]+),.*/\1/' <<<"$line" >>"$tmp/m"
 		sed -E 's/.*unwind ([0-9]+) .*/\1/' <<<"$line" >>"$tmp/u"
@@ -53,9 +54,10 @@ for mode in native off default every; do
 		case $mode in
 		native)  "$cost" handoff 20000 >>"$tmp/w"; echo 0 >>"$tmp/c" ;;
 		off)     CONVOY_STACKS=0 LD_PRELOAD=$shim "$cost" handoff 20000 >>"$tmp/w"; echo 0 >>"$tmp/c" ;;
-		default) CONVOY_STACK_STATS=1 LD_PRELOAD=$shim "$cost" handoff 20000 2>"$tmp/e" >>"$tmp/w"
+		default) CONVOY_QUIET=0 CONVOY_STACK_STATS=1 LD_PRELOAD=$shim "$cost" handoff 20000 2>"$tmp/e" >>"$tmp/w"
 			 sed -nE 's/.*stacks: ([0-9]+) captures.*/\1/p' "$tmp/e" >>"$tmp/c" ;;
-		every)   CONVOY_STACK_PERIOD=1 CONVOY_STACK_STATS=1 LD_PRELOAD=$shim "$cost" handoff 20000 2>"$tmp/e" >>"$tmp/w"
+		every)   CONVOY_QUIET=0 CONVOY_STACK_PERIOD=1 CONVOY_STACK_STATS=1 LD_PRELOAD=$shim "$cost" handoff 20000 \
+				 2>"$tmp/e" >>"$tmp/w"
 			 sed -nE 's/.*stacks: ([0-9]+) captures.*/\1/p' "$tmp/e" >>"$tmp/c" ;;
 		esac
 		clean
