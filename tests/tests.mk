@@ -39,7 +39,7 @@ $(TEST_PROGS_DIR)/offcpu_nofp $(TEST_PROGS_DIR)/serial_nofp $(TEST_PROGS_DIR)/of
 $(TEST_PROGS_DIR)/libblockread.so: TEST_PROG_CFLAGS += -fomit-frame-pointer
 
 # GCC OpenMP (libgomp): preload/gomp.c's interposers.
-$(TEST_PROGS_DIR)/count_omp: TEST_PROG_CFLAGS += -fopenmp
+$(TEST_PROGS_DIR)/count_omp $(TEST_PROGS_DIR)/omp_lock_wait: TEST_PROG_CFLAGS += -fopenmp
 
 # Linked against libctorlock.so, whose constructor locks and starts a thread.
 $(TEST_PROGS_DIR)/ctor_main: tests/progs/ctor_main.c tests/progs/progs.h $(TEST_PROGS_DIR)/libctorlock.so | check-deps

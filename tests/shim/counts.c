@@ -164,6 +164,28 @@ Test(counts, openmp_barriers_and_critical_sections_exact, .timeout = 60)
 	TU_LE(tu_int(critical, "contended"), 100, "contended <= acquisitions");
 }
 
+/* OpenMP lock calls are timed with the TSC, converted at its rate against
+ * CLOCK_MONOTONIC (preload/gomp.c): one certain wait
+ * (tests/progs/omp_lock_wait.c: the holder lets go only once the waiter
+ * sleeps in the lock) is counted, contended, at a length between the
+ * contended threshold and the run's wall time. The holder's own call may
+ * count as contended too, if it was preempted inside it. */
+Test(counts, an_openmp_lock_wait_is_counted_in_ns, .timeout = 60)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "omp_lock_wait", NULL);
+	tu_assert_exit(&p, 0, "omp_lock_wait");
+	json_object *r = tu_report_dir(dir), *lock = tu_lock(r, "omp lock");
+	cr_assert(lock, "no omp lock: %s", json_object_to_json_string(tu_array(r, "locks")));
+	TU_EQ(tu_int(lock, "acquisitions"), 2, "omp lock acquisitions");
+	int64_t contended = tu_int(lock, "contended"), wait = tu_int(lock, "wait_ns");
+	int64_t wall = tu_int(tu_get(r, "process"), "wall_ns");
+	cr_assert(contended >= 1 && contended <= 2, "omp lock contended %lld, not 1 (or 2)", (long long)contended);
+	cr_assert(wait >= 1000 && wait <= wall, "omp lock wait_ns %lld, not within [1000, the run's %lld]",
+		  (long long)wait, (long long)wall);
+}
+
 /* The OpenMP interposers change nothing in an OpenMP program's behaviour
  * (its output and exit status are the same as without the shim), and a
  * program without libgomp never loads it: they resolve it only when called. */
