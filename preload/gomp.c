@@ -37,14 +37,16 @@
  *
  * The critical sections and OpenMP locks cannot be tried first, so every
  * acquisition is timed; one that took longer than CONTENDED_NS spun or
- * slept and counts as contended. Timed with the TSC (cv__ticks, as hold
- * samples are), converted at the rate it has run at against
- * CLOCK_MONOTONIC since the process started (wait_ns): two clock_gettime
- * calls cost an uncontended critical 48 of its 57 ns over native here.
+ * slept and counts as contended. Timed with the TSC where it is invariant
+ * (cv__ticks, as hold samples are), converted at the rate it has run at
+ * against CLOCK_MONOTONIC since the process started (lock_call): two
+ * clock_gettime calls cost an uncontended critical 48 of its 57 ns over
+ * native here.
  * Measured with `make bench-omp` (an uncontended `#pragma omp critical` in
  * a loop, medians of 5 interleaved runs): 24.7 ns natively, 58.2 ns under
  * the shim on a loaded 2-vCPU VM in 2026-11; 6.0 and 63.4 ns on the AMD
- * guest of 2026-12-04 with the clock, 5.9 and 25.6 with the TSC. The
+ * guest of 2026-12-04 with the clock, 5.9 to 6.1 and 24.8 to 27.7 with the
+ * TSC. The
  * *_end and unset calls record nothing and are not interposed.
  *
  * Each real function is found lazily with dlsym(RTLD_NEXT) on its first
@@ -56,6 +58,9 @@
  * points (their implicit barrier stays invisible), tasks and taskwait.
  */
 #include <dlfcn.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "shim.h"
 
@@ -210,37 +215,83 @@ CV_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_thread
 
 /* ---- critical sections and locks ------------------------------------------- */
 
-/* ns per tick in 32.32 fixed point, from the TSC's run against
- * CLOCK_MONOTONIC since the process started (output.c converts hold
- * samples the same way at the end); 0 until that run is long enough
- * (RATE_SPAN_NS) to give the rate to better than 0.1 %. */
-#define RATE_SPAN_NS 100000
-static uint64_t ns_per_tick_q32;
+/* OpenMP lock waits in ticks of the TSC, on x86-64 with an invariant TSC
+ * (CPUID 0x80000007, EDX bit 8: a constant rate in every C-state, which
+ * Linux keeps in step across CPUs or stops using), converted to ns at the
+ * rate the TSC has run against CLOCK_MONOTONIC since the process started:
+ * 32.32 fixed point, made again each time the span since the start has
+ * doubled, up to RATE_FINAL_NS, so that one late clock read weighs less
+ * and less; made only from a clean pair of reads (shim.h,
+ * cv__clock_pair), the start's included (init.c). Until there is a rate,
+ * and without an invariant TSC, the clock times them. */
+#define RATE_FIRST_NS 100000ull       /* 0.1 ms: the first rate to 0.1 % or better */
+#define RATE_FINAL_NS 1000000000ull   /* 1 s */
 
-/* A wait of ticks, in ns. */
-static uint64_t wait_ns(uint64_t ticks)
+static uint64_t ns_per_tick_q32;   /* 0: no rate yet */
+static uint64_t rate_again_at;     /* the TSC count at which to make it again */
+static int tsc_invariant = -1;     /* -1: not asked yet */
+
+static bool tsc_usable(void)
 {
-	uint64_t rate = __atomic_load_n(&ns_per_tick_q32, __ATOMIC_RELAXED);
-	if (!rate) {
-		uint64_t now = cv__now_ns(), tsc = cv__ticks();
-		uint64_t span = now - cv__process.start_ns, span_ticks = tsc - cv__process.start_ticks;
-		if (now <= cv__process.start_ns || tsc <= cv__process.start_ticks)
-			return 0;   /* the TSC went back (another CPU's, not in step): no wait counted */
-		rate = (uint64_t)(((unsigned __int128)span << 32) / span_ticks);
-		if (span >= RATE_SPAN_NS)
-			__atomic_store_n(&ns_per_tick_q32, rate, __ATOMIC_RELAXED);
+#if defined(__x86_64__)
+	int ok = __atomic_load_n(&tsc_invariant, __ATOMIC_RELAXED);
+	if (ok < 0) {
+		unsigned a, b, c, d;
+		ok = __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8));
+		__atomic_store_n(&tsc_invariant, ok, __ATOMIC_RELAXED);
 	}
+	return ok;
+#else
+	return false;   /* cv__ticks is the clock already */
+#endif
+}
+
+/* The rate again, from a clean pair now against the start's. */
+static void make_rate(void)
+{
+	uint64_t ns, ticks;
+	if (!cv__clock_pair(&ns, &ticks) || ns <= cv__process.start_ns || ticks <= cv__process.start_ticks)
+		return;
+	uint64_t span = ns - cv__process.start_ns, span_ticks = ticks - cv__process.start_ticks;
+	if (span < RATE_FIRST_NS)
+		return;
+#if defined(__SIZEOF_INT128__)
+	uint64_t rate = (uint64_t)(((unsigned __int128)span << 32) / span_ticks);
+#else
+	uint64_t rate = (uint64_t)((double)span / (double)span_ticks * 4294967296.0);
+#endif
+	__atomic_store_n(&rate_again_at, span >= RATE_FINAL_NS ? UINT64_MAX : ticks + span_ticks, __ATOMIC_RELAXED);
+	__atomic_store_n(&ns_per_tick_q32, rate, __ATOMIC_RELAXED);
+}
+
+static uint64_t ticks_to_ns(uint64_t ticks, uint64_t rate)
+{
+#if defined(__SIZEOF_INT128__)
 	return (uint64_t)(((unsigned __int128)ticks * rate) >> 32);
+#else
+	return (uint64_t)((double)ticks * (double)rate / 4294967296.0);
+#endif
 }
 
 static void lock_call(const void *key, const char *name, void (*fn)(void *), void *arg)
 {
 	struct cv_rec *r = key ? rec_for(key, CV_OBJ_MUTEX, name) : NULL;
-	uint64_t t0 = r ? cv__ticks() : 0;
+	uint64_t rate = r && tsc_usable() ? __atomic_load_n(&ns_per_tick_q32, __ATOMIC_RELAXED) : 0;
+	uint64_t t0 = !r ? 0 : rate ? cv__ticks() : cv__now_ns();
 	fn(arg);
 	if (!r)
 		return;
-	uint64_t ticks = cv__ticks() - t0, waited = (int64_t)ticks > 0 ? wait_ns(ticks) : 0;
+	uint64_t waited;
+	if (rate) {
+		uint64_t now = cv__ticks();
+		waited = now > t0 ? ticks_to_ns(now - t0, rate) : 0;   /* not back in time */
+		if (now >= __atomic_load_n(&rate_again_at, __ATOMIC_RELAXED))
+			make_rate();
+	} else {
+		waited = cv__now_ns() - t0;
+		if (tsc_usable())
+			make_rate();
+	}
 	CV_BUMP(&r->s.acquisitions, 1);
 	struct cv_thread *t = cv__current();
 	if (CV_LOAD(&r->obj->last_owner) != t) {

@@ -28,13 +28,16 @@ static void read_identity(void)
 	cv__process.exe[n > 0 ? n : 0] = '\0';
 }
 
+/* The start in both clocks, the TSC's read on either side of
+ * CLOCK_MONOTONIC's and taken at the midpoint (cv__clock_pair): the ticks
+ * are converted to ns against this start (output.c, gomp.c). */
 static void start_clocks(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	cv__process.start_realtime_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	cv__process.start_ns = cv__now_ns();
-	cv__process.start_ticks = cv__ticks();
+	for (int tries = 0; !cv__clock_pair(&cv__process.start_ns, &cv__process.start_ticks) && tries < 3; tries++)
+		;
 }
 
 /* Whether the process runs under a seccomp filter already (set before the

@@ -1155,9 +1155,10 @@ static inline uint64_t cv__now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Hold-time samples use the TSC (about 10 ns here, against 22 for
- * clock_gettime); output.c calibrates ticks against CLOCK_MONOTONIC over the
- * whole run. Elsewhere ticks are nanoseconds. */
+/* Hold-time samples and OpenMP lock waits (gomp.c) use the TSC (about 10
+ * ns here, against 22 for clock_gettime); output.c calibrates ticks against
+ * CLOCK_MONOTONIC over the whole run, gomp.c over the run so far.
+ * Elsewhere ticks are nanoseconds. */
 static inline uint64_t cv__ticks(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -1165,6 +1166,21 @@ static inline uint64_t cv__ticks(void)
 #else
 	return cv__now_ns();
 #endif
+}
+
+/* CLOCK_MONOTONIC and the TSC at one moment: the TSC read on either side
+ * of the clock and taken at the midpoint. False, with both set all the
+ * same, when the two TSC reads lie more than CV_CLOCK_PAIR_GAP ticks
+ * apart (a preemption, an interrupt or a VM exit between them): a pair to
+ * make a rate from only when true. */
+#define CV_CLOCK_PAIR_GAP 20000u   /* 4 to 10 us at 2 to 5 GHz; a clean pair takes ~100 */
+static inline bool cv__clock_pair(uint64_t *ns, uint64_t *ticks)
+{
+	uint64_t before = cv__ticks();
+	*ns = cv__now_ns();
+	uint64_t after = cv__ticks();
+	*ticks = before + (after - before) / 2;
+	return after >= before && after - before <= CV_CLOCK_PAIR_GAP;
 }
 
 void cv__record_wait(struct cv_rec *r, uint64_t ns);
