@@ -46,8 +46,7 @@
  * a loop, medians of 5 interleaved runs): 24.7 ns natively, 58.2 ns under
  * the shim on a loaded 2-vCPU VM in 2026-11; 6.0 and 63.4 ns on the AMD
  * guest of 2026-12-04 with the clock, 5.9 to 6.1 and 24.8 to 27.7 with the
- * TSC. The
- * *_end and unset calls record nothing and are not interposed.
+ * TSC. The *_end and unset calls record nothing and are not interposed.
  *
  * Each real function is found lazily with dlsym(RTLD_NEXT) on its first
  * call, so a program without libgomp never calls into this file and runs
