@@ -275,7 +275,8 @@ static uint64_t ticks_to_ns(uint64_t ticks, uint64_t rate)
 static void lock_call(const void *key, const char *name, void (*fn)(void *), void *arg)
 {
 	struct cv_rec *r = key ? rec_for(key, CV_OBJ_MUTEX, name) : NULL;
-	uint64_t rate = r && tsc_usable() ? __atomic_load_n(&ns_per_tick_q32, __ATOMIC_RELAXED) : 0;
+	bool tsc = r && tsc_usable();
+	uint64_t rate = tsc ? __atomic_load_n(&ns_per_tick_q32, __ATOMIC_RELAXED) : 0;
 	uint64_t t0 = !r ? 0 : rate ? cv__ticks() : cv__now_ns();
 	fn(arg);
 	if (!r)
@@ -288,7 +289,7 @@ static void lock_call(const void *key, const char *name, void (*fn)(void *), voi
 			make_rate();
 	} else {
 		waited = cv__now_ns() - t0;
-		if (tsc_usable())
+		if (tsc)
 			make_rate();
 	}
 	CV_BUMP(&r->s.acquisitions, 1);

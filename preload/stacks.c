@@ -101,7 +101,6 @@ struct cv_stack_state {
 	 * generation it was made with: a capture that unwind found to be the
 	 * previous one whole has the same frames, so the same id (capture_blocked). */
 	uint32_t prev_id, prev_gen;
-	bool     whole;   /* unwind: this capture is the previous one whole */
 };
 /* cv__alloc's 4 KiB class, as before the previous capture was kept. */
 _Static_assert(sizeof(struct cv_stack_state) > 2048 && sizeof(struct cv_stack_state) <= 4096,
@@ -394,6 +393,8 @@ const void *__wrap__Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases)
 	uint64_t loads = fde_loads;
 	if (!loads)
 		return __real__Unwind_Find_FDE(pc, bases);
+	if (cfg.stats)
+		__atomic_fetch_add(&stats.fde_lookups, 1, __ATOMIC_RELAXED);
 	struct fde_ent *e = &fde_table[cv__addr_hash(pc) >> (64 - FDE_BITS)];
 	uint32_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
 	if (!(seq & 1)) {
@@ -407,16 +408,12 @@ const void *__wrap__Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases)
 		};
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (at == pc && at_loads == loads && __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq) {
-			if (cfg.stats) {
-				__atomic_fetch_add(&stats.fde_lookups, 1, __ATOMIC_RELAXED);
+			if (cfg.stats)
 				__atomic_fetch_add(&stats.fde_remembered, 1, __ATOMIC_RELAXED);
-			}
 			*bases = b;
 			return fde;
 		}
 	}
-	if (cfg.stats)
-		__atomic_fetch_add(&stats.fde_lookups, 1, __ATOMIC_RELAXED);
 	const void *fde = __real__Unwind_Find_FDE(pc, bases);
 	if (!(seq & 1) && __atomic_compare_exchange_n(&e->seq, &seq, seq + 1, false, __ATOMIC_ACQUIRE,
 						       __ATOMIC_RELAXED)) {
@@ -559,9 +556,10 @@ static bool keepable(const struct cv_stack_state *st, int n)
 /* Up to CV_STACK_BUF return addresses into st->pcs, innermost first (the
  * convention of glibc's backtrace() and libunwind's unw_backtrace), and
  * each frame's canonical frame address into st->cfas (the stack pointer in
- * its caller at the call). Kept as the thread's
- * previous capture for the next (reuse_previous). */
-CV_NO_FRAME int unwind(struct cv_stack_state *st, uint64_t loads)
+ * its caller at the call). Kept as the thread's previous capture for the
+ * next (reuse_previous). loads: the loader's count the capture saw
+ * (fde_table); *whole: the stack is the previous capture's whole. */
+CV_NO_FRAME int unwind(struct cv_stack_state *st, uint64_t loads, bool *whole)
 {
 	/* The frame this is inlined in is the unwind's first, whose CFA comes
 	 * with the second: where the previous capture had it, and every return
@@ -573,10 +571,10 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st, uint64_t loads)
 		memcpy(st->cfas, st->prev_cfas, st->nprev * sizeof(st->cfas[0]));
 		if (cfg.stats)
 			__atomic_fetch_add(&stats.whole_reuses, 1, __ATOMIC_RELAXED);
-		st->whole = true;
+		*whole = true;
 		return (int)st->nprev;
 	}
-	st->whole = false;
+	*whole = false;
 	st->prev_id = 0;   /* prev_pcs change below: the id of the frames they held goes with them */
 	struct unwind_buf b = { st, 0, 0, false };
 	fde_loads = loads;
@@ -687,7 +685,8 @@ CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uintptr_t base, 
 		t1 = cv__now_ns();
 	uint32_t id = 0;
 	bool split = nheld, learn = !st->nbase && base;
-	int n = unwind(st, loads);
+	bool whole;
+	int n = unwind(st, loads, &whole);
 	if (learn)
 		learn_base(st, n, base);
 	if (cfg.stats)
@@ -704,7 +703,7 @@ CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uintptr_t base, 
 		/* The previous capture whole: its frames, so its id (stack
 		 * ids stay valid for the process's life, a fork child's
 		 * included), unless the map has a new generation since. */
-		bool reuse = st->whole && st->prev_id && st->prev_gen == *gen;
+		bool reuse = whole && st->prev_id && st->prev_gen == *gen;
 		id = reuse ? st->prev_id : intern(st->pcs + skip, depth, *gen, flags);
 	}
 	st->prev_id = id;

@@ -289,22 +289,12 @@ static bool two_signals(pid_t pid, unsigned long lookup, int *status)
 int main(int argc, char **argv)
 {
 	aba = argc > 1 && !strcmp(argv[1], "aba");
-	pid_t pid = fork();
-	if (pid == 0) {
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
-			_exit(77);
-		raise(SIGSTOP);
-		int rc = traced();
-		fflush(stdout);
-		_exit(rc);
+	pid_t pid = traced_child(traced);
+	if (pid <= 0) {
+		printf("%s\n", pid ? "fork or waitpid failed" : "ptrace is not allowed here");
+		return pid ? 1 : 77;
 	}
 	int status;
-	if (pid < 0 || waitpid(pid, &status, 0) < 0)
-		return 1;
-	if (!WIFSTOPPED(status)) {
-		printf("ptrace is not allowed here\n");
-		return 77;
-	}
 	unsigned long lo = 0, hi = 0, base = 0;
 	char so[400];
 	if (!shim_mapping(pid, &lo, &hi, &base, so, sizeof so)) {

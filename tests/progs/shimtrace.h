@@ -1,13 +1,14 @@
 /* shimtrace.h — for the test programs that look into libconvoy.so from
  * outside it: its mapping in a traced child, a symbol of its .symtab
  * (hidden ones included: libelf), and the ptrace steps of a tracer that
- * single-steps the shim (signal_every_step.c, order_memo_signal.c,
+ * starts a traced child and single-steps the shim (signal_every_step.c, order_memo_signal.c,
  * fastpath_writes.c). Static functions: each program uses what it needs
  * (link with -lelf for shim_symbol). */
 #ifndef CONVOY_TEST_SHIMTRACE_H
 #define CONVOY_TEST_SHIMTRACE_H
 
 #include <fcntl.h>
+#include <signal.h>
 #include <gelf.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -93,6 +94,26 @@ static inline bool resume_until(pid_t pid, enum __ptrace_request how, int sig, i
 			return true;
 		sig = WSTOPSIG(*status);
 	}
+}
+
+/* A child that asks to be traced, stops itself, then runs body and exits
+ * with what it returns; in the parent, its pid once it has stopped, 0 when
+ * it could not be traced (ptrace refused: it exits 77), -1 on an error. */
+static inline pid_t traced_child(int (*body)(void))
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
+			_exit(77);
+		raise(SIGSTOP);
+		int rc = body();
+		fflush(stdout);
+		_exit(rc);
+	}
+	int status;
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return -1;
+	return WIFSTOPPED(status) ? pid : 0;
 }
 
 #endif

@@ -298,23 +298,13 @@ static int traced(void)
 
 int main(void)
 {
-	pid_t pid = fork();
-	if (pid == 0) {
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
-			_exit(77);
-		raise(SIGSTOP);
-		int rc = traced();
-		fflush(stdout);
-		_exit(rc);
+	pid_t pid = traced_child(traced);
+	if (pid <= 0) {
+		printf("%s\n", pid ? "fork or waitpid failed" : "ptrace is not allowed here");
+		return pid ? 1 : 77;
 	}
 	int status;
 	long signals = 0;
-	if (pid < 0 || waitpid(pid, &status, 0) < 0)
-		return 1;
-	if (!WIFSTOPPED(status)) {
-		printf("ptrace is not allowed here\n");
-		return 77;
-	}
 	if (!resume_until(pid, PTRACE_CONT, 0, SIGSTOP, &status))   /* to the warm-up's end */
 		goto ended;
 	unsigned long lo, hi;
