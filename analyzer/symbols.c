@@ -131,22 +131,30 @@ static const char *keep_copy(struct syms *s, const char *str)
 	return str ? keep(s, xstrndup(str, strlen(str))) : NULL;
 }
 
-/* The demangled form of name, or a copy of it. Caller frees. Rust's
- * manglings first (v0 "_R...", and legacy "_ZN...17h<hash>E" without the
- * hash), with libiberty's demangler; then the C++ ABI's. */
+/* The demangled form of name, or a copy of it, without a symbol
+ * version (.symtab's "__pthread_mutex_lock@GLIBC_2.2.5"). Caller frees.
+ * Rust's manglings first (v0 "_R...", and legacy "_ZN...17h<hash>E"
+ * without the hash), with libiberty's demangler; then the C++ ABI's. */
 static char *demangle(const char *name)
 {
-	char *rust = name ? rust_demangle(name, DMGL_PARAMS) : NULL;
-	if (rust)
+	if (!name)
+		return NULL;
+	char *bare = xstrndup(name, strcspn(name, "@"));
+	char *rust = rust_demangle(bare, DMGL_PARAMS);
+	if (rust) {
+		free(bare);
 		return rust;
-	if (name && name[0] == '_' && name[1] == 'Z') {
+	}
+	if (bare[0] == '_' && bare[1] == 'Z') {
 		int status = 0;
-		char *d = __cxa_demangle(name, NULL, NULL, &status);
-		if (d && status == 0)
+		char *d = __cxa_demangle(bare, NULL, NULL, &status);
+		if (d && status == 0) {
+			free(bare);
 			return d;
+		}
 		free(d);
 	}
-	return name ? xstrndup(name, strlen(name)) : NULL;
+	return bare;
 }
 
 /* The module's file, opened for libdwfl, if it is still the file the profile
@@ -719,8 +727,14 @@ static size_t symbolize(struct syms *s, uint64_t pc, uint32_t gen, int is_return
 	GElf_Sym sym;
 	const char *elfname = dwfl_module_addrinfo(m->mod, look, &symoff, &sym, NULL, NULL, NULL);
 
+	/* A runtime's frames (the C library's: every stack's start_thread)
+	 * are named by its symbol table alone. Its DWARF, where a debug
+	 * package has it (libc6-dbg, which valgrind brings), is 4 MB of
+	 * compressed sections that libdw inflates whole when it opens them:
+	 * 100 ms of CPU an analysis, most of what convoy spent in make test,
+	 * for inlined frames and lines inside glibc that no report shows. */
 	Dwarf_Addr bias = 0;
-	Dwarf_Die *cudie = dwfl_module_addrdie(m->mod, look, &bias);
+	Dwarf_Die *cudie = m->runtime ? NULL : dwfl_module_addrdie(m->mod, look, &bias);
 	Dwarf_Die *scopes = NULL;
 	int nscopes = cudie ? dwarf_getscopes(cudie, look - bias, &scopes) : 0;
 	if (nscopes > 0) {
@@ -743,7 +757,7 @@ static size_t symbolize(struct syms *s, uint64_t pc, uint32_t gen, int is_return
 			nfn++;
 	}
 	struct sym_frame *f = xcalloc(nfn ? nfn : 1, sizeof(*f));
-	Dwfl_Line *line = dwfl_module_getsrc(m->mod, look);
+	Dwfl_Line *line = m->runtime ? NULL : dwfl_module_getsrc(m->mod, look);
 	int lineno = 0;
 	const char *src = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
 	if (!nfn) {
