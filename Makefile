@@ -69,7 +69,7 @@ VIEWER_FILES  := viewer/page.html viewer/convoy.css viewer/convoy.js
 TESTS :=
 LIVE_TESTS :=
 
-.PHONY: all deps check-deps test test-live test-asan test-nptl demo bench install clean
+.PHONY: all deps check-deps test test-deep test-live test-asan test-nptl demo bench install clean
 all: $(BUILD)/libconvoy.so $(BUILD)/convoy demos
 
 # --- dependencies -----------------------------------------------------------
@@ -135,8 +135,16 @@ include tests/conformance/conformance.mk
 include tests/viewer/viewer.mk
 
 # --- test, demo, bench ------------------------------------------------------
+# The binaries with the longest runs first: the others fill the lanes
+# around them (tests/run).
+TESTS_FIRST := $(BUILD)/tests/test_shim $(BUILD)/tests/test_analyzer $(BUILD)/tests/test_viewer
 test: all $(TESTS)
-	@tests/run $(TESTS)
+	@tests/run $(filter $(TESTS_FIRST),$(TESTS)) $(filter-out $(TESTS_FIRST),$(TESTS))
+
+# The exhaustive run of a test that make test samples (TEST_DEEP): a fork
+# in a signal handler at every instruction of the shim's, not every 4th.
+test-deep: all $(BUILD)/tests/test_shim
+	@TEST_DEEP=1 TEST_FILTER='trust/a_handler_that_locks_and_forks_*' tests/run $(BUILD)/tests/test_shim
 
 # Bounded: each live test has its own timeout and skips itself when the
 # machine is too busy for its sweep to mean anything.

@@ -368,7 +368,7 @@ struct scheduler_case {
 	char name[16];
 };
 
-ParameterizedTestParameters(fileserver, every_scheduler_serves_10000_requests_intact)
+ParameterizedTestParameters(fileserver, every_scheduler_serves_3000_requests_intact)
 {
 	static struct scheduler_case scheds[] = { { "rr" }, { "rs" }, { "lqs" }, { "as" },
 	                                       { "reuseport" } };
@@ -376,18 +376,18 @@ ParameterizedTestParameters(fileserver, every_scheduler_serves_10000_requests_in
 }
 
 ParameterizedTest(struct scheduler_case *param, fileserver,
-                  every_scheduler_serves_10000_requests_intact, .timeout = 240)
+                  every_scheduler_serves_3000_requests_intact, .timeout = 240)
 {
 	const char *sched = param->name;
 	start(sched, "4");
 	char *page = page_text(1500);
 	root_write(root, "page.html", page, 1500);
-	cr_assert_eq(run_load(srv.port, 32, 10000, "/page.html", page, 1500), 10000,
+	cr_assert_eq(run_load(srv.port, 32, 3000, "/page.html", page, 1500), 3000,
 	             "%s lost or corrupted responses", sched);
 	free(page);
 	char *summary;
 	cr_assert_eq(server_stop(&srv, &summary), 0);
-	cr_assert(strstr(summary, "status: 200 x10000;"), "%s", summary);
+	cr_assert(strstr(summary, "status: 200 x3000;"), "%s", summary);
 	free(summary);
 	/* The JSON says the same. */
 	FILE *f = fopen(srv.json, "r");
@@ -396,6 +396,6 @@ ParameterizedTest(struct scheduler_case *param, fileserver,
 	size_t n = fread(json, 1, sizeof json - 1, f);
 	json[n] = '\0';
 	fclose(f);
-	cr_assert(strstr(json, "\"requests\":10000"), "%s", json);
+	cr_assert(strstr(json, "\"requests\":3000"), "%s", json);
 	cr_assert(strstr(json, "\"p99.9\""), "%s", json);
 }

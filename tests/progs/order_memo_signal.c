@@ -14,7 +14,7 @@
  *
  * `order_memo_signal` (sweep): trial k, with a held, takes o, whose memo on
  * a's slot the three other locks taken since pushed out, so the shim looks
- * the edges up and remembers them. The tracer single-steps that call and
+ * the edges up and remembers them. The tracer runs that call to and
  * delivers SIGUSR1 at its k-th instruction inside libconvoy.so. The
  * handler locks a mutex of its own for the trial (oms_x<k>) and returns
  * holding it. The child then lets o go and takes it again, which must look
@@ -23,10 +23,11 @@
  * oms_y<k>). Each trial's call begins in the same state (o at home in
  * the shim's mutex cache, in a pair of entries no other lock of the
  * program's maps to; no hold-time sample: CONVOY_HOLD_SAMPLE=1073741824), and the tracer
- * checks that its first k - 1 steps in the shim are those of an unsignalled
- * first trial: so every instruction of that call gets a signal in one
- * trial. The trials end with the first one whose call had fewer than k
- * steps in the shim. Wherever oms_x<k> was in the set then, the report
+ * checks that trial k's signal lands where the k-th step in the shim of an
+ * unsignalled first trial was (the same occurrence of the same
+ * instruction, at the same stack depth, inside the call): so every
+ * instruction of that call gets a signal in one trial. The trials end
+ * with the first one whose call had fewer than k steps in the shim. Wherever oms_x<k> was in the set then, the report
  * must have oms_x<k> -> o.
  *
  * `order_memo_signal aba`: with a and L held, the call that takes o gets
@@ -221,43 +222,66 @@ static int traced(void)
 	return k == MAX_TRIALS;   /* the lookup never ended */
 }
 
-static unsigned long long rip_of(pid_t pid)
-{
-	struct user_regs_struct regs;
-	return ptrace(PTRACE_GETREGS, pid, NULL, &regs) == 0 ? regs.rip : 0;
-}
-
-static unsigned long long ref[1 << 16];   /* trial 0's instructions in the shim */
+static struct step {
+	unsigned long long pc, sp;
+} ref[1 << 16];   /* trial 0's instructions in the shim, and the stack pointer at each */
 static long nref;
 
-/* Trial k, the child stopped at its start: single steps until the k-th
- * instruction inside the shim while armed, where SIGUSR1 is delivered;
- * trial 0 notes its instructions in ref instead. 1 when the signal was
- * delivered (or trial 0 ended), 0 when the call ended first (no later
- * trial has more steps), 2 when its path left trial 0's, -1 when the
- * child ended. */
+/* Trial k, the child stopped at its start: on to the k-th instruction
+ * inside the shim while armed, where SIGUSR1 is delivered; trial 0
+ * single-steps the call and notes its instructions in ref instead. Trial
+ * k runs to the occurrence of that instruction that trial 0 had there
+ * under a hardware breakpoint (stepping to it made the trials' steps grow
+ * as k squared: 105,000 steps, 6 s of the kernel's time), and checks that
+ * it is still inside the call, with the stack pointer trial 0 had. 1 when
+ * the signal was delivered (or trial 0 ended), 0 when the call had fewer
+ * than k instructions (no later trial has more), 2 when its path left
+ * trial 0's, -1 when the child ended or no breakpoint could be set. */
 static int one_trial(pid_t pid, long k, unsigned long lo, unsigned long hi, int *status)
 {
-	long steps = 0;
 	while (peek(pid, &armed) == 0)   /* through raise's return to the call */
 		if (!resume_until(pid, PTRACE_SINGLESTEP, 0, SIGTRAP, status))
 			return -1;
-	while (peek(pid, &armed) == 1) {
-		unsigned long long rip = rip_of(pid);
-		if (rip >= lo && rip < hi) {
-			if (k == 0) {
-				if (nref < (long)(sizeof ref / sizeof ref[0]))
-					ref[nref++] = rip;
-			} else if (++steps == k) {
-				return resume_until(pid, PTRACE_CONT, SIGUSR1, SIGURG, status) ? 1 : -1;
-			} else if (steps > nref || ref[steps - 1] != rip) {
-				return 2;
-			}
+	if (k == 0) {
+		for (struct user_regs_struct regs; peek(pid, &armed) == 1;) {
+			if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) != 0)
+				return -1;
+			if (regs.rip >= lo && regs.rip < hi && nref < (long)(sizeof ref / sizeof ref[0]))
+				ref[nref++] = (struct step){ regs.rip, regs.rsp };
+			if (!resume_until(pid, PTRACE_SINGLESTEP, 0, SIGTRAP, status))
+				return -1;
 		}
-		if (!resume_until(pid, PTRACE_SINGLESTEP, 0, SIGTRAP, status))
-			return -1;
+		return 1;
 	}
-	return k == 0 ? 1 : 0;
+	if (k > nref)
+		return 0;
+	const struct step at = ref[k - 1];
+	long occurrence = 0, hits = 0;
+	for (long i = 0; i < k; i++)
+		occurrence += ref[i].pc == at.pc;
+	if (!set_breakpoint(pid, at.pc))
+		return -1;
+	struct user_regs_struct regs;
+	for (int sig = 0;;) {
+		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig) != 0 || waitpid(pid, status, 0) < 0 ||
+		    !WIFSTOPPED(*status))
+			return -1;
+		sig = WSTOPSIG(*status);
+		if (sig == SIGSTOP)   /* the next trial's start: this one never got there */
+			return 2;
+		if (sig != SIGTRAP)
+			continue;   /* passed on */
+		sig = 0;
+		if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) != 0)
+			return -1;
+		if (regs.rip == at.pc && ++hits == occurrence)
+			break;
+	}
+	if (!clear_breakpoint(pid))
+		return -1;
+	if (peek(pid, &armed) != 1 || regs.rsp != at.sp)
+		return 2;
+	return resume_until(pid, PTRACE_CONT, SIGUSR1, SIGURG, status) ? 1 : -1;
 }
 
 /* The aba case: SIGUSR1 at the lookup's entry and again at its return

@@ -91,6 +91,15 @@ static inline int sleeps_in_futex(pid_t tid)
 	return sleeps_in_futex_on(tid, NULL);
 }
 
+/* A poller's pause while it waits for what another thread or process
+ * makes: asleep for 100 us, so that on a busy machine the CPU goes to the
+ * thread it waits for (sched_yield gave it to any other, and the waits
+ * took seconds). */
+static inline void nap(void)
+{
+	nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
+}
+
 /* How many hang snapshots (.hang) the shim has written into CONVOY_DIR. */
 static inline int hang_snapshots(void)
 {

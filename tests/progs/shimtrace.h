@@ -1,9 +1,10 @@
 /* shimtrace.h — for the test programs that look into libconvoy.so from
  * outside it: its mapping in a traced child, a symbol of its .symtab
  * (hidden ones included: libelf), and the ptrace steps of a tracer that
- * starts a traced child and single-steps the shim (signal_every_step.c, order_memo_signal.c,
- * fastpath_writes.c). Static functions: each program uses what it needs
- * (link with -lelf for shim_symbol). */
+ * starts a traced child, single-steps the shim and runs to a breakpoint
+ * (signal_every_step.c, order_memo_signal.c, fastpath_writes.c). Static
+ * functions: each program uses what it needs (link with -lelf for
+ * shim_symbol). */
 #ifndef CONVOY_TEST_SHIMTRACE_H
 #define CONVOY_TEST_SHIMTRACE_H
 
@@ -11,11 +12,13 @@
 #include <signal.h>
 #include <gelf.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ptrace.h>
 #include <sys/types.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 
 /* libconvoy.so's executable mapping [*lo, *hi) in pid; when base is not
@@ -94,6 +97,34 @@ static inline bool resume_until(pid_t pid, enum __ptrace_request how, int sig, i
 			return true;
 		sig = WSTOPSIG(*status);
 	}
+}
+
+/* A hardware breakpoint on the execution of pc in pid (debug register
+ * 0); false when there are no debug registers to set. */
+static inline bool set_breakpoint(pid_t pid, unsigned long pc)
+{
+	return ptrace(PTRACE_POKEUSER, pid, (void *)offsetof(struct user, u_debugreg[0]), (void *)pc) == 0 &&
+	       ptrace(PTRACE_POKEUSER, pid, (void *)offsetof(struct user, u_debugreg[7]), (void *)1L) == 0;   /* L0 */
+}
+
+static inline bool clear_breakpoint(pid_t pid)
+{
+	return ptrace(PTRACE_POKEUSER, pid, (void *)offsetof(struct user, u_debugreg[7]), (void *)0L) == 0;
+}
+
+/* Runs pid on until it executes the instruction at pc with its stack
+ * pointer at sp, under a breakpoint: 1 once there, 0 when there are no
+ * debug registers to set (it has not moved), -1 when it ended. */
+static inline int run_to(pid_t pid, unsigned long pc, unsigned long sp, int *status)
+{
+	if (!set_breakpoint(pid, pc))
+		return 0;
+	struct user_regs_struct regs;
+	bool alive;
+	do   /* not a deeper call that runs the same instruction */
+		alive = resume_until(pid, PTRACE_CONT, 0, SIGTRAP, status) && ptrace(PTRACE_GETREGS, pid, NULL, &regs) == 0;
+	while (alive && !(regs.rip == pc && regs.rsp == sp));
+	return clear_breakpoint(pid) && alive ? 1 : -1;
 }
 
 /* A child that asks to be traced, stops itself, then runs body and exits

@@ -85,7 +85,7 @@ int main(int argc, char **argv)
 		MUST(pthread_create(&th[i], NULL, work, NULL));
 	if (late) {
 		while (atomic_load(&progress) < WORKERS * ROUNDS / 2)
-			sched_yield();
+			nap();
 		MUST(sigaction(SIGALRM, &sa, NULL));
 		MUST(setitimer(ITIMER_REAL, &it, NULL));
 	}

@@ -3,8 +3,10 @@
  * end: preload/signals.c) still reach their handlers once each, with their
  * siginfo. WORKERS threads init, lock, unlock and destroy mutexes until the
  * sender is done; the main thread sends SIGNALS signals to the process, one
- * at a time (it waits for each to be handled), and the handler checks what
- * it got. argv[1]:
+ * at a time, and the handler checks what it got, then writes a byte to a
+ * pipe that the main thread waits on (blocked: a waiter that spun took the
+ * CPU from the worker the signal waited for, and on a busy machine each
+ * signal took milliseconds). argv[1]:
  *   queue  a real-time signal with a value (sigqueue), SA_SIGINFO: the
  *          handler adds up the values and checks si_code and si_pid
  *   sysv   SIGUSR1 to a handler installed with sysv_signal (SA_RESETHAND,
@@ -12,10 +14,10 @@
  *          the kernel reset the disposition must still find the handler
  * Prints what arrived, the same natively and under the shim whatever the
  * timing; exits 3 if a signal was lost (20 s without its handler). */
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <time.h>
 
 #include "progs.h"
 
@@ -24,6 +26,17 @@
 
 static atomic_long handled, value_sum, wrong;
 static atomic_int done;
+static int handled_pipe[2];
+
+/* The handler's last step: wakes the main thread (errno kept). */
+static void tell_handled(void)
+{
+	int saved = errno;
+	atomic_fetch_add(&handled, 1);
+	if (write(handled_pipe[1], "", 1) != 1)
+		atomic_fetch_add(&wrong, 1);
+	errno = saved;
+}
 
 static void on_queued(int sig, siginfo_t *si, void *context)
 {
@@ -31,7 +44,7 @@ static void on_queued(int sig, siginfo_t *si, void *context)
 	if (sig != SIGRTMIN + 2 || si->si_code != SI_QUEUE || si->si_pid != getpid())
 		atomic_fetch_add(&wrong, 1);
 	atomic_fetch_add(&value_sum, si->si_value.sival_int);
-	atomic_fetch_add(&handled, 1);
+	tell_handled();
 }
 
 static void on_usr1(int sig)
@@ -39,8 +52,8 @@ static void on_usr1(int sig)
 	int saved = errno;
 	if (sysv_signal(sig, on_usr1) == SIG_ERR)   /* SA_RESETHAND took it away */
 		atomic_fetch_add(&wrong, 1);
-	atomic_fetch_add(&handled, 1);
 	errno = saved;
+	tell_handled();
 }
 
 static void *work(void *arg)
@@ -56,18 +69,20 @@ static void *work(void *arg)
 	return arg;
 }
 
-/* Until the handler has run `want` times; exits 3 after 20 s. */
+/* Until the handler has run `want` times; exits 3 after 20 s without a
+ * handler's byte. */
 static void wait_handled(long want)
 {
-	struct timespec start, now;
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (atomic_load(&handled) < want) {
-		sched_yield();
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec - start.tv_sec > 20) {
+		struct pollfd p = { .fd = handled_pipe[0], .events = POLLIN };
+		char byte;
+		int rc = poll(&p, 1, 20000);
+		if (rc == 0) {
 			printf("signal %ld never handled\n", want);
 			exit(3);
 		}
+		if (rc == 1 && read(handled_pipe[0], &byte, 1) != 1)
+			exit(6);
 	}
 }
 
@@ -77,6 +92,8 @@ int main(int argc, char **argv)
 	if (argc < 2 || (!queue && strcmp(argv[1], "sysv")))
 		return 2;
 	int sig = queue ? SIGRTMIN + 2 : SIGUSR1;
+	if (pipe(handled_pipe) != 0)
+		return 4;
 	if (queue) {
 		struct sigaction sa = { .sa_sigaction = on_queued, .sa_flags = SA_SIGINFO | SA_RESTART };
 		sigemptyset(&sa.sa_mask);

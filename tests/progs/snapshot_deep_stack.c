@@ -63,14 +63,14 @@ int main(void)
 	pthread_t t;
 	MUST(pthread_create(&t, &attr, deep, NULL));
 	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE) || !sleeps_in_futex(tid))
-		sched_yield();
+		nap();
 	union sigval mark = { .sival_int = CV_SNAPSHOT_MAGIC };
 	MUST(pthread_sigqueue(t, SIGRTMAX, mark));
 	unsigned long long bit = 1ull << (SIGRTMAX - 1);
 	while (status_mask(tid, "SigPnd:") & bit)   /* taken: the handler runs, or ran */
-		sched_yield();
+		nap();
 	while (!sleeps_in_futex(tid))   /* and asleep again */
-		sched_yield();
+		nap();
 	MUST(sem_post(&wake));
 	MUST(pthread_join(t, NULL));
 	printf("went on\n");

@@ -52,10 +52,10 @@ int main(int argc, char **argv)
 		union sigval mark = { .sival_int = CV_SNAPSHOT_MAGIC };
 		MUST(pthread_sigqueue(t, SIGRTMAX, mark));
 		while (hang_snapshots() == before)
-			sched_yield();
+			nap();
 	}
 	while (__atomic_load_n(&rounds, __ATOMIC_ACQUIRE) < ROUNDS)
-		sched_yield();
+		nap();
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	MUST(pthread_join(t, NULL));
 	printf("failed calls %lu, errno changed %lu times, pairs - waits %ld\n", failures, errno_changes,

@@ -77,16 +77,16 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 3; i++) {
 		MUST(pthread_create(&t[i], NULL, fn[i], NULL));
 		while (!__atomic_load_n(&tids[i], __ATOMIC_ACQUIRE) || !sleeps_in_futex(tids[i]))
-			sched_yield();
+			nap();
 		if (!send)
 			continue;
 		int before = hang_snapshots();
 		union sigval mark = { .sival_int = CV_SNAPSHOT_MAGIC };
 		MUST(pthread_sigqueue(t[i], SIGRTMAX, mark));
 		while (hang_snapshots() == before)
-			sched_yield();
+			nap();
 		while (!__atomic_load_n(&done[i], __ATOMIC_ACQUIRE) && !sleeps_in_futex(tids[i]))
-			sched_yield();
+			nap();
 	}
 	MUST(sem_post(&sem));
 	MUST(pthread_mutex_lock(&cond_lock));

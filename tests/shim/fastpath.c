@@ -126,13 +126,15 @@ Test(fastpath, a_nested_lock_taken_under_a_different_held_set_still_gives_its_ed
 }
 
 /* order_memo_signal's report (tests/progs/order_memo_signal.c): its
- * stdout on stderr, "ok: " in it; NULL when ptrace is not allowed here. */
+ * stdout on stderr, "ok: " in it; NULL when ptrace is not allowed here.
+ * No CPU samples: the tracer's breakpoint needs a debug register, and
+ * the sampler's watchpoints take all four. */
 static json_object *memo_signal_report(const char *mode)
 {
 	struct tu_proc p;
 	static const char *const env[] = { "CONVOY_HOLD_SAMPLE=1073741824", NULL };   /* no hold-time samples */
 	struct tu_opts o = { .timeout_s = 240, .env = env };
-	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--",
+	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "--sample-hz", "0", "-o", tu_tmpdir(), "--",
 					 tu_prog("order_memo_signal"), mode, NULL });
 	if (strstr(p.err, "ptrace is not allowed here"))
 		return NULL;
@@ -144,7 +146,7 @@ static json_object *memo_signal_report(const char *mode)
 
 /* A signal handler that returns holding a lock, at each instruction of a
  * lock-order lookup and its memo (tests/progs/order_memo_signal.c: 458
- * trials, 7 s idle): the memo is of the set the lookup read, or none.
+ * trials, 1 s idle): the memo is of the set the lookup read, or none.
  * Until this test it was of the set after the lookup, the handler's lock
  * in it: x -> o was never looked up, and the memo hid it from every later
  * acquisition of o under the same set (14 of 361 trials lost it). The

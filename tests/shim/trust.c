@@ -670,15 +670,18 @@ Test(trust, a_masked_section_leaves_the_mask_and_errno_as_they_were, .timeout = 
  * error-checking kinds), a spinlock, an rwlock, a semaphore and a condvar,
  * by a tracer that single-steps it; the handler tries them all, locks and
  * forks, and each fork child carries on from the interrupted instruction
- * (tests/progs/signal_every_step.c: about 5,000 signals, 19 s idle). A handler's
+ * (tests/progs/signal_every_step.c: about 5,000 signals). A handler's
  * fork that left the interrupted lock-order lookup with no thread state
  * crashed the program (a capture of a NULL thread, lockorder.c) until
- * this test. */
+ * this test. The forks are most of its cost: the handler forks at every
+ * 4th signal here (1.6 s idle), at every one under TEST_DEEP=1 (make
+ * test-deep, 3 s). */
 Test(trust, a_handler_that_locks_and_forks_may_run_at_any_instruction_of_the_shim, .timeout = 300)
 {
 	struct tu_proc p;
 	struct tu_opts o = { .preload = true, .dir = tu_tmpdir(), .quiet = true, .timeout_s = 240 };
-	tu_run(&p, &o, (const char *const[]){ tu_prog("signal_every_step"), NULL });   /* a step is a system call */
+	const char *fork_every = getenv("TEST_DEEP") ? "1" : "4";
+	tu_run(&p, &o, (const char *const[]){ tu_prog("signal_every_step"), fork_every, NULL });   /* a step is a system call */
 	if (p.exited && p.code == 77)
 		cr_skip_test("%s", p.out);
 	cr_assert(p.exited && p.code == 0, "signal_every_step (exit %d, signal %d):\n%s%s", p.code, p.sig, p.out,
