@@ -192,10 +192,18 @@ static void walk(const struct model *m, const struct sample *x, int *shim, const
  * inside of an interposed pthread wait (a join, a condvar) whose shim frame
  * the unwinder lost; counting it as off-CPU outside waits would count that
  * wait's time twice. One with its caller unwound and no shim frame is a
- * lock of the library's own (stdio, malloc): outside. */
+ * lock of the library's own (stdio, malloc): outside. The futex waits by
+ * the names glibc's symbol table gives them (symbols.c names its frames
+ * without DWARF, which named the inlined futex_wait inside each). */
 static int in_timed_wait(int shim, const char *function, int in_libc, const char *site)
 {
-	return shim || (in_libc && !site[0] && function && strstr(function, "futex"));
+	static const char *const futex_waits[] = { "futex", "lll_lock_wait", "pthread_barrier_wait", "pthread_rwlock" };
+	if (shim)
+		return 1;
+	for (size_t i = 0; in_libc && !site[0] && function && i < sizeof(futex_waits) / sizeof(futex_waits[0]); i++)
+		if (strstr(function, futex_waits[i]))
+			return 1;
+	return 0;
 }
 
 enum timing { UNTIMED, TIMED, PREEMPTED };

@@ -728,11 +728,13 @@ static size_t symbolize(struct syms *s, uint64_t pc, uint32_t gen, int is_return
 	const char *elfname = dwfl_module_addrinfo(m->mod, look, &symoff, &sym, NULL, NULL, NULL);
 
 	/* A runtime's frames (the C library's: every stack's start_thread)
-	 * are named by its symbol table alone. Its DWARF, where a debug
-	 * package has it (libc6-dbg, which valgrind brings), is 4 MB of
-	 * compressed sections that libdw inflates whole when it opens them:
-	 * 100 ms of CPU an analysis, most of what convoy spent in make test,
-	 * for inlined frames and lines inside glibc that no report shows. */
+	 * are named by its symbol table alone, without source lines or the
+	 * functions inlined in them. Its DWARF, where a debug package has it
+	 * (libc6-dbg, which valgrind brings), is 4 MB of compressed sections
+	 * that libdw inflates whole when it opens them: 100 ms of CPU an
+	 * analysis, most of what convoy spent in make test, for lines inside
+	 * glibc that the text report never shows (the JSON's stack frames
+	 * did). */
 	Dwarf_Addr bias = 0;
 	Dwarf_Die *cudie = m->runtime ? NULL : dwfl_module_addrdie(m->mod, look, &bias);
 	Dwarf_Die *scopes = NULL;

@@ -27,8 +27,9 @@
  * unsignalled first trial was (the same occurrence of the same
  * instruction, at the same stack depth, inside the call): so every
  * instruction of that call gets a signal in one trial. The trials end
- * with the first one whose call had fewer than k steps in the shim. Wherever oms_x<k> was in the set then, the report
- * must have oms_x<k> -> o.
+ * after the first trial's count of steps (the last round runs
+ * untraced). Wherever oms_x<k> was in the set then, the report must have
+ * oms_x<k> -> o.
  *
  * `order_memo_signal aba`: with a and L held, the call that takes o gets
  * two signals: the first handler, at the entry of the shim's lookup
@@ -236,7 +237,8 @@ static long nref;
  * it is still inside the call, with the stack pointer trial 0 had. 1 when
  * the signal was delivered (or trial 0 ended), 0 when the call had fewer
  * than k instructions (no later trial has more), 2 when its path left
- * trial 0's, -1 when the child ended or no breakpoint could be set. */
+ * trial 0's, -1 when the child ended or no breakpoint could be set
+ * (then said). */
 static int one_trial(pid_t pid, long k, unsigned long lo, unsigned long hi, int *status)
 {
 	while (peek(pid, &armed) == 0)   /* through raise's return to the call */
@@ -246,7 +248,10 @@ static int one_trial(pid_t pid, long k, unsigned long lo, unsigned long hi, int 
 		for (struct user_regs_struct regs; peek(pid, &armed) == 1;) {
 			if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) != 0)
 				return -1;
-			if (regs.rip >= lo && regs.rip < hi && nref < (long)(sizeof ref / sizeof ref[0]))
+			/* Not a rep-prefixed instruction's next iteration: the
+			 * breakpoint stops once at it, the steps at each. */
+			bool again = nref && ref[nref - 1].pc == regs.rip && ref[nref - 1].sp == regs.rsp;
+			if (regs.rip >= lo && regs.rip < hi && !again && nref < (long)(sizeof ref / sizeof ref[0]))
 				ref[nref++] = (struct step){ regs.rip, regs.rsp };
 			if (!resume_until(pid, PTRACE_SINGLESTEP, 0, SIGTRAP, status))
 				return -1;
@@ -259,8 +264,11 @@ static int one_trial(pid_t pid, long k, unsigned long lo, unsigned long hi, int 
 	long occurrence = 0, hits = 0;
 	for (long i = 0; i < k; i++)
 		occurrence += ref[i].pc == at.pc;
-	if (!set_breakpoint(pid, at.pc))
+	if (!set_breakpoint(pid, at.pc)) {
+		printf("no debug register to set a breakpoint with (convoy run's watchpoints take them all but with "
+		       "--sample-hz 0)\n");
 		return -1;
+	}
 	struct user_regs_struct regs;
 	for (int sig = 0;;) {
 		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig) != 0 || waitpid(pid, status, 0) < 0 ||

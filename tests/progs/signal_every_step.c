@@ -12,11 +12,14 @@
  * lock-order memo's paths, warm: the memos are set). At
  * every step whose instruction is in libconvoy.so's code it delivers
  * SIGUSR1 once. A last round unlocks a mutex with a waiter's mark while
- * the handler destroys and unmaps it as soon as it reads released. The handler tries the program's locks, locks one of its
- * own, checks errno, and forks: the fork child goes on from the
- * interrupted instruction, checks that every lock can still be taken and
- * released, and exits; the handler's parent waits for it. The handler
- * then raises SIGURG, which tells the tracer to go back to stepping.
+ * the handler destroys and unmaps it as soon as it reads released. The
+ * handler tries the program's locks, locks one of its own, checks errno,
+ * and forks (at every FORK_EVERY-th signal, argv[1], default 1: a fork is
+ * most of a signal's cost; make test forks at every 4th, make test-deep at
+ * every one): the fork child goes on from the interrupted instruction,
+ * checks that every lock can still be taken and released, and exits; the
+ * handler's parent waits for it. The handler then raises SIGURG, which
+ * tells the tracer to go back to stepping, from the handler's return.
  *
  * Exit 0 and "ok: ..." when every call returned what it must, errno came
  * back as it went in, and no fork child failed; 1 otherwise; 77 when
@@ -57,8 +60,8 @@ static volatile long armed, in_handler;
 /* Where the handler returns, and its stack pointer there (its frame
  * address, which GCC keeps in a frame pointer once asked for it, plus the
  * saved frame pointer and the return address): the tracer runs the
- * handler's end (raise's return: 20 instructions of glibc's a signal, 95 %
- * of all the steps once) to it under a breakpoint. Not to the instruction
+ * handler's end to it under a breakpoint (single-stepped, raise's return
+ * was 20 of glibc's instructions a signal, 95 % of all the steps). Not to the instruction
  * the signal interrupted: one that lands in a section of the shim's runs
  * its handler at the section's end. */
 static volatile unsigned long handler_return, handler_cfa;
