@@ -789,6 +789,8 @@ static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted)
 	if (!d)
 		return;   /* out of memory: r stays, reported apart; the address's next use makes a new record */
 	cache_drop(t, r->obj->addr, r);
+	if (t->pending.rec == r)
+		cv__wait_count_pending(t);   /* into r, before r folds */
 	if (t->hold_rec == r)
 		t->hold_addr = NULL, t->hold_rec = NULL;
 	if (t->cw_mutex_rec == r)

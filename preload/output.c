@@ -469,6 +469,7 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 		 * cond.c); the file's signals and broadcasts count them all. */
 		s.signals += s.signals_unwaited;
 		s.broadcasts += s.broadcasts_unwaited;
+		cv__wait_pending_into(t, r, &s);
 		s.hold_ns = (uint64_t)((double)s.hold_ns * ns_per_tick);   /* ticks until here */
 		s.max_hold_ns = (uint64_t)((double)s.max_hold_ns * ns_per_tick);
 		/* Up to the last counter that is not zero (after the ids): a

@@ -39,7 +39,11 @@ void cv__wake_sent(struct cv_obj *o, uint32_t kind)
 
 void cv__woken(struct cv_rec *r, uint64_t t0, uint64_t now)
 {
-	uint64_t sent = __atomic_load_n(&r->obj->wake_ns, __ATOMIC_ACQUIRE);
+	cv__woken_at(r, __atomic_load_n(&r->obj->wake_ns, __ATOMIC_ACQUIRE), t0, now);
+}
+
+void cv__woken_at(struct cv_rec *r, uint64_t sent, uint64_t t0, uint64_t now)
+{
 	if (sent < t0 || sent > now)
 		return;
 	uint64_t ns = now - sent;

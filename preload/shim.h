@@ -493,6 +493,16 @@ struct cv_thread {
 	/* Line 3 on: the held set. */
 	struct cv_held  held[CV_HELD_MAX] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_rec  *hold_rec;
+	/* A contended mutex acquisition's wait, counted after the lock was
+	 * taken and left (mutex.c, wait_pending): the generation of the one
+	 * pending (0: none), then its record, when it began and ended, and the
+	 * wake stamp it found, with its generation. */
+	uint64_t        wait_pending;
+	struct cv_pending_wait {
+		struct cv_rec *rec;
+		const void    *addr;
+		uint64_t       t0, now, sent, gen;
+	} pending;
 	uint64_t        hold_start;
 	struct cv_slot *table;
 	uint32_t        table_mask, table_used;
@@ -1184,6 +1194,19 @@ static inline bool cv__clock_pair(uint64_t *ns, uint64_t *ticks)
 }
 
 void cv__record_wait(struct cv_rec *r, uint64_t ns);
+/* The histogram bucket of a wait of ns (cv__record_wait's). */
+static inline unsigned cv__wait_bucket(uint64_t ns)
+{
+	unsigned b = ns ? 63u - (unsigned)__builtin_clzll(ns) : 0;
+	return b < CV_HIST_BUCKETS ? b : CV_HIST_BUCKETS - 1;
+}
+/* t's contended mutex acquisition whose wait is still to be counted, if
+ * any, counted now (mutex.c): before t's next contended lock blocks, after
+ * a slow unlock's release, at t's end, and before its record goes. */
+void cv__wait_count_pending(struct cv_thread *t);
+/* The profile's writer: s, t's stats of r as read, with t's pending wait
+ * on r if one is pending (another thread's, read as it runs). */
+void cv__wait_pending_into(const struct cv_thread *t, const struct cv_rec *r, struct cv_stats *s);
 /* r's wait histogram, made on first need (objects.c; out of memory, a
  * shared sink that is never written out). */
 uint64_t *cv__rec_hist(struct cv_rec *r);
@@ -1200,6 +1223,8 @@ void cv__wake_sent(struct cv_obj *o, uint32_t kind);
 /* A blocking wait on r's object that began at t0 returned woken at now:
  * count one wake-up and its latency if a wake was sent after t0. */
 void cv__woken(struct cv_rec *r, uint64_t t0, uint64_t now);
+/* The same with the object's stamp read at now (sent), counted later. */
+void cv__woken_at(struct cv_rec *r, uint64_t sent, uint64_t t0, uint64_t now);
 
 /* ---- trace.c: trace mode (CONVOY_TRACE=1), slow paths only ----------------- */
 

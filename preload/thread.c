@@ -479,8 +479,10 @@ void cv__thread_finish(struct cv_thread *t)
 {
 	int saved_errno = errno;
 	t->end_ns = cv__now_ns();
-	if (t == my_state)
+	if (t == my_state) {
+		cv__wait_count_pending(t);   /* a mutex taken after a wait and not let go through a slow unlock */
 		finish_self(t);
+	}
 	else
 		finish_other(t);
 	errno = saved_errno;

@@ -251,3 +251,29 @@ Test(counts, every_wait_is_in_its_objects_wait_histogram, .timeout = 300)
 	cr_assert(waits_in_histograms(r, "condvars") >= 1499, "churn_threads: its 1,499 waits at least");
 	waits_in_histograms(r, "locks");
 }
+
+/* A contended acquisition's wait is counted once the program has left the
+ * critical section (preload/mutex.c, wait_pending), not as the lock is
+ * taken: at the unlock, at the thread's end (it never let the lock go),
+ * or by the profile's writer for a thread still running, waiting on a
+ * condvar with the lock (tests/progs/pending_waits.c). Each lock: the
+ * thread's two acquisitions and main's, one contended, one wait in the
+ * histogram. */
+Test(counts, a_wait_counted_after_its_section_is_in_the_profile, .timeout = 60)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "pending_waits", NULL);
+	tu_assert_exit(&p, 0, "pending_waits");
+	json_object *r = tu_report_dir(dir);
+	static const char *const names[] = { "timed_lock", "running_lock", "ended_lock" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		json_object *lock = tu_lock(r, names[i]);
+		cr_assert(lock, "no lock named %s: %s", names[i], json_object_to_json_string(tu_array(r, "locks")));
+		TU_EQ(tu_int(lock, "acquisitions"), 3, "%s acquisitions", names[i]);
+		TU_EQ(tu_int(lock, "contended"), 1, "%s contended", names[i]);
+		TU_EQ(tu_int(lock, "waits"), 1, "%s waits", names[i]);
+		cr_assert(tu_int(lock, "wait_ns") > 0, "%s: no wait time", names[i]);
+	}
+	TU_EQ(waits_in_histograms(r, "locks") >= 3, 1, "the three waits in their histograms");
+}
