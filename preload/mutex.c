@@ -129,21 +129,23 @@ static inline bool relock_by_owner(const struct cv_thread *t, const pthread_mute
  * line. Counted there, the histogram, the wake latency and the counts
  * lengthened every contended hold, and with it the contention being
  * measured: on global_queue --weight 0 at two workers convoy's contended
- * count falls by about a tenth (0.920 and 0.874 of the count before,
- * paired by round over 60 interleaved rounds, workpool and the port;
- * docs/performance.md, "Where issue 11's goals stand", sixth session).
+ * count is a tenth or more lower with this (0.890 and 0.821 of the count
+ * before, paired by round over 50 interleaved rounds, workpool and the
+ * port; 1.148 and 0.983 of the native count; docs/performance.md, "Where
+ * issue 11's goals stand", sixth session).
  *
- * Counted after the release of the lock's next unlock (released), which
- * is slow: glibc leaves a lock taken after a wait with the word "locked,
- * maybe waiters"; else before the thread's next contended lock blocks, at
- * the thread's end, or before its record is folded away; the profile's
- * writer adds a wait still pending (cv__wait_pending_into: a condvar wait
- * let the lock go inside glibc). Made with a generation, taken with a
- * compare-and-swap of it: a signal handler's lock on this thread between
- * the two counts it once or leaves it, never twice (where a handler's
- * contended lock comes between the stores below, one wait can be lost or
- * counted on the handler's record). Trace mode counts at once: its events
- * are stamped when counted. */
+ * Counted after the release at the lock's next unlock (released) when
+ * that is slow, as it is when the waiter slept: glibc leaves the word
+ * "locked, maybe waiters" then; else (glibc's own first try won, or an
+ * adaptive mutex spun its way in) before the thread's next contended
+ * lock blocks, at the thread's end, or before its record is folded away;
+ * the profile's writer adds a wait still pending (cv__wait_pending_into:
+ * a condvar wait let the lock go inside glibc, say). Made with a
+ * generation, taken with a compare-and-swap of it inside the guard: a
+ * signal handler's lock on this thread counts it once or leaves it, never
+ * twice (where a handler's contended lock comes between the stores
+ * below, one wait can be lost or counted on the handler's record). Trace
+ * mode counts at once: its events are stamped when counted. */
 static CV_COLD void wait_pending(struct cv_thread *t, struct cv_rec *r, const pthread_mutex_t *m, uint64_t t0,
 				 uint64_t now)
 {
@@ -160,20 +162,30 @@ static CV_COLD void wait_pending(struct cv_thread *t, struct cv_rec *r, const pt
 	CV_STORE(&t->wait_pending, gen);
 }
 
+/* Inside the guard: no signal handler's lock on this thread may fold the
+ * record away while it is counted into (helper-85: a handler that grew the
+ * thread's table retired it, past the lock's destroy, and the count wrote
+ * into the freed block), nor count into it between these loads and
+ * stores. */
 void cv__wait_count_pending(struct cv_thread *t)
 {
 	uint64_t gen = CV_LOAD(&t->wait_pending);
 	if (!gen)
 		return;
+	struct cv_thread *saved = cv__guard_enter();
 	struct cv_pending_wait p = t->pending;
-	if (p.gen != gen || !__atomic_compare_exchange_n(&t->wait_pending, &gen, 0, false, __ATOMIC_RELAXED,
-							  __ATOMIC_RELAXED))
-		return;   /* a handler's took it (and maybe made another) */
-	cv__record_wait(p.rec, p.now - p.t0);
-	CV_BUMP(&p.rec->s.contended, 1);
-	cv__woken_at(p.rec, p.sent, p.t0, p.now);   /* from the unlock that handed it over (park.c) */
+	if (p.gen == gen &&
+	    __atomic_compare_exchange_n(&t->wait_pending, &gen, 0, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+		cv__record_wait(p.rec, p.now - p.t0);
+		CV_BUMP(&p.rec->s.contended, 1);
+		cv__woken_at(p.rec, p.sent, p.t0, p.now);   /* from the unlock that handed it over (park.c) */
+	}   /* else a handler's took it (and maybe made another) */
+	cv__guard_leave(saved);
 }
 
+/* Racy, as the rest of a running thread's counts are to the writer: a
+ * wait counted while the writer reads may be missing from a live
+ * snapshot. */
 void cv__wait_pending_into(const struct cv_thread *t, const struct cv_rec *r, struct cv_stats *s)
 {
 	uint64_t gen = CV_LOAD(&t->wait_pending);
@@ -211,7 +223,7 @@ static CV_COLD int lock_contended(struct cv_thread *t, struct cv_rec *r, pthread
 			acquired(t, r, m, pc, 0);
 		return rc;
 	}
-	cv__wait_count_pending(t);   /* about to block: outside any section it left */
+	cv__wait_count_pending(t);   /* about to block: out of the section it was taken for, if not of others */
 	uint64_t t0 = cv__now_ns();
 	cv__wait_begin(t, r->obj, NULL, 0, pc, t0);
 	int rc = cv__real.pthread_mutex_lock(m);

@@ -11,12 +11,18 @@
  *   ended_lock: ends holding it (joined): its end counts the wait.
  *
  * The thread takes each lock once first, uncontended. Each lock: 3
- * acquisitions (the thread's two, main's), 1 contended, 1 wait. Every wait
- * is on state, never on time. */
+ * acquisitions (the thread's two, main's), 1 contended, 1 wait.
+ *
+ * `pending_waits ended N`: ended_lock's case by N threads one after
+ * another, each with a lock of its own in many[] (past the shim's 1,024
+ * ended threads kept, the ended ones fold into one row: their waits must
+ * be counted before). Every wait is on state, never on time. */
 #include "progs.h"
 
 pthread_mutex_t timed_lock = PTHREAD_MUTEX_INITIALIZER, running_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t ended_lock = PTHREAD_MUTEX_INITIALIZER;
+#define MANY 2000
+pthread_mutex_t many[MANY];
 static pthread_cond_t never_signalled = PTHREAD_COND_INITIALIZER;
 static sem_t warm, go, waiting;
 static pid_t waiter_tid;
@@ -49,9 +55,10 @@ static void *running(void *arg)
 
 static void *ending(void *arg)
 {
-	warm_up(&ended_lock, NULL);
-	MUST(pthread_mutex_lock(&ended_lock));
-	return arg;   /* holding it */
+	pthread_mutex_t *m = arg;
+	warm_up(m, NULL);
+	MUST(pthread_mutex_lock(m));
+	return NULL;   /* holding it */
 }
 
 /* Until the thread sleeps in the futex of m, then m let go. */
@@ -63,18 +70,36 @@ static void hand_over_when_waited(pthread_mutex_t *m)
 	MUST(pthread_mutex_unlock(m));
 }
 
-int main(void)
+/* A thread that ends holding m, which it took after a wait. */
+static void end_holding(pthread_mutex_t *m)
+{
+	pthread_t t;
+	MUST(pthread_create(&t, NULL, ending, m));
+	sem_wait_all(&warm);
+	MUST(pthread_mutex_lock(m));
+	MUST(sem_post(&go));
+	hand_over_when_waited(m);
+	MUST(pthread_join(t, NULL));
+}
+
+int main(int argc, char **argv)
 {
 	MUST(sem_init(&warm, 0, 0));
 	MUST(sem_init(&go, 0, 0));
 	MUST(sem_init(&waiting, 0, 0));
+	if (argc == 3 && !strcmp(argv[1], "ended")) {
+		int n = atoi(argv[2]);
+		if (n < 1 || n > MANY)
+			return 2;
+		for (int i = 0; i < n; i++) {
+			MUST(pthread_mutex_init(&many[i], NULL));
+			end_holding(&many[i]);
+		}
+		printf("%d threads ended holding a lock taken after a wait\n", n);
+		return 0;
+	}
+	end_holding(&ended_lock);
 	pthread_t t;
-	MUST(pthread_create(&t, NULL, ending, NULL));
-	sem_wait_all(&warm);
-	MUST(pthread_mutex_lock(&ended_lock));
-	MUST(sem_post(&go));
-	hand_over_when_waited(&ended_lock);
-	MUST(pthread_join(t, NULL));
 
 	MUST(pthread_create(&t, NULL, running, NULL));
 	sem_wait_all(&warm);

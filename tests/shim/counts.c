@@ -277,3 +277,29 @@ Test(counts, a_wait_counted_after_its_section_is_in_the_profile, .timeout = 60)
 	}
 	TU_EQ(waits_in_histograms(r, "locks") >= 3, 1, "the three waits in their histograms");
 }
+
+/* The same for 1,100 threads that each end holding a lock of their own
+ * taken after a wait: past the 1,024 ended threads the shim keeps, an
+ * ended thread's records fold into the merged row, its pending wait
+ * counted first (without that: 1,024 of 1,100). */
+Test(counts, the_waits_of_threads_past_the_cap_are_counted, .timeout = 120)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "pending_waits", "ended", "1100", NULL);
+	tu_assert_exit(&p, 0, "pending_waits ended 1100");
+	json_object *r = tu_report_dir(dir), *locks = tu_array(r, "locks");
+	int64_t n = 0, contended = 0, waits = 0;
+	for (size_t i = 0; i < json_object_array_length(locks); i++) {
+		json_object *l = json_object_array_get_idx(locks, i);
+		if (strncmp(tu_str(l, "name"), "many[", 5))
+			continue;
+		n++;
+		contended += tu_int(l, "contended");
+		waits += tu_int(l, "waits");
+	}
+	TU_EQ(n, 1100, "locks named many[...]");
+	TU_EQ(contended, 1100, "contended acquisitions of many[...]");
+	TU_EQ(waits, 1100, "waits on many[...]");
+	cr_assert(tu_thread_named(r, "merged threads"), "no \"merged threads\" row: no thread was folded");
+}
