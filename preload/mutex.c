@@ -146,14 +146,19 @@ static inline bool relock_by_owner(const struct cv_thread *t, const pthread_mute
  * twice (where a handler's contended lock comes between the stores
  * below, one wait can be lost or counted on the handler's record). Trace
  * mode counts at once: its events are stamped when counted. */
+static void wait_count(struct cv_rec *r, uint64_t t0, uint64_t now, uint64_t sent)
+{
+	cv__record_wait(r, now - t0);
+	CV_BUMP(&r->s.contended, 1);
+	cv__woken_at(r, sent, t0, now);   /* from the unlock that handed it over (park.c) */
+}
+
 static CV_COLD void wait_pending(struct cv_thread *t, struct cv_rec *r, const pthread_mutex_t *m, uint64_t t0,
 				 uint64_t now)
 {
 	uint64_t sent = __atomic_load_n(&r->obj->wake_ns, __ATOMIC_ACQUIRE);
 	if (CV_UNLIKELY(cv__trace_on)) {
-		cv__record_wait(r, now - t0);
-		CV_BUMP(&r->s.contended, 1);
-		cv__woken_at(r, sent, t0, now);
+		wait_count(r, t0, now, sent);
 		return;
 	}
 	uint64_t gen = t->pending.gen + 1;
@@ -175,11 +180,9 @@ void cv__wait_count_pending(struct cv_thread *t)
 	struct cv_thread *saved = cv__guard_enter();
 	struct cv_pending_wait p = t->pending;
 	if (p.gen == gen &&
-	    __atomic_compare_exchange_n(&t->wait_pending, &gen, 0, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-		cv__record_wait(p.rec, p.now - p.t0);
-		CV_BUMP(&p.rec->s.contended, 1);
-		cv__woken_at(p.rec, p.sent, p.t0, p.now);   /* from the unlock that handed it over (park.c) */
-	}   /* else a handler's took it (and maybe made another) */
+	    __atomic_compare_exchange_n(&t->wait_pending, &gen, 0, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		wait_count(p.rec, p.t0, p.now, p.sent);
+	/* else a handler's took it (and maybe made another) */
 	cv__guard_leave(saved);
 }
 

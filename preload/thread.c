@@ -482,9 +482,9 @@ void cv__thread_finish(struct cv_thread *t)
 	if (t == my_state) {
 		cv__wait_count_pending(t);   /* a mutex taken after a wait and not let go through a slow unlock */
 		finish_self(t);
-	}
-	else
+	} else {
 		finish_other(t);
+	}
 	errno = saved_errno;
 }
 
