@@ -18,8 +18,10 @@
 #
 # PEER_OTHER=path/to/libconvoy.so adds another build of the shim ("other")
 # beside this one: the A/B of a change on the same workloads, printed
-# paired by round from 5 rounds up. Every tool's run goes through env
-# (an exec of it costs milliseconds), the native one too.
+# paired by round from 5 rounds up, and on global_queue's observer effect
+# (convoy's count over the other build's, round by round). Every tool's
+# run goes through env (an exec of it costs milliseconds), the native one
+# too.
 #
 # Usage: [PEER_TIMEOUT=s] [PEER_WORKLOADS="pair xz ..."] [PEER_TOOLS="native convoy ..."]
 #        [PEER_OTHER=libconvoy.so] tests/bench/peers.sh BUILD_DIR [ROUNDS]
@@ -235,27 +237,38 @@ echo
 echo "global_queue --weight 0, $gq_rounds interleaved rounds: the failed trylocks the demo counts natively;"
 echo "under convoy the demo's own count, and convoy's trylock failures and contended acquisitions"
 echo "of the queue lock (medians); the ratio is convoy's contended acquisitions to the native count,"
-echo "round by round (paired_ratio)"
+echo "round by round (paired_ratio); with PEER_OTHER, the other build's in the same rounds too"
+# One run of the demo under the shim so (LD_PRELOAD): "demo's count, trylock
+# failures, contended" of the queue lock.
+gq_counted() {
+	local so=$1 impl=$2 workers=$3 demo
+	rm -rf "$tmp/gqp"; mkdir -p "$tmp/gqp"
+	demo=$(LD_PRELOAD=$so CONVOY_QUIET=1 CONVOY_DIR=$tmp/gqp "$gq" --impl "$impl" --workers "$workers" \
+		--tasks 2000000 --weight 0 | sed 's/.*lock-waits=\([0-9]*\).*/\1/')
+	echo "$demo $("$convoy" report --json "$tmp"/gqp/*.convoy 2>/dev/null | python3 -c '
+import json, sys
+locks = json.load(sys.stdin).get("locks", [])
+top = max(locks, key=lambda l: l.get("trylock_failures", 0), default={})
+print(top.get("trylock_failures", 0), top.get("contended", 0))')"
+}
 for impl in workpool port; do
 	for workers in 2 4; do
 		f=$tmp/gq.$impl.$workers
 		for _ in $(seq "$gq_rounds"); do
 			native=$("$gq" --impl "$impl" --workers "$workers" --tasks 2000000 --weight 0 |
 				sed 's/.*lock-waits=\([0-9]*\).*/\1/')
-			rm -rf "$tmp/gqp"; mkdir -p "$tmp/gqp"
-			demo=$(LD_PRELOAD=$shim CONVOY_QUIET=1 CONVOY_DIR=$tmp/gqp "$gq" --impl "$impl" --workers "$workers" \
-				--tasks 2000000 --weight 0 | sed 's/.*lock-waits=\([0-9]*\).*/\1/')
-			counted=$("$convoy" report --json "$tmp"/gqp/*.convoy 2>/dev/null | python3 -c '
-import json, sys
-locks = json.load(sys.stdin).get("locks", [])
-top = max(locks, key=lambda l: l.get("trylock_failures", 0), default={})
-print(top.get("trylock_failures", 0), top.get("contended", 0))')
-			echo "$native $demo $counted" >>"$f"
+			other="- - -"
+			[ -z "${PEER_OTHER:-}" ] || other=$(gq_counted "$PEER_OTHER" "$impl" "$workers")
+			echo "$native $(gq_counted "$shim" "$impl" "$workers") $other" >>"$f"
 		done
 		col() { cut -d' ' -f"$1" "$f"; }
 		printf '%-8s %s workers: native %s (from %s to %s); under convoy: demo %s, trylock failures %s, contended %s; ratio %s\n' \
 			"$impl" "$workers" "$(col 1 | median)" "$(col 1 | sort -g | head -1)" "$(col 1 | sort -g | tail -1)" \
 			"$(col 2 | median)" "$(col 3 | median)" "$(col 4 | median)" \
 			"$(paired_ratio <(col 1) <(col 4))"
+		[ -z "${PEER_OTHER:-}" ] ||
+			printf '%-8s %s workers: other build: contended %s; ratio %s; convoy / other %s\n' \
+				"$impl" "$workers" "$(col 7 | median)" "$(paired_ratio <(col 1) <(col 7))" \
+				"$(paired_ratio <(col 7) <(col 4))"
 	done
 done
