@@ -140,12 +140,12 @@ static inline bool relock_by_owner(const struct cv_thread *t, const pthread_mute
  * adaptive mutex spun its way in) before the thread's next contended
  * lock blocks, at the thread's end, or before its record is folded away;
  * the profile's writer adds a wait still pending (cv__wait_pending_into:
- * a condvar wait let the lock go inside glibc, say). Made with a
- * generation, taken with a compare-and-swap of it inside the guard: a
- * signal handler's lock on this thread counts it once or leaves it, never
- * twice (where a handler's contended lock comes between the stores
- * below, one wait can be lost or counted on the handler's record). Trace
- * mode counts at once: its events are stamped when counted. */
+ * a condvar wait let the lock go inside glibc, say). Counted inside the
+ * guard, where a signal handler's locks on this thread are not tracked:
+ * once (where a handler's contended lock comes between the stores below,
+ * which stay unguarded inside the section, one wait can be lost or
+ * counted on the handler's record). Trace mode counts at once: its
+ * events are stamped when counted. */
 static void wait_count(struct cv_rec *r, uint64_t t0, uint64_t now, uint64_t sent)
 {
 	cv__record_wait(r, now - t0);
@@ -161,39 +161,36 @@ static CV_COLD void wait_pending(struct cv_thread *t, struct cv_rec *r, const pt
 		wait_count(r, t0, now, sent);
 		return;
 	}
-	uint64_t gen = t->pending.gen + 1;
-	t->pending = (struct cv_pending_wait){ r, m, t0, now, sent, gen };
+	t->pending = (struct cv_pending_wait){ r, m, t0, now, sent };
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* whole before it is pending */
-	CV_STORE(&t->wait_pending, gen);
+	CV_STORE(&t->wait_pending, 1);
 }
 
 /* Inside the guard: no signal handler's lock on this thread may fold the
  * record away while it is counted into (helper-85: a handler that grew the
  * thread's table retired it, past the lock's destroy, and the count wrote
- * into the freed block), nor count into it between these loads and
- * stores. */
+ * into the freed block), count into it between these loads and stores,
+ * or count the wait again. The test again inside: a handler's lock that
+ * came before the guard may have counted it. */
 void cv__wait_count_pending(struct cv_thread *t)
 {
-	uint64_t gen = CV_LOAD(&t->wait_pending);
-	if (!gen)
+	if (!CV_LOAD(&t->wait_pending))
 		return;
 	struct cv_thread *saved = cv__guard_enter();
-	struct cv_pending_wait p = t->pending;
-	if (p.gen == gen &&
-	    __atomic_compare_exchange_n(&t->wait_pending, &gen, 0, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		wait_count(p.rec, p.t0, p.now, p.sent);
-	/* else a handler's took it (and maybe made another) */
+	if (t->wait_pending) {
+		t->wait_pending = 0;
+		wait_count(t->pending.rec, t->pending.t0, t->pending.now, t->pending.sent);
+	}
 	cv__guard_leave(saved);
 }
 
 /* Racy, as the rest of a running thread's counts are to the writer: a
- * wait counted while the writer reads may be missing from a live
- * snapshot. */
+ * wait counted, or another made pending, while the writer reads may be
+ * missing from a live snapshot or read half. */
 void cv__wait_pending_into(const struct cv_thread *t, const struct cv_rec *r, struct cv_stats *s)
 {
-	uint64_t gen = CV_LOAD(&t->wait_pending);
 	const struct cv_pending_wait *p = &t->pending;
-	if (!gen || CV_LOAD(&p->gen) != gen || CV_LOAD(&p->rec) != r)
+	if (!CV_LOAD(&t->wait_pending) || CV_LOAD(&p->rec) != r)
 		return;
 	uint64_t t0 = CV_LOAD(&p->t0), now = CV_LOAD(&p->now), sent = CV_LOAD(&p->sent), ns = now - t0;
 	s->waits++;

@@ -494,14 +494,14 @@ struct cv_thread {
 	struct cv_held  held[CV_HELD_MAX] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_rec  *hold_rec;
 	/* A contended mutex acquisition's wait, counted after the lock was
-	 * taken and left (mutex.c, wait_pending): the generation of the one
-	 * pending (0: none), then its record, when it began and ended, and the
-	 * wake stamp it found, with its generation. */
-	uint64_t        wait_pending;
+	 * taken and left (mutex.c, wait_pending): 1 while one is pending, then
+	 * its record, its mutex, when it began and ended, and the wake stamp
+	 * it found. */
+	uint32_t        wait_pending;
 	struct cv_pending_wait {
 		struct cv_rec *rec;
 		const void    *addr;
-		uint64_t       t0, now, sent, gen;
+		uint64_t       t0, now, sent;
 	} pending;
 	uint64_t        hold_start;
 	struct cv_slot *table;
