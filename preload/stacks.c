@@ -862,42 +862,72 @@ static struct cv_stack_acc *acc_for(struct cv_rec *r, uint32_t stack)
 	return a;
 }
 
-/* After a timed wait on r's object (and after cv__record_wait): maybe capture
- * the stack, and credit it with the wait it stands for. Inside the guard. */
-static void on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns)
+/* A wait kept: its stack, credited with count_fp waits (in 1/FP_ONE) and
+ * weight_ns of waiting. Out of line, so that the draw, which seldom comes
+ * here, saves none of the registers the capture needs. */
+static CV_NOINLINE void keep_wait(struct cv_thread *t, struct cv_stack_state *st, struct cv_rec *r,
+				  uint64_t count_fp, uint64_t weight_ns)
 {
-	struct cv_stack_state *st = state_of(t);
-	if (!st)
-		return;
+	struct cv_thread *saved = cv__guard_enter();
+	uint32_t gen;
+	struct cv_stack_acc *a = acc_for(r, capture(t, st, &gen, NULL, NULL));
+	if (a) {
+		CV_BUMP(&a->samples, 1);
+		CV_BUMP(&a->count_fp, count_fp);
+		CV_BUMP(&a->wait_ns, weight_ns);
+	}
+	cv__guard_leave(saved);
+}
+
+/* Whether to keep a wait of wait_ns on r, and its weight: the first K
+ * always, with weight 1; after that with probability p = min(1, w / T),
+ * standing for 1/p waits and T ns of waiting. The draw, uniform in
+ * [0, T), is the high half of a product, not a remainder: no division. */
+static inline __attribute__((always_inline)) void draw(struct cv_thread *t, struct cv_stack_state *st,
+							struct cv_rec *r, uint64_t wait_ns)
+{
 	uint32_t seen = r->stack_seen;
 	if (seen != UINT32_MAX)
 		r->stack_seen = seen + 1;
 	uint64_t count_fp = FP_ONE, weight_ns = wait_ns;
 	if (seen >= cfg.first && wait_ns < cfg.period_ns) {
-		/* Keep with probability wait_ns / T; a kept wait stands for 1/p waits
-		 * and T ns of waiting. */
-		if (wait_ns == 0 || next_rand(st) % cfg.period_ns >= wait_ns)
+		if (wait_ns == 0 || (uint64_t)(((unsigned __int128)next_rand(st) * cfg.period_ns) >> 64) >= wait_ns)
 			return;
 		count_fp = (cfg.period_ns * FP_ONE) / wait_ns;
 		weight_ns = cfg.period_ns;
 	}
-	uint32_t gen;
-	uint32_t id = capture(t, st, &gen, NULL, NULL);
-	struct cv_stack_acc *a = acc_for(r, id);
-	if (!a)
-		return;
-	CV_BUMP(&a->samples, 1);
-	CV_BUMP(&a->count_fp, count_fp);
-	CV_BUMP(&a->wait_ns, weight_ns);
+	keep_wait(t, st, r, count_fp, weight_ns);
 }
 
+/* The thread's first wait offered to the sampler: its state first. */
+static CV_NOINLINE void first_draw(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns)
+{
+	struct cv_thread *saved = cv__guard_enter();
+	struct cv_stack_state *st = state_of(t);
+	cv__guard_leave(saved);
+	if (st)
+		draw(t, st, r, wait_ns);
+}
+
+/* After a timed wait on r's object (and after cv__record_wait): maybe capture
+ * the stack, and credit it with the wait it stands for.
+ *
+ * Only a capture takes the guard, not the draw: after a lock's wait the
+ * draw is made inside the critical section the wait was for, after every
+ * wait, and keeps few (the guard's two pthread_setcanceltype calls there
+ * lengthened every contended acquisition's section; docs/performance.md,
+ * "Where issue 11's goals stand", its seventh session). It writes only
+ * this thread's record and random state, which a signal handler's own draw
+ * in between may reuse, harmlessly. */
 void cv__stack_on_wait(struct cv_thread *t, struct cv_rec *r, uint64_t wait_ns)
 {
 	if (!cfg.on || !t || r->obj->kind == CV_OBJ_UNKNOWN)   /* kind unknown: the shared "out of memory" record */
 		return;
-	struct cv_thread *saved = cv__guard_enter();
-	on_wait(t, r, wait_ns);
-	cv__guard_leave(saved);
+	struct cv_stack_state *st = t->stk;
+	if (CV_UNLIKELY(!st))
+		first_draw(t, r, wait_ns);
+	else
+		draw(t, st, r, wait_ns);
 }
 
 uint32_t cv__stack_capture_held(struct cv_thread *t, const struct cv_held *held, const uint8_t *which, uint32_t n,

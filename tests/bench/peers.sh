@@ -2,7 +2,8 @@
 # The overhead proof (issue 11, docs/performance.md): the same workloads
 # natively, under convoy, and under the tools that record the same events
 # (valgrind's DRD and Helgrind, the LTTng-UST pthread wrapper with tracing
-# off and on, perf trace and perf lock), interleaved round by round so that
+# off and on, perf trace and perf lock), interleaved round by round (each
+# round in an order of its own: shuffled) so that
 # a noisy neighbour hits every tool alike. Prints the median of each cell
 # and its ratio to native. Tools that cannot run here say why on one line.
 #
@@ -141,11 +142,24 @@ have_asked() {   # asked for, whether or not it can run
 have_asked pigz && ! command -v pigz >/dev/null && why_not[pigz]="pigz is not installed (Debian's pigz)"
 have_asked node && ! command -v node >/dev/null && why_not[node]="node is not installed (Debian's nodejs)"
 
-for _ in $(seq "$rounds"); do
+# ROUND ITEM...: the items, one a line, in an order of their own for each
+# round (a shuffle seeded by ROUND). Where a run comes in a round, and which
+# run comes just before it (one that wrote a profile and read it back, or
+# not), must not be what tells two tools apart: with a fixed order, one
+# build run as both "other" and "convoy" counted 5 to 20 % more contention
+# on global_queue in the second place (the port at two workers 1.21, its
+# interval up to 1.97); a rotation moves each tool's place but keeps who
+# comes before whom.
+shuffled() {
+	local round=$1; shift
+	printf '%s\n' "$@" | awk -v seed="$round" 'BEGIN {srand(seed)} {print rand() "\t" $0}' | sort -g | cut -f2-
+}
+
+for round in $(seq "$rounds"); do
 	for i in "${!names[@]}"; do
 		w=${names[$i]}
 		have "$w" || continue
-		for tool in "${tools[@]}"; do
+		for tool in $(shuffled "$round" "${tools[@]}"); do
 			case $tool in   # outside the timing
 			lttng-off) lttng stop "$session" >/dev/null 2>&1 ;;
 			lttng-on)  lttng start "$session" >/dev/null 2>&1 ;;
@@ -254,12 +268,18 @@ print(top.get("trylock_failures", 0), top.get("contended", 0))')"
 for impl in workpool port; do
 	for workers in 2 4; do
 		f=$tmp/gq.$impl.$workers
-		for _ in $(seq "$gq_rounds"); do
-			native=$("$gq" --impl "$impl" --workers "$workers" --tasks 2000000 --weight 0 |
-				sed 's/.*lock-waits=\([0-9]*\).*/\1/')
+		runs=(native convoy); [ -z "${PEER_OTHER:-}" ] || runs+=(other)
+		for round in $(seq "$gq_rounds"); do
 			other="- - -"
-			[ -z "${PEER_OTHER:-}" ] || other=$(gq_counted "$PEER_OTHER" "$impl" "$workers")
-			echo "$native $(gq_counted "$shim" "$impl" "$workers") $other" >>"$f"
+			for run in $(shuffled "$round" "${runs[@]}"); do
+				case $run in
+				native) native=$("$gq" --impl "$impl" --workers "$workers" --tasks 2000000 --weight 0 |
+						sed 's/.*lock-waits=\([0-9]*\).*/\1/') ;;
+				convoy) mine=$(gq_counted "$shim" "$impl" "$workers") ;;
+				other)  other=$(gq_counted "$PEER_OTHER" "$impl" "$workers") ;;
+				esac
+			done
+			echo "$native $mine $other" >>"$f"
 		done
 		col() { cut -d' ' -f"$1" "$f"; }
 		printf '%-8s %s workers: native %s (from %s to %s); under convoy: demo %s, trylock failures %s, contended %s; ratio %s\n' \
