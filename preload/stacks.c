@@ -72,8 +72,23 @@
 #define FP_ONE           65536u       /* wait counts are kept in 1/65536ths */
 
 #define CV_BASE_MAX 4   /* the C library's frames below a thread's trampoline, at most */
-#define CV_PREV_MAX 64  /* a previous capture deeper than this is not kept for the next */
+#define CV_PREV_MAX 64  /* a capture deeper than this is not kept for the next */
 _Static_assert(CV_PREV_MAX < CV_STACK_BUF, "a capture cut at CV_STACK_BUF is never kept");
+/* The frames of the thread's recent captures (struct frame_node): a
+ * capture whose frames would overflow the nodes empties them first. */
+#define CV_KNOWN_NODES 256
+#define CV_KNOWN_HEADS 256   /* hash chains, a power of two */
+#define CV_KNOWN_NONE  0   /* nodes are numbered from 1: a zeroed state has none */
+
+/* One frame of a kept capture: its pc, its CFA (as its distance below the
+ * thread's stack top, known_top) and the frame it returns into, its
+ * parent: a tree of the thread's recent stacks by their outer frames. */
+struct frame_node {
+	void    *pc;
+	uint32_t cfa_below;
+	uint16_t parent;   /* CV_KNOWN_NONE: the capture's outermost frame */
+	uint16_t next;     /* the hash chain */
+};
 
 struct cv_stack_state {
 	uint64_t rng;
@@ -91,20 +106,23 @@ struct cv_stack_state {
 	/* The thread's stack (struct cv_thread's stack_lo and stack_hi), set
 	 * by capture; 0: unknown. */
 	uintptr_t stack_lo, stack_hi;
-	/* The thread's previous capture (reuse_previous), when it was whole,
-	 * had no signal frame, at most CV_PREV_MAX frames and all of them on
-	 * the thread's own stack; else nprev 0. */
-	uint32_t nprev;
-	void    *prev_pcs[CV_PREV_MAX];
-	uintptr_t prev_cfas[CV_PREV_MAX];
+	/* The frames of the thread's recent captures (reuse_known) that were
+	 * whole, had no signal frame, at most CV_PREV_MAX frames and all of
+	 * them on the thread's own stack, whose top is known_top (0: none
+	 * kept). prev_leaf: the previous capture's innermost frame, if it was
+	 * kept (else CV_KNOWN_NONE). Node k is known[k - 1]. */
+	uintptr_t known_top;
+	uint16_t known_used, prev_leaf;
+	uint16_t known_heads[CV_KNOWN_HEADS];
+	struct frame_node known[CV_KNOWN_NODES];
 	/* The previous capture's stack id (0: none) and the module map's
 	 * generation it was made with: a capture that unwind found to be the
 	 * previous one whole has the same frames, so the same id (capture_blocked). */
 	uint32_t prev_id, prev_gen;
 };
-/* cv__alloc's 4 KiB class, as before the previous capture was kept. */
-_Static_assert(sizeof(struct cv_stack_state) > 2048 && sizeof(struct cv_stack_state) <= 4096,
-	       "cv_stack_state: one 4 KiB block");
+/* cv__alloc's 8 KiB class. */
+_Static_assert(sizeof(struct cv_stack_state) > 4096 && sizeof(struct cv_stack_state) <= 8192,
+	       "cv_stack_state: one 8 KiB block");
 
 struct cv_stack_acc {
 	struct cv_stack_acc *next;
@@ -146,7 +164,7 @@ static struct {
 static struct {
 	uint64_t captures, frames, refresh_ns, unwind_ns, intern_ns;
 	uint64_t whole_reuses;    /* unwind's check: the previous capture whole, no unwind */
-	uint64_t frames_reused;   /* reuse_previous: frames copied from it at the end of an unwind */
+	uint64_t frames_reused;   /* reuse_known: frames copied from a recent capture at the end of an unwind */
 	uint64_t fde_lookups, fde_remembered;   /* the unwinder's table lookups; those fde_table answered */
 } stats;
 
@@ -342,8 +360,9 @@ static uint64_t next_rand(struct cv_stack_state *st)
 struct unwind_buf {
 	struct cv_stack_state *st;
 	int n;
-	uint32_t prev_at;  /* reuse_previous: where the previous capture's CFAs reach this frame's */
-	bool signal;       /* a signal frame was passed: not kept as the previous capture */
+	int reused_at;     /* reuse_known: the frame from which the rest was copied; -1: none */
+	uint16_t reused;   /* its node */
+	bool signal;       /* a signal frame was passed: not kept for the next */
 };
 
 /* ---- the unwinder's table lookups, remembered -------------------------------- *
@@ -429,55 +448,130 @@ const void *__wrap__Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases)
 	return fde;
 }
 
-/* Whether the previous capture's frames outwards of frame m are still the
- * thread's: each still returns where it did. The unwinder reports with
- * frame j the CFA of the frame inside it (the stack pointer at frame j's
- * call), and on x86-64 that call's return address, frame j's pc, lies just
- * below it: read back from the stack. Every CFA of a kept capture lies on
- * the thread's own stack (keepable), mapped for the thread's
- * life, and above frame m's, which the unwind has just reached at the same
- * CFA: the reads stay between the thread's stack pointer and the top of
- * its stack. CFAs out of order say no. What this cannot tell: a frame
- * whose size is not fixed by its pc (alloca, a variable-length array) that
- * changed while the frames inside it stayed where they were, its old
- * return-address slots still holding what they held. */
-static bool previous_still_live(const struct cv_stack_state *st, uint32_t m)
+static inline struct frame_node *node_at(struct cv_stack_state *st, uint16_t k)
+{
+	return &st->known[k - 1];
+}
+
+static inline uintptr_t node_cfa(const struct cv_stack_state *st, const struct frame_node *f)
+{
+	return st->known_top - f->cfa_below;
+}
+
+static inline uint16_t *known_head(struct cv_stack_state *st, const void *pc, uintptr_t cfa)
+{
+	uint64_t h = ((uintptr_t)pc ^ cfa * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+	return &st->known_heads[h >> (64 - __builtin_ctz(CV_KNOWN_HEADS))];
+}
+
+/* The node of the frame at cfa returning to pc; CV_KNOWN_NONE: none. */
+static uint16_t known_find(struct cv_stack_state *st, const void *pc, uintptr_t cfa)
+{
+	if (!st->known_top || cfa >= st->known_top || st->known_top - cfa > UINT32_MAX)
+		return CV_KNOWN_NONE;
+	uint32_t below = (uint32_t)(st->known_top - cfa);
+	for (uint16_t k = *known_head(st, pc, cfa); k != CV_KNOWN_NONE; k = node_at(st, k)->next) {
+		const struct frame_node *f = node_at(st, k);
+		if (f->pc == pc && f->cfa_below == below)
+			return k;
+	}
+	return CV_KNOWN_NONE;
+}
+
+/* Whether the frames outwards of node k are still the thread's: each still
+ * returns where it did. The unwinder reports with frame j the CFA of the
+ * frame inside it (the stack pointer at frame j's call), and on x86-64
+ * that call's return address, frame j's pc, lies just below it: read back
+ * from the stack. Every CFA of a kept capture lies on the thread's own
+ * stack (keepable), mapped for the thread's life, and above node k's,
+ * which the unwind has just reached at the same CFA: the reads stay
+ * between the thread's stack pointer and the top of its stack. CFAs out of
+ * order say no (and end a chain that a later capture's frames relinked
+ * into a loop). What this cannot tell: a frame whose size is not fixed by
+ * its pc (alloca, a variable-length array) that changed while the frames
+ * inside it stayed where they were, its old return-address slots still
+ * holding what they held. */
+static bool known_still_live(struct cv_stack_state *st, uint16_t k)
 {
 #if defined(__x86_64__)
-	for (uint32_t j = m + 1; j < st->nprev; j++) {
-		if (st->prev_cfas[j] <= st->prev_cfas[j - 1] ||
-		    *(const uintptr_t *)(st->prev_cfas[j] - sizeof(uintptr_t)) != (uintptr_t)st->prev_pcs[j])
+	uintptr_t inner = node_cfa(st, node_at(st, k));
+	for (uint16_t j = node_at(st, k)->parent; j != CV_KNOWN_NONE; j = node_at(st, j)->parent) {
+		const struct frame_node *f = node_at(st, j);
+		uintptr_t cfa = node_cfa(st, f);
+		if (cfa <= inner || *(const uintptr_t *)(cfa - sizeof(uintptr_t)) != (uintptr_t)f->pc)
 			return false;
+		inner = cfa;
 	}
 	return true;
 #else
-	(void)st, (void)m;
+	(void)st, (void)k;
 	return false;
 #endif
 }
 
-/* A frame the thread's previous capture had too, at the same CFA with the
- * same pc, whose callers are still those it had: the rest of the stack is
- * the previous capture's, copied after frame n - 1 instead of unwound.
+/* The frames outwards of node k, after frame n - 1 of the buffer. */
+static int known_copy(struct cv_stack_state *st, int n, uint16_t k)
+{
+	for (uint16_t j = node_at(st, k)->parent; j != CV_KNOWN_NONE && n < CV_STACK_BUF; j = node_at(st, j)->parent) {
+		st->pcs[n] = node_at(st, j)->pc;
+		st->cfas[n++] = node_cfa(st, node_at(st, j));
+	}
+	return n;
+}
+
+/* A frame one of the thread's recent captures had too, at the same CFA
+ * with the same pc, whose callers are still those it had: the rest of the
+ * stack is that capture's, copied after frame n - 1 instead of unwound.
  * Captures of one thread share their outer frames (a loop that makes or
- * waits on objects, the thread's function, its base): a new object's
- * init stack in a loop unwinds only the frames that changed. */
-static bool reuse_previous(struct unwind_buf *b, _Unwind_Ptr ip, uintptr_t cfa)
+ * waits on objects, the thread's function, its base), and a thread that
+ * makes objects down several paths in turn (a parser that makes a lock for
+ * each thing it reads) comes back to frames of captures before the last:
+ * a new object's init stack unwinds only the frames no recent capture
+ * had. */
+static bool reuse_known(struct unwind_buf *b, _Unwind_Ptr ip, uintptr_t cfa)
 {
 	struct cv_stack_state *st = b->st;
-	while (b->prev_at < st->nprev && st->prev_cfas[b->prev_at] < cfa)
-		b->prev_at++;
-	uint32_t m = b->prev_at;
-	if (m >= st->nprev || st->prev_cfas[m] != cfa || st->prev_pcs[m] != (void *)ip || !previous_still_live(st, m))
+	uint16_t k = known_find(st, (void *)ip, cfa);
+	if (k == CV_KNOWN_NONE || !known_still_live(st, k))
 		return false;
 	int from = b->n;
-	for (uint32_t j = m + 1; j < st->nprev && b->n < CV_STACK_BUF; j++, b->n++) {
-		st->pcs[b->n] = st->prev_pcs[j];
-		st->cfas[b->n] = st->prev_cfas[j];
-	}
+	b->reused_at = b->n - 1;
+	b->reused = k;
+	b->n = known_copy(st, b->n, k);
 	if (cfg.stats)
 		__atomic_fetch_add(&stats.frames_reused, (uint64_t)(b->n - from), __ATOMIC_RELAXED);
 	return true;
+}
+
+/* A kept capture's n frames into the tree, top its stack's top; frames
+ * from reused_at outwards (node reused) are in it already. Emptied first
+ * when the new frames would not fit, or the top is another. */
+static void known_keep(struct cv_stack_state *st, int n, uintptr_t top, int reused_at, uint16_t reused)
+{
+	int fresh = reused_at >= 0 ? reused_at : n;   /* frames [0, fresh) may be new */
+	if (st->known_top != top || st->known_used + fresh > CV_KNOWN_NODES) {
+		memset(st->known_heads, 0, sizeof(st->known_heads));
+		st->known_used = 0;
+		st->known_top = top;
+		fresh = n;
+		reused = CV_KNOWN_NONE;
+	}
+	uint16_t parent = fresh < n ? reused : CV_KNOWN_NONE;
+	for (int i = fresh - 1; i >= 0; i--) {
+		uint16_t k = known_find(st, st->pcs[i], st->cfas[i]);
+		if (k == CV_KNOWN_NONE) {
+			k = ++st->known_used;
+			struct frame_node *f = node_at(st, k);
+			uint16_t *head = known_head(st, st->pcs[i], st->cfas[i]);
+			f->pc = st->pcs[i];
+			f->cfa_below = (uint32_t)(top - st->cfas[i]);
+			f->next = *head;
+			*head = k;
+		}
+		node_at(st, k)->parent = parent;
+		parent = k;
+	}
+	st->prev_leaf = parent;
 }
 
 static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
@@ -492,7 +586,7 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 	uintptr_t cfa = (uintptr_t)_Unwind_GetCFA(ctx);
 	st->cfas[b->n] = cfa;
 	st->pcs[b->n++] = (void *)ip;
-	if (cfa && reuse_previous(b, ip, cfa))
+	if (cfa && reuse_known(b, ip, cfa))
 		return _URC_END_OF_STACK;
 	/* The trampoline's own frame, the same activation as when the base was
 	 * learnt (a thread runs it once): the rest is the base. */
@@ -516,7 +610,7 @@ extern void *__libc_stack_end;
  * came onto the main stack from another mapping steps further. */
 #define CV_MAIN_STEP_MAX (64u << 10)
 
-/* Whether a capture's n frames may be kept for the next (reuse_previous
+/* Whether a capture's n frames may be kept for the next (reuse_known
  * then reads their return addresses back): each above the one inside it,
  * one chain of calls on one stack, none through a stack carved from a
  * frame's own memory (which the program may make unreadable), and all on
@@ -534,7 +628,7 @@ extern void *__libc_stack_end;
  * within the guard gap. Assumed: the program makes no part of its own
  * thread stack unreadable where an older frame was (memory below its
  * stack pointer used as a stack; docs/performance.md). */
-static bool keepable(const struct cv_stack_state *st, int n)
+static bool keepable(const struct cv_stack_state *st, int n, uintptr_t *top_out)
 {
 	uintptr_t top = st->stack_hi, start = (uintptr_t)__libc_stack_end;
 	bool main_stack = !top;
@@ -546,18 +640,19 @@ static bool keepable(const struct cv_stack_state *st, int n)
 	}
 	for (int i = 0; i < n; i++) {
 		uintptr_t cfa = st->cfas[i];
-		if (cfa < st->stack_lo || cfa >= top || (i > 0 && cfa <= st->cfas[i - 1]) ||
+		if (cfa < st->stack_lo || cfa >= top || top - cfa > UINT32_MAX || (i > 0 && cfa <= st->cfas[i - 1]) ||
 		    (main_stack && i > 0 && cfa - st->cfas[i - 1] >= CV_MAIN_STEP_MAX))
 			return false;
 	}
+	*top_out = top;
 	return true;
 }
 
 /* Up to CV_STACK_BUF return addresses into st->pcs, innermost first (the
  * convention of glibc's backtrace() and libunwind's unw_backtrace), and
  * each frame's canonical frame address into st->cfas (the stack pointer in
- * its caller at the call). Kept as the thread's previous capture for the
- * next (reuse_previous). loads: the loader's count the capture saw
+ * its caller at the call). Kept among the thread's recent captures for the
+ * next (reuse_known). loads: the loader's count the capture saw
  * (fde_table); *whole: the stack is the previous capture's whole. */
 CV_NO_FRAME int unwind(struct cv_stack_state *st, uint64_t loads, bool *whole)
 {
@@ -566,29 +661,30 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st, uint64_t loads, bool *whole)
 	 * address from there outwards where it was, the stack is the previous
 	 * one (the unwinder itself costs two frames' work before it reports
 	 * any). Frame 0, the call into the unwinder, is the shim's. */
-	if (st->nprev > 1 && st->prev_cfas[1] == (uintptr_t)__builtin_dwarf_cfa() && previous_still_live(st, 0)) {
-		memcpy(st->pcs, st->prev_pcs, st->nprev * sizeof(st->pcs[0]));
-		memcpy(st->cfas, st->prev_cfas, st->nprev * sizeof(st->cfas[0]));
+	uint16_t leaf = st->prev_leaf, second = leaf != CV_KNOWN_NONE ? node_at(st, leaf)->parent : CV_KNOWN_NONE;
+	if (second != CV_KNOWN_NONE && node_cfa(st, node_at(st, second)) == (uintptr_t)__builtin_dwarf_cfa() &&
+	    known_still_live(st, leaf)) {
+		st->pcs[0] = node_at(st, leaf)->pc;
+		st->cfas[0] = node_cfa(st, node_at(st, leaf));
 		if (cfg.stats)
 			__atomic_fetch_add(&stats.whole_reuses, 1, __ATOMIC_RELAXED);
 		*whole = true;
-		return (int)st->nprev;
+		return known_copy(st, 1, leaf);
 	}
 	*whole = false;
-	st->prev_id = 0;   /* prev_pcs change below: the id of the frames they held goes with them */
-	struct unwind_buf b = { st, 0, 0, false };
+	st->prev_id = 0;   /* the previous capture changes below: the id of its frames goes with it */
+	struct unwind_buf b = { st, 0, -1, CV_KNOWN_NONE, false };
 	fde_loads = loads;
 	_Unwind_Backtrace(one_frame, &b);
 	fde_loads = 0;
 	/* Kept for the next: a stack of calls only (no signal frame), whole
 	 * (CV_PREV_MAX is below the cut at CV_STACK_BUF, which a shallower
 	 * stack would otherwise inherit), on the thread's own stack. */
-	bool keep = !b.signal && b.n <= CV_PREV_MAX && keepable(st, b.n);
-	if (keep) {
-		memcpy(st->prev_pcs, st->pcs, (size_t)b.n * sizeof(st->pcs[0]));
-		memcpy(st->prev_cfas, st->cfas, (size_t)b.n * sizeof(st->cfas[0]));
-	}
-	st->nprev = keep ? (uint32_t)b.n : 0;
+	uintptr_t top;
+	if (!b.signal && b.n <= CV_PREV_MAX && keepable(st, b.n, &top))
+		known_keep(st, b.n, top, b.reused_at, b.reused);
+	else
+		st->prev_leaf = CV_KNOWN_NONE;
 	return b.n;
 }
 
@@ -1143,8 +1239,8 @@ void cv__stacks_write(void *w)
 	if (cfg.stats) {
 		uint64_t c = stats.captures ? stats.captures : 1;
 		cv__warn("stacks: %llu captures, %llu distinct; per capture %llu ns: module-map check %llu, "
-			 "unwind %llu (%.1f frames), table %llu; %llu the previous capture's whole, %.1f frames of it "
-			 "reused in the others; %llu call-frame table lookups, %llu of them remembered",
+			 "unwind %llu (%.1f frames), table %llu; %llu the previous capture's whole, %.1f frames a capture "
+			 "copied from recent ones in the others; %llu call-frame table lookups, %llu of them remembered",
 			 (unsigned long long)stats.captures, (unsigned long long)nstacks,
 			 (unsigned long long)((stats.refresh_ns + stats.unwind_ns + stats.intern_ns) / c),
 			 (unsigned long long)(stats.refresh_ns / c), (unsigned long long)(stats.unwind_ns / c),

@@ -1,14 +1,18 @@
 /* reuse.c — captures in a row that share most of their frames: the shim
- * reuses the previous capture's outer frames while their return addresses
- * are still on the stack where they were (preload/stacks.c,
- * reuse_previous), and must never reuse a frame that changed.
+ * reuses the outer frames of its recent captures while their return
+ * addresses are still on the stack where they were (preload/stacks.c,
+ * reuse_known), and must never reuse a frame that changed.
  *
  * Mutexes are made in one loop, in turn through outer_a and outer_b, two
  * functions of one shape that call the same mid and leaf: consecutive
  * captures have the same frames at the same addresses up to the frame of
  * outer_a or outer_b, where only the return address differs. Then through
  * a recursion whose depth changes from one mutex to the next (the frames
- * move), twice in a row through the same path and the same call in body
+ * move); through outer_a, outer_b and outer_c in turn (the capture two
+ * back has leaf's frame where it is now, its callers no longer; the one
+ * three back has mid's); through recursions 41 to 55 deep, more frames
+ * than the shim keeps for a thread (it starts over); twice in a row
+ * through the same path and the same call in body
  * (the whole stack is the previous one), and through a recursion deeper
  * than a capture keeps (cut, not kept for the next) then a shallower one
  * over the same frames. On a thread of its own, or with argv[1] "main" on
@@ -22,7 +26,7 @@
 
 #define N 8
 
-static pthread_mutex_t ms[4 * N + 4];
+static pthread_mutex_t ms[9 * N + 4];
 
 static void *nothing(void *arg)
 {
@@ -49,6 +53,12 @@ __attribute__((noinline)) static void outer_a(pthread_mutex_t *m)
 }
 
 __attribute__((noinline)) static void outer_b(pthread_mutex_t *m)
+{
+	mid(m);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void outer_c(pthread_mutex_t *m)
 {
 	mid(m);
 	__asm__ volatile("" ::: "memory");
@@ -87,6 +97,12 @@ __attribute__((noinline)) static void shallow(pthread_mutex_t *m)
 	__asm__ volatile("" ::: "memory");
 }
 
+__attribute__((noinline)) static void depthn(int depth, pthread_mutex_t *m)
+{
+	rec(depth, m);
+	__asm__ volatile("" ::: "memory");
+}
+
 __attribute__((noinline)) static void again(pthread_mutex_t *m)
 {
 	mid(m);
@@ -109,6 +125,19 @@ static void *body(void *arg)
 		pthread_mutex_t *m = &ms[k++];
 		(i % 2 ? depth2 : depth1)(m);
 		printf("%p %s %d\n", (void *)m, i % 2 ? "depth2" : "depth1", i % 2 ? 3 : 2);
+	}
+	for (int i = 0; i < 3 * N; i++) {
+		static void (*const outer[3])(pthread_mutex_t *) = { outer_a, outer_b, outer_c };
+		static const char *const name[3] = { "outer_a", "outer_b", "outer_c" };
+		pthread_mutex_t *m = &ms[k++];
+		outer[i % 3](m);
+		printf("%p %s 0\n", (void *)m, name[i % 3]);
+	}
+	for (int i = 0; i < 2 * N; i++) {
+		int depth = 40 + (i * 7) % 15;
+		pthread_mutex_t *m = &ms[k++];
+		depthn(depth, m);
+		printf("%p depthn %d\n", (void *)m, depth + 1);
 	}
 	for (int i = 0; i < twice; i++) {
 		pthread_mutex_t *m = &ms[k++];
