@@ -72,20 +72,40 @@
 #define FP_ONE           65536u       /* wait counts are kept in 1/65536ths */
 
 #define CV_BASE_MAX 4   /* the C library's frames below a thread's trampoline, at most */
-#define CV_PREV_MAX 64  /* a capture deeper than this is not kept for the next */
-_Static_assert(CV_PREV_MAX < CV_STACK_BUF, "a capture cut at CV_STACK_BUF is never kept");
+#define CV_KEEP_MAX 64  /* a capture deeper than this is not kept for the next */
+_Static_assert(CV_KEEP_MAX < CV_STACK_BUF, "a capture cut at CV_STACK_BUF is never kept");
 /* The frames of the thread's recent captures (struct frame_node): a
  * capture whose frames would overflow the nodes empties them first. */
 #define CV_KNOWN_NODES 256
 #define CV_KNOWN_HEADS 256   /* hash chains, a power of two */
 #define CV_KNOWN_NONE  0   /* nodes are numbered from 1: a zeroed state has none */
+_Static_assert(CV_KEEP_MAX <= CV_KNOWN_NODES && CV_KNOWN_NODES < UINT16_MAX, "a kept capture fits the nodes");
+_Static_assert(CV_KNOWN_HEADS > 1 && (CV_KNOWN_HEADS & (CV_KNOWN_HEADS - 1)) == 0, "hash heads: a power of two");
 
-/* One frame of a kept capture: its pc, its CFA (as its distance below the
- * thread's stack top, known_top) and the frame it returns into, its
- * parent: a tree of the thread's recent stacks by their outer frames. */
+/* What a frame's function does with the frame pointer (rbp), for
+ * known_still_live: FP_CHECK, its CFA is its frame pointer plus 16 and its
+ * size may not be fixed by its pc (alloca, a variable-length array, or any
+ * function of code built with frame pointers, outside the shim); FP_SAVED,
+ * it saved its caller's frame pointer just below its return address (push
+ * rbp; mov rsp, rbp: the shim's functions, built with frame pointers, and
+ * FP_CHECK's); FP_PASSED, it left its caller's in the register. None: it
+ * used the register for something else, its caller's saved where only the
+ * unwinder knows. */
+#define FP_CHECK  1u
+#define FP_SAVED  2u
+#define FP_PASSED 4u
+
+/* One frame of a kept capture, as the unwinder reported it: the return
+ * address into a function (pc) and the CFA of the function it called (as
+ * its distance below the thread's stack top, known_top), where that
+ * return address lies just below; the function's FP_* flags; and the frame
+ * it returns into, its parent: a tree of the thread's recent stacks by
+ * their outer frames. */
+#define CV_KNOWN_BELOW_MAX ((1u << 29) - 1)   /* 512 MiB: a frame deeper in its stack is not kept */
 struct frame_node {
 	void    *pc;
-	uint32_t cfa_below;
+	uint32_t cfa_below : 29;
+	uint32_t fp : 3;
 	uint16_t parent;   /* CV_KNOWN_NONE: the capture's outermost frame */
 	uint16_t next;     /* the hash chain */
 };
@@ -106,8 +126,9 @@ struct cv_stack_state {
 	/* The thread's stack (struct cv_thread's stack_lo and stack_hi), set
 	 * by capture; 0: unknown. */
 	uintptr_t stack_lo, stack_hi;
+	uint8_t  fps[CV_STACK_BUF];     /* each frame's function's FP_* flags */
 	/* The frames of the thread's recent captures (reuse_known) that were
-	 * whole, had no signal frame, at most CV_PREV_MAX frames and all of
+	 * whole, had no signal frame, at most CV_KEEP_MAX frames and all of
 	 * them on the thread's own stack, whose top is known_top (0: none
 	 * kept). prev_leaf: the previous capture's innermost frame, if it was
 	 * kept (else CV_KNOWN_NONE). Node k is known[k - 1]. */
@@ -166,6 +187,7 @@ static struct {
 	uint64_t whole_reuses;    /* unwind's check: the previous capture whole, no unwind */
 	uint64_t frames_reused;   /* reuse_known: frames copied from a recent capture at the end of an unwind */
 	uint64_t fde_lookups, fde_remembered;   /* the unwinder's table lookups; those fde_table answered */
+	uint64_t known_resets;    /* known_keep: the recent frames emptied for a capture's */
 } stats;
 
 static uintptr_t shim_lo, shim_hi;   /* the shim's mapping, the unwinder included */
@@ -363,6 +385,7 @@ struct unwind_buf {
 	int reused_at;     /* reuse_known: the frame from which the rest was copied; -1: none */
 	uint16_t reused;   /* its node */
 	bool signal;       /* a signal frame was passed: not kept for the next */
+	uintptr_t fp_prev; /* the frame pointer in the function of the frame before */
 };
 
 /* ---- the unwinder's table lookups, remembered -------------------------------- *
@@ -467,7 +490,7 @@ static inline uint16_t *known_head(struct cv_stack_state *st, const void *pc, ui
 /* The node of the frame at cfa returning to pc; CV_KNOWN_NONE: none. */
 static uint16_t known_find(struct cv_stack_state *st, const void *pc, uintptr_t cfa)
 {
-	if (!st->known_top || cfa >= st->known_top || st->known_top - cfa > UINT32_MAX)
+	if (!st->known_top || cfa >= st->known_top || st->known_top - cfa > CV_KNOWN_BELOW_MAX)
 		return CV_KNOWN_NONE;
 	uint32_t below = (uint32_t)(st->known_top - cfa);
 	for (uint16_t k = *known_head(st, pc, cfa); k != CV_KNOWN_NONE; k = node_at(st, k)->next) {
@@ -478,33 +501,54 @@ static uint16_t known_find(struct cv_stack_state *st, const void *pc, uintptr_t 
 	return CV_KNOWN_NONE;
 }
 
-/* Whether the frames outwards of node k are still the thread's: each still
- * returns where it did. The unwinder reports with frame j the CFA of the
- * frame inside it (the stack pointer at frame j's call), and on x86-64
- * that call's return address, frame j's pc, lies just below it: read back
- * from the stack. Every CFA of a kept capture lies on the thread's own
- * stack (keepable), mapped for the thread's life, and above node k's,
+/* Whether the frames outwards of node k are still the thread's, fp the
+ * frame pointer in node k's function now: each still returns where it
+ * did, and each function whose frame's size its pc may not fix
+ * (FP_CHECK) still has its frame where it had. The unwinder reports with
+ * frame j the CFA of the frame inside it (the stack pointer at frame j's
+ * call), and on x86-64 that call's return address, frame j's pc, lies
+ * just below it: read back from the stack. Where frame j's function keeps
+ * its CFA with no frame pointer, the CFA reported with frame j + 1 is
+ * frame j's plus a distance its pc fixes; with FP_CHECK, its frame pointer
+ * plus 16, checked against the frame pointer it has now: the one the
+ * unwinder restored for node k's function, then, outwards, the one each
+ * function saved (FP_SAVED) or left in the register (FP_PASSED); past a
+ * function that did neither it is not known, and a frame with FP_CHECK
+ * further out says no. Every CFA of a kept capture lies on the thread's
+ * own stack (keepable), mapped for the thread's life, and above node k's,
  * which the unwind has just reached at the same CFA: the reads stay
- * between the thread's stack pointer and the top of its stack. CFAs out of
- * order say no (and end a chain that a later capture's frames relinked
- * into a loop). What this cannot tell: a frame whose size is not fixed by
- * its pc (alloca, a variable-length array) that changed while the frames
- * inside it stayed where they were, its old return-address slots still
- * holding what they held. */
-static bool known_still_live(struct cv_stack_state *st, uint16_t k)
+ * between the thread's stack pointer and the top of its stack. CFAs out
+ * of order say no (a defence: a parent's CFA is above its child's in every
+ * capture kept). What this cannot tell: a frame whose size its pc does not
+ * fix, kept by another register than the frame pointer (a function that
+ * realigns its stack), that changed while the frames inside it stayed
+ * where they were, its old return-address slots still holding what they
+ * held. */
+static bool known_still_live(struct cv_stack_state *st, uint16_t k, uintptr_t fp)
 {
 #if defined(__x86_64__)
-	uintptr_t inner = node_cfa(st, node_at(st, k));
-	for (uint16_t j = node_at(st, k)->parent; j != CV_KNOWN_NONE; j = node_at(st, j)->parent) {
+	const struct frame_node *child = node_at(st, k);
+	uintptr_t inner = node_cfa(st, child);
+	bool fp_known = true;
+	for (uint16_t j = child->parent; j != CV_KNOWN_NONE; j = child->parent) {
 		const struct frame_node *f = node_at(st, j);
 		uintptr_t cfa = node_cfa(st, f);
 		if (cfa <= inner || *(const uintptr_t *)(cfa - sizeof(uintptr_t)) != (uintptr_t)f->pc)
 			return false;
+		if ((child->fp & FP_CHECK) && (!fp_known || fp + 16 != cfa))
+			return false;
+		if (child->fp & FP_SAVED) {
+			fp = *(const uintptr_t *)(cfa - 2 * sizeof(uintptr_t));
+			fp_known = true;
+		} else if (!(child->fp & FP_PASSED)) {
+			fp_known = false;
+		}
 		inner = cfa;
+		child = f;
 	}
 	return true;
 #else
-	(void)st, (void)k;
+	(void)st, (void)k, (void)fp;
 	return false;
 #endif
 }
@@ -512,9 +556,12 @@ static bool known_still_live(struct cv_stack_state *st, uint16_t k)
 /* The frames outwards of node k, after frame n - 1 of the buffer. */
 static int known_copy(struct cv_stack_state *st, int n, uint16_t k)
 {
+	st->fps[n - 1] = node_at(st, k)->fp;
 	for (uint16_t j = node_at(st, k)->parent; j != CV_KNOWN_NONE && n < CV_STACK_BUF; j = node_at(st, j)->parent) {
-		st->pcs[n] = node_at(st, j)->pc;
-		st->cfas[n++] = node_cfa(st, node_at(st, j));
+		const struct frame_node *f = node_at(st, j);
+		st->pcs[n] = f->pc;
+		st->cfas[n] = node_cfa(st, f);
+		st->fps[n++] = f->fp;
 	}
 	return n;
 }
@@ -528,11 +575,11 @@ static int known_copy(struct cv_stack_state *st, int n, uint16_t k)
  * each thing it reads) comes back to frames of captures before the last:
  * a new object's init stack unwinds only the frames no recent capture
  * had. */
-static bool reuse_known(struct unwind_buf *b, _Unwind_Ptr ip, uintptr_t cfa)
+static bool reuse_known(struct unwind_buf *b, _Unwind_Ptr ip, uintptr_t cfa, uintptr_t fp)
 {
 	struct cv_stack_state *st = b->st;
 	uint16_t k = known_find(st, (void *)ip, cfa);
-	if (k == CV_KNOWN_NONE || !known_still_live(st, k))
+	if (k == CV_KNOWN_NONE || !known_still_live(st, k, fp))
 		return false;
 	int from = b->n;
 	b->reused_at = b->n - 1;
@@ -555,6 +602,8 @@ static void known_keep(struct cv_stack_state *st, int n, uintptr_t top, int reus
 		st->known_top = top;
 		fresh = n;
 		reused = CV_KNOWN_NONE;
+		if (cfg.stats)
+			__atomic_fetch_add(&stats.known_resets, 1, __ATOMIC_RELAXED);
 	}
 	uint16_t parent = fresh < n ? reused : CV_KNOWN_NONE;
 	for (int i = fresh - 1; i >= 0; i--) {
@@ -568,10 +617,27 @@ static void known_keep(struct cv_stack_state *st, int n, uintptr_t top, int reus
 			f->next = *head;
 			*head = k;
 		}
+		node_at(st, k)->fp = st->fps[i];
 		node_at(st, k)->parent = parent;
 		parent = k;
 	}
 	st->prev_leaf = parent;
+}
+
+static inline bool in_shim(const void *pc)
+{
+	return (uintptr_t)pc >= shim_lo && (uintptr_t)pc < shim_hi;
+}
+
+/* The FP_* flags of the function returned into at pc, whose frame pointer
+ * is fp and its CFA cfa, its caller's frame pointer caller_fp. */
+static inline uint8_t fp_flags(const void *pc, uintptr_t fp, uintptr_t caller_fp, uintptr_t cfa)
+{
+	if (in_shim(pc))
+		return FP_SAVED;   /* built with frame pointers, no frame of varying size */
+	if (fp && fp + 16 == cfa)
+		return FP_CHECK | FP_SAVED;
+	return fp == caller_fp ? FP_PASSED : 0;
 }
 
 static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
@@ -583,10 +649,17 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 	b->signal |= signal_frame != 0;   /* before the end: a fault at pc 0 reports one with ip 0 */
 	if (!ip || b->n == CV_STACK_BUF)
 		return _URC_END_OF_STACK;
-	uintptr_t cfa = (uintptr_t)_Unwind_GetCFA(ctx);
+	uintptr_t cfa = (uintptr_t)_Unwind_GetCFA(ctx), fp = 0;
+#if defined(__x86_64__)
+	fp = _Unwind_GetGR(ctx, 6);   /* rbp, DWARF's register 6 */
+#endif
+	if (b->n > 0)   /* the frame before's function: its CFA is this frame's */
+		st->fps[b->n - 1] = fp_flags(st->pcs[b->n - 1], b->fp_prev, fp, cfa);
+	b->fp_prev = fp;
 	st->cfas[b->n] = cfa;
-	st->pcs[b->n++] = (void *)ip;
-	if (cfa && reuse_known(b, ip, cfa))
+	st->pcs[b->n] = (void *)ip;
+	st->fps[b->n++] = 0;   /* until the next frame's CFA says */
+	if (cfa && reuse_known(b, ip, cfa, fp))
 		return _URC_END_OF_STACK;
 	/* The trampoline's own frame, the same activation as when the base was
 	 * learnt (a thread runs it once): the rest is the base. */
@@ -594,6 +667,7 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 		for (uint32_t i = 0; i < st->nbase && b->n < CV_STACK_BUF; i++, b->n++) {
 			st->pcs[b->n] = st->base_pcs[i];
 			st->cfas[b->n] = st->base_cfas[i];
+			st->fps[b->n] = 0;   /* the C library's, whose CFAs its pcs fix */
 		}
 		return _URC_END_OF_STACK;
 	}
@@ -640,12 +714,22 @@ static bool keepable(const struct cv_stack_state *st, int n, uintptr_t *top_out)
 	}
 	for (int i = 0; i < n; i++) {
 		uintptr_t cfa = st->cfas[i];
-		if (cfa < st->stack_lo || cfa >= top || top - cfa > UINT32_MAX || (i > 0 && cfa <= st->cfas[i - 1]) ||
+		if (cfa < st->stack_lo || cfa >= top || top - cfa > CV_KNOWN_BELOW_MAX || (i > 0 && cfa <= st->cfas[i - 1]) ||
 		    (main_stack && i > 0 && cfa - st->cfas[i - 1] >= CV_MAIN_STEP_MAX))
 			return false;
 	}
 	*top_out = top;
 	return true;
+}
+
+/* The frame pointer register in the function this is inlined in. */
+CV_NO_FRAME uintptr_t frame_pointer(void)
+{
+	uintptr_t fp = 0;
+#if defined(__x86_64__)
+	__asm__ volatile("mov %%rbp, %0" : "=r"(fp));
+#endif
+	return fp;
 }
 
 /* Up to CV_STACK_BUF return addresses into st->pcs, innermost first (the
@@ -663,7 +747,7 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st, uint64_t loads, bool *whole)
 	 * any). Frame 0, the call into the unwinder, is the shim's. */
 	uint16_t leaf = st->prev_leaf, second = leaf != CV_KNOWN_NONE ? node_at(st, leaf)->parent : CV_KNOWN_NONE;
 	if (second != CV_KNOWN_NONE && node_cfa(st, node_at(st, second)) == (uintptr_t)__builtin_dwarf_cfa() &&
-	    known_still_live(st, leaf)) {
+	    known_still_live(st, leaf, frame_pointer())) {
 		st->pcs[0] = node_at(st, leaf)->pc;
 		st->cfas[0] = node_cfa(st, node_at(st, leaf));
 		if (cfg.stats)
@@ -673,15 +757,15 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st, uint64_t loads, bool *whole)
 	}
 	*whole = false;
 	st->prev_id = 0;   /* the previous capture changes below: the id of its frames goes with it */
-	struct unwind_buf b = { st, 0, -1, CV_KNOWN_NONE, false };
+	struct unwind_buf b = { st, 0, -1, CV_KNOWN_NONE, false, 0 };
 	fde_loads = loads;
 	_Unwind_Backtrace(one_frame, &b);
 	fde_loads = 0;
 	/* Kept for the next: a stack of calls only (no signal frame), whole
-	 * (CV_PREV_MAX is below the cut at CV_STACK_BUF, which a shallower
+	 * (CV_KEEP_MAX is below the cut at CV_STACK_BUF, which a shallower
 	 * stack would otherwise inherit), on the thread's own stack. */
 	uintptr_t top;
-	if (!b.signal && b.n <= CV_PREV_MAX && keepable(st, b.n, &top))
+	if (!b.signal && b.n <= CV_KEEP_MAX && keepable(st, b.n, &top))
 		known_keep(st, b.n, top, b.reused_at, b.reused);
 	else
 		st->prev_leaf = CV_KNOWN_NONE;
@@ -709,10 +793,6 @@ static void learn_base(struct cv_stack_state *st, int n, uintptr_t base)
 	}
 }
 
-static inline bool in_shim(const void *pc)
-{
-	return (uintptr_t)pc >= shim_lo && (uintptr_t)pc < shim_hi;
-}
 
 static void *enclosing_function(const void *return_address)
 {
@@ -1240,7 +1320,8 @@ void cv__stacks_write(void *w)
 		uint64_t c = stats.captures ? stats.captures : 1;
 		cv__warn("stacks: %llu captures, %llu distinct; per capture %llu ns: module-map check %llu, "
 			 "unwind %llu (%.1f frames), table %llu; %llu the previous capture's whole, %.1f frames a capture "
-			 "copied from recent ones in the others; %llu call-frame table lookups, %llu of them remembered",
+			 "copied from recent ones in the others; %llu call-frame table lookups, %llu of them remembered; "
+			 "the recent frames emptied %llu times",
 			 (unsigned long long)stats.captures, (unsigned long long)nstacks,
 			 (unsigned long long)((stats.refresh_ns + stats.unwind_ns + stats.intern_ns) / c),
 			 (unsigned long long)(stats.refresh_ns / c), (unsigned long long)(stats.unwind_ns / c),
@@ -1248,7 +1329,8 @@ void cv__stacks_write(void *w)
 			 (unsigned long long)stats.whole_reuses,
 			 (double)stats.frames_reused / (double)(stats.captures > stats.whole_reuses ?
 								   stats.captures - stats.whole_reuses : 1),
-			 (unsigned long long)stats.fde_lookups, (unsigned long long)stats.fde_remembered);
+			 (unsigned long long)stats.fde_lookups, (unsigned long long)stats.fde_remembered,
+			 (unsigned long long)stats.known_resets);
 	}
 }
 

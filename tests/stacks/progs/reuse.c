@@ -10,8 +10,14 @@
  * a recursion whose depth changes from one mutex to the next (the frames
  * move); through outer_a, outer_b and outer_c in turn (the capture two
  * back has leaf's frame where it is now, its callers no longer; the one
- * three back has mid's); through recursions 41 to 55 deep, more frames
- * than the shim keeps for a thread (it starts over); twice in a row
+ * three back has mid's); through recursions 41 to 55 deep down paths of
+ * their own (rec calls itself from one of two places), more frames than
+ * the shim keeps for a thread (it starts over); through a function whose
+ * frame's size its pc does not fix (alloca), reached through two callers
+ * of different frame sizes so that the frame inside it is where it was
+ * and its own is not (the other caller's frame never written, its old
+ * return-address slots still there); a capture kept, one not kept, and
+ * the first one's stack again; twice in a row
  * through the same path and the same call in body
  * (the whole stack is the previous one), and through a recursion deeper
  * than a capture keeps (cut, not kept for the next) then a shallower one
@@ -20,13 +26,15 @@
  * the stack must show below body, and how many frames of rec it must
  * have (-1: the cut one, not checked).
  */
+#include <alloca.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "stacks_progs.h"
 
 #define N 8
 
-static pthread_mutex_t ms[9 * N + 4];
+static pthread_mutex_t ms[9 * N + 12];
 
 static void *nothing(void *arg)
 {
@@ -64,12 +72,18 @@ __attribute__((noinline)) static void outer_c(pthread_mutex_t *m)
 	__asm__ volatile("" ::: "memory");
 }
 
+static unsigned variant;   /* bit d: rec at depth d calls itself from its second call */
+
 __attribute__((noinline)) static void rec(int depth, pthread_mutex_t *m)
 {
-	if (depth == 0)
+	if (depth == 0) {
 		mid(m);
-	else
+	} else if ((variant >> (depth & 31)) & 1) {
 		rec(depth - 1, m);
+		__asm__ volatile("nop" ::: "memory");   /* another return address */
+	} else {
+		rec(depth - 1, m);
+	}
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -101,6 +115,61 @@ __attribute__((noinline)) static void depthn(int depth, pthread_mutex_t *m)
 {
 	rec(depth, m);
 	__asm__ volatile("" ::: "memory");
+}
+
+/* A function whose frame's size its pc does not fix. probing: where its
+ * alloca lands (f_alloca_at), without making a mutex. */
+static int probing;
+static uintptr_t f_alloca_at;
+
+__attribute__((noinline)) static void f_alloca(size_t n, pthread_mutex_t *m)
+{
+	char *p = alloca(n);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	f_alloca_at = (uintptr_t)p;
+	if (!probing)
+		mid(m);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* via_a's and via_b's frames are never written: the return-address slot
+ * of f_alloca's call from via_a lies in via_b's, and stays as it was. */
+__attribute__((noinline)) static void via_a(size_t n, pthread_mutex_t *m)
+{
+	volatile char pad[256];
+	__asm__ volatile("" : : "r"(pad) : "memory");
+	f_alloca(n, m);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void via_b(size_t n, pthread_mutex_t *m)
+{
+	volatile char pad[512];
+	__asm__ volatile("" : : "r"(pad) : "memory");
+	f_alloca(n, m);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void via_c(pthread_mutex_t *m)
+{
+	volatile char pad[4096];
+	__asm__ volatile("" : : "r"(pad) : "memory");
+	mid(m);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* f_alloca's size through via_b that puts its alloca, so mid's frame,
+ * where via_a's of n puts them; 0: none found. */
+static size_t same_place(size_t n)
+{
+	probing = 1;
+	via_a(n, NULL);
+	uintptr_t want = f_alloca_at;
+	via_b(n, NULL);
+	size_t other = n - (want - f_alloca_at);
+	via_b(other, NULL);
+	probing = 0;
+	return f_alloca_at == want ? other : 0;
 }
 
 __attribute__((noinline)) static void again(pthread_mutex_t *m)
@@ -136,8 +205,31 @@ static void *body(void *arg)
 	for (int i = 0; i < 2 * N; i++) {
 		int depth = 40 + (i * 7) % 15;
 		pthread_mutex_t *m = &ms[k++];
+		variant = 0x9e3779b9u * (unsigned)(i + 1);
 		depthn(depth, m);
 		printf("%p depthn %d\n", (void *)m, depth + 1);
+	}
+	variant = 0;
+	/* Through via_a, then via_b with mid's frame where via_a had it and
+	 * f_alloca's not: right after, and with via_c's capture in between. */
+	size_t n = 2048, other = same_place(n);
+	for (int i = 0; i < 2; i++) {   /* printed after: printf would write over the old slots */
+		pthread_mutex_t *a = &ms[k++], *c = &ms[k++], *b = &ms[k++];
+		via_a(n, a);
+		if (i)
+			via_c(c);
+		if (other)
+			via_b(other, b);
+		printf("%p f_alloca,via_a 0\n", (void *)a);
+		printf("%p via_c %d\n", (void *)c, i ? 0 : -1);
+		printf("%p f_alloca,via_b %d\n", (void *)b, other ? 0 : -1);
+	}
+	/* A kept capture, one not kept, then the kept one's stack again. */
+	for (int i = 0; i < 2; i++) {
+		again(&ms[k]);
+		printf("%p again 0\n", (void *)&ms[k++]);
+		deep(&ms[k]);
+		printf("%p deep -1\n", (void *)&ms[k++]);
 	}
 	for (int i = 0; i < twice; i++) {
 		pthread_mutex_t *m = &ms[k++];
