@@ -43,7 +43,10 @@
  * every capture. The trade: unwind tables a JIT registers at run time
  * (__register_frame) go to the program's libgcc_s, not to the shim's copy,
  * so a stack through JIT-compiled code ends at its first such frame. The
- * unwinder's lookup of each frame's table is remembered (fde_table, below).
+ * unwinder's lookup of each frame's table is remembered (fde_table, below),
+ * and an unwind stops at the first frame the thread's recent captures had
+ * whose callers are still where they were (reuse_known): the rest is
+ * copied.
  */
 #include <errno.h>
 #include <link.h>
