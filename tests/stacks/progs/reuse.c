@@ -14,9 +14,9 @@
  * their own (rec calls itself from one of two places), more frames than
  * the shim keeps for a thread (it starts over); through a function whose
  * frame's size its pc does not fix (alloca), reached through two callers
- * of different frame sizes so that the frame inside it is where it was
- * and its own is not (the other caller's frame never written, its old
- * return-address slots still there); a capture kept, one not kept, and
+ * of different frame sizes from one call site, so that the frame inside
+ * it is where it was and its own is not (the other caller's frame never
+ * written, its old return-address slots still there); a capture kept, one not kept, and
  * the first one's stack again; twice in a row
  * through the same path and the same call in body
  * (the whole stack is the previous one), and through a recursion deeper
@@ -34,7 +34,7 @@
 
 #define N 8
 
-static pthread_mutex_t ms[9 * N + 12];
+static pthread_mutex_t ms[9 * N + 14];
 
 static void *nothing(void *arg)
 {
@@ -150,11 +150,21 @@ __attribute__((noinline)) static void via_b(size_t n, pthread_mutex_t *m)
 	__asm__ volatile("" ::: "memory");
 }
 
-__attribute__((noinline)) static void via_c(pthread_mutex_t *m)
+__attribute__((noinline)) static void via_c(size_t n, pthread_mutex_t *m)
 {
 	volatile char pad[4096];
 	__asm__ volatile("" : : "r"(pad) : "memory");
 	mid(m);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* One call site for the three: the return address into the caller is
+ * the same whichever is called. */
+static void (*volatile const vias[3])(size_t, pthread_mutex_t *) = { via_a, via_b, via_c };
+
+__attribute__((noinline)) static void call_via(int which, size_t n, pthread_mutex_t *m)
+{
+	vias[which](n, m);
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -163,11 +173,11 @@ __attribute__((noinline)) static void via_c(pthread_mutex_t *m)
 static size_t same_place(size_t n)
 {
 	probing = 1;
-	via_a(n, NULL);
+	call_via(0, n, NULL);
 	uintptr_t want = f_alloca_at;
-	via_b(n, NULL);
+	call_via(1, n, NULL);
 	size_t other = n - (want - f_alloca_at);
-	via_b(other, NULL);
+	call_via(1, other, NULL);
 	probing = 0;
 	return f_alloca_at == want ? other : 0;
 }
@@ -210,20 +220,21 @@ static void *body(void *arg)
 		printf("%p depthn %d\n", (void *)m, depth + 1);
 	}
 	variant = 0;
-	/* Through via_a, then via_b with mid's frame where via_a had it and
-	 * f_alloca's not: right after, and with via_c's capture in between. */
+	/* Through via_a, via_c, via_b and via_c in turn, twice, from one
+	 * call site (call_via's): under via_b mid's frame is where via_a had
+	 * it and f_alloca's is not (helper-88's program). Printed after:
+	 * printf would write over the old slots. */
 	size_t n = 2048, other = same_place(n);
-	for (int i = 0; i < 2; i++) {   /* printed after: printf would write over the old slots */
-		pthread_mutex_t *a = &ms[k++], *c = &ms[k++], *b = &ms[k++];
-		via_a(n, a);
-		if (i)
-			via_c(c);
-		if (other)
-			via_b(other, b);
-		printf("%p f_alloca,via_a 0\n", (void *)a);
-		printf("%p via_c %d\n", (void *)c, i ? 0 : -1);
-		printf("%p f_alloca,via_b %d\n", (void *)b, other ? 0 : -1);
-	}
+	static const int order[8] = { 0, 2, 1, 2, 0, 2, 1, 2 };
+	static const char *const path[3] = { "f_alloca,via_a,call_via", "f_alloca,via_b,call_via", "via_c,call_via" };
+	pthread_mutex_t *made[8];
+	for (int i = 0; i < 8; i++)
+		made[i] = &ms[k++];
+	for (int i = 0; i < 8; i++)
+		if (order[i] != 1 || other)
+			call_via(order[i], order[i] == 1 ? other : n, made[i]);
+	for (int i = 0; i < 8; i++)
+		printf("%p %s %d\n", (void *)made[i], path[order[i]], order[i] != 1 || other ? 0 : -1);
 	/* A kept capture, one not kept, then the kept one's stack again. */
 	for (int i = 0; i < 2; i++) {
 		again(&ms[k]);
