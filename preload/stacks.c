@@ -688,7 +688,8 @@ extern void *__libc_stack_end;
 #define CV_MAIN_STEP_MAX (64u << 10)
 
 /* Whether a capture's n frames may be kept for the next (reuse_known
- * then reads their return addresses back): each above the one inside it,
+ * then reads their return addresses and saved frame pointers back): each
+ * above the one inside it,
  * one chain of calls on one stack, none through a stack carved from a
  * frame's own memory (which the program may make unreadable), and all on
  * the thread's own stack, which stays mapped (a coroutine's, an alternate
@@ -704,7 +705,8 @@ extern void *__libc_stack_end;
  * at least the guard gap. Not told: such a mapping placed with MAP_FIXED
  * within the guard gap. Assumed: the program makes no part of its own
  * thread stack unreadable where an older frame was (memory below its
- * stack pointer used as a stack; docs/performance.md). */
+ * stack pointer used as a stack; docs/performance.md). That stack's top
+ * into *top_out, the CFAs no further than CV_KNOWN_BELOW_MAX below it. */
 static bool keepable(const struct cv_stack_state *st, int n, uintptr_t *top_out)
 {
 	uintptr_t top = st->stack_hi, start = (uintptr_t)__libc_stack_end;
