@@ -12,8 +12,9 @@
 # workers, a process's own cost (start: 100 short runs of lockpair, ms a
 # process), a lock per bucket (buckets: 20,000 mutexes each taken by two
 # threads, the shim's cost per object), pigz -p 2, xz -T2, sort
-# --parallel=2, sqlite3 building an index with PRAGMA threads=2 and node
-# hashing on its thread pool (wall seconds). Then global_queue's observer
+# --parallel=2, sqlite3 building an index with PRAGMA threads=2, node
+# hashing on its thread pool and python3 making an SSL context (pyssl:
+# OpenSSL's locks for each certificate) (wall seconds). Then global_queue's observer
 # effect: the failed trylocks it counts itself natively against what
 # convoy counts under the shim.
 #
@@ -108,8 +109,8 @@ sqlite3 "$tmp/base.db" "CREATE TABLE t(a, b); WITH RECURSIVE c(x) AS (SELECT 1 U
 	WHERE x < 1000000) INSERT INTO t SELECT abs(random()) % 1000000, x FROM c;"
 mkdir -p "$tmp/profiles"
 
-names=(pair contended pingpong gq2 gq4 start buckets pigz xz sort sqlite3 node)
-units=(ns/pair ns/pair ns/hop s s ms/proc s s s s s s)
+names=(pair contended pingpong gq2 gq4 start buckets pigz xz sort sqlite3 node pyssl)
+units=(ns/pair ns/pair ns/hop s s ms/proc s s s s s s s)
 starts=100   # processes in one run of "start"
 workload() {   # name -> the command
 	case $1 in
@@ -128,19 +129,24 @@ workload() {   # name -> the command
 	sqlite3)   echo "sh -c 'cp $tmp/base.db $tmp/db && exec sqlite3 $tmp/db \"PRAGMA threads=2; CREATE INDEX i ON t(a);\"'" ;;
 	# its thread pool hashes; OpenSSL 3's locks as node starts (docs/performance.md)
 	node)      echo "node -e \"const c = require('crypto'); for (let i = 0; i < 16; i++) c.pbkdf2('pw', 's' + i, 20000, 64, 'sha512', () => {});\"" ;;
+	# a short process that makes thousands of locks down many paths: OpenSSL 3
+	# reading the system's certificates (docs/performance.md, recent frames)
+	pyssl)     echo "/usr/bin/python3 -c 'import ssl; ssl.create_default_context()'" ;;
 	esac
 }
 # PEER_WORKLOADS="pair sort ...": only those
 have() {
 	[ -z "${PEER_WORKLOADS:-}" ] || [[ " $PEER_WORKLOADS " == *" $1 "* ]] || return 1
 	[ "$1" != pigz ] || command -v pigz >/dev/null || return 1
-	[ "$1" != node ] || command -v node >/dev/null
+	[ "$1" != node ] || command -v node >/dev/null || return 1
+	[ "$1" != pyssl ] || /usr/bin/python3 -c 'import ssl' 2>/dev/null
 }
 have_asked() {   # asked for, whether or not it can run
 	[ -z "${PEER_WORKLOADS:-}" ] || [[ " $PEER_WORKLOADS " == *" $1 "* ]]
 }
 have_asked pigz && ! command -v pigz >/dev/null && why_not[pigz]="pigz is not installed (Debian's pigz)"
 have_asked node && ! command -v node >/dev/null && why_not[node]="node is not installed (Debian's nodejs)"
+have_asked pyssl && ! /usr/bin/python3 -c 'import ssl' 2>/dev/null && why_not[pyssl]="/usr/bin/python3 with ssl is not installed (Debian's python3)"
 
 # ROUND ITEM...: the items, one a line, in an order of their own for each
 # round (a shuffle seeded by ROUND). Where a run comes in a round, and which
@@ -230,7 +236,7 @@ if [ "$rounds" -ge 5 ]; then
 		have "$w" || continue
 		printf '%-10s %s\n' "$w" "$(paired_ratio "$tmp/$w.native" "$tmp/$w.convoy")"
 	done
-	if [ -n "${PEER_OTHER:-}" ]; then   # the A/B itself
+	if [[ " ${tools[*]} " == *" other "* ]]; then   # the A/B itself (PEER_OTHER, and PEER_TOOLS not without it)
 		echo
 		echo "other / native, and convoy / other, paired by round"
 		for w in "${names[@]}"; do
