@@ -83,7 +83,7 @@ fi
 # stopped after PEER_TIMEOUT seconds (default 300) and shown as "timeout"
 run() {
 	local tool=$1; shift
-	local limit=(timeout "${PEER_TIMEOUT:-300}")
+	local limit=(timeout -k 10 "${PEER_TIMEOUT:-300}")   # -k: valgrind's guest may not die of SIGTERM (drd on buckets ran 12 minutes past 60 s)
 	case $tool in
 	# through env like the preloading tools: an exec of env costs 2.4 ms
 	# here (pigz on 1 KB: 6.7 ms straight, 9.0 ms through env), which
