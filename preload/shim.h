@@ -588,10 +588,6 @@ struct cv_thread {
 	 * handler of the program's to run on one ran on (signals.c,
 	 * note_disarmed_stack; cv__pair_store). */
 	struct cv_alt_note disarmed;
-	/* thread.c's trampoline's canonical frame address, 0 on a thread it did
-	 * not start: the frames from there on are the C library's and stay as
-	 * they are for the thread's life (stacks.c unwinds them once). */
-	uintptr_t       base_cfa;
 	size_t          stack_size;    /* pthread_create -> trampoline: the size asked for */
 	int             created;       /* thread.c: CV_CREATE_*, who may recycle it */
 	struct cv_thread *pool_next;   /* thread.c: recycled states, still on the all_next list */

@@ -74,7 +74,6 @@
 #define INIT_WAYS        8
 #define FP_ONE           65536u       /* wait counts are kept in 1/65536ths */
 
-#define CV_BASE_MAX 4   /* the C library's frames below a thread's trampoline, at most */
 #define CV_KEEP_MAX 64  /* a capture deeper than this is not kept for the next */
 _Static_assert(CV_KEEP_MAX < CV_STACK_BUF, "a capture cut at CV_STACK_BUF is never kept");
 /* The frames of the thread's recent captures (struct frame_node): a
@@ -117,15 +116,6 @@ struct cv_stack_state {
 	uint64_t rng;
 	void    *pcs[CV_STACK_BUF];
 	uintptr_t cfas[CV_STACK_BUF];   /* each frame's canonical frame address (held stacks, below) */
-	/* The thread's base: the frame of thread.c's trampoline (its pc, and
-	 * the CFA the unwinder reports with it) and the frames below it, which
-	 * stay the same while the thread runs: learnt at the first capture,
-	 * then copied instead of unwound (two frames fewer a capture). */
-	void    *base_pc;
-	uintptr_t base_cfa;
-	uint32_t nbase;                  /* 0: not learnt */
-	void    *base_pcs[CV_BASE_MAX];
-	uintptr_t base_cfas[CV_BASE_MAX];
 	/* The thread's stack (struct cv_thread's stack_lo and stack_hi), set
 	 * by capture; 0: unknown. */
 	uintptr_t stack_lo, stack_hi;
@@ -664,16 +654,6 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 	st->fps[b->n++] = 0;   /* until the next frame's CFA says */
 	if (cfa && reuse_known(b, ip, cfa, fp))
 		return _URC_END_OF_STACK;
-	/* The trampoline's own frame, the same activation as when the base was
-	 * learnt (a thread runs it once): the rest is the base. */
-	if (st->nbase && (void *)ip == st->base_pc && cfa == st->base_cfa) {
-		for (uint32_t i = 0; i < st->nbase && b->n < CV_STACK_BUF; i++, b->n++) {
-			st->pcs[b->n] = st->base_pcs[i];
-			st->cfas[b->n] = st->base_cfas[i];
-			st->fps[b->n] = 0;   /* the C library's, whose CFAs its pcs fix */
-		}
-		return _URC_END_OF_STACK;
-	}
 	return _URC_NO_REASON;
 }
 
@@ -777,28 +757,6 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st, uint64_t loads, bool *whole)
 	return b.n;
 }
 
-/* After a whole unwind on a thread whose trampoline's CFA is base (0:
- * none): the base, if found. The unwinder reports the trampoline's CFA with
- * the frame that called it (start_thread), the one after the trampoline's. */
-static void learn_base(struct cv_stack_state *st, int n, uintptr_t base)
-{
-	for (int k = 1; base && k < n; k++) {
-		if (st->cfas[k] != base)
-			continue;
-		if (n - k <= CV_BASE_MAX && n < CV_STACK_BUF) {
-			for (int i = k; i < n; i++) {
-				st->base_pcs[i - k] = st->pcs[i];
-				st->base_cfas[i - k] = st->cfas[i];
-			}
-			st->base_pc = st->pcs[k - 1];
-			st->base_cfa = st->cfas[k - 1];
-			st->nbase = (uint32_t)(n - k);
-		}
-		return;
-	}
-}
-
-
 static void *enclosing_function(const void *return_address)
 {
 	return _Unwind_FindEnclosingFunction((char *)return_address - 1);   /* the call, not the next line */
@@ -849,9 +807,9 @@ struct held_set {
 /* The calling thread's stack, without the shim's frames, as an id (0: none).
  * *gen gets the module-map generation it belongs to. With hs, also the
  * stacks its held locks were taken in, into held_ids (0: none;
- * intern_held). base: the thread's base_cfa. Inside the guard. */
-CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uintptr_t base, uint32_t *gen,
-				     const struct held_set *hs, uint32_t *held_ids)
+ * intern_held). Inside the guard. */
+CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uint32_t *gen, const struct held_set *hs,
+				     uint32_t *held_ids)
 {
 	uint32_t nheld = hs ? hs->n : 0;   /* held_ids are 0 until found (cv__stack_capture_held) */
 	__atomic_fetch_add(&in_capture, 1, __ATOMIC_SEQ_CST);
@@ -865,11 +823,8 @@ CV_NO_FRAME uint32_t capture_blocked(struct cv_stack_state *st, uintptr_t base, 
 	if (cfg.stats)
 		t1 = cv__now_ns();
 	uint32_t id = 0;
-	bool split = nheld, learn = !st->nbase && base;
-	bool whole;
+	bool split = nheld, whole;
 	int n = unwind(st, loads, &whole);
-	if (learn)
-		learn_base(st, n, base);
 	if (cfg.stats)
 		t2 = cv__now_ns();
 	int skip = 0;
@@ -1012,7 +967,7 @@ CV_NO_FRAME uint32_t capture(struct cv_thread *t, struct cv_stack_state *st, uin
 	st->stack_lo = t->stack_lo;
 	st->stack_hi = t->stack_hi;
 	cv__critical_enter();
-	uint32_t id = capture_blocked(st, t->base_cfa, gen, hs, held_ids);
+	uint32_t id = capture_blocked(st, gen, hs, held_ids);
 	cv__critical_leave();
 	return id;
 }

@@ -562,9 +562,8 @@ extern int sigsetjmp_cancel(struct __cancel_jmp_buf_tag env[1], int savemask) __
 
 /* Out of line: the trampoline's frame stays under the program's whole
  * thread, so its locals are not kept there. */
-static __attribute__((noinline)) void thread_begins(struct cv_thread *t, uintptr_t base_cfa)
+static __attribute__((noinline)) void thread_begins(struct cv_thread *t)
 {
-	t->base_cfa = base_cfa;
 	stack_of_created(t);
 	thread_attach(t, false);
 }
@@ -580,7 +579,7 @@ static void *trampoline(void *arg)
 		struct cv_thread *t = arg;
 		return t->start_routine(t->start_arg);
 	}
-	thread_begins(arg, (uintptr_t)__builtin_dwarf_cfa());
+	thread_begins(arg);
 	started = arg;
 	__pthread_unwind_buf_t cancel_buf;
 	if (__builtin_expect(sigsetjmp_cancel(cancel_buf.__cancel_jmp_buf, 0), 0)) {
