@@ -76,7 +76,7 @@ const struct cv_rec cv__nil_rec = { .obj = (struct cv_obj *)&nil_obj };
 
 #define CV_EMPTY_WAY { .rec = CV_NIL_REC, .obj = (struct cv_obj *)&nil_obj }
 #define CV_EMPTY_CACHES                                                              \
-	.mutex_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                      \
+	.mutex_cache = { [0 ... CV_MUTEX_WAYS - 1] = CV_EMPTY_WAY },                \
 	.cond_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                       \
 	.rwlock_cache = { [0 ... CV_RWLOCK_WAYS - 1] = CV_EMPTY_WAY },              \
 	.spin_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                       \
@@ -89,8 +89,10 @@ const struct cv_thread cv__inert = { .inert = 1, CV_EMPTY_CACHES };
 void cv__caches_clear(struct cv_thread *t)
 {
 	t->sem_cache = (struct cv_way)CV_EMPTY_WAY;
+	for (uint32_t i = 0; i < CV_WAYS; i++)
+		t->cond_cache[i] = t->spin_cache[i] = t->futex_cache[i] = (struct cv_way)CV_EMPTY_WAY;
 	for (uint32_t i = 0; i < CV_NWAYS(t->mutex_cache); i++)
-		t->mutex_cache[i] = t->cond_cache[i] = t->spin_cache[i] = t->futex_cache[i] = (struct cv_way)CV_EMPTY_WAY;
+		t->mutex_cache[i] = (struct cv_way)CV_EMPTY_WAY;
 	for (uint32_t i = 0; i < CV_NWAYS(t->rwlock_cache); i++)
 		t->rwlock_cache[i] = (struct cv_way)CV_EMPTY_WAY;
 }
@@ -585,13 +587,40 @@ static struct cv_rec *lookup_locked(struct cv_thread *t, const void *addr, uint3
 	return r;
 }
 
+/* addr's record in t's table when lookup_locked would return it as it is:
+ * live, of this kind, its object neither merged nor retired; else NULL.
+ * Reads only. */
+static struct cv_rec *table_hit(struct cv_thread *t, const void *addr, uint32_t kind)
+{
+	if (!t->table)
+		return NULL;
+	struct cv_rec *r = table_find(t, addr)->rec;
+	if (!r)
+		return NULL;
+	const struct cv_obj *o = r->obj;
+	if (CV_LOAD(&o->merged) || CV_LOAD(&o->retired) || o->kind != kind)
+		return NULL;
+	return r;
+}
+
 struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t kind)
 {
-	/* Guarded: this changes the thread's table and may take a shard lock;
-	 * a signal handler on this thread (sem_post is async-signal-safe, and
-	 * programs lock in handlers) must find the thread busy. */
-	struct cv_thread *saved = cv__guard_enter();
-	struct cv_rec *r = lookup_locked(t, addr, kind);
+	/* Guarded: a signal handler on this thread (sem_post is
+	 * async-signal-safe, and programs lock in handlers) must find the
+	 * thread busy, not change its table while this reads it. Most misses
+	 * of the thread's caches find a record it has (more locks in turn
+	 * than a cache holds, or two in one entry's pair); that look calls
+	 * nothing, so the quiet guard is enough for it. The rest may make a
+	 * record, take a shard lock and allocate: the whole guard. */
+	struct cv_thread *saved = cv__guard_enter_quiet();
+	struct cv_rec *r = table_hit(t, addr, kind);
+	if (r)
+		cache_fill(t, addr, r);
+	cv__guard_leave_quiet(saved);
+	if (r)
+		return r;
+	saved = cv__guard_enter();
+	r = lookup_locked(t, addr, kind);
 	cv__guard_leave(saved);
 	return r;
 }

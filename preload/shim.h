@@ -442,10 +442,11 @@ static inline void cv__pair_load(const void *p, uintptr_t *a, uintptr_t *b)
 
 /* One entry of a thread's caches: a record and its object (the object's
  * address is the key: cv__way_miss). */
-#define CV_WAYS 4u          /* entries of most families' caches */
-#define CV_RWLOCK_WAYS 8u   /* rwlocks: rwlock_cache */
-_Static_assert((CV_WAYS & (CV_WAYS - 1)) == 0 && CV_WAYS >= 2 && (CV_RWLOCK_WAYS & (CV_RWLOCK_WAYS - 1)) == 0 &&
-		       CV_RWLOCK_WAYS >= 2,
+#define CV_WAYS 4u          /* entries of the condvar, spinlock and futex caches */
+#define CV_MUTEX_WAYS 64u   /* mutex_cache */
+#define CV_RWLOCK_WAYS 64u  /* rwlock_cache */
+#define CV_WAYS_OK(n) (((n) & ((n) - 1)) == 0 && (n) >= 2)
+_Static_assert(CV_WAYS_OK(CV_WAYS) && CV_WAYS_OK(CV_MUTEX_WAYS) && CV_WAYS_OK(CV_RWLOCK_WAYS),
 	       "a cache is a power of two of entries, in pairs (cv__way, cv__way_partner)");
 struct cv_way {
 	struct cv_rec *rec;
@@ -472,9 +473,9 @@ struct cv_thread {
 	uint32_t        nheld;
 	uint32_t        held_untracked;   /* held past CV_HELD_MAX */
 	pid_t           tid;
-	/* Caches per object family (CV_WAYS entries, one for semaphores:
-	 * programs use a few objects of a family at a time, in turn), then an
-	 * open-addressing table keyed by address. An empty entry
+	/* Caches per object family (below: a few entries for condvars,
+	 * spinlocks and futex words, many for mutexes and rwlocks, one for
+	 * semaphores), then an open-addressing table keyed by address. An empty entry
 	 * holds cv__nil_rec and its object (at address NULL, retired), so a
 	 * hit is tested without a branch (cv__way_miss). */
 	/* The one mutex whose hold time is being sampled, if any (the unlock
@@ -487,10 +488,9 @@ struct cv_thread {
 	 * the fast path has free (docs/performance.md, "Trylock, the hold
 	 * mask and the thread's addresses"). */
 	uint64_t        hold_mask;
-	/* Lines 1 and 2: the mutex cache, then the condvar cache (cv__way). */
-	struct cv_way   mutex_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
-	struct cv_way   cond_cache[CV_WAYS];
-	/* Line 3 on: the held set. */
+	/* Line 1: the condvar cache (cv__way). */
+	struct cv_way   cond_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
+	/* Line 2 on: the held set. */
 	struct cv_held  held[CV_HELD_MAX] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_rec  *hold_rec;
 	/* A contended mutex acquisition's wait, counted after the lock was
@@ -524,19 +524,26 @@ struct cv_thread {
 	uint32_t        joining_flags;    /* CV_WAIT_TIMED */
 	uint64_t        joining_since_ns;
 	const void     *joining_pc;
-	/* The caches of the other families (objects.c fills them; barriers
-	 * are slow by nature and use the table): CV_WAYS entries, a line
-	 * each, as for mutexes, and two lines for rwlocks. OpenSSL 3 takes
-	 * several rwlocks in turn, hundreds of thousands of times as node
-	 * starts, and one entry sent each of those to the table
-	 * (docs/performance.md, "Rwlocks, spinlocks and futex words in
-	 * turn"), and eight rwlock entries take more of them. One entry for
-	 * semaphores: the
+	/* The other caches (objects.c fills them; barriers are slow by nature
+	 * and use the table). A lock missed in its cache costs a look in the
+	 * table and the slow path's bookkeeping, 12 to 15 ns more than a hit.
+	 * Programs take more mutexes and rwlocks in turn than a few entries
+	 * hold: OpenSSL 3 a dozen read locks, hundreds of thousands of times
+	 * as python's ssl module or node starts (with eight rwlock entries,
+	 * 192,000 of python's 410,000 acquisitions missed; docs/performance.md,
+	 * "Rwlocks, spinlocks and futex words in turn" and "Many locks in
+	 * turn"), a table with a lock a bucket more. So 64 entries each (four
+	 * a line; a lock reads its own only), which put the state in the
+	 * allocator's 4 KiB class. They come last: placed between line 1 and
+	 * the held set, which then began at line 18, they made a mutex taken
+	 * alone 0.85 ns dearer, for reasons not found. A line of CV_WAYS
+	 * entries for spinlocks and futex words. One entry for semaphores: the
 	 * hashed entry cost their uncontended pair 2.8 ns more on the AMD
 	 * guest (sem_trywait and sem_post: 6.4 -> 9.2 ns; a fixed entry of
 	 * the same line 6.7), where the mutex, rwlock and spinlock paths paid
 	 * nothing measurable. */
 	struct cv_way   rwlock_cache[CV_RWLOCK_WAYS] __attribute__((aligned(CV_CACHELINE)));
+	struct cv_way   mutex_cache[CV_MUTEX_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   spin_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   futex_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   sem_cache;
@@ -566,9 +573,9 @@ struct cv_thread {
 	uint64_t        run_delay_ns, timeslices, minor_faults, major_faults;
 	char            name[CV_NAME_MAX];
 	/* annotate.c: CV_MAX_COUNTERS of them, made on the thread's first
-	 * counter (few threads have one: without them the state is in the
-	 * allocator's 2 KiB class, not its 4 KiB one, half the fresh memory a
-	 * thread touches); set before ncounters is first raised. */
+	 * counter (few threads have one: inside, they would put the state
+	 * past the allocator's 4 KiB class); set before ncounters is first
+	 * raised. */
 	struct cv_named_counter *counters;
 	uint32_t        ncounters;
 	struct cv_stack_state *stk;    /* stacks.c: unwind buffer and sampler state, made on first use */
@@ -593,10 +600,10 @@ struct cv_thread {
 	struct cv_thread *pool_next;   /* thread.c: recycled states, still on the all_next list */
 	struct cv_trace_ring *trace;   /* trace.c: this thread's events, when trace mode is on */
 } __attribute__((aligned(CV_CACHELINE)));
-_Static_assert(sizeof(struct cv_thread) <= 2048, "cv_thread: in the allocator's 2 KiB class (counters)");
+_Static_assert(sizeof(struct cv_thread) <= 4096, "cv_thread: in the allocator's 4 KiB class (counters)");
 _Static_assert(offsetof(struct cv_thread, hold_mask) + sizeof(uint64_t) <= CV_CACHELINE &&
-	       offsetof(struct cv_thread, mutex_cache) == CV_CACHELINE,
-	       "cv_thread: the fast paths' fields in line 0, the mutex cache from line 1");
+	       offsetof(struct cv_thread, held) == 2 * CV_CACHELINE,
+	       "cv_thread: the fast paths' fields in line 0, the held set from line 2");
 
 /* The calling thread's state, never NULL: &cv__inert means "take the slow
  * path" (the shim is not initialised yet or is disabled, this thread has no
@@ -923,6 +930,39 @@ static inline void cv__guard_leave(struct cv_thread *saved)
 		cv__snapshot_deferred();
 	if (async)
 		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+}
+
+/* The guard for guarded code that calls nothing and leaves errno alone: the
+ * thread's state hidden and cv__busy raised, as above, so that a signal
+ * handler that locks meanwhile changes none of the thread's tables, caches
+ * or records; without the save of errno and the cancellation type's two
+ * calls: 2.5 to 3.7 ns of the 14 to 17 ns that a lock missed in its cache
+ * and found in the thread's table paid (objects.c, cv__lookup_slow; 256 and
+ * 1,024 mutexes or rwlocks in turn). The cancellation type stays as it is:
+ * a cancellation that unwinds this (an asynchronous type, the program's
+ * own, under which POSIX allows no lock function, or glibc's around a
+ * blocking call that a signal handler interrupted) leaves the thread as
+ * inside the guard, its later calls untracked, its end still recorded
+ * (thread.c: thread_ended has its state from the trampoline). Code that
+ * no cancellation may leave halfway needs the whole guard. */
+static inline struct cv_thread *cv__guard_enter_quiet(void)
+{
+	cv__busy++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* busy before self is hidden */
+	struct cv_thread *saved = cv__self;
+	cv__self = CV_INERT;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* hidden before the guarded code */
+	return saved;
+}
+static inline void cv__guard_leave_quiet(struct cv_thread *saved)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the guarded code before self returns */
+	cv__self = saved;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* self back before busy drops */
+	bool outer = --cv__busy == 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a request that saw busy raised is seen below */
+	if (CV_UNLIKELY(outer && cv__snapshot_pending))
+		cv__snapshot_deferred();
 }
 
 /* ---- lockorder.c: held locks, lock-order edges, blocked waits -------------- *

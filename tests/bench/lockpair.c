@@ -30,6 +30,10 @@
  *                            the shim's cache (preload/shim.h, cv__way: its hash, copied)
  *   lockpair nested-rdlock3 N
  *                            rdlock3 under a held mutex (the lock-order memo of three locks)
+ *   lockpair mutex16 N, rdlock16 N
+ *                            lock+unlock and rdlock+unlock on sixteen locks in turn, each in a
+ *                            block of its own from malloc (a program's many locks: more than
+ *                            a few cache entries hold)
  *   lockpair churn N         ns per pthread_mutex_init+lock+unlock+destroy of one mutex, one
  *                            thread (the object registry: every init and destroy is a new lock)
  *   lockpair churn-many N    the same over an array of 1,000 mutexes in turn (a new lock at
@@ -62,8 +66,11 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER, outer = PTHREAD_MUTEX_I
 static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_rwlock_t rwlocks[3] = { PTHREAD_RWLOCK_INITIALIZER, PTHREAD_RWLOCK_INITIALIZER,
 				       PTHREAD_RWLOCK_INITIALIZER };
-#define RWLOCKS_MANY 64
+#define RWLOCKS_MANY 1024   /* two in one entry of the shim's cache among them */
 static pthread_rwlock_t rwlocks_many[RWLOCKS_MANY];   /* zeroed: PTHREAD_RWLOCK_INITIALIZER */
+#define LOCKS_APART 16
+static pthread_mutex_t *mutexes_apart[LOCKS_APART];   /* mutex16, rdlock16: each from malloc */
+static pthread_rwlock_t *rwlocks_apart[LOCKS_APART];
 static pthread_spinlock_t spin, spin2;
 static sem_t sem, sem2;
 static mtx_t mtx;
@@ -75,7 +82,7 @@ static long iterations;
 static const char *mode;
 
 /* The entry of a cache of 2^bits the shim would put addr in
- * (preload/shim.h, cv__way: four for most families, eight for rwlocks). */
+ * (preload/shim.h, cv__way: 64 entries for mutexes and rwlocks). */
 static unsigned way_of(const void *addr, unsigned bits)
 {
 	return (unsigned)(((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - bits));
@@ -201,7 +208,7 @@ static void *loop(void *arg)
 	} else if (!strcmp(mode, "rdlock-same-entry")) {
 		pthread_rwlock_t *a = &rwlocks_many[0], *b = NULL;
 		for (int i = 1; i < RWLOCKS_MANY && !b; i++)
-			if (way_of(&rwlocks_many[i], 3) == way_of(a, 3))   /* one entry of the rwlock cache */
+			if (way_of(&rwlocks_many[i], 6) == way_of(a, 6))   /* one entry of the rwlock cache */
 				b = &rwlocks_many[i];
 		for (long i = 0; b && i < iterations; i += 2) {
 			pthread_rwlock_rdlock(a);
@@ -220,6 +227,20 @@ static void *loop(void *arg)
 			pthread_rwlock_unlock(rw);
 		}
 		pthread_mutex_unlock(&outer);
+	} else if (!strcmp(mode, "mutex16")) {
+		for (long i = 0; i < iterations; i++) {
+			pthread_mutex_t *m = mutexes_apart[i % LOCKS_APART];
+			pthread_mutex_lock(m);
+			shared++;
+			pthread_mutex_unlock(m);
+		}
+	} else if (!strcmp(mode, "rdlock16")) {
+		for (long i = 0; i < iterations; i++) {
+			pthread_rwlock_t *rw = rwlocks_apart[i % LOCKS_APART];
+			pthread_rwlock_rdlock(rw);
+			shared++;
+			pthread_rwlock_unlock(rw);
+		}
 	} else if (!strcmp(mode, "rdlock3")) {
 		for (long i = 0; i < iterations; i++) {
 			pthread_rwlock_t *rw = &rwlocks[i % 3];
@@ -291,13 +312,14 @@ int main(int argc, char **argv)
 	static const char *const modes[] = { "uncontended", "contended", "rdlock", "wrlock", "spin",
 					     "spin-contended", "semtry", "syscall", "nested", "nested-rdlock", "nested-spin", "mtx", "signal", "pingpong",
 					     "alternate", "churn", "churn-many", "churn-cond", "churn-sig", "churn-many-sig", "semwait", "trylock", "broadcast",
-					     "signal2", "rdlock3", "spin2", "semwait2", "rdlock-same-entry", "nested-rdlock3" };
+					     "signal2", "rdlock3", "spin2", "semwait2", "rdlock-same-entry", "nested-rdlock3",
+					     "mutex16", "rdlock16" };
 	int known = 0;
 	for (size_t i = 0; argc == 3 && i < sizeof(modes) / sizeof(modes[0]); i++)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|semwait|trylock|syscall|nested|nested-rdlock|nested-spin|mtx|signal|signal2|broadcast|pingpong|alternate|rdlock3|spin2|semwait2|rdlock-same-entry|nested-rdlock3|churn|churn-many|churn-cond|churn-sig|churn-many-sig ITERATIONS\n");
+			"semtry|semwait|trylock|syscall|nested|nested-rdlock|nested-spin|mtx|signal|signal2|broadcast|pingpong|alternate|rdlock3|spin2|semwait2|rdlock-same-entry|nested-rdlock3|mutex16|rdlock16|churn|churn-many|churn-cond|churn-sig|churn-many-sig ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];
@@ -314,6 +336,14 @@ int main(int argc, char **argv)
 	sem_init(&sem, 0, 1);
 	sem_init(&sem2, 0, 1);
 	mtx_init(&mtx, mtx_plain);
+	for (int i = 0; i < LOCKS_APART; i++) {
+		mutexes_apart[i] = malloc(sizeof(*mutexes_apart[i]));
+		rwlocks_apart[i] = malloc(sizeof(*rwlocks_apart[i]));
+		if (!mutexes_apart[i] || !rwlocks_apart[i])
+			return 1;
+		pthread_mutex_init(mutexes_apart[i], NULL);
+		pthread_rwlock_init(rwlocks_apart[i], NULL);
+	}
 	int threads = (strstr(argv[1], "contended") && strcmp(argv[1], "uncontended")) ||
 		      !strcmp(argv[1], "pingpong") ? 2 : 1;
 	double best = 1e300;

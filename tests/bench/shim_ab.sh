@@ -44,6 +44,8 @@ run_case spin2 10000000
 run_case semwait2 10000000
 run_case rdlock-same-entry 10000000
 run_case nested-rdlock3 10000000
+run_case mutex16 10000000
+run_case rdlock16 10000000
 run_case trylock 10000000
 run_case mtx 10000000
 run_case rdlock 10000000

@@ -1,5 +1,6 @@
 /* A mutex fast path races a signal handler that locks another mutex
- * mapping to the same way of the shim's 4-way per-thread mutex cache.
+ * mapping to the same entry of the shim's 64-entry per-thread mutex cache
+ * (preload/shim.h, CV_MUTEX_WAYS).
  * Main: lock A; lock B; unlock B; unlock A  (only A->B order).
  * Handler: lock H; unlock H  (runs while main holds A, B or nothing).
  * Real order edges: A->B, A->H, B->H. No cycle is possible. */
@@ -10,11 +11,11 @@
 #include <stdlib.h>
 #include <sys/time.h>
 
-static pthread_mutex_t pool[64];
+static pthread_mutex_t pool[1024];
 static pthread_mutex_t *A, *B, *H;
 static volatile long handled;
 
-static unsigned way(const void *p) { return (unsigned)(((uintptr_t)p * 0x9E3779B97F4A7C15ull) >> 62); }
+static unsigned way(const void *p) { return (unsigned)(((uintptr_t)p * 0x9E3779B97F4A7C15ull) >> 58); }
 
 static void handler(int sig)
 {
@@ -29,13 +30,13 @@ static void *nothing(void *a) { return a; }
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 20000000;
-	for (int i = 0; i < 64; i++)
+	for (int i = 0; i < 1024; i++)
 		pthread_mutex_init(&pool[i], NULL);
 	A = &pool[0];
-	for (int i = 1; i < 64 && !H; i++)
+	for (int i = 1; i < 1024 && !H; i++)
 		if (way(&pool[i]) == way(A))
 			H = &pool[i];
-	for (int i = 1; i < 64 && !B; i++)
+	for (int i = 1; i < 1024 && !B; i++)
 		if (way(&pool[i]) != way(A) && &pool[i] != H)
 			B = &pool[i];
 	pthread_t t;   /* a process with a thread: the shim takes normal mutexes itself */

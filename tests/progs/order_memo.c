@@ -114,14 +114,16 @@ static pthread_mutex_t *memo_f, *memo_g, *memo_h;
 
 static void pick_fgh(void)
 {
-	static struct cv_way ways[CV_WAYS];
+	static struct cv_way ways[CV_MUTEX_WAYS];
+	_Static_assert(CV_MUTEX_WAYS <= 64, "used: a bit an entry");
 	pthread_mutex_t **pick[] = { &memo_f, &memo_g, &memo_h };
-	unsigned used = 0, n = 0;
+	uint64_t used = 0;
+	unsigned n = 0;
 	for (size_t i = 0; i < sizeof pool / sizeof pool[0] && n < 3; i++) {
 		unsigned way = (unsigned)(cv__way(ways, &pool[i]) - ways);
-		if (used & 1u << way)
+		if (used & 1ull << way)
 			continue;
-		used |= 1u << way;
+		used |= 1ull << way;
 		MUST(pthread_mutex_init(&pool[i], NULL));
 		*pick[n++] = &pool[i];
 	}

@@ -93,7 +93,7 @@ static void handler(int sig)
 /* The index of addr's entry in the shim's mutex cache. */
 static unsigned way_of(const void *addr)
 {
-	static struct cv_way ways[CV_WAYS];
+	static struct cv_way ways[CV_MUTEX_WAYS];
 	return (unsigned)(cv__way(ways, addr) - ways);
 }
 

@@ -9,7 +9,10 @@
  * and error-checking kinds), a spinlock, an rwlock read and written, a
  * semaphore, a condvar signalled and broadcast with nobody waiting, and a
  * mutex, the spinlock and a read lock taken under another mutex (the
- * lock-order memo's paths, warm: the memos are set). At
+ * lock-order memo's paths, warm: the memos are set), and three mutexes
+ * whose entries in the shim's cache are one pair, taken in turn (each a
+ * miss that finds its record in the thread's table under the quiet
+ * guard: preload/objects.c, cv__lookup_slow). At
  * every step whose instruction is in libconvoy.so's code it delivers
  * SIGUSR1 once. A last round unlocks a mutex with a waiter's mark while
  * the handler destroys and unmaps it as soon as it reads released. The
@@ -33,8 +36,10 @@
 #include "progs.h"
 #include "shimtrace.h"
 
+#include "../../preload/shim.h"
+
 #define WARM   100
-#define ROUNDS 11   /* each case of the switch below once */
+#define ROUNDS 12   /* each case of the switch below once */
 
 static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t c = PTHREAD_MUTEX_INITIALIZER, h = PTHREAD_MUTEX_INITIALIZER;
@@ -54,6 +59,26 @@ static volatile long quiet, freeing, freed;
 #define CASE_ERRORCHECK 4
 #define CASE_WRLOCK 7
 #define CASE_UNDER_B 10
+#define CASE_MISSES 11
+
+/* CASE_MISSES: three of pool whose entries of the mutex cache are one
+ * pair (white-box: shim.h, cv__way and cv__way_partner), so that taking
+ * them in turn misses the cache each time. */
+static pthread_mutex_t pool[1024], *in_one_pair[3];
+
+static void pick_in_one_pair(void)
+{
+	static struct cv_way ways[CV_MUTEX_WAYS];
+	size_t n = 0;
+	unsigned pair = (unsigned)(cv__way(ways, &pool[0]) - ways) >> 1;
+	for (size_t i = 0; i < sizeof(pool) / sizeof(pool[0]) && n < 3; i++)
+		if ((unsigned)(cv__way(ways, &pool[i]) - ways) >> 1 == pair)
+			in_one_pair[n++] = &pool[i];
+	if (n < 3) {
+		fprintf(stderr, "signal_every_step: no three mutexes in one pair of cache entries\n");
+		exit(1);
+	}
+}
 
 /* Read by the tracer (the same addresses in its traced child: a fork). */
 static volatile long armed, in_handler;
@@ -159,7 +184,8 @@ static void handler(int sig)
 static void all_free(bool in_child)
 {
 	int taken_by_parent = in_child ? round_case : -1;
-	pthread_mutex_t *mutexes[] = { &a, &b, &c, &h, &recursive, &errorcheck };
+	pthread_mutex_t *mutexes[] = { &a, &b, &c, &h, &recursive, &errorcheck, in_one_pair[0], in_one_pair[1],
+				       in_one_pair[2] };
 	for (size_t i = 0; i < sizeof(mutexes) / sizeof(mutexes[0]); i++) {
 		if (!(mutexes[i] == &recursive && taken_by_parent == CASE_RECURSIVE) &&
 		    !(mutexes[i] == &errorcheck && taken_by_parent == CASE_ERRORCHECK))
@@ -236,6 +262,7 @@ static int traced(void)
 	MUST(pthread_mutex_init(&errorcheck, &attr));
 	MUST(pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE));
 	MUST(sem_init(&sem, 0, 1));
+	pick_in_one_pair();
 	struct sigaction sa = { .sa_handler = handler };
 	MUST(sigaction(SIGUSR1, &sa, NULL));
 	pthread_t t;   /* glibc's multi-threaded path, which the shim takes over */
@@ -297,6 +324,12 @@ static int traced(void)
 			pthread_rwlock_rdlock(&rw);
 			pthread_rwlock_unlock(&rw);
 			pthread_mutex_unlock(&b);
+			break;
+		case CASE_MISSES:
+			for (int k = 0; k < 3; k++) {
+				pthread_mutex_lock(in_one_pair[k]);
+				pthread_mutex_unlock(in_one_pair[k]);
+			}
 			break;
 		}
 	}

@@ -205,6 +205,33 @@ Test(trust, a_signal_handler_may_lock_a_mutex_and_signal_a_condvar, .timeout = 3
 	json_object_put(tu_report_dir(b.dir));   /* written whole, and it loads */
 }
 
+/* Two threads take 300 mutexes and 300 rwlocks in turn, more than their
+ * caches hold: nearly every acquisition looks its record up in the
+ * thread's table under the quiet guard (preload/objects.c,
+ * cv__lookup_slow), while the handler's locks, new to the thread at first,
+ * make records and grow that table. Every acquisition of the threads' own
+ * locks is counted, once. */
+Test(trust, a_signal_handler_may_lock_while_its_thread_looks_a_record_up, .timeout = 300)
+{
+	struct both b;
+	same_prog(&b, "signal_many_locks", NULL);
+	cr_assert(tu_has_line(b.native.out, "acquisitions 3600000"), "%s", b.native.out);
+	json_object *report = tu_report_dir(b.dir), *locks = tu_array(report, "locks");
+	size_t mutexes = 0, rwlocks = 0;
+	for (size_t i = 0; i < json_object_array_length(locks); i++) {
+		json_object *lock = json_object_array_get_idx(locks, i);
+		const char *name = tu_str(lock, "name");
+		bool mutex = strncmp(name, "many_mutexes[", 13) == 0, rwlock = strncmp(name, "many_rwlocks[", 13) == 0;
+		if (mutex || rwlock)
+			TU_EQ(tu_int(lock, "acquisitions"), 2 * 3000, "%s acquisitions", name);
+		mutexes += mutex;
+		rwlocks += rwlock;
+	}
+	TU_EQ((int64_t)mutexes, 300, "many_mutexes[] in the report");
+	TU_EQ((int64_t)rwlocks, 300, "many_rwlocks[] in the report");
+	json_object_put(report);
+}
+
 /* The handler's init and destroy meet the interrupted code's in the shim's
  * bookkeeping (a hang on the shim's init lock before). */
 Test(trust, a_signal_handler_may_initialise_and_destroy_its_own_locks, .timeout = 300)
@@ -667,8 +694,9 @@ Test(trust, a_masked_section_leaves_the_mask_and_errno_as_they_were, .timeout = 
 
 /* A signal at every instruction the shim executes while a program takes
  * its mutexes (lock, trylock, a trylock under another lock, recursive and
- * error-checking kinds), a spinlock, an rwlock, a semaphore and a condvar,
- * by a tracer that single-steps it; the handler tries them all, locks and
+ * error-checking kinds, three in turn that miss the thread's cache), a
+ * spinlock, an rwlock, a semaphore and a condvar, by a tracer that
+ * single-steps it; the handler tries them all, locks and
  * forks, and each fork child carries on from the interrupted instruction
  * (tests/progs/signal_every_step.c: about 5,000 signals). A handler's
  * fork that left the interrupted lock-order lookup with no thread state
