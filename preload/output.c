@@ -947,6 +947,14 @@ bool cv__write_snapshot(void)
 	 * thread has the room. */
 	if (snapshotting || !cv__stack_room(cv__current(), (uintptr_t)__builtin_frame_address(0), CV_SNAPSHOT_STACK_NEED))
 		return false;
+	/* Deferred until the claim on the write is let go: the program's
+	 * asynchronous type (or glibc's, around a blocking call this handler
+	 * interrupted), put back by the write's own guard as it left, acted
+	 * on a pending cancellation there and unwound the thread with the
+	 * claim held, and every later end of the process waited for it and
+	 * wrote nothing (helper-89). */
+	int cancel_type;
+	pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &cancel_type);
 	bool published = false;
 	do {
 		snapshotting = true;
@@ -965,6 +973,8 @@ bool cv__write_snapshot(void)
 		snapshotting = false;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a request between the loop's test and here is seen */
 	} while (cv__snapshot_pending && __atomic_load_n(&written, __ATOMIC_ACQUIRE) == NOT_WRITTEN);
+	if (cancel_type == PTHREAD_CANCEL_ASYNCHRONOUS)
+		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
 	return published;
 }
 

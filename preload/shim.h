@@ -613,6 +613,11 @@ _Static_assert(offsetof(struct cv_thread, hold_mask) + sizeof(uint64_t) <= CV_CA
  * cv__current(), NULL for the inert state. cv__inert is const: nothing may
  * write it (a write would fault, not corrupt). */
 extern __thread struct cv_thread *cv__self;
+/* The thread's own state, also while the guard hides it (thread.c); NULL
+ * before it has one and once its end is recorded. Also for what a signal
+ * handler notes about the thread's own stack (signals.c,
+ * note_disarmed_stack; stacks.c). */
+extern __thread struct cv_thread *cv__my_state;
 extern __thread unsigned cv__busy;
 extern const struct cv_thread cv__inert;
 extern const struct cv_rec cv__nil_rec;    /* an empty cache's record; its object is retired */
@@ -849,10 +854,6 @@ static inline int cv__nanosleep(const struct timespec *pause)
  * when it is disabled, in which case the caller just calls the real function. */
 struct cv_thread *cv__thread_slow(void);
 void cv__thread_resume(void);   /* init.c: a fork's parent, out of the guard */
-/* The calling thread's state (NULL: none yet), whether or not the guard
- * hides it: for what a signal handler notes about the thread's own stack
- * (signals.c, note_disarmed_stack; stacks.c). */
-struct cv_thread *cv__own_state(void);
 struct cv_thread *cv__threads(void);                   /* all threads, newest first */
 uint32_t cv__thread_count(void);
 void cv__thread_finish(struct cv_thread *t);           /* end time, CPU, switches */
@@ -901,6 +902,26 @@ extern __thread int cv__guard_cancel_type;
 extern __thread int cv__snapshot_pending;
 void cv__snapshot_deferred(void);
 
+/* cv__self = the thread's own state (cv__my_state), or cv__inert when
+ * inert or it has none; returns it. Not a state saved before: where a
+ * signal handler forked meanwhile and this is the child, its thread has a
+ * state of its own since (thread.c, cv__threads_after_fork), and the
+ * saved one is the parent's, on no list of the child's: what the child
+ * did then went uncounted (helper-89: a child of 3 in 10 forked from a
+ * handler lost all its locks so). Looked at again after the store: a
+ * fork between the load and the store left the parent's there (1 child
+ * in 60, its first lock lost). */
+static inline struct cv_thread *cv__install_own(bool inert)
+{
+	for (;;) {
+		struct cv_thread *own = cv__my_state, *t = !inert && own ? own : CV_INERT;
+		cv__self = t;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (CV_LIKELY(cv__my_state == own))
+			return t;
+	}
+}
+
 static inline struct cv_thread *cv__guard_enter(void)
 {
 	int err = errno;
@@ -918,7 +939,7 @@ static inline struct cv_thread *cv__guard_enter(void)
 static inline void cv__guard_leave(struct cv_thread *saved)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the guarded code before self returns */
-	cv__self = saved ? saved : CV_INERT;
+	cv__install_own(!saved || saved == CV_INERT);
 	bool outer = cv__busy == 1;
 	bool async = outer && cv__guard_cancel_type == PTHREAD_CANCEL_ASYNCHRONOUS;
 	if (outer)
@@ -957,7 +978,7 @@ static inline struct cv_thread *cv__guard_enter_quiet(void)
 static inline void cv__guard_leave_quiet(struct cv_thread *saved)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the guarded code before self returns */
-	cv__self = saved;
+	cv__install_own(!saved || saved == CV_INERT);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* self back before busy drops */
 	bool outer = --cv__busy == 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a request that saw busy raised is seen below */

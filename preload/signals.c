@@ -196,7 +196,7 @@ static __attribute__((noinline)) bool defer(int sig, siginfo_t *si, ucontext_t *
  * the outer handler's stack in place. */
 static __attribute__((noinline)) void note_disarmed_stack(const ucontext_t *uc)
 {
-	struct cv_thread *t = cv__own_state();   /* also where the signal came inside the guard */
+	struct cv_thread *t = cv__my_state;   /* also where the signal came inside the guard */
 	uintptr_t lo = (uintptr_t)uc->uc_stack.ss_sp, hi = lo + uc->uc_stack.ss_size, sp = cv__sp();
 	if (!t || sp <= lo || sp > hi)
 		return;   /* no state to keep it in; a handler not on it (no SA_ONSTACK) */

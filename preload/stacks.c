@@ -906,7 +906,7 @@ static __attribute__((noinline)) bool on_alt_stack(uintptr_t sp, uintptr_t *lo, 
 		*lo = (uintptr_t)alt.ss_sp;
 		return true;
 	}
-	const struct cv_thread *t = cv__own_state();   /* a snapshot's check runs inside the guard */
+	const struct cv_thread *t = cv__my_state;   /* a snapshot's check runs inside the guard */
 	if (!asked || !t)
 		return false;
 	uintptr_t note_lo, note_hi;

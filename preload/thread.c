@@ -35,8 +35,8 @@ __thread unsigned cv__busy __attribute__((tls_model("initial-exec")));
 __thread int cv__guard_errno __attribute__((tls_model("initial-exec")));
 __thread int cv__snapshot_pending __attribute__((tls_model("initial-exec")));
 __thread int cv__guard_cancel_type __attribute__((tls_model("initial-exec")));
-/* The calling thread's state even while the guard hides it in cv__self. */
-static __thread struct cv_thread *my_state __attribute__((tls_model("initial-exec")));
+/* shim.h: the thread's own state, also while the guard hides it. */
+__thread struct cv_thread *cv__my_state __attribute__((tls_model("initial-exec")));
 /* The thread's end was recorded: what it does afterwards (C++ thread_local
  * and key destructors) goes uncounted, so its lookup table and unwind
  * buffer can go back at once. */
@@ -326,7 +326,7 @@ static void thread_attach(struct cv_thread *t, bool publish)
 		thread_publish(t);
 	else
 		claim_pending_detach(t);
-	my_state = t;
+	cv__my_state = t;
 	cv__guard_leave(saved);   /* cv__thread_slow installs it in cv__self when not busy */
 }
 
@@ -341,14 +341,14 @@ struct cv_thread *cv__thread_slow(void)
 		cv__init();
 	if (cv__process.disabled || !cv__process.ready)
 		return NULL;
-	if (my_state)
-		return cv__self = my_state;
+	if (cv__my_state)
+		return cv__install_own(false);
 	struct cv_thread *t = thread_alloc();
 	if (!t)
 		return NULL;
 	t->flags = CV_THREAD_UNTRACKED;
 	thread_attach(t, true);
-	return cv__self = t;
+	return cv__install_own(false);
 }
 
 /* The thread's state back in cv__self, as cv__thread_slow puts it back,
@@ -360,13 +360,8 @@ struct cv_thread *cv__thread_slow(void)
  * shim) it stays inert, as that guard's leave puts the state back. */
 void cv__thread_resume(void)
 {
-	if (!cv__busy && !ended && my_state)
-		cv__self = my_state;
-}
-
-struct cv_thread *cv__own_state(void)
-{
-	return my_state;
+	if (!cv__busy && !ended && cv__my_state)
+		cv__install_own(false);
 }
 
 /* Called by cv__init on the thread that loads the shim (the main thread). */
@@ -479,7 +474,7 @@ void cv__thread_finish(struct cv_thread *t)
 {
 	int saved_errno = errno;
 	t->end_ns = cv__now_ns();
-	if (t == my_state) {
+	if (t == cv__my_state) {
 		cv__wait_count_pending(t);   /* a mutex taken after a wait and not let go through a slow unlock */
 		finish_self(t);
 	} else {
@@ -504,7 +499,7 @@ static void thread_ended(void *arg)
 	cv__thread_finish(t);
 	t->flags |= CV_THREAD_EXITED;
 	ended = true;
-	my_state = NULL;
+	cv__my_state = NULL;
 	cv__records_thread_end(t);
 	cv__stacks_thread_end(t);
 	int pending = CV_CREATE_PENDING;
@@ -520,7 +515,7 @@ static void thread_ended(void *arg)
  * profile: a fresh thread list with one thread, index 0. */
 void cv__threads_after_fork(void)
 {
-	struct cv_thread *parent_state = my_state;   /* the forking thread's, in the parent's list */
+	struct cv_thread *parent_state = cv__my_state;   /* the forking thread's, in the parent's list */
 	cv__tid = 0;   /* the parent's */
 	all_threads = NULL;
 	nthreads = 0;
@@ -532,7 +527,7 @@ void cv__threads_after_fork(void)
 	cv__spin_reset(&merge_lock);
 	cv__spin_reset(&pool_lock);
 	struct cv_thread *t = thread_alloc();
-	my_state = NULL;
+	cv__my_state = NULL;
 	cv__self = CV_INERT;
 	if (!t)
 		return;

@@ -232,6 +232,36 @@ Test(trust, a_signal_handler_may_lock_while_its_thread_looks_a_record_up, .timeo
 	json_object_put(report);
 }
 
+/* A handler forks, often while its thread is inside the shim's guard
+ * (200 mutexes in turn: most acquisitions look their record up), and the
+ * child takes child_lock 1,000 times: each child's profile has all of
+ * them. The guard's leave put back the state its enter had seen, the
+ * parent's, on no list of the child's: 28 of 60 children lost every lock
+ * (helper-89); then a fork between the leave's load and its store, 1 in
+ * 60, the child's first lock (shim.h, cv__install_own). */
+Test(trust, a_child_forked_by_a_handler_inside_the_shim_counts_its_locks, .timeout = 300)
+{
+	struct both b;
+	same_prog(&b, "handler_fork_child", NULL);
+	cr_assert(tu_has_line(b.native.out, "children 60, failed 0"), "%s", b.native.out);
+	size_t n, counted = 0;
+	char **profiles = tu_profiles(b.dir, &n);
+	TU_EQ(n, 61, "profiles in %s: the parent's and its children's", b.dir);
+	for (size_t i = 0; i < n; i++) {
+		json_object *report = tu_report(profiles[i]), *locks = tu_array(report, "locks");
+		json_object *child = NULL;
+		for (size_t k = 0; k < json_object_array_length(locks) && !child; k++)
+			if (!strcmp(tu_str(json_object_array_get_idx(locks, k), "name"), "child_lock"))
+				child = json_object_array_get_idx(locks, k);
+		if (child) {
+			TU_EQ(tu_int(child, "acquisitions"), 1000, "child_lock in %s", profiles[i]);
+			counted++;
+		}
+		json_object_put(report);
+	}
+	TU_EQ((int64_t)counted, 60, "profiles with child_lock");
+}
+
 /* The handler's init and destroy meet the interrupted code's in the shim's
  * bookkeeping (a hang on the shim's init lock before). */
 Test(trust, a_signal_handler_may_initialise_and_destroy_its_own_locks, .timeout = 300)
