@@ -341,14 +341,17 @@ struct cv_thread *cv__thread_slow(void)
 		cv__init();
 	if (cv__process.disabled || !cv__process.ready)
 		return NULL;
-	if (cv__my_state)
-		return cv__install_own(false);
-	struct cv_thread *t = thread_alloc();
-	if (!t)
-		return NULL;
-	t->flags = CV_THREAD_UNTRACKED;
-	thread_attach(t, true);
-	return cv__install_own(false);
+	if (!cv__my_state) {
+		struct cv_thread *t = thread_alloc();
+		if (!t)
+			return NULL;
+		t->flags = CV_THREAD_UNTRACKED;
+		thread_attach(t, true);
+	}
+	/* None, where a handler forked meanwhile and this is a child whose
+	 * state could not be had (helper-90: the callers wrote to cv__inert). */
+	struct cv_thread *own = cv__install_own(false);
+	return own == CV_INERT ? NULL : own;
 }
 
 /* The thread's state back in cv__self, as cv__thread_slow puts it back,
