@@ -755,21 +755,30 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st, uint64_t loads, bool *whole)
 	 * that makes objects down several paths comes back to frames of
 	 * captures before the last (openssl verify: 1,784 of its 1,963 init
 	 * captures stopped at the unwinder's first frame, after its two
-	 * steps, about 500 ns). Frame 0 is this function's, the shim's, as
-	 * the unwinder would report it; the frame pointer in the caller is
-	 * the one this function saved (built with frame pointers: checked). */
+	 * steps, about 500 ns). Frame 0 is this function's, the shim's (a
+	 * return address into it, and about its stack pointer, where the
+	 * unwinder gives the stack pointer at its call); the frame pointer in
+	 * the caller is the one this function saved (built with frame
+	 * pointers: checked). Kept as the unwinder's capture would be, frame 0
+	 * its one new node, so that the same stack next is the previous
+	 * capture's whole (helper-91: else each took this path and its table
+	 * lookup again, 195 ns a capture against 160). */
 	uintptr_t cfa = (uintptr_t)__builtin_dwarf_cfa(), fp = frame_pointer();
 	uint16_t caller = fp + 16 == cfa ? known_find(st, __builtin_return_address(0), cfa) : CV_KNOWN_NONE;
 	if (caller != CV_KNOWN_NONE && known_still_live(st, caller, *(const uintptr_t *)fp)) {
-		st->prev_leaf = CV_KNOWN_NONE;   /* prev_id becomes this capture's, not the leaf's */
 		st->pcs[0] = here();
-		st->cfas[0] = fp;
+		st->cfas[0] = cv__sp();
 		st->fps[0] = FP_SAVED;
 		st->pcs[1] = node_at(st, caller)->pc;
 		st->cfas[1] = cfa;
 		if (cfg.stats)
 			__atomic_fetch_add(&stats.caller_reuses, 1, __ATOMIC_RELAXED);
-		return known_copy(st, 2, caller);
+		int n = known_copy(st, 2, caller);
+		if (n <= CV_KEEP_MAX)   /* the copy comes from a kept capture: always */
+			known_keep(st, n, st->known_top, 1, caller);
+		else
+			st->prev_leaf = CV_KNOWN_NONE;
+		return n;
 	}
 	struct unwind_buf b = { st, 0, -1, CV_KNOWN_NONE, false, 0 };
 	fde_loads = loads;
