@@ -922,50 +922,21 @@ static inline struct cv_thread *cv__install_own(bool inert)
 	}
 }
 
-static inline struct cv_thread *cv__guard_enter(void)
-{
-	int err = errno;
-	unsigned depth = cv__busy++;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* busy before self is hidden */
-	if (depth == 0)
-		cv__guard_errno = err;
-	struct cv_thread *saved = cv__current();
-	cv__self = CV_INERT;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* hidden before the guarded code */
-	if (depth == 0)
-		pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &cv__guard_cancel_type);
-	return saved;
-}
-static inline void cv__guard_leave(struct cv_thread *saved)
-{
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the guarded code before self returns */
-	cv__install_own(!saved || saved == CV_INERT);
-	bool outer = cv__busy == 1;
-	bool async = outer && cv__guard_cancel_type == PTHREAD_CANCEL_ASYNCHRONOUS;
-	if (outer)
-		errno = cv__guard_errno;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* self and errno back before busy drops */
-	cv__busy--;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a request that saw busy raised is seen below */
-	if (CV_UNLIKELY(outer && cv__snapshot_pending))
-		cv__snapshot_deferred();
-	if (async)
-		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
-}
-
-/* The guard for guarded code that calls nothing and leaves errno alone: the
- * thread's state hidden and cv__busy raised, as above, so that a signal
- * handler that locks meanwhile changes none of the thread's tables, caches
- * or records; without the save of errno and the cancellation type's two
- * calls: 2.5 to 3.7 ns of the 14 to 17 ns that a lock missed in its cache
- * and found in the thread's table paid (objects.c, cv__lookup_slow; 256 and
- * 1,024 mutexes or rwlocks in turn). The cancellation type stays as it is:
- * a cancellation that unwinds this (an asynchronous type, the program's
+/* The guard's core, and alone the quiet guard, for guarded code that calls
+ * nothing and leaves errno alone: the thread's state hidden and cv__busy
+ * raised, so that a signal handler that locks meanwhile changes none of
+ * the thread's tables, caches or records. Without the whole guard's save
+ * of errno and its two calls for the cancellation type: 2.5 to 3.7 ns of
+ * the 14 to 17 ns that a lock missed in its cache and found in the
+ * thread's table paid (objects.c, cv__lookup_slow; 256 and 1,024 mutexes
+ * or rwlocks in turn). The cancellation type stays as it is: a
+ * cancellation that unwinds this (an asynchronous type, the program's
  * own, under which POSIX allows no lock function, or glibc's around a
  * blocking call that a signal handler interrupted) leaves the thread as
  * inside the guard, its later calls untracked, its end still recorded
  * (thread.c: thread_ended has its state from the trampoline). Code that
- * no cancellation may leave halfway needs the whole guard. */
+ * no cancellation may leave halfway needs the whole guard. Returns what
+ * cv__self held. */
 static inline struct cv_thread *cv__guard_enter_quiet(void)
 {
 	cv__busy++;
@@ -984,6 +955,31 @@ static inline void cv__guard_leave_quiet(struct cv_thread *saved)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a request that saw busy raised is seen below */
 	if (CV_UNLIKELY(outer && cv__snapshot_pending))
 		cv__snapshot_deferred();
+}
+
+/* The whole guard: the quiet one, errno saved and restored by the
+ * outermost, the cancellation type deferred inside it and restored last.
+ * Returns the thread's state, NULL for none. */
+static inline struct cv_thread *cv__guard_enter(void)
+{
+	int err = errno;
+	bool outer = cv__busy == 0;
+	struct cv_thread *saved = cv__guard_enter_quiet();
+	if (outer) {
+		cv__guard_errno = err;
+		pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &cv__guard_cancel_type);
+	}
+	return saved == CV_INERT ? NULL : saved;
+}
+static inline void cv__guard_leave(struct cv_thread *saved)
+{
+	bool outer = cv__busy == 1;
+	bool async = outer && cv__guard_cancel_type == PTHREAD_CANCEL_ASYNCHRONOUS;
+	if (outer)
+		errno = cv__guard_errno;
+	cv__guard_leave_quiet(saved);
+	if (async)
+		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
 }
 
 /* ---- lockorder.c: held locks, lock-order edges, blocked waits -------------- *

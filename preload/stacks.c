@@ -178,7 +178,7 @@ static struct {
 static struct {
 	uint64_t captures, frames, refresh_ns, unwind_ns, intern_ns;
 	uint64_t whole_reuses;    /* unwind's check: the previous capture whole, no unwind */
-	uint64_t caller_reuses;   /* unwind's second check: a recent capture's from the caller out, no unwind */
+	uint64_t caller_reuses;   /* unwind's check: another recent capture's from the caller out, no unwind */
 	uint64_t frames_reused;   /* reuse_known: frames copied from a recent capture at the end of an unwind */
 	uint64_t fde_lookups, fde_remembered;   /* the unwinder's table lookups; those fde_table answered */
 	uint64_t known_resets;    /* known_keep: the recent frames emptied for a capture's */
@@ -732,54 +732,53 @@ CV_NO_FRAME uintptr_t frame_pointer(void)
  * (fde_table); *whole: the stack is the previous capture's whole. */
 CV_NO_FRAME int unwind(struct cv_stack_state *st, uint64_t loads, bool *whole)
 {
-	/* The frame this is inlined in is the unwind's first, whose CFA comes
-	 * with the second: where the previous capture had it, and every return
-	 * address from there outwards where it was, the stack is the previous
-	 * one (the unwinder itself costs two frames' work before it reports
-	 * any). Frame 0, the call into the unwinder, is the shim's. */
-	uint16_t leaf = st->prev_leaf, second = leaf != CV_KNOWN_NONE ? node_at(st, leaf)->parent : CV_KNOWN_NONE;
-	if (second != CV_KNOWN_NONE && node_cfa(st, node_at(st, second)) == (uintptr_t)__builtin_dwarf_cfa() &&
-	    known_still_live(st, leaf, frame_pointer())) {
-		st->pcs[0] = node_at(st, leaf)->pc;
-		st->cfas[0] = node_cfa(st, node_at(st, leaf));
-		if (cfg.stats)
-			__atomic_fetch_add(&stats.whole_reuses, 1, __ATOMIC_RELAXED);
-		*whole = true;
-		return known_copy(st, 1, leaf);
-	}
-	*whole = false;
-	st->prev_id = 0;   /* the previous capture changes below: the id of its frames goes with it */
-	/* Else the frames from the caller out, where any recent capture had
-	 * the caller's frame at this CFA returning where this function will,
-	 * and the callers from there are still where they were: a program
-	 * that makes objects down several paths comes back to frames of
-	 * captures before the last (openssl verify: 1,784 of its 1,963 init
-	 * captures stopped at the unwinder's first frame, after its two
-	 * steps, about 500 ns). Frame 0 is this function's, the shim's (a
-	 * return address into it, and about its stack pointer, where the
-	 * unwinder gives the stack pointer at its call); the frame pointer in
-	 * the caller is the one this function saved (built with frame
-	 * pointers: checked). Kept as the unwinder's capture would be, frame 0
-	 * its one new node, so that the same stack next is the previous
-	 * capture's whole (helper-91: else each took this path and its table
-	 * lookup again, 195 ns a capture against 160). */
+	/* Frame 0, the call into the unwinder, is this function's, the
+	 * shim's. Where a recent capture had the caller's frame at this CFA
+	 * returning where this function will, and the callers from there are
+	 * still where they were (the check reuse_known makes), the rest is
+	 * copied without the unwinder, whose first two steps (its own frame,
+	 * then this one) cost about 500 ns: a program that makes objects down
+	 * several paths comes back to frames of captures before the last
+	 * (openssl verify: 1,784 of its 1,963 init captures stopped at the
+	 * unwinder's first frame). The previous capture's caller: the same
+	 * stack whole, its id too. Frame 0 as the unwinder reports it: a
+	 * return address into this function and about its stack pointer. The
+	 * frame pointer in the caller is the one this function saved (built
+	 * with frame pointers: checked). Kept as the unwinder's capture would
+	 * be, frame 0 its one new node, so that the same stack next is the
+	 * previous capture's whole (helper-91: else each looked its id up
+	 * again, 195 ns a capture against 160). */
 	uintptr_t cfa = (uintptr_t)__builtin_dwarf_cfa(), fp = frame_pointer();
-	uint16_t caller = fp + 16 == cfa ? known_find(st, __builtin_return_address(0), cfa) : CV_KNOWN_NONE;
+	void *ra = __builtin_return_address(0);
+	uint16_t prev = st->prev_leaf != CV_KNOWN_NONE ? node_at(st, st->prev_leaf)->parent : CV_KNOWN_NONE;
+	uint16_t caller = CV_KNOWN_NONE;
+	/* The previous capture's caller first: a loop's, without the hash
+	 * (lockpair churn-many, a mutex made at each of 1,000 addresses in
+	 * turn: 291 ns a pair through the hash alone, 278 with this). */
+	if (fp + 16 == cfa)
+		caller = prev != CV_KNOWN_NONE && node_at(st, prev)->pc == ra && node_cfa(st, node_at(st, prev)) == cfa ?
+				 prev : known_find(st, ra, cfa);
 	if (caller != CV_KNOWN_NONE && known_still_live(st, caller, *(const uintptr_t *)fp)) {
+		*whole = caller == prev;
 		st->pcs[0] = here();
 		st->cfas[0] = cv__sp();
 		st->fps[0] = FP_SAVED;
 		st->pcs[1] = node_at(st, caller)->pc;
 		st->cfas[1] = cfa;
-		if (cfg.stats)
-			__atomic_fetch_add(&stats.caller_reuses, 1, __ATOMIC_RELAXED);
 		int n = known_copy(st, 2, caller);
+		if (cfg.stats)
+			__atomic_fetch_add(*whole ? &stats.whole_reuses : &stats.caller_reuses, 1, __ATOMIC_RELAXED);
+		if (*whole)
+			return n;
+		st->prev_id = 0;   /* another stack than the previous capture's: its id goes */
 		if (n <= CV_KEEP_MAX)   /* the copy comes from a kept capture: always */
 			known_keep(st, n, st->known_top, 1, caller);
 		else
 			st->prev_leaf = CV_KNOWN_NONE;
 		return n;
 	}
+	*whole = false;
+	st->prev_id = 0;   /* the previous capture changes below: the id of its frames goes with it */
 	struct unwind_buf b = { st, 0, -1, CV_KNOWN_NONE, false, 0 };
 	fde_loads = loads;
 	_Unwind_Backtrace(one_frame, &b);

@@ -3,8 +3,6 @@
  * its time is inside the shim's guard, where the fork then comes); each
  * child takes child_lock 1,000 times and exits. 60 children. Prints how
  * many children there were and how many failed. */
-#include <signal.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 
 #include "progs.h"
@@ -34,11 +32,7 @@ int main(void)
 {
 	for (int i = 0; i < LOCKS; i++)
 		MUST(pthread_mutex_init(&locks[i], NULL));
-	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
-	sigemptyset(&sa.sa_mask);
-	MUST(sigaction(SIGALRM, &sa, NULL));
-	struct itimerval it = { { 0, 500 }, { 0, 500 } };
-	MUST(setitimer(ITIMER_REAL, &it, NULL));
+	alarm_every(on_alarm, 500);   /* 2 kHz */
 	while (!in_child && forks < CHILDREN)
 		for (int i = 0; i < LOCKS && !in_child; i++) {
 			MUST(pthread_mutex_lock(&locks[i]));
@@ -51,8 +45,7 @@ int main(void)
 		}
 		_exit(0);
 	}
-	struct itimerval off = { { 0, 0 }, { 0, 0 } };
-	MUST(setitimer(ITIMER_REAL, &off, NULL));
+	alarm_stop();
 	int status, children = 0, failed = 0;
 	while (wait(&status) > 0) {
 		children++;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -98,6 +99,23 @@ static inline int sleeps_in_futex(pid_t tid)
 static inline void nap(void)
 {
 	nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
+}
+
+/* handler on SIGALRM (SA_RESTART), sent every us microseconds by the
+ * real-time timer from now on; alarm_stop: no more. */
+static inline void alarm_every(void (*handler)(int), long us)
+{
+	struct sigaction sa = { .sa_handler = handler, .sa_flags = SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	MUST(sigaction(SIGALRM, &sa, NULL));
+	struct itimerval it = { .it_interval = { 0, us }, .it_value = { 0, us } };
+	MUST(setitimer(ITIMER_REAL, &it, NULL));
+}
+
+static inline void alarm_stop(void)
+{
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+	MUST(setitimer(ITIMER_REAL, &off, NULL));
 }
 
 /* How many hang snapshots (.hang) the shim has written into CONVOY_DIR. */

@@ -4,8 +4,6 @@
  * of init and destroy runs on both sides of the interruption. The same
  * stack addresses are re-initialised thousands of times. Fixed work;
  * prints the rounds done, never how many signals arrived. */
-#include <signal.h>
-#include <sys/time.h>
 
 #include "progs.h"
 
@@ -38,16 +36,11 @@ static void on_alarm(int sig)
 
 int main(void)
 {
-	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
-	sigemptyset(&sa.sa_mask);
-	MUST(sigaction(SIGALRM, &sa, NULL));
-	struct itimerval it = { .it_interval = { 0, 50 }, .it_value = { 0, 50 } };   /* 20 kHz */
-	MUST(setitimer(ITIMER_REAL, &it, NULL));
+	alarm_every(on_alarm, 50);   /* 20 kHz */
 	long rounds = 0;
 	for (int i = 0; i < ROUNDS; i++, rounds++)
 		cycle();
-	struct itimerval off = { { 0, 0 }, { 0, 0 } };
-	MUST(setitimer(ITIMER_REAL, &off, NULL));
+	alarm_stop();
 	printf("rounds %ld\n", rounds);
 	return 0;
 }

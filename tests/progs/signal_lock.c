@@ -2,8 +2,6 @@
  * while two threads make the shim do its slow bookkeeping over and over
  * (first use of fresh mutexes, init/destroy, contended locks). Runs a fixed
  * amount of work; prints how much, never how many signals arrived. */
-#include <signal.h>
-#include <sys/time.h>
 
 #include "progs.h"
 
@@ -47,17 +45,12 @@ static void *work(void *arg)
 
 int main(void)
 {
-	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
-	sigemptyset(&sa.sa_mask);
-	MUST(sigaction(SIGALRM, &sa, NULL));
-	struct itimerval it = { .it_interval = { 0, 50 }, .it_value = { 0, 50 } };   /* 20 kHz */
-	MUST(setitimer(ITIMER_REAL, &it, NULL));
+	alarm_every(on_alarm, 50);   /* 20 kHz */
 	pthread_t th;
 	MUST(pthread_create(&th, NULL, work, NULL));
 	void *mine = work(NULL), *theirs;
 	MUST(pthread_join(th, &theirs));
-	struct itimerval off = { { 0, 0 }, { 0, 0 } };
-	MUST(setitimer(ITIMER_REAL, &off, NULL));
+	alarm_stop();
 	printf("rounds %ld\n", (long)mine + (long)theirs);
 	return 0;
 }

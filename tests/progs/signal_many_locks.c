@@ -5,8 +5,6 @@
  * handler takes locks of its own, each new to the thread it interrupts at
  * first (a record made, the table grown). Prints the work done, never how
  * many signals arrived. */
-#include <signal.h>
-#include <sys/time.h>
 
 #include "progs.h"
 
@@ -53,17 +51,12 @@ int main(void)
 	}
 	for (int k = 0; k < HANDLER; k++)
 		MUST(pthread_mutex_init(&handler_locks[k], NULL));
-	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
-	sigemptyset(&sa.sa_mask);
-	MUST(sigaction(SIGALRM, &sa, NULL));
-	struct itimerval it = { .it_interval = { 0, 50 }, .it_value = { 0, 50 } };   /* 20 kHz */
-	MUST(setitimer(ITIMER_REAL, &it, NULL));
+	alarm_every(on_alarm, 50);   /* 20 kHz */
 	pthread_t th;
 	MUST(pthread_create(&th, NULL, work, NULL));
 	void *mine = work(NULL), *theirs;
 	MUST(pthread_join(th, &theirs));
-	struct itimerval off = { { 0, 0 }, { 0, 0 } };
-	MUST(setitimer(ITIMER_REAL, &off, NULL));
+	alarm_stop();
 	printf("acquisitions %ld\n", (long)mine + (long)theirs);
 	return 0;
 }

@@ -248,11 +248,7 @@ Test(trust, a_child_forked_by_a_handler_inside_the_shim_counts_its_locks, .timeo
 	char **profiles = tu_profiles(b.dir, &n);
 	TU_EQ(n, 61, "profiles in %s: the parent's and its children's", b.dir);
 	for (size_t i = 0; i < n; i++) {
-		json_object *report = tu_report(profiles[i]), *locks = tu_array(report, "locks");
-		json_object *child = NULL;
-		for (size_t k = 0; k < json_object_array_length(locks) && !child; k++)
-			if (!strcmp(tu_str(json_object_array_get_idx(locks, k), "name"), "child_lock"))
-				child = json_object_array_get_idx(locks, k);
+		json_object *report = tu_report(profiles[i]), *child = tu_lock(report, "child_lock");
 		if (child) {
 			TU_EQ(tu_int(child, "acquisitions"), 1000, "child_lock in %s", profiles[i]);
 			counted++;
