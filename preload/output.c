@@ -469,6 +469,10 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 		 * cond.c); the file's signals and broadcasts count them all. */
 		s.signals += s.signals_unwaited;
 		s.broadcasts += s.broadcasts_unwaited;
+		/* Likewise a reader's acquisition of an rwlock, counted in
+		 * memory in rd_acquisitions only (rwlock.c, rd_acquired): the
+		 * file's acquisitions count readers and writers. */
+		s.acquisitions += s.rd_acquisitions;
 		cv__wait_pending_into(t, r, &s);
 		s.hold_ns = (uint64_t)((double)s.hold_ns * ns_per_tick);   /* ticks until here */
 		s.max_hold_ns = (uint64_t)((double)s.max_hold_ns * ns_per_tick);

@@ -145,6 +145,21 @@ static CV_NOINLINE int spin_locked_more(pthread_spinlock_t *l, const void *pc)
 	return 0;
 }
 
+/* pthread_spin_lock's test failed only for the locks the thread holds: the
+ * lock-order memo's test and the push, with the lookup the fast path made
+ * (rwlock.c, rw_locked_nested, says why n is read again). */
+static CV_NOINLINE int spin_locked_nested(pthread_spinlock_t *l, struct cv_rec *r, struct cv_obj *o, const void *pc)
+{
+	struct cv_thread *t = cv__self;
+	uint32_t n = t->nheld;
+	uint64_t prefix;
+	if (CV_UNLIKELY(cv__order_unchecked(t, n, o, &prefix)))
+		return spin_locked_slow(l, pc);
+	CV_BUMP(&r->s.acquisitions, 1);
+	cv__held_fill(t, n, o, (const void *)l, pc, 0, prefix);
+	return 0;
+}
+
 /* Where the shim does not take spinlocks itself (take_spin, real.c): one
  * test before the real lock (a tracked thread holding no lock, its cached
  * record this lock's and live, its last owner this thread, the lock word
@@ -170,7 +185,7 @@ static CV_NOINLINE int spin_lock_other(pthread_spinlock_t *l, const void *pc)
  * decrement from 1 to 0 acquires; anything else was held, and glibc's
  * lock waits), then one test (a tracked thread holding no lock, its cached
  * record this lock's and live, its last owner this thread; else
- * spin_locked_more), the count and the held-set push in this thread's
+ * spin_locked_nested or spin_locked_more), the count and the held-set push in this thread's
  * lines. The test comes after the
  * locked instruction, which would wait for its loads (mutex.c, locked).
  * The decrement is also the peek: no lock taken between a peek and the
@@ -186,9 +201,9 @@ CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 	struct cv_rec *r;
 	struct cv_obj *o;
 	uintptr_t miss = cv__way_miss(cv__way(t->spin_cache, (const void *)l), (const void *)l, &r, &o);
-	uintptr_t slow = t->nheld | miss | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t);
-	if (CV_UNLIKELY(slow))
-		return spin_locked_more(l, pc);
+	uintptr_t slow = miss | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t);
+	if (CV_UNLIKELY(slow | t->nheld))
+		return slow ? spin_locked_more(l, pc) : spin_locked_nested(l, r, o, pc);
 	CV_BUMP(&r->s.acquisitions, 1);
 	cv__held_push_first(t, o, (const void *)l, pc, 0);
 	return 0;

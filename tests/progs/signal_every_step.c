@@ -7,9 +7,10 @@
  * from there the parent single-steps it through one more round of each
  * case: mutexes (lock, trylock, a trylock under another lock, recursive
  * and error-checking kinds), a spinlock, an rwlock read and written, a
- * semaphore, a condvar signalled and broadcast with nobody waiting, and a
- * mutex, the spinlock and a read lock taken under another mutex (the
- * lock-order memo's paths, warm: the memos are set), and three mutexes
+ * semaphore, a condvar signalled and broadcast with nobody waiting, a
+ * mutex, the spinlock and a read lock taken under another mutex and, in a
+ * round of its own, a write lock (the lock-order memo's paths, warm: the
+ * memos are set), and three mutexes
  * whose entries in the shim's cache are one pair, taken in turn (each a
  * miss that finds its record in the thread's table under the quiet
  * guard: preload/objects.c, cv__lookup_slow). At
@@ -39,7 +40,7 @@
 #include "../../preload/shim.h"
 
 #define WARM   100
-#define ROUNDS 12   /* each case of the switch below once */
+#define ROUNDS 13   /* each case of the switch below once */
 
 static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t c = PTHREAD_MUTEX_INITIALIZER, h = PTHREAD_MUTEX_INITIALIZER;
@@ -60,6 +61,7 @@ static volatile long quiet, freeing, freed;
 #define CASE_WRLOCK 7
 #define CASE_UNDER_B 10
 #define CASE_MISSES 11
+#define CASE_WRLOCK_UNDER_B 12
 
 /* CASE_MISSES: three of pool whose entries of the mutex cache are one
  * pair (white-box: shim.h, cv__way and cv__way_partner), so that taking
@@ -195,7 +197,7 @@ static void all_free(bool in_child)
 		bad++;
 	else
 		pthread_spin_unlock(&spin);
-	if (taken_by_parent != CASE_WRLOCK) {
+	if (taken_by_parent != CASE_WRLOCK && taken_by_parent != CASE_WRLOCK_UNDER_B) {
 		if (pthread_rwlock_trywrlock(&rw) != 0)
 			bad++;
 		else
@@ -330,6 +332,12 @@ static int traced(void)
 				pthread_mutex_lock(in_one_pair[k]);
 				pthread_mutex_unlock(in_one_pair[k]);
 			}
+			break;
+		case CASE_WRLOCK_UNDER_B:
+			pthread_mutex_lock(&b);
+			pthread_rwlock_wrlock(&rw);
+			pthread_rwlock_unlock(&rw);
+			pthread_mutex_unlock(&b);
 			break;
 		}
 	}
