@@ -339,7 +339,8 @@ _Static_assert(offsetof(struct cv_rec_stats, rd_acquisitions) == CV_STATS_HEAD &
 
 /* What one thread did to one object. Line aligned, so that only its
  * thread writes its lines; obj and s.acquisitions, which the fast paths
- * use, share the first. Six lines: the shim's memory grows by a record
+ * use, share the first (a reader's count, s.rd_acquisitions, is in the
+ * third). Six lines: the shim's memory grows by a record
  * for each (object, thread) pair a program uses. */
 struct cv_rec {
 	struct cv_obj  *obj;
@@ -1126,8 +1127,8 @@ static inline uintptr_t cv__held_not_top(const struct cv_thread *t, uint32_t n, 
 }
 
 /* For the fast lock of a thread that holds n > 0 locks (mutex.c,
- * locked_holding_lock; rwlock.c, rw_locked_more; spin.c,
- * spin_locked_more): zero exactly when taking o needs no lock-order lookup,
+ * locked_holding_lock; rwlock.c, rw_locked_held; spin.c,
+ * spin_locked_held): zero exactly when taking o needs no lock-order lookup,
  * o's edges from this very held set having been looked up before
  * (cv__order_checked: a memo on the top slot is the hash of the set plus
  * o, so a loop that takes A, then B, then lets both go finds it again

@@ -122,42 +122,47 @@ static CV_COLD int spin_locked_slow(pthread_spinlock_t *l, const void *pc)
 	return 0;
 }
 
-/* pthread_spin_lock's test after the lock failed. A thread whose record
- * of the lock is in its cache's other entry (shim.h, cv__way_partner), or
- * that holds other locks (n > 0) and needs nothing else, takes the
- * lock-order memo's test (shim.h, cv__order_unchecked) and the push here,
- * the lookup made again, so that the fast path stays one test; anything
- * else is spin_locked_slow's. */
-static CV_NOINLINE int spin_locked_more(pthread_spinlock_t *l, const void *pc)
+/* The bookkeeping of a spinlock taken without waiting, t's record r of it
+ * and its object o in hand: rwlock.c's rw_locked_held. */
+static inline __attribute__((always_inline)) int spin_locked_held(struct cv_thread *t, pthread_spinlock_t *l,
+								   struct cv_rec *r, struct cv_obj *o, const void *pc)
 {
-	struct cv_thread *t = cv__self;
-	struct cv_rec *r;
-	struct cv_obj *o;
-	uint64_t prefix = 0;   /* not stored for slot 0 */
 	uint32_t n = t->nheld;
-	uintptr_t other = cv__ways_miss(t->spin_cache, (const void *)l, &r, &o);
-	if (!other)
-		other = (uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t;
-	if (other || (n != 0 && cv__order_unchecked(t, n, o, &prefix)))
+	uint64_t prefix = 0;   /* not stored for slot 0 */
+	if (n != 0 && CV_UNLIKELY(cv__order_unchecked(t, n, o, &prefix)))
 		return spin_locked_slow(l, pc);
 	CV_BUMP(&r->s.acquisitions, 1);
 	cv__held_fill(t, n, o, (const void *)l, pc, 0, prefix);
 	return 0;
 }
 
-/* pthread_spin_lock's test failed only for the locks the thread holds: the
- * lock-order memo's test and the push, with the lookup the fast path made
- * (rwlock.c, rw_locked_nested, says why n is read again). */
-static CV_NOINLINE int spin_locked_nested(pthread_spinlock_t *l, struct cv_rec *r, struct cv_obj *o, const void *pc)
+/* pthread_spin_lock's test after the lock failed with a miss of the lock's
+ * own cache entry or another last owner: a record in the entry's partner
+ * (shim.h, cv__way_partner) owned last by this thread is
+ * spin_locked_held's, so that the fast path stays one test; anything else
+ * is spin_locked_slow's. */
+static CV_NOINLINE int spin_locked_more(pthread_spinlock_t *l, const void *pc)
 {
 	struct cv_thread *t = cv__self;
-	uint32_t n = t->nheld;
-	uint64_t prefix;
-	if (CV_UNLIKELY(cv__order_unchecked(t, n, o, &prefix)))
+	struct cv_rec *r;
+	struct cv_obj *o;
+	uintptr_t other = cv__ways_miss(t->spin_cache, (const void *)l, &r, &o);
+	if (!other)
+		other = (uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t;
+	if (other)
 		return spin_locked_slow(l, pc);
-	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_fill(t, n, o, (const void *)l, pc, 0, prefix);
-	return 0;
+	return spin_locked_held(t, l, r, o, pc);
+}
+
+/* pthread_spin_lock's test failed only for the locks t holds:
+ * spin_locked_held with what the fast path read (rwlock.c,
+ * rd_locked_nested, says why all of it). */
+static CV_NOINLINE int spin_locked_nested(pthread_spinlock_t *l, struct cv_thread *t, struct cv_rec *r,
+					  struct cv_obj *o, const void *pc)
+{
+	if (CV_UNLIKELY(t != cv__self))
+		return spin_locked_slow(l, pc);
+	return spin_locked_held(t, l, r, o, pc);
 }
 
 /* Where the shim does not take spinlocks itself (take_spin, real.c): one
@@ -185,9 +190,9 @@ static CV_NOINLINE int spin_lock_other(pthread_spinlock_t *l, const void *pc)
  * decrement from 1 to 0 acquires; anything else was held, and glibc's
  * lock waits), then one test (a tracked thread holding no lock, its cached
  * record this lock's and live, its last owner this thread; else
- * spin_locked_nested or spin_locked_more), the count and the held-set push in this thread's
- * lines. The test comes after the
- * locked instruction, which would wait for its loads (mutex.c, locked).
+ * spin_locked_nested or spin_locked_more), the count and the held-set push
+ * in this thread's lines. The test comes after the locked instruction,
+ * which would wait for its loads (mutex.c, locked).
  * The decrement is also the peek: no lock taken between a peek and the
  * real lock spins uncounted. */
 CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
@@ -203,7 +208,7 @@ CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 	uintptr_t miss = cv__way_miss(cv__way(t->spin_cache, (const void *)l), (const void *)l, &r, &o);
 	uintptr_t slow = miss | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t);
 	if (CV_UNLIKELY(slow | t->nheld))
-		return slow ? spin_locked_more(l, pc) : spin_locked_nested(l, r, o, pc);
+		return slow ? spin_locked_more(l, pc) : spin_locked_nested(l, t, r, o, pc);
 	CV_BUMP(&r->s.acquisitions, 1);
 	cv__held_push_first(t, o, (const void *)l, pc, 0);
 	return 0;
