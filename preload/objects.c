@@ -81,14 +81,14 @@ const struct cv_rec cv__nil_rec = { .obj = (struct cv_obj *)&nil_obj };
 	.rwlock_cache = { [0 ... CV_RWLOCK_WAYS - 1] = CV_EMPTY_WAY },              \
 	.spin_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                       \
 	.futex_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                      \
-	.sem_cache = CV_EMPTY_WAY
+	.sem_cache = { CV_EMPTY_WAY, CV_EMPTY_WAY }
 /* Every thread's state until it has one of its own, and while the guard is
  * raised (shim.h): its caches are empty and `inert` fails every fast path. */
 const struct cv_thread cv__inert = { .inert = 1, CV_EMPTY_CACHES };
 
 void cv__caches_clear(struct cv_thread *t)
 {
-	t->sem_cache = (struct cv_way)CV_EMPTY_WAY;
+	t->sem_cache[0] = t->sem_cache[1] = (struct cv_way)CV_EMPTY_WAY;
 	for (uint32_t i = 0; i < CV_WAYS; i++)
 		t->cond_cache[i] = t->spin_cache[i] = t->futex_cache[i] = (struct cv_way)CV_EMPTY_WAY;
 	for (uint32_t i = 0; i < CV_NWAYS(t->mutex_cache); i++)
@@ -496,8 +496,9 @@ static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t
 	return r;
 }
 
-/* t's cache for objects of this kind and its entries (NULL: the kind has
- * no cache). */
+/* t's cache for objects of this kind and the number of entries an
+ * address is hashed to (NULL: the kind has no cache). Every cache's
+ * entries come in pairs (cv__way_partner). */
 static struct cv_way *cache_for(struct cv_thread *t, uint32_t kind, uint32_t *ways)
 {
 #define CACHE(c) (*ways = CV_NWAYS(c), (c))
@@ -506,7 +507,7 @@ static struct cv_way *cache_for(struct cv_thread *t, uint32_t kind, uint32_t *wa
 	case CV_OBJ_MUTEX:  return CACHE(t->mutex_cache);
 	case CV_OBJ_RWLOCK: return CACHE(t->rwlock_cache);
 	case CV_OBJ_SPIN:   return CACHE(t->spin_cache);
-	case CV_OBJ_SEM:    *ways = 1; return &t->sem_cache;
+	case CV_OBJ_SEM:    *ways = 1; return t->sem_cache;   /* a fixed entry and its partner: shim.h, cv__sem_miss */
 	case CV_OBJ_FUTEX:  return CACHE(t->futex_cache);
 	default:            *ways = 0; return NULL;
 	}
@@ -538,7 +539,7 @@ static void cache_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)
 	if (!cache)
 		return;
 	struct cv_way *w = entry_of(cache, ways, addr);
-	if (ways > 1 && CV_LOAD(&w->obj->addr) != addr && !CV_LOAD(&w->obj->retired))
+	if (CV_LOAD(&w->obj->addr) != addr && !CV_LOAD(&w->obj->retired))
 		cv__way_set(cv__way_partner(cache, w), w->rec, w->obj);
 	cv__way_set(w, r, r->obj);
 }
@@ -553,7 +554,7 @@ static void cache_drop(struct cv_thread *t, const void *addr, const struct cv_re
 	struct cv_way *w = entry_of(cache, ways, addr);
 	if (w->rec == r)
 		*w = (struct cv_way)CV_EMPTY_WAY;
-	if (ways > 1 && (w = cv__way_partner(cache, w))->rec == r)
+	if ((w = cv__way_partner(cache, w))->rec == r)
 		*w = (struct cv_way)CV_EMPTY_WAY;
 }
 

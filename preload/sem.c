@@ -111,13 +111,29 @@ static CV_COLD int taken_slow(sem_t *s, bool try)
 	return 0;
 }
 
+/* taken's miss of the fixed entry: its partner (shim.h, cv__sem_miss) in
+ * the state taken read, else taken_slow; also when that state is no longer
+ * the thread's (a fork child made by a signal handler since: the slow path
+ * counts in the child's own). */
+static CV_NOINLINE int taken_partner(struct cv_thread *t, sem_t *s, bool try)
+{
+	struct cv_rec *r;
+	struct cv_obj *o;
+	if (CV_UNLIKELY(cv__way_miss(&t->sem_cache[1], s, &r, &o) | (t != cv__self)))
+		return taken_slow(s, try);
+	if (try)
+		CV_BUMP(&r->s.trylocks, 1);
+	CV_BUMP(&r->s.acquisitions, 1);
+	return 0;
+}
+
 static inline __attribute__((always_inline)) int taken(sem_t *s, bool try)
 {
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
 	struct cv_obj *o;
-	if (CV_UNLIKELY(cv__way_miss(&t->sem_cache, s, &r, &o)))
-		return taken_slow(s, try);
+	if (CV_UNLIKELY(cv__way_miss(&t->sem_cache[0], s, &r, &o)))
+		return taken_partner(t, s, try);
 	if (try)
 		CV_BUMP(&r->s.trylocks, 1);
 	CV_BUMP(&r->s.acquisitions, 1);
@@ -212,6 +228,20 @@ static CV_COLD int post_slow(sem_t *s)
 	return cv__real.sem_post(s);
 }
 
+/* sem_post's test failed: the fixed entry's partner and no waiter that
+ * needs this post (taken_partner's tests), else post_slow. */
+static CV_NOINLINE int post_partner(struct cv_thread *t, sem_t *s)
+{
+	struct cv_rec *r;
+	struct cv_obj *o;
+	uint64_t w = sem_word(s);
+	if (CV_UNLIKELY(cv__way_miss(&t->sem_cache[1], s, &r, &o) | (t != cv__self) |
+			(sem_nwaiters(w) > sem_value(w))))
+		return post_slow(s);
+	CV_BUMP(&r->s.signals_unwaited, 1);
+	return cv__real.sem_post(s);
+}
+
 /* A tracked thread's cached live record, and no waiter that needs this
  * post, in one test: the count, then a tail call. */
 CV_EXPORT int sem_post(sem_t *s)
@@ -220,9 +250,9 @@ CV_EXPORT int sem_post(sem_t *s)
 	struct cv_rec *r;
 	struct cv_obj *o;
 	uint64_t w = sem_word(s);
-	uintptr_t slow = cv__way_miss(&t->sem_cache, s, &r, &o) | (sem_nwaiters(w) > sem_value(w));
+	uintptr_t slow = cv__way_miss(&t->sem_cache[0], s, &r, &o) | (sem_nwaiters(w) > sem_value(w));
 	if (CV_UNLIKELY(slow))
-		return post_slow(s);
+		return post_partner(t, s);
 	CV_BUMP(&r->s.signals_unwaited, 1);
 	return cv__real.sem_post(s);
 }

@@ -538,16 +538,16 @@ struct cv_thread {
 	 * allocator's 4 KiB class. They come last: placed between line 1 and
 	 * the held set, which then began at line 18, they made a mutex taken
 	 * alone 0.85 ns dearer, for reasons not found. A line of CV_WAYS
-	 * entries for spinlocks and futex words. One entry for semaphores: the
-	 * hashed entry cost their uncontended pair 2.8 ns more on the AMD
-	 * guest (sem_trywait and sem_post: 6.4 -> 9.2 ns; a fixed entry of
-	 * the same line 6.7), where the mutex, rwlock and spinlock paths paid
-	 * nothing measurable. */
+	 * entries for spinlocks and futex words. Semaphores have a fixed entry
+	 * and its partner (cv__sem_miss), not a hashed one: the hashed entry
+	 * cost their uncontended pair 2.8 ns more on the AMD guest (sem_trywait
+	 * and sem_post: 6.4 -> 9.2 ns; a fixed entry of the same line 6.7),
+	 * where the mutex, rwlock and spinlock paths paid nothing measurable. */
 	struct cv_way   rwlock_cache[CV_RWLOCK_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   mutex_cache[CV_MUTEX_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   spin_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   futex_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
-	struct cv_way   sem_cache;
+	struct cv_way   sem_cache[2];
 	/* Futile condvar wakes (cond.c): the last wait this thread returned from,
 	 * and its mutex record's acquisitions then. Waiting again on the same
 	 * condvar with that count unchanged means the mutex was never released. */
@@ -759,8 +759,7 @@ static inline struct cv_rec *cv__cached_rec(struct cv_way *cache, uint32_t cache
 {
 	struct cv_rec *r;
 	struct cv_obj *o;
-	uintptr_t miss = cache_ways == 1 ? cv__way_miss(cache, addr, &r, &o) : cv__ways_miss_n(cache, cache_ways, addr, &r, &o);
-	return CV_LIKELY(!miss) ? r : cv__lookup_slow(t, addr, kind);
+	return CV_LIKELY(!cv__ways_miss_n(cache, cache_ways, addr, &r, &o)) ? r : cv__lookup_slow(t, addr, kind);
 }
 
 static inline struct cv_rec *cv__mutex_rec(struct cv_thread *t, const void *addr)
@@ -783,9 +782,26 @@ static inline struct cv_rec *cv__spin_rec(struct cv_thread *t, const void *addr)
 	return cv__cached_rec(t->spin_cache, CV_NWAYS(t->spin_cache), addr, CV_OBJ_SPIN, t);
 }
 
+/* A semaphore's record in t's cache: its fixed entry, sem_cache[0], or
+ * that entry's partner, where a fill moves the record it displaces
+ * (objects.c, cache_fill). A program that waits on two semaphores in turn
+ * (a producer's "empty" and "full", each of CPython's locks) finds both:
+ * with the fixed entry alone each of its waits looked in the thread's
+ * table and filled the entry again (`semwait2` 14.9 ns a pair, 5.9
+ * natively). The fast paths test the fixed entry and leave the partner to
+ * a function of their own (sem.c): with both tested in them, the
+ * compiler's code for sem_wait cost 0.6 ns more (21 rounds). */
+static inline uintptr_t cv__sem_miss(const struct cv_thread *t, const void *addr, struct cv_rec **r,
+				     struct cv_obj **o)
+{
+	return cv__way_miss(&t->sem_cache[0], addr, r, o) && cv__way_miss(&t->sem_cache[1], addr, r, o);
+}
+
 static inline struct cv_rec *cv__sem_rec(struct cv_thread *t, const void *addr)
 {
-	return cv__cached_rec(&t->sem_cache, 1, addr, CV_OBJ_SEM, t);
+	struct cv_rec *r;
+	struct cv_obj *o;
+	return CV_LIKELY(!cv__sem_miss(t, addr, &r, &o)) ? r : cv__lookup_slow(t, addr, CV_OBJ_SEM);
 }
 
 static inline struct cv_rec *cv__futex_rec(struct cv_thread *t, const void *addr)

@@ -6,8 +6,8 @@
  * shim's caches, the records, the lock-order memos), then stops itself;
  * from there the parent single-steps it through one more round of each
  * case: mutexes (lock, trylock, a trylock under another lock, recursive
- * and error-checking kinds), a spinlock, an rwlock read and written, a
- * semaphore, a condvar signalled and broadcast with nobody waiting, a
+ * and error-checking kinds), a spinlock, an rwlock read and written, two
+ * semaphores in turn (one found in its cache entry's partner), a condvar signalled and broadcast with nobody waiting, a
  * mutex, the spinlock and a read lock taken under another mutex and, in a
  * round of its own, a write lock (the lock-order memo's paths, warm: the
  * memos are set), and three mutexes
@@ -47,7 +47,7 @@ static pthread_mutex_t c = PTHREAD_MUTEX_INITIALIZER, h = PTHREAD_MUTEX_INITIALI
 static pthread_mutex_t recursive, errorcheck;
 static pthread_spinlock_t spin;
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
-static sem_t sem;
+static sem_t sem, sem2;   /* sem2: taken after sem, so that one of them is in its cache entry's partner */
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static volatile int round_case;   /* the switch's case now running */
 
@@ -203,10 +203,13 @@ static void all_free(bool in_child)
 		else
 			pthread_rwlock_unlock(&rw);
 	}
-	if (sem_trywait(&sem) != 0)
-		bad++;
-	else
-		sem_post(&sem);
+	sem_t *sems[] = { &sem, &sem2 };
+	for (int i = 0; i < 2; i++) {
+		if (sem_trywait(sems[i]) != 0)
+			bad++;
+		else
+			sem_post(sems[i]);
+	}
 }
 
 /* A fork child made by the handler, once the interrupted call and the
@@ -264,6 +267,7 @@ static int traced(void)
 	MUST(pthread_mutex_init(&errorcheck, &attr));
 	MUST(pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE));
 	MUST(sem_init(&sem, 0, 1));
+	MUST(sem_init(&sem2, 0, 1));
 	pick_in_one_pair();
 	struct sigaction sa = { .sa_handler = handler };
 	MUST(sigaction(SIGUSR1, &sa, NULL));
@@ -312,6 +316,8 @@ static int traced(void)
 		case 8:
 			sem_wait(&sem);
 			sem_post(&sem);
+			sem_wait(&sem2);
+			sem_post(&sem2);
 			break;
 		case 9:
 			pthread_cond_signal(&cond);
