@@ -328,7 +328,8 @@ static CV_NOINLINE int wr_locked_nested(struct cv_thread *t, pthread_rwlock_t *r
  * lock, whose cached record is this lock's and live, and for a writer its
  * last owner), then the count and the held-set push in lines only this
  * thread writes; with locks held and nothing else amiss,
- * rw_locked_nested's; anything else is rw_locked_more's. */
+ * rd_locked_nested's or wr_locked_nested's; anything else is
+ * rw_locked_more's. */
 static inline __attribute__((always_inline)) int rw_locked(pthread_rwlock_t *rw, int rc, uint32_t flags,
 							    const void *pc)
 {

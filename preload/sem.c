@@ -97,18 +97,24 @@ sem_wait_common(sem_t *s, clockid_t clock, const struct timespec *ts, sem_fn rea
 	return rc;
 }
 
-/* A token sem.c took itself (take_sem), counted: the thread's cached
- * record, else the full lookup (nothing for an untracked thread). */
+/* A token sem.c took itself (take_sem), counted in r; try: sem_trywait's,
+ * which also counts the try. */
+static inline int taken_count(struct cv_rec *r, bool try)
+{
+	if (try)
+		CV_BUMP(&r->s.trylocks, 1);
+	CV_BUMP(&r->s.acquisitions, 1);
+	return 0;
+}
+
+/* The thread's cached record, else the full lookup (nothing for an
+ * untracked thread). */
 static CV_COLD int taken_slow(sem_t *s, bool try)
 {
 	struct cv_thread *t = cv__current();
 	if (!t && !(t = cv__thread_slow()))
 		return 0;
-	struct cv_rec *r = cv__sem_rec(t, s);
-	if (try)
-		CV_BUMP(&r->s.trylocks, 1);
-	CV_BUMP(&r->s.acquisitions, 1);
-	return 0;
+	return taken_count(cv__sem_rec(t, s), try);
 }
 
 /* taken's miss of the fixed entry: its partner (shim.h, cv__sem_miss) in
@@ -121,10 +127,7 @@ static CV_NOINLINE int taken_partner(struct cv_thread *t, sem_t *s, bool try)
 	struct cv_obj *o;
 	if (CV_UNLIKELY(cv__way_miss(&t->sem_cache[1], s, &r, &o) | (t != cv__self)))
 		return taken_slow(s, try);
-	if (try)
-		CV_BUMP(&r->s.trylocks, 1);
-	CV_BUMP(&r->s.acquisitions, 1);
-	return 0;
+	return taken_count(r, try);
 }
 
 static inline __attribute__((always_inline)) int taken(sem_t *s, bool try)
@@ -134,10 +137,7 @@ static inline __attribute__((always_inline)) int taken(sem_t *s, bool try)
 	struct cv_obj *o;
 	if (CV_UNLIKELY(cv__way_miss(&t->sem_cache[0], s, &r, &o)))
 		return taken_partner(t, s, try);
-	if (try)
-		CV_BUMP(&r->s.trylocks, 1);
-	CV_BUMP(&r->s.acquisitions, 1);
-	return 0;
+	return taken_count(r, try);
 }
 
 /* glibc's token: a compare-and-swap of one less from a value that is not

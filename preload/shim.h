@@ -475,10 +475,11 @@ struct cv_thread {
 	uint32_t        held_untracked;   /* held past CV_HELD_MAX */
 	pid_t           tid;
 	/* Caches per object family (below: a few entries for condvars,
-	 * spinlocks and futex words, many for mutexes and rwlocks, one for
-	 * semaphores), then an open-addressing table keyed by address. An empty entry
-	 * holds cv__nil_rec and its object (at address NULL, retired), so a
-	 * hit is tested without a branch (cv__way_miss). */
+	 * spinlocks and futex words, many for mutexes and rwlocks, a fixed
+	 * entry and its partner for semaphores), then an open-addressing table
+	 * keyed by address. An empty entry holds cv__nil_rec and its object
+	 * (at address NULL, retired), so a hit is tested without a branch
+	 * (cv__way_miss). */
 	/* The one mutex whose hold time is being sampled, if any (the unlock
 	 * reads hold_addr; the other two only a sampled hold uses). */
 	const void     *hold_addr;
@@ -732,9 +733,9 @@ static inline void cv__way_set(struct cv_way *w, struct cv_rec *r, struct cv_obj
 }
 
 /* The other entry of w's pair in a cache: a record is found in
- * its own entry (cv__way, the fast paths' one test) or in that entry's
- * partner, where a lookup moves the record it displaces (objects.c,
- * cache_fill). Two locks whose addresses hash to one entry, taken in
+ * its own entry (cv__way, the fast paths' one test; a semaphore's is the
+ * fixed sem_cache[0]) or in that entry's partner, where a lookup moves
+ * the record it displaces (objects.c, cache_fill). Two locks whose addresses hash to one entry, taken in
  * turn, then both stay cached: node's OpenSSL takes two such rwlocks
  * 183,000 times each. */
 static inline struct cv_way *cv__way_partner(struct cv_way *cache, const struct cv_way *w)
@@ -787,7 +788,7 @@ static inline struct cv_rec *cv__spin_rec(struct cv_thread *t, const void *addr)
  * (objects.c, cache_fill). A program that waits on two semaphores in turn
  * (a producer's "empty" and "full", each of CPython's locks) finds both:
  * with the fixed entry alone each of its waits looked in the thread's
- * table and filled the entry again (`semwait2` 14.9 ns a pair, 5.9
+ * table and filled the entry again (`semwait2` 14.8 ns a pair, 5.7
  * natively). The fast paths test the fixed entry and leave the partner to
  * a function of their own (sem.c): with both tested in them, the
  * compiler's code for sem_wait cost 0.6 ns more (21 rounds). */
@@ -796,6 +797,9 @@ static inline uintptr_t cv__sem_miss(const struct cv_thread *t, const void *addr
 {
 	return cv__way_miss(&t->sem_cache[0], addr, r, o) && cv__way_miss(&t->sem_cache[1], addr, r, o);
 }
+
+_Static_assert(CV_NWAYS(((struct cv_thread *)0)->sem_cache) == 2,
+	       "the semaphore cache is a fixed entry and its partner (objects.c, cache_fill)");
 
 static inline struct cv_rec *cv__sem_rec(struct cv_thread *t, const void *addr)
 {

@@ -36,6 +36,31 @@ Test(semaphore, pingpong_records_wake_latency_for_every_handover, .timeout = 30)
 	json_object_put(r);
 }
 
+/* Two semaphores in turn, then a hot one and a rare one: every wait and
+ * post counted, whichever entry of the thread's cache the record sits in. */
+Test(semaphore, semaphores_in_turn_are_each_counted_exactly, .timeout = 30)
+{
+	char *out;
+	json_object *r = prim_run_prog("sem_in_turn", &out);
+	cr_assert(tu_has_line(out, "taken=3010"), "output: %s", out);
+	json_object *s = prim_row(r, "semaphores", "first");
+	PRIM_EQ(s, "trywaits", 1000);
+	PRIM_EQ(s, "trywait_failures", 0);
+	PRIM_EQ(s, "acquisitions", 2000);
+	PRIM_EQ(s, "posts", 2000);
+	PRIM_EQ(s, "posts_unwaited", 2000);
+	s = prim_row(r, "semaphores", "second");
+	PRIM_EQ(s, "trywaits", 0);
+	PRIM_EQ(s, "acquisitions", 1000);
+	PRIM_EQ(s, "posts", 1000);
+	PRIM_EQ(s, "posts_unwaited", 1000);
+	s = prim_row(r, "semaphores", "rare");
+	PRIM_EQ(s, "acquisitions", 10);
+	PRIM_EQ(s, "posts", 10);
+	PRIM_EQ(s, "posts_unwaited", 10);
+	json_object_put(r);
+}
+
 Test(condvar, exactly_1000_signals_with_nobody_waiting, .timeout = 30)
 {
 	char *out;

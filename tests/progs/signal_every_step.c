@@ -7,10 +7,11 @@
  * from there the parent single-steps it through one more round of each
  * case: mutexes (lock, trylock, a trylock under another lock, recursive
  * and error-checking kinds), a spinlock, an rwlock read and written, two
- * semaphores in turn (one found in its cache entry's partner), a condvar signalled and broadcast with nobody waiting, a
- * mutex, the spinlock and a read lock taken under another mutex and, in a
- * round of its own, a write lock (the lock-order memo's paths, warm: the
- * memos are set), and three mutexes
+ * semaphores in turn (one found in its cache entry's partner), a condvar
+ * signalled and broadcast with nobody waiting, a mutex, the spinlock and a
+ * read lock taken under another mutex and, in a round of its own, a write
+ * lock (the lock-order memo's paths, warm: the memos are set), and three
+ * mutexes
  * whose entries in the shim's cache are one pair, taken in turn (each a
  * miss that finds its record in the thread's table under the quiet
  * guard: preload/objects.c, cv__lookup_slow). At
@@ -47,7 +48,9 @@ static pthread_mutex_t c = PTHREAD_MUTEX_INITIALIZER, h = PTHREAD_MUTEX_INITIALI
 static pthread_mutex_t recursive, errorcheck;
 static pthread_spinlock_t spin;
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
-static sem_t sem, sem2;   /* sem2: taken after sem, so that one of them is in its cache entry's partner */
+/* sem2 is taken after sem, so that one of them is in its cache entry's
+ * partner; the handler takes sem3, then sem2, refilling the cache. */
+static sem_t sem, sem2, sem3;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static volatile int round_case;   /* the switch's case now running */
 
@@ -153,6 +156,14 @@ static void handler(int sig)
 		errno_lost++;
 	if (sem_trywait(&sem) == 0)   /* EAGAIN: the interrupted code has the token */
 		sem_post(&sem);
+	else if (errno != EAGAIN)
+		bad++;
+	if (sem_trywait(&sem3) == 0)
+		sem_post(&sem3);
+	else
+		bad++;
+	if (sem_trywait(&sem2) == 0)
+		sem_post(&sem2);
 	else if (errno != EAGAIN)
 		bad++;
 	errno = 4242;
@@ -268,6 +279,7 @@ static int traced(void)
 	MUST(pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE));
 	MUST(sem_init(&sem, 0, 1));
 	MUST(sem_init(&sem2, 0, 1));
+	MUST(sem_init(&sem3, 0, 1));
 	pick_in_one_pair();
 	struct sigaction sa = { .sa_handler = handler };
 	MUST(sigaction(SIGUSR1, &sa, NULL));
