@@ -26,7 +26,12 @@
 
 #include "convoy/profile.h"
 
-#define CV_EXPORT   __attribute__((visibility("default")))
+/* The interposed functions, each at the start of a 64-byte line: where a
+ * fast path lies relative to lines and fetch windows then no longer moves
+ * with unrelated code (a change to the semaphore paths cost
+ * pthread_cond_signal's untouched code 0.3 ns a call, 15 rounds, for the
+ * 80 bytes it moved; with this, 0.0). About 3 KiB of padding. */
+#define CV_EXPORT   __attribute__((visibility("default"), aligned(64)))
 #define CV_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define CV_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define CV_COLD     __attribute__((noinline, cold))
