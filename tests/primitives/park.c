@@ -43,21 +43,18 @@ Test(semaphore, semaphores_in_turn_are_each_counted_exactly, .timeout = 30)
 	char *out;
 	json_object *r = prim_run_prog("sem_in_turn", &out);
 	cr_assert(tu_has_line(out, "taken=3010"), "output: %s", out);
-	json_object *s = prim_row(r, "semaphores", "first");
-	PRIM_EQ(s, "trywaits", 1000);
-	PRIM_EQ(s, "trywait_failures", 0);
-	PRIM_EQ(s, "acquisitions", 2000);
-	PRIM_EQ(s, "posts", 2000);
-	PRIM_EQ(s, "posts_unwaited", 2000);
-	s = prim_row(r, "semaphores", "second");
-	PRIM_EQ(s, "trywaits", 0);
-	PRIM_EQ(s, "acquisitions", 1000);
-	PRIM_EQ(s, "posts", 1000);
-	PRIM_EQ(s, "posts_unwaited", 1000);
-	s = prim_row(r, "semaphores", "rare");
-	PRIM_EQ(s, "acquisitions", 10);
-	PRIM_EQ(s, "posts", 10);
-	PRIM_EQ(s, "posts_unwaited", 10);
+	static const struct {
+		const char *name;
+		int64_t trywaits, taken;   /* taken: acquisitions, and posts, none with a waiter */
+	} want[] = { { "first", 1000, 2000 }, { "second", 0, 1000 }, { "rare", 0, 10 } };
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		json_object *s = prim_row(r, "semaphores", want[i].name);
+		PRIM_EQ(s, "trywaits", want[i].trywaits);
+		PRIM_EQ(s, "trywait_failures", 0);
+		PRIM_EQ(s, "acquisitions", want[i].taken);
+		PRIM_EQ(s, "posts", want[i].taken);
+		PRIM_EQ(s, "posts_unwaited", want[i].taken);
+	}
 	json_object_put(r);
 }
 
