@@ -393,33 +393,28 @@ static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pth
 	return 0;
 }
 
-/* A mutex of another kind than normal, or any mutex while take_normal is
- * 0 (below), or in the trylock-first build: a peek at the mutex, the real
- * lock, the bookkeeping.
- *
- * Before the real lock only the mutex itself is read: a free lock word of
- * a kind whose real lock then simply acquires and returns 0 (a thread that
- * takes the lock between the peek and the real lock's compare-and-swap
- * makes it wait, uncounted: the one blind spot of this path). Before the
- * shim is initialised, lock_slow initialises it before the real lock:
- * cv__init takes the loader's lock, which must never be waited for while
- * holding the program's mutex. */
-static CV_NOINLINE int lock_other(pthread_mutex_t *m, const void *pc)
-{
-	uintptr_t busy = (uintptr_t)trylock_first | (unsigned)CV_LOAD(&m->__data.__lock)
-		| ((unsigned)CV_LOAD(&m->__data.__kind) & MUTEX_KINDS_SLOW)
-		| (uintptr_t)!CV_LOAD(&cv__process.ready);
-	if (CV_UNLIKELY(busy))
-		return lock_slow(cv__self, m, pc, false);
-	cv__real.pthread_mutex_lock(m);   /* returns 0: the peek said so */
-	return locked(cv__self, m, pc, false);
-}
-
 /* Zero when the shim takes m itself (mutex_lock): a normal mutex, and
  * take_normal. */
 static inline uintptr_t not_taken_here(const pthread_mutex_t *m)
 {
 	return ((unsigned)CV_LOAD(&m->__data.__kind) & ~MUTEX_NO_ELISION) | (CV_LOAD(&cv__real.take_normal) ^ 1u);
+}
+
+/* glibc's adaptive mutex (PTHREAD_MUTEX_ADAPTIVE_NP: MariaDB and MySQL
+ * make every mutex one) differs from a normal one only when its lock is
+ * held: glibc's lock then spins a while before it waits
+ * (nptl/pthread_mutex_lock.c), and its lock on a free word, its trylock
+ * and its unlock are the normal mutex's (pthread_mutex_unlock.c: "goto
+ * normal"). So the shim takes and releases it as a normal one, with the
+ * same conditions (take_normal), and leaves a held one to the real lock,
+ * which spins (lock_normal's lock_slow). Out of the fast paths: their one
+ * test of the kind stays as it was (lock_other, unlock_other). Not in the
+ * trylock-first build, which takes nothing itself. */
+static inline bool adaptive_taken_here(const pthread_mutex_t *m)
+{
+	return !trylock_first &&
+	       ((unsigned)CV_LOAD(&m->__data.__kind) & ~MUTEX_NO_ELISION) == PTHREAD_MUTEX_ADAPTIVE_NP &&
+	       CV_LOAD(&cv__real.take_normal);
 }
 
 /* glibc's lock and trylock of a normal mutex, made here: the lock word from
@@ -477,6 +472,31 @@ static inline __attribute__((always_inline)) int lock_normal(pthread_mutex_t *m,
 		return taken_without_tid(m, pc, try);
 	owned_by(m, tid);
 	return locked(*self, m, pc, try);
+}
+
+/* A mutex of another kind than normal, or any mutex while take_normal is
+ * 0 (below), or in the trylock-first build: an adaptive mutex taken here
+ * as a normal one (adaptive_taken_here), else a peek at the mutex, the
+ * real lock, the bookkeeping.
+ *
+ * Before the real lock only the mutex itself is read: a free lock word of
+ * a kind whose real lock then simply acquires and returns 0 (a thread that
+ * takes the lock between the peek and the real lock's compare-and-swap
+ * makes it wait, uncounted: the one blind spot of this path). Before the
+ * shim is initialised, lock_slow initialises it before the real lock:
+ * cv__init takes the loader's lock, which must never be waited for while
+ * holding the program's mutex. */
+static CV_NOINLINE int lock_other(pthread_mutex_t *m, const void *pc)
+{
+	if (adaptive_taken_here(m))
+		return lock_normal(m, pc, false);
+	uintptr_t busy = (uintptr_t)trylock_first | (unsigned)CV_LOAD(&m->__data.__lock)
+		| ((unsigned)CV_LOAD(&m->__data.__kind) & MUTEX_KINDS_SLOW)
+		| (uintptr_t)!CV_LOAD(&cv__process.ready);
+	if (CV_UNLIKELY(busy))
+		return lock_slow(cv__self, m, pc, false);
+	cv__real.pthread_mutex_lock(m);   /* returns 0: the peek said so */
+	return locked(cv__self, m, pc, false);
 }
 
 /* The uncontended lock of a normal mutex (glibc's kind 0: the initializer
@@ -582,6 +602,16 @@ static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 	return rc;
 }
 
+/* mutex_unlock's mutex of another kind than normal: an adaptive one's
+ * release made here (adaptive_taken_here), else the real unlock. */
+static CV_NOINLINE int unlock_other(pthread_mutex_t *m)
+{
+	if (!adaptive_taken_here(m))
+		return cv__real.pthread_mutex_unlock(m);
+	unlock_normal(m, NULL);
+	return 0;
+}
+
 /* The unlock of the lock on top of a tracked thread's held set (cv__inert's
  * is empty), whose hold is not being timed and on which nobody is parked
  * (lock word 1: locked, no waiters; robust and PI words hold the owner's
@@ -600,7 +630,7 @@ static inline __attribute__((always_inline)) int mutex_unlock(pthread_mutex_t *m
 		return unlock_slow(t, m);
 	CV_STORE(&t->nheld, n - 1);
 	if (CV_UNLIKELY(not_taken_here(m)))
-		return cv__real.pthread_mutex_unlock(m);
+		return unlock_other(m);
 	unlock_normal(m, NULL);   /* a waiter that came since the test is woken unstamped */
 	return 0;
 }

@@ -1,9 +1,10 @@
 /* The state glibc keeps in a normal mutex, as the program can read it:
  * the lock word, the owner's tid, the user count, after each step of a
  * lock, a trylock from another thread, a condvar wait that times out, an
- * unlock, a trylock of its own and a destroy; for the mutex kinds the shim takes itself
- * (mutex.c: the initializer, PTHREAD_MUTEX_NORMAL, C11's mtx_plain) and
- * one it leaves to glibc (errorcheck). Then a lock in a thread's key
+ * unlock, a trylock of its own and a destroy; for the mutex kinds the shim
+ * takes itself (mutex.c: the initializer, PTHREAD_MUTEX_NORMAL, C11's
+ * mtx_plain, PTHREAD_MUTEX_ADAPTIVE_NP) and one it leaves to glibc
+ * (errorcheck). Then a lock in a thread's key
  * destructor, after the shim has seen the thread end, and one in a fork
  * child. Run natively and under the shim, the output must be the same
  * (trust::a_mutex_the_shim_takes_itself_is_left_as_glibc_leaves_it). */
@@ -99,6 +100,11 @@ int main(void)
 	mtx_t c11;
 	mtx_init(&c11, mtx_plain);
 	steps("mtx_plain", (pthread_mutex_t *)&c11);
+
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_t adaptive;
+	pthread_mutex_init(&adaptive, &a);
+	steps("PTHREAD_MUTEX_ADAPTIVE_NP", &adaptive);
 
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
 	pthread_mutex_t check;

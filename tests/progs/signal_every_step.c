@@ -5,8 +5,8 @@
  * The program forks a child that it traces. The child warms up (the
  * shim's caches, the records, the lock-order memos), then stops itself;
  * from there the parent single-steps it through one more round of each
- * case: mutexes (lock, trylock, a trylock under another lock, recursive
- * and error-checking kinds), a spinlock, an rwlock read and written, two
+ * case: mutexes (lock, trylock, a trylock under another lock, recursive,
+ * error-checking and adaptive kinds), a spinlock, an rwlock read and written, two
  * semaphores in turn (one found in its cache entry's partner), a condvar
  * signalled and broadcast with nobody waiting, a mutex, the spinlock and a
  * read lock taken under another mutex and, in a round of its own, a write
@@ -41,11 +41,11 @@
 #include "../../preload/shim.h"
 
 #define WARM   100
-#define ROUNDS 13   /* each case of the switch below once */
+#define ROUNDS 14   /* each case of the switch below once */
 
 static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t c = PTHREAD_MUTEX_INITIALIZER, h = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t recursive, errorcheck;
+static pthread_mutex_t recursive, errorcheck, adaptive;
 static pthread_spinlock_t spin;
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 /* sem2 is taken after sem, so that one of them is in its cache entry's
@@ -65,6 +65,7 @@ static volatile long quiet, freeing, freed;
 #define CASE_UNDER_B 10
 #define CASE_MISSES 11
 #define CASE_WRLOCK_UNDER_B 12
+#define CASE_ADAPTIVE 13
 
 /* CASE_MISSES: three of pool whose entries of the mutex cache are one
  * pair (white-box: shim.h, cv__way and cv__way_partner), so that taking
@@ -140,6 +141,7 @@ static void handler(int sig)
 	try_and_release(&a, true);
 	try_and_release(&c, false);
 	try_and_release(&recursive, true);   /* held by the interrupted code: recursive, so 0 */
+	try_and_release(&adaptive, true);
 	pthread_mutex_lock(&h);
 	pthread_mutex_unlock(&h);
 	int rc = pthread_spin_trylock(&spin);   /* EBUSY: the interrupted code holds it */
@@ -197,8 +199,8 @@ static void handler(int sig)
 static void all_free(bool in_child)
 {
 	int taken_by_parent = in_child ? round_case : -1;
-	pthread_mutex_t *mutexes[] = { &a, &b, &c, &h, &recursive, &errorcheck, in_one_pair[0], in_one_pair[1],
-				       in_one_pair[2] };
+	pthread_mutex_t *mutexes[] = { &a, &b, &c, &h, &recursive, &errorcheck, &adaptive, in_one_pair[0],
+				       in_one_pair[1], in_one_pair[2] };
 	for (size_t i = 0; i < sizeof(mutexes) / sizeof(mutexes[0]); i++) {
 		if (!(mutexes[i] == &recursive && taken_by_parent == CASE_RECURSIVE) &&
 		    !(mutexes[i] == &errorcheck && taken_by_parent == CASE_ERRORCHECK))
@@ -276,6 +278,8 @@ static int traced(void)
 	MUST(pthread_mutex_init(&recursive, &attr));
 	MUST(pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK));
 	MUST(pthread_mutex_init(&errorcheck, &attr));
+	MUST(pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP));
+	MUST(pthread_mutex_init(&adaptive, &attr));
 	MUST(pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE));
 	MUST(sem_init(&sem, 0, 1));
 	MUST(sem_init(&sem2, 0, 1));
@@ -356,6 +360,10 @@ static int traced(void)
 			pthread_rwlock_wrlock(&rw);
 			pthread_rwlock_unlock(&rw);
 			pthread_mutex_unlock(&b);
+			break;
+		case CASE_ADAPTIVE:
+			pthread_mutex_lock(&adaptive);
+			pthread_mutex_unlock(&adaptive);
 			break;
 		}
 	}

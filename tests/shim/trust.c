@@ -719,11 +719,11 @@ Test(trust, a_masked_section_leaves_the_mask_and_errno_as_they_were, .timeout = 
 }
 
 /* A signal at every instruction the shim executes while a program takes
- * its mutexes (lock, trylock, a trylock under another lock, recursive and
- * error-checking kinds, three in turn that miss the thread's cache), a
- * spinlock, an rwlock, a semaphore and a condvar, and a mutex, the
- * spinlock and the rwlock both ways under another mutex, by a tracer that
- * single-steps it; the handler tries them all, locks and
+ * its mutexes (lock, trylock, a trylock under another lock, recursive,
+ * error-checking and adaptive kinds, three in turn that miss the thread's
+ * cache), a spinlock, an rwlock, two semaphores and a condvar, and a
+ * mutex, the spinlock and the rwlock both ways under another mutex, by a
+ * tracer that single-steps it; the handler tries them all, locks and
  * forks, and each fork child carries on from the interrupted instruction
  * (tests/progs/signal_every_step.c: about 5,000 signals). A handler's
  * fork that left the interrupted lock-order lookup with no thread state
