@@ -8,8 +8,9 @@
  * read only when the lock was held (contended) and on 1 in
  * CONVOY_HOLD_SAMPLE acquisitions (hold time, TSC).
  *
- * Other kinds, and a process without threads: a peek at the lock word, then
- * the real lock (lock_other). Why not trylock first (the seeds' and
+ * Other kinds (but adaptive ones, taken as normal ones: lock_other), and a
+ * process without threads: a peek at the lock word, then the real lock
+ * (lock_other). Why not trylock first (the seeds' and
  * mutrace's shape): docs/performance.md has the measurement. The peek never
  * changes what the program sees: the real lock is the function that
  * acquires. Its one blind spot is a lock taken by another thread in the few
@@ -409,7 +410,9 @@ static inline uintptr_t not_taken_here(const pthread_mutex_t *m)
  * same conditions (take_normal), and leaves a held one to the real lock,
  * which spins (lock_normal's lock_slow). Out of the fast paths: their one
  * test of the kind stays as it was (lock_other, unlock_other). Not in the
- * trylock-first build, which takes nothing itself. */
+ * trylock-first build, which takes nothing itself. Process-private only,
+ * as normal ones (not_taken_here): a process-shared mutex's waiters sleep
+ * on a shared futex, which wake_waiter's private wake would not reach. */
 static inline bool adaptive_taken_here(const pthread_mutex_t *m)
 {
 	return !trylock_first &&
@@ -519,7 +522,8 @@ static CV_NOINLINE int lock_other(pthread_mutex_t *m, const void *pc)
  * first thread: take_normal, real.c), its lock elision (asked for only
  * with GLIBC_TUNABLES glibc.elision.enable=1; take_normal is 0 then), and its
  * static probe "mutex_acquired" (an SDT note for uprobes; the real lock
- * and unlock still fire theirs on every other path). */
+ * and unlock still fire theirs on every other path, but for an adaptive
+ * mutex's: lock_other). */
 static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 {
 	const void *pc = __builtin_return_address(0);
@@ -576,10 +580,10 @@ static inline void unlock_normal(pthread_mutex_t *m, struct cv_obj *o)
 }
 
 /* The held set and the hold's end before the release, so that the next
- * owner's acquisition always comes after this hold ended. A mutex the
- * shim takes itself is released here too (unlock_normal); any other
- * kind's waiter is woken inside the real unlock, so its stamp comes
- * before it. */
+ * owner's acquisition always comes after this hold ended. A normal mutex
+ * the shim takes itself is released here too (unlock_normal); any other
+ * kind's waiter, an adaptive one's included, is woken inside the real
+ * unlock, so its stamp comes before it. */
 static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 {
 	struct cv_obj *o = NULL;

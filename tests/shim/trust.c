@@ -84,16 +84,34 @@ Test(trust, the_shim_makes_no_heap_in_a_program_that_never_allocates)
 	cr_assert(tu_has_line(b.native.out, "heap bytes: 0"), "%s", b.native.out);
 }
 
-/* mutex.c takes normal mutexes itself in a process with threads: glibc's
- * lock word, owner and user count must come out as glibc's own lock and
- * unlock leave them, through a trylock from another thread, a condvar
- * wait, a destroy, a lock after the shim saw the thread end (the owner
- * was 0) and a fork child. */
+/* mutex.c takes normal and adaptive mutexes itself in a process with
+ * threads: glibc's lock word, owner and user count must come out as
+ * glibc's own lock and unlock leave them, through a trylock from another
+ * thread, a condvar wait, a destroy, a lock after the shim saw the thread
+ * end (the owner was 0) and a fork child. */
 Test(trust, a_mutex_the_shim_takes_itself_is_left_as_glibc_leaves_it)
 {
 	struct both b;
 	same_prog(&b, "mutex_state", NULL);
 	cr_assert(tu_has_line(b.native.out, "key destructor"), "%s", b.native.out);
+}
+
+/* An adaptive mutex the shim takes when free and glibc's lock takes when
+ * held (it spins, then sleeps), released by the shim: every acquisition
+ * counted, and the words left as glibc leaves them. */
+Test(trust, a_contended_adaptive_mutex_is_counted_and_left_as_glibc_leaves_it, .timeout = 120)
+{
+	struct both b;
+	same_prog(&b, "adaptive_contended", NULL);
+	cr_assert(tu_has_line(b.native.out, "counter 200000 lock 0 owner 0 users 0 count 0 kind 3"), "%s",
+		  b.native.out);
+	size_t n;
+	char **profiles = tu_profiles(b.dir, &n);
+	TU_EQ(n, 1, "profiles in %s", b.dir);
+	json_object *report = tu_report(profiles[0]), *m = tu_lock(report, "adaptive");
+	cr_assert(m, "no row for the adaptive mutex in %s", profiles[0]);
+	TU_EQ(tu_int(m, "acquisitions"), 200000, "adaptive's acquisitions");
+	json_object_put(report);
 }
 
 /* spin.c takes spinlocks itself on x86 (glibc's `lock decl` from 1, and
