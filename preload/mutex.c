@@ -8,8 +8,8 @@
  * read only when the lock was held (contended) and on 1 in
  * CONVOY_HOLD_SAMPLE acquisitions (hold time, TSC).
  *
- * Other kinds (but adaptive ones, taken as normal ones: lock_other), and a
- * process without threads: a peek at the lock word, then the real lock
+ * Other kinds (but adaptive ones, taken as normal ones: adaptive_taken_here),
+ * and a process without threads: a peek at the lock word, then the real lock
  * (lock_other). Why not trylock first (the seeds' and
  * mutrace's shape): docs/performance.md has the measurement. The peek never
  * changes what the program sees: the real lock is the function that
@@ -409,7 +409,8 @@ static inline uintptr_t not_taken_here(const pthread_mutex_t *m)
  * normal"). So the shim takes and releases it as a normal one, with the
  * same conditions (take_normal), and leaves a held one to the real lock,
  * which spins (lock_normal's lock_slow). Out of the fast paths: their one
- * test of the kind stays as it was (lock_other, unlock_other). Not in the
+ * test of the kind stays as it was (lock_other, trylock_other,
+ * unlock_other; unlock_slow by taken_here). Not in the
  * trylock-first build, which takes nothing itself. Process-private only,
  * as normal ones (not_taken_here): a process-shared mutex's waiters sleep
  * on a shared futex, which wake_waiter's private wake would not reach. */
@@ -418,6 +419,13 @@ static inline bool adaptive_taken_here(const pthread_mutex_t *m)
 	return !trylock_first &&
 	       ((unsigned)CV_LOAD(&m->__data.__kind) & ~MUTEX_NO_ELISION) == PTHREAD_MUTEX_ADAPTIVE_NP &&
 	       CV_LOAD(&cv__real.take_normal);
+}
+
+/* Whether the shim takes and releases m itself, for the paths off the fast
+ * ones (unlock_slow): a normal mutex or an adaptive one. */
+static inline bool taken_here(const pthread_mutex_t *m)
+{
+	return !not_taken_here(m) || adaptive_taken_here(m);
 }
 
 /* glibc's lock and trylock of a normal mutex, made here: the lock word from
@@ -580,10 +588,10 @@ static inline void unlock_normal(pthread_mutex_t *m, struct cv_obj *o)
 }
 
 /* The held set and the hold's end before the release, so that the next
- * owner's acquisition always comes after this hold ended. A normal mutex
- * the shim takes itself is released here too (unlock_normal); any other
- * kind's waiter, an adaptive one's included, is woken inside the real
- * unlock, so its stamp comes before it. */
+ * owner's acquisition always comes after this hold ended. A mutex the
+ * shim takes itself is released here too (unlock_normal); any other
+ * kind's waiter is woken inside the real unlock, so its stamp comes
+ * before it. */
 static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 {
 	struct cv_obj *o = NULL;
@@ -594,7 +602,7 @@ static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 		if (mutex_has_waiters(m))
 			o = cv__mutex_rec(t, m)->obj;
 	}
-	if (!not_taken_here(m)) {
+	if (taken_here(m)) {
 		unlock_normal(m, o);
 		released(t, m);
 		return 0;
@@ -606,8 +614,9 @@ static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 	return rc;
 }
 
-/* mutex_unlock's mutex of another kind than normal: an adaptive one's
- * release made here (adaptive_taken_here), else the real unlock. */
+/* mutex_unlock's mutex of another kind than normal, or any while
+ * take_normal is 0: an adaptive one's release made here
+ * (adaptive_taken_here), else the real unlock. */
 static CV_NOINLINE int unlock_other(pthread_mutex_t *m)
 {
 	if (!adaptive_taken_here(m))
@@ -650,10 +659,13 @@ CV_EXPORT int mtx_unlock(mtx_t *m)
 	return CV_LIKELY(rc == 0) ? thrd_success : cv__thrd_err_map(rc);
 }
 
-/* A mutex the shim does not take itself (not_taken_here): the real
- * trylock, then the same bookkeeping. */
+/* A mutex the fast path's test does not take itself (not_taken_here): an
+ * adaptive one tried as a normal one (adaptive_taken_here: glibc's trylock
+ * shares its case), else the real trylock, then the same bookkeeping. */
 static CV_NOINLINE int trylock_other(pthread_mutex_t *m, const void *pc)
 {
+	if (adaptive_taken_here(m))
+		return lock_normal(m, pc, true);
 	if (CV_UNLIKELY(!CV_LOAD(&cv__process.ready)))
 		cv__thread_slow();   /* initialised before the lock: lock_other says why */
 	int rc = cv__real.pthread_mutex_trylock(m);

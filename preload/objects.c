@@ -507,17 +507,11 @@ static struct cv_way *cache_for(struct cv_thread *t, uint32_t kind, uint32_t *wa
 	case CV_OBJ_MUTEX:  return CACHE(t->mutex_cache);
 	case CV_OBJ_RWLOCK: return CACHE(t->rwlock_cache);
 	case CV_OBJ_SPIN:   return CACHE(t->spin_cache);
-	case CV_OBJ_SEM:    *ways = 1; return t->sem_cache;   /* a fixed entry and its partner: shim.h, cv__sem_miss */
+	case CV_OBJ_SEM:    *ways = 1; return t->sem_cache;   /* a fixed entry and its partner: shim.h, cv__sem_rec */
 	case CV_OBJ_FUTEX:  return CACHE(t->futex_cache);
 	default:            *ways = 0; return NULL;
 	}
 #undef CACHE
-}
-
-/* addr's entry in a cache of that many entries. */
-static struct cv_way *entry_of(struct cv_way *cache, uint32_t ways, const void *addr)
-{
-	return ways > 1 ? cv__way_n(cache, ways, addr) : cache;
 }
 
 /* r, just looked up, into addr's entry of its cache; the live record of
@@ -538,7 +532,7 @@ static void cache_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)
 	struct cv_way *cache = cache_for(t, r->obj->kind, &ways);
 	if (!cache)
 		return;
-	struct cv_way *w = entry_of(cache, ways, addr);
+	struct cv_way *w = cv__way_n(cache, ways, addr);
 	if (CV_LOAD(&w->obj->addr) != addr && !CV_LOAD(&w->obj->retired))
 		cv__way_set(cv__way_partner(cache, w), w->rec, w->obj);
 	cv__way_set(w, r, r->obj);
@@ -551,7 +545,7 @@ static void cache_drop(struct cv_thread *t, const void *addr, const struct cv_re
 	struct cv_way *cache = cache_for(t, r->obj->kind, &ways);
 	if (!cache)
 		return;
-	struct cv_way *w = entry_of(cache, ways, addr);
+	struct cv_way *w = cv__way_n(cache, ways, addr);
 	if (w->rec == r)
 		*w = (struct cv_way)CV_EMPTY_WAY;
 	if ((w = cv__way_partner(cache, w))->rec == r)

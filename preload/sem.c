@@ -117,7 +117,7 @@ static CV_COLD int taken_slow(sem_t *s, bool try)
 	return taken_count(cv__sem_rec(t, s), try);
 }
 
-/* taken's miss of the fixed entry: its partner (shim.h, cv__sem_miss) in
+/* taken's miss of the fixed entry: its partner (shim.h, cv__sem_rec) in
  * the state taken read, else taken_slow; also when that state is no longer
  * the thread's (a fork child made by a signal handler since: the slow path
  * counts in the child's own). */

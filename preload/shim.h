@@ -545,7 +545,7 @@ struct cv_thread {
 	 * the held set, which then began at line 18, they made a mutex taken
 	 * alone 0.85 ns dearer, for reasons not found. A line of CV_WAYS
 	 * entries for spinlocks and futex words. Semaphores have a fixed entry
-	 * and its partner (cv__sem_miss), not a hashed one: the hashed entry
+	 * and its partner (cv__sem_rec), not a hashed one: the hashed entry
 	 * cost their uncontended pair 2.8 ns more on the AMD guest (sem_trywait
 	 * and sem_post: 6.4 -> 9.2 ns; a fixed entry of the same line 6.7),
 	 * where the mutex, rwlock and spinlock paths paid nothing measurable. */
@@ -694,10 +694,13 @@ bool cv__records_merge(struct cv_thread *dst, struct cv_thread *src);
 
 /* addr's entry in a cache of `ways` entries (a power of two, a constant
  * at every fast path): a multiplicative hash, so that objects side by side
- * in an array or a struct fall in different entries. cv__way: of a cache
+ * in an array or a struct fall in different entries; with `ways` 1, the
+ * fixed entry 0 (the semaphores': cv__sem_rec). cv__way: of a cache
  * array. */
 static inline struct cv_way *cv__way_n(struct cv_way *cache, uint32_t ways, const void *addr)
 {
+	if (ways == 1)
+		return cache;
 	return &cache[((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - __builtin_ctz(ways))];
 }
 #define cv__way(cache, addr) cv__way_n((cache), CV_NWAYS(cache), (addr))
@@ -790,27 +793,20 @@ static inline struct cv_rec *cv__spin_rec(struct cv_thread *t, const void *addr)
 
 /* A semaphore's record in t's cache: its fixed entry, sem_cache[0], or
  * that entry's partner, where a fill moves the record it displaces
- * (objects.c, cache_fill). A program that waits on two semaphores in turn
- * (a producer's "empty" and "full", each of CPython's locks) finds both:
- * with the fixed entry alone each of its waits looked in the thread's
- * table and filled the entry again (`semwait2` 14.8 ns a pair, 5.7
- * natively). The fast paths test the fixed entry and leave the partner to
- * a function of their own (sem.c): with both tested in them, the
- * compiler's code for sem_wait cost 0.6 ns more (21 rounds). */
-static inline uintptr_t cv__sem_miss(const struct cv_thread *t, const void *addr, struct cv_rec **r,
-				     struct cv_obj **o)
-{
-	return cv__way_miss(&t->sem_cache[0], addr, r, o) && cv__way_miss(&t->sem_cache[1], addr, r, o);
-}
-
+ * (objects.c, cache_fill): a cache of one hashed entry (cv__way_n) in a
+ * pair. A program that waits on two semaphores in turn (a producer's
+ * "empty" and "full", each of CPython's locks) finds both: with the fixed
+ * entry alone each of its waits looked in the thread's table and filled
+ * the entry again (`semwait2` 14.8 ns a pair, 5.7 natively). The fast
+ * paths test the fixed entry and leave the partner to a function of their
+ * own (sem.c): with both tested in them, the compiler's code for sem_wait
+ * cost 0.6 ns more (21 rounds). */
 _Static_assert(CV_NWAYS(((struct cv_thread *)0)->sem_cache) == 2,
 	       "the semaphore cache is a fixed entry and its partner (objects.c, cache_fill)");
 
 static inline struct cv_rec *cv__sem_rec(struct cv_thread *t, const void *addr)
 {
-	struct cv_rec *r;
-	struct cv_obj *o;
-	return CV_LIKELY(!cv__sem_miss(t, addr, &r, &o)) ? r : cv__lookup_slow(t, addr, CV_OBJ_SEM);
+	return cv__cached_rec(t->sem_cache, 1, addr, CV_OBJ_SEM, t);
 }
 
 static inline struct cv_rec *cv__futex_rec(struct cv_thread *t, const void *addr)
