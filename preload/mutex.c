@@ -8,8 +8,9 @@
  * read only when the lock was held (contended) and on 1 in
  * CONVOY_HOLD_SAMPLE acquisitions (hold time, TSC).
  *
- * Other kinds (but adaptive ones, taken as normal ones: adaptive_taken_here),
- * and a process without threads: a peek at the lock word, then the real lock
+ * Adaptive, recursive and errorcheck mutexes are taken the same way, out of
+ * line (type_taken_here). Other kinds, an errorcheck mutex's relock by its
+ * owner, and a process without threads: a peek at the lock word, then the real lock
  * (lock_other). Why not trylock first (the seeds' and
  * mutrace's shape): docs/performance.md has the measurement. The peek never
  * changes what the program sees: the real lock is the function that
@@ -401,31 +402,67 @@ static inline uintptr_t not_taken_here(const pthread_mutex_t *m)
 	return ((unsigned)CV_LOAD(&m->__data.__kind) & ~MUTEX_NO_ELISION) | (CV_LOAD(&cv__real.take_normal) ^ 1u);
 }
 
-/* glibc's adaptive mutex (PTHREAD_MUTEX_ADAPTIVE_NP: MariaDB and MySQL
- * make every mutex one) differs from a normal one only when its lock is
- * held: glibc's lock then spins a while before it waits
- * (nptl/pthread_mutex_lock.c), and its lock on a free word, its trylock
- * and its unlock are the normal mutex's (pthread_mutex_unlock.c: "goto
- * normal"). So the shim takes and releases it as a normal one, with the
- * same conditions (take_normal), and leaves a held one to the real lock,
- * which spins (lock_normal's lock_slow). Out of the fast paths: their one
- * test of the kind stays as it was (lock_other, trylock_other,
- * unlock_other; unlock_slow by taken_here). Not in the
+/* The other types glibc's own fast path handles (nptl/pthread_mutex_lock.c,
+ * pthread_mutex_trylock.c, pthread_mutex_unlock.c), which differ from a
+ * normal mutex only in what they check and count, are taken and released
+ * by the shim too, with the same conditions (take_normal):
+ *
+ * - adaptive (PTHREAD_MUTEX_ADAPTIVE_NP: MariaDB and MySQL make every
+ *   mutex one) differs only when its lock is held: glibc's lock then spins
+ *   a while before it waits, so a held one is left to the real lock
+ *   (lock_normal's lock_slow); its lock on a free word, trylock and unlock
+ *   are the normal mutex's ("goto normal").
+ * - recursive (PTHREAD_MUTEX_RECURSIVE: std::recursive_mutex, GLib's
+ *   GRecMutex) counts its owner's relocks in __count: its first lock is
+ *   the normal one with the count set to 1 first, its owner's relock or
+ *   trylock one more (relock_recursive), its owner's unlock one less, and
+ *   the last (count 1) the normal one with the count 0.
+ * - errorcheck (PTHREAD_MUTEX_ERRORCHECK) refuses its owner's relock
+ *   (EDEADLK, left to the real lock) and an unlock by another thread
+ *   (EPERM); its trylock is the normal one.
+ *
+ * An unlock by a thread that does not own the mutex goes to the real
+ * unlock, so glibc's checks and errors stay glibc's. All out of the fast
+ * paths: their one test of the kind stays as it was (lock_other,
+ * trylock_other, unlock_other; unlock_slow releases only the types whose
+ * unlock is the normal one itself: unlocked_as_normal). Not in the
  * trylock-first build, which takes nothing itself. Process-private only,
  * as normal ones (not_taken_here): a process-shared mutex's waiters sleep
- * on a shared futex, which wake_waiter's private wake would not reach. */
-static inline bool adaptive_taken_here(const pthread_mutex_t *m)
+ * on a shared futex, which wake_waiter's private wake would not reach.
+ *
+ * MUTEX_NOT_HERE: a mutex the shim leaves to glibc. */
+#define MUTEX_NOT_HERE (~0u)
+static inline unsigned type_taken_here(const pthread_mutex_t *m)
 {
-	return !trylock_first &&
-	       ((unsigned)CV_LOAD(&m->__data.__kind) & ~MUTEX_NO_ELISION) == PTHREAD_MUTEX_ADAPTIVE_NP &&
-	       CV_LOAD(&cv__real.take_normal);
+	unsigned kind = (unsigned)CV_LOAD(&m->__data.__kind) & ~MUTEX_NO_ELISION;
+	if (trylock_first || kind > CV_MUTEX_TYPE_MASK || !CV_LOAD(&cv__real.take_normal))
+		return MUTEX_NOT_HERE;
+	return kind;
 }
 
-/* Whether the shim takes and releases m itself, for the paths off the fast
- * ones (unlock_slow): a normal mutex or an adaptive one. */
-static inline bool taken_here(const pthread_mutex_t *m)
+/* Whether the calling thread may own m (glibc compares its tid with the
+ * owner's), or has no tid in TLS (cv__tid) to tell: then the real
+ * function decides. */
+static inline bool maybe_owned_here(const pthread_mutex_t *m)
 {
-	return !not_taken_here(m) || adaptive_taken_here(m);
+	pid_t tid = cv__tid;
+	return tid == 0 || CV_LOAD(&m->__data.__owner) == tid;
+}
+
+/* Whether the calling thread owns m, as glibc's unlock of a recursive or
+ * errorcheck mutex asks before it releases. */
+static inline bool owned_here(const pthread_mutex_t *m)
+{
+	pid_t tid = cv__tid;
+	return tid != 0 && CV_LOAD(&m->__data.__owner) == tid;
+}
+
+/* Whether unlock_slow releases m itself (unlock_normal): a type whose
+ * unlock is the normal one, taken here. */
+static inline bool unlocked_as_normal(const pthread_mutex_t *m)
+{
+	unsigned type = type_taken_here(m);
+	return type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP;
 }
 
 /* glibc's lock and trylock of a normal mutex, made here: the lock word from
@@ -458,7 +495,8 @@ static CV_COLD int taken_without_tid(pthread_mutex_t *m, const void *pc, bool tr
 
 /* A normal mutex taken here (mutex_lock, pthread_mutex_trylock; try: the
  * latter, whose failure is EBUSY): glibc's compare-and-swap, then the
- * owner and the bookkeeping.
+ * owner and the bookkeeping. recursive: a recursive mutex's first lock,
+ * whose count glibc sets to 1 before the owner.
  *
  * The addresses of this thread's state and tid are made before the
  * compare-and-swap and kept in registers. With initial-exec TLS each is
@@ -471,13 +509,16 @@ static CV_COLD int taken_without_tid(pthread_mutex_t *m, const void *pc, bool tr
  * early, so a signal handler that changes one in between is seen as
  * before. The empty asm keeps the compiler from folding the addresses
  * back into loads after the lock. */
-static inline __attribute__((always_inline)) int lock_normal(pthread_mutex_t *m, const void *pc, bool try)
+static inline __attribute__((always_inline)) int lock_normal(pthread_mutex_t *m, const void *pc, bool try,
+								 bool recursive)
 {
 	struct cv_thread **self = &cv__self;
 	pid_t *tid_slot = &cv__tid;
 	__asm__ volatile("" : "+r"(self), "+r"(tid_slot));
 	if (CV_UNLIKELY(!lock_word_taken(m)))
 		return try ? trylocked_slow(m, EBUSY, pc) : lock_slow(cv__self, m, pc, true);
+	if (recursive)
+		CV_STORE(&m->__data.__count, 1);
 	pid_t tid = *tid_slot;
 	if (CV_UNLIKELY(tid == 0))
 		return taken_without_tid(m, pc, try);
@@ -485,10 +526,24 @@ static inline __attribute__((always_inline)) int lock_normal(pthread_mutex_t *m,
 	return locked(*self, m, pc, try);
 }
 
+/* A recursive mutex's lock or trylock by its owner, as glibc's: one more
+ * in the count (where it would wrap, the real function's EAGAIN), then
+ * the bookkeeping of an acquisition; it adds no lock-order edge (the
+ * thread holds the lock: cv__lockorder_attempt). */
+static inline int relock_recursive(pthread_mutex_t *m, const void *pc, bool try)
+{
+	unsigned count = CV_LOAD(&m->__data.__count) + 1;
+	if (CV_UNLIKELY(count == 0))
+		return try ? cv__real.pthread_mutex_trylock(m) : cv__real.pthread_mutex_lock(m);
+	CV_STORE(&m->__data.__count, count);
+	return locked(cv__self, m, pc, try);
+}
+
 /* A mutex of another kind than normal, or any mutex while take_normal is
- * 0 (below), or in the trylock-first build: an adaptive mutex taken here
- * as a normal one (adaptive_taken_here), else a peek at the mutex, the
- * real lock, the bookkeeping.
+ * 0 (below), or in the trylock-first build: an adaptive, recursive or
+ * errorcheck mutex taken here (type_taken_here), or a recursive one
+ * relocked by its owner, else a peek at the mutex, the real lock, the
+ * bookkeeping (an errorcheck mutex's owner gets the real lock's EDEADLK).
  *
  * Before the real lock only the mutex itself is read: a free lock word of
  * a kind whose real lock then simply acquires and returns 0 (a thread that
@@ -499,8 +554,11 @@ static inline __attribute__((always_inline)) int lock_normal(pthread_mutex_t *m,
  * holding the program's mutex. */
 static CV_NOINLINE int lock_other(pthread_mutex_t *m, const void *pc)
 {
-	if (adaptive_taken_here(m))
-		return lock_normal(m, pc, false);
+	unsigned type = type_taken_here(m);
+	if (type == PTHREAD_MUTEX_ADAPTIVE_NP || (type != MUTEX_NOT_HERE && !maybe_owned_here(m)))
+		return lock_normal(m, pc, false, type == PTHREAD_MUTEX_RECURSIVE);
+	if (type == PTHREAD_MUTEX_RECURSIVE && owned_here(m))
+		return relock_recursive(m, pc, false);
 	uintptr_t busy = (uintptr_t)trylock_first | (unsigned)CV_LOAD(&m->__data.__lock)
 		| ((unsigned)CV_LOAD(&m->__data.__kind) & MUTEX_KINDS_SLOW)
 		| (uintptr_t)!CV_LOAD(&cv__process.ready);
@@ -538,7 +596,7 @@ static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 	uintptr_t other = not_taken_here(m) | (uintptr_t)trylock_first;
 	if (CV_UNLIKELY(other))
 		return lock_other(m, pc);
-	return lock_normal(m, pc, false);
+	return lock_normal(m, pc, false, false);
 }
 
 CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
@@ -602,7 +660,7 @@ static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 		if (mutex_has_waiters(m))
 			o = cv__mutex_rec(t, m)->obj;
 	}
-	if (taken_here(m)) {
+	if (unlocked_as_normal(m)) {
 		unlock_normal(m, o);
 		released(t, m);
 		return 0;
@@ -615,12 +673,20 @@ static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 }
 
 /* mutex_unlock's mutex of another kind than normal, or any while
- * take_normal is 0: an adaptive one's release made here
- * (adaptive_taken_here), else the real unlock. */
+ * take_normal is 0: an adaptive one's release made here, and its owner's
+ * of a recursive or errorcheck one (type_taken_here; the lock word is
+ * held: mutex_unlock tested it), else the real unlock. */
 static CV_NOINLINE int unlock_other(pthread_mutex_t *m)
 {
-	if (!adaptive_taken_here(m))
+	unsigned type = type_taken_here(m);
+	if (type == MUTEX_NOT_HERE || (type != PTHREAD_MUTEX_ADAPTIVE_NP && !owned_here(m)))
 		return cv__real.pthread_mutex_unlock(m);
+	if (type == PTHREAD_MUTEX_RECURSIVE) {
+		unsigned count = CV_LOAD(&m->__data.__count) - 1;
+		CV_STORE(&m->__data.__count, count);
+		if (count != 0)
+			return 0;   /* still held: a relock's unlock */
+	}
 	unlock_normal(m, NULL);
 	return 0;
 }
@@ -660,12 +726,17 @@ CV_EXPORT int mtx_unlock(mtx_t *m)
 }
 
 /* A mutex the fast path's test does not take itself (not_taken_here): an
- * adaptive one tried as a normal one (adaptive_taken_here: glibc's trylock
- * shares its case), else the real trylock, then the same bookkeeping. */
+ * adaptive or errorcheck one tried as a normal one (glibc's trylock shares
+ * their case), a recursive one so too, or relocked by its owner
+ * (type_taken_here), else the real trylock, then the same bookkeeping. */
 static CV_NOINLINE int trylock_other(pthread_mutex_t *m, const void *pc)
 {
-	if (adaptive_taken_here(m))
-		return lock_normal(m, pc, true);
+	unsigned type = type_taken_here(m);
+	if (type == PTHREAD_MUTEX_ADAPTIVE_NP || type == PTHREAD_MUTEX_ERRORCHECK ||
+	    (type == PTHREAD_MUTEX_RECURSIVE && !maybe_owned_here(m)))
+		return lock_normal(m, pc, true, type == PTHREAD_MUTEX_RECURSIVE);
+	if (type == PTHREAD_MUTEX_RECURSIVE && owned_here(m))
+		return relock_recursive(m, pc, true);
 	if (CV_UNLIKELY(!CV_LOAD(&cv__process.ready)))
 		cv__thread_slow();   /* initialised before the lock: lock_other says why */
 	int rc = cv__real.pthread_mutex_trylock(m);
@@ -683,7 +754,7 @@ CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 	const void *pc = __builtin_return_address(0);
 	if (CV_UNLIKELY(not_taken_here(m)))
 		return trylock_other(m, pc);
-	return lock_normal(m, pc, true);
+	return lock_normal(m, pc, true, false);
 }
 
 /* timedlock and clocklock: the same shape, with a deadline. */

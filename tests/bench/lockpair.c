@@ -14,6 +14,9 @@
  *   lockpair semwait N       ns per sem_wait+sem_post pair that never blocks, one thread
  *   lockpair trylock N       ns per pthread_mutex_trylock+unlock pair, one thread
  *   lockpair mtx N           ns per C11 mtx_lock+mtx_unlock pair, one thread
+ *   lockpair recursive N, errorcheck N
+ *                            lock+unlock of a PTHREAD_MUTEX_RECURSIVE or _ERRORCHECK mutex
+ *   lockpair recursive2 N    lock+unlock of a recursive mutex that the thread already holds
  *   lockpair signal N        ns per pthread_cond_signal with no thread waiting, one thread
  *   lockpair broadcast N     ns per pthread_cond_broadcast with no thread waiting, one thread
  *   lockpair signal2 N       ns per pthread_cond_signal with no thread waiting, on two condvars in turn
@@ -53,6 +56,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +67,8 @@
 #include <sys/syscall.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER, outer = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t recursive = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
+		       errorcheck = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
 static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_rwlock_t rwlocks[3] = { PTHREAD_RWLOCK_INITIALIZER, PTHREAD_RWLOCK_INITIALIZER,
 				       PTHREAD_RWLOCK_INITIALIZER };
@@ -294,6 +300,18 @@ static void *loop(void *arg)
 			shared++;
 			pthread_cond_destroy(c);
 		}
+	} else if (!strcmp(mode, "recursive") || !strcmp(mode, "errorcheck") || !strcmp(mode, "recursive2")) {
+		pthread_mutex_t *m = !strcmp(mode, "errorcheck") ? &errorcheck : &recursive;
+		bool held = !strcmp(mode, "recursive2");   /* each pair a relock */
+		if (held)
+			pthread_mutex_lock(m);
+		for (long i = 0; i < iterations; i++) {
+			pthread_mutex_lock(m);
+			shared++;
+			pthread_mutex_unlock(m);
+		}
+		if (held)
+			pthread_mutex_unlock(m);
 	} else if (!strcmp(mode, "syscall")) {
 		for (long i = 0; i < iterations; i++)
 			shared += syscall(SYS_getppid);
@@ -313,13 +331,13 @@ int main(int argc, char **argv)
 					     "spin-contended", "semtry", "syscall", "nested", "nested-rdlock", "nested-spin", "mtx", "signal", "pingpong",
 					     "alternate", "churn", "churn-many", "churn-cond", "churn-sig", "churn-many-sig", "semwait", "trylock", "broadcast",
 					     "signal2", "rdlock3", "spin2", "semwait2", "rdlock-same-entry", "nested-rdlock3",
-					     "mutex16", "rdlock16" };
+					     "mutex16", "rdlock16", "recursive", "recursive2", "errorcheck" };
 	int known = 0;
 	for (size_t i = 0; argc == 3 && i < sizeof(modes) / sizeof(modes[0]); i++)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|semwait|trylock|syscall|nested|nested-rdlock|nested-spin|mtx|signal|signal2|broadcast|pingpong|alternate|rdlock3|spin2|semwait2|rdlock-same-entry|nested-rdlock3|mutex16|rdlock16|churn|churn-many|churn-cond|churn-sig|churn-many-sig ITERATIONS\n");
+			"semtry|semwait|trylock|syscall|nested|nested-rdlock|nested-spin|mtx|recursive|recursive2|errorcheck|signal|signal2|broadcast|pingpong|alternate|rdlock3|spin2|semwait2|rdlock-same-entry|nested-rdlock3|mutex16|rdlock16|churn|churn-many|churn-cond|churn-sig|churn-many-sig ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];

@@ -48,6 +48,9 @@ run_case mutex16 10000000
 run_case rdlock16 10000000
 run_case trylock 10000000
 run_case mtx 10000000
+run_case recursive 10000000
+run_case recursive2 10000000
+run_case errorcheck 10000000
 run_case rdlock 10000000
 run_case wrlock 10000000
 run_case spin 10000000

@@ -1,13 +1,15 @@
-/* The state glibc keeps in a normal mutex, as the program can read it:
- * the lock word, the owner's tid, the user count, after each step of a
- * lock, a trylock from another thread, a condvar wait that times out, an
- * unlock, a trylock of its own and a destroy; for the mutex kinds the shim
- * takes itself (mutex.c: the initializer, PTHREAD_MUTEX_NORMAL, C11's
- * mtx_plain, PTHREAD_MUTEX_ADAPTIVE_NP) and one it leaves to glibc
- * (errorcheck). Then a lock in a thread's key
- * destructor, after the shim has seen the thread end, and one in a fork
- * child. Run natively and under the shim, the output must be the same
- * (trust::a_mutex_the_shim_takes_itself_is_left_as_glibc_leaves_it). */
+/* The state glibc keeps in a mutex, as the program can read it: the lock
+ * word, the owner's tid, the user count, the recursive count, after each
+ * step of a lock, a trylock from another thread, a condvar wait that times
+ * out, an unlock, a trylock of its own and a destroy; for the mutex kinds
+ * the shim takes itself (mutex.c: the initializer, PTHREAD_MUTEX_NORMAL,
+ * C11's mtx_plain, PTHREAD_MUTEX_ADAPTIVE_NP, _RECURSIVE, _ERRORCHECK)
+ * and one it leaves to glibc (process-shared). For the recursive and
+ * errorcheck ones, the owner's relock and trylock, and the errors of an
+ * unlock by another thread and of one too many. Then a lock in a thread's
+ * key destructor, after the shim has seen the thread end, and one in a
+ * fork child. Run natively and under the shim, the output must be the
+ * same (trust::a_mutex_the_shim_takes_itself_is_left_as_glibc_leaves_it). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,9 +23,50 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 
 static void show(const char *step, pthread_mutex_t *m)
 {
-	printf("  %-24s lock %d owner %s users %u kind %d\n", step, m->__data.__lock,
+	printf("  %-24s lock %d owner %s users %u count %u kind %d\n", step, m->__data.__lock,
 	       m->__data.__owner == 0 ? "none" : m->__data.__owner == gettid() ? "me" : "other",
-	       m->__data.__nusers, m->__data.__kind);
+	       m->__data.__nusers, m->__data.__count, m->__data.__kind);
+}
+
+static const char *result(int rc)
+{
+	switch (rc) {
+	case 0: return "0";
+	case EBUSY: return "EBUSY";
+	case EDEADLK: return "EDEADLK";
+	case EPERM: return "EPERM";
+	default: return strerror(rc);
+	}
+}
+
+static void *unlock_it(void *arg)
+{
+	return (void *)(long)pthread_mutex_unlock(arg);
+}
+
+/* What a recursive or errorcheck mutex checks: its owner's relock and
+ * trylock, an unlock by another thread, and the owner's unlocks until one
+ * fails. */
+static void owner_steps(pthread_mutex_t *m)
+{
+	printf("  lock: %s\n", result(pthread_mutex_lock(m)));
+	printf("  relock: %s\n", result(pthread_mutex_lock(m)));
+	show("relocked", m);
+	printf("  trylock by the owner: %s\n", result(pthread_mutex_trylock(m)));
+	show("tried by the owner", m);
+	pthread_t th;
+	void *rc;
+	pthread_create(&th, NULL, unlock_it, m);
+	pthread_join(th, &rc);
+	printf("  unlock from another thread: %s\n", result((int)(long)rc));
+	show("after it", m);
+	for (int i = 0; i < 4; i++) {
+		int u = pthread_mutex_unlock(m);
+		printf("  unlock: %s\n", result(u));
+		show("unlocked", m);
+		if (u)
+			break;
+	}
 }
 
 static void *try_it(void *arg)
@@ -106,10 +149,25 @@ int main(void)
 	pthread_mutex_init(&adaptive, &a);
 	steps("PTHREAD_MUTEX_ADAPTIVE_NP", &adaptive);
 
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_t recursive;
+	pthread_mutex_init(&recursive, &a);
+	steps("PTHREAD_MUTEX_RECURSIVE", &recursive);
+	pthread_mutex_init(&recursive, &a);
+	owner_steps(&recursive);
+
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
 	pthread_mutex_t check;
 	pthread_mutex_init(&check, &a);
 	steps("PTHREAD_MUTEX_ERRORCHECK", &check);
+	pthread_mutex_init(&check, &a);
+	owner_steps(&check);
+
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_NORMAL);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutex_t shared;
+	pthread_mutex_init(&shared, &a);
+	steps("PTHREAD_PROCESS_SHARED", &shared);
 
 	pthread_key_create(&key, at_thread_end);
 	pthread_t th;

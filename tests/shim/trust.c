@@ -6,6 +6,7 @@
  * limits on completion only. */
 #include <elf.h>
 #include <errno.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -96,22 +97,43 @@ Test(trust, a_mutex_the_shim_takes_itself_is_left_as_glibc_leaves_it)
 	cr_assert(tu_has_line(b.native.out, "key destructor"), "%s", b.native.out);
 }
 
-/* An adaptive mutex the shim takes when free and glibc's lock takes when
- * held (it spins, then sleeps), released by the shim: every acquisition
- * counted, and the words left as glibc leaves them. */
-Test(trust, a_contended_adaptive_mutex_is_counted_and_left_as_glibc_leaves_it, .timeout = 120)
+/* An adaptive, recursive or errorcheck mutex the shim takes when free and
+ * glibc's lock takes when held (an adaptive one spins, then sleeps), a
+ * recursive one relocked inside each hold, released by the shim: every
+ * acquisition counted (a relock is one), and the words left as glibc
+ * leaves them. */
+static void contended_type(const char *type, int kind, int64_t acquisitions)
 {
 	struct both b;
-	same_prog(&b, "adaptive_contended", NULL);
-	cr_assert(tu_has_line(b.native.out, "counter 200000 lock 0 owner 0 users 0 count 0 kind 3"), "%s",
-		  b.native.out);
+	const char *argv[] = { tu_prog("mutex_types_contended"), type, NULL };
+	run_both(&b, argv, NULL);
+	cr_assert(b.native.exited && b.native.code == 0, "%s natively: status %d; stderr:\n%s", type,
+		  b.native.code, b.native.err);
+	char line[128];
+	snprintf(line, sizeof(line), "counter 200000 lock 0 owner 0 users 0 count 0 kind %d", kind);
+	cr_assert(tu_has_line(b.native.out, line), "%s", b.native.out);
 	size_t n;
 	char **profiles = tu_profiles(b.dir, &n);
 	TU_EQ(n, 1, "profiles in %s", b.dir);
-	json_object *report = tu_report(profiles[0]), *m = tu_lock(report, "adaptive");
-	cr_assert(m, "no row for the adaptive mutex in %s", profiles[0]);
-	TU_EQ(tu_int(m, "acquisitions"), 200000, "adaptive's acquisitions");
+	json_object *report = tu_report(profiles[0]), *m = tu_lock(report, "mutex");
+	cr_assert(m, "no row for the %s mutex in %s", type, profiles[0]);
+	TU_EQ(tu_int(m, "acquisitions"), acquisitions, "the %s mutex's acquisitions", type);
 	json_object_put(report);
+}
+
+Test(trust, a_contended_adaptive_mutex_is_counted_and_left_as_glibc_leaves_it, .timeout = 120)
+{
+	contended_type("adaptive", PTHREAD_MUTEX_ADAPTIVE_NP, 200000);
+}
+
+Test(trust, a_contended_recursive_mutex_is_counted_and_left_as_glibc_leaves_it, .timeout = 120)
+{
+	contended_type("recursive", PTHREAD_MUTEX_RECURSIVE, 400000);
+}
+
+Test(trust, a_contended_errorcheck_mutex_is_counted_and_left_as_glibc_leaves_it, .timeout = 120)
+{
+	contended_type("errorcheck", PTHREAD_MUTEX_ERRORCHECK, 200000);
 }
 
 /* spin.c takes spinlocks itself on x86 (glibc's `lock decl` from 1, and
