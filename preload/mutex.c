@@ -440,17 +440,10 @@ static inline unsigned type_taken_here(const pthread_mutex_t *m)
 	return kind;
 }
 
-/* Whether the calling thread may own m (glibc compares its tid with the
- * owner's), or has no tid in TLS (cv__tid) to tell: then the real
- * function decides. */
-static inline bool maybe_owned_here(const pthread_mutex_t *m)
-{
-	pid_t tid = cv__tid;
-	return tid == 0 || CV_LOAD(&m->__data.__owner) == tid;
-}
-
-/* Whether the calling thread owns m, as glibc's unlock of a recursive or
- * errorcheck mutex asks before it releases. */
+/* Whether the calling thread owns m, as glibc's relock of a recursive
+ * mutex and its unlock of a recursive or errorcheck one ask: its tid is
+ * the owner's. False for a thread with no tid in TLS (cv__tid): the real
+ * function decides for it. */
 static inline bool owned_here(const pthread_mutex_t *m)
 {
 	pid_t tid = cv__tid;
@@ -534,7 +527,7 @@ static inline int relock_recursive(pthread_mutex_t *m, const void *pc, bool try)
 {
 	unsigned count = CV_LOAD(&m->__data.__count) + 1;
 	if (CV_UNLIKELY(count == 0))
-		return try ? cv__real.pthread_mutex_trylock(m) : cv__real.pthread_mutex_lock(m);
+		return try ? trylocked_slow(m, cv__real.pthread_mutex_trylock(m), pc) : cv__real.pthread_mutex_lock(m);
 	CV_STORE(&m->__data.__count, count);
 	return locked(cv__self, m, pc, try);
 }
@@ -555,10 +548,13 @@ static inline int relock_recursive(pthread_mutex_t *m, const void *pc, bool try)
 static CV_NOINLINE int lock_other(pthread_mutex_t *m, const void *pc)
 {
 	unsigned type = type_taken_here(m);
-	if (type == PTHREAD_MUTEX_ADAPTIVE_NP || (type != MUTEX_NOT_HERE && !maybe_owned_here(m)))
-		return lock_normal(m, pc, false, type == PTHREAD_MUTEX_RECURSIVE);
 	if (type == PTHREAD_MUTEX_RECURSIVE && owned_here(m))
 		return relock_recursive(m, pc, false);
+	/* An errorcheck owner's relock, and any of a thread without its tid,
+	 * fail the compare-and-swap: lock_contended's relock_by_owner then
+	 * leaves them to the real lock. */
+	if (type != MUTEX_NOT_HERE)
+		return lock_normal(m, pc, false, type == PTHREAD_MUTEX_RECURSIVE);
 	uintptr_t busy = (uintptr_t)trylock_first | (unsigned)CV_LOAD(&m->__data.__lock)
 		| ((unsigned)CV_LOAD(&m->__data.__kind) & MUTEX_KINDS_SLOW)
 		| (uintptr_t)!CV_LOAD(&cv__process.ready);
@@ -587,9 +583,10 @@ static CV_NOINLINE int lock_other(pthread_mutex_t *m, const void *pc)
  * still takes such a process's mutexes before the shim is told of its
  * first thread: take_normal, real.c), its lock elision (asked for only
  * with GLIBC_TUNABLES glibc.elision.enable=1; take_normal is 0 then), and its
- * static probe "mutex_acquired" (an SDT note for uprobes; the real lock
- * and unlock still fire theirs on every other path, but for an adaptive
- * mutex's: lock_other). */
+ * static probes "mutex_acquired" and "mutex_release" (SDT notes for
+ * uprobes; the real lock and unlock still fire theirs on every other
+ * path, but for the adaptive, recursive and errorcheck mutexes taken in
+ * lock_other). */
 static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 {
 	const void *pc = __builtin_return_address(0);
@@ -645,6 +642,15 @@ static inline void unlock_normal(pthread_mutex_t *m, struct cv_obj *o)
 		wake_waiter(o, m);
 }
 
+/* Whether an unlock of m by its owner lets it go: not the inner unlock of
+ * a recursive mutex (of any kind: glibc's count is the same), whose count
+ * is above 1. */
+static inline bool unlock_releases(const pthread_mutex_t *m)
+{
+	return (CV_LOAD(&m->__data.__kind) & CV_MUTEX_TYPE_MASK) != PTHREAD_MUTEX_RECURSIVE ||
+	       CV_LOAD(&m->__data.__count) <= 1;
+}
+
 /* The held set and the hold's end before the release, so that the next
  * owner's acquisition always comes after this hold ended. A mutex the
  * shim takes itself is released here too (unlock_normal); any other
@@ -657,7 +663,7 @@ static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 		cv__held_pop(t, m);
 		if (t->hold_addr == m)
 			hold_end(t);
-		if (mutex_has_waiters(m))
+		if (mutex_has_waiters(m) && unlock_releases(m))
 			o = cv__mutex_rec(t, m)->obj;
 	}
 	if (unlocked_as_normal(m)) {
@@ -679,6 +685,9 @@ static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 static CV_NOINLINE int unlock_other(pthread_mutex_t *m)
 {
 	unsigned type = type_taken_here(m);
+	/* The owner test is glibc's, kept though m is on top of this thread's
+	 * held set: only a program past undefined behaviour (a held mutex
+	 * initialised again, say) fails it. */
 	if (type == MUTEX_NOT_HERE || (type != PTHREAD_MUTEX_ADAPTIVE_NP && !owned_here(m)))
 		return cv__real.pthread_mutex_unlock(m);
 	if (type == PTHREAD_MUTEX_RECURSIVE) {
@@ -732,11 +741,12 @@ CV_EXPORT int mtx_unlock(mtx_t *m)
 static CV_NOINLINE int trylock_other(pthread_mutex_t *m, const void *pc)
 {
 	unsigned type = type_taken_here(m);
-	if (type == PTHREAD_MUTEX_ADAPTIVE_NP || type == PTHREAD_MUTEX_ERRORCHECK ||
-	    (type == PTHREAD_MUTEX_RECURSIVE && !maybe_owned_here(m)))
-		return lock_normal(m, pc, true, type == PTHREAD_MUTEX_RECURSIVE);
 	if (type == PTHREAD_MUTEX_RECURSIVE && owned_here(m))
 		return relock_recursive(m, pc, true);
+	/* Not a recursive one in a thread without its tid: it may be the
+	 * owner's, whose trylock succeeds (the real trylock tells). */
+	if (type != MUTEX_NOT_HERE && !(type == PTHREAD_MUTEX_RECURSIVE && cv__tid == 0))
+		return lock_normal(m, pc, true, type == PTHREAD_MUTEX_RECURSIVE);
 	if (CV_UNLIKELY(!CV_LOAD(&cv__process.ready)))
 		cv__thread_slow();   /* initialised before the lock: lock_other says why */
 	int rc = cv__real.pthread_mutex_trylock(m);

@@ -16,7 +16,9 @@
 #include <string.h>
 #include <threads.h>
 #include <time.h>
+#include <limits.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
@@ -105,6 +107,52 @@ static void steps(const char *name, pthread_mutex_t *m)
 	printf("  destroy: %d\n", pthread_mutex_destroy(m));
 }
 
+/* A recursive mutex's relock and trylock where one more would wrap its
+ * count: EAGAIN, the count left as it was. */
+static void count_at_its_limit(pthread_mutexattr_t *a)
+{
+	pthread_mutex_t m;
+	pthread_mutex_init(&m, a);
+	printf("a recursive mutex's count at its limit\n");
+	pthread_mutex_lock(&m);
+	m.__data.__count = UINT_MAX;
+	printf("  relock: %s, trylock: %s\n", result(pthread_mutex_lock(&m)), result(pthread_mutex_trylock(&m)));
+	show("at the limit", &m);
+	m.__data.__count = 1;
+	printf("  unlock: %s\n", result(pthread_mutex_unlock(&m)));
+	show("unlocked", &m);
+}
+
+/* A process-shared mutex of each type the shim takes when private, in
+ * shared memory, which a fork child waits for while the parent holds it
+ * (its waiter sleeps on a shared futex: the shim leaves such a mutex to
+ * glibc, whose unlock wakes it). */
+static void shared_with_a_child(pthread_mutexattr_t *a, int type, const char *name)
+{
+	pthread_mutexattr_settype(a, type);
+	pthread_mutex_t *m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return;
+	pthread_mutex_init(m, a);
+	printf("a process-shared %s mutex, waited for by a child\n", name);
+	pthread_mutex_lock(m);
+	pid_t child = fork();
+	if (child == 0) {
+		int rc = pthread_mutex_lock(m);
+		printf("  child's lock: %s, owner %s\n", result(rc), m->__data.__owner == gettid() ? "me" : "other");
+		printf("  child's unlock: %s\n", result(pthread_mutex_unlock(m)));
+		_exit(0);
+	}
+	/* The child waits, most likely (the words then depend on whether it
+	 * did: not shown). */
+	nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+	int rc = pthread_mutex_unlock(m), status;
+	waitpid(child, &status, 0);
+	printf("  parent's unlock: %s\n", result(rc));
+	show("after the child", m);
+	munmap(m, sizeof(*m));
+}
+
 static pthread_mutex_t late = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t key;
 
@@ -155,6 +203,7 @@ int main(void)
 	steps("PTHREAD_MUTEX_RECURSIVE", &recursive);
 	pthread_mutex_init(&recursive, &a);
 	owner_steps(&recursive);
+	count_at_its_limit(&a);
 
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
 	pthread_mutex_t check;
@@ -168,6 +217,10 @@ int main(void)
 	pthread_mutex_t shared;
 	pthread_mutex_init(&shared, &a);
 	steps("PTHREAD_PROCESS_SHARED", &shared);
+	shared_with_a_child(&a, PTHREAD_MUTEX_NORMAL, "normal");
+	shared_with_a_child(&a, PTHREAD_MUTEX_ADAPTIVE_NP, "adaptive");
+	shared_with_a_child(&a, PTHREAD_MUTEX_RECURSIVE, "recursive");
+	shared_with_a_child(&a, PTHREAD_MUTEX_ERRORCHECK, "errorcheck");
 
 	pthread_key_create(&key, at_thread_end);
 	pthread_t th;

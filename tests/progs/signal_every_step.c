@@ -6,7 +6,7 @@
  * shim's caches, the records, the lock-order memos), then stops itself;
  * from there the parent single-steps it through one more round of each
  * case: mutexes (lock, trylock, a trylock under another lock, recursive
- * with its owner's relock, error-checking and adaptive kinds), a spinlock, an rwlock read and written, two
+ * with its owner's relocks, error-checking and adaptive kinds), a spinlock, an rwlock read and written, two
  * semaphores in turn (one found in its cache entry's partner), a condvar
  * signalled and broadcast with nobody waiting, a mutex, the spinlock and a
  * read lock taken under another mutex and, in a round of its own, a write
@@ -97,7 +97,7 @@ static volatile long armed, in_handler;
  * its handler at the section's end. */
 static volatile unsigned long handler_return, handler_cfa;
 static volatile long bad, errno_lost, child_failed, forks;
-static volatile int in_fork_child;
+static volatile int in_fork_child, no_fork;
 static long fork_every = 1, signals_handled;
 
 /* rc of a trylock of a mutex the interrupted code may hold: 0 (then
@@ -111,18 +111,55 @@ static void try_and_release(pthread_mutex_t *m, bool may_be_held)
 		bad++;
 }
 
-/* The owner's relock of a recursive mutex it holds, by trylock: 0, or
- * EBUSY in a fork child made since the lock (glibc ties the owner to the
- * thread id, new in the child; in_fork_child is read after the trylock,
- * which the fork may interrupt); then both holds released. */
-static void relock_and_release(pthread_mutex_t *m)
+/* An unlock of a recursive or errorcheck mutex the thread took: 0, or
+ * EPERM in a fork child made since (glibc ties the owner to the thread id,
+ * new in the child; in_fork_child is read after the call, which the fork
+ * may interrupt: forks come only from signals at the shim's
+ * instructions). */
+static void unlock_owned(pthread_mutex_t *m)
 {
-	int rc = pthread_mutex_trylock(m);
-	if (rc == 0)
-		pthread_mutex_unlock(m);
-	else if (rc != EBUSY || !in_fork_child)
+	int rc = pthread_mutex_unlock(m);
+	if (rc != 0 && (rc != EPERM || !in_fork_child))
 		bad++;
-	pthread_mutex_unlock(m);
+}
+
+/* A free recursive mutex tried, relocked and tried again by its owner,
+ * then released as often: trylock, lock and trylock 0, unlocks 0 (EBUSY
+ * and EPERM in a fork child made since the first trylock). The relock by
+ * lock is left out in such a child, and the handler makes no child while
+ * it runs (no_fork): natively too such a child would wait for ever for
+ * the parent's thread. */
+static void recursive_round(pthread_mutex_t *m)
+{
+	if (pthread_mutex_trylock(m) != 0) {
+		bad++;
+		return;
+	}
+	if (!in_fork_child) {
+		no_fork = 1;
+		if (pthread_mutex_lock(m) != 0)
+			bad++;
+		no_fork = 0;
+		int rc = pthread_mutex_trylock(m);
+		if (rc == 0)
+			unlock_owned(m);
+		else if (rc != EBUSY || !in_fork_child)
+			bad++;
+		unlock_owned(m);
+	}
+	unlock_owned(m);
+}
+
+/* An errorcheck mutex tried, then locked (not in a fork child made since:
+ * its unlock may leave it held by the parent's thread), each released. */
+static void errorcheck_round(pthread_mutex_t *m)
+{
+	try_and_release(m, false);
+	if (!in_fork_child) {
+		if (pthread_mutex_lock(m) != 0 && !in_fork_child)
+			bad++;
+		unlock_owned(m);
+	}
 }
 
 /* A program may destroy and free a mutex as soon as it is released: glibc
@@ -186,7 +223,7 @@ static void handler(int sig)
 	pthread_cond_signal(&cond);
 	if (errno != 4242)
 		errno_lost++;
-	if (!in_fork_child && signals_handled++ % fork_every == 0) {
+	if (!in_fork_child && !no_fork && signals_handled++ % fork_every == 0) {
 		pid_t child = fork();
 		if (child == 0) {
 			in_fork_child = 1;   /* goes on from the interrupted instruction */
@@ -326,11 +363,10 @@ static int traced(void)
 			pthread_mutex_unlock(&a);
 			break;
 		case CASE_RECURSIVE:
-			pthread_mutex_lock(&recursive);
-			relock_and_release(&recursive);
+			recursive_round(&recursive);
 			break;
 		case CASE_ERRORCHECK:
-			try_and_release(&errorcheck, false);
+			errorcheck_round(&errorcheck);
 			break;
 		case 5:
 			pthread_spin_lock(&spin);

@@ -85,11 +85,14 @@ Test(trust, the_shim_makes_no_heap_in_a_program_that_never_allocates)
 	cr_assert(tu_has_line(b.native.out, "heap bytes: 0"), "%s", b.native.out);
 }
 
-/* mutex.c takes normal and adaptive mutexes itself in a process with
- * threads: glibc's lock word, owner and user count must come out as
- * glibc's own lock and unlock leave them, through a trylock from another
- * thread, a condvar wait, a destroy, a lock after the shim saw the thread
- * end (the owner was 0) and a fork child. */
+/* mutex.c takes normal, adaptive, recursive and errorcheck mutexes
+ * itself in a process with threads: glibc's lock word, owner, user count
+ * and recursive count must come out as glibc's own functions leave them,
+ * with the same results, through a trylock from another thread, a condvar
+ * wait, an owner's relock, an unlock by another thread, a destroy, a lock
+ * after the shim saw the thread end (the owner was 0), a fork child, a
+ * relock that would wrap the count, and a process-shared mutex that a
+ * fork child waits for (which the shim leaves to glibc). */
 Test(trust, a_mutex_the_shim_takes_itself_is_left_as_glibc_leaves_it)
 {
 	struct both b;
