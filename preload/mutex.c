@@ -65,6 +65,70 @@ static inline bool acquired_rc(int rc)
 	return rc == 0 || rc == EOWNERDEAD;   /* EOWNERDEAD: acquired, state to repair */
 }
 
+/* glibc's __kind bits of the mutexes whose lock, on a free word, simply
+ * acquires and returns 0: the four types, process-shared, and
+ * PTHREAD_MUTEX_NO_ELISION_NP (0x200). Any other bit (robust,
+ * priority-inheritance, priority-protect, elision, or a kind glibc would
+ * reject with EINVAL) takes the slow path. */
+#define MUTEX_NO_ELISION 0x200u
+#define MUTEX_KINDS_SLOW (~(CV_MUTEX_TYPE_MASK | CV_MUTEX_PSHARED | MUTEX_NO_ELISION))
+
+/* The other types glibc's own fast path handles (nptl/pthread_mutex_lock.c,
+ * pthread_mutex_trylock.c, pthread_mutex_unlock.c), which differ from a
+ * normal mutex only in what they check and count, are taken and released
+ * by the shim too, with the same conditions (take_normal):
+ *
+ * - adaptive (PTHREAD_MUTEX_ADAPTIVE_NP: MariaDB and MySQL make every
+ *   mutex one) differs only when its lock is held: glibc's lock then spins
+ *   a while before it waits, so a held one is left to the real lock
+ *   (lock_normal's lock_slow); its lock on a free word, trylock and unlock
+ *   are the normal mutex's ("goto normal").
+ * - recursive (PTHREAD_MUTEX_RECURSIVE: std::recursive_mutex, GLib's
+ *   GRecMutex) counts its owner's relocks in __count: its first lock is
+ *   the normal one with the count set to 1 first, its owner's relock or
+ *   trylock one more (relock_recursive), its owner's unlock one less, and
+ *   the last (count 1) the normal one with the count 0.
+ * - errorcheck (PTHREAD_MUTEX_ERRORCHECK) refuses its owner's relock
+ *   (EDEADLK, left to the real lock) and an unlock by another thread
+ *   (EPERM); its trylock is the normal one.
+ *
+ * An unlock by a thread that does not own the mutex goes to the real
+ * unlock, so glibc's checks and errors stay glibc's. All out of the fast
+ * paths: their one test of the kind stays as it was (lock_other,
+ * trylock_other, unlock_other; unlock_slow releases only the types whose
+ * unlock is the normal one itself: unlocked_as_normal). Not in the
+ * trylock-first build, which takes nothing itself. Process-private only,
+ * as normal ones (not_taken_here): a process-shared mutex's waiters sleep
+ * on a shared futex, which wake_waiter's private wake would not reach.
+ *
+ * MUTEX_NOT_HERE: a mutex the shim leaves to glibc. */
+#define MUTEX_NOT_HERE (~0u)
+static inline unsigned type_taken_here(const pthread_mutex_t *m)
+{
+	unsigned kind = (unsigned)CV_LOAD(&m->__data.__kind) & ~MUTEX_NO_ELISION;
+	if (trylock_first || kind > CV_MUTEX_TYPE_MASK || !CV_LOAD(&cv__real.take_normal))
+		return MUTEX_NOT_HERE;
+	return kind;
+}
+
+/* Whether the calling thread owns m, as glibc's relock of a recursive
+ * mutex and its unlock of a recursive or errorcheck one ask: its tid is
+ * the owner's. False for a thread with no tid in TLS (cv__tid): the real
+ * function decides for it. */
+static inline bool owned_here(const pthread_mutex_t *m)
+{
+	pid_t tid = cv__tid;
+	return tid != 0 && CV_LOAD(&m->__data.__owner) == tid;
+}
+
+/* Whether unlock_slow releases m itself (unlock_normal): a type whose
+ * unlock is the normal one, taken here. */
+static inline bool unlocked_as_normal(const pthread_mutex_t *m)
+{
+	unsigned type = type_taken_here(m);
+	return type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP;
+}
+
 void cv__record_wait(struct cv_rec *r, uint64_t ns)
 {
 	CV_BUMP(&r->s.waits, 1);
@@ -106,14 +170,22 @@ static CV_COLD void hold_end(struct cv_thread *t)
 		cv__trace_hold(t, r->obj, t->hold_start + held, held);
 }
 
-/* pc: the return address of the program's call; flags: CV_LOCK_*. */
-static inline void acquired(struct cv_thread *t, struct cv_rec *r, const void *m, const void *pc, uint32_t flags)
+/* pc: the return address of the program's call; flags: CV_LOCK_*. The
+ * push lets the unlock release the mutex on its one test
+ * (CV_HELD_FAST_UNLOCK) where the shim releases such a mutex itself, but
+ * for the acquisition whose hold is timed: its unlock ends the sample
+ * (unlock_slow). */
+static inline void acquired(struct cv_thread *t, struct cv_rec *r, const pthread_mutex_t *m, const void *pc,
+			    uint32_t flags)
 {
-	cv__held_push(t, r->obj, m, pc, flags);
 	uint64_t n = r->s.acquisitions;
+	bool timed = (n & t->hold_mask) == 0;
+	if (!timed && unlocked_as_normal(m))
+		flags |= CV_HELD_FAST_UNLOCK;
+	cv__held_push(t, r->obj, m, pc, flags);
 	CV_STORE(&r->s.acquisitions, n + 1);
 	cv__note_owner(t, r);
-	if (CV_UNLIKELY((n & t->hold_mask) == 0))
+	if (CV_UNLIKELY(timed))
 		hold_begin(t, r, m);
 }
 
@@ -307,14 +379,6 @@ static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
 	return rc;
 }
 
-/* glibc's __kind bits of the mutexes whose lock, on a free word, simply
- * acquires and returns 0: the four types, process-shared, and
- * PTHREAD_MUTEX_NO_ELISION_NP (0x200). Any other bit (robust,
- * priority-inheritance, priority-protect, elision, or a kind glibc would
- * reject with EINVAL) takes the slow path. */
-#define MUTEX_NO_ELISION 0x200u
-#define MUTEX_KINDS_SLOW (~(CV_MUTEX_TYPE_MASK | CV_MUTEX_PSHARED | MUTEX_NO_ELISION))
-
 /* The bookkeeping of an uncontended acquisition (rc 0, the lock was free).
  *
  * Each term of `slow` is zero exactly when this acquisition needs nothing
@@ -353,7 +417,8 @@ static inline uintptr_t locked_needs_more(struct cv_thread *t, const pthread_mut
  * and the trylock each have their own (no test of which it is). A
  * trylock looks no order edges up: it never waits, so it adds none into
  * the lock it takes. */
-static CV_NOINLINE int locked_holding_lock(struct cv_thread *t, pthread_mutex_t *m, const void *pc, uint32_t n)
+static CV_NOINLINE int locked_holding_lock(struct cv_thread *t, pthread_mutex_t *m, const void *pc, uint32_t n,
+					   uint32_t flags)
 {
 	struct cv_rec *r;
 	struct cv_obj *o;
@@ -361,11 +426,12 @@ static CV_NOINLINE int locked_holding_lock(struct cv_thread *t, pthread_mutex_t 
 	if (CV_UNLIKELY(locked_needs_more(t, m, &r, &o)) || CV_UNLIKELY(cv__order_unchecked(t, n, o, &prefix)))
 		return locked_slow(m, pc);
 	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_fill(t, n, o, m, pc, 0, prefix);
+	cv__held_fill(t, n, o, m, pc, flags, prefix);
 	return 0;
 }
 
-static CV_NOINLINE int locked_holding_try(struct cv_thread *t, pthread_mutex_t *m, const void *pc, uint32_t n)
+static CV_NOINLINE int locked_holding_try(struct cv_thread *t, pthread_mutex_t *m, const void *pc, uint32_t n,
+					  uint32_t flags)
 {
 	struct cv_rec *r;
 	struct cv_obj *o;
@@ -373,17 +439,20 @@ static CV_NOINLINE int locked_holding_try(struct cv_thread *t, pthread_mutex_t *
 		return trylocked_slow(m, 0, pc);
 	CV_BUMP(&r->s.trylocks, 1);
 	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_at(t, n, o, m, pc, CV_LOCK_TRY);
+	cv__held_push_at(t, n, o, m, pc, flags);
 	return 0;
 }
 
-/* try: a trylock's acquisition, which also counts the try. */
+/* try: a trylock's acquisition, which also counts the try. fast_unlock:
+ * the shim releases m itself as a normal mutex (unlocked_as_normal), so
+ * its unlock needs one test (CV_HELD_FAST_UNLOCK). */
 static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pthread_mutex_t *m, const void *pc,
-							 bool try)
+							 bool try, bool fast_unlock)
 {
+	uint32_t flags = (try ? CV_LOCK_TRY : 0) | (fast_unlock ? CV_HELD_FAST_UNLOCK : 0);
 	uint32_t n = t->nheld;
 	if (CV_UNLIKELY(n != 0))
-		return try ? locked_holding_try(t, m, pc, n) : locked_holding_lock(t, m, pc, n);
+		return try ? locked_holding_try(t, m, pc, n, flags) : locked_holding_lock(t, m, pc, n, flags);
 	struct cv_rec *r;
 	struct cv_obj *o;
 	if (CV_UNLIKELY(locked_needs_more(t, m, &r, &o)))
@@ -391,7 +460,7 @@ static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pth
 	if (try)
 		CV_BUMP(&r->s.trylocks, 1);
 	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_first(t, o, m, pc, try ? CV_LOCK_TRY : 0);
+	cv__held_push_first(t, o, m, pc, flags);
 	return 0;
 }
 
@@ -400,62 +469,6 @@ static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pth
 static inline uintptr_t not_taken_here(const pthread_mutex_t *m)
 {
 	return ((unsigned)CV_LOAD(&m->__data.__kind) & ~MUTEX_NO_ELISION) | (CV_LOAD(&cv__real.take_normal) ^ 1u);
-}
-
-/* The other types glibc's own fast path handles (nptl/pthread_mutex_lock.c,
- * pthread_mutex_trylock.c, pthread_mutex_unlock.c), which differ from a
- * normal mutex only in what they check and count, are taken and released
- * by the shim too, with the same conditions (take_normal):
- *
- * - adaptive (PTHREAD_MUTEX_ADAPTIVE_NP: MariaDB and MySQL make every
- *   mutex one) differs only when its lock is held: glibc's lock then spins
- *   a while before it waits, so a held one is left to the real lock
- *   (lock_normal's lock_slow); its lock on a free word, trylock and unlock
- *   are the normal mutex's ("goto normal").
- * - recursive (PTHREAD_MUTEX_RECURSIVE: std::recursive_mutex, GLib's
- *   GRecMutex) counts its owner's relocks in __count: its first lock is
- *   the normal one with the count set to 1 first, its owner's relock or
- *   trylock one more (relock_recursive), its owner's unlock one less, and
- *   the last (count 1) the normal one with the count 0.
- * - errorcheck (PTHREAD_MUTEX_ERRORCHECK) refuses its owner's relock
- *   (EDEADLK, left to the real lock) and an unlock by another thread
- *   (EPERM); its trylock is the normal one.
- *
- * An unlock by a thread that does not own the mutex goes to the real
- * unlock, so glibc's checks and errors stay glibc's. All out of the fast
- * paths: their one test of the kind stays as it was (lock_other,
- * trylock_other, unlock_other; unlock_slow releases only the types whose
- * unlock is the normal one itself: unlocked_as_normal). Not in the
- * trylock-first build, which takes nothing itself. Process-private only,
- * as normal ones (not_taken_here): a process-shared mutex's waiters sleep
- * on a shared futex, which wake_waiter's private wake would not reach.
- *
- * MUTEX_NOT_HERE: a mutex the shim leaves to glibc. */
-#define MUTEX_NOT_HERE (~0u)
-static inline unsigned type_taken_here(const pthread_mutex_t *m)
-{
-	unsigned kind = (unsigned)CV_LOAD(&m->__data.__kind) & ~MUTEX_NO_ELISION;
-	if (trylock_first || kind > CV_MUTEX_TYPE_MASK || !CV_LOAD(&cv__real.take_normal))
-		return MUTEX_NOT_HERE;
-	return kind;
-}
-
-/* Whether the calling thread owns m, as glibc's relock of a recursive
- * mutex and its unlock of a recursive or errorcheck one ask: its tid is
- * the owner's. False for a thread with no tid in TLS (cv__tid): the real
- * function decides for it. */
-static inline bool owned_here(const pthread_mutex_t *m)
-{
-	pid_t tid = cv__tid;
-	return tid != 0 && CV_LOAD(&m->__data.__owner) == tid;
-}
-
-/* Whether unlock_slow releases m itself (unlock_normal): a type whose
- * unlock is the normal one, taken here. */
-static inline bool unlocked_as_normal(const pthread_mutex_t *m)
-{
-	unsigned type = type_taken_here(m);
-	return type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP;
 }
 
 /* glibc's lock and trylock of a normal mutex, made here: the lock word from
@@ -480,16 +493,16 @@ static inline void owned_by(pthread_mutex_t *m, pid_t tid)
 /* The lock word taken in a thread whose tid is not in TLS yet, out of
  * line (the kernel is asked): the fast paths then need no register saved
  * across a call. */
-static CV_COLD int taken_without_tid(pthread_mutex_t *m, const void *pc, bool try)
+static CV_COLD int taken_without_tid(pthread_mutex_t *m, const void *pc, bool try, bool fast_unlock)
 {
 	owned_by(m, cv__thread_tid());
-	return locked(cv__self, m, pc, try);
+	return locked(cv__self, m, pc, try, fast_unlock);
 }
 
-/* A normal mutex taken here (mutex_lock, pthread_mutex_trylock; try: the
- * latter, whose failure is EBUSY): glibc's compare-and-swap, then the
- * owner and the bookkeeping. recursive: a recursive mutex's first lock,
- * whose count glibc sets to 1 before the owner.
+/* A mutex of type `type` (type_taken_here) taken here as a normal one
+ * (mutex_lock, pthread_mutex_trylock; try: the latter, whose failure is
+ * EBUSY): glibc's compare-and-swap, then the owner and the bookkeeping. A
+ * recursive mutex's first lock sets its count to 1 first, as glibc's.
  *
  * The addresses of this thread's state and tid are made before the
  * compare-and-swap and kept in registers. With initial-exec TLS each is
@@ -503,20 +516,21 @@ static CV_COLD int taken_without_tid(pthread_mutex_t *m, const void *pc, bool tr
  * before. The empty asm keeps the compiler from folding the addresses
  * back into loads after the lock. */
 static inline __attribute__((always_inline)) int lock_normal(pthread_mutex_t *m, const void *pc, bool try,
-								 bool recursive)
+								 unsigned type)
 {
+	bool fast_unlock = type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP;
 	struct cv_thread **self = &cv__self;
 	pid_t *tid_slot = &cv__tid;
 	__asm__ volatile("" : "+r"(self), "+r"(tid_slot));
 	if (CV_UNLIKELY(!lock_word_taken(m)))
 		return try ? trylocked_slow(m, EBUSY, pc) : lock_slow(cv__self, m, pc, true);
-	if (recursive)
+	if (type == PTHREAD_MUTEX_RECURSIVE)
 		CV_STORE(&m->__data.__count, 1);
 	pid_t tid = *tid_slot;
 	if (CV_UNLIKELY(tid == 0))
-		return taken_without_tid(m, pc, try);
+		return taken_without_tid(m, pc, try, fast_unlock);
 	owned_by(m, tid);
-	return locked(*self, m, pc, try);
+	return locked(*self, m, pc, try, fast_unlock);
 }
 
 /* A recursive mutex's lock or trylock by its owner, as glibc's: one more
@@ -529,7 +543,7 @@ static inline int relock_recursive(pthread_mutex_t *m, const void *pc, bool try)
 	if (CV_UNLIKELY(count == 0))
 		return try ? trylocked_slow(m, cv__real.pthread_mutex_trylock(m), pc) : cv__real.pthread_mutex_lock(m);
 	CV_STORE(&m->__data.__count, count);
-	return locked(cv__self, m, pc, try);
+	return locked(cv__self, m, pc, try, false);
 }
 
 /* A mutex of another kind than normal, or any mutex while take_normal is
@@ -554,14 +568,14 @@ static CV_NOINLINE int lock_other(pthread_mutex_t *m, const void *pc)
 	 * fail the compare-and-swap: lock_contended's relock_by_owner then
 	 * leaves them to the real lock. */
 	if (type != MUTEX_NOT_HERE)
-		return lock_normal(m, pc, false, type == PTHREAD_MUTEX_RECURSIVE);
+		return lock_normal(m, pc, false, type);
 	uintptr_t busy = (uintptr_t)trylock_first | (unsigned)CV_LOAD(&m->__data.__lock)
 		| ((unsigned)CV_LOAD(&m->__data.__kind) & MUTEX_KINDS_SLOW)
 		| (uintptr_t)!CV_LOAD(&cv__process.ready);
 	if (CV_UNLIKELY(busy))
 		return lock_slow(cv__self, m, pc, false);
 	cv__real.pthread_mutex_lock(m);   /* returns 0: the peek said so */
-	return locked(cv__self, m, pc, false);
+	return locked(cv__self, m, pc, false, false);
 }
 
 /* The uncontended lock of a normal mutex (glibc's kind 0: the initializer
@@ -593,7 +607,7 @@ static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 	uintptr_t other = not_taken_here(m) | (uintptr_t)trylock_first;
 	if (CV_UNLIKELY(other))
 		return lock_other(m, pc);
-	return lock_normal(m, pc, false, false);
+	return lock_normal(m, pc, false, PTHREAD_MUTEX_NORMAL);
 }
 
 CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
@@ -624,21 +638,28 @@ static CV_COLD void wake_waiter(struct cv_obj *o, pthread_mutex_t *m)
 
 /* glibc's unlock of a normal mutex (__pthread_mutex_unlock_usercnt, its
  * first branch; lll_unlock), whoever took it: no owner, one user less,
- * the word exchanged for 0 and a waiter woken if one came, with the stamp
- * on o, the mutex's object, read before the release. After the release
- * nothing of the mutex is read, as glibc reads nothing: the program may
- * destroy and free it at once (the futex wake names only its address).
- * The stamp comes after the release, outside the program's critical
- * section: made before it, its clock read and its store in the object's
- * line lengthened every contended hold (global_queue --weight 0 at two
- * workers: failed trylocks 1.23x native with it there, 1.15x here, in one
- * interleaved run; docs/performance.md, "The observer effect").
- * The woken thread still finds it: the wake comes after it. */
-static inline void unlock_normal(pthread_mutex_t *m, struct cv_obj *o)
+ * the word exchanged for 0; true when a waiter is to be woken (the word
+ * was 2). After the release nothing of the mutex is read, as glibc reads
+ * nothing: the program may destroy and free it at once (the futex wake
+ * names only its address). */
+static inline bool release_word(pthread_mutex_t *m)
 {
 	CV_STORE(&m->__data.__owner, 0);
 	CV_STORE(&m->__data.__nusers, CV_LOAD(&m->__data.__nusers) - 1);
-	if (CV_UNLIKELY(__atomic_exchange_n(&m->__data.__lock, 0, __ATOMIC_RELEASE) > 1))
+	return __atomic_exchange_n(&m->__data.__lock, 0, __ATOMIC_RELEASE) > 1;
+}
+
+/* release_word, then the waiter woken with the stamp on o, the mutex's
+ * object, read before the release. The stamp comes after the release,
+ * outside the program's critical section: made before it, its clock read
+ * and its store in the object's line lengthened every contended hold
+ * (global_queue --weight 0 at two workers: failed trylocks 1.23x native
+ * with it there, 1.15x here, in one interleaved run; docs/performance.md,
+ * "The observer effect"). The woken thread still finds it: the wake
+ * comes after it. */
+static inline void unlock_normal(pthread_mutex_t *m, struct cv_obj *o)
+{
+	if (CV_UNLIKELY(release_word(m)))
 		wake_waiter(o, m);
 }
 
@@ -678,17 +699,18 @@ static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 	return rc;
 }
 
-/* mutex_unlock's mutex of another kind than normal, or any while
- * take_normal is 0: an adaptive one's release made here, and its owner's
- * of a recursive or errorcheck one (type_taken_here; the lock word is
- * held: mutex_unlock tested it), else the real unlock. */
-static CV_NOINLINE int unlock_other(pthread_mutex_t *m)
+/* unlock_untagged's release, by m's type: a normal or adaptive mutex's
+ * made here, and its owner's of a recursive or errorcheck one
+ * (type_taken_here; the lock word is held: unlock_untagged tested it),
+ * else the real unlock. */
+static int unlock_other(pthread_mutex_t *m)
 {
 	unsigned type = type_taken_here(m);
 	/* The owner test is glibc's, kept though m is on top of this thread's
 	 * held set: only a program past undefined behaviour (a held mutex
 	 * initialised again, say) fails it. */
-	if (type == MUTEX_NOT_HERE || (type != PTHREAD_MUTEX_ADAPTIVE_NP && !owned_here(m)))
+	if (type == MUTEX_NOT_HERE ||
+	    ((type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) && !owned_here(m)))
 		return cv__real.pthread_mutex_unlock(m);
 	if (type == PTHREAD_MUTEX_RECURSIVE) {
 		unsigned count = CV_LOAD(&m->__data.__count) - 1;
@@ -700,26 +722,55 @@ static CV_NOINLINE int unlock_other(pthread_mutex_t *m)
 	return 0;
 }
 
-/* The unlock of the lock on top of a tracked thread's held set (cv__inert's
- * is empty), whose hold is not being timed and on which nobody is parked
- * (lock word 1: locked, no waiters; robust and PI words hold the owner's
- * tid and take the slow path): pop it, then glibc's unlock of a normal
- * mutex made here (unlock_normal) when mutex_lock would take it itself,
- * else a tail call. Loads from the thread's first two lines, cv__real's
- * first line and the mutex. */
-static inline __attribute__((always_inline)) int mutex_unlock(pthread_mutex_t *m)
+/* mutex_unlock's mutex not pushed with CV_HELD_FAST_UNLOCK, or not on top
+ * of the thread's held set: the tests that flag stands for. The lock on
+ * top of a tracked thread's held set (cv__inert's is empty), whose hold
+ * is not being timed and on which nobody is parked (lock word 1: locked,
+ * no waiters; robust and PI words hold the owner's tid), is popped and
+ * released by its type (unlock_other); else unlock_slow. */
+static CV_NOINLINE int unlock_untagged(struct cv_thread *t, pthread_mutex_t *m, uint32_t n)
 {
-	struct cv_thread *t = cv__self;
-	uint32_t n = t->nheld;
 	uintptr_t slow = cv__held_not_top(t, n, m)
 		| ((unsigned)CV_LOAD(&m->__data.__lock) ^ 1)
 		| (t->hold_addr == m);
 	if (CV_UNLIKELY(slow))
 		return unlock_slow(t, m);
 	CV_STORE(&t->nheld, n - 1);
-	if (CV_UNLIKELY(not_taken_here(m)))
-		return unlock_other(m);
-	unlock_normal(m, NULL);   /* a waiter that came since the test is woken unstamped */
+	return unlock_other(m);
+}
+
+/* The fast unlock found the word 2 after its release: the waiter woken,
+ * with the stamp on the mutex's object, then this thread's own wait for
+ * m, if it is the one pending, counted (released), as unlock_slow does.
+ * Not marked cold: GCC 12 then moved mutex_unlock's whole fast path into
+ * the function's cold part. */
+static CV_NOINLINE void unlocked_with_waiter(struct cv_thread *t, pthread_mutex_t *m, struct cv_obj *o)
+{
+	wake_waiter(o, m);
+	released(t, m);
+}
+
+/* The unlock of a normal or adaptive mutex pushed with CV_HELD_FAST_UNLOCK
+ * on top of the thread's held set: one test, the top slot's key
+ * (cv__held_not_fast_top). The lock stood for the rest: the mutex's type and the take switch (the shim
+ * releases such a mutex itself, whoever took it: unlock_normal), no hold
+ * timed, every lock below it tracked (one pushed past the held set's
+ * end would not be on top). Then the pop and glibc's release, made here
+ * (release_word); a waiter, whether it came before the test or after, is
+ * woken with the stamp on the object read from the slot before the pop
+ * (a signal handler may fill the slot again after it). Loads from the
+ * thread's first line, the top slot's and the mutex's. Anything else
+ * goes to unlock_untagged. */
+static inline __attribute__((always_inline)) int mutex_unlock(pthread_mutex_t *m)
+{
+	struct cv_thread *t = cv__self;
+	uint32_t n = t->nheld;
+	struct cv_obj *o = CV_LOAD(&t->held[(n - 1) % CV_HELD_MAX].obj);
+	if (CV_UNLIKELY(cv__held_not_fast_top(t, n, m)))
+		return unlock_untagged(t, m, n);
+	CV_STORE(&t->nheld, n - 1);
+	if (CV_UNLIKELY(release_word(m)))
+		unlocked_with_waiter(t, m, o);
 	return 0;
 }
 
@@ -746,13 +797,13 @@ static CV_NOINLINE int trylock_other(pthread_mutex_t *m, const void *pc)
 	/* Not a recursive one in a thread without its tid: it may be the
 	 * owner's, whose trylock succeeds (the real trylock tells). */
 	if (type != MUTEX_NOT_HERE && !(type == PTHREAD_MUTEX_RECURSIVE && cv__tid == 0))
-		return lock_normal(m, pc, true, type == PTHREAD_MUTEX_RECURSIVE);
+		return lock_normal(m, pc, true, type);
 	if (CV_UNLIKELY(!CV_LOAD(&cv__process.ready)))
 		cv__thread_slow();   /* initialised before the lock: lock_other says why */
 	int rc = cv__real.pthread_mutex_trylock(m);
 	if (CV_UNLIKELY(rc != 0))
 		return trylocked_slow(m, rc, pc);
-	return locked(cv__self, m, pc, true);
+	return locked(cv__self, m, pc, true, false);
 }
 
 /* mutex_lock's shape without the peek (a trylock never waits): a normal
@@ -764,7 +815,7 @@ CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 	const void *pc = __builtin_return_address(0);
 	if (CV_UNLIKELY(not_taken_here(m)))
 		return trylock_other(m, pc);
-	return lock_normal(m, pc, true, false);
+	return lock_normal(m, pc, true, PTHREAD_MUTEX_NORMAL);
 }
 
 /* timedlock and clocklock: the same shape, with a deadline. */

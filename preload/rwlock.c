@@ -91,6 +91,16 @@ static inline void rd_acquired(struct cv_rec *r)
 	CV_BUMP(&r->s.rd_acquisitions, 1);
 }
 
+/* The flags of a push (CV_LOCK_*), with CV_HELD_FAST_UNLOCK while the
+ * shim takes rwlocks itself (take_rwlock), so that the unlock tests
+ * nothing else of the thread or the switch (pthread_rwlock_unlock). */
+static inline uint32_t rw_push_flags(uint32_t flags)
+{
+	if (CV_LOAD(&cv__real.take_rwlock))
+		flags |= CV_HELD_FAST_UNLOCK;
+	return flags;
+}
+
 /* One real locking function, called as (rw, clock, abstime). */
 typedef int (*rw_fn)(pthread_rwlock_t *, clockid_t, const struct timespec *);
 
@@ -137,7 +147,7 @@ static CV_COLD int rd_blocking(struct cv_thread *t, struct cv_rec *r, pthread_rw
 		CV_BUMP(&r->s.contended, 1);
 		CV_BUMP(&r->s.rd_contended, 1);
 		rd_acquired(r);
-		cv__held_push(t, r->obj, rw, pc, CV_LOCK_READ);
+		cv__held_push(t, r->obj, rw, pc, rw_push_flags(CV_LOCK_READ));
 	} else if (rc == ETIMEDOUT) {
 		CV_BUMP(&r->s.timeouts, 1);
 	}
@@ -166,7 +176,7 @@ static CV_COLD int wr_blocking(struct cv_thread *t, struct cv_rec *r, pthread_rw
 	if (rc == 0) {
 		CV_BUMP(&r->s.contended, 1);
 		CV_BUMP(&r->s.acquisitions, 1);
-		cv__held_push(t, r->obj, rw, pc, 0);
+		cv__held_push(t, r->obj, rw, pc, rw_push_flags(0));
 		cv__note_owner(t, r);
 	} else if (rc == ETIMEDOUT) {
 		CV_BUMP(&r->s.timeouts, 1);
@@ -187,7 +197,7 @@ rd_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn 
 	int rc = real(rw, clock, ts);
 	if (CV_LIKELY(rc == 0)) {
 		rd_acquired(r);
-		cv__held_push(t, r->obj, rw, pc, CV_LOCK_READ);
+		cv__held_push(t, r->obj, rw, pc, rw_push_flags(CV_LOCK_READ));
 	} else if (rc == ETIMEDOUT)
 		CV_BUMP(&r->s.timeouts, 1);
 	return rc;
@@ -207,7 +217,7 @@ wr_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn 
 	int rc = real(rw, clock, ts);
 	if (CV_LIKELY(rc == 0)) {
 		CV_BUMP(&r->s.acquisitions, 1);
-		cv__held_push(t, r->obj, rw, pc, 0);
+		cv__held_push(t, r->obj, rw, pc, rw_push_flags(0));
 		cv__note_owner(t, r);
 	} else if (rc == ETIMEDOUT)
 		CV_BUMP(&r->s.timeouts, 1);
@@ -244,7 +254,7 @@ static CV_COLD int rw_locked_slow(pthread_rwlock_t *rw, int rc, uint32_t flags, 
 		CV_BUMP(&r->s.acquisitions, 1);
 		cv__note_owner(t, r);
 	}
-	cv__held_push(t, r->obj, rw, pc, flags);
+	cv__held_push(t, r->obj, rw, pc, rw_push_flags(flags));
 	return 0;
 }
 
@@ -266,7 +276,7 @@ static inline __attribute__((always_inline)) int rw_locked_held(struct cv_thread
 		rd_acquired(r);
 	else
 		CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_fill(t, n, o, rw, pc, flags, prefix);
+	cv__held_fill(t, n, o, rw, pc, rw_push_flags(flags), prefix);
 	return 0;
 }
 
@@ -329,9 +339,10 @@ static CV_NOINLINE int wr_locked_nested(struct cv_thread *t, pthread_rwlock_t *r
  * last owner), then the count and the held-set push in lines only this
  * thread writes; with locks held and nothing else amiss,
  * rd_locked_nested's or wr_locked_nested's; anything else is
- * rw_locked_more's. */
+ * rw_locked_more's. taken_here: by rd_taken or wr_word_taken (pushed
+ * with CV_HELD_FAST_UNLOCK: rw_push_flags without the load). */
 static inline __attribute__((always_inline)) int rw_locked(pthread_rwlock_t *rw, int rc, uint32_t flags,
-							    const void *pc)
+							    const void *pc, bool taken_here)
 {
 	struct cv_thread *t = cv__self;
 	struct cv_rec *r;
@@ -349,7 +360,7 @@ static inline __attribute__((always_inline)) int rw_locked(pthread_rwlock_t *rw,
 		rd_acquired(r);
 	else
 		CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_first(t, o, rw, pc, flags);
+	cv__held_push_first(t, o, rw, pc, taken_here ? flags | CV_HELD_FAST_UNLOCK : rw_push_flags(flags));
 	return 0;
 }
 
@@ -362,14 +373,14 @@ static CV_NOINLINE int rdlock_other(pthread_rwlock_t *rw, const void *pc)
 {
 	if (CV_UNLIKELY(rd_would_block(rw, rw_word(rw)) | !CV_LOAD(&cv__process.ready)))
 		return rdlock_slow(rw, pc);
-	return rw_locked(rw, cv__real.pthread_rwlock_rdlock(rw), CV_LOCK_READ, pc);
+	return rw_locked(rw, cv__real.pthread_rwlock_rdlock(rw), CV_LOCK_READ, pc, false);
 }
 
 static CV_NOINLINE int wrlock_other(pthread_rwlock_t *rw, const void *pc)
 {
 	if (CV_UNLIKELY(wr_would_block(rw_word(rw)) | !CV_LOAD(&cv__process.ready)))
 		return wrlock_slow(rw, pc);
-	return rw_locked(rw, cv__real.pthread_rwlock_wrlock(rw), 0, pc);
+	return rw_locked(rw, cv__real.pthread_rwlock_wrlock(rw), 0, pc, false);
 }
 
 /* glibc's reader fast path (pthread_rwlock_common.c,
@@ -396,7 +407,7 @@ CV_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
 {
 	if (CV_UNLIKELY(!rd_taken(rw)))
 		return rdlock_other(rw, __builtin_return_address(0));
-	return rw_locked(rw, 0, CV_LOCK_READ, __builtin_return_address(0));
+	return rw_locked(rw, 0, CV_LOCK_READ, __builtin_return_address(0), true);
 }
 
 CV_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abstime)
@@ -433,7 +444,7 @@ static inline bool wr_word_taken(pthread_rwlock_t *rw)
 static CV_COLD int wr_taken_without_tid(pthread_rwlock_t *rw, const void *pc)
 {
 	CV_STORE(&rw->__data.__cur_writer, cv__thread_tid());
-	return rw_locked(rw, 0, 0, pc);
+	return rw_locked(rw, 0, 0, pc, true);
 }
 
 /* What glibc's wrlock does and this does not: its static probes. */
@@ -445,7 +456,7 @@ CV_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
 	if (CV_UNLIKELY(tid == 0))
 		return wr_taken_without_tid(rw, __builtin_return_address(0));
 	CV_STORE(&rw->__data.__cur_writer, tid);
-	return rw_locked(rw, 0, 0, __builtin_return_address(0));
+	return rw_locked(rw, 0, 0, __builtin_return_address(0), true);
 }
 
 CV_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abstime)
@@ -469,7 +480,7 @@ CV_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
 	int rc = cv__real.pthread_rwlock_tryrdlock(rw);
 	if (rc == 0) {
 		rd_acquired(r);
-		cv__held_push(t, r->obj, rw, __builtin_return_address(0), CV_LOCK_READ | CV_LOCK_TRY);
+		cv__held_push(t, r->obj, rw, __builtin_return_address(0), rw_push_flags(CV_LOCK_READ | CV_LOCK_TRY));
 	} else if (rc == EBUSY)
 		CV_BUMP(&r->s.trylock_failures, 1);
 	return rc;
@@ -485,7 +496,7 @@ CV_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 	int rc = cv__real.pthread_rwlock_trywrlock(rw);
 	if (rc == 0) {
 		CV_BUMP(&r->s.acquisitions, 1);
-		cv__held_push(t, r->obj, rw, __builtin_return_address(0), CV_LOCK_TRY);
+		cv__held_push(t, r->obj, rw, __builtin_return_address(0), rw_push_flags(CV_LOCK_TRY));
 		cv__note_owner(t, r);
 	} else if (rc == EBUSY)
 		CV_BUMP(&r->s.trylock_failures, 1);
@@ -516,27 +527,49 @@ static CV_COLD int rw_unlock_slow(struct cv_thread *t, pthread_rwlock_t *rw)
 static inline bool rd_released(pthread_rwlock_t *rw)
 {
 	unsigned r = rw_word(rw);
-	uintptr_t not_here = (r & (RW_WRPHASE | RW_WRLOCKED | RW_RWAITING)) | ((r >> RW_READER_SHIFT) == 0) |
-			     (CV_LOAD(&cv__real.take_rwlock) ^ 1u);
+	uintptr_t not_here = (r & (RW_WRPHASE | RW_WRLOCKED | RW_RWAITING)) | ((r >> RW_READER_SHIFT) == 0);
 	return !not_here && __atomic_compare_exchange_n(&rw->__data.__readers, &r, r - RW_READER, false,
 							 __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 }
 
-/* Hold times of rwlocks are not sampled: only the held set changes. The
- * top of a tracked thread's held set (cv__inert's is empty): pop it, one
- * test; then, where the slot says it was taken for reading (a filter that
- * spares writers the word's load, not a proof: the word decides), the
- * reader's release made here (rd_released), else a tail call. What
- * glibc's unlock does and this does not for a reader: its static probe
- * (rwlock_unlock) and its comparison of __cur_writer with its tid, which
- * the word stands in for (they differ only for a lock whose memory was
- * copied or corrupted: a stale writer on a read phase). */
+/* pthread_rwlock_unlock's lock not pushed with CV_HELD_FAST_UNLOCK (taken
+ * while the shim did not take rwlocks itself), or not on top: the top of
+ * a tracked thread's held set
+ * (cv__inert's is empty) popped; then, where the slot says it was taken
+ * for reading (a filter that spares writers the word's load, not a proof:
+ * the word decides) and take_rwlock, the reader's release made here
+ * (rd_released), else a tail call. */
+static CV_NOINLINE int rw_unlock_untagged(struct cv_thread *t, pthread_rwlock_t *rw, uint32_t n)
+{
+	if (CV_UNLIKELY(cv__held_not_top(t, n, rw)))
+		return rw_unlock_slow(t, rw);
+	uint32_t flags = cv__held_flags(&t->held[(n - 1) % CV_HELD_MAX]);
+	CV_STORE(&t->nheld, n - 1);
+	if ((flags & CV_LOCK_READ) && CV_LOAD(&cv__real.take_rwlock) && rd_released(rw))
+		return 0;
+	return cv__real.pthread_rwlock_unlock(rw);
+}
+
+/* Hold times of rwlocks are not sampled: only the held set changes. A
+ * lock taken while the shim takes rwlocks itself (take_rwlock), on top of
+ * the thread's held set: one test, the top slot's key
+ * (cv__held_not_fast_top; mutex.c's mutex_unlock says what it stands
+ * for), the pop; then, where the slot says it was taken for reading (a
+ * filter that spares writers the word's load, not a proof: the word
+ * decides; without it a write pair cost 0.35 ns more, and the flags' own
+ * load costs a read pair 0.2, 9 rounds), the reader's release made here
+ * (rd_released: glibc's, on a word it tests, whatever the switch says
+ * now), else a tail call. What glibc's unlock does and this does not for
+ * a reader: its static probe (rwlock_unlock) and its comparison of
+ * __cur_writer with its tid, which the word stands in for (they differ
+ * only for a lock whose memory was copied or corrupted: a stale writer on
+ * a read phase). */
 CV_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw)
 {
 	struct cv_thread *t = cv__self;
 	uint32_t n = t->nheld;
-	if (CV_UNLIKELY(cv__held_not_top(t, n, rw)))
-		return rw_unlock_slow(t, rw);
+	if (CV_UNLIKELY(cv__held_not_fast_top(t, n, rw)))
+		return rw_unlock_untagged(t, rw, n);
 	uint32_t flags = cv__held_flags(&t->held[(n - 1) % CV_HELD_MAX]);
 	CV_STORE(&t->nheld, n - 1);
 	if ((flags & CV_LOCK_READ) && rd_released(rw))

@@ -26,11 +26,14 @@ static inline bool spin_held(const pthread_spinlock_t *l)
 }
 
 /* The bookkeeping of every acquisition off the fast paths: the count, the
- * held-set push (flags: CV_LOCK_*), the owner. */
+ * held-set push (flags: CV_LOCK_*; and CV_HELD_FAST_UNLOCK where the
+ * shim releases spinlocks itself: pthread_spin_unlock), the owner. */
 static void spin_acquired(struct cv_thread *t, struct cv_rec *r, pthread_spinlock_t *l, const void *pc,
 			  uint32_t flags)
 {
 	CV_BUMP(&r->s.acquisitions, 1);
+	if (CV_SPIN_DECREMENTS && CV_LOAD(&cv__real.take_spin))
+		flags |= CV_HELD_FAST_UNLOCK;
 	cv__held_push(t, r->obj, (const void *)l, pc, flags);
 	cv__note_owner(t, r);
 }
@@ -122,8 +125,9 @@ static CV_COLD int spin_locked_slow(pthread_spinlock_t *l, const void *pc)
 	return 0;
 }
 
-/* The bookkeeping of a spinlock taken without waiting, t's record r of it
- * and its object o in hand: rwlock.c's rw_locked_held. */
+/* The bookkeeping of a spinlock taken without waiting by take_spin's lock,
+ * t's record r of it and its object o in hand: rwlock.c's
+ * rw_locked_held. */
 static inline __attribute__((always_inline)) int spin_locked_held(struct cv_thread *t, pthread_spinlock_t *l,
 								   struct cv_rec *r, struct cv_obj *o, const void *pc)
 {
@@ -132,7 +136,7 @@ static inline __attribute__((always_inline)) int spin_locked_held(struct cv_thre
 	if (n != 0 && CV_UNLIKELY(cv__order_unchecked(t, n, o, &prefix)))
 		return spin_locked_slow(l, pc);
 	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_fill(t, n, o, (const void *)l, pc, 0, prefix);
+	cv__held_fill(t, n, o, (const void *)l, pc, CV_HELD_FAST_UNLOCK, prefix);
 	return 0;
 }
 
@@ -210,7 +214,7 @@ CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 	if (CV_UNLIKELY(slow | t->nheld))
 		return slow ? spin_locked_more(l, pc) : spin_locked_nested(l, t, r, o, pc);
 	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_first(t, o, (const void *)l, pc, 0);
+	cv__held_push_first(t, o, (const void *)l, pc, CV_HELD_FAST_UNLOCK);
 	return 0;
 }
 
@@ -236,17 +240,29 @@ static CV_COLD int spin_unlock_slow(struct cv_thread *t, pthread_spinlock_t *l)
 	return cv__real.pthread_spin_unlock(l);
 }
 
-/* The lock on top of a tracked thread's held set (cv__inert's is empty):
- * pop it, one test and a tail call (docs/performance.md counts it). */
+/* pthread_spin_unlock's lock not pushed with CV_HELD_FAST_UNLOCK, or not
+ * on top of the thread's held set: the lock on top of a tracked thread's
+ * held set (cv__inert's is empty) popped, then the real unlock. */
+static CV_NOINLINE int spin_unlock_untagged(struct cv_thread *t, pthread_spinlock_t *l, uint32_t n)
+{
+	if (CV_UNLIKELY(cv__held_not_top(t, n, (const void *)l)))
+		return spin_unlock_slow(t, l);
+	CV_STORE(&t->nheld, n - 1);
+	return cv__real.pthread_spin_unlock(l);
+}
+
+/* The unlock of a spinlock taken while the shim takes them itself
+ * (take_spin; CV_HELD_FAST_UNLOCK), on top of the thread's held set: one
+ * test, the top slot's key (mutex.c's mutex_unlock says what it stands
+ * for), the pop, and glibc's x86 unlock, made here (a store of 1: glibc's
+ * unlock whoever took the lock, whatever the switch says now). */
 CV_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
 {
 	struct cv_thread *t = cv__self;
 	uint32_t n = t->nheld;
-	if (CV_UNLIKELY(cv__held_not_top(t, n, (const void *)l)))
-		return spin_unlock_slow(t, l);
+	if (CV_UNLIKELY(cv__held_not_fast_top(t, n, (const void *)l)))
+		return spin_unlock_untagged(t, l, n);
 	CV_STORE(&t->nheld, n - 1);
-	if (CV_UNLIKELY(!CV_SPIN_DECREMENTS || !CV_LOAD(&cv__real.take_spin)))
-		return cv__real.pthread_spin_unlock(l);
 	__atomic_store_n(l, 1, __ATOMIC_RELEASE);   /* glibc's x86 unlock */
 	return 0;
 }

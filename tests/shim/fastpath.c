@@ -76,14 +76,19 @@ Test(fastpath, the_shims_memory_for_many_locks_comes_in_batches_not_a_fault_a_pa
 }
 
 /* `convoy run --json` of the test program prog: its report. */
-static json_object *run_json(const char *prog)
+static json_object *run_json_env(const char *prog, const char *const *env)
 {
 	struct tu_proc p;
-	struct tu_opts o = { .timeout_s = 60 };
+	struct tu_opts o = { .timeout_s = 60, .env = env };
 	tu_run(&p, &o, (const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--", tu_prog(prog), NULL });
 	json_object *root = json_tokener_parse(p.out);
 	cr_assert(root, "%s: no JSON report (exit %d):\n%s\n%s", prog, p.code, p.out, p.err);
 	return root;
+}
+
+static json_object *run_json(const char *prog)
+{
+	return run_json_env(prog, NULL);
 }
 
 /* Whether a lock-order cycle over exactly the locks named a and b is among
@@ -201,6 +206,50 @@ Test(fastpath, locks_released_after_a_handler_forked_leave_the_held_set, .timeou
 		cr_assert(!tu_has_edge(root, held[i], "fih_x"), "a false edge %s -> fih_x: %s", held[i], edges);
 	}
 	json_object_put(root);
+}
+
+/* A thread 20 mutexes deep (past the 16 its held set tracks), three times,
+ * letting them go newest first, from the 16th, and oldest first, then x
+ * and y under it (tests/progs/held_deep.c): an edge from each of the 16
+ * tracked locks to every lock taken after it, none from the untracked
+ * four or to an older lock (a slot left in the set by an unlock gave
+ * those), and nothing stale in the set afterwards (x -> y the only edge
+ * in or out of x and y). With every hold timed (CONVOY_HOLD_SAMPLE=1), every
+ * unlock takes the paths past the fast one's single test. */
+static void held_deep_edges(const char *const *env)
+{
+	json_object *root = run_json_env("held_deep", env);
+	const char *edges = json_object_to_json_string(tu_get(root, "lock_order"));
+	for (int i = 0; i < 20; i++) {   /* tests/progs/held_deep.c: DEEP */
+		for (int j = 0; j < 20; j++) {
+			char a[16], b[16];
+			snprintf(a, sizeof a, "deep_%d", i);
+			snprintf(b, sizeof b, "deep_%d", j);
+			bool real = i < j && i < 16;
+			cr_assert(i == j || tu_has_edge(root, a, b) == real, "edge %s -> %s %s: %s", a, b,
+				  real ? "missing" : "false", edges);
+		}
+	}
+	cr_assert(tu_has_edge(root, "deep_x", "deep_y"), "no edge deep_x -> deep_y: %s", edges);
+	json_object *list = tu_array(tu_get(root, "lock_order"), "edges");
+	size_t n = json_object_array_length(list), touching = 0;
+	for (size_t k = 0; k < n; k++) {
+		json_object *e = json_object_array_get_idx(list, k);
+		touching += !strncmp(tu_str(e, "from"), "deep_x", 6) || !strncmp(tu_str(e, "to"), "deep_x", 6) ||
+			    !strncmp(tu_str(e, "from"), "deep_y", 6) || !strncmp(tu_str(e, "to"), "deep_y", 6);
+	}
+	TU_EQ(touching, 1, "edges in or out of deep_x and deep_y: %s", edges);
+	json_object_put(root);
+}
+
+Test(fastpath, a_thread_past_its_held_set_keeps_its_edges_and_ends_empty, .timeout = 60)
+{
+	held_deep_edges(NULL);
+}
+
+Test(fastpath, a_thread_past_its_held_set_with_every_hold_timed, .timeout = 60)
+{
+	held_deep_edges((const char *const[]){ "CONVOY_HOLD_SAMPLE=1", NULL });
 }
 
 /* Hand-over-hand locking releases every lock out of order: the held set
