@@ -277,7 +277,7 @@ static void held_remove(struct cv_thread *t, uint32_t i)
 void cv__held_release_slow(struct cv_thread *t, const void *addr)
 {
 	for (uint32_t i = t->nheld; i-- > 0;)
-		if (cv__held_addr(&t->held[i]) == addr) {
+		if (cv__held_is(&t->held[i], addr)) {
 			held_remove(t, i);
 			return;
 		}
@@ -296,7 +296,7 @@ void cv__held_release_slow(struct cv_thread *t, const void *addr)
 void cv__held_forget(struct cv_thread *t, const void *addr)
 {
 	for (uint32_t i = t->nheld < CV_HELD_MAX ? t->nheld : CV_HELD_MAX; i-- > 0;)
-		if (cv__held_addr(&t->held[i]) == addr && CV_LOAD(&t->held[i].obj))
+		if (cv__held_is(&t->held[i], addr) && CV_LOAD(&t->held[i].obj))
 			held_remove(t, i);   /* the slots above move down; i - 1 is next, as before */
 }
 

@@ -121,12 +121,19 @@ static inline bool owned_here(const pthread_mutex_t *m)
 	return tid != 0 && CV_LOAD(&m->__data.__owner) == tid;
 }
 
-/* Whether unlock_slow releases m itself (unlock_normal): a type whose
- * unlock is the normal one, taken here. */
+/* Whether a type taken here (type_taken_here) is released by the normal
+ * unlock, which the shim makes itself (unlock_normal), with no check of
+ * the owner or a count. */
+static inline bool type_unlocked_as_normal(unsigned type)
+{
+	return type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP;
+}
+
+/* Whether unlock_slow releases m itself: a type whose unlock is the normal
+ * one, taken here. */
 static inline bool unlocked_as_normal(const pthread_mutex_t *m)
 {
-	unsigned type = type_taken_here(m);
-	return type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP;
+	return type_unlocked_as_normal(type_taken_here(m));
 }
 
 void cv__record_wait(struct cv_rec *r, uint64_t ns)
@@ -518,7 +525,7 @@ static CV_COLD int taken_without_tid(pthread_mutex_t *m, const void *pc, bool tr
 static inline __attribute__((always_inline)) int lock_normal(pthread_mutex_t *m, const void *pc, bool try,
 								 unsigned type)
 {
-	bool fast_unlock = type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP;
+	bool fast_unlock = type_unlocked_as_normal(type);
 	struct cv_thread **self = &cv__self;
 	pid_t *tid_slot = &cv__tid;
 	__asm__ volatile("" : "+r"(self), "+r"(tid_slot));
@@ -752,15 +759,16 @@ static CV_NOINLINE void unlocked_with_waiter(struct cv_thread *t, pthread_mutex_
 
 /* The unlock of a normal or adaptive mutex pushed with CV_HELD_FAST_UNLOCK
  * on top of the thread's held set: one test, the top slot's key
- * (cv__held_not_fast_top). The lock stood for the rest: the mutex's type and the take switch (the shim
- * releases such a mutex itself, whoever took it: unlock_normal), no hold
- * timed, every lock below it tracked (one pushed past the held set's
- * end would not be on top). Then the pop and glibc's release, made here
- * (release_word); a waiter, whether it came before the test or after, is
- * woken with the stamp on the object read from the slot before the pop
- * (a signal handler may fill the slot again after it). Loads from the
- * thread's first line, the top slot's and the mutex's. Anything else
- * goes to unlock_untagged. */
+ * (cv__held_not_fast_top). The lock stood for the rest: the mutex's type
+ * and the take switch (the shim releases such a mutex itself, whoever
+ * took it: unlock_normal), no hold timed. Locks held past the set's end
+ * (held_untracked) sit above its top slot, untracked: popping the top
+ * slot is what cv__held_release_slow would do with it too. Then glibc's
+ * release, made here (release_word); a waiter, whether it came before the
+ * test or after, is woken with the stamp on the object read from the
+ * slot before the pop (a signal handler may fill the slot again after
+ * it). Loads from the thread's first line, the top slot's and the
+ * mutex's. Anything else goes to unlock_untagged. */
 static inline __attribute__((always_inline)) int mutex_unlock(pthread_mutex_t *m)
 {
 	struct cv_thread *t = cv__self;
@@ -813,7 +821,7 @@ static CV_NOINLINE int trylock_other(pthread_mutex_t *m, const void *pc)
 CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
 	const void *pc = __builtin_return_address(0);
-	if (CV_UNLIKELY(not_taken_here(m)))
+	if (CV_UNLIKELY(not_taken_here(m) | (uintptr_t)trylock_first))
 		return trylock_other(m, pc);
 	return lock_normal(m, pc, true, PTHREAD_MUTEX_NORMAL);
 }

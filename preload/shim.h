@@ -365,10 +365,9 @@ struct cv_slot { const void *addr; struct cv_rec *rec; };
 #define CV_HELD_BITS 4
 #define CV_HELD_MAX (1u << CV_HELD_BITS)
 struct cv_held {
-	/* The lock's address (a multiple of 4), with bit 0 set when its
-	 * unlock must test more than this key: pushed without
-	 * CV_HELD_FAST_UNLOCK (cv__held_key). The address alone:
-	 * cv__held_addr. */
+	/* The lock's address, with bit 0 flipped when its unlock must test
+	 * more than this key: pushed without CV_HELD_FAST_UNLOCK
+	 * (cv__held_key). Whether it is a lock's: cv__held_is. */
 	uintptr_t      key;
 	struct cv_obj *obj;
 	const void    *pc;             /* return address of the call that acquired it */
@@ -394,23 +393,28 @@ _Static_assert(((CV_LOCK_READ | CV_LOCK_TRY) & ~CV_HELD_FLAGS_MASK) == 0, "cv_he
  * the held slot it makes anyway. The lock tested the rest: for a mutex,
  * a normal or adaptive one in a process where mutex.c releases such
  * mutexes itself, whose hold is not being timed (mutex.c,
- * mutex_unlock); for a spinlock or a read lock, one taken while the shim
- * takes them itself (spin.c, rwlock.c). */
+ * mutex_unlock); for a spinlock, or an rwlock taken for reading or
+ * writing, one taken while the shim takes them itself (spin.c,
+ * rwlock.c). */
 #define CV_HELD_FAST_UNLOCK 0x100u
 _Static_assert((CV_HELD_FAST_UNLOCK & CV_HELD_FLAGS_MASK) == 0, "cv_held: the fast-unlock flag is the key's");
 
 /* The key a push of the lock at addr with these flags stores: the address
- * as it is for a fast unlock, bit 0 set for any other. That way round,
- * the fast paths' pushes and unlocks use the address with no instruction
- * more (an OR in each cost the spinlock pair 0.27 ns, 11 rounds). */
+ * as it is for a fast unlock, with bit 0 flipped for any other. Flipped,
+ * not set: a lock may sit at an odd address (in a packed struct), whose
+ * key would otherwise read as a fast one's. That way round, the fast
+ * paths' pushes and unlocks use the address with no instruction more (an
+ * instruction in each cost the spinlock pair 0.27 ns, 11 rounds). */
 static inline uintptr_t cv__held_key(const void *addr, uint32_t flags)
 {
-	return (uintptr_t)addr | ((flags & CV_HELD_FAST_UNLOCK) == 0);
+	return (uintptr_t)addr ^ ((flags & CV_HELD_FAST_UNLOCK) == 0);
 }
 
-static inline const void *cv__held_addr(const struct cv_held *h)
+/* Whether slot h holds the lock at addr, whatever its flag (two locks'
+ * addresses never differ in bit 0 alone: a lock is more than a byte). */
+static inline bool cv__held_is(const struct cv_held *h, const void *addr)
 {
-	return (const void *)(CV_LOAD(&h->key) & ~(uintptr_t)1);
+	return ((CV_LOAD(&h->key) ^ (uintptr_t)addr) & ~(uintptr_t)1) == 0;
 }
 
 static inline uintptr_t cv__held_sp(const struct cv_held *h)
@@ -1160,7 +1164,7 @@ static inline void cv__held_push(struct cv_thread *t, struct cv_obj *o, const vo
 static inline void cv__held_pop(struct cv_thread *t, const void *addr)
 {
 	uint32_t n = t->nheld;
-	if (CV_LIKELY(n != 0 && cv__held_addr(&t->held[n - 1]) == addr && !t->held_untracked))
+	if (CV_LIKELY(n != 0 && cv__held_is(&t->held[n - 1], addr) && !t->held_untracked))
 		CV_STORE(&t->nheld, n - 1);
 	else if (n != 0)
 		cv__held_release_slow(t, addr);

@@ -73,6 +73,22 @@ Test(spinlock, spinning_counted_as_on_cpu_wait, .timeout = 30)
 	json_object_put(r);
 }
 
+/* An unlock on the shim's fast path that finds a sleeping waiter in the
+ * lock word it exchanges wakes it with the stamp, every time
+ * (progs/mutex_wakes.c). */
+Test(mutex, every_waiter_woken_by_a_fast_unlock_is_stamped, .timeout = 30)
+{
+	char *out;
+	json_object *r = prim_run_prog("mutex_wakes", &out);
+	cr_assert(tu_has_line(out, "counter=20"), "output: %s", out);
+	json_object *l = prim_row(r, "locks", "wake_lock");
+	PRIM_EQ(l, "acquisitions", 40);
+	PRIM_EQ(l, "contended", 20);
+	PRIM_EQ(l, "wakeups", 20);
+	PRIM_GT(l, "wake_latency_ns", 0);
+	json_object_put(r);
+}
+
 Test(c11, mtx_and_cnd_map_onto_mutex_and_condvar_records, .timeout = 30)
 {
 	char *out;

@@ -214,7 +214,8 @@ Test(fastpath, locks_released_after_a_handler_forked_leave_the_held_set, .timeou
  * tracked locks to every lock taken after it, none from the untracked
  * four or to an older lock (a slot left in the set by an unlock gave
  * those), and nothing stale in the set afterwards (x -> y the only edge
- * in or out of x and y). With every hold timed (CONVOY_HOLD_SAMPLE=1), every
+ * in or out of x and y); a mutex at an odd address released out of order
+ * leaves the set as any other (no edge into a lock taken alone after). With every hold timed (CONVOY_HOLD_SAMPLE=1), every
  * unlock takes the paths past the fast one's single test. */
 static void held_deep_edges(const char *const *env)
 {
@@ -239,6 +240,9 @@ static void held_deep_edges(const char *const *env)
 			    !strncmp(tu_str(e, "from"), "deep_y", 6) || !strncmp(tu_str(e, "to"), "deep_y", 6);
 	}
 	TU_EQ(touching, 1, "edges in or out of deep_x and deep_y: %s", edges);
+	cr_assert(tu_has_edge(root, "odd_a", "odd_b"), "no edge odd_a -> odd_b: %s", edges);
+	cr_assert(!tu_has_edge(root, "odd_a", "odd_c") && !tu_has_edge(root, "odd_b", "odd_c"),
+		  "an edge into odd_c, taken alone: %s", edges);
 	json_object_put(root);
 }
 
