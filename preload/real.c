@@ -94,7 +94,7 @@ static void who_is_next(void)
 	spin_in_libc = IN_LIBC(pthread_spin_lock) && IN_LIBC(pthread_spin_unlock);
 	rwlock_in_libc = IN_LIBC(pthread_rwlock_rdlock) && IN_LIBC(pthread_rwlock_wrlock) &&
 			 IN_LIBC(pthread_rwlock_unlock);
-	sem_in_libc = IN_LIBC(sem_wait) && IN_LIBC(sem_trywait);
+	sem_in_libc = IN_LIBC(sem_wait) && IN_LIBC(sem_trywait) && IN_LIBC(sem_post);
 #undef IN_LIBC
 }
 
@@ -216,11 +216,45 @@ static void probe_tids(void)
 	rwlock_is_glibcs = rwlock_in_libc && rwlock_format_is_glibcs();
 }
 
+/* Where glibc keeps a thread's cancellation state, for sem_wait's
+ * cancellation point (sem.c, cancel_may_be_pending): the offset of
+ * cancelhandling in its thread descriptor, from the description glibc
+ * publishes for libthread_db (nptl_db/structs.def: 32 bits, one of them,
+ * at an offset; every glibc with NPTL has it, so the lookup does not
+ * fail, which would cost a malloc), where the thread pointer holds the
+ * descriptor's address (x86-64: %fs:0x10, tcbhead_t's self), and checked
+ * by the bit glibc's pthread_setcancelstate sets in it
+ * (CANCELSTATE_BITMASK, bit 0), then clears again. 0 where any of it is
+ * not so: sem_wait then always calls glibc's pthread_testcancel. */
+static uint32_t cancel_word_probe(void)
+{
+#if defined(__x86_64__) && defined(__LP64__)
+	const uint32_t *desc = dlsym(RTLD_NEXT, "_thread_db_pthread_cancelhandling");
+	if (!desc || desc[0] != 32 || desc[1] != 1 || desc[2] == 0 || desc[2] > 4096 - sizeof(int))
+		return 0;
+	const char *self;
+	__asm__("mov %%fs:0x10, %0" : "=r"(self));
+	if (self != (const char *)pthread_self())
+		return 0;
+	const int *word = (const int *)(const void *)(self + desc[2]);
+	int old;
+	if (pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old) != 0)
+		return 0;
+	bool disabled = CV_LOAD(word) & 1;
+	pthread_setcancelstate(old, NULL);
+	bool restored = (CV_LOAD(word) & 1) == (old == PTHREAD_CANCEL_DISABLE);
+	return disabled && restored ? desc[2] : 0;
+#else
+	return 0;
+#endif
+}
+
 void cv__take_init(void)
 {
 	probe_tids();
 	spin_decrements = CV_SPIN_DECREMENTS && spin_in_libc && spin_format_is_decrement();
 	sem_is_glibcs = sem_in_libc && sem_format_is_glibcs();
+	cv__real.cancel_word = cancel_word_probe();
 	cv__take_update();
 }
 

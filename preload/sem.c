@@ -182,16 +182,32 @@ static CV_NOINLINE int cancellation_point_then_wait(sem_t *s)
 	return wait_for_token(s);
 }
 
+/* Whether the calling thread may have a cancellation to act on: glibc's
+ * cancelhandling word, read where the probe found it (real.c,
+ * cv__real.cancel_word), has CANCELED_BITMASK (bit 3) set, as it has from
+ * any request, however sent, until the thread ends; glibc's
+ * pthread_testcancel then decides. Always, where the word was not found. */
+static inline bool cancel_may_be_pending(void)
+{
+#if defined(__x86_64__) && defined(__LP64__)
+	uint32_t offset = CV_LOAD(&cv__real.cancel_word);
+	const char *self;
+	__asm__("mov %%fs:0x10, %0" : "=r"(self));
+	return (offset == 0) | ((CV_LOAD((const int *)(const void *)(self + offset)) & 8) != 0);
+#else
+	return true;
+#endif
+}
+
 /* glibc's sem_wait (nptl/sem_wait.c): its cancellation point first, then
  * the token. The cancellation point is glibc's pthread_testcancel, called
- * once the process has sent a thread a cancellation request (thread.c,
- * pthread_cancel): before, no thread has one pending. Out of line, so
- * that the fast path needs no frame: the call and its frame cost the
- * pair 1.1 ns (semwait 7.42 against 6.34 without them, 11 rounds; native
- * 5.77). */
+ * only when the thread's cancellation word says a request came
+ * (cancel_may_be_pending), out of line so that the fast path needs no
+ * frame: the call and its frame cost the pair 1.1 ns (semwait 7.42
+ * against 6.34 without them, 11 rounds; native 5.77). */
 CV_EXPORT int sem_wait(sem_t *s)
 {
-	if (CV_UNLIKELY(CV_LOAD(&cv__real.cancel_sent)))
+	if (CV_UNLIKELY(cancel_may_be_pending()))
 		return cancellation_point_then_wait(s);
 	return wait_for_token(s);
 }
@@ -258,9 +274,19 @@ static CV_COLD int post_slow(sem_t *s)
  * decides, loading the word again as glibc's own loop does. */
 static inline bool posted_here(sem_t *s, uint64_t w)
 {
-	uintptr_t not_here = sem_nwaiters(w) | (sem_value(w) == SEM_VALUE_MAX) | (CV_LOAD(&cv__real.take_sem) ^ 1u);
-	return !not_here && __atomic_compare_exchange_n((uint64_t *)(void *)s, &w, w + 1, false, __ATOMIC_RELEASE,
-							 __ATOMIC_RELAXED);
+	uintptr_t not_here = sem_nwaiters(w) | (sem_value(w) == SEM_VALUE_MAX) | !CV_LOAD(&cv__real.take_sem);
+	return !not_here && __atomic_compare_exchange_n((uint64_t *)(void *)s, &w, w + 1, false,
+							 __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
+/* A post that no waiter needs (w: the word its test read), counted in r:
+ * made here (posted_here), else glibc's. */
+static inline int post_unwaited(struct cv_rec *r, sem_t *s, uint64_t w)
+{
+	CV_BUMP(&r->s.signals_unwaited, 1);
+	if (posted_here(s, w))
+		return 0;
+	return cv__real.sem_post(s);
 }
 
 /* sem_post's test failed: the fixed entry's partner and no waiter that
@@ -274,10 +300,7 @@ static CV_NOINLINE int post_partner(struct cv_thread *t, sem_t *s)
 	if (CV_UNLIKELY(cv__way_miss(&t->sem_cache[1], s, &r, &o) | (t != cv__self) |
 			(sem_nwaiters(w) > sem_value(w))))
 		return post_slow(s);
-	CV_BUMP(&r->s.signals_unwaited, 1);
-	if (posted_here(s, w))
-		return 0;
-	return cv__real.sem_post(s);
+	return post_unwaited(r, s, w);
 }
 
 /* A tracked thread's cached live record, and no waiter that needs this
@@ -292,10 +315,7 @@ CV_EXPORT int sem_post(sem_t *s)
 	uintptr_t slow = cv__way_miss(&t->sem_cache[0], s, &r, &o) | (sem_nwaiters(w) > sem_value(w));
 	if (CV_UNLIKELY(slow))
 		return post_partner(t, s);
-	CV_BUMP(&r->s.signals_unwaited, 1);
-	if (posted_here(s, w))
-		return 0;
-	return cv__real.sem_post(s);
+	return post_unwaited(r, s, w);
 }
 
 CV_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)

@@ -79,7 +79,6 @@
 	X(pthread_tryjoin_np, int, (pthread_t, void **))                                  \
 	X(pthread_timedjoin_np, int, (pthread_t, void **, const struct timespec *))       \
 	X(pthread_detach, int, (pthread_t))                                               \
-	X(pthread_cancel, int, (pthread_t))                                               \
 	X(pthread_exit, void, (void *))                                                   \
 	X(pthread_setname_np, int, (pthread_t, const char *))                            \
 	X(pthread_rwlock_init, int, (pthread_rwlock_t *, const pthread_rwlockattr_t *)) \
@@ -127,14 +126,14 @@
 /* The one read-mostly block of the fast paths: what they take themselves,
  * then the real functions, line-aligned so that nothing written shares its
  * lines (the flags, pthread_mutex_lock and pthread_mutex_unlock share the
- * first). Written at start-up only, but for cancel_sent, written once. */
+ * first). Written at start-up only. */
 struct cv_real {
 	uint32_t take_normal;          /* mutex.c takes normal mutexes itself (real.c says when) */
 	uint32_t cond_in_libc;         /* the real condvar signal and broadcast are glibc's */
 	uint32_t take_spin;            /* spin.c takes spinlocks itself (real.c says when) */
 	uint32_t take_rwlock;          /* rwlock.c takes uncontended rwlocks itself (real.c says when) */
 	uint32_t take_sem;             /* sem.c takes semaphores with a token itself (real.c says when) */
-	uint32_t cancel_sent;          /* a thread was sent a cancellation request (thread.c, pthread_cancel) */
+	uint32_t cancel_word;          /* glibc's cancelhandling in its thread descriptor (real.c), or 0 */
 #define CV_X(name, ret, args) ret (*name) args;
 	CV_REAL_FUNCS(CV_X)
 #undef CV_X

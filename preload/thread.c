@@ -738,22 +738,6 @@ CV_EXPORT void pthread_exit(void *ret)
 	__builtin_unreachable();
 }
 
-/* Said before the request (cv__real.cancel_sent): glibc's pthread_cancel is
- * the only way a thread of the process gets a cancellation pending (glibc
- * never calls it itself, nor acts on a SIGCANCEL it did not mark), so
- * until a first call sem_wait's cancellation point has nothing to act on
- * (sem.c). Stored once: the block is read by every fast path. A fence
- * after it, so that a thread that reads it still 0 reads it before the
- * request: its cancellation point came first. */
-CV_EXPORT int pthread_cancel(pthread_t th)
-{
-	if (!CV_LOAD(&cv__real.cancel_sent))
-		__atomic_store_n(&cv__real.cancel_sent, 1, __ATOMIC_SEQ_CST);
-	if (!cv__current())
-		cv__thread_slow();
-	return cv__real.pthread_cancel(th);
-}
-
 CV_EXPORT int pthread_setname_np(pthread_t th, const char *name)
 {
 	struct cv_thread *self = cv__current() ?: cv__thread_slow();

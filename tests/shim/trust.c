@@ -197,32 +197,39 @@ Test(trust, leaving_a_condvar_wait_by_a_jump_or_a_cancellation, .timeout = 120)
 	}
 }
 
-/* The shim takes normal mutexes itself, and skips glibc's call for a
- * condvar signal nobody waits for, only when the next definition is
- * glibc's. A library preloaded after it (a sanitizer's runtime, another
- * tracer) must still get every call the program makes: before, it saw
- * none of the trylocks and unlocks made once the program had a thread. */
+/* The shim takes normal mutexes, spinlocks and semaphores' tokens and posts
+ * itself, and skips glibc's call for a condvar signal nobody waits for,
+ * only when the next definition is glibc's. A library preloaded after it
+ * (a sanitizer's runtime, another tracer) must still get every call the
+ * program makes: before, it saw none of the trylocks and unlocks made
+ * once the program had a thread (and, for a while, two of 2,000 posts). */
 Test(trust, an_interposer_after_the_shim_sees_every_call)
 {
-	char *next = tu_build_path("tests/progs/libnextcount.so");
-	char *alone = NULL, *both = NULL;
-	cr_assert(asprintf(&alone, "LD_PRELOAD=%s", next) > 0 &&
-		  asprintf(&both, "LD_PRELOAD=%s %s", tu_shim(), next) > 0);
-	const char *native_env[] = { alone, NULL }, *shim_env[] = { both, "CONVOY_QUIET=1", NULL };
-	static const char *const progs[][2] = {
-		{ "count_trylock", "next: lock 1, trylock 15, unlock 6, spin lock 0, spin unlock 0" },
-		{ "spin_pairs", "next: lock 0, trylock 0, unlock 0, spin lock 2000, spin unlock 2000" },
+	static const char *const runs[][3] = {   /* the interposer, the program, what the interposer saw */
+		{ "libnextcount.so", "count_trylock",
+		  "next: lock 1, trylock 15, unlock 6, spin lock 0, spin unlock 0, sem wait 0, trywait 0, post 0" },
+		{ "libnextcount.so", "spin_pairs",
+		  "next: lock 0, trylock 0, unlock 0, spin lock 2000, spin unlock 2000, sem wait 0, trywait 0, post 0" },
+		{ "libnextcount.so", "sem_pairs",
+		  "next: lock 0, trylock 0, unlock 0, spin lock 0, spin unlock 0, sem wait 1000, trywait 1000, post 2000" },
+		{ "libnextpost.so", "sem_pairs", "next: post 2000" },
 	};
-	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
-		const char *argv[] = { tu_prog(progs[i][0]), NULL };
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		char rel[64];
+		snprintf(rel, sizeof(rel), "tests/progs/%s", runs[i][0]);
+		char *lib = tu_build_path(rel), *alone = NULL, *both = NULL;
+		cr_assert(asprintf(&alone, "LD_PRELOAD=%s", lib) > 0 &&
+			  asprintf(&both, "LD_PRELOAD=%s %s", tu_shim(), lib) > 0);
+		const char *native_env[] = { alone, NULL }, *shim_env[] = { both, "CONVOY_QUIET=1", NULL };
+		const char *argv[] = { tu_prog(runs[i][1]), NULL };
 		struct tu_proc native, shim;
 		struct tu_opts n = { .env = native_env }, sh = { .env = shim_env, .dir = tu_tmpdir() };
 		tu_run(&native, &n, argv);
 		tu_run(&shim, &sh, argv);
-		tu_assert_exit(&native, 0, progs[i][0]);
-		tu_assert_exit(&shim, 0, progs[i][0]);
-		cr_assert(tu_has_line(native.out, progs[i][1]), "%s", native.out);
-		cr_assert(strcmp(native.out, shim.out) == 0, "--- libnextcount alone\n%s--- after the shim\n%s",
+		tu_assert_exit(&native, 0, runs[i][1]);
+		tu_assert_exit(&shim, 0, runs[i][1]);
+		cr_assert(tu_has_line(native.out, runs[i][2]), "%s", native.out);
+		cr_assert(strcmp(native.out, shim.out) == 0, "--- %s alone\n%s--- after the shim\n%s", runs[i][0],
 			  native.out, shim.out);
 	}
 }
