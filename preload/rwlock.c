@@ -534,11 +534,9 @@ static inline bool rd_released(pthread_rwlock_t *rw)
 
 /* pthread_rwlock_unlock's lock not pushed with CV_HELD_FAST_UNLOCK (taken
  * while the shim did not take rwlocks itself), or not on top: the top of
- * a tracked thread's held set
- * (cv__inert's is empty) popped; then, where the slot says it was taken
- * for reading (a filter that spares writers the word's load, not a proof:
- * the word decides) and take_rwlock, the reader's release made here
- * (rd_released), else a tail call. */
+ * a tracked thread's held set (cv__inert's is empty) popped; then, where
+ * the slot says it was taken for reading and take_rwlock, the reader's
+ * release made here (rd_released), else a tail call. */
 static CV_NOINLINE int rw_unlock_untagged(struct cv_thread *t, pthread_rwlock_t *rw, uint32_t n)
 {
 	if (CV_UNLIKELY(cv__held_not_top(t, n, rw)))
