@@ -95,9 +95,8 @@ static inline bool acquired_rc(int rc)
  * An unlock by a thread that does not own the mutex goes to the real
  * unlock, so glibc's checks and errors stay glibc's. All out of the fast
  * paths: their one test of the kind stays as it was (lock_other,
- * trylock_other, unlock_other; unlock_slow releases only the types whose
- * unlock is the normal one itself: unlocked_as_normal). Not in the
- * trylock-first build, which takes nothing itself. Process-private only,
+ * trylock_other; the unlocks past the fast one release by type: release).
+ * Not in the trylock-first build, which takes nothing itself. Process-private only,
  * as normal ones (not_taken_here): a process-shared mutex's waiters sleep
  * on a shared futex, which wake_waiter's private wake would not reach.
  *
@@ -111,14 +110,13 @@ static inline unsigned type_taken_here(const pthread_mutex_t *m)
 	return kind;
 }
 
-/* Whether the calling thread owns m, as glibc's relock of a recursive
- * mutex and its unlock of a recursive or errorcheck one ask: its tid is
- * the owner's. False for a thread with no tid in TLS (cv__tid): the real
- * function decides for it. */
+/* Whether the calling thread owns m, as glibc's relock and its unlock of
+ * a recursive or errorcheck mutex ask: its tid is the owner's. A relock
+ * by the owner (a count, EDEADLK, or a self-deadlock the program asked
+ * for) is not contention either (lock_contended). */
 static inline bool owned_here(const pthread_mutex_t *m)
 {
-	pid_t tid = cv__tid;
-	return tid != 0 && CV_LOAD(&m->__data.__owner) == tid;
+	return CV_LOAD(&m->__data.__owner) == cv__thread_tid();
 }
 
 /* Whether a type taken here (type_taken_here) is released by the normal
@@ -129,8 +127,8 @@ static inline bool type_unlocked_as_normal(unsigned type)
 	return type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP;
 }
 
-/* Whether unlock_slow releases m itself: a type whose unlock is the normal
- * one, taken here. */
+/* Whether the shim releases m with the normal unlock (a type whose unlock
+ * is the normal one, taken here): its fast unlock may (acquired). */
 static inline bool unlocked_as_normal(const pthread_mutex_t *m)
 {
 	return type_unlocked_as_normal(type_taken_here(m));
@@ -194,13 +192,6 @@ static inline void acquired(struct cv_thread *t, struct cv_rec *r, const pthread
 	cv__note_owner(t, r);
 	if (CV_UNLIKELY(timed))
 		hold_begin(t, r, m);
-}
-
-/* The mutex's owner relocking it (recursive count, EDEADLK, or a self-deadlock
- * the program asked for) is not contention. */
-static inline bool relock_by_owner(const struct cv_thread *t, const pthread_mutex_t *m)
-{
-	return CV_LOAD(&m->__data.__owner) == t->tid;
 }
 
 /* A contended acquisition's wait is counted once the program has left
@@ -298,7 +289,7 @@ static inline void released(struct cv_thread *t, const pthread_mutex_t *m)
 
 static CV_COLD int lock_contended(struct cv_thread *t, struct cv_rec *r, pthread_mutex_t *m, const void *pc)
 {
-	if (relock_by_owner(t, m)) {
+	if (owned_here(m)) {
 		int rc = cv__real.pthread_mutex_lock(m);
 		if (acquired_rc(rc))
 			acquired(t, r, m, pc, 0);
@@ -571,9 +562,8 @@ static CV_NOINLINE int lock_other(pthread_mutex_t *m, const void *pc)
 	unsigned type = type_taken_here(m);
 	if (type == PTHREAD_MUTEX_RECURSIVE && owned_here(m))
 		return relock_recursive(m, pc, false);
-	/* An errorcheck owner's relock, and any of a thread without its tid,
-	 * fail the compare-and-swap: lock_contended's relock_by_owner then
-	 * leaves them to the real lock. */
+	/* An errorcheck owner's relock fails the compare-and-swap:
+	 * lock_contended then leaves it to the real lock (EDEADLK). */
 	if (type != MUTEX_NOT_HERE)
 		return lock_normal(m, pc, false, type);
 	uintptr_t busy = (uintptr_t)trylock_first | (unsigned)CV_LOAD(&m->__data.__lock)
@@ -679,11 +669,35 @@ static inline bool unlock_releases(const pthread_mutex_t *m)
 	       CV_LOAD(&m->__data.__count) <= 1;
 }
 
+/* m's release, by its type, with the stamp on o (NULL: none) for a waiter
+ * it wakes: glibc's unlock of a normal or adaptive mutex made here
+ * (unlock_normal), and its owner's of a recursive (one less in the count,
+ * released at 0) or errorcheck one (held); glibc's checks fail every
+ * other unlock of those (EPERM), and every other type goes to the real
+ * unlock, whose wake is inside it, so its stamp comes first. */
+static int release(pthread_mutex_t *m, struct cv_obj *o)
+{
+	unsigned type = type_taken_here(m);
+	if (type == MUTEX_NOT_HERE ||
+	    ((type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) && !owned_here(m)) ||
+	    (type == PTHREAD_MUTEX_ERRORCHECK && !mutex_held(m))) {
+		if (o)
+			cv__wake_sent(o, CV_WAKE_SIGNAL);
+		return cv__real.pthread_mutex_unlock(m);
+	}
+	if (type == PTHREAD_MUTEX_RECURSIVE) {
+		unsigned count = CV_LOAD(&m->__data.__count) - 1;
+		CV_STORE(&m->__data.__count, count);
+		if (count != 0)
+			return 0;   /* still held: a relock's unlock */
+	}
+	unlock_normal(m, o);
+	return 0;
+}
+
 /* The held set and the hold's end before the release, so that the next
- * owner's acquisition always comes after this hold ended. A mutex the
- * shim takes itself is released here too (unlock_normal); any other
- * kind's waiter is woken inside the real unlock, so its stamp comes
- * before it. */
+ * owner's acquisition always comes after this hold ended; the stamp for a
+ * waiter the release lets in. */
 static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 {
 	struct cv_obj *o = NULL;
@@ -694,39 +708,9 @@ static CV_COLD int unlock_slow(struct cv_thread *t, pthread_mutex_t *m)
 		if (mutex_has_waiters(m) && unlock_releases(m))
 			o = cv__mutex_rec(t, m)->obj;
 	}
-	if (unlocked_as_normal(m)) {
-		unlock_normal(m, o);
-		released(t, m);
-		return 0;
-	}
-	if (o)
-		cv__wake_sent(o, CV_WAKE_SIGNAL);
-	int rc = cv__real.pthread_mutex_unlock(m);
+	int rc = release(m, o);
 	released(t, m);
 	return rc;
-}
-
-/* unlock_untagged's release, by m's type: a normal or adaptive mutex's
- * made here, and its owner's of a recursive or errorcheck one
- * (type_taken_here; the lock word is held: unlock_untagged tested it),
- * else the real unlock. */
-static int unlock_other(pthread_mutex_t *m)
-{
-	unsigned type = type_taken_here(m);
-	/* The owner test is glibc's, kept though m is on top of this thread's
-	 * held set: only a program past undefined behaviour (a held mutex
-	 * initialised again, say) fails it. */
-	if (type == MUTEX_NOT_HERE ||
-	    ((type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) && !owned_here(m)))
-		return cv__real.pthread_mutex_unlock(m);
-	if (type == PTHREAD_MUTEX_RECURSIVE) {
-		unsigned count = CV_LOAD(&m->__data.__count) - 1;
-		CV_STORE(&m->__data.__count, count);
-		if (count != 0)
-			return 0;   /* still held: a relock's unlock */
-	}
-	unlock_normal(m, NULL);
-	return 0;
 }
 
 /* mutex_unlock's mutex not pushed with CV_HELD_FAST_UNLOCK, or not on top
@@ -734,7 +718,7 @@ static int unlock_other(pthread_mutex_t *m)
  * top of a tracked thread's held set (cv__inert's is empty), whose hold
  * is not being timed and on which nobody is parked (lock word 1: locked,
  * no waiters; robust and PI words hold the owner's tid), is popped and
- * released by its type (unlock_other); else unlock_slow. */
+ * released by its type (release); else unlock_slow. */
 static CV_NOINLINE int unlock_untagged(struct cv_thread *t, pthread_mutex_t *m, uint32_t n)
 {
 	uintptr_t slow = cv__held_not_top(t, n, m)
@@ -743,7 +727,7 @@ static CV_NOINLINE int unlock_untagged(struct cv_thread *t, pthread_mutex_t *m, 
 	if (CV_UNLIKELY(slow))
 		return unlock_slow(t, m);
 	CV_STORE(&t->nheld, n - 1);
-	return unlock_other(m);
+	return release(m, NULL);
 }
 
 /* The fast unlock found the word 2 after its release: the waiter woken,
@@ -802,9 +786,7 @@ static CV_NOINLINE int trylock_other(pthread_mutex_t *m, const void *pc)
 	unsigned type = type_taken_here(m);
 	if (type == PTHREAD_MUTEX_RECURSIVE && owned_here(m))
 		return relock_recursive(m, pc, true);
-	/* Not a recursive one in a thread without its tid: it may be the
-	 * owner's, whose trylock succeeds (the real trylock tells). */
-	if (type != MUTEX_NOT_HERE && !(type == PTHREAD_MUTEX_RECURSIVE && cv__tid == 0))
+	if (type != MUTEX_NOT_HERE)
 		return lock_normal(m, pc, true, type);
 	if (CV_UNLIKELY(!CV_LOAD(&cv__process.ready)))
 		cv__thread_slow();   /* initialised before the lock: lock_other says why */
@@ -843,7 +825,7 @@ static int timed_lock(pthread_mutex_t *m, clockid_t clock, const struct timespec
 		return real(m, clock, ts);
 	struct cv_rec *r = cv__mutex_rec(t, m);
 	cv__lock_attempt(t, r->obj, pc, 0);
-	if (!mutex_held(m) || relock_by_owner(t, m)) {
+	if (!mutex_held(m) || owned_here(m)) {
 		int rc = real(m, clock, ts);
 		if (acquired_rc(rc))
 			acquired(t, r, m, pc, 0);

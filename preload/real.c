@@ -232,8 +232,7 @@ static uint32_t cancel_word_probe(void)
 	const uint32_t *desc = dlsym(RTLD_NEXT, "_thread_db_pthread_cancelhandling");
 	if (!desc || desc[0] != 32 || desc[1] != 1 || desc[2] == 0 || desc[2] > 4096 - sizeof(int))
 		return 0;
-	const char *self;
-	__asm__("mov %%fs:0x10, %0" : "=r"(self));
+	const char *self = cv__thread_self();
 	if (self != (const char *)pthread_self())
 		return 0;
 	const int *word = (const int *)(const void *)(self + desc[2]);

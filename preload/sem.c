@@ -191,9 +191,7 @@ static inline bool cancel_may_be_pending(void)
 {
 #if defined(__x86_64__) && defined(__LP64__)
 	uint32_t offset = CV_LOAD(&cv__real.cancel_word);
-	const char *self;
-	__asm__("mov %%fs:0x10, %0" : "=r"(self));
-	return (offset == 0) | ((CV_LOAD((const int *)(const void *)(self + offset)) & 8) != 0);
+	return (offset == 0) | ((CV_LOAD((const int *)(const void *)(cv__thread_self() + offset)) & 8) != 0);
 #else
 	return true;
 #endif

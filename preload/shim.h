@@ -440,6 +440,18 @@ static inline uintptr_t cv__sp(void)
 #endif
 }
 
+#if defined(__x86_64__) && defined(__LP64__)
+/* glibc's descriptor of the calling thread, where tcbhead_t's self word
+ * (%fs:0x10) holds it: pthread_self() without the call (real.c checks that
+ * they agree before anything reads through it). */
+static inline const char *cv__thread_self(void)
+{
+	const char *self;
+	__asm__("mov %%fs:0x10, %0" : "=r"(self));
+	return self;
+}
+#endif
+
 #define CV_MAX_COUNTERS 16
 struct cv_named_counter {
 	const char *key;               /* the caller's pointer, compared first */
@@ -1188,7 +1200,7 @@ static inline uintptr_t cv__held_not_top(const struct cv_thread *t, uint32_t n, 
  * set's n - 1 reads the last slot: the n == 0 term says no. */
 static inline uintptr_t cv__held_not_fast_top(const struct cv_thread *t, uint32_t n, const void *addr)
 {
-	return (n == 0) | (CV_LOAD(&t->held[(n - 1) % CV_HELD_MAX].key) ^ (uintptr_t)addr);
+	return (n == 0) | (CV_LOAD(&t->held[(n - 1) % CV_HELD_MAX].key) ^ cv__held_key(addr, CV_HELD_FAST_UNLOCK));
 }
 
 /* For the fast lock of a thread that holds n > 0 locks (mutex.c,
