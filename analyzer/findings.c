@@ -41,6 +41,7 @@
 #define BOUNCING_RATE         1e4     /* ... at least this many times a second */
 #define NOISE_SHARE            0.05   /* findings explaining less are dropped */
 #define SUSPECTED_HIGH_SHARE    0.5   /* a suspected finding is high only above this share */
+#define CORES_SLOW_EACH_OTHER   2.0   /* CPU for the same work grown this much by busy cores alone */
 #define MONITOR_WAKE_ENDED      0.5   /* condvar waits ended by a wake or a timeout, of all */
 #define MONITOR_PEER_SIGNALS    0.5   /* wakes sent by the waiting threads themselves, of all */
 #define MONITOR_MAX_CPUS        1.5   /* the threads' CPU time adds up to at most this many CPUs */
@@ -1168,7 +1169,8 @@ static void rule_inflation(struct findings *out, const struct step *st)
 	x->predicted_wall_ns = predicted(st, grew);
 	evidence(x, "reference_cpu_ns", ref_cpu);
 	evidence(x, "cpu_ns", cpu);
-	evidence(x, "inflation", ref_cpu > 0 ? cpu / ref_cpu : 0);
+	double inflation = ref_cpu > 0 ? cpu / ref_cpu : 0;
+	evidence(x, "inflation", inflation);
 	if (top && top->verdict == LINE_SPIN) {
 		x->kind = FINDING_LOCK_CONTENTION;
 		located_spin(x, st, top, cpu, ref_cpu);
@@ -1181,21 +1183,29 @@ static void rule_inflation(struct findings *out, const struct step *st)
 	x->suspected = 1;
 	object(x, "shared cache lines (not located)");
 	int hw = (p->process.perf_valid >> CV_PERF_CACHE_MISSES) & 1;
-	char a[32], b[32], d[32], why[256] = "";   /* unsampled (a recording made without): nothing to add */
+	char a[32], b[32], d[32], why[256] = "", others[256] = "";   /* unsampled (a recording made without): nothing to add */
 	if (c && c->lines.available)
 		say(why, sizeof(why), " Only %s of the CPU samples' data addresses could be decoded (binaries "
 		    "not read, or code without memory operands), too few to locate the lines.",
 		    fmt_pct(d, sizeof(d), c->samples ? (double)c->lines.decoded / (double)c->samples : 0));
 	else if (c)
 		say(why, sizeof(why), " No instruction decoder for this machine locates the lines.");
+	/* Busy cores slow each other with no line shared: two hardware
+	 * threads of one core run at about half speed each; memory bandwidth
+	 * and a lower clock with more cores busy slow them too. Short of
+	 * twice the CPU, the suspicion fits those as well: never high. */
+	x->at_most_medium = inflation < CORES_SLOW_EACH_OTHER;
+	if (x->at_most_medium)
+		say(others, sizeof(others), " Cores that slow each other grow it up to about %.0f× with no line "
+		    "shared: two hardware threads of one core, memory bandwidth, a lower clock with more "
+		    "cores busy.", CORES_SLOW_EACH_OTHER);
 	say(x->summary, sizeof(x->summary),
 	    "Suspected cache-line sharing: the same work took %s of CPU at %d threads against %s at %d "
 	    "(%.1f×), with no lock, park or run-queue wait to explain it — the pattern of threads "
-	    "writing the same variable (true sharing) or neighbouring ones (false sharing). %s%s",
+	    "writing the same variable (true sharing) or neighbouring ones (false sharing). %s%s%s",
 	    fmt_ns(a, sizeof(a), cpu), st->n, fmt_ns(b, sizeof(b), ref_cpu), st->ref->s->threads,
-	    ref_cpu > 0 ? cpu / ref_cpu : 0,
-	    hw ? "Hardware cache-miss counts are in the profile." :
-		 "No hardware PMU here, so cache misses could not be counted.", why);
+	    inflation, hw ? "Hardware cache-miss counts are in the profile." :
+			    "No hardware PMU here, so cache misses could not be counted.", why, others);
 	say(x->fix, sizeof(x->fix),
 	    "Find the data every thread writes (a shared counter, statistics, a flag): give each "
 	    "thread its own copy and combine them at the end, and keep independently written fields "
@@ -1241,7 +1251,7 @@ void findings__diagnose(struct findings *out, const struct run_view *ref, const 
 		out->v[i].threads = st.n;
 		out->v[i].wall_ns = t->s->wall_ns;
 		out->v[i].severity = severity(out->v[i].share, lost_fraction);
-		if (out->v[i].external && out->v[i].severity == SEVERITY_HIGH)
+		if ((out->v[i].external || out->v[i].at_most_medium) && out->v[i].severity == SEVERITY_HIGH)
 			out->v[i].severity = SEVERITY_MEDIUM;
 		/* Inferred without direct evidence: high only when it explains
 		 * most of the loss (SUSPECTED_HIGH_SHARE). */

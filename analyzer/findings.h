@@ -74,7 +74,8 @@ struct finding {
 	enum severity severity;
 	double share;            /* fraction of the lost time it explains, 0..1 */
 	int suspected;           /* inferred without direct evidence */
-	int external;            /* caused outside the program (other processes) */
+	int external;            /* caused outside the program (other processes): never high */
+	int at_most_medium;      /* its evidence fits another cause as well: never high */
 	int threads;             /* the thread count it was found at */
 	double wall_ns;          /* measured wall time at that count */
 	double predicted_wall_ns;/* what-if: wall time without this component */
