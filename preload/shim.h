@@ -256,12 +256,10 @@ bool cv__profiling_here(void);
 /* ---- objects.c: synchronisation objects and per-thread records ------------ */
 
 /* One object: one generation of one address, in two lines. The first is
- * read-mostly (the registry's lookups, the profile writer, and every fast
- * path's test of its entry: `addr` and `retired`, cv__way_miss); the
- * second holds what operations read and write: the lock fast paths read
+ * read-mostly (the registry's lookups, the profile writer); the second holds
+ * what operations read and write: the fast paths read `retired` and
  * `last_owner` there, and only slow paths (first use by a thread, an owner
- * change, a condvar wait, a wake that found a waiter) write it. A read
- * lock or a semaphore's token reads the first line only. */
+ * change, a condvar wait, a wake that found a waiter, destroy) write it. */
 struct cv_obj {
 	const void     *addr;
 	uint32_t        id;
@@ -271,14 +269,15 @@ struct cv_obj {
 	int             merged;        /* objects.c: retired past the cap, its records fold into the kind's aggregate */
 	uint32_t        refs;          /* objects.c: records of it, plus one while it is being merged */
 	uint32_t        dump_id;       /* output.c: 1 + its id in the profile, 0 until written */
-	int             retired;       /* set by destroy/re-init; records move to a new object */
 	uint64_t        held_seed;     /* the hash of a held set of it alone (cv__obj_number) */
 	const char     *name;          /* convoy_name_object(), or NULL */
 	struct cv_obj  *hash_next;     /* registry bucket chain (live and newest retired) */
 
-	/* The operations' line. Call stacks (stacks.c): the init or first-use
-	 * stack, claimed once. */
-	uint32_t        first_stack __attribute__((aligned(CV_CACHELINE)));   /* stack id; 0 while none */
+	/* The operations' line. */
+	int             retired __attribute__((aligned(CV_CACHELINE)));
+					/* set by destroy/re-init; records move to a new object */
+	/* Call stacks (stacks.c): the init or first-use stack, claimed once. */
+	uint32_t        first_stack;   /* stack id; 0 while none */
 	struct cv_thread *last_owner;  /* locks: written only when the owner changes (cv__note_owner) */
 	uint64_t        cond_state;    /* condvar: waiting << 32 | signalled-not-yet-woken */
 	uint32_t        cond_mutex;    /* condvar: 1 + the id of the mutex its last wait named (its monitor; written by
@@ -295,8 +294,7 @@ struct cv_obj {
 	uint32_t        map_gen;       /* stacks.c: module-map generation at first use */
 	int             stack_claimed; /* stacks.c: first_stack is being or was captured */
 };
-_Static_assert(offsetof(struct cv_obj, first_stack) == CV_CACHELINE && offsetof(struct cv_obj, retired) < CV_CACHELINE,
-	       "cv_obj: one read-mostly line with the fast paths' key, then the operations");
+_Static_assert(offsetof(struct cv_obj, retired) == CV_CACHELINE, "cv_obj: one read-mostly line, then the operations");
 
 /* A record's counters in the shim's memory: struct cv_stats
  * (include/convoy/profile.h), field for field and in its order, but for
