@@ -37,6 +37,10 @@
  *                            lock+unlock and rdlock+unlock on sixteen locks in turn, each in a
  *                            block of its own from malloc (a program's many locks: more than
  *                            a few cache entries hold)
+ *   lockpair striped N       lock+unlock of one of 1,024 mutexes picked at random each pair (a
+ *                            table's lock per bucket), one thread
+ *   lockpair striped-contended N
+ *                            the same table, two threads (each pair's mutex last taken by either)
  *   lockpair churn N         ns per pthread_mutex_init+lock+unlock+destroy of one mutex, one
  *                            thread (the object registry: every init and destroy is a new lock)
  *   lockpair churn-many N    the same over an array of 1,000 mutexes in turn (a new lock at
@@ -74,6 +78,8 @@ static pthread_rwlock_t rwlocks[3] = { PTHREAD_RWLOCK_INITIALIZER, PTHREAD_RWLOC
 				       PTHREAD_RWLOCK_INITIALIZER };
 #define RWLOCKS_MANY 1024   /* two in one entry of the shim's cache among them */
 static pthread_rwlock_t rwlocks_many[RWLOCKS_MANY];   /* zeroed: PTHREAD_RWLOCK_INITIALIZER */
+#define STRIPES 1024
+static pthread_mutex_t stripes[STRIPES];   /* zeroed: PTHREAD_MUTEX_INITIALIZER */
 #define LOCKS_APART 16
 static pthread_mutex_t *mutexes_apart[LOCKS_APART];   /* mutex16, rdlock16: each from malloc */
 static pthread_rwlock_t *rwlocks_apart[LOCKS_APART];
@@ -240,6 +246,15 @@ static void *loop(void *arg)
 			shared++;
 			pthread_mutex_unlock(m);
 		}
+	} else if (!strncmp(mode, "striped", 7)) {
+		uint64_t x = (uintptr_t)&x;   /* each thread its own sequence */
+		for (long i = 0; i < iterations; i++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			pthread_mutex_t *m = &stripes[(x >> 33) % STRIPES];
+			pthread_mutex_lock(m);
+			shared++;
+			pthread_mutex_unlock(m);
+		}
 	} else if (!strcmp(mode, "rdlock16")) {
 		for (long i = 0; i < iterations; i++) {
 			pthread_rwlock_t *rw = rwlocks_apart[i % LOCKS_APART];
@@ -331,13 +346,14 @@ int main(int argc, char **argv)
 					     "spin-contended", "semtry", "syscall", "nested", "nested-rdlock", "nested-spin", "mtx", "signal", "pingpong",
 					     "alternate", "churn", "churn-many", "churn-cond", "churn-sig", "churn-many-sig", "semwait", "trylock", "broadcast",
 					     "signal2", "rdlock3", "spin2", "semwait2", "rdlock-same-entry", "nested-rdlock3",
-					     "mutex16", "rdlock16", "recursive", "recursive2", "errorcheck" };
+					     "mutex16", "rdlock16", "recursive", "recursive2", "errorcheck", "striped",
+					     "striped-contended" };
 	int known = 0;
 	for (size_t i = 0; argc == 3 && i < sizeof(modes) / sizeof(modes[0]); i++)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|semwait|trylock|syscall|nested|nested-rdlock|nested-spin|mtx|recursive|recursive2|errorcheck|signal|signal2|broadcast|pingpong|alternate|rdlock3|spin2|semwait2|rdlock-same-entry|nested-rdlock3|mutex16|rdlock16|churn|churn-many|churn-cond|churn-sig|churn-many-sig ITERATIONS\n");
+			"semtry|semwait|trylock|syscall|nested|nested-rdlock|nested-spin|mtx|recursive|recursive2|errorcheck|signal|signal2|broadcast|pingpong|alternate|rdlock3|spin2|semwait2|rdlock-same-entry|nested-rdlock3|mutex16|rdlock16|striped|striped-contended|churn|churn-many|churn-cond|churn-sig|churn-many-sig ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];

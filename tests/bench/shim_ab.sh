@@ -46,6 +46,8 @@ run_case rdlock-same-entry 10000000
 run_case nested-rdlock3 10000000
 run_case mutex16 10000000
 run_case rdlock16 10000000
+run_case striped 10000000
+run_case striped-contended 2000000
 run_case trylock 10000000
 run_case mtx 10000000
 run_case recursive 10000000
