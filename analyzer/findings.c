@@ -1183,7 +1183,7 @@ static void rule_inflation(struct findings *out, const struct step *st)
 	x->suspected = 1;
 	object(x, "shared cache lines (not located)");
 	int hw = (p->process.perf_valid >> CV_PERF_CACHE_MISSES) & 1;
-	char a[32], b[32], d[32], why[256] = "", others[256] = "";   /* unsampled (a recording made without): nothing to add */
+	char a[32], b[32], d[32], why[256] = "", others[400] = "";   /* unsampled (a recording made without): nothing to add */
 	if (c && c->lines.available)
 		say(why, sizeof(why), " Only %s of the CPU samples' data addresses could be decoded (binaries "
 		    "not read, or code without memory operands), too few to locate the lines.",
@@ -1191,14 +1191,17 @@ static void rule_inflation(struct findings *out, const struct step *st)
 	else if (c)
 		say(why, sizeof(why), " No instruction decoder for this machine locates the lines.");
 	/* Busy cores slow each other with no line shared: two hardware
-	 * threads of one core run at about half speed each; memory bandwidth
-	 * and a lower clock with more cores busy slow them too. Short of
-	 * twice the CPU, the suspicion fits those as well: never high. */
+	 * threads of one core run at down to half speed each; memory
+	 * bandwidth, a lower clock with more cores busy and a virtual
+	 * machine's host slow them too. Short of twice the CPU, the suspicion
+	 * fits those as well: never high (nor with no reference CPU to
+	 * compare). */
 	x->at_most_medium = inflation < CORES_SLOW_EACH_OTHER;
-	if (x->at_most_medium)
-		say(others, sizeof(others), " Cores that slow each other grow it up to about %.0f× with no line "
-		    "shared: two hardware threads of one core, memory bandwidth, a lower clock with more "
-		    "cores busy.", CORES_SLOW_EACH_OTHER);
+	if (x->at_most_medium && ref_cpu > 0)
+		say(others, sizeof(others), " Cores slowed by each other or by other load take up to %g× the CPU "
+		    "for the same work with no line shared: two hardware threads of one core, memory bandwidth, "
+		    "a lower clock with more cores busy, the other guests of a virtual machine's host (not "
+		    "always counted as steal time).", CORES_SLOW_EACH_OTHER);
 	say(x->summary, sizeof(x->summary),
 	    "Suspected cache-line sharing: the same work took %s of CPU at %d threads against %s at %d "
 	    "(%.1f×), with no lock, park or run-queue wait to explain it — the pattern of threads "
