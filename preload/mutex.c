@@ -446,6 +446,29 @@ static CV_NOINLINE int locked_holding_try(struct cv_thread *t, pthread_mutex_t *
 	return 0;
 }
 
+/* locked's test failed with no lock held: the thread's second mutex
+ * cache (shim.h, cv_thread.l2), where a thread that takes more mutexes in
+ * turn than its first cache holds finds the rest, then locked's own
+ * bookkeeping; anything else (no second cache, a miss there too, an owner
+ * change, a hold to time) the slow path. Cold, so that locked's branch to
+ * it stays in its .cold part as before (placed with locked, the uncontended
+ * pair cost 0.3 ns more); lockpair striped: docs/performance.md. */
+static CV_COLD int locked_l2(struct cv_thread *t, pthread_mutex_t *m, const void *pc, uint32_t flags)
+{
+	struct cv_way *l2 = cv__l2(t, CV_L2_MUTEX);
+	struct cv_rec *r;
+	struct cv_obj *o;
+	if (!l2 || CV_UNLIKELY(cv__ways_miss_n(l2, CV_L2_WAYS, m, &r, &o) |
+			       ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t) |
+			       ((CV_LOAD(&r->s.acquisitions) & t->hold_mask) == 0)))
+		return flags & CV_LOCK_TRY ? trylocked_slow(m, 0, pc) : locked_slow(m, pc);
+	if (flags & CV_LOCK_TRY)
+		CV_BUMP(&r->s.trylocks, 1);
+	CV_BUMP(&r->s.acquisitions, 1);
+	cv__held_push_first(t, o, m, pc, flags);
+	return 0;
+}
+
 /* try: a trylock's acquisition, which also counts the try. fast_unlock:
  * the shim releases m itself as a normal mutex (unlocked_as_normal), so
  * its unlock needs one test (CV_HELD_FAST_UNLOCK). */
@@ -459,7 +482,7 @@ static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pth
 	struct cv_rec *r;
 	struct cv_obj *o;
 	if (CV_UNLIKELY(locked_needs_more(t, m, &r, &o)))
-		return try ? trylocked_slow(m, 0, pc) : locked_slow(m, pc);
+		return locked_l2(t, m, pc, flags);
 	if (try)
 		CV_BUMP(&r->s.trylocks, 1);
 	CV_BUMP(&r->s.acquisitions, 1);

@@ -95,6 +95,9 @@ void cv__caches_clear(struct cv_thread *t)
 		t->mutex_cache[i] = (struct cv_way)CV_EMPTY_WAY;
 	for (uint32_t i = 0; i < CV_NWAYS(t->rwlock_cache); i++)
 		t->rwlock_cache[i] = (struct cv_way)CV_EMPTY_WAY;
+	for (int f = 0; f < CV_L2_FAMILIES; f++)
+		for (uint32_t i = 0; t->l2[f] && i < CV_L2_WAYS; i++)
+			t->l2[f][i] = (struct cv_way)CV_EMPTY_WAY;
 }
 
 /* Records (defined with the merging below). */
@@ -514,8 +517,15 @@ static struct cv_way *cache_for(struct cv_thread *t, uint32_t kind, uint32_t *wa
 #undef CACHE
 }
 
-/* r, just looked up, into addr's entry of its cache; the live record of
- * another object it displaces goes to the entry's partner (shim.h,
+/* The second cache (shim.h, cv_thread.l2) of objects of this kind: its
+ * CV_L2_* index, -1 for a family without one. */
+static int l2_family(uint32_t kind)
+{
+	return kind == CV_OBJ_MUTEX ? CV_L2_MUTEX : kind == CV_OBJ_RWLOCK ? CV_L2_RWLOCK : -1;
+}
+
+/* r, just looked up, into addr's entry of a cache of `ways` entries; the
+ * live record of another object it displaces goes to the entry's partner (shim.h,
  * cv__way_partner), over whatever is there: the pair keeps the two
  * records filled last. Keeping a record that sat at home in the partner
  * instead (09833c0) kept one the program had stopped using: in one run of
@@ -526,30 +536,67 @@ static struct cv_way *cache_for(struct cv_thread *t, uint32_t kind, uint32_t *wa
  * (docs/performance.md, "Rwlocks, spinlocks and futex words in turn").
  * Inside the guard: a signal handler meanwhile reads cv__inert's caches,
  * not these. */
-static void cache_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)
+static void fill_pair(struct cv_way *cache, uint32_t ways, const void *addr, struct cv_rec *r)
 {
-	uint32_t ways;
-	struct cv_way *cache = cache_for(t, r->obj->kind, &ways);
-	if (!cache)
-		return;
 	struct cv_way *w = cv__way_n(cache, ways, addr);
 	if (CV_LOAD(&w->obj->addr) != addr && !CV_LOAD(&w->obj->retired))
 		cv__way_set(cv__way_partner(cache, w), w->rec, w->obj);
 	cv__way_set(w, r, r->obj);
 }
 
-/* r out of t's cache, where it may be in addr's entry or its partner. */
+/* r into its family's cache, and into the second (shim.h, cv_thread.l2)
+ * where the thread has one. */
+static void cache_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)
+{
+	uint32_t ways;
+	struct cv_way *cache = cache_for(t, r->obj->kind, &ways);
+	if (!cache)
+		return;
+	fill_pair(cache, ways, addr, r);
+	int f = l2_family(r->obj->kind);
+	struct cv_way *l2 = f >= 0 ? cv__l2(t, f) : NULL;
+	if (l2)   /* the same rule there */
+		fill_pair(l2, CV_L2_WAYS, addr, r);
+}
+
+static void drop_pair(struct cv_way *cache, uint32_t ways, const void *addr, const struct cv_rec *r)
+{
+	struct cv_way *w = cv__way_n(cache, ways, addr);
+	if (w->rec == r)
+		*w = (struct cv_way)CV_EMPTY_WAY;
+	if ((w = cv__way_partner(cache, w))->rec == r)
+		*w = (struct cv_way)CV_EMPTY_WAY;
+}
+
+/* r out of t's caches, where it may be in addr's entry or its partner. */
 static void cache_drop(struct cv_thread *t, const void *addr, const struct cv_rec *r)
 {
 	uint32_t ways;
 	struct cv_way *cache = cache_for(t, r->obj->kind, &ways);
 	if (!cache)
 		return;
-	struct cv_way *w = cv__way_n(cache, ways, addr);
-	if (w->rec == r)
-		*w = (struct cv_way)CV_EMPTY_WAY;
-	if ((w = cv__way_partner(cache, w))->rec == r)
-		*w = (struct cv_way)CV_EMPTY_WAY;
+	drop_pair(cache, ways, addr, r);
+	int f = l2_family(r->obj->kind);
+	struct cv_way *l2 = f >= 0 ? cv__l2(t, f) : NULL;
+	if (l2)
+		drop_pair(l2, CV_L2_WAYS, addr, r);
+}
+
+/* t's second cache of family f (shim.h, cv_thread.l2), made at the
+ * CV_L2_AFTER-th refill of its first from the table (a later one tries
+ * again). Under the whole guard: it allocates. Without memory, none (the
+ * table serves). */
+static void l2_make(struct cv_thread *t, int f)
+{
+	struct cv_thread *saved = cv__guard_enter();
+	/* A signal handler's lookup may have made it since the caller looked. */
+	struct cv_way *l2 = t->l2[f] ? NULL : cv__alloc(CV_L2_WAYS * sizeof(*l2));
+	if (l2) {
+		for (uint32_t i = 0; i < CV_L2_WAYS; i++)
+			l2[i] = (struct cv_way)CV_EMPTY_WAY;
+		__atomic_store_n(&t->l2[f], l2, __ATOMIC_RELEASE);   /* filled before it is seen */
+	}
+	cv__guard_leave(saved);
 }
 
 static struct cv_rec *lookup_locked(struct cv_thread *t, const void *addr, uint32_t kind)
@@ -612,8 +659,12 @@ struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t k
 	if (r)
 		cache_fill(t, addr, r);
 	cv__guard_leave_quiet(saved);
-	if (r)
+	if (r) {
+		int f = l2_family(kind);
+		if (f >= 0 && !t->l2[f] && ++t->l2_refills[f] >= CV_L2_AFTER)
+			l2_make(t, f);
 		return r;
+	}
 	saved = cv__guard_enter();
 	r = lookup_locked(t, addr, kind);
 	cv__guard_leave(saved);
@@ -630,6 +681,13 @@ void cv__records_thread_end(struct cv_thread *t)
 	t->table = NULL;
 	t->table_mask = t->table_used = 0;
 	cv__free(table, cap * sizeof(*table));
+	for (int f = 0; f < CV_L2_FAMILIES; f++) {
+		struct cv_way *l2 = t->l2[f];
+		t->l2[f] = NULL;
+		t->l2_refills[f] = 0;
+		if (l2)
+			cv__free(l2, CV_L2_WAYS * sizeof(*l2));
+	}
 }
 
 /* ---- records: merging and giving back ------------------------------------ *

@@ -497,8 +497,12 @@ static inline void cv__pair_load(const void *p, uintptr_t *a, uintptr_t *b)
 #define CV_WAYS 4u          /* entries of the condvar, spinlock and futex caches */
 #define CV_MUTEX_WAYS 64u   /* mutex_cache */
 #define CV_RWLOCK_WAYS 64u  /* rwlock_cache */
+#define CV_L2_WAYS 2048u    /* entries of a second cache (cv_thread.l2) */
+#define CV_L2_AFTER 256u    /* made at this many refills of the first from the table */
+enum { CV_L2_MUTEX, CV_L2_RWLOCK, CV_L2_FAMILIES };   /* the families that have one */
 #define CV_WAYS_OK(n) (((n) & ((n) - 1)) == 0 && (n) >= 2)
-_Static_assert(CV_WAYS_OK(CV_WAYS) && CV_WAYS_OK(CV_MUTEX_WAYS) && CV_WAYS_OK(CV_RWLOCK_WAYS),
+_Static_assert(CV_WAYS_OK(CV_WAYS) && CV_WAYS_OK(CV_MUTEX_WAYS) && CV_WAYS_OK(CV_RWLOCK_WAYS) &&
+		       CV_WAYS_OK(CV_L2_WAYS),
 	       "a cache is a power of two of entries, in pairs (cv__way, cv__way_partner)");
 struct cv_way {
 	struct cv_rec *rec;
@@ -600,6 +604,16 @@ struct cv_thread {
 	struct cv_way   spin_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   futex_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   sem_cache[2];
+	/* Second caches of mutexes and of rwlocks (CV_L2_*: objects.c,
+	 * cache_fill; mutex.c, locked_l2; rwlock.c, rw_locked_more), each
+	 * CV_L2_WAYS entries in a block of its own, made once the family's
+	 * first cache had to be refilled from the table CV_L2_AFTER times
+	 * (l2_refills): a thread that takes more locks in turn than the first
+	 * holds (a table's lock per bucket) finds them there instead of in the
+	 * table. NULL until then, and in cv__inert. Only the thread writes
+	 * them; freed at its end. */
+	struct cv_way  *l2[CV_L2_FAMILIES];
+	uint32_t        l2_refills[CV_L2_FAMILIES];
 	/* Futile condvar wakes (cond.c): the last wait this thread returned from,
 	 * and its mutex record's acquisitions then. Waiting again on the same
 	 * condvar with that count unchanged means the mutex was never released. */
@@ -815,6 +829,13 @@ static inline struct cv_rec *cv__cached_rec(struct cv_way *cache, uint32_t cache
 	struct cv_rec *r;
 	struct cv_obj *o;
 	return CV_LIKELY(!cv__ways_miss_n(cache, cache_ways, addr, &r, &o)) ? r : cv__lookup_slow(t, addr, kind);
+}
+
+/* t's second cache of a family (CV_L2_*, CV_L2_WAYS entries in pairs,
+ * as a first cache's), NULL while it has none. */
+static inline struct cv_way *cv__l2(const struct cv_thread *t, int family)
+{
+	return __atomic_load_n(&t->l2[family], __ATOMIC_ACQUIRE);
 }
 
 static inline struct cv_rec *cv__mutex_rec(struct cv_thread *t, const void *addr)
