@@ -450,7 +450,8 @@ static CV_NOINLINE int locked_holding_try(struct cv_thread *t, pthread_mutex_t *
  * cache (shim.h, cv_thread.l2), where a thread that takes more mutexes in
  * turn than its first cache holds finds the rest, then locked's own
  * bookkeeping; anything else (no second cache, a miss there too, an owner
- * change, a hold to time) the slow path. Cold, so that locked's branch to
+ * change, a hold to time, a lock a signal handler returned holding since
+ * locked read the count) the slow path. Cold, so that locked's branch to
  * it stays in its .cold part as before (placed with locked, the uncontended
  * pair cost 0.3 ns more); lockpair striped: docs/performance.md. */
 static CV_COLD int locked_l2(struct cv_thread *t, pthread_mutex_t *m, const void *pc, uint32_t flags)
@@ -458,7 +459,7 @@ static CV_COLD int locked_l2(struct cv_thread *t, pthread_mutex_t *m, const void
 	struct cv_way *l2 = cv__l2(t, CV_L2_MUTEX);
 	struct cv_rec *r;
 	struct cv_obj *o;
-	if (!l2 || CV_UNLIKELY(cv__ways_miss_n(l2, CV_L2_WAYS, m, &r, &o) |
+	if (!l2 || CV_UNLIKELY(cv__ways_miss_n(l2, CV_L2_WAYS, m, &r, &o) | CV_LOAD(&t->nheld) |
 			       ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t) |
 			       ((CV_LOAD(&r->s.acquisitions) & t->hold_mask) == 0)))
 		return flags & CV_LOCK_TRY ? trylocked_slow(m, 0, pc) : locked_slow(m, pc);

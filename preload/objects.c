@@ -554,7 +554,7 @@ static void cache_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)
 		return;
 	fill_pair(cache, ways, addr, r);
 	int f = l2_family(r->obj->kind);
-	struct cv_way *l2 = f >= 0 ? cv__l2(t, f) : NULL;
+	struct cv_way *l2 = f >= 0 && !t->nheld ? cv__l2(t, f) : NULL;
 	if (l2)   /* the same rule there */
 		fill_pair(l2, CV_L2_WAYS, addr, r);
 }
@@ -582,10 +582,20 @@ static void cache_drop(struct cv_thread *t, const void *addr, const struct cv_re
 		drop_pair(l2, CV_L2_WAYS, addr, r);
 }
 
-/* t's second cache of family f (shim.h, cv_thread.l2), made at the
- * CV_L2_AFTER-th refill of its first from the table (a later one tries
- * again). Under the whole guard: it allocates. Without memory, none (the
- * table serves). */
+/* Whether a refill of t's first cache of family f from its table, with
+ * no lock held, is the one that should make its second cache (shim.h,
+ * cv_thread.l2): the CV_L2_AFTER-th, by a thread with more records than a
+ * first cache holds, that the shim saw start. */
+static bool l2_wanted(struct cv_thread *t, int f)
+{
+	return f >= 0 && !t->nheld && !t->l2[f] && !(t->flags & CV_THREAD_UNTRACKED) &&
+	       t->table_used > CV_L2_RECORDS && ++t->l2_refills[f] >= CV_L2_AFTER;
+}
+
+/* t's second cache of family f, made under the whole guard (it
+ * allocates). Without memory, none: the table serves, and the next try
+ * is CV_L2_AFTER refills later (a failed mmap each refill cost a lock
+ * pair 670 ns, helper-99). */
 static void l2_make(struct cv_thread *t, int f)
 {
 	struct cv_thread *saved = cv__guard_enter();
@@ -595,6 +605,8 @@ static void l2_make(struct cv_thread *t, int f)
 		for (uint32_t i = 0; i < CV_L2_WAYS; i++)
 			l2[i] = (struct cv_way)CV_EMPTY_WAY;
 		__atomic_store_n(&t->l2[f], l2, __ATOMIC_RELEASE);   /* filled before it is seen */
+	} else {
+		t->l2_refills[f] = 0;
 	}
 	cv__guard_leave(saved);
 }
@@ -661,7 +673,7 @@ struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t k
 	cv__guard_leave_quiet(saved);
 	if (r) {
 		int f = l2_family(kind);
-		if (f >= 0 && !t->l2[f] && ++t->l2_refills[f] >= CV_L2_AFTER)
+		if (l2_wanted(t, f))
 			l2_make(t, f);
 		return r;
 	}
@@ -677,17 +689,19 @@ void cv__records_thread_end(struct cv_thread *t)
 {
 	struct cv_slot *table = t->table;
 	uint32_t cap = table ? t->table_mask + 1 : 0;
+	struct cv_way *l2[CV_L2_FAMILIES];
+	for (int f = 0; f < CV_L2_FAMILIES; f++) {   /* out before the caches are emptied: no need */
+		l2[f] = t->l2[f];
+		t->l2[f] = NULL;
+		t->l2_refills[f] = 0;
+	}
 	cv__caches_clear(t);
 	t->table = NULL;
 	t->table_mask = t->table_used = 0;
 	cv__free(table, cap * sizeof(*table));
-	for (int f = 0; f < CV_L2_FAMILIES; f++) {
-		struct cv_way *l2 = t->l2[f];
-		t->l2[f] = NULL;
-		t->l2_refills[f] = 0;
-		if (l2)
-			cv__free(l2, CV_L2_WAYS * sizeof(*l2));
-	}
+	for (int f = 0; f < CV_L2_FAMILIES; f++)
+		if (l2[f])
+			cv__free(l2[f], CV_L2_WAYS * sizeof(*l2[f]));
 }
 
 /* ---- records: merging and giving back ------------------------------------ *

@@ -498,7 +498,8 @@ static inline void cv__pair_load(const void *p, uintptr_t *a, uintptr_t *b)
 #define CV_MUTEX_WAYS 64u   /* mutex_cache */
 #define CV_RWLOCK_WAYS 64u  /* rwlock_cache */
 #define CV_L2_WAYS 2048u    /* entries of a second cache (cv_thread.l2) */
-#define CV_L2_AFTER 256u    /* made at this many refills of the first from the table */
+#define CV_L2_AFTER 256u    /* made at this many refills of the first from the table, */
+#define CV_L2_RECORDS 64u   /* by a thread with more records than this (a first cache's entries) */
 enum { CV_L2_MUTEX, CV_L2_RWLOCK, CV_L2_FAMILIES };   /* the families that have one */
 #define CV_WAYS_OK(n) (((n) & ((n) - 1)) == 0 && (n) >= 2)
 _Static_assert(CV_WAYS_OK(CV_WAYS) && CV_WAYS_OK(CV_MUTEX_WAYS) && CV_WAYS_OK(CV_RWLOCK_WAYS) &&
@@ -605,13 +606,18 @@ struct cv_thread {
 	struct cv_way   futex_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   sem_cache[2];
 	/* Second caches of mutexes and of rwlocks (CV_L2_*: objects.c,
-	 * cache_fill; mutex.c, locked_l2; rwlock.c, rw_locked_more), each
-	 * CV_L2_WAYS entries in a block of its own, made once the family's
-	 * first cache had to be refilled from the table CV_L2_AFTER times
-	 * (l2_refills): a thread that takes more locks in turn than the first
-	 * holds (a table's lock per bucket) finds them there instead of in the
-	 * table. NULL until then, and in cv__inert. Only the thread writes
-	 * them; freed at its end. */
+	 * cache_fill and l2_wanted; mutex.c, locked_l2; rwlock.c,
+	 * rw_locked_more), each CV_L2_WAYS entries in a block of its own, made
+	 * once the family's first cache had to be refilled from the table
+	 * CV_L2_AFTER times (l2_refills) with no lock held, by a thread with
+	 * more than CV_L2_RECORDS records: a thread that takes more locks in
+	 * turn than the first holds (a table's lock per bucket) finds them
+	 * there instead of in the table. Used, and filled, with no lock held
+	 * only (under another lock, the lock-order memo's miss sends the
+	 * acquisition to the slow path anyway). NULL until then, in cv__inert
+	 * and in a thread the shim did not see start (CV_THREAD_UNTRACKED: its
+	 * end is not seen either). Only the thread writes them; freed at its
+	 * end. */
 	struct cv_way  *l2[CV_L2_FAMILIES];
 	uint32_t        l2_refills[CV_L2_FAMILIES];
 	/* Futile condvar wakes (cond.c): the last wait this thread returned from,

@@ -69,7 +69,8 @@ static volatile long quiet, freeing, freed;
 
 /* CASE_MISSES: three of pool whose entries of the mutex cache are one
  * pair (white-box: shim.h, cv__way and cv__way_partner), so that taking
- * them in turn misses the cache each time. */
+ * them in turn misses the cache each time (and finds them in the second
+ * cache, made before the signals: make_second_caches). */
 static pthread_mutex_t pool[1024], *in_one_pair[3];
 
 static void pick_in_one_pair(void)
@@ -84,6 +85,44 @@ static void pick_in_one_pair(void)
 		fprintf(stderr, "signal_every_step: no three mutexes in one pair of cache entries\n");
 		exit(1);
 	}
+}
+
+/* The same for rwlocks, in their own cache. */
+static pthread_rwlock_t rwpool[1024], *rw_in_one_pair[3];
+
+static void rw_pick_in_one_pair(void)
+{
+	static struct cv_way ways[CV_RWLOCK_WAYS];
+	size_t n = 0;
+	unsigned pair = (unsigned)(cv__way(ways, &rwpool[0]) - ways) >> 1;
+	for (size_t i = 0; i < sizeof(rwpool) / sizeof(rwpool[0]) && n < 3; i++)
+		if ((unsigned)(cv__way(ways, &rwpool[i]) - ways) >> 1 == pair)
+			rw_in_one_pair[n++] = &rwpool[i];
+	if (n < 3) {
+		fprintf(stderr, "signal_every_step: no three rwlocks in one pair of cache entries\n");
+		exit(1);
+	}
+}
+
+/* Before the signals: the thread's second mutex and rwlock caches made
+ * (shim.h, cv_thread.l2: more records than a first cache holds, then
+ * enough refills of it with no lock held), so that CASE_MISSES steps
+ * through their probes and fills too. */
+static void make_second_caches(void)
+{
+	for (int k = 0; k < 100; k++) {
+		pthread_mutex_lock(&pool[k]);
+		pthread_mutex_unlock(&pool[k]);
+		pthread_rwlock_rdlock(&rwpool[k]);
+		pthread_rwlock_unlock(&rwpool[k]);
+	}
+	for (int i = 0; i < 300; i++)
+		for (int k = 0; k < 3; k++) {
+			pthread_rwlock_rdlock(rw_in_one_pair[k]);
+			pthread_rwlock_unlock(rw_in_one_pair[k]);
+			pthread_mutex_lock(in_one_pair[k]);
+			pthread_mutex_unlock(in_one_pair[k]);
+		}
 }
 
 /* Read by the tracer (the same addresses in its traced child: a fork). */
@@ -336,11 +375,13 @@ static int traced(void)
 	MUST(sem_init(&sem2, 0, 1));
 	MUST(sem_init(&sem3, 0, 1));
 	pick_in_one_pair();
+	rw_pick_in_one_pair();
 	struct sigaction sa = { .sa_handler = handler };
 	MUST(sigaction(SIGUSR1, &sa, NULL));
 	pthread_t t;   /* glibc's multi-threaded path, which the shim takes over */
 	MUST(pthread_create(&t, NULL, nothing, NULL));
 	MUST(pthread_join(t, NULL));
+	make_second_caches();
 	for (int i = 0; i < WARM + ROUNDS; i++) {
 		if (i == WARM) {
 			armed = 1;
@@ -402,9 +443,19 @@ static int traced(void)
 			break;
 		case CASE_MISSES:
 			for (int k = 0; k < 3; k++) {
+				if (pthread_rwlock_rdlock(rw_in_one_pair[k]) || pthread_rwlock_unlock(rw_in_one_pair[k]))
+					bad++;
+				pthread_mutex_lock(&b);
+				if (pthread_rwlock_rdlock(rw_in_one_pair[k]) || pthread_rwlock_unlock(rw_in_one_pair[k]))
+					bad++;
+				pthread_mutex_unlock(&b);
 				pthread_mutex_lock(in_one_pair[k]);
 				pthread_mutex_unlock(in_one_pair[k]);
 			}
+			/* writes last: a fork child's unlock of a write lock leaves it taken (all_free) */
+			for (int k = 0; k < 3; k++)
+				if (pthread_rwlock_wrlock(rw_in_one_pair[k]) || pthread_rwlock_unlock(rw_in_one_pair[k]))
+					bad++;
 			break;
 		case CASE_WRLOCK_UNDER_B:
 			pthread_mutex_lock(&b);

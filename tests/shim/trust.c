@@ -771,16 +771,18 @@ Test(trust, a_masked_section_leaves_the_mask_and_errno_as_they_were, .timeout = 
 /* A signal at every instruction the shim executes while a program takes
  * its mutexes (lock, trylock, a trylock under another lock, recursive,
  * error-checking and adaptive kinds, three in turn that miss the thread's
- * cache), a spinlock, an rwlock, two semaphores and a condvar, and a
- * mutex, the spinlock and the rwlock both ways under another mutex, by a
- * tracer that single-steps it; the handler tries them all, locks and
- * forks, and each fork child carries on from the interrupted instruction
- * (tests/progs/signal_every_step.c: about 5,000 signals). A handler's
+ * cache and are found in its second cache), a spinlock, an rwlock (and
+ * three that miss in turn, read alone and under another mutex, then
+ * written), two semaphores and a condvar, and a mutex, the spinlock and
+ * the rwlock both ways under another mutex, by a tracer that single-steps
+ * it; the handler tries them all, locks and forks, and each fork child
+ * carries on from the interrupted instruction
+ * (tests/progs/signal_every_step.c: about 10,000 signals). A handler's
  * fork that left the interrupted lock-order lookup with no thread state
  * crashed the program (a capture of a NULL thread, lockorder.c) until
  * this test. The forks are most of its cost: the handler forks at every
- * 4th signal here (1.6 s idle), at every one under TEST_DEEP=1 (make
- * test-deep, 3 s). */
+ * 4th signal here (3.5 s idle), at every one under TEST_DEEP=1 (make
+ * test-deep, 6.4 s). */
 Test(trust, a_handler_that_locks_and_forks_may_run_at_any_instruction_of_the_shim, .timeout = 300)
 {
 	struct tu_proc p;
@@ -794,7 +796,7 @@ Test(trust, a_handler_that_locks_and_forks_may_run_at_any_instruction_of_the_shi
 	const char *ok = strstr(p.out, "ok: ");
 	long signals = 0;
 	cr_assert(ok && sscanf(ok, "ok: %ld", &signals) == 1, "%s", p.out);
-	/* About 5,000: far fewer is a tracer that ran past the rounds (a
+	/* About 10,000: far fewer is a tracer that ran past the rounds (a
 	 * breakpoint that never fired), not a smaller shim. */
 	cr_assert(signals >= 2000, "only %ld signals: %s", signals, p.out);
 }
