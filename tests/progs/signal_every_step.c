@@ -70,38 +70,38 @@ static volatile long quiet, freeing, freed;
 /* CASE_MISSES: three of pool whose entries of the mutex cache are one
  * pair (white-box: shim.h, cv__way and cv__way_partner), so that taking
  * them in turn misses the cache each time (and finds them in the second
- * cache, made before the signals: make_second_caches). */
+ * cache, made before the signals: make_second_caches); the same of
+ * rwpool in the rwlock cache. */
 static pthread_mutex_t pool[1024], *in_one_pair[3];
+static pthread_rwlock_t rwpool[1024], *rw_in_one_pair[3];
 
-static void pick_in_one_pair(void)
+/* The first three of count elements of size bytes at base whose entries
+ * in a cache of `ways` entries are one pair (the first element's). */
+static void three_in_one_pair(char *base, size_t size, size_t count, uint32_t ways, void *three[3], const char *what)
 {
-	static struct cv_way ways[CV_MUTEX_WAYS];
+	static struct cv_way cache[CV_MUTEX_WAYS > CV_RWLOCK_WAYS ? CV_MUTEX_WAYS : CV_RWLOCK_WAYS];
 	size_t n = 0;
-	unsigned pair = (unsigned)(cv__way(ways, &pool[0]) - ways) >> 1;
-	for (size_t i = 0; i < sizeof(pool) / sizeof(pool[0]) && n < 3; i++)
-		if ((unsigned)(cv__way(ways, &pool[i]) - ways) >> 1 == pair)
-			in_one_pair[n++] = &pool[i];
+	unsigned pair = (unsigned)(cv__way_n(cache, ways, base) - cache) >> 1;
+	for (size_t i = 0; i < count && n < 3; i++)
+		if ((unsigned)(cv__way_n(cache, ways, base + i * size) - cache) >> 1 == pair)
+			three[n++] = base + i * size;
 	if (n < 3) {
-		fprintf(stderr, "signal_every_step: no three mutexes in one pair of cache entries\n");
+		fprintf(stderr, "signal_every_step: no three %s in one pair of cache entries\n", what);
 		exit(1);
 	}
 }
 
-/* The same for rwlocks, in their own cache. */
-static pthread_rwlock_t rwpool[1024], *rw_in_one_pair[3];
-
-static void rw_pick_in_one_pair(void)
+static void pick_in_one_pair(void)
 {
-	static struct cv_way ways[CV_RWLOCK_WAYS];
-	size_t n = 0;
-	unsigned pair = (unsigned)(cv__way(ways, &rwpool[0]) - ways) >> 1;
-	for (size_t i = 0; i < sizeof(rwpool) / sizeof(rwpool[0]) && n < 3; i++)
-		if ((unsigned)(cv__way(ways, &rwpool[i]) - ways) >> 1 == pair)
-			rw_in_one_pair[n++] = &rwpool[i];
-	if (n < 3) {
-		fprintf(stderr, "signal_every_step: no three rwlocks in one pair of cache entries\n");
-		exit(1);
-	}
+	void *three[3];
+	three_in_one_pair((char *)pool, sizeof(pool[0]), sizeof(pool) / sizeof(pool[0]), CV_MUTEX_WAYS, three,
+			  "mutexes");
+	for (int k = 0; k < 3; k++)
+		in_one_pair[k] = three[k];
+	three_in_one_pair((char *)rwpool, sizeof(rwpool[0]), sizeof(rwpool) / sizeof(rwpool[0]), CV_RWLOCK_WAYS,
+			  three, "rwlocks");
+	for (int k = 0; k < 3; k++)
+		rw_in_one_pair[k] = three[k];
 }
 
 /* Before the signals: the thread's second mutex and rwlock caches made
@@ -375,7 +375,6 @@ static int traced(void)
 	MUST(sem_init(&sem2, 0, 1));
 	MUST(sem_init(&sem3, 0, 1));
 	pick_in_one_pair();
-	rw_pick_in_one_pair();
 	struct sigaction sa = { .sa_handler = handler };
 	MUST(sigaction(SIGUSR1, &sa, NULL));
 	pthread_t t;   /* glibc's multi-threaded path, which the shim takes over */
