@@ -382,6 +382,13 @@ static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
 	return rc;
 }
 
+/* The terms of locked_needs_more's test after the cache's (a record r and
+ * object o found in a cache entry), which locked_l2 makes too. */
+static inline uintptr_t found_needs_more(const struct cv_thread *t, const struct cv_rec *r, const struct cv_obj *o)
+{
+	return ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t) | ((CV_LOAD(&r->s.acquisitions) & t->hold_mask) == 0);
+}
+
 /* The bookkeeping of an uncontended acquisition (rc 0, the lock was free).
  *
  * Each term of `slow` is zero exactly when this acquisition needs nothing
@@ -410,9 +417,21 @@ static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
 static inline uintptr_t locked_needs_more(struct cv_thread *t, const pthread_mutex_t *m, struct cv_rec **r,
 					  struct cv_obj **o)
 {
-	return cv__way_miss(cv__way(t->mutex_cache, m), m, r, o)
-		| ((uintptr_t)CV_LOAD(&(*o)->last_owner) ^ (uintptr_t)t)
-		| ((CV_LOAD(&(*r)->s.acquisitions) & t->hold_mask) == 0);
+	return cv__way_miss(cv__way(t->mutex_cache, m), m, r, o) | found_needs_more(t, *r, *o);
+}
+
+/* The bookkeeping of an acquisition with no lock held whose record r
+ * (object o) passed locked_needs_more's test or locked_l2's: the counts
+ * (flags CV_LOCK_TRY: a trylock's) and the push. */
+static inline __attribute__((always_inline)) int counted_first(struct cv_thread *t, struct cv_rec *r,
+								struct cv_obj *o, pthread_mutex_t *m,
+								const void *pc, uint32_t flags)
+{
+	if (flags & CV_LOCK_TRY)
+		CV_BUMP(&r->s.trylocks, 1);
+	CV_BUMP(&r->s.acquisitions, 1);
+	cv__held_push_first(t, o, m, pc, flags);
+	return 0;
 }
 
 /* With n locks held (n > 0), out of line: the common case, a thread that
@@ -460,14 +479,9 @@ static CV_COLD int locked_l2(struct cv_thread *t, pthread_mutex_t *m, const void
 	struct cv_rec *r;
 	struct cv_obj *o;
 	if (!l2 || CV_UNLIKELY(cv__ways_miss_n(l2, CV_L2_WAYS, m, &r, &o) | CV_LOAD(&t->nheld) |
-			       ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t) |
-			       ((CV_LOAD(&r->s.acquisitions) & t->hold_mask) == 0)))
+			       found_needs_more(t, r, o)))
 		return flags & CV_LOCK_TRY ? trylocked_slow(m, 0, pc) : locked_slow(m, pc);
-	if (flags & CV_LOCK_TRY)
-		CV_BUMP(&r->s.trylocks, 1);
-	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_first(t, o, m, pc, flags);
-	return 0;
+	return counted_first(t, r, o, m, pc, flags);
 }
 
 /* try: a trylock's acquisition, which also counts the try. fast_unlock:
@@ -484,11 +498,7 @@ static inline __attribute__((always_inline)) int locked(struct cv_thread *t, pth
 	struct cv_obj *o;
 	if (CV_UNLIKELY(locked_needs_more(t, m, &r, &o)))
 		return locked_l2(t, m, pc, flags);
-	if (try)
-		CV_BUMP(&r->s.trylocks, 1);
-	CV_BUMP(&r->s.acquisitions, 1);
-	cv__held_push_first(t, o, m, pc, flags);
-	return 0;
+	return counted_first(t, r, o, m, pc, flags);
 }
 
 /* Zero when the shim takes m itself (mutex_lock): a normal mutex, and

@@ -524,6 +524,13 @@ static int l2_family(uint32_t kind)
 	return kind == CV_OBJ_MUTEX ? CV_L2_MUTEX : kind == CV_OBJ_RWLOCK ? CV_L2_RWLOCK : -1;
 }
 
+/* t's second cache of objects of this kind; NULL while it has none. */
+static struct cv_way *l2_of(const struct cv_thread *t, uint32_t kind)
+{
+	int f = l2_family(kind);
+	return f >= 0 ? cv__l2(t, f) : NULL;
+}
+
 /* r, just looked up, into addr's entry of a cache of `ways` entries; the
  * live record of another object it displaces goes to the entry's partner (shim.h,
  * cv__way_partner), over whatever is there: the pair keeps the two
@@ -553,8 +560,7 @@ static void cache_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)
 	if (!cache)
 		return;
 	fill_pair(cache, ways, addr, r);
-	int f = l2_family(r->obj->kind);
-	struct cv_way *l2 = f >= 0 && !t->nheld ? cv__l2(t, f) : NULL;
+	struct cv_way *l2 = t->nheld ? NULL : l2_of(t, r->obj->kind);
 	if (l2)   /* the same rule there */
 		fill_pair(l2, CV_L2_WAYS, addr, r);
 }
@@ -576,8 +582,7 @@ static void cache_drop(struct cv_thread *t, const void *addr, const struct cv_re
 	if (!cache)
 		return;
 	drop_pair(cache, ways, addr, r);
-	int f = l2_family(r->obj->kind);
-	struct cv_way *l2 = f >= 0 ? cv__l2(t, f) : NULL;
+	struct cv_way *l2 = l2_of(t, r->obj->kind);
 	if (l2)
 		drop_pair(l2, CV_L2_WAYS, addr, r);
 }
