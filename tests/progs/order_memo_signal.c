@@ -233,12 +233,12 @@ static long nref;
  * single-steps the call and notes its instructions in ref instead. Trial
  * k runs to the occurrence of that instruction that trial 0 had there
  * under a hardware breakpoint (stepping to it made the trials' steps grow
- * as k squared: 105,000 steps, 6 s of the kernel's time), and checks that
- * it is still inside the call, with the stack pointer trial 0 had. 1 when
- * the signal was delivered (or trial 0 ended), 0 when the call had fewer
- * than k instructions (no later trial has more), 2 when its path left
- * trial 0's, -1 when the child ended or no breakpoint could be set
- * (then said). */
+ * as k squared: 105,000 steps, 6 s of the kernel's time; still the way
+ * where no breakpoint fires or none can be set: shimtrace.h), and checks
+ * that it is still inside the call, with the stack pointer trial 0 had. 1
+ * when the signal was delivered (or trial 0 ended), 0 when the call had
+ * fewer than k instructions (no later trial has more), 2 when its path
+ * left trial 0's, -1 when the child ended. */
 static int one_trial(pid_t pid, long k, unsigned long lo, unsigned long hi, int *status)
 {
 	while (peek(pid, &armed) == 0)   /* through raise's return to the call */
@@ -264,28 +264,16 @@ static int one_trial(pid_t pid, long k, unsigned long lo, unsigned long hi, int 
 	long occurrence = 0, hits = 0;
 	for (long i = 0; i < k; i++)
 		occurrence += ref[i].pc == at.pc;
-	if (!set_breakpoint(pid, at.pc)) {
-		printf("no debug register to set a breakpoint with (convoy run's watchpoints take them all but with "
-		       "--sample-hz 0)\n");
+	bool bp = breakpoints_fire() && set_breakpoint(pid, at.pc);
+	int arrived;
+	while ((arrived = run_on_to(pid, at.pc, bp, SIGSTOP, status)) == 1 && ++hits < occurrence)
+		continue;
+	if (bp && !clear_breakpoint(pid))
 		return -1;
-	}
+	if (arrived != 1)
+		return arrived;   /* 2: the next trial's start (SIGSTOP), this one never got there */
 	struct user_regs_struct regs;
-	for (int sig = 0;;) {
-		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig) != 0 || waitpid(pid, status, 0) < 0 ||
-		    !WIFSTOPPED(*status))
-			return -1;
-		sig = WSTOPSIG(*status);
-		if (sig == SIGSTOP)   /* the next trial's start: this one never got there */
-			return 2;
-		if (sig != SIGTRAP)
-			continue;   /* passed on */
-		sig = 0;
-		if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) != 0)
-			return -1;
-		if (regs.rip == at.pc && ++hits == occurrence)
-			break;
-	}
-	if (!clear_breakpoint(pid))
+	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) != 0)
 		return -1;
 	if (peek(pid, &armed) != 1 || regs.rsp != at.sp)
 		return 2;

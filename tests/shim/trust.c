@@ -782,7 +782,9 @@ Test(trust, a_masked_section_leaves_the_mask_and_errno_as_they_were, .timeout = 
  * crashed the program (a capture of a NULL thread, lockorder.c) until
  * this test. The forks are most of its cost: the handler forks at every
  * 4th signal here (3.5 s idle), at every one under TEST_DEEP=1 (make
- * test-deep, 6.4 s). */
+ * test-deep, 6.4 s). Where no hardware breakpoint fires (a guest under
+ * PVM), the tracer steps through the handlers too: 16 s and 37 s
+ * (tests/progs/shimtrace.h, breakpoints_fire). */
 Test(trust, a_handler_that_locks_and_forks_may_run_at_any_instruction_of_the_shim, .timeout = 300)
 {
 	struct tu_proc p;
