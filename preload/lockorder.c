@@ -91,14 +91,28 @@ static struct cv_edge *edge_table(void)
 #define EDGE_PAGES ((EDGE_SLOTS * sizeof(struct cv_edge)) / 4096 + 2)
 static uint64_t edge_pages_written[(EDGE_PAGES + 63) / 64];
 
+static size_t edge_page(const struct cv_edge *tab, const struct cv_edge *e)
+{
+	return ((uintptr_t)&e->key - ((uintptr_t)tab & ~(uintptr_t)4095)) / 4096;
+}
+
+/* Whether e's key is on a page written already. A slot on any other page
+ * was never claimed (edge_claim touches it first), and is not read when
+ * the profile is written: a read would map the page, a fault each (about
+ * 9 us here) for a table of 56 pages that holds a few edges. */
+static bool edge_page_written(const struct cv_edge *tab, const struct cv_edge *e)
+{
+	size_t page = edge_page(tab, e);
+	return __atomic_load_n(&edge_pages_written[page / 64], __ATOMIC_ACQUIRE) & (1ull << (page % 64));
+}
+
 static void edge_touch(const struct cv_edge *tab, struct cv_edge *e)
 {
-	size_t page = ((uintptr_t)e - ((uintptr_t)tab & ~(uintptr_t)4095)) / 4096;
-	uint64_t bit = 1ull << (page % 64);
-	if (__atomic_load_n(&edge_pages_written[page / 64], __ATOMIC_ACQUIRE) & bit)
+	if (edge_page_written(tab, e))
 		return;
 	cv__touch_for_write(&e->key);
-	__atomic_fetch_or(&edge_pages_written[page / 64], bit, __ATOMIC_RELEASE);
+	size_t page = edge_page(tab, e);
+	__atomic_fetch_or(&edge_pages_written[page / 64], 1ull << (page % 64), __ATOMIC_RELEASE);
 }
 
 static uint32_t edge_hash(uint64_t key)
@@ -311,9 +325,11 @@ static uint32_t dumped(const struct cv_obj *o)
 
 /* An edge's two objects and its thread in the profile being written (false
  * when an object is not in it: merged past the objects cap and gone). */
-static bool edge_dumped(const struct cv_edge *e, uint32_t *from, uint32_t *to, uint32_t *thread)
+static bool edge_dumped(const struct cv_edge *tab, const struct cv_edge *e, uint32_t *from, uint32_t *to,
+			uint32_t *thread)
 {
-	if (!__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
+	/* The key first: on a written page, where ready may be on the next. */
+	if (!edge_page_written(tab, e) || !CV_LOAD(&e->key) || !__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
 		return false;
 	uint64_t key = CV_LOAD(&e->key);
 	*from = cv__dumped((uint32_t)(key >> 32) - 1);
@@ -331,13 +347,13 @@ void cv__lockorder_write(void *w)
 	};
 	uint32_t from, to, thread;
 	for (uint32_t i = 0; tab && i < EDGE_SLOTS; i++)
-		lo.edges += edge_dumped(&tab[i], &from, &to, &thread);
+		lo.edges += edge_dumped(tab, &tab[i], &from, &to, &thread);
 	if (!lo.edges && !lo.edges_dropped && !lo.held_overflows)
 		return;
 	cv__put_record(w, CV_REC_LOCK_ORDER, &lo, sizeof(lo), NULL, 0, NULL, 0);
 	for (uint32_t i = 0; tab && i < EDGE_SLOTS; i++) {
 		const struct cv_edge *e = &tab[i];
-		if (!edge_dumped(e, &from, &to, &thread))
+		if (!edge_dumped(tab, e, &from, &to, &thread))
 			continue;
 		struct cv_lock_edge rec = {
 			.from = from,
