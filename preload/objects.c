@@ -188,21 +188,33 @@ static void shard_grow(struct shard *sh, uint32_t bits)
  * chain as the address's newest retired object, which carries the generation
  * forward; an older retired object at the same address leaves the chain.
  * Past CV_RETIRED_KEPT retirements o is marked merged and leaves the chain
- * itself (the address's next object starts at generation 0 again); true
- * then, and the caller owes obj_put the reference taken here. */
+ * itself; true then, and the caller owes obj_put the reference taken here.
+ * The address's older retired object, where there is one, then carries o's
+ * generation forward (later_generation): else the address's next object
+ * was of o's generation again, and one re-initialised again and again past
+ * the cap never reached CV_GENERATIONS_KEPT (lockpair churn-many: every
+ * life a new object and record, merged at its destroy). An address with
+ * none starts at generation 0 again. */
 static bool retire_locked(struct shard *sh, struct cv_obj **head, struct cv_obj *o)
 {
 	uint32_t kept = __atomic_load_n(&retired_kept, __ATOMIC_RELAXED);
 	bool merge = kept >= CV_RETIRED_KEPT ||
 		     __atomic_fetch_add(&retired_kept, 1, __ATOMIC_RELAXED) >= CV_RETIRED_KEPT;
-	for (struct cv_obj **pp = head; *pp;) {
-		struct cv_obj *x = *pp;
-		if (x->addr == o->addr && (merge ? x == o : x != o && x->retired)) {
-			*pp = x->hash_next;
-			sh->objects--;
-			break;
-		}
-		pp = &x->hash_next;
+	struct cv_obj **at = NULL, **older = NULL;
+	for (struct cv_obj **pp = head; *pp; pp = &(*pp)->hash_next) {
+		if ((*pp)->addr != o->addr)
+			continue;
+		if (*pp == o)
+			at = pp;
+		else if ((*pp)->retired)
+			older = pp;
+	}
+	if (merge && older)
+		(*older)->later_generation = o->generation;
+	struct cv_obj **gone = merge ? at : older;
+	if (gone) {
+		*gone = (*gone)->hash_next;
+		sh->objects--;
 	}
 	if (merge) {
 		__atomic_fetch_add(&o->refs, 1, __ATOMIC_RELAXED);
@@ -245,10 +257,11 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 		for (struct cv_obj *o = *head; o; o = o->hash_next) {
 			if (o->addr != addr)
 				continue;
+			uint32_t newest = o->later_generation > o->generation ? o->later_generation : o->generation;
 			if (!o->retired)
 				live = o;
-			else if (o->generation + 1 > generation)
-				generation = o->generation + 1;
+			else if (newest + 1 > generation)
+				generation = newest + 1;
 		}
 		if (live && live->kind != kind && live->kind != CV_OBJ_UNKNOWN && kind != CV_OBJ_UNKNOWN) {
 			if (live->generation + 1 > generation)

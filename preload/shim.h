@@ -293,6 +293,8 @@ struct cv_obj {
 	uint64_t        barrier_first_round;
 	uint32_t        map_gen;       /* stacks.c: module-map generation at first use */
 	int             stack_claimed; /* stacks.c: first_stack is being or was captured */
+	uint32_t        later_generation;  /* objects.c: retired, in the chain: the newest generation at its
+					    * address merged past the cap since (0: none), which the next follows */
 };
 _Static_assert(offsetof(struct cv_obj, retired) == CV_CACHELINE, "cv_obj: one read-mostly line, then the operations");
 

@@ -5,6 +5,10 @@
  *   distinct     each of THREADS threads does the same, once, for each of
  *                DISTINCT mutexes of its own array (distinct addresses, more
  *                in all than the shim keeps destroyed objects apart)
+ *   past_cap     each thread does EARLY cycles of its stack's mutex, then
+ *                (once all have) PAST_CAP of distinct mutexes, which pass
+ *                the shim's cap of destroyed objects kept apart, then (once
+ *                all have) LATE cycles of its stack's mutex again
  * argv[2] "handler": a signal handler is installed first (never sent), so
  * that the shim's critical sections block signals. Prints what it did, and
  * the line of the init call (the objects' init stack). */
@@ -15,8 +19,12 @@
 #define THREADS     4
 #define GENERATIONS 500
 #define DISTINCT    1500
+#define EARLY       10
+#define PAST_CAP    1100   /* THREADS * (EARLY + PAST_CAP) > 4,096 */
+#define LATE        200
 
-static int distinct;
+static enum { GENERATIONS_MODE, DISTINCT_MODE, PAST_CAP_MODE } mode;
+static pthread_barrier_t phase;
 
 static int init_line;
 
@@ -30,18 +38,31 @@ static void cycle(pthread_mutex_t *m)
 	MUST(pthread_mutex_destroy(m));
 }
 
+static void distinct_cycles(int n)
+{
+	pthread_mutex_t *m = malloc((size_t)n * sizeof(*m));
+	if (!m)
+		exit(99);
+	for (int i = 0; i < n; i++)
+		cycle(&m[i]);
+	free(m);
+}
+
 static void *work(void *arg)
 {
-	if (distinct) {
-		pthread_mutex_t *m = malloc(DISTINCT * sizeof(*m));
-		if (!m)
-			exit(99);
-		for (int i = 0; i < DISTINCT; i++)
-			cycle(&m[i]);
-		free(m);
-	} else {
-		pthread_mutex_t m;
+	pthread_mutex_t m;
+	if (mode == DISTINCT_MODE) {
+		distinct_cycles(DISTINCT);
+	} else if (mode == GENERATIONS_MODE) {
 		for (int i = 0; i < GENERATIONS; i++)
+			cycle(&m);
+	} else {
+		for (int i = 0; i < EARLY; i++)
+			cycle(&m);
+		pthread_barrier_wait(&phase);
+		distinct_cycles(PAST_CAP);
+		pthread_barrier_wait(&phase);
+		for (int i = 0; i < LATE; i++)
 			cycle(&m);
 	}
 	return NULL;
@@ -53,9 +74,12 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || (strcmp(argv[1], "generations") && strcmp(argv[1], "distinct")))
+	static const char *const modes[] = { "generations", "distinct", "past_cap" };
+	for (mode = 0; argc > 1 && mode < 3 && strcmp(argv[1], modes[mode]); mode++)
+		continue;
+	if (argc < 2 || mode == 3)
 		return 2;
-	distinct = !strcmp(argv[1], "distinct");
+	MUST(pthread_barrier_init(&phase, NULL, THREADS));
 	if (argc > 2 && !strcmp(argv[2], "handler")) {
 		struct sigaction sa = { .sa_handler = on_signal };
 		sigemptyset(&sa.sa_mask);
@@ -66,7 +90,8 @@ int main(int argc, char **argv)
 		MUST(pthread_create(&th[i], NULL, work, NULL));
 	for (int i = 0; i < THREADS; i++)
 		MUST(pthread_join(th[i], NULL));
-	printf("%s: %d threads, %d cycles each\n", argv[1], THREADS, distinct ? DISTINCT : GENERATIONS);
+	printf("%s: %d threads, %d cycles each\n", argv[1], THREADS,
+	       mode == DISTINCT_MODE ? DISTINCT : mode == GENERATIONS_MODE ? GENERATIONS : EARLY + PAST_CAP + LATE);
 	printf("init line %d\n", init_line);
 	return 0;
 }
