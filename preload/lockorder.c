@@ -91,6 +91,11 @@ static struct cv_edge *edge_table(void)
 #define EDGE_PAGES ((EDGE_SLOTS * sizeof(struct cv_edge)) / 4096 + 2)
 static uint64_t edge_pages_written[(EDGE_PAGES + 63) / 64];
 
+/* A slot's key and ready flag are on one page (the table is a mapping of
+ * its own, page-aligned): a slot on a written page is read whole. */
+_Static_assert(sizeof(struct cv_edge) % 16 == 0 && offsetof(struct cv_edge, ready) + sizeof(int) <= 16,
+	       "cv_edge: key and ready within 16 bytes of a slot that starts at a multiple of 16");
+
 static size_t edge_page(const struct cv_edge *tab, const struct cv_edge *e)
 {
 	return ((uintptr_t)&e->key - ((uintptr_t)tab & ~(uintptr_t)4095)) / 4096;
@@ -99,7 +104,7 @@ static size_t edge_page(const struct cv_edge *tab, const struct cv_edge *e)
 /* Whether e's key is on a page written already. A slot on any other page
  * was never claimed (edge_claim touches it first), and is not read when
  * the profile is written: a read would map the page, a fault each (about
- * 9 us here) for a table of 56 pages that holds a few edges. */
+ * 9 us here) for a table of 48 pages that holds a few edges. */
 static bool edge_page_written(const struct cv_edge *tab, const struct cv_edge *e)
 {
 	size_t page = edge_page(tab, e);
@@ -328,8 +333,7 @@ static uint32_t dumped(const struct cv_obj *o)
 static bool edge_dumped(const struct cv_edge *tab, const struct cv_edge *e, uint32_t *from, uint32_t *to,
 			uint32_t *thread)
 {
-	/* The key first: on a written page, where ready may be on the next. */
-	if (!edge_page_written(tab, e) || !CV_LOAD(&e->key) || !__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
+	if (!edge_page_written(tab, e) || !__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE))
 		return false;
 	uint64_t key = CV_LOAD(&e->key);
 	*from = cv__dumped((uint32_t)(key >> 32) - 1);

@@ -194,7 +194,8 @@ static void shard_grow(struct shard *sh, uint32_t bits)
  * was of o's generation again, and one re-initialised again and again past
  * the cap never reached CV_GENERATIONS_KEPT (lockpair churn-many: every
  * life a new object and record, merged at its destroy). An address with
- * none starts at generation 0 again. */
+ * none (no object retired there before the cap) starts at generation 0
+ * again. */
 static bool retire_locked(struct shard *sh, struct cv_obj **head, struct cv_obj *o)
 {
 	uint32_t kept = __atomic_load_n(&retired_kept, __ATOMIC_RELAXED);
@@ -209,7 +210,7 @@ static bool retire_locked(struct shard *sh, struct cv_obj **head, struct cv_obj 
 		else if ((*pp)->retired)
 			older = pp;
 	}
-	if (merge && older)
+	if (merge && older)   /* o is the address's newest: generations there only grow */
 		(*older)->later_generation = o->generation;
 	struct cv_obj **gone = merge ? at : older;
 	if (gone) {
@@ -257,10 +258,12 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 		for (struct cv_obj *o = *head; o; o = o->hash_next) {
 			if (o->addr != addr)
 				continue;
-			uint32_t newest = o->later_generation > o->generation ? o->later_generation : o->generation;
-			if (!o->retired)
+			if (!o->retired) {
 				live = o;
-			else if (newest + 1 > generation)
+				continue;
+			}
+			uint32_t newest = o->later_generation > o->generation ? o->later_generation : o->generation;
+			if (newest + 1 > generation)
 				generation = newest + 1;
 		}
 		if (live && live->kind != kind && live->kind != CV_OBJ_UNKNOWN && kind != CV_OBJ_UNKNOWN) {

@@ -23,7 +23,8 @@
 #define PAST_CAP    1100   /* THREADS * (EARLY + PAST_CAP) > 4,096 */
 #define LATE        200
 
-static enum { GENERATIONS_MODE, DISTINCT_MODE, PAST_CAP_MODE } mode;
+static enum { GENERATIONS_MODE, DISTINCT_MODE, PAST_CAP_MODE, MODES } mode;
+static const char *const mode_names[MODES] = { "generations", "distinct", "past_cap" };
 static pthread_barrier_t phase;
 
 static int init_line;
@@ -74,10 +75,9 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
-	static const char *const modes[] = { "generations", "distinct", "past_cap" };
-	for (mode = 0; argc > 1 && mode < 3 && strcmp(argv[1], modes[mode]); mode++)
+	for (mode = 0; argc > 1 && mode < MODES && strcmp(argv[1], mode_names[mode]); mode++)
 		continue;
-	if (argc < 2 || mode == 3)
+	if (argc < 2 || mode == MODES)
 		return 2;
 	MUST(pthread_barrier_init(&phase, NULL, THREADS));
 	if (argc > 2 && !strcmp(argv[2], "handler")) {

@@ -4,7 +4,7 @@
  *
  * A page of anonymous memory that is only read is still a page fault (the
  * kernel maps its shared zero page), about 9 us each on the development VM.
- * The lock-order edge table is 56 pages, made at a thread's first nested
+ * The lock-order edge table is 48 pages, made at a thread's first nested
  * acquisition, and holds a few edges in most programs: the write read all
  * of it, 47 more faults for `python3 -c pass`, which takes one mutex under
  * another.
@@ -25,7 +25,7 @@
 #include "progs.h"
 
 #define ROUNDS 3
-#define LIMIT  16   /* the table's write, the profile's edge record; not its 56 pages */
+#define LIMIT  16   /* the table's write, the profile's edge record; not its 48 pages */
 
 static pthread_mutex_t outer = PTHREAD_MUTEX_INITIALIZER, inner = PTHREAD_MUTEX_INITIALIZER;
 

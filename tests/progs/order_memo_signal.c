@@ -248,9 +248,7 @@ static int one_trial(pid_t pid, long k, unsigned long lo, unsigned long hi, int 
 		for (struct user_regs_struct regs; peek(pid, &armed) == 1;) {
 			if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) != 0)
 				return -1;
-			/* Not a rep-prefixed instruction's next iteration: the
-			 * breakpoint stops once at it, the steps at each. */
-			bool again = nref && ref[nref - 1].pc == regs.rip && ref[nref - 1].sp == regs.rsp;
+			bool again = nref && same_step(ref[nref - 1].pc, ref[nref - 1].sp, regs.rip, regs.rsp);
 			if (regs.rip >= lo && regs.rip < hi && !again && nref < (long)(sizeof ref / sizeof ref[0]))
 				ref[nref++] = (struct step){ regs.rip, regs.rsp };
 			if (!resume_until(pid, PTRACE_SINGLESTEP, 0, SIGTRAP, status))

@@ -1065,7 +1065,7 @@ Test(trust, destroyed_objects_keep_their_counts_when_threads_churn, .timeout = 3
  * 147 lives. Until the retired object at the address carried the
  * generations merged past the cap forward, each of those lives was
  * generation 10 again, a new object and record merged at its destroy
- * (lockpair churn-many: 393 ns a life, 70 since). */
+ * (lockpair churn-many: 358 ns a life, 53 since). */
 Test(trust, an_address_reinitialised_past_the_cap_reaches_its_last_generation, .timeout = 300)
 {
 	static const char *const modes[] = { "none", "handler" };
