@@ -57,6 +57,22 @@ static struct shard {
 	uint32_t objects;           /* in the chains */
 	struct cv_obj **chains;
 } shards[CV_SHARDS];
+
+/* Past the cap, the generation of an object folded into the aggregate at
+ * an address where no object retired before the cap is kept (there is no
+ * retired object to carry it: retire_locked) in its shard's few sets of
+ * ways, replaced in turn: bounded (64 KiB in all, touched only past the
+ * cap), and lossy (an address whose entry was replaced starts at
+ * generation 0 again). Read and written under the shard's lock. */
+#define CV_PAST_CAP_SETS 16u
+#define CV_PAST_CAP_WAYS 4u
+static struct past_cap_set {
+	struct {
+		const void *addr;
+		uint32_t    generation;
+	} way[CV_PAST_CAP_WAYS];
+	uint32_t next;              /* the way replaced next */
+} past_cap[CV_SHARDS][CV_PAST_CAP_SETS] CV_LARGE_BSS;
 static struct cv_obj **first_chains;  /* every shard's first chains, one block */
 static uint32_t nobjects;             /* ids until output.c numbers what it writes; may wrap */
 static uint32_t retired_kept;         /* never past CV_RETIRED_KEPT */
@@ -184,6 +200,42 @@ static void shard_grow(struct shard *sh, uint32_t bits)
 		cv__free(spare, spare == chains ? sizeof(*chains) << (bits + 2) : sizeof(*chains) << bits);
 }
 
+static bool past_the_cap(void)
+{
+	return __atomic_load_n(&retired_kept, __ATOMIC_RELAXED) >= CV_RETIRED_KEPT;
+}
+
+static struct past_cap_set *past_cap_set(const struct shard *sh, const void *addr)
+{
+	return &past_cap[sh - shards][(cv__addr_hash(addr) << CV_SHARD_BITS) >> (64 - 4)];
+}
+_Static_assert(CV_PAST_CAP_SETS == 1u << 4, "past_cap_set: four hash bits below the shard's");
+
+/* The generation after the last one at addr folded past the cap, as its
+ * shard remembers it (0: none). */
+static uint32_t past_cap_next(const struct shard *sh, const void *addr)
+{
+	if (!past_the_cap())
+		return 0;
+	const struct past_cap_set *set = past_cap_set(sh, addr);
+	for (uint32_t i = 0; i < CV_PAST_CAP_WAYS; i++)
+		if (set->way[i].addr == addr)
+			return set->way[i].generation + 1;
+	return 0;
+}
+
+static void past_cap_keep(const struct shard *sh, const void *addr, uint32_t generation)
+{
+	struct past_cap_set *set = past_cap_set(sh, addr);
+	uint32_t i = 0;
+	while (i < CV_PAST_CAP_WAYS && set->way[i].addr != addr)
+		i++;
+	if (i == CV_PAST_CAP_WAYS)
+		i = set->next++ % CV_PAST_CAP_WAYS;
+	set->way[i].addr = addr;
+	set->way[i].generation = generation;
+}
+
 /* Retire the live object o in sh's chain *head (shard lock held): it stays in the
  * chain as the address's newest retired object, which carries the generation
  * forward; an older retired object at the same address leaves the chain.
@@ -194,8 +246,8 @@ static void shard_grow(struct shard *sh, uint32_t bits)
  * was of o's generation again, and one re-initialised again and again past
  * the cap never reached CV_GENERATIONS_KEPT (lockpair churn-many: every
  * life a new object and record, merged at its destroy). An address with
- * none (no object retired there before the cap) starts at generation 0
- * again. */
+ * none (no object retired there before the cap) has its shard remember
+ * it (past_cap_keep). */
 static bool retire_locked(struct shard *sh, struct cv_obj **head, struct cv_obj *o)
 {
 	uint32_t kept = __atomic_load_n(&retired_kept, __ATOMIC_RELAXED);
@@ -212,6 +264,8 @@ static bool retire_locked(struct shard *sh, struct cv_obj **head, struct cv_obj 
 	}
 	if (merge && older)   /* o is the address's newest: generations there only grow */
 		(*older)->later_generation = o->generation;
+	else if (merge)
+		past_cap_keep(sh, o->addr, o->generation);
 	struct cv_obj **gone = merge ? at : older;
 	if (gone) {
 		*gone = (*gone)->hash_next;
@@ -254,6 +308,9 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 	for (;;) {
 		live = NULL;
 		cv__spin_lock(&sh->lock);
+		uint32_t remembered = past_cap_next(sh, addr);
+		if (remembered > generation)
+			generation = remembered;
 		struct cv_obj **head = chain_of(sh, addr);
 		for (struct cv_obj *o = *head; o; o = o->hash_next) {
 			if (o->addr != addr)
@@ -940,6 +997,8 @@ void cv__objects_after_fork(void)
 	first_chains = NULL;     /* registry_ready() makes fresh, zeroed chains */
 	cv__spin_reset(&registry_lock);   /* a thread may have been making the first at the fork */
 	nobjects = 0;
+	if (past_the_cap())   /* else never written */
+		memset(past_cap, 0, sizeof(past_cap));
 	retired_kept = 0;
 	memset(aggregates, 0, sizeof(aggregates));
 	cv__spin_reset(&aggregates_lock);

@@ -5,10 +5,11 @@
  *   distinct     each of THREADS threads does the same, once, for each of
  *                DISTINCT mutexes of its own array (distinct addresses, more
  *                in all than the shim keeps destroyed objects apart)
- *   past_cap     each thread does EARLY cycles of its stack's mutex, then
- *                (once all have) PAST_CAP of distinct mutexes, which pass
- *                the shim's cap of destroyed objects kept apart, then (once
- *                all have) LATE cycles of its stack's mutex again
+ *   past_cap     each thread does EARLY cycles of a mutex on its stack,
+ *                then (once all have) PAST_CAP of distinct mutexes, which
+ *                pass the shim's cap of destroyed objects kept apart, then
+ *                (once all have) LATE cycles of that mutex and of another
+ *                on its stack, new then, in turn
  * argv[2] "handler": a signal handler is installed first (never sent), so
  * that the shim's critical sections block signals. Prints what it did, and
  * the line of the init call (the objects' init stack). */
@@ -51,7 +52,7 @@ static void distinct_cycles(int n)
 
 static void *work(void *arg)
 {
-	pthread_mutex_t m;
+	pthread_mutex_t m, late;
 	if (mode == DISTINCT_MODE) {
 		distinct_cycles(DISTINCT);
 	} else if (mode == GENERATIONS_MODE) {
@@ -63,8 +64,10 @@ static void *work(void *arg)
 		pthread_barrier_wait(&phase);
 		distinct_cycles(PAST_CAP);
 		pthread_barrier_wait(&phase);
-		for (int i = 0; i < LATE; i++)
+		for (int i = 0; i < LATE; i++) {
 			cycle(&m);
+			cycle(&late);
+		}
 	}
 	return NULL;
 }
