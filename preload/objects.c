@@ -27,7 +27,9 @@
  * 0, named "destroyed objects merged"): every thread's record of it folds
  * into that thread's record of the aggregate, at once for the thread that
  * destroyed it, else at the thread's next look at the address or the next
- * growth of its table, and the object goes back with its last record.
+ * growth of its table, and the object goes back with its last record. The
+ * generations at an address go on counting past that cap (retire_locked),
+ * so that an address re-initialised over and over still reaches its last.
  */
 #include <stddef.h>
 #include <string.h>
@@ -59,23 +61,26 @@ static struct shard {
 } shards[CV_SHARDS];
 
 /* Past the cap, the generation of an object folded into the aggregate at
- * an address where no object retired before the cap is kept (there is no
- * retired object to carry it: retire_locked) in its shard's few sets of
- * ways, replaced in turn: bounded (64 KiB in all, touched only past the
- * cap), and lossy (an address whose entry was replaced starts at
- * generation 0 again). Read and written under the shard's lock. */
-#define CV_PAST_CAP_SETS 16u
+ * an address where no object retired before the cap is remembered (there
+ * is no retired object to carry it: retire_locked) in its shard's sets of
+ * four ways, until an object is made there again: bounded (a line a set,
+ * 64 KiB in all: as many ways as CV_RETIRED_KEPT, touched only past the
+ * cap), and lossy (an address whose way another took, an empty one or
+ * else the lowest generation's, starts at generation 0 again). Under the
+ * shard's lock. A set of another epoch is empty: a fork child's epoch is
+ * the parent's plus one, so that it clears no page of the parent's. */
+#define CV_PAST_CAP_SET_BITS 4
+#define CV_PAST_CAP_SETS (1u << CV_PAST_CAP_SET_BITS)
 #define CV_PAST_CAP_WAYS 4u
-static struct past_cap_set {
-	struct {
-		const void *addr;
-		uint32_t    generation;
-	} way[CV_PAST_CAP_WAYS];
-	uint32_t next;              /* the way replaced next */
-} past_cap[CV_SHARDS][CV_PAST_CAP_SETS] CV_LARGE_BSS;
+static struct generations_set {
+	const void *addr[CV_PAST_CAP_WAYS];         /* NULL: an empty way */
+	uint32_t    generation[CV_PAST_CAP_WAYS];
+	uint32_t    epoch;
+} __attribute__((aligned(CV_CACHELINE))) past_cap[CV_SHARDS][CV_PAST_CAP_SETS] CV_LARGE_BSS;
+static uint32_t past_cap_epoch;
 static struct cv_obj **first_chains;  /* every shard's first chains, one block */
 static uint32_t nobjects;             /* ids until output.c numbers what it writes; may wrap */
-static uint32_t retired_kept;         /* never past CV_RETIRED_KEPT */
+static uint32_t retired_kept;         /* retirements, counted up to CV_RETIRED_KEPT (a few more in a race) */
 static struct cv_obj *aggregates[CV_NKINDS];
 static cv_spinlock_t aggregates_lock;
 static cv_spinlock_t registry_lock;   /* the chains' first allocation */
@@ -205,35 +210,47 @@ static bool past_the_cap(void)
 	return __atomic_load_n(&retired_kept, __ATOMIC_RELAXED) >= CV_RETIRED_KEPT;
 }
 
-static struct past_cap_set *past_cap_set(const struct shard *sh, const void *addr)
+/* addr's set in its shard (the shard's lock held), written first (shim.h,
+ * cv__touch_for_write) and emptied when it is of an earlier epoch. */
+static struct generations_set *past_cap_set(const struct shard *sh, const void *addr)
 {
-	return &past_cap[sh - shards][(cv__addr_hash(addr) << CV_SHARD_BITS) >> (64 - 4)];
+	struct generations_set *set =
+		&past_cap[sh - shards][(cv__addr_hash(addr) << CV_SHARD_BITS) >> (64 - CV_PAST_CAP_SET_BITS)];
+	cv__touch_for_write(&set->addr[0]);
+	if (set->epoch != past_cap_epoch) {
+		memset(set->addr, 0, sizeof(set->addr));
+		set->epoch = past_cap_epoch;
+	}
+	return set;
 }
-_Static_assert(CV_PAST_CAP_SETS == 1u << 4, "past_cap_set: four hash bits below the shard's");
 
-/* The generation after the last one at addr folded past the cap, as its
- * shard remembers it (0: none). */
-static uint32_t past_cap_next(const struct shard *sh, const void *addr)
+/* The generation after the last one folded at addr past the cap, taken
+ * out of its set (0: none): the object made now carries the count. */
+static uint32_t past_cap_take(const struct shard *sh, const void *addr)
 {
-	if (!past_the_cap())
-		return 0;
-	const struct past_cap_set *set = past_cap_set(sh, addr);
+	struct generations_set *set = past_cap_set(sh, addr);
 	for (uint32_t i = 0; i < CV_PAST_CAP_WAYS; i++)
-		if (set->way[i].addr == addr)
-			return set->way[i].generation + 1;
+		if (set->addr[i] == addr) {
+			set->addr[i] = NULL;
+			return set->generation[i] + 1;
+		}
 	return 0;
 }
 
 static void past_cap_keep(const struct shard *sh, const void *addr, uint32_t generation)
 {
-	struct past_cap_set *set = past_cap_set(sh, addr);
-	uint32_t i = 0;
-	while (i < CV_PAST_CAP_WAYS && set->way[i].addr != addr)
-		i++;
-	if (i == CV_PAST_CAP_WAYS)
-		i = set->next++ % CV_PAST_CAP_WAYS;
-	set->way[i].addr = addr;
-	set->way[i].generation = generation;
+	struct generations_set *set = past_cap_set(sh, addr);
+	uint32_t way = 0;
+	while (way < CV_PAST_CAP_WAYS && set->addr[way] != addr)
+		way++;
+	if (way == CV_PAST_CAP_WAYS) {   /* not there: an empty way, else the lowest generation's */
+		way = 0;
+		for (uint32_t i = 1; i < CV_PAST_CAP_WAYS && set->addr[way]; i++)
+			if (!set->addr[i] || set->generation[i] < set->generation[way])
+				way = i;
+	}
+	set->addr[way] = addr;
+	set->generation[way] = generation;
 }
 
 /* Retire the live object o in sh's chain *head (shard lock held): it stays in the
@@ -307,10 +324,8 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 	 * may have taken its object out of the chain. */
 	for (;;) {
 		live = NULL;
+		bool retired_here = false;
 		cv__spin_lock(&sh->lock);
-		uint32_t remembered = past_cap_next(sh, addr);
-		if (remembered > generation)
-			generation = remembered;
 		struct cv_obj **head = chain_of(sh, addr);
 		for (struct cv_obj *o = *head; o; o = o->hash_next) {
 			if (o->addr != addr)
@@ -319,6 +334,7 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 				live = o;
 				continue;
 			}
+			retired_here = true;
 			uint32_t newest = o->later_generation > o->generation ? o->later_generation : o->generation;
 			if (newest + 1 > generation)
 				generation = newest + 1;
@@ -329,6 +345,11 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 			if (retire_locked(sh, head, live))
 				obj_put(live);   /* its records fold in as their threads come by */
 			live = NULL;
+		}
+		if (!live && fresh && !retired_here && past_the_cap()) {   /* made now: its count */
+			uint32_t remembered = past_cap_take(sh, addr);
+			if (remembered > generation)
+				generation = remembered;
 		}
 		if (live || fresh)
 			break;
@@ -997,8 +1018,7 @@ void cv__objects_after_fork(void)
 	first_chains = NULL;     /* registry_ready() makes fresh, zeroed chains */
 	cv__spin_reset(&registry_lock);   /* a thread may have been making the first at the fork */
 	nobjects = 0;
-	if (past_the_cap())   /* else never written */
-		memset(past_cap, 0, sizeof(past_cap));
+	past_cap_epoch++;   /* every set empty, and no page of them written */
 	retired_kept = 0;
 	memset(aggregates, 0, sizeof(aggregates));
 	cv__spin_reset(&aggregates_lock);

@@ -1100,6 +1100,29 @@ Test(trust, an_address_reinitialised_past_the_cap_reaches_its_last_generation, .
 	}
 }
 
+/* A fork child's generations past its cap are its own: the parent's
+ * remembered count is not (tests/progs/churn_fork.c). */
+Test(trust, a_fork_child_counts_generations_past_the_cap_from_its_start, .timeout = 120)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "churn_fork", NULL);
+	tu_assert_exit(&p, 0, "churn_fork");
+	size_t n;
+	char **files = tu_profiles(dir, &n);
+	TU_EQ(n, 2, "profiles (parent and fork child)");
+	for (size_t f = 0; f < n; f++) {
+		json_object *r = tu_report(files[f]), *locks = tu_array(r, "locks");
+		bool child = tu_bool(tu_get(r, "process"), "forked");
+		for (size_t i = 0; i < json_object_array_length(locks); i++) {
+			json_object *name = json_object_object_get(json_object_array_get_idx(locks, i), "name");
+			cr_assert(!name || !strstr(json_object_get_string(name), "later generations merged"),
+				  "the %s's mutex reached its 64th generation: %s", child ? "child" : "parent",
+				  json_object_get_string(name));
+		}
+	}
+}
+
 /* An asynchronous cancel that lands while the thread is inside the shim's
  * bookkeeping still ends it as cancelled (tests/progs/cancel_async_in_shim.c;
  * NPTL's tst-cancel30 failed so once in CI). */
