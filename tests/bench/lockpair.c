@@ -45,6 +45,9 @@
  *                            thread (the object registry: every init and destroy is a new lock)
  *   lockpair churn-many N    the same over an array of 1,000 mutexes in turn (a new lock at
  *                            an address whose last one was destroyed: a pool, a heap)
+ *   lockpair churn-late N    churn-many over 1,000 other mutexes, after 5,000 at distinct
+ *                            addresses were made and destroyed first (past the shim's cap of
+ *                            destroyed objects kept apart: no object of its own at these)
  *   lockpair churn-cond N    ns per life of a condvar as C++ makes one (std::condition_variable:
  *                            PTHREAD_COND_INITIALIZER, no init call), signalled with no waiter
  *                            and destroyed, over 1,000 condvars in turn (made on first use)
@@ -91,6 +94,7 @@ static long turn, next_id;   /* pingpong: whose turn (turn % 2), and the threads
 static volatile long shared;
 static long iterations;
 #define CHURN_MANY 1000
+#define CHURN_FIRST 5000   /* churn-late's first objects */
 static const char *mode;
 
 /* The entry of a cache of 2^bits the shim would put addr in
@@ -296,7 +300,7 @@ static void *loop(void *arg)
 			pthread_mutex_unlock(&m);
 			pthread_mutex_destroy(&m);
 		}
-	} else if (!strcmp(mode, "churn-many")) {
+	} else if (!strcmp(mode, "churn-many") || !strcmp(mode, "churn-late")) {
 		static pthread_mutex_t many[CHURN_MANY];
 		for (long i = 0; i < iterations; i++) {
 			pthread_mutex_t *m = &many[i % CHURN_MANY];
@@ -344,7 +348,7 @@ int main(int argc, char **argv)
 {
 	static const char *const modes[] = { "uncontended", "contended", "rdlock", "wrlock", "spin",
 					     "spin-contended", "semtry", "syscall", "nested", "nested-rdlock", "nested-spin", "mtx", "signal", "pingpong",
-					     "alternate", "churn", "churn-many", "churn-cond", "churn-sig", "churn-many-sig", "semwait", "trylock", "broadcast",
+					     "alternate", "churn", "churn-many", "churn-late", "churn-cond", "churn-sig", "churn-many-sig", "semwait", "trylock", "broadcast",
 					     "signal2", "rdlock3", "spin2", "semwait2", "rdlock-same-entry", "nested-rdlock3",
 					     "mutex16", "rdlock16", "recursive", "recursive2", "errorcheck", "striped",
 					     "striped-contended" };
@@ -353,7 +357,7 @@ int main(int argc, char **argv)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|semwait|trylock|syscall|nested|nested-rdlock|nested-spin|mtx|recursive|recursive2|errorcheck|signal|signal2|broadcast|pingpong|alternate|rdlock3|spin2|semwait2|rdlock-same-entry|nested-rdlock3|mutex16|rdlock16|striped|striped-contended|churn|churn-many|churn-cond|churn-sig|churn-many-sig ITERATIONS\n");
+			"semtry|semwait|trylock|syscall|nested|nested-rdlock|nested-spin|mtx|recursive|recursive2|errorcheck|signal|signal2|broadcast|pingpong|alternate|rdlock3|spin2|semwait2|rdlock-same-entry|nested-rdlock3|mutex16|rdlock16|striped|striped-contended|churn|churn-many|churn-late|churn-cond|churn-sig|churn-many-sig ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];
@@ -370,6 +374,18 @@ int main(int argc, char **argv)
 	sem_init(&sem, 0, 1);
 	sem_init(&sem2, 0, 1);
 	mtx_init(&mtx, mtx_plain);
+	if (!strcmp(mode, "churn-late")) {   /* 5,000 made and destroyed, each at its own address */
+		pthread_mutex_t *first = calloc(CHURN_FIRST, sizeof(*first));
+		if (!first)
+			return 1;
+		for (int i = 0; i < CHURN_FIRST; i++) {
+			pthread_mutex_init(&first[i], NULL);
+			pthread_mutex_lock(&first[i]);
+			pthread_mutex_unlock(&first[i]);
+			pthread_mutex_destroy(&first[i]);
+		}
+		free(first);
+	}
 	for (int i = 0; i < LOCKS_APART; i++) {
 		mutexes_apart[i] = malloc(sizeof(*mutexes_apart[i]));
 		rwlocks_apart[i] = malloc(sizeof(*rwlocks_apart[i]));

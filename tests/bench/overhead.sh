@@ -63,6 +63,7 @@ run_case syscall 200000
 # Objects made and destroyed (the registry, docs/performance.md "Object churn").
 run_case churn 100000
 run_case churn-many 100000
+run_case churn-late 100000
 run_case churn-cond 100000
 run_case churn-sig 100000
 run_case churn-many-sig 100000

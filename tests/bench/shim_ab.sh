@@ -66,6 +66,7 @@ run_case syscall 200000
 # Objects made and destroyed (docs/performance.md, "Object churn").
 run_case churn 50000
 run_case churn-many 50000
+run_case churn-late 50000
 run_case churn-cond 50000
 run_case churn-sig 50000
 run_case churn-many-sig 50000
