@@ -10,6 +10,9 @@
  *                pass the shim's cap of destroyed objects kept apart, then
  *                (once all have) LATE cycles of that mutex and of another
  *                on its stack, new then, in turn
+ *   crowded      each thread does CROWDED_LIVES cycles of mutexes picked at
+ *                random from CROWDED_POOL of its own: more addresses in all
+ *                than the shim remembers generations for past the cap
  * argv[2] "handler": a signal handler is installed first (never sent), so
  * that the shim's critical sections block signals. Prints what it did, and
  * the line of the init call (the objects' init stack). */
@@ -23,9 +26,11 @@
 #define EARLY       10
 #define PAST_CAP    1100   /* THREADS * (EARLY + PAST_CAP) > 4,096 */
 #define LATE        200
+#define CROWDED_POOL  1000
+#define CROWDED_LIVES 100000
 
-static enum { GENERATIONS_MODE, DISTINCT_MODE, PAST_CAP_MODE, MODES } mode;
-static const char *const mode_names[MODES] = { "generations", "distinct", "past_cap" };
+static enum { GENERATIONS_MODE, DISTINCT_MODE, PAST_CAP_MODE, CROWDED_MODE, MODES } mode;
+static const char *const mode_names[MODES] = { "generations", "distinct", "past_cap", "crowded" };
 static pthread_barrier_t phase;
 
 static int init_line;
@@ -50,10 +55,27 @@ static void distinct_cycles(int n)
 	free(m);
 }
 
+static void crowded_cycles(void)
+{
+	pthread_mutex_t *m = malloc(CROWDED_POOL * sizeof(*m));
+	if (!m)
+		exit(99);
+	uint64_t x = (uintptr_t)m | 1;   /* xorshift64, a sequence of the thread's own */
+	for (int i = 0; i < CROWDED_LIVES; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		cycle(&m[x % CROWDED_POOL]);
+	}
+	free(m);
+}
+
 static void *work(void *arg)
 {
 	pthread_mutex_t m, late;
-	if (mode == DISTINCT_MODE) {
+	if (mode == CROWDED_MODE) {
+		crowded_cycles();
+	} else if (mode == DISTINCT_MODE) {
 		distinct_cycles(DISTINCT);
 	} else if (mode == GENERATIONS_MODE) {
 		for (int i = 0; i < GENERATIONS; i++)
@@ -93,8 +115,8 @@ int main(int argc, char **argv)
 		MUST(pthread_create(&th[i], NULL, work, NULL));
 	for (int i = 0; i < THREADS; i++)
 		MUST(pthread_join(th[i], NULL));
-	printf("%s: %d threads, %d cycles each\n", argv[1], THREADS,
-	       mode == DISTINCT_MODE ? DISTINCT : mode == GENERATIONS_MODE ? GENERATIONS : EARLY + PAST_CAP + LATE);
+	static const int cycles[MODES] = { GENERATIONS, DISTINCT, EARLY + PAST_CAP + 2 * LATE, CROWDED_LIVES };
+	printf("%s: %d threads, %d cycles each\n", argv[1], THREADS, cycles[mode]);
 	printf("init line %d\n", init_line);
 	return 0;
 }

@@ -1100,6 +1100,28 @@ Test(trust, an_address_reinitialised_past_the_cap_reaches_its_last_generation, .
 	}
 }
 
+/* Four threads churn 4,000 mutexes picked at random past the cap, more
+ * addresses than the generations remembered past it have ways for
+ * (preload/objects.c, past_cap_keep: an address whose way another took
+ * starts again at generation 0): no acquisition is lost, and addresses
+ * churned often enough still come to stand for their later generations. */
+Test(trust, mutexes_churned_at_random_past_the_cap_keep_their_counts, .timeout = 300)
+{
+	/* tests/progs/churn_counts.c: 4 threads, CROWDED_LIVES 100000, 2 acquisitions a life */
+	const char *argv[] = { tu_prog("churn_counts"), "crowded", NULL };
+	struct both b;
+	run_both(&b, argv, NULL);
+	json_object *locks = tu_array(tu_report_dir(b.dir), "locks");
+	int64_t total = 0, last = 0;
+	for (size_t i = 0; i < json_object_array_length(locks); i++) {
+		json_object *l = json_object_array_get_idx(locks, i), *name = json_object_object_get(l, "name");
+		total += tu_int(l, "acquisitions");
+		last += name && strstr(json_object_get_string(name), "later generations merged");
+	}
+	TU_EQ(total, 4 * 100000 * 2, "acquisitions over all locks");
+	cr_assert(last > 0, "no address stands for its later generations");
+}
+
 /* A fork child's generations past its cap are its own: the parent's
  * remembered count is not (tests/progs/churn_fork.c). */
 Test(trust, a_fork_child_counts_generations_past_the_cap_from_its_start, .timeout = 120)
