@@ -232,10 +232,10 @@ static long nref;
  * inside the shim while armed, where SIGUSR1 is delivered; trial 0
  * single-steps the call and notes its instructions in ref instead. Trial
  * k runs to the occurrence of that instruction that trial 0 had there
- * under a hardware breakpoint (stepping to it made the trials' steps grow
- * as k squared: 105,000 steps, 6 s of the kernel's time; still the way
- * where no breakpoint fires or none can be set: shimtrace.h), and checks
- * that it is still inside the call, with the stack pointer trial 0 had. 1
+ * under a breakpoint (shimtrace.h, run_on_to; stepping to it made the
+ * trials' steps grow as k squared: 105,000 steps, 6 s of the kernel's
+ * time), and checks that it is still inside the call, with the stack
+ * pointer trial 0 had. 1
  * when the signal was delivered (or trial 0 ended), 0 when the call had
  * fewer than k instructions (no later trial has more), 2 when its path
  * left trial 0's, -1 when the child ended. */
@@ -262,12 +262,9 @@ static int one_trial(pid_t pid, long k, unsigned long lo, unsigned long hi, int 
 	long occurrence = 0, hits = 0;
 	for (long i = 0; i < k; i++)
 		occurrence += ref[i].pc == at.pc;
-	bool bp = breakpoints_fire() && set_breakpoint(pid, at.pc);
 	int arrived;
-	while ((arrived = run_on_to(pid, at.pc, bp, SIGSTOP, status)) == 1 && ++hits < occurrence)
+	while ((arrived = run_on_to(pid, at.pc, SIGSTOP, status)) == 1 && ++hits < occurrence)
 		continue;
-	if (bp && !clear_breakpoint(pid))
-		return -1;
 	if (arrived != 1)
 		return arrived;   /* 2: the next trial's start (SIGSTOP), this one never got there */
 	struct user_regs_struct regs;

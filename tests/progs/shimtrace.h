@@ -8,6 +8,7 @@
 #ifndef CONVOY_TEST_SHIMTRACE_H
 #define CONVOY_TEST_SHIMTRACE_H
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <gelf.h>
@@ -17,7 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ptrace.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -100,62 +100,6 @@ static inline bool resume_until(pid_t pid, enum __ptrace_request how, int sig, i
 	}
 }
 
-/* A hardware breakpoint on the execution of pc in pid (debug register
- * 0); false when there are no debug registers to set. */
-static inline bool set_breakpoint(pid_t pid, unsigned long pc)
-{
-	return ptrace(PTRACE_POKEUSER, pid, (void *)offsetof(struct user, u_debugreg[0]), (void *)pc) == 0 &&
-	       ptrace(PTRACE_POKEUSER, pid, (void *)offsetof(struct user, u_debugreg[7]), (void *)1L) == 0;   /* L0 */
-}
-
-static inline bool clear_breakpoint(pid_t pid)
-{
-	return ptrace(PTRACE_POKEUSER, pid, (void *)offsetof(struct user, u_debugreg[7]), (void *)0L) == 0;
-}
-
-/* A function of its own address for breakpoints_fire's probe: not
- * inlined, and not a body the compiler may drop or merge. */
-__attribute__((noinline, unused)) static void shimtrace_probe(void)
-{
-	__asm__ volatile("");
-}
-
-/* Whether a breakpoint set_breakpoint makes fires here: some hypervisors
- * take the debug registers and never trap on them (a KVM guest under PVM
- * did: the test programs then stepped to where the breakpoint should have
- * stopped them, and failed). Tried once, on a child of our own that calls
- * shimtrace_probe; it leaves by the system call, not through the shim's
- * _exit (which would write it a profile). Where none fires it says so, as
- * the runs that step instead are slower. */
-static inline bool breakpoints_fire(void)
-{
-	static int fire = -1;
-	if (fire >= 0)
-		return fire;
-	pid_t pid = fork();
-	if (pid == 0) {
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0 && raise(SIGSTOP) == 0)
-			shimtrace_probe();
-		syscall(SYS_exit_group, 0);
-	}
-	int status;
-	bool ended = pid < 0;   /* reaped, or never there */
-	fire = 0;
-	if (!ended && waitpid(pid, &status, 0) == pid && !(ended = !WIFSTOPPED(status)) &&
-	    set_breakpoint(pid, (unsigned long)shimtrace_probe) && ptrace(PTRACE_CONT, pid, NULL, NULL) == 0 &&
-	    waitpid(pid, &status, 0) == pid) {
-		ended = !WIFSTOPPED(status);
-		fire = !ended && WSTOPSIG(status) == SIGTRAP;
-	}
-	if (!ended) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-	}
-	if (!fire)
-		fprintf(stderr, "no hardware breakpoint can be set or fires here: stepping to each stop instead\n");
-	return fire;
-}
-
 /* Whether a single step's stop at (pc, sp) is the next iteration of the
  * rep-prefixed instruction of the stop before (at from_pc, from_sp), not
  * another arrival: a breakpoint stops once at such an instruction, the
@@ -169,17 +113,22 @@ static inline bool same_step(unsigned long long from_pc, unsigned long long from
 
 /* Runs pid on until it is about to execute the instruction at pc: 1 there,
  * 2 when it stopped with signal stop first (none: 0), -1 when it ended;
- * any other signal is passed on. Under the breakpoint where one fires
- * (the caller set it at pc: bp), else one instruction at a time. */
-static inline int run_on_to(pid_t pid, unsigned long pc, bool bp, int stop, int *status)
+ * any other signal is passed on. Under a software breakpoint: an int3
+ * written over the instruction's first byte for the run (the text page
+ * becomes pid's own copy), taken out again before this returns, so that a
+ * child pid forks later never meets it. Not a debug register: some
+ * hypervisors take them and never trap (a KVM guest under PVM: these
+ * tests then stepped instead, 44 s of make test beside a CPU hog), and
+ * convoy run's watchpoints may hold them all. From pc itself (a run that
+ * stopped there before) it steps off first. */
+static inline int run_on_to(pid_t pid, unsigned long pc, int stop, int *status)
 {
 	struct user_regs_struct regs;
 	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) != 0)
 		return -1;
-	unsigned long long from_pc = regs.rip, from_sp = regs.rsp;
-	for (int sig = 0;;) {
-		if (ptrace(bp ? PTRACE_CONT : PTRACE_SINGLESTEP, pid, NULL, (void *)(long)sig) != 0 ||
-		    waitpid(pid, status, 0) < 0 || !WIFSTOPPED(*status))
+	for (int sig = 0; regs.rip == pc;) {
+		if (ptrace(PTRACE_SINGLESTEP, pid, NULL, (void *)(long)sig) != 0 || waitpid(pid, status, 0) < 0 ||
+		    !WIFSTOPPED(*status))
 			return -1;
 		sig = WSTOPSIG(*status);
 		if (stop && sig == stop)
@@ -189,12 +138,33 @@ static inline int run_on_to(pid_t pid, unsigned long pc, bool bp, int stop, int 
 		sig = 0;
 		if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) != 0)
 			return -1;
-		bool again = !bp && same_step(from_pc, from_sp, regs.rip, regs.rsp);
-		from_pc = regs.rip;
-		from_sp = regs.rsp;
-		if (regs.rip == pc && !again)
-			return 1;
 	}
+	errno = 0;
+	long word = ptrace(PTRACE_PEEKTEXT, pid, (void *)pc, NULL);
+	if (errno || ptrace(PTRACE_POKETEXT, pid, (void *)pc, (void *)((word & ~0xffL) | 0xcc)) != 0)
+		return -1;
+	int at = -1;
+	for (int sig = 0;;) {
+		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig) != 0 || waitpid(pid, status, 0) < 0 ||
+		    !WIFSTOPPED(*status))
+			return -1;   /* it ended: nothing to take out */
+		sig = WSTOPSIG(*status);
+		if (stop && sig == stop) {
+			at = 2;
+			break;
+		}
+		if (sig != SIGTRAP)
+			continue;
+		sig = 0;
+		if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) != 0)
+			break;
+		if (regs.rip == pc + 1) {   /* the int3's trap: back to the instruction */
+			regs.rip = pc;
+			at = ptrace(PTRACE_SETREGS, pid, NULL, &regs) == 0 ? 1 : -1;
+			break;
+		}
+	}
+	return ptrace(PTRACE_POKETEXT, pid, (void *)pc, (void *)word) == 0 ? at : -1;
 }
 
 /* Runs pid on until it executes the instruction at pc with its stack
@@ -202,16 +172,15 @@ static inline int run_on_to(pid_t pid, unsigned long pc, bool bp, int stop, int 
  * once there, -1 when it ended. */
 static inline int run_to(pid_t pid, unsigned long pc, unsigned long sp, int *status)
 {
-	bool bp = breakpoints_fire() && set_breakpoint(pid, pc);
 	struct user_regs_struct regs;
 	int at;
-	while ((at = run_on_to(pid, pc, bp, 0, status)) == 1) {
+	while ((at = run_on_to(pid, pc, 0, status)) == 1) {
 		if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) != 0)
-			at = -1;
-		if (at != 1 || regs.rsp == sp)
+			return -1;
+		if (regs.rsp == sp)
 			break;
 	}
-	return bp && !clear_breakpoint(pid) ? -1 : at;
+	return at;
 }
 
 /* A child that asks to be traced, stops itself, then runs body and exits

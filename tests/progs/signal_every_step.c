@@ -20,7 +20,7 @@
  * the handler destroys and unmaps it as soon as it reads released. The
  * handler tries the program's locks, locks one of its own, checks errno,
  * and forks (at every FORK_EVERY-th signal, argv[1], default 1: a fork is
- * most of a signal's cost; make test forks at every 4th, make test-deep at
+ * most of a signal's cost; make test forks at every 16th, make test-deep at
  * every one): the fork child goes on from the interrupted instruction,
  * checks that every lock can still be taken and released, and exits; the
  * handler's parent waits for it. The handler then raises SIGURG, which

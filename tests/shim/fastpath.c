@@ -148,9 +148,8 @@ Test(fastpath, a_nested_lock_taken_under_a_different_held_set_still_gives_its_ed
 
 /* order_memo_signal's report (tests/progs/order_memo_signal.c): its
  * stdout on stderr, "ok: " in it; NULL when ptrace is not allowed here.
- * No CPU samples: the tracer's breakpoint needs a debug register, and
- * the sampler's watchpoints take all four (without one it steps to each
- * trial's stop, slower: tests/progs/shimtrace.h). */
+ * No CPU samples: the trials must take the same path each time, and the
+ * sampler's watchpoints would trap in them. */
 static json_object *memo_signal_report(const char *mode)
 {
 	struct tu_proc p;
