@@ -60,15 +60,16 @@ static struct shard {
 	struct cv_obj **chains;
 } shards[CV_SHARDS];
 
-/* Past the cap, the generation of an object folded into the aggregate at
- * an address where no object retired before the cap is remembered (there
- * is no retired object to carry it: retire_locked) in its shard's sets of
- * four ways, until an object is made there again: bounded (a line a set,
- * 64 KiB in all: as many ways as CV_RETIRED_KEPT, touched only past the
- * cap), and lossy (an address whose way another took, an empty one or
- * else the lowest generation's, starts at generation 0 again). Under the
- * shard's lock. A set of another epoch is empty: a fork child's epoch is
- * the parent's plus one, so that it clears no page of the parent's. */
+/* Past the cap, the generation of an object folded into the aggregate
+ * (which leaves no object at its address to number the next one after) is
+ * remembered in its shard's sets of four ways, until an object is made
+ * there again: bounded (a line a set, 64 KiB in all: as many ways as
+ * CV_RETIRED_KEPT, touched only past the cap), and lossy (an address whose
+ * way another took, an empty one or else the lowest generation's, goes
+ * back to the generation after its retired object kept from before the
+ * cap, or 0). Under the shard's lock. A set of another epoch is empty: a
+ * fork child's epoch is the parent's plus one, so that it clears no page
+ * of the parent's. */
 #define CV_PAST_CAP_SET_BITS 4
 #define CV_PAST_CAP_SETS (1u << CV_PAST_CAP_SET_BITS)
 #define CV_PAST_CAP_WAYS 4u
@@ -258,35 +259,27 @@ static void past_cap_keep(const struct shard *sh, const void *addr, uint32_t gen
  * forward; an older retired object at the same address leaves the chain.
  * Past CV_RETIRED_KEPT retirements o is marked merged and leaves the chain
  * itself; true then, and the caller owes obj_put the reference taken here.
- * The address's older retired object, where there is one, then carries o's
- * generation forward (later_generation): else the address's next object
- * was of o's generation again, and one re-initialised again and again past
- * the cap never reached CV_GENERATIONS_KEPT (lockpair churn-many: every
- * life a new object and record, merged at its destroy). An address with
- * none (no object retired there before the cap) has its shard remember
- * it (past_cap_keep). */
+ * Its generation is remembered then (past_cap_keep): else the address's
+ * next object was numbered after whatever retired object it kept from
+ * before the cap, the same generation each time, and an address
+ * re-initialised again and again past the cap never reached
+ * CV_GENERATIONS_KEPT (lockpair churn-many: every life a new object and
+ * record, merged at its destroy). */
 static bool retire_locked(struct shard *sh, struct cv_obj **head, struct cv_obj *o)
 {
 	uint32_t kept = __atomic_load_n(&retired_kept, __ATOMIC_RELAXED);
 	bool merge = kept >= CV_RETIRED_KEPT ||
 		     __atomic_fetch_add(&retired_kept, 1, __ATOMIC_RELAXED) >= CV_RETIRED_KEPT;
-	struct cv_obj **at = NULL, **older = NULL;
-	for (struct cv_obj **pp = head; *pp; pp = &(*pp)->hash_next) {
-		if ((*pp)->addr != o->addr)
-			continue;
-		if (*pp == o)
-			at = pp;
-		else if ((*pp)->retired)
-			older = pp;
-	}
-	if (merge && older)   /* o is the address's newest: generations there only grow */
-		(*older)->later_generation = o->generation;
-	else if (merge)
+	if (merge)
 		past_cap_keep(sh, o->addr, o->generation);
-	struct cv_obj **gone = merge ? at : older;
-	if (gone) {
-		*gone = (*gone)->hash_next;
-		sh->objects--;
+	for (struct cv_obj **pp = head; *pp;) {
+		struct cv_obj *x = *pp;
+		if (x->addr == o->addr && (merge ? x == o : x != o && x->retired)) {
+			*pp = x->hash_next;
+			sh->objects--;
+			break;
+		}
+		pp = &x->hash_next;
 	}
 	if (merge) {
 		__atomic_fetch_add(&o->refs, 1, __ATOMIC_RELAXED);
@@ -324,7 +317,6 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 	 * may have taken its object out of the chain. */
 	for (;;) {
 		live = NULL;
-		bool retired_here = false;
 		cv__spin_lock(&sh->lock);
 		struct cv_obj **head = chain_of(sh, addr);
 		for (struct cv_obj *o = *head; o; o = o->hash_next) {
@@ -334,10 +326,8 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 				live = o;
 				continue;
 			}
-			retired_here = true;
-			uint32_t newest = o->later_generation > o->generation ? o->later_generation : o->generation;
-			if (newest + 1 > generation)
-				generation = newest + 1;
+			if (o->generation + 1 > generation)
+				generation = o->generation + 1;
 		}
 		if (live && live->kind != kind && live->kind != CV_OBJ_UNKNOWN && kind != CV_OBJ_UNKNOWN) {
 			if (live->generation + 1 > generation)
@@ -346,7 +336,7 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 				obj_put(live);   /* its records fold in as their threads come by */
 			live = NULL;
 		}
-		if (!live && fresh && !retired_here && past_the_cap()) {   /* made now: its count */
+		if (!live && fresh && past_the_cap()) {   /* made now: its count */
 			uint32_t remembered = past_cap_take(sh, addr);
 			if (remembered > generation)
 				generation = remembered;

@@ -269,8 +269,6 @@ struct cv_obj {
 	int             merged;        /* objects.c: retired past the cap, its records fold into the kind's aggregate */
 	uint32_t        refs;          /* objects.c: records of it, plus one while it is being merged */
 	uint32_t        dump_id;       /* output.c: 1 + its id in the profile, 0 until written */
-	uint32_t        later_generation;  /* objects.c: retired and in the chain, the newest generation at its
-					    * address merged past the cap since (0: none), which the next follows */
 	uint64_t        held_seed;     /* the hash of a held set of it alone (cv__obj_number) */
 	const char     *name;          /* convoy_name_object(), or NULL */
 	struct cv_obj  *hash_next;     /* registry bucket chain (live and newest retired) */

@@ -1062,12 +1062,12 @@ Test(trust, destroyed_objects_keep_their_counts_when_threads_churn, .timeout = 3
  * 64 generations after which the last stands for every later one. Each
  * thread's first mutex has generations 0 to 9 kept apart, then, past the
  * cap (its distinct mutexes), 10 to 62 in the aggregate and 63 for its
- * last 147 lives: the retired object at its address carries the
- * generations merged past the cap forward. Its second mutex, first made
- * past the cap, has 0 to 62 in the aggregate and 63 for its last 137: its
- * shard remembers them. Until both, each such life was the same
- * generation again, a new object and record merged at its destroy
- * (lockpair churn-many: 358 ns a life, 53 since). */
+ * last 147 lives; its second mutex, first made past the cap, 0 to 62 in
+ * the aggregate and 63 for its last 137: the shard remembers the
+ * generations folded past the cap (preload/objects.c, past_cap_keep).
+ * Until then each such life was the same generation again, a new object
+ * and record merged at its destroy (lockpair churn-many: 358 ns a life,
+ * 53 since). */
 Test(trust, an_address_reinitialised_past_the_cap_reaches_its_last_generation, .timeout = 300)
 {
 	/* tests/progs/churn_counts.c: 4 threads, EARLY 10, PAST_CAP 1100, LATE 200 */
