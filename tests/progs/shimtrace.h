@@ -111,6 +111,23 @@ static inline bool same_step(unsigned long long from_pc, unsigned long long from
 	return pc == from_pc && sp == from_sp;
 }
 
+/* Resumes pid (how) with *sig and waits for its next stop: 1 at a
+ * SIGTRAP (*sig 0: a trap is the tracer's), 2 at signal stop (none: 0), 0
+ * at any other signal (in *sig: passed on at the next resume, SIGCHLD from
+ * a handler's fork), -1 when it ended. */
+static inline int resume_once(pid_t pid, enum __ptrace_request how, int *sig, int stop, int *status)
+{
+	if (ptrace(how, pid, NULL, (void *)(long)*sig) != 0 || waitpid(pid, status, 0) < 0 || !WIFSTOPPED(*status))
+		return -1;
+	*sig = WSTOPSIG(*status);
+	if (stop && *sig == stop)
+		return 2;
+	if (*sig != SIGTRAP)
+		return 0;
+	*sig = 0;
+	return 1;
+}
+
 /* Runs pid on until it is about to execute the instruction at pc: 1 there,
  * 2 when it stopped with signal stop first (none: 0), -1 when it ended;
  * any other signal is passed on. Under a software breakpoint: an int3
@@ -126,36 +143,24 @@ static inline int run_on_to(pid_t pid, unsigned long pc, int stop, int *status)
 	struct user_regs_struct regs;
 	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) != 0)
 		return -1;
-	for (int sig = 0; regs.rip == pc;) {
-		if (ptrace(PTRACE_SINGLESTEP, pid, NULL, (void *)(long)sig) != 0 || waitpid(pid, status, 0) < 0 ||
-		    !WIFSTOPPED(*status))
-			return -1;
-		sig = WSTOPSIG(*status);
-		if (stop && sig == stop)
-			return 2;
-		if (sig != SIGTRAP)
-			continue;   /* passed on: SIGCHLD from a handler's fork */
-		sig = 0;
-		if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) != 0)
-			return -1;
-	}
+	for (int sig = 0, r; regs.rip == pc;)
+		if ((r = resume_once(pid, PTRACE_SINGLESTEP, &sig, stop, status)) < 0 || r == 2 ||
+		    (r == 1 && ptrace(PTRACE_GETREGS, pid, NULL, &regs) != 0))
+			return r == 2 ? 2 : -1;
 	errno = 0;
 	long word = ptrace(PTRACE_PEEKTEXT, pid, (void *)pc, NULL);
 	if (errno || ptrace(PTRACE_POKETEXT, pid, (void *)pc, (void *)((word & ~0xffL) | 0xcc)) != 0)
 		return -1;
 	int at = -1;
-	for (int sig = 0;;) {
-		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig) != 0 || waitpid(pid, status, 0) < 0 ||
-		    !WIFSTOPPED(*status))
+	for (int sig = 0, r;;) {
+		if ((r = resume_once(pid, PTRACE_CONT, &sig, stop, status)) < 0)
 			return -1;   /* it ended: nothing to take out */
-		sig = WSTOPSIG(*status);
-		if (stop && sig == stop) {
+		if (r == 2) {
 			at = 2;
 			break;
 		}
-		if (sig != SIGTRAP)
+		if (r == 0)
 			continue;
-		sig = 0;
 		if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) != 0)
 			break;
 		if (regs.rip == pc + 1) {   /* the int3's trap: back to the instruction */
