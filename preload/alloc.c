@@ -121,6 +121,16 @@ static void populate(uintptr_t lo, uintptr_t hi)
 	errno = saved_errno;
 }
 
+/* The pages of [p, p + len), a static table about to be written in many
+ * places, mapped in one system call where the kernel can, their contents
+ * unchanged: fewer faults, at the price of mapping pages that would not
+ * have been written. */
+void cv__populate_pages(const void *p, size_t len)
+{
+	uintptr_t mask = CV_PAGE_MIN - 1;
+	populate((uintptr_t)p & ~mask, ((uintptr_t)p + len + mask) & ~mask);
+}
+
 static void touch(void *p, size_t len)
 {
 	for (uintptr_t a = (uintptr_t)p, end = a + len; a < end; a = (a | (CV_PAGE_MIN - 1)) + 1)

@@ -183,6 +183,9 @@ static inline void cv__touch_for_write(void *entry)
  * where the kernel can: alloc.c): a block fresh from cv__alloc (zero) that
  * no other thread sees yet. */
 void cv__touch_pages(void *p, size_t len);
+/* The pages of [p, p + len) mapped in one system call, contents unchanged
+ * (alloc.c); nothing once the shim is off. */
+void cv__populate_pages(const void *p, size_t len);
 
 /* fn(arg) on a stack of the shim's own, size bytes with a guard page below
  * (one kept for the calls, else mapped for the call and unmapped after:

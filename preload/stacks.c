@@ -411,7 +411,7 @@ struct dwarf_eh_bases {   /* libgcc's unwind-dw2-fde.h */
 const void *__real__Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
 const void *__wrap__Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
 
-#define FDE_BITS 10   /* 1,024 entries, 64 KiB, pages written as used */
+#define FDE_BITS 10   /* 1,024 entries, 64 KiB, mapped at the first unwind */
 struct fde_ent {
 	uint32_t seq;      /* odd while written */
 	uint64_t loads;    /* the key's loader count; 0: empty */
@@ -423,6 +423,17 @@ struct fde_ent {
 } __attribute__((aligned(64)));   /* one line each */
 static struct fde_ent fde_table[1u << FDE_BITS] CV_LARGE_BSS;
 static __thread uint64_t fde_loads;   /* the capture's loader count; 0: outside a capture, or not known */
+/* The table's pages are mapped in one system call at the process's first
+ * unwind (cv__populate_pages; another thread's unwind at that moment
+ * faults them in as before): its entries are spread by hash, and the
+ * lookups of a program's start wrote every one of its 16 pages, a fault
+ * each (python3 -c pass: 86 lookups libgcc answered, 16 of the shim's 45
+ * faults; a fault costs 10-14 us here, a page mapped in the call about
+ * 1: its unwinds 589-649 -> 490-543 us a process, docs/performance.md).
+ * Not again in a fork child: it keeps the parent's entries, which stay
+ * true, and copies only the pages it writes (populating them copied
+ * about 12 more pages a child). */
+static bool fde_table_mapped;
 
 const void *__wrap__Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases)
 {
@@ -780,6 +791,9 @@ CV_NO_FRAME int unwind(struct cv_stack_state *st, uint64_t loads, bool *whole)
 	*whole = false;
 	st->prev_id = 0;   /* the previous capture changes below: the id of its frames goes with it */
 	struct unwind_buf b = { st, 0, -1, CV_KNOWN_NONE, false, 0 };
+	if (!__atomic_load_n(&fde_table_mapped, __ATOMIC_RELAXED) &&
+	    !__atomic_exchange_n(&fde_table_mapped, true, __ATOMIC_RELAXED))
+		cv__populate_pages(fde_table, sizeof(fde_table));
 	fde_loads = loads;
 	_Unwind_Backtrace(one_frame, &b);
 	fde_loads = 0;
