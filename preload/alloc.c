@@ -143,7 +143,7 @@ static void touch(void *p, size_t len)
 void cv__touch_pages(void *p, size_t len)
 {
 	if (len > CV_CLASS_MAX)
-		populate((uintptr_t)p, ((uintptr_t)p + len + CV_PAGE_MIN - 1) & ~(uintptr_t)(CV_PAGE_MIN - 1));
+		cv__populate_pages(p, len);
 	touch(p, len);
 }
 

@@ -405,6 +405,19 @@ json_object *tu_report_dir(const char *dir)
 	return tu_report(tu_only_profile(dir));
 }
 
+void tu_fork_reports(const char *dir, json_object **parent, json_object **child)
+{
+	size_t n;
+	char **files = tu_profiles(dir, &n);
+	cr_assert(n == 2, "%s holds %zu profiles, expected 2 (a process's and its fork child's)", dir, n);
+	json_object *a = tu_report(files[0]), *b = tu_report(files[1]);
+	bool a_forked = tu_bool(tu_get(a, "process"), "forked"), b_forked = tu_bool(tu_get(b, "process"), "forked");
+	cr_assert(a_forked != b_forked, "%s: exactly one of the two profiles must be marked forked (%d, %d)", dir,
+		  a_forked, b_forked);
+	*child = a_forked ? a : b;
+	*parent = a_forked ? b : a;
+}
+
 /* ---- lookups ---------------------------------------------------------- */
 
 json_object *tu_get(json_object *o, const char *key)

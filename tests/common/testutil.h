@@ -94,6 +94,9 @@ size_t tu_count_entries(const char *dir, const char *prefix, const char *suffix,
 json_object *tu_report(const char *profile);
 /* The report of the only profile in dir. */
 json_object *tu_report_dir(const char *dir);
+/* The reports of the two profiles in dir, a process's and its fork
+ * child's: asserts there are exactly two and exactly one is marked forked. */
+void tu_fork_reports(const char *dir, json_object **parent, json_object **child);
 
 /* Lookups: NULL when absent (the caller asserts with context). */
 json_object *tu_get(json_object *o, const char *key);                  /* asserts present */

@@ -91,16 +91,10 @@ Test(exit, fork_child_writes_its_own_profile, .timeout = 30)
 	tu_assert_exit(&p, 0, "exit_fork");
 	cr_assert(tu_has_line(p.out, "child locked 1000") &&
 		  tu_has_line(p.out, "parent locked 2000; child exit 0"), "exit_fork output:\n%s", p.out);
-	size_t n;
-	char **files = tu_profiles(dir, &n);
-	TU_EQ(n, 2, "profiles in %s", dir);
-	json_object *a = tu_report(files[0]), *b = tu_report(files[1]);
-	json_object *pa = tu_get(a, "process"), *pb = tu_get(b, "process");
-	cr_assert(tu_int(pa, "pid") != tu_int(pb, "pid"), "both profiles have pid %lld",
-		  (long long)tu_int(pa, "pid"));
-	json_object *child = tu_bool(pa, "forked") ? a : b, *parent = child == a ? b : a;
-	cr_assert(tu_bool(tu_get(child, "process"), "forked") && !tu_bool(tu_get(parent, "process"), "forked"),
-		  "exactly one of the two profiles must be marked forked");
+	json_object *parent, *child;
+	tu_fork_reports(dir, &parent, &child);
+	cr_assert(tu_int(tu_get(child, "process"), "pid") != tu_int(tu_get(parent, "process"), "pid"),
+		  "both profiles have pid %lld", (long long)tu_int(tu_get(child, "process"), "pid"));
 	TU_EQ(tu_int(tu_get(child, "process"), "ppid"), tu_int(tu_get(parent, "process"), "pid"),
 	      "child's ppid vs parent's pid");
 	json_object *cl = tu_lock(child, "fork_lock"), *pl = tu_lock(parent, "fork_lock");

@@ -435,12 +435,8 @@ Test(lifecycle, a_fork_childs_lock_order_is_its_own, .timeout = 30)
 	char *dir = tu_tmpdir();
 	tu_run_shim(&p, dir, "fork_order", NULL);
 	tu_assert_exit(&p, 0, "fork_order");
-	size_t n;
-	char **files = tu_profiles(dir, &n);
-	TU_EQ(n, 2, "profiles (parent and fork child)");
-	json_object *a = tu_report(files[0]), *b = tu_report(files[1]);
-	json_object *child = tu_bool(tu_get(a, "process"), "forked") ? a : b, *parent = child == a ? b : a;
-	cr_assert(!tu_bool(tu_get(parent, "process"), "forked"), "both profiles are fork children's");
+	json_object *parent, *child;
+	tu_fork_reports(dir, &parent, &child);
 	cr_assert(tu_has_edge(parent, "fo_p0", "fo_p1"), "the parent lacks its edge fo_p0 -> fo_p1");
 	cr_assert(tu_has_edge(child, "fo_c1", "fo_c0"), "the child lacks its edge fo_c1 -> fo_c0");
 	cr_assert(!tu_has_edge(child, "fo_c0", "fo_c1"), "the child has the parent's edge as fo_c0 -> fo_c1");

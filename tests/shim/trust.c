@@ -1130,12 +1130,11 @@ Test(trust, a_fork_child_counts_generations_past_the_cap_from_its_start, .timeou
 	char *dir = tu_tmpdir();
 	tu_run_shim(&p, dir, "churn_fork", NULL);
 	tu_assert_exit(&p, 0, "churn_fork");
-	size_t n;
-	char **files = tu_profiles(dir, &n);
-	TU_EQ(n, 2, "profiles (parent and fork child)");
-	for (size_t f = 0; f < n; f++) {
-		json_object *r = tu_report(files[f]), *locks = tu_array(r, "locks");
-		bool child = tu_bool(tu_get(r, "process"), "forked");
+	json_object *reports[2];
+	tu_fork_reports(dir, &reports[0], &reports[1]);
+	for (size_t f = 0; f < 2; f++) {
+		json_object *locks = tu_array(reports[f], "locks");
+		bool child = f == 1;
 		for (size_t i = 0; i < json_object_array_length(locks); i++) {
 			json_object *name = json_object_object_get(json_object_array_get_idx(locks, i), "name");
 			cr_assert(!name || !strstr(json_object_get_string(name), "later generations merged"),
