@@ -1,6 +1,6 @@
 // Browser checks of convoy's HTML page: Debian's chromium, headless, driven by
-// playwright-core. One check per run, so each Criterion test (test_viewer.c)
-// is one process with its own browser:
+// playwright-core. One check per run (each Criterion test of test_viewer.c
+// runs one), in a fresh browser context of its own:
 //
 //   node check.mjs sections PAGE [--screenshot PNG]   every section drawn, no console error
 //   node check.mjs single PAGE                         a one-profile page says what it lacks
@@ -9,6 +9,13 @@
 //   node check.mjs diff PAGE                           a diff page draws both sides
 //   node check.mjs optional PAGE                       the cache-line map and lock-order graph,
 //                                                      given data (today's analyzer has none)
+//   node check.mjs serve                               starts one chromium for many checks:
+//                                                      prints "ws ENDPOINT", closes it when
+//                                                      its standard input ends
+//
+// A check connects to the chromium that CONVOY_BROWSER_WS names (test_viewer
+// starts one for all its tests: a chromium's start is most of a check's CPU
+// time) and starts its own when there is none or it cannot connect.
 //
 // Exit 0: passed; 1: failed (why on stderr); 77: skipped (chromium or
 // playwright-core missing or unable to start; the reason on stdout).
@@ -24,8 +31,8 @@ function fail(msg) { console.error('FAIL: ' + msg); process.exit(1); }
 function check(cond, msg) { if (!cond) fail(msg); }
 
 const [what, given, ...rest] = process.argv.slice(2);
-if (!what || !given) fail('usage: node check.mjs CHECK PAGE [ARGS]');
-check(existsSync(given), `no page at ${given}`);
+if (!what || (!given && what !== 'serve')) fail('usage: node check.mjs CHECK PAGE [ARGS] | serve');
+if (what !== 'serve') check(existsSync(given), `no page at ${given}`);
 
 // The cache-line map and the lock-order graph drawn from data added to a copy
 // of the page (with a hostile name among it), as the page's own JSON escapes it.
@@ -56,9 +63,27 @@ if (!existsSync(CHROMIUM)) {
   process.exit(SKIP);
 }
 const { chromium } = await import(pathToFileURL(pwPath).href);
+const launchOptions = { executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'], timeout: 60000 };
+
+if (what === 'serve') {
+  let server;
+  try {
+    server = await chromium.launchServer(launchOptions);
+  } catch (e) {
+    console.log('SKIP: chromium cannot start: ' + String(e.message).split('\n')[0]);
+    process.exit(SKIP);
+  }
+  const close = () => server.close().finally(() => process.exit(0));
+  process.stdin.on('end', close).on('error', close).resume();
+  console.log('ws ' + server.wsEndpoint());
+  await new Promise(() => {});   // served until standard input ends (close)
+}
+
 let browser;
+if (process.env.CONVOY_BROWSER_WS)
+  browser = await chromium.connect(process.env.CONVOY_BROWSER_WS, { timeout: 30000 }).catch(() => undefined);
 try {
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'], timeout: 60000 });
+  browser ??= await chromium.launch(launchOptions);
 } catch (e) {
   console.log('SKIP: chromium cannot start: ' + String(e.message).split('\n')[0]);
   process.exit(SKIP);

@@ -1,14 +1,21 @@
 /* The HTML page, `convoy view` and the Perfetto export (issue 15).
  *
  * The page is checked in a real browser: tests/viewer/check.mjs drives
- * Debian's chromium through playwright-core, one check per test. When
- * chromium or playwright-core is missing or chromium cannot start, those
- * tests are skipped, saying why (check.mjs exits 77). The page's bytes and
- * the Perfetto export are checked here with json-c, without a browser.
+ * Debian's chromium through playwright-core, one check per test, each in a
+ * browser context of its own in one chromium that this binary's run starts
+ * (below). When chromium or playwright-core is missing or chromium cannot
+ * start, those tests are skipped, saying why (check.mjs exits 77). The
+ * page's bytes and the Perfetto export are checked here with json-c,
+ * without a browser.
  */
+#include <fcntl.h>
+#include <poll.h>
 #include <stddef.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <zlib.h>
+
+#include <criterion/hooks.h>
 
 #include "convoy/profile.h"
 #include "testutil.h"
@@ -18,6 +25,8 @@
 #endif
 
 #define BROWSER_TIMEOUT_S 120
+#define NODE "/usr/bin/node"
+#define CHECK_MJS SOURCE_DIR "/tests/viewer/check.mjs"
 
 static const char *const hostile[] = {
 	"<img src=x onerror=alert(1)>",                  /* a lock's name */
@@ -60,10 +69,91 @@ static char *hostile_page(void)
 	return page;
 }
 
+/* One chromium for the whole run (`check.mjs serve`, started before the
+ * first test and closed after the last): its start is most of a check's
+ * CPU time (2.5 CPU-seconds of a check alone, 0.7 when it connects; `time
+ * node check.mjs single PAGE`). Each check connects to it through
+ * CONVOY_BROWSER_WS, which the test processes inherit from this, Criterion's
+ * runner; when it did not start, each check starts its own or skips.
+ *
+ * The server is not the runner's child: Criterion's child pump waits for any
+ * child (waitid P_ALL, WNOWAIT) and spins for ever on one that is not a
+ * test's, so it is started through a child that exits at once. Its standard
+ * input is a pipe whose writing end only the runner holds: it ends when the
+ * run does, however the run ends, and the server then closes chromium; its
+ * standard output ends when it has. */
+static int browser_stdin = -1, browser_stdout = -1;
+
+/* Reads a line of fd into line, without its newline, waiting at most
+ * BROWSER_TIMEOUT_S for each piece: whether a whole line came. */
+static bool read_line(int fd, char *line, size_t size)
+{
+	size_t len = 0;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	while (len < size - 1 && poll(&pfd, 1, BROWSER_TIMEOUT_S * 1000) == 1) {
+		ssize_t n = read(fd, line + len, size - 1 - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (memchr(line, '\n', len))
+			break;
+	}
+	line[len] = '\0';
+	char *nl = strchr(line, '\n');
+	if (nl)
+		*nl = '\0';
+	return nl != NULL;
+}
+
+ReportHook(PRE_ALL)(struct criterion_test_set *set)
+{
+	(void)set;
+	int in[2], out[2];
+	if (access(NODE, X_OK) != 0 || pipe2(in, O_CLOEXEC) != 0)
+		return;
+	if (pipe2(out, O_CLOEXEC) != 0) {
+		close(in[0]);
+		close(in[1]);
+		return;
+	}
+	pid_t child = fork();
+	if (child == 0) {
+		if (fork() == 0) {
+			dup2(in[0], 0);
+			dup2(out[1], 1);
+			close_range(3, ~0U, 0);   /* the runner's descriptors are not the server's */
+			execl(NODE, NODE, CHECK_MJS, "serve", (char *)NULL);
+		}
+		_exit(0);
+	}
+	close(in[0]);
+	close(out[1]);
+	browser_stdin = in[1];
+	browser_stdout = out[0];
+	if (child > 0)
+		waitpid(child, NULL, 0);
+	/* Its first line: "ws ENDPOINT", or "SKIP: why" and its end. */
+	char line[512];
+	if (read_line(browser_stdout, line, sizeof(line)) && strncmp(line, "ws ", 3) == 0)
+		setenv("CONVOY_BROWSER_WS", line + 3, 1);
+}
+
+ReportHook(POST_ALL)(struct criterion_global_stats *stats)
+{
+	(void)stats;
+	if (browser_stdin < 0)
+		return;
+	close(browser_stdin);
+	char rest[512];
+	while (read_line(browser_stdout, rest, sizeof(rest)))
+		;   /* to its end: chromium closed */
+	close(browser_stdout);
+}
+
 /* node check.mjs CHECK PAGE ARGS...: passes, fails with its reason, or skips. */
 static void browser_check(const char *check, const char *page, const char *const *args)
 {
-	const char *argv[16] = { "/usr/bin/node", SOURCE_DIR "/tests/viewer/check.mjs", check, page };
+	const char *argv[16] = { NODE, CHECK_MJS, check, page };
 	int n = 4;
 	for (int i = 0; args && args[i]; i++)
 		argv[n++] = args[i];
@@ -71,7 +161,10 @@ static void browser_check(const char *check, const char *page, const char *const
 	if (stat(argv[0], &st) != 0)
 		cr_skip_test("no node at %s (apt-get install nodejs, or 'make deps')", argv[0]);
 	struct tu_proc p;
-	struct tu_opts o = { .timeout_s = BROWSER_TIMEOUT_S };
+	char *ws = NULL;
+	if (getenv("CONVOY_BROWSER_WS"))
+		cr_assert(asprintf(&ws, "CONVOY_BROWSER_WS=%s", getenv("CONVOY_BROWSER_WS")) > 0);
+	struct tu_opts o = { .timeout_s = BROWSER_TIMEOUT_S, .env = (const char *const[]){ ws, NULL } };
 	tu_run(&p, &o, argv);
 	cr_assert(!p.timed_out, "check.mjs %s ran past %d s", check, BROWSER_TIMEOUT_S);
 	if (p.exited && p.code == 77)

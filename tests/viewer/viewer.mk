@@ -18,7 +18,7 @@ $(TEST_VIEWER_OBJS): $(BUILD)/obj/tests/%.o: tests/%.c tests/common/testutil.h i
 $(BUILD)/tests/test_viewer: $(TEST_VIEWER_OBJS) $(TEST_COMMON_OBJS) $(TEST_RUNTIME_DEPS) $(DEMOS:%=$(BUILD)/demos/%) \
 		| $(VIEWER_NODE_MODULES)
 	$(CC) $(TEST_CFLAGS) $(TEST_VIEWER_OBJS) $(TEST_COMMON_OBJS) -o $@ $(TEST_LIBS) -ljson-c -lz
-	echo 2 > $@.jobs   # each browser test starts a chromium: two at a time
+	echo 2 > $@.jobs   # two browser checks at a time in the one chromium (test_viewer.c)
 
 TESTS += $(BUILD)/tests/test_viewer
 
