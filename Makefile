@@ -52,7 +52,7 @@ SHIM_LIBS    := -ldl -lpthread -static-libgcc
 # the shim and the programs it is preloaded into stay as they ship.
 SANITIZE ?=
 ANALYZER_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) $(SANITIZE) -I/usr/include/libiberty -DCONVOY_LIBDIR='"$(PREFIX)/lib/convoy"'
-ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm -lstdc++ -liberty -lcapstone -pthread
+ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm -liberty -pthread
 
 TEST_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) $(SANITIZE) -pthread
 # criterion_nogit.o: every Criterion binary's, built before it (below).

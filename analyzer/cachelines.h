@@ -30,8 +30,10 @@ struct data_operand {
 };
 
 struct insn_decoder;
-/* NULL when there is no decoder for this machine. */
+/* NULL when there is no decoder for this machine or Capstone cannot be opened. */
 struct insn_decoder *decoder__open(void);
+/* Why decoder__open gave none, in words ("no instruction decoder ..."). */
+const char *decoder__why_not(void);
 void decoder__close(struct insn_decoder *d);
 /* Decodes the access of a sample at o->ip, inside the function whose code is
  * the len bytes at code, which run at start. Returns o->ok. */

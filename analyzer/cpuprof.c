@@ -378,7 +378,7 @@ static void text_lines(const struct cpuprof *c, const struct model *m, FILE *out
 {
 	char a[32], b[32], name[256];
 	if (!c->lines.available) {
-		fputs("  Cache lines: no instruction decoder for this machine\n", out);
+		fprintf(out, "  Cache lines: %s\n", decoder__why_not());
 		text_unavailable(c, out);
 		return;
 	}

@@ -141,7 +141,7 @@ struct watcher *watcher__open(pid_t pid, const int *ring_fd, int ncpus, watch_fi
 		return NULL;
 	struct insn_decoder *dec = decoder__open();
 	if (!dec) {
-		snprintf(why, size, "no instruction decoder for this machine to find the words to watch");
+		snprintf(why, size, "%s to find the words to watch", decoder__why_not());
 		return NULL;
 	}
 	struct watcher *w = xcalloc(1, sizeof(*w));
