@@ -869,7 +869,10 @@ static long max_rss_kb(const char *const argv[], const char *dir)
 	return ru.ru_maxrss;
 }
 
-#define RSS_ALLOWANCE_KB (32 * 1024)     /* the shim's own, whatever the program does */
+/* The shim's own, whatever the program does: here at most 6 MiB (1,000 live
+ * threads that waited; 20,000 short threads 5.3, 300,000 objects 4), so a
+ * leak of 550 bytes a short thread or 32 a barrier goes past it. */
+#define RSS_ALLOWANCE_KB (16 * 1024)
 #define PROFILE_ALLOWANCE (8 << 20)
 
 static void memory_is_bounded(const char *prog, const char *what, const char *n)
@@ -885,9 +888,9 @@ static void memory_is_bounded(const char *prog, const char *what, const char *n)
 	cr_assert(len <= PROFILE_ALLOWANCE, "%s %s %s: a %zu-byte profile", prog, what, n, len);
 }
 
-Test(trust, memory_is_bounded_for_a_million_barriers, .timeout = 600)
+Test(trust, memory_is_bounded_for_half_a_million_barriers, .timeout = 600)
 {
-	memory_is_bounded("churn_objects", "barrier", "1000000");
+	memory_is_bounded("churn_objects", "barrier", "500000");
 }
 
 Test(trust, memory_is_bounded_for_a_million_reinits_at_one_address, .timeout = 600)
@@ -895,9 +898,9 @@ Test(trust, memory_is_bounded_for_a_million_reinits_at_one_address, .timeout = 6
 	memory_is_bounded("churn_objects", "mutex", "1000000");
 }
 
-Test(trust, memory_is_bounded_for_sixty_thousand_short_threads, .timeout = 600)
+Test(trust, memory_is_bounded_for_twenty_thousand_short_threads, .timeout = 600)
 {
-	memory_is_bounded("churn_threads", "short", "60000");
+	memory_is_bounded("churn_threads", "short", "20000");
 }
 
 Test(trust, memory_is_bounded_for_a_thousand_live_threads_that_waited, .timeout = 600)
