@@ -85,23 +85,26 @@ static struct {
 } cs;
 static bool cs_loaded;
 static pthread_once_t cs_once = PTHREAD_ONCE_INIT;
-static char cs_why_not[256] = "no instruction decoder: Capstone could not start";
+static char cs_why_not[300];
 
 static void load_capstone(void)
 {
+	const struct { const char *name; void **fn; } syms[] = {
+		{ "cs_open", (void **)&cs.open },     { "cs_option", (void **)&cs.option },
+		{ "cs_disasm", (void **)&cs.disasm }, { "cs_free", (void **)&cs.free },
+		{ "cs_close", (void **)&cs.close },   { "cs_regs_access", (void **)&cs.regs_access },
+		{ "cs_insn_group", (void **)&cs.insn_group },
+	};
 	void *lib = dlopen(CS_SONAME(CS_API_MAJOR), RTLD_NOW | RTLD_LOCAL);
-	if (!lib) {
-		snprintf(cs_why_not, sizeof(cs_why_not), "no instruction decoder: %s", dlerror());
-		return;
-	}
-	*(void **)&cs.open = dlsym(lib, "cs_open");
-	*(void **)&cs.option = dlsym(lib, "cs_option");
-	*(void **)&cs.disasm = dlsym(lib, "cs_disasm");
-	*(void **)&cs.free = dlsym(lib, "cs_free");
-	*(void **)&cs.close = dlsym(lib, "cs_close");
-	*(void **)&cs.regs_access = dlsym(lib, "cs_regs_access");
-	*(void **)&cs.insn_group = dlsym(lib, "cs_insn_group");
-	cs_loaded = cs.open && cs.option && cs.disasm && cs.free && cs.close && cs.regs_access && cs.insn_group;
+	for (size_t i = 0; lib && i < sizeof(syms) / sizeof(syms[0]); i++)
+		if (!(*syms[i].fn = dlsym(lib, syms[i].name))) {
+			snprintf(cs_why_not, sizeof(cs_why_not), "no instruction decoder (%s)", dlerror());
+			dlclose(lib);
+			return;
+		}
+	if (!lib)
+		snprintf(cs_why_not, sizeof(cs_why_not), "no instruction decoder (%s)", dlerror());
+	cs_loaded = lib != NULL;
 }
 
 /* The last function disassembled is kept: the IPs of one function come
@@ -130,7 +133,8 @@ struct insn_decoder *decoder__open(void)
 
 const char *decoder__why_not(void)
 {
-	return cs_why_not;
+	pthread_once(&cs_once, load_capstone);
+	return cs_loaded ? "" : cs_why_not;
 }
 
 void decoder__close(struct insn_decoder *d)

@@ -353,6 +353,9 @@ const struct cache_line *cpuprof__top_line(const struct cpuprof *c)
 int cpuprof__unavailable(const struct cpuprof *c, char what[CPUPROF_UNAVAILABLE_MAX][CPUPROF_UNAVAILABLE_SIZE])
 {
 	int n = 0;
+	if (c && !c->lines.available)
+		snprintf(what[n++], CPUPROF_UNAVAILABLE_SIZE, "instruction decoding (the data addresses of the CPU "
+			 "samples, which locate the cache lines): %s", decoder__why_not());
 	if (c && !c->smp.mem_source[0])
 		snprintf(what[n++], CPUPROF_UNAVAILABLE_SIZE, "PMU memory-access sampling (data addresses sampled by "
 			 "the CPU): %s; the cache lines rest on decoded instructions",
@@ -378,8 +381,7 @@ static void text_lines(const struct cpuprof *c, const struct model *m, FILE *out
 {
 	char a[32], b[32], name[256];
 	if (!c->lines.available) {
-		fprintf(out, "  Cache lines: %s\n", decoder__why_not());
-		text_unavailable(c, out);
+		text_unavailable(c, out);   /* says why */
 		return;
 	}
 	fprintf(out, "  Cache lines used by several threads (data addresses of %s of the samples, decoded "
@@ -530,6 +532,8 @@ json_object *cpuprof__json(const struct cpuprof *c, const struct model *m, int l
 		json_object_array_add(lines, j);
 	}
 	json_object_object_add(o, "decoded_samples", json_object_new_uint64(c->lines.decoded));
+	json_object_object_add(o, "decoder_unavailable",
+			       c->lines.available ? NULL : json_object_new_string(decoder__why_not()));
 	json_object_object_add(o, "spin_loop_samples", json_object_new_uint64(c->lines.spin_loop));
 	json_object *mem = json_object_new_object(), *watch = json_object_new_object();
 	json_object_object_add(mem, "source", c->smp.mem_source[0] ? json_object_new_string(c->smp.mem_source) : NULL);

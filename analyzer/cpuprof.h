@@ -49,11 +49,12 @@ const struct cache_line *cpuprof__top_shared_line(const struct cpuprof *c);
  * samples (at least 1 % of them), or NULL. */
 const struct cache_line *cpuprof__top_line(const struct cpuprof *c);
 
-/* What the run's samples could not measure (about data addresses: no PMU
- * memory sampling, no watchpoints; call chains through code without frame
- * pointers: no user stacks), one phrase each; how many. */
+/* What the run's samples could not measure (about data addresses: no
+ * instruction decoder, no PMU memory sampling, no watchpoints; call chains
+ * through code without frame pointers: no user stacks), one phrase each;
+ * how many. */
 #define CPUPROF_UNAVAILABLE_SIZE 400
-#define CPUPROF_UNAVAILABLE_MAX 3
+#define CPUPROF_UNAVAILABLE_MAX 4
 int cpuprof__unavailable(const struct cpuprof *c, char what[CPUPROF_UNAVAILABLE_MAX][CPUPROF_UNAVAILABLE_SIZE]);
 
 void cpuprof__text(const struct cpuprof *c, const struct model *m, FILE *out, int limit);
