@@ -55,8 +55,10 @@ ANALYZER_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) $(SANITIZE) -I/usr/include/libiberty
 ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm -liberty -pthread
 
 TEST_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) $(SANITIZE) -pthread
-# criterion_nogit.o: every Criterion binary's, built before it (below).
-TEST_LIBS   := $(BUILD)/obj/tests/common/criterion_nogit.o -lcriterion -pthread
+# Every Criterion binary links criterion_nogit.o (tests/tests.mk; rules that
+# link their $^ leave it out of it, TEST_LIBS has it).
+TEST_NOGIT_OBJ := $(BUILD)/obj/tests/common/criterion_nogit.o
+TEST_LIBS   := $(TEST_NOGIT_OBJ) -lcriterion -pthread
 
 SHIM_SRCS     := $(wildcard preload/*.c)
 SHIM_OBJS     := $(SHIM_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -139,8 +141,7 @@ include tests/viewer/viewer.mk
 # The binaries with the longest runs first: the others fill the lanes
 # around them (tests/run).
 TESTS_FIRST := $(BUILD)/tests/test_shim $(BUILD)/tests/test_analyzer $(BUILD)/tests/test_viewer
-# Order-only: TEST_LIBS links it, and rules that link their $^ would link it twice.
-$(TESTS) $(LIVE_TESTS): | $(BUILD)/obj/tests/common/criterion_nogit.o
+$(TESTS) $(LIVE_TESTS): $(TEST_NOGIT_OBJ)
 test: all $(TESTS)
 	@tests/run $(filter $(TESTS_FIRST),$(TESTS)) $(filter-out $(TESTS_FIRST),$(TESTS))
 

@@ -85,7 +85,7 @@ $(TEST_COMMON_OBJS) $(TEST_SHIM_OBJS) $(TEST_ANALYZER_OBJS): $(BUILD)/obj/tests/
 	@mkdir -p $(@D)
 	$(CC) $(TEST_UTIL_CFLAGS) -c $< -o $@
 # Stands in for libgit2 in every Criterion binary (the file says why).
-$(BUILD)/obj/tests/common/criterion_nogit.o: tests/common/criterion_nogit.c | check-deps
+$(TEST_NOGIT_OBJ): tests/common/criterion_nogit.c | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -c $< -o $@
 

@@ -101,7 +101,7 @@ static bool dropped_var(const char *entry)
 	       strncmp(entry, "LD_DEBUG", 8) == 0;
 }
 
-static char **child_env(const struct tu_opts *o)
+char **tu_env(const struct tu_opts *o)
 {
 	size_t n = 0, extra = 4;
 	while (environ[n])
@@ -203,7 +203,7 @@ void tu_run(struct tu_proc *p, const struct tu_opts *o, const char *const argv[]
 	memset(p, 0, sizeof(*p));
 	int out[2], err[2];
 	cr_assert(pipe2(out, O_CLOEXEC) == 0 && pipe2(err, O_CLOEXEC) == 0, "pipe: %s", strerror(errno));
-	char **env = child_env(o);
+	char **env = tu_env(o);
 	fflush(NULL);
 	pid_t pid = fork();
 	cr_assert(pid >= 0, "fork: %s", strerror(errno));

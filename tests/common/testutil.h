@@ -67,6 +67,9 @@ char *tu_tmpdir(void);
  * to start (asserts instead). Environment: the test's own, minus LD_PRELOAD
  * and every CONVOY_* variable, plus what o asks for. */
 void tu_run(struct tu_proc *p, const struct tu_opts *o, const char *const argv[]);
+/* The environment tu_run gives a program: this process's without
+ * LD_PRELOAD, LD_DEBUG* and CONVOY_*, then o's. */
+char **tu_env(const struct tu_opts *o);
 
 /* Shorthands. The prog is a name under tests/progs; args end with NULL. */
 void tu_run_native(struct tu_proc *p, const char *prog, ...) __attribute__((sentinel));

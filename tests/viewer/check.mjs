@@ -81,7 +81,8 @@ if (what === 'serve') {
 
 let browser;
 if (process.env.CONVOY_BROWSER_WS)
-  browser = await chromium.connect(process.env.CONVOY_BROWSER_WS, { timeout: 30000 }).catch(() => undefined);
+  browser = await chromium.connect(process.env.CONVOY_BROWSER_WS, { timeout: 30000 }).catch(e =>
+    console.error('check.mjs: no chromium at CONVOY_BROWSER_WS (' + String(e.message).split('\n')[0] + '); starting one'));
 try {
   browser ??= await chromium.launch(launchOptions);
 } catch (e) {

@@ -8,6 +8,7 @@
  * page's bytes and the Perfetto export are checked here with json-c,
  * without a browser.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <zlib.h>
 
 #include <criterion/hooks.h>
+#include <criterion/internal/ordered-set.h>
 
 #include "convoy/profile.h"
 #include "testutil.h"
@@ -70,7 +72,8 @@ static char *hostile_page(void)
 }
 
 /* One chromium for the whole run (`check.mjs serve`, started before the
- * first test and closed after the last): its start is most of a check's
+ * first test and closed after the last), when a test of the viewer suite,
+ * where the browser checks are, is to run: its start is most of a check's
  * CPU time (2.5 CPU-seconds of a check alone, 0.7 when it connects; `time
  * node check.mjs single PAGE`). Each check connects to it through
  * CONVOY_BROWSER_WS, which the test processes inherit from this, Criterion's
@@ -78,10 +81,13 @@ static char *hostile_page(void)
  *
  * The server is not the runner's child: Criterion's child pump waits for any
  * child (waitid P_ALL, WNOWAIT) and spins for ever on one that is not a
- * test's, so it is started through a child that exits at once. Its standard
- * input is a pipe whose writing end only the runner holds: it ends when the
- * run does, however the run ends, and the server then closes chromium; its
- * standard output ends when it has. */
+ * test's, so it is started through a child that exits at once. It runs in
+ * a session of its own (a terminal's ^C, which tests/run's background
+ * binaries ignore, would close chromium under the checks) with the
+ * environment tu_run gives the checks. Its standard input is a pipe whose
+ * writing end only the runner holds: it ends when the run does, however
+ * the run ends, and the server then closes chromium; its standard output
+ * ends when it has. */
 static int browser_stdin = -1, browser_stdout = -1;
 
 /* Reads a line of fd into line, without its newline, waiting at most
@@ -90,8 +96,13 @@ static bool read_line(int fd, char *line, size_t size)
 {
 	size_t len = 0;
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	while (len < size - 1 && poll(&pfd, 1, BROWSER_TIMEOUT_S * 1000) == 1) {
-		ssize_t n = read(fd, line + len, size - 1 - len);
+	while (len < size - 1) {
+		int ready = poll(&pfd, 1, BROWSER_TIMEOUT_S * 1000);
+		if (ready < 0 && errno == EINTR)
+			continue;
+		ssize_t n = ready == 1 ? read(fd, line + len, size - 1 - len) : -1;
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n <= 0)
 			break;
 		len += (size_t)n;
@@ -105,33 +116,46 @@ static bool read_line(int fd, char *line, size_t size)
 	return nl != NULL;
 }
 
+static bool browser_tests_enabled(struct criterion_test_set *set)
+{
+	FOREACH_SET(struct criterion_suite_set *suite, set->suites) {
+		FOREACH_SET(struct criterion_test *test, suite->tests) {
+			if (strcmp(test->category, "viewer") == 0 && !test->data->disabled)
+				return true;
+		}
+	}
+	return false;
+}
+
 ReportHook(PRE_ALL)(struct criterion_test_set *set)
 {
-	(void)set;
 	int in[2], out[2];
-	if (access(NODE, X_OK) != 0 || pipe2(in, O_CLOEXEC) != 0)
+	if (!browser_tests_enabled(set) || access(NODE, X_OK) != 0 || pipe2(in, O_CLOEXEC) != 0)
 		return;
 	if (pipe2(out, O_CLOEXEC) != 0) {
 		close(in[0]);
 		close(in[1]);
 		return;
 	}
+	char *argv[] = { NODE, CHECK_MJS, "serve", NULL }, **env = tu_env(&(struct tu_opts){ 0 });
 	pid_t child = fork();
 	if (child == 0) {
 		if (fork() == 0) {
+			setsid();
 			dup2(in[0], 0);
 			dup2(out[1], 1);
 			close_range(3, ~0U, 0);   /* the runner's descriptors are not the server's */
-			execl(NODE, NODE, CHECK_MJS, "serve", (char *)NULL);
+			execve(NODE, argv, env);
 		}
 		_exit(0);
 	}
 	close(in[0]);
 	close(out[1]);
+	free(env);
 	browser_stdin = in[1];
 	browser_stdout = out[0];
-	if (child > 0)
-		waitpid(child, NULL, 0);
+	while (child > 0 && waitpid(child, NULL, 0) < 0 && errno == EINTR)
+		;
 	/* Its first line: "ws ENDPOINT", or "SKIP: why" and its end. */
 	char line[512];
 	if (read_line(browser_stdout, line, sizeof(line)) && strncmp(line, "ws ", 3) == 0)
