@@ -73,9 +73,10 @@ static char *hostile_page(void)
 
 /* One chromium for the whole run (`check.mjs serve`, started before the
  * first test and closed after the last), when a test of the viewer suite,
- * where the browser checks are, is to run: its start is most of a check's
- * CPU time (2.5 CPU-seconds of a check alone, 0.7 when it connects; `time
- * node check.mjs single PAGE`). Each check connects to it through
+ * where the browser checks are, is to run: its start is a third of a
+ * check's CPU time (`node check.mjs single PAGE`, all the machine's CPU
+ * time while it ran: 4.2-4.4 CPU-seconds alone, 2.6-3.2 connected to a
+ * running one). Each check connects to it through
  * CONVOY_BROWSER_WS, which the test processes inherit from this, Criterion's
  * runner; when it did not start, each check starts its own or skips.
  *
