@@ -69,6 +69,21 @@ struct smod {
 	int fns_done;
 	struct fn_range *fns;        /* functions with code, namespaced ones included, sorted by lo */
 	size_t nfns;
+	struct addrinfo_memo *memo;  /* ADDRINFO_MEMO entries, made at the first lookup */
+};
+
+/* dwfl_module_addrinfo's answers, remembered by address: libdw 0.188 looks
+ * through the module's whole symbol table for each one (0.16 ms an address
+ * in libc here, 1.6 in node's binary), and an analysis asks for the same
+ * addresses again and again (`convoy scale --replay` of
+ * tests/data/sweeps/sleeping_helpers: 629 lookups, 10 addresses). */
+#define ADDRINFO_MEMO 256
+struct addrinfo_memo {
+	bool used;
+	uint64_t addr;
+	const char *name;            /* libdw's, alive with the module; NULL: no symbol */
+	GElf_Off off;
+	GElf_Sym sym;
 };
 
 struct frame_set {
@@ -349,6 +364,7 @@ void syms__free(struct syms *s)
 	for (size_t i = 0; i < s->nmods; i++) {
 		free(s->mods[i].vars);
 		free(s->mods[i].fns);
+		free(s->mods[i].memo);
 	}
 	for (size_t b = 0; b < FRAME_BUCKETS; b++) {
 		for (struct frame_set *f = s->frames[b], *next; f; f = next) {
@@ -363,6 +379,26 @@ void syms__free(struct syms *s)
 	free(s->layers);
 	free(s->mods);
 	free(s);
+}
+
+/* dwfl_module_addrinfo(m->mod, addr, off, sym, NULL, NULL, NULL) through
+ * the module's memo; off and sym zeroed where there is no symbol. */
+static const char *addrinfo(struct smod *m, uint64_t addr, GElf_Off *off, GElf_Sym *sym)
+{
+	if (!m->memo)
+		m->memo = xcalloc(ADDRINFO_MEMO, sizeof(*m->memo));
+	struct addrinfo_memo *e = &m->memo[(addr * 0x9e3779b97f4a7c15ull) >> 56];
+	if (!e->used || e->addr != addr) {
+		*e = (struct addrinfo_memo){ .used = true, .addr = addr };
+		e->name = dwfl_module_addrinfo(m->mod, addr, &e->off, &e->sym, NULL, NULL, NULL);
+		if (!e->name) {
+			e->off = 0;
+			memset(&e->sym, 0, sizeof(e->sym));
+		}
+	}
+	*off = e->off;
+	*sym = e->sym;
+	return e->name;
 }
 
 /* The module that covered addr in generation gen: one valid for gen if any,
@@ -401,7 +437,7 @@ const unsigned char *syms__function_code(struct syms *s, uint64_t addr, uint32_t
 		return NULL;
 	GElf_Off off;
 	GElf_Sym sym;
-	if (!dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL) || !sym.st_size ||
+	if (!addrinfo(m, addr, &off, &sym) || !sym.st_size ||
 	    GELF_ST_TYPE(sym.st_info) != STT_FUNC || off >= sym.st_size)
 		return NULL;
 	Dwarf_Addr bias;
@@ -433,7 +469,7 @@ const char *syms__name(struct syms *s, uint64_t addr, char *buf, size_t size)
 		return NULL;
 	GElf_Off off;
 	GElf_Sym sym;
-	const char *name = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
+	const char *name = addrinfo(m, addr, &off, &sym);
 	if (!name)
 		return NULL;
 	char *d = demangle(name);
@@ -722,7 +758,7 @@ static size_t symbolize(struct syms *s, uint64_t pc, uint32_t gen, int is_return
 	/* The ELF symbol: the outermost function's name when DWARF has none. */
 	GElf_Off symoff;
 	GElf_Sym sym;
-	const char *elfname = dwfl_module_addrinfo(m->mod, look, &symoff, &sym, NULL, NULL, NULL);
+	const char *elfname = addrinfo(m, look, &symoff, &sym);
 
 	/* A runtime's frames (the C library's: every stack's start_thread)
 	 * are named by its symbol table alone, without source lines or the
@@ -931,7 +967,7 @@ const char *syms__data_note(struct syms *s, uint64_t addr, uint32_t gen)
 	struct smod *m = module_for(s, addr, gen);
 	GElf_Off off;
 	GElf_Sym sym;
-	const char *name = m && m->mod ? dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL) : NULL;
+	const char *name = m && m->mod ? addrinfo(m, addr, &off, &sym) : NULL;
 	for (size_t i = 0; name && i < sizeof(runtime_states) / sizeof(runtime_states[0]); i++)
 		if (!strcmp(name, runtime_states[i].symbol))
 			return runtime_states[i].note;
@@ -1191,7 +1227,7 @@ const char *syms__data_name(struct syms *s, uint64_t addr, uint32_t gen, char *b
 		index_vars(s, m);
 	GElf_Off off = 0;
 	GElf_Sym sym;
-	const char *elfname = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
+	const char *elfname = addrinfo(m, addr, &off, &sym);
 	const struct var *v = var_at(m, addr);
 	if (v) {
 		/* The ELF symbol has the qualified C++ name of a namespace-scope
