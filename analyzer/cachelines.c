@@ -96,15 +96,17 @@ static void load_capstone(void)
 		{ "cs_insn_group", (void **)&cs.insn_group },
 	};
 	void *lib = dlopen(CS_SONAME(CS_API_MAJOR), RTLD_NOW | RTLD_LOCAL);
-	for (size_t i = 0; lib && i < sizeof(syms) / sizeof(syms[0]); i++)
-		if (!(*syms[i].fn = dlsym(lib, syms[i].name))) {
-			snprintf(cs_why_not, sizeof(cs_why_not), "no instruction decoder (%s)", dlerror());
-			dlclose(lib);
-			return;
-		}
-	if (!lib)
-		snprintf(cs_why_not, sizeof(cs_why_not), "no instruction decoder (%s)", dlerror());
-	cs_loaded = lib != NULL;
+	const char *err = lib ? NULL : dlerror();
+	for (size_t i = 0; lib && !err && i < sizeof(syms) / sizeof(syms[0]); i++)
+		if (!(*syms[i].fn = dlsym(lib, syms[i].name)))
+			err = dlerror();
+	if (lib && err) {
+		dlclose(lib);
+		memset(&cs, 0, sizeof(cs));
+	}
+	if (err || !lib)
+		snprintf(cs_why_not, sizeof(cs_why_not), "no instruction decoder (%s)", err ? err : "Capstone not found");
+	cs_loaded = lib && !err;
 }
 
 /* The last function disassembled is kept: the IPs of one function come
@@ -134,7 +136,7 @@ struct insn_decoder *decoder__open(void)
 const char *decoder__why_not(void)
 {
 	pthread_once(&cs_once, load_capstone);
-	return cs_loaded ? "" : cs_why_not;
+	return cs_loaded ? "no instruction decoder (Capstone's cs_open failed)" : cs_why_not;
 }
 
 void decoder__close(struct insn_decoder *d)

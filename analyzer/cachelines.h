@@ -32,8 +32,7 @@ struct data_operand {
 struct insn_decoder;
 /* NULL when there is no decoder for this machine or Capstone cannot be opened. */
 struct insn_decoder *decoder__open(void);
-/* Why decoder__open gives none, in words ("no instruction decoder (why)"),
- * or "" when it gives one. */
+/* Why decoder__open gave none, in words: "no instruction decoder (why)". */
 const char *decoder__why_not(void);
 void decoder__close(struct insn_decoder *d);
 /* Decodes the access of a sample at o->ip, inside the function whose code is

@@ -1189,7 +1189,7 @@ static void rule_inflation(struct findings *out, const struct step *st)
 		    "not read, or code without memory operands), too few to locate the lines.",
 		    fmt_pct(d, sizeof(d), c->samples ? (double)c->lines.decoded / (double)c->samples : 0));
 	else if (c)
-		say(why, sizeof(why), " Nothing located the lines: %s.", decoder__why_not());
+		say(why, sizeof(why), " Nothing located the lines: %.200s.", decoder__why_not());
 	/* Busy cores slow each other with no line shared: two hardware
 	 * threads of one core run at down to half speed each; memory
 	 * bandwidth, a lower clock with more cores busy and a virtual

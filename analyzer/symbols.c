@@ -382,7 +382,8 @@ void syms__free(struct syms *s)
 }
 
 /* dwfl_module_addrinfo(m->mod, addr, off, sym, NULL, NULL, NULL) through
- * the module's memo; off and sym zeroed where there is no symbol. */
+ * the module's memo (m->mod set: every caller checks); off and sym zeroed
+ * where there is no symbol. */
 static const char *addrinfo(struct smod *m, uint64_t addr, GElf_Off *off, GElf_Sym *sym)
 {
 	if (!m->memo)

@@ -109,6 +109,7 @@ char **tu_env(const struct tu_opts *o)
 	for (const char *const *e = o->env; e && *e; e++)
 		extra++;
 	char **env = calloc(n + extra + 1, sizeof(*env));
+	cr_assert(env, "out of memory");
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
 		if (!dropped_var(environ[i]))

@@ -24,6 +24,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
+// For runs by hand: test_viewer passes no CONVOY_* variable but CONVOY_BROWSER_WS.
 const CHROMIUM = process.env.CONVOY_CHROMIUM || '/usr/bin/chromium';
 const SKIP = 77;
 

@@ -101,7 +101,9 @@ static bool read_line(int fd, char *line, size_t size)
 		int ready = poll(&pfd, 1, BROWSER_TIMEOUT_S * 1000);
 		if (ready < 0 && errno == EINTR)
 			continue;
-		ssize_t n = ready == 1 ? read(fd, line + len, size - 1 - len) : -1;
+		if (ready != 1)
+			break;   /* the time is up, or poll failed */
+		ssize_t n = read(fd, line + len, size - 1 - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -141,10 +143,12 @@ ReportHook(PRE_ALL)(struct criterion_test_set *set)
 	char *argv[] = { NODE, CHECK_MJS, "serve", NULL }, **env = tu_env(&(struct tu_opts){ 0 });
 	pid_t child = fork();
 	if (child == 0) {
-		if (fork() == 0) {
+		if (_Fork() == 0) {   /* no fork handlers: a child of a threaded runner */
 			setsid();
-			dup2(in[0], 0);
-			dup2(out[1], 1);
+			/* dup2 onto itself (a runner started without 0 or 1) would
+			 * leave close-on-exec set */
+			in[0] == 0 ? fcntl(0, F_SETFD, 0) : dup2(in[0], 0);
+			out[1] == 1 ? fcntl(1, F_SETFD, 0) : dup2(out[1], 1);
 			close_range(3, ~0U, 0);   /* the runner's descriptors are not the server's */
 			execve(NODE, argv, env);
 		}
