@@ -97,16 +97,17 @@ static void load_capstone(void)
 	};
 	void *lib = dlopen(CS_SONAME(CS_API_MAJOR), RTLD_NOW | RTLD_LOCAL);
 	const char *err = lib ? NULL : dlerror();
-	for (size_t i = 0; lib && !err && i < sizeof(syms) / sizeof(syms[0]); i++)
-		if (!(*syms[i].fn = dlsym(lib, syms[i].name)))
-			err = dlerror();
-	if (lib && err) {
-		dlclose(lib);
+	for (size_t i = 0; !err && i < sizeof(syms) / sizeof(syms[0]); i++)
+		if (!(*syms[i].fn = dlsym(lib, syms[i].name)) && !(err = dlerror()))
+			err = syms[i].name;   /* a symbol whose value is 0 */
+	if (err) {
+		snprintf(cs_why_not, sizeof(cs_why_not), "no instruction decoder (%s)", err);
+		if (lib)
+			dlclose(lib);
 		memset(&cs, 0, sizeof(cs));
+		return;
 	}
-	if (err || !lib)
-		snprintf(cs_why_not, sizeof(cs_why_not), "no instruction decoder (%s)", err ? err : "Capstone not found");
-	cs_loaded = lib && !err;
+	cs_loaded = true;
 }
 
 /* The last function disassembled is kept: the IPs of one function come

@@ -147,8 +147,14 @@ ReportHook(PRE_ALL)(struct criterion_test_set *set)
 			setsid();
 			/* dup2 onto itself (a runner started without 0 or 1) would
 			 * leave close-on-exec set */
-			in[0] == 0 ? fcntl(0, F_SETFD, 0) : dup2(in[0], 0);
-			out[1] == 1 ? fcntl(1, F_SETFD, 0) : dup2(out[1], 1);
+			if (in[0] == 0)
+				fcntl(0, F_SETFD, 0);
+			else
+				dup2(in[0], 0);
+			if (out[1] == 1)
+				fcntl(1, F_SETFD, 0);
+			else
+				dup2(out[1], 1);
 			close_range(3, ~0U, 0);   /* the runner's descriptors are not the server's */
 			execve(NODE, argv, env);
 		}
