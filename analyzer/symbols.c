@@ -40,6 +40,7 @@
 
 #include "profile.h"
 #include "symbols.h"
+#include "symindex.h"
 #include "util.h"
 
 /* libiberty's demanglers, for Rust and the C++ ABI (libiberty-dev). */
@@ -70,13 +71,15 @@ struct smod {
 	struct fn_range *fns;        /* functions with code, namespaced ones included, sorted by lo */
 	size_t nfns;
 	struct addrinfo_memo *memo;  /* ADDRINFO_MEMO entries, made at the first lookup */
+	struct symindex *index;      /* the symbol table by address, made at the first lookup; NULL: none */
+	int index_done;
 };
 
-/* dwfl_module_addrinfo's answers, remembered by address: libdw 0.188 looks
- * through the module's whole symbol table for each one (0.16 ms an address
- * in libc here, 1.6 in node's binary), and an analysis asks for the same
- * addresses again and again (`convoy scale --replay` of
- * tests/data/sweeps/sleeping_helpers: 629 lookups, 10 addresses). */
+/* dwfl_module_addrinfo's answers, remembered by address: an analysis asks
+ * for the same addresses again and again (`convoy scale --replay` of
+ * tests/data/sweeps/sleeping_helpers: 629 lookups, 10 addresses), and each
+ * new one is a binary search of the module's index (symindex.h) or, for
+ * what only libdw can tell, a pass over its whole symbol table. */
 #define ADDRINFO_MEMO 256
 struct addrinfo_memo {
 	bool used;
@@ -365,6 +368,7 @@ void syms__free(struct syms *s)
 		free(s->mods[i].vars);
 		free(s->mods[i].fns);
 		free(s->mods[i].memo);
+		symindex__free(s->mods[i].index);
 	}
 	for (size_t b = 0; b < FRAME_BUCKETS; b++) {
 		for (struct frame_set *f = s->frames[b], *next; f; f = next) {
@@ -391,7 +395,12 @@ static const char *addrinfo(struct smod *m, uint64_t addr, GElf_Off *off, GElf_S
 	struct addrinfo_memo *e = &m->memo[(addr * 0x9e3779b97f4a7c15ull) >> 56];
 	if (!e->used || e->addr != addr) {
 		*e = (struct addrinfo_memo){ .used = true, .addr = addr };
-		e->name = dwfl_module_addrinfo(m->mod, addr, &e->off, &e->sym, NULL, NULL, NULL);
+		if (!m->index_done) {
+			m->index = symindex__build(m->mod);
+			m->index_done = 1;
+		}
+		if (!m->index || !symindex__lookup(m->index, m->mod, addr, &e->name, &e->off, &e->sym))
+			e->name = dwfl_module_addrinfo(m->mod, addr, &e->off, &e->sym, NULL, NULL, NULL);
 		if (!e->name) {
 			e->off = 0;
 			memset(&e->sym, 0, sizeof(e->sym));

@@ -94,8 +94,11 @@ TEST_RUNTIME_DEPS := $(BUILD)/libconvoy.so $(BUILD)/convoy $(TEST_PROG_BINS) $(T
 $(BUILD)/tests/test_shim: $(TEST_SHIM_OBJS) $(TEST_COMMON_OBJS) $(TEST_RUNTIME_DEPS)
 	$(CC) $(TEST_CFLAGS) $(TEST_SHIM_OBJS) $(TEST_COMMON_OBJS) -o $@ $(TEST_LIBS) -ljson-c -lz
 
-$(BUILD)/tests/test_analyzer: $(TEST_ANALYZER_OBJS) $(TEST_COMMON_OBJS) $(TEST_RUNTIME_DEPS)
-	$(CC) $(TEST_CFLAGS) $(TEST_ANALYZER_OBJS) $(TEST_COMMON_OBJS) -o $@ $(TEST_LIBS) -ljson-c -lz
+# The analyzer's symbol index is tested against libdw itself (tests/analyzer/symindex.c).
+TEST_ANALYZER_UNITS := $(BUILD)/obj/analyzer/symindex.o
+$(BUILD)/tests/test_analyzer: $(TEST_ANALYZER_OBJS) $(TEST_ANALYZER_UNITS) $(TEST_COMMON_OBJS) $(TEST_RUNTIME_DEPS)
+	$(CC) $(TEST_CFLAGS) $(TEST_ANALYZER_OBJS) $(TEST_ANALYZER_UNITS) $(TEST_COMMON_OBJS) -o $@ $(TEST_LIBS) \
+		-ljson-c -lz -ldw -lelf -ldl
 
 TESTS += $(BUILD)/tests/test_shim $(BUILD)/tests/test_analyzer
 
