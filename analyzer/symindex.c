@@ -38,10 +38,10 @@ struct sym_entry {
 
 struct symindex {
 	struct sym_entry *e;   /* sorted by value */
-	/* The highest end (value + size) among e[0..k], of any symbol and of
-	 * the first pass's: no symbol at or below e[k] covers an address at
-	 * or past it. */
-	uint64_t *end_all, *end_global;
+	/* The highest end (value + size, UINT64_MAX where that wraps) among
+	 * e[0..k]: no symbol at or below e[k] covers an address at or past it
+	 * but UINT64_MAX. */
+	uint64_t *end;
 	size_t n;
 	bool local_pass;       /* libdw has a second pass, over the local symbols */
 };
@@ -73,23 +73,22 @@ void symindex__free(struct symindex *ix)
 	if (!ix)
 		return;
 	free(ix->e);
-	free(ix->end_all);
-	free(ix->end_global);
+	free(ix->end);
 	free(ix);
 }
 
 struct symindex *symindex__build(Dwfl_Module *mod)
 {
 	int n = dwfl_module_getsymtab(mod), first_global = dwfl_module_getsymtab_first_global(mod);
-	/* Relocatable files (a section each) are not what a profile maps.
-	 * Where a function's address is resolved from its symbol's value
-	 * (ppc64's descriptors, ARM's Thumb bit), libdw tries the symbol at
-	 * both: not indexed. */
+	/* Relocatable files (a base for each section) are not what a profile
+	 * maps. Where a function's address is resolved from its symbol's
+	 * value (ppc64's descriptors), libdw tries the symbol at both
+	 * addresses: not indexed. */
 	Dwarf_Addr bias;
 	Elf *elf = dwfl_module_getelf(mod, &bias);
 	GElf_Ehdr ehdr;
-	if (n <= 1 || first_global < 0 || dwfl_module_relocations(mod) > 1 || !elf || !gelf_getehdr(elf, &ehdr) ||
-	    ehdr.e_machine == EM_PPC64 || ehdr.e_machine == EM_ARM)
+	if (n <= 1 || first_global < 0 || !elf || !gelf_getehdr(elf, &ehdr) || ehdr.e_type == ET_REL ||
+	    ehdr.e_machine == EM_PPC64)
 		return NULL;
 	struct symindex *ix = calloc(1, sizeof(*ix));
 	if (!ix || !(ix->e = malloc((size_t)n * sizeof(*ix->e))))
@@ -111,18 +110,13 @@ struct symindex *symindex__build(Dwfl_Module *mod)
 	if (!ix->n)
 		goto fail;
 	qsort(ix->e, ix->n, sizeof(*ix->e), by_value);
-	ix->end_all = malloc(ix->n * sizeof(*ix->end_all));
-	ix->end_global = malloc(ix->n * sizeof(*ix->end_global));
-	if (!ix->end_all || !ix->end_global)
+	if (!(ix->end = malloc(ix->n * sizeof(*ix->end))))
 		goto fail;
-	uint64_t all = 0, global = 0;
+	uint64_t highest = 0;
 	for (size_t k = 0; k < ix->n; k++) {
 		uint64_t end = end_of(&ix->e[k]);
-		all = end > all ? end : all;
-		if (ix->e[k].global && end > global)
-			global = end;
-		ix->end_all[k] = all;
-		ix->end_global[k] = global;
+		highest = end > highest ? end : highest;
+		ix->end[k] = highest;
 	}
 	return ix;
 fail:
@@ -183,10 +177,12 @@ static const struct sym_entry *choose(const struct sym_entry *const *cand, size_
 bool symindex__lookup(const struct symindex *ix, Dwfl_Module *mod, uint64_t addr, const char **name,
 		      GElf_Off *off, GElf_Sym *sym)
 {
+	if (addr == UINT64_MAX)
+		return false;   /* a wrapped end is kept as UINT64_MAX: whether it covers this, libdw says */
 	size_t below = at_or_below(ix, addr);
 	const struct sym_entry *cand[CAND_MAX];
 	size_t ncand = 0, walked = 0;
-	for (size_t k = below; k > 0 && ix->end_all[k - 1] > addr; k--) {
+	for (size_t k = below; k > 0 && ix->end[k - 1] > addr; k--) {
 		const struct sym_entry *e = &ix->e[k - 1];
 		if (++walked > WALK_MAX)
 			return false;
@@ -201,25 +197,28 @@ bool symindex__lookup(const struct symindex *ix, Dwfl_Module *mod, uint64_t addr
 		}
 	}
 	const struct sym_entry *chosen = choose(cand, ncand, true);
-	bool locals = false;
 	if (!chosen && ix->local_pass) {
 		/* A global label at addr in its section skips the locals:
 		 * sections are libdw's to tell. */
 		if (label_at(ix, addr, addr, true))
 			return false;
-		locals = true;
 		chosen = choose(cand, ncand, false);
 	}
 	if (chosen) {
+		GElf_Sym found;
 		GElf_Addr value;
-		*name = dwfl_module_getsym_info(mod, (int)chosen->idx, sym, &value, NULL, NULL, NULL);
+		const char *found_name = dwfl_module_getsym_info(mod, (int)chosen->idx, &found, &value, NULL, NULL, NULL);
+		if (!found_name)
+			return false;
+		*name = found_name;
 		*off = addr - chosen->value;
-		return *name != NULL;
+		*sym = found;
+		return true;
 	}
 	/* No sized symbol covers addr. A label is libdw's answer only where
-	 * no symbol below addr ends past it: at the highest end below. */
-	uint64_t label = below == 0 ? 0 : locals ? ix->end_all[below - 1] : ix->end_global[below - 1];
-	if (below > 0 && label_at(ix, label, addr, !locals))
+	 * no symbol below addr (of either pass: without the second, every
+	 * entry is in the first) ends past it: at the highest end below. */
+	if (below > 0 && label_at(ix, ix->end[below - 1], addr, false))
 		return false;
 	*name = NULL;
 	*off = 0;

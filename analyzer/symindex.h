@@ -15,8 +15,9 @@
 
 struct symindex;
 
-/* The index of mod's symbol table; NULL when it has none or memory ran
- * out (ask libdw). */
+/* The index of mod's symbol table; NULL (ask libdw) when it has none, is a
+ * relocatable file's or one with function descriptors (ppc64), or memory
+ * ran out. */
 struct symindex *symindex__build(Dwfl_Module *mod);
 void symindex__free(struct symindex *ix);
 

@@ -25,6 +25,7 @@ struct tally {
 	size_t asked, indexed;
 };
 
+/* The index's answer at addr, where it gives one, is libdw's. */
 static void compare_at(const struct symindex *ix, Dwfl_Module *mod, const char *path, uint64_t addr,
 		       struct tally *t)
 {
@@ -50,10 +51,13 @@ static void compare_at(const struct symindex *ix, Dwfl_Module *mod, const char *
 		  (unsigned long long)sym.st_size);
 }
 
+enum { EVERY_BYTE = 1, LOCAL_SYMBOLS = 2 };
+
 /* About max_symbols symbols of path's table, each at its edges and middle,
- * and as many addresses drawn across the module, at a load bias; with
- * every_byte, each address of the module too. */
-static void same_answers(const char *path, int max_symbols, bool every_byte)
+ * as many addresses drawn across the module and the last address there
+ * is, at a load bias; with EVERY_BYTE, each address of the module too.
+ * LOCAL_SYMBOLS: the table has local symbols (libdw's second pass). */
+static void same_answers(const char *path, int max_symbols, unsigned flags)
 {
 	Dwfl *dwfl = dwfl_begin(&offline);
 	cr_assert(dwfl, "dwfl_begin: %s", dwfl_errmsg(-1));
@@ -64,31 +68,34 @@ static void same_answers(const char *path, int max_symbols, bool every_byte)
 	struct symindex *ix = symindex__build(mod);
 	cr_assert(ix, "%s: no index built", path);
 	int n = dwfl_module_getsymtab(mod);
+	cr_assert(!(flags & LOCAL_SYMBOLS) || dwfl_module_getsymtab_first_global(mod) > 1,
+		  "%s: no local symbols in libdw's table", path);
 	int stride = n / max_symbols > 1 ? n / max_symbols : 1;
-	struct tally t = { 0 };
+	struct tally t = { 0 }, inside = { 0 };
 	for (int i = 1; i < n; i += stride) {
 		GElf_Sym s;
 		GElf_Addr v;
 		if (!dwfl_module_getsym_info(mod, i, &s, &v, NULL, NULL, NULL) || s.st_shndx == SHN_UNDEF)
 			continue;
-		const uint64_t at[] = { v - 1, v, v + 1, v + s.st_size / 2, v + s.st_size - 1, v + s.st_size,
-					v + s.st_size + 1 };
-		for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++)
-			compare_at(ix, mod, path, at[k], &t);
+		const uint64_t edges[] = { v - 1, v + s.st_size, v + s.st_size + 1 };
+		for (size_t k = 0; k < sizeof(edges) / sizeof(edges[0]); k++)
+			compare_at(ix, mod, path, edges[k], &t);
+		const uint64_t within[] = { v, v + s.st_size / 2, v + s.st_size - 1 };
+		for (size_t k = 0; s.st_size && k < sizeof(within) / sizeof(within[0]); k++)
+			compare_at(ix, mod, path, within[k], &inside);
 	}
+	/* An address inside a symbol with a size is the index's to answer:
+	 * libdw only where a label sits at it. */
+	cr_assert(inside.indexed * 100 >= inside.asked * 98, "%s: the index answered %zu of %zu addresses inside symbols",
+		  path, inside.indexed, inside.asked);
 	Dwarf_Addr lo, hi;
 	dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
 	srand48(1);
 	for (int i = 0; i < max_symbols && hi > lo; i++)
 		compare_at(ix, mod, path, lo + (uint64_t)(drand48() * (double)(hi - lo)), &t);
-	for (uint64_t a = lo; every_byte && a < hi; a++)
+	for (uint64_t a = lo; (flags & EVERY_BYTE) && a < hi; a++)
 		compare_at(ix, mod, path, a, &t);
-	/* The index is what answers, libdw only near labels: past the
-	 * sample of symbols, every byte is mostly past a label (the last
-	 * code's, the gaps between segments). */
-	cr_assert(every_byte || t.indexed * 10 >= t.asked * 9, "%s: the index answered %zu of %zu addresses", path,
-		  t.indexed, t.asked);
-	cr_assert(t.indexed > 0, "%s: the index answered nothing", path);
+	compare_at(ix, mod, path, UINT64_MAX, &t);
 	symindex__free(ix);
 	dwfl_end(dwfl);
 }
@@ -102,27 +109,61 @@ static char *library_of(const void *fn)
 
 Test(symindex, the_c_library_named_as_libdw_names_it)
 {
-	same_answers(library_of((const void *)&printf), 300, false);
+	same_answers(library_of((const void *)&printf), 300, 0);
 }
 
 Test(symindex, libdw_itself_named_as_libdw_names_it)
 {
-	same_answers(library_of((const void *)&dwfl_begin), 300, false);
+	same_answers(library_of((const void *)&dwfl_begin), 300, 0);
 }
 
 Test(symindex, a_program_with_its_local_symbols_named_as_libdw_names_it)
 {
-	same_answers(tu_build_path("convoy"), 600, false);
+	same_answers(tu_build_path("convoy"), 600, LOCAL_SYMBOLS);
 }
 
 Test(symindex, the_shim_named_as_libdw_names_it)
 {
-	same_answers(tu_build_path("libconvoy.so"), 600, false);
+	same_answers(tu_build_path("libconvoy.so"), 600, LOCAL_SYMBOLS);
 }
 
-/* tests/progs/lib/symshapes.c: aliases, nesting, local symbols and labels,
- * every byte. */
+/* The index of name in mod's table; 0 if none. */
+static int table_index(Dwfl_Module *mod, const char *name)
+{
+	for (int i = 1; i < dwfl_module_getsymtab(mod); i++) {
+		GElf_Sym s;
+		const char *at = dwfl_module_getsym_info(mod, i, &s, &(GElf_Addr){ 0 }, NULL, NULL, NULL);
+		if (at && !strcmp(at, name))
+			return i;
+	}
+	return 0;
+}
+
+/* tests/progs/lib/symshapes.c: aliases, nesting, local symbols, labels and
+ * a symbol whose end wraps past the last address, every byte. */
 Test(symindex, hard_shapes_named_as_libdw_names_them)
 {
-	same_answers(tu_build_path("tests/progs/libsymshapes.so"), 100, true);
+	char *path = tu_build_path("tests/progs/libsymshapes.so");
+	same_answers(path, 100, EVERY_BYTE | LOCAL_SYMBOLS);
+	/* Its pairs whose answer depends on their order in the table come in
+	 * both orders (the linker's choice): else one order went untested. */
+	Dwfl *dwfl = dwfl_begin(&offline);
+	dwfl_report_begin(dwfl);
+	Dwfl_Module *mod = dwfl_report_elf(dwfl, path, path, -1, 0, false);
+	dwfl_report_end(dwfl, NULL, NULL);
+	cr_assert(mod, "%s: %s", path, dwfl_errmsg(-1));
+	const char *pairs[][2] = { { "order_outer", "order_weak_inner" }, { "start_large", "start_small" } };
+	for (size_t p = 0; p < 2; p++) {
+		unsigned orders = 0;
+		for (int k = 0; k < 8; k++) {
+			char a[64], b[64];
+			snprintf(a, sizeof(a), "%s%d", pairs[p][0], k);
+			snprintf(b, sizeof(b), "%s%d", pairs[p][1], k);
+			int ia = table_index(mod, a), ib = table_index(mod, b);
+			cr_assert(ia && ib, "%s: no %s or %s", path, a, b);
+			orders |= ia < ib ? 1u : 2u;
+		}
+		cr_assert(orders == 3, "%s: every %s pair in one order in the table (add pairs)", path, pairs[p][0]);
+	}
+	dwfl_end(dwfl);
 }

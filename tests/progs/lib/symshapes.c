@@ -2,7 +2,8 @@
  * address hard: aliases of every binding in both orders, symbols nested in
  * others at the same start and inside them, local symbols where no global
  * one covers, labels without a size (global, weak and local) after sized
- * code and inside it, and data the same way. tests/analyzer/symindex.c
+ * code and inside it, data the same way, and an absolute symbol that
+ * wraps past the last address. tests/analyzer/symindex.c
  * names each of its bytes with the analyzer's index and with libdw. */
 
 #define SHAPE(section, body) __asm__(".pushsection " section "\n" body "\n.popsection\n")
@@ -92,6 +93,10 @@ SHAPE(".data",
       "data_alias:\ndata_weak_alias:\n.fill 16, 1, 0\n.size data_alias, 16\n.size data_weak_alias, 16\n"
       ".type data_local, @object\ndata_local:\n.fill 16, 1, 0\n.size data_local, 16\n"
       ".globl data_label\ndata_label:\n.fill 16, 1, 0\n");
+
+/* An absolute symbol whose end wraps past the last address. */
+SHAPE(".data", ".globl wraps_past_the_end\n.type wraps_past_the_end, @object\n"
+      ".set wraps_past_the_end, 0xffffffffffffff00\n.size wraps_past_the_end, 0x200\n");
 
 /* Referenced, so that the library is what a program would map. */
 int symshapes_marker(void)
