@@ -15,7 +15,7 @@
 FUZZ_DIR      := $(BUILD)/fuzz
 FUZZ_CC       := clang
 FUZZ_FLAGS    := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1
-FUZZ_SRCS     := analyzer/profile.c analyzer/symbols.c analyzer/util.c
+FUZZ_SRCS     := analyzer/profile.c analyzer/symbols.c analyzer/symindex.c analyzer/util.c
 FUZZ_SHORT_RUNS ?= 1000
 FUZZ_TIME     ?= 600
 
