@@ -120,8 +120,9 @@ $(BUILD)/obj/viewer/assets.o: viewer/assets.S $(VIEWER_FILES)
 	@mkdir -p $(@D)
 	$(CC) -c $< -o $@
 
+# dlopen exported: libdw's open of libdebuginfod reaches symbols.c's.
 $(BUILD)/convoy: $(ANALYZER_OBJS)
-	$(CC) $(ANALYZER_CFLAGS) $(ANALYZER_OBJS) -o $@ $(ANALYZER_LIBS)
+	$(CC) $(ANALYZER_CFLAGS) $(ANALYZER_OBJS) -o $@ -Wl,--export-dynamic-symbol=dlopen $(ANALYZER_LIBS)
 
 # --- components -------------------------------------------------------------
 include demo-workloads/workpool.mk

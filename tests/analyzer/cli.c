@@ -1,5 +1,8 @@
 /* The convoy command line: bad usage is one line and exit 2; `convoy run`
- * behaves like the command it runs (exit status, environment) and reports. */
+ * behaves like the command it runs (exit status, environment) and reports;
+ * a report opens no debuginfod client nobody configured. */
+#include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -183,4 +186,42 @@ Test(cli, run_output_dir_unusable_one_line, .timeout = 30)
 	TU_EQ(tu_count_lines(p.err), 1, "stderr lines (stderr: %s)", p.err);
 	cr_assert(strncmp(p.err, "convoy: ", 8) == 0, "stderr: %s", p.err);
 	cr_assert(!strstr(p.out, "hello from exit_status"), "the command ran anyway:\n%s", p.out);
+}
+
+/* libdw 0.188 opens libdebuginfod (and libcurl with some thirty libraries,
+ * 13.5 ms of a report's CPU) at the first module whose debug file is not
+ * on disk, servers or none: convoy lets it only where DEBUGINFOD_URLS
+ * names one (analyzer/symbols.c, dlopen). The loader's own account of what
+ * it opened (LD_DEBUG=files) says which. A stripped Debian program with no
+ * debug package installed (sort) is such a module. */
+Test(cli, a_report_opens_debuginfod_only_where_servers_are_named, .timeout = 60)
+{
+	char *dir = tu_tmpdir(), *input = NULL, *cache = NULL;
+	cr_assert(asprintf(&input, "%s/lines", dir) > 0 && asprintf(&cache, "%s/cache", dir) > 0);
+	FILE *f = fopen(input, "w");
+	cr_assert(f);
+	fputs("b\na\n", f);
+	fclose(f);
+	struct tu_proc p;
+	tu_run(&p, &(struct tu_opts){ .preload = true, .dir = dir, .quiet = true },
+	       (const char *[]){ "/usr/bin/sort", input, NULL });
+	tu_assert_exit(&p, 0, "sort under the shim");
+	const char *profile = tu_only_profile(dir);
+	char *dbg_cache = NULL;
+	cr_assert(asprintf(&dbg_cache, "DEBUGINFOD_CACHE_PATH=%s", cache) > 0);
+	tu_run(&p, &(struct tu_opts){ .env = (const char *const[]){ "LD_DEBUG=files", "DEBUGINFOD_URLS", NULL } },
+	       (const char *[]){ tu_convoy(), "report", profile, NULL });
+	tu_assert_exit(&p, 0, "convoy report");
+	cr_assert(!strstr(p.err, "libdebuginfod"), "libdebuginfod opened with no server named:\n%s", p.err);
+	/* Named (a port nobody listens on: the client's ask fails at once),
+	 * libdw has its client, where the library is installed. */
+	void *lib = dlopen("libdebuginfod.so.1", RTLD_LAZY);
+	if (!lib)
+		cr_skip_test("libdebuginfod.so.1 is not installed: libdw has no client to open");
+	dlclose(lib);
+	tu_run(&p, &(struct tu_opts){ .env = (const char *const[]){ "LD_DEBUG=files", "DEBUGINFOD_URLS=http://127.0.0.1:9/",
+								      "DEBUGINFOD_TIMEOUT=5", dbg_cache, NULL } },
+	       (const char *[]){ tu_convoy(), "report", profile, NULL });
+	tu_assert_exit(&p, 0, "convoy report with a server named");
+	cr_assert(strstr(p.err, "libdebuginfod"), "libdebuginfod not opened with a server named:\n%s", p.err);
 }
