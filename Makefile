@@ -21,10 +21,12 @@ CXX      ?= g++
 # Debian packages the build, the tests and the benchmarks need, and one header
 # (or program) per package that proves it is installed. npm is added only where
 # no npm exists: a NodeSource nodejs bundles its own and conflicts with it.
+# libdebuginfod1: not needed, but where it is installed convoy must not load
+# it unasked (tests/analyzer/cli.c).
 DEB_PACKAGES := gcc g++ make pkg-config libdw-dev libelf-dev libcapstone-dev \
                 libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc time libiberty-dev \
                 clang libclang-rt-14-dev \
-                wrk python3 perl zstd chromium nodejs xz-utils
+                wrk python3 perl zstd chromium nodejs xz-utils libdebuginfod1
 DEP_FILES    := /usr/lib/*/perl/*/threads.pm /usr/include/elfutils/libdwfl.h /usr/bin/zstd \
                 /usr/lib/gcc/*/*/libgomp.so \
                 /usr/include/gelf.h /usr/include/json-c/json.h /usr/include/capstone/capstone.h \
@@ -120,7 +122,7 @@ $(BUILD)/obj/viewer/assets.o: viewer/assets.S $(VIEWER_FILES)
 	@mkdir -p $(@D)
 	$(CC) -c $< -o $@
 
-# dlopen exported: libdw's open of libdebuginfod reaches symbols.c's.
+# dlopen exported: libdw's open of libdebuginfod reaches analyzer/dlopen.c's.
 $(BUILD)/convoy: $(ANALYZER_OBJS)
 	$(CC) $(ANALYZER_CFLAGS) $(ANALYZER_OBJS) -o $@ -Wl,--export-dynamic-symbol=dlopen $(ANALYZER_LIBS)
 

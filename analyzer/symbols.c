@@ -26,7 +26,6 @@
  * arrays of any rank), stopping at a synchronisation type: pool.queue_lock,
  * workers[3].lock.
  */
-#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
@@ -118,28 +117,6 @@ struct syms {
  * directory, its .debug/, /usr/lib/debug by path and by .build-id), or
  * CONVOY_DEBUGINFO_PATH in the same syntax ("+:.debug:/usr/lib/debug"). */
 static char *debuginfo_path;
-
-/* libdw 0.188 asks debuginfod servers for a module's separate debug file
- * where it found none on disk (dwfl_standard_find_debuginfo's last
- * resort), and for that opens libdebuginfod.so.1 and, through it, libcurl
- * and some thirty libraries: 13.5 ms of CPU, more than half of what
- * `convoy report` of a short profile costs (22.7-23.9 ms against
- * 9.5, `perf stat -r 20`), whether or not a server is configured. With
- * none configured (DEBUGINFOD_URLS unset or empty: the client would ask
- * nobody), that open is refused here: libdw's call reaches this dlopen,
- * which the executable exports (Makefile), and libdw goes on without
- * debuginfod, as it does where the library is not installed. Every other
- * open, and this one where servers are named, goes to the C library's. */
-void *dlopen(const char *file, int mode)
-{
-	static void *(*c_library_dlopen)(const char *, int);
-	const char *urls = getenv("DEBUGINFOD_URLS");
-	if (file && !strncmp(file, "libdebuginfod.so", 16) && (!urls || !*urls))
-		return NULL;
-	if (!c_library_dlopen)
-		c_library_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
-	return c_library_dlopen ? c_library_dlopen(file, mode) : NULL;
-}
 
 static const Dwfl_Callbacks callbacks = {
 	.find_elf = dwfl_build_id_find_elf,

@@ -188,12 +188,12 @@ Test(cli, run_output_dir_unusable_one_line, .timeout = 30)
 	cr_assert(!strstr(p.out, "hello from exit_status"), "the command ran anyway:\n%s", p.out);
 }
 
-/* libdw 0.188 opens libdebuginfod (and libcurl with some thirty libraries,
- * 13.5 ms of a report's CPU) at the first module whose debug file is not
- * on disk, servers or none: convoy lets it only where DEBUGINFOD_URLS
- * names one (analyzer/symbols.c, dlopen). The loader's own account of what
- * it opened (LD_DEBUG=files) says which. A stripped Debian program with no
- * debug package installed (sort) is such a module. */
+/* libdw 0.188 opens libdebuginfod (and libcurl with some thirty libraries)
+ * at the first module whose debug file is not on disk, servers or none:
+ * convoy lets it only where DEBUGINFOD_URLS names one (analyzer/dlopen.c).
+ * The loader's own account of what it opened (LD_DEBUG=files, which names
+ * a file before it searches for it) says which. A stripped Debian program
+ * with no debug package installed (sort) is such a module. */
 Test(cli, a_report_opens_debuginfod_only_where_servers_are_named, .timeout = 60)
 {
 	char *dir = tu_tmpdir(), *input = NULL, *cache = NULL;
@@ -213,14 +213,16 @@ Test(cli, a_report_opens_debuginfod_only_where_servers_are_named, .timeout = 60)
 	       (const char *[]){ tu_convoy(), "report", profile, NULL });
 	tu_assert_exit(&p, 0, "convoy report");
 	cr_assert(!strstr(p.err, "libdebuginfod"), "libdebuginfod opened with no server named:\n%s", p.err);
-	/* Named (a port nobody listens on: the client's ask fails at once),
-	 * libdw has its client, where the library is installed. */
+	/* Named (a directory that is not there: the client's ask fails at
+	 * once, with no network and no proxy), libdw has its client, where
+	 * the library is installed. */
 	void *lib = dlopen("libdebuginfod.so.1", RTLD_LAZY);
 	if (!lib)
 		cr_skip_test("libdebuginfod.so.1 is not installed: libdw has no client to open");
 	dlclose(lib);
-	tu_run(&p, &(struct tu_opts){ .env = (const char *const[]){ "LD_DEBUG=files", "DEBUGINFOD_URLS=http://127.0.0.1:9/",
-								      "DEBUGINFOD_TIMEOUT=5", dbg_cache, NULL } },
+	tu_run(&p, &(struct tu_opts){ .env = (const char *const[]){ "LD_DEBUG=files",
+								      "DEBUGINFOD_URLS=file:///nonexistent-convoy-test/",
+								      dbg_cache, NULL } },
 	       (const char *[]){ tu_convoy(), "report", profile, NULL });
 	tu_assert_exit(&p, 0, "convoy report with a server named");
 	cr_assert(strstr(p.err, "libdebuginfod"), "libdebuginfod not opened with a server named:\n%s", p.err);
