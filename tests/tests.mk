@@ -20,6 +20,9 @@ TEST_PROG_LIB := $(wildcard tests/progs/lib/*.c)
 TEST_PROG_BINS := $(TEST_PROG_C:tests/progs/%.c=$(TEST_PROGS_DIR)/%) \
                   $(TEST_PROG_CXX:tests/progs/%.cc=$(TEST_PROGS_DIR)/%)
 TEST_PROG_LIBS := $(TEST_PROG_LIB:tests/progs/lib/%.c=$(TEST_PROGS_DIR)/lib%.so)
+# Stripped, with a build-id and no debug file anywhere: libdw's search for
+# one goes as far as debuginfod (tests/analyzer/cli.c).
+TEST_PROG_BINS += $(TEST_PROGS_DIR)/exit_status_stripped
 
 $(TEST_PROGS_DIR)/lib%.so: tests/progs/lib/%.c | check-deps
 	@mkdir -p $(@D)
@@ -32,6 +35,11 @@ $(TEST_PROGS_DIR)/%: tests/progs/%.c tests/progs/progs.h include/convoy.h | chec
 $(TEST_PROGS_DIR)/%: tests/progs/%.cc | check-deps
 	@mkdir -p $(@D)
 	$(CXX) $(TEST_PROG_CXXFLAGS) $< -o $@
+
+$(TEST_PROGS_DIR)/exit_status_stripped: tests/progs/exit_status.c tests/progs/progs.h include/convoy.h | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) $< -o $@
+	strip --strip-all $@
 
 # Code without frame pointers, as Debian builds its programs: only the
 # launcher's unwind from call-frame information names their call sites.
