@@ -36,10 +36,8 @@ $(TEST_PROGS_DIR)/%: tests/progs/%.cc | check-deps
 	@mkdir -p $(@D)
 	$(CXX) $(TEST_PROG_CXXFLAGS) $< -o $@
 
-$(TEST_PROGS_DIR)/exit_status_stripped: tests/progs/exit_status.c tests/progs/progs.h include/convoy.h | check-deps
-	@mkdir -p $(@D)
-	$(CC) $(TEST_PROG_CFLAGS) $< -o $@
-	strip --strip-all $@
+$(TEST_PROGS_DIR)/exit_status_stripped: $(TEST_PROGS_DIR)/exit_status
+	strip --strip-all -o $@ $<
 
 # Code without frame pointers, as Debian builds its programs: only the
 # launcher's unwind from call-frame information names their call sites.
@@ -106,7 +104,7 @@ $(BUILD)/tests/test_shim: $(TEST_SHIM_OBJS) $(TEST_COMMON_OBJS) $(TEST_RUNTIME_D
 TEST_ANALYZER_UNITS := $(BUILD)/obj/analyzer/symindex.o
 $(BUILD)/tests/test_analyzer: $(TEST_ANALYZER_OBJS) $(TEST_ANALYZER_UNITS) $(TEST_COMMON_OBJS) $(TEST_RUNTIME_DEPS)
 	$(CC) $(TEST_CFLAGS) $(TEST_ANALYZER_OBJS) $(TEST_ANALYZER_UNITS) $(TEST_COMMON_OBJS) -o $@ $(TEST_LIBS) \
-		-ljson-c -lz -ldw -lelf -ldl
+		-ljson-c -lz -ldw -lelf
 
 TESTS += $(BUILD)/tests/test_shim $(BUILD)/tests/test_analyzer
 
