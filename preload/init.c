@@ -11,7 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/auxv.h>
-#include <sys/prctl.h>
 
 #include "shim.h"
 
@@ -22,8 +21,7 @@ void cv__thread_init_main(void);
 static void read_identity(void)
 {
 	cv__process.pid = getpid();
-	memset(cv__process.comm, 0, sizeof(cv__process.comm));
-	prctl(PR_GET_NAME, cv__process.comm, 0, 0, 0);
+	cv__thread_name(cv__process.comm);
 	ssize_t n = readlink("/proc/self/exe", cv__process.exe, sizeof(cv__process.exe) - 1);
 	cv__process.exe[n > 0 ? n : 0] = '\0';
 }

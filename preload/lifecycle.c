@@ -334,6 +334,8 @@ static char *const *child_env(char *const envp[], size_t n, size_t at, const cha
  * beside the one the new image writes under the same pid. */
 static bool recorded_anything(void)
 {
+	if (cv__ended_threads())
+		return true;
 	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
 		if (t->all_next || __atomic_load_n(&t->recs, __ATOMIC_ACQUIRE) ||
 		    __atomic_load_n(&t->ncounters, __ATOMIC_ACQUIRE))

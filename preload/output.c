@@ -194,12 +194,19 @@ static uint32_t position_of(const struct position_table *tab, uint32_t key)
 	return p->at1 ? p->at1 - 1 : UINT32_MAX;
 }
 
-#define SNAPSHOT_TABLES 5          /* threads, heads, objs, by_index, by_id */
+#define SNAPSHOT_TABLES 4          /* rows, objs, by_index, by_id */
 #define SNAPSHOT_MAP_MIN (64u << 10)
 
+/* A thread of the profile: a state, or the row of one that ended. */
+struct snapshot_row {
+	struct cv_thread *t;               /* NULL: e's */
+	const struct cv_ended_thread *e;
+	struct cv_rec *head;               /* its newest record at snapshot time */
+	uint32_t index;                    /* cv_thread.index: the profile's order */
+};
+
 struct snapshot {
-	struct cv_thread **threads;
-	struct cv_rec **heads;     /* each thread's newest record at snapshot time */
+	struct snapshot_row *rows;
 	size_t nthreads;
 	struct cv_obj **objs;
 	size_t nobjs;
@@ -264,48 +271,99 @@ static void snapshot_free(struct snapshot *snap, bool ending)
 		munmap(snap->maps[i].p, snap->maps[i].bytes);
 }
 
+/* Rows by index, and of one index (a thread that ended while the snapshot
+ * was taken, in both places) the ended one first: a heapsort, for the
+ * writer may be in a signal handler or a fork child, where glibc's qsort
+ * could call malloc. */
+static bool row_before(const struct snapshot_row *a, const struct snapshot_row *b)
+{
+	return a->index != b->index ? a->index < b->index : a->e && !b->e;
+}
+
+static void rows_sift(struct snapshot_row *rows, size_t at, size_t n)
+{
+	for (size_t child; (child = 2 * at + 1) < n; at = child) {
+		if (child + 1 < n && row_before(&rows[child], &rows[child + 1]))
+			child++;
+		if (!row_before(&rows[at], &rows[child]))
+			return;
+		struct snapshot_row swap = rows[at];
+		rows[at] = rows[child];
+		rows[child] = swap;
+	}
+}
+
+static void rows_sort(struct snapshot_row *rows, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		rows_sift(rows, i, n);
+	for (size_t end = n; end-- > 1;) {
+		struct snapshot_row swap = rows[0];
+		rows[0] = rows[end];
+		rows[end] = swap;
+		rows_sift(rows, 0, end);
+	}
+}
+
 /* Memory comes from mmap, not the shim's allocator: a thread interrupted
- * inside cv__alloc (by the exit() of another) must not hold us up. */
+ * inside cv__alloc (by the exit() of another) must not hold us up. Both
+ * lists are push-only: what follows a head read once stays as it was. The
+ * states first: a state found with tid 0 was recycled, and its thread's
+ * row, pushed before (thread.c, thread_keep_row), is on the ended list
+ * read after. */
 static int snapshot_take(struct snapshot *snap)
 {
 	memset(snap, 0, sizeof(*snap));
 	snap->merged_threads = UINT32_MAX;
+	struct cv_thread *threads = cv__threads();
 	size_t n = 0, nrecs = 0;
-	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
+	for (struct cv_thread *t = threads; t; t = t->all_next)
 		n++;
-	snap->threads = snapshot_table(snap, (n ? n : 1) * sizeof(*snap->threads));
-	snap->heads = snapshot_table(snap, (n ? n : 1) * sizeof(*snap->heads));
-	if (!snap->threads || !snap->heads)
+	struct cv_ended_thread *ended = cv__ended_threads();
+	for (const struct cv_ended_thread *e = ended; e; e = e->next)
+		n++;
+	snap->rows = snapshot_table(snap, (n ? n : 1) * sizeof(*snap->rows));
+	if (!snap->rows)
 		return -1;
 	if (position_table_make(snap, &snap->by_index, n) != 0)
 		return -1;
-	size_t k = n;
-	for (struct cv_thread *t = cv__threads(); t && k; t = t->all_next)
-		snap->threads[--k] = t;   /* the list is newest first */
-	for (size_t i = k; i < n; i++) {
-		struct cv_thread *t = snap->threads[i];
+	for (struct cv_thread *t = threads; t; t = t->all_next) {
 		uint32_t index = CV_LOAD(&t->index);
 		if (index >= snap->index_end)
 			snap->index_end = index + 1;
-		if (!CV_LOAD(&t->tid)) {   /* created, not yet running (or its create failed) */
+		if (!__atomic_load_n(&t->tid, __ATOMIC_ACQUIRE)) {   /* created, not yet running (or its create failed), or recycled */
 			*position_slot(&snap->by_index, index) = (struct position){ index, NOT_WRITTEN_AT1 };
 			continue;
 		}
-		size_t j = snap->nthreads++;
-		snap->threads[j] = t;
-		snap->heads[j] = __atomic_load_n(&t->recs, __ATOMIC_ACQUIRE);
-		for (struct cv_rec *r = snap->heads[j]; r; r = r->next)
-			nrecs++;
+		snap->rows[snap->nthreads++] = (struct snapshot_row){
+			.t = t, .head = __atomic_load_n(&t->recs, __ATOMIC_ACQUIRE), .index = index,
+		};
 	}
+	for (const struct cv_ended_thread *e = ended; e; e = e->next) {
+		if (e->index >= snap->index_end)
+			snap->index_end = e->index + 1;
+		snap->rows[snap->nthreads++] = (struct snapshot_row){ .e = e, .head = e->recs, .index = e->index };
+	}
+	rows_sort(snap->rows, snap->nthreads);
+	size_t kept = 0;
+	for (size_t i = 0; i < snap->nthreads; i++)
+		if (!kept || snap->rows[i].index != snap->rows[kept - 1].index)
+			snap->rows[kept++] = snap->rows[i];
+	snap->nthreads = kept;
+	for (size_t i = 0; i < snap->nthreads; i++)
+		for (struct cv_rec *r = snap->rows[i].head; r; r = r->next)
+			nrecs++;
 	if (!(snap->objs = snapshot_table(snap, (nrecs ? nrecs : 1) * sizeof(*snap->objs))))
 		return -1;
 	for (size_t i = 0; i < snap->nthreads; i++) {
-		struct cv_thread *t = snap->threads[i];
-		t->dump_index = (uint32_t)i;
-		*position_slot(&snap->by_index, t->index) = (struct position){ t->index, (uint32_t)i + 1 };
-		if (CV_LOAD(&t->tid) == -1)
-			snap->merged_threads = (uint32_t)i;   /* thread.c: its tid */
-		for (struct cv_rec *r = snap->heads[i]; r; r = r->next) {
+		struct snapshot_row *row = &snap->rows[i];
+		*position_slot(&snap->by_index, row->index) = (struct position){ row->index, (uint32_t)i + 1 };
+		if (row->t) {
+			row->t->dump_index = (uint32_t)i;
+			if (CV_LOAD(&row->t->tid) == -1)
+				snap->merged_threads = (uint32_t)i;   /* thread.c: its tid */
+		}
+		for (struct cv_rec *r = row->head; r; r = r->next) {
 			struct cv_obj *o = r->obj;
 			if (!o->dump_id) {
 				snap->objs[snap->nobjs] = o;
@@ -417,39 +475,25 @@ static void write_objects(struct writer *w, const struct snapshot *snap)
 	}
 }
 
-static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *head, double ns_per_tick,
+static void write_thread(struct writer *w, const struct snapshot_row *row, uint32_t at, double ns_per_tick,
 			 uint64_t now)
 {
-	if (!(CV_LOAD(&t->flags) & CV_THREAD_EXITED)) {
-		cv__thread_finish(t);   /* still running: its numbers as of now */
-		/* (or as of its start, for one that started since now was read) */
-		t->end_ns = now > t->start_ns ? now : t->start_ns;
+	struct cv_thread *t = row->t;
+	struct cv_thread_rec tr;
+	if (!t) {
+		tr = row->e->row;
+	} else {
+		if (!(CV_LOAD(&t->flags) & CV_THREAD_EXITED)) {
+			cv__thread_finish(t);   /* still running: its numbers as of now */
+			/* (or as of its start, for one that started since now was read) */
+			t->end_ns = now > t->start_ns ? now : t->start_ns;
+		}
+		cv__thread_row(t, now, &tr);
 	}
-	struct cv_thread_rec tr = {
-		.index = t->dump_index,
-		.tid = t->tid,
-		.creator_tid = t->creator_tid,
-		.flags = CV_LOAD(&t->flags),
-		.start_routine = (uintptr_t)t->start_routine,
-		.create_ns = CV_LOAD(&t->create_ns),
-		.start_ns = t->start_ns,
-		.end_ns = t->end_ns ? t->end_ns : now,
-		.cpu_ns = t->cpu_ns,
-		.voluntary_cs = t->voluntary_cs,
-		.involuntary_cs = t->involuntary_cs,
-		.join_wait_ns = CV_LOAD(&t->join_wait_ns),
-		.joins = CV_LOAD(&t->joins),
-		.threads_created = CV_LOAD(&t->threads_created),
-		.run_delay_ns = t->run_delay_ns,
-		.timeslices = t->timeslices,
-		.minor_faults = t->minor_faults,
-		.major_faults = t->major_faults,
-	};
-	memcpy(tr.name, t->name, CV_NAME_MAX);
-	tr.name[CV_NAME_MAX - 1] = '\0';
+	tr.index = at;
 	record(w, CV_REC_THREAD, &tr, sizeof(tr), NULL, 0, NULL, 0);
 
-	for (struct cv_rec *r = head; r; r = r->next) {
+	for (struct cv_rec *r = row->head; r; r = r->next) {
 		struct cv_stats s;
 		/* Field by field with relaxed loads: the owner may still be
 		 * counting. The file's head, its histogram, its tail (shim.h,
@@ -473,7 +517,8 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 		 * memory in rd_acquisitions only (rwlock.c, rd_acquired): the
 		 * file's acquisitions count readers and writers. */
 		s.acquisitions += s.rd_acquisitions;
-		cv__wait_pending_into(t, r, &s);
+		if (t)
+			cv__wait_pending_into(t, r, &s);
 		s.hold_ns = (uint64_t)((double)s.hold_ns * ns_per_tick);   /* ticks until here */
 		s.max_hold_ns = (uint64_t)((double)s.max_hold_ns * ns_per_tick);
 		/* Up to the last counter that is not zero (after the ids): a
@@ -489,6 +534,8 @@ static void write_thread(struct writer *w, struct cv_thread *t, struct cv_rec *h
 		cv__stacks_write_rec(w, r);
 	}
 
+	if (!t)
+		return;   /* an ended row: no counters, held locks, wait or trace (thread.c, thread_retire) */
 	uint32_t nc = __atomic_load_n(&t->ncounters, __ATOMIC_ACQUIRE);
 	for (uint32_t i = 0; i < nc; i++) {
 		const struct cv_named_counter *c = &t->counters[i];
@@ -831,7 +878,7 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	cv__modules_write(w, !any_context);   /* modules.c: every module seen, dlclose'd ones too */
 	write_objects(w, &snap);
 	for (size_t i = 0; i < snap.nthreads; i++)
-		write_thread(w, snap.threads[i], snap.heads[i], ns_per_tick, now);
+		write_thread(w, &snap.rows[i], (uint32_t)i, ns_per_tick, now);
 	cv__lockorder_write(w);
 	cv__stacks_write(w);    /* last: every stack id written above is in the table */
 	struct cv_end end = { .records = w->records };

@@ -953,10 +953,24 @@ static inline int cv__nanosleep(const struct timespec *pause)
 struct cv_thread *cv__thread_slow(void);
 void cv__thread_resume(void);   /* init.c: a fork's parent, out of the guard */
 struct cv_thread *cv__threads(void);                   /* all threads, newest first */
+/* A thread that ended, as the profile has it, once its state went back to
+ * be reused by a later thread (thread.c, thread_retire): 4 KiB of caches
+ * kept a thread for nothing but these few lines. */
+struct cv_ended_thread {
+	struct cv_ended_thread *next;   /* cv__ended_threads(), newest first; push-only */
+	struct cv_rec          *recs;   /* its records, final */
+	uint32_t                index;  /* its state's index (cv_thread.index) */
+	struct cv_thread_rec    row;    /* its row, but row.index, its place in a profile */
+};
+struct cv_ended_thread *cv__ended_threads(void);
+/* t's row (but row->index), as of now where it is still running. */
+void cv__thread_row(const struct cv_thread *t, uint64_t now, struct cv_thread_rec *row);
 uint32_t cv__thread_count(void);
 void cv__thread_finish(struct cv_thread *t);           /* end time, CPU, switches */
 /* Up to size - 1 bytes of a (/proc) file, NUL-terminated: their count, or -1. */
 ssize_t cv__read_small_file(const char *path, char *buf, size_t size);
+/* The calling thread's name (the kernel's comm) into name, NUL-padded. */
+void cv__thread_name(char name[CV_NAME_MAX]);
 void cv__threads_after_fork(void);   /* init.c: the child's list, the forking thread's state copied */
 /* init.c: a fork through syscall(), with the shim's fork handlers around it. */
 long cv__syscall_fork(long (*sys)(long, long, long, long, long, long, long), long n, long a1, long a2,

@@ -9,8 +9,8 @@
  * cancellation cleanup handler that runs whether the start routine returns,
  * calls pthread_exit or is cancelled: no pthread key (a program may need all
  * PTHREAD_KEYS_MAX of them) and no allocation. Untracked threads are
- * finished when the profile is written. The state itself is kept for the
- * profile.
+ * finished when the profile is written. What an ended thread did is kept
+ * for the profile ("bounded memory" below).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -101,20 +101,27 @@ static void live_remove(struct cv_thread *t)
 
 /* ---- bounded memory: ended threads ---------------------------------------- *
  * The first CV_THREADS_KEPT threads that end are reported one by one. Each
- * later one is folded into a single "merged threads" state at its end (its
- * records into that state's record of each object, its times and counts
- * into its totals) and its own state is recycled for a thread created
- * later: it stays on the all_next list (push-only, read by the profile
- * writer without locks) with tid 0, which the writer skips. A profile
- * written while a thread is being merged may show that one thread's row
- * half-updated; nothing worse, since the shim's memory is never unmapped.
- * Threads with named counters (convoy_count_*) are kept. A thread is
- * retired by whichever of it and its creator is last done with its state
- * (the creator writes its creation cost after the real create returned,
- * when a short thread may have ended already): see CV_CREATE_*. */
+ * is kept as a row of its own (struct cv_ended_thread: its numbers and its
+ * records) and its state is recycled for a thread created later: a state
+ * is 4 KiB of caches, a fresh page for each thread a program makes and
+ * ends, about 7 us on the development VM (docs/performance.md, "A
+ * thread's start and end"). A thread that ended holding a lock, or with
+ * named counters (convoy_count_*) or a trace ring, keeps its whole state:
+ * the profile writes those from it. Each later one is folded into a
+ * single "merged threads" state at its end (its records into that state's
+ * record of each object, its times and counts into its totals) and its
+ * state is recycled alike. A recycled state stays on the all_next list
+ * (push-only, read by the profile writer without locks) with tid 0, which
+ * the writer skips. A profile written while a thread is being merged may
+ * show that one thread's row half-updated; nothing worse, since the shim's
+ * memory is never unmapped. A thread is retired by whichever of it and its
+ * creator is last done with its state (the creator writes its creation
+ * cost after the real create returned, when a short thread may have ended
+ * already): see CV_CREATE_*. */
 #define CV_THREADS_KEPT 1024u
 enum { CV_CREATE_PENDING, CV_CREATE_DONE, CV_CREATE_CHILD_ENDED };
 static uint32_t ended_kept;              /* never past CV_THREADS_KEPT + running threads */
+static struct cv_ended_thread *ended_threads;
 static struct cv_thread *merged_threads; /* made on the first merge */
 static struct cv_thread *thread_pool;    /* recycled states, by pool_next; pool_lock */
 static cv_spinlock_t merge_lock;         /* merges into merged_threads */
@@ -180,16 +187,92 @@ static void merge_thread_totals(struct cv_thread *m, const struct cv_thread *t)
 	CV_BUMP(&m->major_faults, t->major_faults);
 }
 
+struct cv_ended_thread *cv__ended_threads(void) { return __atomic_load_n(&ended_threads, __ATOMIC_ACQUIRE); }
+
+void cv__thread_row(const struct cv_thread *t, uint64_t now, struct cv_thread_rec *row)
+{
+	*row = (struct cv_thread_rec){
+		.tid = t->tid,
+		.creator_tid = t->creator_tid,
+		.flags = CV_LOAD(&t->flags),
+		.start_routine = (uintptr_t)t->start_routine,
+		.create_ns = CV_LOAD(&t->create_ns),
+		.start_ns = t->start_ns,
+		.end_ns = t->end_ns ? t->end_ns : now,
+		.cpu_ns = t->cpu_ns,
+		.voluntary_cs = t->voluntary_cs,
+		.involuntary_cs = t->involuntary_cs,
+		.join_wait_ns = CV_LOAD(&t->join_wait_ns),
+		.joins = CV_LOAD(&t->joins),
+		.threads_created = CV_LOAD(&t->threads_created),
+		.run_delay_ns = t->run_delay_ns,
+		.timeslices = t->timeslices,
+		.minor_faults = t->minor_faults,
+		.major_faults = t->major_faults,
+	};
+	memcpy(row->name, t->name, CV_NAME_MAX);
+	row->name[CV_NAME_MAX - 1] = '\0';
+}
+
+/* t's row apart from its state (the caller recycles that): whether one
+ * could be had. Pushed before the state's tid goes to 0, so that a
+ * profile's writer, which reads the state first, finds the thread in one
+ * place at least (output.c, snapshot_take: in both, the row wins). */
+static bool thread_keep_row(struct cv_thread *t)
+{
+	struct cv_ended_thread *e = cv__alloc(sizeof(*e));
+	if (!e)
+		return false;
+	e->recs = t->recs;
+	e->index = t->index;
+	cv__thread_row(t, t->end_ns, &e->row);
+	e->next = __atomic_load_n(&ended_threads, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&ended_threads, &e->next, e, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+	return true;
+}
+
+/* What an object's last_owner names once its owner's state is to be
+ * recycled: no thread, so that the thread given the state next counts its
+ * first acquisition of such a lock as the hand-off it is (shim.h,
+ * cv__note_owner), not as its own lock staying with it. Every object t
+ * may own last has a record on t's list. */
+static const char ended_owner;
+
+static void owners_forget(struct cv_thread *t)
+{
+	for (struct cv_rec *r = t->recs; r; r = r->next) {
+		struct cv_thread *owner = t;
+		__atomic_compare_exchange_n(&r->obj->last_owner, &owner, (struct cv_thread *)(uintptr_t)&ended_owner,
+					    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	}
+}
+
+static void thread_recycle(struct cv_thread *t)
+{
+	__atomic_store_n(&t->tid, 0, __ATOMIC_RELEASE);
+	cv__spin_lock(&pool_lock);
+	t->pool_next = thread_pool;
+	thread_pool = t;
+	cv__spin_unlock(&pool_lock);
+}
+
 /* After the end of t (inside the guard, t->recs final). */
 static void thread_retire(struct cv_thread *t)
 {
 	if (t->ncounters)
 		return;
-	if (__atomic_load_n(&ended_kept, __ATOMIC_RELAXED) < CV_THREADS_KEPT &&
-	    __atomic_fetch_add(&ended_kept, 1, __ATOMIC_RELAXED) < CV_THREADS_KEPT)
-		return;
+	bool kept = __atomic_load_n(&ended_kept, __ATOMIC_RELAXED) < CV_THREADS_KEPT &&
+		    __atomic_fetch_add(&ended_kept, 1, __ATOMIC_RELAXED) < CV_THREADS_KEPT;
 	if (cv__profile_writing())
 		return;   /* kept apart: a writer may be reading its rows */
+	if (kept) {
+		if (!t->nheld && !t->trace && thread_keep_row(t)) {
+			owners_forget(t);
+			thread_recycle(t);
+		}
+		return;
+	}
 	struct cv_thread *m = __atomic_load_n(&merged_threads, __ATOMIC_ACQUIRE), *spare = NULL;
 	if (!m && (spare = cv__alloc(sizeof(*spare))) != NULL) {   /* lock.c: not under the lock */
 		spare->tid = -1;   /* no thread's: the writer skips only tid 0 */
@@ -203,18 +286,14 @@ static void thread_retire(struct cv_thread *t)
 		m = spare;
 		spare = NULL;
 	}
+	owners_forget(t);   /* before its records fold away */
 	bool merged = m && cv__records_merge(m, t);
 	if (merged)
 		merge_thread_totals(m, t);
 	cv__spin_unlock(&merge_lock);
 	cv__free(spare, sizeof(*spare));   /* another thread's came first */
-	if (merged) {
-		CV_STORE(&t->tid, 0);
-		cv__spin_lock(&pool_lock);
-		t->pool_next = thread_pool;
-		thread_pool = t;
-		cv__spin_unlock(&pool_lock);
-	}
+	if (merged)
+		thread_recycle(t);
 }
 
 static void detach_pending(pthread_t th)
@@ -394,6 +473,19 @@ ssize_t cv__read_small_file(const char *path, char *buf, size_t size)
 	return n;
 }
 
+/* Through a buffer on the stack: on the development VM the kernel's first
+ * write into a page costs about 5 us more than its later ones, even after
+ * the program wrote the page (a hypervisor's fault), and a thread's state
+ * is a page the kernel has not written yet, while the stack its system
+ * calls use is one it has (docs/performance.md, "A thread's start and
+ * end"). */
+void cv__thread_name(char name[CV_NAME_MAX])
+{
+	char buf[CV_NAME_MAX] = { 0 };
+	prctl(PR_GET_NAME, buf, 0, 0, 0);
+	memcpy(name, buf, CV_NAME_MAX);
+}
+
 #define CV_SCHEDSTAT_MIN_LIFE_NS 2000000u   /* 2 ms */
 
 static uint64_t status_field(const char *status, const char *key)
@@ -434,7 +526,7 @@ static void finish_self(struct cv_thread *t)
 	 * of the thread's lifetime. A short thread's delay stays unmeasured. */
 	if (t->end_ns - t->start_ns >= CV_SCHEDSTAT_MIN_LIFE_NS)
 		read_schedstat(t, "/proc/thread-self/schedstat");
-	prctl(PR_GET_NAME, t->name, 0, 0, 0);
+	cv__thread_name(t->name);
 }
 
 /* Another thread that is still running, from /proc and its CPU clock. Only
@@ -489,7 +581,7 @@ void cv__thread_finish(struct cv_thread *t)
 /* The trampoline's cleanup handler: after the start routine returned, or
  * while pthread_exit or a cancellation unwinds past the trampoline; before
  * C++ thread_local and key destructors, whose lock operations are no longer
- * counted (see ended). The state itself stays for the profile. */
+ * counted (see ended). What it did stays for the profile (thread_retire). */
 static void thread_ended(void *arg)
 {
 	struct cv_thread *t = arg;
@@ -526,6 +618,7 @@ void cv__threads_after_fork(void)
 	cv__spin_reset(&live_lock);
 	/* The old list, and the recycled states on it, belong to the parent's profile. */
 	ended_kept = 0;
+	ended_threads = NULL;
 	merged_threads = thread_pool = NULL;
 	cv__spin_reset(&merge_lock);
 	cv__spin_reset(&pool_lock);
@@ -595,13 +688,21 @@ static void *trampoline(void *arg)
 	return ret;
 }
 
-static struct cv_thread *thread_by_handle(pthread_t th)
+/* The live thread whose handle is th gets flag, and name where one is
+ * given, under live_lock: a thread found in the table has not ended, so
+ * its state is not yet copied into a row or recycled (thread_ended takes
+ * it out of the table first). Whether one was found. */
+static bool live_thread_set(pthread_t th, uint32_t flag, const char *name)
 {
-	struct cv_thread *found = NULL, *saved = cv__guard_enter();
+	bool found = false;
+	struct cv_thread *saved = cv__guard_enter();
 	cv__spin_lock(&live_lock);
 	for (struct cv_thread *t = live[live_bucket(th)]; t; t = t->live_next)
 		if (pthread_equal(t->self, th)) {
-			found = t;
+			__atomic_fetch_or(&t->flags, flag, __ATOMIC_RELAXED);
+			if (name)
+				strncpy(t->name, name, CV_NAME_MAX - 1);
+			found = true;
 			break;
 		}
 	cv__spin_unlock(&live_lock);
@@ -718,13 +819,12 @@ CV_EXPORT int pthread_detach(pthread_t th)
 	struct cv_thread *self = cv__current() ?: cv__thread_slow();
 	int rc = cv__real.pthread_detach(th);
 	if (self && rc == 0) {
-		struct cv_thread *t = pthread_equal(th, self->self) ? self : thread_by_handle(th);
-		if (!t && __atomic_load_n(&unattached, __ATOMIC_ACQUIRE)) {
+		if (pthread_equal(th, self->self))
+			__atomic_fetch_or(&self->flags, CV_THREAD_DETACHED, __ATOMIC_RELAXED);
+		else if (!live_thread_set(th, CV_THREAD_DETACHED, NULL) && __atomic_load_n(&unattached, __ATOMIC_ACQUIRE)) {
 			detach_pending(th);
-			t = thread_by_handle(th);   /* it may have attached before the entry was there */
+			live_thread_set(th, CV_THREAD_DETACHED, NULL);   /* it may have attached before the entry was there */
 		}
-		if (t)
-			__atomic_fetch_or(&t->flags, CV_THREAD_DETACHED, __ATOMIC_RELAXED);
 	}
 	return rc;
 }
@@ -743,9 +843,10 @@ CV_EXPORT int pthread_setname_np(pthread_t th, const char *name)
 	struct cv_thread *self = cv__current() ?: cv__thread_slow();
 	int rc = cv__real.pthread_setname_np(th, name);
 	if (self && rc == 0) {
-		struct cv_thread *t = pthread_equal(th, self->self) ? self : thread_by_handle(th);
-		if (t)
-			strncpy(t->name, name, CV_NAME_MAX - 1);
+		if (pthread_equal(th, self->self))
+			strncpy(self->name, name, CV_NAME_MAX - 1);
+		else
+			live_thread_set(th, 0, name);
 	}
 	return rc;
 }

@@ -10,7 +10,8 @@
 # Workloads: lockpair's uncontended pair, two-thread contended loop and
 # condvar ping-pong (its own ns per operation), global_queue at 2 and 4
 # workers, a process's own cost (start: 100 short runs of lockpair, ms a
-# process), a lock per bucket (buckets: 20,000 mutexes each taken by two
+# process), a thread's (threads: 1,000 made and joined one at a time, ns
+# a thread), a lock per bucket (buckets: 20,000 mutexes each taken by two
 # threads, the shim's cost per object), pigz -p 2, xz -T2, sort
 # --parallel=2, sqlite3 building an index with PRAGMA threads=2, node
 # hashing on its thread pool and python3 making an SSL context (pyssl:
@@ -109,8 +110,8 @@ sqlite3 "$tmp/base.db" "CREATE TABLE t(a, b); WITH RECURSIVE c(x) AS (SELECT 1 U
 	WHERE x < 1000000) INSERT INTO t SELECT abs(random()) % 1000000, x FROM c;"
 mkdir -p "$tmp/profiles"
 
-names=(pair contended pingpong gq2 gq4 start buckets pigz xz sort sqlite3 node pyssl)
-units=(ns/pair ns/pair ns/hop s s ms/proc s s s s s s s)
+names=(pair contended pingpong gq2 gq4 start threads buckets pigz xz sort sqlite3 node pyssl)
+units=(ns/pair ns/pair ns/hop s s ms/proc ns/thr s s s s s s s)
 starts=100   # processes in one run of "start"
 workload() {   # name -> the command
 	case $1 in
@@ -122,6 +123,9 @@ workload() {   # name -> the command
 	# what a process pays once: start-up, five threads made and joined, one
 	# lock each, the profile at exit (wall per process, of $starts)
 	start)     echo "sh -c 'i=0; while [ \$i -lt $starts ]; do $pair uncontended 1 >/dev/null || exit 1; i=\$((i+1)); done'" ;;
+	# a thread made, run and joined at a time, each taking one lock: what
+	# a program that makes a thread per piece of work pays for each
+	threads)   echo "$pair threads 1000" ;;
 	buckets)   echo "$buckets 20000" ;;
 	pigz)      echo "pigz -p 2 -c $tmp/data" ;;
 	xz)        echo "xz -T2 -0 --block-size=512KiB -c $tmp/data.xz-in" ;;   # 4 blocks, 2 threads

@@ -106,3 +106,34 @@ Test(threads, hundred_short_lived_threads_all_appear, .timeout = 30)
 	TU_EQ(tu_int(lock, "acquisitions"), 100, "short_lock acquisitions");
 	TU_EQ(json_object_array_length(tu_array(lock, "threads")), 100, "threads in short_lock's split");
 }
+
+/* Threads that end before the next is made each get the state of the one
+ * before (thread.c, thread_retire): still one row each, in the order they
+ * were made; each lock's hand-off to the thread given its last owner's
+ * state counted (without the last owner forgotten: 0 of 49); a thread
+ * that ended holding a lock and one still running, whose states are kept
+ * whole, in their places after them. */
+Test(threads, recycled_states_keep_each_thread_and_its_order, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "thread_rows", NULL);
+	tu_assert_exit(&p, 0, "thread_rows");
+	report = tu_report_dir(dir);
+	json_object *threads = tu_array(report, "threads");
+	TU_EQ(json_object_array_length(threads), 1 + 50 + 2, "threads[]: main, 50 rows, holder, sleeper");
+	cr_assert(tu_bool(json_object_array_get_idx(threads, 0), "main"), "threads[0] is not the main thread");
+	for (int i = 0; i < 52; i++) {
+		char want[16];
+		snprintf(want, sizeof(want), i < 50 ? "row-%d" : i == 50 ? "holder" : "sleeper", i);
+		json_object *t = json_object_array_get_idx(threads, i + 1);
+		TU_STREQ(tu_str(t, "name"), want, "threads[%d]'s name", i + 1);
+		cr_assert(tu_bool(t, "exited") == (i < 51), "%s: exited is %d", want, tu_bool(t, "exited"));
+		TU_EQ(tu_int(t, "index"), i + 1, "%s's index", want);
+	}
+	json_object *lock = tu_lock(report, "row_lock");
+	cr_assert(lock, "no lock named row_lock");
+	TU_EQ(tu_int(lock, "acquisitions"), 50, "row_lock's acquisitions");
+	TU_EQ(tu_int(lock, "handoffs"), 49, "row_lock's hand-offs (each thread took it from the one before)");
+	TU_EQ(json_object_array_length(tu_array(lock, "threads")), 50, "threads in row_lock's split");
+}
