@@ -3,7 +3,7 @@
  * thread_retire), then two it keeps whole:
  *   row-0 .. row-49  name themselves, lock row_lock once, end
  *   holder           ends holding held_lock
- *   sleeper          still waiting when main returns
+ *   sleeper          running, and waiting for good, when main returns
  * Prints what it did. */
 #include "progs.h"
 
@@ -11,7 +11,7 @@
 
 pthread_mutex_t row_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
-static sem_t never;
+static sem_t never, sleeping;
 
 static void *row(void *arg)
 {
@@ -33,6 +33,7 @@ static void *holder(void *arg)
 static void *sleeper(void *arg)
 {
 	MUST(pthread_setname_np(pthread_self(), "sleeper"));
+	MUST(sem_post(&sleeping));
 	while (sem_wait(&never) != 0)
 		;
 	return arg;
@@ -41,6 +42,7 @@ static void *sleeper(void *arg)
 int main(void)
 {
 	MUST(sem_init(&never, 0, 0));
+	MUST(sem_init(&sleeping, 0, 0));
 	pthread_t th;
 	for (long i = 0; i < ROWS; i++) {
 		MUST(pthread_create(&th, NULL, row, (void *)(intptr_t)i));
@@ -49,6 +51,8 @@ int main(void)
 	MUST(pthread_create(&th, NULL, holder, NULL));
 	MUST(pthread_join(th, NULL));
 	MUST(pthread_create(&th, NULL, sleeper, NULL));
+	while (sem_wait(&sleeping) != 0)   /* running, so in the profile */
+		;
 	printf("%d rows, a holder and a sleeper\n", ROWS);
 	return 0;
 }
