@@ -511,11 +511,14 @@ static void read_schedstat(struct cv_thread *t, const char *path)
 /* The calling thread, from the inside. */
 static void finish_self(struct cv_thread *t)
 {
-	struct timespec ts;
+	/* Its CPU time as getrusage sums it: the kernel splits the thread's
+	 * run time into user and system parts that add up to it, each to the
+	 * microsecond; its CPU clock as well would be one more system call a
+	 * thread, 1.3 us here. */
 	struct rusage ru;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
-		t->cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+		t->cpu_ns = ((uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
+			     (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec)) * 1000u;
 		t->voluntary_cs = (uint64_t)ru.ru_nvcsw;
 		t->involuntary_cs = (uint64_t)ru.ru_nivcsw;
 		t->minor_faults = (uint64_t)ru.ru_minflt;
