@@ -248,12 +248,34 @@ static uint32_t cancel_word_probe(void)
 #endif
 }
 
+/* Where glibc keeps a thread's kernel id in its descriptor, from the same
+ * description (structs.def: tid, 32 bits, one of them), checked against
+ * the kernel's answer on the calling thread: thread.c reads there the tid
+ * of a thread the shim's trampoline starts (the kernel writes it there
+ * before the thread runs, CLONE_PARENT_SETTID), not asking the kernel (a
+ * system call a thread, 1 us here). 0 where any of it is not so: gettid. */
+static uint32_t tid_word_probe(void)
+{
+#if defined(__x86_64__) && defined(__LP64__)
+	const uint32_t *desc = dlsym(RTLD_NEXT, "_thread_db_pthread_tid");
+	if (!desc || desc[0] != 32 || desc[1] != 1 || desc[2] == 0 || desc[2] > 4096 - sizeof(pid_t))
+		return 0;
+	const char *self = cv__thread_self();
+	if (self != (const char *)pthread_self())
+		return 0;
+	return CV_LOAD((const pid_t *)(const void *)(self + desc[2])) == cv__thread_tid() ? desc[2] : 0;
+#else
+	return 0;
+#endif
+}
+
 void cv__take_init(void)
 {
 	probe_tids();
 	spin_decrements = CV_SPIN_DECREMENTS && spin_in_libc && spin_format_is_decrement();
 	sem_is_glibcs = sem_in_libc && sem_format_is_glibcs();
 	cv__real.cancel_word = cancel_word_probe();
+	cv__real.tid_word = tid_word_probe();
 	cv__take_update();
 }
 

@@ -134,6 +134,7 @@ struct cv_real {
 	uint32_t take_rwlock;          /* rwlock.c takes uncontended rwlocks itself (real.c says when) */
 	uint32_t take_sem;             /* sem.c takes semaphores with a token itself (real.c says when) */
 	uint32_t cancel_word;          /* glibc's cancelhandling in its thread descriptor (real.c), or 0 */
+	uint32_t tid_word;             /* glibc's tid in its thread descriptor (real.c), or 0 */
 #define CV_X(name, ret, args) ret (*name) args;
 	CV_REAL_FUNCS(CV_X)
 #undef CV_X

@@ -388,16 +388,18 @@ static void stack_of_main(struct cv_thread *t)
 	}
 }
 
-/* Install t as the calling thread's state. A thread created through our
- * pthread_create was published by its creator already (publish false). */
-static void thread_attach(struct cv_thread *t, bool publish)
+/* Install t as the calling thread's state, tid its kernel id (0: ask the
+ * kernel). A thread created through our pthread_create was published by
+ * its creator already (publish false). */
+static void thread_attach(struct cv_thread *t, bool publish, pid_t tid)
 {
 	struct cv_thread *saved = cv__guard_enter();   /* live_lock: a handler here must not take it */
 	t->self = pthread_self();
 	t->start_ns = cv__now_ns();
 	/* tid last: a profile written meanwhile takes a thread with a tid as
 	 * started, so its start time must already be there. */
-	pid_t tid = gettid();
+	if (!tid)
+		tid = gettid();
 	cv__tid = tid;
 	__atomic_store_n(&t->tid, tid, __ATOMIC_RELEASE);
 	live_add(t);
@@ -425,7 +427,7 @@ struct cv_thread *cv__thread_slow(void)
 		if (!t)
 			return NULL;
 		t->flags = CV_THREAD_UNTRACKED;
-		thread_attach(t, true);
+		thread_attach(t, true, 0);
 	}
 	/* None, where a handler forked meanwhile and this is a child whose
 	 * state could not be had (helper-90: the callers wrote to cv__inert). */
@@ -455,7 +457,7 @@ void cv__thread_init_main(void)
 	t->flags = CV_THREAD_MAIN;
 	if (gettid() == getpid())
 		stack_of_main(t);
-	thread_attach(t, true);
+	thread_attach(t, true, 0);
 	t->start_ns = cv__process.start_ns;
 }
 
@@ -638,7 +640,7 @@ void cv__threads_after_fork(void)
 		t->stack_top = parent_state->stack_top;
 		t->disarmed = parent_state->disarmed;   /* a fork in a handler carries on on its stack */
 	}
-	thread_attach(t, true);
+	thread_attach(t, true, 0);   /* glibc's copy is the parent's after a raw fork */
 }
 
 /* ---- wrappers ------------------------------------------------------------ */
@@ -659,7 +661,13 @@ extern int sigsetjmp_cancel(struct __cancel_jmp_buf_tag env[1], int savemask) __
 static __attribute__((noinline)) void thread_begins(struct cv_thread *t)
 {
 	stack_of_created(t);
-	thread_attach(t, false);
+	pid_t tid = 0;   /* ask the kernel */
+#if defined(__x86_64__) && defined(__LP64__)
+	uint32_t tid_word = CV_LOAD(&cv__real.tid_word);
+	if (tid_word)
+		tid = CV_LOAD((const pid_t *)(const void *)(cv__thread_self() + tid_word));   /* real.c */
+#endif
+	thread_attach(t, false, tid);
 }
 
 /* The state of the thread a trampoline started, for code after its
