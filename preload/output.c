@@ -307,10 +307,13 @@ static void rows_sort(struct snapshot_row *rows, size_t n)
 
 /* Memory comes from mmap, not the shim's allocator: a thread interrupted
  * inside cv__alloc (by the exit() of another) must not hold us up. Both
- * lists are push-only: what follows a head read once stays as it was. The
- * states first: a state found with tid 0 was recycled, and its thread's
- * row, pushed before (thread.c, thread_keep_row), is on the ended list
- * read after. */
+ * lists are push-only: what follows a head read once stays as it was (a
+ * state being reused keeps its link: thread.c, thread_alloc). A thread
+ * that ended before this write named itself is a row, its state recycled
+ * (tid 0) or not; one that ends during it keeps its state whole
+ * (thread.c, thread_retire), with or without its row. A state's tid is
+ * read before its index: a state's new thread publishes its index
+ * before its tid. */
 static int snapshot_take(struct snapshot *snap)
 {
 	memset(snap, 0, sizeof(*snap));
@@ -327,19 +330,24 @@ static int snapshot_take(struct snapshot *snap)
 		return -1;
 	if (position_table_make(snap, &snap->by_index, n) != 0)
 		return -1;
-	for (struct cv_thread *t = threads; t; t = t->all_next) {
+	for (struct cv_thread *t = threads; t && snap->nthreads < n; t = t->all_next) {
+		pid_t tid = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE);
 		uint32_t index = CV_LOAD(&t->index);
 		if (index >= snap->index_end)
 			snap->index_end = index + 1;
-		if (!__atomic_load_n(&t->tid, __ATOMIC_ACQUIRE)) {   /* created, not yet running (or its create failed), or recycled */
-			*position_slot(&snap->by_index, index) = (struct position){ index, NOT_WRITTEN_AT1 };
+		if (!tid) {
+			/* Created, not yet running (or its create failed): nothing
+			 * names it in the file. Recycled (its thread ended): its
+			 * thread is its row, or the merged threads' (cv__thread_dumped). */
+			if (!(CV_LOAD(&t->flags) & CV_THREAD_EXITED))
+				*position_slot(&snap->by_index, index) = (struct position){ index, NOT_WRITTEN_AT1 };
 			continue;
 		}
 		snap->rows[snap->nthreads++] = (struct snapshot_row){
 			.t = t, .head = __atomic_load_n(&t->recs, __ATOMIC_ACQUIRE), .index = index,
 		};
 	}
-	for (const struct cv_ended_thread *e = ended; e; e = e->next) {
+	for (const struct cv_ended_thread *e = ended; e && snap->nthreads < n; e = e->next) {
 		if (e->index >= snap->index_end)
 			snap->index_end = e->index + 1;
 		snap->rows[snap->nthreads++] = (struct snapshot_row){ .e = e, .head = e->recs, .index = e->index };

@@ -674,6 +674,7 @@ struct cv_thread {
 	struct cv_alt_note disarmed;
 	size_t          stack_size;    /* pthread_create -> trampoline: the size asked for */
 	int             created;       /* thread.c: CV_CREATE_*, who may recycle it */
+	uint32_t        fork_generation;   /* thread.c: the process image it was made in */
 	struct cv_thread *pool_next;   /* thread.c: recycled states, still on the all_next list */
 	struct cv_trace_ring *trace;   /* trace.c: this thread's events, when trace mode is on */
 } __attribute__((aligned(CV_CACHELINE)));

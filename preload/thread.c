@@ -8,7 +8,8 @@
  * untracked. The trampoline records how the thread ended, through a
  * cancellation cleanup handler that runs whether the start routine returns,
  * calls pthread_exit or is cancelled: no pthread key (a program may need all
- * PTHREAD_KEYS_MAX of them) and no allocation. Untracked threads are
+ * PTHREAD_KEYS_MAX of them) and nothing from the program's heap (the
+ * shim's own allocator keeps the thread's row). Untracked threads are
  * finished when the profile is written. What an ended thread did is kept
  * for the profile ("bounded memory" below).
  */
@@ -99,6 +100,17 @@ static void live_remove(struct cv_thread *t)
 	cv__spin_unlock(&live_lock);
 }
 
+/* The state of the thread a trampoline started, for code after its
+ * sigsetjmp, where a local would be kept in the frame (one more word under
+ * the program's whole thread); in a fork child, the child's state of the
+ * thread that forked. */
+static __thread struct cv_thread *started __attribute__((tls_model("initial-exec")));
+
+/* Forks this process image has been through: a state made before the last
+ * is the parent's, on the parent's list, and never retired here (a fork
+ * from a handler inside a creation or an end would leave one in hand). */
+static uint32_t fork_generation;
+
 /* ---- bounded memory: ended threads ---------------------------------------- *
  * The first CV_THREADS_KEPT threads that end are reported one by one. Each
  * is kept as a row of its own (struct cv_ended_thread: its numbers and its
@@ -137,16 +149,19 @@ static struct cv_thread *thread_alloc(void)
 		t = NULL;
 	cv__spin_unlock(&pool_lock);
 	if (t) {
-		struct cv_thread *next = t->all_next;
+		/* Cleared around all_next: a profile's writer that began since
+		 * the look above may be walking the list through it. */
 		struct cv_trace_ring *ring = t->trace;
-		memset(t, 0, sizeof(*t));
-		t->all_next = next;
+		size_t next = offsetof(struct cv_thread, all_next), past = next + sizeof(t->all_next);
+		memset(t, 0, next);
+		memset((char *)t + past, 0, sizeof(*t) - past);
 		t->listed = true;
 		t->trace = ring;
 	} else {
 		t = cv__alloc(sizeof(struct cv_thread));
 	}
 	if (t) {
+		t->fork_generation = fork_generation;
 		t->hold_mask = cv__config.hold_period - 1;   /* cv__init read it first */
 		cv__caches_clear(t);
 		cv__trace_thread(t);   /* a new ring, or the recycled state's emptied */
@@ -214,10 +229,8 @@ void cv__thread_row(const struct cv_thread *t, uint64_t now, struct cv_thread_re
 	row->name[CV_NAME_MAX - 1] = '\0';
 }
 
-/* t's row apart from its state (the caller recycles that): whether one
- * could be had. Pushed before the state's tid goes to 0, so that a
- * profile's writer, which reads the state first, finds the thread in one
- * place at least (output.c, snapshot_take: in both, the row wins). */
+/* t's row apart from its state, for the caller to recycle that: whether
+ * one could be had. */
 static bool thread_keep_row(struct cv_thread *t)
 {
 	struct cv_ended_thread *e = cv__alloc(sizeof(*e));
@@ -259,8 +272,10 @@ static void owners_forget(struct cv_thread *t)
 {
 	for (struct cv_rec *r = t->recs; r; r = r->next) {
 		struct cv_thread *owner = t;
-		__atomic_compare_exchange_n(&r->obj->last_owner, &owner, (struct cv_thread *)(uintptr_t)&ended_owner,
-					    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		if (CV_LOAD(&r->obj->last_owner) == t)   /* the line written only where it must be */
+			__atomic_compare_exchange_n(&r->obj->last_owner, &owner,
+						    (struct cv_thread *)(uintptr_t)&ended_owner, false, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
 	}
 }
 
@@ -276,19 +291,25 @@ static void thread_recycle(struct cv_thread *t)
 /* After the end of t (inside the guard, t->recs final). */
 static void thread_retire(struct cv_thread *t)
 {
-	if (t->ncounters)
+	if (t->ncounters || t->fork_generation != fork_generation)
 		return;
 	bool kept = __atomic_load_n(&ended_kept, __ATOMIC_RELAXED) < CV_THREADS_KEPT &&
 		    __atomic_fetch_add(&ended_kept, 1, __ATOMIC_RELAXED) < CV_THREADS_KEPT;
-	if (cv__profile_writing())
-		return;   /* kept apart: a writer may be reading its rows */
 	if (kept) {
-		if (!t->nheld && !t->trace && few_records(t) && thread_keep_row(t)) {
+		/* The row first, then the look for a writer (each side's store,
+		 * then a full fence, then its load: output.c's write names
+		 * itself before its snapshot): a writer that began before the
+		 * look is seen, and the state stays whole (its snapshot may
+		 * hold it; the row wins there); one that began after it finds
+		 * the row. */
+		if (!t->nheld && !t->trace && few_records(t) && thread_keep_row(t) && !cv__profile_writing()) {
 			owners_forget(t);
 			thread_recycle(t);
 		}
 		return;
 	}
+	if (cv__profile_writing())
+		return;   /* kept apart: a writer may be reading its rows */
 	struct cv_thread *m = __atomic_load_n(&merged_threads, __ATOMIC_ACQUIRE), *spare = NULL;
 	if (!m && (spare = cv__alloc(sizeof(*spare))) != NULL) {   /* lock.c: not under the lock */
 		spare->tid = -1;   /* no thread's: the writer skips only tid 0 */
@@ -606,7 +627,7 @@ void cv__thread_finish(struct cv_thread *t)
 static void thread_ended(void *arg)
 {
 	struct cv_thread *t = arg;
-	if (cv__off())
+	if (!t || cv__off())
 		return;   /* no system call of ours, and nothing more to write */
 	cv__guard_enter();
 	live_remove(t);
@@ -641,11 +662,14 @@ void cv__threads_after_fork(void)
 	ended_kept = 0;
 	ended_threads = NULL;
 	merged_threads = thread_pool = NULL;
+	fork_generation++;
 	cv__spin_reset(&merge_lock);
 	cv__spin_reset(&pool_lock);
 	struct cv_thread *t = thread_alloc();
 	cv__my_state = NULL;
 	cv__self = CV_INERT;
+	if (started)
+		started = t;   /* the trampoline's end is now the child's thread's (NULL: none) */
 	if (!t)
 		return;
 	t->flags = CV_THREAD_MAIN;
@@ -686,10 +710,6 @@ static __attribute__((noinline)) void thread_begins(struct cv_thread *t)
 	thread_attach(t, false, tid);
 }
 
-/* The state of the thread a trampoline started, for code after its
- * sigsetjmp, where a local would be kept in the frame (one more word under
- * the program's whole thread). */
-static __thread struct cv_thread *started __attribute__((tls_model("initial-exec")));
 
 static void *trampoline(void *arg)
 {
@@ -726,7 +746,8 @@ static bool live_thread_set(pthread_t th, uint32_t flag, const char *name)
 	cv__spin_lock(&live_lock);
 	for (struct cv_thread *t = live[live_bucket(th)]; t; t = t->live_next)
 		if (pthread_equal(t->self, th)) {
-			__atomic_fetch_or(&t->flags, flag, __ATOMIC_RELAXED);
+			if (flag)
+				__atomic_fetch_or(&t->flags, flag, __ATOMIC_RELAXED);
 			if (name)
 				strncpy(t->name, name, CV_NAME_MAX - 1);
 			found = true;

@@ -137,3 +137,37 @@ Test(threads, recycled_states_keep_each_thread_and_its_order, .timeout = 30)
 	TU_EQ(tu_int(lock, "handoffs"), 49, "row_lock's hand-offs (each thread took it from the one before)");
 	TU_EQ(json_object_array_length(tu_array(lock, "threads")), 50, "threads in row_lock's split");
 }
+
+/* A thread the program made forks, and ends in the child: the child's
+ * profile has the child's two threads (the one that forked, ended, and
+ * in-child), not the parent's worker and its 1,000 locks; the parent's
+ * has them. */
+Test(threads, a_thread_that_forks_and_ends_in_the_child_is_the_childs, .timeout = 30)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "fork_in_worker", NULL);
+	tu_assert_exit(&p, 0, "fork_in_worker");
+	cr_assert(tu_has_line(p.out, "child exit 3"), "stdout:\n%s", p.out);
+	size_t n;
+	char **files = tu_profiles(dir, &n);
+	TU_EQ(n, 2, "profiles (parent and fork child)");
+	int children = 0;
+	for (size_t i = 0; i < n; i++) {
+		json_object *r = tu_report(files[i]);
+		json_object *threads = tu_array(r, "threads"), *lock = tu_lock(r, "worker_lock");
+		if (!tu_bool(tu_get(r, "process"), "forked")) {
+			cr_assert(lock, "the parent's profile has no worker_lock");
+			TU_EQ(tu_int(lock, "acquisitions"), 1000, "the parent's worker_lock acquisitions");
+			continue;
+		}
+		children++;
+		cr_assert(!lock || tu_int(lock, "acquisitions") == 0, "the child's profile has the parent's worker_lock");
+		TU_EQ(json_object_array_length(threads), 2, "the child's threads: the one that forked, in-child");
+		json_object *forker = json_object_array_get_idx(threads, 0);
+		TU_STREQ(tu_str(forker, "name"), "worker", "the child's first thread");
+		cr_assert(tu_bool(forker, "exited"), "the thread that forked ended in the child");
+		TU_STREQ(tu_str(json_object_array_get_idx(threads, 1), "name"), "in-child", "the child's second thread");
+	}
+	TU_EQ(children, 1, "fork child profiles");
+}

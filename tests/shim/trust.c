@@ -908,6 +908,20 @@ Test(trust, memory_is_bounded_for_a_thousand_live_threads_that_waited, .timeout 
 	memory_is_bounded("churn_threads", "waited", "1000");
 }
 
+/* Threads that end leave a row of what they did, and their 4 KiB states
+ * serve the threads made after them (thread.c, thread_retire): 1,000
+ * short threads, 8 at a time, each taking a lock once, add about 1.2 MiB
+ * here (a row and a record each, and the shim's own); keeping each
+ * thread's state added 5.2. */
+Test(trust, ended_threads_leave_a_row_not_their_state, .timeout = 120)
+{
+	const char *argv[] = { tu_prog("churn_threads"), "short", "1000", NULL };
+	char *dir = tu_tmpdir();
+	long native = max_rss_kb(argv, NULL), shim = max_rss_kb(argv, dir);
+	cr_assert(shim <= native + 3 * 1024, "churn_threads short 1000: max RSS %ld KiB under the shim, %ld natively",
+		  shim, native);
+}
+
 /* What the merged rows add up to: every lock of every short thread. */
 Test(trust, merged_threads_keep_their_counts, .timeout = 300)
 {
