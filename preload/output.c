@@ -859,6 +859,7 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	if (!cv__config.dir[0])
 		goto done;   /* said at start */
 	bool ending = exit_reason == CV_EXIT_NORMAL || exit_reason == CV_EXIT_LAST_THREAD;
+	cv__threads_settle();   /* named already (write_file_on_own_stack) */
 	if (snapshot_take(&snap) != 0) {
 		snapshot_free(&snap, ending);
 		report_failure(ENOMEM, ext);

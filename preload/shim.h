@@ -965,6 +965,9 @@ struct cv_ended_thread {
 	struct cv_thread_rec    row;    /* its row, but row.index, its place in a profile */
 };
 struct cv_ended_thread *cv__ended_threads(void);
+/* A profile's writer, named: waits (bounded) for merges of ended threads
+ * in flight on other threads. */
+void cv__threads_settle(void);
 /* t's row (but row->index), as of now where it is still running. */
 void cv__thread_row(const struct cv_thread *t, uint64_t now, struct cv_thread_rec *row);
 uint32_t cv__thread_count(void);

@@ -138,6 +138,12 @@ static struct cv_thread *merged_threads; /* made on the first merge */
 static struct cv_thread *thread_pool;    /* recycled states, by pool_next; pool_lock */
 static cv_spinlock_t merge_lock;         /* merges into merged_threads */
 static cv_spinlock_t pool_lock;          /* not merge_lock: a new state is had without waiting for a merge */
+/* Merges begun and not finished: a profile's writer waits for them
+ * (cv__threads_settle), or it could read a thread both in its state and
+ * in the merged threads' records. merging: this thread's own, which a
+ * writer in a handler on it does not wait for. */
+static uint32_t merges_in_flight;
+static __thread bool merging __attribute__((tls_model("initial-exec")));
 
 static struct cv_thread *thread_alloc(void)
 {
@@ -308,8 +314,17 @@ static void thread_retire(struct cv_thread *t)
 		}
 		return;
 	}
-	if (cv__profile_writing())
-		return;   /* kept apart: a writer may be reading its rows */
+	/* In flight, then the look for a writer (each side's store, a full
+	 * fence, its load): a writer that began before the look is seen,
+	 * and the state is kept apart (its snapshot may hold it); one that
+	 * began after it waits for the merge. */
+	__atomic_fetch_add(&merges_in_flight, 1, __ATOMIC_SEQ_CST);
+	merging = true;
+	if (cv__profile_writing()) {
+		merging = false;
+		__atomic_fetch_sub(&merges_in_flight, 1, __ATOMIC_RELEASE);
+		return;
+	}
 	struct cv_thread *m = __atomic_load_n(&merged_threads, __ATOMIC_ACQUIRE), *spare = NULL;
 	if (!m && (spare = cv__alloc(sizeof(*spare))) != NULL) {   /* lock.c: not under the lock */
 		spare->tid = -1;   /* no thread's: the writer skips only tid 0 */
@@ -331,6 +346,16 @@ static void thread_retire(struct cv_thread *t)
 	cv__free(spare, sizeof(*spare));   /* another thread's came first */
 	if (merged)
 		thread_recycle(t);
+	merging = false;
+	__atomic_fetch_sub(&merges_in_flight, 1, __ATOMIC_RELEASE);
+}
+
+void cv__threads_settle(void)
+{
+	struct timespec pause = { 0, 1000 * 1000 };
+	for (int waits = 0; waits < 2000 && __atomic_load_n(&merges_in_flight, __ATOMIC_ACQUIRE) > (uint32_t)merging;
+	     waits++)
+		cv__nanosleep(&pause);   /* a merge takes microseconds; bounded all the same */
 }
 
 static void detach_pending(pthread_t th)
@@ -434,15 +459,16 @@ static void thread_attach(struct cv_thread *t, bool publish, pid_t tid)
 	t->self = pthread_self();
 	t->start_ns = cv__now_ns();
 	/* tid last: a profile written meanwhile takes a thread with a tid as
-	 * started, so its start time must already be there. */
+	 * started, so its start time and its index (a recycled state's is
+	 * its last thread's until published) must already be there. */
+	if (publish)
+		thread_publish(t);
 	if (!tid)
 		tid = gettid();
 	cv__tid = tid;
 	__atomic_store_n(&t->tid, tid, __ATOMIC_RELEASE);
 	live_add(t);
-	if (publish)
-		thread_publish(t);
-	else
+	if (!publish)
 		claim_pending_detach(t);
 	cv__my_state = t;
 	cv__guard_leave(saved);   /* cv__thread_slow installs it in cv__self when not busy */
@@ -663,6 +689,7 @@ void cv__threads_after_fork(void)
 	ended_threads = NULL;
 	merged_threads = thread_pool = NULL;
 	fork_generation++;
+	merges_in_flight = merging;   /* the parent's other threads' are not the child's */
 	cv__spin_reset(&merge_lock);
 	cv__spin_reset(&pool_lock);
 	struct cv_thread *t = thread_alloc();
@@ -798,8 +825,13 @@ static CV_NOINLINE int child_created(struct cv_thread *self, struct cv_thread *c
 		}
 	} else {
 		__atomic_fetch_sub(&unattached, 1, __ATOMIC_ACQ_REL);
+		/* The child never ran (tid 0: never reported): its state serves
+		 * the next, unless a writer may be reading it. */
+		struct cv_thread *saved = cv__guard_enter();
+		if (!cv__profile_writing())
+			thread_recycle(child);
+		cv__guard_leave(saved);
 	}
-	/* On failure the child never runs, keeps tid 0, and is never reported. */
 	return rc;
 }
 

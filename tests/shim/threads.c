@@ -139,9 +139,9 @@ Test(threads, recycled_states_keep_each_thread_and_its_order, .timeout = 30)
 }
 
 /* A thread the program made forks, and ends in the child: the child's
- * profile has the child's two threads (the one that forked, ended, and
- * in-child), not the parent's worker and its 1,000 locks; the parent's
- * has them. */
+ * profile has the child's three threads (the one that forked, ended;
+ * in-child; after, made after that end), not the parent's worker and its
+ * 1,000 locks; the parent's has them. */
 Test(threads, a_thread_that_forks_and_ends_in_the_child_is_the_childs, .timeout = 30)
 {
 	struct tu_proc p;
@@ -163,11 +163,12 @@ Test(threads, a_thread_that_forks_and_ends_in_the_child_is_the_childs, .timeout 
 		}
 		children++;
 		cr_assert(!lock || tu_int(lock, "acquisitions") == 0, "the child's profile has the parent's worker_lock");
-		TU_EQ(json_object_array_length(threads), 2, "the child's threads: the one that forked, in-child");
+		TU_EQ(json_object_array_length(threads), 3, "the child's threads: the one that forked, in-child, after");
 		json_object *forker = json_object_array_get_idx(threads, 0);
 		TU_STREQ(tu_str(forker, "name"), "worker", "the child's first thread");
 		cr_assert(tu_bool(forker, "exited"), "the thread that forked ended in the child");
 		TU_STREQ(tu_str(json_object_array_get_idx(threads, 1), "name"), "in-child", "the child's second thread");
+		TU_STREQ(tu_str(json_object_array_get_idx(threads, 2), "name"), "after", "the child's third thread");
 	}
 	TU_EQ(children, 1, "fork child profiles");
 }
