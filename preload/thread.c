@@ -124,9 +124,8 @@ static uint32_t fork_generation;
  * record of each object, its times and counts into its totals) and its
  * state is recycled alike. A recycled state stays on the all_next list
  * (push-only, read by the profile writer without locks) with tid 0, which
- * the writer skips. A profile written while a thread is being merged may
- * show that one thread's row half-updated; nothing worse, since the shim's
- * memory is never unmapped. A thread is retired by whichever of it and its
+ * the writer skips. A profile's writer waits for merges in flight
+ * (cv__threads_settle), so that it reads a merged thread in one place. A thread is retired by whichever of it and its
  * creator is last done with its state (the creator writes its creation
  * cost after the real create returned, when a short thread may have ended
  * already): see CV_CREATE_*. */
@@ -144,6 +143,22 @@ static cv_spinlock_t pool_lock;          /* not merge_lock: a new state is had w
  * writer in a handler on it does not wait for. */
 static uint32_t merges_in_flight;
 static __thread bool merging __attribute__((tls_model("initial-exec")));
+
+/* The count and this thread's flag move together, in a section: a
+ * handler's exit() or fork() between the two would wait for its own
+ * thread's merge, or leave the child's count short. */
+static void merge_in_flight(bool begins)
+{
+	cv__critical_enter();
+	if (begins) {
+		__atomic_fetch_add(&merges_in_flight, 1, __ATOMIC_SEQ_CST);
+		merging = true;
+	} else {
+		merging = false;
+		__atomic_fetch_sub(&merges_in_flight, 1, __ATOMIC_RELEASE);
+	}
+	cv__critical_leave();
+}
 
 static struct cv_thread *thread_alloc(void)
 {
@@ -246,8 +261,12 @@ static bool thread_keep_row(struct cv_thread *t)
 	e->index = t->index;
 	cv__thread_row(t, t->end_ns, &e->row);
 	e->next = __atomic_load_n(&ended_threads, __ATOMIC_RELAXED);
-	while (!__atomic_compare_exchange_n(&ended_threads, &e->next, e, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		;
+	do {
+		if (t->fork_generation != fork_generation) {
+			cv__free(e, sizeof(*e));
+			return false;   /* a fork from a handler since: the child's list is not this thread's */
+		}
+	} while (!__atomic_compare_exchange_n(&ended_threads, &e->next, e, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 	return true;
 }
 
@@ -287,6 +306,8 @@ static void owners_forget(struct cv_thread *t)
 
 static void thread_recycle(struct cv_thread *t)
 {
+	if (t->fork_generation != fork_generation)
+		return;   /* the parent's (a fork from a handler since the caller looked): on its list, not ours */
 	__atomic_store_n(&t->tid, 0, __ATOMIC_RELEASE);
 	cv__spin_lock(&pool_lock);
 	t->pool_next = thread_pool;
@@ -318,11 +339,9 @@ static void thread_retire(struct cv_thread *t)
 	 * fence, its load): a writer that began before the look is seen,
 	 * and the state is kept apart (its snapshot may hold it); one that
 	 * began after it waits for the merge. */
-	__atomic_fetch_add(&merges_in_flight, 1, __ATOMIC_SEQ_CST);
-	merging = true;
+	merge_in_flight(true);
 	if (cv__profile_writing()) {
-		merging = false;
-		__atomic_fetch_sub(&merges_in_flight, 1, __ATOMIC_RELEASE);
+		merge_in_flight(false);
 		return;
 	}
 	struct cv_thread *m = __atomic_load_n(&merged_threads, __ATOMIC_ACQUIRE), *spare = NULL;
@@ -332,30 +351,48 @@ static void thread_retire(struct cv_thread *t)
 		strcpy(spare->name, "merged threads");
 	}
 	cv__spin_lock(&merge_lock);
-	if (!(m = merged_threads) && spare) {
+	/* A fork from a handler since the look at the start left the
+	 * parent's state in hand: not the child's to merge. */
+	bool ours = t->fork_generation == fork_generation;
+	if (ours && !(m = merged_threads) && spare) {
 		thread_publish(spare);
 		__atomic_store_n(&merged_threads, spare, __ATOMIC_RELEASE);
 		m = spare;
 		spare = NULL;
 	}
-	owners_forget(t);   /* before its records fold away */
-	bool merged = m && cv__records_merge(m, t);
+	bool merged = ours && m;
 	if (merged)
+		owners_forget(t);   /* before its records fold away */
+	merged = merged && cv__records_merge(m, t);
+	if (merged) {
 		merge_thread_totals(m, t);
+		/* Out of the profile in the section that put it in the merged
+		 * row: a handler's exit() on this thread, which does not wait
+		 * for its own merge, sees it in one place. */
+		__atomic_store_n(&t->tid, 0, __ATOMIC_RELEASE);
+	}
 	cv__spin_unlock(&merge_lock);
 	cv__free(spare, sizeof(*spare));   /* another thread's came first */
 	if (merged)
 		thread_recycle(t);
-	merging = false;
-	__atomic_fetch_sub(&merges_in_flight, 1, __ATOMIC_RELEASE);
+	merge_in_flight(false);
 }
 
+/* A merge takes microseconds: a few yields, then sleeps, 2 s at most. A
+ * writer inside one of the shim's sections (a handler run there: a fault,
+ * a full signal queue) may hold the lock a merge waits for: no wait. */
 void cv__threads_settle(void)
 {
+	if (cv__sections)
+		return;
 	struct timespec pause = { 0, 1000 * 1000 };
-	for (int waits = 0; waits < 2000 && __atomic_load_n(&merges_in_flight, __ATOMIC_ACQUIRE) > (uint32_t)merging;
-	     waits++)
-		cv__nanosleep(&pause);   /* a merge takes microseconds; bounded all the same */
+	for (int waits = 0; waits < 2100 && __atomic_load_n(&merges_in_flight, __ATOMIC_ACQUIRE) > (uint32_t)merging;
+	     waits++) {
+		if (waits < 100)
+			sched_yield();
+		else
+			cv__nanosleep(&pause);
+	}
 }
 
 static void detach_pending(pthread_t th)
