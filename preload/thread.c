@@ -125,7 +125,8 @@ static uint32_t fork_generation;
  * state is recycled alike. A recycled state stays on the all_next list
  * (push-only, read by the profile writer without locks) with tid 0, which
  * the writer skips. A profile's writer waits for merges in flight
- * (cv__threads_settle), so that it reads a merged thread in one place. A thread is retired by whichever of it and its
+ * (cv__threads_settle), so that it reads a merged thread in one place
+ * (but a writer inside one of the shim's sections, or after 2 s). A thread is retired by whichever of it and its
  * creator is last done with its state (the creator writes its creation
  * cost after the real create returned, when a short thread may have ended
  * already): see CV_CREATE_*. */
@@ -261,13 +262,18 @@ static bool thread_keep_row(struct cv_thread *t)
 	e->index = t->index;
 	cv__thread_row(t, t->end_ns, &e->row);
 	e->next = __atomic_load_n(&ended_threads, __ATOMIC_RELAXED);
-	do {
-		if (t->fork_generation != fork_generation) {
-			cv__free(e, sizeof(*e));
-			return false;   /* a fork from a handler since: the child's list is not this thread's */
-		}
-	} while (!__atomic_compare_exchange_n(&ended_threads, &e->next, e, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
-	return true;
+	/* The look at the fork generation and the push in one section: a
+	 * fork from a handler since the caller looked leaves the row out of
+	 * the child's list (its index is the parent's numbering). */
+	cv__critical_enter();
+	bool ours = t->fork_generation == fork_generation;
+	while (ours && !__atomic_compare_exchange_n(&ended_threads, &e->next, e, true, __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED))
+		;
+	cv__critical_leave();
+	if (!ours)
+		cv__free(e, sizeof(*e));
+	return ours;
 }
 
 /* What an object's last_owner names once its owner's state is to be
@@ -304,14 +310,18 @@ static void owners_forget(struct cv_thread *t)
 	}
 }
 
+/* The look at the fork generation under the lock, a section, where no
+ * handler of the program runs (nor forks): a parent's state (a fork from
+ * a handler since the caller looked) is on the parent's list, not ours,
+ * and is left alone. */
 static void thread_recycle(struct cv_thread *t)
 {
-	if (t->fork_generation != fork_generation)
-		return;   /* the parent's (a fork from a handler since the caller looked): on its list, not ours */
-	__atomic_store_n(&t->tid, 0, __ATOMIC_RELEASE);
 	cv__spin_lock(&pool_lock);
-	t->pool_next = thread_pool;
-	thread_pool = t;
+	if (t->fork_generation == fork_generation) {
+		__atomic_store_n(&t->tid, 0, __ATOMIC_RELEASE);
+		t->pool_next = thread_pool;
+		thread_pool = t;
+	}
 	cv__spin_unlock(&pool_lock);
 }
 
