@@ -126,10 +126,11 @@ static uint32_t fork_generation;
  * (push-only, read by the profile writer without locks) with tid 0, which
  * the writer skips. A profile's writer waits for merges in flight
  * (cv__threads_settle), so that it reads a merged thread in one place
- * (but a writer inside one of the shim's sections, or after 2 s). A thread is retired by whichever of it and its
- * creator is last done with its state (the creator writes its creation
- * cost after the real create returned, when a short thread may have ended
- * already): see CV_CREATE_*. */
+ * (but a writer inside one of the shim's sections, or after 2 s). A
+ * thread is retired by whichever of it and its creator is last done with
+ * its state (the creator writes its creation cost after the real create
+ * returned, when a short thread may have ended already): see
+ * CV_CREATE_*. */
 #define CV_THREADS_KEPT 1024u
 enum { CV_CREATE_PENDING, CV_CREATE_DONE, CV_CREATE_CHILD_ENDED };
 static uint32_t ended_kept;              /* never past CV_THREADS_KEPT + running threads */

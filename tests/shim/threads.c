@@ -172,3 +172,19 @@ Test(threads, a_thread_that_forks_and_ends_in_the_child_is_the_childs, .timeout 
 	}
 	TU_EQ(children, 1, "fork child profiles");
 }
+
+/* pthread_create failing after its clone, 100 times, then five threads:
+ * the program sees what it sees natively, the failed ones are in no row,
+ * and the five are, their lock's five acquisitions too (the failed
+ * creates' states go to the next threads: thread.c, child_created). */
+Test(threads, failed_creates_leave_no_row_and_serve_the_next, .timeout = 30)
+{
+	json_object *r;
+	const char *out = tu_same_behaviour("create_fails", &r);
+	cr_assert(tu_has_line(out, "failed creates: 100 of 100"), "%s", out);
+	json_object *threads = tu_array(r, "threads");
+	TU_EQ(json_object_array_length(threads), 6, "threads[]: main and the five made");
+	for (size_t i = 1; i < 6; i++)
+		TU_STREQ(tu_str(json_object_array_get_idx(threads, i), "start_routine"), "made", "threads[%zu]", i);
+	TU_EQ(tu_int(tu_lock(r, "made_lock"), "acquisitions"), 5, "made_lock's acquisitions");
+}
