@@ -13,7 +13,9 @@
  * (trust::leaving_a_condvar_wait_by_a_jump_or_a_cancellation). The signal
  * is sent once the worker is known to be about to wait; one sent a moment
  * before the wait jumps out just the same, so the outcome never depends on
- * timing, only how much of the bug a run exercises. */
+ * timing, only how much of the bug a run exercises. The cancel waits for
+ * the thread to have pushed its cleanup (a cancel 50 ms after the signal,
+ * as before, came in its printf on a loaded machine: less was printed). */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -24,7 +26,7 @@
 static pthread_mutex_t m;
 static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
 static sigjmp_buf env;
-static volatile sig_atomic_t waiting, rounds;
+static volatile sig_atomic_t waiting, pausing, rounds;
 static const char *mode;
 
 static void on_usr1(int sig)
@@ -63,9 +65,11 @@ static void *jumper(void *arg)
 	printf("jumped out; unlock: %s\n", strerror(pthread_mutex_unlock(&m)));
 	fflush(stdout);
 	pthread_cleanup_push(said, "outer");
-	if (!strcmp(mode, "cancel"))
+	if (!strcmp(mode, "cancel")) {
+		pausing = 1;
 		for (;;)
 			pause();
+	}
 	pthread_exit((void *)42);
 	pthread_cleanup_pop(0);
 	return NULL;
@@ -102,7 +106,8 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "cleanup")) {
 		pthread_kill(th, SIGUSR1);
 		if (!strcmp(mode, "cancel")) {
-			usleep(50000);
+			while (!pausing)   /* its cleanup pushed: a cancel before, in its printf, printed less */
+				usleep(1000);
 			pthread_cancel(th);
 		}
 	} else {
