@@ -216,6 +216,21 @@ static void probe_tids(void)
 	rwlock_is_glibcs = rwlock_in_libc && rwlock_format_is_glibcs();
 }
 
+#if defined(__x86_64__) && defined(__LP64__)
+/* The offset of one 32-bit field in glibc's descriptor of a thread, from
+ * the description glibc publishes for libthread_db (structs.def: its bits,
+ * its count, its offset), where the calling thread's descriptor is at the
+ * thread pointer's self word (cv__thread_self) as pthread_self() says: 0
+ * where any of it is not so. */
+static uint32_t descriptor_field(const char *name)
+{
+	const uint32_t *desc = dlsym(RTLD_NEXT, name);
+	if (!desc || desc[0] != 32 || desc[1] != 1 || desc[2] == 0 || desc[2] > 4096 - sizeof(uint32_t))
+		return 0;
+	return cv__thread_self() == (const char *)pthread_self() ? desc[2] : 0;
+}
+#endif
+
 /* Where glibc keeps a thread's cancellation state, for sem_wait's
  * cancellation point (sem.c, cancel_may_be_pending): the offset of
  * cancelhandling in its thread descriptor, from the description glibc
@@ -229,20 +244,17 @@ static void probe_tids(void)
 static uint32_t cancel_word_probe(void)
 {
 #if defined(__x86_64__) && defined(__LP64__)
-	const uint32_t *desc = dlsym(RTLD_NEXT, "_thread_db_pthread_cancelhandling");
-	if (!desc || desc[0] != 32 || desc[1] != 1 || desc[2] == 0 || desc[2] > 4096 - sizeof(int))
+	uint32_t offset = descriptor_field("_thread_db_pthread_cancelhandling");
+	if (!offset)
 		return 0;
-	const char *self = cv__thread_self();
-	if (self != (const char *)pthread_self())
-		return 0;
-	const int *word = (const int *)(const void *)(self + desc[2]);
+	const int *word = (const int *)(const void *)(cv__thread_self() + offset);
 	int old;
 	if (pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old) != 0)
 		return 0;
 	bool disabled = CV_LOAD(word) & 1;
 	pthread_setcancelstate(old, NULL);
 	bool restored = (CV_LOAD(word) & 1) == (old == PTHREAD_CANCEL_DISABLE);
-	return disabled && restored ? desc[2] : 0;
+	return disabled && restored ? offset : 0;
 #else
 	return 0;
 #endif
@@ -257,13 +269,9 @@ static uint32_t cancel_word_probe(void)
 static uint32_t tid_word_probe(void)
 {
 #if defined(__x86_64__) && defined(__LP64__)
-	const uint32_t *desc = dlsym(RTLD_NEXT, "_thread_db_pthread_tid");
-	if (!desc || desc[0] != 32 || desc[1] != 1 || desc[2] == 0 || desc[2] > 4096 - sizeof(pid_t))
-		return 0;
-	const char *self = cv__thread_self();
-	if (self != (const char *)pthread_self())
-		return 0;
-	return CV_LOAD((const pid_t *)(const void *)(self + desc[2])) == cv__thread_tid() ? desc[2] : 0;
+	uint32_t offset = descriptor_field("_thread_db_pthread_tid");
+	return offset && CV_LOAD((const pid_t *)(const void *)(cv__thread_self() + offset)) == cv__thread_tid()
+		       ? offset : 0;
 #else
 	return 0;
 #endif
