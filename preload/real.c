@@ -208,10 +208,15 @@ static void probe_tids(void)
 {
 	pthread_mutex_t probe = PTHREAD_MUTEX_INITIALIZER;
 	owner_is_tid = false;
-	if (mutex_in_libc && __pthread_mutex_lock(&probe) == 0) {   /* glibc's: no interposer sees it */
+	/* glibc's own functions (mutex_in_libc), through the resolved
+	 * pointers: a call to __pthread_mutex_lock binds to the program's
+	 * definition where it has one, and clang's sanitizer runtimes, linked
+	 * into the executable, define one whose pointer to glibc's is still
+	 * null when the shim starts (helper-111: a SIGSEGV before main). */
+	if (mutex_in_libc && cv__real.pthread_mutex_lock(&probe) == 0) {
 		elides = CV_LOAD(&probe.__data.__kind) & 0x100;      /* PTHREAD_MUTEX_ELISION_NP */
 		owner_is_tid = CV_LOAD(&probe.__data.__owner) == cv__thread_tid();
-		__pthread_mutex_unlock(&probe);
+		cv__real.pthread_mutex_unlock(&probe);
 	}
 	rwlock_is_glibcs = rwlock_in_libc && rwlock_format_is_glibcs();
 }

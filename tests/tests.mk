@@ -44,6 +44,12 @@ $(TEST_PROGS_DIR)/exit_status_stripped: $(TEST_PROGS_DIR)/exit_status
 $(TEST_PROGS_DIR)/offcpu_nofp $(TEST_PROGS_DIR)/serial_nofp $(TEST_PROGS_DIR)/offcpu_dlopen \
 $(TEST_PROGS_DIR)/libblockread.so: TEST_PROG_CFLAGS += -fomit-frame-pointer
 
+# clang's AddressSanitizer: its runtime in the executable, whose
+# interceptors come before the shim's functions and glibc's.
+$(TEST_PROGS_DIR)/clang_asan: tests/progs/clang_asan.c tests/progs/progs.h | check-deps
+	@mkdir -p $(@D)
+	clang -std=gnu11 -D_GNU_SOURCE -Iinclude -g -O1 -pthread -fsanitize=address $< -o $@
+
 # GCC OpenMP (libgomp): preload/gomp.c's interposers.
 $(TEST_PROGS_DIR)/count_omp $(TEST_PROGS_DIR)/omp_lock_wait: TEST_PROG_CFLAGS += -fopenmp
 

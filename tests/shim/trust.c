@@ -60,6 +60,25 @@ static void same_prog(struct both *b, const char *prog, const char *const *env)
 		  b->native.code, b->native.err);
 }
 
+/* A program built with clang's AddressSanitizer: its runtime, linked
+ * into the executable, defines __pthread_mutex_lock and the other
+ * functions it intercepts ahead of glibc's, and its pointers to glibc's
+ * are still null when the shim starts. The shim's start-up probe called
+ * __pthread_mutex_lock by name, which bound there: a SIGSEGV before main
+ * (helper-111). */
+Test(trust, a_program_built_with_clangs_address_sanitizer_runs_and_is_counted)
+{
+	struct both b;
+	same_prog(&b, "clang_asan", NULL);
+	cr_assert(tu_has_line(b.shim.out, "total: 10000"), "%s", b.shim.out);
+	json_object *locks = tu_array(tu_report_dir(b.dir), "locks");
+	int64_t counted = -1;
+	for (size_t i = 0; i < json_object_array_length(locks); i++)
+		if (tu_int(json_object_array_get_idx(locks, i), "acquisitions") == 4000)
+			counted = 4000;
+	TU_EQ(counted, 4000, "acquisitions of the program's mutex (4 threads, 1,000 each)");
+}
+
 /* The shim links only the C library: zlib (for the profile's checksum) and
  * libgcc_s (for -fexceptions' cleanups) were DT_NEEDED, so a program that
  * looked found deflate and _Unwind_Backtrace in its global scope; later
