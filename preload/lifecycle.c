@@ -7,11 +7,11 @@
  * runtime's exit handlers; ours is the shim's destructor, run by the loader's
  * exit handler. The C library flushes stdio only after every exit handler,
  * so on a nearly full filesystem the profile would take the space the
- * program's buffered output still needs: the destructor flushes stdout and
- * stderr first when they write to a file on the profile's filesystem. It
- * only tries their locks (a thread blocked in a read of
- * stdin holds its lock for ever, and glibc's own final flush takes none); a
- * stream another thread holds is flushed later by the C library, as always.
+ * program's buffered output still needs: the destructor counts what stdout
+ * and stderr hold for a file on the profile's filesystem, and the profile
+ * is published only where that much room is left after it (output.c,
+ * room_left). It never flushes them: output a later destructor writes to
+ * the same file keeps its place.
  *
  * The other ends — exec, _exit/_Exit, quick_exit, a fatal signal — are
  * wrapped below. Each may run in a signal handler, so each uses only what is
@@ -24,10 +24,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <wchar.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -55,29 +58,30 @@ static bool inside_shim(void)
 
 /* ---- normal end ------------------------------------------------------------ */
 
-/* Only a stream whose file is on the profile's filesystem competes with it
- * for space; one on a terminal, a pipe or another filesystem is left to the
- * C library's flush, so its output keeps its place among the program's. */
-static void flush_standard_streams(void)
+/* The bytes stdout and stderr still hold for a regular file on the
+ * profile's filesystem: the C library writes them after the shim's
+ * destructor, and the profile must leave them room (cv__write_profile
+ * drops itself rather than take it). Only counted, never flushed: a flush
+ * here would move them ahead of what a library's destructor, running
+ * after the shim's, writes to the same file (helper-111). A wide stream's
+ * characters may take up to MB_LEN_MAX bytes each. Read without the
+ * streams' locks: a number, which a thread still writing may make stale. */
+static uint64_t pending_output(void)
 {
 	struct stat dir, file;
 	if (stat(cv__config.dir, &dir) != 0)
-		return;
-	/* The flush writes, a cancellation point: a pending cancel must not
-	 * unwind the thread with the stream locked (the shim's guard leaves
-	 * cancellation enabled). */
-	int state;
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+		return 0;
+	uint64_t bytes = 0;
 	FILE *streams[] = { stdout, stderr };
 	for (size_t i = 0; i < sizeof(streams) / sizeof(streams[0]); i++) {
-		if (ftrylockfile(streams[i]) != 0)
+		int fd = streams[i] ? fileno_unlocked(streams[i]) : -1;
+		if (fd < 0 || fstat(fd, &file) != 0 || !S_ISREG(file.st_mode) || file.st_dev != dir.st_dev)
 			continue;
-		int fd = fileno_unlocked(streams[i]);
-		if (fd >= 0 && fstat(fd, &file) == 0 && S_ISREG(file.st_mode) && file.st_dev == dir.st_dev)
-			fflush_unlocked(streams[i]);
-		funlockfile(streams[i]);
+		/* Two pointers read apart may differ by nonsense: at most 1 GiB. */
+		uint64_t chars = __fpending(streams[i]);
+		bytes += (chars < (1u << 30) ? chars : (1u << 30)) * (fwide(streams[i], 0) > 0 ? MB_LEN_MAX : 1);
 	}
-	pthread_setcancelstate(state, NULL);
+	return bytes;
 }
 
 /* convoy_end has returned (its write done, failed or not made). */
@@ -93,7 +97,7 @@ __attribute__((destructor)) static void convoy_end(void)
 			main_thread = t;
 	bool last_thread = main_thread && (main_thread->flags & CV_THREAD_PTHREAD_EXIT);
 	int saved_errno = errno;
-	flush_standard_streams();
+	cv__profile_leave_room(pending_output());
 	errno = saved_errno;
 	cv__write_profile(last_thread ? CV_EXIT_LAST_THREAD : CV_EXIT_NORMAL);
 	__atomic_store_n(&end_done, 1, __ATOMIC_RELEASE);

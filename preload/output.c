@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <link.h>
 #include <sched.h>
 #include <signal.h>
@@ -17,6 +18,8 @@
 #include <sys/random.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -835,6 +838,41 @@ static bool claim_write(void)
 	}
 }
 
+static uint64_t room_to_leave;   /* cv__profile_leave_room */
+
+void cv__profile_leave_room(uint64_t bytes)
+{
+	room_to_leave = bytes;
+}
+
+/* Whether the filesystem of fd, the profile written (its size `at`),
+ * still has room for bytes more, rounded up to its allocation unit, plus
+ * two units (two files, each ending partway through one). Asked of the
+ * filesystem itself where it can answer: that much reserved past the
+ * file's end (fallocate with FALLOC_FL_KEEP_SIZE, its size unchanged:
+ * quotas and root's reserved blocks count as they will for the program's
+ * own write) and given back at once. Where it cannot (EOPNOTSUPP: NFSv3,
+ * some FUSE filesystems), its statfs, where it knows its size (ramfs, and
+ * tmpfs without a size, report none). A raw system call: glibc's
+ * fallocate is a cancellation point. */
+static bool room_left(int fd, uint64_t at, uint64_t bytes)
+{
+	if (!bytes)
+		return true;
+	struct statvfs fs;
+	bool statfs_ok = fstatvfs(fd, &fs) == 0 && fs.f_frsize;
+	uint64_t unit = statfs_ok ? fs.f_frsize : 4096;
+	uint64_t units = (bytes < ((uint64_t)1 << 48) ? (bytes + unit - 1) / unit : ((uint64_t)1 << 48) / unit) + 2;
+	uint64_t need = units * unit;
+	if (cv__sys(SYS_fallocate, fd, FALLOC_FL_KEEP_SIZE, (long)at, (long)need) == 0) {
+		cv__sys(SYS_fallocate, fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (long)at, (long)need);
+		return true;
+	}
+	if (errno == ENOSPC || errno == EDQUOT)
+		return false;
+	return !statfs_ok || !fs.f_blocks || fs.f_bavail >= units;
+}
+
 /* Writes and publishes the profile as convoy-<comm>-<pid><ext>, once this
  * thread holds the write, and announces it as `what` (NULL: silently):
  * whether it was published. errno is the caller's again on return. */
@@ -897,6 +935,11 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	put(w, &end, sizeof(end));
 	flush(w);
 	snapshot_free(&snap, ending);
+	/* The program's own output still to come takes the room first: an
+	 * unnamed file's blocks are freed at its close. */
+	struct stat written;
+	if (!w->error && ending && fstat(w->fd, &written) == 0 && !room_left(w->fd, (uint64_t)written.st_size, room_to_leave))
+		w->error = ENOSPC;
 	bool unnamed = !tmp_path[0], linked = false;
 	if (unnamed && !w->error)
 		linked = (w->error = publish(ext)) == 0;

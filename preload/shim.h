@@ -1480,6 +1480,10 @@ void cv__perf_after_fork(void);
  * calls, and formatting that neither locks nor allocates) except a re-read of
  * the module map, done only for the destructor's reasons. */
 bool cv__write_profile(uint32_t exit_reason);
+/* Bytes the program will still write to the profile's filesystem after
+ * the profile (its buffered stdout and stderr at a normal end): the
+ * profile is published only where that much room is left after it. */
+void cv__profile_leave_room(uint64_t bytes);
 /* A profile is being written. Its writer walks threads, records, objects
  * and their stack lists without locks, so nothing it may reach is freed or
  * recycled meanwhile: what would be is kept instead (a write is rare and

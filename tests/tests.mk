@@ -59,6 +59,12 @@ $(TEST_PROGS_DIR)/ctor_main: tests/progs/ctor_main.c tests/progs/progs.h $(TEST_
 	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -L$(TEST_PROGS_DIR) -lctorlock \
 	  -Wl,-rpath,$(abspath $(TEST_PROGS_DIR))
 
+# Linked against libdtorsay.so, whose destructor runs after the shim's.
+$(TEST_PROGS_DIR)/dtor_order: tests/progs/dtor_order.c tests/progs/progs.h $(TEST_PROGS_DIR)/libdtorsay.so | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -L$(TEST_PROGS_DIR) -ldtorsay \
+	  -Wl,-rpath,$(abspath $(TEST_PROGS_DIR))
+
 # Linked against libforkrequest.so, whose fork handler runs inside the shim's.
 $(TEST_PROGS_DIR)/snapshot_fork: tests/progs/snapshot_fork.c tests/progs/progs.h $(TEST_PROGS_DIR)/libforkrequest.so | check-deps
 	@mkdir -p $(@D)

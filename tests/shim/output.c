@@ -194,6 +194,34 @@ Test(output, program_output_takes_the_disk_before_the_profile, .timeout = 60)
 	umount2(dir, MNT_DETACH);   /* so that the directory under it can be removed */
 }
 
+/* stdout and stderr on one file in the profile's directory: the shim's
+ * destructor leaves stdout's last buffer where it is (it once flushed it
+ * to give the program's output the disk first), so a library destructor
+ * that runs after the shim's still writes before it (helper-111). */
+Test(output, output_after_the_shims_destructor_keeps_its_order, .timeout = 30)
+{
+	char *dir = tu_tmpdir(), cmd[4400];
+	for (int shim = 0; shim <= 1; shim++) {
+		snprintf(cmd, sizeof(cmd), "exec %s >%s/out%d 2>&1", tu_prog("dtor_order"), dir, shim);
+		const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+		struct tu_opts o = { .preload = shim, .dir = dir, .quiet = true };
+		struct tu_proc p;
+		tu_run(&p, &o, argv);
+		tu_assert_exit(&p, 0, shim ? "dtor_order under the shim" : "dtor_order natively");
+	}
+	char path[4400];
+	size_t len;
+	snprintf(path, sizeof(path), "%s/out0", dir);
+	char *native = (char *)tu_read_file(path, &len);
+	snprintf(path, sizeof(path), "%s/out1", dir);
+	char *shim = (char *)tu_read_file(path, &len);
+	cr_assert(strcmp(native, "libdtorsay: destructor, on stderr\nmain: on stdout\n") == 0, "natively:\n%s", native);
+	cr_assert(strcmp(native, shim) == 0, "natively:\n%s\nunder the shim:\n%s", native, shim);
+	size_t n;
+	tu_profiles(dir, &n);
+	TU_EQ(n, 1, "profiles");
+}
+
 Test(output, a_file_size_limit_does_not_end_the_program, .timeout = 30)
 {
 	struct tu_proc native, shim;
