@@ -178,12 +178,26 @@ static void find_sleepers(const struct model *m, const struct stack_thread *x,
 /* Every thread's split (thread_split; unexplained: NULL or one per thread),
  * its timed off-CPU time outside waits by kind (offcpu__thread_times) and
  * whether it slept beside the work. */
+/* The "merged threads" row (tid -1): the threads that ended past the
+ * shim's cap of 1,024, their times summed and their lives spanned by one
+ * interval (docs/profile-format.md, "Threads"). Many threads in one row
+ * have no place in N slots (their waits alone may exceed the span), so
+ * the row takes none: the stack is the other threads', and the row's
+ * role says why it is not among them. */
+static int merged_row(const struct cv_thread_rec *t)
+{
+	return t->tid == -1;
+}
+
 static void split_threads(const struct model *m, struct stack_thread *x, double *unexplained,
 			  double (*offcpu)[OFFCPU_KIND_N], int *sleeper)
 {
 	for (size_t i = 0; i < m->p->nthreads; i++) {
-		double u;
-		thread_split(&x[i], m, i, &u);
+		double u = 0;
+		if (merged_row(&m->p->threads[i]))
+			x[i] = (struct stack_thread){ .wait_keep = 1 };
+		else
+			thread_split(&x[i], m, i, &u);
 		if (unexplained)
 			unexplained[i] = u;
 	}
@@ -425,7 +439,7 @@ static void place_threads(struct speedup *s, const struct model *m, int n, const
 					taker[k] = i;
 				got += cut[k + 1] - cut[k];
 			}
-		s->t[i].in_stack = s->t[i].active > 0 ? minf(got / s->t[i].active, 1) : 1;
+		s->t[i].in_stack = merged_row(&m->p->threads[i]) ? 0 : s->t[i].active > 0 ? minf(got / s->t[i].active, 1) : 1;
 	}
 	/* Serial time: one thread alone in the slots while N > 1. */
 	s->alone_spans = xcalloc(4 * nt + 2, sizeof(double));
@@ -474,7 +488,9 @@ static void assign_roles(struct speedup *s, const struct profile *p)
 			const struct cv_thread_rec *t = &p->threads[idx[k]];
 			struct stack_thread *x = &s->t[idx[k]];
 			double life = (double)(t->end_ns - t->start_ns);
-			if (t->threads_created > 0 && x->active < 0.5 * life)
+			if (merged_row(t))
+				x->role = ROLE_MERGED;
+			else if (t->threads_created > 0 && x->active < 0.5 * life)
 				x->role = ROLE_WAITER;
 			else
 				x->role = x->in_stack >= 0.5 || (in >= 0.5 * all && all - in < GROUP_BESIDE * s->budget_ns) ?
@@ -799,6 +815,11 @@ void speedup__roles_text(const struct speedup *s, const struct model *m, char *b
 	for (int r = 0; r < ROLE_N && len < size; r++) {
 		if (!s->nroles[r])
 			continue;
+		if (r == ROLE_MERGED) {
+			len += (size_t)snprintf(buf + len, size - len, "%sthe threads that ended past the shim's cap "
+						"(1,024), one \"merged threads\" row, are outside the stack", len ? "; " : "");
+			continue;
+		}
 		len += (size_t)snprintf(buf + len, size - len, "%s%ss: %d (", len ? "; " : "", role_names[r], s->nroles[r]);
 		int shown = 0;
 		for (size_t i = 0; i < s->nthreads && len < size; i++) {
