@@ -117,7 +117,9 @@ int launch__prepare(const char *dir, unsigned sample_hz, char *absdir, size_t si
 	snprintf(snapshot_sig, sizeof(snapshot_sig), "%d", LAUNCH_SNAPSHOT_SIGNAL);
 	snprintf(profile_dir, sizeof(profile_dir), "%s", resolved);
 	sampling_hz = sample_hz;
-	if (set_preload(shim) != 0 || setenv("CONVOY_DIR", resolved, 1) != 0 ||
+	/* Hardware counters (a machine with a PMU): the program's environment
+	 * may say otherwise (CONVOY_PERF=0 keeps its descriptors to itself). */
+	if (set_preload(shim) != 0 || setenv("CONVOY_DIR", resolved, 1) != 0 || setenv("CONVOY_PERF", "hw", 0) != 0 ||
 	    setenv("CONVOY_QUIET", "1", 1) != 0 || setenv("CONVOY_DUMP_SIGNAL", dump_sig, 1) != 0 ||
 	    setenv("CONVOY_SNAPSHOT_SIGNAL", snapshot_sig, 1) != 0) {
 		cv_error("cannot set the environment: %s", strerror(errno));

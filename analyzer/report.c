@@ -114,7 +114,7 @@ static const char *pmu_status(const struct profile *p, char *buf, size_t size)
 	else if (p->process.perf_valid >> CV_PERF_CYCLES)
 		snprintf(buf, size, "available");
 	else
-		snprintf(buf, size, "not opened (CONVOY_PERF=0)");
+		snprintf(buf, size, "not opened (CONVOY_PERF unset or 0: convoy run, or CONVOY_PERF=hw, opens them)");
 	return buf;
 }
 

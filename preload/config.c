@@ -125,14 +125,18 @@ void cv__config_read(void)
 	int saved_errno = errno;
 	note_stderr();
 	cv__config.quiet = (s = getenv("CONVOY_QUIET")) && *s && strcmp(s, "0") != 0;
-	cv__config.perf = CV_PERF_HW;
+	/* Off unless asked for (convoy run and scale ask for hw): each
+	 * counter is a file descriptor in the program, which a preloaded
+	 * library must not add (a program that counts or closes its
+	 * descriptors, or runs near RLIMIT_NOFILE, would see them: perf.c). */
+	cv__config.perf = CV_PERF_OFF;
 	if ((s = getenv("CONVOY_PERF")) && *s) {
-		if (!strcmp(s, "0") || !strcmp(s, "off"))
-			cv__config.perf = CV_PERF_OFF;
+		if (!strcmp(s, "hw"))
+			cv__config.perf = CV_PERF_HW;
 		else if (!strcmp(s, "all"))
 			cv__config.perf = CV_PERF_ALL;
-		else if (strcmp(s, "hw"))
-			cv__warn("CONVOY_PERF=%s is not off, hw or all; using hw", s);
+		else if (strcmp(s, "0") && strcmp(s, "off"))
+			cv__warn("CONVOY_PERF=%s is not off, hw or all; using off", s);
 	}
 	cv__config.hold_period = 64;
 	if ((s = getenv("CONVOY_HOLD_SAMPLE")) && *s) {

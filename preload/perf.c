@@ -9,11 +9,14 @@
  * from getrusage (output.c).
  *
  * Even inherited counters cost every thread creation a copy of each event
- * (about 35 µs per thread for the four software events here), so by default
- * (CONVOY_PERF=hw) only the hardware events are opened — on a machine with a
+ * (about 35 µs per thread for the four software events here), so
+ * CONVOY_PERF=hw opens only the hardware events — on a machine with a
  * PMU, where they are the only source of cycles, instructions and cache
  * misses. CONVOY_PERF=all adds the software events as a cross-check;
- * CONVOY_PERF=0 opens nothing.
+ * CONVOY_PERF=0, the default, opens nothing: each counter is a descriptor
+ * in the program, so only convoy run and convoy scale ask for them
+ * (helper-111: five descriptors at 1024 and up, or at half a low
+ * RLIMIT_NOFILE, inside the program's own range).
  *
  * The counters are inherited by threads only (inherit_thread), so a forked
  * child does not fold its counts into the parent's; the child opens its own.
