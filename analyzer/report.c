@@ -61,6 +61,12 @@ static void text_header(const struct model *m, const struct run_outcome *run, FI
 	fprintf(out, "  profile %s\n", p->path);
 	if (m->hang)   /* its deadlocks and starved pools are among the findings */
 		fprintf(out, "  hang snapshot %s\n", m->hang->p->path);
+	if (p->process.uses_unrecorded) {
+		snprintf(line, sizeof(line), "%s uses of locks and other objects are not in this report: the shim "
+			 "records at most 262,144 (object, thread) pairs, and these came from pairs past that",
+			 fmt_count(a, sizeof(a), p->process.uses_unrecorded));
+		textfit__wrap(out, width, 4, "  ", line);
+	}
 	if (p->inflight_waits) {
 		snprintf(line, sizeof(line), "%zu wait%s still in progress when the profile was written (%s in all) %s "
 			 "counted as waits up to then", p->inflight_waits, p->inflight_waits == 1 ? "" : "s",
@@ -630,6 +636,7 @@ static void json_report(struct sink *k, const struct analysis *a, const struct r
 	json_object_object_add(proc, "exit", jstr(exit_text(p->process.exit_reason)));
 	outcome__json(&a->run, proc);
 	json_object_object_add(proc, "hold_sample_period", ju64(p->process.hold_sample_period));
+	json_object_object_add(proc, "uses_unrecorded", ju64(p->process.uses_unrecorded));
 	json_object_object_add(proc, "inflight_waits", ju64(p->inflight_waits));
 	json_object_object_add(proc, "inflight_wait_ns", ju64(p->inflight_wait_ns));
 	json_object_object_add(proc, "cpus_online", ju64(p->process.ncpus));

@@ -543,6 +543,12 @@ static bool table_grow(struct cv_thread *t)
 #define CV_MAX_RECORDS 262144u   /* 108 MiB of records (432 bytes each, alloc.c), 368 more each that waited */
 static uint32_t nrecords;        /* never past CV_MAX_RECORDS: it cannot wrap */
 static int records_warned;
+static uint32_t uses_unrecorded; /* lookups that found no record to make: cv__uses_unrecorded */
+
+uint32_t cv__uses_unrecorded(void)
+{
+	return __atomic_load_n(&uses_unrecorded, __ATOMIC_RELAXED);
+}
 
 /* Claims one of the CV_MAX_RECORDS; false when none is left. */
 static bool record_claim(void)
@@ -561,6 +567,9 @@ static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t
 	 * program that makes millions of short-lived locks — new ones go
 	 * uncounted, with one warning; the program is unaffected. */
 	if (!record_claim()) {
+		uint32_t n = __atomic_load_n(&uses_unrecorded, __ATOMIC_RELAXED);
+		if (n != UINT32_MAX)   /* saturates; a lost increment between threads is a count short */
+			__atomic_store_n(&uses_unrecorded, n + 1, __ATOMIC_RELAXED);
 		if (!__atomic_exchange_n(&records_warned, 1, __ATOMIC_RELAXED))
 			cv__warn("more than %u (object, thread) pairs: objects first used from now on "
 				 "are not recorded", CV_MAX_RECORDS);
@@ -1013,6 +1022,7 @@ void cv__objects_after_fork(void)
 	memset(aggregates, 0, sizeof(aggregates));
 	cv__spin_reset(&aggregates_lock);
 	nrecords = 0;
+	uses_unrecorded = 0;
 	for (uint32_t i = 0; i < CV_SHARDS; i++) {
 		cv__spin_reset(&shards[i].lock);   /* held, maybe, by a thread the child lacks */
 		shards[i].bits = shards[i].objects = 0;

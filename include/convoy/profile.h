@@ -128,7 +128,11 @@ struct cv_process {
 	uint32_t nthreads, nobjects;
 	uint32_t forked;             /* 1: this process is a fork child; start_ns is the fork */
 	uint32_t cmdline_len, exe_len;
-	uint32_t pad;
+	/* Uses (lock calls, waits, ...) of objects by threads that had no
+	 * record of them once the shim's cap of (object, thread) records
+	 * (262,144) was reached: not counted anywhere else (at most
+	 * UINT32_MAX; 0 in profiles written before 2026-12-06). */
+	uint32_t uses_unrecorded;
 	char     comm[CV_NAME_MAX];
 	uint32_t ncpus;              /* CPUs online */
 	uint32_t cpus_allowed;       /* CPUs in the process's affinity mask */
