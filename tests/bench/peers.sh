@@ -14,8 +14,11 @@
 # a thread), a lock per bucket (buckets: 20,000 mutexes each taken by two
 # threads, the shim's cost per object), pigz -p 2, xz -T2, sort
 # --parallel=2, sqlite3 building an index with PRAGMA threads=2, node
-# hashing on its thread pool and python3 making an SSL context (pyssl:
-# OpenSSL's locks for each certificate) (wall seconds). Then global_queue's observer
+# hashing on its thread pool, python3 making an SSL context (pyssl:
+# OpenSSL's locks for each certificate), a JVM running eight tasks on a
+# pool of two threads (java: HotSpot's own monitors and threads, about
+# 1,200 mutexes and condvars made at its start), zstd -T2 and git grep
+# --threads=2 over this repository (wall seconds). Then global_queue's observer
 # effect: the failed trylocks it counts itself natively against what
 # convoy counts under the shim.
 #
@@ -110,8 +113,8 @@ sqlite3 "$tmp/base.db" "CREATE TABLE t(a, b); WITH RECURSIVE c(x) AS (SELECT 1 U
 	WHERE x < 1000000) INSERT INTO t SELECT abs(random()) % 1000000, x FROM c;"
 mkdir -p "$tmp/profiles"
 
-names=(pair contended pingpong gq2 gq4 start threads buckets pigz xz sort sqlite3 node pyssl)
-units=(ns/pair ns/pair ns/hop s s ms/proc ns/thr s s s s s s s)
+names=(pair contended pingpong gq2 gq4 start threads buckets pigz xz sort sqlite3 node pyssl java zstd gitgrep)
+units=(ns/pair ns/pair ns/hop s s ms/proc ns/thr s s s s s s s s s s)
 starts=100   # processes in one run of "start"
 workload() {   # name -> the command
 	case $1 in
@@ -136,6 +139,9 @@ workload() {   # name -> the command
 	# a short process that makes thousands of locks down many paths: OpenSSL 3
 	# reading the system's certificates (docs/performance.md, recent frames)
 	pyssl)     echo "/usr/bin/python3 -c 'import ssl; ssl.create_default_context()'" ;;
+	java)      echo "java -cp $tmp/java Pool" ;;
+	zstd)      echo "zstd -q -T2 -3 -c $tmp/data" ;;
+	gitgrep)   echo "git -C $repo grep -c --threads=2 pthread_" ;;
 	esac
 }
 # PEER_WORKLOADS="pair sort ...": only those
@@ -143,7 +149,10 @@ have() {
 	[ -z "${PEER_WORKLOADS:-}" ] || [[ " $PEER_WORKLOADS " == *" $1 "* ]] || return 1
 	[ "$1" != pigz ] || command -v pigz >/dev/null || return 1
 	[ "$1" != node ] || command -v node >/dev/null || return 1
-	[ "$1" != pyssl ] || /usr/bin/python3 -c 'import ssl' 2>/dev/null
+	[ "$1" != pyssl ] || /usr/bin/python3 -c 'import ssl' 2>/dev/null || return 1
+	[ "$1" != java ] || [ -f "$tmp/java/Pool.class" ] || return 1
+	[ "$1" != zstd ] || command -v zstd >/dev/null || return 1
+	[ "$1" != gitgrep ] || [ -n "$repo" ]
 }
 have_asked() {   # asked for, whether or not it can run
 	[ -z "${PEER_WORKLOADS:-}" ] || [[ " $PEER_WORKLOADS " == *" $1 "* ]]
@@ -151,6 +160,35 @@ have_asked() {   # asked for, whether or not it can run
 have_asked pigz && ! command -v pigz >/dev/null && why_not[pigz]="pigz is not installed (Debian's pigz)"
 have_asked node && ! command -v node >/dev/null && why_not[node]="node is not installed (Debian's nodejs)"
 have_asked pyssl && ! /usr/bin/python3 -c 'import ssl' 2>/dev/null && why_not[pyssl]="/usr/bin/python3 with ssl is not installed (Debian's python3)"
+# java: a pool of two threads running eight tasks, compiled here
+if have_asked java; then
+	mkdir -p "$tmp/java"
+	cat >"$tmp/java/Pool.java" <<'JAVA'
+import java.util.*;
+import java.util.concurrent.*;
+public class Pool {
+	public static void main(String[] args) throws Exception {
+		ExecutorService pool = Executors.newFixedThreadPool(2);
+		List<Future<Long>> parts = new ArrayList<>();
+		for (int i = 0; i < 8; i++) {
+			final int k = i;
+			parts.add(pool.submit(() -> { long s = 0; for (int j = 0; j < 2000000; j++) s += j ^ k; return s; }));
+		}
+		long total = 0;
+		for (Future<Long> f : parts)
+			total += f.get();
+		pool.shutdown();
+		System.out.println(total);
+	}
+}
+JAVA
+	command -v javac >/dev/null && javac -d "$tmp/java" "$tmp/java/Pool.java" 2>"$tmp/javac.err" ||
+		why_not[java]="no JVM to run (Debian's default-jdk-headless): $(command -v javac >/dev/null && head -1 "$tmp/javac.err" || echo "javac is not installed")"
+fi
+have_asked zstd && ! command -v zstd >/dev/null && why_not[zstd]="zstd is not installed (Debian's zstd)"
+# git grep: this repository's files, where the script runs from a clone
+repo=$(git -C "$(dirname "$0")" rev-parse --show-toplevel 2>/dev/null || true)
+have_asked gitgrep && [ -z "$repo" ] && why_not[gitgrep]="tests/bench is not in a git clone (git grep searches it)"
 
 # ROUND ITEM...: the items, one a line, in an order of their own for each
 # round (a shuffle seeded by ROUND). Where a run comes in a round, and which
