@@ -96,15 +96,6 @@ __attribute__((destructor)) static void convoy_end(void)
 		if (t->flags & CV_THREAD_MAIN)
 			main_thread = t;
 	bool last_thread = main_thread && (main_thread->flags & CV_THREAD_PTHREAD_EXIT);
-	/* The thread running exit waits for nothing: a lock wait or join it
-	 * left by a jump out of a signal handler (siglongjmp) never reached
-	 * its end, and would read as blocked until now (helper-111: 3.75 s of
-	 * a 4 s run). */
-	struct cv_thread *self = cv__current();
-	if (self) {
-		CV_STORE(&self->waiting_obj, NULL);
-		CV_STORE(&self->joining, 0);
-	}
 	int saved_errno = errno;
 	cv__profile_leave_room(pending_output());
 	errno = saved_errno;

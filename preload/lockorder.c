@@ -390,12 +390,8 @@ void cv__lockorder_write_thread(void *w, const struct cv_thread *t)
 	uint32_t n = CV_LOAD(&t->nheld);
 	if (n > CV_HELD_MAX)
 		n = CV_HELD_MAX;
-	/* A thread that ended waits for nothing: a wait or join it left by a
-	 * jump (siglongjmp from a handler) or a cancellation never reached
-	 * its end, which clears these. */
-	bool ended = CV_LOAD(&t->flags) & CV_THREAD_EXITED;
-	const struct cv_obj *waiting = ended ? NULL : __atomic_load_n(&t->waiting_obj, __ATOMIC_ACQUIRE);
-	pid_t joining = !ended && __atomic_load_n(&t->joining, __ATOMIC_ACQUIRE) ? joined_tid(t->joining_handle) : 0;
+	const struct cv_obj *waiting = __atomic_load_n(&t->waiting_obj, __ATOMIC_ACQUIRE);
+	pid_t joining = __atomic_load_n(&t->joining, __ATOMIC_ACQUIRE) ? joined_tid(t->joining_handle) : 0;
 	if (!n && !waiting && !joining)
 		return;
 	struct cv_held_lock held[CV_HELD_MAX];

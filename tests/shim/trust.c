@@ -361,21 +361,6 @@ Test(trust, a_jump_out_of_the_shim_leaves_the_threads_cancellation_alone, .timeo
 	cr_assert(tu_has_line(b.shim.out, "cancelled: 2 of 2"), "%s", b.shim.out);
 }
 
-/* siglongjmp out of a blocked pthread_mutex_lock: the shim's wait never
- * reaches its end, and the thread went on. At its exit the main thread
- * waits for nothing: no wait of it is in the profile as still in progress
- * (helper-111: 3.75 s of a 4 s run read as blocked, and the stack's
- * unexplained share went to -44 %). */
-Test(trust, a_wait_left_by_a_jump_is_not_in_progress_at_exit, .timeout = 60)
-{
-	struct both b;
-	same_prog(&b, "jump_out_of_wait", NULL);
-	cr_assert(tu_has_line(b.shim.out, "jumped out of the wait"), "%s", b.shim.out);
-	json_object *r = tu_report_dir(b.dir);
-	TU_EQ(tu_int(tu_main_thread(r), "lock_wait_ns"), 0, "the main thread's lock wait (it never acquired the lock)");
-	TU_LE(0, tu_int(tu_get(r, "stack"), "unexplained"), "the stack's unexplained time");
-}
-
 /* The shim's guard leaves the program's cancellation state alone, so
  * nothing the shim calls may be a cancellation point: a pending cancel
  * would unwind the thread out of its bookkeeping (and out of _exit or
