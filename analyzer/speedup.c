@@ -88,6 +88,18 @@ static int coordinator(const struct model *m, const struct cv_thread_rec *t)
 	return (t->flags & CV_THREAD_MAIN) && t->threads_created > 0 && !m->main_in_team;
 }
 
+/* The "merged threads" row (tid -1): the threads that ended past the
+ * shim's cap of 1,024, their times summed and their lives spanned by one
+ * interval (docs/profile-format.md, "Threads"). It is placed as one
+ * thread, so its work stays in the stack (a program of thousands of short
+ * threads is mostly this row), but the sums may be longer than the span:
+ * thread_split fits its waits into what its span leaves after its CPU
+ * time, and its role says it is many threads. */
+static int merged_row(const struct cv_thread_rec *t)
+{
+	return t->tid == -1;
+}
+
 /* One thread's time split by wait class, before it is placed in the stack
  * (the per-thread formulas at the top of this file). */
 static void thread_split(struct stack_thread *x, const struct model *m, size_t i, double *unexplained)
@@ -107,6 +119,11 @@ static void thread_split(struct stack_thread *x, const struct model *m, size_t i
 	 * lock wait and comes out of the thread's CPU time. */
 	double spin = minf((double)m->thread_spin_ns[i], (double)t->cpu_ns);
 	lock += spin;
+	double waits = lock + park + barrier, room = active - minf((double)t->cpu_ns - spin, active);
+	if (merged_row(t) && waits > room) {   /* many threads' waits in one span: scaled to fit */
+		double f = room > 0 ? room / waits : 0;
+		lock *= f, park *= f, barrier *= f, spin *= f;
+	}
 	double u = active - (lock + park + barrier);
 	*unexplained = 0;
 	if (u < 0) {
@@ -175,29 +192,16 @@ static void find_sleepers(const struct model *m, const struct stack_thread *x,
 	}
 }
 
+
 /* Every thread's split (thread_split; unexplained: NULL or one per thread),
  * its timed off-CPU time outside waits by kind (offcpu__thread_times) and
  * whether it slept beside the work. */
-/* The "merged threads" row (tid -1): the threads that ended past the
- * shim's cap of 1,024, their times summed and their lives spanned by one
- * interval (docs/profile-format.md, "Threads"). Many threads in one row
- * have no place in N slots (their waits alone may exceed the span), so
- * the row takes none: the stack is the other threads', and the row's
- * role says why it is not among them. */
-static int merged_row(const struct cv_thread_rec *t)
-{
-	return t->tid == -1;
-}
-
 static void split_threads(const struct model *m, struct stack_thread *x, double *unexplained,
 			  double (*offcpu)[OFFCPU_KIND_N], int *sleeper)
 {
 	for (size_t i = 0; i < m->p->nthreads; i++) {
-		double u = 0;
-		if (merged_row(&m->p->threads[i]))
-			x[i] = (struct stack_thread){ .wait_keep = 1 };
-		else
-			thread_split(&x[i], m, i, &u);
+		double u;
+		thread_split(&x[i], m, i, &u);
 		if (unexplained)
 			unexplained[i] = u;
 	}
@@ -439,13 +443,14 @@ static void place_threads(struct speedup *s, const struct model *m, int n, const
 					taker[k] = i;
 				got += cut[k + 1] - cut[k];
 			}
-		s->t[i].in_stack = merged_row(&m->p->threads[i]) ? 0 : s->t[i].active > 0 ? minf(got / s->t[i].active, 1) : 1;
+		s->t[i].in_stack = s->t[i].active > 0 ? minf(got / s->t[i].active, 1) : 1;
 	}
-	/* Serial time: one thread alone in the slots while N > 1. */
+	/* Serial time: one thread alone in the slots while N > 1 (not the
+	 * merged threads' row: its threads may have run side by side). */
 	s->alone_spans = xcalloc(4 * nt + 2, sizeof(double));
 	s->alone_thread = xcalloc(2 * nt + 1, sizeof(size_t));
 	for (size_t k = 0; n > 1 && k + 1 < 2 * nt; k++)
-		if (used[k] == 1 && cut[k + 1] > cut[k]) {
+		if (used[k] == 1 && cut[k + 1] > cut[k] && !merged_row(&m->p->threads[taker[k]])) {
 			s->t[taker[k]].alone += cut[k + 1] - cut[k];
 			s->alone_spans[2 * s->nalone] = cut[k];
 			s->alone_spans[2 * s->nalone + 1] = cut[k + 1];
@@ -817,7 +822,8 @@ void speedup__roles_text(const struct speedup *s, const struct model *m, char *b
 			continue;
 		if (r == ROLE_MERGED) {
 			len += (size_t)snprintf(buf + len, size - len, "%sthe threads that ended past the shim's cap "
-						"(1,024), one \"merged threads\" row, are outside the stack", len ? "; " : "");
+						"(1,024) are one \"merged threads\" row, counted as one thread",
+						len ? "; " : "");
 			continue;
 		}
 		len += (size_t)snprintf(buf + len, size - len, "%s%ss: %d (", len ? "; " : "", role_names[r], s->nroles[r]);

@@ -42,7 +42,7 @@ extern const char *const stack_phrases[STACK_N];
 	X(ROLE_WORKER, "worker")   /* did the threaded work: in the stack */      \
 	X(ROLE_WAITER, "waiter")   /* made threads and mostly waited for them */  \
 	X(ROLE_HELPER, "helper")   /* ran beside the workers (I/O, service threads) */ \
-	X(ROLE_MERGED, "merged")   /* the "merged threads" row: threads that ended past the shim's cap, outside the stack */
+	X(ROLE_MERGED, "merged")   /* the "merged threads" row: threads that ended past the shim's cap, as one */
 
 enum thread_role {
 #define CV_X(sym, name) sym,
