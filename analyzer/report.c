@@ -62,8 +62,9 @@ static void text_header(const struct model *m, const struct run_outcome *run, FI
 	if (m->hang)   /* its deadlocks and starved pools are among the findings */
 		fprintf(out, "  hang snapshot %s\n", m->hang->p->path);
 	if (p->process.uses_unrecorded) {
-		snprintf(line, sizeof(line), "%s uses of locks and other objects are not in this report: the shim "
+		snprintf(line, sizeof(line), "%s%s uses of locks and other objects are not in this report: the shim "
 			 "records at most 262,144 (object, thread) pairs, and these came from pairs past that",
+			 p->process.uses_unrecorded == UINT32_MAX ? "at least " : "",
 			 fmt_count(a, sizeof(a), p->process.uses_unrecorded));
 		textfit__wrap(out, width, 4, "  ", line);
 	}

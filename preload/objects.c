@@ -568,8 +568,9 @@ static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t
 	 * uncounted, with one warning; the program is unaffected. */
 	if (!record_claim()) {
 		uint32_t n = __atomic_load_n(&uses_unrecorded, __ATOMIC_RELAXED);
-		if (n != UINT32_MAX)   /* saturates; a lost increment between threads is a count short */
-			__atomic_store_n(&uses_unrecorded, n + 1, __ATOMIC_RELAXED);
+		while (n != UINT32_MAX &&   /* saturates */
+		       !__atomic_compare_exchange_n(&uses_unrecorded, &n, n + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
 		if (!__atomic_exchange_n(&records_warned, 1, __ATOMIC_RELAXED))
 			cv__warn("more than %u (object, thread) pairs: objects first used from now on "
 				 "are not recorded", CV_MAX_RECORDS);
