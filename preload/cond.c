@@ -129,7 +129,7 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	cond_event(o, COND_ENTER);
 	uint64_t t0 = cv__now_ns();
 	struct cond_cancel cancel = { t, o, r, t0 };   /* a cancelled wait still leaves */
-	cv__wait_begin(t, o, cv__mutex_rec(t, m)->obj, ts ? CV_WAIT_TIMED : 0, pc, t0);
+	cv__wait_begin(t, o, cv__mutex_rec(t, m)->obj, ts ? CV_WAIT_TIMED : 0, pc, &t0);
 	int rc = wait_cancellable(&cancel, real, c, m, clock, ts);
 	cv__wait_end(t);
 	uint64_t now = cv__now_ns(), waited = now - t0;

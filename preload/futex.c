@@ -120,7 +120,7 @@ static long futex_wait(struct cv_thread *t, struct cv_rec *r, int cmd, long a1, 
 	else
 		note_flag(r->obj, CV_FUTEX_PI);
 	uint64_t t0 = cv__now_ns();
-	cv__wait_begin(t, r->obj, NULL, a4 ? CV_WAIT_TIMED : 0, pc, t0);   /* a4: the timeout, for every wait op */
+	cv__wait_begin(t, r->obj, NULL, a4 ? CV_WAIT_TIMED : 0, pc, &t0);   /* a4: the timeout, for every wait op */
 	long ret = real_syscall(SYS_futex, a1, a2, a3, a4, a5, a6);
 	int err = errno;
 	cv__wait_end(t);

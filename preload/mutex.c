@@ -302,7 +302,7 @@ static CV_COLD int lock_contended(struct cv_thread *t, struct cv_rec *r, pthread
 	}
 	cv__wait_count_pending(t);   /* about to block: out of the section it was taken for, if not of others */
 	uint64_t t0 = cv__now_ns();
-	cv__wait_begin(t, r->obj, NULL, 0, pc, t0);
+	cv__wait_begin(t, r->obj, NULL, 0, pc, &t0);
 	int rc = cv__real.pthread_mutex_lock(m);
 	cv__wait_end(t);
 	uint64_t now = cv__now_ns();
@@ -877,7 +877,7 @@ static int timed_lock(pthread_mutex_t *m, clockid_t clock, const struct timespec
 	}
 	cv__wait_count_pending(t);
 	uint64_t t0 = cv__now_ns();
-	cv__wait_begin(t, r->obj, NULL, CV_WAIT_TIMED, pc, t0);
+	cv__wait_begin(t, r->obj, NULL, CV_WAIT_TIMED, pc, &t0);
 	int rc = real(m, clock, ts);
 	cv__wait_end(t);
 	uint64_t now = cv__now_ns(), waited = now - t0;

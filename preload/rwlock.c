@@ -133,7 +133,7 @@ static CV_COLD int rd_blocking(struct cv_thread *t, struct cv_rec *r, pthread_rw
 			       const struct timespec *ts, rw_fn real, const void *pc)
 {
 	uint64_t t0 = cv__now_ns();
-	cv__wait_begin(t, r->obj, NULL, CV_LOCK_READ | (ts ? CV_WAIT_TIMED : 0), pc, t0);
+	cv__wait_begin(t, r->obj, NULL, CV_LOCK_READ | (ts ? CV_WAIT_TIMED : 0), pc, &t0);
 	int rc = real(rw, clock, ts);
 	cv__wait_end(t);
 	uint64_t ns = cv__now_ns() - t0;
@@ -161,7 +161,7 @@ static CV_COLD int wr_blocking(struct cv_thread *t, struct cv_rec *r, pthread_rw
 		return real(rw, clock, ts);
 	bool behind_readers = !(word & (RW_WRPHASE | RW_WRLOCKED)) && (word >> RW_READER_SHIFT);
 	uint64_t t0 = cv__now_ns();
-	cv__wait_begin(t, r->obj, NULL, ts ? CV_WAIT_TIMED : 0, pc, t0);
+	cv__wait_begin(t, r->obj, NULL, ts ? CV_WAIT_TIMED : 0, pc, &t0);
 	int rc = real(rw, clock, ts);
 	cv__wait_end(t);
 	uint64_t ns = cv__now_ns() - t0;

@@ -64,7 +64,7 @@ static CV_COLD int wait_blocking(struct cv_thread *t, struct cv_rec *r, sem_t *s
 				 const struct timespec *ts, sem_fn real, const void *pc)
 {
 	uint64_t t0 = cv__now_ns();
-	cv__wait_begin(t, r->obj, NULL, ts ? CV_WAIT_TIMED : 0, pc, t0);
+	cv__wait_begin(t, r->obj, NULL, ts ? CV_WAIT_TIMED : 0, pc, &t0);
 	int rc = real(s, clock, ts);
 	int err = errno;
 	cv__wait_end(t);

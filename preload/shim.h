@@ -576,6 +576,10 @@ struct cv_thread {
 	struct cv_obj  *waiting_mutex;    /* a condvar wait's mutex */
 	const void     *waiting_pc;
 	uint64_t        waiting_since_ns;
+	/* Where the waiting frame keeps waiting_since_ns: it holds it while
+	 * the wait is live; a frame left by siglongjmp out of a handler, its
+	 * end never run, is reused or gone (lockorder.c, wait_frame_live). */
+	const uint64_t *waiting_since_at;
 	uint32_t        waiting_flags;
 	/* thread.c: the join it is blocked in, if any (apart from waiting_*: a
 	 * signal handler may lock a mutex during the join). The joined thread
@@ -1322,14 +1326,18 @@ static inline void cv__lock_attempt_remembered(struct cv_thread *t, struct cv_ob
 		cv__order_checked(t, o, cv__lockorder_attempt(t, o, pc, flags));
 }
 
-/* A blocking wait on o begins (contended paths only) and ends. */
+/* A blocking wait on o begins (contended paths only) and ends. since:
+ * the waiting frame's own start time, a local of the caller's that keeps
+ * its value until the wait returns (its address escapes here, so it
+ * stays in the frame's memory). */
 static inline void cv__wait_begin(struct cv_thread *t, struct cv_obj *o, struct cv_obj *mutex, uint32_t flags,
-				  const void *pc, uint64_t since_ns)
+				  const void *pc, const uint64_t *since)
 {
 	t->waiting_mutex = mutex;
 	t->waiting_flags = flags;
 	t->waiting_pc = pc;
-	t->waiting_since_ns = since_ns;
+	t->waiting_since_ns = *since;
+	t->waiting_since_at = since;
 	__atomic_store_n(&t->waiting_obj, o, __ATOMIC_RELEASE);
 }
 

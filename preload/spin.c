@@ -61,7 +61,7 @@ static CV_COLD int spin_contended(struct cv_thread *t, struct cv_rec *r, pthread
 				  bool decremented)
 {
 	uint64_t t0 = cv__now_ns();
-	cv__wait_begin(t, r->obj, NULL, 0, pc, t0);
+	cv__wait_begin(t, r->obj, NULL, 0, pc, &t0);
 	int rc = 0;
 	if (decremented)
 		spin_wait_decremented(l);

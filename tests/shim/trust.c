@@ -361,6 +361,39 @@ Test(trust, a_jump_out_of_the_shim_leaves_the_threads_cancellation_alone, .timeo
 	cr_assert(tu_has_line(b.shim.out, "cancelled: 2 of 2"), "%s", b.shim.out);
 }
 
+/* siglongjmp out of a blocked pthread_mutex_lock: the shim's wait never
+ * reaches its end, and the thread goes on. Its frame no longer holds the
+ * wait's start, so the profile has no wait of it in progress (helper-111:
+ * 3.75 s of a 4 s run read as blocked, and the stack's unexplained share
+ * went to -44 %). */
+Test(trust, a_wait_left_by_a_jump_is_not_in_progress_at_exit, .timeout = 60)
+{
+	struct both b;
+	same_prog(&b, "jump_out_of_wait", NULL);
+	cr_assert(tu_has_line(b.shim.out, "jumped out of the wait"), "%s", b.shim.out);
+	json_object *r = tu_report_dir(b.dir);
+	TU_EQ(tu_int(tu_main_thread(r), "lock_wait_ns"), 0, "the main thread's lock wait (it never acquired the lock)");
+	TU_LE(0, tu_int(tu_get(r, "stack"), "unexplained"), "the stack's unexplained time");
+}
+
+/* A deadlock whose SIGTERM handler calls exit() on the blocked main
+ * thread: both waits are live, and the profile keeps them (helper-113:
+ * a first fix that cleared the exiting thread's wait lost this deadlock). */
+Test(trust, a_deadlocked_thread_whose_handler_exits_is_still_waiting, .timeout = 60)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "deadlock_term_exit", NULL);
+	tu_assert_exit(&p, 3, "deadlock_term_exit");
+	json_object *r = tu_report_dir(dir);
+	TU_EQ(tu_int(tu_get(r, "process"), "inflight_waits"), 2, "waits in progress when the profile was written");
+	json_object *findings = tu_array(r, "findings");
+	bool deadlock = false;
+	for (size_t i = 0; i < json_object_array_length(findings); i++)
+		deadlock = deadlock || strcmp(tu_str(json_object_array_get_idx(findings, i), "kind"), "deadlock") == 0;
+	cr_assert(deadlock, "no deadlock finding: %s", json_object_to_json_string(findings));
+}
+
 /* The shim's guard leaves the program's cancellation state alone, so
  * nothing the shim calls may be a cancellation point: a pending cancel
  * would unwind the thread out of its bookkeeping (and out of _exit or
