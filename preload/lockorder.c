@@ -387,22 +387,28 @@ static pid_t joined_tid(pthread_t th)
 	return 0;
 }
 
-/* Whether t's wait is live: its frame still holds its start time. A
- * siglongjmp out of a signal handler that interrupted the wait leaves it
- * without its end (waiting_obj stays set) and the thread goes on, its
- * stack reused below where it jumped to; read as live, such a wait was
- * in progress until the write (3.75 s of a 4 s run, helper-111). A live
- * one, a deadlocked thread whose handler calls exit() included, keeps its
- * frame. Read with process_vm_readv: the stack may be another thread's
- * and its memory gone. A dead frame whose memory still holds the value
- * reads as live, as before. */
-static bool wait_frame_live(const struct cv_thread *t)
+/* Whether t's wait, begun at since, is live: its frame still holds its
+ * start time. A siglongjmp out of a signal handler that interrupted the
+ * wait leaves it without its end (waiting_obj stays set) and the thread
+ * goes on, its stack reused below where it jumped to; read as live, such
+ * a wait was in progress until the write (3.75 s of a 4 s run,
+ * helper-111). A live one, a deadlocked thread whose handler calls exit()
+ * included, keeps its frame. Read with process_vm_readv through this
+ * thread's own id (the process's id fails once the main thread has called
+ * pthread_exit: helper-114): the stack may be another thread's, its
+ * memory gone (EFAULT: the frame is too). Any other failure says nothing,
+ * and the wait is written, as before; so is a dead frame whose memory
+ * still holds the value. */
+static bool wait_frame_live(const struct cv_thread *t, uint64_t since)
 {
-	uint64_t held = 0, since = CV_LOAD(&t->waiting_since_ns);
 	const uint64_t *at = CV_LOAD(&t->waiting_since_at);
+	if (!at)
+		return true;
+	uint64_t held = 0;
 	struct iovec local = { &held, sizeof(held) }, remote = { (void *)at, sizeof(held) };
-	return !at || (process_vm_readv(cv__process.pid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof(held) &&
-		       held == since);
+	if (process_vm_readv(cv__thread_tid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof(held))
+		return held == since;
+	return errno != EFAULT;
 }
 
 void cv__lockorder_write_thread(void *w, const struct cv_thread *t)
@@ -411,7 +417,8 @@ void cv__lockorder_write_thread(void *w, const struct cv_thread *t)
 	if (n > CV_HELD_MAX)
 		n = CV_HELD_MAX;
 	const struct cv_obj *waiting = __atomic_load_n(&t->waiting_obj, __ATOMIC_ACQUIRE);
-	if (waiting && !wait_frame_live(t))
+	uint64_t since = CV_LOAD(&t->waiting_since_ns);
+	if (waiting && !wait_frame_live(t, since))
 		waiting = NULL;
 	pid_t joining = __atomic_load_n(&t->joining, __ATOMIC_ACQUIRE) ? joined_tid(t->joining_handle) : 0;
 	if (!n && !waiting && !joining)
@@ -431,7 +438,7 @@ void cv__lockorder_write_thread(void *w, const struct cv_thread *t)
 		.waiting = waiting && dumped(waiting) != UINT32_MAX ? dumped(waiting) + 1 : 0,
 		.waiting_mutex = waiting && dumped(t->waiting_mutex) != UINT32_MAX ? dumped(t->waiting_mutex) + 1 : 0,
 		.waiting_flags = waiting ? t->waiting_flags : 0,
-		.waiting_since_ns = waiting ? t->waiting_since_ns : 0,
+		.waiting_since_ns = waiting ? since : 0,
 		.waiting_pc = waiting ? (uintptr_t)t->waiting_pc : 0,
 		.joining_tid = joining,
 		.joining_flags = joining ? t->joining_flags : 0,

@@ -1,14 +1,18 @@
-/* The main thread and a worker deadlock (A then B against B then A), and
- * a third thread, once /proc shows both asleep, sends the main thread a
- * SIGTERM whose handler calls exit(3): the profile, written from inside
- * the handler that interrupted the main thread's wait, holds both waits
- * (a live wait must not read as one left by a jump). No timing: the
- * watcher waits for the kernel's word that both sleep. */
+/* Two threads deadlock (A then B against B then A), and a watcher, once
+ * /proc shows both asleep, sends one of them a SIGTERM whose handler
+ * calls exit(3): the profile, written from inside the handler that
+ * interrupted that thread's wait, holds both waits (a live wait must not
+ * read as one left by a jump). No timing: the watcher waits for the
+ * kernel's word that both sleep. "main": the main thread is one of the
+ * two; "workers": two workers, and the main thread has called
+ * pthread_exit (the process's id then names a thread gone: the writer's
+ * reads of the waits' frames must not go through it). */
 #include "progs.h"
 
 static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t both_hold;
-static pid_t main_tid, worker_tid;
+static pid_t tids[2];
+static pthread_t first;
 
 static void on_term(int sig)
 {
@@ -30,39 +34,42 @@ static char state_of(pid_t tid)
 	return close && close[1] == ' ' ? close[2] : '?';
 }
 
-static void *worker(void *arg)
+/* Takes one lock, then, both held, the other: never. */
+static void *deadlock(void *arg)
 {
-	(void)arg;
-	worker_tid = (pid_t)syscall(SYS_gettid);
-	MUST(pthread_mutex_lock(&b));
+	int second = arg != NULL;
+	tids[second] = (pid_t)syscall(SYS_gettid);
+	MUST(pthread_mutex_lock(second ? &b : &a));
 	pthread_barrier_wait(&both_hold);
-	pthread_mutex_lock(&a);   /* never */
+	pthread_mutex_lock(second ? &a : &b);
+	printf("unreachable\n");
 	return NULL;
 }
 
 static void *watcher(void *arg)
 {
-	pthread_t main_thread = *(pthread_t *)arg;
-	while (!worker_tid || state_of(main_tid) != 'S' || state_of(worker_tid) != 'S')
-		usleep(1000);
+	(void)arg;
 	/* Both asleep: in the locks' futex waits (the barrier is behind them). */
-	MUST(pthread_kill(main_thread, SIGTERM));
+	while (!tids[0] || !tids[1] || state_of(tids[0]) != 'S' || state_of(tids[1]) != 'S')
+		usleep(1000);
+	MUST(pthread_kill(first, SIGTERM));
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	main_tid = (pid_t)syscall(SYS_gettid);
+	int main_exits = argc > 1 && strcmp(argv[1], "workers") == 0;
 	struct sigaction sa = { .sa_handler = on_term };
 	sigemptyset(&sa.sa_mask);
 	MUST(sigaction(SIGTERM, &sa, NULL));
 	MUST(pthread_barrier_init(&both_hold, NULL, 2));
-	pthread_t w, x, self = pthread_self();
-	MUST(pthread_create(&w, NULL, worker, NULL));
-	MUST(pthread_mutex_lock(&a));
-	pthread_barrier_wait(&both_hold);
-	MUST(pthread_create(&x, NULL, watcher, &self));
-	pthread_mutex_lock(&b);   /* never */
-	printf("unreachable\n");
-	return 0;
+	pthread_t t, w;
+	MUST(pthread_create(&t, NULL, deadlock, (void *)1));
+	MUST(pthread_create(&w, NULL, watcher, NULL));
+	if (!main_exits) {
+		first = pthread_self();
+		deadlock(NULL);
+	}
+	MUST(pthread_create(&first, NULL, deadlock, NULL));
+	pthread_exit(NULL);
 }

@@ -376,22 +376,28 @@ Test(trust, a_wait_left_by_a_jump_is_not_in_progress_at_exit, .timeout = 60)
 	TU_LE(0, tu_int(tu_get(r, "stack"), "unexplained"), "the stack's unexplained time");
 }
 
-/* A deadlock whose SIGTERM handler calls exit() on the blocked main
- * thread: both waits are live, and the profile keeps them (helper-113:
- * a first fix that cleared the exiting thread's wait lost this deadlock). */
+/* A deadlock whose SIGTERM handler calls exit() on a blocked thread: both
+ * waits are live, and the profile keeps them (helper-113: a first fix that
+ * cleared the exiting thread's wait lost this deadlock), also once the
+ * main thread has called pthread_exit (helper-114: the frames read
+ * through the process's id, which then names a thread gone, lost it). */
 Test(trust, a_deadlocked_thread_whose_handler_exits_is_still_waiting, .timeout = 60)
 {
-	struct tu_proc p;
-	char *dir = tu_tmpdir();
-	tu_run_shim(&p, dir, "deadlock_term_exit", NULL);
-	tu_assert_exit(&p, 3, "deadlock_term_exit");
-	json_object *r = tu_report_dir(dir);
-	TU_EQ(tu_int(tu_get(r, "process"), "inflight_waits"), 2, "waits in progress when the profile was written");
-	json_object *findings = tu_array(r, "findings");
-	bool deadlock = false;
-	for (size_t i = 0; i < json_object_array_length(findings); i++)
-		deadlock = deadlock || strcmp(tu_str(json_object_array_get_idx(findings, i), "kind"), "deadlock") == 0;
-	cr_assert(deadlock, "no deadlock finding: %s", json_object_to_json_string(findings));
+	static const char *const modes[] = { "main", "workers" };
+	for (size_t m = 0; m < 2; m++) {
+		struct tu_proc p;
+		char *dir = tu_tmpdir();
+		tu_run_shim(&p, dir, "deadlock_term_exit", modes[m], NULL);
+		tu_assert_exit(&p, 3, modes[m]);
+		json_object *r = tu_report_dir(dir);
+		TU_EQ(tu_int(tu_get(r, "process"), "inflight_waits"), 2, "%s: waits in progress at the write", modes[m]);
+		json_object *findings = tu_array(r, "findings");
+		bool deadlock = false;
+		for (size_t i = 0; i < json_object_array_length(findings); i++)
+			deadlock = deadlock ||
+				   strcmp(tu_str(json_object_array_get_idx(findings, i), "kind"), "deadlock") == 0;
+		cr_assert(deadlock, "%s: no deadlock finding: %s", modes[m], json_object_to_json_string(findings));
+	}
 }
 
 /* The shim's guard leaves the program's cancellation state alone, so
