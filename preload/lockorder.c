@@ -44,8 +44,6 @@
  */
 #include <string.h>
 
-#include <sys/uio.h>
-
 #include "shim.h"
 
 #define EDGE_BITS   12
@@ -393,12 +391,10 @@ static pid_t joined_tid(pthread_t th)
  * goes on, its stack reused below where it jumped to; read as live, such
  * a wait was in progress until the write (3.75 s of a 4 s run,
  * helper-111). A live one, a deadlocked thread whose handler calls exit()
- * included, keeps its frame. Read with process_vm_readv through this
- * thread's own id (the process's id fails once the main thread has called
- * pthread_exit: helper-114): the stack may be another thread's, its
- * memory gone (EFAULT: the frame is too). Any other failure says nothing,
- * and the wait is written, as before; so is a dead frame whose memory
- * still holds the value. */
+ * included, keeps its frame. Read safely (cv__read_own_memory): the
+ * stack may be another thread's, its memory gone (EFAULT: the frame is
+ * too). Any other failure says nothing, and the wait is written, as
+ * before; so is a dead frame whose memory still holds the value. */
 static bool wait_frame_live(const struct cv_thread *t, uint64_t since)
 {
 	const uint64_t *at = CV_LOAD(&t->waiting_since_at);
@@ -406,7 +402,7 @@ static bool wait_frame_live(const struct cv_thread *t, uint64_t since)
 		return true;
 	uint64_t held = 0;
 	struct iovec local = { &held, sizeof(held) }, remote = { (void *)at, sizeof(held) };
-	if (process_vm_readv(cv__thread_tid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof(held))
+	if (cv__read_own_memory(&local, 1, &remote, 1) == (ssize_t)sizeof(held))
 		return held == since;
 	return errno != EFAULT;
 }

@@ -847,7 +847,8 @@ void cv__profile_leave_room(uint64_t bytes)
 }
 
 /* Whether the filesystem of fd, the profile written (its size `at`),
- * still has room for bytes more, rounded up to its allocation unit, plus
+ * still has room for bytes more (at most 2^36: pending_output's bound,
+ * lifecycle.c), rounded up to its allocation unit, plus
  * two units (two files, each ending partway through one). Asked of the
  * filesystem itself where it can answer: that much reserved past the
  * file's end (fallocate with FALLOC_FL_KEEP_SIZE, its size unchanged:
@@ -863,8 +864,7 @@ static bool room_left(int fd, uint64_t at, uint64_t bytes)
 	struct statvfs fs;
 	bool statfs_ok = fstatvfs(fd, &fs) == 0 && fs.f_frsize;
 	uint64_t unit = statfs_ok ? fs.f_frsize : 4096;
-	uint64_t units = (bytes < ((uint64_t)1 << 48) ? (bytes + unit - 1) / unit : ((uint64_t)1 << 48) / unit) + 2;
-	uint64_t need = units * unit;
+	uint64_t units = (bytes + unit - 1) / unit + 2, need = units * unit;
 	if (cv__sys(SYS_fallocate, fd, FALLOC_FL_KEEP_SIZE, (long)at, (long)need) == 0) {
 		cv__sys(SYS_fallocate, fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (long)at, (long)need);
 		return true;

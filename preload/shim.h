@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "convoy/profile.h"
 
@@ -718,6 +719,16 @@ static inline pid_t cv__thread_tid(void)
 {
 	pid_t tid = cv__tid;
 	return CV_LIKELY(tid) ? tid : cv__tid_slow();
+}
+
+/* process_vm_readv of this process's own memory: the kernel says EFAULT
+ * for a hole or a guard page instead of faulting. Through the calling
+ * thread's id, which is alive: the process's id names the main thread,
+ * and fails (ESRCH) once it has called pthread_exit (helper-114). */
+static inline ssize_t cv__read_own_memory(const struct iovec *local, unsigned long nlocal,
+					   const struct iovec *remote, unsigned long nremote)
+{
+	return process_vm_readv(cv__thread_tid(), local, nlocal, remote, nremote, 0);
 }
 #define CV_NIL_REC ((struct cv_rec *)&cv__nil_rec)
 

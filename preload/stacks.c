@@ -55,7 +55,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <unwind.h>
-#include <sys/uio.h>
 
 #include "shim.h"
 
@@ -931,7 +930,7 @@ static __attribute__((noinline)) bool readable_below(uintptr_t sp, size_t need)
 		remote[n++] = (struct iovec){ (void *)a, 1 };
 	struct iovec local = { bytes, n };
 	int saved_errno = errno;   /* EFAULT at a hole: a snapshot's check runs outside the guard */
-	bool readable = process_vm_readv(cv__process.pid, &local, 1, remote, n, 0) == (ssize_t)n;
+	bool readable = cv__read_own_memory(&local, 1, remote, n) == (ssize_t)n;
 	errno = saved_errno;
 	return readable;
 }

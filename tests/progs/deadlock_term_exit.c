@@ -1,12 +1,11 @@
 /* Two threads deadlock (A then B against B then A), and a watcher, once
- * /proc shows both asleep, sends one of them a SIGTERM whose handler
- * calls exit(3): the profile, written from inside the handler that
- * interrupted that thread's wait, holds both waits (a live wait must not
- * read as one left by a jump). No timing: the watcher waits for the
- * kernel's word that both sleep. "main": the main thread is one of the
- * two; "workers": two workers, and the main thread has called
- * pthread_exit (the process's id then names a thread gone: the writer's
- * reads of the waits' frames must not go through it). */
+ * /proc shows both asleep on the locks' words, sends one of them a
+ * SIGTERM whose handler calls exit(3): the profile, written from inside
+ * the handler that interrupted that thread's wait, holds both waits (a
+ * live wait must not read as one left by a jump). No timing. "main": the
+ * main thread is one of the two; "workers": two workers, and the main
+ * thread has called pthread_exit (the process's id then names a thread
+ * gone: the writer's reads of the waits' frames must not go through it). */
 #include "progs.h"
 
 static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
@@ -18,20 +17,6 @@ static void on_term(int sig)
 {
 	(void)sig;
 	exit(3);
-}
-
-static char state_of(pid_t tid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return '?';
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	const char *close = strrchr(buf, ')');
-	return close && close[1] == ' ' ? close[2] : '?';
 }
 
 /* Takes one lock, then, both held, the other: never. */
@@ -49,9 +34,10 @@ static void *deadlock(void *arg)
 static void *watcher(void *arg)
 {
 	(void)arg;
-	/* Both asleep: in the locks' futex waits (the barrier is behind them). */
-	while (!tids[0] || !tids[1] || state_of(tids[0]) != 'S' || state_of(tids[1]) != 'S')
-		usleep(1000);
+	/* Both asleep in the futex waits of the locks the other holds. */
+	while (!tids[0] || !tids[1] || !sleeps_in_futex_on(tids[0], &b.__data.__lock) ||
+	       !sleeps_in_futex_on(tids[1], &a.__data.__lock))
+		nap();
 	MUST(pthread_kill(first, SIGTERM));
 	return NULL;
 }

@@ -1,9 +1,9 @@
 /* The main thread blocks in pthread_mutex_lock on a mutex another thread
  * holds, and a SIGUSR1 handler takes it out with siglongjmp (the lock is
  * never acquired); then the holder lets the mutex go and both end
- * normally. The holder signals only once the main thread sleeps in the
- * kernel (its state in /proc is S: blocked in the lock's futex wait), so
- * the jump leaves a wait, whatever the machine's speed. */
+ * normally. The holder signals only once the main thread sleeps in a
+ * futex wait on the mutex's word (/proc), so the jump leaves a wait,
+ * whatever the machine's speed. */
 #include "progs.h"
 #include <setjmp.h>
 
@@ -22,30 +22,15 @@ static void on_usr1(int sig)
 	}
 }
 
-/* The main thread's state letter in /proc (R running, S sleeping). */
-static char main_state(void)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)main_tid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return '?';
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	const char *close = strrchr(buf, ')');   /* the name may hold spaces and parentheses */
-	return close && close[1] == ' ' ? close[2] : '?';
-}
-
 static void *holder(void *arg)
 {
 	pthread_t main_thread = *(pthread_t *)arg;
 	MUST(pthread_mutex_lock(&held));
 	MUST(sem_post(&taken));
 	while (!jumped) {
-		if (armed && main_state() == 'S')
+		if (armed && sleeps_in_futex_on(main_tid, &held.__data.__lock))
 			MUST(pthread_kill(main_thread, SIGUSR1));
-		usleep(1000);
+		nap();
 	}
 	MUST(pthread_mutex_unlock(&held));
 	return NULL;
