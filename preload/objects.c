@@ -645,6 +645,21 @@ static void fill_pair(struct cv_way *cache, uint32_t ways, const void *addr, str
 	cv__way_set(w, r, r->obj);
 }
 
+/* The contents of two entries of one of the thread's caches exchanged
+ * (shim.h, cv__ways_miss_n), inside the guard: a signal handler's lookup
+ * meanwhile changes no cache, so each entry gets what the other held,
+ * as a fill left it. */
+CV_NOINLINE void cv__ways_swap(struct cv_way *a, struct cv_way *b)
+{
+	struct cv_thread *saved = cv__guard_enter_quiet();
+	uintptr_t ar, ao, br, bo;
+	cv__pair_load(a, &ar, &ao);
+	cv__pair_load(b, &br, &bo);
+	cv__pair_store(a, br, bo);
+	cv__pair_store(b, ar, ao);
+	cv__guard_leave_quiet(saved);
+}
+
 /* r into its family's cache, and into the second (shim.h, cv_thread.l2)
  * where the thread has one. */
 static void cache_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)

@@ -362,6 +362,7 @@ struct cv_rec {
 	struct cv_stack_acc *stack_accs;
 	uint32_t        stack_seen;    /* waits offered to the sampler */
 	uint32_t        nstack_accs;
+	uint32_t        partner_hits;  /* cv__ways_miss_n: found in its entry's partner since it was last moved */
 } __attribute__((aligned(CV_CACHELINE)));
 _Static_assert(sizeof(struct cv_rec) == 6 * CV_CACHELINE, "cv_rec: six lines");
 
@@ -839,13 +840,40 @@ static inline struct cv_way *cv__way_partner(struct cv_way *cache, const struct 
 	return &cache[(uint32_t)(w - cache) ^ 1];
 }
 
+void cv__ways_swap(struct cv_way *a, struct cv_way *b);   /* objects.c */
+
+/* Partner hits after which a record goes back to its own entry. */
+#define CV_PARTNER_HITS_MAX 32u
+
 /* cv__way_miss over addr's entry in cache, then its partner.
- * cv__ways_miss: of a cache array. */
+ * cv__ways_miss: of a cache array.
+ *
+ * A record found in the partner goes back to its own entry, and the one
+ * there to the partner, when that one is retired (a destroyed lock, an
+ * empty entry) or at the record's CV_PARTNER_HITS_MAX-th hit there: else
+ * every later use of it would miss the fast paths' one entry, for a lock
+ * the program may no longer use (openssl verify: 116,000 to 173,000 of
+ * its 403,000 read locks so, docs/performance.md "Back to its own
+ * entry"). Two locks used in turn trade places once in that many uses.
+ * The retired flag read here of the entry's object (which a handler may
+ * free meanwhile: shim memory stays mapped) only decides. */
 static inline uintptr_t cv__ways_miss_n(struct cv_way *cache, uint32_t ways, const void *addr, struct cv_rec **r,
 					struct cv_obj **o)
 {
 	struct cv_way *w = cv__way_n(cache, ways, addr);
-	return cv__way_miss(w, addr, r, o) && cv__way_miss(cv__way_partner(cache, w), addr, r, o);
+	if (!cv__way_miss(w, addr, r, o))
+		return 0;
+	uint32_t home_retired = CV_LOAD(&(*o)->retired);
+	struct cv_way *partner = cv__way_partner(cache, w);
+	if (cv__way_miss(partner, addr, r, o))
+		return 1;
+	uint32_t hits = CV_LOAD(&(*r)->partner_hits) + 1;
+	if (CV_UNLIKELY(home_retired | (hits >= CV_PARTNER_HITS_MAX))) {
+		hits = 0;
+		cv__ways_swap(w, partner);
+	}
+	CV_STORE(&(*r)->partner_hits, hits);
+	return 0;
 }
 #define cv__ways_miss(cache, addr, r, o) cv__ways_miss_n((cache), CV_NWAYS(cache), (addr), (r), (o))
 

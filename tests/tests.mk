@@ -85,6 +85,11 @@ $(TEST_PROGS_DIR)/order_memo_signal: tests/progs/order_memo_signal.c tests/progs
 	@mkdir -p $(@D)
 	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -lelf
 
+# White-box: the shim's rwlock cache (preload/shim.h); a tracer.
+$(TEST_PROGS_DIR)/partner_back_home: tests/progs/partner_back_home.c preload/shim.h tests/progs/shimtrace.h | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -lelf
+
 # White-box: the shim's layout (preload/shim.h) and its symbol table (libelf);
 # Capstone for the width of a write where page protection watches.
 $(TEST_PROGS_DIR)/fastpath_writes: tests/progs/fastpath_writes.c preload/shim.h tests/progs/shimtrace.h | check-deps

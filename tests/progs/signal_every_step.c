@@ -10,11 +10,14 @@
  * semaphores in turn (one found in its cache entry's partner), a condvar
  * signalled and broadcast with nobody waiting, a mutex, the spinlock and a
  * read lock taken under another mutex and, in a round of its own, a write
- * lock (the lock-order memo's paths, warm: the memos are set), and three
+ * lock (the lock-order memo's paths, warm: the memos are set), three
  * mutexes
  * whose entries in the shim's cache are one pair, taken in turn (each a
  * miss that finds its record in the thread's table under the quiet
- * guard: preload/objects.c, cv__lookup_slow). At
+ * guard: preload/objects.c, cv__lookup_slow), and a read lock found in
+ * its cache entry's partner beside a destroyed lock's entry, which the
+ * lookup moves home (preload/shim.h, cv__ways_miss_n; the handler reads
+ * both locks). At
  * every step whose instruction is in libconvoy.so's code it delivers
  * SIGUSR1 once. A last round unlocks a mutex with a waiter's mark while
  * the handler destroys and unmaps it as soon as it reads released. The
@@ -41,7 +44,7 @@
 #include "../../preload/shim.h"
 
 #define WARM   100
-#define ROUNDS 14   /* each case of the switch below once */
+#define ROUNDS 15   /* each case of the switch below once */
 
 static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t c = PTHREAD_MUTEX_INITIALIZER, h = PTHREAD_MUTEX_INITIALIZER;
@@ -66,6 +69,7 @@ static volatile long quiet, freeing, freed;
 #define CASE_MISSES 11
 #define CASE_WRLOCK_UNDER_B 12
 #define CASE_ADAPTIVE 13
+#define CASE_PARTNER 14
 
 /* CASE_MISSES: three of pool whose entries of the mutex cache are one
  * pair (white-box: shim.h, cv__way and cv__way_partner), so that taking
@@ -74,6 +78,9 @@ static volatile long quiet, freeing, freed;
  * rwpool in the rwlock cache. */
 static pthread_mutex_t pool[1024], *in_one_pair[3];
 static pthread_rwlock_t rwpool[1024], *rw_in_one_pair[3];
+/* CASE_PARTNER: two of rwpool in one entry of the rwlock cache, in a pair
+ * of entries no other rwlock of the program's maps to. */
+static pthread_rwlock_t *rw_one_entry[2];
 
 /* The first three of count elements of size bytes at base whose entries
  * in a cache of `ways` entries are one pair (the first element's). */
@@ -102,6 +109,23 @@ static void pick_in_one_pair(void)
 			  three, "rwlocks");
 	for (int k = 0; k < 3; k++)
 		rw_in_one_pair[k] = three[k];
+	static struct cv_way cache[CV_RWLOCK_WAYS];
+	unsigned taken = (unsigned)(cv__way_n(cache, CV_RWLOCK_WAYS, rw_in_one_pair[0]) - cache) >> 1,
+		 rw_pair = (unsigned)(cv__way_n(cache, CV_RWLOCK_WAYS, &rw) - cache) >> 1;
+	for (size_t i = sizeof(rwpool) / sizeof(rwpool[0]); i-- > 0 && !rw_one_entry[1];) {
+		struct cv_way *w = cv__way_n(cache, CV_RWLOCK_WAYS, &rwpool[i]);
+		unsigned pair = (unsigned)(w - cache) >> 1;
+		if (pair == taken || pair == rw_pair)
+			continue;
+		if (!rw_one_entry[0])
+			rw_one_entry[0] = &rwpool[i];
+		else if (w == cv__way_n(cache, CV_RWLOCK_WAYS, rw_one_entry[0]))
+			rw_one_entry[1] = &rwpool[i];
+	}
+	if (!rw_one_entry[1]) {
+		fprintf(stderr, "signal_every_step: no two rwlocks in one cache entry\n");
+		exit(1);
+	}
 }
 
 /* Before the signals: the thread's second mutex and rwlock caches made
@@ -244,6 +268,13 @@ static void handler(int sig)
 		pthread_rwlock_unlock(&rw);
 	else if (rc != EBUSY)
 		bad++;
+	for (int k = 0; k < 2; k++) {   /* read-locked or being destroyed by the interrupted code: either */
+		rc = pthread_rwlock_tryrdlock(rw_one_entry[k]);
+		if (rc == 0)
+			pthread_rwlock_unlock(rw_one_entry[k]);
+		else if (rc != EBUSY && rc != EINVAL)
+			bad++;
+	}
 	if (errno != 4242)
 		errno_lost++;
 	if (sem_trywait(&sem) == 0)   /* EAGAIN: the interrupted code has the token */
@@ -305,6 +336,12 @@ static void all_free(bool in_child)
 			bad++;
 		else
 			pthread_rwlock_unlock(&rw);
+	}
+	for (int k = 0; k < 2; k++) {
+		if (pthread_rwlock_trywrlock(rw_one_entry[k]) != 0)
+			bad++;
+		else
+			pthread_rwlock_unlock(rw_one_entry[k]);
 	}
 	sem_t *sems[] = { &sem, &sem2 };
 	for (int i = 0; i < 2; i++) {
@@ -465,6 +502,15 @@ static int traced(void)
 		case CASE_ADAPTIVE:
 			pthread_mutex_lock(&adaptive);
 			pthread_mutex_unlock(&adaptive);
+			break;
+		case CASE_PARTNER:   /* 0 to the partner, 1 destroyed, 0 found there and moved home */
+			for (int k = 0; k < 2; k++)
+				if (pthread_rwlock_rdlock(rw_one_entry[k]) || pthread_rwlock_unlock(rw_one_entry[k]))
+					bad++;
+			if (pthread_rwlock_destroy(rw_one_entry[1]) || pthread_rwlock_init(rw_one_entry[1], NULL))
+				bad++;
+			if (pthread_rwlock_rdlock(rw_one_entry[0]) || pthread_rwlock_unlock(rw_one_entry[0]))
+				bad++;
 			break;
 		}
 	}
