@@ -645,18 +645,43 @@ static void fill_pair(struct cv_way *cache, uint32_t ways, const void *addr, str
 	cv__way_set(w, r, r->obj);
 }
 
-/* The contents of two entries of one of the thread's caches exchanged
- * (shim.h, cv__ways_miss_n), inside the guard: a signal handler's lookup
- * meanwhile changes no cache, so each entry gets what the other held,
- * as a fill left it. */
-CV_NOINLINE void cv__ways_swap(struct cv_way *a, struct cv_way *b)
+/* How often a record was used, as its family's fast paths count: what
+ * changes with each use the caches serve (a condvar's wait, counted
+ * apart, is slow anyway). Two of the record's lines. */
+static uint32_t rec_uses(const struct cv_rec *r)
 {
+	return (uint32_t)(CV_LOAD(&r->s.acquisitions) + CV_LOAD(&r->s.trylocks) + CV_LOAD(&r->s.rd_acquisitions) +
+			  CV_LOAD(&r->s.signals) + CV_LOAD(&r->s.signals_unwaited) + CV_LOAD(&r->s.broadcasts) +
+			  CV_LOAD(&r->s.broadcasts_unwaited));
+}
+
+/* A window's last find, or a find beside a retired record (shim.h,
+ * cv__partner_hit): r goes home when home's record is retired, or is the
+ * one the window began with and was not used since; else the next window
+ * begins, with the uses of home's record now. What is read of home's
+ * record outside the guard (a signal handler may free it meanwhile: shim
+ * memory stays mapped) only decides. The swap is made inside the guard,
+ * where no handler changes the caches, from what the two entries hold
+ * then; the record that leaves home begins its windows in the partner
+ * afresh. A record a fill moved to the partner may begin with a window
+ * partly counted: it only goes back sooner. */
+CV_NOINLINE void cv__partner_window(struct cv_way *home, struct cv_way *partner, struct cv_rec *r, bool home_retired)
+{
+	uintptr_t home_rec = (uintptr_t)CV_LOAD(&home->rec);
+	uint32_t uses = rec_uses((const struct cv_rec *)home_rec) ^ (uint32_t)(home_rec >> 6);
+	CV_STORE(&r->partner_hits, 0);
+	if (!home_retired && uses != CV_LOAD(&r->partner_memo)) {
+		CV_STORE(&r->partner_memo, uses);
+		return;
+	}
 	struct cv_thread *saved = cv__guard_enter_quiet();
 	uintptr_t ar, ao, br, bo;
-	cv__pair_load(a, &ar, &ao);
-	cv__pair_load(b, &br, &bo);
-	cv__pair_store(a, br, bo);
-	cv__pair_store(b, ar, ao);
+	cv__pair_load(partner, &ar, &ao);
+	cv__pair_load(home, &br, &bo);
+	cv__pair_store(home, ar, ao);
+	cv__pair_store(partner, br, bo);
+	if (!CV_LOAD(&((const struct cv_obj *)bo)->retired))   /* cv__nil_rec, an empty entry's, is read-only */
+		CV_STORE(&((struct cv_rec *)br)->partner_hits, 0);
 	cv__guard_leave_quiet(saved);
 }
 

@@ -66,13 +66,13 @@ bench-shim-ab: $(BUILD)/libconvoy.so $(BENCH_DIR)/lockpair
 	@tests/bench/shim_ab.sh $(BUILD) $(OTHER)
 
 # The same on real programs (pigz, xz, sort, sqlite3, bench-peers-deps
-# installs them; node, java, zstd and git where they are installed):
+# installs them; node, java, zstd, git and openssl where they are installed):
 # peers.sh's workloads,
 # native, OTHER and this build interleaved, 15 rounds.
 .PHONY: bench-programs-ab
 bench-programs-ab: $(BUILD)/libconvoy.so $(BENCH_DIR)/lockpair $(BENCH_DIR)/buckets
 	@test -n "$(OTHER)" || { echo "usage: make bench-programs-ab OTHER=path/to/libconvoy.so" >&2; exit 2; }
-	@PEER_OTHER=$(realpath $(OTHER)) PEER_TOOLS="native other convoy" PEER_WORKLOADS="start buckets pigz xz sort sqlite3 node pyssl java zstd gitgrep" \
+	@PEER_OTHER=$(realpath $(OTHER)) PEER_TOOLS="native other convoy" PEER_WORKLOADS="start buckets pigz xz sort sqlite3 node pyssl java zstd gitgrep openssl" \
 	  tests/bench/peers.sh $(BUILD) 15
 
 # The overhead proof (tests/bench/peers.sh, docs/performance.md): convoy
