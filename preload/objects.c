@@ -126,6 +126,7 @@ void cv__caches_clear(struct cv_thread *t)
 static void rec_push(struct cv_thread *t, struct cv_rec *r);
 static void obj_put(struct cv_obj *o);
 static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted);
+static struct cv_way *cache_for(struct cv_thread *t, uint32_t kind, uint32_t *ways);
 static struct cv_slot *table_find(struct cv_thread *t, const void *addr);
 
 static inline struct shard *shard_of(const void *addr)
@@ -402,6 +403,30 @@ static bool object_stays(struct cv_thread *t, const void *addr, uint32_t kind)
 	return true;
 }
 
+/* t's record of the object at addr just ended (destroyed, initialised
+ * again, merged away): where addr's entry of t's first cache now holds a
+ * retired record (or none) and the entry's partner a live one whose own
+ * entry it is, that one moves in, the dead one to the partner. A lock
+ * that a short-lived one's fill had moved to the partner would otherwise
+ * miss the fast paths' one entry at every use until another fill there:
+ * openssl verify took 116,000 to 173,000 of its 403,000 read locks so
+ * (docs/performance.md, "Back to its own entry"). Inside the guard, as
+ * fill_pair. */
+static void home_vacated(struct cv_thread *t, const void *addr, uint32_t kind)
+{
+	uint32_t ways;
+	struct cv_way *cache = cache_for(t, kind, &ways);
+	if (!cache)
+		return;
+	struct cv_way *home = cv__way_n(cache, ways, addr), *partner = cv__way_partner(cache, home);
+	struct cv_way dead = *home, live = *partner;
+	if (CV_LOAD(&dead.obj->retired) && !CV_LOAD(&live.obj->retired) &&
+	    cv__way_n(cache, ways, CV_LOAD(&live.obj->addr)) == home) {
+		cv__way_set(home, live.rec, live.obj);
+		cv__way_set(partner, dead.rec, dead.obj);
+	}
+}
+
 bool cv__object_end(struct cv_thread *saved, const void *addr, uint32_t kind)
 {
 	cv__stack_forget(addr);   /* stacks.c: an init stack still waiting for a first use */
@@ -431,6 +456,8 @@ bool cv__object_end(struct cv_thread *saved, const void *addr, uint32_t kind)
 			rec_retire(saved, s->rec, true);
 		obj_put(merged);
 	}
+	if (saved)
+		home_vacated(saved, addr, kind);
 	return stays;
 }
 
@@ -643,46 +670,6 @@ static void fill_pair(struct cv_way *cache, uint32_t ways, const void *addr, str
 	if (CV_LOAD(&w->obj->addr) != addr && !CV_LOAD(&w->obj->retired))
 		cv__way_set(cv__way_partner(cache, w), w->rec, w->obj);
 	cv__way_set(w, r, r->obj);
-}
-
-/* How often a record was used, as its family's fast paths count: what
- * changes with each use the caches serve (a condvar's wait, counted
- * apart, is slow anyway). Two of the record's lines. */
-static uint32_t rec_uses(const struct cv_rec *r)
-{
-	return (uint32_t)(CV_LOAD(&r->s.acquisitions) + CV_LOAD(&r->s.trylocks) + CV_LOAD(&r->s.rd_acquisitions) +
-			  CV_LOAD(&r->s.signals) + CV_LOAD(&r->s.signals_unwaited) + CV_LOAD(&r->s.broadcasts) +
-			  CV_LOAD(&r->s.broadcasts_unwaited));
-}
-
-/* A window's last find, or a find beside a retired record (shim.h,
- * cv__partner_hit): r goes home when home's record is retired, or is the
- * one the window began with and was not used since; else the next window
- * begins, with the uses of home's record now. What is read of home's
- * record outside the guard (a signal handler may free it meanwhile: shim
- * memory stays mapped) only decides. The swap is made inside the guard,
- * where no handler changes the caches, from what the two entries hold
- * then; the record that leaves home begins its windows in the partner
- * afresh. A record a fill moved to the partner may begin with a window
- * partly counted: it only goes back sooner. */
-CV_NOINLINE void cv__partner_window(struct cv_way *home, struct cv_way *partner, struct cv_rec *r, bool home_retired)
-{
-	uintptr_t home_rec = (uintptr_t)CV_LOAD(&home->rec);
-	uint32_t uses = rec_uses((const struct cv_rec *)home_rec) ^ (uint32_t)(home_rec >> 6);
-	CV_STORE(&r->partner_hits, 0);
-	if (!home_retired && uses != CV_LOAD(&r->partner_memo)) {
-		CV_STORE(&r->partner_memo, uses);
-		return;
-	}
-	struct cv_thread *saved = cv__guard_enter_quiet();
-	uintptr_t ar, ao, br, bo;
-	cv__pair_load(partner, &ar, &ao);
-	cv__pair_load(home, &br, &bo);
-	cv__pair_store(home, ar, ao);
-	cv__pair_store(partner, br, bo);
-	if (!CV_LOAD(&((const struct cv_obj *)bo)->retired))   /* cv__nil_rec, an empty entry's, is read-only */
-		CV_STORE(&((struct cv_rec *)br)->partner_hits, 0);
-	cv__guard_leave_quiet(saved);
 }
 
 /* r into its family's cache, and into the second (shim.h, cv_thread.l2)

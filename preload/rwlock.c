@@ -294,7 +294,7 @@ static CV_NOINLINE int rw_locked_more(pthread_rwlock_t *rw, int rc, uint32_t fla
 	struct cv_way *l2;
 	uintptr_t other = (unsigned)rc | cv__ways_miss(t->rwlock_cache, rw, &r, &o);
 	if (other && !rc && !t->nheld && (l2 = cv__l2(t, CV_L2_RWLOCK)))
-		other = cv__l2_miss(l2, rw, &r, &o);
+		other = cv__ways_miss_n(l2, CV_L2_WAYS, rw, &r, &o);
 	if (!(other | (flags & CV_LOCK_READ)))
 		other = (uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t;
 	if (other)

@@ -119,24 +119,6 @@ static CV_COLD int taken_slow(sem_t *s, bool try)
 	return taken_count(cv__sem_rec(t, s), try);
 }
 
-/* r, found in the partner of the fixed entry, goes to the entry (and rc
- * is returned) when the record in the entry is retired (a destroyed
- * semaphore; shim.h, cv__partner_hit), not when that one is only unused
- * (the other caches' rule): two semaphores used in turn always share the
- * pair (a producer's "empty" and "full"), and counting their finds in the
- * partner cost `semwait2` 1.0 ns a pair (9 rounds). A tail call of the
- * partner's paths, which then keep no register across a call. */
-static CV_NOINLINE int sem_home(struct cv_thread *t, struct cv_rec *r, int rc)
-{
-	cv__partner_window(&t->sem_cache[0], &t->sem_cache[1], r, true);
-	return rc;
-}
-
-static inline bool sem_home_retired(const struct cv_thread *t)
-{
-	return CV_LOAD(&CV_LOAD(&t->sem_cache[0].obj)->retired);
-}
-
 /* taken's miss of the fixed entry: its partner (shim.h, cv__sem_rec) in
  * the state taken read, else taken_slow; also when that state is no longer
  * the thread's (a fork child made by a signal handler since: the slow path
@@ -147,9 +129,7 @@ static CV_NOINLINE int taken_partner(struct cv_thread *t, sem_t *s, bool try)
 	struct cv_obj *o;
 	if (CV_UNLIKELY(cv__way_miss(&t->sem_cache[1], s, &r, &o) | (t != cv__self)))
 		return taken_slow(s, try);
-	bool home_retired = sem_home_retired(t);
-	int rc = taken_count(r, try);
-	return CV_UNLIKELY(home_retired) ? sem_home(t, r, rc) : rc;
+	return taken_count(r, try);
 }
 
 static inline __attribute__((always_inline)) int taken(sem_t *s, bool try)
@@ -318,9 +298,7 @@ static CV_NOINLINE int post_partner(struct cv_thread *t, sem_t *s)
 	if (CV_UNLIKELY(cv__way_miss(&t->sem_cache[1], s, &r, &o) | (t != cv__self) |
 			(sem_nwaiters(w) > sem_value(w))))
 		return post_slow(s);
-	bool home_retired = sem_home_retired(t);
-	int rc = post_unwaited(r, s, w);
-	return CV_UNLIKELY(home_retired) ? sem_home(t, r, rc) : rc;
+	return post_unwaited(r, s, w);
 }
 
 /* A tracked thread's cached live record, and no waiter that needs this

@@ -362,10 +362,6 @@ struct cv_rec {
 	struct cv_stack_acc *stack_accs;
 	uint32_t        stack_seen;    /* waits offered to the sampler */
 	uint32_t        nstack_accs;
-	/* cv__partner_hit: this record's finds in its cache entry's partner
-	 * in the current window, and the uses of the record in the entry as
-	 * the window began. */
-	uint32_t        partner_hits, partner_memo;
 } __attribute__((aligned(CV_CACHELINE)));
 _Static_assert(sizeof(struct cv_rec) == 6 * CV_CACHELINE, "cv_rec: six lines");
 
@@ -843,58 +839,15 @@ static inline struct cv_way *cv__way_partner(struct cv_way *cache, const struct 
 	return &cache[(uint32_t)(w - cache) ^ 1];
 }
 
-void cv__partner_window(struct cv_way *home, struct cv_way *partner, struct cv_rec *r, bool home_retired);
-
-/* The finds in the partner over which a record that the lock in its own
- * entry did not use goes back home. */
-#define CV_PARTNER_WINDOW 8u
-
-/* r was just found in the partner of its own entry home, in one of a
- * thread's first caches, whose fast paths test only home; home_retired:
- * the object of home's record, as the lookup read it, is retired. r goes
- * back home, and home's record to the partner, when that record is
- * retired (a destroyed lock, an empty entry), or was not used over the
- * last CV_PARTNER_WINDOW finds of r in the partner (objects.c,
- * cv__partner_window). Else every later use of r's lock would miss the
- * fast paths' one entry, for a lock the program may no longer use
- * (openssl verify: 116,000 to 173,000 of its 403,000 read locks so,
- * docs/performance.md "Back to its own entry"); two locks used in turn,
- * or a hot one at home and a rare one in the partner, stay where they
- * are. Out of line once a window. */
-static inline void cv__partner_hit(struct cv_way *home, struct cv_way *partner, struct cv_rec *r, bool home_retired)
-{
-	uint32_t hits = CV_LOAD(&r->partner_hits) + 1;
-	if (CV_UNLIKELY(home_retired | (hits >= CV_PARTNER_WINDOW)))
-		cv__partner_window(home, partner, r, home_retired);
-	else
-		CV_STORE(&r->partner_hits, hits);
-}
-
-/* cv__way_miss over addr's entry in cache, then its partner, a find
- * there noted (cv__partner_hit). cv__ways_miss: of a cache array. */
+/* cv__way_miss over addr's entry in cache, then its partner.
+ * cv__ways_miss: of a cache array. */
 static inline uintptr_t cv__ways_miss_n(struct cv_way *cache, uint32_t ways, const void *addr, struct cv_rec **r,
 					struct cv_obj **o)
 {
 	struct cv_way *w = cv__way_n(cache, ways, addr);
-	if (!cv__way_miss(w, addr, r, o))
-		return 0;
-	bool home_retired = CV_LOAD(&(*o)->retired);
-	struct cv_way *partner = cv__way_partner(cache, w);
-	if (cv__way_miss(partner, addr, r, o))
-		return 1;
-	cv__partner_hit(w, partner, *r, home_retired);
-	return 0;
+	return cv__way_miss(w, addr, r, o) && cv__way_miss(cv__way_partner(cache, w), addr, r, o);
 }
 #define cv__ways_miss(cache, addr, r, o) cv__ways_miss_n((cache), CV_NWAYS(cache), (addr), (r), (o))
-
-/* cv__way_miss over addr's entry in a second cache (cv_thread.l2), then
- * its partner: no fast path tests a second cache, so a find in the
- * partner is as good as one at home and moves nothing. */
-static inline uintptr_t cv__l2_miss(struct cv_way *l2, const void *addr, struct cv_rec **r, struct cv_obj **o)
-{
-	struct cv_way *w = cv__way_n(l2, CV_L2_WAYS, addr);
-	return cv__way_miss(w, addr, r, o) && cv__way_miss(cv__way_partner(l2, w), addr, r, o);
-}
 
 /* The record of thread t for the object at addr, from the cache of its
  * family (cache_ways entries), else from the guarded lookup. */

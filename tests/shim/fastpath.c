@@ -18,20 +18,17 @@ Test(fastpath, an_uncontended_acquisition_writes_only_its_threads_lines, .timeou
 	cr_assert(strstr(p.out, "ok: ") == p.out, "%s", p.out);
 }
 
-/* A lock found in the partner of its own cache entry goes back to that
- * entry when the lock there was destroyed, or stayed unused over a window
- * of its finds in the partner (preload/shim.h, cv__partner_hit): its next
- * acquisition takes the fast path, as many instructions as a lock that
- * never left home. Before, it stayed in the partner for as long as the
- * other lock's entry was not filled again, every acquisition through the
- * slower path (openssl verify: up to 173,000 of its 403,000 read locks).
- * A hot lock at home beside a rare one in the partner stays at home (a
- * count of finds alone moved the rare one home: 17 to 24 of the hot one's
- * 80 acquisitions then took the partner's path); a semaphore goes home
- * beside a destroyed one. Instructions counted by single steps
+/* A lock that a short-lived lock's fill moved to the partner of its own
+ * cache entry goes back to that entry when the short-lived one is
+ * destroyed (preload/objects.c, home_vacated): its next acquisition takes
+ * the fast path, as many instructions as a lock that never left home.
+ * Before, it stayed in the partner until another fill of its entry, every
+ * acquisition through the slower path (openssl verify: 116,000 to 173,000
+ * of its 403,000 read locks). A read lock and a semaphore (whose cache is
+ * one fixed entry and its partner). Instructions counted by single steps
  * (tests/progs/partner_back_home.c), with controls that the count tells
  * the partner's path apart. */
-Test(fastpath, a_lock_found_beside_its_entry_goes_back_to_it, .timeout = 60)
+Test(fastpath, a_lock_moved_aside_goes_home_when_the_lock_in_its_entry_ends, .timeout = 60)
 {
 	struct tu_proc p;
 	static const char *const env[] = { "CONVOY_HOLD_SAMPLE=1073741824", NULL };   /* no hold-time samples */
