@@ -126,7 +126,6 @@ void cv__caches_clear(struct cv_thread *t)
 static void rec_push(struct cv_thread *t, struct cv_rec *r);
 static void obj_put(struct cv_obj *o);
 static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted);
-static struct cv_way *cache_for(struct cv_thread *t, uint32_t kind, uint32_t *ways);
 static struct cv_slot *table_find(struct cv_thread *t, const void *addr);
 
 static inline struct shard *shard_of(const void *addr)
@@ -403,30 +402,6 @@ static bool object_stays(struct cv_thread *t, const void *addr, uint32_t kind)
 	return true;
 }
 
-/* t's record of the object at addr just ended (destroyed, initialised
- * again, merged away): where addr's entry of t's first cache now holds a
- * retired record (or none) and the entry's partner a live one whose own
- * entry it is, that one moves in, the dead one to the partner. A lock
- * that a short-lived one's fill had moved to the partner would otherwise
- * miss the fast paths' one entry at every use until another fill there:
- * openssl verify took 116,000 to 173,000 of its 403,000 read locks so
- * (docs/performance.md, "Back to its own entry"). Inside the guard, as
- * fill_pair. */
-static void home_vacated(struct cv_thread *t, const void *addr, uint32_t kind)
-{
-	uint32_t ways;
-	struct cv_way *cache = cache_for(t, kind, &ways);
-	if (!cache)
-		return;
-	struct cv_way *home = cv__way_n(cache, ways, addr), *partner = cv__way_partner(cache, home);
-	struct cv_way dead = *home, live = *partner;
-	if (CV_LOAD(&dead.obj->retired) && !CV_LOAD(&live.obj->retired) &&
-	    cv__way_n(cache, ways, CV_LOAD(&live.obj->addr)) == home) {
-		cv__way_set(home, live.rec, live.obj);
-		cv__way_set(partner, dead.rec, dead.obj);
-	}
-}
-
 bool cv__object_end(struct cv_thread *saved, const void *addr, uint32_t kind)
 {
 	cv__stack_forget(addr);   /* stacks.c: an init stack still waiting for a first use */
@@ -456,8 +431,6 @@ bool cv__object_end(struct cv_thread *saved, const void *addr, uint32_t kind)
 			rec_retire(saved, s->rec, true);
 		obj_put(merged);
 	}
-	if (saved)
-		home_vacated(saved, addr, kind);
 	return stays;
 }
 

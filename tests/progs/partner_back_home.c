@@ -1,16 +1,18 @@
 /* partner_back_home.c — run under libconvoy.so (tests/shim/fastpath.c): a
  * lock that a short-lived lock's fill moved to the partner of its own
- * entry of the shim's cache goes back to that entry when the short-lived
- * one is destroyed (preload/objects.c, home_vacated), so that its later
- * acquisitions take the fast path again.
+ * entry of the shim's cache goes back to that entry once the short-lived
+ * one is destroyed (preload/shim.h, cv__ways_miss_n: a find in the
+ * partner beside a retired record is a miss, whose fill puts it home), so
+ * that its later acquisitions take the fast path again.
  *
  * White-box (preload/shim.h, cv__way_n): from a pool of rwlocks, A and B
  * hash to one entry of the thread's rwlock cache; R, the reference, to a
  * pair of entries of its own. A is read-locked, then B, whose fill takes
  * A's entry and moves A to the entry's partner; A's next pair comes from
  * the partner (the control: the steps tell the paths apart). B is
- * destroyed: A's next pair is the fast path's. The same with two
- * semaphores, whose cache is one fixed entry and its partner.
+ * destroyed, A taken once (the slow path's fill): A's next pair is the
+ * fast path's. The same with two semaphores, whose cache is one fixed
+ * entry and its partner.
  *
  * A forked, traced child does the locking; before and after each measured
  * pair it stops itself, and the tracer single-steps the pair and counts
@@ -102,7 +104,8 @@ static int child(void)
 	measured(a);   /* the control */
 	if (pthread_rwlock_destroy(b) != 0)
 		return 3;
-	measured(a);   /* home again */
+	pair(a);   /* beside a retired record: a miss, filled home */
+	measured(a);
 
 	if (sem_init(&s1, 0, 1) != 0 || sem_init(&s2, 0, 1) != 0)
 		return 3;
@@ -113,7 +116,8 @@ static int child(void)
 	sem_measured(&s1);   /* the control */
 	if (sem_destroy(&s2) != 0)
 		return 3;
-	sem_measured(&s1);   /* home again */
+	sem_pair(&s1);   /* beside a retired record: a miss, filled home */
+	sem_measured(&s1);
 	return 0;
 }
 

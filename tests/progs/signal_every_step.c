@@ -15,8 +15,9 @@
  * whose entries in the shim's cache are one pair, taken in turn (each a
  * miss that finds its record in the thread's table under the quiet
  * guard: preload/objects.c, cv__lookup_slow), and a read lock in its
- * cache entry's partner that the destroy of the lock in the entry moves
- * home (preload/objects.c, home_vacated; the handler reads both locks).
+ * cache entry's partner beside the entry's destroyed lock, which its
+ * next acquisition fills home (preload/shim.h, cv__ways_miss_n; the
+ * handler reads both locks).
  * At
  * every step whose instruction is in libconvoy.so's code it delivers
  * SIGUSR1 once. A last round unlocks a mutex with a waiter's mark while
@@ -503,7 +504,7 @@ static int traced(void)
 			pthread_mutex_lock(&adaptive);
 			pthread_mutex_unlock(&adaptive);
 			break;
-		case CASE_PARTNER:   /* 0 to the partner, 1 destroyed (0 moved home), 0 at home */
+		case CASE_PARTNER:   /* 0 to the partner, 1 destroyed, 0 beside it: filled home */
 			for (int k = 0; k < 2; k++)
 				if (pthread_rwlock_rdlock(rw_one_entry[k]) || pthread_rwlock_unlock(rw_one_entry[k]))
 					bad++;

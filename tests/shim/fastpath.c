@@ -19,9 +19,10 @@ Test(fastpath, an_uncontended_acquisition_writes_only_its_threads_lines, .timeou
 }
 
 /* A lock that a short-lived lock's fill moved to the partner of its own
- * cache entry goes back to that entry when the short-lived one is
- * destroyed (preload/objects.c, home_vacated): its next acquisition takes
- * the fast path, as many instructions as a lock that never left home.
+ * cache entry goes back to that entry once the short-lived one is
+ * destroyed (preload/shim.h, cv__ways_miss_n: found beside a retired
+ * record, it takes the slow path once, whose fill puts it home): then it
+ * takes the fast path, as many instructions as a lock that never left home.
  * Before, it stayed in the partner until another fill of its entry, every
  * acquisition through the slower path (openssl verify: 116,000 to 173,000
  * of its 403,000 read locks). A read lock and a semaphore (whose cache is
