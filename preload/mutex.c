@@ -478,7 +478,7 @@ static CV_COLD int locked_l2(struct cv_thread *t, pthread_mutex_t *m, const void
 	struct cv_way *l2 = cv__l2(t, CV_L2_MUTEX);
 	struct cv_rec *r;
 	struct cv_obj *o;
-	if (!l2 || CV_UNLIKELY(cv__ways_miss_n(l2, CV_L2_WAYS, m, &r, &o) | CV_LOAD(&t->nheld) |
+	if (!l2 || CV_UNLIKELY(cv__l2_miss(l2, m, &r, &o) | CV_LOAD(&t->nheld) |
 			       found_needs_more(t, r, o)))
 		return flags & CV_LOCK_TRY ? trylocked_slow(m, 0, pc) : locked_slow(m, pc);
 	return counted_first(t, r, o, m, pc, flags);

@@ -282,10 +282,12 @@ static inline __attribute__((always_inline)) int rw_locked_held(struct cv_thread
 
 /* rw_locked's test failed with a miss of the lock's own cache entry, an
  * error, or a writer that is not the lock's last owner: the record found
- * in the entry's partner (shim.h, cv__way_partner) or, with no lock held,
- * in the thread's second rwlock cache (cv_thread.l2: more rwlocks in turn
- * than the first holds) and nothing else amiss is rw_locked_held's, so
- * that rw_locked stays one test; anything else is rw_locked_slow's. */
+ * in the entry's partner (shim.h, cv__way_partner; beside a retired
+ * record there it is rw_locked_slow's, whose fill puts it home) or, when
+ * in neither entry and no lock is held, in the thread's second rwlock
+ * cache (cv_thread.l2: more rwlocks in turn than the first holds) and
+ * nothing else amiss is rw_locked_held's, so that rw_locked stays one
+ * test; anything else is rw_locked_slow's. */
 static CV_NOINLINE int rw_locked_more(pthread_rwlock_t *rw, int rc, uint32_t flags, const void *pc)
 {
 	struct cv_thread *t = cv__self;
@@ -293,8 +295,8 @@ static CV_NOINLINE int rw_locked_more(pthread_rwlock_t *rw, int rc, uint32_t fla
 	struct cv_obj *o;
 	struct cv_way *l2;
 	uintptr_t other = (unsigned)rc | cv__ways_miss(t->rwlock_cache, rw, &r, &o);
-	if (other && !rc && !t->nheld && (l2 = cv__l2(t, CV_L2_RWLOCK)))
-		other = cv__ways_miss_n(l2, CV_L2_WAYS, rw, &r, &o);
+	if (!rc && cv__ways_none(other) && !t->nheld && (l2 = cv__l2(t, CV_L2_RWLOCK)))
+		other = cv__l2_miss(l2, rw, &r, &o);
 	if (!(other | (flags & CV_LOCK_READ)))
 		other = (uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t;
 	if (other)

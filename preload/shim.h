@@ -839,27 +839,49 @@ static inline struct cv_way *cv__way_partner(struct cv_way *cache, const struct 
 	return &cache[(uint32_t)(w - cache) ^ 1];
 }
 
-/* cv__way_miss over addr's entry in cache, then its partner. A find in
- * the partner beside a retired record in the entry (a lock destroyed,
- * an entry emptied) is a miss all the same: the caller's slow path finds
- * the record in the thread's table and fills it into its entry, where the
- * fast paths look (objects.c, fill_pair, which moves nothing retired to
- * the partner). Else a lock that a short-lived one's fill had moved to
- * the partner missed the fast paths' one entry at every use until another
- * fill there: openssl verify took 116,000 to 173,000 of its 403,000 read
- * locks so (docs/performance.md, "Back to its own entry"). The retired
- * flag is the one the entry's test read. cv__ways_miss: of a cache
- * array. */
+/* The bit of a cv__ways_miss_n answer that says the record was found in
+ * the partner beside a retired record: a miss all the same (a cache
+ * entry's pointers, and so cv__way_miss's answers, fit in 48 bits, as
+ * alloc.c's free lists assume). */
+#define CV_WAYS_ASIDE ((uintptr_t)1 << 63)
+
+/* Whether a cv__ways_miss_n answer is a miss of both entries. */
+static inline bool cv__ways_none(uintptr_t miss)
+{
+	return (miss << 1) != 0;
+}
+
+/* cv__way_miss over addr's entry in one of a thread's first caches, then
+ * its partner. A find in the partner beside a retired record in the entry
+ * (a lock destroyed, an entry emptied) is a miss all the same
+ * (CV_WAYS_ASIDE set): the caller's slow path finds the record in the
+ * thread's table and fills it into its entry, where the fast paths look
+ * (objects.c, fill_pair, which moves nothing retired to the partner).
+ * Else a lock that a short-lived one's fill had moved to the partner
+ * missed the fast paths' one entry at every use until another fill
+ * there: openssl verify took 116,000 to 173,000 of its 403,000 read locks
+ * so (docs/performance.md, "Back to its own entry"). The entry object's
+ * retired flag is read again here: it only decides a miss.
+ * cv__ways_miss: of a cache array. */
 static inline uintptr_t cv__ways_miss_n(struct cv_way *cache, uint32_t ways, const void *addr, struct cv_rec **r,
 					struct cv_obj **o)
 {
 	struct cv_way *w = cv__way_n(cache, ways, addr);
 	if (!cv__way_miss(w, addr, r, o))
 		return 0;
-	uintptr_t home_retired = (unsigned)CV_LOAD(&(*o)->retired);
-	return cv__way_miss(cv__way_partner(cache, w), addr, r, o) | home_retired;
+	uintptr_t aside = (uintptr_t)CV_LOAD(&(*o)->retired) << 63;   /* retired is 0 or 1 */
+	return cv__way_miss(cv__way_partner(cache, w), addr, r, o) | aside;
 }
 #define cv__ways_miss(cache, addr, r, o) cv__ways_miss_n((cache), CV_NWAYS(cache), (addr), (r), (o))
+
+/* cv__way_miss over addr's entry in a second cache (cv_thread.l2), then
+ * its partner: no fast path tests a second cache, so a find in its
+ * partner is a find, whatever the entry holds. */
+static inline uintptr_t cv__l2_miss(struct cv_way *l2, const void *addr, struct cv_rec **r, struct cv_obj **o)
+{
+	struct cv_way *w = cv__way_n(l2, CV_L2_WAYS, addr);
+	return cv__way_miss(w, addr, r, o) && cv__way_miss(cv__way_partner(l2, w), addr, r, o);
+}
 
 /* The record of thread t for the object at addr, from the cache of its
  * family (cache_ways entries), else from the guarded lookup. */

@@ -142,7 +142,8 @@ static inline __attribute__((always_inline)) int spin_locked_held(struct cv_thre
 
 /* pthread_spin_lock's test after the lock failed with a miss of the lock's
  * own cache entry or another last owner: a record in the entry's partner
- * (shim.h, cv__way_partner) owned last by this thread is
+ * (shim.h, cv__way_partner; not beside a retired record there, which the
+ * slow path's fill replaces) owned last by this thread is
  * spin_locked_held's, so that the fast path stays one test; anything else
  * is spin_locked_slow's. */
 static CV_NOINLINE int spin_locked_more(pthread_spinlock_t *l, const void *pc)
