@@ -841,9 +841,10 @@ static inline struct cv_way *cv__way_partner(struct cv_way *cache, const struct 
 
 /* The bit of a cv__ways_miss_n answer that says the record was found in
  * the partner beside a retired record: a miss all the same (a cache
- * entry's pointers, and so cv__way_miss's answers, fit in 48 bits, as
- * alloc.c's free lists assume). */
-#define CV_WAYS_ASIDE ((uintptr_t)1 << 63)
+ * entry's pointers, and so cv__way_miss's answers, leave the top bit
+ * clear: 48 bits on x86-64 and arm64, as alloc.c's free lists assume). */
+#define CV_WAYS_ASIDE_BIT (sizeof(uintptr_t) * 8 - 1)
+#define CV_WAYS_ASIDE ((uintptr_t)1 << CV_WAYS_ASIDE_BIT)
 
 /* Whether a cv__ways_miss_n answer is a miss of both entries. */
 static inline bool cv__ways_none(uintptr_t miss)
@@ -869,7 +870,7 @@ static inline uintptr_t cv__ways_miss_n(struct cv_way *cache, uint32_t ways, con
 	struct cv_way *w = cv__way_n(cache, ways, addr);
 	if (!cv__way_miss(w, addr, r, o))
 		return 0;
-	uintptr_t aside = (uintptr_t)CV_LOAD(&(*o)->retired) << 63;   /* retired is 0 or 1 */
+	uintptr_t aside = (uintptr_t)CV_LOAD(&(*o)->retired) << CV_WAYS_ASIDE_BIT;   /* retired is 0 or 1 */
 	return cv__way_miss(cv__way_partner(cache, w), addr, r, o) | aside;
 }
 #define cv__ways_miss(cache, addr, r, o) cv__ways_miss_n((cache), CV_NWAYS(cache), (addr), (r), (o))
