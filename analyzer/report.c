@@ -62,10 +62,11 @@ static void text_header(const struct model *m, const struct run_outcome *run, FI
 	if (m->hang)   /* its deadlocks and starved pools are among the findings */
 		fprintf(out, "  hang snapshot %s\n", m->hang->p->path);
 	if (p->process.uses_unrecorded) {
+		char cap[32];
 		snprintf(line, sizeof(line), "%s%s uses of locks and other objects are not in this report: the shim "
-			 "records at most 262,144 (object, thread) pairs, and these came from pairs past that",
+			 "records at most %s (object, thread) pairs, and these came from pairs past that",
 			 p->process.uses_unrecorded == UINT32_MAX ? "at least " : "",
-			 fmt_count(a, sizeof(a), p->process.uses_unrecorded));
+			 fmt_count(a, sizeof(a), p->process.uses_unrecorded), fmt_count(cap, sizeof(cap), CV_RECORDS_MAX));
 		textfit__wrap(out, width, 4, "  ", line);
 	}
 	if (p->inflight_waits) {

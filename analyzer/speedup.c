@@ -192,7 +192,6 @@ static void find_sleepers(const struct model *m, const struct stack_thread *x,
 	}
 }
 
-
 /* Every thread's split (thread_split; unexplained: NULL or one per thread),
  * its timed off-CPU time outside waits by kind (offcpu__thread_times) and
  * whether it slept beside the work. */

@@ -540,8 +540,9 @@ static bool table_grow(struct cv_thread *t)
 	return true;
 }
 
-#define CV_MAX_RECORDS 262144u   /* 108 MiB of records (432 bytes each, alloc.c), 368 more each that waited */
-static uint32_t nrecords;        /* never past CV_MAX_RECORDS: it cannot wrap */
+/* CV_RECORDS_MAX (convoy/profile.h): 108 MiB of records (432 bytes each,
+ * alloc.c), 368 more each that waited. */
+static uint32_t nrecords;        /* never past CV_RECORDS_MAX: it cannot wrap */
 static int records_warned;
 static uint32_t uses_unrecorded; /* lookups that found no record to make: cv__uses_unrecorded */
 
@@ -550,12 +551,12 @@ uint32_t cv__uses_unrecorded(void)
 	return __atomic_load_n(&uses_unrecorded, __ATOMIC_RELAXED);
 }
 
-/* Claims one of the CV_MAX_RECORDS; false when none is left. */
+/* Claims one of the CV_RECORDS_MAX; false when none is left. */
 static bool record_claim(void)
 {
 	uint32_t n = __atomic_load_n(&nrecords, __ATOMIC_RELAXED);
 	do {
-		if (n >= CV_MAX_RECORDS)
+		if (n >= CV_RECORDS_MAX)
 			return false;
 	} while (!__atomic_compare_exchange_n(&nrecords, &n, n + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	return true;
@@ -563,7 +564,7 @@ static bool record_claim(void)
 
 static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t kind)
 {
-	/* Memory is bounded: past CV_MAX_RECORDS (object, thread) pairs — a
+	/* Memory is bounded: past CV_RECORDS_MAX (object, thread) pairs — a
 	 * program that makes millions of short-lived locks — new ones go
 	 * uncounted, with one warning; the program is unaffected. */
 	if (!record_claim()) {
@@ -573,7 +574,7 @@ static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t
 			;
 		if (!__atomic_exchange_n(&records_warned, 1, __ATOMIC_RELAXED))
 			cv__warn("more than %u (object, thread) pairs: objects first used from now on "
-				 "are not recorded", CV_MAX_RECORDS);
+				 "are not recorded", CV_RECORDS_MAX);
 		return NULL;
 	}
 	/* One section for the registry and the first-use stack (lock.c). */

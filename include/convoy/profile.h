@@ -117,6 +117,10 @@ enum cv_perf_event {
 };
 #define CV_PERF_MAX 16
 
+/* The shim's cap of (object, thread) records: uses past it are counted
+ * only in cv_process.uses_unrecorded. */
+#define CV_RECORDS_MAX 262144u
+
 /* CV_REC_PROCESS: exactly one, first. Tail: cmdline (args separated by NUL,
  * cmdline_len bytes) then exe path (exe_len bytes, no terminator). */
 struct cv_process {
@@ -130,7 +134,7 @@ struct cv_process {
 	uint32_t cmdline_len, exe_len;
 	/* Uses (lock calls, waits, ...) of objects by threads that had no
 	 * record of them once the shim's cap of (object, thread) records
-	 * (262,144) was reached: not counted anywhere else (at most
+	 * (CV_RECORDS_MAX) was reached: not counted anywhere else (at most
 	 * UINT32_MAX; 0 in profiles written before 2026-12-06). */
 	uint32_t uses_unrecorded;
 	char     comm[CV_NAME_MAX];

@@ -57,32 +57,25 @@ static bool pick(void)
 	return b && r;
 }
 
-static void pair(pthread_rwlock_t *rw)
+static void pair(void *rw)
 {
 	if (pthread_rwlock_rdlock(rw) != 0 || pthread_rwlock_unlock(rw) != 0)
 		_exit(3);
 }
 
-/* One pair of rw, between two stops: the tracer counts its steps. */
-static void measured(pthread_rwlock_t *rw)
-{
-	raise(SIGSTOP);
-	pair(rw);
-	raise(SIGSTOP);
-}
-
 static sem_t s1, s2;
 
-static void sem_pair(sem_t *s)
+static void sem_pair(void *s)
 {
 	if (sem_wait(s) != 0 || sem_post(s) != 0)
 		_exit(3);
 }
 
-static void sem_measured(sem_t *s)
+/* One pair of lock, between two stops: the tracer counts its steps. */
+static void measured(void (*op)(void *), void *lock)
 {
 	raise(SIGSTOP);
-	sem_pair(s);
+	op(lock);
 	raise(SIGSTOP);
 }
 
@@ -98,26 +91,26 @@ static int child(void)
 		return 2;
 	for (int i = 0; i < 4; i++)
 		pair(r);
-	measured(r);   /* the fast path */
+	measured(pair, r);   /* the fast path */
 	pair(a);
 	pair(b);   /* a to the partner */
-	measured(a);   /* the control */
+	measured(pair, a);   /* the control */
 	if (pthread_rwlock_destroy(b) != 0)
 		return 3;
 	pair(a);   /* beside a retired record: a miss, filled home */
-	measured(a);
+	measured(pair, a);
 
 	if (sem_init(&s1, 0, 1) != 0 || sem_init(&s2, 0, 1) != 0)
 		return 3;
 	for (int i = 0; i < 4; i++)
 		sem_pair(&s1);
-	sem_measured(&s1);   /* at home */
+	measured(sem_pair, &s1);   /* at home */
 	sem_pair(&s2);   /* s1 to the partner */
-	sem_measured(&s1);   /* the control */
+	measured(sem_pair, &s1);   /* the control */
 	if (sem_destroy(&s2) != 0)
 		return 3;
 	sem_pair(&s1);   /* beside a retired record: a miss, filled home */
-	sem_measured(&s1);
+	measured(sem_pair, &s1);
 	return 0;
 }
 
