@@ -20,6 +20,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "shim.h"
 
@@ -291,12 +292,13 @@ static char *map_stack(size_t page, size_t size, size_t top)
 	return m;
 }
 
-/* The stack the calls take when it is free (the profile's writer's: one
- * call a process, usually), mapped at its first use and kept: the unmap
- * after each call, whose TLB shootdown reaches every CPU the program ran
- * on, is saved (docs/performance.md, "The shim's locks, its writer's stack
- * and a thread's state"), and a process that never writes has no address
- * space taken for it (a program under a tight RLIMIT_AS counts it). A call
+/* The stack the calls without room on the caller's take when it is free
+ * (the profile's writer's from a small stack: one call a process,
+ * usually), mapped at its first use and kept: the unmap after each call,
+ * whose TLB shootdown reaches every CPU the program ran on, is saved
+ * (docs/performance.md, "The shim's locks, its writer's stack and a
+ * thread's state"), and a process that never writes has no address space
+ * taken for it (a program under a tight RLIMIT_AS counts it). A call
  * while it is taken (another thread's, a fault handler's within one, a
  * fork child of either) maps one of its own and unmaps it after. */
 #define KEPT_SIZE (256u << 10)
@@ -331,16 +333,46 @@ static char *own_stack(size_t size, size_t page, size_t top, size_t *len)
 	return map_stack(page, size, top);
 }
 
-bool cv__on_own_stack(void (*fn)(void *), void *arg, size_t size)
+/* Whether the caller's stack has size bytes below its frame for the call:
+ * the calling thread's own stack, its bounds known (thread.c), no
+ * alternate signal stack set in the process (one cut from the thread's
+ * stack lies within its bounds, live frames below it: cv__stack_room) and,
+ * on the main thread, whose stack grows on demand up to RLIMIT_STACK,
+ * within the limit of now (the program may have lowered it since start).
+ * The stack switch it saves, with the kept stack's first mapping and
+ * first pages, was about 50 us of a short process's exit on the
+ * development VM (docs/performance.md, "The writer on the caller's
+ * stack"). */
+static bool room_here(size_t size)
+{
+	const struct cv_thread *t = cv__my_state;
+	uintptr_t sp = cv__sp();
+	if (!t || __atomic_load_n(&cv__altstacks, __ATOMIC_RELAXED) || !cv__on_thread_stack(t, sp) ||
+	    sp - t->stack_lo < size)
+		return false;
+	if (!(t->flags & CV_THREAD_MAIN))
+		return true;
+	struct rlimit rl;
+	return getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && t->stack_top > sp &&
+	       t->stack_top - sp + size <= rl.rlim_cur;
+}
+
+bool cv__call_with_stack(void (*fn)(void *), void *arg, size_t size)
 {
 	int saved_errno = errno;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t top = (sizeof(struct own_call) + page - 1) & ~(page - 1), len;
 	/* Blocked before the stack is claimed: a handler that jumped out
 	 * between the claim and the call would leave the kept stack taken. */
 	sigset_t blocked, before;
 	cv__all_but_faults(&blocked);
 	pthread_sigmask(SIG_BLOCK, &blocked, &before);   /* the callee's context takes this mask too */
+	if (room_here(size)) {
+		fn(arg);
+		pthread_sigmask(SIG_SETMASK, &before, NULL);
+		errno = saved_errno;
+		return true;
+	}
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t top = (sizeof(struct own_call) + page - 1) & ~(page - 1), len;
 	char *m = own_stack(size, page, top, &len);
 	if (!m) {
 		pthread_sigmask(SIG_SETMASK, &before, NULL);

@@ -781,6 +781,8 @@ static void report_failure(int error, const char *ext)
 static void announce(const char *what)
 {
 	static char line[CV_PATH_MAX + 64] CV_LARGE_BSS;   /* static: a signal handler's stack may be small */
+	if (cv__config.quiet)
+		return;   /* cv__say's first test, before the line's page is touched (under convoy run, every process) */
 	char *p = line, *end = line + sizeof(line);
 	p = put_str(p, end, "convoy: ");
 	p = put_str(p, end, what);
@@ -898,7 +900,7 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	if (!cv__config.dir[0])
 		goto done;   /* said at start */
 	bool ending = exit_reason == CV_EXIT_NORMAL || exit_reason == CV_EXIT_LAST_THREAD;
-	cv__threads_settle();   /* named already (write_file_on_own_stack) */
+	cv__threads_settle();   /* named already (write_file_with_stack) */
 	if (snapshot_take(&snap) != 0) {
 		snapshot_free(&snap, ending);
 		report_failure(ENOMEM, ext);
@@ -972,12 +974,13 @@ done:
 	return published;
 }
 
-/* The write runs on a stack of its own (cv__on_own_stack): the thread that
- * ends the process may be deep in a small one (a PTHREAD_STACK_MIN
- * thread's, a signal handler's SIGSTKSZ alternate stack), and the write
- * takes several KiB of it (a hostile test's 16 KiB thread crashed in exit
- * with 8 KiB used). Where no stack can be had, the write takes its chance
- * on the caller's. */
+/* The write has CV_WRITER_STACK of stack (cv__call_with_stack): the
+ * caller's where it has that much (the main thread's at a normal exit),
+ * else one of the shim's own: the thread that ends the process may be deep
+ * in a small one (a PTHREAD_STACK_MIN thread's, a signal handler's
+ * SIGSTKSZ alternate stack), and the write takes several KiB of it (a
+ * hostile test's 16 KiB thread crashed in exit with 8 KiB used). Where no
+ * stack can be had, the write takes its chance on the caller's. */
 #define CV_WRITER_STACK (256u << 10)
 
 struct write_call {
@@ -986,22 +989,22 @@ struct write_call {
 	bool published;
 };
 
-static void write_on_own_stack(void *arg)
+static void write_with_stack(void *arg)
 {
 	struct write_call *w = arg;
 	w->published = write_file(w->exit_reason, w->ext, w->what);
 }
 
-static bool write_file_on_own_stack(uint32_t exit_reason, const char *ext, const char *what)
+static bool write_file_with_stack(uint32_t exit_reason, const char *ext, const char *what)
 {
 	/* Writing from here on (write_file clears it): a thread whose fatal
 	 * signal or _exit finds the writer claimed waits for this one
-	 * (cv__profile_settle) only while it is set, so it is set before the
+	 * (cv__profile_settle) only while it is set, so it is set before any
 	 * stack switch, not after. */
 	__atomic_store_n(&writer_tid, gettid(), __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);   /* before the snapshot: cv__profile_writing */
 	struct write_call w = { exit_reason, ext, what, false };
-	if (!cv__on_own_stack(write_on_own_stack, &w, CV_WRITER_STACK))
+	if (!cv__call_with_stack(write_with_stack, &w, CV_WRITER_STACK))
 		return write_file(exit_reason, ext, what);
 	return w.published;
 }
@@ -1024,7 +1027,7 @@ bool cv__write_profile(uint32_t exit_reason)
 		cv__profile_settle();
 		return false;
 	}
-	if (!write_file_on_own_stack(exit_reason, "." CV_PROFILE_EXT, exec ? NULL : "profile"))
+	if (!write_file_with_stack(exit_reason, "." CV_PROFILE_EXT, exec ? NULL : "profile"))
 		return false;
 	if (exec) {
 		__atomic_store_n(&exec_tid, gettid(), __ATOMIC_RELAXED);
@@ -1069,7 +1072,7 @@ bool cv__write_snapshot(void)
 							 __ATOMIC_ACQUIRE))
 				break;   /* the process's profile is written, or an exec's is in flight */
 			__atomic_store_n(&snapshot_tid, gettid(), __ATOMIC_RELAXED);   /* an end meanwhile waits, even before this */
-			published |= write_file_on_own_stack(CV_EXIT_HANG_SNAPSHOT, CV_SNAPSHOT_EXT, "hang snapshot");
+			published |= write_file_with_stack(CV_EXIT_HANG_SNAPSHOT, CV_SNAPSHOT_EXT, "hang snapshot");
 			final_path[0] = '\0';   /* not the process's profile: a failed exec's retract must leave it */
 			__atomic_store_n(&snapshot_tid, 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&written, NOT_WRITTEN, __ATOMIC_RELEASE);
