@@ -876,15 +876,21 @@ static bool room_left(int fd, uint64_t at, uint64_t bytes)
 	return !statfs_ok || !fs.f_blocks || fs.f_bavail >= units;
 }
 
+/* Whether the write for this end is the destructor's: the process ends,
+ * and the write is sure to run outside a signal handler; every other end
+ * (exec, _exit, quick_exit, a fatal signal, a snapshot) may be inside one. */
+static bool destructors_end(uint32_t exit_reason)
+{
+	return exit_reason == CV_EXIT_NORMAL || exit_reason == CV_EXIT_LAST_THREAD;
+}
+
 /* Writes and publishes the profile as convoy-<comm>-<pid><ext>, once this
  * thread holds the write, and announces it as `what` (NULL: silently):
  * whether it was published. errno is the caller's again on return. */
 static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 {
-	/* Only the destructor is sure to run outside a signal handler; every
-	 * other end (exec, _exit, quick_exit, a fatal signal, a snapshot) may be
-	 * inside one, where the loader's lock that a module-map re-read takes may be held. */
-	bool any_context = exit_reason != CV_EXIT_NORMAL && exit_reason != CV_EXIT_LAST_THREAD;
+	/* Inside a handler the loader's lock that a module-map re-read takes may be held. */
+	bool ending = destructors_end(exit_reason), any_context = !ending;
 	bool published = false;
 	int saved_errno = errno;
 	struct cv_thread *saved = cv__guard_enter();
@@ -899,7 +905,6 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	struct writer *w = &out;
 	if (!cv__config.dir[0])
 		goto done;   /* said at start */
-	bool ending = exit_reason == CV_EXIT_NORMAL || exit_reason == CV_EXIT_LAST_THREAD;
 	cv__threads_settle();   /* named already (write_file_with_stack) */
 	if (snapshot_take(&snap) != 0) {
 		snapshot_free(&snap, ending);
@@ -974,13 +979,14 @@ done:
 	return published;
 }
 
-/* The write has CV_WRITER_STACK of stack (cv__call_with_stack): the
- * caller's where it has that much (the main thread's at a normal exit),
- * else one of the shim's own: the thread that ends the process may be deep
- * in a small one (a PTHREAD_STACK_MIN thread's, a signal handler's
- * SIGSTKSZ alternate stack), and the write takes several KiB of it (a
- * hostile test's 16 KiB thread crashed in exit with 8 KiB used). Where no
- * stack can be had, the write takes its chance on the caller's. */
+/* The write has CV_WRITER_STACK of stack (cv__call_with_stack): at a
+ * normal exit (the destructor's, outside any signal handler) the caller's
+ * where it has that much, else one of the shim's own: the thread that
+ * ends the process may be deep in a small one (a PTHREAD_STACK_MIN
+ * thread's, a signal handler's SIGSTKSZ alternate stack), and the write
+ * takes several KiB of it (a hostile test's 16 KiB thread crashed in exit
+ * with 8 KiB used). Where no stack can be had, the write takes its chance
+ * on the caller's. */
 #define CV_WRITER_STACK (256u << 10)
 
 struct write_call {
@@ -1004,7 +1010,7 @@ static bool write_file_with_stack(uint32_t exit_reason, const char *ext, const c
 	__atomic_store_n(&writer_tid, gettid(), __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);   /* before the snapshot: cv__profile_writing */
 	struct write_call w = { exit_reason, ext, what, false };
-	if (!cv__call_with_stack(write_with_stack, &w, CV_WRITER_STACK))
+	if (!cv__call_with_stack(write_with_stack, &w, CV_WRITER_STACK, destructors_end(exit_reason)))
 		return write_file(exit_reason, ext, what);
 	return w.published;
 }
@@ -1049,7 +1055,8 @@ bool cv__write_snapshot(void)
 {
 	/* A thread without the room (deep in its stack, or in a handler on a
 	 * small alternate stack, where the write's frames before its switch to
-	 * a stack of its own would run past that stack's end) keeps the
+	 * a stack of its own, which a snapshot always takes, would run past
+	 * that stack's end) keeps the
 	 * request pending: it is written at a later guard's leave, once the
 	 * thread has the room. */
 	if (snapshotting || !cv__stack_room(cv__current(), (uintptr_t)__builtin_frame_address(0), CV_SNAPSHOT_STACK_NEED))

@@ -485,8 +485,8 @@ Test(trust, exit_from_a_handler_on_a_small_stack_still_exits, .timeout = 120)
 /* exit deep in the main thread's stack after the program lowered
  * RLIMIT_STACK to what the stack has mapped: the profile's write takes
  * none of the program's stack (the main thread's bounds, taken at
- * start-up, no longer say where it may grow), and the program exits as
- * natively. */
+ * start-up, no longer say where it may grow: the write on the caller's
+ * stack asks the limit of now), and the program exits as natively. */
 Test(trust, exit_deep_under_a_lowered_stack_limit_still_exits, .timeout = 60)
 {
 	const char *argv[] = { tu_prog("exit_at_stack_limit"), NULL };
