@@ -190,8 +190,8 @@ void cv__touch_pages(void *p, size_t len);
 void cv__populate_pages(const void *p, size_t len);
 
 /* fn(arg) with size bytes of stack below its frame. With here_if_room, on
- * the caller's stack where it has them by its bounds (the thread's own
- * stack, no alternate signal stack set: alloc.c, room_here); only for a
+ * the caller's stack where it has them by its bounds (alloc.c, room_here:
+ * the thread's own stack, or an alternate signal stack's); only for a
  * caller outside a signal handler, for a coroutine's stack carved from a
  * frame on the thread's stack lies within those bounds and may end sooner
  * (a hang snapshot's handler on such a stack wrote past its end; a normal
