@@ -353,7 +353,8 @@ static bool room_here(size_t size)
 	if (!(t->flags & CV_THREAD_MAIN) || !cv__on_thread_stack(t, sp))
 		return true;
 	struct rlimit rl;
-	return getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && t->stack_top - sp + size <= rl.rlim_cur;
+	return getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	       t->stack_top - sp + size <= rl.rlim_cur;
 }
 
 bool cv__call_with_stack(void (*fn)(void *), void *arg, size_t size, bool here_if_room)

@@ -1056,9 +1056,8 @@ bool cv__write_snapshot(void)
 	/* A thread without the room (deep in its stack, or in a handler on a
 	 * small alternate stack, where the write's frames before its switch to
 	 * a stack of its own, which a snapshot always takes, would run past
-	 * that stack's end) keeps the
-	 * request pending: it is written at a later guard's leave, once the
-	 * thread has the room. */
+	 * that stack's end) keeps the request pending: it is written at a
+	 * later guard's leave, once the thread has the room. */
 	if (snapshotting || !cv__stack_room(cv__current(), (uintptr_t)__builtin_frame_address(0), CV_SNAPSHOT_STACK_NEED))
 		return false;
 	/* Deferred until the claim on the write is let go: the program's
