@@ -336,19 +336,21 @@ static char *own_stack(size_t size, size_t page, size_t top, size_t *len)
 /* Whether the caller's stack has size bytes below its frame for the call,
  * by the calling thread's bounds (stacks.c, cv__stack_room: its own stack,
  * or the alternate signal stack it is on, whose own base bounds the room
- * there; unknown bounds, no room) and, on the main thread's stack, which
- * grows on demand up to RLIMIT_STACK, within the limit of now (the
- * program may have lowered it since start). Not told apart: a coroutine's
- * stack carved from a frame on the thread's stack, whose end may come
- * before size (shim.h, cv__call_with_stack). The stack switch it saves,
- * with the kept stack's first mapping and first pages, was 60 to 90 us of
- * a short process's exit on the development VM (docs/performance.md, "The
- * writer on the caller's stack"). */
+ * there; unknown bounds, no room; none at all once a stack may have been
+ * set with SS_AUTODISARM, which a handler outside the trampoline may be on
+ * unseen: shim.h, cv__altstacks_autodisarm) and, on the main thread's
+ * stack, which grows on demand up to RLIMIT_STACK, within the limit of now
+ * (the program may have lowered it since start). Not told apart: a
+ * coroutine's stack carved from a frame on the thread's stack, whose end
+ * may come before size (shim.h, cv__call_with_stack). The stack switch it
+ * saves, with the kept stack's first mapping and first pages, was 60 to
+ * 90 us of a short process's exit on the development VM
+ * (docs/performance.md, "The writer on the caller's stack"). */
 static bool room_here(size_t size)
 {
 	const struct cv_thread *t = cv__my_state;
 	uintptr_t sp = cv__sp();
-	if (!t || !cv__stack_room(t, sp, size))
+	if (!t || __atomic_load_n(&cv__altstacks_autodisarm, __ATOMIC_RELAXED) || !cv__stack_room(t, sp, size))
 		return false;
 	if (!(t->flags & CV_THREAD_MAIN) || !cv__on_thread_stack(t, sp))
 		return true;

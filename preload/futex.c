@@ -274,12 +274,14 @@ CV_EXPORT long syscall(long number, ...)
 	long a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
 	va_end(ap);
 	/* A new disposition may be a handler, a new alternate stack one a
-	 * handler runs on (neither struct is read: it may be a bad pointer,
-	 * the kernel's to refuse). */
+	 * handler runs on, maybe with SS_AUTODISARM (neither struct is read:
+	 * it may be a bad pointer, the kernel's to refuse). */
 	if (number == SYS_rt_sigaction && a2 != 0)
 		cv__program_handler_coming();
-	if (number == SYS_sigaltstack && a1 != 0)
+	if (number == SYS_sigaltstack && a1 != 0) {
 		cv__altstack_coming();
+		cv__altstack_autodisarm();
+	}
 	if (forks_here(number, a1, a2))
 		return cv__syscall_fork(real_syscall, number, a1, a2, a3, a4, a5, a6);
 	if (installs_seccomp(number, a1))

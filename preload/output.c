@@ -876,9 +876,11 @@ static bool room_left(int fd, uint64_t at, uint64_t bytes)
 	return !statfs_ok || !fs.f_blocks || fs.f_bavail >= units;
 }
 
-/* Whether the write for this end is the destructor's: the process ends,
- * and the write is sure to run outside a signal handler; every other end
- * (exec, _exit, quick_exit, a fatal signal, a snapshot) may be inside one. */
+/* Whether the write for this end is the destructor's (exit, or the return
+ * from main): the end the program chose, where it runs its own exit
+ * handlers, and outside a signal handler unless the program calls exit
+ * from one; every other end (exec, _exit, quick_exit, a fatal signal, a
+ * snapshot) is often inside one. */
 static bool destructors_end(uint32_t exit_reason)
 {
 	return exit_reason == CV_EXIT_NORMAL || exit_reason == CV_EXIT_LAST_THREAD;
@@ -980,8 +982,8 @@ done:
 }
 
 /* The write has CV_WRITER_STACK of stack (cv__call_with_stack): at a
- * normal exit (the destructor's, outside any signal handler) the caller's
- * where it has that much, else one of the shim's own: the thread that
+ * normal exit (the destructor's) the caller's where it has that much by
+ * its bounds, else one of the shim's own: the thread that
  * ends the process may be deep in a small one (a PTHREAD_STACK_MIN
  * thread's, a signal handler's SIGSTKSZ alternate stack), and the write
  * takes several KiB of it (a hostile test's 16 KiB thread crashed in exit

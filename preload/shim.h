@@ -191,11 +191,12 @@ void cv__populate_pages(const void *p, size_t len);
 
 /* fn(arg) with size bytes of stack below its frame. With here_if_room, on
  * the caller's stack where it has them by its bounds (alloc.c, room_here:
- * the thread's own stack, or an alternate signal stack's); only for a
- * caller outside a signal handler, for a coroutine's stack carved from a
- * frame on the thread's stack lies within those bounds and may end sooner
- * (a hang snapshot's handler on such a stack wrote past its end; a normal
- * exit there needs nearly as much stack natively). Else on a stack of the
+ * the thread's own stack, or an alternate signal stack's); only for the
+ * destructor's write, never a snapshot's or a fatal signal's: a
+ * coroutine's stack carved from a frame on the thread's stack lies within
+ * those bounds and may end sooner (a hang snapshot's handler on such a
+ * stack wrote past its end; a normal exit there needs nearly as much stack
+ * natively). Else on a stack of the
  * shim's own with a guard page below (one kept for the calls, else mapped
  * for the call and unmapped after: alloc.c), for work that would not fit
  * on the caller's (a small thread's, a coroutine's, an alternate signal
@@ -1578,7 +1579,8 @@ void cv__put_record(void *w, uint32_t type, const void *fixed, size_t fixed_len,
  * Only ever on slow paths. Any wrapper that times a wait adds one line after
  * cv__record_wait. */
 /* Whether the stack this thread is on (its own, an alternate signal stack,
- * another) has need bytes (at most 16 KiB) below sp (stacks.c). */
+ * another) has need bytes below sp (stacks.c; past 16 KiB, CV_ROOM_MAX,
+ * only on a stack whose bounds are known). */
 bool cv__stack_room(const struct cv_thread *t, uintptr_t sp, size_t need);
 /* Raised once the program has asked for an alternate signal stack
  * (signals.c): until then no thread of it runs on one. */
@@ -1586,6 +1588,17 @@ extern int cv__altstacks;
 static inline void cv__altstack_coming(void)
 {
 	__atomic_store_n(&cv__altstacks, 1, __ATOMIC_RELAXED);
+}
+/* Raised once the program may have set one with SS_AUTODISARM (signals.c;
+ * any raw SYS_sigaltstack, futex.c): the kernel reports none while a
+ * handler runs on such a stack, and only the trampoline's note (signals.c,
+ * note_disarmed_stack) says where it is. A handler no trampoline runs
+ * (installed with a raw rt_sigaction) leaves no note, and the stack may be
+ * carved from the thread's own: alloc.c's room_here then trusts no bounds. */
+extern int cv__altstacks_autodisarm;
+static inline void cv__altstack_autodisarm(void)
+{
+	__atomic_store_n(&cv__altstacks_autodisarm, 1, __ATOMIC_RELAXED);
 }
 #ifndef SS_AUTODISARM
 #define SS_AUTODISARM (1U << 31)   /* linux/signal.h's, whose header conflicts with glibc's signal.h */

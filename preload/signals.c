@@ -394,7 +394,7 @@ CV_EXPORT sighandler_t sigset(int sig, sighandler_t disposition)
  * kernel's to refuse). Not seen: a stack set by a system call instruction
  * of the program's own (the Go runtime's), or before the shim was loaded
  * (an exec clears a process's alternate stack). */
-int cv__altstacks;
+int cv__altstacks, cv__altstacks_autodisarm;
 
 CV_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
 {
@@ -402,7 +402,10 @@ CV_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
 		cv__resolve_real();
 	if (ss)
 		cv__altstack_coming();
-	return cv__real.sigaltstack(ss, old);
+	int rc = cv__real.sigaltstack(ss, old);
+	if (rc == 0 && ss && (ss->ss_flags & SS_AUTODISARM))   /* read once the kernel has */
+		cv__altstack_autodisarm();
+	return rc;
 }
 
 /* glibc's own siginterrupt changes the disposition in place (the trampoline

@@ -76,8 +76,9 @@ $(TEST_PROGS_DIR)/order_memo: tests/progs/order_memo.c tests/progs/progs.h inclu
 	@mkdir -p $(@D)
 	$(CC) $(TEST_PROG_CFLAGS) $< -o $@
 
-# A tracer of the shim (tests/progs/shimtrace.h).
+# Tracers of the shim (tests/progs/shimtrace.h).
 $(TEST_PROGS_DIR)/signal_every_step: tests/progs/shimtrace.h
+$(TEST_PROGS_DIR)/exit_on_carved_altstack: tests/progs/shimtrace.h
 
 # White-box: the shim's mutex cache (preload/shim.h); a tracer.
 $(TEST_PROGS_DIR)/order_memo_signal: tests/progs/order_memo_signal.c tests/progs/progs.h include/convoy.h \

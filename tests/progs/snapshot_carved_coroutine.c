@@ -8,8 +8,9 @@
  * write would have room there; it must take a stack of the shim's own
  * (shim.h, cv__call_with_stack), or it runs past the coroutine's stack
  * into main's frame. Prints how many of the known bytes changed and the
- * snapshots in CONVOY_DIR. No alternate signal stack is set: the shim
- * notes any (cv__altstacks) and then never writes on the caller's. */
+ * snapshots in CONVOY_DIR. No alternate signal stack is set, so that
+ * nothing but the kind of end keeps the write off the coroutine's stack
+ * (one set with SS_AUTODISARM would: alloc.c, room_here). */
 #include <signal.h>
 #include <sys/auxv.h>
 #include <ucontext.h>

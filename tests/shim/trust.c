@@ -482,6 +482,28 @@ Test(trust, exit_from_a_handler_on_a_small_stack_still_exits, .timeout = 120)
 	}
 }
 
+/* exit from a handler on a 6 KiB alternate signal stack carved from a
+ * frame on the main thread's stack: the destructor's write may run on the
+ * caller's stack, but not on this one, whose end the thread's bounds do
+ * not show (preload/alloc.c, room_here). Stopped at its exit, the child
+ * has every byte below that stack as it left them. "raw": a stack set
+ * with SS_AUTODISARM and a handler installed with a raw rt_sigaction,
+ * where no trampoline of the shim's notes the stack: at cc78f1d the write
+ * ran there and changed 116 to 665 of those bytes (helper-119). */
+Test(trust, exit_from_a_handler_on_a_carved_signal_stack_writes_nothing_below_it, .timeout = 60)
+{
+	static const char *const modes[] = { "plain", "autodisarm", "raw" };
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		struct tu_proc p;
+		struct tu_opts o = { .preload = true, .dir = tu_tmpdir(), .quiet = true };
+		tu_run(&p, &o, (const char *[]){ tu_prog("exit_on_carved_altstack"), modes[i], NULL });
+		if (p.exited && p.code == 77)
+			cr_skip_test("%s", p.out);
+		tu_assert_exit(&p, 0, modes[i]);
+		TU_STREQ(p.out, "changed 0, exit 3\n", "%s", modes[i]);
+	}
+}
+
 /* exit deep in the main thread's stack after the program lowered
  * RLIMIT_STACK to what the stack has mapped: the profile's write takes
  * none of the program's stack (the main thread's bounds, taken at
