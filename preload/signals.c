@@ -390,10 +390,11 @@ CV_EXPORT sighandler_t sigset(int sig, sighandler_t disposition)
  * thread runs on one and cv__stack_room need not ask the kernel (a system
  * call, 0.9 us on the development VM, at each stack capture). Raised for
  * any call that passes a stack, whether it sets one, disables one or
- * fails: the program's struct is not read (it may be a bad pointer, the
- * kernel's to refuse). Not seen: a stack set by a system call instruction
- * of the program's own (the Go runtime's), or before the shim was loaded
- * (an exec clears a process's alternate stack). */
+ * fails: the program's struct is not read before the call (it may be a bad
+ * pointer, the kernel's to refuse); after one that succeeded, its flags,
+ * for cv__altstacks_autodisarm (shim.h). Not seen: a stack set by a system
+ * call instruction of the program's own (the Go runtime's), or before the
+ * shim was loaded (an exec clears a process's alternate stack). */
 int cv__altstacks, cv__altstacks_autodisarm;
 
 CV_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
