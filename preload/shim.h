@@ -196,18 +196,17 @@ void cv__populate_pages(const void *p, size_t len);
  * coroutine's stack carved from a frame on the thread's stack lies within
  * those bounds and may end sooner (a hang snapshot's handler on such a
  * stack wrote past its end; a normal exit there needs nearly as much stack
- * natively). Else on a stack of the
- * shim's own with a guard page below (one kept for the calls, else mapped
- * for the call and unmapped after: alloc.c), for work that would not fit
- * on the caller's (a small thread's, a coroutine's, an alternate signal
- * stack's; one carved from the thread's own stack has live frames below
- * it). Every signal but the faults is blocked meanwhile, on either stack:
- * a program's handler would find a stack it did not size, and one with
- * SA_ONSTACK, arriving while the caller was on the alternate stack, would
- * be placed at its top (the kernel sees the stack pointer outside it) over
- * the live frames below. So fn must not wait for the program. False, fn
- * not run, where no stack could be had. errno is the caller's again on
- * return. */
+ * natively). Else on a stack of the shim's own with a guard page below
+ * (one kept for the calls, else mapped for the call and unmapped after:
+ * alloc.c), for work that would not fit on the caller's (a small
+ * thread's, a coroutine's, an alternate signal stack's; one carved from
+ * the thread's own stack has live frames below it). Every signal but the
+ * faults is blocked meanwhile, on either stack: a program's handler would
+ * find a stack it did not size, and one with SA_ONSTACK, arriving while
+ * the caller was on the alternate stack, would be placed at its top (the
+ * kernel sees the stack pointer outside it) over the live frames below.
+ * So fn must not wait for the program. False, fn not run, where no stack
+ * could be had. errno is the caller's again on return. */
 bool cv__call_with_stack(void (*fn)(void *), void *arg, size_t size, bool here_if_room);
 void cv__own_stack_after_fork(void);   /* the fork child (init.c) */
 /* Every signal but the faults, which must still reach their handlers. */

@@ -19,9 +19,9 @@
 # pool of two threads (java: HotSpot's own monitors and threads, about
 # 1,200 mutexes and condvars made at its start), zstd -T2, git grep
 # --threads=2 over this repository and openssl verify against the system's
-# certificates (OpenSSL 3's read locks: 400,000 in 40 ms) (wall seconds). Then global_queue's observer
-# effect: the failed trylocks it counts itself natively against what
-# convoy counts under the shim.
+# certificates (OpenSSL 3's read locks, 400,000 in 40 ms), in wall seconds.
+# Then global_queue's observer effect: the failed trylocks it counts itself
+# natively against what convoy counts under the shim.
 #
 # PEER_OTHER=path/to/libconvoy.so adds another build of the shim ("other")
 # beside this one: the A/B of a change on the same workloads, printed
@@ -118,6 +118,7 @@ names=(pair contended pingpong gq2 gq4 start threads buckets pigz xz sort sqlite
 units=(ns/pair ns/pair ns/hop s s ms/proc ns/thr s s s s s s s s s s s)
 bundle=/etc/ssl/certs/ca-certificates.crt
 cert=$(ls /etc/ssl/certs/*.pem 2>/dev/null | head -n 1)
+openssl_ready() { command -v openssl >/dev/null && [ -f "$bundle" ] && [ -n "$cert" ]; }
 starts=100   # processes in one run of "start"
 workload() {   # name -> the command
 	case $1 in
@@ -159,7 +160,7 @@ have() {
 	[ "$1" != java ] || [ -f "$tmp/java/Pool.class" ] || return 1
 	[ "$1" != zstd ] || command -v zstd >/dev/null || return 1
 	[ "$1" != gitgrep ] || [ -n "$repo" ] || return 1
-	[ "$1" != openssl ] || { command -v openssl >/dev/null && [ -f "$bundle" ] && [ -n "$cert" ]; }
+	[ "$1" != openssl ] || openssl_ready
 }
 have_asked() {   # asked for, whether or not it can run
 	[ -z "${PEER_WORKLOADS:-}" ] || [[ " $PEER_WORKLOADS " == *" $1 "* ]]
@@ -167,7 +168,7 @@ have_asked() {   # asked for, whether or not it can run
 have_asked pigz && ! command -v pigz >/dev/null && why_not[pigz]="pigz is not installed (Debian's pigz)"
 have_asked node && ! command -v node >/dev/null && why_not[node]="node is not installed (Debian's nodejs)"
 have_asked pyssl && ! /usr/bin/python3 -c 'import ssl' 2>/dev/null && why_not[pyssl]="/usr/bin/python3 with ssl is not installed (Debian's python3)"
-have_asked openssl && ! { command -v openssl >/dev/null && [ -f "$bundle" ] && [ -n "$cert" ]; } &&
+have_asked openssl && ! openssl_ready &&
 	why_not[openssl]="openssl or the system's certificates are not installed (Debian's openssl, ca-certificates)"
 # java: a pool of two threads running eight tasks, compiled here
 if have_asked java; then

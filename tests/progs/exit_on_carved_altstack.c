@@ -33,41 +33,34 @@ static void on_usr1(int sig)
 	exit(3);
 }
 
-/* The kernel's struct for rt_sigaction (x86-64), with the restorer glibc's
- * sigaction would give: glibc's own, taken from a disposition it set. */
+/* The kernel's struct for rt_sigaction (x86-64). */
 struct kernel_sigaction {
 	void (*handler)(int);
 	unsigned long flags;
 	void (*restorer)(void);
 	unsigned long mask;
 };
-#define KERNEL_SA_RESTORER 0x04000000
 
-static void install_raw(void)
+/* SIGUSR1's disposition, set by sigaction (through the shim's trampoline),
+ * made over with a raw rt_sigaction: on_usr1 itself, glibc's restorer
+ * kept, so that no trampoline of the shim's runs it. */
+static void handle_raw(void)
 {
-	struct sigaction probe = { .sa_handler = SIG_IGN };
-	struct kernel_sigaction old;
-	MUST(sigaction(SIGUSR2, &probe, NULL) ? errno : 0);
-	MUST(syscall(SYS_rt_sigaction, SIGUSR2, NULL, &old, 8) ? errno : 0);
-	struct kernel_sigaction k = { on_usr1, SA_ONSTACK | KERNEL_SA_RESTORER, old.restorer, 0 };
+	struct kernel_sigaction k;
+	MUST(syscall(SYS_rt_sigaction, SIGUSR1, NULL, &k, 8) ? errno : 0);
+	k.handler = on_usr1;
 	MUST(syscall(SYS_rt_sigaction, SIGUSR1, &k, NULL, 8) ? errno : 0);
 }
 
 static __attribute__((noinline)) int child(void)
 {
-	unsigned char frame[KNOWN_BELOW + ALT_STACK];
+	char frame[KNOWN_BELOW + ALT_STACK];
 	memset(frame, 0xA5, sizeof(frame));
-	known = frame;
-	bool disarm = strcmp(mode, "plain") != 0;
-	stack_t ss = { .ss_sp = frame + KNOWN_BELOW, .ss_size = ALT_STACK, .ss_flags = disarm ? (int)SS_AUTODISARM : 0 };
-	MUST(sigaltstack(&ss, NULL) ? errno : 0);
-	if (!strcmp(mode, "raw")) {
-		install_raw();
-	} else {
-		struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_ONSTACK };
-		sigemptyset(&sa.sa_mask);
-		MUST(sigaction(SIGUSR1, &sa, NULL) ? errno : 0);
-	}
+	known = (unsigned char *)frame;
+	int flags = strcmp(mode, "plain") != 0 ? (int)SS_AUTODISARM : 0;
+	handle_on_alt_stack(SIGUSR1, frame + KNOWN_BELOW, ALT_STACK, flags, on_usr1);
+	if (!strcmp(mode, "raw"))
+		handle_raw();
 	raise(SIGUSR1);
 	return 99;   /* not reached: the handler exits */
 }
