@@ -18,12 +18,18 @@ struct cv_process_state cv__process CV_LARGE_BSS;
 
 void cv__thread_init_main(void);
 
-static void read_identity(void)
+/* The pid and the name; the executable's path too at start (a fork child
+ * keeps its parent's: a fork does not change it, and the read of
+ * /proc/self/exe, a child's first look into /proc, cost it about 50 us
+ * here). */
+static void read_identity(bool exe)
 {
 	cv__process.pid = getpid();
 	cv__thread_name(cv__process.comm);
-	ssize_t n = readlink("/proc/self/exe", cv__process.exe, sizeof(cv__process.exe) - 1);
-	cv__process.exe[n > 0 ? n : 0] = '\0';
+	if (exe) {
+		ssize_t n = readlink("/proc/self/exe", cv__process.exe, sizeof(cv__process.exe) - 1);
+		cv__process.exe[n > 0 ? n : 0] = '\0';
+	}
 }
 
 /* The start in both clocks, the TSC's read on either side of
@@ -137,7 +143,7 @@ static void child_steps(bool with_shim)
 	cv__stacks_after_fork();
 	cv__objects_after_fork();
 	cv__lockorder_after_fork();   /* its ids are the parent's objects' */
-	read_identity();
+	read_identity(false);
 	start_clocks();
 	cv__process.forked = 1;
 	cv__perf_after_fork();
@@ -217,7 +223,7 @@ void cv__init(void)
 			cv__process.disabled = 1;
 		} else {
 			cv__config_read();
-			read_identity();
+			read_identity(true);
 			start_clocks();
 			if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
 				cv__warn("cannot register fork handlers; convoy is off for this process");

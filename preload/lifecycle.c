@@ -33,8 +33,10 @@
 #include <wchar.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "shim.h"
 
@@ -84,6 +86,57 @@ static uint64_t pending_output(void)
 	return bytes;
 }
 
+/* ---- what a profile would add ------------------------------------------------ */
+
+/* Whether this image has anything to report: a second thread, or a record or
+ * counter on any thread. A shell's fork child that only execs, or a wrapper
+ * such as env or nice, has nothing, and its profile would be an empty file
+ * beside the one the new image writes under the same pid. */
+static bool recorded_anything(void)
+{
+	if (cv__ended_threads())
+		return true;
+	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
+		if (t->all_next || __atomic_load_n(&t->recs, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&t->ncounters, __ATOMIC_ACQUIRE))
+			return true;
+	return false;
+}
+
+/* Whether this process has had a child: one the kernel still holds (running
+ * or not yet waited for), or one waited for, whose resources it added to
+ * RUSAGE_CHILDREN (a process never ends without a fault or a microsecond of
+ * CPU). Asked of the kernel, which sees every way of making one: fork,
+ * posix_spawn, system() and popen() (glibc's own spawn, which the shim does
+ * not see), a raw clone. Not seen: a child reaped by the kernel because
+ * SIGCHLD was ignored. No wait is consumed (WNOWAIT), and errno is kept. */
+static bool had_a_child(void)
+{
+	int saved_errno = errno;
+	siginfo_t info;
+	struct rusage ru;
+	int any = WEXITED | WSTOPPED | WCONTINUED | WNOHANG | WNOWAIT | __WALL;
+	bool none_now = cv__sys(SYS_waitid, P_ALL, 0, (long)&info, any) < 0 && errno == ECHILD;
+	bool none_waited = cv__sys(SYS_getrusage, RUSAGE_CHILDREN, (long)&ru, 0, 0) == 0 && !ru.ru_minflt &&
+			   !ru.ru_majflt && !ru.ru_nvcsw && !ru.ru_nivcsw && !ru.ru_utime.tv_sec &&
+			   !ru.ru_utime.tv_usec && !ru.ru_stime.tv_sec && !ru.ru_stime.tv_usec;
+	errno = saved_errno;
+	return !none_now || !none_waited;
+}
+
+/* Whether this process's end writes no profile: a fork child that recorded
+ * nothing since the fork and had no child of its own (a shell's subshell
+ * for $(...) or a pipeline's builtin; a daemon's first fork) adds nothing
+ * to its parent's profile but an empty file beside it, at some 0.4 ms a
+ * process here (docs/performance.md). One that had a child writes: that
+ * child's profile names it as the parent, and `convoy run` follows the
+ * chain of parents (analyzer/analysis.c, mark_tree). A fatal signal
+ * always writes: the profile says how the process died. */
+static bool nothing_to_add(void)
+{
+	return cv__process.forked && !recorded_anything() && !had_a_child();
+}
+
 /* convoy_end has returned (its write done, failed or not made). */
 static int end_done;
 
@@ -96,10 +149,12 @@ __attribute__((destructor)) static void convoy_end(void)
 		if (t->flags & CV_THREAD_MAIN)
 			main_thread = t;
 	bool last_thread = main_thread && (main_thread->flags & CV_THREAD_PTHREAD_EXIT);
-	int saved_errno = errno;
-	cv__profile_leave_room(pending_output());
-	errno = saved_errno;
-	cv__write_profile(last_thread ? CV_EXIT_LAST_THREAD : CV_EXIT_NORMAL);
+	if (!nothing_to_add()) {
+		int saved_errno = errno;
+		cv__profile_leave_room(pending_output());
+		errno = saved_errno;
+		cv__write_profile(last_thread ? CV_EXIT_LAST_THREAD : CV_EXIT_NORMAL);
+	}
 	__atomic_store_n(&end_done, 1, __ATOMIC_RELEASE);
 }
 
@@ -188,7 +243,7 @@ CV_EXPORT int prctl(int option, ...)
 
 static void write_at(uint32_t reason)
 {
-	if (cv__profiling_here() && !inside_shim())
+	if (cv__profiling_here() && !inside_shim() && !nothing_to_add())
 		cv__write_profile(reason);
 }
 
@@ -330,21 +385,6 @@ static char *const *child_env(char *const envp[], size_t n, size_t at, const cha
 	}
 	vec[k] = NULL;
 	return vec;
-}
-
-/* Whether this image has anything to report: a second thread, or a record or
- * counter on any thread. A shell's fork child that only execs, or a wrapper
- * such as env or nice, has nothing, and its profile would be an empty file
- * beside the one the new image writes under the same pid. */
-static bool recorded_anything(void)
-{
-	if (cv__ended_threads())
-		return true;
-	for (struct cv_thread *t = cv__threads(); t; t = t->all_next)
-		if (t->all_next || __atomic_load_n(&t->recs, __ATOMIC_ACQUIRE) ||
-		    __atomic_load_n(&t->ncounters, __ATOMIC_ACQUIRE))
-			return true;
-	return false;
 }
 
 /* Before an exec: write the profile. Returns whether to take it back. */

@@ -590,9 +590,14 @@ static char final_path[CV_PATH_MAX] CV_LARGE_BSS;   /* the profile published las
 void cv__output_after_fork(void)
 {
 	written = NOT_WRITTEN;   /* an exec another thread had in flight is not the child's */
-	writer_tid = 0;   /* a write another thread of the parent had begun is not ours */
+	/* A write another thread of the parent had begun is not ours. Only
+	 * during a write can tmp_path hold a name: it is a page of its own,
+	 * which the child does not touch otherwise (even a read maps it, a
+	 * fault, about 15 us here). */
+	if (writer_tid)
+		tmp_path[0] = '\0';
+	writer_tid = 0;
 	snapshot_tid = 0;
-	tmp_path[0] = '\0';
 	/* Another thread of the parent was writing (a snapshot): its file is
 	 * the parent's, and the child must not keep a descriptor it never
 	 * opened (its lowest free number would move). */

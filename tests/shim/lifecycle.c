@@ -203,6 +203,65 @@ Test(lifecycle, a_fork_child_that_calls_underscore_exit_writes_its_own_profile, 
 	TU_EQ(tu_int(tu_lock(parent, "quick_lock"), "acquisitions"), 100, "the parent's locks");
 }
 
+/* The profile fork_empty's parent wrote (not forked), and the one of the
+ * process whose parent is `parent` (NULL: none). */
+static json_object *forked_profile(char **files, size_t n, long long parent)
+{
+	for (size_t i = 0; i < n; i++) {
+		json_object *proc = tu_get(tu_report(files[i]), "process");
+		if (parent < 0 ? !tu_bool(proc, "forked") : tu_int(proc, "ppid") == parent)
+			return tu_report(files[i]);
+	}
+	return NULL;
+}
+
+Test(lifecycle, a_fork_child_that_recorded_nothing_leaves_no_profile_of_its_own, .timeout = 60)
+{
+	static const struct { const char *how; int status; } ends[] = { { "exit", 0 }, { "_exit", 3 }, { "quick_exit", 4 } };
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		struct tu_proc p;
+		char *dir = tu_tmpdir();
+		const char *argv[] = { tu_prog("fork_empty"), ends[i].how, NULL };
+		run_both(&p, dir, argv, NULL);
+		char line[32];
+		snprintf(line, sizeof(line), "child exit %d", ends[i].status);
+		cr_assert(tu_has_line(p.out, line), "%s: stdout:\n%s", ends[i].how, p.out);
+		json_object *r = tu_report_dir(dir);   /* exactly one: the parent's */
+		cr_assert(!tu_bool(tu_get(r, "process"), "forked"), "%s: the one profile is the child's", ends[i].how);
+		TU_EQ(tu_int(tu_lock(r, "fork_lock"), "acquisitions"), 100, "%s: the parent's locks", ends[i].how);
+	}
+}
+
+/* The chain of parents convoy run follows (analyzer/analysis.c, mark_tree)
+ * holds: a child that had a child of its own writes its profile, even
+ * empty, however the grandchild was made and whether or not it was waited
+ * for. */
+Test(lifecycle, a_fork_child_that_had_a_child_writes_its_profile, .timeout = 60)
+{
+	static const char *const hows[] = { "grandchild", "spawn", "unwaited" };
+	for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++) {
+		struct tu_proc p;
+		char *dir = tu_tmpdir();
+		const char *argv[] = { tu_prog("fork_empty"), hows[i], NULL };
+		run_both(&p, dir, argv, NULL);
+		cr_assert(tu_has_line(p.out, "child exit 0"), "%s: stdout:\n%s", hows[i], p.out);
+		size_t n;
+		char **files = tu_profiles(dir, &n);
+		bool spawn = !strcmp(hows[i], "spawn");
+		TU_EQ(n, spawn ? 3 : 2, "%s: profiles (parent, child%s)", hows[i], spawn ? ", true" : "");
+		json_object *parent = forked_profile(files, n, -1);
+		cr_assert(parent, "%s: no profile of the parent", hows[i]);
+		TU_EQ(tu_int(tu_lock(parent, "fork_lock"), "acquisitions"), 100, "%s: the parent's locks", hows[i]);
+		json_object *child = forked_profile(files, n, tu_int(tu_get(parent, "process"), "pid"));
+		cr_assert(child && tu_bool(tu_get(child, "process"), "forked"), "%s: no profile of the child", hows[i]);
+		if (spawn) {
+			json_object *t = forked_profile(files, n, tu_int(tu_get(child, "process"), "pid"));
+			cr_assert(t, "spawn: no profile names the child as its parent");
+			TU_STREQ(tu_str(tu_get(t, "process"), "comm"), "true", "spawn: the grandchild's comm");
+		}
+	}
+}
+
 Test(lifecycle, perl_exiting_with_running_ithreads_leaves_one_profile, .timeout = 60)
 {
 	struct tu_proc native, shim;

@@ -2,7 +2,8 @@
  * joins a thread (ctor_thread) that locks it 50 more, before the program's
  * main and, when this library's constructor runs first, before the shim's.
  * It checks errno survives its first lock, and records what it saw. With
- * CTORLOCK_FORK set it then forks a child that ends with _exit(0). */
+ * CTORLOCK_FORK set it then forks a child that locks it once and ends with
+ * _exit(0). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -43,8 +44,11 @@ __attribute__((constructor)) static void ctorlock_init(void)
 		ctorlock_thread_rc = pthread_join(t, NULL);
 	if (getenv("CTORLOCK_FORK")) {   /* a helper child that ends at once: its profile is written first */
 		pid_t child = fork();
-		if (child == 0)
+		if (child == 0) {
+			pthread_mutex_lock(&ctor_lock);   /* something to write */
+			pthread_mutex_unlock(&ctor_lock);
 			_exit(0);
+		}
 		waitpid(child, NULL, 0);
 	}
 }
