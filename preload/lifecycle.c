@@ -89,9 +89,9 @@ static uint64_t pending_output(void)
 /* ---- what a profile would add ------------------------------------------------ */
 
 /* Whether this image has anything to report: a second thread, or a record or
- * counter on any thread. A shell's fork child that only execs, or a wrapper
- * such as env or nice, has nothing, and its profile would be an empty file
- * beside the one the new image writes under the same pid. */
+ * counter on any thread. An image that recorded nothing leaves its profile
+ * to the next at an exec (exec_begins), and a fork child that recorded
+ * nothing may write none at its end (nothing_to_add). */
 static bool recorded_anything(void)
 {
 	if (cv__ended_threads())
@@ -103,38 +103,56 @@ static bool recorded_anything(void)
 	return false;
 }
 
-/* Whether this process has had a child: one the kernel still holds (running
- * or not yet waited for), or one waited for, whose resources it added to
- * RUSAGE_CHILDREN (a process never ends without a fault or a microsecond of
- * CPU). Asked of the kernel, which sees every way of making one: fork,
- * posix_spawn, system() and popen() (glibc's own spawn, which the shim does
- * not see), a raw clone. Not seen: a child reaped by the kernel because
- * SIGCHLD was ignored. No wait is consumed (WNOWAIT), and errno is kept. */
+/* Whether this process may have had a child, whose profile names it as its
+ * parent: one the shim saw it make (a fork, posix_spawn: made_child), one
+ * the kernel still holds (running, stopped or not yet waited for: waitid
+ * with WNOWAIT, which consumes nothing), one waited for (RUSAGE_CHILDREN's
+ * largest resident set is 0 until then), or one the kernel may have
+ * reaped unseen because SIGCHLD is ignored (SIG_IGN, SA_NOCLDWAIT): the
+ * children of system(), popen() and a raw clone are seen by the kernel's
+ * answers alone. errno is kept. */
 static bool had_a_child(void)
 {
+	if (__atomic_load_n(&cv__process.made_child, __ATOMIC_RELAXED))
+		return true;
 	int saved_errno = errno;
 	siginfo_t info;
 	struct rusage ru;
+	struct sigaction chld;
 	int any = WEXITED | WSTOPPED | WCONTINUED | WNOHANG | WNOWAIT | __WALL;
-	bool none_now = cv__sys(SYS_waitid, P_ALL, 0, (long)&info, any) < 0 && errno == ECHILD;
-	bool none_waited = cv__sys(SYS_getrusage, RUSAGE_CHILDREN, (long)&ru, 0, 0) == 0 && !ru.ru_minflt &&
-			   !ru.ru_majflt && !ru.ru_nvcsw && !ru.ru_nivcsw && !ru.ru_utime.tv_sec &&
-			   !ru.ru_utime.tv_usec && !ru.ru_stime.tv_sec && !ru.ru_stime.tv_usec;
+	bool had = !(cv__sys(SYS_waitid, P_ALL, 0, (long)&info, any) < 0 && errno == ECHILD) ||
+		   cv__sys(SYS_getrusage, RUSAGE_CHILDREN, (long)&ru, 0, 0) != 0 || ru.ru_maxrss != 0 ||
+		   cv__real.sigaction(SIGCHLD, NULL, &chld) != 0 || chld.sa_handler == SIG_IGN ||
+		   (chld.sa_flags & SA_NOCLDWAIT);
 	errno = saved_errno;
-	return !none_now || !none_waited;
+	return had;
 }
 
+/* Below this much CPU time a fork child's profile has nothing to report
+ * (about ten of `convoy run`'s CPU samples at its 1 kHz): `convoy run`
+ * picks the process that did the most work, and a child that computed
+ * without a lock may be it. */
+#define CV_CHILD_CPU_WORTH_NS 10000000ull   /* 10 ms */
+
 /* Whether this process's end writes no profile: a fork child that recorded
- * nothing since the fork and had no child of its own (a shell's subshell
- * for $(...) or a pipeline's builtin; a daemon's first fork) adds nothing
- * to its parent's profile but an empty file beside it, at some 0.4 ms a
- * process here (docs/performance.md). One that had a child writes: that
- * child's profile names it as the parent, and `convoy run` follows the
- * chain of parents (analyzer/analysis.c, mark_tree). A fatal signal
- * always writes: the profile says how the process died. */
+ * nothing since the fork, used less than CV_CHILD_CPU_WORTH_NS of CPU and
+ * had no child of its own (a shell's subshell for $(...) or for a
+ * pipeline's builtin) adds nothing to its parent's profile but a file
+ * beside it, at some 0.4 ms a process here (docs/performance.md). One
+ * that had a child writes: that child's profile names it as the parent,
+ * and `convoy run` follows the chain of parents (analyzer/analysis.c,
+ * mark_tree). A fatal signal always writes: the profile says how the
+ * process died. */
 static bool nothing_to_add(void)
 {
-	return cv__process.forked && !recorded_anything() && !had_a_child();
+	if (!cv__process.forked || recorded_anything())
+		return false;
+	int saved_errno = errno;
+	struct timespec cpu;
+	bool short_run = clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) == 0 &&
+			 (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec < CV_CHILD_CPU_WORTH_NS;
+	errno = saved_errno;
+	return short_run && !had_a_child();
 }
 
 /* convoy_end has returned (its write done, failed or not made). */
@@ -486,6 +504,7 @@ CV_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_a
 {
 	if (!cv__real.posix_spawn)
 		cv__resolve_real();
+	__atomic_store_n(&cv__process.made_child, 1, __ATOMIC_RELAXED);
 	CV_CHILD_ENV(env, envp);
 	return cv__real.posix_spawn(pid, path, actions, attr, argv, env);
 }
@@ -495,6 +514,7 @@ CV_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
 {
 	if (!cv__real.posix_spawnp)
 		cv__resolve_real();
+	__atomic_store_n(&cv__process.made_child, 1, __ATOMIC_RELAXED);
 	CV_CHILD_ENV(env, envp);
 	return cv__real.posix_spawnp(pid, file, actions, attr, argv, env);
 }

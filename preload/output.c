@@ -426,7 +426,7 @@ static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_n
 	}
 	struct cv_process p = {
 		.pid = getpid(),
-		.ppid = getppid(),
+		.ppid = cv__process.ppid,
 		.start_realtime_ns = cv__process.start_realtime_ns,
 		.start_ns = cv__process.start_ns,
 		.end_ns = end_ns,

@@ -1501,7 +1501,12 @@ struct cv_process_state {
 	int      ready;              /* initialised */
 	int      disabled;           /* AT_SECURE, a failed start, a seccomp filter: cv__off */
 	pid_t    pid;
+	/* The parent at the start or the fork: the one the profile names
+	 * (a parent that ends first leaves its child to init, and a later
+	 * getppid would name that). */
+	pid_t    ppid;
 	int      forked;
+	int      made_child;         /* this process forked or spawned since its start or fork (lifecycle.c) */
 	/* Forks between their prepare and parent (or child) steps, all
 	 * threads' (init.c): no stack capture begins (stacks.c) and the shim
 	 * takes no lock itself (real.c) while one is. */

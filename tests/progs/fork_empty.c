@@ -1,12 +1,22 @@
 /* fork_empty HOW: locks fork_lock 100 times (the parent's profile), then
  * forks a child that takes no lock and makes no thread, waits for it and
  * prints "child exit N". The child ends through HOW: "exit" (status 0),
- * "_exit" (3) or "quick_exit" (4) at once; or first has a child of its own
- * and then exits 0: "grandchild" (a fork child that exits at once, waited
- * for), "spawn" (system("exec true"): glibc's own spawn, which the shim
- * does not see, of a shell that execs true; waited for by system), or
- * "unwaited" (a fork child still running when the child exits: it reads a
- * pipe until the child's end of it closes, then exits). */
+ * "_exit" (3) or "quick_exit" (4) at once; or "compute": exits 0 once it
+ * has used 30 ms of CPU; or first has a child of its own and then exits
+ * 0: "grandchild" (a fork child that exits at once, waited for), "spawn"
+ * (system("exec true"): glibc's own spawn, which the shim does not see,
+ * of a shell that execs true; waited for by system), "unwaited" (a fork
+ * child still running when the child exits: it reads a pipe until the
+ * child's end of it closes, then exits), "ignored" (with SIGCHLD ignored,
+ * a fork child the kernel reaps itself, gone before the child exits;
+ * "ignored-reset": the same, then SIGCHLD back to SIG_DFL), "popen" (popen
+ * of a shell that execs "fork_empty reader FD", glibc's own spawn again,
+ * left running once it has said on FD that it started: it reads its input
+ * until the child's end closes it), or "orphan" (a fork child that waits
+ * for the child's end, then locks fork_lock once: its profile, written
+ * after its parent's end, names the child as its parent). */
+#include <signal.h>
+#include <time.h>
 #include <sys/wait.h>
 
 #include "progs.h"
@@ -32,7 +42,44 @@ static int child(const char *how)
 	}
 	if (!strcmp(how, "spawn"))
 		exit(system("exec true") == 0 ? 0 : 96);
-	if (!strcmp(how, "unwaited")) {
+	if (!strcmp(how, "compute")) {
+		struct timespec cpu;
+		volatile unsigned long spin = 0;
+		do {
+			for (int i = 0; i < 100000; i++)
+				spin++;
+			MUST(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu));
+		} while (cpu.tv_sec == 0 && cpu.tv_nsec < 30000000);
+		exit(0);
+	}
+	if (!strcmp(how, "ignored") || !strcmp(how, "ignored-reset")) {
+		signal(SIGCHLD, SIG_IGN);
+		pid_t pid = fork();
+		if (pid == 0)
+			exit(0);
+		if (pid < 0)
+			_exit(94);
+		while (waitpid(-1, NULL, 0) >= 0)   /* ECHILD once the kernel reaped it */
+			;
+		if (!strcmp(how, "ignored-reset"))
+			signal(SIGCHLD, SIG_DFL);
+		exit(0);
+	}
+	if (!strcmp(how, "popen")) {
+		int fds[2];
+		char self[4096], cmd[4200], c;
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		MUST(pipe(fds));
+		if (n <= 0)
+			_exit(93);
+		self[n] = '\0';
+		snprintf(cmd, sizeof(cmd), "exec '%s' reader %d", self, fds[1]);
+		if (!popen(cmd, "w"))
+			_exit(93);
+		close(fds[1]);
+		exit(read(fds[0], &c, 1) == 1 ? 0 : 92);
+	}
+	if (!strcmp(how, "unwaited") || !strcmp(how, "orphan")) {
 		int fds[2];
 		MUST(pipe(fds));
 		pid_t pid = fork();
@@ -41,6 +88,10 @@ static int child(const char *how)
 			close(fds[1]);
 			while (read(fds[0], &c, 1) > 0)
 				;
+			if (!strcmp(how, "orphan")) {
+				pthread_mutex_lock(&fork_lock);
+				pthread_mutex_unlock(&fork_lock);
+			}
 			_exit(0);
 		}
 		if (pid < 0)
@@ -52,6 +103,16 @@ static int child(const char *how)
 
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "reader")) {   /* "popen"'s grandchild */
+		char c;
+		int fd = atoi(argv[2]);
+		if (write(fd, "s", 1) != 1)
+			return 91;
+		close(fd);
+		while (read(0, &c, 1) > 0)
+			;
+		return 0;
+	}
 	if (argc != 2)
 		return 2;
 	for (int i = 0; i < 100; i++) {
