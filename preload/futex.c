@@ -276,8 +276,11 @@ CV_EXPORT long syscall(long number, ...)
 	/* A new disposition may be a handler, a new alternate stack one a
 	 * handler runs on, maybe with SS_AUTODISARM (neither struct is read:
 	 * it may be a bad pointer, the kernel's to refuse). */
-	if (number == SYS_rt_sigaction && a2 != 0)
+	if (number == SYS_rt_sigaction && a2 != 0) {
 		cv__program_handler_coming();
+		if (a1 == SIGCHLD)   /* maybe ignored now (shim.h, sigchld_ignored) */
+			__atomic_store_n(&cv__process.sigchld_ignored, 1, __ATOMIC_RELAXED);
+	}
 	if (number == SYS_sigaltstack && a1 != 0) {
 		cv__altstack_coming();
 		cv__altstack_autodisarm();

@@ -18,15 +18,15 @@ struct cv_process_state cv__process CV_LARGE_BSS;
 
 void cv__thread_init_main(void);
 
-/* The pids and the name; the executable's path too at start, or where it
- * is not known yet (a fork child keeps its parent's: a fork does not
- * change it, and the read of /proc/self/exe, a child's first look into
- * /proc, cost it about 50 us here). */
-static void read_identity(bool exe)
+/* Who this process is: its pid, the parent its profile names
+ * (cv__process.ppid), its name, and its executable's path at start or
+ * where it is not known yet (a fork child keeps its parent's: a fork does
+ * not change it, and the read of /proc/self/exe, a child's first look
+ * into /proc, cost it about 50 us here). */
+static void read_identity(pid_t parent, bool exe)
 {
 	cv__process.pid = getpid();
-	cv__process.ppid = getppid();
-	cv__process.made_child = 0;
+	cv__process.ppid = parent;
 	cv__thread_name(cv__process.comm);
 	if (exe) {
 		ssize_t n = readlink("/proc/self/exe", cv__process.exe, sizeof(cv__process.exe) - 1);
@@ -120,7 +120,6 @@ static bool prepare_steps(void)
 
 static void parent_steps(bool with_shim)
 {
-	cv__process.made_child = 1;   /* or tried to: either way its profile is written (lifecycle.c) */
 	if (!with_shim)
 		return;
 	cv__critical_enter();
@@ -146,7 +145,7 @@ static void child_steps(bool with_shim)
 	cv__stacks_after_fork();
 	cv__objects_after_fork();
 	cv__lockorder_after_fork();   /* its ids are the parent's objects' */
-	read_identity(cv__process.exe[0] == '\0');
+	read_identity(cv__process.pid, cv__process.exe[0] == '\0');   /* the pid the parent noted: its own */
 	start_clocks();
 	cv__process.forked = 1;
 	cv__perf_after_fork();
@@ -226,7 +225,8 @@ void cv__init(void)
 			cv__process.disabled = 1;
 		} else {
 			cv__config_read();
-			read_identity(true);
+			read_identity(getppid(), true);
+			cv__process.sigchld_ignored = cv__sigchld_ignored();   /* a fork child keeps its parent's note */
 			start_clocks();
 			if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
 				cv__warn("cannot register fork handlers; convoy is off for this process");

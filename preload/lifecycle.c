@@ -104,34 +104,34 @@ static bool recorded_anything(void)
 }
 
 /* Whether this process may have had a child, whose profile names it as its
- * parent: one the shim saw it make (a fork, posix_spawn: made_child), one
- * the kernel still holds (running, stopped or not yet waited for: waitid
- * with WNOWAIT, which consumes nothing), one waited for (RUSAGE_CHILDREN's
- * largest resident set is 0 until then), or one the kernel may have
- * reaped unseen because SIGCHLD is ignored (SIG_IGN, SA_NOCLDWAIT): the
- * children of system(), popen() and a raw clone are seen by the kernel's
- * answers alone. errno is kept. */
+ * parent: one the kernel still holds (running, stopped or not yet waited
+ * for: waitid with WNOWAIT, which consumes nothing), one waited for
+ * (RUSAGE_CHILDREN's largest resident set is 0 until then), or any while
+ * SIGCHLD was ignored, which the kernel reaps itself (sigchld_ignored:
+ * noted at the start and at each change the shim sees, a fork child's
+ * its parent's; not one a raw system call of the program's own makes).
+ * Children made any way:
+ * fork, posix_spawn, system(), popen(), vfork, clone. errno is kept. */
 static bool had_a_child(void)
 {
-	if (__atomic_load_n(&cv__process.made_child, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&cv__process.sigchld_ignored, __ATOMIC_RELAXED))
 		return true;
 	int saved_errno = errno;
 	siginfo_t info;
 	struct rusage ru;
-	struct sigaction chld;
 	int any = WEXITED | WSTOPPED | WCONTINUED | WNOHANG | WNOWAIT | __WALL;
 	bool had = !(cv__sys(SYS_waitid, P_ALL, 0, (long)&info, any) < 0 && errno == ECHILD) ||
-		   cv__sys(SYS_getrusage, RUSAGE_CHILDREN, (long)&ru, 0, 0) != 0 || ru.ru_maxrss != 0 ||
-		   cv__real.sigaction(SIGCHLD, NULL, &chld) != 0 || chld.sa_handler == SIG_IGN ||
-		   (chld.sa_flags & SA_NOCLDWAIT);
+		   cv__sys(SYS_getrusage, RUSAGE_CHILDREN, (long)&ru, 0, 0) != 0 || ru.ru_maxrss != 0;
 	errno = saved_errno;
 	return had;
 }
 
-/* Below this much CPU time a fork child's profile has nothing to report
- * (about ten of `convoy run`'s CPU samples at its 1 kHz): `convoy run`
- * picks the process that did the most work, and a child that computed
- * without a lock may be it. */
+/* Below this much CPU time a fork child that recorded nothing writes no
+ * profile (about ten of `convoy run`'s CPU samples at its 1 kHz). At or
+ * above it, it writes: `convoy run` picks the process that did the most
+ * work, and a child that computed without a lock may be it. A child below
+ * it is no longer a candidate: among processes that made no thread,
+ * `convoy run` then reports its parent or another one. */
 #define CV_CHILD_CPU_WORTH_NS 10000000ull   /* 10 ms */
 
 /* Whether this process's end writes no profile: a fork child that recorded
@@ -504,7 +504,6 @@ CV_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_a
 {
 	if (!cv__real.posix_spawn)
 		cv__resolve_real();
-	__atomic_store_n(&cv__process.made_child, 1, __ATOMIC_RELAXED);
 	CV_CHILD_ENV(env, envp);
 	return cv__real.posix_spawn(pid, path, actions, attr, argv, env);
 }
@@ -514,7 +513,6 @@ CV_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
 {
 	if (!cv__real.posix_spawnp)
 		cv__resolve_real();
-	__atomic_store_n(&cv__process.made_child, 1, __ATOMIC_RELAXED);
 	CV_CHILD_ENV(env, envp);
 	return cv__real.posix_spawnp(pid, file, actions, attr, argv, env);
 }

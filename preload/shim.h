@@ -256,6 +256,7 @@ void cv__program_handler_coming(void);
 
 /* sigaction for the program (lifecycle.c's wrapper calls it). */
 int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+bool cv__sigchld_ignored(void);   /* now: SIG_IGN or SA_NOCLDWAIT, the kernel reaps children unseen */
 /* lifecycle.c: the program's sigaction, fatal signals' bookkeeping first. */
 int cv__sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 /* The end of a section: signals that came during it, deferred, now go. */
@@ -1501,12 +1502,17 @@ struct cv_process_state {
 	int      ready;              /* initialised */
 	int      disabled;           /* AT_SECURE, a failed start, a seccomp filter: cv__off */
 	pid_t    pid;
-	/* The parent at the start or the fork: the one the profile names
-	 * (a parent that ends first leaves its child to init, and a later
-	 * getppid would name that). */
+	/* The parent the profile names: at the start, the kernel's (1 if the
+	 * parent had already ended); in a fork child, the process that
+	 * forked. Not getppid() at the write: a parent that ends first leaves
+	 * its child to init. */
 	pid_t    ppid;
 	int      forked;
-	int      made_child;         /* this process forked or spawned since its start or fork (lifecycle.c) */
+	/* SIGCHLD was ignored (SIG_IGN or SA_NOCLDWAIT) at the start or since,
+	 * in this process or, for a fork child, its parent before the fork
+	 * (one that ignored it may leave it so for the child): the kernel then
+	 * reaps children, made any way, unseen (lifecycle.c, had_a_child). */
+	int      sigchld_ignored;
 	/* Forks between their prepare and parent (or child) steps, all
 	 * threads' (init.c): no stack capture begins (stacks.c) and the shim
 	 * takes no lock itself (real.c) while one is. */

@@ -255,6 +255,18 @@ static bool is_handler(sighandler_t h)
 	return h != SIG_DFL && h != SIG_IGN && h != SIG_ERR && h != SIG_HOLD;
 }
 
+/* Whether SIGCHLD is ignored now (SIG_IGN, or SA_NOCLDWAIT): the kernel
+ * then reaps the process's children itself (shim.h, sigchld_ignored). */
+bool cv__sigchld_ignored(void)
+{
+	struct sigaction now;
+	int saved_errno = errno;
+	bool ignored = cv__real.sigaction(SIGCHLD, NULL, &now) == 0 &&
+		       (now.sa_handler == SIG_IGN || (now.sa_flags & SA_NOCLDWAIT));
+	errno = saved_errno;
+	return ignored;
+}
+
 /* sigaction for the program, past lifecycle.c's bookkeeping of the fatal
  * signals: a handler goes in behind the trampoline. */
 int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
@@ -262,6 +274,8 @@ int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction
 	if (!cv__real.sigaction)
 		cv__resolve_real();
 	bool handler = act && is_handler(act->sa_handler);
+	if (sig == SIGCHLD && act && (act->sa_handler == SIG_IGN || (act->sa_flags & SA_NOCLDWAIT)))
+		__atomic_store_n(&cv__process.sigchld_ignored, 1, __ATOMIC_RELAXED);
 	if (sig <= 0 || sig >= _NSIG || !cv__profiling_here()) {
 		/* Not in a child that shares the shim's memory but not its
 		 * dispositions (vfork): its handlers are its own. */

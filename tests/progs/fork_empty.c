@@ -8,14 +8,17 @@
  * of a shell that execs true; waited for by system), "unwaited" (a fork
  * child still running when the child exits: it reads a pipe until the
  * child's end of it closes, then exits), "ignored" (with SIGCHLD ignored,
- * a fork child the kernel reaps itself, gone before the child exits;
- * "ignored-reset": the same, then SIGCHLD back to SIG_DFL), "popen" (popen
+ * system("exec true"), whose child the kernel reaps itself, unseen:
+ * "ignored-reset", the same, then SIGCHLD back to SIG_DFL; "inherited",
+ * the parent ignores SIGCHLD before the fork; "preignored", SIGCHLD was
+ * ignored before the program started), "popen" (popen
  * of a shell that execs "fork_empty reader FD", glibc's own spawn again,
  * left running once it has said on FD that it started: it reads its input
  * until the child's end closes it), or "orphan" (a fork child that waits
  * for the child's end, then locks fork_lock once: its profile, written
  * after its parent's end, names the child as its parent). */
 #include <signal.h>
+#include <stdbool.h>
 #include <time.h>
 #include <sys/wait.h>
 
@@ -52,15 +55,11 @@ static int child(const char *how)
 		} while (cpu.tv_sec == 0 && cpu.tv_nsec < 30000000);
 		exit(0);
 	}
-	if (!strcmp(how, "ignored") || !strcmp(how, "ignored-reset")) {
-		signal(SIGCHLD, SIG_IGN);
-		pid_t pid = fork();
-		if (pid == 0)
-			exit(0);
-		if (pid < 0)
-			_exit(94);
-		while (waitpid(-1, NULL, 0) >= 0)   /* ECHILD once the kernel reaped it */
-			;
+	if (!strcmp(how, "ignored") || !strcmp(how, "ignored-reset") || !strcmp(how, "inherited") ||
+	    !strcmp(how, "preignored")) {
+		if (!strcmp(how, "ignored") || !strcmp(how, "ignored-reset"))
+			signal(SIGCHLD, SIG_IGN);
+		(void)system("exec true");   /* -1 (ECHILD) once the kernel reaped it */
 		if (!strcmp(how, "ignored-reset"))
 			signal(SIGCHLD, SIG_DFL);
 		exit(0);
@@ -120,10 +119,20 @@ int main(int argc, char **argv)
 		pthread_mutex_unlock(&fork_lock);
 	}
 	fflush(stdout);
+	if (!strcmp(argv[1], "inherited"))
+		signal(SIGCHLD, SIG_IGN);
+	struct sigaction chld;
+	MUST(sigaction(SIGCHLD, NULL, &chld));
 	pid_t pid = fork();
 	if (pid == 0)
 		return child(argv[1]);
 	int status;
+	if (chld.sa_handler == SIG_IGN) {   /* the kernel reaps the child: waitpid returns once it has ended */
+		if (pid < 0 || waitpid(pid, &status, 0) != -1 || errno != ECHILD)
+			return 98;
+		printf("child exit 0\n");
+		return 0;
+	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)
 		return 98;
 	printf("child exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);

@@ -227,19 +227,21 @@ Test(lifecycle, a_fork_child_that_recorded_nothing_leaves_no_profile_of_its_own,
  * every profile up to the first process's. */
 Test(lifecycle, a_fork_child_that_computed_or_had_a_child_writes_its_profile, .timeout = 60)
 {
-	/* "ignored", "ignored-reset": the grandchild writes too, its SIGCHLD
-	 * ignored as its parent's was (a child the kernel reaps is not seen).
-	 * "spawn", "popen": the grandchild is an exec'd image, which writes. */
+	/* "spawn", "ignored", "ignored-reset", "inherited", "preignored",
+	 * "popen": the grandchild is an exec'd image, which writes.
+	 * "preignored" starts with SIGCHLD ignored by the shell that execs it
+	 * (bash: dash does not ignore it for a trap of its own). */
 	static const struct { const char *how; size_t profiles; } cases[] = {
 		{ "compute", 2 }, { "grandchild", 2 }, { "spawn", 3 }, { "unwaited", 2 }, { "ignored", 3 },
-		{ "ignored-reset", 3 }, { "popen", 3 }, { "orphan", 3 },
+		{ "ignored-reset", 3 }, { "inherited", 3 }, { "preignored", 3 }, { "popen", 3 }, { "orphan", 3 },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *how = cases[i].how;
 		struct tu_proc p;
 		char *dir = tu_tmpdir();
 		const char *argv[] = { tu_prog("fork_empty"), how, NULL };
-		run_both(&p, dir, argv, NULL);
+		const char *via_shell[] = { "/bin/bash", "-c", "trap '' CHLD; exec \"$0\" preignored", tu_prog("fork_empty"), NULL };
+		run_both(&p, dir, strcmp(how, "preignored") ? argv : via_shell, NULL);
 		cr_assert(tu_has_line(p.out, "child exit 0"), "%s: stdout:\n%s", how, p.out);
 		size_t n;
 		char **files = tu_profiles(dir, &n);
