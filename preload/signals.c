@@ -399,6 +399,16 @@ CV_EXPORT sighandler_t sigset(int sig, sighandler_t disposition)
 	return sigismember(&before, sig) ? SIG_HOLD : old.sa_handler;
 }
 
+/* glibc's sigignore (sysdeps/posix/sigignore.c): SIG_IGN, an empty mask,
+ * no flags. Its own would set the disposition past the program's sigaction
+ * view and SIGCHLD's note (shim.h, sigchld_ignored). */
+CV_EXPORT int sigignore(int sig)
+{
+	struct sigaction act = { .sa_handler = SIG_IGN };
+	sigemptyset(&act.sa_mask);
+	return cv__sigaction(sig, &act, NULL);
+}
+
 /* Whether the program has asked for an alternate signal stack, on any
  * thread, through sigaltstack or syscall() (futex.c): until it has, no
  * thread runs on one and cv__stack_room need not ask the kernel (a system

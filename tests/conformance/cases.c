@@ -1640,6 +1640,23 @@ static void case_sigset(void)
 	       sigismember(&mask, SIGUSR1));
 }
 
+/* sigignore: deprecated too; SIG_IGN as sigaction then reads it (for a
+ * signal the shim handles too: its view of the program's disposition),
+ * and its refusals. */
+static void case_sigignore(void)
+{
+	static const int sigs[] = { SIGUSR1, SIGSEGV, SIGKILL, 0 };
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		errno = SENTINEL;
+		int rc = sigignore(sigs[i]);
+		printf("sigignore(%d): %d, %s\n", sigs[i], rc, errno == SENTINEL ? "errno kept" : err_name(errno));
+		if (rc == 0)
+			disposition("after", sigs[i]);
+	}
+	signal(SIGUSR1, SIG_DFL);
+	signal(SIGSEGV, SIG_DFL);
+}
+
 /* siginterrupt: the flags it changes in place, and what signal() sets after
  * it (glibc remembers it for signal(); so does the shim). */
 static void case_siginterrupt(void)
@@ -1965,7 +1982,7 @@ static void case_omp_set_nest_lock(void)
  * variants lifecycle.c forwards to the table's functions. */
 #define OTHER_FUNCS(X)                                                          \
 	X(execv) X(execvp) X(execl) X(execle) X(execlp) X(_Exit) X(signal) X(bsd_signal) \
-	X(sysv_signal) X(__sysv_signal) X(ssignal) X(sigset) X(__sigaction)
+	X(sysv_signal) X(__sysv_signal) X(ssignal) X(sigset) X(sigignore) X(__sigaction)
 
 #define GOMP_FUNCS(X)                                                                      \
 	X(GOMP_parallel) X(GOMP_barrier) X(GOMP_loop_end) X(GOMP_sections_end) X(GOMP_critical_start) \

@@ -40,7 +40,8 @@ EXTRA_X(mtx_init) EXTRA_X(mtx_destroy) EXTRA_X(mtx_lock) EXTRA_X(mtx_trylock) EX
 EXTRA_X(mtx_unlock) EXTRA_X(cnd_init) EXTRA_X(cnd_destroy) EXTRA_X(cnd_wait) EXTRA_X(cnd_timedwait)
 EXTRA_X(cnd_signal) EXTRA_X(cnd_broadcast)
 EXTRA_X(execv) EXTRA_X(execvp) EXTRA_X(execl) EXTRA_X(execle) EXTRA_X(execlp) EXTRA_X(_Exit) EXTRA_X(signal)
-EXTRA_X(bsd_signal) EXTRA_X(sysv_signal) EXTRA_X(__sysv_signal) EXTRA_X(ssignal) EXTRA_X(sigset) EXTRA_X(__sigaction)
+EXTRA_X(bsd_signal) EXTRA_X(sysv_signal) EXTRA_X(__sysv_signal) EXTRA_X(ssignal) EXTRA_X(sigset) EXTRA_X(sigignore)
+EXTRA_X(__sigaction)
 EXTRA_X(GOMP_parallel) EXTRA_X(GOMP_barrier) EXTRA_X(GOMP_loop_end) EXTRA_X(GOMP_sections_end)
 EXTRA_X(GOMP_critical_start) EXTRA_X(GOMP_critical_name_start) EXTRA_X(omp_set_lock) EXTRA_X(omp_set_nest_lock)
 #undef EXTRA_X
