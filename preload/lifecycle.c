@@ -103,15 +103,15 @@ static bool recorded_anything(void)
 	return false;
 }
 
-/* Whether this process may have had a child, whose profile names it as its
- * parent: one the kernel still holds (running, stopped or not yet waited
- * for: waitid with WNOWAIT, which consumes nothing), one waited for
+/* Whether this process may have had a child, made any way (fork,
+ * posix_spawn, system(), popen(), vfork, clone), whose profile names it as
+ * its parent: one the kernel still holds (running, stopped or not yet
+ * waited for: waitid with WNOWAIT, which consumes nothing), one waited for
  * (RUSAGE_CHILDREN's largest resident set is 0 until then), or any while
  * SIGCHLD was ignored, which the kernel reaps itself (sigchld_ignored:
- * noted at the start and at each change the shim sees, a fork child's
- * its parent's; not one a raw system call of the program's own makes).
- * Children made any way:
- * fork, posix_spawn, system(), popen(), vfork, clone. errno is kept. */
+ * noted at the start and at each change the shim sees, and kept by a fork
+ * child; not a change a raw system call of the program's own makes).
+ * errno is kept. */
 static bool had_a_child(void)
 {
 	if (__atomic_load_n(&cv__process.sigchld_ignored, __ATOMIC_RELAXED))
