@@ -147,12 +147,7 @@ static bool nothing_to_add(void)
 {
 	if (!cv__process.forked || recorded_anything())
 		return false;
-	int saved_errno = errno;
-	struct timespec cpu;
-	bool short_run = clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) == 0 &&
-			 (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec < CV_CHILD_CPU_WORTH_NS;
-	errno = saved_errno;
-	return short_run && !had_a_child();
+	return cv__clock_ns(CLOCK_PROCESS_CPUTIME_ID) < CV_CHILD_CPU_WORTH_NS && !had_a_child();
 }
 
 /* convoy_end has returned (its write done, failed or not made). */

@@ -1402,11 +1402,17 @@ static inline void cv__wait_end(struct cv_thread *t)
 
 /* ---- clock.c ---------------------------------------------------------------- */
 
+/* A clock in ns (0 where the kernel refuses it). */
+static inline uint64_t cv__clock_ns(clockid_t clock)
+{
+	struct timespec ts = { 0, 0 };
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static inline uint64_t cv__now_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return cv__clock_ns(CLOCK_MONOTONIC);
 }
 
 /* Hold-time samples and OpenMP lock waits (gomp.c) use the TSC (about 10

@@ -66,13 +66,9 @@ static int child(const char *how)
 	}
 	if (!strcmp(how, "popen")) {
 		int fds[2];
-		char self[4096], cmd[4200], c;
-		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		char cmd[64], c;
 		MUST(pipe(fds));
-		if (n <= 0)
-			_exit(93);
-		self[n] = '\0';
-		snprintf(cmd, sizeof(cmd), "exec '%s' reader %d", self, fds[1]);
+		snprintf(cmd, sizeof(cmd), "exec /proc/%d/exe reader %d", (int)getpid(), fds[1]);   /* this program */
 		if (!popen(cmd, "w"))
 			_exit(93);
 		close(fds[1]);
