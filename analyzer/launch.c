@@ -112,7 +112,8 @@ int launch__prepare(const char *dir, unsigned sample_hz, char *absdir, size_t si
 		return -1;
 	}
 	snprintf(absdir, size, "%s", resolved);
-	char dump_sig[16], snapshot_sig[16];
+	char dump_sig[16], snapshot_sig[16], launcher[16];
+	snprintf(launcher, sizeof(launcher), "%d", (int)getpid());
 	snprintf(dump_sig, sizeof(dump_sig), "%d", LAUNCH_STOP_SIGNAL);
 	snprintf(snapshot_sig, sizeof(snapshot_sig), "%d", LAUNCH_SNAPSHOT_SIGNAL);
 	snprintf(profile_dir, sizeof(profile_dir), "%s", resolved);
@@ -121,7 +122,7 @@ int launch__prepare(const char *dir, unsigned sample_hz, char *absdir, size_t si
 	 * may say otherwise (CONVOY_PERF=0 keeps its descriptors to itself). */
 	if (set_preload(shim) != 0 || setenv("CONVOY_DIR", resolved, 1) != 0 || setenv("CONVOY_PERF", "hw", 0) != 0 ||
 	    setenv("CONVOY_QUIET", "1", 1) != 0 || setenv("CONVOY_DUMP_SIGNAL", dump_sig, 1) != 0 ||
-	    setenv("CONVOY_SNAPSHOT_SIGNAL", snapshot_sig, 1) != 0) {
+	    setenv("CONVOY_SNAPSHOT_SIGNAL", snapshot_sig, 1) != 0 || setenv("CONVOY_LAUNCHER_PID", launcher, 1) != 0) {
 		cv_error("cannot set the environment: %s", strerror(errno));
 		return -1;
 	}

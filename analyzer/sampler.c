@@ -25,6 +25,7 @@
  * perf_event_paranoid forbids kernel samples the events count user time
  * only (a thread inside a system call is not sampled) and the file says so.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -40,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "profile.h"
 #include "sampler.h"
 #include "samples.h"
 #include "unwind.h"
@@ -816,6 +818,48 @@ int sampler__start(struct sampler *s, const char *dir, char *why, size_t size)
 	return 0;
 }
 
+/* Whether a name in dir could be the profile or the snapshot at a hang of
+ * process pid: convoy-<comm>-<pid>[-<n>].convoy or .hang. A comm may hold
+ * dashes and digits, so any "-<pid>." or "-<pid>-" in such a name counts. */
+static int named_for(DIR *d, pid_t pid)
+{
+	char dot[32], dash[32];
+	snprintf(dot, sizeof(dot), "-%d.", (int)pid);
+	snprintf(dash, sizeof(dash), "-%d-", (int)pid);
+	rewinddir(d);
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t len = strlen(e->d_name);
+		int ours = !strncmp(e->d_name, "convoy-", 7) &&
+			   ((len > 7 && !strcmp(e->d_name + len - 7, "." CV_PROFILE_EXT)) ||
+			    (len > 5 && !strcmp(e->d_name + len - 5, CV_SNAPSHOT_EXT)));
+		if (ours && (strstr(e->d_name + 6, dot) || strstr(e->d_name + 6, dash)))
+			return 1;
+	}
+	return 0;
+}
+
+/* The samples of a process that ended without a profile are of no use: the
+ * shim writes none for a process the command started that had nothing to
+ * add (docs/lifecycle.md), a script's true or sed, and a directory of such
+ * files beside one profile would only hide it. A file is kept while its
+ * process still runs (its end may write) or when dir cannot be read. */
+static void remove_unprofiled(struct sampler *s)
+{
+	DIR *d = opendir(s->dir);
+	if (!d)
+		return;
+	for (int i = 0; i < s->nfiles; i++) {
+		pid_t pid = s->files[i].pid;
+		/* kill(pid, 0) (signal.h's REG_ names clash with samples.h's) */
+		if (syscall(SYS_kill, pid, 0) == 0 || errno == EPERM || named_for(d, pid))
+			continue;
+		char path[4200];
+		snprintf(path, sizeof(path), "%s/convoy-%d.samples", s->dir, (int)pid);
+		unlink(path);
+	}
+	closedir(d);
+}
+
 void sampler__stop(struct sampler *s)
 {
 	if (!s)
@@ -849,6 +893,7 @@ void sampler__stop(struct sampler *s)
 			cv_error("sampling: cannot write the samples of process %d: %s", (int)s->files[i].pid,
 				 strerror(errno));
 	}
+	remove_unprofiled(s);
 	if (s->unfiled)
 		cv_error("sampling: %llu samples of processes past the first %d were dropped",
 			 (unsigned long long)s->unfiled, MAX_FILES);

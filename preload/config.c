@@ -10,6 +10,7 @@
  * "convoy:" line appended to it would corrupt it.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,5 +149,17 @@ void cv__config_read(void)
 			cv__config.hold_period = (uint32_t)v;
 	}
 	resolve_dir(getenv("CONVOY_DIR"));
+	/* Set by convoy run and scale to their own pid: the command they
+	 * started is the process whose parent that is (lifecycle.c,
+	 * nothing_to_add). */
+	cv__config.launcher_pid = 0;
+	if ((s = getenv("CONVOY_LAUNCHER_PID")) && *s) {
+		char *end;
+		long v = strtol(s, &end, 10);
+		if (*end || v <= 0 || v > INT_MAX)
+			cv__warn("CONVOY_LAUNCHER_PID=%s is not a process id; ignored", s);
+		else
+			cv__config.launcher_pid = (pid_t)v;
+	}
 	errno = saved_errno;
 }

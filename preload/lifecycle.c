@@ -126,26 +126,37 @@ static bool had_a_child(void)
 	return had;
 }
 
-/* Below this much CPU time a fork child that recorded nothing writes no
- * profile (about ten of `convoy run`'s CPU samples at its 1 kHz). At or
- * above it, it writes: `convoy run` picks the process that did the most
- * work, and a child that computed without a lock may be it. A child below
- * it is no longer a candidate: among processes that made no thread,
- * `convoy run` then reports its parent or another one. */
+/* Below this much CPU time a process that recorded nothing writes no
+ * profile (about ten of `convoy run`'s CPU samples at its 1 kHz), when it
+ * is not the command (nothing_to_add). At or above it, it writes: `convoy
+ * run` picks the process that did the most work, and one that computed
+ * without a lock may be it. One below it is no longer a candidate: among
+ * processes that made no thread, `convoy run` then reports its parent or
+ * another one. */
 #define CV_CHILD_CPU_WORTH_NS 10000000ull   /* 10 ms */
 
-/* Whether this process's end writes no profile: a fork child that recorded
- * nothing since the fork, used less than CV_CHILD_CPU_WORTH_NS of CPU and
- * had no child of its own (a shell's subshell for $(...) or for a
- * pipeline's builtin) adds nothing to its parent's profile but a file
- * beside it, at some 0.4 ms a process here (docs/performance.md). One
- * that had a child writes: that child's profile names it as the parent,
- * and `convoy run` follows the chain of parents (analyzer/analysis.c,
- * mark_tree). A fatal signal always writes: the profile says how the
- * process died. */
+/* Whether this process is not the command the user started but one it
+ * started: a fork child, or under `convoy run` and `convoy scale` any
+ * process whose parent at its start was not the launcher (its pid is
+ * CONVOY_LAUNCHER_PID). Plain preloading names no launcher, so every image
+ * that was not forked is taken for the command. */
+static bool started_by_the_command(void)
+{
+	return cv__process.forked || (cv__config.launcher_pid && cv__process.ppid != cv__config.launcher_pid);
+}
+
+/* Whether this process's end writes no profile: one the command started
+ * that recorded nothing (since the fork, for a fork child), used less than
+ * CV_CHILD_CPU_WORTH_NS of CPU and had no child of its own (a shell's
+ * subshell for $(...), a script's sed or true) adds nothing to the
+ * command's profile but a file beside it, at some 0.4 ms a process here
+ * (docs/performance.md). One that had a child writes: that child's
+ * profile names it as the parent, and `convoy run` follows the chain of
+ * parents (analyzer/analysis.c, mark_tree). A fatal signal always writes:
+ * the profile says how the process died. */
 static bool nothing_to_add(void)
 {
-	if (!cv__process.forked || recorded_anything())
+	if (!started_by_the_command() || recorded_anything())
 		return false;
 	return cv__clock_ns(CLOCK_PROCESS_CPUTIME_ID) < CV_CHILD_CPU_WORTH_NS && !had_a_child();
 }

@@ -1497,6 +1497,7 @@ struct cv_config {
 	int      perf;               /* CONVOY_PERF: enum cv_perf_mode */
 	uint32_t hold_period;        /* CONVOY_HOLD_SAMPLE, a power of two */
 	char     dir[4096];          /* CONVOY_DIR made absolute at start; empty: none */
+	pid_t    launcher_pid;       /* CONVOY_LAUNCHER_PID, set by convoy run and scale; 0: none */
 };
 extern struct cv_config cv__config;
 void cv__config_read(void);          /* config.c, from cv__init */

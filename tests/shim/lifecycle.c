@@ -203,8 +203,8 @@ Test(lifecycle, a_fork_child_that_calls_underscore_exit_writes_its_own_profile, 
 	TU_EQ(tu_int(tu_lock(parent, "quick_lock"), "acquisitions"), 100, "the parent's locks");
 }
 
-/* Below this much CPU time a fork child that recorded nothing writes no
- * profile (preload/lifecycle.c, CV_CHILD_CPU_WORTH_NS). */
+/* Below this much CPU time a process the command started that recorded
+ * nothing writes no profile (preload/lifecycle.c, CV_CHILD_CPU_WORTH_NS). */
 #define CHILD_CPU_WORTH_NS 10000000
 
 struct written {
@@ -213,29 +213,41 @@ struct written {
 	char *path;
 };
 
-/* The profiles a fork_empty run left in dir, into w[0..cap): asserts there
- * are `expected`, or more by no more than the fork children among them that
- * show CHILD_CPU_WORTH_NS of CPU or more. The shim writes the profile of
- * such a child by rule, and on a busy machine a child that did next to
- * nothing can be charged that much (where the kernel does not account the
- * time a virtual CPU is stolen, it is the task's own; seen on CI), so which
- * children those are is a matter of timing the tests do not depend on. */
-static size_t fork_empty_profiles(const char *dir, const char *how, size_t expected, struct written *w, size_t cap)
+/* The profiles a run left in dir, into w[0..cap): asserts there are
+ * `expected`, or more by no more than the processes among them that show
+ * CHILD_CPU_WORTH_NS of CPU or more and whose parent wrote a profile (the
+ * command's own always writes). The shim writes the profile of such a
+ * process by rule, and on a busy machine one that did next to nothing can
+ * be charged that much (where the kernel does not account the time a
+ * virtual CPU is stolen, it is the task's own; seen on CI), so which ones
+ * those are is a matter of timing the tests do not depend on. Asserts too
+ * that exactly one profile's parent wrote none: the chain of parents
+ * `convoy run` follows (analyzer/analysis.c, mark_tree) holds from every
+ * profile up to the command's. */
+static size_t profiles_of_a_run(const char *dir, const char *what, size_t expected, struct written *w, size_t cap)
 {
-	size_t n, busy = 0;
+	size_t n, busy = 0, roots = 0;
 	char **files = tu_profiles(dir, &n);
+	cr_assert(n <= cap, "%s: %zu profiles", what, n);
 	char seen[512] = "";
-	for (size_t k = 0; k < n && k < cap; k++) {
+	for (size_t k = 0; k < n; k++) {
 		json_object *proc = tu_get(tu_report(files[k]), "process");
 		w[k] = (struct written){ tu_int(proc, "pid"), tu_int(proc, "ppid"), tu_int(proc, "cpu_ns"),
 					 tu_bool(proc, "forked"), files[k] };
-		busy += w[k].forked && w[k].cpu_ns >= CHILD_CPU_WORTH_NS;
 		size_t used = strlen(seen);
 		snprintf(seen + used, sizeof(seen) - used, "\n  pid %lld ppid %lld%s cpu %lld ns", w[k].pid, w[k].ppid,
 			 w[k].forked ? " forked" : "", w[k].cpu_ns);
 	}
-	cr_assert(n <= cap && n >= expected && n - expected <= busy, "%s: %zu profiles, expected %zu (+ up to %zu busy):%s",
-		  how, n, expected, busy, seen);
+	for (size_t k = 0; k < n; k++) {
+		bool parent_wrote = false;
+		for (size_t j = 0; j < n; j++)
+			parent_wrote |= j != k && w[j].pid == w[k].ppid;
+		roots += !parent_wrote;
+		busy += parent_wrote && w[k].cpu_ns >= CHILD_CPU_WORTH_NS;
+	}
+	cr_assert(n >= expected && n - expected <= busy, "%s: %zu profiles, expected %zu (+ up to %zu busy):%s", what, n,
+		  expected, busy, seen);
+	cr_assert(roots == 1, "%s: %zu profiles whose parent wrote none:%s", what, roots, seen);
 	return n;
 }
 
@@ -251,7 +263,7 @@ Test(lifecycle, a_fork_child_that_recorded_nothing_leaves_no_profile_of_its_own,
 		snprintf(line, sizeof(line), "child exit %d", ends[i].status);
 		cr_assert(tu_has_line(p.out, line), "%s: stdout:\n%s", ends[i].how, p.out);
 		struct written w[2];
-		size_t n = fork_empty_profiles(dir, ends[i].how, 1, w, 2);   /* the parent's */
+		size_t n = profiles_of_a_run(dir, ends[i].how, 1, w, 2);   /* the parent's */
 		size_t parent = n == 2 && w[0].forked;
 		cr_assert(!w[parent].forked, "%s: no profile is the parent's", ends[i].how);
 		TU_EQ(tu_int(tu_lock(tu_report(w[parent].path), "fork_lock"), "acquisitions"), 100, "%s: the parent's locks",
@@ -283,16 +295,51 @@ Test(lifecycle, a_fork_child_that_computed_or_had_a_child_writes_its_profile, .t
 		run_both(&p, dir, strcmp(how, "preignored") ? argv : via_shell, NULL);
 		cr_assert(tu_has_line(p.out, "child exit 0"), "%s: stdout:\n%s", how, p.out);
 		struct written w[8];
-		size_t n = fork_empty_profiles(dir, how, cases[i].profiles, w, 8);
-		size_t roots = 0;   /* profiles whose parent wrote none: the first process's alone */
-		for (size_t k = 0; k < n; k++) {
-			bool found = false;
-			for (size_t j = 0; j < n; j++)
-				found |= j != k && w[j].pid == w[k].ppid;
-			roots += !found;
-		}
-		TU_EQ(roots, 1, "%s: profiles whose parent wrote none", how);
+		profiles_of_a_run(dir, how, cases[i].profiles, w, 8);
 	}
+}
+
+/* Under `convoy run` a program the command runs that has nothing to add
+ * (here /bin/true, run by the command's shell) writes no profile, as a
+ * fork child does, and leaves no CPU samples; a shell between the command and a program that
+ * recorded something still writes, for the chain of parents; and a
+ * command with nothing to add writes its own. Plain preloading names no
+ * launcher, so there every exec'd image writes. */
+Test(lifecycle, under_convoy_run_a_program_the_command_runs_with_nothing_to_add_leaves_no_profile, .timeout = 60)
+{
+	const char *script = "/bin/true; /bin/sh -c '\"$0\" exit; :' \"$0\"; :";
+	const char *sh[] = { "/bin/sh", "-c", script, tu_prog("fork_empty"), NULL };
+	char *plain = tu_tmpdir();
+	struct tu_proc p;
+	struct written w[8];
+	tu_run(&p, &(struct tu_opts){ .preload = true, .dir = plain, .quiet = true }, sh);
+	tu_assert_exit(&p, 0, "plain preload: sh -c SCRIPT");
+	/* sh, true, the inner sh, fork_empty (its fork child recorded nothing) */
+	profiles_of_a_run(plain, "plain preload", 4, w, 8);
+
+	char *dir = tu_tmpdir();
+	const char *run[] = { tu_convoy(), "run", "-o", dir, "--", "/bin/sh", "-c", script, tu_prog("fork_empty"), NULL };
+	tu_run(&p, &(struct tu_opts){ 0 }, run);
+	tu_assert_exit(&p, 0, "convoy run -- sh -c SCRIPT");
+	cr_assert(tu_has_line(p.out, "child exit 0"), "stdout:\n%s", p.out);
+	size_t n = profiles_of_a_run(dir, "convoy run", 3, w, 8);   /* sh, the inner sh, fork_empty */
+	DIR *d = opendir(dir);   /* CPU samples (when perf lets convoy take them) only beside a profile */
+	for (struct dirent *e; (e = readdir(d));) {
+		int pid = 0, end = 0;
+		if (sscanf(e->d_name, "convoy-%d.samples%n", &pid, &end) != 1 || e->d_name[end])
+			continue;
+		bool profiled = false;
+		for (size_t k = 0; k < n; k++)
+			profiled |= w[k].pid == pid;
+		cr_assert(profiled, "%s of a process without a profile", e->d_name);
+	}
+	closedir(d);
+
+	char *alone = tu_tmpdir();
+	const char *true_alone[] = { tu_convoy(), "run", "-o", alone, "--", "/bin/true", NULL };
+	tu_run(&p, &(struct tu_opts){ 0 }, true_alone);
+	tu_assert_exit(&p, 0, "convoy run -- /bin/true");
+	free(tu_only_profile(alone));
 }
 
 Test(lifecycle, perl_exiting_with_running_ithreads_leaves_one_profile, .timeout = 60)
