@@ -555,11 +555,12 @@ struct sink {
 /* v pretty-printed, its lines after the first indented by indent more. */
 static void put_indented(FILE *out, json_object *v, int indent)
 {
-	for (const char *c = json_object_to_json_string_ext(v, JSON_FLAGS); *c; c++) {
-		fputc(*c, out);
-		if (*c == '\n')
-			fprintf(out, "%*s", indent, "");
+	const char *c = json_object_to_json_string_ext(v, JSON_FLAGS);
+	for (const char *nl; (nl = strchr(c, '\n')); c = nl + 1) {   /* a line at a time */
+		fwrite(c, 1, (size_t)(nl + 1 - c), out);
+		fprintf(out, "%*s", indent, "");
 	}
+	fputs(c, out);
 }
 
 static void sink_member(struct sink *k, const char *key, json_object *v)

@@ -13,8 +13,8 @@
  * overlap; a lookup picks the module by address and generation, then asks its
  * layer.
  *
- * Code: function, file:line and inlined frames (dwarf_getscopes on the CU,
- * or an index of the functions defined in namespaces, which it misses),
+ * Code: function, file:line and inlined frames (an index of the module's
+ * functions, and the scopes inside the one that covers the address),
  * names demangled (Rust's and the C++ ABI's). Without DWARF, the ELF symbol
  * (.symtab, else .dynsym, which is what a stripped binary keeps), else
  * module+offset. Frames of the C library and the languages' standard
@@ -64,7 +64,7 @@ struct smod {
 	const char *base;            /* file name */
 	int shim, runtime;
 	uint64_t offsets;            /* code addresses named module+offset: no symbol covered them */
-	int vars_done;
+	int vars_done;               /* 1: file and namespace scope indexed; 2: static locals too */
 	struct var *vars;            /* sorted by addr */
 	size_t nvars;
 	int fns_done;
@@ -99,6 +99,24 @@ struct frame_set {
 };
 
 #define FRAME_BUCKETS 4096
+#define UNIT_BUCKETS  256
+
+/* A DIE that has children, in a unit's index (unit_scopes). */
+struct scope_node {
+	Dwarf_Off off, last;         /* its offset and the last of its subtree's */
+	int parent;                  /* index of its parent; -1: the unit's DIE */
+	Dwarf_Die die;
+};
+
+/* The DIEs that have children in one unit, in the order of their offsets
+ * (DWARF lays a unit's tree out depth first): a DIE's parents without
+ * dwarf_getscopes_die's walk of the unit from its start at each question. */
+struct unit_scopes {
+	Dwarf_CU *cu;
+	struct scope_node *v;
+	size_t n, cap;
+	struct unit_scopes *next;
+};
 
 struct syms {
 	const struct profile *p;
@@ -109,6 +127,7 @@ struct syms {
 	struct smod *mods;           /* as the profile's modules */
 	size_t nmods;
 	struct frame_set *frames[FRAME_BUCKETS];
+	struct unit_scopes *units[UNIT_BUCKETS];
 	char **strings;              /* names we own */
 	size_t nstrings, capstrings;
 };
@@ -377,6 +396,13 @@ void syms__free(struct syms *s)
 			free(f);
 		}
 	}
+	for (size_t b = 0; b < UNIT_BUCKETS; b++) {
+		for (struct unit_scopes *u = s->units[b], *next; u; u = next) {
+			next = u->next;
+			free(u->v);
+			free(u);
+		}
+	}
 	for (size_t i = 0; i < s->nstrings; i++)
 		free(s->strings[i]);
 	free(s->strings);
@@ -528,11 +554,81 @@ static int closure_type(Dwarf_Die *type)
 	return 0;
 }
 
+/* Adds die, and below it the DIEs in its subtree that have children, to
+ * u; returns the last offset of its subtree. */
+static Dwarf_Off index_scopes(struct unit_scopes *u, Dwarf_Die *die, int parent, int depth)
+{
+	if (u->n == u->cap) {
+		u->cap = u->cap ? u->cap * 2 : 256;
+		u->v = realloc(u->v, u->cap * sizeof(*u->v));
+		if (!u->v) {
+			cv_error("out of memory");
+			abort();
+		}
+	}
+	int self = (int)u->n++;
+	Dwarf_Off last = dwarf_dieoffset(die);
+	u->v[self] = (struct scope_node){ .off = last, .parent = parent, .die = *die };
+	Dwarf_Die child;
+	if (depth < 256 && dwarf_child(die, &child) == 0) {
+		do {
+			Dwarf_Off end = dwarf_haschildren(&child) > 0 ? index_scopes(u, &child, self, depth + 1) :
+									dwarf_dieoffset(&child);
+			if (end > last)
+				last = end;
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	u->v[self].last = last;
+	return last;
+}
+
+/* What dwarf_getscopes_die gives: die, then the DIEs around it out to its
+ * unit's, from the unit's index (made at its first question). Returns how
+ * many, -1 on error. */
+static int die_scopes(struct syms *s, Dwarf_Die *die, Dwarf_Die **out)
+{
+	Dwarf_Die unit;
+	if (!dwarf_diecu(die, &unit, NULL, NULL))
+		return -1;
+	Dwarf_Off off = dwarf_dieoffset(die);
+	size_t b = (size_t)(((uintptr_t)unit.cu * 0x9E3779B97F4A7C15ull) >> 56) % UNIT_BUCKETS;
+	struct unit_scopes *u = s->units[b];
+	while (u && u->cu != unit.cu)
+		u = u->next;
+	if (!u) {
+		u = xcalloc(1, sizeof(*u));
+		u->cu = unit.cu;
+		index_scopes(u, &unit, -1, 0);
+		u->next = s->units[b];
+		s->units[b] = u;
+	}
+	size_t lo = 0, hi = u->n;
+	while (lo < hi) {   /* the first node at or after die */
+		size_t mid = (lo + hi) / 2;
+		if (u->v[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	int at = (int)lo - 1;   /* the last node before die: it or one of its parents holds die */
+	while (at >= 0 && u->v[at].last < off)
+		at = u->v[at].parent;
+	int n = 1;
+	for (int i = at; i >= 0; i = u->v[i].parent)
+		n++;
+	*out = xcalloc((size_t)n, sizeof(**out));
+	(*out)[0] = *die;
+	n = 1;
+	for (int i = at; i >= 0; i = u->v[i].parent)
+		(*out)[n++] = u->v[i].die;
+	return n;
+}
+
 /* A function DIE's name: the demangled linkage name, else DW_AT_name
  * qualified by the scopes around its declaration ("main::<lambda()>::
  * operator()": lambdas and inline functions may have no linkage name).
  * Both follow abstract_origin and specification. Caller frees. */
-static char *die_function_name(Dwarf_Die *die)
+static char *die_function_name(struct syms *s, Dwarf_Die *die)
 {
 	const char *link = linkage_name(die);
 	if (link)
@@ -551,7 +647,7 @@ static char *die_function_name(Dwarf_Die *die)
 		origin = next;
 	}
 	Dwarf_Die *chain = NULL;
-	int n = dwarf_getscopes_die(&origin, &chain);
+	int n = die_scopes(s, &origin, &chain);
 	char buf[1024] = "";
 	size_t len = 0;
 	/* Outermost first; a function around it with a linkage name is already
@@ -708,12 +804,16 @@ static int by_lo(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* The scopes containing pc (a DWARF address of m), innermost first, of a
- * function defined inside a namespace or a type, as rustc defines every
- * function (in its module's DW_TAG_namespace): elfutils' dwarf_getscopes
- * (0.188) prunes a DIE without addresses, such as a namespace, and so finds
- * no scope for them. The module's functions are indexed once. */
-static int namespaced_scopes(struct smod *m, Dwarf_Addr pc, Dwarf_Die **out)
+/* The scopes containing pc (a DWARF address of m), innermost first: its
+ * function's DIE, found in an index of the module's functions made once,
+ * and the inlined instances and blocks inside it that contain pc. Not
+ * elfutils' dwarf_getscopes (0.188): it walks the CU's top level at every
+ * call, and past an inlined instance gives its abstract origin's scopes,
+ * so the concrete callers took dwarf_getscopes_die, a walk of the CU from
+ * its start to the DIE (CPython's libpython with its DWARF: half of a
+ * report's 0.7 s); and it prunes a DIE without addresses, such as a
+ * namespace, where rustc defines every function. */
+static int function_scopes(struct smod *m, Dwarf_Addr pc, Dwarf_Die **out)
 {
 	if (!m->fns_done) {
 		m->fns_done = 1;
@@ -781,20 +881,7 @@ static size_t symbolize(struct syms *s, uint64_t pc, uint32_t gen, int is_return
 	Dwarf_Addr bias = 0;
 	Dwarf_Die *cudie = m->runtime ? NULL : dwfl_module_addrdie(m->mod, look, &bias);
 	Dwarf_Die *scopes = NULL;
-	int nscopes = cudie ? dwarf_getscopes(cudie, look - bias, &scopes) : 0;
-	if (nscopes > 0) {
-		/* dwarf_getscopes continues past an inlined instance with its
-		 * abstract origin's scopes; the callers are the concrete
-		 * instance's parents, which dwarf_getscopes_die walks. */
-		Dwarf_Die inner = scopes[0];
-		free(scopes);
-		scopes = NULL;
-		nscopes = dwarf_getscopes_die(&inner, &scopes);
-	} else if (cudie) {
-		free(scopes);
-		scopes = NULL;
-		nscopes = namespaced_scopes(m, look - bias, &scopes);
-	}
+	int nscopes = cudie ? function_scopes(m, look - bias, &scopes) : 0;
 	size_t nfn = 0;
 	for (int i = 0; i < nscopes; i++) {
 		int tag = dwarf_tag(&scopes[i]);
@@ -823,7 +910,7 @@ static size_t symbolize(struct syms *s, uint64_t pc, uint32_t gen, int is_return
 			if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine && tag != DW_TAG_entry_point)
 				continue;
 			f[k] = base;
-			f[k].function = keep(s, die_function_name(&scopes[i]));
+			f[k].function = keep(s, die_function_name(s, &scopes[i]));
 			set_source(s, &f[k], path, ln);
 			if (tag == DW_TAG_inlined_subroutine) {
 				f[k].inlined = 1;
@@ -1023,10 +1110,10 @@ static void add_var(struct syms *s, struct var_list *l, Dwarf_Die *die, uint64_t
 	v->qualified = (char *)keep(s, q);
 }
 
-/* Variables with a static address: at file and namespace scope, and static
- * locals inside functions and their blocks. */
+/* Variables with a static address: at file and namespace scope, and with
+ * locals, static locals inside functions and their blocks. */
 static void walk_vars(struct syms *s, struct var_list *l, Dwarf_Die *parent, uint64_t bias, const char *prefix,
-		      int depth)
+		      int locals, int depth)
 {
 	Dwarf_Die child;
 	if (depth > 32 || dwarf_child(parent, &child) != 0)
@@ -1035,7 +1122,7 @@ static void walk_vars(struct syms *s, struct var_list *l, Dwarf_Die *parent, uin
 		int tag = dwarf_tag(&child);
 		if (tag == DW_TAG_variable) {
 			add_var(s, l, &child, bias, prefix);
-		} else if (tag == DW_TAG_namespace || tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block) {
+		} else if (tag == DW_TAG_namespace || (locals && (tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block))) {
 			char next[512];
 			const char *name = tag == DW_TAG_lexical_block ? NULL : dwarf_diename(&child);
 			if (tag == DW_TAG_namespace && !name)
@@ -1044,7 +1131,7 @@ static void walk_vars(struct syms *s, struct var_list *l, Dwarf_Die *parent, uin
 				snprintf(next, sizeof(next), "%s%s::", prefix, name);
 			else
 				snprintf(next, sizeof(next), "%s", prefix);
-			walk_vars(s, l, &child, bias, next, depth + 1);
+			walk_vars(s, l, &child, bias, next, locals, depth + 1);
 		}
 	} while (dwarf_siblingof(&child, &child) == 0);
 }
@@ -1055,17 +1142,24 @@ static int by_addr(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static void index_vars(struct syms *s, struct smod *m)
+/* The module's variables with a static address, sorted, at the given
+ * depth: 1, those at file and namespace scope; 2, static locals as well.
+ * The first is cheap where the second is not: a CU's top-level DIEs skip
+ * their children by DW_AT_sibling, while the locals are inside every
+ * function (CPython's libpython with its DWARF: 0.3 s of a report for the
+ * GIL's mutex in _PyRuntime, a global). */
+static void index_vars(struct syms *s, struct smod *m, int depth)
 {
-	m->vars_done = 1;
+	m->vars_done = depth;
 	if (!m->mod)
 		return;
 	struct var_list l = { 0 };
 	Dwarf_Addr bias;
 	for (Dwarf_Die *cu = dwfl_module_nextcu(m->mod, NULL, &bias); cu; cu = dwfl_module_nextcu(m->mod, cu, &bias))
-		walk_vars(s, &l, cu, bias, "", 0);
+		walk_vars(s, &l, cu, bias, "", depth == 2, 0);
 	if (l.n)
 		qsort(l.v, l.n, sizeof(*l.v), by_addr);
+	free(m->vars);
 	m->vars = l.v;
 	m->nvars = l.n;
 }
@@ -1234,11 +1328,15 @@ const char *syms__data_name(struct syms *s, uint64_t addr, uint32_t gen, char *b
 	if (!m || !m->mod)
 		return NULL;
 	if (!m->vars_done)
-		index_vars(s, m);
+		index_vars(s, m, 1);
 	GElf_Off off = 0;
 	GElf_Sym sym;
 	const char *elfname = addrinfo(m, addr, &off, &sym);
 	const struct var *v = var_at(m, addr);
+	if (!v && m->vars_done == 1) {   /* a static local, or no variable DWARF knows */
+		index_vars(s, m, 2);
+		v = var_at(m, addr);
+	}
 	if (v) {
 		/* The ELF symbol has the qualified C++ name of a namespace-scope
 		 * variable; a static local's symbol is "name.N", DWARF's is better. */

@@ -364,8 +364,8 @@ Test(stacks, cxx_lambda_std_mutex, .timeout = 30)
 Test(stacks, member_paths, .timeout = 30)
 {
 	json_object *r = profile_of("members", NULL, NULL);
-	const char *names[] = { "workers[3].lock", "pool.q.queue_lock", "pool.grid[1][2]" };
-	for (int i = 0; i < 3; i++)
+	const char *names[] = { "workers[3].lock", "pool.q.queue_lock", "pool.grid[1][2]", "main::spare.lock" };
+	for (int i = 0; i < 4; i++)
 		TU_EQ(tu_int(lock_named(r, names[i]), "contended"), 1, "%s contended", names[i]);
 }
 

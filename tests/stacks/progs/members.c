@@ -1,5 +1,7 @@
 /* members.c — locks inside global structs and arrays, each named by its
- * member path: workers[3].lock, pool.q.queue_lock, pool.grid[1][2]. */
+ * member path: workers[3].lock, pool.q.queue_lock, pool.grid[1][2]; and
+ * inside a function's static struct, named after the function:
+ * main::spare.lock. */
 #include "stacks_progs.h"
 
 struct worker {
@@ -42,9 +44,11 @@ static void contend(pthread_mutex_t *m)
 
 int main(void)
 {
+	static struct worker spare;
 	contend(&workers[3].lock);
 	contend(&pool.q.queue_lock);
 	contend(&pool.grid[1][2]);
+	contend(&spare.lock);
 	puts("members: done");
 	return 0;
 }
