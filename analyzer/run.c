@@ -135,6 +135,14 @@ int cmd_run(int argc, char **argv)
 		return 127;
 	int exit_code = launch__exit_code(r.status);
 	char *path = analysis__find_profile(absdir, r.pid, since, comm, 1);
+	char *other = !path && comm ? analysis__find_profile(absdir, r.pid, since, NULL, 0) : NULL;
+	if (other) {
+		free(other);
+		cv_error("run: no process of %s named %s wrote a profile (one the command started writes none when it "
+			 "made no thread, used no synchronisation object and under 10 ms of CPU)",
+			 argv[optind], comm);
+		return exit_code ? exit_code : 1;
+	}
 	if (!path) {
 		if (r.timed_out)
 			cv_error("run: %s ran past --timeout (%g s) and was stopped before it wrote a profile",

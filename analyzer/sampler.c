@@ -28,6 +28,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <pthread.h>
@@ -818,24 +819,45 @@ int sampler__start(struct sampler *s, const char *dir, char *why, size_t size)
 	return 0;
 }
 
-/* Whether a name in dir could be the profile or the snapshot at a hang of
- * process pid: convoy-<comm>-<pid>[-<n>].convoy or .hang. A comm may hold
- * dashes and digits, so any "-<pid>." or "-<pid>-" in such a name counts. */
-static int named_for(DIR *d, pid_t pid)
+static int by_pid(const void *a, const void *b)
 {
-	char dot[32], dash[32];
-	snprintf(dot, sizeof(dot), "-%d.", (int)pid);
-	snprintf(dash, sizeof(dash), "-%d-", (int)pid);
-	rewinddir(d);
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The pids the profiles and snapshots at a hang in dir could be of, sorted,
+ * into *pids (NULL when dir cannot be read). Their names are
+ * convoy-<comm>-<pid>[-<n>].convoy or .hang, and a comm may hold dashes
+ * and digits: every number between a dash and a dot or a dash counts. */
+static size_t profiled_pids(const char *dir, pid_t **pids)
+{
+	DIR *d = opendir(dir);
+	size_t n = 0, cap = 0;
+	*pids = NULL;
+	if (!d)
+		return 0;
 	for (struct dirent *e; (e = readdir(d));) {
-		size_t len = strlen(e->d_name);
-		int ours = !strncmp(e->d_name, "convoy-", 7) &&
-			   ((len > 7 && !strcmp(e->d_name + len - 7, "." CV_PROFILE_EXT)) ||
-			    (len > 5 && !strcmp(e->d_name + len - 5, CV_SNAPSHOT_EXT)));
-		if (ours && (strstr(e->d_name + 6, dot) || strstr(e->d_name + 6, dash)))
-			return 1;
+		const char *name = e->d_name;
+		size_t len = strlen(name);
+		if (strncmp(name, "convoy-", 7) ||
+		    !((len > 7 && !strcmp(name + len - 7, "." CV_PROFILE_EXT)) ||
+		      (len > 5 && !strcmp(name + len - 5, CV_SNAPSHOT_EXT))))
+			continue;
+		for (const char *c = name + 6; (c = strchr(c, '-'));) {
+			char *end;
+			long v = strtol(++c, &end, 10);
+			if (end == c || (*end != '.' && *end != '-') || v <= 0 || v > INT_MAX)
+				continue;
+			if (n == cap)
+				*pids = xrealloc(*pids, (cap = cap ? cap * 2 : 64) * sizeof(**pids));
+			(*pids)[n++] = (pid_t)v;
+		}
 	}
-	return 0;
+	closedir(d);
+	if (!*pids)
+		*pids = xrealloc(NULL, sizeof(**pids));
+	qsort(*pids, n, sizeof(**pids), by_pid);
+	return n;
 }
 
 /* The samples of a process that ended without a profile are of no use: the
@@ -845,19 +867,18 @@ static int named_for(DIR *d, pid_t pid)
  * process still runs (its end may write) or when dir cannot be read. */
 static void remove_unprofiled(struct sampler *s)
 {
-	DIR *d = opendir(s->dir);
-	if (!d)
-		return;
-	for (int i = 0; i < s->nfiles; i++) {
+	pid_t *pids;
+	size_t n = profiled_pids(s->dir, &pids);
+	for (int i = 0; pids && i < s->nfiles; i++) {
 		pid_t pid = s->files[i].pid;
 		/* kill(pid, 0) (signal.h's REG_ names clash with samples.h's) */
-		if (syscall(SYS_kill, pid, 0) == 0 || errno == EPERM || named_for(d, pid))
+		if (syscall(SYS_kill, pid, 0) == 0 || errno == EPERM || bsearch(&pid, pids, n, sizeof(*pids), by_pid))
 			continue;
 		char path[4200];
 		snprintf(path, sizeof(path), "%s/convoy-%d.samples", s->dir, (int)pid);
 		unlink(path);
 	}
-	closedir(d);
+	free(pids);
 }
 
 void sampler__stop(struct sampler *s)

@@ -268,7 +268,9 @@ static int run_once(const struct scale_options *o, int n, int k, const char *sub
 		char how[512];
 		outcome__sentence(end, how, sizeof(how));
 		cv_error("scale: at %d threads the command wrote no profile%s (statically linked? output: %s). %s", n,
-			 o->comm ? " of that --comm" : "", log, how);
+			 o->comm ? " of that --comm (one the command started writes none when it made no thread, used "
+				   "no synchronisation object and under 10 ms of CPU)" : "",
+			 log, how);
 		return -1;
 	}
 	return 0;

@@ -411,12 +411,33 @@ static char *const *child_env(char *const envp[], size_t n, size_t at, const cha
 	return vec;
 }
 
-/* Before an exec: write the profile. Returns whether to take it back. */
+/* Whether this process had children the kernel reaped itself (SIGCHLD
+ * ignored at some time) that the next image will not know of, under a
+ * launcher that lets it skip its profile (nothing_to_add): it notes SIGCHLD
+ * ignored only if it still is at its start, and an exec keeps SIG_IGN but
+ * resets a handler and SA_NOCLDWAIT. Without a profile under this pid, one
+ * of those children's would name a parent that has none, and `convoy run`'s
+ * chain of parents would break there (helper-123). */
+static bool children_unseen_after_exec(void)
+{
+	if (!__atomic_load_n(&cv__process.sigchld_ignored, __ATOMIC_RELAXED) || !cv__config.launcher_pid ||
+	    cv__process.ppid == cv__config.launcher_pid)
+		return false;
+	struct sigaction now;
+	int saved_errno = errno;
+	bool kept = cv__real.sigaction(SIGCHLD, NULL, &now) == 0 && now.sa_handler == SIG_IGN;
+	errno = saved_errno;
+	return !kept;
+}
+
+/* Before an exec: write the profile of the image being replaced, when it
+ * recorded anything or the next could not tell of its children. Returns
+ * whether to take it back. */
 static bool exec_begins(void)
 {
 	if (!cv__real.execve)
 		cv__resolve_real();
-	return cv__profiling_here() && !inside_shim() && recorded_anything() &&
+	return cv__profiling_here() && !inside_shim() && (recorded_anything() || children_unseen_after_exec()) &&
 	       cv__write_profile(CV_EXIT_EXEC);
 }
 

@@ -14,10 +14,15 @@
  * ignored before the program started), "popen" (popen
  * of a shell that execs "fork_empty reader FD", glibc's own spawn again,
  * left running once it has said on FD that it started: it reads its input
- * until the child's end closes it), or "orphan" (a fork child that waits
+ * until the child's end closes it), "orphan" (a fork child that waits
  * for the child's end, then locks fork_lock once: its profile, written
- * after its parent's end, names the child as its parent). */
+ * after its parent's end, names the child as its parent), or
+ * "ignored-exec" (with SIGCHLD ignored, posix_spawn of "fork_empty
+ * locker", which locks fork_lock once, waited for until the kernel reaped
+ * it; then SIGCHLD back to SIG_DFL and an exec of /bin/true: the new image
+ * cannot tell that its process had a child). */
 #include <signal.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <time.h>
 #include <sys/wait.h>
@@ -64,6 +69,18 @@ static int child(const char *how)
 			signal(SIGCHLD, SIG_DFL);
 		exit(0);
 	}
+	if (!strcmp(how, "ignored-exec")) {
+		char *locker[] = { "fork_empty", "locker", NULL };
+		pid_t pid;
+		int status;
+		signal(SIGCHLD, SIG_IGN);
+		MUST(posix_spawn(&pid, "/proc/self/exe", NULL, NULL, locker, environ));   /* this program */
+		if (waitpid(pid, &status, 0) != -1 || errno != ECHILD)   /* returns once the kernel reaped it */
+			_exit(89);
+		signal(SIGCHLD, SIG_DFL);
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(90);
+	}
 	if (!strcmp(how, "popen")) {
 		int fds[2];
 		char cmd[64], c;
@@ -106,6 +123,11 @@ int main(int argc, char **argv)
 		close(fd);
 		while (read(0, &c, 1) > 0)
 			;
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "locker")) {   /* "ignored-exec"'s grandchild */
+		pthread_mutex_lock(&fork_lock);
+		pthread_mutex_unlock(&fork_lock);
 		return 0;
 	}
 	if (argc != 2)

@@ -340,6 +340,23 @@ Test(lifecycle, under_convoy_run_a_program_the_command_runs_with_nothing_to_add_
 	tu_run(&p, &(struct tu_opts){ 0 }, true_alone);
 	tu_assert_exit(&p, 0, "convoy run -- /bin/true");
 	free(tu_only_profile(alone));
+
+	/* --comm naming one of them says why there is no profile to report */
+	char *named = tu_tmpdir();
+	const char *comm_true[] = { tu_convoy(), "run", "--comm", "true", "-o", named, "--", "/bin/sh", "-c", "/bin/true; :", NULL };
+	tu_run(&p, &(struct tu_opts){ 0 }, comm_true);
+	tu_assert_exit(&p, 1, "convoy run --comm true -- sh -c '/bin/true; :'");
+	cr_assert(strstr(p.err, "no process of /bin/sh named true wrote a profile"), "stderr:\n%s", p.err);
+
+	/* A child that had a child the kernel reaped (SIGCHLD ignored), then
+	 * execs with SIGCHLD back at SIG_DFL: the new image cannot tell, so
+	 * the image it replaces writes (fork_empty, its child, the locker). */
+	char *reaped = tu_tmpdir();
+	const char *ignored_exec[] = { tu_convoy(), "run", "-o", reaped, "--", tu_prog("fork_empty"), "ignored-exec", NULL };
+	tu_run(&p, &(struct tu_opts){ 0 }, ignored_exec);
+	tu_assert_exit(&p, 0, "convoy run -- fork_empty ignored-exec");
+	cr_assert(tu_has_line(p.out, "child exit 0"), "stdout:\n%s", p.out);
+	profiles_of_a_run(reaped, "ignored-exec", 3, w, 8);
 }
 
 Test(lifecycle, perl_exiting_with_running_ithreads_leaves_one_profile, .timeout = 60)
