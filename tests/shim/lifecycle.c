@@ -341,6 +341,13 @@ Test(lifecycle, under_convoy_run_a_program_the_command_runs_with_nothing_to_add_
 	tu_assert_exit(&p, 0, "convoy run -- /bin/true");
 	free(tu_only_profile(alone));
 
+	/* the command's later image, under its pid, is the command too */
+	char *later = tu_tmpdir();
+	const char *exec_true[] = { tu_convoy(), "run", "-o", later, "--", "/bin/sh", "-c", "exec /bin/true", NULL };
+	tu_run(&p, &(struct tu_opts){ 0 }, exec_true);
+	tu_assert_exit(&p, 0, "convoy run -- sh -c 'exec /bin/true'");
+	TU_EQ(tu_count_entries(later, "convoy-true-", ".convoy", NULL), 1, "true's profiles in %s", later);
+
 	/* --comm naming one of them says why there is no profile to report */
 	char *named = tu_tmpdir();
 	const char *comm_true[] = { tu_convoy(), "run", "--comm", "true", "-o", named, "--", "/bin/sh", "-c", "/bin/true; :", NULL };
