@@ -50,7 +50,7 @@
 #include "watch.h"
 
 #define RING_PAGES 128            /* data pages per CPU: 512 KiB, ~0.5 s at the default rate */
-#define MAX_FILES 256             /* processes of one command tree with a file */
+#define MAX_FILES 256             /* processes with a file open at once */
 
 /* The user registers recorded, in perf's x86-64 order (asm/perf_regs.h);
  * the segment registers but CS and SS are refused by the kernel. */
@@ -110,6 +110,9 @@ struct sampler {
 	char dir[4096];
 	struct pid_file files[MAX_FILES];
 	int nfiles;
+	pid_t *ended;                 /* processes whose file was closed when they ended */
+	size_t nended, capended;
+	uint64_t reclaim_ns;          /* when file_of last looked for ended processes */
 	uint64_t samples, switches, lost, unfiled;
 	unsigned char *scratch;       /* a record that wraps the ring's end */
 	int stop_pipe[2];
@@ -562,22 +565,81 @@ struct sampler *sampler__open(pid_t pid, unsigned hz, enum sampler_records recor
 	return s;
 }
 
+/* Whether process pid has ended (kill(pid, 0): signal.h's REG_ names clash
+ * with samples.h's). A zombie has not: its parent may not have waited yet. */
+static int ended(pid_t pid)
+{
+	return syscall(SYS_kill, pid, 0) != 0 && errno == ESRCH;
+}
+
+static int in_open(const struct sampler *s, pid_t pid)
+{
+	for (int i = 0; i < s->nfiles; i++)
+		if (s->files[i].pid == pid)
+			return 1;
+	return 0;
+}
+
+static int in_ended(const struct sampler *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->nended; i++)
+		if (s->ended[i] == pid)
+			return 1;
+	return 0;
+}
+
+/* A command that runs more processes than there are open files (a build, a
+ * long script) leaves a file for each: when the table is full, the files
+ * of the processes that ended are closed (their last lines come at the
+ * end, sampler__stop) and their places taken by the new ones. Looked for
+ * at most every 10 ms while none has ended. Returns whether one was. */
+static int reclaim_ended(struct sampler *s)
+{
+	uint64_t now = now_ns();
+	if (now - s->reclaim_ns < 10000000)
+		return 0;
+	s->reclaim_ns = now;
+	int kept = 0;
+	for (int i = 0; i < s->nfiles; i++) {
+		if (!ended(s->files[i].pid)) {
+			s->files[kept++] = s->files[i];
+			continue;
+		}
+		if (fclose(s->files[i].f) != 0)
+			cv_error("sampling: cannot write the samples of process %d: %s", (int)s->files[i].pid,
+				 strerror(errno));
+		if (!in_ended(s, s->files[i].pid)) {
+			if (s->nended == s->capended)
+				s->ended = xrealloc(s->ended, (s->capended = s->capended ? 2 * s->capended : 64) *
+								      sizeof(*s->ended));
+			s->ended[s->nended++] = s->files[i].pid;
+		}
+	}
+	int any = kept < s->nfiles;
+	s->nfiles = kept;
+	return any;
+}
+
 static FILE *file_of(struct sampler *s, pid_t pid)
 {
 	for (int i = 0; i < s->nfiles; i++)
 		if (s->files[i].pid == pid)
 			return s->files[i].f;
-	if (s->nfiles == MAX_FILES)
+	if (s->nfiles == MAX_FILES && !reclaim_ended(s))
 		return NULL;
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/convoy-%d.samples", s->dir, (int)pid);
-	FILE *f = fopen(path, "we");
+	/* A pid used again in the run: its records go on in the same file (the
+	 * analyzer keeps those of its profile's lifetime). */
+	int again = in_ended(s, pid);
+	FILE *f = fopen(path, again ? "ae" : "we");
 	if (!f)
 		return NULL;
-	fprintf(f, "convoy-samples %d\npid %d\nperiod_ns %llu\nclock monotonic\nscope %s\nregs %s\n"
-		"memory_sampling %s\nwatchpoints %s\nuser_stacks %s\n", SAMPLES_VERSION, (int)pid,
-		(unsigned long long)s->period_ns, s->user_only ? "user" : "user+kernel", SAMPLE_REGS_NAMES, s->mem_status,
-		s->watch_status, s->stack_status);
+	if (!again)
+		fprintf(f, "convoy-samples %d\npid %d\nperiod_ns %llu\nclock monotonic\nscope %s\nregs %s\n"
+			"memory_sampling %s\nwatchpoints %s\nuser_stacks %s\n", SAMPLES_VERSION, (int)pid,
+			(unsigned long long)s->period_ns, s->user_only ? "user" : "user+kernel", SAMPLE_REGS_NAMES,
+			s->mem_status, s->watch_status, s->stack_status);
 	s->files[s->nfiles].pid = pid;
 	s->files[s->nfiles].f = f;
 	s->nfiles++;
@@ -865,20 +927,27 @@ static size_t profiled_pids(const char *dir, pid_t **pids)
  * add (docs/lifecycle.md), a script's true or sed, and a directory of such
  * files beside one profile would only hide it. A file is kept while its
  * process still runs (its end may write) or when dir cannot be read. */
-static void remove_unprofiled(struct sampler *s)
+static void remove_unprofiled(struct sampler *s, const pid_t *pids, size_t n, pid_t pid)
 {
-	pid_t *pids;
-	size_t n = profiled_pids(s->dir, &pids);
-	for (int i = 0; pids && i < s->nfiles; i++) {
-		pid_t pid = s->files[i].pid;
-		/* kill(pid, 0) (signal.h's REG_ names clash with samples.h's) */
-		if (syscall(SYS_kill, pid, 0) == 0 || errno == EPERM || bsearch(&pid, pids, n, sizeof(*pids), by_pid))
-			continue;
-		char path[4200];
-		snprintf(path, sizeof(path), "%s/convoy-%d.samples", s->dir, (int)pid);
-		unlink(path);
-	}
-	free(pids);
+	if (!pids || !ended(pid) || bsearch(&pid, pids, n, sizeof(*pids), by_pid))
+		return;
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/convoy-%d.samples", s->dir, (int)pid);
+	unlink(path);
+}
+
+/* A file's last lines: counts of the whole run (docs/samples-format.md). */
+static void finish_file(struct sampler *s, FILE *f, pid_t pid, const struct unwind_stats *u)
+{
+	if (s->records_off_ns)
+		fprintf(f, "records_off %llu\n", (unsigned long long)s->records_off_ns);
+	if (s->unwind)
+		fprintf(f, "unwound %llu %llu %llu\n", (unsigned long long)u->cfi, (unsigned long long)u->kept,
+			(unsigned long long)s->stackless);
+	fprintf(f, "drain_cpu_ns %llu\n", (unsigned long long)s->drain_cpu_ns);
+	fprintf(f, "end lost %llu switch_samples %s\n", (unsigned long long)s->lost, s->switch_samples ? "yes" : "no");
+	if (fclose(f) != 0)
+		cv_error("sampling: cannot write the samples of process %d: %s", (int)pid, strerror(errno));
 }
 
 void sampler__stop(struct sampler *s)
@@ -901,22 +970,24 @@ void sampler__stop(struct sampler *s)
 	watcher__close(s->watch);
 	struct unwind_stats u;
 	unwinder__stats(s->unwind, &u);
+	pid_t *pids;
+	size_t npids = profiled_pids(s->dir, &pids);
 	for (int i = 0; i < s->nfiles; i++) {
-		if (s->records_off_ns)
-			fprintf(s->files[i].f, "records_off %llu\n", (unsigned long long)s->records_off_ns);
-		if (s->unwind)
-			fprintf(s->files[i].f, "unwound %llu %llu %llu\n", (unsigned long long)u.cfi,
-				(unsigned long long)u.kept, (unsigned long long)s->stackless);
-		fprintf(s->files[i].f, "drain_cpu_ns %llu\n", (unsigned long long)s->drain_cpu_ns);
-		fprintf(s->files[i].f, "end lost %llu switch_samples %s\n", (unsigned long long)s->lost,
-			s->switch_samples ? "yes" : "no");
-		if (fclose(s->files[i].f) != 0)
-			cv_error("sampling: cannot write the samples of process %d: %s", (int)s->files[i].pid,
-				 strerror(errno));
+		finish_file(s, s->files[i].f, s->files[i].pid, &u);
+		remove_unprofiled(s, pids, npids, s->files[i].pid);
 	}
-	remove_unprofiled(s);
+	for (size_t i = 0; i < s->nended; i++) {
+		char path[4200];
+		snprintf(path, sizeof(path), "%s/convoy-%d.samples", s->dir, (int)s->ended[i]);
+		FILE *f = in_open(s, s->ended[i]) ? NULL : fopen(path, "ae");
+		if (f)
+			finish_file(s, f, s->ended[i], &u);
+		remove_unprofiled(s, pids, npids, s->ended[i]);
+	}
+	free(pids);
+	free(s->ended);
 	if (s->unfiled)
-		cv_error("sampling: %llu samples of processes past the first %d were dropped",
+		cv_error("sampling: %llu samples of processes past %d running at once were dropped",
 			 (unsigned long long)s->unfiled, MAX_FILES);
 	close_rings(s);
 	for (int i = 0; i < 2; i++)

@@ -559,3 +559,26 @@ Test(sampling, a_bad_sample_stack_size_is_one_error_line, .timeout = 60)
 		cr_assert(strstr(p.err, "convoy: ") == p.err && strstr(p.err, "CONVOY_SAMPLE_STACK"), "stderr: %s", p.err);
 	}
 }
+
+/* A command that runs more processes than the sampler keeps files open
+ * (256: a build, a long script) still has the samples of one it starts
+ * after them: the files of processes that ended make room. */
+Test(sampling, a_process_started_after_hundreds_of_others_still_has_its_samples, .timeout = 120)
+{
+	char *dir = tu_tmpdir();
+	struct tu_proc p;
+	const char *script = "i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i+1)); done; \"$0\"; :";
+	const char *argv[] = { tu_convoy(), "run", "-o", dir, "--json", "--sample-hz", "1000", "--",
+			       "/bin/sh", "-c", script, tu_prog("spin_fds"), NULL };
+	tu_run(&p, NULL, argv);
+	tu_assert_exit(&p, 0, "convoy run");
+	if (strstr(p.err, "CPU sampling off"))
+		cr_skip_test("perf_event_open refused here: %s", p.err);
+	cr_assert(!strstr(p.err, "were dropped"), "stderr:\n%s", p.err);
+	json_object *r = json_tokener_parse(p.out);
+	cr_assert(r, "stdout is not one JSON object:\n%s", p.out);
+	TU_STREQ(tu_str(tu_get(r, "process"), "comm"), "spin_fds", "the process analysed");
+	/* a million spinlock pairs take far more than a millisecond of CPU */
+	cr_assert(tu_int(tu_get(r, "cpu_samples"), "samples") > 0, "no sample of spin_fds joined its profile");
+	json_object_put(r);
+}
