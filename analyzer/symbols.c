@@ -740,10 +740,14 @@ static int runtime_function(const char *fn)
  * and blocks, as dwarf_getscopes_die gives them. Returns how many. */
 static int scopes_inside(Dwarf_Die fn, Dwarf_Addr pc, Dwarf_Die **out)
 {
-	Dwarf_Die chain[64], child;
-	int n = 0;
-	chain[n++] = fn;
-	while (n < 64 && dwarf_child(&chain[n - 1], &child) == 0) {
+	Dwarf_Die *chain = NULL, scope = fn, child;
+	int n = 0, cap = 0;
+	for (;;) {   /* as deep as the inlining goes (helper-124: 80 levels) */
+		if (n == cap)
+			chain = xrealloc(chain, (size_t)(cap = cap ? 2 * cap : 16) * sizeof(*chain));
+		chain[n++] = scope;
+		if (dwarf_child(&scope, &child) != 0)
+			break;
 		int found = 0;
 		do {
 			int tag = dwarf_tag(&child);
@@ -752,11 +756,14 @@ static int scopes_inside(Dwarf_Die fn, Dwarf_Addr pc, Dwarf_Die **out)
 		} while (!found && dwarf_siblingof(&child, &child) == 0);
 		if (!found)
 			break;
-		chain[n++] = child;
+		scope = child;
 	}
-	*out = xcalloc((size_t)n, sizeof(**out));
-	for (int i = 0; i < n; i++)
-		(*out)[i] = chain[n - 1 - i];
+	for (int i = 0; i < n / 2; i++) {   /* innermost first */
+		Dwarf_Die t = chain[i];
+		chain[i] = chain[n - 1 - i];
+		chain[n - 1 - i] = t;
+	}
+	*out = chain;
 	return n;
 }
 
@@ -798,10 +805,16 @@ static void walk_functions(struct fn_list *l, Dwarf_Die *parent, int depth)
 	} while (dwarf_siblingof(&child, &child) == 0);
 }
 
+/* By start, then by the DIE's place in the file: of functions with the same
+ * code (folded by the linker's identical-code folding), the first
+ * defined, as dwarf_getscopes found it (helper-124). */
 static int by_lo(const void *a, const void *b)
 {
 	const struct fn_range *x = a, *y = b;
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	Dwarf_Off p = dwarf_dieoffset((Dwarf_Die *)&x->die), q = dwarf_dieoffset((Dwarf_Die *)&y->die);
+	return p < q ? -1 : p > q;
 }
 
 /* The scopes containing pc (a DWARF address of m), innermost first: its
@@ -837,7 +850,10 @@ static int function_scopes(struct smod *m, Dwarf_Addr pc, Dwarf_Die **out)
 	}
 	if (!lo || pc >= m->fns[lo - 1].hi)
 		return 0;
-	return scopes_inside(m->fns[lo - 1].die, pc, out);
+	size_t at = lo - 1;
+	while (at > 0 && m->fns[at - 1].lo == m->fns[at].lo && pc < m->fns[at - 1].hi)
+		at--;   /* the first of those that start there */
+	return scopes_inside(m->fns[at].die, pc, out);
 }
 
 static void set_source(struct syms *s, struct sym_frame *f, const char *path, int line)

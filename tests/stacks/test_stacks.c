@@ -184,6 +184,30 @@ Test(stacks, golden_deep_recursion, .timeout = 30)
 		  got, want);
 }
 
+/* Every level of a chain of 80 inlined functions is a frame, innermost
+ * first, each with its own line. */
+Test(stacks, a_chain_of_80_inlined_functions_is_80_frames, .timeout = 30)
+{
+	json_object *lock = lock_named(profile_of("inline_chain", NULL, NULL), "chain_lock");
+	json_object *frames = tu_get(top_stack(lock), "frames");
+	size_t n = json_object_array_length(frames), first = n;
+	for (size_t i = 0; i < n && first == n; i++)
+		if (str_or_null(json_object_array_get_idx(frames, i), "function") &&
+		    !strcmp(str_or_null(json_object_array_get_idx(frames, i), "function"), "inline_0"))
+			first = i;
+	cr_assert(first + 81 <= n, "no inline_0 ... inline_79, worker in the wait's stack:\n%s", frames_text(frames));
+	for (int k = 0; k < 80; k++) {
+		json_object *f = json_object_array_get_idx(frames, first + (size_t)k);
+		char want[32];
+		snprintf(want, sizeof(want), "inline_%d", k);
+		TU_STREQ(str_or_null(f, "function"), want, "frame %zu", first + (size_t)k);
+		cr_assert(tu_bool(f, "inlined"), "%s is not marked inlined", want);
+		cr_assert(int_or_zero(f, "line") > 0, "%s has no line", want);
+	}
+	TU_STREQ(str_or_null(json_object_array_get_idx(frames, first + 80), "function"), "worker", "the frame they are inlined into");
+	assert_site(lock, "inline_0", "inline_chain.c", 14);
+}
+
 /* The folded export of the same stack: root first, inlined marked, the
  * lock as the leaf, weighted by the stack's wait time. */
 Test(stacks, export_folded, .timeout = 30)
