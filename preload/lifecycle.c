@@ -135,14 +135,21 @@ static bool had_a_child(void)
  * another one. */
 #define CV_CHILD_CPU_WORTH_NS 10000000ull   /* 10 ms */
 
+/* Whether, under `convoy run` or `convoy scale`, this process's parent at
+ * its start was not the launcher (its pid is CONVOY_LAUNCHER_PID): the
+ * images of this process are not the command's. */
+static bool launched_by_another(void)
+{
+	return cv__config.launcher_pid && cv__process.ppid != cv__config.launcher_pid;
+}
+
 /* Whether this process is not the command the user started but one it
- * started: a fork child, or under `convoy run` and `convoy scale` any
- * process whose parent at its start was not the launcher (its pid is
- * CONVOY_LAUNCHER_PID). Plain preloading names no launcher, so every image
- * that was not forked is taken for the command. */
+ * started: a fork child, or one launched_by_another. Plain preloading
+ * names no launcher, so every image that was not forked is taken for the
+ * command. */
 static bool started_by_the_command(void)
 {
-	return cv__process.forked || (cv__config.launcher_pid && cv__process.ppid != cv__config.launcher_pid);
+	return cv__process.forked || launched_by_another();
 }
 
 /* Whether this process's end writes no profile: one the command started
@@ -420,8 +427,7 @@ static char *const *child_env(char *const envp[], size_t n, size_t at, const cha
  * chain of parents would break there (helper-123). */
 static bool children_unseen_after_exec(void)
 {
-	if (!__atomic_load_n(&cv__process.sigchld_ignored, __ATOMIC_RELAXED) || !cv__config.launcher_pid ||
-	    cv__process.ppid == cv__config.launcher_pid)
+	if (!__atomic_load_n(&cv__process.sigchld_ignored, __ATOMIC_RELAXED) || !launched_by_another())
 		return false;
 	struct sigaction now;
 	int saved_errno = errno;
