@@ -565,6 +565,13 @@ struct sampler *sampler__open(pid_t pid, unsigned hz, enum sampler_records recor
 	return s;
 }
 
+/* The samples file of process pid. */
+static const char *samples_path(const struct sampler *s, pid_t pid, char *path, size_t size)
+{
+	snprintf(path, size, "%s/convoy-%d.samples", s->dir, (int)pid);
+	return path;
+}
+
 /* Whether process pid has ended (kill(pid, 0): signal.h's REG_ names clash
  * with samples.h's). A zombie has not: its parent may not have waited yet. */
 static int ended(pid_t pid)
@@ -628,11 +635,10 @@ static FILE *file_of(struct sampler *s, pid_t pid)
 	if (s->nfiles == MAX_FILES && !reclaim_ended(s))
 		return NULL;
 	char path[4200];
-	snprintf(path, sizeof(path), "%s/convoy-%d.samples", s->dir, (int)pid);
 	/* A pid used again in the run: its records go on in the same file (the
 	 * analyzer keeps those of its profile's lifetime). */
 	int again = in_ended(s, pid);
-	FILE *f = fopen(path, again ? "ae" : "we");
+	FILE *f = fopen(samples_path(s, pid, path, sizeof(path)), again ? "ae" : "we");
 	if (!f)
 		return NULL;
 	if (!again)
@@ -932,8 +938,7 @@ static void remove_unprofiled(struct sampler *s, const pid_t *pids, size_t n, pi
 	if (!pids || !ended(pid) || bsearch(&pid, pids, n, sizeof(*pids), by_pid))
 		return;
 	char path[4200];
-	snprintf(path, sizeof(path), "%s/convoy-%d.samples", s->dir, (int)pid);
-	unlink(path);
+	unlink(samples_path(s, pid, path, sizeof(path)));
 }
 
 /* A file's last lines: counts of the whole run (docs/samples-format.md). */
@@ -978,8 +983,7 @@ void sampler__stop(struct sampler *s)
 	}
 	for (size_t i = 0; i < s->nended; i++) {
 		char path[4200];
-		snprintf(path, sizeof(path), "%s/convoy-%d.samples", s->dir, (int)s->ended[i]);
-		FILE *f = in_open(s, s->ended[i]) ? NULL : fopen(path, "ae");
+		FILE *f = in_open(s, s->ended[i]) ? NULL : fopen(samples_path(s, s->ended[i], path, sizeof(path)), "ae");
 		if (f)
 			finish_file(s, f, s->ended[i], &u);
 		remove_unprofiled(s, pids, npids, s->ended[i]);
