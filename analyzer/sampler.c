@@ -110,9 +110,9 @@ struct sampler {
 	char dir[4096];
 	struct pid_file files[MAX_FILES];
 	int nfiles;
-	pid_t *ended;                 /* processes whose file was closed when they ended */
-	size_t nended, capended;
-	uint64_t reclaim_ns;          /* when file_of last looked for ended processes */
+	pid_t *ended;                 /* a set (open addressing, 0 empty) of processes whose file was closed */
+	size_t nended, capended;      /* ... when they ended; capended a power of two */
+	uint64_t reclaim_ns;          /* when file_of last looked for ended processes and found none */
 	uint64_t samples, switches, lost, unfiled;
 	unsigned char *scratch;       /* a record that wraps the ring's end */
 	int stop_pipe[2];
@@ -579,6 +579,32 @@ static int ended(pid_t pid)
 	return syscall(SYS_kill, pid, 0) != 0 && errno == ESRCH;
 }
 
+/* Whether process pid has ended or is a zombie: all its threads gone, its
+ * parent not yet told (/proc/PID/stat: state Z with one thread; a main
+ * thread that called pthread_exit is Z too while others run). */
+static int ended_or_zombie(pid_t pid)
+{
+	if (ended(pid))
+		return 1;
+	char path[64], stat[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, stat, sizeof(stat) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	stat[n] = '\0';
+	const char *after = strrchr(stat, ')');   /* past the name, which may hold anything */
+	char state = 0;
+	long threads = 0;   /* the 20th field, the 18th after the name */
+	if (!after || sscanf(after, ") %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %ld", &state,
+			     &threads) != 2)
+		return 0;
+	return (state == 'Z' || state == 'X') && threads <= 1;
+}
+
 static int in_open(const struct sampler *s, pid_t pid)
 {
 	for (int i = 0; i < s->nfiles; i++)
@@ -587,43 +613,65 @@ static int in_open(const struct sampler *s, pid_t pid)
 	return 0;
 }
 
+static size_t ended_slot(const struct sampler *s, pid_t pid)
+{
+	size_t i = (size_t)((uint32_t)pid * 0x9E3779B9u) & (s->capended - 1);
+	while (s->ended[i] && s->ended[i] != pid)
+		i = (i + 1) & (s->capended - 1);
+	return i;
+}
+
 static int in_ended(const struct sampler *s, pid_t pid)
 {
-	for (size_t i = 0; i < s->nended; i++)
-		if (s->ended[i] == pid)
-			return 1;
-	return 0;
+	return s->capended && s->ended[ended_slot(s, pid)] == pid;
+}
+
+static void add_ended(struct sampler *s, pid_t pid)
+{
+	if (2 * (s->nended + 1) > s->capended) {   /* at most half full */
+		pid_t *old = s->ended;
+		size_t oldcap = s->capended;
+		s->capended = oldcap ? 2 * oldcap : 256;
+		s->ended = xcalloc(s->capended, sizeof(*s->ended));
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i])
+				s->ended[ended_slot(s, old[i])] = old[i];
+		free(old);
+	}
+	size_t i = ended_slot(s, pid);
+	if (!s->ended[i]) {
+		s->ended[i] = pid;
+		s->nended++;
+	}
 }
 
 /* A command that runs more processes than there are open files (a build, a
- * long script) leaves a file for each: when the table is full, the files
- * of the processes that ended are closed (their last lines come at the
- * end, sampler__stop) and their places taken by the new ones. Looked for
- * at most every 10 ms while none has ended. Returns whether one was. */
-static int reclaim_ended(struct sampler *s)
+ * long script) leaves a file for each: when the table is full (or the
+ * launcher has no descriptor left: force), the files of the processes
+ * that ended are closed (their last lines come at the end, sampler__stop)
+ * and their places taken by the new ones. While none has, looked for at
+ * most every 50 ms (a look reads /proc for each: zombies count as ended).
+ * Returns whether one had. */
+static int reclaim_ended(struct sampler *s, int force)
 {
 	uint64_t now = now_ns();
-	if (now - s->reclaim_ns < 10000000)
+	if (!force && now - s->reclaim_ns < 50000000)
 		return 0;
-	s->reclaim_ns = now;
 	int kept = 0;
 	for (int i = 0; i < s->nfiles; i++) {
-		if (!ended(s->files[i].pid)) {
+		if (!ended_or_zombie(s->files[i].pid)) {
 			s->files[kept++] = s->files[i];
 			continue;
 		}
 		if (fclose(s->files[i].f) != 0)
 			cv_error("sampling: cannot write the samples of process %d: %s", (int)s->files[i].pid,
 				 strerror(errno));
-		if (!in_ended(s, s->files[i].pid)) {
-			if (s->nended == s->capended)
-				s->ended = xrealloc(s->ended, (s->capended = s->capended ? 2 * s->capended : 64) *
-								      sizeof(*s->ended));
-			s->ended[s->nended++] = s->files[i].pid;
-		}
+		add_ended(s, s->files[i].pid);
 	}
 	int any = kept < s->nfiles;
 	s->nfiles = kept;
+	if (!any)
+		s->reclaim_ns = now;
 	return any;
 }
 
@@ -632,13 +680,16 @@ static FILE *file_of(struct sampler *s, pid_t pid)
 	for (int i = 0; i < s->nfiles; i++)
 		if (s->files[i].pid == pid)
 			return s->files[i].f;
-	if (s->nfiles == MAX_FILES && !reclaim_ended(s))
+	if (s->nfiles == MAX_FILES && !reclaim_ended(s, 0))
 		return NULL;
 	char path[4200];
-	/* A pid used again in the run: its records go on in the same file (the
-	 * analyzer keeps those of its profile's lifetime). */
+	/* A pid used again in the run (or a zombie's late records): they go on
+	 * in the same file (the analyzer keeps those of its profile's lifetime). */
 	int again = in_ended(s, pid);
-	FILE *f = fopen(samples_path(s, pid, path, sizeof(path)), again ? "ae" : "we");
+	samples_path(s, pid, path, sizeof(path));
+	FILE *f = fopen(path, again ? "ae" : "we");
+	if (!f && (errno == EMFILE || errno == ENFILE) && reclaim_ended(s, 1))
+		f = fopen(path, again ? "ae" : "we");
 	if (!f)
 		return NULL;
 	if (!again)
@@ -931,14 +982,15 @@ static size_t profiled_pids(const char *dir, pid_t **pids)
 /* The samples of a process that ended without a profile are of no use: the
  * shim writes none for a process the command started that had nothing to
  * add (docs/lifecycle.md), a script's true or sed, and a directory of such
- * files beside one profile would only hide it. A file is kept while its
- * process still runs (its end may write) or when dir cannot be read. */
-static void remove_unprofiled(struct sampler *s, const pid_t *pids, size_t n, pid_t pid)
+ * files beside one profile would only hide it. For a process that had
+ * ended before dir was read into pids (NULL: dir could not be read, and
+ * every file stays). Returns whether the file went. */
+static int remove_unprofiled(struct sampler *s, const pid_t *pids, size_t n, pid_t pid)
 {
-	if (!pids || !ended(pid) || bsearch(&pid, pids, n, sizeof(*pids), by_pid))
-		return;
+	if (!pids || bsearch(&pid, pids, n, sizeof(*pids), by_pid))
+		return 0;
 	char path[4200];
-	unlink(samples_path(s, pid, path, sizeof(path)));
+	return unlink(samples_path(s, pid, path, sizeof(path))) == 0;
 }
 
 /* A file's last lines: counts of the whole run (docs/samples-format.md). */
@@ -975,23 +1027,37 @@ void sampler__stop(struct sampler *s)
 	watcher__close(s->watch);
 	struct unwind_stats u;
 	unwinder__stats(s->unwind, &u);
+	/* Which processes have ended, asked before the directory is read: one
+	 * that ends in between has its profile there by then (helper-125). */
+	int *gone = xcalloc((size_t)s->nfiles + s->capended + 1, sizeof(*gone));
+	for (int i = 0; i < s->nfiles; i++)
+		gone[i] = ended(s->files[i].pid);
+	for (size_t i = 0; i < s->capended; i++)
+		gone[s->nfiles + i] = s->ended[i] && !in_open(s, s->ended[i]) && ended(s->ended[i]);
 	pid_t *pids;
 	size_t npids = profiled_pids(s->dir, &pids);
 	for (int i = 0; i < s->nfiles; i++) {
 		finish_file(s, s->files[i].f, s->files[i].pid, &u);
-		remove_unprofiled(s, pids, npids, s->files[i].pid);
+		if (gone[i])
+			remove_unprofiled(s, pids, npids, s->files[i].pid);
 	}
-	for (size_t i = 0; i < s->nended; i++) {
+	for (size_t i = 0; i < s->capended; i++) {
+		pid_t pid = s->ended[i];
+		if (!pid || in_open(s, pid) || (gone[s->nfiles + i] && remove_unprofiled(s, pids, npids, pid)))
+			continue;
 		char path[4200];
-		FILE *f = in_open(s, s->ended[i]) ? NULL : fopen(samples_path(s, s->ended[i], path, sizeof(path)), "ae");
+		FILE *f = fopen(samples_path(s, pid, path, sizeof(path)), "ae");
 		if (f)
-			finish_file(s, f, s->ended[i], &u);
-		remove_unprofiled(s, pids, npids, s->ended[i]);
+			finish_file(s, f, pid, &u);
+		else
+			cv_error("sampling: cannot finish the samples of process %d: %s", (int)pid, strerror(errno));
 	}
+	free(gone);
 	free(pids);
 	free(s->ended);
 	if (s->unfiled)
-		cv_error("sampling: %llu samples of processes past %d running at once were dropped",
+		cv_error("sampling: %llu samples were dropped: their process had no samples file (more than %d "
+			 "processes running at once, or no file descriptor left)",
 			 (unsigned long long)s->unfiled, MAX_FILES);
 	close_rings(s);
 	for (int i = 0; i < 2; i++)
