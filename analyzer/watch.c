@@ -250,10 +250,15 @@ static void free_index(void *index)
 		symindex__free(index);
 }
 
+/* dwfl_report_end's removed callback: its second argument, declared void *,
+ * is the module's userdata's address (libdwfl's MODCB_ARGS), as for
+ * dwfl_getmodules. */
 static int index_removed(Dwfl_Module *mod, void *userdata, const char *name, Dwarf_Addr base, void *arg)
 {
 	(void)mod, (void)name, (void)base, (void)arg;
-	free_index(userdata);
+	void **slot = userdata;
+	free_index(*slot);
+	*slot = NULL;
 	return DWARF_CB_OK;
 }
 

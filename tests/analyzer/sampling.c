@@ -582,3 +582,25 @@ Test(sampling, a_process_started_after_hundreds_of_others_still_has_its_samples,
 	cr_assert(tu_int(tu_get(r, "cpu_samples"), "samples") > 0, "no sample of spin_fds joined its profile");
 	json_object_put(r);
 }
+
+/* A process sampled in one image that execs another: the launcher's
+ * decoder drops the first image's modules and their symbol indexes
+ * (watch.c, index_removed; a wrong free there aborted the launcher). */
+Test(sampling, a_process_sampled_before_and_after_an_exec_is_reported, .timeout = 120)
+{
+	char *dir = tu_tmpdir();
+	struct tu_proc p;
+	const char *argv[] = { tu_convoy(), "run", "-o", dir, "--json", "--sample-hz", "1000", "--", "/bin/bash", "-c",
+			       "for ((i = 0; i < 300000; i++)); do :; done; exec \"$0\"", tu_prog("spin_fds"), NULL };
+	if (access(argv[8], X_OK) != 0)
+		cr_skip_test("no /bin/bash");
+	tu_run(&p, NULL, argv);
+	tu_assert_exit(&p, 0, "convoy run -- bash -c 'LOOP; exec spin_fds'");
+	if (strstr(p.err, "CPU sampling off"))
+		cr_skip_test("perf_event_open refused here: %s", p.err);
+	json_object *r = json_tokener_parse(p.out);
+	cr_assert(r, "stdout is not one JSON object:\n%s", p.out);
+	TU_STREQ(tu_str(tu_get(r, "process"), "comm"), "spin_fds", "the process analysed");
+	cr_assert(tu_int(tu_get(r, "cpu_samples"), "samples") > 0, "no sample of spin_fds joined its profile");
+	json_object_put(r);
+}
