@@ -238,8 +238,6 @@ static struct proc *proc_of(struct watcher *w, pid_t pid)
 	return p;
 }
 
-/* Reads the process's module map again (an exec, a dlopen), at most once
- * per window. */
 /* A module's symbol index (symindex.h) lives in its userdata from its
  * first question on; this marks one that has none (libdw is asked). */
 static char no_index;
@@ -289,6 +287,8 @@ static bool module_symbol(Dwfl_Module *mod, uint64_t addr, GElf_Off *off, GElf_S
 	return dwfl_module_addrinfo(mod, addr, off, sym, NULL, NULL, NULL) != NULL;
 }
 
+/* Reads the process's module map again (an exec, a dlopen), at most once
+ * per window. */
 static void report_modules(struct proc *p)
 {
 	if (p->reported)
