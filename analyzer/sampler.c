@@ -605,12 +605,13 @@ static int ended_or_zombie(pid_t pid)
 	return (state == 'Z' || state == 'X') && threads <= 1;
 }
 
-static int in_open(const struct sampler *s, pid_t pid)
+/* The samples file of process pid if it is open, else NULL. */
+static FILE *open_file(const struct sampler *s, pid_t pid)
 {
 	for (int i = 0; i < s->nfiles; i++)
 		if (s->files[i].pid == pid)
-			return 1;
-	return 0;
+			return s->files[i].f;
+	return NULL;
 }
 
 static size_t ended_slot(const struct sampler *s, pid_t pid)
@@ -677,9 +678,9 @@ static int reclaim_ended(struct sampler *s, int force)
 
 static FILE *file_of(struct sampler *s, pid_t pid)
 {
-	for (int i = 0; i < s->nfiles; i++)
-		if (s->files[i].pid == pid)
-			return s->files[i].f;
+	FILE *f = open_file(s, pid);
+	if (f)
+		return f;
 	if (s->nfiles == MAX_FILES && !reclaim_ended(s, 0))
 		return NULL;
 	char path[4200];
@@ -687,7 +688,7 @@ static FILE *file_of(struct sampler *s, pid_t pid)
 	 * in the same file (the analyzer keeps those of its profile's lifetime). */
 	int again = in_ended(s, pid);
 	samples_path(s, pid, path, sizeof(path));
-	FILE *f = fopen(path, again ? "ae" : "we");
+	f = fopen(path, again ? "ae" : "we");
 	if (!f && (errno == EMFILE || errno == ENFILE) && reclaim_ended(s, 1))
 		f = fopen(path, again ? "ae" : "we");
 	if (!f)
@@ -1033,7 +1034,7 @@ void sampler__stop(struct sampler *s)
 	for (int i = 0; i < s->nfiles; i++)
 		gone[i] = ended(s->files[i].pid);
 	for (size_t i = 0; i < s->capended; i++)
-		gone[s->nfiles + i] = s->ended[i] && !in_open(s, s->ended[i]) && ended(s->ended[i]);
+		gone[s->nfiles + i] = s->ended[i] && !open_file(s, s->ended[i]) && ended(s->ended[i]);
 	pid_t *pids;
 	size_t npids = profiled_pids(s->dir, &pids);
 	for (int i = 0; i < s->nfiles; i++) {
@@ -1043,7 +1044,7 @@ void sampler__stop(struct sampler *s)
 	}
 	for (size_t i = 0; i < s->capended; i++) {
 		pid_t pid = s->ended[i];
-		if (!pid || in_open(s, pid) || (gone[s->nfiles + i] && remove_unprofiled(s, pids, npids, pid)))
+		if (!pid || open_file(s, pid) || (gone[s->nfiles + i] && remove_unprofiled(s, pids, npids, pid)))
 			continue;
 		char path[4200];
 		FILE *f = fopen(samples_path(s, pid, path, sizeof(path)), "ae");

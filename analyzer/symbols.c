@@ -71,8 +71,7 @@ struct smod {
 	struct fn_range *fns;        /* functions with code, namespaced ones included, sorted by lo */
 	size_t nfns;
 	struct addrinfo_memo *memo;  /* ADDRINFO_MEMO entries, made at the first lookup */
-	struct symindex *index;      /* the symbol table by address, made at the first lookup; NULL: none */
-	int index_done;
+	struct symindex *index;      /* the symbol table by address (symindex__addrinfo's) */
 };
 
 /* dwfl_module_addrinfo's answers, remembered by address: an analysis asks
@@ -421,12 +420,7 @@ static const char *addrinfo(struct smod *m, uint64_t addr, GElf_Off *off, GElf_S
 	struct addrinfo_memo *e = &m->memo[(addr * 0x9e3779b97f4a7c15ull) >> 56];
 	if (!e->used || e->addr != addr) {
 		*e = (struct addrinfo_memo){ .used = true, .addr = addr };
-		if (!m->index_done) {
-			m->index = symindex__build(m->mod);
-			m->index_done = 1;
-		}
-		if (!m->index || !symindex__lookup(m->index, m->mod, addr, &e->name, &e->off, &e->sym))
-			e->name = dwfl_module_addrinfo(m->mod, addr, &e->off, &e->sym, NULL, NULL, NULL);
+		e->name = symindex__addrinfo(&m->index, m->mod, addr, &e->off, &e->sym);
 		if (!e->name) {
 			e->off = 0;
 			memset(&e->sym, 0, sizeof(e->sym));
@@ -558,14 +552,8 @@ static int closure_type(Dwarf_Die *type)
  * u; returns the last offset of its subtree. */
 static Dwarf_Off index_scopes(struct unit_scopes *u, Dwarf_Die *die, int parent, int depth)
 {
-	if (u->n == u->cap) {
-		u->cap = u->cap ? u->cap * 2 : 256;
-		u->v = realloc(u->v, u->cap * sizeof(*u->v));
-		if (!u->v) {
-			cv_error("out of memory");
-			abort();
-		}
-	}
+	if (u->n == u->cap)
+		u->v = xrealloc(u->v, (u->cap = u->cap ? u->cap * 2 : 256) * sizeof(*u->v));
 	int self = (int)u->n++;
 	Dwarf_Off last = dwarf_dieoffset(die);
 	u->v[self] = (struct scope_node){ .off = last, .parent = parent, .die = *die };

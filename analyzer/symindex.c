@@ -68,9 +68,11 @@ static uint64_t end_of(const struct sym_entry *e)
 	return e->value + e->size < e->value ? UINT64_MAX : e->value + e->size;
 }
 
+struct symindex symindex_none;
+
 void symindex__free(struct symindex *ix)
 {
-	if (!ix)
+	if (!ix || ix == SYMINDEX_NONE)
 		return;
 	free(ix->e);
 	free(ix->end);
@@ -223,4 +225,17 @@ bool symindex__lookup(const struct symindex *ix, Dwfl_Module *mod, uint64_t addr
 	*name = NULL;
 	*off = 0;
 	return true;
+}
+
+const char *symindex__addrinfo(struct symindex **ix, Dwfl_Module *mod, uint64_t addr, GElf_Off *off, GElf_Sym *sym)
+{
+	if (!*ix) {
+		*ix = symindex__build(mod);
+		if (!*ix)
+			*ix = SYMINDEX_NONE;
+	}
+	const char *name;
+	if (*ix != SYMINDEX_NONE && symindex__lookup(*ix, mod, addr, &name, off, sym))
+		return name;
+	return dwfl_module_addrinfo(mod, addr, off, sym, NULL, NULL, NULL);
 }

@@ -28,4 +28,12 @@ void symindex__free(struct symindex *ix);
 bool symindex__lookup(const struct symindex *ix, Dwfl_Module *mod, uint64_t addr, const char **name,
 		      GElf_Off *off, GElf_Sym *sym);
 
+/* What dwfl_module_addrinfo(mod, addr, off, sym, NULL, NULL, NULL) returns,
+ * through *ix: NULL until the first call builds mod's index there, or
+ * SYMINDEX_NONE where mod has none (libdw answers). symindex__free takes
+ * either. */
+extern struct symindex symindex_none;
+#define SYMINDEX_NONE (&symindex_none)
+const char *symindex__addrinfo(struct symindex **ix, Dwfl_Module *mod, uint64_t addr, GElf_Off *off, GElf_Sym *sym);
+
 #endif

@@ -238,34 +238,21 @@ static struct proc *proc_of(struct watcher *w, pid_t pid)
 	return p;
 }
 
-/* A module's symbol index (symindex.h) lives in its userdata from its
- * first question on; this marks one that has none (libdw is asked). */
-static char no_index;
-
-static void free_index(void *index)
-{
-	if (index && index != &no_index)
-		symindex__free(index);
-}
-
-/* dwfl_report_end's removed callback: its second argument, declared void *,
- * is the module's userdata's address (libdwfl's MODCB_ARGS), as for
- * dwfl_getmodules. */
+/* A module's symbol index (symindex__addrinfo's) lives in its userdata.
+ * dwfl_report_end's removed callback: its second argument, declared void *,
+ * is the userdata's address (libdwfl's MODCB_ARGS), as for dwfl_getmodules. */
 static int index_removed(Dwfl_Module *mod, void *userdata, const char *name, Dwarf_Addr base, void *arg)
 {
 	(void)mod, (void)name, (void)base, (void)arg;
-	void **slot = userdata;
-	free_index(*slot);
-	*slot = NULL;
+	struct symindex **ix = userdata;
+	symindex__free(*ix);
+	*ix = NULL;
 	return DWARF_CB_OK;
 }
 
 static int index_freed(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base, void *arg)
 {
-	(void)mod, (void)name, (void)base, (void)arg;
-	free_index(*userdata);
-	*userdata = NULL;
-	return DWARF_CB_OK;
+	return index_removed(mod, userdata, name, base, arg);
 }
 
 /* The symbol covering addr in mod, as dwfl_module_addrinfo gives it,
@@ -277,14 +264,7 @@ static bool module_symbol(Dwfl_Module *mod, uint64_t addr, GElf_Off *off, GElf_S
 {
 	void **userdata;
 	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-	if (!*userdata) {
-		struct symindex *ix = symindex__build(mod);
-		*userdata = ix ? (void *)ix : &no_index;
-	}
-	const char *name;
-	if (*userdata != &no_index && symindex__lookup(*userdata, mod, addr, &name, off, sym))
-		return name != NULL;
-	return dwfl_module_addrinfo(mod, addr, off, sym, NULL, NULL, NULL) != NULL;
+	return symindex__addrinfo((struct symindex **)userdata, mod, addr, off, sym) != NULL;
 }
 
 /* Reads the process's module map again (an exec, a dlopen), at most once

@@ -226,7 +226,7 @@ void cv__init(void)
 		} else {
 			cv__config_read();
 			read_identity(getppid(), true);
-			cv__process.sigchld_ignored = cv__sigchld_ignored();   /* a fork child keeps its parent's note */
+			cv__process.sigchld_ignored = cv__sigchld_ignored(false);   /* a fork child keeps its parent's note */
 			start_clocks();
 			if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
 				cv__warn("cannot register fork handlers; convoy is off for this process");

@@ -427,13 +427,8 @@ static char *const *child_env(char *const envp[], size_t n, size_t at, const cha
  * chain of parents would break there (helper-123). */
 static bool children_unseen_after_exec(void)
 {
-	if (!__atomic_load_n(&cv__process.sigchld_ignored, __ATOMIC_RELAXED) || !launched_by_another())
-		return false;
-	struct sigaction now;
-	int saved_errno = errno;
-	bool kept = cv__real.sigaction(SIGCHLD, NULL, &now) == 0 && now.sa_handler == SIG_IGN;
-	errno = saved_errno;
-	return !kept;
+	return __atomic_load_n(&cv__process.sigchld_ignored, __ATOMIC_RELAXED) && launched_by_another() &&
+	       !cv__sigchld_ignored(true);
 }
 
 /* Before an exec: write the profile of the image being replaced, when it

@@ -256,7 +256,9 @@ void cv__program_handler_coming(void);
 
 /* sigaction for the program (lifecycle.c's wrapper calls it). */
 int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-bool cv__sigchld_ignored(void);   /* now: SIG_IGN or SA_NOCLDWAIT, the kernel reaps children unseen */
+/* SIGCHLD ignored now (SIG_IGN or SA_NOCLDWAIT: the kernel reaps children
+ * unseen); past_exec: ignored in a way an exec keeps (SIG_IGN alone). */
+bool cv__sigchld_ignored(bool past_exec);
 /* lifecycle.c: the program's sigaction, fatal signals' bookkeeping first. */
 int cv__sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 /* The end of a section: signals that came during it, deferred, now go. */

@@ -255,14 +255,15 @@ static bool is_handler(sighandler_t h)
 	return h != SIG_DFL && h != SIG_IGN && h != SIG_ERR && h != SIG_HOLD;
 }
 
-/* Whether SIGCHLD is ignored now (SIG_IGN, or SA_NOCLDWAIT): the kernel
- * then reaps the process's children itself (shim.h, sigchld_ignored). */
-bool cv__sigchld_ignored(void)
+/* Whether SIGCHLD is ignored now (SIG_IGN, or SA_NOCLDWAIT unless
+ * past_exec: an exec resets a handler and the flags): the kernel then reaps
+ * the process's children itself (shim.h, sigchld_ignored). */
+bool cv__sigchld_ignored(bool past_exec)
 {
 	struct sigaction now;
 	int saved_errno = errno;
 	bool ignored = cv__real.sigaction(SIGCHLD, NULL, &now) == 0 &&
-		       (now.sa_handler == SIG_IGN || (now.sa_flags & SA_NOCLDWAIT));
+		       (now.sa_handler == SIG_IGN || (!past_exec && (now.sa_flags & SA_NOCLDWAIT)));
 	errno = saved_errno;
 	return ignored;
 }
