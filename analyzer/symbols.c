@@ -1336,6 +1336,13 @@ const char *syms__data_name(struct syms *s, uint64_t addr, uint32_t gen, char *b
 	GElf_Off off = 0;
 	GElf_Sym sym;
 	const char *elfname = addrinfo(m, addr, &off, &sym);
+	/* A symbol without a size names only its own address: past it, libdw's
+	 * answer for code (an assembly function's label), for data mostly a
+	 * linker's marker (a stripped chromium's .bss locks were each
+	 * "__bss_start+" half a megabyte). Such an object is its module and
+	 * offset (callstacks.c). */
+	if (elfname && sym.st_size == 0 && off != 0)
+		elfname = NULL;
 	const struct var *v = var_at(m, addr);
 	if (!v && m->vars_done == 1) {   /* a static local, or no variable DWARF knows */
 		index_vars(s, m, 2);

@@ -9,6 +9,7 @@
 #   $(STK_PROGS)/site-buildid      stripped, debug info under debugroot/.build-id/
 #   $(STK_PROGS)/site-minidebug    stripped, its symbol table xz-compressed in .gnu_debugdata
 #   $(STK_PROGS)/runtime_state     -rdynamic, stripped: a lock inside an exported _PyRuntime
+#   $(STK_PROGS)/label_area        -rdynamic, stripped: a lock 4 KiB past an exported label without a size
 #   $(STK_PROGS)/dlmain + libdl_{one,two}.so   contention in dlopen'd, dlclose'd libraries
 #   $(STK_PROGS)/replug + libreplug_v{1,2}.so  one path, one address, two builds in turn
 #   $(STK_PROGS)/lambda            C++ -O2: std::mutex in a lambda
@@ -22,7 +23,7 @@ STK_CFLAGS   := -std=gnu11 $(WARN) -D_GNU_SOURCE -g -O1 -pthread
 STK_CXXFLAGS := -std=gnu++17 $(WARN) -g -O2 -pthread -Itests/stacks/progs
 
 STK_BINS := $(addprefix $(STK_PROGS)/,deep site-pie site-nopie site-dynsym site-stripped \
-	site-debuglink site-buildid site-minidebug runtime_state dlmain libdl_one.so libdl_two.so replug libreplug_v1.so libreplug_v2.so lambda members heap hammer reuse sigstack_gone stack_switch \
+	site-debuglink site-buildid site-minidebug runtime_state label_area dlmain libdl_one.so libdl_two.so replug libreplug_v1.so libreplug_v2.so lambda members heap hammer reuse sigstack_gone stack_switch \
 	uncontended nocfi forker nested_fork libforkinside.so init_many inline_chain)
 
 $(STK_PROGS)/deep: tests/stacks/progs/deep.c $(STK_HDR) | check-deps
@@ -66,6 +67,11 @@ $(STK_PROGS)/site-buildid: tests/stacks/progs/site.c $(STK_HDR) | check-deps
 	strip --strip-all $@
 
 $(STK_PROGS)/runtime_state: tests/stacks/progs/runtime_state.c $(STK_HDR) | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(STK_CFLAGS) -rdynamic $< -o $@
+	strip --strip-all $@
+
+$(STK_PROGS)/label_area: tests/stacks/progs/label_area.c $(STK_HDR) | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(STK_CFLAGS) -rdynamic $< -o $@
 	strip --strip-all $@

@@ -294,6 +294,19 @@ Test(stacks, a_lock_inside_pythons_runtime_state_says_so, .timeout = 30)
 	cr_assert(inside && strstr(inside, "CPython's runtime state"), "inside: %s", inside ? inside : "(none)");
 }
 
+/* A lock 4 KiB past an exported label without a size (a linker's marker,
+ * such as a stripped chromium's __bss_start): not named by the label, but
+ * as a stripped binary's other locks are, by the code that took it. */
+Test(stacks, a_label_without_a_size_names_no_lock_past_it, .timeout = 30)
+{
+	json_object *r = profile_of("label_area", NULL, NULL);
+	json_object *locks = tu_array(r, "locks");
+	TU_EQ(json_object_array_length(locks), 1, "locks");
+	const char *name = tu_str(json_object_array_get_idx(locks, 0), "name");
+	cr_assert(!strstr(name, "area_marker"), "named by the label: %s", name);
+	lock_named(r, "mutex@main");
+}
+
 /* Stripped, with MiniDebugInfo (.gnu_debugdata): its static function and
  * lock are named from the compressed symbol table. */
 Test(stacks, stripped_minidebuginfo, .timeout = 30)
