@@ -111,6 +111,7 @@ struct candidate {
 	char exe[256];
 	double work;            /* thread time (threaded_work) */
 	int threaded;           /* created a thread */
+	int synchronised;       /* used a synchronisation object */
 	int in_tree;
 };
 
@@ -162,6 +163,7 @@ static size_t scan(const char *dir, time_t since, const char *suffix, struct can
 			snprintf(c->exe, sizeof(c->exe), "%s", p->exe ? p->exe : "");
 			c->work = threaded_work(p);
 			c->threaded = p->nthreads > 1;
+			c->synchronised = p->nobjects > 0;
 		}
 		profile__free(p);
 	}
@@ -213,13 +215,17 @@ static char *find_profile(const char *dir, pid_t pid, time_t since, const char *
 			continue;
 		/* A process that created threads beats one that did not, whatever
 		 * their CPU: a shell's start-up on a busy machine can outlast a
-		 * short threaded program's. */
+		 * short threaded program's. Without threads, one that used a lock
+		 * or another synchronisation object beats one that used none (the
+		 * shell that ran it). */
 		if (best == n || c[i].threaded > c[best].threaded ||
-		    (c[i].threaded == c[best].threaded && c[i].work > c[best].work))
+		    (c[i].threaded == c[best].threaded &&
+		     (c[i].synchronised > c[best].synchronised ||
+		      (c[i].synchronised == c[best].synchronised && c[i].work > c[best].work))))
 			best = i;
 	}
 	char *found = best < n ? c[best].path : NULL;
-	if (found && say && members > 1) {
+	if (found && (say & FIND_SAY_CHOICE) && members > 1) {
 		char others[512] = "";
 		size_t len = 0;
 		for (size_t i = 0; i < n && len < sizeof(others) - 64; i++)
@@ -228,11 +234,15 @@ static char *find_profile(const char *dir, pid_t pid, time_t since, const char *
 							c[i].comm, (int)c[i].pid);
 		fprintf(stderr, "convoy: analysing %s (pid %d), %s; also profiled: %s (--comm NAME picks another)\n",
 			c[best].comm, (int)c[best].pid,
-			comm ? "as --comm asked" : "the process that did the most threaded work", others);
-		if (!c[best].threaded)
-			fprintf(stderr, "convoy: no process of the command created a thread (%zu processes profiled): "
-				"convoy explains threads within a process, not work spread across processes\n", members);
+			comm		     ? "as --comm asked"
+			: c[best].threaded     ? "the process that did the most threaded work"
+			: c[best].synchronised ? "the one that used synchronisation objects"
+					       : "the one that used the most CPU",
+			others);
 	}
+	if (found && (say & FIND_SAY_UNTHREADED) && members > 1 && !c[best].threaded)
+		fprintf(stderr, "convoy: no process of the command created a thread (%zu processes profiled): "
+			"convoy explains threads within a process, not work spread across processes\n", members);
 	for (size_t i = 0; i < n; i++)
 		if (c[i].path != found)
 			free(c[i].path);

@@ -45,10 +45,12 @@ void analysis__free(struct analysis *a);
  * into dir since the time since (a shell's, then its children's): the
  * process named comm (its comm or executable's name) when given, else the
  * one that did the most threaded work (its created threads' lifetimes plus
- * its main thread's CPU time). With say, names on
- * stderr the one chosen when there was a choice. When no process wrote a
- * profile, the hang snapshot (.hang) chosen the same way, said on stderr.
- * NULL when none (caller frees). */
+ * its main thread's CPU time). What is said on stderr when there was a
+ * choice: the one chosen (FIND_SAY_CHOICE), and that it created no thread
+ * (FIND_SAY_UNTHREADED). When no process wrote a profile, the hang
+ * snapshot (.hang) chosen the same way, said on stderr with either. NULL
+ * when none (caller frees). */
+enum { FIND_SAY_CHOICE = 1, FIND_SAY_UNTHREADED = 2 };
 char *analysis__find_profile(const char *dir, pid_t pid, time_t since, const char *comm, int say);
 
 #endif

@@ -134,7 +134,7 @@ int cmd_run(int argc, char **argv)
 	if (launched != 0)
 		return 127;
 	int exit_code = launch__exit_code(r.status);
-	char *path = analysis__find_profile(absdir, r.pid, since, comm, 1);
+	char *path = analysis__find_profile(absdir, r.pid, since, comm, FIND_SAY_CHOICE | FIND_SAY_UNTHREADED);
 	char *other = !path && comm ? analysis__find_profile(absdir, r.pid, since, NULL, 0) : NULL;
 	if (other) {
 		free(other);

@@ -262,8 +262,12 @@ static int run_once(const struct scale_options *o, int n, int k, const char *sub
 	*wall = r.wall_ns;
 	if (!profile)
 		return 0;
-	/* The first run says which process it analyses; the others pick alike. */
-	*profile = analysis__find_profile(sub, r.pid, since, o->comm, n == o->counts[0] && k == 0);
+	/* The first run says which process it analyses; the others pick alike.
+	 * That it made no thread is said at the largest count: at one thread
+	 * many programs make none (pigz -p 1). */
+	int say = k != 0 ? 0 : (n == o->counts[0] ? FIND_SAY_CHOICE : 0) |
+				(n == o->counts[o->ncounts - 1] ? FIND_SAY_UNTHREADED : 0);
+	*profile = analysis__find_profile(sub, r.pid, since, o->comm, say);
 	if (!*profile) {
 		char how[512];
 		outcome__sentence(end, how, sizeof(how));

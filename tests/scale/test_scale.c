@@ -96,6 +96,43 @@ Test(scale, a_command_that_writes_no_profile_stops_the_sweep, .timeout = 60)
 	cr_assert(strstr(p.err, "wrote no profile") && strstr(p.err, "signal 9"), "stderr: %s", p.err);
 }
 
+/* "no process of the command created a thread" is said of the largest
+ * count, once: a sweep through a shell (two processes) of a program that
+ * never makes one says it; one whose program makes threads only past one
+ * (pigz -p 1 makes none) does not. */
+static const char *unthreaded_note = "no process of the command created a thread";
+
+static char *sweep_through_a_shell(const char *script)
+{
+	static struct tu_proc p;
+	const char *argv[] = { tu_convoy(), "scale", "--json", "--threads", "1,2", "-o", tu_tmpdir(), "--",
+			       "/bin/sh", "-c", script, "{threads}", NULL };
+	struct tu_opts o = { .timeout_s = 100 };
+	tu_run(&p, &o, argv);
+	tu_assert_exit(&p, 0, "convoy scale");
+	return p.err;
+}
+
+Test(scale, a_command_that_never_makes_a_thread_is_said_to_once, .timeout = 120)
+{
+	char script[1024];
+	snprintf(script, sizeof(script), "%s 0 $0; :", tu_prog("exit_status"));
+	const char *err = sweep_through_a_shell(script);
+	const char *at = strstr(err, unthreaded_note);
+	cr_assert(at && !strstr(at + 1, unthreaded_note), "said once: %s", err);
+}
+
+Test(scale, a_program_without_threads_at_one_count_only_is_not_said_to_make_none, .timeout = 120)
+{
+	char script[1024];
+	snprintf(script, sizeof(script),
+		 "if [ $0 -gt 1 ]; then %s --workers $0 --tasks 2000; else %s 0; fi; :", DEMO("work_stealing"),
+		 tu_prog("exit_status"));
+	const char *err = sweep_through_a_shell(script);
+	cr_assert(!strstr(err, unthreaded_note), "stderr: %s", err);
+	cr_assert(strstr(err, "convoy: analysing"), "the first run says what it analyses: %s", err);
+}
+
 Test(scale, repeats_and_keeps_every_profile, .timeout = 120)
 {
 	char *dir = tu_tmpdir();
