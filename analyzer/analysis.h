@@ -45,7 +45,8 @@ void analysis__free(struct analysis *a);
  * into dir since the time since (a shell's, then its children's): the
  * process named comm (its comm or executable's name) when given, else the
  * one that did the most threaded work (its created threads' lifetimes plus
- * its main thread's CPU time). What is said on stderr when there was a
+ * its main thread's CPU time); among processes that made no thread, one
+ * that used a synchronisation object before one that used none. What is said on stderr when there was a
  * choice: the one chosen (FIND_SAY_CHOICE), and that it created no thread
  * (FIND_SAY_UNTHREADED). When no process wrote a profile, the hang
  * snapshot (.hang) chosen the same way, said on stderr with either. NULL

@@ -1339,8 +1339,8 @@ const char *syms__data_name(struct syms *s, uint64_t addr, uint32_t gen, char *b
 	/* A symbol without a size names only its own address: past it, libdw's
 	 * answer for code (an assembly function's label), for data mostly a
 	 * linker's marker (a stripped chromium's .bss locks were each
-	 * "__bss_start+" half a megabyte). Such an object is its module and
-	 * offset (callstacks.c). */
+	 * "__bss_start+" half a megabyte). Such an object is named as a
+	 * stripped module's others are (callstacks.c, names_build). */
 	if (elfname && sym.st_size == 0 && off != 0)
 		elfname = NULL;
 	const struct var *v = var_at(m, addr);
