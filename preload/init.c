@@ -40,7 +40,7 @@ static void read_identity(pid_t parent, bool exe)
 static void start_clocks(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
+	cv__clock_gettime(CLOCK_REALTIME, &ts);
 	cv__process.start_realtime_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	for (int tries = 0; !cv__clock_pair(&cv__process.start_ns, &cv__process.start_ticks) && tries < 3; tries++)
 		;

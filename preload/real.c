@@ -96,6 +96,12 @@ static void who_is_next(void)
 			 IN_LIBC(pthread_rwlock_unlock);
 	sem_in_libc = IN_LIBC(sem_wait) && IN_LIBC(sem_trywait) && IN_LIBC(sem_post);
 #undef IN_LIBC
+	/* The next clock_gettime after the shim: the program's own comes
+	 * before the shim and is passed over; a preloaded one after it is
+	 * not, and then the shim reads its clocks by the system call. */
+	void *clock = find("clock_gettime", NULL);
+	if ((uintptr_t)clock >= libc.lo && (uintptr_t)clock < libc.hi)
+		__atomic_store_n((void **)&cv__real.clock_gettime, clock, __ATOMIC_RELEASE);
 }
 
 /* take_rwlock: whether rwlock.c takes an uncontended rwlock itself

@@ -139,6 +139,12 @@ struct cv_real {
 #define CV_X(name, ret, args) ret (*name) args;
 	CV_REAL_FUNCS(CV_X)
 #undef CV_X
+	/* The C library's own clock_gettime, for the shim's clock reads
+	 * (cv__clock_gettime): never another definition, which may take a
+	 * lock (libfaketimeMT's, a program's own virtual clock) that comes
+	 * back into the shim as it reads the clock. NULL: not known (before
+	 * real.c resolved it, or the next definition is an interposer's). */
+	int (*clock_gettime)(clockid_t, struct timespec *);
 } __attribute__((aligned(CV_CACHELINE)));
 extern struct cv_real cv__real;
 /* glibc's spinlock on x86 is 1 when free and `lock decl` takes it (spin.c). */
@@ -1404,11 +1410,21 @@ static inline void cv__wait_end(struct cv_thread *t)
 
 /* ---- clock.c ---------------------------------------------------------------- */
 
+/* Every clock the shim reads, through the C library's clock_gettime, else
+ * the system call (cv__real.clock_gettime says why). */
+static inline int cv__clock_gettime(clockid_t clock, struct timespec *ts)
+{
+	int (*libc)(clockid_t, struct timespec *) = CV_LOAD(&cv__real.clock_gettime);
+	if (CV_LIKELY(libc != NULL))
+		return libc(clock, ts);
+	return (int)cv__sys(SYS_clock_gettime, clock, (long)ts, 0, 0);
+}
+
 /* A clock in ns (0 where the kernel refuses it). */
 static inline uint64_t cv__clock_ns(clockid_t clock)
 {
 	struct timespec ts = { 0, 0 };
-	clock_gettime(clock, &ts);
+	cv__clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 

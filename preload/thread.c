@@ -655,7 +655,7 @@ static void finish_other(struct cv_thread *t)
 	struct timespec ts;
 	/* The kernel's per-thread CPU clock id: ~tid << 3 | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED. */
 	clockid_t clock = (clockid_t)((~(unsigned)t->tid << 3) | 6);
-	if (clock_gettime(clock, &ts) == 0)
+	if (cv__clock_gettime(clock, &ts) == 0)
 		t->cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	snprintf(path, sizeof(path), "/proc/self/task/%d/status", t->tid);
 	if (cv__read_small_file(path, buf, sizeof(buf)) > 0) {

@@ -50,6 +50,9 @@ $(TEST_PROGS_DIR)/clang_asan: tests/progs/clang_asan.c tests/progs/progs.h | che
 	@mkdir -p $(@D)
 	clang -std=gnu11 -D_GNU_SOURCE -Iinclude -g -O1 -pthread -fsanitize=address $< -o $@
 
+# A clock_gettime of the program's own, which libraries bind to.
+$(TEST_PROGS_DIR)/clock_locked: TEST_PROG_CFLAGS += -rdynamic
+
 # GCC OpenMP (libgomp): preload/gomp.c's interposers.
 $(TEST_PROGS_DIR)/count_omp $(TEST_PROGS_DIR)/omp_lock_wait: TEST_PROG_CFLAGS += -fopenmp
 

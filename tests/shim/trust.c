@@ -254,6 +254,40 @@ Test(trust, an_interposer_after_the_shim_sees_every_call)
 	}
 }
 
+/* The shim reads its clocks around waits, at a thread's start and at the
+ * end: through a clock_gettime that takes a lock (libfaketimeMT's, a
+ * program's own virtual clock) that lock came back into the shim, whose
+ * wait read the clock again: a crash with libfaketimeMT preloaded, a
+ * hang in a program with its own (helper-127). The shim reads the C
+ * library's clock, or makes the system call. */
+Test(trust, a_clock_gettime_that_locks_is_never_called_by_the_shim, .timeout = 120)
+{
+	/* The program's own, whose lock a worker waits for. */
+	const char *argv[] = { tu_prog("clock_locked"), NULL };
+	char *alone = NULL;
+	cr_assert(asprintf(&alone, "LD_PRELOAD=%s", tu_shim()) > 0);
+	const char *shim_env[] = { alone, "CONVOY_QUIET=1", NULL };
+	struct tu_proc native, shim;
+	struct tu_opts n = { .timeout_s = 60 }, sh = { .env = shim_env, .dir = tu_tmpdir(), .timeout_s = 60 };
+	tu_run(&native, &n, argv);
+	tu_run(&shim, &sh, argv);
+	tu_assert_exit(&native, 0, "clock_locked natively");
+	tu_assert_exit(&shim, 0, "clock_locked under the shim");
+	cr_assert(tu_has_line(native.out, "clock_locked: 2 calls"), "%s", native.out);
+	cr_assert(strcmp(native.out, shim.out) == 0, "--- native\n%s--- under the shim\n%s", native.out, shim.out);
+
+	/* One preloaded after the shim, in a program with threads and waits. */
+	char *both = NULL;
+	cr_assert(asprintf(&both, "LD_PRELOAD=%s %s", tu_shim(), tu_build_path("tests/progs/libclockcount.so")) > 0);
+	const char *env[] = { both, "CONVOY_QUIET=1", NULL };
+	const char *counted[] = { tu_prog("count_two_threads"), NULL };
+	struct tu_proc p;
+	struct tu_opts o = { .env = env, .dir = tu_tmpdir(), .timeout_s = 60 };
+	tu_run(&p, &o, counted);
+	tu_assert_exit(&p, 0, "under the shim and libclockcount.so");
+	cr_assert(tu_has_line(p.out, "clockcount: 0 calls from the shim"), "%s", p.out);
+}
+
 Test(trust, a_key_destructor_may_call_pthread_exit, .timeout = 120)
 {
 	static const char *const how[] = { "return", "exit" };
