@@ -780,7 +780,8 @@ static int queued_tasks(const struct profile *p, int64_t *queued)
 static void report_starvation(struct findings *out, const struct model *m, const char *when)
 {
 	const struct profile *p = m->p;
-	if (p->process.exit_reason != CV_EXIT_DUMP_SIGNAL && p->process.exit_reason != CV_EXIT_HANG_SNAPSHOT)
+	if (p->process.exit_reason != CV_EXIT_DUMP_SIGNAL && p->process.exit_reason != CV_EXIT_DUMP_SIGNAL_SENT &&
+	    p->process.exit_reason != CV_EXIT_HANG_SNAPSHOT)
 		return;   /* written at an exit: parked workers are idle, not starved */
 	int64_t queued;
 	int counted = queued_tasks(p, &queued);

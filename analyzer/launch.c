@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -129,12 +130,58 @@ int launch__prepare(const char *dir, unsigned sample_hz, char *absdir, size_t si
 	return 0;
 }
 
-static volatile sig_atomic_t child_group;
+static volatile sig_atomic_t child_group, child_pid;
 
-static void forward_signal(int sig)
+/* A signal convoy is sent goes on to the command: to the group a time
+ * limit gave it, else to it alone (it shares convoy's group, where a
+ * terminal's signals reach it without convoy's help). */
+static void forward_signal(int sig, siginfo_t *si, void *context)
 {
+	(void)context;
 	if (child_group > 0)
 		kill(-child_group, sig);
+	else if (child_pid > 0 && si->si_code != SI_KERNEL)
+		kill(child_pid, sig);
+}
+
+/* The signals convoy passes on while the command runs: SIGTERM and SIGHUP
+ * always (a supervisor that stops convoy stops what it runs, as timeout(1)
+ * does), unless convoy was started with them ignored (nohup), which the
+ * command then inherits; SIGINT and SIGQUIT with a time limit only (without
+ * one the terminal sends them to the command too: convoy ignores them and
+ * reports). */
+static const int passed_on[] = { SIGTERM, SIGHUP, SIGINT, SIGQUIT };
+#define NPASSED (sizeof(passed_on) / sizeof(passed_on[0]))
+
+static void pass_on_signals(bool own_group, struct sigaction old[NPASSED])
+{
+	for (size_t i = 0; i < NPASSED; i++) {
+		struct sigaction pass = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO };
+		sigemptyset(&pass.sa_mask);
+		bool terminal = passed_on[i] == SIGINT || passed_on[i] == SIGQUIT;
+		if (terminal && !own_group)
+			pass = (struct sigaction){ .sa_handler = SIG_IGN };
+		sigaction(passed_on[i], NULL, &old[i]);
+		if (terminal || old[i].sa_handler != SIG_IGN)
+			sigaction(passed_on[i], &pass, NULL);
+	}
+}
+
+static void restore_signals(const struct sigaction old[NPASSED])
+{
+	for (size_t i = 0; i < NPASSED; i++)
+		sigaction(passed_on[i], &old[i], NULL);
+}
+
+/* The passed-on signals held back around the fork, so that none is lost
+ * before child_pid says where it goes. */
+static void hold_signals(int how, sigset_t *saved)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	for (size_t i = 0; i < NPASSED; i++)
+		sigaddset(&set, passed_on[i]);
+	sigprocmask(how, how == SIG_BLOCK ? &set : saved, how == SIG_BLOCK ? saved : NULL);
 }
 
 int launch__sample_hz(const char *cmd, const char *option, unsigned *hz)
@@ -349,22 +396,21 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 			close(log_fd);
 		return -1;
 	}
-	/* ^C and ^\ are for the command. Without a time limit it shares our
-	 * process group and gets them from the terminal; convoy ignores them and
-	 * reports. With one it has a group of its own (so the limit can kill all
-	 * it started), and convoy passes them on. */
-	struct sigaction pass = { .sa_handler = timeout_s > 0 ? forward_signal : SIG_IGN }, old_int, old_quit;
-	sigemptyset(&pass.sa_mask);
+	/* Signals for the command (pass_on_signals). With a time limit it has a
+	 * process group of its own, so the limit can kill all it started. */
+	struct sigaction old_actions[NPASSED];
+	sigset_t old_mask;
 	child_group = 0;
-	sigaction(SIGINT, &pass, &old_int);
-	sigaction(SIGQUIT, &pass, &old_quit);
+	child_pid = 0;
+	pass_on_signals(timeout_s > 0, old_actions);
+	hold_signals(SIG_BLOCK, &old_mask);
 	fflush(NULL);
 	double t0 = now_ns();
 	pid_t pid = fork();
 	if (pid < 0) {
 		cv_error("fork: %s", strerror(errno));
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGQUIT, &old_quit, NULL);
+		hold_signals(SIG_SETMASK, &old_mask);
+		restore_signals(old_actions);
 		close(exec_pipe[0]);
 		close(exec_pipe[1]);
 		close(go_pipe[0]);
@@ -373,13 +419,17 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 			close(log_fd);
 		return -1;
 	}
-	if (timeout_s > 0) {
-		setpgid(pid, pid);   /* as the child does: whichever runs first */
-		child_group = pid;
+	if (pid > 0) {
+		if (timeout_s > 0) {
+			setpgid(pid, pid);   /* as the child does: whichever runs first */
+			child_group = pid;
+		}
+		child_pid = pid;
+		hold_signals(SIG_SETMASK, &old_mask);
 	}
 	if (pid == 0) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGQUIT, &old_quit, NULL);
+		restore_signals(old_actions);
+		hold_signals(SIG_SETMASK, &old_mask);
 		if (timeout_s > 0)
 			setpgid(0, 0);   /* so a timeout can kill what it started too */
 		if (log_fd >= 0) {
@@ -481,8 +531,8 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 	r->wall_ns = now_ns() - t0;
 	sampler__stop(sampler);
 	child_group = 0;
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
+	child_pid = 0;
+	restore_signals(old_actions);
 	r->pid = pid;
 	r->status = status;
 	if (got == sizeof(exec_errno)) {

@@ -610,6 +610,18 @@ static bool snapshot_request(int i, const siginfo_t *si)
 	return i == (int)CV_SNAPSHOT_SLOT && si->si_code == SI_QUEUE && si->si_value.sival_int == CV_SNAPSHOT_MAGIC;
 }
 
+/* Why fatal[i]'s signal ends the process: the dump signal is convoy's stop
+ * only when its launcher sent it (convoy run and scale name themselves:
+ * CONVOY_LAUNCHER_PID); a SIGTERM from anyone else, or from the program
+ * itself, is not. */
+static uint32_t fatal_reason(int i, const siginfo_t *si)
+{
+	if (i != (int)CV_DUMP_SLOT)
+		return fatal[i].reason;
+	bool convoys = si->si_code == SI_USER && cv__config.launcher_pid != 0 && si->si_pid == cv__config.launcher_pid;
+	return convoys ? CV_EXIT_DUMP_SIGNAL : CV_EXIT_DUMP_SIGNAL_SENT;
+}
+
 static void on_fatal_signal(int sig, siginfo_t *si, void *context)
 {
 	int saved_errno = errno;
@@ -624,7 +636,7 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *context)
 		errno = saved_errno;
 		return;
 	}
-	if (cv__profiling_here() && (inside_shim() || !cv__write_profile(fatal[i].reason)))
+	if (cv__profiling_here() && (inside_shim() || !cv__write_profile(fatal_reason(i, si))))
 		cv__profile_settle();
 	release(i);
 	bool sent = si->si_code <= 0 || (sig == SIGBUS && si->si_code == BUS_MCEERR_AO);

@@ -79,10 +79,11 @@ enum cv_rec_type {
 	X(CV_EXIT_SIGABRT,       8, "killed by SIGABRT (abort)")      \
 	X(CV_EXIT_SIGFPE,        9, "killed by SIGFPE")               \
 	X(CV_EXIT_SIGILL,       10, "killed by SIGILL")              \
-	X(CV_EXIT_DUMP_SIGNAL,  11, "stopped by CONVOY_DUMP_SIGNAL (convoy run/scale: --timeout or the watchdog)") \
+	X(CV_EXIT_DUMP_SIGNAL,  11, "stopped by convoy run/scale (CONVOY_DUMP_SIGNAL: --timeout, the watchdog, or a signal convoy passed on)") \
 	X(CV_EXIT_HANG_SNAPSHOT, 12, "snapshot at a hang; the program went on (convoy run/scale, --on-hang auto or continue)") \
 	X(CV_EXIT_SNAPSHOT_SIGNAL, 13, "killed by CONVOY_SNAPSHOT_SIGNAL sent without convoy's mark") \
-	X(CV_EXIT_SECCOMP,      14, "installed a seccomp filter (the profile covers the run up to it; nothing after is recorded)")
+	X(CV_EXIT_SECCOMP,      14, "installed a seccomp filter (the profile covers the run up to it; nothing after is recorded)") \
+	X(CV_EXIT_DUMP_SIGNAL_SENT, 15, "killed by CONVOY_DUMP_SIGNAL (SIGTERM under convoy run/scale) from another process or itself, not from convoy")
 
 /* The sigqueue value that marks CONVOY_SNAPSHOT_SIGNAL as convoy's request for
  * a snapshot profile (docs/lifecycle.md); the signal sent any other way has

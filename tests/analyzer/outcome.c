@@ -487,6 +487,64 @@ Test(outcome, idle_workers_at_their_get_work_wait_while_main_waits_for_a_lost_co
 	cr_assert_null(finding_of_kind(root, "pool-starvation"), "%s", json_object_to_json_string(root));
 }
 
+/* A SIGTERM or SIGHUP sent to convoy run alone (a supervisor's stop, a
+ * kill of its pid) goes on to the command, which was orphaned before
+ * (helper-127), and convoy exits as the command did. SIGTERM is convoy's
+ * stop signal: the program writes its profile, which says convoy passed
+ * the signal on, and convoy reports. SIGHUP ends the program as it would
+ * natively, with no profile (as a closed terminal's). A SIGTERM the
+ * program sends itself is not convoy's. (With --json the command's output
+ * goes to stderr.) */
+Test(outcome, a_signal_sent_to_convoy_run_alone_reaches_the_command, .timeout = 60)
+{
+	static const char *const sigs[] = { "TERM", "HUP" };
+	static const int nums[] = { SIGTERM, SIGHUP };
+	for (size_t i = 0; i < 2; i++) {
+		char *dir = tu_tmpdir(), script[8192];
+		snprintf(script, sizeof(script),
+			 "'%s' run --json -o '%s' -- '%s' >'%s/out.txt' 2>'%s/err.txt' & c=$!\n"
+			 "n=0\n"
+			 "until grep -q ready '%s/err.txt'; do\n"
+			 "  n=$((n + 1)); [ $n -le 800 ] || { echo not ready >&2; kill $c; exit 1; }; sleep 0.05\n"
+			 "done\n"
+			 "ps -o pid= --ppid $c >'%s/command.pid'\n"
+			 "kill -%s $c\n"
+			 "wait $c\n",
+			 tu_convoy(), dir, tu_prog("ready_then_pause"), dir, dir, dir, dir, sigs[i]);
+		struct tu_proc p;
+		struct tu_opts o = { .timeout_s = 55 };
+		tu_run(&p, &o, (const char *[]){ "/bin/sh", "-c", script, NULL });
+		cr_assert(p.exited && p.code == 128 + nums[i], "SIG%s: convoy run: exit %d signal %d; %s", sigs[i],
+			  p.code, p.sig, p.err);
+		char path[4200];
+		size_t len;
+		snprintf(path, sizeof(path), "%s/command.pid", dir);
+		pid_t pid = (pid_t)atoi((char *)tu_read_file(path, &len));
+		cr_assert(pid > 0 && kill(pid, 0) != 0 && errno == ESRCH, "SIG%s: the command %d still runs", sigs[i],
+			  (int)pid);
+		if (nums[i] != SIGTERM)
+			continue;
+		snprintf(path, sizeof(path), "%s/out.txt", dir);
+		json_object *root = json_tokener_parse((char *)tu_read_file(path, &len));
+		cr_assert(root, "SIGTERM: no JSON report");
+		json_object *proc = tu_get(root, "process");
+		TU_EQ(tu_int(proc, "signal"), SIGTERM, "SIGTERM: the command's end");
+		TU_STREQ(tu_str(proc, "exit"),
+			 "stopped by convoy run/scale (CONVOY_DUMP_SIGNAL: --timeout, the watchdog, or a signal convoy "
+			 "passed on)", "SIGTERM: process.exit");
+	}
+
+	struct tu_proc p;
+	run_convoy(&p, (const char *[]){ tu_convoy(), "run", "--json", "-o", tu_tmpdir(), "--", tu_prog("term_self"),
+					 NULL });
+	cr_assert(p.exited && p.code == 128 + SIGTERM, "term_self: exit %d signal %d\n%s", p.code, p.sig, p.err);
+	json_object *root = json_tokener_parse(p.out);
+	cr_assert(root, "term_self: no JSON report: %s", p.out);
+	TU_STREQ(tu_str(tu_get(root, "process"), "exit"),
+		 "killed by CONVOY_DUMP_SIGNAL (SIGTERM under convoy run/scale) from another process or itself, not "
+		 "from convoy", "term_self: process.exit");
+}
+
 /* A starved pool goes on under the default --on-hang auto (nothing proves it
  * can never be woken); a user's Ctrl-C or a closed terminal then kills the
  * program, which writes no profile on SIGINT or SIGHUP: the snapshot taken
