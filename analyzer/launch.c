@@ -537,6 +537,7 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 	r->status = status;
 	if (got == sizeof(exec_errno)) {
 		cv_error("cannot run %s: %s", argv[0], strerror(exec_errno));
+		r->exec_errno = exec_errno;
 		return -1;
 	}
 	return 0;

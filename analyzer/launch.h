@@ -43,6 +43,7 @@ struct launch_result {
 	int snapshot_asked;  /* on_hang auto or continue: the snapshot signal was sent (watchdog__snapshot) */
 	int snapshot;        /* and the shim wrote a snapshot (a handler of the program's may take it instead) */
 	int deadlock;        /* on_hang auto: a snapshot proved a deadlock, and the command was stopped */
+	int exec_errno;      /* the command could not be run: why exec failed (0: it ran, or another failure) */
 	double wall_ns;      /* fork to exit */
 };
 

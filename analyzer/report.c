@@ -732,7 +732,8 @@ int report__write(const struct analysis *a, const struct report_options *o, FILE
 		}
 	}
 	if (fflush(out) != 0 || ferror(out)) {
-		cv_error("cannot write the report: %s", strerror(errno));
+		if (errno != EPIPE)   /* a reader that left (convoy run | head) is not an error to say */
+			cv_error("cannot write the report: %s", strerror(errno));
 		return -1;
 	}
 	return 0;

@@ -4,6 +4,7 @@
  * convoy's, so `convoy run` can stand in for the command in scripts.
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
@@ -131,8 +132,8 @@ int cmd_run(int argc, char **argv)
 		dup2(saved_stdout, STDOUT_FILENO);
 		close(saved_stdout);
 	}
-	if (launched != 0)
-		return 127;
+	if (launched != 0)   /* as a shell says it: not found 127, found but not runnable 126 */
+		return r.exec_errno && r.exec_errno != ENOENT ? 126 : 127;
 	int exit_code = launch__exit_code(r.status);
 	char *path = analysis__find_profile(absdir, r.pid, since, comm, FIND_SAY_CHOICE | FIND_SAY_UNTHREADED);
 	char *other = !path && comm ? analysis__find_profile(absdir, r.pid, since, NULL, 0) : NULL;
@@ -152,7 +153,8 @@ int cmd_run(int argc, char **argv)
 				 argv[optind], WTERMSIG(r.status), strsignal(WTERMSIG(r.status)));
 		else
 			cv_error("run: %s exited with status %d but wrote no profile "
-				 "(statically linked, setuid, or it exited with _exit())",
+				 "(statically linked, setuid, under a seccomp filter, or it ended by the exit_group "
+				 "system call itself, as Go's runtime does)",
 				 argv[optind], WEXITSTATUS(r.status));
 		return exit_code ? exit_code : 1;
 	}
@@ -166,9 +168,14 @@ int cmd_run(int argc, char **argv)
 		return exit_code ? exit_code : 1;
 	outcome__set(&a.run, &r, timeout_s, &wdc);
 	analysis__diagnose(&a);
+	/* The command has ended (no disposition of ours reaches it now): a
+	 * reader of the report that has gone (| head) leaves convoy to exit as
+	 * the command did, not by SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
 	int rc = report__write(&a, &ro, stdout);
+	int write_errno = errno;
 	analysis__free(&a);
-	if (rc)
+	if (rc && write_errno != EPIPE)
 		return exit_code ? exit_code : 1;
 	return exit_code;
 }

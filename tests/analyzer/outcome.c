@@ -487,6 +487,37 @@ Test(outcome, idle_workers_at_their_get_work_wait_while_main_waits_for_a_lost_co
 	cr_assert_null(finding_of_kind(root, "pool-starvation"), "%s", json_object_to_json_string(root));
 }
 
+/* convoy run exits as a shell would: 127 for a command not found, 126 for
+ * one found but not runnable; and with the command's status when the
+ * reader of its report has gone (| head), not by SIGPIPE (helper-127).
+ * The reader is gone before the command ends: the command writes until
+ * its own write fails. */
+Test(outcome, run_exits_as_the_shell_would_and_as_the_command_did_when_its_reader_left, .timeout = 60)
+{
+	char *dir = tu_tmpdir(), plain[4200], script[8192];
+	struct tu_proc p;
+	run_convoy(&p, (const char *[]){ tu_convoy(), "run", "-o", dir, "--", "/nonexistent/command", NULL });
+	tu_assert_exit(&p, 127, "not found");
+	TU_EQ(tu_count_lines(p.err), 1, "error lines: %s", p.err);
+	snprintf(plain, sizeof(plain), "%s/not-executable", dir);
+	FILE *f = fopen(plain, "w");
+	cr_assert(f && fputs("data\n", f) >= 0 && fclose(f) == 0);
+	run_convoy(&p, (const char *[]){ tu_convoy(), "run", "-o", dir, "--", plain, NULL });
+	tu_assert_exit(&p, 126, "not executable");
+	TU_EQ(tu_count_lines(p.err), 1, "error lines: %s", p.err);
+
+	snprintf(script, sizeof(script),
+		 "{ '%s' run -o '%s' -- sh -c 'trap \"\" PIPE; while echo a 2>/dev/null; do :; done; exit 4'; "
+		 "echo $? >'%s/status'; } | head -1 >/dev/null\n",
+		 tu_convoy(), dir, dir);
+	run_convoy(&p, (const char *[]){ "/bin/sh", "-c", script, NULL });
+	char path[4300];
+	size_t len;
+	snprintf(path, sizeof(path), "%s/status", dir);
+	TU_STREQ((char *)tu_read_file(path, &len), "4\n", "convoy run's status with its reader gone; stderr: %s", p.err);
+	cr_assert(!strstr(p.err, "cannot write"), "a reader that left is no error: %s", p.err);
+}
+
 /* A SIGTERM or SIGHUP sent to convoy run alone (a supervisor's stop, a
  * kill of its pid) goes on to the command, which was orphaned before
  * (helper-127), and convoy exits as the command did. SIGTERM is convoy's
