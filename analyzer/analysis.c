@@ -171,7 +171,8 @@ static size_t scan(const char *dir, time_t since, const char *suffix, struct can
 	return n;
 }
 
-/* The root, what it started, and again and again what a member started. A
+/* The root, what it started, and again and again what a member started
+ * (and the first process of a PID namespace, below). A
  * process that wrote no profile (a shell that exits with _exit, a static
  * binary) breaks the chain below it: when nothing is found that way, every
  * profile written into dir during the run counts (dir is the one the command
@@ -179,8 +180,12 @@ static size_t scan(const char *dir, time_t since, const char *suffix, struct can
 static void mark_tree(struct candidate *c, size_t n, pid_t root)
 {
 	size_t members = 0;
+	/* A process whose parent is 0 is the first of a PID namespace the
+	 * command made (unshare -p, a container): its profile and its
+	 * children's carry that namespace's pids, which no chain from root
+	 * reaches. It roots a tree of the command's too. */
 	for (size_t i = 0; i < n; i++)
-		members += c[i].in_tree = c[i].pid == root || c[i].ppid == root;
+		members += c[i].in_tree = c[i].pid == root || c[i].ppid == root || c[i].ppid == 0;
 	for (int changed = 1; changed;) {
 		changed = 0;
 		for (size_t i = 0; i < n; i++)
