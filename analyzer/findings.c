@@ -687,7 +687,39 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Idle slots and long parks: uneven work, or a serial phase. */
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The most worker threads (speedup.h's role) alive at once in run r: its
+ * workers' lifetimes swept in time order, an end before a start at the
+ * same instant. 0: no worker. */
+static int most_workers_at_once(const struct run_view *r)
+{
+	const struct profile *p = r->m->p;
+	uint64_t *edges = xcalloc(2 * (p->nthreads ? p->nthreads : 1), sizeof(uint64_t));
+	size_t n = 0;
+	for (size_t i = 0; i < p->nthreads && i < r->s->nthreads; i++) {
+		const struct cv_thread_rec *t = &p->threads[i];
+		if (r->s->t[i].role != ROLE_WORKER || t->end_ns <= t->start_ns)
+			continue;
+		edges[n++] = t->start_ns << 1 | 1;   /* a start sorts after an end at the same ns */
+		edges[n++] = t->end_ns << 1;
+	}
+	qsort(edges, n, sizeof(*edges), by_u64);
+	int alive = 0, most = 0;
+	for (size_t i = 0; i < n; i++) {
+		alive += edges[i] & 1 ? 1 : -1;
+		most = alive > most ? alive : most;
+	}
+	free(edges);
+	return most;
+}
+
+/* Idle slots and long parks: fewer workers than threads asked for, uneven
+ * work, or a serial phase. */
 static void rule_imbalance_and_parks(struct findings *out, const struct step *st, int idle_claimed)
 {
 	const struct profile *p = st->t->m->p;
@@ -761,6 +793,49 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 		    "thread is parked.");
 		park = 0;   /* explained */
 	}
+	/* Fewer workers alive at once than the N asked for, and than the CPUs
+	 * could run: that many slots no thread filled for the whole run,
+	 * whatever the workers did (a pool capped below N; work cut into fewer
+	 * pieces than threads: xz -T4 on a file of three blocks runs three).
+	 * Slots past the CPUs are not counted: a thread there would only have
+	 * waited for a CPU (oversubscription's). Claimed first: a serial
+	 * phase or uneven work can only explain the idle time left. */
+	const struct speedup *ts = st->t->s;
+	int at_once = most_workers_at_once(st->t);
+	int usable = st->cpus && (int)st->cpus < ts->threads ? (int)st->cpus : ts->threads;
+	if (at_once >= 1 && at_once < usable && idle > NOISE_SHARE * st->lost) {
+		int empty = usable - at_once;
+		double never = (double)empty * ts->wall_ns * st->scale;
+		double claim = never < idle ? never : idle;
+		struct finding *x = findings__add(out, FINDING_LOAD_IMBALANCE, claim / st->lost);
+		object(x, "workers");
+		x->predicted_wall_ns = predicted(st, claim);
+		evidence(x, "workers_at_once", at_once);
+		evidence(x, "threads_asked", ts->threads);
+		evidence(x, "idle_ns", ts->c[STACK_IDLE]);
+		char a[32], workers[640] = "";
+		size_t len = 0;
+		for (size_t i = 0, shown = 0; i < ts->nthreads && len < sizeof(workers); i++) {
+			if (ts->t[i].role != ROLE_WORKER)
+				continue;
+			if (shown++ == 3) {
+				snprintf(workers + len, sizeof(workers) - len, ", ...");
+				break;
+			}
+			char who[200];
+			len += (size_t)snprintf(workers + len, sizeof(workers) - len, "%s%s", shown > 1 ? ", " : "",
+						speedup__thread_text(st->t->m, i, who, sizeof(who)));
+		}
+		say(x->summary, sizeof(x->summary),
+		    "Fewer workers than threads: at most %d worker thread%s ran at once (%s) where %d were "
+		    "asked for on %u CPUs, so %d slot%s a CPU could have run had no thread for the whole run (%s).",
+		    at_once, at_once == 1 ? "" : "s", workers, ts->threads, st->cpus, empty, empty == 1 ? "" : "s",
+		    fmt_ns(a, sizeof(a), claim / st->scale));
+		say(x->fix, sizeof(x->fix),
+		    "Give the program at least as many independent pieces of work as threads (smaller blocks, "
+		    "chunks or tasks), or ask for no more threads than it keeps busy (%d here).", at_once);
+		idle -= claim;
+	}
 	/* Even workers, but the thread that made them ran alone while the other
 	 * slots had none: a serial phase (setup, or work between parallel
 	 * phases), named with its thread. A worker left alone at the end is the
@@ -824,11 +899,6 @@ const char *findings__thread_label(const struct model *m, const struct cv_thread
 	return buf;
 }
 
-static int by_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
 
 /* The start routine most created threads ran (the churned work), the thread
  * that created most of those, and how many ran it. */

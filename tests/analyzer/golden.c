@@ -208,11 +208,17 @@ Test(golden, switch_records_say_how_much_of_the_run_queue_the_program_caused, .t
 
 /* Six threads, each started after the one before ended, beside a CPU hog:
  * never more than one busy, so the run queue is the hog's (an exited
- * thread's last switch record, a switch in, must not keep it busy). */
+ * thread's last switch record, a switch in, must not keep it busy). And
+ * never more than one worker alive at once where two were asked for: the
+ * idle slot is fewer workers than threads, first. */
 Test(golden, threads_that_ran_in_turn_beside_a_hog_did_not_oversubscribe, .timeout = 60)
 {
 	json_object *s = replay_sampled("threads_in_turn");
 	json_object *f = tu_array(s, "findings");
+	json_object *first = json_object_array_get_idx(f, 0);
+	TU_STREQ(tu_str(first, "kind"), "load-imbalance", "the first finding");
+	TU_EQ(json_object_get_double(tu_get(tu_get(first, "evidence"), "workers_at_once")), 1.0, "%s",
+	      tu_str(first, "summary"));
 	size_t seen = 0;
 	for (size_t i = 0; i < json_object_array_length(f); i++) {
 		json_object *x = json_object_array_get_idx(f, i);
