@@ -130,11 +130,13 @@ int launch__prepare(const char *dir, unsigned sample_hz, char *absdir, size_t si
 	return 0;
 }
 
-static volatile sig_atomic_t child_group, child_pid;
+static volatile sig_atomic_t child_group, child_pid, passed_on_sig;
 
 /* A signal convoy is sent goes on to the command: to the group a time
  * limit gave it, else to it alone (it shares convoy's group, where a
- * terminal's signals reach it without convoy's help). */
+ * terminal's signals reach it without convoy's help; a signal sent to the
+ * whole group, as timeout(1) sends it, reaches it twice, as it would
+ * under timeout(1) itself). */
 static void forward_signal(int sig, siginfo_t *si, void *context)
 {
 	(void)context;
@@ -142,6 +144,14 @@ static void forward_signal(int sig, siginfo_t *si, void *context)
 		kill(-child_group, sig);
 	else if (child_pid > 0 && si->si_code != SI_KERNEL)
 		kill(child_pid, sig);
+	else
+		return;
+	passed_on_sig = sig;
+}
+
+int launch__passed_on(void)
+{
+	return passed_on_sig;
 }
 
 /* The signals convoy passes on while the command runs: SIGTERM and SIGHUP
@@ -156,7 +166,7 @@ static const int passed_on[] = { SIGTERM, SIGHUP, SIGINT, SIGQUIT };
 static void pass_on_signals(bool own_group, struct sigaction old[NPASSED])
 {
 	for (size_t i = 0; i < NPASSED; i++) {
-		struct sigaction pass = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO };
+		struct sigaction pass = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
 		sigemptyset(&pass.sa_mask);
 		bool terminal = passed_on[i] == SIGINT || passed_on[i] == SIGQUIT;
 		if (terminal && !own_group)
@@ -453,7 +463,9 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 	struct sampler *sampler = start_sampling(pid);
 	close(go_pipe[1]);
 	int exec_errno = 0;
-	ssize_t got = read(exec_pipe[0], &exec_errno, sizeof(exec_errno));
+	ssize_t got;
+	while ((got = read(exec_pipe[0], &exec_errno, sizeof(exec_errno))) < 0 && errno == EINTR)
+		;
 	close(exec_pipe[0]);
 
 	int status = 0;
@@ -528,10 +540,10 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 	}
+	child_group = 0;   /* reaped: its pid may be another process's soon */
+	child_pid = 0;
 	r->wall_ns = now_ns() - t0;
 	sampler__stop(sampler);
-	child_group = 0;
-	child_pid = 0;
 	restore_signals(old_actions);
 	r->pid = pid;
 	r->status = status;

@@ -59,4 +59,9 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 /* The exit status convoy should return for a command's waitpid status. */
 int launch__exit_code(int status);
 
+/* The last signal convoy was sent and passed on to a command (SIGTERM,
+ * SIGHUP; SIGINT, SIGQUIT under a time limit), 0: none since the start:
+ * convoy scale stops its sweep there. */
+int launch__passed_on(void);
+
 #endif

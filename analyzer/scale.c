@@ -280,6 +280,19 @@ static int run_once(const struct scale_options *o, int n, int k, const char *sub
 	return 0;
 }
 
+/* A signal convoy was sent went on to the run at n threads (a
+ * supervisor's stop, ^C under the time limit): the sweep ends there, as
+ * convoy would have by the signal, with what it has said. */
+static int stopped(int n, const struct sweep *w)
+{
+	int sig = launch__passed_on();
+	cv_error("scale: stopped by signal %d (%s), passed on to the run at %d thread%s; the sweep is cut short "
+		 "(its profiles so far are in %s)", sig, strsignal(sig), n, n == 1 ? "" : "s", w->dir);
+	return 128 + sig;
+}
+
+/* Every run: 0, -1 after an error line, or 128 + the signal that stopped
+ * the sweep (stopped). */
 static int run_all(const struct scale_options *o, struct sweep *w)
 {
 	int tty = isatty(STDERR_FILENO), total = o->ncounts * o->repeat, done = 0;
@@ -295,6 +308,8 @@ static int run_all(const struct scale_options *o, struct sweep *w)
 			fputs("\r\033[K", stderr);
 		if (rc)
 			return -1;
+		if (launch__passed_on())
+			return stopped(o->counts[0], w);
 	}
 	for (int k = 0; k < o->repeat; k++)
 		for (int i = 0; i < o->ncounts; i++) {
@@ -311,6 +326,8 @@ static int run_all(const struct scale_options *o, struct sweep *w)
 				fputs("\r\033[K", stderr);
 			if (rc)
 				return -1;
+			if (launch__passed_on())
+				return stopped(n, w);
 		}
 	return 0;
 }
@@ -368,9 +385,11 @@ int cmd_scale(int argc, char **argv)
 	w.repeat = o.repeat;
 	w.warmup = o.warmup;
 	w.nruns = o.ncounts;
-	rc = 1;
-	if (run_all(&o, &w) == 0 && sweep__analyse(&w) == 0)
-		rc = render(&o, &w);
+	rc = run_all(&o, &w);
+	if (rc == 0)
+		rc = sweep__analyse(&w) == 0 ? render(&o, &w) : 1;
+	else if (rc < 0)
+		rc = 1;
 	sweep__free(&w);
 	return rc;
 }

@@ -59,8 +59,9 @@
 #endif
 
 #if defined(__x86_64__)
-/* Only until real.c has resolved syscall() (a call made before the shim's
- * constructor ran): the system call itself, with glibc's error convention. */
+/* The system call itself, with glibc's error convention: the shim's own
+ * calls (cv__sys), and the program's until real.c has resolved syscall()
+ * (a call made before the shim's constructor ran). */
 static long raw_syscall(long n, long a1, long a2, long a3, long a4, long a5, long a6)
 {
 	register long r10 __asm__("r10") = a4;
@@ -92,9 +93,17 @@ static long real_syscall(long n, long a1, long a2, long a3, long a4, long a5, lo
 #endif
 }
 
+/* The shim's own system calls (its clock's fallback, futex wakes, signal
+ * masks): never through another definition of syscall(), which may take a
+ * lock that comes back into the shim (libfaketime built to intercept
+ * syscall(): helper-128). Elsewhere than x86-64, the next syscall(). */
 long cv__sys(long n, long a1, long a2, long a3, long a4)
 {
+#if defined(__x86_64__)
+	return raw_syscall(n, a1, a2, a3, a4, 0, 0);
+#else
 	return real_syscall(n, a1, a2, a3, a4, 0, 0);
+#endif
 }
 
 static void note_flag(struct cv_obj *o, uint32_t flag)

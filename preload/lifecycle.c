@@ -613,12 +613,15 @@ static bool snapshot_request(int i, const siginfo_t *si)
 /* Why fatal[i]'s signal ends the process: the dump signal is convoy's stop
  * only when its launcher sent it (convoy run and scale name themselves:
  * CONVOY_LAUNCHER_PID); a SIGTERM from anyone else, or from the program
- * itself, is not. */
+ * itself, is not. A sender outside the process's PID namespace reads as
+ * pid 0 (the launcher of a command that made one: unshare -p, a
+ * container): taken for the launcher where there is one (helper-128). */
 static uint32_t fatal_reason(int i, const siginfo_t *si)
 {
 	if (i != (int)CV_DUMP_SLOT)
 		return fatal[i].reason;
-	bool convoys = si->si_code == SI_USER && cv__config.launcher_pid != 0 && si->si_pid == cv__config.launcher_pid;
+	pid_t launcher = cv__config.launcher_pid;
+	bool convoys = si->si_code == SI_USER && launcher != 0 && (si->si_pid == launcher || si->si_pid == 0);
 	return convoys ? CV_EXIT_DUMP_SIGNAL : CV_EXIT_DUMP_SIGNAL_SENT;
 }
 

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -574,6 +575,36 @@ Test(outcome, a_signal_sent_to_convoy_run_alone_reaches_the_command, .timeout = 
 	TU_STREQ(tu_str(tu_get(root, "process"), "exit"),
 		 "killed by CONVOY_DUMP_SIGNAL (SIGTERM under convoy run/scale) from another process or itself, not "
 		 "from convoy", "term_self: process.exit");
+}
+
+/* convoy scale passes a SIGTERM it is sent on to the run in progress (it
+ * always runs under a time limit: to its group), then stops the sweep
+ * there and exits by it: before, it ran every later count and analysed
+ * the cut run as the reference (helper-128). */
+Test(outcome, a_signal_sent_to_convoy_scale_stops_the_sweep, .timeout = 60)
+{
+	char *dir = tu_tmpdir(), script[8192];
+	snprintf(script, sizeof(script),
+		 "'%s' scale --threads 1,2 -o '%s/sweep' -- '%s' '{threads}' >'%s/out.txt' 2>'%s/err.txt' & c=$!\n"
+		 "n=0\n"
+		 "until grep -q ready '%s/sweep/threads-1-run-1/output.txt' 2>/dev/null; do\n"
+		 "  n=$((n + 1)); [ $n -le 800 ] || { echo not ready >&2; kill $c; exit 1; }; sleep 0.05\n"
+		 "done\n"
+		 "kill -TERM $c\n"
+		 "wait $c\n",
+		 tu_convoy(), dir, tu_prog("ready_then_pause"), dir, dir, dir);
+	struct tu_proc p;
+	struct tu_opts o = { .timeout_s = 55 };
+	tu_run(&p, &o, (const char *[]){ "/bin/sh", "-c", script, NULL });
+	char path[4200];
+	size_t len;
+	snprintf(path, sizeof(path), "%s/err.txt", dir);
+	char *err = (char *)tu_read_file(path, &len);
+	cr_assert(p.exited && p.code == 128 + SIGTERM, "convoy scale: exit %d signal %d; %s; %s", p.code, p.sig, p.err,
+		  err);
+	cr_assert(strstr(err, "stopped by signal 15") && tu_count_lines(err) == 1, "stderr: %s", err);
+	snprintf(path, sizeof(path), "%s/sweep/threads-2-run-1", dir);
+	cr_assert(access(path, F_OK) != 0, "the sweep went on to 2 threads");
 }
 
 /* A starved pool goes on under the default --on-hang auto (nothing proves it
