@@ -813,19 +813,8 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 		evidence(x, "workers_at_once", at_once);
 		evidence(x, "threads_asked", ts->threads);
 		evidence(x, "idle_ns", ts->c[STACK_IDLE]);
-		char a[32], workers[640] = "";
-		size_t len = 0;
-		for (size_t i = 0, shown = 0; i < ts->nthreads && len < sizeof(workers); i++) {
-			if (ts->t[i].role != ROLE_WORKER)
-				continue;
-			if (shown++ == 3) {
-				snprintf(workers + len, sizeof(workers) - len, ", ...");
-				break;
-			}
-			char who[200];
-			len += (size_t)snprintf(workers + len, sizeof(workers) - len, "%s%s", shown > 1 ? ", " : "",
-						speedup__thread_text(st->t->m, i, who, sizeof(who)));
-		}
+		char a[32], workers[640];
+		speedup__role_threads_text(ts, st->t->m, ROLE_WORKER, workers, sizeof(workers));
 		say(x->summary, sizeof(x->summary),
 		    "Fewer workers than threads: at most %d worker thread%s ran at once (%s) where %d were "
 		    "asked for on %u CPUs, so %d slot%s a CPU could have run had no thread for the whole run (%s).",

@@ -184,14 +184,14 @@ static void restore_signals(const struct sigaction old[NPASSED])
 }
 
 /* The passed-on signals held back around the fork, so that none is lost
- * before child_pid says where it goes. */
-static void hold_signals(int how, sigset_t *saved)
+ * before child_pid says where it goes; the mask before into *saved. */
+static void hold_signals(sigset_t *saved)
 {
 	sigset_t set;
 	sigemptyset(&set);
 	for (size_t i = 0; i < NPASSED; i++)
 		sigaddset(&set, passed_on[i]);
-	sigprocmask(how, how == SIG_BLOCK ? &set : saved, how == SIG_BLOCK ? saved : NULL);
+	sigprocmask(SIG_BLOCK, &set, saved);
 }
 
 int launch__sample_hz(const char *cmd, const char *option, unsigned *hz)
@@ -413,13 +413,13 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 	child_group = 0;
 	child_pid = 0;
 	pass_on_signals(timeout_s > 0, old_actions);
-	hold_signals(SIG_BLOCK, &old_mask);
+	hold_signals(&old_mask);
 	fflush(NULL);
 	double t0 = now_ns();
 	pid_t pid = fork();
 	if (pid < 0) {
 		cv_error("fork: %s", strerror(errno));
-		hold_signals(SIG_SETMASK, &old_mask);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		restore_signals(old_actions);
 		close(exec_pipe[0]);
 		close(exec_pipe[1]);
@@ -435,11 +435,11 @@ int launch__run(char *const argv[], const char *log_path, double timeout_s, cons
 			child_group = pid;
 		}
 		child_pid = pid;
-		hold_signals(SIG_SETMASK, &old_mask);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	}
 	if (pid == 0) {
 		restore_signals(old_actions);
-		hold_signals(SIG_SETMASK, &old_mask);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		if (timeout_s > 0)
 			setpgid(0, 0);   /* so a timeout can kill what it started too */
 		if (log_fd >= 0) {

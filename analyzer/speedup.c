@@ -813,6 +813,28 @@ json_object *speedup__other_json(const struct speedup *s)
 	return o;
 }
 
+size_t speedup__role_threads_text(const struct speedup *s, const struct model *m, enum thread_role role, char *buf,
+				  size_t size)
+{
+	size_t len = 0;
+	int shown = 0;
+	if (size)
+		buf[0] = '\0';
+	for (size_t i = 0; i < s->nthreads && len < size; i++) {
+		if (s->t[i].role != role)
+			continue;
+		if (shown == 3) {
+			len += (size_t)snprintf(buf + len, size - len, ", ...");
+			break;
+		}
+		char who[200];
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", shown ? ", " : "",
+					speedup__thread_text(m, i, who, sizeof(who)));
+		shown++;
+	}
+	return len;
+}
+
 void speedup__roles_text(const struct speedup *s, const struct model *m, char *buf, size_t size)
 {
 	size_t len = 0;
@@ -826,19 +848,8 @@ void speedup__roles_text(const struct speedup *s, const struct model *m, char *b
 			continue;
 		}
 		len += (size_t)snprintf(buf + len, size - len, "%s%ss: %d (", len ? "; " : "", role_names[r], s->nroles[r]);
-		int shown = 0;
-		for (size_t i = 0; i < s->nthreads && len < size; i++) {
-			if (s->t[i].role != (enum thread_role)r)
-				continue;
-			if (shown == 3) {
-				len += (size_t)snprintf(buf + len, size - len, ", ...");
-				break;
-			}
-			char who[200];
-			len += (size_t)snprintf(buf + len, size - len, "%s%s", shown ? ", " : "",
-						speedup__thread_text(m, i, who, sizeof(who)));
-			shown++;
-		}
+		if (len < size)
+			len += speedup__role_threads_text(s, m, (enum thread_role)r, buf + len, size - len);
 		if (len < size)
 			len += (size_t)snprintf(buf + len, size - len, ")");
 	}

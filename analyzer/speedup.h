@@ -142,6 +142,10 @@ uint64_t speedup__thread_waits(const struct model *m, size_t i);
 /* The workers, waiters and helpers of the run in words ("workers: 2 (worker
  * ×2); helpers: main, 40 ms beside them"), for text output. */
 void speedup__roles_text(const struct speedup *s, const struct model *m, char *buf, size_t size);
+/* The threads of one role, the first three ("worker (tid 12), ..."); the
+ * length written. */
+size_t speedup__role_threads_text(const struct speedup *s, const struct model *m, enum thread_role role, char *buf,
+				  size_t size);
 
 /* Thread i as text: "main", its name, or its start routine, with its tid. */
 const char *speedup__thread_text(const struct model *m, size_t i, char *buf, size_t size);

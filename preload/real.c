@@ -84,11 +84,16 @@ static int find_libc(struct dl_phdr_info *info, size_t size, void *arg)
 
 static bool mutex_in_libc, spin_in_libc, rwlock_in_libc, sem_in_libc;
 
+static bool in_libc(const struct libc_range *libc, const void *fn)
+{
+	return (uintptr_t)fn >= libc->lo && (uintptr_t)fn < libc->hi;
+}
+
 static void who_is_next(void)
 {
 	struct libc_range libc = { 0, 0 };
 	dl_iterate_phdr(find_libc, &libc);
-#define IN_LIBC(fn) ((uintptr_t)cv__real.fn >= libc.lo && (uintptr_t)cv__real.fn < libc.hi)
+#define IN_LIBC(fn) in_libc(&libc, (const void *)cv__real.fn)
 	cv__real.cond_in_libc = IN_LIBC(pthread_cond_signal) && IN_LIBC(pthread_cond_broadcast);
 	mutex_in_libc = IN_LIBC(pthread_mutex_lock) && IN_LIBC(pthread_mutex_trylock) && IN_LIBC(pthread_mutex_unlock);
 	spin_in_libc = IN_LIBC(pthread_spin_lock) && IN_LIBC(pthread_spin_unlock);
@@ -100,7 +105,7 @@ static void who_is_next(void)
 	 * before the shim and is passed over; a preloaded one after it is
 	 * not, and then the shim reads its clocks by the system call. */
 	void *clock = find("clock_gettime", NULL);
-	if ((uintptr_t)clock >= libc.lo && (uintptr_t)clock < libc.hi)
+	if (in_libc(&libc, clock))
 		__atomic_store_n((void **)&cv__real.clock_gettime, clock, __ATOMIC_RELEASE);
 }
 

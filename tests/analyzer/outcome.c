@@ -488,6 +488,36 @@ Test(outcome, idle_workers_at_their_get_work_wait_while_main_waits_for_a_lost_co
 	cr_assert_null(finding_of_kind(root, "pool-starvation"), "%s", json_object_to_json_string(root));
 }
 
+/* `convoy` (a shell command line) started in the background, its stdout
+ * into DIR/out.txt and its stderr into DIR/err.txt; once the shell test
+ * `ready` holds (polled every 50 ms for 40 s: else "not ready" on p's
+ * stderr, convoy killed) the shell lines `then` (where $c is convoy's
+ * pid), and a wait for convoy: its status is p's. */
+static void convoy_in_background(struct tu_proc *p, const char *dir, const char *convoy, const char *ready,
+				 const char *then)
+{
+	char script[16384];
+	snprintf(script, sizeof(script),
+		 "%s >'%s/out.txt' 2>'%s/err.txt' & c=$!\n"
+		 "n=0\n"
+		 "until %s; do\n"
+		 "  n=$((n + 1)); [ $n -le 800 ] || { echo not ready >&2; kill $c; exit 1; }; sleep 0.05\n"
+		 "done\n"
+		 "%s\n"
+		 "wait $c\n",
+		 convoy, dir, dir, ready, then);
+	tu_run(p, &(struct tu_opts){ .timeout_s = 55 }, (const char *[]){ "/bin/sh", "-c", script, NULL });
+}
+
+/* DIR/NAME's text. */
+static char *dir_file(const char *dir, const char *name)
+{
+	char path[4200];
+	size_t len;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return (char *)tu_read_file(path, &len);
+}
+
 /* convoy run exits as a shell would: 127 for a command not found, 126 for
  * one found but not runnable; and with the command's status when the
  * reader of its report has gone (| head), not by SIGPIPE (helper-127).
@@ -532,32 +562,21 @@ Test(outcome, a_signal_sent_to_convoy_run_alone_reaches_the_command, .timeout = 
 	static const char *const sigs[] = { "TERM", "HUP" };
 	static const int nums[] = { SIGTERM, SIGHUP };
 	for (size_t i = 0; i < 2; i++) {
-		char *dir = tu_tmpdir(), script[8192];
-		snprintf(script, sizeof(script),
-			 "'%s' run --json -o '%s' -- '%s' >'%s/out.txt' 2>'%s/err.txt' & c=$!\n"
-			 "n=0\n"
-			 "until grep -q ready '%s/err.txt'; do\n"
-			 "  n=$((n + 1)); [ $n -le 800 ] || { echo not ready >&2; kill $c; exit 1; }; sleep 0.05\n"
-			 "done\n"
-			 "ps -o pid= --ppid $c >'%s/command.pid'\n"
-			 "kill -%s $c\n"
-			 "wait $c\n",
-			 tu_convoy(), dir, tu_prog("ready_then_pause"), dir, dir, dir, dir, sigs[i]);
+		char *dir = tu_tmpdir(), convoy[4096], ready[4200], then[4200];
+		snprintf(convoy, sizeof(convoy), "'%s' run --json -o '%s' -- '%s'", tu_convoy(), dir,
+			 tu_prog("ready_then_pause"));
+		snprintf(ready, sizeof(ready), "grep -q ready '%s/err.txt'", dir);
+		snprintf(then, sizeof(then), "ps -o pid= --ppid $c >'%s/command.pid'\nkill -%s $c", dir, sigs[i]);
 		struct tu_proc p;
-		struct tu_opts o = { .timeout_s = 55 };
-		tu_run(&p, &o, (const char *[]){ "/bin/sh", "-c", script, NULL });
+		convoy_in_background(&p, dir, convoy, ready, then);
 		cr_assert(p.exited && p.code == 128 + nums[i], "SIG%s: convoy run: exit %d signal %d; %s", sigs[i],
 			  p.code, p.sig, p.err);
-		char path[4200];
-		size_t len;
-		snprintf(path, sizeof(path), "%s/command.pid", dir);
-		pid_t pid = (pid_t)atoi((char *)tu_read_file(path, &len));
+		pid_t pid = (pid_t)atoi(dir_file(dir, "command.pid"));
 		cr_assert(pid > 0 && kill(pid, 0) != 0 && errno == ESRCH, "SIG%s: the command %d still runs", sigs[i],
 			  (int)pid);
 		if (nums[i] != SIGTERM)
 			continue;
-		snprintf(path, sizeof(path), "%s/out.txt", dir);
-		json_object *root = json_tokener_parse((char *)tu_read_file(path, &len));
+		json_object *root = json_tokener_parse(dir_file(dir, "out.txt"));
 		cr_assert(root, "SIGTERM: no JSON report");
 		json_object *proc = tu_get(root, "process");
 		TU_EQ(tu_int(proc, "signal"), SIGTERM, "SIGTERM: the command's end");
@@ -583,23 +602,13 @@ Test(outcome, a_signal_sent_to_convoy_run_alone_reaches_the_command, .timeout = 
  * the cut run as the reference (helper-128). */
 Test(outcome, a_signal_sent_to_convoy_scale_stops_the_sweep, .timeout = 60)
 {
-	char *dir = tu_tmpdir(), script[8192];
-	snprintf(script, sizeof(script),
-		 "'%s' scale --threads 1,2 -o '%s/sweep' -- '%s' '{threads}' >'%s/out.txt' 2>'%s/err.txt' & c=$!\n"
-		 "n=0\n"
-		 "until grep -q ready '%s/sweep/threads-1-run-1/output.txt' 2>/dev/null; do\n"
-		 "  n=$((n + 1)); [ $n -le 800 ] || { echo not ready >&2; kill $c; exit 1; }; sleep 0.05\n"
-		 "done\n"
-		 "kill -TERM $c\n"
-		 "wait $c\n",
-		 tu_convoy(), dir, tu_prog("ready_then_pause"), dir, dir, dir);
+	char *dir = tu_tmpdir(), convoy[4096], ready[4200], path[4200];
+	snprintf(convoy, sizeof(convoy), "'%s' scale --threads 1,2 -o '%s/sweep' -- '%s' '{threads}'", tu_convoy(), dir,
+		 tu_prog("ready_then_pause"));
+	snprintf(ready, sizeof(ready), "grep -q ready '%s/sweep/threads-1-run-1/output.txt' 2>/dev/null", dir);
 	struct tu_proc p;
-	struct tu_opts o = { .timeout_s = 55 };
-	tu_run(&p, &o, (const char *[]){ "/bin/sh", "-c", script, NULL });
-	char path[4200];
-	size_t len;
-	snprintf(path, sizeof(path), "%s/err.txt", dir);
-	char *err = (char *)tu_read_file(path, &len);
+	convoy_in_background(&p, dir, convoy, ready, "kill -TERM $c");
+	char *err = dir_file(dir, "err.txt");
 	cr_assert(p.exited && p.code == 128 + SIGTERM, "convoy scale: exit %d signal %d; %s; %s", p.code, p.sig, p.err,
 		  err);
 	cr_assert(strstr(err, "stopped by signal 15") && tu_count_lines(err) == 1, "stderr: %s", err);
@@ -613,27 +622,16 @@ Test(outcome, a_signal_sent_to_convoy_scale_stops_the_sweep, .timeout = 60)
  * at the hang explains it. SIGHUP here: a background job ignores SIGINT. */
 Test(outcome, a_program_interrupted_after_a_hang_is_explained_by_its_snapshot, .timeout = 60)
 {
-	char *dir = tu_tmpdir(), script[8192];
-	snprintf(script, sizeof(script),
-		 "CONVOY_WATCHDOG=0.2 '%s' run --json -o '%s' -- '%s' 2 starve >'%s/out.json' 2>'%s/err.txt' & c=$!\n"
-		 "n=0\n"
-		 "until f=$(ls '%s'/convoy-*.hang 2>/dev/null) && [ -n \"$f\" ]; do\n"
-		 "  n=$((n + 1)); [ $n -le 800 ] || { echo no snapshot >&2; kill $c; exit 1; }; sleep 0.05\n"
-		 "done\n"
-		 "pid=${f%%.hang}; kill -HUP \"${pid##*-}\"\n"
-		 "wait $c\n",
-		 tu_convoy(), dir, tu_prog("queue_pool"), dir, dir, dir);
+	char *dir = tu_tmpdir(), convoy[4096], ready[4200];
+	snprintf(convoy, sizeof(convoy), "CONVOY_WATCHDOG=0.2 '%s' run --json -o '%s' -- '%s' 2 starve", tu_convoy(), dir,
+		 tu_prog("queue_pool"));
+	snprintf(ready, sizeof(ready), "f=$(ls '%s'/convoy-*.hang 2>/dev/null) && [ -n \"$f\" ]", dir);
 	struct tu_proc p;
-	struct tu_opts o = { .timeout_s = 55 };
-	tu_run(&p, &o, (const char *[]){ "/bin/sh", "-c", script, NULL });
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/err.txt", dir);
-	size_t len;
-	char *err = (char *)tu_read_file(path, &len);
-	cr_assert(!strstr(p.err, "no snapshot"), "the watchdog wrote no snapshot in 40 s; convoy said: %s", err);
+	convoy_in_background(&p, dir, convoy, ready, "pid=${f%.hang}; kill -HUP \"${pid##*-}\"");
+	char *err = dir_file(dir, "err.txt");
+	cr_assert(!strstr(p.err, "not ready"), "the watchdog wrote no snapshot in 40 s; convoy said: %s", err);
 	cr_assert(strstr(err, "snapshot taken at the hang"), "stderr: %s", err);
-	snprintf(path, sizeof(path), "%s/out.json", dir);
-	json_object *root = json_tokener_parse((char *)tu_read_file(path, &len));
+	json_object *root = json_tokener_parse(dir_file(dir, "out.txt"));
 	cr_assert(root, "no JSON report; stderr: %s", err);
 	cr_assert_str_eq(tu_str(json_object_array_get_idx(tu_array(root, "findings"), 0), "kind"), "pool-starvation",
 			 "%s", json_object_to_json_string(root));
