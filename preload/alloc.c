@@ -63,7 +63,7 @@ static void *map(size_t len)
 	if (cv__off())
 		return NULL;
 	int saved_errno = errno;
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *m = cv__mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	errno = saved_errno;
 	return m == MAP_FAILED ? NULL : m;
 }
@@ -116,7 +116,7 @@ static void populate(uintptr_t lo, uintptr_t hi)
 	if (lo >= hi || cv__off() || __atomic_load_n(&populate_refused, __ATOMIC_RELAXED))
 		return;
 	int saved_errno = errno;
-	if (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) != 0 &&
+	if (cv__madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) != 0 &&
 	    (errno == EINVAL || errno == EPERM || errno == ENOSYS))   /* before Linux 5.14; a filter */
 		__atomic_store_n(&populate_refused, true, __ATOMIC_RELAXED);
 	errno = saved_errno;
@@ -198,7 +198,7 @@ static void *carve(size_t size)
 			touch(m->data, size);
 			return m->data;
 		}
-		munmap(m, CV_CHUNK);   /* another thread installed one first: use it */
+		cv__munmap(m, CV_CHUNK);   /* another thread installed one first: use it */
 	}
 }
 
@@ -229,7 +229,7 @@ void cv__free(void *p, size_t size)
 		return;
 	if (size > CV_CLASS_MAX) {
 		if (!cv__off())   /* see map */
-			munmap(p, size);
+			cv__munmap(p, size);
 		return;
 	}
 	size_t class_size;
@@ -284,11 +284,11 @@ static CV_NOINLINE bool own_call_switch(void)
  * above (its call's own_call), one mapping; NULL when none could be had. */
 static char *map_stack(size_t page, size_t size, size_t top)
 {
-	char *m = mmap(NULL, page + size + top, PROT_READ | PROT_WRITE,
+	char *m = cv__mmap(NULL, page + size + top, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
-	mprotect(m, page, PROT_NONE);   /* the guard page */
+	cv__mprotect(m, page, PROT_NONE);   /* the guard page */
 	return m;
 }
 
@@ -355,7 +355,7 @@ static bool room_here(size_t size)
 	if (!(t->flags & CV_THREAD_MAIN) || !cv__on_thread_stack(t, sp))
 		return true;
 	struct rlimit rl;
-	return getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	return cv__getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
 	       t->stack_top - sp + size <= rl.rlim_cur;
 }
 
@@ -366,10 +366,10 @@ bool cv__call_with_stack(void (*fn)(void *), void *arg, size_t size, bool here_i
 	 * between the claim and the call would leave the kept stack taken. */
 	sigset_t blocked, before;
 	cv__all_but_faults(&blocked);
-	pthread_sigmask(SIG_BLOCK, &blocked, &before);   /* the callee's context takes this mask too */
+	cv__sigmask(SIG_BLOCK, &blocked, &before);   /* the callee's context takes this mask too */
 	if (here_if_room && room_here(size)) {
 		fn(arg);
-		pthread_sigmask(SIG_SETMASK, &before, NULL);
+		cv__sigmask(SIG_SETMASK, &before, NULL);
 		errno = saved_errno;
 		return true;
 	}
@@ -377,7 +377,7 @@ bool cv__call_with_stack(void (*fn)(void *), void *arg, size_t size, bool here_i
 	size_t top = (sizeof(struct own_call) + page - 1) & ~(page - 1), len;
 	char *m = own_stack(size, page, top, &len);
 	if (!m) {
-		pthread_sigmask(SIG_SETMASK, &before, NULL);
+		cv__sigmask(SIG_SETMASK, &before, NULL);
 		errno = saved_errno;
 		return false;
 	}
@@ -396,10 +396,10 @@ bool cv__call_with_stack(void (*fn)(void *), void *arg, size_t size, bool here_i
 	own_call = c->outer;
 	before = c->before;   /* c is in the stack's memory, released next */
 	if (c->map)
-		munmap(c->map, c->map_len);
+		cv__munmap(c->map, c->map_len);
 	else
 		__atomic_store_n(&kept_taken, 0, __ATOMIC_RELEASE);
-	pthread_sigmask(SIG_SETMASK, &before, NULL);
+	cv__sigmask(SIG_SETMASK, &before, NULL);
 	errno = saved_errno;
 	return ran;
 }

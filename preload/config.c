@@ -32,7 +32,7 @@ static struct {
 static void note_stderr(void)
 {
 	struct stat st;
-	start_stderr.open = fstat(STDERR_FILENO, &st) == 0;
+	start_stderr.open = cv__fstat(STDERR_FILENO, &st) == 0;
 	start_stderr.dev = st.st_dev;
 	start_stderr.ino = st.st_ino;
 	start_stderr.type = st.st_mode & S_IFMT;
@@ -42,7 +42,7 @@ static void note_stderr(void)
 void cv__say(const char *line, size_t len)
 {
 	struct stat st;
-	if (cv__config.quiet || !start_stderr.open || fstat(STDERR_FILENO, &st) != 0 ||
+	if (cv__config.quiet || !start_stderr.open || cv__fstat(STDERR_FILENO, &st) != 0 ||
 	    st.st_dev != start_stderr.dev || st.st_ino != start_stderr.ino ||
 	    (st.st_mode & S_IFMT) != start_stderr.type)
 		return;   /* not the stderr we were given: stay silent */

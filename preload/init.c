@@ -25,11 +25,11 @@ void cv__thread_init_main(void);
  * into /proc, cost it about 50 us here). */
 static void read_identity(pid_t parent, bool exe)
 {
-	cv__process.pid = getpid();
+	cv__process.pid = cv__getpid();
 	cv__process.ppid = parent;
 	cv__thread_name(cv__process.comm);
 	if (exe) {
-		ssize_t n = readlink("/proc/self/exe", cv__process.exe, sizeof(cv__process.exe) - 1);
+		ssize_t n = cv__readlink("/proc/self/exe", cv__process.exe, sizeof(cv__process.exe) - 1);
 		cv__process.exe[n > 0 ? n : 0] = '\0';
 	}
 }
@@ -225,7 +225,7 @@ void cv__init(void)
 			cv__process.disabled = 1;
 		} else {
 			cv__config_read();
-			read_identity(getppid(), true);
+			read_identity(cv__getppid(), true);
 			cv__process.sigchld_ignored = cv__sigchld_ignored(false);   /* a fork child keeps its parent's note */
 			start_clocks();
 			if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {

@@ -47,7 +47,7 @@ extern char **environ;
 bool cv__profiling_here(void)
 {
 	return __atomic_load_n(&cv__process.ready, __ATOMIC_ACQUIRE) && !cv__process.disabled &&
-	       getpid() == cv__process.pid;
+	       cv__getpid() == cv__process.pid;
 }
 
 /* Whether this thread was running the shim's own code (its reentrancy guard
@@ -71,13 +71,13 @@ static bool inside_shim(void)
 static uint64_t pending_output(void)
 {
 	struct stat dir, file;
-	if (stat(cv__config.dir, &dir) != 0)
+	if (cv__stat(cv__config.dir, &dir) != 0)
 		return 0;
 	uint64_t bytes = 0;
 	FILE *streams[] = { stdout, stderr };
 	for (size_t i = 0; i < sizeof(streams) / sizeof(streams[0]); i++) {
 		int fd = streams[i] ? fileno_unlocked(streams[i]) : -1;
-		if (fd < 0 || fstat(fd, &file) != 0 || !S_ISREG(file.st_mode) || file.st_dev != dir.st_dev)
+		if (fd < 0 || cv__fstat(fd, &file) != 0 || !S_ISREG(file.st_mode) || file.st_dev != dir.st_dev)
 			continue;
 		/* Two pointers read apart may differ by nonsense: at most 1 GiB. */
 		uint64_t chars = __fpending(streams[i]);
@@ -121,7 +121,7 @@ static bool had_a_child(void)
 	struct rusage ru;
 	int any = WEXITED | WSTOPPED | WCONTINUED | WNOHANG | WNOWAIT | __WALL;
 	bool had = !(cv__sys(SYS_waitid, P_ALL, 0, (long)&info, any) < 0 && errno == ECHILD) ||
-		   cv__sys(SYS_getrusage, RUSAGE_CHILDREN, (long)&ru, 0, 0) != 0 || ru.ru_maxrss != 0;
+		   cv__getrusage(RUSAGE_CHILDREN, &ru) != 0 || ru.ru_maxrss != 0;
 	errno = saved_errno;
 	return had;
 }
@@ -328,7 +328,7 @@ static bool names_the_shim(const char *entry, size_t len)
 	if (strcmp(slash ? slash + 1 : path, self.base) == 0)
 		return true;
 	struct stat st;
-	return slash && stat(path, &st) == 0 && st.st_dev == self.dev && st.st_ino == self.ino;
+	return slash && cv__stat(path, &st) == 0 && st.st_dev == self.dev && st.st_ino == self.ino;
 }
 
 static bool preload_sep(char c)
@@ -644,7 +644,7 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *context)
 	release(i);
 	bool sent = si->si_code <= 0 || (sig == SIGBUS && si->si_code == BUS_MCEERR_AO);
 	if (sent) {
-		pid_t pid = getpid(), tid = gettid();
+		pid_t pid = cv__getpid(), tid = cv__gettid();
 		if (cv__real.syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, si) != 0)
 			cv__real.syscall(SYS_tgkill, pid, tid, sig);   /* the kernel keeps a kill()'s siginfo to itself */
 	}
@@ -761,7 +761,7 @@ void cv__lifecycle_init(void)
 	self.no_follow = !cv__env_flag("CONVOY_FOLLOW", true);
 	Dl_info info;
 	struct stat st;
-	if (dladdr((void *)&cv__lifecycle_init, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0) {
+	if (dladdr((void *)&cv__lifecycle_init, &info) && info.dli_fname && cv__stat(info.dli_fname, &st) == 0) {
 		self.dev = st.st_dev;
 		self.ino = st.st_ino;
 		const char *slash = strrchr(info.dli_fname, '/'), *base = slash ? slash + 1 : info.dli_fname;

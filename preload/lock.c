@@ -129,7 +129,7 @@ void cv__program_handler_coming(void)
 	 * interrupted one to call sigaction, can only end after we return. */
 	unsigned own = cv__sections && !masked;
 	while (__atomic_load_n(&unmasked_sections, __ATOMIC_SEQ_CST) > own)
-		sched_yield();
+		cv__yield();
 }
 
 /* The child of a fork has one thread, which forked outside any section. */
@@ -150,7 +150,7 @@ void cv__spin_lock_as(cv_spinlock_t *l, int owner)
 		/* After 64 spins the holder may be preempted: give it the CPU
 		 * (unless cv__off: no system call of ours). */
 		if (spins >= 64 && !cv__off())
-			sched_yield();
+			cv__yield();
 #if defined(__x86_64__) || defined(__i386__)
 		else
 			__builtin_ia32_pause();

@@ -238,7 +238,7 @@ static void *snapshot_table(struct snapshot *snap, size_t bytes)
 		if (snap->nmaps == SNAPSHOT_TABLES)
 			return NULL;   /* one table a mapping at worst: not reached */
 		size_t size = bytes > SNAPSHOT_MAP_MIN ? bytes : SNAPSHOT_MAP_MIN;
-		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		void *p = cv__mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (p == MAP_FAILED)
 			return NULL;
 		m = &snap->maps[snap->nmaps++];
@@ -271,7 +271,7 @@ static void snapshot_free(struct snapshot *snap, bool ending)
 		snap->objs[i]->dump_id = 0;
 	dumping = NULL;
 	for (size_t i = 0; i < snap->nmaps && !ending; i++)
-		munmap(snap->maps[i].p, snap->maps[i].bytes);
+		cv__munmap(snap->maps[i].p, snap->maps[i].bytes);
 }
 
 /* Rows by index, and of one index (a thread that ended while the snapshot
@@ -425,7 +425,7 @@ static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_n
 		cv__close(fd);
 	}
 	struct cv_process p = {
-		.pid = getpid(),
+		.pid = cv__getpid(),
 		.ppid = cv__process.ppid,
 		.start_realtime_ns = cv__process.start_realtime_ns,
 		.start_ns = cv__process.start_ns,
@@ -446,7 +446,7 @@ static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_n
 	p.cpus_allowed = sched_getaffinity(0, sizeof(set), &set) == 0 ? (uint32_t)CPU_COUNT(&set) : p.ncpus;
 	p.perf_valid = cv__perf_read(p.perf, &p.perf_error);
 	struct rusage ru;
-	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+	if (cv__getrusage(RUSAGE_SELF, &ru) == 0) {
 		p.cpu_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
 			   (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u;
 		p.voluntary_cs = (uint64_t)ru.ru_nvcsw;
@@ -645,7 +645,7 @@ static char *put_stem(char *p, char *end)
 	p = put_str(p, end, "/convoy-");
 	p = put_str(p, end, comm[0] ? comm : "unknown");
 	p = put_str(p, end, "-");
-	return put_num(p, end, (uint64_t)getpid(), 10, 1);
+	return put_num(p, end, (uint64_t)cv__getpid(), 10, 1);
 }
 
 static bool terminate(char *p, char *end)
@@ -675,7 +675,7 @@ static bool temp_name(char *buf, size_t size)
 {
 	uint64_t r;
 	if (cv__sys(SYS_getrandom, (long)&r, sizeof(r), GRND_NONBLOCK, 0) != (long)sizeof(r))
-		r = cv__ticks() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)&r;
+		r = cv__ticks() ^ ((uint64_t)cv__getpid() << 32) ^ (uintptr_t)&r;
 	char *end = buf + size, *p = put_stem(buf, end);
 	p = put_str(p, end, ".");
 	p = put_num(p, end, r, 16, 16);
@@ -725,14 +725,14 @@ static int publish(const char *ext)
 		if (!final_name(final_path, sizeof(final_path), n, ext))
 			return ENAMETOOLONG;
 		if (!tmp_path[0]) {
-			if (linkat(AT_FDCWD, tmp_by_fd, AT_FDCWD, final_path, AT_SYMLINK_FOLLOW) == 0)
+			if (cv__linkat(AT_FDCWD, tmp_by_fd, AT_FDCWD, final_path, AT_SYMLINK_FOLLOW) == 0)
 				return 0;
-		} else if (renameat2(AT_FDCWD, tmp_path, AT_FDCWD, final_path, RENAME_NOREPLACE) == 0) {
+		} else if (cv__renameat2(AT_FDCWD, tmp_path, AT_FDCWD, final_path, RENAME_NOREPLACE) == 0) {
 			return 0;
 		} else if (errno == EINVAL || errno == ENOSYS) {
 			/* No RENAME_NOREPLACE on this filesystem: link() fails on an existing name too. */
-			if (link(tmp_path, final_path) == 0) {
-				unlink(tmp_path);
+			if (cv__linkat(AT_FDCWD, tmp_path, AT_FDCWD, final_path, 0) == 0) {
+				cv__unlink(tmp_path);
 				return 0;
 			}
 		}
@@ -759,8 +759,8 @@ static void signals_block(struct signal_guard *g)
 {
 	sigset_t all, pending;
 	cv__all_but_faults(&all);
-	g->xfsz_was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
-	pthread_sigmask(SIG_BLOCK, &all, &g->old);
+	g->xfsz_was_pending = cv__sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+	cv__sigmask(SIG_BLOCK, &all, &g->old);
 }
 
 static void signals_restore(const struct signal_guard *g)
@@ -768,11 +768,11 @@ static void signals_restore(const struct signal_guard *g)
 	sigset_t xfsz, pending;
 	sigemptyset(&xfsz);
 	sigaddset(&xfsz, SIGXFSZ);
-	if (!g->xfsz_was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
+	if (!g->xfsz_was_pending && cv__sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
 		static const struct timespec now;   /* glibc's sigtimedwait is a cancellation point */
 		cv__sys(SYS_rt_sigtimedwait, (long)&xfsz, 0, (long)&now, _NSIG / 8);
 	}
-	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+	cv__sigmask(SIG_SETMASK, &g->old, NULL);
 }
 
 static void report_failure(int error, const char *ext)
@@ -809,7 +809,7 @@ static void announce(const char *what)
  * snapshot's own thread (a crash inside it), there is no profile. */
 static bool claim_write(void)
 {
-	pid_t me = gettid();
+	pid_t me = cv__gettid();
 	for (int waits = 0;; waits++) {
 		int state = __atomic_load_n(&written, __ATOMIC_ACQUIRE);
 		bool in_flight = state == EXEC_IN_FLIGHT || state == SNAPSHOT_IN_FLIGHT;
@@ -832,7 +832,7 @@ static bool claim_write(void)
 		    none != me) {
 			if (waits >= 2000)
 				return false;   /* the named writer's claim stands; the caller's settle waits for it */
-			sched_yield();
+			cv__yield();
 			continue;
 		}
 		if (__atomic_compare_exchange_n(&written, &state, WRITTEN, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -953,7 +953,7 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	/* The program's own output still to come takes the room first: an
 	 * unnamed file's blocks are freed at its close. */
 	struct stat written;
-	if (!w->error && ending && fstat(w->fd, &written) == 0 && !room_left(w->fd, (uint64_t)written.st_size, room_to_leave))
+	if (!w->error && ending && cv__fstat(w->fd, &written) == 0 && !room_left(w->fd, (uint64_t)written.st_size, room_to_leave))
 		w->error = ENOSPC;
 	bool unnamed = !tmp_path[0], linked = false;
 	if (unnamed && !w->error)
@@ -965,9 +965,9 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 		w->error = publish(ext);
 	if (w->error) {
 		if (!unnamed)
-			unlink(tmp_path);
+			cv__unlink(tmp_path);
 		else if (linked)
-			unlink(final_path);   /* the close failed: what it lost is under that name */
+			cv__unlink(final_path);   /* the close failed: what it lost is under that name */
 		final_path[0] = '\0';
 	}
 	tmp_path[0] = '\0';
@@ -1014,7 +1014,7 @@ static bool write_file_with_stack(uint32_t exit_reason, const char *ext, const c
 	 * signal or _exit finds the writer claimed waits for this one
 	 * (cv__profile_settle) only while it is set, so it is set before any
 	 * stack switch, not after. */
-	__atomic_store_n(&writer_tid, gettid(), __ATOMIC_SEQ_CST);
+	__atomic_store_n(&writer_tid, cv__gettid(), __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);   /* before the snapshot: cv__profile_writing */
 	struct write_call w = { exit_reason, ext, what, false };
 	if (!cv__call_with_stack(write_with_stack, &w, CV_WRITER_STACK, destructors_end(exit_reason)))
@@ -1043,7 +1043,7 @@ bool cv__write_profile(uint32_t exit_reason)
 	if (!write_file_with_stack(exit_reason, "." CV_PROFILE_EXT, exec ? NULL : "profile"))
 		return false;
 	if (exec) {
-		__atomic_store_n(&exec_tid, gettid(), __ATOMIC_RELAXED);
+		__atomic_store_n(&exec_tid, cv__gettid(), __ATOMIC_RELAXED);
 		__atomic_store_n(&written, EXEC_IN_FLIGHT, __ATOMIC_RELEASE);
 	}
 	return true;
@@ -1084,7 +1084,7 @@ bool cv__write_snapshot(void)
 			if (!__atomic_compare_exchange_n(&written, &state, SNAPSHOT_IN_FLIGHT, false, __ATOMIC_ACQ_REL,
 							 __ATOMIC_ACQUIRE))
 				break;   /* the process's profile is written, or an exec's is in flight */
-			__atomic_store_n(&snapshot_tid, gettid(), __ATOMIC_RELAXED);   /* an end meanwhile waits, even before this */
+			__atomic_store_n(&snapshot_tid, cv__gettid(), __ATOMIC_RELAXED);   /* an end meanwhile waits, even before this */
 			published |= write_file_with_stack(CV_EXIT_HANG_SNAPSHOT, CV_SNAPSHOT_EXT, "hang snapshot");
 			final_path[0] = '\0';   /* not the process's profile: a failed exec's retract must leave it */
 			__atomic_store_n(&snapshot_tid, 0, __ATOMIC_RELAXED);
@@ -1102,7 +1102,7 @@ void cv__profile_retract(void)
 {
 	int saved_errno = errno;
 	if (final_path[0])
-		unlink(final_path);
+		cv__unlink(final_path);
 	final_path[0] = '\0';
 	__atomic_store_n(&written, NOT_WRITTEN, __ATOMIC_RELEASE);
 	errno = saved_errno;
@@ -1111,7 +1111,7 @@ void cv__profile_retract(void)
 void cv__profile_settle(void)
 {
 	int saved_errno = errno;
-	pid_t me = gettid(), writer;
+	pid_t me = cv__gettid(), writer;
 	uint64_t seen = 0;
 	for (int stalls = 0; (writer = __atomic_load_n(&writer_tid, __ATOMIC_ACQUIRE)); ) {
 		if (writer == me || stalls == 200)
@@ -1123,6 +1123,6 @@ void cv__profile_settle(void)
 		seen = now;
 	}
 	if (writer && tmp_path[0])
-		unlink(tmp_path);
+		cv__unlink(tmp_path);
 	errno = saved_errno;
 }

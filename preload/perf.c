@@ -49,7 +49,7 @@ static int hw_error;
 static int first_high_fd(void)
 {
 	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+	if (cv__getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
 		return 512;
 	return rl.rlim_cur > 2048 ? 1024 : (int)(rl.rlim_cur / 2);
 }
@@ -64,16 +64,16 @@ static int open_event(uint32_t e, int base)
 	attr.inherit = 1;
 	attr.inherit_thread = 1;
 	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = (int)cv__sys6(SYS_perf_event_open, (long)&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC, 0);
 	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
 		/* perf_event_paranoid >= 2 without CAP_PERFMON: user space only. */
 		attr.exclude_kernel = 1;
 		attr.exclude_hv = 1;
-		fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = (int)cv__sys6(SYS_perf_event_open, (long)&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC, 0);
 	}
 	if (fd < 0)
 		return -errno;
-	int high = fcntl(fd, F_DUPFD_CLOEXEC, base);
+	int high = (int)cv__sys(SYS_fcntl, fd, F_DUPFD_CLOEXEC, base, 0);
 	if (high >= 0) {
 		cv__close(fd);
 		fd = high;
@@ -95,7 +95,7 @@ void cv__perf_open(void)
 				hw_error = -fd;
 			continue;
 		}
-		if (ioctl(fd, PERF_EVENT_IOC_ID, &ids[e]) != 0) {
+		if (cv__sys(SYS_ioctl, fd, PERF_EVENT_IOC_ID, (long)&ids[e], 0) != 0) {
 			cv__close(fd);
 			continue;
 		}
@@ -108,7 +108,7 @@ void cv__perf_open(void)
 static bool still_ours(uint32_t e)
 {
 	uint64_t id;
-	return (opened & (1u << e)) && ioctl(fds[e], PERF_EVENT_IOC_ID, &id) == 0 && id == ids[e];
+	return (opened & (1u << e)) && cv__sys(SYS_ioctl, fds[e], PERF_EVENT_IOC_ID, (long)&id, 0) == 0 && id == ids[e];
 }
 
 /* Totals so far, scaled when the kernel multiplexed a counter. */

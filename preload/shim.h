@@ -21,6 +21,8 @@
 #include <threads.h>
 #include <time.h>
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -737,15 +739,6 @@ static inline pid_t cv__thread_tid(void)
 	return CV_LIKELY(tid) ? tid : cv__tid_slow();
 }
 
-/* process_vm_readv of this process's own memory: the kernel says EFAULT
- * for a hole or a guard page instead of faulting. Through the calling
- * thread's id, which is alive: the process's id names the main thread,
- * and fails (ESRCH) once it has called pthread_exit (helper-114). */
-static inline ssize_t cv__read_own_memory(const struct iovec *local, unsigned long nlocal,
-					   const struct iovec *remote, unsigned long nremote)
-{
-	return process_vm_readv(cv__thread_tid(), local, nlocal, remote, nremote, 0);
-}
 #define CV_NIL_REC ((struct cv_rec *)&cv__nil_rec)
 
 /* An object's address hashed (the registry's shards and chains, a thread's
@@ -986,14 +979,25 @@ static inline int cv__thrd_err_map(int rc)
 	}
 }
 
-/* ---- futex.c: the shim's own I/O ------------------------------------------ *
- * glibc's open, read, write, close and nanosleep are cancellation points, and
- * the shim must never be one: a pending pthread_cancel acted on inside it
- * would unwind the thread out of its bookkeeping, perhaps holding one of its
- * locks (the guard below leaves the cancellation state alone). These make the
- * system call through the real syscall(), which is not a cancellation point;
- * they return and set errno as glibc's do. */
-long cv__sys(long n, long a1, long a2, long a3, long a4);
+/* ---- futex.c: the shim's own system calls --------------------------------- *
+ * Every system call the shim makes for itself goes straight to the kernel
+ * (cv__sys6), never through the C library's wrapper, for two reasons. The
+ * program, or a library preloaded after the shim, may define the wrapper
+ * itself: a clock_gettime, syscall() or mmap that takes a lock (libfaketimeMT,
+ * tcmalloc's mmap hooks, a test harness's virtual clock) would come back
+ * into the shim from inside its bookkeeping or a signal handler, and
+ * deadlock or recurse (helper-127, helper-128). And glibc's open, read,
+ * write, close and nanosleep are cancellation points, which the shim must
+ * never be: a pending pthread_cancel acted on inside it would unwind the
+ * thread out of its bookkeeping, perhaps holding one of its locks (the
+ * guard below leaves the cancellation state alone). These return and set
+ * errno as glibc's wrappers do. Elsewhere than x86-64 cv__sys6 is the next
+ * syscall(). */
+long cv__sys6(long n, long a1, long a2, long a3, long a4, long a5, long a6);
+static inline long cv__sys(long n, long a1, long a2, long a3, long a4)
+{
+	return cv__sys6(n, a1, a2, a3, a4, 0, 0);
+}
 static inline int cv__open(const char *path, int flags, int mode)
 {
 	return (int)cv__sys(SYS_openat, AT_FDCWD, (long)path, flags, mode);
@@ -1013,6 +1017,89 @@ static inline int cv__close(int fd)
 static inline int cv__nanosleep(const struct timespec *pause)
 {
 	return (int)cv__sys(SYS_nanosleep, (long)pause, 0, 0, 0);
+}
+static inline pid_t cv__getpid(void)
+{
+	return (pid_t)cv__sys(SYS_getpid, 0, 0, 0, 0);
+}
+static inline pid_t cv__gettid(void)
+{
+	return (pid_t)cv__sys(SYS_gettid, 0, 0, 0, 0);
+}
+static inline pid_t cv__getppid(void)
+{
+	return (pid_t)cv__sys(SYS_getppid, 0, 0, 0, 0);
+}
+static inline void cv__yield(void)
+{
+	cv__sys(SYS_sched_yield, 0, 0, 0, 0);
+}
+static inline void *cv__mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return (void *)cv__sys6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, (long)off);
+}
+static inline int cv__munmap(void *addr, size_t len)
+{
+	return (int)cv__sys(SYS_munmap, (long)addr, (long)len, 0, 0);
+}
+static inline int cv__mprotect(void *addr, size_t len, int prot)
+{
+	return (int)cv__sys(SYS_mprotect, (long)addr, (long)len, prot, 0);
+}
+static inline int cv__madvise(void *addr, size_t len, int advice)
+{
+	return (int)cv__sys(SYS_madvise, (long)addr, (long)len, advice, 0);
+}
+static inline int cv__fstat(int fd, struct stat *st)
+{
+	return (int)cv__sys(SYS_fstat, fd, (long)st, 0, 0);
+}
+static inline int cv__stat(const char *path, struct stat *st)
+{
+	return (int)cv__sys(SYS_newfstatat, AT_FDCWD, (long)path, (long)st, 0);
+}
+static inline int cv__unlink(const char *path)
+{
+	return (int)cv__sys(SYS_unlinkat, AT_FDCWD, (long)path, 0, 0);
+}
+static inline int cv__linkat(int from_dir, const char *from, int to_dir, const char *to, int flags)
+{
+	return (int)cv__sys6(SYS_linkat, from_dir, (long)from, to_dir, (long)to, flags, 0);
+}
+static inline int cv__renameat2(int from_dir, const char *from, int to_dir, const char *to, unsigned flags)
+{
+	return (int)cv__sys6(SYS_renameat2, from_dir, (long)from, to_dir, (long)to, flags, 0);
+}
+static inline ssize_t cv__readlink(const char *path, char *buf, size_t size)
+{
+	return cv__sys(SYS_readlinkat, AT_FDCWD, (long)path, (long)buf, (long)size);
+}
+static inline int cv__getrusage(int who, struct rusage *ru)
+{
+	return (int)cv__sys(SYS_getrusage, who, (long)ru, 0, 0);
+}
+static inline int cv__getrlimit(int resource, struct rlimit *rl)
+{
+	return (int)cv__sys(SYS_prlimit64, 0, resource, 0, (long)rl);
+}
+/* sigprocmask's, and pthread_sigmask's but for its return (-1 and errno):
+ * like glibc's, it never blocks the two signals glibc keeps for itself
+ * (SIGCANCEL and SIGSETXID, 32 and 33: a blocked SIGSETXID would hold up
+ * another thread's setuid()). */
+int cv__sigmask(int how, const sigset_t *set, sigset_t *old);
+static inline int cv__sigpending(sigset_t *set)
+{
+	return (int)cv__sys(SYS_rt_sigpending, (long)set, _NSIG / 8, 0, 0);
+}
+
+/* process_vm_readv of this process's own memory: the kernel says EFAULT
+ * for a hole or a guard page instead of faulting. Through the calling
+ * thread's id, which is alive: the process's id names the main thread,
+ * and fails (ESRCH) once it has called pthread_exit (helper-114). */
+static inline ssize_t cv__read_own_memory(const struct iovec *local, unsigned long nlocal,
+					   const struct iovec *remote, unsigned long nremote)
+{
+	return cv__sys6(SYS_process_vm_readv, cv__thread_tid(), (long)local, (long)nlocal, (long)remote, (long)nremote, 0);
 }
 
 /* ---- thread.c: thread state and lifecycle --------------------------------- */

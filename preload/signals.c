@@ -173,7 +173,7 @@ static __attribute__((noinline)) bool defer(int sig, siginfo_t *si, ucontext_t *
 	/* Blocked now (under SA_NODEFER it is not, and the signal queued
 	 * below would come straight back), and after the return, by the
 	 * context the kernel restores. */
-	pthread_sigmask(SIG_BLOCK, &one, NULL);
+	cv__sigmask(SIG_BLOCK, &one, NULL);
 	pid_t pid = (pid_t)cv__real.syscall(SYS_getpid), tid = (pid_t)cv__real.syscall(SYS_gettid);
 	bool queued = queue_again(pid, tid, sig, si, &one);
 	if (queued) {
@@ -182,7 +182,7 @@ static __attribute__((noinline)) bool defer(int sig, siginfo_t *si, ucontext_t *
 		sigaddset(&uc->uc_sigmask, sig);
 		__atomic_fetch_or(&deferred, 1ull << (sig - 1), __ATOMIC_RELAXED);
 	} else {
-		pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+		cv__sigmask(SIG_UNBLOCK, &one, NULL);
 	}
 	errno = saved_errno;
 	return queued;
@@ -232,7 +232,7 @@ void cv__release_deferred(void)
 	for (int sig = 1; bits; sig++, bits >>= 1)
 		if (bits & 1)
 			sigaddset(&set, sig);
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	cv__sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
 /* The program's view of what the kernel returned, given what the program
@@ -280,7 +280,7 @@ int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction
 	if (sig <= 0 || sig >= _NSIG || !cv__profiling_here()) {
 		/* Not in a child that shares the shim's memory but not its
 		 * dispositions (vfork): its handlers are its own. */
-		bool other_process = __atomic_load_n(&cv__process.ready, __ATOMIC_ACQUIRE) && getpid() != cv__process.pid;
+		bool other_process = __atomic_load_n(&cv__process.ready, __ATOMIC_ACQUIRE) && cv__getpid() != cv__process.pid;
 		if (handler && !other_process)
 			cv__program_handler_coming();   /* lock.c: sections block signals from now on */
 		int rc = cv__real.sigaction(sig, act, old);
@@ -304,7 +304,7 @@ int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction
 	}
 	void (*fn)(int, siginfo_t *, void *) = handler ? want.sa_sigaction : NULL;
 	bool siginfo = handler && (want.sa_flags & SA_SIGINFO);
-	cv__spin_lock_as(&handlers_lock, gettid());
+	cv__spin_lock_as(&handlers_lock, cv__gettid());
 	struct handler was = handlers[sig];
 	if (act) {
 		handlers[sig].installed = given;
@@ -388,14 +388,14 @@ CV_EXPORT sighandler_t sigset(int sig, sighandler_t disposition)
 	sigaddset(&one, sig);
 	struct sigaction act = { .sa_handler = disposition }, old;
 	if (disposition == SIG_HOLD) {
-		if (sigprocmask(SIG_BLOCK, &one, &before) < 0)
+		if (cv__sigmask(SIG_BLOCK, &one, &before) < 0)
 			return SIG_ERR;
 		if (sigismember(&before, sig))
 			return SIG_HOLD;
 		return cv__sigaction(sig, NULL, &old) < 0 ? SIG_ERR : old.sa_handler;
 	}
 	sigemptyset(&act.sa_mask);
-	if (cv__sigaction(sig, &act, &old) < 0 || sigprocmask(SIG_UNBLOCK, &one, &before) < 0)
+	if (cv__sigaction(sig, &act, &old) < 0 || cv__sigmask(SIG_UNBLOCK, &one, &before) < 0)
 		return SIG_ERR;
 	return sigismember(&before, sig) ? SIG_HOLD : old.sa_handler;
 }
@@ -443,7 +443,7 @@ CV_EXPORT int siginterrupt(int sig, int interrupt)
 		cv__resolve_real();
 	/* Under the lock: glibc rewrites the disposition it reads, and a
 	 * re-arm (rearm) in between would be undone. */
-	cv__spin_lock_as(&handlers_lock, gettid());
+	cv__spin_lock_as(&handlers_lock, cv__gettid());
 	int rc = cv__real.siginterrupt(sig, interrupt);
 	if (rc == 0) {
 		if (interrupt)

@@ -1376,7 +1376,7 @@ void cv__stacks_thread_end(struct cv_thread *t)
 void cv__stacks_fork_wait(void)
 {
 	while (__atomic_load_n(&in_capture, __ATOMIC_SEQ_CST))
-		sched_yield();   /* captures take microseconds and never wait for the program */
+		cv__yield();   /* captures take microseconds and never wait for the program */
 }
 
 

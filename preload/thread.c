@@ -30,7 +30,7 @@ __thread pid_t cv__tid __attribute__((tls_model("initial-exec")));
 
 pid_t cv__tid_slow(void)
 {
-	return cv__tid = gettid();
+	return cv__tid = cv__gettid();
 }
 __thread unsigned cv__busy __attribute__((tls_model("initial-exec")));
 __thread int cv__guard_errno __attribute__((tls_model("initial-exec")));
@@ -400,7 +400,7 @@ void cv__threads_settle(void)
 	for (int waits = 0; waits < 2100 && __atomic_load_n(&merges_in_flight, __ATOMIC_ACQUIRE) > (uint32_t)merging;
 	     waits++) {
 		if (waits < 100)
-			sched_yield();
+			cv__yield();
 		else
 			cv__nanosleep(&pause);
 	}
@@ -488,7 +488,7 @@ static void stack_of_main(struct cv_thread *t)
 {
 	struct rlimit rl;
 	const char *execfn = (const char *)getauxval(AT_EXECFN);
-	if (!execfn || getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+	if (!execfn || cv__getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
 		return;
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t top = ((uintptr_t)execfn + strlen(execfn) + page) & ~(page - 1);
@@ -512,7 +512,7 @@ static void thread_attach(struct cv_thread *t, bool publish, pid_t tid)
 	if (publish)
 		thread_publish(t);
 	if (!tid)
-		tid = gettid();
+		tid = cv__gettid();
 	cv__tid = tid;
 	__atomic_store_n(&t->tid, tid, __ATOMIC_RELEASE);
 	live_add(t);
@@ -566,7 +566,7 @@ void cv__thread_init_main(void)
 	if (!t)
 		return;
 	t->flags = CV_THREAD_MAIN;
-	if (gettid() == getpid())
+	if (cv__gettid() == cv__getpid())
 		stack_of_main(t);
 	thread_attach(t, true, 0);
 	t->start_ns = cv__process.start_ns;
@@ -629,7 +629,7 @@ static void finish_self(struct cv_thread *t)
 	 * microsecond; its CPU clock as well would be one more system call a
 	 * thread, 1.3 us here. */
 	struct rusage ru;
-	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+	if (cv__getrusage(RUSAGE_THREAD, &ru) == 0) {
 		t->cpu_ns = ((uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
 			     (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec)) * 1000u;
 		t->voluntary_cs = (uint64_t)ru.ru_nvcsw;

@@ -82,7 +82,7 @@ void cv__trace_thread(struct cv_thread *t)
 		return;
 	}
 	size_t len = sizeof(struct cv_trace_ring) + (size_t)capacity * sizeof(struct cv_trace_slot);
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *m = cv__mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED) {
 		cv__warn("out of memory for a thread's trace ring; that thread is not traced");
 		return;
@@ -141,7 +141,7 @@ void cv__trace_write(void *w, struct cv_thread *t, double ns_per_tick)
 	/* One buffer for every thread's events: the profile is written once, by one thread. */
 	static struct cv_trace_event *ev;
 	if (!ev) {
-		void *m = mmap(NULL, (size_t)capacity * sizeof(*ev), PROT_READ | PROT_WRITE,
+		void *m = cv__mmap(NULL, (size_t)capacity * sizeof(*ev), PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (m == MAP_FAILED) {
 			cv__warn("out of memory writing the trace; it is left out");
