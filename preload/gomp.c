@@ -49,12 +49,14 @@
  * TSC. The *_end and unset calls record nothing and are not interposed.
  *
  * Each real function is found lazily with dlsym(RTLD_NEXT) on its first
- * call, so a program without libgomp never calls into this file and runs
- * unchanged; should one call an entry point without libgomp loaded (a weak
- * reference checked for presence finds ours), the call does what a team of
- * one would: nothing. Not interposed: GOMP_parallel_start/end (the pre-4.9
- * ABI), the combined GOMP_parallel_loop_* and GOMP_parallel_sections entry
- * points (their implicit barrier stays invisible), tasks and taskwait.
+ * call, or in the calling object's own scope (a plugin opened with
+ * RTLD_LOCAL: in_callers_scope), so a program without libgomp never calls
+ * into this file and runs unchanged; should one call an entry point
+ * without libgomp loaded (a weak reference checked for presence finds
+ * ours), the call does what a team of one would: nothing. Not
+ * interposed: GOMP_parallel_start/end (the pre-4.9 ABI), the combined
+ * GOMP_parallel_loop_* and GOMP_parallel_sections entry points (their
+ * implicit barrier stays invisible), tasks and taskwait.
  */
 #include <dlfcn.h>
 #if defined(__x86_64__)
@@ -92,18 +94,37 @@ static const void *shadow_of(const void *lock)
 	return NULL;
 }
 
-/* A real libgomp function, found on first use; NULL without libgomp. */
-static void *real(const char *name, void **slot)
+/* The definition of name that the object calling the shim at caller
+ * would bind to without the shim, where the global scope has none: a
+ * plugin opened with RTLD_LOCAL, whose libgomp (maybe a copy under a
+ * soname of its own, as Python wheels ship) is in its own scope only, not
+ * after the shim; its calls still find the shim's exports first. A handle
+ * to the calling object searches just it and its dependencies. The handle
+ * is kept: the function found stays loaded while the shim may call it. */
+static void *in_callers_scope(const char *name, const void *caller)
+{
+	Dl_info info;
+	if (!dladdr(caller, &info) || !info.dli_fname || !info.dli_fname[0])
+		return NULL;
+	void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	return h ? dlsym(h, name) : NULL;
+}
+
+/* A real libgomp function, found on first use: the next definition after
+ * the shim, else the caller's own (in_callers_scope); NULL without
+ * libgomp. */
+static void *real(const char *name, void **slot, const void *caller)
 {
 	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 	if (!p) {
-		p = dlsym(RTLD_NEXT, name);   /* a racing second lookup stores the same pointer */
-		__atomic_store_n(slot, p, __ATOMIC_RELEASE);
+		p = dlsym(RTLD_NEXT, name) ?: in_callers_scope(name, caller);
+		__atomic_store_n(slot, p, __ATOMIC_RELEASE);   /* a racing second lookup stores the same pointer */
 	}
 	return p;
 }
 
-#define REAL(fn) ((__typeof__(&fn))real(#fn, (void **)&real_##fn))
+/* In the exported function itself: its return address is the program's. */
+#define REAL(fn) ((__typeof__(&fn))real(#fn, (void **)&real_##fn, __builtin_return_address(0)))
 
 static void *real_GOMP_barrier, *real_GOMP_loop_end, *real_GOMP_sections_end, *real_GOMP_parallel;
 static void *real_GOMP_critical_start, *real_GOMP_critical_name_start, *real_omp_set_lock, *real_omp_set_nest_lock;

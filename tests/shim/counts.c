@@ -164,6 +164,31 @@ Test(counts, openmp_barriers_and_critical_sections_exact, .timeout = 60)
 	TU_LE(tu_int(critical, "contended"), 100, "contended <= acquisitions");
 }
 
+/* OpenMP in a plugin opened with RTLD_LOCAL (Python's ctypes, extension
+ * modules): its libgomp is in the plugin's scope only, behind the shim's
+ * exports, which once found no libgomp there and ran each region as a
+ * team of one, and each critical section and omp_set_lock as nothing: a
+ * race, and other results (helper-129). The shim finds the plugin's own
+ * libgomp (preload/gomp.c, in_callers_scope) and counts its locks. */
+Test(counts, openmp_in_a_plugin_opened_locally_keeps_its_team_and_its_locks, .timeout = 60)
+{
+	const char *argv[] = { tu_prog("omp_plugin"), tu_build_path("tests/progs/libompplugin.so"), NULL };
+	static const char *const want = "team 2 critical 100 named 40 lock 20";
+	struct tu_proc native, shim;
+	char *dir = tu_tmpdir();
+	struct tu_opts n = { 0 }, sh = { .preload = true, .dir = dir, .quiet = true };
+	tu_run(&native, &n, argv);
+	tu_run(&shim, &sh, argv);
+	tu_assert_exit(&native, 0, "omp_plugin natively");
+	tu_assert_exit(&shim, 0, "omp_plugin under the shim");
+	cr_assert(tu_has_line(native.out, want), "natively:\n%s", native.out);
+	cr_assert(tu_has_line(shim.out, want), "under the shim:\n%s", shim.out);
+	json_object *r = tu_report_dir(dir), *critical = tu_lock(r, "omp critical"), *lock = tu_lock(r, "omp lock");
+	cr_assert(critical && lock, "OpenMP locks missing: %s", json_object_to_json_string(tu_array(r, "locks")));
+	TU_EQ(tu_int(critical, "acquisitions"), 100, "omp critical acquisitions");
+	TU_EQ(tu_int(lock, "acquisitions"), 20, "omp lock acquisitions");
+}
+
 /* OpenMP lock calls are timed with the TSC, converted at its rate against
  * CLOCK_MONOTONIC (preload/gomp.c): one certain wait
  * (tests/progs/omp_lock_wait.c: the holder lets go only once the waiter
