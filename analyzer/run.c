@@ -153,8 +153,9 @@ int cmd_run(int argc, char **argv)
 				 argv[optind], WTERMSIG(r.status), strsignal(WTERMSIG(r.status)));
 		else
 			cv_error("run: %s exited with status %d but wrote no profile "
-				 "(statically linked, setuid, under a seccomp filter, or it ended by the exit_group "
-				 "system call itself, as Go's runtime does)",
+				 "(statically linked, setuid, under a seccomp filter or Valgrind, its profile could not "
+				 "be written in -o's directory after a chroot or a change of user, or it ended by the "
+				 "exit_group system call itself, as Go's runtime does)",
 				 argv[optind], WEXITSTATUS(r.status));
 		return exit_code ? exit_code : 1;
 	}
