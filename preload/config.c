@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 
 #include "shim.h"
@@ -49,6 +50,14 @@ void cv__say(const char *line, size_t len)
 	if (cv__write(STDERR_FILENO, line, len) < 0) {
 		/* nowhere left to say it */
 	}
+}
+
+/* Whether fd 2 is a terminal: isatty's question (TCGETS), with room for
+ * any libc's or kernel's struct termios. */
+bool cv__stderr_is_terminal(void)
+{
+	unsigned char termios[256];
+	return cv__sys(SYS_ioctl, STDERR_FILENO, TCGETS, (long)termios, 0) == 0;
 }
 
 void cv__warn(const char *fmt, ...)

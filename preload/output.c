@@ -783,11 +783,16 @@ static void report_failure(int error, const char *ext)
 	cv__warn("cannot write profile %s: %s", name, strerrordesc_np(error));
 }
 
+/* The profile's name, for a person at a terminal: only where stderr is
+ * one. Elsewhere the line would land in what the program's stderr is
+ * kept for: a log, or a parent that reads it (a shell's $(uname -m 2>&1),
+ * cmake's configure step, which wrote it into CMakeSystem.cmake:
+ * helper-129). */
 static void announce(const char *what)
 {
 	static char line[CV_PATH_MAX + 64] CV_LARGE_BSS;   /* static: a signal handler's stack may be small */
-	if (cv__config.quiet)
-		return;   /* cv__say's first test, before the line's page is touched (under convoy run, every process) */
+	if (cv__config.quiet || !cv__stderr_is_terminal())
+		return;   /* before the line's page is touched (under convoy run, every process is quiet) */
 	char *p = line, *end = line + sizeof(line);
 	p = put_str(p, end, "convoy: ");
 	p = put_str(p, end, what);

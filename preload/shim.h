@@ -1755,5 +1755,6 @@ void cv__modules_after_fork(void);
  * the file it was at start; at most 10 per process. */
 void cv__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cv__say(const char *line, size_t len);   /* a whole line, under the same rule */
+bool cv__stderr_is_terminal(void);   /* config.c */
 
 #endif /* CONVOY_SHIM_H */

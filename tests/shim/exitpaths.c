@@ -143,19 +143,33 @@ Test(exit, quiet_prints_nothing, .timeout = 30)
 	free(tu_only_profile(dir));
 }
 
-Test(exit, default_one_line_naming_the_file, .timeout = 30)
+/* The profile's name is said on a terminal only (preload/output.c,
+ * announce): on a pipe or a file the line would be in the program's
+ * output (a parent reading a child's stderr: helper-129). Through
+ * script(1)'s terminal, one line names the file; on a pipe, none. */
+Test(exit, one_line_naming_the_file_on_a_terminal_only, .timeout = 30)
 {
+	char *dir = tu_tmpdir(), *cmd = NULL;
+	cr_assert(asprintf(&cmd, "env LD_PRELOAD=%s CONVOY_DIR=%s %s 0", tu_shim(), dir, tu_prog("exit_status")) > 0);
+	const char *on_terminal[] = { "/usr/bin/script", "-qec", cmd, "/dev/null", NULL };
+	struct tu_proc t;
+	tu_run(&t, NULL, on_terminal);
+	tu_assert_exit(&t, 0, "exit_status on script's terminal");
+	char *file = tu_only_profile(dir);
+	const char *line = strstr(t.out, "convoy: ");
+	cr_assert(line && strstr(line, file) && !strstr(line + 1, "convoy: "),
+		  "the terminal's output does not name the profile %s once:\n%s", file, t.out);
+	cr_assert(strstr(t.out, "hello from exit_status"), "%s", t.out);
+
 	struct tu_proc p;
-	char *dir = tu_tmpdir();
+	char *piped = tu_tmpdir();
 	const char *argv[] = { tu_prog("exit_status"), "0", NULL };
-	struct tu_opts o = { .preload = true, .dir = dir };
+	struct tu_opts o = { .preload = true, .dir = piped };
 	tu_run(&p, &o, argv);
 	tu_assert_exit(&p, 0, "exit_status");
 	TU_STREQ(p.out, "hello from exit_status\n", "stdout");
-	TU_EQ(tu_count_lines(p.err), 1, "stderr lines (stderr: %s)", p.err);
-	char *file = tu_only_profile(dir);
-	cr_assert(strncmp(p.err, "convoy: ", 8) == 0 && strstr(p.err, file),
-		  "stderr \"%s\" does not name the profile %s", p.err, file);
+	TU_EQ(p.err_len, 0, "stderr bytes on a pipe (stderr: %s)", p.err);
+	free(tu_only_profile(piped));
 }
 
 Test(exit, default_dir_is_the_working_directory, .timeout = 30)
