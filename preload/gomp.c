@@ -35,13 +35,17 @@
  * that): SHADOWS of them, in a fixed table; locks beyond that are not
  * recorded.
  *
- * The critical sections and OpenMP locks cannot be tried first, so every
- * acquisition is timed; one that took longer than CONTENDED_NS spun or
- * slept and counts as contended. Timed with the TSC where it is invariant
- * (cv__ticks, as hold samples are), converted at the rate it has run at
- * against CLOCK_MONOTONIC since the process started (lock_call): two
- * clock_gettime calls cost an uncontended critical 48 of its 57 ns over
- * native here.
+ * An OpenMP lock and a named critical section are peeked at before the
+ * call, as a mutex is (libgomp's lock word, 0 while free): one found held
+ * is contended and timed (lock_call). The unnamed critical's lock is
+ * libgomp's own, and a nest lock may be its owner's again, so each of
+ * their acquisitions is timed, and one that took longer than CONTENDED_NS
+ * spun or slept and counts as contended (or was preempted: a single
+ * thread's critical on a busy machine once did). Timed with the TSC
+ * where it is invariant (cv__ticks, as hold samples are), converted at the
+ * rate it has run at against CLOCK_MONOTONIC since the process started
+ * (lock_call): two clock_gettime calls cost an uncontended critical 48
+ * of its 57 ns over native here.
  * Measured with `make bench-omp` (an uncontended `#pragma omp critical` in
  * a loop, medians of 5 interleaved runs): 24.7 ns natively, 58.2 ns under
  * the shim on a loaded 2-vCPU VM in 2026-11; 6.0 and 63.4 ns on the AMD
@@ -293,22 +297,33 @@ static uint64_t ticks_to_ns(uint64_t ticks, uint64_t rate)
 #endif
 }
 
-static void lock_call(const void *key, const char *name, void (*fn)(void *), void *arg)
+/* One acquisition through fn(arg) of the lock keyed at key. word: the
+ * lock's own word where the shim can read it (libgomp's gomp_mutex_t on
+ * Linux, an int that is 0 while free: an omp_lock_t, a named critical's
+ * pointer slot), peeked before the call as a mutex's is: a lock found free
+ * is not contended, however long the call took (a preempted thread), and
+ * one found held is, with the call's time as its wait. Where there is no
+ * word to read (the unnamed critical, a nest lock, whose owner may take it
+ * again), a call that took CONTENDED_NS or longer spun or slept. Like the
+ * mutex peek, a lock another thread takes between the peek and the call
+ * spins uncounted. */
+static void lock_call(const void *key, const char *name, void (*fn)(void *), void *arg, const int *word)
 {
 	struct cv_rec *r = key ? rec_for(key, CV_OBJ_MUTEX, name) : NULL;
-	bool tsc = r && tsc_usable();
+	bool held = r && (!word || CV_LOAD(word) != 0);
+	bool tsc = held && tsc_usable();
 	uint64_t rate = tsc ? __atomic_load_n(&ns_per_tick_q32, __ATOMIC_RELAXED) : 0;
-	uint64_t t0 = !r ? 0 : rate ? cv__ticks() : cv__now_ns();
+	uint64_t t0 = !held ? 0 : rate ? cv__ticks() : cv__now_ns();
 	fn(arg);
 	if (!r)
 		return;
-	uint64_t waited;
+	uint64_t waited = 0;
 	if (rate) {
 		uint64_t now = cv__ticks();
 		waited = now > t0 ? ticks_to_ns(now - t0, rate) : 0;   /* not back in time */
 		if (now >= __atomic_load_n(&rate_again_at, __ATOMIC_RELAXED))
 			make_rate();
-	} else {
+	} else if (held) {
 		waited = cv__now_ns() - t0;
 		if (tsc)
 			make_rate();
@@ -320,7 +335,7 @@ static void lock_call(const void *key, const char *name, void (*fn)(void *), voi
 			CV_BUMP(&r->s.handoffs, 1);
 		CV_STORE(&r->obj->last_owner, t);
 	}
-	if (waited >= CONTENDED_NS) {
+	if (held && (word || waited >= CONTENDED_NS)) {
 		CV_BUMP(&r->s.contended, 1);
 		cv__record_wait(r, waited);
 		cv__stack_on_wait(t, r, waited);
@@ -336,26 +351,26 @@ static void critical_start(void *unused)
 CV_EXPORT void GOMP_critical_start(void)
 {
 	if (REAL(GOMP_critical_start))
-		lock_call(&omp_critical_key, "omp critical", critical_start, NULL);
+		lock_call(&omp_critical_key, "omp critical", critical_start, NULL, NULL);
 }
 
 CV_EXPORT void GOMP_critical_name_start(void **pptr)
 {
 	void (*fn)(void **) = REAL(GOMP_critical_name_start);
 	if (fn)   /* each named critical is its own lock, keyed on its name's pointer */
-		lock_call(shadow_of(pptr), "omp named critical", (void (*)(void *))fn, pptr);
+		lock_call(shadow_of(pptr), "omp named critical", (void (*)(void *))fn, pptr, (const int *)pptr);
 }
 
 CV_EXPORT void omp_set_lock(void *lock)
 {
 	void (*fn)(void *) = REAL(omp_set_lock);
 	if (fn)
-		lock_call(shadow_of(lock), "omp lock", fn, lock);
+		lock_call(shadow_of(lock), "omp lock", fn, lock, (const int *)lock);
 }
 
 CV_EXPORT void omp_set_nest_lock(void *lock)
 {
 	void (*fn)(void *) = REAL(omp_set_nest_lock);
 	if (fn)
-		lock_call(shadow_of(lock), "omp nest lock", fn, lock);
+		lock_call(shadow_of(lock), "omp nest lock", fn, lock, NULL);
 }

@@ -54,7 +54,8 @@ $(TEST_PROGS_DIR)/clang_asan: tests/progs/clang_asan.c tests/progs/progs.h | che
 $(TEST_PROGS_DIR)/clock_locked: TEST_PROG_CFLAGS += -rdynamic
 
 # GCC OpenMP (libgomp): preload/gomp.c's interposers.
-$(TEST_PROGS_DIR)/count_omp $(TEST_PROGS_DIR)/omp_lock_wait $(TEST_PROGS_DIR)/libompplugin.so: TEST_PROG_CFLAGS += -fopenmp
+$(TEST_PROGS_DIR)/count_omp $(TEST_PROGS_DIR)/omp_lock_wait $(TEST_PROGS_DIR)/omp_lock_alone \
+$(TEST_PROGS_DIR)/libompplugin.so: TEST_PROG_CFLAGS += -fopenmp
 
 # Linked against libctorlock.so, whose constructor locks and starts a thread.
 $(TEST_PROGS_DIR)/ctor_main: tests/progs/ctor_main.c tests/progs/progs.h $(TEST_PROGS_DIR)/libctorlock.so | check-deps
