@@ -47,13 +47,6 @@ static void start_clocks(void)
 		;
 }
 
-/* Whether the process runs under a seccomp filter already (set before the
- * exec, by a service manager or a sandbox): it may kill the process for a
- * system call the shim makes and the program does not (lifecycle.c,
- * "seccomp"), so the shim stays off. Read from /proc/self/status with
- * openat, read and close only: the loader made those to load the shim.
- * Said on stderr unless CONVOY_QUIET (the configuration is not read: that
- * makes other calls). */
 /* Says why convoy is off for this process, unless CONVOY_QUIET (the
  * configuration is not read yet). */
 static void say_off(const char *line, size_t len)
@@ -81,6 +74,13 @@ static bool under_valgrind(void)
 	return true;
 }
 
+/* Whether the process runs under a seccomp filter already (set before the
+ * exec, by a service manager or a sandbox): it may kill the process for a
+ * system call the shim makes and the program does not (lifecycle.c,
+ * "seccomp"), so the shim stays off. Read from /proc/self/status with
+ * openat, read and close only: the loader made those to load the shim.
+ * Said on stderr unless CONVOY_QUIET (the configuration is not read: that
+ * makes other calls). */
 static bool seccomp_filtered(void)
 {
 	static char status[8192] CV_LARGE_BSS;
