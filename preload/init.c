@@ -45,6 +45,8 @@ static void start_clocks(void)
 	cv__process.start_realtime_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	for (int tries = 0; !cv__clock_pair(&cv__process.start_ns, &cv__process.start_ticks) && tries < 3; tries++)
 		;
+	cv__usage(RUSAGE_SELF, &cv__process.usage_before);
+	cv__usage(RUSAGE_THREAD, &cv__process.thread_usage_before);
 }
 
 /* Says why convoy is off for this process, unless CONVOY_QUIET (the

@@ -165,7 +165,8 @@ static bool nothing_to_add(void)
 {
 	if (!started_by_the_command() || recorded_anything())
 		return false;
-	return cv__clock_ns(CLOCK_PROCESS_CPUTIME_ID) < CV_CHILD_CPU_WORTH_NS && !had_a_child();
+	uint64_t cpu = cv__clock_ns(CLOCK_PROCESS_CPUTIME_ID), before = cv__process.usage_before.cpu_ns;
+	return (cpu > before ? cpu - before : 0) < CV_CHILD_CPU_WORTH_NS && !had_a_child();   /* this image's own */
 }
 
 /* convoy_end has returned (its write done, failed or not made). */

@@ -445,14 +445,14 @@ static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_n
 	p.ncpus = online > 0 ? (uint32_t)online : 0;
 	p.cpus_allowed = sched_getaffinity(0, sizeof(set), &set) == 0 ? (uint32_t)CPU_COUNT(&set) : p.ncpus;
 	p.perf_valid = cv__perf_read(p.perf, &p.perf_error);
-	struct rusage ru;
-	if (cv__getrusage(RUSAGE_SELF, &ru) == 0) {
-		p.cpu_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
-			   (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u;
-		p.voluntary_cs = (uint64_t)ru.ru_nvcsw;
-		p.involuntary_cs = (uint64_t)ru.ru_nivcsw;
-		p.minor_faults = (uint64_t)ru.ru_minflt;
-		p.major_faults = (uint64_t)ru.ru_majflt;
+	struct cv_usage u;
+	if (cv__usage(RUSAGE_SELF, &u)) {
+		cv__usage_since(&u, &cv__process.usage_before);   /* the image's own, not its predecessors' */
+		p.cpu_ns = u.cpu_ns;
+		p.voluntary_cs = u.voluntary_cs;
+		p.involuntary_cs = u.involuntary_cs;
+		p.minor_faults = u.minor_faults;
+		p.major_faults = u.major_faults;
 	}
 	record(w, CV_REC_PROCESS, &p, sizeof(p), cmdline, p.cmdline_len, cv__process.exe, p.exe_len);
 }

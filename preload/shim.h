@@ -1610,6 +1610,15 @@ void cv__config_read(void);          /* config.c, from cv__init */
  * warning and dflt. */
 bool cv__env_flag(const char *name, bool dflt);
 
+/* CPU time, context switches and page faults, as getrusage counts them. */
+struct cv_usage {
+	uint64_t cpu_ns, voluntary_cs, involuntary_cs, minor_faults, major_faults;
+};
+/* thread.c: who's usage (RUSAGE_SELF, RUSAGE_THREAD) so far; false if the
+ * kernel said no. cv__usage_since: u less the part before. */
+bool cv__usage(int who, struct cv_usage *u);
+void cv__usage_since(struct cv_usage *u, const struct cv_usage *before);
+
 struct cv_process_state {
 	int      ready;              /* initialised */
 	int      disabled;           /* AT_SECURE, a failed start, a seccomp filter: cv__off */
@@ -1630,6 +1639,12 @@ struct cv_process_state {
 	 * takes no lock itself (real.c) while one is. */
 	unsigned forking;
 	uint64_t start_ns, start_realtime_ns, start_ticks;
+	/* What the process and the thread that started the shim had used by
+	 * then (init.c, start_clocks): the kernel's counts run from a task's
+	 * birth and through exec, so an exec'd image's would include its
+	 * predecessors' (a shell's loop before `exec prog`); the profile's
+	 * are its own. 0 in a fork child, whose tasks are new. */
+	struct cv_usage usage_before, thread_usage_before;
 	char     comm[CV_NAME_MAX];
 	char     exe[4096];
 };

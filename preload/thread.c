@@ -621,6 +621,43 @@ static void read_schedstat(struct cv_thread *t, const char *path)
 	}
 }
 
+bool cv__usage(int who, struct cv_usage *u)
+{
+	struct rusage ru;
+	if (cv__getrusage(who, &ru) != 0)
+		return false;
+	u->cpu_ns = ((uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
+		     (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec)) * 1000u;
+	u->voluntary_cs = (uint64_t)ru.ru_nvcsw;
+	u->involuntary_cs = (uint64_t)ru.ru_nivcsw;
+	u->minor_faults = (uint64_t)ru.ru_minflt;
+	u->major_faults = (uint64_t)ru.ru_majflt;
+	return true;
+}
+
+static uint64_t less(uint64_t now, uint64_t before)
+{
+	return now > before ? now - before : 0;
+}
+
+void cv__usage_since(struct cv_usage *u, const struct cv_usage *before)
+{
+	u->cpu_ns = less(u->cpu_ns, before->cpu_ns);
+	u->voluntary_cs = less(u->voluntary_cs, before->voluntary_cs);
+	u->involuntary_cs = less(u->involuntary_cs, before->involuntary_cs);
+	u->minor_faults = less(u->minor_faults, before->minor_faults);
+	u->major_faults = less(u->major_faults, before->major_faults);
+}
+
+/* What t had used before its profiled life began, as the kernel counts
+ * from the task's birth: the thread that started the shim (or, in a fork
+ * child, forked: nothing) had some; a thread it saw start, none. */
+static const struct cv_usage *used_before(const struct cv_thread *t)
+{
+	static const struct cv_usage none;
+	return t->flags & CV_THREAD_MAIN ? &cv__process.thread_usage_before : &none;
+}
+
 /* The calling thread, from the inside. */
 static void finish_self(struct cv_thread *t)
 {
@@ -628,14 +665,14 @@ static void finish_self(struct cv_thread *t)
 	 * run time into user and system parts that add up to it, each to the
 	 * microsecond; its CPU clock as well would be one more system call a
 	 * thread, 1.3 us here. */
-	struct rusage ru;
-	if (cv__getrusage(RUSAGE_THREAD, &ru) == 0) {
-		t->cpu_ns = ((uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
-			     (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec)) * 1000u;
-		t->voluntary_cs = (uint64_t)ru.ru_nvcsw;
-		t->involuntary_cs = (uint64_t)ru.ru_nivcsw;
-		t->minor_faults = (uint64_t)ru.ru_minflt;
-		t->major_faults = (uint64_t)ru.ru_majflt;
+	struct cv_usage u;
+	if (cv__usage(RUSAGE_THREAD, &u)) {
+		cv__usage_since(&u, used_before(t));
+		t->cpu_ns = u.cpu_ns;
+		t->voluntary_cs = u.voluntary_cs;
+		t->involuntary_cs = u.involuntary_cs;
+		t->minor_faults = u.minor_faults;
+		t->major_faults = u.major_faults;
 	}
 	/* Opening procfs costs 30–75 µs here, more than a short thread's whole
 	 * life: read the run-queue delay only when it is at most a few per cent
@@ -653,14 +690,15 @@ static void finish_other(struct cv_thread *t)
 	static char path[64];
 	static char buf[2048] CV_LARGE_BSS;
 	struct timespec ts;
+	const struct cv_usage *before = used_before(t);
 	/* The kernel's per-thread CPU clock id: ~tid << 3 | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED. */
 	clockid_t clock = (clockid_t)((~(unsigned)t->tid << 3) | 6);
 	if (cv__clock_gettime(clock, &ts) == 0)
-		t->cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		t->cpu_ns = less((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, before->cpu_ns);
 	snprintf(path, sizeof(path), "/proc/self/task/%d/status", t->tid);
 	if (cv__read_small_file(path, buf, sizeof(buf)) > 0) {
-		t->voluntary_cs = status_field(buf, "\nvoluntary_ctxt_switches:");
-		t->involuntary_cs = status_field(buf, "\nnonvoluntary_ctxt_switches:");
+		t->voluntary_cs = less(status_field(buf, "\nvoluntary_ctxt_switches:"), before->voluntary_cs);
+		t->involuntary_cs = less(status_field(buf, "\nnonvoluntary_ctxt_switches:"), before->involuntary_cs);
 	}
 	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", t->tid);
 	read_schedstat(t, path);
@@ -670,8 +708,8 @@ static void finish_other(struct cv_thread *t)
 		const char *p = strrchr(buf, ')');
 		unsigned long long minflt, majflt;
 		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %llu %*u %llu", &minflt, &majflt) == 2) {
-			t->minor_faults = minflt;
-			t->major_faults = majflt;
+			t->minor_faults = less(minflt, before->minor_faults);
+			t->major_faults = less(majflt, before->major_faults);
 		}
 	}
 	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", t->tid);

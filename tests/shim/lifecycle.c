@@ -61,6 +61,37 @@ Test(lifecycle, exec_writes_the_profile_of_the_image_it_replaces, .timeout = 120
 	}
 }
 
+/* The kernel counts a task's CPU time, switches and faults from its birth
+ * and through exec: an image exec'd after a shell's long loop was
+ * profiled with the loop's CPU time (372 ms over a 0.24 ms life). The
+ * profile's counts are the image's own: no thread used more CPU than its
+ * lifetime, nor the process more than its wall time on its CPUs (1 ms of
+ * slack for the kernel's accounting at the edges). */
+Test(lifecycle, an_exec_d_image_counts_its_own_cpu_time, .timeout = 60)
+{
+	char *dir = tu_tmpdir(), *cmd = NULL;
+	cr_assert(asprintf(&cmd, "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; exec %s 10",
+			   tu_prog("distinct_mutexes")) > 0);
+	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	struct tu_proc p;
+	struct tu_opts o = { .preload = true, .dir = dir, .quiet = true };
+	tu_run(&p, &o, argv);
+	tu_assert_exit(&p, 0, "sh -c 'loop; exec distinct_mutexes'");
+	size_t n;
+	char **files = tu_profiles(dir, &n);
+	TU_EQ(n, 1, "profiles (the shell's is left to the image it exec'd)");
+	json_object *r = tu_report(files[0]), *proc = tu_get(r, "process"), *threads = tu_array(r, "threads");
+	const long long slack = 1000000;
+	long long cpu = tu_int(proc, "cpu_ns"), wall = tu_int(proc, "wall_ns"), cpus = tu_int(proc, "cpus_allowed");
+	cr_assert(cpu <= wall * cpus + slack, "process cpu_ns %lld over wall_ns %lld on %lld CPUs", cpu, wall, cpus);
+	for (size_t i = 0; i < json_object_array_length(threads); i++) {
+		json_object *t = json_object_array_get_idx(threads, i);
+		long long tcpu = tu_int(t, "cpu_ns"), life = tu_int(t, "lifetime_ns");
+		cr_assert(tcpu <= life + slack, "thread %lld: cpu_ns %lld over lifetime_ns %lld", tu_int(t, "tid"), tcpu,
+			  life);
+	}
+}
+
 Test(lifecycle, an_image_that_recorded_nothing_leaves_the_profile_to_the_next, .timeout = 30)
 {
 	struct tu_proc p;
