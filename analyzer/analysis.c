@@ -113,6 +113,7 @@ struct candidate {
 	int threaded;           /* created a thread */
 	int synchronised;       /* used a synchronisation object */
 	int in_tree;
+	uint64_t start_ns;      /* the image's start (realtime): images of one pid follow each other */
 };
 
 /* Thread time: each created thread's lifetime, and the main thread's CPU
@@ -164,6 +165,7 @@ static size_t scan(const char *dir, time_t since, const char *suffix, struct can
 			c->work = threaded_work(p);
 			c->threaded = p->nthreads > 1;
 			c->synchronised = p->nobjects > 0;
+			c->start_ns = p->process.start_realtime_ns;
 		}
 		profile__free(p);
 	}
@@ -207,6 +209,18 @@ static int named(const struct candidate *c, const char *name)
 	return !strcmp(c->comm, name) || !strcmp(slash ? slash + 1 : c->exe, name);
 }
 
+/* Whether c[i] is an image its process replaced by exec: another profile
+ * of its pid started later. The last image is the program asked about
+ * (env, nice, sh -c 'exec prog'); an earlier one that recorded something
+ * wrote its own profile, with its own work. */
+static int replaced(const struct candidate *c, size_t n, size_t i)
+{
+	for (size_t k = 0; k < n; k++)
+		if (k != i && c[k].in_tree && c[k].pid == c[i].pid && c[k].start_ns > c[i].start_ns)
+			return 1;
+	return 0;
+}
+
 static char *find_profile(const char *dir, pid_t pid, time_t since, const char *comm, int say, const char *suffix)
 {
 	struct candidate *c;
@@ -216,7 +230,7 @@ static char *find_profile(const char *dir, pid_t pid, time_t since, const char *
 		if (!c[i].in_tree)
 			continue;
 		members++;
-		if (comm && !named(&c[i], comm))
+		if ((comm && !named(&c[i], comm)) || (!comm && replaced(c, n, i)))
 			continue;
 		/* A process that created threads beats one that did not, whatever
 		 * their CPU: a shell's start-up on a busy machine can outlast a
