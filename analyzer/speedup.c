@@ -166,8 +166,38 @@ static void thread_split(struct stack_thread *x, const struct model *m, size_t i
  * time is helper time, outside the stack, so its sleep is not the
  * workers' (docs/findings.md, "Threads by role"). Threads that all slept
  * alike (blocking I/O in every worker) are none of them sleepers, and
- * neither is any thread of a run in which no thread worked (a hang). */
+ * neither is any thread of a run in which no thread worked (a hang).
+ *
+ * So is a stage beside a pool: where two or more threads of one start
+ * routine were busy (a pool did the work), a thread that used under
+ * SLEEPER_CPU as much CPU and spent most of its active time parked, whose
+ * start routine none of the busy threads ran (pbzip2's and pigz's writer,
+ * a main thread that parks while the pool compresses), waited for the
+ * pool's output, not for work it could have done (helper-130: each was
+ * the "median worker" of a [high] load-imbalance at 1,924x). An idle
+ * member of the pool, which shares its routine, stays a worker: its
+ * idleness is the imbalance. */
 #define SLEEPER_CPU 0.1
+
+/* Whether a pool did the work: two or more busy threads (busy[i]) ran one
+ * start routine. */
+static int pool_worked(const struct cv_thread_rec *t, size_t nt, const int *busy)
+{
+	for (size_t i = 0; i < nt; i++)
+		for (size_t k = i + 1; busy[i] && t[i].start_routine && k < nt; k++)
+			if (busy[k] && t[k].start_routine == t[i].start_routine)
+				return 1;
+	return 0;
+}
+
+/* Whether a busy thread ran t[i]'s start routine. */
+static int routine_busy(const struct cv_thread_rec *t, size_t nt, const int *busy, size_t i)
+{
+	for (size_t k = 0; k < nt && t[i].start_routine; k++)
+		if (busy[k] && t[k].start_routine == t[i].start_routine)
+			return 1;
+	return 0;
+}
 static void find_sleepers(const struct model *m, const struct stack_thread *x,
 			  double (*offcpu)[OFFCPU_KIND_N], int *sleeper)
 {
@@ -181,15 +211,21 @@ static void find_sleepers(const struct model *m, const struct stack_thread *x,
 		if (x[i].active > 0 && (double)t[i].cpu_ns >= SLEEPER_CPU * m->wall_ns &&
 		    (double)t[i].cpu_ns / x[i].active > top)
 			top = (double)t[i].cpu_ns / x[i].active;
+	int *busy = xcalloc(nt + 1, sizeof(int));
+	for (size_t i = 0; i < nt; i++)
+		busy[i] = x[i].active > 0 && (double)t[i].cpu_ns >= SLEEPER_CPU * top * x[i].active;
+	int pool = pool_worked(t, nt, busy);
 	for (size_t i = 0; i < nt; i++) {
 		double timed = 0;
 		for (int k = 0; k < OFFCPU_KIND_N; k++)
 			timed += offcpu[i][k];
 		double runtime = timed > 0 ? offcpu[i][OFFCPU_RUNTIME] / timed : 0;
 		double asleep = x[i].other * (1 - runtime) + x[i].runnable;
-		sleeper[i] = x[i].active > 0 && asleep >= 0.5 * x[i].active &&
-			     (double)t[i].cpu_ns < SLEEPER_CPU * top * x[i].active;
+		int quiet = x[i].active > 0 && !busy[i];
+		sleeper[i] = quiet && (asleep >= 0.5 * x[i].active ||
+				       (pool && x[i].park >= 0.5 * x[i].active && !routine_busy(t, nt, busy, i)));
 	}
+	free(busy);
 }
 
 /* Every thread's split (thread_split; unexplained: NULL or one per thread),

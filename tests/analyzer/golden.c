@@ -479,6 +479,18 @@ static int named_roles(json_object *root, const char *name, const char *role)
 	return n;
 }
 
+/* A writer thread parked beside a pool of compressing workers, with a
+ * start routine of its own: a stage that waits for the pool's output, a
+ * helper; with it counted a worker, pbzip2's and zstd's single runs
+ * blamed a 1,924x load-imbalance on it (helper-130). */
+Test(golden, a_parked_stage_beside_a_pool_is_a_helper_not_an_idle_worker, .timeout = 60)
+{
+	json_object *r = report("io_helper");
+	TU_EQ((int64_t)named_roles(r, "writer", "helper"), 1, "the writer");
+	TU_EQ((int64_t)named_roles(r, "compress", "worker"), 2, "the compressing workers");
+	cr_assert(!has_kind(r, "load-imbalance"), "the parked writer taken for an idle worker");
+}
+
 Test(golden, service_threads_asleep_beside_the_workers_are_helpers_not_busy_threads, .timeout = 60)
 {
 	json_object *r = report("sleeping_helpers");
