@@ -144,10 +144,29 @@ static double delta(const struct step *st, enum stack_component c)
 	return comp(st->t, c) * st->scale - (st->ref ? comp(st->ref, c) : 0);
 }
 
+/* The target run's wall time without removed_ns of its thread time (in
+ * the step's units), of which useful_removed_ns (the target's own units)
+ * was useful on-CPU work: that time's share of each of its N threads, but
+ * never less than the useful work left takes on the CPUs it could use (N,
+ * or fewer CPUs): removing a wait does not add a CPU (helper-130: the
+ * oversubscription and load-imbalance what-ifs of pbzip2, lbzip2 and perl
+ * at 4 threads on 2 CPUs were below their CPU time over 2). */
+static double predicted_less_work(const struct step *st, double removed_ns, double useful_removed_ns)
+{
+	const struct speedup *s = st->t->s;
+	double w = s->wall_ns - removed_ns / s->threads / st->scale;
+	int slots = st->cpus && st->cpus < (uint32_t)s->threads ? (int)st->cpus : s->threads;
+	double floor = (s->c[STACK_USEFUL] - useful_removed_ns) / slots;
+	if (floor > s->wall_ns)
+		floor = s->wall_ns;
+	return w > floor ? w : floor;
+}
+
+/* The same where the useful work stays (waits, spinning, bouncing,
+ * inflation removed). */
 static double predicted(const struct step *st, double removed_ns)
 {
-	double w = st->t->s->wall_ns - removed_ns / st->t->s->threads / st->scale;
-	return w > 0 ? w : 0;
+	return predicted_less_work(st, removed_ns, 0);
 }
 
 static const char *fmt_rate(char *buf, size_t size, double per_second)
@@ -965,7 +984,7 @@ static int rule_churn(struct findings *out, const struct step *st)
 	char routine[256], creator[256];
 	size_t same = churned_routine(st->t->m, routine, sizeof(routine), creator, sizeof(creator));
 	object(x, routine);
-	x->predicted_wall_ns = predicted(st, cost);
+	x->predicted_wall_ns = predicted_less_work(st, cost, create_ns);   /* made by the creator, on a CPU */
 	evidence(x, "threads_created", (double)created);
 	evidence(x, "create_ns", create_ns);
 	evidence(x, "mean_create_ns", mean_create);
