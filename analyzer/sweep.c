@@ -123,6 +123,20 @@ static enum offcpu_kind offcpu_what(const struct sweep_run *r, char *buf, size_t
 	return x->kind;
 }
 
+/* How much faster rb ran than ra, its work scaled to ra's. */
+static double step_speedup(const struct sweep_run *ra, const struct sweep_run *rb)
+{
+	const struct speedup *a = &ra->a.s, *b = &rb->a.s;
+	return a->wall_ns / (b->wall_ns * work_scale(a, b));
+}
+
+/* Whether going from ra to rb sped up more than the added threads can
+ * give. */
+static int step_superlinear(const struct sweep_run *ra, const struct sweep_run *rb)
+{
+	return step_speedup(ra, rb) > (double)rb->threads / ra->threads * SUPERLINEAR;
+}
+
 /* Why the speedups cannot be taken at face value: a superlinear step, or a
  * reference run dominated by off-CPU time the later runs did not have
  * (the page cache filled by the first run, where its switches say it
@@ -131,11 +145,13 @@ static enum offcpu_kind offcpu_what(const struct sweep_run *r, char *buf, size_t
 static void caution(struct sweep *w)
 {
 	const struct sweep_run *ref = &w->runs[0];
-	const struct sweep_run *super = NULL;
+	const struct sweep_run *super = NULL, *slow = NULL;   /* slow: before a superlinear step */
 	double later = 0;   /* the largest off-CPU share among the later runs */
 	for (int i = 1; i < w->nruns; i++) {
 		if (!super && w->runs[i].efficiency > SUPERLINEAR)
 			super = &w->runs[i];
+		if (!slow && step_superlinear(&w->runs[i - 1], &w->runs[i]))
+			slow = &w->runs[i - 1];
 		if (other_share(&w->runs[i].a.s) > later)
 			later = other_share(&w->runs[i].a.s);
 	}
@@ -177,6 +193,14 @@ static void caution(struct sweep *w)
 			 "was slowed by something the later runs were not (cold caches, CPU frequency, other processes), "
 			 "or the runs did different work. Use --warmup and --repeat before reading the speedups.",
 			 super->threads, 100 * super->efficiency, ref->threads);
+	else if (slow)   /* a later step's: the step sentence points here */
+		snprintf(w->caution, sizeof(w->caution),
+			 "from %d to %d threads the run got %.2f× faster with %.3g× the threads, more than they can "
+			 "give: the %d-thread run was slowed by something the next was not (cold caches, CPU frequency, "
+			 "other processes), or the runs did different work. Use --warmup and --repeat before reading "
+			 "the speedups.",
+			 slow->threads, slow[1].threads, step_speedup(slow, slow + 1),
+			 (double)slow[1].threads / slow->threads, slow->threads);
 	else if (w->warmup == 0 && refo >= IO_BOUND_SHARE)
 		snprintf(w->caution, sizeof(w->caution),
 			 "the %d-thread run spent %s of its worker time off-CPU outside any wait (%s): the sweep "
@@ -189,7 +213,7 @@ static void step_sentence(const struct sweep_run *ra, const struct sweep_run *rb
 {
 	const struct speedup *a = &ra->a.s, *b = &rb->a.s;
 	double scale = work_scale(a, b);
-	double ratio = a->wall_ns / (b->wall_ns * scale);
+	double ratio = step_speedup(ra, rb);
 	double added = b->budget_ns * scale - a->budget_ns;
 	char speed[64];
 	if (ratio >= 1)
@@ -197,7 +221,7 @@ static void step_sentence(const struct sweep_run *ra, const struct sweep_run *rb
 	else
 		snprintf(speed, sizeof(speed), "%.2f× slower", 1 / ratio);
 	double more = (double)rb->threads / ra->threads;
-	if (ratio > more * SUPERLINEAR) {
+	if (step_superlinear(ra, rb)) {
 		snprintf(buf, size, "%d → %d threads: %s, more than the %.3g× more threads can give (superlinear): "
 			 "not the threads' doing (see the caution below).", ra->threads, rb->threads, speed, more);
 		return;

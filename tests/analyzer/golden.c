@@ -556,6 +556,21 @@ Test(golden, a_cold_first_run_is_flagged_not_paid_for, .timeout = 60)
 	cr_assert(strstr(c, "page cache") && strstr(c, "--warmup"), "caution: %s", c);
 }
 
+/* A slow middle run: the step out of it is superlinear, the speedups
+ * against the first run are not, and the caution the step sentence points
+ * to is there and names the slow run (helper-130: a python sweep said "see
+ * the caution below" over no caution). */
+Test(golden, a_superlinear_step_after_the_first_has_its_caution, .timeout = 60)
+{
+	json_object *s = replay("cold_middle");
+	const char *step = json_object_get_string(json_object_array_get_idx(tu_array(s, "steps"), 1));
+	cr_assert(strstr(step, "2 → 4 threads") && strstr(step, "see the caution below"), "step: %s", step);
+	json_object *c = tu_get(s, "caution");
+	cr_assert(c && json_object_get_string(c), "a step points to a caution that is not there");
+	cr_assert(strstr(json_object_get_string(c), "the 2-thread run was slowed"), "caution: %s",
+		  json_object_get_string(c));
+}
+
 /* With switch samples the caution says what the first run's off-CPU time
  * was (here the program's own sleep standing for the cold read) and guesses
  * at a disk only where they say read or major faults. */
