@@ -556,6 +556,23 @@ Test(golden, a_cold_first_run_is_flagged_not_paid_for, .timeout = 60)
 	cr_assert(strstr(c, "page cache") && strstr(c, "--warmup"), "caution: %s", c);
 }
 
+/* A pool thread parked beside the work with a routine of its own is a
+ * helper (speedup.c, find_sleepers), and its parks no growth of the
+ * workers': ffmpeg's idle filter thread (44 us of CPU, parked 306 ms) was
+ * once the heart of "Threads ran one at a time through the monitor of
+ * ...: a lock in effect", with the interpreter-lock fix (helper-130). A
+ * real recording, kept as made (tests/data/README). */
+Test(golden, an_idle_pool_thread_beside_the_work_is_no_lock_in_effect, .timeout = 60)
+{
+	json_object *r = json_tokener_parse(
+		convoy_out((const char *[]){ "report", "--json", "profiles/ffmpeg_idle_thread.convoy", NULL }));
+	cr_assert(r, "report --json printed no JSON");
+	json_object *f = tu_array(r, "findings");
+	for (size_t i = 0; i < json_object_array_length(f); i++)
+		cr_assert(!strstr(tu_str(json_object_array_get_idx(f, i), "summary"), "one at a time"), "%s",
+			  tu_str(json_object_array_get_idx(f, i), "summary"));
+}
+
 /* A slow middle run: the step out of it is superlinear, the speedups
  * against the first run are not, and the caution the step sentence points
  * to is there and names the slow run (helper-130: a python sweep said "see
