@@ -95,6 +95,15 @@ static int switches_sampled(const struct sweep *w)
  * any wait (I/O, sleep, page faults) measured those as much as the work. */
 #define IO_BOUND_SHARE 0.25
 
+/* A reference run with fewer threads than CPUs that spent this share of
+ * its worker time runnable but not running waited for other processes. */
+#define LOADED_SHARE 0.25
+
+static double runnable_share(const struct speedup *s)
+{
+	return s->budget_ns > 0 ? s->c[STACK_RUNNABLE] / s->budget_ns : 0;
+}
+
 static double other_share(const struct speedup *s)
 {
 	return s->budget_ns > 0 ? s->c[STACK_OTHER] / s->budget_ns : 0;
@@ -137,11 +146,12 @@ static int step_superlinear(const struct sweep_run *ra, const struct sweep_run *
 	return step_speedup(ra, rb) > (double)rb->threads / ra->threads * SUPERLINEAR;
 }
 
-/* Why the speedups cannot be taken at face value: a superlinear step, or a
+/* Why the speedups cannot be taken at face value: a superlinear step, a
  * reference run dominated by off-CPU time the later runs did not have
  * (the page cache filled by the first run, where its switches say it
- * read, or paged in; else whatever they say it was). Empty when nothing
- * says so. */
+ * read, or paged in; else whatever they say it was), or one that waited
+ * for CPUs it did not fill (other processes' load: helper-130's pigz
+ * sweep, 68% runnable at one thread). Empty when nothing says so. */
 static void caution(struct sweep *w)
 {
 	const struct sweep_run *ref = &w->runs[0];
@@ -157,6 +167,20 @@ static void caution(struct sweep *w)
 	}
 	double refo = other_share(&ref->a.s);
 	int io = refo >= IO_BOUND_SHARE && refo > 2 * later, from_disk = 0;
+	/* Loaded: mostly other processes' doing, by the launcher's switch
+	 * records where there are some, else by its busy threads fitting the
+	 * CPUs (findings.c's oversubscription rule decides alike). */
+	uint32_t cpus = ref->a.p->process.cpus_allowed;
+	int busy = speedup__busy_threads(&ref->a.m);
+	double own = -1;
+	int recorded = speedup__runq_split(&ref->a.m, cpus, &busy, &own) == 0;
+	int loaded = cpus && runnable_share(&ref->a.s) >= LOADED_SHARE && (recorded ? own < 0.5 : busy <= (int)cpus);
+	char why[128], share[32];
+	if (recorded)
+		snprintf(why, sizeof(why), "of which its own threads outnumbering the CPUs explain %s",
+			 fmt_pct(share, sizeof(share), own));
+	else
+		snprintf(why, sizeof(why), "with %d busy thread%s on %u CPUs", busy, busy == 1 ? "" : "s", cpus);
 	char a[32], b[32], what[512];
 	enum offcpu_kind kind = offcpu_what(ref, what, sizeof(what), &from_disk);
 	uint64_t ref_major = ref->a.p->process.major_faults;
@@ -187,6 +211,14 @@ static void caution(struct sweep *w)
 			 "the %d-thread run spent %s of its worker time off-CPU outside any wait (%s), the later runs at "
 			 "most %s. %s.", ref->threads, fmt_pct(a, sizeof(a), refo), detail, fmt_pct(b, sizeof(b), later),
 			 consequence);
+	else if (loaded)
+		snprintf(w->caution, sizeof(w->caution),
+			 "the %d-thread run spent %s of its worker time runnable but waiting for a CPU, %s: other "
+			 "processes' load, which the later runs may not have met. %s: measure on an idle machine, or "
+			 "use --repeat so the median run stands for each count.",
+			 ref->threads, fmt_pct(a, sizeof(a), runnable_share(&ref->a.s)), why,
+			 super ? "The speedups against it are not the threads' doing" :
+				 "Speedups against it measure that load as much as the threads");
 	else if (super)
 		snprintf(w->caution, sizeof(w->caution),
 			 "at %d threads the efficiency is %.0f%%, more than the added threads can give: the %d-thread run "

@@ -598,6 +598,21 @@ Test(golden, a_cold_first_run_is_described_from_its_samples, .timeout = 60)
 	cr_assert_null(strstr(c, "read from disk"), "caution: %s", c);
 }
 
+/* A reference run that waited for CPUs other processes held: its
+ * speedups measure their load (helper-130: a pigz sweep's 1-thread run
+ * was 68% runnable and the sweep said nothing). spin_preempted was
+ * recorded beside a CPU hog, with switch records that say the program's
+ * own threads explain none of its wait; sem_lock's run had one busy
+ * thread on two CPUs. */
+Test(golden, a_reference_run_slowed_by_other_processes_is_cautioned, .timeout = 60)
+{
+	const char *c = tu_str(replay_sampled("spin_preempted"), "caution");
+	cr_assert(strstr(c, "the 1-thread run spent") && strstr(c, "other processes' load") &&
+		  strstr(c, "its own threads outnumbering the CPUs explain 0.0%"), "caution: %s", c);
+	c = tu_str(replay("sem_lock"), "caution");
+	cr_assert(strstr(c, "with 1 busy thread on 2 CPUs: other processes' load"), "caution: %s", c);
+}
+
 Test(golden, a_sweep_without_superlinear_steps_or_io_has_no_caution, .timeout = 60)
 {
 	json_object *s = replay("global_queue");
