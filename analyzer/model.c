@@ -168,6 +168,7 @@ static void typical_holds(struct model *m)
 			continue;
 		held[s->object] += (double)s->hold_ns / (double)s->hold_samples * (double)s->acquisitions;
 		acquisitions[s->object] += (double)s->acquisitions;
+		m->rows[s->object].hold_samples += s->hold_samples;
 	}
 	for (size_t i = 0; i < p->nobjects; i++)
 		m->rows[i].typical_hold_ns = acquisitions[i] ? held[i] / acquisitions[i] : 0;

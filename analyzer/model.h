@@ -52,6 +52,7 @@ struct object_row {
 	struct cv_stats total;
 	size_t nthreads;        /* threads that used it */
 	double typical_hold_ns; /* hold time averaged per acquisition over threads (0: no sample) */
+	uint64_t hold_samples;  /* the holds it was averaged from */
 	const struct object_row *monitor;   /* condvars: the mutex their waits named, or NULL */
 	const char *inside;     /* what the runtime state it lies in is (syms__data_note), or NULL */
 };
