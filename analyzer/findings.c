@@ -842,14 +842,27 @@ static void rule_imbalance_and_parks(struct findings *out, const struct step *st
 		evidence(x, "idle_ns", ts->c[STACK_IDLE]);
 		char a[32], workers[640];
 		speedup__role_threads_text(ts, st->t->m, ROLE_WORKER, workers, sizeof(workers));
+		int made = 0;   /* threads the process made: none, and its parallel work may be in other processes */
+		for (size_t i = 0; i < p->nthreads; i++)
+			made += p->threads[i].threads_created > 0;
 		say(x->summary, sizeof(x->summary),
 		    "Fewer workers than threads: at most %d worker thread%s ran at once (%s) where %d were "
-		    "asked for on %u CPUs, so %d slot%s a CPU could have run had no thread for the whole run (%s).",
+		    "asked for on %u CPUs, so %d slot%s a CPU could have run had no thread for the whole run (%s)%s",
 		    at_once, at_once == 1 ? "" : "s", workers, ts->threads, st->cpus, empty, empty == 1 ? "" : "s",
-		    fmt_ns(a, sizeof(a), claim / st->scale));
-		say(x->fix, sizeof(x->fix),
-		    "Give the program at least as many independent pieces of work as threads (smaller blocks, "
-		    "chunks or tasks), or ask for no more threads than it keeps busy (%d here).", at_once);
+		    fmt_ns(a, sizeof(a), claim / st->scale),
+		    made ? "." : ". The process made no thread at all: where the command's work runs in other "
+				 "processes (make -j, xargs -P), that is theirs, which convoy does not add up.");
+		if (made)
+			say(x->fix, sizeof(x->fix),
+			    "Give the program at least as many independent pieces of work as threads (smaller blocks, "
+			    "chunks or tasks), or ask for no more threads than it keeps busy (%d here).", at_once);
+		else {
+			x->at_most_medium = 1;   /* the command may be parallel in processes */
+			say(x->fix, sizeof(x->fix),
+			    "If the program should use the threads it was asked for, make it start them; if its "
+			    "parallel work runs in child processes, convoy explains threads within one process "
+			    "(--comm NAME picks which).");
+		}
 		idle -= claim;
 	}
 	/* Even workers, but the thread that made them ran alone while the other

@@ -613,6 +613,18 @@ Test(golden, a_reference_run_slowed_by_other_processes_is_cautioned, .timeout = 
 	cr_assert(strstr(c, "with 1 busy thread on 2 CPUs: other processes' load"), "caution: %s", c);
 }
 
+/* A process that made no thread at a count of 2: fewer workers than
+ * asked, said to be made in no thread, and never high: a command whose
+ * work runs in other processes (make -j) got "[high] load-imbalance" on
+ * one compiler run (helper-130). */
+Test(golden, a_process_that_made_no_thread_is_not_blamed_high, .timeout = 60)
+{
+	json_object *s = replay("no_threads"), *f = finding(s, 0);
+	expect_first(s, "load-imbalance", "workers");
+	cr_assert(strcmp(tu_str(f, "severity"), "high") != 0, "severity %s", tu_str(f, "severity"));
+	cr_assert(strstr(tu_str(f, "summary"), "The process made no thread at all"), "%s", tu_str(f, "summary"));
+}
+
 Test(golden, a_sweep_without_superlinear_steps_or_io_has_no_caution, .timeout = 60)
 {
 	json_object *s = replay("global_queue");
