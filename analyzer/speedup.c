@@ -504,7 +504,10 @@ static int by_routine(const void *a, const void *b, void *profile)
 	return x < y ? -1 : x > y;
 }
 
-/* A thread that made threads and was mostly waiting for them is a waiter;
+/* A thread that made threads and was mostly waiting for them is a waiter,
+ * unless it was also among the busiest (half the busiest thread's CPU time,
+ * and on a CPU for a quarter of its life: ffmpeg's main runs the transcode
+ * loop and waits for its frame threads, helper-130);
  * otherwise a worker when most of its active time was in the stack, else a
  * helper. Threads that ran one start routine, most of whose time was in the
  * stack and whose time beside it is negligible (under GROUP_BESIDE of the
@@ -514,8 +517,12 @@ static int by_routine(const void *a, const void *b, void *profile)
 static void assign_roles(struct speedup *s, const struct profile *p)
 {
 	size_t nt = p->nthreads, *idx = xcalloc(nt + 1, sizeof(size_t));
-	for (size_t i = 0; i < nt; i++)
+	uint64_t top_cpu = 0;   /* the busiest thread's CPU time */
+	for (size_t i = 0; i < nt; i++) {
 		idx[i] = i;
+		if (!merged_row(&p->threads[i]) && p->threads[i].cpu_ns > top_cpu)
+			top_cpu = p->threads[i].cpu_ns;
+	}
 	qsort_r(idx, nt, sizeof(size_t), by_routine, (void *)p);
 	for (size_t a = 0, b; a < nt; a = b) {
 		uint64_t routine = p->threads[idx[a]].start_routine;
@@ -530,7 +537,8 @@ static void assign_roles(struct speedup *s, const struct profile *p)
 			double life = (double)(t->end_ns - t->start_ns);
 			if (merged_row(t))
 				x->role = ROLE_MERGED;
-			else if (t->threads_created > 0 && x->active < 0.5 * life)
+			else if (t->threads_created > 0 && x->active < 0.5 * life &&
+				 (2 * t->cpu_ns < top_cpu || 4 * (double)t->cpu_ns < life))   /* ffmpeg's main: a worker */
 				x->role = ROLE_WAITER;
 			else
 				x->role = x->in_stack >= 0.5 || (in >= 0.5 * all && all - in < GROUP_BESIDE * s->budget_ns) ?
