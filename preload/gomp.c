@@ -35,8 +35,9 @@
  * that): SHADOWS of them, in a fixed table; locks beyond that are not
  * recorded.
  *
- * An OpenMP lock and a named critical section are peeked at before the
- * call, as a mutex is (libgomp's lock word, 0 while free): one found held
+ * An OpenMP lock and a named critical section of GCC's libgomp are peeked
+ * at before the call, as a mutex is (its lock word, 0 while free; not
+ * LLVM's libomp, whose words differ): one found held
  * is contended and timed (lock_call). The unnamed critical's lock is
  * libgomp's own, and a nest lock may be its owner's again, so each of
  * their acquisitions is timed, and one that took longer than CONTENDED_NS
@@ -52,17 +53,18 @@
  * guest of 2026-12-04 with the clock, 5.9 to 6.1 and 24.8 to 27.7 with the
  * TSC. The *_end and unset calls record nothing and are not interposed.
  *
- * Each real function is found lazily with dlsym(RTLD_NEXT) on its first
- * call, or in the calling object's own scope (a plugin opened with
- * RTLD_LOCAL: in_callers_scope), so a program without libgomp never calls
- * into this file and runs unchanged; should one call an entry point
- * without libgomp loaded (a weak reference checked for presence finds
- * ours), the call does what a team of one would: nothing. Not
+ * The real functions are found on the first call ("which libgomp" below),
+ * so a program without libgomp never calls into this file and runs
+ * unchanged; should one call an entry point without libgomp loaded (a weak
+ * reference checked for presence finds ours), the call does what a team
+ * of one would: nothing. Not
  * interposed: GOMP_parallel_start/end (the pre-4.9 ABI), the combined
  * GOMP_parallel_loop_* and GOMP_parallel_sections entry points (their
  * implicit barrier stays invisible), tasks and taskwait.
  */
 #include <dlfcn.h>
+#include <link.h>
+#include <string.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
@@ -98,40 +100,122 @@ static const void *shadow_of(const void *lock)
 	return NULL;
 }
 
-/* The definition of name that the object calling the shim at caller
- * would bind to without the shim, where the global scope has none: a
- * plugin opened with RTLD_LOCAL, whose libgomp (maybe a copy under a
- * soname of its own, as Python wheels ship) is in its own scope only, not
- * after the shim; its calls still find the shim's exports first. A handle
- * to the calling object searches just it and its dependencies. The handle
- * is kept: the function found stays loaded while the shim may call it. */
-static void *in_callers_scope(const char *name, const void *caller)
+/* ---- which libgomp --------------------------------------------------------- *
+ *
+ * The real functions come as one table per OpenMP runtime, resolved whole
+ * on the first call that needs it. That first call is GOMP_parallel on the
+ * master before its team exists, so a team thread never looks anything up:
+ * the lookups take the loader's lock, which a library constructor running a
+ * parallel region holds (dlopen's) while it waits for the team
+ * (helper-131: a team thread's lookup in GOMP_critical_start hung there).
+ *
+ * The runtime is the next definition after the shim (RTLD_NEXT), where
+ * there is one: a libgomp in the global scope, which every object's calls
+ * bind to without the shim as well. Where there is none, each calling
+ * object has its own: a plugin opened with RTLD_LOCAL has its libgomp in
+ * its own scope only (a copy under a soname of its own, as Python wheels
+ * ship it), and two plugins may have two. Its calls still find the shim's
+ * exports first; a handle to the calling object searches it and its
+ * dependencies only (helper-129: a team of one and no mutual exclusion,
+ * before; helper-131: one table for two plugins' copies locked one's
+ * critical and unlocked the other's). The handle is kept, so that the
+ * functions found stay loaded while the shim may call them: such a plugin
+ * is not unloaded by dlclose. */
+#define GOMP_ENTRIES(X)                                                          \
+	X(GOMP_barrier) X(GOMP_loop_end) X(GOMP_sections_end) X(GOMP_parallel) \
+	X(GOMP_critical_start) X(GOMP_critical_name_start) X(omp_set_lock) X(omp_set_nest_lock)
+
+enum gomp_entry {
+#define CV_X(name) E_##name,
+	GOMP_ENTRIES(CV_X)
+#undef CV_X
+	GOMP_N
+};
+
+static const char *const gomp_names[GOMP_N] = {
+#define CV_X(name) #name,
+	GOMP_ENTRIES(CV_X)
+#undef CV_X
+};
+
+struct gomp_table {
+	void *fn[GOMP_N];
+	/* The runtime is GCC's libgomp, whose locks and named criticals are
+	 * ints that are 0 while free (lock_call peeks at them), not LLVM's
+	 * libomp, which exports the same names over other lock words
+	 * (helper-131). */
+	int words;
+};
+
+static void resolve(struct gomp_table *t, void *handle)
 {
-	Dl_info info;
-	if (!dladdr(caller, &info) || !info.dli_fname || !info.dli_fname[0])
-		return NULL;
-	void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-	return h ? dlsym(h, name) : NULL;
+	for (int e = 0; e < GOMP_N; e++)
+		__atomic_store_n(&t->fn[e], dlsym(handle, gomp_names[e]), __ATOMIC_RELAXED);
+	/* LLVM's and Intel's runtimes are told by their own entry points. */
+	__atomic_store_n(&t->words, dlsym(handle, "__kmpc_set_lock") == NULL, __ATOMIC_RELAXED);
 }
 
-/* A real libgomp function, found on first use: the next definition after
- * the shim, else the caller's own (in_callers_scope); NULL without
- * libgomp. */
-static void *real(const char *name, void **slot, const void *caller)
+/* The global scope's: 0 not looked up yet, 1 found, -1 none there. Two
+ * threads that look it up at once store the same pointers. */
+static struct gomp_table global_gomp;
+static int global_state;
+
+/* Each calling object's own, where the global scope has none: published
+ * by its link map, once its table is filled. */
+#define GOMP_OBJECTS 16
+static struct {
+	const void *map;
+	struct gomp_table t;
+} objects[GOMP_OBJECTS];
+static uint32_t nobjects;
+
+static const struct gomp_table *callers_own(const void *caller)
 {
-	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-	if (!p) {
-		p = dlsym(RTLD_NEXT, name) ?: in_callers_scope(name, caller);
-		__atomic_store_n(slot, p, __ATOMIC_RELEASE);   /* a racing second lookup stores the same pointer */
+	struct dl_find_object found;
+	if (_dl_find_object((void *)caller, &found) != 0)
+		return NULL;
+	uint32_t n = __atomic_load_n(&nobjects, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n && i < GOMP_OBJECTS; i++)
+		if (__atomic_load_n(&objects[i].map, __ATOMIC_ACQUIRE) == found.dlfo_link_map)
+			return &objects[i].t;
+	Dl_info info;
+	void *h = dladdr(caller, &info) && info.dli_fname && info.dli_fname[0] ?
+			  dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD) :
+			  NULL;
+	if (!h)
+		return NULL;
+	uint32_t i = __atomic_fetch_add(&nobjects, 1, __ATOMIC_ACQ_REL);
+	if (i >= GOMP_OBJECTS) {
+		dlclose(h);
+		return NULL;   /* more plugins with OpenMP than the table holds: those run unseen */
 	}
-	return p;
+	resolve(&objects[i].t, h);   /* a racing caller for the same object fills another slot alike */
+	__atomic_store_n(&objects[i].map, found.dlfo_link_map, __ATOMIC_RELEASE);
+	return &objects[i].t;
+}
+
+/* The runtime of the object that called the shim at caller; NULL without
+ * one (a weak reference checked for presence found the shim's export). */
+static const struct gomp_table *runtime(const void *caller)
+{
+	int state = __atomic_load_n(&global_state, __ATOMIC_ACQUIRE);
+	if (CV_LIKELY(state > 0))
+		return &global_gomp;
+	if (state == 0) {
+		resolve(&global_gomp, RTLD_NEXT);
+		int any = 0;
+		for (int e = 0; e < GOMP_N; e++)
+			any |= global_gomp.fn[e] != NULL;
+		__atomic_store_n(&global_state, any ? 1 : -1, __ATOMIC_RELEASE);
+		if (any)
+			return &global_gomp;
+	}
+	return callers_own(caller);
 }
 
 /* In the exported function itself: its return address is the program's. */
-#define REAL(fn) ((__typeof__(&fn))real(#fn, (void **)&real_##fn, __builtin_return_address(0)))
-
-static void *real_GOMP_barrier, *real_GOMP_loop_end, *real_GOMP_sections_end, *real_GOMP_parallel;
-static void *real_GOMP_critical_start, *real_GOMP_critical_name_start, *real_omp_set_lock, *real_omp_set_nest_lock;
+#define RUNTIME() runtime(__builtin_return_address(0))
+#define REAL(t, name) ((t) ? (__typeof__(&name))__atomic_load_n(&(t)->fn[E_##name], __ATOMIC_RELAXED) : NULL)
 
 /* The calling thread's record of the object keyed at key, named on first
  * use; NULL when the shim is not recording here (inside itself, or
@@ -167,21 +251,21 @@ static void barrier_call(void (*fn)(void))
 
 CV_EXPORT void GOMP_barrier(void)
 {
-	void (*fn)(void) = REAL(GOMP_barrier);
+	void (*fn)(void) = REAL(RUNTIME(), GOMP_barrier);
 	if (fn)
 		barrier_call(fn);
 }
 
 CV_EXPORT void GOMP_loop_end(void)
 {
-	void (*fn)(void) = REAL(GOMP_loop_end);
+	void (*fn)(void) = REAL(RUNTIME(), GOMP_loop_end);
 	if (fn)
 		barrier_call(fn);
 }
 
 CV_EXPORT void GOMP_sections_end(void)
 {
-	void (*fn)(void) = REAL(GOMP_sections_end);
+	void (*fn)(void) = REAL(RUNTIME(), GOMP_sections_end);
 	if (fn)
 		barrier_call(fn);
 }
@@ -218,7 +302,7 @@ static void region_body(void *arg)
 
 CV_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags)
 {
-	void (*real_fn)(void (*)(void *), void *, unsigned, unsigned) = REAL(GOMP_parallel);
+	void (*real_fn)(void (*)(void *), void *, unsigned, unsigned) = REAL(RUNTIME(), GOMP_parallel);
 	if (!real_fn) {
 		fn(data);   /* a team of one */
 		return;
@@ -342,35 +426,39 @@ static void lock_call(const void *key, const char *name, void (*fn)(void *), voi
 	}
 }
 
-static void critical_start(void *unused)
+/* lock_call's fn for a call without an argument: arg is the function. */
+static void call_void(void *arg)
 {
-	(void)unused;
-	((void (*)(void))real_GOMP_critical_start)();
+	((void (*)(void))arg)();
 }
 
 CV_EXPORT void GOMP_critical_start(void)
 {
-	if (REAL(GOMP_critical_start))
-		lock_call(&omp_critical_key, "omp critical", critical_start, NULL, NULL);
+	void (*fn)(void) = REAL(RUNTIME(), GOMP_critical_start);
+	if (fn)
+		lock_call(&omp_critical_key, "omp critical", call_void, (void *)fn, NULL);
 }
 
 CV_EXPORT void GOMP_critical_name_start(void **pptr)
 {
-	void (*fn)(void **) = REAL(GOMP_critical_name_start);
+	const struct gomp_table *t = RUNTIME();
+	void (*fn)(void **) = REAL(t, GOMP_critical_name_start);
 	if (fn)   /* each named critical is its own lock, keyed on its name's pointer */
-		lock_call(shadow_of(pptr), "omp named critical", (void (*)(void *))fn, pptr, (const int *)pptr);
+		lock_call(shadow_of(pptr), "omp named critical", (void (*)(void *))fn, pptr,
+			  t->words ? (const int *)pptr : NULL);
 }
 
 CV_EXPORT void omp_set_lock(void *lock)
 {
-	void (*fn)(void *) = REAL(omp_set_lock);
+	const struct gomp_table *t = RUNTIME();
+	void (*fn)(void *) = REAL(t, omp_set_lock);
 	if (fn)
-		lock_call(shadow_of(lock), "omp lock", fn, lock, (const int *)lock);
+		lock_call(shadow_of(lock), "omp lock", fn, lock, t->words ? (const int *)lock : NULL);
 }
 
 CV_EXPORT void omp_set_nest_lock(void *lock)
 {
-	void (*fn)(void *) = REAL(omp_set_nest_lock);
+	void (*fn)(void *) = REAL(RUNTIME(), omp_set_nest_lock);
 	if (fn)
 		lock_call(shadow_of(lock), "omp nest lock", fn, lock, NULL);
 }

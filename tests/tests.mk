@@ -55,7 +55,18 @@ $(TEST_PROGS_DIR)/clock_locked: TEST_PROG_CFLAGS += -rdynamic
 
 # GCC OpenMP (libgomp): preload/gomp.c's interposers.
 $(TEST_PROGS_DIR)/count_omp $(TEST_PROGS_DIR)/omp_lock_wait $(TEST_PROGS_DIR)/omp_lock_alone \
-$(TEST_PROGS_DIR)/libompplugin.so: TEST_PROG_CFLAGS += -fopenmp
+$(TEST_PROGS_DIR)/libompplugin.so $(TEST_PROGS_DIR)/libompctor.so: TEST_PROG_CFLAGS += -fopenmp
+
+# A copy of libgomp under a soname of its own, as Python wheels ship one
+# (the name, of the same length, replaced in the file), and ompplugin.c
+# built against it: omp_plugin opens both plugins, each with its libgomp.
+$(TEST_PROGS_DIR)/libgomq.so.1: | check-deps
+	@mkdir -p $(@D)
+	sed 's/libgomp\.so\.1/libgomq.so.1/g' "$$($(CC) -print-file-name=libgomp.so.1)" >$@
+$(TEST_PROGS_DIR)/libompplugin_copy.so: tests/progs/lib/ompplugin.c $(TEST_PROGS_DIR)/libgomq.so.1
+	$(CC) $(TEST_PROG_CFLAGS) -fopenmp -fPIC -c $< -o $@.o
+	$(CC) -shared $@.o -o $@ -L$(TEST_PROGS_DIR) -l:libgomq.so.1 -Wl,-rpath,$(abspath $(TEST_PROGS_DIR))
+TEST_PROG_LIBS += $(TEST_PROGS_DIR)/libompplugin_copy.so
 
 # Linked against libctorlock.so, whose constructor locks and starts a thread.
 $(TEST_PROGS_DIR)/ctor_main: tests/progs/ctor_main.c tests/progs/progs.h $(TEST_PROGS_DIR)/libctorlock.so | check-deps
