@@ -114,6 +114,7 @@ struct candidate {
 	int synchronised;       /* used a synchronisation object */
 	int in_tree;
 	uint64_t start_ns;      /* the image's start (realtime): images of one pid follow each other */
+	int exec_ended;         /* the image ended by an exec */
 };
 
 /* Thread time: each created thread's lifetime, and the main thread's CPU
@@ -166,6 +167,7 @@ static size_t scan(const char *dir, time_t since, const char *suffix, struct can
 			c->threaded = p->nthreads > 1;
 			c->synchronised = p->nobjects > 0;
 			c->start_ns = p->process.start_realtime_ns;
+			c->exec_ended = p->process.exit_reason == CV_EXIT_EXEC;
 		}
 		profile__free(p);
 	}
@@ -209,15 +211,15 @@ static int named(const struct candidate *c, const char *name)
 	return !strcmp(c->comm, name) || !strcmp(slash ? slash + 1 : c->exe, name);
 }
 
-/* Whether c[i] is an image its process replaced by exec: another profile
- * of its pid started later. The last image is the program asked about
+/* Whether c[i] is an image its process replaced by exec: it ended by an
+ * exec, and another profile of its pid started later. The last image is the program asked about
  * (env, nice, sh -c 'exec prog'); an earlier one that recorded something
  * wrote its own profile, with its own work. */
 static int replaced(const struct candidate *c, size_t n, size_t i)
 {
 	for (size_t k = 0; k < n; k++)
-		if (k != i && c[k].in_tree && c[k].pid == c[i].pid && c[k].start_ns > c[i].start_ns)
-			return 1;
+		if (k != i && c[i].exec_ended && c[k].in_tree && c[k].pid == c[i].pid && c[k].start_ns > c[i].start_ns)
+			return 1;   /* not a pid used again, nor one of another PID namespace */
 	return 0;
 }
 

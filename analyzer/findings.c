@@ -160,6 +160,8 @@ static double predicted_less_work(const struct step *st, double removed_ns, doub
 	double floor = (s->c[STACK_USEFUL] - useful_removed_ns) / slots;
 	if (floor > s->wall_ns)
 		floor = s->wall_ns;
+	if (floor < 0)   /* create_ns is time in pthread_create, which may not all have been useful CPU */
+		floor = 0;
 	return w > floor ? w : floor;
 }
 
@@ -237,7 +239,8 @@ static void rule_locks(struct findings *out, struct step *st)
 		double contended = acq ? (double)k->contended / acq : 0;
 		double util = wall ? acq * hold / wall : 0;
 		enum finding_kind kind = FINDING_LOCK_CONTENTION;
-		if (row->hold_samples < FEW_HOLD_SAMPLES)
+		int few = row->hold_samples < FEW_HOLD_SAMPLES && row->hold_samples < k->acquisitions;   /* all sampled: known */
+		if (few)
 			;   /* which of the two below it is, the holds cannot tell */
 		else if (hold > 0 && hold < SHORT_HOLD_NS && wall > 0 && acq / wall * 1e9 >= FREQUENT_RATE)
 			kind = FINDING_ACQUISITION_FREQ;
@@ -274,13 +277,12 @@ static void rule_locks(struct findings *out, struct step *st)
 		    kind_name(row->obj->o.kind), row->name, fmt_count(a, sizeof(a), (uint64_t)acq),
 		    fmt_rate(e, sizeof(e), wall ? acq / wall * 1e9 : 0), fmt_pct(b, sizeof(b), contended),
 		    fmt_ns(c, sizeof(c), (double)k->wait_ns), hold > 0 ? fmt_ns(d, sizeof(d), hold) : "unmeasured");
-		if (hold > 0 && row->hold_samples < FEW_HOLD_SAMPLES)   /* sort's merge locks: 1.4 us from one sample, 1.2 ms whole */
+		if (hold > 0 && few)   /* sort's merge locks: 1.4 us from one sample, 1.2 ms whole */
 			len += snprintf(x->summary + len, sizeof(x->summary) - (size_t)len,
 					"(from %llu sampled hold%s: too few to say how long it is held) ",
 					(unsigned long long)row->hold_samples, row->hold_samples == 1 ? "" : "s");
 		len += snprintf(x->summary + len, sizeof(x->summary) - (size_t)len, what, fmt_ns(a, sizeof(a), interval));
-		if (kind == FINDING_LOCK_CONTENTION && hold > 0 && hold < SHORT_HOLD_NS &&
-		    row->hold_samples >= FEW_HOLD_SAMPLES)
+		if (kind == FINDING_LOCK_CONTENTION && hold > 0 && hold < SHORT_HOLD_NS && !few)
 			snprintf(x->summary + len, sizeof(x->summary) - (size_t)len,
 				 ". Entered this rarely and held this briefly (sampled 1 in %u), it should not keep "
 				 "threads waiting: some holds are longer than the samples, or holders lost their CPU",

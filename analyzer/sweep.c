@@ -95,8 +95,9 @@ static int switches_sampled(const struct sweep *w)
  * any wait (I/O, sleep, page faults) measured those as much as the work. */
 #define IO_BOUND_SHARE 0.25
 
-/* A reference run with fewer threads than CPUs that spent this share of
- * its worker time runnable but not running waited for other processes. */
+/* A reference run that spent this share of its worker time runnable but
+ * not running, mostly for other processes (caution says how that is told),
+ * measured their load. */
 #define LOADED_SHARE 0.25
 
 static double runnable_share(const struct speedup *s)
@@ -211,14 +212,22 @@ static void caution(struct sweep *w)
 			 "the %d-thread run spent %s of its worker time off-CPU outside any wait (%s), the later runs at "
 			 "most %s. %s.", ref->threads, fmt_pct(a, sizeof(a), refo), detail, fmt_pct(b, sizeof(b), later),
 			 consequence);
-	else if (loaded)
-		snprintf(w->caution, sizeof(w->caution),
-			 "the %d-thread run spent %s of its worker time runnable but waiting for a CPU, %s: other "
-			 "processes' load, which the later runs may not have met. %s: measure on an idle machine, or "
-			 "use --repeat so the median run stands for each count.",
-			 ref->threads, fmt_pct(a, sizeof(a), runnable_share(&ref->a.s)), why,
-			 super ? "The speedups against it are not the threads' doing" :
-				 "Speedups against it measure that load as much as the threads");
+	else if (loaded) {
+		int n = snprintf(w->caution, sizeof(w->caution),
+				 "the %d-thread run spent %s of its worker time runnable but waiting for a CPU, %s: "
+				 "other processes' load, which the later runs may not have met. %s: measure on an idle "
+				 "machine%s.",
+				 ref->threads, fmt_pct(a, sizeof(a), runnable_share(&ref->a.s)), why,
+				 super ? "The speedups against it are not the threads' doing" :
+					 "Speedups against it measure that load as much as the threads",
+				 w->repeat > 1 ? "" : ", or use --repeat so the median run stands for each count");
+		if (slow && !super && n > 0 && (size_t)n < sizeof(w->caution))   /* the step sentence points here too */
+			snprintf(w->caution + n, sizeof(w->caution) - (size_t)n,
+				 " From %d to %d threads the run got %.2f× faster with %.3g× the threads: the %d-thread "
+				 "run was slowed by something the next was not.",
+				 slow->threads, slow[1].threads, step_speedup(slow, slow + 1),
+				 (double)slow[1].threads / slow->threads, slow->threads);
+	}
 	else if (super)
 		snprintf(w->caution, sizeof(w->caution),
 			 "at %d threads the efficiency is %.0f%%, more than the added threads can give: the %d-thread run "

@@ -1643,7 +1643,8 @@ struct cv_process_state {
 	 * then (init.c, start_clocks): the kernel's counts run from a task's
 	 * birth and through exec, so an exec'd image's would include its
 	 * predecessors' (a shell's loop before `exec prog`); the profile's
-	 * are its own. 0 in a fork child, whose tasks are new. */
+	 * are its own. In a fork child, whose tasks are new, what it used in
+	 * its first steps (start_clocks runs in child_steps too). */
 	struct cv_usage usage_before, thread_usage_before;
 	char     comm[CV_NAME_MAX];
 	char     exe[4096];

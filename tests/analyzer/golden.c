@@ -280,6 +280,16 @@ Test(golden, a_rarely_entered_lock_is_not_acquisition_frequency, .timeout = 60)
 		  tu_str(finding(r, 0), "summary"));
 }
 
+/* Fewer sampled holds than FEW_HOLD_SAMPLES, but every hold sampled (a
+ * thread's first hold of a lock always is): the hold is known, and long
+ * (helper-131: 4 holds of 50 ms were "too few to say"). */
+Test(golden, a_few_holds_all_sampled_are_known, .timeout = 60)
+{
+	json_object *r = report("hold_once");
+	expect_first(r, "long-hold", "hold_lock");
+	cr_assert(!strstr(tu_str(finding(r, 0), "summary"), "too few"), "%s", tu_str(finding(r, 0), "summary"));
+}
+
 Test(golden, a_long_critical_section_is_long_hold, .timeout = 60)
 {
 	expect_first(replay("long_hold"), "long-hold", "long_lock");
