@@ -57,8 +57,8 @@
  * so a program without libgomp never calls into this file and runs
  * unchanged; should one call an entry point without libgomp loaded (a weak
  * reference checked for presence finds ours), the call does what a team
- * of one would: nothing. Not
- * interposed: GOMP_parallel_start/end (the pre-4.9 ABI), the combined
+ * of one would: nothing. Not interposed: GOMP_parallel_start/end (the
+ * pre-4.9 ABI), the combined
  * GOMP_parallel_loop_* and GOMP_parallel_sections entry points (their
  * implicit barrier stays invisible), tasks and taskwait.
  */
@@ -178,20 +178,24 @@ static const struct gomp_table *callers_own(const void *caller)
 	for (uint32_t i = 0; i < n && i < GOMP_OBJECTS; i++)
 		if (__atomic_load_n(&objects[i].map, __ATOMIC_ACQUIRE) == found.dlfo_link_map)
 			return &objects[i].t;
+	/* A new object: a slot of its own (a racing caller for the same object
+	 * fills another alike). Past the table's slots, a table of the
+	 * thread's own, looked up again on each call: slower, but the calls
+	 * still reach the object's libgomp. */
+	static __thread struct gomp_table past_the_slots;
+	uint32_t i = __atomic_fetch_add(&nobjects, 1, __ATOMIC_ACQ_REL);
+	struct gomp_table *t = i < GOMP_OBJECTS ? &objects[i].t : &past_the_slots;
 	Dl_info info;
 	void *h = dladdr(caller, &info) && info.dli_fname && info.dli_fname[0] ?
 			  dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD) :
 			  NULL;
-	if (!h)
-		return NULL;
-	uint32_t i = __atomic_fetch_add(&nobjects, 1, __ATOMIC_ACQ_REL);
-	if (i >= GOMP_OBJECTS) {
-		dlclose(h);
-		return NULL;   /* more plugins with OpenMP than the table holds: those run unseen */
-	}
-	resolve(&objects[i].t, h);   /* a racing caller for the same object fills another slot alike */
-	__atomic_store_n(&objects[i].map, found.dlfo_link_map, __ATOMIC_RELEASE);
-	return &objects[i].t;
+	if (h)   /* else no function: the object's calls find nothing (and look no more) */
+		resolve(t, h);
+	else
+		memset(t, 0, sizeof(*t));
+	if (i < GOMP_OBJECTS)
+		__atomic_store_n(&objects[i].map, found.dlfo_link_map, __ATOMIC_RELEASE);
+	return t;
 }
 
 /* The runtime of the object that called the shim at caller; NULL without
