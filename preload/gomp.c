@@ -162,7 +162,7 @@ static int global_state;
 
 /* Each calling object's own, where the global scope has none: published
  * by its link map, once its table is filled. */
-#define GOMP_OBJECTS 16
+#define GOMP_OBJECTS 256
 static struct {
 	const void *map;
 	struct gomp_table t;
@@ -179,12 +179,13 @@ static const struct gomp_table *callers_own(const void *caller)
 		if (__atomic_load_n(&objects[i].map, __ATOMIC_ACQUIRE) == found.dlfo_link_map)
 			return &objects[i].t;
 	/* A new object: a slot of its own (a racing caller for the same object
-	 * fills another alike). Past the table's slots, a table of the
-	 * thread's own, looked up again on each call: slower, but the calls
-	 * still reach the object's libgomp. */
-	static __thread struct gomp_table past_the_slots;
+	 * fills another alike). Past the slots (objects that call OpenMP, each
+	 * of them with its own scope: hundreds), none: the calls then find no
+	 * function, as without libgomp. */
 	uint32_t i = __atomic_fetch_add(&nobjects, 1, __ATOMIC_ACQ_REL);
-	struct gomp_table *t = i < GOMP_OBJECTS ? &objects[i].t : &past_the_slots;
+	if (i >= GOMP_OBJECTS)
+		return NULL;
+	struct gomp_table *t = &objects[i].t;
 	Dl_info info;
 	void *h = dladdr(caller, &info) && info.dli_fname && info.dli_fname[0] ?
 			  dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD) :
@@ -193,8 +194,7 @@ static const struct gomp_table *callers_own(const void *caller)
 		resolve(t, h);
 	else
 		memset(t, 0, sizeof(*t));
-	if (i < GOMP_OBJECTS)
-		__atomic_store_n(&objects[i].map, found.dlfo_link_map, __ATOMIC_RELEASE);
+	__atomic_store_n(&objects[i].map, found.dlfo_link_map, __ATOMIC_RELEASE);
 	return t;
 }
 
