@@ -626,10 +626,10 @@ static void rule_runnable(struct findings *out, const struct step *st)
 	 * the machine's, which the program cannot fix: that one is never ranked
 	 * high. The launcher's switch records measure which it was; without
 	 * them, the count of threads busy at once decides. */
-	double own = -1;
-	int recorded = speedup__runq_split(m, cpus, &busy, &own) == 0;
+	double own;
+	int recorded, external = speedup__runq_external(m, cpus, &busy, &own, &recorded);
 	struct finding *x = findings__add(out, FINDING_OVERSUBSCRIPTION, grew / st->lost);
-	x->external = recorded ? own < 0.5 : busy <= (int)cpus;
+	x->external = external;
 	object(x, x->external ? "other processes" : "run queue");
 	x->predicted_wall_ns = predicted(st, grew);
 	evidence(x, "threads_busy", busy);

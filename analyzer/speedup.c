@@ -418,6 +418,13 @@ int speedup__runq_split(const struct model *m, uint32_t cpus, int *busy, double 
 	return 0;
 }
 
+int speedup__runq_external(const struct model *m, uint32_t cpus, int *busy, double *own, int *recorded)
+{
+	*own = -1;
+	*recorded = speedup__runq_split(m, cpus, busy, own) == 0;
+	return *recorded ? *own < 0.5 : *busy <= (int)cpus;
+}
+
 struct by_cpu_key { double cpu; size_t i; };
 
 static int by_cpu_desc(const void *a, const void *b)

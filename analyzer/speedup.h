@@ -167,5 +167,11 @@ int speedup__busy_threads(const struct model *m);
  * held the CPUs). -1 when there are no switch records or too little such
  * waiting to tell. */
 int speedup__runq_split(const struct model *m, uint32_t cpus, int *busy, double *own);
+/* Whether m's waiting for a CPU was mostly other processes' doing: by the
+ * launcher's switch records where speedup__runq_split can tell (the
+ * program's own share under half; *recorded then 1), else by *busy (the
+ * threads busy at once, given; the records' count where they tell)
+ * fitting the CPUs. *own: as speedup__runq_split. */
+int speedup__runq_external(const struct model *m, uint32_t cpus, int *busy, double *own, int *recorded);
 
 #endif

@@ -147,6 +147,17 @@ static int step_superlinear(const struct sweep_run *ra, const struct sweep_run *
 	return step_speedup(ra, rb) > (double)rb->threads / ra->threads * SUPERLINEAR;
 }
 
+/* The superlinear step out of run slow, in words: "from 2 to 4 threads
+ * ... the 2-thread run was slowed by something the next was not". */
+static void slow_step(const struct sweep_run *slow, char *buf, size_t size)
+{
+	snprintf(buf, size,
+		 "from %d to %d threads the run got %.2f× faster with %.3g× the threads, more than they can give: "
+		 "the %d-thread run was slowed by something the next was not",
+		 slow->threads, slow[1].threads, step_speedup(slow, slow + 1), (double)slow[1].threads / slow->threads,
+		 slow->threads);
+}
+
 /* Why the speedups cannot be taken at face value: a superlinear step, a
  * reference run dominated by off-CPU time the later runs did not have
  * (the page cache filled by the first run, where its switches say it
@@ -168,14 +179,13 @@ static void caution(struct sweep *w)
 	}
 	double refo = other_share(&ref->a.s);
 	int io = refo >= IO_BOUND_SHARE && refo > 2 * later, from_disk = 0;
-	/* Loaded: mostly other processes' doing, by the launcher's switch
-	 * records where there are some, else by its busy threads fitting the
-	 * CPUs (findings.c's oversubscription rule decides alike). */
+	/* Loaded: waiting for CPUs mostly other processes held, as the
+	 * oversubscription finding tells it. */
 	uint32_t cpus = ref->a.p->process.cpus_allowed;
-	int busy = speedup__busy_threads(&ref->a.m);
-	double own = -1;
-	int recorded = speedup__runq_split(&ref->a.m, cpus, &busy, &own) == 0;
-	int loaded = cpus && runnable_share(&ref->a.s) >= LOADED_SHARE && (recorded ? own < 0.5 : busy <= (int)cpus);
+	int busy = speedup__busy_threads(&ref->a.m), recorded;
+	double own;
+	int external = speedup__runq_external(&ref->a.m, cpus, &busy, &own, &recorded);
+	int loaded = cpus && runnable_share(&ref->a.s) >= LOADED_SHARE && external;
 	char why[128], share[32];
 	if (recorded)
 		snprintf(why, sizeof(why), "of which its own threads outnumbering the CPUs explain %s",
@@ -221,12 +231,11 @@ static void caution(struct sweep *w)
 				 super ? "The speedups against it are not the threads' doing" :
 					 "Speedups against it measure that load as much as the threads",
 				 w->repeat > 1 ? "" : ", or use --repeat so the median run stands for each count");
-		if (slow && !super && n > 0 && (size_t)n < sizeof(w->caution))   /* the step sentence points here too */
-			snprintf(w->caution + n, sizeof(w->caution) - (size_t)n,
-				 " From %d to %d threads the run got %.2f× faster with %.3g× the threads: the %d-thread "
-				 "run was slowed by something the next was not.",
-				 slow->threads, slow[1].threads, step_speedup(slow, slow + 1),
-				 (double)slow[1].threads / slow->threads, slow->threads);
+		if (slow && !super && n > 0 && (size_t)n < sizeof(w->caution)) {   /* the step sentence points here too */
+			char step[256];
+			slow_step(slow, step, sizeof(step));
+			snprintf(w->caution + n, sizeof(w->caution) - (size_t)n, " Also %s.", step);
+		}
 	}
 	else if (super)
 		snprintf(w->caution, sizeof(w->caution),
@@ -234,14 +243,13 @@ static void caution(struct sweep *w)
 			 "was slowed by something the later runs were not (cold caches, CPU frequency, other processes), "
 			 "or the runs did different work. Use --warmup and --repeat before reading the speedups.",
 			 super->threads, 100 * super->efficiency, ref->threads);
-	else if (slow)   /* a later step's: the step sentence points here */
+	else if (slow) {   /* a later step's: the step sentence points here */
+		char step[256];
+		slow_step(slow, step, sizeof(step));
 		snprintf(w->caution, sizeof(w->caution),
-			 "from %d to %d threads the run got %.2f× faster with %.3g× the threads, more than they can "
-			 "give: the %d-thread run was slowed by something the next was not (cold caches, CPU frequency, "
-			 "other processes), or the runs did different work. Use --warmup and --repeat before reading "
-			 "the speedups.",
-			 slow->threads, slow[1].threads, step_speedup(slow, slow + 1),
-			 (double)slow[1].threads / slow->threads, slow->threads);
+			 "%s (cold caches, CPU frequency, other processes), or the runs did different work. Use "
+			 "--warmup and --repeat before reading the speedups.", step);
+	}
 	else if (w->warmup == 0 && refo >= IO_BOUND_SHARE)
 		snprintf(w->caution, sizeof(w->caution),
 			 "the %d-thread run spent %s of its worker time off-CPU outside any wait (%s): the sweep "

@@ -219,6 +219,7 @@ static const struct gomp_table *runtime(const void *caller)
 
 /* In the exported function itself: its return address is the program's. */
 #define RUNTIME() runtime(__builtin_return_address(0))
+/* name's real function in table t (a variable: read twice), or NULL. */
 #define REAL(t, name) ((t) ? (__typeof__(&name))__atomic_load_n(&(t)->fn[E_##name], __ATOMIC_RELAXED) : NULL)
 
 /* The calling thread's record of the object keyed at key, named on first
@@ -255,21 +256,24 @@ static void barrier_call(void (*fn)(void))
 
 CV_EXPORT void GOMP_barrier(void)
 {
-	void (*fn)(void) = REAL(RUNTIME(), GOMP_barrier);
+	const struct gomp_table *t = RUNTIME();
+	void (*fn)(void) = REAL(t, GOMP_barrier);
 	if (fn)
 		barrier_call(fn);
 }
 
 CV_EXPORT void GOMP_loop_end(void)
 {
-	void (*fn)(void) = REAL(RUNTIME(), GOMP_loop_end);
+	const struct gomp_table *t = RUNTIME();
+	void (*fn)(void) = REAL(t, GOMP_loop_end);
 	if (fn)
 		barrier_call(fn);
 }
 
 CV_EXPORT void GOMP_sections_end(void)
 {
-	void (*fn)(void) = REAL(RUNTIME(), GOMP_sections_end);
+	const struct gomp_table *t = RUNTIME();
+	void (*fn)(void) = REAL(t, GOMP_sections_end);
 	if (fn)
 		barrier_call(fn);
 }
@@ -306,7 +310,8 @@ static void region_body(void *arg)
 
 CV_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags)
 {
-	void (*real_fn)(void (*)(void *), void *, unsigned, unsigned) = REAL(RUNTIME(), GOMP_parallel);
+	const struct gomp_table *rt = RUNTIME();
+	void (*real_fn)(void (*)(void *), void *, unsigned, unsigned) = REAL(rt, GOMP_parallel);
 	if (!real_fn) {
 		fn(data);   /* a team of one */
 		return;
@@ -438,7 +443,8 @@ static void call_void(void *arg)
 
 CV_EXPORT void GOMP_critical_start(void)
 {
-	void (*fn)(void) = REAL(RUNTIME(), GOMP_critical_start);
+	const struct gomp_table *t = RUNTIME();
+	void (*fn)(void) = REAL(t, GOMP_critical_start);
 	if (fn)
 		lock_call(&omp_critical_key, "omp critical", call_void, (void *)fn, NULL);
 }
@@ -462,7 +468,8 @@ CV_EXPORT void omp_set_lock(void *lock)
 
 CV_EXPORT void omp_set_nest_lock(void *lock)
 {
-	void (*fn)(void *) = REAL(RUNTIME(), omp_set_nest_lock);
+	const struct gomp_table *t = RUNTIME();
+	void (*fn)(void *) = REAL(t, omp_set_nest_lock);
 	if (fn)
 		lock_call(shadow_of(lock), "omp nest lock", fn, lock, NULL);
 }
