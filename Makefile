@@ -25,14 +25,14 @@ CXX      ?= g++
 # it unasked (tests/analyzer/cli.c).
 DEB_PACKAGES := gcc g++ make pkg-config libdw-dev libelf-dev libcapstone-dev \
                 libjson-c-dev libcriterion-dev zlib1g-dev hyperfine rustc time libiberty-dev \
-                clang libclang-rt-14-dev \
+                clang libclang-rt-14-dev libomp-14-dev \
                 wrk python3 perl zstd chromium nodejs xz-utils libdebuginfod1 valgrind
 DEP_FILES    := /usr/lib/*/perl/*/threads.pm /usr/include/elfutils/libdwfl.h /usr/bin/zstd \
                 /usr/lib/gcc/*/*/libgomp.so \
                 /usr/include/gelf.h /usr/include/json-c/json.h /usr/include/capstone/capstone.h \
                 /usr/include/criterion/criterion.h /usr/include/zlib.h /usr/bin/pkg-config \
                 /usr/bin/hyperfine /usr/bin/g++ /usr/bin/rustc /usr/bin/time \
-                /usr/include/libiberty/demangle.h /usr/bin/clang \
+                /usr/include/libiberty/demangle.h /usr/bin/clang /usr/lib/llvm-14/lib/libomp.so \
                 /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
                 /usr/bin/wrk /usr/bin/python3 /usr/bin/xz /usr/include/valgrind/valgrind.h \
                 /usr/bin/chromium /usr/bin/node /usr/bin/npm

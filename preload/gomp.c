@@ -11,10 +11,11 @@
  *                                                       `omp sections` without
  *                                                       nowait: barrier waits on
  *                                                       the object "omp barrier"
- *   GOMP_parallel (GCC >= 4.9)                          the outlined function is
+ *   GOMP_parallel, GOMP_parallel_loop_*,
+ *   GOMP_parallel_sections (GCC >= 4.9)                 the outlined function is
  *                                                       wrapped: the master's time
  *                                                       from its return to the end
- *                                                       of GOMP_parallel is the
+ *                                                       of the call is the
  *                                                       implicit barrier; a team
  *                                                       thread's time from its
  *                                                       return to its next region
@@ -53,16 +54,16 @@
  * guest of 2026-12-04 with the clock, 5.9 to 6.1 and 24.8 to 27.7 with the
  * TSC. The *_end and unset calls record nothing and are not interposed.
  *
- * The real functions are found on the first call ("which libgomp" below),
+ * The real functions are found on the first call ("which runtime" below),
  * so a program without libgomp never calls into this file and runs
  * unchanged; should one call an entry point without libgomp loaded (a weak
  * reference checked for presence finds ours), the call does what a team
  * of one would: nothing. Not interposed: GOMP_parallel_start/end (the
- * pre-4.9 ABI), the combined
- * GOMP_parallel_loop_* and GOMP_parallel_sections entry points (their
- * implicit barrier stays invisible), tasks and taskwait.
+ * pre-4.9 ABI) and GOMP_parallel_reductions (their implicit barrier stays
+ * invisible), tasks and taskwait.
  */
 #include <dlfcn.h>
+#include <elf.h>
 #include <link.h>
 #include <string.h>
 #if defined(__x86_64__)
@@ -100,30 +101,45 @@ static const void *shadow_of(const void *lock)
 	return NULL;
 }
 
-/* ---- which libgomp --------------------------------------------------------- *
+/* ---- which runtime --------------------------------------------------------- *
  *
- * The real functions come as one table per OpenMP runtime, resolved whole
- * on the first call that needs it. That first call is GOMP_parallel on the
- * master before its team exists, so a team thread never looks anything up:
- * the lookups take the loader's lock, which a library constructor running a
- * parallel region holds (dlopen's) while it waits for the team
- * (helper-131: a team thread's lookup in GOMP_critical_start hung there).
+ * Each call goes where the caller's own reference would have gone without
+ * the shim. The shim's exports are unversioned, and the loader binds every
+ * object's reference to them whatever version it names (an unversioned
+ * definition matches any). Without the shim, a clang-built library's
+ * omp_set_lock@VERSION passes by a libgomp in the global scope (no such
+ * version there) to LLVM's libomp in its own scope, and a program built
+ * against GCC before 4.4 has its omp_set_nest_lock@OMP_1.0 bound to the
+ * function of that 8-byte lock, not to the default OMP_3.0 one
+ * (helper-132: forwarded to libgomp's, the first crashed, the second
+ * overwrote the 8 bytes after the lock). So each calling object has its
+ * own table of real functions, made as the loader would bind its
+ * references: for each entry, the version the object's reference names
+ * (its .gnu.version_r: reference_version), looked up in the global scope
+ * after the shim (dlvsym(RTLD_NEXT)), then in the object's own scope. A
+ * plugin opened with RTLD_LOCAL has its libgomp there only (a copy under
+ * a soname of its own, as Python wheels ship it), and two plugins may
+ * have two (helper-129: a team of one and no mutual exclusion; helper-131:
+ * one plugin's critical locked in the other's copy). A handle to the
+ * object searches it and its dependencies; where a function was found
+ * through it the handle is kept, so that the function stays loaded while
+ * the shim may call it: such a plugin is not unloaded by dlclose.
  *
- * The runtime is the next definition after the shim (RTLD_NEXT), where
- * there is one: a libgomp in the global scope, which every object's calls
- * bind to without the shim as well. Where there is none, each calling
- * object has its own: a plugin opened with RTLD_LOCAL has its libgomp in
- * its own scope only (a copy under a soname of its own, as Python wheels
- * ship it), and two plugins may have two. Its calls still find the shim's
- * exports first; a handle to the calling object searches it and its
- * dependencies only (helper-129: a team of one and no mutual exclusion,
- * before; helper-131: one table for two plugins' copies locked one's
- * critical and unlocked the other's). The handle is kept, so that the
- * functions found stay loaded while the shim may call them: such a plugin
- * is not unloaded by dlclose. */
-#define GOMP_ENTRIES(X)                                                          \
-	X(GOMP_barrier) X(GOMP_loop_end) X(GOMP_sections_end) X(GOMP_parallel) \
-	X(GOMP_critical_start) X(GOMP_critical_name_start) X(omp_set_lock) X(omp_set_nest_lock)
+ * An object's table is made whole at its first call, normally on the
+ * master, in the entry point that starts a region, before its team
+ * exists (GOMP_parallel and the combined ones below): the lookups take
+ * the loader's lock, which a library constructor running a parallel
+ * region holds (dlopen's) while it waits for its team (helper-131: a team
+ * thread's lookup hung there). The team's calls from the same object find
+ * the table by _dl_find_object, which takes no lock, and each call site,
+ * once found, by its return address alone (sites). */
+#define GOMP_ENTRIES(X)                                                                             \
+	X(GOMP_barrier) X(GOMP_loop_end) X(GOMP_sections_end) X(GOMP_parallel) X(GOMP_parallel_loop_static) \
+	X(GOMP_parallel_loop_dynamic) X(GOMP_parallel_loop_guided) X(GOMP_parallel_loop_nonmonotonic_dynamic) \
+	X(GOMP_parallel_loop_nonmonotonic_guided) X(GOMP_parallel_loop_runtime)                            \
+	X(GOMP_parallel_loop_nonmonotonic_runtime) X(GOMP_parallel_loop_maybe_nonmonotonic_runtime)        \
+	X(GOMP_parallel_sections) X(GOMP_critical_start) X(GOMP_critical_name_start) X(omp_set_lock)       \
+	X(omp_set_nest_lock)
 
 enum gomp_entry {
 #define CV_X(name) E_##name,
@@ -131,6 +147,7 @@ enum gomp_entry {
 #undef CV_X
 	GOMP_N
 };
+_Static_assert(GOMP_N <= 32, "gomp_table.words: a bit an entry");
 
 static const char *const gomp_names[GOMP_N] = {
 #define CV_X(name) #name,
@@ -140,87 +157,226 @@ static const char *const gomp_names[GOMP_N] = {
 
 struct gomp_table {
 	void *fn[GOMP_N];
-	/* The runtime is GCC's libgomp, whose locks and named criticals are
-	 * ints that are 0 while free (lock_call peeks at them), not LLVM's
-	 * libomp, which exports the same names over other lock words
+	/* Bit e: fn[e] is GCC's libgomp's, whose locks and named criticals
+	 * are ints that are 0 while free (lock_call peeks at them), not LLVM's
+	 * libomp's, which exports the same names over other lock words
 	 * (helper-131). */
-	int words;
+	uint32_t words;
 };
 
-static void resolve(struct gomp_table *t, void *handle)
+/* An address the dynamic section holds: the loader relocated it in place
+ * where the section is writable (x86-64 among them), not where it is
+ * read-only. */
+static const void *dyn_addr(const struct link_map *map, ElfW(Addr) a)
 {
-	for (int e = 0; e < GOMP_N; e++)
-		__atomic_store_n(&t->fn[e], dlsym(handle, gomp_names[e]), __ATOMIC_RELAXED);
-	/* LLVM's and Intel's runtimes are told by their own entry points. */
-	__atomic_store_n(&t->words, dlsym(handle, "__kmpc_set_lock") == NULL, __ATOMIC_RELAXED);
+	return (const void *)(a < map->l_addr ? a + map->l_addr : a);
 }
 
-/* The global scope's: 0 not looked up yet, 1 found, -1 none there. Two
- * threads that look it up at once store the same pointers. */
-static struct gomp_table global_gomp;
-static int global_state;
+/* How many entries the dynamic symbol table has, from the object's hash
+ * table (DT_HASH: its chain count; DT_GNU_HASH: past the highest chain's
+ * end); 0 without either. */
+static uint32_t dynsym_count(const uint32_t *hash, const uint32_t *gnu)
+{
+	if (hash)
+		return hash[1];
+	if (!gnu)
+		return 0;
+	uint32_t nbuckets = gnu[0], symoffset = gnu[1];
+	const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)&gnu[4] + gnu[2]);
+	const uint32_t *chain = buckets + nbuckets;
+	uint32_t last = 0;
+	for (uint32_t i = 0; i < nbuckets; i++)
+		if (buckets[i] > last)
+			last = buckets[i];
+	if (last < symoffset)
+		return symoffset;   /* no hashed symbol: only the undefined ones, below it */
+	while (!(chain[last - symoffset] & 1))
+		last++;
+	return last + 1;
+}
 
-/* Each calling object's own, where the global scope has none: published
- * by its link map, once its table is filled. */
+/* The version that the object at map names in its reference to name: the
+ * entry of its .gnu.version_r that its .gnu.version gives the undefined
+ * symbol. NULL: no such reference (a call through a pointer from
+ * elsewhere), or one without a version. */
+static const char *reference_version(const struct link_map *map, const char *name)
+{
+	const ElfW(Sym) *syms = NULL;
+	const char *strs = NULL, *verneed = NULL;
+	const ElfW(Half) *versym = NULL;
+	const uint32_t *hash = NULL, *gnu = NULL;
+	size_t nverneed = 0;
+	for (const ElfW(Dyn) *d = map->l_ld; d && d->d_tag != DT_NULL; d++) {
+		switch (d->d_tag) {
+		case DT_SYMTAB: syms = dyn_addr(map, d->d_un.d_ptr); break;
+		case DT_STRTAB: strs = dyn_addr(map, d->d_un.d_ptr); break;
+		case DT_VERSYM: versym = dyn_addr(map, d->d_un.d_ptr); break;
+		case DT_VERNEED: verneed = dyn_addr(map, d->d_un.d_ptr); break;
+		case DT_VERNEEDNUM: nverneed = d->d_un.d_val; break;
+		case DT_HASH: hash = dyn_addr(map, d->d_un.d_ptr); break;
+		case DT_GNU_HASH: gnu = dyn_addr(map, d->d_un.d_ptr); break;
+		}
+	}
+	if (!syms || !strs || !versym || !verneed)
+		return NULL;
+	uint32_t n = dynsym_count(hash, gnu);
+	for (uint32_t i = 1; i < n; i++) {
+		if (syms[i].st_shndx != SHN_UNDEF || strcmp(strs + syms[i].st_name, name) != 0)
+			continue;
+		ElfW(Half) ndx = versym[i] & 0x7fff;   /* 0 local, 1 global: no version */
+		const char *vn = verneed;
+		for (size_t k = 0; ndx > 1 && k < nverneed; k++) {
+			const ElfW(Verneed) *need = (const ElfW(Verneed) *)vn;
+			const char *aux = vn + need->vn_aux;
+			for (unsigned j = 0; j < need->vn_cnt; j++) {
+				const ElfW(Vernaux) *a = (const ElfW(Vernaux) *)aux;
+				if (a->vna_other == ndx)
+					return strs + a->vna_name;
+				aux += a->vna_next;
+			}
+			vn += need->vn_next;
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+static void *lookup(void *handle, const char *name, const char *version)
+{
+	return version ? dlvsym(handle, name, version) : dlsym(handle, name);
+}
+
+/* A handle to the loaded object whose code is at addr; NULL: none (the
+ * main program's file name does not find it: its scope is the global
+ * one). */
+static void *handle_of(const void *addr)
+{
+	Dl_info info;
+	if (!dladdr(addr, &info) || !info.dli_fname || !info.dli_fname[0])
+		return NULL;
+	return dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+}
+
+/* Whether fn is GCC's libgomp's: its object is not LLVM's or Intel's
+ * runtime, which are told by their own entry points. */
+static bool in_libgomp(void *fn)
+{
+	void *h = fn ? handle_of(fn) : NULL;
+	if (!h)
+		return false;
+	bool gomp = dlsym(h, "__kmpc_set_lock") == NULL;
+	dlclose(h);
+	return gomp;
+}
+
+/* t for the object at map (NULL: code in no object, where the global
+ * scope's default versions are all there is), whose code at caller
+ * called. */
+static void make_table(struct gomp_table *t, const struct link_map *map, const void *caller)
+{
+	void *own = NULL;   /* the object's handle, opened when the global scope lacks a function */
+	bool own_used = false;
+	uint32_t words = 0;
+	for (int e = 0; e < GOMP_N; e++) {
+		const char *version = map ? reference_version(map, gomp_names[e]) : NULL;
+		void *fn = lookup(RTLD_NEXT, gomp_names[e], version);
+		if (!fn && map && (own || (own = handle_of(caller))) && (fn = lookup(own, gomp_names[e], version)))
+			own_used = true;
+		words |= (uint32_t)in_libgomp(fn) << e;
+		__atomic_store_n(&t->fn[e], fn, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&t->words, words, __ATOMIC_RELAXED);
+	if (own && !own_used)
+		dlclose(own);
+}
+
+/* The tables of the calling objects, published by link map once made;
+ * past GOMP_OBJECTS objects that call OpenMP (hundreds), none: their
+ * calls then find no function, as without libgomp. Two threads making one
+ * object's table at once fill two slots alike. */
 #define GOMP_OBJECTS 256
 static struct {
 	const void *map;
 	struct gomp_table t;
 } objects[GOMP_OBJECTS];
 static uint32_t nobjects;
+static struct gomp_table no_object;   /* code in no object: a JIT's */
+static int no_object_made;
 
-static const struct gomp_table *callers_own(const void *caller)
+static const struct gomp_table *object_table(const void *caller)
 {
 	struct dl_find_object found;
-	if (_dl_find_object((void *)caller, &found) != 0)
-		return NULL;
+	if (_dl_find_object((void *)caller, &found) != 0) {
+		if (!__atomic_load_n(&no_object_made, __ATOMIC_ACQUIRE)) {
+			make_table(&no_object, NULL, caller);   /* racing makers store the same */
+			__atomic_store_n(&no_object_made, 1, __ATOMIC_RELEASE);
+		}
+		return &no_object;
+	}
 	uint32_t n = __atomic_load_n(&nobjects, __ATOMIC_ACQUIRE);
 	for (uint32_t i = 0; i < n && i < GOMP_OBJECTS; i++)
 		if (__atomic_load_n(&objects[i].map, __ATOMIC_ACQUIRE) == found.dlfo_link_map)
 			return &objects[i].t;
-	/* A new object: a slot of its own (a racing caller for the same object
-	 * fills another alike). Past the slots (objects that call OpenMP, each
-	 * of them with its own scope: hundreds), none: the calls then find no
-	 * function, as without libgomp. */
 	uint32_t i = __atomic_fetch_add(&nobjects, 1, __ATOMIC_ACQ_REL);
 	if (i >= GOMP_OBJECTS)
 		return NULL;
-	struct gomp_table *t = &objects[i].t;
-	Dl_info info;
-	void *h = dladdr(caller, &info) && info.dli_fname && info.dli_fname[0] ?
-			  dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD) :
-			  NULL;
-	if (h)   /* else no function: the object's calls find nothing (and look no more) */
-		resolve(t, h);
-	else
-		memset(t, 0, sizeof(*t));
+	make_table(&objects[i].t, found.dlfo_link_map, caller);
 	__atomic_store_n(&objects[i].map, found.dlfo_link_map, __ATOMIC_RELEASE);
-	return t;
+	return &objects[i].t;
+}
+
+/* Call sites already served: a return address and its object's table,
+ * claimed once (open addressing, insert-only, lock-free), so that a call
+ * costs a probe, not _dl_find_object's search (8-11 ns here). A site
+ * whose table is not stored yet, or past the probes, goes to the search.
+ * A library closed and another opened at the same address keeps the
+ * first one's tables for the sites at the same addresses. */
+#define SITES       512
+#define SITE_PROBES 8
+static struct site {
+	const void *pc;
+	const struct gomp_table *t;
+} sites[SITES];
+
+static size_t site_hash(const void *pc)
+{
+	return (size_t)((uintptr_t)pc * 0x9e3779b97f4a7c15ull >> 55);   /* 9 bits: SITES */
 }
 
 /* The runtime of the object that called the shim at caller; NULL without
  * one (a weak reference checked for presence found the shim's export). */
 static const struct gomp_table *runtime(const void *caller)
 {
-	int state = __atomic_load_n(&global_state, __ATOMIC_ACQUIRE);
-	if (CV_LIKELY(state > 0))
-		return &global_gomp;
-	if (state == 0) {
-		resolve(&global_gomp, RTLD_NEXT);
-		int any = 0;
-		for (int e = 0; e < GOMP_N; e++)
-			any |= global_gomp.fn[e] != NULL;
-		__atomic_store_n(&global_state, any ? 1 : -1, __ATOMIC_RELEASE);
-		if (any)
-			return &global_gomp;
+	size_t h = site_hash(caller);
+	struct site *free = NULL;
+	for (size_t i = 0; i < SITE_PROBES; i++) {
+		struct site *s = &sites[(h + i) % SITES];
+		const void *at = __atomic_load_n(&s->pc, __ATOMIC_ACQUIRE);
+		if (at == caller) {
+			const struct gomp_table *t = __atomic_load_n(&s->t, __ATOMIC_ACQUIRE);
+			if (CV_LIKELY(t != NULL))
+				return t;
+			break;
+		}
+		if (!at) {
+			free = s;
+			break;
+		}
 	}
-	return callers_own(caller);
+	const struct gomp_table *t = object_table(caller);
+	const void *none = NULL;
+	if (t && free && __atomic_compare_exchange_n(&free->pc, &none, caller, false, __ATOMIC_ACQ_REL,
+						      __ATOMIC_ACQUIRE))
+		__atomic_store_n(&free->t, t, __ATOMIC_RELEASE);
+	return t;
 }
 
 /* In the exported function itself: its return address is the program's. */
 #define RUNTIME() runtime(__builtin_return_address(0))
 /* name's real function in table t (a variable: read twice), or NULL. */
 #define REAL(t, name) ((t) ? (__typeof__(&name))__atomic_load_n(&(t)->fn[E_##name], __ATOMIC_RELAXED) : NULL)
+/* Whether name's function in t peeks at its lock's word. */
+#define WORDS(t, name) (((t)->words >> E_##name) & 1)
 
 /* The calling thread's record of the object keyed at key, named on first
  * use; NULL when the shim is not recording here (inside itself, or
@@ -308,26 +464,73 @@ static void region_body(void *arg)
 		idle_since = now;
 }
 
+/* The master's part of a parallel region that the real entry point
+ * real(...) starts: the region's function is wrapped (region_body) and
+ * its implicit barrier timed, where the thread is recorded; without a
+ * runtime, the function is run as a team of one would. The entry point
+ * returns only after every team thread finished the region, so the region
+ * may live on this stack. */
+#define CV_REGION(real, fn, data, ...)                                                        \
+	do {                                                                                   \
+		struct cv_thread *t_ = cv__current() ?: cv__thread_slow();                     \
+		if (!(real)) {                                                                 \
+			(fn)(data);                                                            \
+		} else if (!t_) {                                                              \
+			(real)((fn), (data), __VA_ARGS__);                                     \
+		} else {                                                                       \
+			struct region g_ = { (fn), (data), t_, 0 };                             \
+			(real)(region_body, &g_, __VA_ARGS__);                                 \
+			region_end(&g_);                                                       \
+		}                                                                              \
+	} while (0)
+
+static void region_end(const struct region *g)
+{
+	struct cv_rec *r = rec_for(&omp_parallel_end_key, CV_OBJ_BARRIER, "omp parallel end");
+	if (r && g->master_done)
+		record_barrier(r, cv__now_ns() - g->master_done);
+}
+
 CV_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags)
 {
 	const struct gomp_table *rt = RUNTIME();
-	void (*real_fn)(void (*)(void *), void *, unsigned, unsigned) = REAL(rt, GOMP_parallel);
-	if (!real_fn) {
-		fn(data);   /* a team of one */
-		return;
+	CV_REGION(REAL(rt, GOMP_parallel), fn, data, num_threads, flags);
+}
+
+/* The combined regions (GCC 4.9 on), each a parallel region whose body
+ * starts with a work share that the entry point sets up: passed on as
+ * GOMP_parallel is, so that their implicit barrier is timed and their
+ * runtime is found on the master (a constructor whose first region was a
+ * schedule(dynamic) loop hung, its team thread's first call looking the
+ * runtime up with the loader's lock held: helper-132). */
+#define CV_PARALLEL_LOOP(name)                                                                             \
+	CV_EXPORT void name(void (*fn)(void *), void *data, unsigned num_threads, long start, long end,    \
+			    long incr, long chunk_size, unsigned flags)                                    \
+	{                                                                                                  \
+		const struct gomp_table *rt = RUNTIME();                                                   \
+		CV_REGION(REAL(rt, name), fn, data, num_threads, start, end, incr, chunk_size, flags);      \
 	}
-	struct cv_thread *t = cv__current() ?: cv__thread_slow();
-	if (!t) {
-		real_fn(fn, data, num_threads, flags);
-		return;
+#define CV_PARALLEL_LOOP_RUNTIME(name)                                                                     \
+	CV_EXPORT void name(void (*fn)(void *), void *data, unsigned num_threads, long start, long end,    \
+			    long incr, unsigned flags)                                                     \
+	{                                                                                                  \
+		const struct gomp_table *rt = RUNTIME();                                                   \
+		CV_REGION(REAL(rt, name), fn, data, num_threads, start, end, incr, flags);                 \
 	}
-	/* GOMP_parallel returns only after every team thread finished the
-	 * region, so the region may live on this stack. */
-	struct region g = { fn, data, t, 0 };
-	real_fn(region_body, &g, num_threads, flags);
-	struct cv_rec *r = rec_for(&omp_parallel_end_key, CV_OBJ_BARRIER, "omp parallel end");
-	if (r && g.master_done)
-		record_barrier(r, cv__now_ns() - g.master_done);
+CV_PARALLEL_LOOP(GOMP_parallel_loop_static)
+CV_PARALLEL_LOOP(GOMP_parallel_loop_dynamic)
+CV_PARALLEL_LOOP(GOMP_parallel_loop_guided)
+CV_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_dynamic)
+CV_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_guided)
+CV_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_runtime)
+CV_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_nonmonotonic_runtime)
+CV_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
+
+CV_EXPORT void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned num_threads, unsigned count,
+				      unsigned flags)
+{
+	const struct gomp_table *rt = RUNTIME();
+	CV_REGION(REAL(rt, GOMP_parallel_sections), fn, data, num_threads, count, flags);
 }
 
 /* ---- critical sections and locks ------------------------------------------- */
@@ -455,7 +658,7 @@ CV_EXPORT void GOMP_critical_name_start(void **pptr)
 	void (*fn)(void **) = REAL(t, GOMP_critical_name_start);
 	if (fn)   /* each named critical is its own lock, keyed on its name's pointer */
 		lock_call(shadow_of(pptr), "omp named critical", (void (*)(void *))fn, pptr,
-			  t->words ? (const int *)pptr : NULL);
+			  WORDS(t, GOMP_critical_name_start) ? (const int *)pptr : NULL);
 }
 
 CV_EXPORT void omp_set_lock(void *lock)
@@ -463,7 +666,7 @@ CV_EXPORT void omp_set_lock(void *lock)
 	const struct gomp_table *t = RUNTIME();
 	void (*fn)(void *) = REAL(t, omp_set_lock);
 	if (fn)
-		lock_call(shadow_of(lock), "omp lock", fn, lock, t->words ? (const int *)lock : NULL);
+		lock_call(shadow_of(lock), "omp lock", fn, lock, WORDS(t, omp_set_lock) ? (const int *)lock : NULL);
 }
 
 CV_EXPORT void omp_set_nest_lock(void *lock)

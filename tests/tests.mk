@@ -70,6 +70,17 @@ $(TEST_PROGS_DIR)/libompplugin_copy.so: tests/progs/lib/ompplugin.c $(TEST_PROGS
 	$(CC) -shared $@.o -o $@ -L$(TEST_PROGS_DIR) -l:libgomq.so.1 -Wl,-rpath,$(abspath $(TEST_PROGS_DIR))
 TEST_PROG_LIBS += $(TEST_PROGS_DIR)/libompplugin_copy.so
 
+# ompplugin.c built with clang against LLVM's libomp, for count_omp, whose
+# libgomp is in the global scope: the plugin's omp_set_lock@VERSION is
+# libomp's; and ompold.c's OMP_1.0 nest-lock references, against libgomp.
+$(TEST_PROGS_DIR)/libompclang.so: tests/progs/lib/ompplugin.c tests/progs/omp_counts.h | check-deps
+	@mkdir -p $(@D)
+	clang -std=gnu11 -Iinclude -D_GNU_SOURCE -g -O2 -fopenmp -fPIC -shared $< -o $@
+TEST_PROG_LIBS += $(TEST_PROGS_DIR)/libompclang.so
+$(TEST_PROGS_DIR)/libompold.so: tests/progs/lib/ompold.c | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) -fPIC -shared $< -o $@ -lgomp
+
 # Linked against libctorlock.so, whose constructor locks and starts a thread.
 $(TEST_PROGS_DIR)/ctor_main: tests/progs/ctor_main.c tests/progs/progs.h $(TEST_PROGS_DIR)/libctorlock.so | check-deps
 	@mkdir -p $(@D)

@@ -1978,6 +1978,68 @@ static void case_omp_set_nest_lock(void)
 	printf("nest lock: depth %d\n", depth);
 }
 
+/* The combined parallel loops: GCC calls the entry point of the loop's
+ * schedule (not with a reduction clause; schedule(static) it splits
+ * inline, so that one is called as older GCCs called it, through its
+ * ABI). */
+#define OMP_PRAGMA(...) _Pragma(#__VA_ARGS__)
+#define PARALLEL_LOOP_CASE(name, ...)                                                        \
+	static void case_##name(void)                                                        \
+	{                                                                                    \
+		long sum = 0;                                                                \
+		OMP_PRAGMA(omp parallel for num_threads(2) __VA_ARGS__)                      \
+		for (int i = 0; i < 1000; i++)                                               \
+			OMP_PRAGMA(omp atomic) sum += i;                                     \
+		printf(#name ": sum %ld\n", sum);                                             \
+	}
+PARALLEL_LOOP_CASE(GOMP_parallel_loop_dynamic, schedule(monotonic: dynamic, 7))
+PARALLEL_LOOP_CASE(GOMP_parallel_loop_nonmonotonic_dynamic, schedule(dynamic, 7))
+PARALLEL_LOOP_CASE(GOMP_parallel_loop_guided, schedule(monotonic: guided))
+PARALLEL_LOOP_CASE(GOMP_parallel_loop_nonmonotonic_guided, schedule(guided))
+PARALLEL_LOOP_CASE(GOMP_parallel_loop_runtime, schedule(monotonic: runtime))
+PARALLEL_LOOP_CASE(GOMP_parallel_loop_nonmonotonic_runtime, schedule(nonmonotonic: runtime))
+PARALLEL_LOOP_CASE(GOMP_parallel_loop_maybe_nonmonotonic_runtime, schedule(runtime))
+#undef PARALLEL_LOOP_CASE
+#undef OMP_PRAGMA
+
+void GOMP_parallel_loop_static(void (*fn)(void *), void *data, unsigned num_threads, long start, long end,
+			       long incr, long chunk_size, unsigned flags);
+bool GOMP_loop_static_next(long *istart, long *iend);
+void GOMP_loop_end_nowait(void);
+
+static void static_chunks(void *arg)
+{
+	long *sum = arg, mine = 0, from, to;
+	while (GOMP_loop_static_next(&from, &to))
+		for (long i = from; i < to; i++)
+			mine += i;
+	GOMP_loop_end_nowait();
+#pragma omp atomic
+	*sum += mine;
+}
+
+static void case_GOMP_parallel_loop_static(void)
+{
+	long sum = 0;
+	GOMP_parallel_loop_static(static_chunks, &sum, 2, 0, 1000, 1, 7, 0);
+	printf("GOMP_parallel_loop_static: sum %ld\n", sum);
+}
+
+static void case_GOMP_parallel_sections(void)
+{
+	int ran[3] = { 0, 0, 0 };
+#pragma omp parallel sections num_threads(2)
+	{
+#pragma omp section
+		ran[0]++;
+#pragma omp section
+		ran[1]++;
+#pragma omp section
+		ran[2]++;
+	}
+	printf("parallel sections: ran %d %d %d\n", ran[0], ran[1], ran[2]);
+}
+
 /* Exported beside CV_REAL_FUNCS: the C11 names, and the exec, exit and signal
  * variants lifecycle.c forwards to the table's functions. */
 #define OTHER_FUNCS(X)                                                          \
@@ -1986,7 +2048,11 @@ static void case_omp_set_nest_lock(void)
 
 #define GOMP_FUNCS(X)                                                                      \
 	X(GOMP_parallel) X(GOMP_barrier) X(GOMP_loop_end) X(GOMP_sections_end) X(GOMP_critical_start) \
-	X(GOMP_critical_name_start) X(omp_set_lock) X(omp_set_nest_lock)
+	X(GOMP_critical_name_start) X(omp_set_lock) X(omp_set_nest_lock) X(GOMP_parallel_loop_static)          \
+	X(GOMP_parallel_loop_dynamic) X(GOMP_parallel_loop_nonmonotonic_dynamic) X(GOMP_parallel_loop_guided)     \
+	X(GOMP_parallel_loop_nonmonotonic_guided) X(GOMP_parallel_loop_runtime)                                  \
+	X(GOMP_parallel_loop_nonmonotonic_runtime) X(GOMP_parallel_loop_maybe_nonmonotonic_runtime)              \
+	X(GOMP_parallel_sections)
 
 #define C11_FUNCS(X)                                                                      \
 	X(mtx_init) X(mtx_destroy) X(mtx_lock) X(mtx_trylock) X(mtx_timedlock) X(mtx_unlock) \

@@ -44,6 +44,10 @@ EXTRA_X(bsd_signal) EXTRA_X(sysv_signal) EXTRA_X(__sysv_signal) EXTRA_X(ssignal)
 EXTRA_X(__sigaction)
 EXTRA_X(GOMP_parallel) EXTRA_X(GOMP_barrier) EXTRA_X(GOMP_loop_end) EXTRA_X(GOMP_sections_end)
 EXTRA_X(GOMP_critical_start) EXTRA_X(GOMP_critical_name_start) EXTRA_X(omp_set_lock) EXTRA_X(omp_set_nest_lock)
+EXTRA_X(GOMP_parallel_loop_static) EXTRA_X(GOMP_parallel_loop_dynamic) EXTRA_X(GOMP_parallel_loop_nonmonotonic_dynamic)
+EXTRA_X(GOMP_parallel_loop_guided) EXTRA_X(GOMP_parallel_loop_nonmonotonic_guided) EXTRA_X(GOMP_parallel_loop_runtime)
+EXTRA_X(GOMP_parallel_loop_nonmonotonic_runtime) EXTRA_X(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
+EXTRA_X(GOMP_parallel_sections)
 #undef EXTRA_X
 
 /* The interposed names: exports.map's global names less the annotation API. */

@@ -172,8 +172,9 @@ Test(counts, openmp_barriers_and_critical_sections_exact, .timeout = 60)
  * critical to the first one's libgomp copy, whose lock its end never
  * released: a hang (helper-131); and a team thread that looked a function
  * up waited for the loader's lock that dlopen held while a constructor ran
- * a parallel region: a hang (helper-131). The shim finds each plugin's own
- * libgomp (preload/gomp.c, "which libgomp"), resolved on the master, and
+ * a parallel region: a hang (helper-131; helper-132 for a schedule(dynamic)
+ * loop's GOMP_parallel_loop_*, interposed since). The shim finds each plugin's own
+ * libgomp (preload/gomp.c, "which runtime"), resolved on the master, and
  * counts its locks. */
 Test(counts, openmp_in_plugins_opened_locally_keeps_their_teams_and_their_locks, .timeout = 120)
 {
@@ -184,7 +185,7 @@ Test(counts, openmp_in_plugins_opened_locally_keeps_their_teams_and_their_locks,
 	static const char *const want = "team 2 critical 100 named 40 lock 20\n"
 					"team 2 critical 100 named 40 lock 20\n"
 					"team 2 critical 100 named 40 lock 20\n"
-					"ctor critical 2\n";
+					"ctor critical 6\n";
 	struct tu_proc native, shim;
 	char *dir = tu_tmpdir();
 	struct tu_opts n = { .timeout_s = 50 }, sh = { .preload = true, .dir = dir, .quiet = true, .timeout_s = 50 };
@@ -196,8 +197,48 @@ Test(counts, openmp_in_plugins_opened_locally_keeps_their_teams_and_their_locks,
 	TU_STREQ(shim.out, want, "under the shim");
 	json_object *r = tu_report_dir(dir), *critical = tu_lock(r, "omp critical"), *lock = tu_lock(r, "omp lock");
 	cr_assert(critical && lock, "OpenMP locks missing: %s", json_object_to_json_string(tu_array(r, "locks")));
-	/* One object for every runtime's unnamed critical: 3 runs and the constructor's 2. */
-	TU_EQ(tu_int(critical, "acquisitions"), 302, "omp critical acquisitions");
+	/* One object for every runtime's unnamed critical: 3 runs and the constructor's 6. */
+	TU_EQ(tu_int(critical, "acquisitions"), 306, "omp critical acquisitions");
+}
+
+/* Each OpenMP call goes where the caller's reference would go without the
+ * shim, whose exports are unversioned and take every version's calls
+ * (preload/gomp.c, "which runtime"). count_omp's libgomp is in the global
+ * scope; a clang-built plugin's omp_set_lock@VERSION is LLVM's libomp's,
+ * not libgomp's (forwarded to libgomp, its lock crashed in
+ * __kmpc_unset_lock); a library built for GCC before 4.4 has
+ * omp_set_nest_lock@OMP_1.0, the 8-byte lock's function (forwarded to the
+ * default, it overwrote the guard after the lock). Both plugins' locks
+ * are counted. */
+Test(counts, openmp_calls_reach_the_runtime_and_version_their_reference_names, .timeout = 60)
+{
+	const char *argv[] = { tu_prog("count_omp"), tu_build_path("tests/progs/libompclang.so"),
+			       tu_build_path("tests/progs/libompold.so"), NULL };
+	static const char *const want = "critical 100 named 40 lock 20\n"
+					"team 2 critical 100 named 40 lock 20\n"
+					"nest25 count 2 1 guard 11111111 22222222\n";
+	struct tu_proc native, shim;
+	char *dir = tu_tmpdir();
+	struct tu_opts n = { .timeout_s = 50 }, sh = { .preload = true, .dir = dir, .quiet = true, .timeout_s = 50 };
+	tu_run(&native, &n, argv);
+	tu_run(&shim, &sh, argv);
+	tu_assert_exit(&native, 0, "count_omp with plugins natively");
+	tu_assert_exit(&shim, 0, "count_omp with plugins under the shim");
+	TU_STREQ(native.out, want, "natively");
+	TU_STREQ(shim.out, want, "under the shim");
+	json_object *locks = tu_array(tu_report_dir(dir), "locks");
+	int64_t omp_locks = 0, nest = 0;
+	for (size_t i = 0; i < json_object_array_length(locks); i++) {
+		json_object *l = json_object_array_get_idx(locks, i), *name;
+		if (!json_object_object_get_ex(l, "name", &name) || !json_object_is_type(name, json_type_string))
+			continue;
+		if (!strcmp(json_object_get_string(name), "omp lock"))
+			omp_locks += tu_int(l, "acquisitions");
+		else if (!strcmp(json_object_get_string(name), "omp nest lock"))
+			nest += tu_int(l, "acquisitions");
+	}
+	TU_EQ(omp_locks, 40, "omp lock acquisitions, count_omp's and the clang plugin's");
+	TU_EQ(nest, 2, "omp nest lock acquisitions of the OMP_1.0 lock");
 }
 
 /* An OpenMP lock is peeked at before the call (preload/gomp.c, lock_call):

@@ -2,7 +2,7 @@
  * whose libgomp is in its own scope only when it is opened with
  * RTLD_LOCAL (tests/progs/omp_plugin.c): its calls to GOMP_* and
  * omp_set_lock still find the shim's first, and the shim must find this
- * libgomp behind them (preload/gomp.c, "which libgomp"). Prints the
+ * libgomp behind them (preload/gomp.c, "which runtime"). Prints the
  * team's size and what each counter counted. */
 #include <stdio.h>
 
