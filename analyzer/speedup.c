@@ -170,12 +170,15 @@ static void thread_split(struct stack_thread *x, const struct model *m, size_t i
  *
  * So is a stage beside a pool: where two or more threads of one start
  * routine were busy (a pool did the work), a thread that used under
- * SLEEPER_CPU as much CPU and spent most of its active time parked, whose
- * start routine none of the busy threads ran (pbzip2's and pigz's writer,
- * a main thread that parks while the pool compresses), waited for the
- * pool's output, not for work it could have done (helper-130: each was
- * the "median worker" of a [high] load-imbalance at 1,924x). An idle
- * member of the pool, which shares its routine, stays a worker: its
+ * SLEEPER_CPU as much CPU and spent most of its active time parked or
+ * asleep, and that is no member of the busy pool (pbzip2's and pigz's
+ * writer, a main thread that parks while the pool compresses: none of the
+ * busy threads ran its start routine; zstd's I/O thread: it ran theirs,
+ * but parked on its own pool's queue, made at another site: same_pool_object),
+ * waited for the pool's output, not for work it could have done
+ * (helper-130: each was the "median worker" of a [high] load-imbalance at
+ * 1,924x; zstd -T2's at 2.5x). An idle member of the pool, which shares
+ * its routine and its queue (or a queue made alike), stays a worker: its
  * idleness is the imbalance. */
 #define SLEEPER_CPU 0.1
 
@@ -190,11 +193,52 @@ static int pool_worked(const struct cv_thread_rec *t, size_t nt, const int *busy
 	return 0;
 }
 
-/* Whether a busy thread ran t[i]'s start routine. */
-static int routine_busy(const struct cv_thread_rec *t, size_t nt, const int *busy, size_t i)
+/* The object each thread parked on longest, as its index + 1 (0: it never
+ * parked). */
+static size_t *park_objects(const struct profile *p)
 {
-	for (size_t k = 0; k < nt && t[i].start_routine; k++)
-		if (busy[k] && t[k].start_routine == t[i].start_routine)
+	size_t *obj = xcalloc(p->nthreads + 1, sizeof(size_t));
+	uint64_t *longest = xcalloc(p->nthreads + 1, sizeof(uint64_t));
+	for (size_t i = 0; i < p->nstats; i++) {
+		const struct cv_stats *s = &p->stats[i];
+		if (wait_class_of_obj(&p->objects[s->object]) == WAIT_PARK && s->wait_ns > longest[s->thread]) {
+			longest[s->thread] = s->wait_ns;
+			obj[s->thread] = (size_t)s->object + 1;
+		}
+	}
+	free(longest);
+	return obj;
+}
+
+/* Whether objects a and b (indices + 1) are one object, condvars under one
+ * mutex, or objects made at one site: their init or first-use stacks have
+ * the same frames. Threads of one pool park on its queue's object, on
+ * objects made alike (a queue per thread, made in a loop), or on the
+ * condvars of one monitor (a hand-made rwlock's readers and writers); a
+ * second pool of the same start routine made elsewhere parks on an object
+ * made at another site, under its own mutex (zstd's I/O thread beside its
+ * compression workers, both POOL_thread, their condvars made by one
+ * function called from two places). */
+static int same_pool_object(const struct profile *p, size_t a, size_t b)
+{
+	uint32_t ma = p->objects[a - 1].o.monitor, mb = p->objects[b - 1].o.monitor;
+	if (a == b || (ma && ma == mb))
+		return 1;
+	uint32_t sa = p->objects[a - 1].o.first_stack, sb = p->objects[b - 1].o.first_stack;
+	if (!sa || !sb)
+		return 0;
+	const struct profile_stack *x = &p->stacks[sa - 1], *y = &p->stacks[sb - 1];
+	return x->s.depth == y->s.depth && !memcmp(x->pcs, y->pcs, x->s.depth * sizeof(*x->pcs));
+}
+
+/* Whether a busy thread ran t[i]'s start routine and parked where it did
+ * (or never parked: nothing says it was of another pool). */
+static int pool_mate_busy(const struct profile *p, const int *busy, const size_t *parked, size_t i)
+{
+	const struct cv_thread_rec *t = p->threads;
+	for (size_t k = 0; k < p->nthreads && t[i].start_routine; k++)
+		if (busy[k] && t[k].start_routine == t[i].start_routine &&
+		    (!parked[k] || !parked[i] || same_pool_object(p, parked[k], parked[i])))
 			return 1;
 	return 0;
 }
@@ -215,6 +259,7 @@ static void find_sleepers(const struct model *m, const struct stack_thread *x,
 	for (size_t i = 0; i < nt; i++)
 		busy[i] = x[i].active > 0 && (double)t[i].cpu_ns >= SLEEPER_CPU * top * x[i].active;
 	int pool = pool_worked(t, nt, busy);
+	size_t *parked = pool ? park_objects(m->p) : NULL;
 	for (size_t i = 0; i < nt; i++) {
 		double timed = 0;
 		for (int k = 0; k < OFFCPU_KIND_N; k++)
@@ -223,8 +268,10 @@ static void find_sleepers(const struct model *m, const struct stack_thread *x,
 		double asleep = x[i].other * (1 - runtime) + x[i].runnable;
 		int quiet = x[i].active > 0 && !busy[i];
 		sleeper[i] = quiet && (asleep >= 0.5 * x[i].active ||
-				       (pool && x[i].park >= 0.5 * x[i].active && !routine_busy(t, nt, busy, i)));
+				       (pool && asleep + x[i].park >= 0.5 * x[i].active &&
+					!pool_mate_busy(m->p, busy, parked, i)));
 	}
+	free(parked);
 	free(busy);
 }
 

@@ -507,6 +507,27 @@ Test(golden, a_parked_stage_beside_a_pool_is_a_helper_not_an_idle_worker, .timeo
 	cr_assert(!has_kind(r, "load-imbalance"), "the parked writer taken for an idle worker");
 }
 
+/* The same stage, running the workers' own start routine in a pool of its
+ * own (zstd -T2's I/O thread beside its compression workers, both
+ * POOL_thread): it parked on its pool's queue, made at another site than
+ * the workers', so it is no idle member of theirs. Counted a worker, it
+ * made zstd's load-imbalance (2.5x) and here "3 busy threads shared 2
+ * CPUs". */
+Test(golden, a_parked_pool_of_the_workers_start_routine_made_elsewhere_is_a_helper, .timeout = 60)
+{
+	json_object *r = report("two_pools");
+	TU_EQ((int64_t)named_roles(r, "writer", "helper"), 1, "the writer");
+	TU_EQ((int64_t)named_roles(r, "compress", "worker"), 2, "the compressing workers");
+	cr_assert(!has_kind(r, "load-imbalance"), "the parked writer taken for an idle worker");
+	json_object *f = tu_array(r, "findings");
+	for (size_t i = 0; i < json_object_array_length(f); i++) {
+		json_object *x = json_object_array_get_idx(f, i);
+		if (!strcmp(tu_str(x, "kind"), "oversubscription"))
+			cr_assert(json_object_get_double(tu_get(tu_get(x, "evidence"), "threads_busy")) <= 2,
+				  "the parked writer counted busy");
+	}
+}
+
 Test(golden, service_threads_asleep_beside_the_workers_are_helpers_not_busy_threads, .timeout = 60)
 {
 	json_object *r = report("sleeping_helpers");
