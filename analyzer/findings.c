@@ -1452,6 +1452,39 @@ json_object *findings__json(const struct findings *f)
 	return arr;
 }
 
+/* The first sentence of a summary: up to a full stop that ends a word and
+ * is followed by a space and a capital ("1.60 ms", "e.g. a" go on). */
+static void first_sentence(const char *s, char *out, size_t size)
+{
+	size_t n = strlen(s);
+	for (size_t i = 1; i + 2 < n; i++)
+		if (s[i] == '.' && s[i + 1] == ' ' && s[i + 2] >= 'A' && s[i + 2] <= 'Z' && s[i - 1] != ' ') {
+			n = i;
+			break;
+		}
+	if (n && s[n - 1] == '.')
+		n--;
+	snprintf(out, size, "%.*s", (int)n, s);
+}
+
+int findings__main_cause(const struct findings *f, char *buf, size_t size)
+{
+	if (!f->n)
+		return 0;
+	const struct finding *x = &f->v[0];
+	char first[sizeof(x->summary)];
+	first_sentence(x->summary, first, sizeof(first));
+	if (x->correctness)
+		snprintf(buf, size, "Main cause, finding 1 (a correctness bug: %s): %s.", finding_kind_name(x->kind), first);
+	else if (x->severity <= SEVERITY_MEDIUM)
+		snprintf(buf, size, "Main cause, finding 1 ([%s] %s%s, %.0f%% of the lost time at %d thread%s): %s.",
+			 severity_name(x->severity), finding_kind_name(x->kind), x->suspected ? " (suspected)" : "",
+			 x->share * 100, x->threads, x->threads == 1 ? "" : "s", first);
+	else
+		return 0;
+	return 1;
+}
+
 void findings__print(const struct findings *f, FILE *out)
 {
 	if (!f->n) {

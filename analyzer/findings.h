@@ -104,6 +104,10 @@ struct run_view {
  * usually 1 thread) or, with ref NULL, for a single run on its own. */
 void findings__diagnose(struct findings *out, const struct run_view *ref, const struct run_view *target);
 void findings__sort(struct findings *f);   /* most important first */
+/* The report's first line: the first finding in one sentence (its kind,
+ * share and the first sentence of its summary), where it is a correctness
+ * bug or at least of medium severity; 0: none stands out. */
+int findings__main_cause(const struct findings *f, char *buf, size_t size);
 
 /* Does this lock's ownership move between threads often enough that its
  * cache line's travels explain on-CPU inflation (docs/findings.md)? */

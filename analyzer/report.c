@@ -86,13 +86,21 @@ static void text_header(const struct model *m, const struct run_outcome *run, FI
 	}
 }
 
-/* The first thing to read: where blocked time went, in one sentence. */
-static void text_summary(const struct model *m, FILE *out)
+/* The first thing to read: the main cause, where a finding stands out,
+ * then where blocked time went, in one sentence (where no thread waited
+ * for a mutex, said only when nothing stood out). */
+static void text_summary(const struct model *m, const struct findings *f, FILE *out)
 {
 	char a[32], b[32], c[32];
+	char cause[1536];
+	int have_cause = findings__main_cause(f, cause, sizeof(cause));
+	if (have_cause) {
+		textfit__wrap(out, textfit__width(out), 0, "", cause);
+		fputc('\n', out);
+	}
 	if (!m->nlocks || !m->total_lock_wait) {
-		fprintf(out, "No thread waited for a mutex%s.\n\n",
-			m->nlocks ? "" : " (no mutex was used)");
+		if (!have_cause)
+			fprintf(out, "No thread waited for a mutex%s.\n\n", m->nlocks ? "" : " (no mutex was used)");
 		return;
 	}
 	const struct object_row *top = m->locks[0];
@@ -709,7 +717,7 @@ int report__write(const struct analysis *a, const struct report_options *o, FILE
 		fputs("\n}\n", out);
 	} else {
 		text_header(m, &a->run, out);
-		text_summary(m, out);
+		text_summary(m, &a->f, out);
 		text_stack(&a->s, m, out);
 		findings__print(&a->f, out);
 		fputc('\n', out);
