@@ -112,24 +112,29 @@ static const void *shadow_of(const void *lock)
  * against GCC before 4.4 has its omp_set_nest_lock@OMP_1.0 bound to the
  * function of that 8-byte lock, not to the default OMP_3.0 one
  * (helper-132: forwarded to libgomp's, the first crashed, the second
- * overwrote the 8 bytes after the lock). So each calling object has its
- * own table of real functions, made as the loader would bind its
- * references: for each entry, the version the object's reference names
- * (its .gnu.version_r: reference_version), looked up in the global scope
- * after the shim (dlvsym(RTLD_NEXT)), then in the object's own scope. A
- * plugin opened with RTLD_LOCAL has its libgomp there only (a copy under
- * a soname of its own, as Python wheels ship it), and two plugins may
- * have two (helper-129: a team of one and no mutual exclusion; helper-131:
- * one plugin's critical locked in the other's copy). A handle to the
- * object searches it and its dependencies; where a function was found
- * through it the handle is kept, so that the function stays loaded while
- * the shim may call it: such a plugin is not unloaded by dlclose.
+ * overwrote the 8 bytes after the lock). So the calling object (by the
+ * call's return address) has a table of real functions, made as the
+ * loader binds its references (make_table): for each entry, the version
+ * the object's reference names (its .gnu.version_r: reference_versions),
+ * looked up in the global scope after the shim, then in the object's own
+ * scope. A plugin opened with RTLD_LOCAL has its libgomp there only (a
+ * copy under a soname of its own, as Python wheels ship it), and two
+ * plugins may have two (helper-129: a team of one and no mutual
+ * exclusion; helper-131: one plugin's critical locked in the other's
+ * copy). Most objects' tables are the global scope's (global): only the
+ * others take a slot.
  *
- * An object's table is made whole at its first call, normally on the
- * master, in the entry point that starts a region, before its team
- * exists (GOMP_parallel and the combined ones below): the lookups take
- * the loader's lock, which a library constructor running a parallel
- * region holds (dlopen's) while it waits for its team (helper-131: a team
+ * A call made by a jump (a function whose last act is the call: an
+ * orphaned barrier, a region whose body is one call) returns where its
+ * caller's caller called: the table is that object's, or, where that is
+ * the shim's region_body, the region's (region_table; helper-133: resolved
+ * as the shim's own call, it found the shim's export and recursed).
+ *
+ * An object's table is made at its first call, normally on the master, in
+ * the entry point that starts a region, before its team exists
+ * (GOMP_parallel and the combined ones below): the lookups take the
+ * loader's lock, which a library constructor running a parallel region
+ * holds (dlopen's) while it waits for its team (helper-131: a team
  * thread's lookup hung there). The team's calls from the same object find
  * the table by _dl_find_object, which takes no lock, and each call site,
  * once found, by its return address alone (sites). */
@@ -164,13 +169,16 @@ struct gomp_table {
 	uint32_t words;
 };
 
-/* An address the dynamic section holds: the loader relocated it in place
- * where the section is writable (x86-64 among them), not where it is
- * read-only. */
-static const void *dyn_addr(const struct link_map *map, ElfW(Addr) a)
-{
-	return (const void *)(a < map->l_addr ? a + map->l_addr : a);
-}
+/* ---- what the calling object's references name ----------------------------- */
+
+/* An object's dynamic symbols, as its dynamic section gives them. */
+struct elf_refs {
+	const ElfW(Sym) *syms;
+	const char *strs, *verneed;
+	const ElfW(Half) *versym;
+	size_t nverneed;
+	uint32_t nsyms;
+};
 
 /* How many entries the dynamic symbol table has, from the object's hash
  * table (DT_HASH: its chain count; DT_GNU_HASH: past the highest chain's
@@ -195,94 +203,154 @@ static uint32_t dynsym_count(const uint32_t *hash, const uint32_t *gnu)
 	return last + 1;
 }
 
-/* The version that the object at map names in its reference to name: the
- * entry of its .gnu.version_r that its .gnu.version gives the undefined
- * symbol. NULL: no such reference (a call through a pointer from
- * elsewhere), or one without a version. */
-static const char *reference_version(const struct link_map *map, const char *name)
+/* The dynamic symbols of the object at map, whose mapping starts at start
+ * with its ELF header (the first load segment maps the file's start, as
+ * linkers lay objects out); false where no such header is there. The
+ * loader relocated the address entries of the dynamic section in place
+ * where that section is writable (glibc 2.35 on: l_ld_readonly), all but
+ * DT_VERNEED's, which it never touches. */
+static bool elf_refs_of(const struct link_map *map, const void *start, struct elf_refs *r)
 {
-	const ElfW(Sym) *syms = NULL;
-	const char *strs = NULL, *verneed = NULL;
-	const ElfW(Half) *versym = NULL;
+	const ElfW(Ehdr) *eh = start;
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_phentsize != sizeof(ElfW(Phdr)))
+		return false;
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)start + eh->e_phoff);
+	ElfW(Addr) moved = map->l_addr;   /* what the loader did not add to an entry */
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_DYNAMIC && (ph[i].p_flags & PF_W))
+			moved = 0;
 	const uint32_t *hash = NULL, *gnu = NULL;
-	size_t nverneed = 0;
+	*r = (struct elf_refs){ 0 };
 	for (const ElfW(Dyn) *d = map->l_ld; d && d->d_tag != DT_NULL; d++) {
 		switch (d->d_tag) {
-		case DT_SYMTAB: syms = dyn_addr(map, d->d_un.d_ptr); break;
-		case DT_STRTAB: strs = dyn_addr(map, d->d_un.d_ptr); break;
-		case DT_VERSYM: versym = dyn_addr(map, d->d_un.d_ptr); break;
-		case DT_VERNEED: verneed = dyn_addr(map, d->d_un.d_ptr); break;
-		case DT_VERNEEDNUM: nverneed = d->d_un.d_val; break;
-		case DT_HASH: hash = dyn_addr(map, d->d_un.d_ptr); break;
-		case DT_GNU_HASH: gnu = dyn_addr(map, d->d_un.d_ptr); break;
+		case DT_SYMTAB: r->syms = (const void *)(d->d_un.d_ptr + moved); break;
+		case DT_STRTAB: r->strs = (const void *)(d->d_un.d_ptr + moved); break;
+		case DT_VERSYM: r->versym = (const void *)(d->d_un.d_ptr + moved); break;
+		case DT_HASH: hash = (const void *)(d->d_un.d_ptr + moved); break;
+		case DT_GNU_HASH: gnu = (const void *)(d->d_un.d_ptr + moved); break;
+		case DT_VERNEED: r->verneed = (const void *)(d->d_un.d_ptr + map->l_addr); break;
+		case DT_VERNEEDNUM: r->nverneed = d->d_un.d_val; break;
 		}
 	}
-	if (!syms || !strs || !versym || !verneed)
-		return NULL;
-	uint32_t n = dynsym_count(hash, gnu);
-	for (uint32_t i = 1; i < n; i++) {
-		if (syms[i].st_shndx != SHN_UNDEF || strcmp(strs + syms[i].st_name, name) != 0)
+	r->nsyms = dynsym_count(hash, gnu);
+	return r->syms && r->strs;
+}
+
+/* For each entry the object references (an undefined dynamic symbol of
+ * its name), the version its reference names and the file it names it
+ * from (its .gnu.version_r entry); NULL, NULL: no reference (a call
+ * through a pointer, or from code that jumped to the shim in another
+ * object's stead), or one without a version. */
+static void reference_versions(const struct elf_refs *r, const char *version[GOMP_N], const char *file[GOMP_N])
+{
+	for (uint32_t i = 1; i < r->nsyms; i++) {
+		const char *name = r->strs + r->syms[i].st_name;
+		if (r->syms[i].st_shndx != SHN_UNDEF || (strncmp(name, "GOMP_", 5) != 0 && strncmp(name, "omp_", 4) != 0))
 			continue;
-		ElfW(Half) ndx = versym[i] & 0x7fff;   /* 0 local, 1 global: no version */
-		const char *vn = verneed;
-		for (size_t k = 0; ndx > 1 && k < nverneed; k++) {
+		int e = 0;
+		while (e < GOMP_N && strcmp(name, gomp_names[e]) != 0)
+			e++;
+		ElfW(Half) ndx = r->versym ? r->versym[i] & 0x7fff : 0;   /* 0 local, 1 global: no version */
+		const char *vn = r->verneed;
+		for (size_t k = 0; e < GOMP_N && ndx > 1 && vn && k < r->nverneed; k++) {
 			const ElfW(Verneed) *need = (const ElfW(Verneed) *)vn;
 			const char *aux = vn + need->vn_aux;
 			for (unsigned j = 0; j < need->vn_cnt; j++) {
 				const ElfW(Vernaux) *a = (const ElfW(Vernaux) *)aux;
-				if (a->vna_other == ndx)
-					return strs + a->vna_name;
+				if (a->vna_other == ndx) {
+					version[e] = r->strs + a->vna_name;
+					file[e] = r->strs + need->vn_file;
+				}
 				aux += a->vna_next;
 			}
 			vn += need->vn_next;
 		}
-		return NULL;
 	}
-	return NULL;
 }
+
+/* ---- the calling object's table -------------------------------------------- */
 
 static void *lookup(void *handle, const char *name, const char *version)
 {
-	return version ? dlvsym(handle, name, version) : dlsym(handle, name);
+	return !handle ? NULL : version ? dlvsym(handle, name, version) : dlsym(handle, name);
 }
 
-/* A handle to the loaded object whose code is at addr; NULL: none (the
- * main program's file name does not find it: its scope is the global
- * one). */
-static void *handle_of(const void *addr)
+/* A handle to the loaded object at map, by the name the loader opened it
+ * under; NULL for the main program (no name: its scope is the global one). */
+static void *handle_of(const struct link_map *map)
 {
-	Dl_info info;
-	if (!dladdr(addr, &info) || !info.dli_fname || !info.dli_fname[0])
-		return NULL;
-	return dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	return map && map->l_name && map->l_name[0] ? dlopen(map->l_name, RTLD_LAZY | RTLD_NOLOAD) : NULL;
 }
 
-/* Whether fn is GCC's libgomp's: its object is not LLVM's or Intel's
- * runtime, which are told by their own entry points. */
-static bool in_libgomp(void *fn)
+static const void *object_of(const void *addr)
 {
-	void *h = fn ? handle_of(fn) : NULL;
-	if (!h)
-		return false;
-	bool gomp = dlsym(h, "__kmpc_set_lock") == NULL;
-	dlclose(h);
-	return gomp;
+	struct dl_find_object found;
+	return _dl_find_object((void *)addr, &found) == 0 ? found.dlfo_link_map : NULL;
 }
 
-/* t for the object at map (NULL: code in no object, where the global
- * scope's default versions are all there is), whose code at caller
- * called. */
-static void make_table(struct gomp_table *t, const struct link_map *map, const void *caller)
+static const void *shim_map(void)
 {
+	static const void *map;
+	if (!__atomic_load_n(&map, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&map, object_of((const void *)shim_map), __ATOMIC_RELEASE);
+	return __atomic_load_n(&map, __ATOMIC_ACQUIRE);
+}
+
+/* fn, unless it is the shim's own: with nothing but the shim defining a
+ * name where it is looked for, its export calling itself recursed until
+ * the stack ran out (helper-133). */
+static void *not_ours(void *fn)
+{
+	return fn && object_of(fn) == shim_map() ? NULL : fn;
+}
+
+/* Whether the object that defines fn is GCC's libgomp: not LLVM's or
+ * Intel's runtime, which are told by their own entry points. One object
+ * remembered: a table's functions mostly come from one. */
+static bool in_libgomp(void *fn, const void **last, bool *last_gomp)
+{
+	const struct link_map *map = fn ? object_of(fn) : NULL;
+	if (!map || map == *last)
+		return map && *last_gomp;
+	void *h = handle_of(map);
+	*last = map;
+	*last_gomp = h && dlsym(h, "__kmpc_set_lock") == NULL;
+	if (h)
+		dlclose(h);
+	return *last_gomp;
+}
+
+/* t for the object at map, mapped from start (NULL, NULL: code in no
+ * object, or the shim's, where the global scope's defaults are all there
+ * is). Each entry's function is looked up as the loader binds the
+ * object's reference: in the global scope after the shim, then in the
+ * object's own scope; failing both (a library whose libgomp comes from the
+ * scope of the plugin that loaded it, or one linked without it), in the
+ * loaded object the reference names (libgomp.so.1, for a reference
+ * without a version: the GOMP_ and omp_ names are its ABI). A handle a
+ * function was found through is kept, so that the function stays loaded
+ * while the shim may call it: such an object is not unloaded by dlclose. */
+static void make_table(struct gomp_table *t, const struct link_map *map, const void *start)
+{
+	const char *version[GOMP_N] = { 0 }, *file[GOMP_N] = { 0 };
+	struct elf_refs refs;
+	if (map && elf_refs_of(map, start, &refs))
+		reference_versions(&refs, version, file);
 	void *own = NULL;   /* the object's handle, opened when the global scope lacks a function */
 	bool own_used = false;
+	const void *last = NULL;
+	bool last_gomp = false;
 	uint32_t words = 0;
 	for (int e = 0; e < GOMP_N; e++) {
-		const char *version = map ? reference_version(map, gomp_names[e]) : NULL;
-		void *fn = lookup(RTLD_NEXT, gomp_names[e], version);
-		if (!fn && map && (own || (own = handle_of(caller))) && (fn = lookup(own, gomp_names[e], version)))
-			own_used = true;
-		words |= (uint32_t)in_libgomp(fn) << e;
+		void *fn = not_ours(lookup(RTLD_NEXT, gomp_names[e], version[e]));
+		if (!fn && map && (own || (own = handle_of(map))))
+			own_used |= (fn = not_ours(lookup(own, gomp_names[e], version[e]))) != NULL;
+		if (!fn) {
+			void *h = dlopen(file[e] ? file[e] : "libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
+			if ((fn = not_ours(lookup(h, gomp_names[e], version[e]))) == NULL && h)
+				dlclose(h);   /* else kept */
+		}
+		words |= (uint32_t)in_libgomp(fn, &last, &last_gomp) << e;
 		__atomic_store_n(&t->fn[e], fn, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&t->words, words, __ATOMIC_RELAXED);
@@ -290,47 +358,151 @@ static void make_table(struct gomp_table *t, const struct link_map *map, const v
 		dlclose(own);
 }
 
-/* The tables of the calling objects, published by link map once made;
- * past GOMP_OBJECTS objects that call OpenMP (hundreds), none: their
- * calls then find no function, as without libgomp. Two threads making one
- * object's table at once fill two slots alike. */
-#define GOMP_OBJECTS 256
-static struct {
-	const void *map;
-	struct gomp_table t;
-} objects[GOMP_OBJECTS];
-static uint32_t nobjects;
-static struct gomp_table no_object;   /* code in no object: a JIT's */
-static int no_object_made;
+/* The global scope's table, with each name's default version: for code in
+ * no object (a JIT's), for the shim's own code outside a region, and for
+ * every object whose own table is the same (most: no slot is spent on
+ * them). Threads that make it at once store the same. */
+static struct gomp_table global_table;
+static int global_made;
 
-static const struct gomp_table *object_table(const void *caller)
+static const struct gomp_table *global(void)
+{
+	if (!__atomic_load_n(&global_made, __ATOMIC_ACQUIRE)) {
+		make_table(&global_table, NULL, NULL);
+		__atomic_store_n(&global_made, 1, __ATOMIC_RELEASE);
+	}
+	return &global_table;
+}
+
+/* The calling objects' tables, by link map and dynamic section (a closed
+ * object's link map may be the next one's, its dynamic section elsewhere:
+ * helper-133): the global one where the object's is the same (most), else
+ * the slot's own. Kept for every object that called, so that its team's
+ * calls find it without the loader's lock. A slot's word is its state and
+ * a count of its fillings, so that a reader that saw it ready and the same
+ * after reading the slot read one filling. A thread that finds its
+ * object's slot being filled makes a table of its own for its call. Once
+ * every slot has been used, one whose object is gone (no loaded object
+ * holds its dynamic section) is filled again: plugins loaded and closed in turn
+ * reuse them (helper-133: 128 such cycles took all 256). Past GOMP_OBJECTS
+ * live objects, each call makes its table again. */
+#define GOMP_OBJECTS 256
+#define SLOT_FILLING 1u   /* the word's low bit; clear: ready (or never used, count 0) */
+static struct object_slot {
+	uint32_t word;
+	const void *map, *ld;
+	const struct gomp_table *table;   /* &global_table or &own */
+	struct gomp_table own;
+} objects[GOMP_OBJECTS];
+static uint32_t nobjects;   /* slots ever used: objects[0, nobjects) */
+
+/* map's table where a slot holds it; else NULL, with *busy where another
+ * thread is filling one for it. */
+static const struct gomp_table *slot_table(const struct link_map *map, bool *busy)
+{
+	uint32_t n = __atomic_load_n(&nobjects, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n && i < GOMP_OBJECTS; i++) {
+		struct object_slot *s = &objects[i];
+		uint32_t w = __atomic_load_n(&s->word, __ATOMIC_ACQUIRE);
+		const void *at = __atomic_load_n(&s->map, __ATOMIC_RELAXED), *ld = __atomic_load_n(&s->ld, __ATOMIC_RELAXED);
+		const struct gomp_table *t = __atomic_load_n(&s->table, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (at != map || ld != map->l_ld || __atomic_load_n(&s->word, __ATOMIC_RELAXED) != w)
+			continue;
+		if (w & SLOT_FILLING)
+			*busy = true;
+		else if (t)
+			return t;
+	}
+	return NULL;
+}
+
+/* The sites that remember a table (below): forgotten, before its slot is
+ * filled for another object. */
+static void sites_forget(const struct gomp_table *t);
+
+/* A slot to fill for another object, its word made FILLING; NULL: none. */
+static struct object_slot *slot_claim(void)
+{
+	uint32_t n = __atomic_load_n(&nobjects, __ATOMIC_ACQUIRE);
+	while (n < GOMP_OBJECTS)
+		if (__atomic_compare_exchange_n(&nobjects, &n, n + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&objects[n].word, SLOT_FILLING, __ATOMIC_RELAXED);   /* nobody reads it yet: no map */
+			return &objects[n];
+		}
+	for (uint32_t i = 0; i < GOMP_OBJECTS; i++) {
+		struct object_slot *s = &objects[i];
+		uint32_t w = __atomic_load_n(&s->word, __ATOMIC_ACQUIRE);
+		const void *map = __atomic_load_n(&s->map, __ATOMIC_RELAXED);
+		if ((w & SLOT_FILLING) || object_of(__atomic_load_n(&s->ld, __ATOMIC_RELAXED)) == map)
+			continue;   /* being filled, or its object is still loaded */
+		if (__atomic_compare_exchange_n(&s->word, &w, w + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			sites_forget(&s->own);
+			return s;
+		}
+	}
+	return NULL;
+}
+
+/* A slot for map with table made (the global one where it is the same);
+ * NULL: none to be had. */
+static const struct gomp_table *slot_fill(const struct link_map *map, const struct gomp_table *made)
+{
+	struct object_slot *s = slot_claim();
+	if (!s)
+		return NULL;
+	const struct gomp_table *g = global(), *t = memcmp(made, g, sizeof(*g)) ? &s->own : g;
+	s->own = *made;
+	__atomic_store_n(&s->map, map, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->ld, map->l_ld, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->table, t, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->word, __atomic_load_n(&s->word, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
+	return t;
+}
+
+/* The current region's table on this thread, where its function called
+ * the shim by a jump (a tail call: the return address is the shim's
+ * region_body, not the function's object); NULL outside a region. */
+static const struct gomp_table *region_table(void)
+{
+	struct cv_thread *t = cv__current();
+	return t ? __atomic_load_n(&t->omp_runtime, __ATOMIC_RELAXED) : NULL;
+}
+
+/* The table for a call from caller, made in *scratch where it is not kept;
+ * *keep: the call site may remember it. */
+static const struct gomp_table *object_table(const void *caller, struct gomp_table *scratch, bool *keep)
 {
 	struct dl_find_object found;
 	if (_dl_find_object((void *)caller, &found) != 0) {
-		if (!__atomic_load_n(&no_object_made, __ATOMIC_ACQUIRE)) {
-			make_table(&no_object, NULL, caller);   /* racing makers store the same */
-			__atomic_store_n(&no_object_made, 1, __ATOMIC_RELEASE);
-		}
-		return &no_object;
+		*keep = true;
+		return global();
 	}
-	uint32_t n = __atomic_load_n(&nobjects, __ATOMIC_ACQUIRE);
-	for (uint32_t i = 0; i < n && i < GOMP_OBJECTS; i++)
-		if (__atomic_load_n(&objects[i].map, __ATOMIC_ACQUIRE) == found.dlfo_link_map)
-			return &objects[i].t;
-	uint32_t i = __atomic_fetch_add(&nobjects, 1, __ATOMIC_ACQ_REL);
-	if (i >= GOMP_OBJECTS)
-		return NULL;
-	make_table(&objects[i].t, found.dlfo_link_map, caller);
-	__atomic_store_n(&objects[i].map, found.dlfo_link_map, __ATOMIC_RELEASE);
-	return &objects[i].t;
+	const struct link_map *map = found.dlfo_link_map;
+	if (map == shim_map()) {
+		const struct gomp_table *rt = region_table();
+		return rt ? rt : global();
+	}
+	bool busy = false;
+	const struct gomp_table *t = slot_table(map, &busy);
+	if (!t) {
+		make_table(scratch, map, found.dlfo_map_start);
+		busy = false;
+		if (!(t = slot_table(map, &busy)) && !busy)   /* another thread may have filled one meanwhile */
+			t = slot_fill(map, scratch);
+	}
+	*keep = t != NULL;
+	return t ? t : scratch;
 }
 
-/* Call sites already served: a return address and its object's table,
- * claimed once (open addressing, insert-only, lock-free), so that a call
- * costs a probe, not _dl_find_object's search (8-11 ns here). A site
- * whose table is not stored yet, or past the probes, goes to the search.
- * A library closed and another opened at the same address keeps the
- * first one's tables for the sites at the same addresses. */
+/* Call sites already served: a return address and its table, claimed once
+ * (open addressing, insert-only, lock-free), so that a call costs a probe,
+ * not _dl_find_object's search (8-11 ns here). A site whose table is not
+ * stored yet, or was forgotten (its slot filled for another object), or
+ * past the probes, goes to the search; one of code in the shim is never
+ * kept (its table is the region's). A library closed and another opened
+ * at the same address has the first one's tables for the sites at the
+ * same addresses until their slots are filled again. */
 #define SITES       512
 #define SITE_PROBES 8
 static struct site {
@@ -343,38 +515,45 @@ static size_t site_hash(const void *pc)
 	return (size_t)((uintptr_t)pc * 0x9e3779b97f4a7c15ull >> 55);   /* 9 bits: SITES */
 }
 
-/* The runtime of the object that called the shim at caller; NULL without
- * one (a weak reference checked for presence found the shim's export). */
-static const struct gomp_table *runtime(const void *caller)
+static void sites_forget(const struct gomp_table *t)
+{
+	for (size_t i = 0; i < SITES; i++) {
+		const struct gomp_table *was = t;
+		__atomic_compare_exchange_n(&sites[i].t, &was, NULL, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	}
+}
+
+/* The runtime table for the call that returns to caller. */
+static const struct gomp_table *runtime(const void *caller, struct gomp_table *scratch)
 {
 	size_t h = site_hash(caller);
-	struct site *free = NULL;
-	for (size_t i = 0; i < SITE_PROBES; i++) {
+	struct site *site = NULL;   /* caller's, or a free one */
+	for (size_t i = 0; i < SITE_PROBES && !site; i++) {
 		struct site *s = &sites[(h + i) % SITES];
 		const void *at = __atomic_load_n(&s->pc, __ATOMIC_ACQUIRE);
 		if (at == caller) {
 			const struct gomp_table *t = __atomic_load_n(&s->t, __ATOMIC_ACQUIRE);
 			if (CV_LIKELY(t != NULL))
 				return t;
-			break;
-		}
-		if (!at) {
-			free = s;
-			break;
+			site = s;   /* not stored yet, or forgotten */
+		} else if (!at) {
+			site = s;
 		}
 	}
-	const struct gomp_table *t = object_table(caller);
+	bool keep = false;
+	const struct gomp_table *t = object_table(caller, scratch, &keep);
 	const void *none = NULL;
-	if (t && free && __atomic_compare_exchange_n(&free->pc, &none, caller, false, __ATOMIC_ACQ_REL,
-						      __ATOMIC_ACQUIRE))
-		__atomic_store_n(&free->t, t, __ATOMIC_RELEASE);
+	if (keep && site &&
+	    (__atomic_load_n(&site->pc, __ATOMIC_ACQUIRE) == caller ||
+	     __atomic_compare_exchange_n(&site->pc, &none, caller, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)))
+		__atomic_store_n(&site->t, t, __ATOMIC_RELEASE);
 	return t;
 }
 
-/* In the exported function itself: its return address is the program's. */
-#define RUNTIME() runtime(__builtin_return_address(0))
-/* name's real function in table t (a variable: read twice), or NULL. */
-#define REAL(t, name) ((t) ? (__typeof__(&name))__atomic_load_n(&(t)->fn[E_##name], __ATOMIC_RELAXED) : NULL)
+/* In the exported function itself: its return address is the program's.
+ * scratch: a table in the exported function's frame, for one not kept. */
+#define RUNTIME(scratch) runtime(__builtin_return_address(0), (scratch))
+#define REAL(t, name) ((__typeof__(&name))__atomic_load_n(&(t)->fn[E_##name], __ATOMIC_RELAXED))
 /* Whether name's function in t peeks at its lock's word. */
 #define WORDS(t, name) (((t)->words >> E_##name) & 1)
 
@@ -412,7 +591,8 @@ static void barrier_call(void (*fn)(void))
 
 CV_EXPORT void GOMP_barrier(void)
 {
-	const struct gomp_table *t = RUNTIME();
+	struct gomp_table scratch;
+	const struct gomp_table *t = RUNTIME(&scratch);
 	void (*fn)(void) = REAL(t, GOMP_barrier);
 	if (fn)
 		barrier_call(fn);
@@ -420,7 +600,8 @@ CV_EXPORT void GOMP_barrier(void)
 
 CV_EXPORT void GOMP_loop_end(void)
 {
-	const struct gomp_table *t = RUNTIME();
+	struct gomp_table scratch;
+	const struct gomp_table *t = RUNTIME(&scratch);
 	void (*fn)(void) = REAL(t, GOMP_loop_end);
 	if (fn)
 		barrier_call(fn);
@@ -428,7 +609,8 @@ CV_EXPORT void GOMP_loop_end(void)
 
 CV_EXPORT void GOMP_sections_end(void)
 {
-	const struct gomp_table *t = RUNTIME();
+	struct gomp_table scratch;
+	const struct gomp_table *t = RUNTIME(&scratch);
 	void (*fn)(void) = REAL(t, GOMP_sections_end);
 	if (fn)
 		barrier_call(fn);
@@ -440,6 +622,7 @@ struct region {
 	void (*fn)(void *);
 	void *data;
 	struct cv_thread *master;
+	const struct gomp_table *rt;   /* the master's: for calls the region's code makes by a jump */
 	uint64_t master_done;   /* when the master's share of the work returned */
 };
 
@@ -456,7 +639,12 @@ static void region_body(void *arg)
 			record_barrier(r, cv__now_ns() - idle_since);
 	}
 	idle_since = 0;
+	const void *outer = t ? t->omp_runtime : NULL;   /* a nested region's */
+	if (t)
+		__atomic_store_n(&t->omp_runtime, g->rt, __ATOMIC_RELAXED);
 	g->fn(g->data);
+	if (t)
+		__atomic_store_n(&t->omp_runtime, outer, __ATOMIC_RELAXED);
 	uint64_t now = cv__now_ns();
 	if (t == g->master)
 		g->master_done = now;
@@ -470,16 +658,17 @@ static void region_body(void *arg)
  * runtime, the function is run as a team of one would. The entry point
  * returns only after every team thread finished the region, so the region
  * may live on this stack. */
-#define CV_REGION(real, fn, data, ...)                                                        \
+#define CV_REGION(rt, name, fn, data, ...)                                                    \
 	do {                                                                                   \
+		__typeof__(&name) real_ = REAL(rt, name);                                      \
 		struct cv_thread *t_ = cv__current() ?: cv__thread_slow();                     \
-		if (!(real)) {                                                                 \
+		if (!real_) {                                                                  \
 			(fn)(data);                                                            \
 		} else if (!t_) {                                                              \
-			(real)((fn), (data), __VA_ARGS__);                                     \
+			real_((fn), (data), __VA_ARGS__);                                      \
 		} else {                                                                       \
-			struct region g_ = { (fn), (data), t_, 0 };                             \
-			(real)(region_body, &g_, __VA_ARGS__);                                 \
+			struct region g_ = { (fn), (data), t_, (rt), 0 };                       \
+			real_(region_body, &g_, __VA_ARGS__);                                  \
 			region_end(&g_);                                                       \
 		}                                                                              \
 	} while (0)
@@ -493,8 +682,9 @@ static void region_end(const struct region *g)
 
 CV_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags)
 {
-	const struct gomp_table *rt = RUNTIME();
-	CV_REGION(REAL(rt, GOMP_parallel), fn, data, num_threads, flags);
+	struct gomp_table scratch;
+	const struct gomp_table *rt = RUNTIME(&scratch);
+	CV_REGION(rt, GOMP_parallel, fn, data, num_threads, flags);
 }
 
 /* The combined regions (GCC 4.9 on), each a parallel region whose body
@@ -507,15 +697,17 @@ CV_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_thread
 	CV_EXPORT void name(void (*fn)(void *), void *data, unsigned num_threads, long start, long end,    \
 			    long incr, long chunk_size, unsigned flags)                                    \
 	{                                                                                                  \
-		const struct gomp_table *rt = RUNTIME();                                                   \
-		CV_REGION(REAL(rt, name), fn, data, num_threads, start, end, incr, chunk_size, flags);      \
+		struct gomp_table scratch;                                                                 \
+		const struct gomp_table *rt = RUNTIME(&scratch);                                           \
+		CV_REGION(rt, name, fn, data, num_threads, start, end, incr, chunk_size, flags);             \
 	}
 #define CV_PARALLEL_LOOP_RUNTIME(name)                                                                     \
 	CV_EXPORT void name(void (*fn)(void *), void *data, unsigned num_threads, long start, long end,    \
 			    long incr, unsigned flags)                                                     \
 	{                                                                                                  \
-		const struct gomp_table *rt = RUNTIME();                                                   \
-		CV_REGION(REAL(rt, name), fn, data, num_threads, start, end, incr, flags);                 \
+		struct gomp_table scratch;                                                                 \
+		const struct gomp_table *rt = RUNTIME(&scratch);                                           \
+		CV_REGION(rt, name, fn, data, num_threads, start, end, incr, flags);                        \
 	}
 CV_PARALLEL_LOOP(GOMP_parallel_loop_static)
 CV_PARALLEL_LOOP(GOMP_parallel_loop_dynamic)
@@ -529,8 +721,9 @@ CV_PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
 CV_EXPORT void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned num_threads, unsigned count,
 				      unsigned flags)
 {
-	const struct gomp_table *rt = RUNTIME();
-	CV_REGION(REAL(rt, GOMP_parallel_sections), fn, data, num_threads, count, flags);
+	struct gomp_table scratch;
+	const struct gomp_table *rt = RUNTIME(&scratch);
+	CV_REGION(rt, GOMP_parallel_sections, fn, data, num_threads, count, flags);
 }
 
 /* ---- critical sections and locks ------------------------------------------- */
@@ -646,7 +839,8 @@ static void call_void(void *arg)
 
 CV_EXPORT void GOMP_critical_start(void)
 {
-	const struct gomp_table *t = RUNTIME();
+	struct gomp_table scratch;
+	const struct gomp_table *t = RUNTIME(&scratch);
 	void (*fn)(void) = REAL(t, GOMP_critical_start);
 	if (fn)
 		lock_call(&omp_critical_key, "omp critical", call_void, (void *)fn, NULL);
@@ -654,7 +848,8 @@ CV_EXPORT void GOMP_critical_start(void)
 
 CV_EXPORT void GOMP_critical_name_start(void **pptr)
 {
-	const struct gomp_table *t = RUNTIME();
+	struct gomp_table scratch;
+	const struct gomp_table *t = RUNTIME(&scratch);
 	void (*fn)(void **) = REAL(t, GOMP_critical_name_start);
 	if (fn)   /* each named critical is its own lock, keyed on its name's pointer */
 		lock_call(shadow_of(pptr), "omp named critical", (void (*)(void *))fn, pptr,
@@ -663,7 +858,8 @@ CV_EXPORT void GOMP_critical_name_start(void **pptr)
 
 CV_EXPORT void omp_set_lock(void *lock)
 {
-	const struct gomp_table *t = RUNTIME();
+	struct gomp_table scratch;
+	const struct gomp_table *t = RUNTIME(&scratch);
 	void (*fn)(void *) = REAL(t, omp_set_lock);
 	if (fn)
 		lock_call(shadow_of(lock), "omp lock", fn, lock, WORDS(t, omp_set_lock) ? (const int *)lock : NULL);
@@ -671,7 +867,8 @@ CV_EXPORT void omp_set_lock(void *lock)
 
 CV_EXPORT void omp_set_nest_lock(void *lock)
 {
-	const struct gomp_table *t = RUNTIME();
+	struct gomp_table scratch;
+	const struct gomp_table *t = RUNTIME(&scratch);
 	void (*fn)(void *) = REAL(t, omp_set_nest_lock);
 	if (fn)
 		lock_call(shadow_of(lock), "omp nest lock", fn, lock, NULL);

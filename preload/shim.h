@@ -654,6 +654,9 @@ struct cv_thread {
 	const void     *cw_cond;
 	struct cv_rec  *cw_mutex_rec;
 	uint64_t        cw_mutex_acq;
+	/* gomp.c: the runtime table of the OpenMP region this thread runs a
+	 * share of (NULL outside one). */
+	const void     *omp_runtime;
 
 	struct cv_rec  *recs;
 	struct cv_thread *all_next;

@@ -81,6 +81,18 @@ $(TEST_PROGS_DIR)/libompold.so: tests/progs/lib/ompold.c | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(TEST_PROG_CFLAGS) -fPIC -shared $< -o $@ -lgomp
 
+# OpenMP in a library linked without libgomp, through the plugin that
+# loads it; and a library loaded below the address it is linked at.
+$(TEST_PROGS_DIR)/libompnolink.so: tests/progs/lib/ompnolink.c | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) -fopenmp -fPIC -c $< -o $@.o
+	$(CC) -shared $@.o -o $@
+$(TEST_PROGS_DIR)/libompnolinkuser.so: tests/progs/lib/ompnolinkuser.c $(TEST_PROGS_DIR)/libompnolink.so | check-deps
+	$(CC) $(TEST_PROG_CFLAGS) -fPIC -shared $< -o $@ -L$(TEST_PROGS_DIR) -lompnolink -Wl,--no-as-needed -lgomp \
+	  -Wl,-rpath,$(abspath $(TEST_PROGS_DIR))
+$(TEST_PROGS_DIR)/libomphigh.so $(TEST_PROGS_DIR)/libomphighfirst.so: TEST_PROG_CFLAGS += -Wl,-Ttext-segment=0x7ffff0000000
+$(TEST_PROGS_DIR)/libomphigh.so: TEST_PROG_CFLAGS += -fopenmp
+
 # Linked against libctorlock.so, whose constructor locks and starts a thread.
 $(TEST_PROGS_DIR)/ctor_main: tests/progs/ctor_main.c tests/progs/progs.h $(TEST_PROGS_DIR)/libctorlock.so | check-deps
 	@mkdir -p $(@D)

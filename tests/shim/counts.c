@@ -185,7 +185,7 @@ Test(counts, openmp_in_plugins_opened_locally_keeps_their_teams_and_their_locks,
 	static const char *const want = "team 2 critical 100 named 40 lock 20\n"
 					"team 2 critical 100 named 40 lock 20\n"
 					"team 2 critical 100 named 40 lock 20\n"
-					"ctor critical 6\n";
+					"ctor critical 6 barrier 3\n";
 	struct tu_proc native, shim;
 	char *dir = tu_tmpdir();
 	struct tu_opts n = { .timeout_s = 50 }, sh = { .preload = true, .dir = dir, .quiet = true, .timeout_s = 50 };
@@ -239,6 +239,32 @@ Test(counts, openmp_calls_reach_the_runtime_and_version_their_reference_names, .
 	}
 	TU_EQ(omp_locks, 40, "omp lock acquisitions, count_omp's and the clang plugin's");
 	TU_EQ(nest, 2, "omp nest lock acquisitions of the OMP_1.0 lock");
+}
+
+/* Libraries the loader places oddly still find their runtime
+ * (helper-133): one linked without libgomp, whose OpenMP comes from the
+ * plugin that loaded it (no runtime was found, and its combined loop ran
+ * outside a work share: a crash); one loaded below the address it was
+ * linked at (its dynamic section read as if unrelocated: a crash). */
+Test(counts, openmp_in_libraries_the_loader_places_oddly_finds_its_runtime, .timeout = 60)
+{
+	const char *argv[] = { tu_prog("omp_plugin"), tu_build_path("tests/progs/libompnolinkuser.so"),
+			       tu_build_path("tests/progs/libomphighfirst.so"),
+			       tu_build_path("tests/progs/libomphigh.so"), NULL };
+	static const char *const want = "nolink team 2 sum 4950 critical 100\n"
+					"high team 2\n";
+	struct tu_proc native, shim;
+	char *dir = tu_tmpdir();
+	struct tu_opts n = { .timeout_s = 50 }, sh = { .preload = true, .dir = dir, .quiet = true, .timeout_s = 50 };
+	tu_run(&native, &n, argv);
+	tu_run(&shim, &sh, argv);
+	tu_assert_exit(&native, 0, "omp_plugin natively");
+	tu_assert_exit(&shim, 0, "omp_plugin under the shim");
+	TU_STREQ(native.out, want, "natively");
+	TU_STREQ(shim.out, want, "under the shim");
+	json_object *critical = tu_lock(tu_report_dir(dir), "omp critical");
+	cr_assert(critical, "no omp critical");
+	TU_EQ(tu_int(critical, "acquisitions"), 100, "omp critical acquisitions");
 }
 
 /* An OpenMP lock is peeked at before the call (preload/gomp.c, lock_call):
