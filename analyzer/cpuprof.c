@@ -384,7 +384,7 @@ static void text_lines(const struct cpuprof *c, const struct model *m, FILE *out
 		text_unavailable(c, out);   /* says why */
 		return;
 	}
-	fprintf(out, "  Cache lines used by several threads (data addresses of %s of the samples, decoded "
+	fprintf(out, "  Cache lines used by several threads, and words spun on (data addresses of %s of the samples, decoded "
 		"from the sampled instructions and registers", fmt_pct(a, sizeof(a), c->samples ? (double)c->lines.decoded / (double)c->samples : 0));
 	if (c->lines.pmu)
 		fprintf(out, "; %s memory samples of the PMU (%s)", fmt_count(b, sizeof(b), c->lines.pmu), c->smp.mem_source);
