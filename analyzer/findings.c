@@ -1477,9 +1477,10 @@ int findings__main_cause(const struct findings *f, char *buf, size_t size)
 	if (x->correctness)
 		snprintf(buf, size, "Main cause, finding 1 (a correctness bug: %s): %s.", finding_kind_name(x->kind), first);
 	else if (x->severity <= SEVERITY_MEDIUM)
-		snprintf(buf, size, "Main cause, finding 1 ([%s] %s%s, %.0f%% of the lost time at %d thread%s): %s.",
-			 severity_name(x->severity), finding_kind_name(x->kind), x->suspected ? " (suspected)" : "",
-			 x->share * 100, x->threads, x->threads == 1 ? "" : "s", first);
+		snprintf(buf, size, "%s, finding 1 ([%s] %s%s, %.0f%% of the lost time at %d thread%s): %s.",
+			 x->external ? "Main cause, outside the program" : "Main cause", severity_name(x->severity),
+			 finding_kind_name(x->kind), x->suspected ? " (suspected)" : "", x->share * 100, x->threads,
+			 x->threads == 1 ? "" : "s", first);
 	else
 		return 0;
 	return 1;

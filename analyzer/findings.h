@@ -105,7 +105,8 @@ struct run_view {
 void findings__diagnose(struct findings *out, const struct run_view *ref, const struct run_view *target);
 void findings__sort(struct findings *f);   /* most important first */
 /* The report's first line: the first finding in one sentence (its kind,
- * share and the first sentence of its summary), where it is a correctness
+ * share and the first sentence of its summary, and whether it came from
+ * outside the program: other processes' load), where it is a correctness
  * bug or at least of medium severity; 0: none stands out. */
 int findings__main_cause(const struct findings *f, char *buf, size_t size);
 

@@ -174,7 +174,8 @@ static void thread_split(struct stack_thread *x, const struct model *m, size_t i
  * asleep, and that is no member of the busy pool (pbzip2's and pigz's
  * writer, a main thread that parks while the pool compresses: none of the
  * busy threads ran its start routine; zstd's I/O thread: it ran theirs,
- * but parked on its own pool's queue, made at another site: same_pool_object),
+ * but parked only on its own pool's queue, made at another site, and they
+ * never on it: parked_together),
  * waited for the pool's output, not for work it could have done
  * (helper-130: each was the "median worker" of a [high] load-imbalance at
  * 1,924x; zstd -T2's at 2.5x). An idle member of the pool, which shares
@@ -193,21 +194,26 @@ static int pool_worked(const struct cv_thread_rec *t, size_t nt, const int *busy
 	return 0;
 }
 
-/* The object each thread parked on longest, as its index + 1 (0: it never
- * parked). */
-static size_t *park_objects(const struct profile *p)
+/* The objects each thread parked on: thread i's are obj[start[i] ..
+ * start[i + 1]), as indices + 1. */
+struct parked_on {
+	size_t *start, *obj;
+};
+
+static void parked_on(const struct profile *p, struct parked_on *out)
 {
-	size_t *obj = xcalloc(p->nthreads + 1, sizeof(size_t));
-	uint64_t *longest = xcalloc(p->nthreads + 1, sizeof(uint64_t));
+	out->start = xcalloc(p->nthreads + 2, sizeof(size_t));
+	out->obj = xcalloc(p->nstats + 1, sizeof(size_t));
+	for (size_t i = 0; i < p->nstats; i++)   /* counted per thread, then placed */
+		if (wait_class_of_obj(&p->objects[p->stats[i].object]) == WAIT_PARK && p->stats[i].waits)
+			out->start[p->stats[i].thread + 2]++;
+	for (size_t t = 2; t <= p->nthreads + 1; t++)
+		out->start[t] += out->start[t - 1];
 	for (size_t i = 0; i < p->nstats; i++) {
 		const struct cv_stats *s = &p->stats[i];
-		if (wait_class_of_obj(&p->objects[s->object]) == WAIT_PARK && s->wait_ns > longest[s->thread]) {
-			longest[s->thread] = s->wait_ns;
-			obj[s->thread] = (size_t)s->object + 1;
-		}
+		if (wait_class_of_obj(&p->objects[s->object]) == WAIT_PARK && s->waits)
+			out->obj[out->start[s->thread + 1]++] = (size_t)s->object + 1;
 	}
-	free(longest);
-	return obj;
 }
 
 /* Whether objects a and b (indices + 1) are one object, condvars under one
@@ -231,17 +237,29 @@ static int same_pool_object(const struct profile *p, size_t a, size_t b)
 	return x->s.depth == y->s.depth && !memcmp(x->pcs, y->pcs, x->s.depth * sizeof(*x->pcs));
 }
 
-/* Whether a busy thread ran t[i]'s start routine and parked where it did
- * (or never parked: nothing says it was of another pool). */
-static int pool_mate_busy(const struct profile *p, const int *busy, const size_t *parked, size_t i)
+/* Whether threads i and k parked on one object, or on objects of one
+ * pool (same_pool_object); either that never parked is taken to have. */
+static int parked_together(const struct profile *p, const struct parked_on *on, size_t i, size_t k)
+{
+	if (on->start[i] == on->start[i + 1] || on->start[k] == on->start[k + 1])
+		return 1;
+	for (size_t a = on->start[i]; a < on->start[i + 1]; a++)
+		for (size_t b = on->start[k]; b < on->start[k + 1]; b++)
+			if (same_pool_object(p, on->obj[a], on->obj[b]))
+				return 1;
+	return 0;
+}
+
+/* Whether a busy thread ran t[i]'s start routine and parked where it did. */
+static int pool_mate_busy(const struct profile *p, const int *busy, const struct parked_on *on, size_t i)
 {
 	const struct cv_thread_rec *t = p->threads;
 	for (size_t k = 0; k < p->nthreads && t[i].start_routine; k++)
-		if (busy[k] && t[k].start_routine == t[i].start_routine &&
-		    (!parked[k] || !parked[i] || same_pool_object(p, parked[k], parked[i])))
+		if (busy[k] && t[k].start_routine == t[i].start_routine && parked_together(p, on, i, k))
 			return 1;
 	return 0;
 }
+
 static void find_sleepers(const struct model *m, const struct stack_thread *x,
 			  double (*offcpu)[OFFCPU_KIND_N], int *sleeper)
 {
@@ -259,7 +277,9 @@ static void find_sleepers(const struct model *m, const struct stack_thread *x,
 	for (size_t i = 0; i < nt; i++)
 		busy[i] = x[i].active > 0 && (double)t[i].cpu_ns >= SLEEPER_CPU * top * x[i].active;
 	int pool = pool_worked(t, nt, busy);
-	size_t *parked = pool ? park_objects(m->p) : NULL;
+	struct parked_on on = { NULL, NULL };
+	if (pool)
+		parked_on(m->p, &on);
 	for (size_t i = 0; i < nt; i++) {
 		double timed = 0;
 		for (int k = 0; k < OFFCPU_KIND_N; k++)
@@ -269,9 +289,10 @@ static void find_sleepers(const struct model *m, const struct stack_thread *x,
 		int quiet = x[i].active > 0 && !busy[i];
 		sleeper[i] = quiet && (asleep >= 0.5 * x[i].active ||
 				       (pool && asleep + x[i].park >= 0.5 * x[i].active &&
-					!pool_mate_busy(m->p, busy, parked, i)));
+					!pool_mate_busy(m->p, busy, &on, i)));
 	}
-	free(parked);
+	free(on.start);
+	free(on.obj);
 	free(busy);
 }
 

@@ -10,8 +10,8 @@
 
 #include "data_progs.h"
 
-#define CHUNKS 200
-#define WORK_NS 400000    /* CPU per chunk in a worker */
+#define CHUNKS 100
+#define WORK_NS 1000000   /* CPU per chunk in a worker: the writer's wake-ups stay a few % of it */
 #define WRITE_NS 40000    /* the writer's I/O per chunk: it parks more than it sleeps */
 
 struct pool {
