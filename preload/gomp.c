@@ -167,16 +167,22 @@ struct gomp_table {
 	 * libomp's, which exports the same names over other lock words
 	 * (helper-131). */
 	uint32_t words;
+	uint32_t in_scope;   /* bit e: fn[e] was found in the global scope */
 };
+
+static bool same_table(const struct gomp_table *a, const struct gomp_table *b)
+{
+	return !memcmp(a->fn, b->fn, sizeof(a->fn)) && a->words == b->words && a->in_scope == b->in_scope;
+}
 
 /* ---- what the calling object's references name ----------------------------- */
 
 /* An object's dynamic symbols, as its dynamic section gives them. */
 struct elf_refs {
 	const ElfW(Sym) *syms;
-	const char *strs, *verneed;
+	const char *strs, *verneed, *verdef;
 	const ElfW(Half) *versym;
-	size_t nverneed;
+	size_t nverneed, nverdef;
 	uint32_t nsyms;
 };
 
@@ -208,7 +214,7 @@ static uint32_t dynsym_count(const uint32_t *hash, const uint32_t *gnu)
  * linkers lay objects out); false where no such header is there. The
  * loader relocated the address entries of the dynamic section in place
  * where that section is writable (glibc 2.35 on: l_ld_readonly), all but
- * DT_VERNEED's, which it never touches. */
+ * DT_VERNEED's and DT_VERDEF's, which it never touches. */
 static bool elf_refs_of(const struct link_map *map, const void *start, struct elf_refs *r)
 {
 	const ElfW(Ehdr) *eh = start;
@@ -230,6 +236,8 @@ static bool elf_refs_of(const struct link_map *map, const void *start, struct el
 		case DT_GNU_HASH: gnu = (const void *)(d->d_un.d_ptr + moved); break;
 		case DT_VERNEED: r->verneed = (const void *)(d->d_un.d_ptr + map->l_addr); break;
 		case DT_VERNEEDNUM: r->nverneed = d->d_un.d_val; break;
+		case DT_VERDEF: r->verdef = (const void *)(d->d_un.d_ptr + map->l_addr); break;
+		case DT_VERDEFNUM: r->nverdef = d->d_un.d_val; break;
 		}
 	}
 	r->nsyms = dynsym_count(hash, gnu);
@@ -241,8 +249,9 @@ static bool elf_refs_of(const struct link_map *map, const void *start, struct el
  * from (its .gnu.version_r entry); NULL, NULL: no reference (a call
  * through a pointer, or from code that jumped to the shim in another
  * object's stead), or one without a version. */
-static void reference_versions(const struct elf_refs *r, const char *version[GOMP_N], const char *file[GOMP_N])
+static uint32_t reference_versions(const struct elf_refs *r, const char *version[GOMP_N], const char *file[GOMP_N])
 {
+	uint32_t referenced = 0;
 	for (uint32_t i = 1; i < r->nsyms; i++) {
 		const char *name = r->strs + r->syms[i].st_name;
 		if (r->syms[i].st_shndx != SHN_UNDEF || (strncmp(name, "GOMP_", 5) != 0 && strncmp(name, "omp_", 4) != 0))
@@ -250,6 +259,7 @@ static void reference_versions(const struct elf_refs *r, const char *version[GOM
 		int e = 0;
 		while (e < GOMP_N && strcmp(name, gomp_names[e]) != 0)
 			e++;
+		referenced |= e < GOMP_N ? 1u << e : 0;
 		ElfW(Half) ndx = r->versym ? r->versym[i] & 0x7fff : 0;   /* 0 local, 1 global: no version */
 		const char *vn = r->verneed;
 		for (size_t k = 0; e < GOMP_N && ndx > 1 && vn && k < r->nverneed; k++) {
@@ -266,6 +276,35 @@ static void reference_versions(const struct elf_refs *r, const char *version[GOM
 			vn += need->vn_next;
 		}
 	}
+	return referenced;
+}
+
+/* Where the object at map, mapped from start, defines name in version: its
+ * defined dynamic symbol of that name whose .gnu.version entry is that
+ * version's in its .gnu.version_d. The loader's lookup in one object,
+ * without its lock; NULL: no such definition. */
+static void *defined_in(const struct link_map *map, const void *start, const char *name, const char *version)
+{
+	struct elf_refs r;
+	if (!elf_refs_of(map, start, &r) || !r.versym || !r.verdef)
+		return NULL;
+	for (uint32_t i = 1; i < r.nsyms; i++) {
+		if (r.syms[i].st_shndx == SHN_UNDEF || strcmp(r.strs + r.syms[i].st_name, name) != 0)
+			continue;
+		ElfW(Half) ndx = r.versym[i] & 0x7fff;
+		const char *vd = r.verdef;
+		for (size_t k = 0; k < r.nverdef; k++) {
+			const ElfW(Verdef) *d = (const ElfW(Verdef) *)vd;
+			if (d->vd_ndx == ndx) {
+				const ElfW(Verdaux) *a = (const ElfW(Verdaux) *)(vd + d->vd_aux);
+				if (strcmp(r.strs + a->vda_name, version) == 0)
+					return (void *)(map->l_addr + r.syms[i].st_value);
+				break;
+			}
+			vd += d->vd_next;
+		}
+	}
+	return NULL;
 }
 
 /* ---- the calling object's table -------------------------------------------- */
@@ -320,29 +359,81 @@ static bool in_libgomp(void *fn, const void **last, bool *last_gomp)
 	return *last_gomp;
 }
 
+/* The global scope's table (below), made once. */
+static struct gomp_table global_table;
+static int global_made;
+
+/* Keeps the object that defines fn loaded (a handle never closed), once
+ * per object in turn: a libgomp a plugin brought into the global scope
+ * and took away with it, loaded again elsewhere, left the tables with its
+ * old functions (helper-134: a crash). */
+static void pin(void *fn, const void **last)
+{
+	const struct link_map *map = fn ? object_of(fn) : NULL;
+	if (map && map != *last) {
+		*last = map;
+		handle_of(map);
+	}
+}
+
+/* t for an object whose references the global scope's definers satisfy:
+ * each entry it references is the global table's, found in the global
+ * scope, or the same object's definition of the version the reference
+ * names (defined_in). No lookup, so no loader's lock: a constructor's
+ * thread whose call was its object's first hung on it while dlopen waited
+ * for the thread (helper-134). false: an entry needs the loader. */
+static bool from_global(struct gomp_table *t, uint32_t referenced, const char *const version[GOMP_N])
+{
+	if (!__atomic_load_n(&global_made, __ATOMIC_ACQUIRE))
+		return false;
+	const struct gomp_table *g = &global_table;
+	for (int e = 0; e < GOMP_N; e++) {
+		void *fn = __atomic_load_n(&g->fn[e], __ATOMIC_RELAXED);
+		if ((referenced >> e & 1) && !(g->in_scope >> e & 1))
+			return false;   /* not in the global scope: the object's own may have it */
+		struct dl_find_object found;
+		if (version[e] && (_dl_find_object(fn, &found) != 0 ||
+				   !(fn = defined_in(found.dlfo_link_map, found.dlfo_map_start, gomp_names[e], version[e]))))
+			return false;
+		__atomic_store_n(&t->fn[e], fn, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&t->words, g->words, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->in_scope, g->in_scope, __ATOMIC_RELAXED);
+	return true;
+}
+
 /* t for the object at map, mapped from start (NULL, NULL: code in no
  * object, or the shim's, where the global scope's defaults are all there
  * is). Each entry's function is looked up as the loader binds the
- * object's reference: in the global scope after the shim, then in the
- * object's own scope; failing both (a library whose libgomp comes from the
- * scope of the plugin that loaded it, or one linked without it), in the
- * loaded object the reference names (libgomp.so.1, for a reference
- * without a version: the GOMP_ and omp_ names are its ABI). A handle a
- * function was found through is kept, so that the function stays loaded
- * while the shim may call it: such an object is not unloaded by dlclose. */
+ * object's reference: in the global scope after the shim (from_global,
+ * else dlvsym), then in the object's own scope; failing both (a library
+ * whose libgomp comes from the scope of the plugin that loaded it, or one
+ * linked without it), in the loaded object the reference names
+ * (libgomp.so.1, for a reference without a version: the GOMP_ and omp_
+ * names are its ABI). A handle a function was found through is kept, and
+ * an object a function was found in is pinned, so that the function stays
+ * loaded while the shim may call it: such an object is not unloaded by
+ * dlclose. */
 static void make_table(struct gomp_table *t, const struct link_map *map, const void *start)
 {
 	const char *version[GOMP_N] = { 0 }, *file[GOMP_N] = { 0 };
+	uint32_t referenced = 0;
 	struct elf_refs refs;
 	if (map && elf_refs_of(map, start, &refs))
-		reference_versions(&refs, version, file);
+		referenced = reference_versions(&refs, version, file);
+	if (map && from_global(t, referenced, version))
+		return;
 	void *own = NULL;   /* the object's handle, opened when the global scope lacks a function */
 	bool own_used = false;
-	const void *last = NULL;
+	const void *last = NULL, *pinned = NULL;
 	bool last_gomp = false;
-	uint32_t words = 0;
+	uint32_t words = 0, in_scope = 0;
 	for (int e = 0; e < GOMP_N; e++) {
 		void *fn = not_ours(lookup(RTLD_NEXT, gomp_names[e], version[e]));
+		if (fn) {
+			in_scope |= 1u << e;
+			pin(fn, &pinned);
+		}
 		if (!fn && map && (own || (own = handle_of(map))))
 			own_used |= (fn = not_ours(lookup(own, gomp_names[e], version[e]))) != NULL;
 		if (!fn) {
@@ -354,17 +445,15 @@ static void make_table(struct gomp_table *t, const struct link_map *map, const v
 		__atomic_store_n(&t->fn[e], fn, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&t->words, words, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->in_scope, in_scope, __ATOMIC_RELAXED);
 	if (own && !own_used)
 		dlclose(own);
 }
 
 /* The global scope's table, with each name's default version: for code in
- * no object (a JIT's), for the shim's own code outside a region, and for
- * every object whose own table is the same (most: no slot is spent on
- * them). Threads that make it at once store the same. */
-static struct gomp_table global_table;
-static int global_made;
-
+ * no object (a JIT's), for the shim's own code outside a region, and
+ * shared by every object whose own table is the same (most). Threads that
+ * make it at once store the same. */
 static const struct gomp_table *global(void)
 {
 	if (!__atomic_load_n(&global_made, __ATOMIC_ACQUIRE)) {
@@ -451,7 +540,7 @@ static const struct gomp_table *slot_fill(const struct link_map *map, const stru
 	struct object_slot *s = slot_claim();
 	if (!s)
 		return NULL;
-	const struct gomp_table *g = global(), *t = memcmp(made, g, sizeof(*g)) ? &s->own : g;
+	const struct gomp_table *g = global(), *t = same_table(made, g) ? g : &s->own;
 	s->own = *made;
 	__atomic_store_n(&s->map, map, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->ld, map->l_ld, __ATOMIC_RELAXED);

@@ -55,7 +55,8 @@ $(TEST_PROGS_DIR)/clock_locked: TEST_PROG_CFLAGS += -rdynamic
 
 # GCC OpenMP (libgomp): preload/gomp.c's interposers.
 $(TEST_PROGS_DIR)/count_omp $(TEST_PROGS_DIR)/omp_lock_wait $(TEST_PROGS_DIR)/omp_lock_alone \
-$(TEST_PROGS_DIR)/libompplugin.so $(TEST_PROGS_DIR)/libompctor.so: TEST_PROG_CFLAGS += -fopenmp
+$(TEST_PROGS_DIR)/libompplugin.so $(TEST_PROGS_DIR)/libompctor.so $(TEST_PROGS_DIR)/libompctorthread.so: \
+  TEST_PROG_CFLAGS += -fopenmp
 $(TEST_PROGS_DIR)/count_omp $(TEST_PROGS_DIR)/libompplugin.so $(TEST_PROGS_DIR)/libompplugin_copy.so: \
   tests/progs/omp_counts.h
 

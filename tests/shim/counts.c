@@ -209,14 +209,18 @@ Test(counts, openmp_in_plugins_opened_locally_keeps_their_teams_and_their_locks,
  * __kmpc_unset_lock); a library built for GCC before 4.4 has
  * omp_set_nest_lock@OMP_1.0, the 8-byte lock's function (forwarded to the
  * default, it overwrote the guard after the lock). Both plugins' locks
- * are counted. */
+ * are counted. A third plugin's constructor thread makes its first call
+ * while dlopen holds the loader's lock (helper-134: it hung looking the
+ * runtime up). */
 Test(counts, openmp_calls_reach_the_runtime_and_version_their_reference_names, .timeout = 60)
 {
 	const char *argv[] = { tu_prog("count_omp"), tu_build_path("tests/progs/libompclang.so"),
-			       tu_build_path("tests/progs/libompold.so"), NULL };
+			       tu_build_path("tests/progs/libompold.so"),
+			       tu_build_path("tests/progs/libompctorthread.so"), NULL };
 	static const char *const want = "critical 100 named 40 lock 20\n"
 					"team 2 critical 100 named 40 lock 20\n"
-					"nest25 count 2 1 guard 11111111 22222222\n";
+					"nest25 count 2 1 guard 11111111 22222222\n"
+					"ctor thread critical 1000\n";
 	struct tu_proc native, shim;
 	char *dir = tu_tmpdir();
 	struct tu_opts n = { .timeout_s = 50 }, sh = { .preload = true, .dir = dir, .quiet = true, .timeout_s = 50 };
