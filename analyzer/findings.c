@@ -334,6 +334,7 @@ struct turn_use {
 	size_t nparks;
 	double park_grew;          /* their park growth in the stack */
 	uint64_t waits, wait_ns, ended, timeouts, signals, peer_signals;
+	uint64_t released_together;   /* waiters woken by a broadcast beside another, and running on */
 };
 
 /* Did thread (index) block on row's object? */
@@ -376,6 +377,12 @@ static void turn_use_sum(const struct step *st, struct turn_use *u)
 		u->ended += k->wakeups + k->timeouts;
 		u->timeouts += k->timeouts;
 		u->signals += wakes_delivered(k);
+		/* Woken by broadcasts that woke more than one each, and not
+		 * back to sleep at once: a herd that queues for the mutex again
+		 * (futile) is still one at a time. */
+		uint64_t fanned = k->broadcasts - (k->broadcasts_unwaited < k->broadcasts ? k->broadcasts_unwaited : k->broadcasts);
+		if (k->broadcast_woken > fanned && k->broadcast_woken > k->futile_after_broadcast)
+			u->released_together += k->broadcast_woken - k->futile_after_broadcast;
 		uint32_t id = row->obj->o.id;
 		for (size_t j = m->stats_start[id]; j < m->stats_start[id + 1]; j++) {
 			const struct cv_stats *ts = &m->p->stats[m->stats_of[j]];
@@ -405,11 +412,15 @@ static void turn_use_sum(const struct step *st, struct turn_use *u)
 
 /* Threads took turns through these objects: most parks ended with a wake or
  * an expired timeout, and most wakes came from the parked threads
- * themselves. */
+ * themselves, one thread at a time: not most of them released together by
+ * broadcasts that each woke several (a barrier made of a mutex and a
+ * condvar, whose last arrival wakes the rest: helper-134's imbalance-gate
+ * was "a lock in effect"). */
 static int took_turns(const struct turn_use *u)
 {
 	return u->waits && u->signals && (double)u->ended >= MONITOR_WAKE_ENDED * (double)u->waits &&
-	       (double)u->peer_signals >= MONITOR_PEER_SIGNALS * (double)u->signals;
+	       (double)u->peer_signals >= MONITOR_PEER_SIGNALS * (double)u->signals &&
+	       2 * u->released_together < u->ended;
 }
 
 /* The finding for threads that ran one at a time through a monitor (mu and

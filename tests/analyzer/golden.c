@@ -528,6 +528,17 @@ Test(golden, a_parked_pool_of_the_workers_start_routine_made_elsewhere_is_a_help
 	}
 }
 
+/* A barrier made of a mutex and a condvar, uneven rounds, beside a CPU
+ * hog: the last arrival's broadcast releases the others together. Taken
+ * for threads running one at a time through a monitor ("a lock in
+ * effect", [high], helper-134's imbalance-gate), it hid the imbalance. */
+Test(golden, a_condvar_barrier_releasing_its_waiters_together_is_no_monitor, .timeout = 60)
+{
+	json_object *r = report("cond_barrier");
+	cr_assert(has_kind(r, "load-imbalance"), "the uneven rounds");
+	cr_assert(!has_kind(r, "lock-contention"), "a barrier taken for a lock in effect");
+}
+
 Test(golden, service_threads_asleep_beside_the_workers_are_helpers_not_busy_threads, .timeout = 60)
 {
 	json_object *r = report("sleeping_helpers");
