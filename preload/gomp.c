@@ -472,9 +472,9 @@ static const struct gomp_table *global(void)
  * after reading the slot read one filling. A thread that finds its
  * object's slot being filled makes a table of its own for its call. Once
  * every slot has been used, one whose object is gone (no loaded object
- * holds its dynamic section) is filled again: plugins loaded and closed in turn
- * reuse them (helper-133: 128 such cycles took all 256). Past GOMP_OBJECTS
- * live objects, each call makes its table again. */
+ * holds its dynamic section) is filled again: plugins loaded and closed in
+ * turn reuse them (helper-133: 128 such cycles took all 256). Past
+ * GOMP_OBJECTS live objects, each call makes its table again. */
 #define GOMP_OBJECTS 256
 #define SLOT_FILLING 1u   /* the word's low bit; clear: ready (or never used, count 0) */
 static struct object_slot {
@@ -516,7 +516,9 @@ static struct object_slot *slot_claim(void)
 	uint32_t n = __atomic_load_n(&nobjects, __ATOMIC_ACQUIRE);
 	while (n < GOMP_OBJECTS)
 		if (__atomic_compare_exchange_n(&nobjects, &n, n + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			__atomic_store_n(&objects[n].word, SLOT_FILLING, __ATOMIC_RELAXED);   /* nobody reads it yet: no map */
+			/* Until its map is stored, readers pass it by (no map is NULL)
+			 * and the reclaim below too (no object holds a NULL ld). */
+			__atomic_store_n(&objects[n].word, SLOT_FILLING, __ATOMIC_RELAXED);
 			return &objects[n];
 		}
 	for (uint32_t i = 0; i < GOMP_OBJECTS; i++) {
