@@ -209,12 +209,33 @@ static uint32_t dynsym_count(const uint32_t *hash, const uint32_t *gnu)
 	return last + 1;
 }
 
+/* The highest symbol index size bytes of relocations at rel name, plus
+ * one (entsize: a REL or a RELA entry). */
+static uint32_t reloc_symbols(const char *rel, size_t size, size_t entsize)
+{
+	uint32_t n = 0;
+	for (size_t off = 0; rel && entsize && off + entsize <= size; off += entsize) {
+		__typeof__(((ElfW(Rel) *)0)->r_info) info = ((const ElfW(Rel) *)(rel + off))->r_info;   /* where a Rela has it too */
+#if __ELF_NATIVE_CLASS == 64
+		uint32_t sym = (uint32_t)ELF64_R_SYM(info);
+#else
+		uint32_t sym = (uint32_t)ELF32_R_SYM(info);
+#endif
+		if (sym + 1 > n)
+			n = sym + 1;
+	}
+	return n;
+}
+
 /* The dynamic symbols of the object at map, whose mapping starts at start
  * with its ELF header (the first load segment maps the file's start, as
  * linkers lay objects out); false where no such header is there. The
  * loader relocated the address entries of the dynamic section in place
  * where that section is writable (glibc 2.35 on: l_ld_readonly), all but
- * DT_VERNEED's and DT_VERDEF's, which it never touches. */
+ * DT_VERNEED's and DT_VERDEF's, which it never touches. How many symbols
+ * there are: the hash table's count, or past the highest one a relocation
+ * names (ld.bfd's GNU hash table of an object that exports nothing counts
+ * one: its undefined symbols were not seen, helper-135). */
 static bool elf_refs_of(const struct link_map *map, const void *start, struct elf_refs *r)
 {
 	const ElfW(Ehdr) *eh = start;
@@ -226,9 +247,20 @@ static bool elf_refs_of(const struct link_map *map, const void *start, struct el
 		if (ph[i].p_type == PT_DYNAMIC && (ph[i].p_flags & PF_W))
 			moved = 0;
 	const uint32_t *hash = NULL, *gnu = NULL;
+	const char *rela = NULL, *rel = NULL, *jmprel = NULL;
+	size_t relasz = 0, relaent = 0, relsz = 0, relent = 0, pltrelsz = 0, pltrel = 0;
 	*r = (struct elf_refs){ 0 };
 	for (const ElfW(Dyn) *d = map->l_ld; d && d->d_tag != DT_NULL; d++) {
 		switch (d->d_tag) {
+		case DT_RELA: rela = (const void *)(d->d_un.d_ptr + moved); break;
+		case DT_RELASZ: relasz = d->d_un.d_val; break;
+		case DT_RELAENT: relaent = d->d_un.d_val; break;
+		case DT_REL: rel = (const void *)(d->d_un.d_ptr + moved); break;
+		case DT_RELSZ: relsz = d->d_un.d_val; break;
+		case DT_RELENT: relent = d->d_un.d_val; break;
+		case DT_JMPREL: jmprel = (const void *)(d->d_un.d_ptr + moved); break;
+		case DT_PLTRELSZ: pltrelsz = d->d_un.d_val; break;
+		case DT_PLTREL: pltrel = d->d_un.d_val; break;
 		case DT_SYMTAB: r->syms = (const void *)(d->d_un.d_ptr + moved); break;
 		case DT_STRTAB: r->strs = (const void *)(d->d_un.d_ptr + moved); break;
 		case DT_VERSYM: r->versym = (const void *)(d->d_un.d_ptr + moved); break;
@@ -240,7 +272,14 @@ static bool elf_refs_of(const struct link_map *map, const void *start, struct el
 		case DT_VERDEFNUM: r->nverdef = d->d_un.d_val; break;
 		}
 	}
-	r->nsyms = dynsym_count(hash, gnu);
+	uint32_t n = dynsym_count(hash, gnu), m;
+	if ((m = reloc_symbols(rela, relasz, relaent)) > n)
+		n = m;
+	if ((m = reloc_symbols(rel, relsz, relent)) > n)
+		n = m;
+	if ((m = reloc_symbols(jmprel, pltrelsz, pltrel == DT_RELA ? sizeof(ElfW(Rela)) : sizeof(ElfW(Rel)))) > n)
+		n = m;
+	r->nsyms = n;
 	return r->syms && r->strs;
 }
 
@@ -279,32 +318,53 @@ static uint32_t reference_versions(const struct elf_refs *r, const char *version
 	return referenced;
 }
 
-/* Where the object at map, mapped from start, defines name in version: its
- * defined dynamic symbol of that name whose .gnu.version entry is that
- * version's in its .gnu.version_d. The loader's lookup in one object,
- * without its lock; NULL: no such definition. */
-static void *defined_in(const struct link_map *map, const void *start, const char *name, const char *version)
+/* Where the object whose symbols r are, at map, defines name as the
+ * loader binds a reference to it: in version where one is named (its
+ * defined symbol of that name whose .gnu.version entry is that version's
+ * in its .gnu.version_d); without one, as glibc's check_match does, the
+ * base definition (version index 1 or 2: libgomp's OMP_1.0 nest lock, the
+ * 8-byte one, for a library linked without libgomp: helper-135), else the
+ * one that is not hidden (the default). NULL: no such definition. The
+ * loader's lookup in one object, without its lock. */
+static void *defined(const struct elf_refs *r, const struct link_map *map, const char *name, const char *version)
 {
-	struct elf_refs r;
-	if (!elf_refs_of(map, start, &r) || !r.versym || !r.verdef)
-		return NULL;
-	for (uint32_t i = 1; i < r.nsyms; i++) {
-		if (r.syms[i].st_shndx == SHN_UNDEF || strcmp(r.strs + r.syms[i].st_name, name) != 0)
+	void *dflt = NULL;
+	for (uint32_t i = 1; r->versym && i < r->nsyms; i++) {
+		if (r->syms[i].st_shndx == SHN_UNDEF || strcmp(r->strs + r->syms[i].st_name, name) != 0)
 			continue;
-		ElfW(Half) ndx = r.versym[i] & 0x7fff;
-		const char *vd = r.verdef;
-		for (size_t k = 0; k < r.nverdef; k++) {
+		void *at = (void *)(map->l_addr + r->syms[i].st_value);
+		ElfW(Half) ndx = r->versym[i] & 0x7fff;
+		if (!version) {
+			if (ndx == 1 || ndx == 2)
+				return at;
+			if (!(r->versym[i] & 0x8000))
+				dflt = at;
+			continue;
+		}
+		const char *vd = r->verdef;
+		for (size_t k = 0; vd && k < r->nverdef; k++) {
 			const ElfW(Verdef) *d = (const ElfW(Verdef) *)vd;
 			if (d->vd_ndx == ndx) {
 				const ElfW(Verdaux) *a = (const ElfW(Verdaux) *)(vd + d->vd_aux);
-				if (strcmp(r.strs + a->vda_name, version) == 0)
-					return (void *)(map->l_addr + r.syms[i].st_value);
+				if (strcmp(r->strs + a->vda_name, version) == 0)
+					return at;
 				break;
 			}
 			vd += d->vd_next;
 		}
 	}
-	return NULL;
+	return dflt;
+}
+
+/* defined() in the object that holds addr. */
+static void *defined_beside(const void *addr, const char *name, const char *version)
+{
+	struct dl_find_object found;
+	struct elf_refs r;
+	if (!addr || _dl_find_object((void *)addr, &found) != 0 ||
+	    !elf_refs_of(found.dlfo_link_map, found.dlfo_map_start, &r))
+		return NULL;
+	return defined(&r, found.dlfo_link_map, name, version);
 }
 
 /* ---- the calling object's table -------------------------------------------- */
@@ -344,19 +404,10 @@ static void *not_ours(void *fn)
 }
 
 /* Whether the object that defines fn is GCC's libgomp: not LLVM's or
- * Intel's runtime, which are told by their own entry points. One object
- * remembered: a table's functions mostly come from one. */
-static bool in_libgomp(void *fn, const void **last, bool *last_gomp)
+ * Intel's runtime, which are told by their own entry points. */
+static bool in_libgomp(void *fn)
 {
-	const struct link_map *map = fn ? object_of(fn) : NULL;
-	if (!map || map == *last)
-		return map && *last_gomp;
-	void *h = handle_of(map);
-	*last = map;
-	*last_gomp = h && dlsym(h, "__kmpc_set_lock") == NULL;
-	if (h)
-		dlclose(h);
-	return *last_gomp;
+	return fn && !defined_beside(fn, "__kmpc_set_lock", NULL);
 }
 
 /* The global scope's table (below), made once. */
@@ -379,9 +430,9 @@ static void pin(void *fn, const void **last)
 /* t for an object whose references the global scope's definers satisfy:
  * each entry it references is the global table's, found in the global
  * scope, or the same object's definition of the version the reference
- * names (defined_in). No lookup, so no loader's lock: a constructor's
- * thread whose call was its object's first hung on it while dlopen waited
- * for the thread (helper-134). false: an entry needs the loader. */
+ * names (defined). No lookup, so no loader's lock: a constructor's thread
+ * whose call was its object's first hung on it while dlopen waited for the
+ * thread (helper-134). false: an entry needs the loader. */
 static bool from_global(struct gomp_table *t, uint32_t referenced, const char *const version[GOMP_N])
 {
 	if (!__atomic_load_n(&global_made, __ATOMIC_ACQUIRE))
@@ -389,16 +440,38 @@ static bool from_global(struct gomp_table *t, uint32_t referenced, const char *c
 	const struct gomp_table *g = &global_table;
 	for (int e = 0; e < GOMP_N; e++) {
 		void *fn = __atomic_load_n(&g->fn[e], __ATOMIC_RELAXED);
-		if ((referenced >> e & 1) && !(g->in_scope >> e & 1))
-			return false;   /* not in the global scope: the object's own may have it */
-		struct dl_find_object found;
-		if (version[e] && (_dl_find_object(fn, &found) != 0 ||
-				   !(fn = defined_in(found.dlfo_link_map, found.dlfo_map_start, gomp_names[e], version[e]))))
-			return false;
+		if (referenced >> e & 1) {
+			if (!(g->in_scope >> e & 1))
+				return false;   /* not in the global scope: the object's own may have it */
+			if (!(fn = defined_beside(fn, gomp_names[e], version[e])))
+				return false;
+		}
 		__atomic_store_n(&t->fn[e], fn, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&t->words, g->words, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->in_scope, g->in_scope, __ATOMIC_RELAXED);
+	return true;
+}
+
+/* t for a runtime's own code (libgomp's, LLVM's libomp's), where a call
+ * reaches the shim by a jump from code the runtime ran: a task whose last
+ * act starts a region returns into GOMP_task. Its own definitions, as the
+ * code it ran was built against (helper-135: taken from a global scope
+ * without a runtime, a task's region ran as a team of one). false: the
+ * object defines no entry point. */
+static bool runtime_itself(struct gomp_table *t, const struct link_map *map, const struct elf_refs *r)
+{
+	if (!defined(r, map, "GOMP_parallel", NULL) && !defined(r, map, "omp_set_lock", NULL))
+		return false;
+	bool gomp = !defined(r, map, "__kmpc_set_lock", NULL);
+	uint32_t words = 0;
+	for (int e = 0; e < GOMP_N; e++) {
+		void *fn = not_ours(defined(r, map, gomp_names[e], NULL));
+		words |= (uint32_t)(fn && gomp) << e;
+		__atomic_store_n(&t->fn[e], fn, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&t->words, words, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->in_scope, 0, __ATOMIC_RELAXED);
 	return true;
 }
 
@@ -410,23 +483,27 @@ static bool from_global(struct gomp_table *t, uint32_t referenced, const char *c
  * whose libgomp comes from the scope of the plugin that loaded it, or one
  * linked without it), in the loaded object the reference names
  * (libgomp.so.1, for a reference without a version: the GOMP_ and omp_
- * names are its ABI). A handle a function was found through is kept, and
- * an object a function was found in is pinned, so that the function stays
- * loaded while the shim may call it: such an object is not unloaded by
- * dlclose. */
+ * names are its ABI). A reference without a version takes the base
+ * definition where there is one (defined). A handle a function was found
+ * through is kept, and an object a function was found in is pinned, so
+ * that the function stays loaded while the shim may call it: such an
+ * object is not unloaded by dlclose. */
 static void make_table(struct gomp_table *t, const struct link_map *map, const void *start)
 {
 	const char *version[GOMP_N] = { 0 }, *file[GOMP_N] = { 0 };
 	uint32_t referenced = 0;
 	struct elf_refs refs;
-	if (map && elf_refs_of(map, start, &refs))
+	bool have_refs = map && elf_refs_of(map, start, &refs);
+	if (have_refs) {
+		if (runtime_itself(t, map, &refs))
+			return;
 		referenced = reference_versions(&refs, version, file);
+	}
 	if (map && from_global(t, referenced, version))
 		return;
 	void *own = NULL;   /* the object's handle, opened when the global scope lacks a function */
 	bool own_used = false;
-	const void *last = NULL, *pinned = NULL;
-	bool last_gomp = false;
+	const void *pinned = NULL;
 	uint32_t words = 0, in_scope = 0;
 	for (int e = 0; e < GOMP_N; e++) {
 		void *fn = not_ours(lookup(RTLD_NEXT, gomp_names[e], version[e]));
@@ -441,7 +518,10 @@ static void make_table(struct gomp_table *t, const struct link_map *map, const v
 			if ((fn = not_ours(lookup(h, gomp_names[e], version[e]))) == NULL && h)
 				dlclose(h);   /* else kept */
 		}
-		words |= (uint32_t)in_libgomp(fn, &last, &last_gomp) << e;
+		void *base;   /* dlsym gives the newest version; the loader binds the base */
+		if ((referenced >> e & 1) && !version[e] && (base = defined_beside(fn, gomp_names[e], NULL)))
+			fn = base;
+		words |= (uint32_t)in_libgomp(fn) << e;
 		__atomic_store_n(&t->fn[e], fn, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&t->words, words, __ATOMIC_RELAXED);

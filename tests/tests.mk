@@ -91,6 +91,14 @@ $(TEST_PROGS_DIR)/libompnolink.so: tests/progs/lib/ompnolink.c | check-deps
 $(TEST_PROGS_DIR)/libompnolinkuser.so: tests/progs/lib/ompnolinkuser.c $(TEST_PROGS_DIR)/libompnolink.so | check-deps
 	$(CC) $(TEST_PROG_CFLAGS) -fPIC -shared $< -o $@ -L$(TEST_PROGS_DIR) -lompnolink -Wl,--no-as-needed -lgomp \
 	  -Wl,-rpath,$(abspath $(TEST_PROGS_DIR))
+$(TEST_PROGS_DIR)/libompnestnolink.so: tests/progs/lib/ompnestnolink.c | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) -fopenmp -fPIC -c $< -o $@.o
+	$(CC) -shared $@.o -o $@
+# Not position-independent, a GNU hash table only, exporting nothing.
+$(TEST_PROGS_DIR)/omp_old_nopie: tests/progs/omp_old_nopie.c tests/progs/lib/ompold.c | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) -no-pie -fuse-ld=bfd -Wl,--hash-style=gnu $< -o $@ -lgomp
 $(TEST_PROGS_DIR)/libomphigh.so $(TEST_PROGS_DIR)/libomphighfirst.so: TEST_PROG_CFLAGS += -Wl,-Ttext-segment=0x7ffff0000000
 $(TEST_PROGS_DIR)/libomphigh.so: TEST_PROG_CFLAGS += -fopenmp
 

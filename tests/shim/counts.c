@@ -211,16 +211,20 @@ Test(counts, openmp_in_plugins_opened_locally_keeps_their_teams_and_their_locks,
  * default, it overwrote the guard after the lock). Both plugins' locks
  * are counted. A third plugin's constructor thread makes its first call
  * while dlopen holds the loader's lock (helper-134: it hung looking the
- * runtime up). */
+ * runtime up). A library linked without libgomp names no version: the
+ * loader binds its nest locks to the base, OMP_1.0 (helper-135: the shim
+ * sent its sets to OMP_3.0's, and the threads hung). */
 Test(counts, openmp_calls_reach_the_runtime_and_version_their_reference_names, .timeout = 60)
 {
 	const char *argv[] = { tu_prog("count_omp"), tu_build_path("tests/progs/libompclang.so"),
 			       tu_build_path("tests/progs/libompold.so"),
-			       tu_build_path("tests/progs/libompctorthread.so"), NULL };
+			       tu_build_path("tests/progs/libompctorthread.so"),
+			       tu_build_path("tests/progs/libompnestnolink.so"), NULL };
 	static const char *const want = "critical 100 named 40 lock 20\n"
 					"team 2 critical 100 named 40 lock 20\n"
 					"nest25 count 2 1 guard 11111111 22222222\n"
-					"ctor thread critical 1000\n";
+					"ctor thread critical 1000\n"
+					"nest nolink 4000\n";
 	struct tu_proc native, shim;
 	char *dir = tu_tmpdir();
 	struct tu_opts n = { .timeout_s = 50 }, sh = { .preload = true, .dir = dir, .quiet = true, .timeout_s = 50 };
@@ -242,7 +246,15 @@ Test(counts, openmp_calls_reach_the_runtime_and_version_their_reference_names, .
 			nest += tu_int(l, "acquisitions");
 	}
 	TU_EQ(omp_locks, 40, "omp lock acquisitions, count_omp's and the clang plugin's");
-	TU_EQ(nest, 2, "omp nest lock acquisitions of the OMP_1.0 lock");
+	TU_EQ(nest, 2 + 8000, "omp nest lock acquisitions of the OMP_1.0 locks");
+	/* The OMP_1.0 references of a program that is not position-independent
+	 * and exports nothing: its GNU hash table counts one symbol. */
+	const char *nopie[] = { tu_prog("omp_old_nopie"), NULL };
+	tu_run(&native, &n, nopie);
+	tu_run(&shim, &sh, nopie);
+	tu_assert_exit(&shim, 0, "omp_old_nopie under the shim");
+	TU_STREQ(shim.out, native.out, "omp_old_nopie");
+	TU_STREQ(native.out, "nest25 count 2 1 guard 11111111 22222222\n", "omp_old_nopie natively");
 }
 
 /* Libraries the loader places oddly still find their runtime
