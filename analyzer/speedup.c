@@ -175,12 +175,11 @@ static void thread_split(struct stack_thread *x, const struct model *m, size_t i
  * writer, a main thread that parks while the pool compresses: none of the
  * busy threads ran its start routine; zstd's I/O thread: it ran theirs,
  * but parked only on its own pool's queue, made at another site, and they
- * never on it: parked_together),
- * waited for the pool's output, not for work it could have done
- * (helper-130: each was the "median worker" of a [high] load-imbalance at
- * 1,924x; zstd -T2's at 2.5x). An idle member of the pool, which shares
- * its routine and its queue (or a queue made alike), stays a worker: its
- * idleness is the imbalance. */
+ * never on it: parked_together), waited for the pool's output, not for
+ * work it could have done (helper-130: each was the "median worker" of a
+ * [high] load-imbalance at 1,924x; zstd -T2's at 2.5x). An idle member of
+ * the pool, which shares its routine and its queue (or a queue made
+ * alike), stays a worker: its idleness is the imbalance. */
 #define SLEEPER_CPU 0.1
 
 /* Whether a pool did the work: two or more busy threads (busy[i]) ran one

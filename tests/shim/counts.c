@@ -164,6 +164,22 @@ Test(counts, openmp_barriers_and_critical_sections_exact, .timeout = 60)
 	TU_LE(tu_int(critical, "contended"), 100, "contended <= acquisitions");
 }
 
+/* argv run natively and under the shim, whose profile goes to the
+ * directory returned: both exit 0 and print want. */
+static char *same_output(const char *const argv[], const char *want)
+{
+	struct tu_proc native, shim;
+	char *dir = tu_tmpdir();
+	struct tu_opts n = { .timeout_s = 50 }, sh = { .preload = true, .dir = dir, .quiet = true, .timeout_s = 50 };
+	tu_run(&native, &n, argv);
+	tu_run(&shim, &sh, argv);
+	tu_assert_exit(&native, 0, argv[0]);
+	tu_assert_exit(&shim, 0, argv[0]);
+	TU_STREQ(native.out, want, "%s natively", argv[0]);
+	TU_STREQ(shim.out, want, "%s under the shim", argv[0]);
+	return dir;
+}
+
 /* OpenMP in plugins opened with RTLD_LOCAL (Python's ctypes, extension
  * modules): each plugin's libgomp is in its own scope only, behind the
  * shim's exports. The shim once found no libgomp there and ran each region
@@ -186,15 +202,7 @@ Test(counts, openmp_in_plugins_opened_locally_keeps_their_teams_and_their_locks,
 					"team 2 critical 100 named 40 lock 20\n"
 					"team 2 critical 100 named 40 lock 20\n"
 					"ctor critical 6 barrier 3\n";
-	struct tu_proc native, shim;
-	char *dir = tu_tmpdir();
-	struct tu_opts n = { .timeout_s = 50 }, sh = { .preload = true, .dir = dir, .quiet = true, .timeout_s = 50 };
-	tu_run(&native, &n, argv);
-	tu_run(&shim, &sh, argv);
-	tu_assert_exit(&native, 0, "omp_plugin natively");
-	tu_assert_exit(&shim, 0, "omp_plugin under the shim");
-	TU_STREQ(native.out, want, "natively");
-	TU_STREQ(shim.out, want, "under the shim");
+	char *dir = same_output(argv, want);
 	json_object *r = tu_report_dir(dir), *critical = tu_lock(r, "omp critical"), *lock = tu_lock(r, "omp lock");
 	cr_assert(critical && lock, "OpenMP locks missing: %s", json_object_to_json_string(tu_array(r, "locks")));
 	/* One object for every runtime's unnamed critical: 3 runs and the constructor's 6. */
@@ -225,15 +233,7 @@ Test(counts, openmp_calls_reach_the_runtime_and_version_their_reference_names, .
 					"nest25 count 2 1 guard 11111111 22222222\n"
 					"ctor thread critical 1000\n"
 					"nest nolink 4000\n";
-	struct tu_proc native, shim;
-	char *dir = tu_tmpdir();
-	struct tu_opts n = { .timeout_s = 50 }, sh = { .preload = true, .dir = dir, .quiet = true, .timeout_s = 50 };
-	tu_run(&native, &n, argv);
-	tu_run(&shim, &sh, argv);
-	tu_assert_exit(&native, 0, "count_omp with plugins natively");
-	tu_assert_exit(&shim, 0, "count_omp with plugins under the shim");
-	TU_STREQ(native.out, want, "natively");
-	TU_STREQ(shim.out, want, "under the shim");
+	char *dir = same_output(argv, want);
 	json_object *locks = tu_array(tu_report_dir(dir), "locks");
 	int64_t omp_locks = 0, nest = 0;
 	for (size_t i = 0; i < json_object_array_length(locks); i++) {
@@ -250,11 +250,7 @@ Test(counts, openmp_calls_reach_the_runtime_and_version_their_reference_names, .
 	/* The OMP_1.0 references of a program that is not position-independent
 	 * and exports nothing: its GNU hash table counts one symbol. */
 	const char *nopie[] = { tu_prog("omp_old_nopie"), NULL };
-	tu_run(&native, &n, nopie);
-	tu_run(&shim, &sh, nopie);
-	tu_assert_exit(&shim, 0, "omp_old_nopie under the shim");
-	TU_STREQ(shim.out, native.out, "omp_old_nopie");
-	TU_STREQ(native.out, "nest25 count 2 1 guard 11111111 22222222\n", "omp_old_nopie natively");
+	same_output(nopie, "nest25 count 2 1 guard 11111111 22222222\n");
 }
 
 /* Libraries the loader places oddly still find their runtime
@@ -269,15 +265,7 @@ Test(counts, openmp_in_libraries_the_loader_places_oddly_finds_its_runtime, .tim
 			       tu_build_path("tests/progs/libomphigh.so"), NULL };
 	static const char *const want = "nolink team 2 sum 4950 critical 100\n"
 					"high team 2\n";
-	struct tu_proc native, shim;
-	char *dir = tu_tmpdir();
-	struct tu_opts n = { .timeout_s = 50 }, sh = { .preload = true, .dir = dir, .quiet = true, .timeout_s = 50 };
-	tu_run(&native, &n, argv);
-	tu_run(&shim, &sh, argv);
-	tu_assert_exit(&native, 0, "omp_plugin natively");
-	tu_assert_exit(&shim, 0, "omp_plugin under the shim");
-	TU_STREQ(native.out, want, "natively");
-	TU_STREQ(shim.out, want, "under the shim");
+	char *dir = same_output(argv, want);
 	json_object *critical = tu_lock(tu_report_dir(dir), "omp critical");
 	cr_assert(critical, "no omp critical");
 	TU_EQ(tu_int(critical, "acquisitions"), 100, "omp critical acquisitions");
