@@ -387,6 +387,8 @@ static const void *object_of(const void *addr)
 	return _dl_find_object((void *)addr, &found) == 0 ? found.dlfo_link_map : NULL;
 }
 
+/* The shim's own object. Not stacks.c's address range: that is set by
+ * cv__init, and a library constructor may run OpenMP before it. */
 static const void *shim_map(void)
 {
 	static const void *map;
