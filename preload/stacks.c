@@ -1153,12 +1153,29 @@ static size_t init_table_size(uint32_t sets)
 	return sizeof(struct init_table) + sizeof(struct init_ent) * sets * INIT_WAYS;
 }
 
-/* init_lock held: the sets the table should grow to; 0: none. */
-static uint32_t init_sets_wanted(void)
+/* Whether addr's set in tab has neither addr nor a free way (init_lock
+ * held): its entry would replace another's. */
+static bool init_set_full(struct init_table *tab, const void *addr)
+{
+	const struct init_ent *set = init_set(tab, addr);
+	for (int i = 0; i < INIT_WAYS; i++)
+		if (!set[i].addr || set[i].addr == addr)
+			return false;
+	return true;
+}
+
+/* init_lock held: the sets the table should grow to before addr's entry
+ * goes in; 0: none. It grows when half its ways are taken, and when
+ * addr's set is full: the hash spreads addresses at random (shim.h,
+ * cv__addr_hash), and a set of eight fills now and then well before
+ * half the table does (3,000 mutexes of one array kept 2,983 init stacks
+ * so). Past INIT_SETS_MAX sets, an entry replaces another. */
+static uint32_t init_sets_wanted(const void *addr)
 {
 	if (!init_tab)
 		return INIT_SETS_FIRST;
-	if (init_live >= init_tab->sets * INIT_WAYS / 2 && init_tab->sets < INIT_SETS_MAX)
+	if (init_tab->sets < INIT_SETS_MAX &&
+	    (init_live >= init_tab->sets * INIT_WAYS / 2 || init_set_full(init_tab, addr)))
 		return init_tab->sets * 4;
 	return 0;
 }
@@ -1242,7 +1259,7 @@ CV_NO_FRAME void on_init(struct cv_thread *t, const void *addr)
 	struct init_table *fresh = NULL, *old = NULL;
 	uint32_t want;
 	cv__spin_lock(&init_lock);
-	while ((want = init_sets_wanted()) != 0 && (!fresh || fresh->sets != want)) {
+	while ((want = init_sets_wanted(addr)) != 0 && (!fresh || fresh->sets != want)) {
 		cv__spin_unlock(&init_lock);
 		init_table_free(fresh);
 		fresh = init_table_new(want);
