@@ -656,7 +656,7 @@ static void cache_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)
 	fill_pair(cache, cv__way_n(cache, ways, addr), addr, r);
 	struct cv_way *l2 = t->nheld ? NULL : l2_of(t, r->obj->kind);
 	if (l2)   /* the same rule there */
-		fill_pair(l2, cv__l2_way(l2, addr), addr, r);
+		fill_pair(l2, cv__way_n(l2, CV_L2_WAYS, addr), addr, r);
 }
 
 static void drop_pair(struct cv_way *cache, struct cv_way *w, const struct cv_rec *r)
@@ -677,7 +677,7 @@ static void cache_drop(struct cv_thread *t, const void *addr, const struct cv_re
 	drop_pair(cache, cv__way_n(cache, ways, addr), r);
 	struct cv_way *l2 = l2_of(t, r->obj->kind);
 	if (l2)
-		drop_pair(l2, cv__l2_way(l2, addr), r);
+		drop_pair(l2, cv__way_n(l2, CV_L2_WAYS, addr), r);
 }
 
 /* Whether a refill of t's first cache of family f from its table, with

@@ -745,17 +745,20 @@ static inline pid_t cv__thread_tid(void)
 #define CV_NIL_REC ((struct cv_rec *)&cv__nil_rec)
 
 /* An address hashed for the slow paths' tables (the registry's shards and
- * chains, a thread's table of records and second caches, the init-stack
- * table, the unwinder's table): every bit mixed (splitmix64's finalizer),
- * so that any bits index. A multiplicative hash alone (address times the
- * golden ratio, the fast paths' cv__way_n) gathers the addresses malloc
- * hands out in a run into a few places. Over the addresses glibc's
- * malloc gave to semaphores made one after another (CPython's locks, a
- * program's per-request objects; a model of the tables in Python): 50,000
- * took 3.6 probes an insert in a thread's table of 131,072 slots (indexed
- * by the product's middle bits), where the mixed hash takes 1.3; 20,000
- * in the registry's 16,384 chains took 3.2 steps a find against 1.6; and
- * 1,000 met in 320 of a second cache's 2,048 entries against 790. */
+ * chains, a thread's table of records, the init-stack table, the
+ * unwinder's table, lock-order classes): every bit mixed (splitmix64's
+ * finalizer), so that any bits index. A multiplicative hash alone (address times the
+ * golden ratio, the caches' cv__way_n) gathers the addresses malloc hands
+ * out in a run into a few places. Over the addresses glibc's malloc gave
+ * to semaphores made one after another (CPython's locks, a program's
+ * per-request objects; a model of the tables in Python): 50,000 took 3.6
+ * probes an insert in a thread's table of 131,072 slots (indexed by the
+ * product's middle bits), where the mixed hash takes 1.3; 20,000 in the
+ * registry's 16,384 chains took 3.2 steps a find against 1.6. The caches
+ * keep the multiplicative hash, which spreads an array of locks (a
+ * striped table) perfectly: mixed, the second cache took lockpair's
+ * `striped` (1,024 mutexes of an array) from 36 to 50 ns a pair, though
+ * 1,000 malloc'd locks met in 320 of its 2,048 entries against 790. */
 static inline uint64_t cv__addr_hash(const void *addr)
 {
 	uint64_t x = (uintptr_t)addr;
@@ -818,13 +821,6 @@ static inline struct cv_way *cv__way_n(struct cv_way *cache, uint32_t ways, cons
 }
 #define cv__way(cache, addr) cv__way_n((cache), CV_NWAYS(cache), (addr))
 
-/* addr's entry in a second cache (cv_thread.l2): by the mixed hash, which
- * only slow paths pay for (cv__addr_hash: the multiplicative one put a
- * run of malloc'd locks in a third of the entries). */
-static inline struct cv_way *cv__l2_way(struct cv_way *l2, const void *addr)
-{
-	return &l2[cv__addr_hash(addr) >> (64 - __builtin_ctz(CV_L2_WAYS))];
-}
 
 /* A cache entry's record and object, and zero when they are addr's: the
  * object is at addr and live (a retired object, destroyed or re-initialised
@@ -913,7 +909,7 @@ static inline uintptr_t cv__ways_miss_n(struct cv_way *cache, uint32_t ways, con
  * partner is a find, whatever the entry holds. */
 static inline uintptr_t cv__l2_miss(struct cv_way *l2, const void *addr, struct cv_rec **r, struct cv_obj **o)
 {
-	struct cv_way *w = cv__l2_way(l2, addr);
+	struct cv_way *w = cv__way_n(l2, CV_L2_WAYS, addr);
 	return cv__way_miss(w, addr, r, o) && cv__way_miss(cv__way_partner(l2, w), addr, r, o);
 }
 

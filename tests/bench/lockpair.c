@@ -48,6 +48,9 @@
  *   lockpair churn-late N    churn-many over 1,000 other mutexes, after 5,000 at distinct
  *                            addresses were made and destroyed first (past the shim's cap of
  *                            destroyed objects kept apart: no object of its own at these)
+ *   lockpair churn-heap N    ns per life of a mutex malloc'd (init, lock, unlock, destroy, free),
+ *                            20,000 live at once: each a new object at an address malloc hands
+ *                            out again (a program's per-request objects, CPython's locks)
  *   lockpair churn-cond N    ns per life of a condvar as C++ makes one (std::condition_variable:
  *                            PTHREAD_COND_INITIALIZER, no init call), signalled with no waiter
  *                            and destroyed, over 1,000 condvars in turn (made on first use)
@@ -98,6 +101,7 @@ static volatile long shared;
 static long iterations;
 #define CHURN_MANY 1000
 #define CHURN_FIRST 5000   /* churn-late's first objects */
+#define CHURN_HEAP 20000   /* churn-heap's live objects */
 static const char *mode;
 
 /* The entry of a cache of 2^bits the shim would put addr in
@@ -313,6 +317,22 @@ static void *loop(void *arg)
 			pthread_mutex_unlock(m);
 			pthread_mutex_destroy(m);
 		}
+	} else if (!strcmp(mode, "churn-heap")) {
+		static pthread_mutex_t *live[CHURN_HEAP];
+		for (long i = 0; i < iterations; i++) {
+			pthread_mutex_t **m = &live[i % CHURN_HEAP];
+			if (*m) {
+				pthread_mutex_destroy(*m);
+				free(*m);
+			}
+			/* sizes as a program's objects vary: malloc's addresses are not one stride */
+			if (!(*m = malloc(sizeof(**m) + (size_t)(i % 7) * 16)))
+				abort();
+			pthread_mutex_init(*m, NULL);
+			pthread_mutex_lock(*m);
+			shared++;
+			pthread_mutex_unlock(*m);
+		}
 	} else if (!strcmp(mode, "churn-cond")) {
 		static pthread_cond_t many[CHURN_MANY];
 		for (long i = 0; i < iterations; i++) {
@@ -360,7 +380,7 @@ int main(int argc, char **argv)
 {
 	static const char *const modes[] = { "uncontended", "contended", "rdlock", "wrlock", "spin",
 					     "spin-contended", "semtry", "syscall", "nested", "nested-rdlock", "nested-spin", "mtx", "signal", "pingpong",
-					     "alternate", "churn", "churn-many", "churn-late", "churn-cond", "churn-sig", "churn-many-sig", "semwait", "trylock", "broadcast",
+					     "alternate", "churn", "churn-many", "churn-late", "churn-heap", "churn-cond", "churn-sig", "churn-many-sig", "semwait", "trylock", "broadcast",
 					     "signal2", "rdlock3", "spin2", "semwait2", "rdlock-same-entry", "nested-rdlock3",
 					     "mutex16", "rdlock16", "recursive", "recursive2", "errorcheck", "striped",
 					     "striped-contended", "threads" };
@@ -369,7 +389,7 @@ int main(int argc, char **argv)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|semwait|trylock|syscall|nested|nested-rdlock|nested-spin|mtx|recursive|recursive2|errorcheck|signal|signal2|broadcast|pingpong|alternate|rdlock3|spin2|semwait2|rdlock-same-entry|nested-rdlock3|mutex16|rdlock16|striped|striped-contended|churn|churn-many|churn-late|churn-cond|churn-sig|churn-many-sig|threads ITERATIONS\n");
+			"semtry|semwait|trylock|syscall|nested|nested-rdlock|nested-spin|mtx|recursive|recursive2|errorcheck|signal|signal2|broadcast|pingpong|alternate|rdlock3|spin2|semwait2|rdlock-same-entry|nested-rdlock3|mutex16|rdlock16|striped|striped-contended|churn|churn-many|churn-late|churn-heap|churn-cond|churn-sig|churn-many-sig|threads ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];

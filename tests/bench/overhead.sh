@@ -64,6 +64,7 @@ run_case syscall 200000
 run_case churn 100000
 run_case churn-many 100000
 run_case churn-late 100000
+run_case churn-heap 100000
 run_case churn-cond 100000
 run_case churn-sig 100000
 run_case churn-many-sig 100000

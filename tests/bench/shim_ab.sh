@@ -67,6 +67,7 @@ run_case syscall 200000
 run_case churn 50000
 run_case churn-many 50000
 run_case churn-late 50000
+run_case churn-heap 50000
 run_case churn-cond 50000
 run_case churn-sig 50000
 run_case churn-many-sig 50000
