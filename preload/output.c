@@ -223,6 +223,18 @@ struct snapshot {
 /* The snapshot being written, for cv__dumped and cv__thread_dumped. */
 static const struct snapshot *dumping;
 
+/* The walks below read one record or object after another, each cold in
+ * a program with many (records of six lines, objects of two, spread over
+ * the shim's memory): a list's next record is asked for while this one
+ * is read, and an object OBJS_AHEAD places on in the snapshot's table. */
+#define OBJS_AHEAD 16
+
+static inline void prefetch_lines(const void *p, size_t bytes)
+{
+	for (size_t at = 0; p && at < bytes; at += CV_CACHELINE)
+		__builtin_prefetch((const char *)p + at);
+}
+
 /* A zeroed table of the snapshot's, carved from its mappings: one of
  * SNAPSHOT_MAP_MIN bytes holds every table of a process with a few
  * threads and up to about 2,000 records, so a small process's write
@@ -267,8 +279,11 @@ static int position_table_make(struct snapshot *snap, struct position_table *tab
  * frees anyway. */
 static void snapshot_free(struct snapshot *snap, bool ending)
 {
-	for (size_t i = 0; i < snap->nobjs; i++)
+	for (size_t i = 0; i < snap->nobjs; i++) {
+		if (i + OBJS_AHEAD < snap->nobjs)
+			__builtin_prefetch(snap->objs[i + OBJS_AHEAD], 1);
 		snap->objs[i]->dump_id = 0;
+	}
 	dumping = NULL;
 	for (size_t i = 0; i < snap->nmaps && !ending; i++)
 		cv__munmap(snap->maps[i].p, snap->maps[i].bytes);
@@ -375,6 +390,7 @@ static int snapshot_take(struct snapshot *snap)
 				snap->merged_threads = (uint32_t)i;   /* thread.c: its tid */
 		}
 		for (struct cv_rec *r = row->head; r; r = r->next) {
+			__builtin_prefetch(r->next, 1);
 			struct cv_obj *o = r->obj;
 			if (!o->dump_id) {
 				snap->objs[snap->nobjs] = o;
@@ -387,6 +403,8 @@ static int snapshot_take(struct snapshot *snap)
 	if (position_table_make(snap, &snap->by_id, snap->nobjs) != 0)
 		return -1;
 	for (size_t i = 0; i < snap->nobjs; i++) {
+		if (i + OBJS_AHEAD < snap->nobjs)
+			__builtin_prefetch(snap->objs[i + OBJS_AHEAD]);
 		uint32_t id = snap->objs[i]->id;
 		*position_slot(&snap->by_id, id) = (struct position){ id, (uint32_t)i + 1 };
 	}
@@ -469,6 +487,8 @@ static uint32_t monitor_id(const struct snapshot *snap, uint32_t monitor)
 static void write_objects(struct writer *w, const struct snapshot *snap)
 {
 	for (size_t i = 0; i < snap->nobjs; i++) {
+		if (i + OBJS_AHEAD < snap->nobjs)
+			prefetch_lines(snap->objs[i + OBJS_AHEAD], sizeof(struct cv_obj));
 		const struct cv_obj *o = snap->objs[i];
 		const char *name = __atomic_load_n(&o->name, __ATOMIC_ACQUIRE);
 		struct cv_object rec = {
@@ -506,6 +526,7 @@ static void write_thread(struct writer *w, const struct snapshot_row *row, uint3
 	record(w, CV_REC_THREAD, &tr, sizeof(tr), NULL, 0, NULL, 0);
 
 	for (struct cv_rec *r = row->head; r; r = r->next) {
+		prefetch_lines(r->next, sizeof(*r));
 		struct cv_stats s;
 		/* Field by field with relaxed loads: the owner may still be
 		 * counting. The file's head, its histogram, its tail (shim.h,
