@@ -434,8 +434,21 @@ bool cv__object_end(struct cv_thread *saved, const void *addr, uint32_t kind)
 	return stays;
 }
 
+/* addr's registry chain asked for ahead of the lock (read racily: only a
+ * hint, and a prefetch never faults), so that its miss overlaps the
+ * thread's table's. */
+static void chain_prefetch(const void *addr)
+{
+	const struct shard *sh = shard_of(addr);
+	uint32_t bits = CV_LOAD(&sh->bits);
+	struct cv_obj **chains = CV_LOAD(&sh->chains);
+	if (chains && bits)
+		__builtin_prefetch(&chains[(cv__addr_hash(addr) << CV_SHARD_BITS) >> (64 - bits)]);
+}
+
 bool cv__object_ending(struct cv_thread *t, const void *addr, uint32_t kind)
 {
+	chain_prefetch(addr);   /* cv__object_end walks it next */
 	if (t)
 		cv__held_forget(t, addr);
 	return !object_stays(t, addr, kind);
@@ -972,6 +985,13 @@ static struct cv_obj *aggregate_of(uint32_t kind)
  * r leaves t's list, caches and table (when slotted there). */
 static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted)
 {
+	/* Cold, most often (an object destroyed long after its records were
+	 * last used): its six lines, which rec_fold reads, and the list
+	 * neighbours rec_unlink writes, asked for at once. */
+	for (size_t at = 0; at < sizeof(*r); at += CV_CACHELINE)
+		__builtin_prefetch((const char *)r + at);
+	__builtin_prefetch(r->prev, 1);
+	__builtin_prefetch(r->next, 1);
 	/* Out of the table first: the aggregate's record may grow the table,
 	 * and a growth retires the records of merged objects it finds, which
 	 * would free r under our feet. */
