@@ -39,11 +39,6 @@
 #define MAX_CYCLES    16
 #define MAX_STEPS     200000   /* bounds the search on a dense graph */
 
-/* Under an edge whose stacks are its class's (CV_EDGE_STACKS_SHARED). */
-#define STACKS_SHARED_NOTE \
-	"(stacks first seen for locks made at the same places, taken at the same call sites: convoy " \
-	"captures them once)"
-
 /* ---- one edge of a finding ------------------------------------------------- */
 
 static const char *lock_name(const struct model *m, uint32_t object)
@@ -79,7 +74,7 @@ static size_t stack_frames(const struct model *m, uint32_t stack, char frames[][
 }
 
 static void fill_edge(const struct model *m, struct finding_edge *e, uint32_t from, uint32_t to, uint32_t thread,
-		      uint64_t from_pc, uint32_t from_stack, uint32_t to_stack, uint64_t to_pc, uint32_t edge_flags)
+		      uint64_t from_pc, uint32_t from_stack, uint32_t to_stack, uint64_t to_pc)
 {
 	snprintf(e->from, sizeof(e->from), "%.127s", lock_name(m, from));
 	snprintf(e->to, sizeof(e->to), "%.127s", lock_name(m, to));
@@ -93,7 +88,6 @@ static void fill_edge(const struct model *m, struct finding_edge *e, uint32_t fr
 	e->nfrom_frames = stack_frames(m, from_stack, e->from_frames, FINDING_MAX_FRAMES);
 	e->from_partial = from_stack && from_stack <= m->p->nstacks &&
 			  (m->p->stacks[from_stack - 1].s.flags & CV_STACK_PARTIAL);
-	e->stacks_shared = (edge_flags & CV_EDGE_STACKS_SHARED) && (e->nfrom_frames || to_stack);
 }
 
 /* The recorded edge from -> to, if any. */
@@ -292,7 +286,7 @@ static void report_cycles(struct findings *out, const struct model *m, size_t de
 			merged |= p->threads[e->thread].tid == -1;   /* the "merged threads" row: many threads */
 			if (x->nedges < FINDING_MAX_EDGES)
 				fill_edge(m, &x->edges[x->nedges++], e->from, e->to, e->thread, e->from_pc, e->from_stack,
-					  e->to_stack, e->to_pc, e->flags);
+					  e->to_stack, e->to_pc);
 			if (x->nobjects < FINDING_MAX_OBJECTS)
 				snprintf(x->objects[x->nobjects++], sizeof(x->objects[0]), "%s", names[i]);
 		}
@@ -607,8 +601,7 @@ static void report_deadlocks(struct findings *out, const struct model *m, const 
 					struct finding_edge *fe = &x->edges[x->nedges++];
 					fill_edge(m, fe, held, wants, me->st->s.thread, h ? h->pc : 0, e ? e->from_stack : 0,
 						  e ? e->to_stack : 0,
-						  me->joins != UINT32_MAX ? me->st->s.joining_pc : me->st->s.waiting_pc,
-						  e ? e->flags : 0);
+						  me->joins != UINT32_MAX ? me->st->s.joining_pc : me->st->s.waiting_pc);
 					if (w[path[i]].for_holder)   /* a semaphore keeps no holder's call site */
 						snprintf(fe->from_site, sizeof(fe->from_site),
 							 "an earlier sem_wait it has not posted back");
@@ -1000,7 +993,7 @@ json_object *deadlock__graph_json(const struct model *m, const struct findings *
 		if (e->thread < p->nthreads)
 			json_object_object_add(j, "thread", json_object_new_int(p->threads[e->thread].tid));
 		struct finding_edge fe = { 0 };   /* both stacks, as a finding shows them */
-		fill_edge(m, &fe, e->from, e->to, e->thread, e->from_pc, e->from_stack, e->to_stack, e->to_pc, e->flags);
+		fill_edge(m, &fe, e->from, e->to, e->thread, e->from_pc, e->from_stack, e->to_stack, e->to_pc);
 		json_object *held = json_object_new_array(), *wants = json_object_new_array();
 		for (size_t k = 0; k < fe.nfrom_frames; k++)
 			json_object_array_add(held, json_object_new_string(fe.from_frames[k]));
@@ -1011,7 +1004,6 @@ json_object *deadlock__graph_json(const struct model *m, const struct findings *
 		json_object_object_add(j, "from_stack", held);
 		json_object_object_add(j, "from_stack_partial", json_object_new_boolean(fe.from_partial));
 		json_object_object_add(j, "to_stack", wants);
-		json_object_object_add(j, "stacks_shared", json_object_new_boolean(fe.stacks_shared));
 		json_object_array_add(edges, j);
 	}
 	for (size_t i = 0; i < f->n; i++) {
@@ -1053,7 +1045,6 @@ json_object *deadlock__edges_json(const struct finding *x)
 		for (size_t k = 0; k < e->nframes; k++)
 			json_object_array_add(frames, json_object_new_string(e->to_frames[k]));
 		json_object_object_add(o, "wants_stack", frames);
-		json_object_object_add(o, "stacks_shared", json_object_new_boolean(e->stacks_shared));
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -1092,7 +1083,5 @@ void deadlock__edges_text(const struct finding *x, FILE *out)
 		}
 		for (size_t k = 0; k < e->nframes; k++)
 			textfit__wrap(out, width, 11, "         ", e->to_frames[k]);
-		if (e->stacks_shared)
-			textfit__wrap(out, width, 11, "         ", STACKS_SHARED_NOTE);
 	}
 }

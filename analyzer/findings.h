@@ -66,7 +66,6 @@ struct finding_edge {
 	char from_frames[FINDING_MAX_FRAMES][192];   /* the stack `from` was taken in; none: from_site alone */
 	size_t nfrom_frames;
 	int from_partial;        /* its function had returned: outer frames as they were when `to` was wanted */
-	int stacks_shared;       /* the stacks are an earlier edge's of its class (CV_EDGE_STACKS_SHARED) */
 };
 
 struct finding {

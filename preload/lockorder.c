@@ -58,38 +58,29 @@
  * (thread.c). */
 struct cv_edge {
 	uint64_t          key;        /* (from id + 1) << 32 | (to id + 1); 0: free */
-	uint32_t          ready;      /* the fields below are written: EDGE_OWN_STACKS or EDGE_SHARED_STACKS */
+	int               ready;      /* the fields below are written */
 	uint32_t          from_flags, to_flags, to_stack, from_stack;
 	uint32_t          thread;     /* cv_thread.index */
 	const void       *from_pc, *to_pc;
 };
 
-enum { EDGE_OWN_STACKS = 1, EDGE_SHARED_STACKS = 2 };   /* cv_edge.ready: its stacks its own, or its class's */
-
 static struct cv_edge *edges;        /* EDGE_SLOTS, made on the first nested acquisition */
 static uint32_t edges_dropped;
 static uint64_t held_overflows;
 
-/* The table at *slot, made (zeroed, size bytes) by whichever thread needs
- * it first; NULL without memory. */
-static void *table_at(void **slot, size_t size)
+static struct cv_edge *edge_table(void)
 {
-	void *tab = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	struct cv_edge *tab = __atomic_load_n(&edges, __ATOMIC_ACQUIRE);
 	if (CV_LIKELY(tab != NULL))
 		return tab;
-	void *mine = cv__alloc(size);
+	struct cv_edge *mine = cv__alloc(EDGE_SLOTS * sizeof(*mine));
 	if (!mine)
 		return NULL;
-	if (!__atomic_compare_exchange_n(slot, &tab, mine, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		cv__free(mine, size);   /* another thread made it first */
+	if (!__atomic_compare_exchange_n(&edges, &tab, mine, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		cv__free(mine, EDGE_SLOTS * sizeof(*mine));   /* another thread made it first */
 		return tab;
 	}
 	return mine;
-}
-
-static struct cv_edge *edge_table(void)
-{
-	return table_at((void **)&edges, EDGE_SLOTS * sizeof(*edges));
 }
 
 /* The edge table's pages already written first (shim.h,
@@ -102,7 +93,7 @@ static uint64_t edge_pages_written[(EDGE_PAGES + 63) / 64];
 
 /* A slot's key and ready flag are on one page (the table is a mapping of
  * its own, page-aligned): a slot on a written page is read whole. */
-_Static_assert(sizeof(struct cv_edge) % 16 == 0 && offsetof(struct cv_edge, ready) + sizeof(uint32_t) <= 16,
+_Static_assert(sizeof(struct cv_edge) % 16 == 0 && offsetof(struct cv_edge, ready) + sizeof(int) <= 16,
 	       "cv_edge: key and ready within 16 bytes of a slot that starts at a multiple of 16");
 
 static size_t edge_page(const struct cv_edge *tab, const struct cv_edge *e)
@@ -133,101 +124,6 @@ static uint32_t edge_hash(uint64_t key)
 {
 	key *= 0x9E3779B97F4A7C15ull;
 	return (uint32_t)(key >> (64 - EDGE_BITS));
-}
-
-/* Edge classes. A program with many locks of one kind takes them nested
- * the same way over and over, and each pair of objects is a new edge:
- * node 20's OpenSSL made 2,034 at its start, each certificate's lock
- * taken with its library context's locks, each edge a capture of the
- * stack and of the held lock's. Edges between objects first made at the
- * same stacks (cv_obj.first_stack) and taken at the same call sites (the
- * held lock's and the wanted one's return addresses) are one class: its
- * first edge captures, later ones take its stacks, marked as shared
- * (EDGE_SHARED_STACKS; the profile's CV_EDGE_STACKS_SHARED), so that the
- * report says whose they are. Each edge's objects, thread and call sites
- * are its own. A class is kept once a capture gave it a stack: an object
- * without a first stack (stacks off, a capture that failed, one being
- * taken by another thread) makes no class. Lock-free, as the edges: a
- * slot is claimed by a compare-and-swap of its state, filled, then marked
- * ready; a class two threads keep at once is kept twice. */
-/* 80 KiB: past alloc.c's CV_CLASS_MAX (64 KiB) a mapping of its own, whose pages
- * are mapped as classes land on them (a program with one edge maps one or
- * two; node 20 has some 150 classes). */
-#define CLASS_BITS   11
-#define CLASS_SLOTS  (1u << CLASS_BITS)
-#define CLASS_PROBES 8
-
-struct edge_class {
-	uint32_t    state;                 /* CLASS_FREE, CLASS_FILLING, CLASS_READY */
-	uint32_t    from_first, to_first;  /* the two objects' first_stack */
-	uint32_t    to_stack, from_stack;  /* the class's first edge's */
-	const void *from_pc, *to_pc;
-};
-enum { CLASS_FREE, CLASS_FILLING, CLASS_READY };
-_Static_assert(CLASS_SLOTS * sizeof(struct edge_class) > (64u << 10), "the class table: a mapping of its own");
-
-static struct edge_class *classes;   /* CLASS_SLOTS, made with the first class */
-
-struct class_key {
-	uint32_t    from_first, to_first;
-	const void *from_pc, *to_pc;
-};
-
-static struct edge_class *class_table(void)
-{
-	return table_at((void **)&classes, CLASS_SLOTS * sizeof(*classes));
-}
-
-static uint32_t class_hash(const struct class_key *k)
-{
-	uint64_t h = cv__addr_hash(k->from_pc) ^ (cv__addr_hash(k->to_pc) >> 1) ^
-		     cv__addr_hash((const void *)(uintptr_t)((uint64_t)k->from_first << 32 | k->to_first));
-	return (uint32_t)(h >> (64 - CLASS_BITS));
-}
-
-static bool class_is(const struct edge_class *c, const struct class_key *k)
-{
-	return c->from_first == k->from_first && c->to_first == k->to_first && c->from_pc == k->from_pc &&
-	       c->to_pc == k->to_pc;
-}
-
-/* k's class, ready; NULL when none is (or no table). */
-static const struct edge_class *class_find(const struct edge_class *tab, const struct class_key *k)
-{
-	uint32_t at = class_hash(k);
-	for (uint32_t i = 0; tab && i < CLASS_PROBES; i++) {
-		const struct edge_class *c = &tab[(at + i) & (CLASS_SLOTS - 1)];
-		uint32_t state = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
-		if (state == CLASS_FREE)
-			return NULL;
-		if (state == CLASS_READY && class_is(c, k))
-			return c;
-	}
-	return NULL;
-}
-
-/* k's class, with the stacks of the edge that made it; dropped when its
- * probes are taken. */
-static void class_keep(struct edge_class *tab, const struct class_key *k, uint32_t to_stack, uint32_t from_stack)
-{
-	uint32_t at = class_hash(k);
-	for (uint32_t i = 0; i < CLASS_PROBES; i++) {
-		struct edge_class *c = &tab[(at + i) & (CLASS_SLOTS - 1)];
-		uint32_t state = CLASS_FREE;
-		if (__atomic_compare_exchange_n(&c->state, &state, CLASS_FILLING, false, __ATOMIC_ACQUIRE,
-						__ATOMIC_ACQUIRE)) {
-			c->from_first = k->from_first;
-			c->to_first = k->to_first;
-			c->from_pc = k->from_pc;
-			c->to_pc = k->to_pc;
-			c->to_stack = to_stack;
-			c->from_stack = from_stack;
-			__atomic_store_n(&c->state, CLASS_READY, __ATOMIC_RELEASE);
-			return;
-		}
-		if (state == CLASS_READY && class_is(c, k))
-			return;   /* another thread's edge of the class kept it */
-	}
 }
 
 /* The slot for key: NULL when it is known already (or cannot be kept);
@@ -293,8 +189,7 @@ uint64_t cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void
 		return 0;
 	struct cv_edge *claimed[CV_HELD_MAX];
 	uint8_t from[CV_HELD_MAX];   /* the held slot of each claimed edge */
-	struct class_key class[CV_HELD_MAX];
-	uint32_t n = 0, to_first = CV_LOAD(&o->first_stack);
+	uint32_t n = 0;
 	looked = 0;
 	for (uint32_t i = 0; i < t->nheld && i < CV_HELD_MAX; i++) {
 		const struct cv_held *h = &t->held[i];
@@ -314,41 +209,25 @@ uint64_t cv__lockorder_attempt(struct cv_thread *t, struct cv_obj *o, const void
 		 * ready. */
 		e->from_flags = cv__held_flags(h);
 		e->from_pc = h->pc;
-		class[n] = (struct class_key){ CV_LOAD(&held->first_stack), to_first, h->pc, pc };
 		claimed[n] = e;
 		from[n++] = (uint8_t)i;
 	}
 	if (!n)
 		return looked;
-	/* Every new edge of a class already seen: its class's stacks. */
-	struct edge_class *tab_classes = to_first ? class_table() : NULL;
-	const struct edge_class *known[CV_HELD_MAX];
-	uint32_t nknown = 0;
-	while (nknown < n && class[nknown].from_first && (known[nknown] = class_find(tab_classes, &class[nknown])))
-		nknown++;
-	uint32_t stack = 0, from_stacks[CV_HELD_MAX];
-	if (nknown < n) {
-		/* One capture serves every new edge of this attempt: the stack
-		 * now, and each held lock's from it (stacks.c, intern_held). */
-		struct cv_thread *saved = cv__guard_enter();
-		stack = cv__stack_capture_held(t, t->held, from, n, from_stacks);
-		cv__guard_leave(saved);
-	}
+	/* One capture serves every new edge of this attempt: the stack now, and
+	 * each held lock's from it (stacks.c, intern_held). */
+	uint32_t from_stacks[CV_HELD_MAX];
+	struct cv_thread *saved = cv__guard_enter();
+	uint32_t stack = cv__stack_capture_held(t, t->held, from, n, from_stacks);
+	cv__guard_leave(saved);
 	for (uint32_t k = 0; k < n; k++) {
 		struct cv_edge *e = claimed[k];
 		e->thread = t->index;
 		e->to_flags = flags;
+		e->to_stack = stack;
+		e->from_stack = from_stacks[k];
 		e->to_pc = pc;
-		if (nknown == n) {
-			e->to_stack = known[k]->to_stack;
-			e->from_stack = known[k]->from_stack;
-		} else {
-			e->to_stack = stack;
-			e->from_stack = from_stacks[k];
-			if (stack && tab_classes && class[k].from_first && !class_find(tab_classes, &class[k]))
-				class_keep(tab_classes, &class[k], stack, from_stacks[k]);
-		}
-		__atomic_store_n(&e->ready, nknown == n ? EDGE_SHARED_STACKS : EDGE_OWN_STACKS, __ATOMIC_RELEASE);
+		__atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
 	}
 	return looked;
 }
@@ -490,7 +369,6 @@ void cv__lockorder_write(void *w)
 			.from_stack = e->from_stack,
 			.from_pc = (uintptr_t)e->from_pc,
 			.to_pc = (uintptr_t)e->to_pc,
-			.flags = CV_LOAD(&e->ready) == EDGE_SHARED_STACKS ? CV_EDGE_STACKS_SHARED : 0,
 		};
 		cv__put_record(w, CV_REC_LOCK_EDGE, &rec, sizeof(rec), NULL, 0, NULL, 0);
 	}

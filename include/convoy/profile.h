@@ -387,12 +387,8 @@ struct cv_lock_edge {
 	 * were live already then (docs/profile-format.md, "Lock order"; flag
 	 * CV_STACK_PARTIAL when its function had returned). 0: none. */
 	uint32_t from_stack;
-	uint32_t flags;              /* CV_EDGE_*; 0 in older files */
+	uint32_t pad;
 };
-/* to_stack and from_stack are an earlier edge's, between objects first made
- * at the same stacks and taken at the same call sites (from_pc, to_pc): the
- * shim did not capture them again (docs/profile-format.md, "Lock order"). */
-#define CV_EDGE_STACKS_SHARED 0x1u
 
 /* CV_REC_THREAD_STATE: one per thread that held a lock or was blocked when the
  * profile was written (a hung program stopped by --timeout or a watchdog), in

@@ -296,65 +296,6 @@ Test(fastpath, a_thread_past_its_held_set_with_every_hold_timed, .timeout = 60)
 	held_deep_edges((const char *const[]){ "CONVOY_HOLD_SAMPLE=1", NULL });
 }
 
-/* The edge outer_i -> inner_i of tests/progs/edge_classes.c, NULL if none. */
-static json_object *pair_edge(json_object *root, const char *from, int i, const char *to)
-{
-	char a[16], b[16];
-	snprintf(a, sizeof a, "%s_%d", from, i);
-	snprintf(b, sizeof b, "%s_%d", to, i);
-	json_object *edges = tu_array(tu_get(root, "lock_order"), "edges");
-	for (size_t k = 0; k < json_object_array_length(edges); k++) {
-		json_object *e = json_object_array_get_idx(edges, k);
-		if (!strcmp(tu_str(e, "from"), a) && !strcmp(tu_str(e, "to"), b))
-			return e;
-	}
-	return NULL;
-}
-
-static bool frames_name(json_object *frames, const char *fn)
-{
-	return frames && strstr(json_object_to_json_string(frames), fn);
-}
-
-/* Edges between objects made at the same stacks, taken at the same call
- * sites, are one class, whose stacks the shim captures once: 50 pairs made
- * by one function and taken nested by another (tests/progs/edge_classes.c)
- * give 50 edges, the first with stacks of its own, the other 49 with
- * those, marked as shared; the edge of a pair taken the other way round,
- * a class of its own, has its own, and the cycle it closes says whose
- * stacks it shows. */
-Test(fastpath, edges_of_one_class_share_the_stacks_of_its_first, .timeout = 60)
-{
-	json_object *root = run_json("edge_classes");
-	const char *edges = json_object_to_json_string(tu_get(root, "lock_order"));
-	const char *first_to = NULL;
-	int own = 0;
-	for (int i = 0; i < 50; i++) {   /* tests/progs/edge_classes.c: PAIRS */
-		json_object *e = pair_edge(root, "outer", i, "inner");
-		cr_assert(e, "no edge outer_%d -> inner_%d: %s", i, i, edges);
-		json_object *to = tu_get(e, "to_stack");
-		cr_assert(frames_name(to, "forwards") && frames_name(tu_get(e, "from_stack"), "forwards"),
-			  "edge outer_%d -> inner_%d: stacks not in forwards(): %s", i, i, json_object_to_json_string(e));
-		if (!first_to)
-			first_to = json_object_to_json_string(to);
-		cr_assert_str_eq(json_object_to_json_string(to), first_to, "outer_%d -> inner_%d: another stack", i, i);
-		own += !json_object_get_boolean(tu_get(e, "stacks_shared"));
-	}
-	cr_assert_eq(own, 1, "%d edges of the class with stacks of their own, not 1", own);
-	json_object *back = pair_edge(root, "inner", 7, "outer");   /* BACKWARDS */
-	cr_assert(back && frames_name(tu_get(back, "to_stack"), "backwards") &&
-			  !json_object_get_boolean(tu_get(back, "stacks_shared")),
-		  "edge inner_7 -> outer_7 without stacks of its own in backwards(): %s", edges);
-	cr_assert(has_cycle(root, "outer_7", "inner_7"), "no cycle outer_7, inner_7: %s",
-		  json_object_to_json_string(tu_array(root, "findings")));
-	json_object_put(root);
-
-	struct tu_proc p;
-	tu_run(&p, NULL, (const char *[]){ tu_convoy(), "run", "-o", tu_tmpdir(), "--", tu_prog("edge_classes"), NULL });
-	cr_assert(strstr(p.out, "inner_7") && strstr(p.out, "captures them once"),
-		  "the cycle's text does not say its stacks are its class's:\n%s", p.out);
-}
-
 /* Hand-over-hand locking releases every lock out of order: the held set
  * stays two deep along a chain of 40, and every edge of the walk is kept
  * (tests/progs/hand_over_hand.c). */
