@@ -746,8 +746,8 @@ static inline pid_t cv__thread_tid(void)
 
 /* An address hashed for the slow paths' tables (the registry's shards and
  * chains, a thread's table of records, the init-stack table, the
- * unwinder's table, lock-order classes): every bit mixed (splitmix64's
- * finalizer), so that any bits index. A multiplicative hash alone (address times the
+ * unwinder's table): every bit mixed (splitmix64's finalizer), so that
+ * any bits index. A multiplicative hash alone (address times the
  * golden ratio, the caches' cv__way_n) gathers the addresses malloc hands
  * out in a run into a few places. Over the addresses glibc's malloc gave
  * to semaphores made one after another (CPython's locks, a program's
