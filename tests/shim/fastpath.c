@@ -296,6 +296,37 @@ Test(fastpath, a_thread_past_its_held_set_with_every_hold_timed, .timeout = 60)
 	held_deep_edges((const char *const[]){ "CONVOY_HOLD_SAMPLE=1", NULL });
 }
 
+/* A lock-order inversion whose two edges differ only in their callers
+ * (tests/progs/order_two_callers.c: transfer() reached through pay_rent()
+ * on one thread and refund() on another, the locks made at one site):
+ * the cycle shows each edge in its own caller. */
+Test(fastpath, an_inversion_reached_from_two_callers_shows_each_callers_path, .timeout = 60)
+{
+	json_object *root = run_json("order_two_callers");
+	json_object *findings = tu_array(root, "findings"), *cycle = NULL;
+	for (size_t i = 0; i < json_object_array_length(findings) && !cycle; i++) {
+		json_object *x = json_object_array_get_idx(findings, i);
+		if (!strcmp(tu_str(x, "kind"), "lock-order-cycle"))
+			cycle = tu_array(x, "cycle");
+	}
+	cr_assert(cycle && json_object_array_length(cycle) == 2, "no two-edge lock-order cycle: %s",
+		  json_object_to_json_string(findings));
+	int pay_rent = 0, refund = 0;
+	for (size_t i = 0; i < 2; i++) {
+		json_object *e = json_object_array_get_idx(cycle, i);
+		char both[8192];
+		snprintf(both, sizeof both, "%s %s", json_object_to_json_string(tu_get(e, "holds_stack")),
+			 json_object_to_json_string(tu_get(e, "wants_stack")));
+		bool p = strstr(both, "pay_rent"), r = strstr(both, "refund");
+		cr_assert(p != r, "edge %zu names %s: %s", i, p ? "both callers" : "neither caller", both);
+		pay_rent += p;
+		refund += r;
+	}
+	cr_assert(pay_rent == 1 && refund == 1, "the cycle's edges name pay_rent %d times and refund %d times: %s",
+		  pay_rent, refund, json_object_to_json_string(cycle));
+	json_object_put(root);
+}
+
 /* Hand-over-hand locking releases every lock out of order: the held set
  * stays two deep along a chain of 40, and every edge of the walk is kept
  * (tests/progs/hand_over_hand.c). */
