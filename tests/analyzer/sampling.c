@@ -502,17 +502,17 @@ Test(sampling, an_off_cpu_site_in_code_without_frame_pointers_is_the_programs_fu
 
 /* The same through a library the program loaded with dlopen after its
  * first samples were unwound: the unwinder reads the process's modules
- * again when a frame lies in none it knows. */
+ * again when a frame lies in none it knows. The library's call is one of
+ * the sites, not always the first: on a host short of CPU, main's ten
+ * 1 ms sleeps before the dlopen took 175 ms and came first (2026-12-07). */
 Test(sampling, an_off_cpu_site_in_a_library_loaded_later_is_named, .timeout = 60)
 {
 	struct tu_proc p;
 	run_text("offcpu_dlopen", NULL, &p);
 	char *text = paragraph(p.out, "Off-CPU outside waits: ");
 	cr_assert(text[0], "no off-CPU paragraph in the report:\n%s", p.out);
-	char *first = strtok(text, ";");
-	cr_assert(strstr(first, "called from blockread_one (blockread.c:") ||
-		  strstr(first, "called from blockread_pause (blockread.c:"), "the first site is not the library's call: %s",
-		  first);
+	cr_assert(strstr(text, "called from blockread_one (blockread.c:") ||
+		  strstr(text, "called from blockread_pause (blockread.c:"), "no site is the library's call: %s", text);
 	free(text);
 }
 
