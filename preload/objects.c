@@ -639,7 +639,7 @@ static struct cv_way *l2_of(const struct cv_thread *t, uint32_t kind)
 	return f >= 0 ? cv__l2(t, f) : NULL;
 }
 
-/* r, just looked up, into addr's entry w of a cache; the
+/* r, just looked up, into addr's entry of a cache of `ways` entries; the
  * live record of another object it displaces goes to the entry's partner (shim.h,
  * cv__way_partner), over whatever is there: the pair keeps the two
  * records filled last. Keeping a record that sat at home in the partner
@@ -651,8 +651,9 @@ static struct cv_way *l2_of(const struct cv_thread *t, uint32_t kind)
  * (docs/performance.md, "Rwlocks, spinlocks and futex words in turn").
  * Inside the guard: a signal handler meanwhile reads cv__inert's caches,
  * not these. */
-static void fill_pair(struct cv_way *cache, struct cv_way *w, const void *addr, struct cv_rec *r)
+static void fill_pair(struct cv_way *cache, uint32_t ways, const void *addr, struct cv_rec *r)
 {
+	struct cv_way *w = cv__way_n(cache, ways, addr);
 	if (CV_LOAD(&w->obj->addr) != addr && !CV_LOAD(&w->obj->retired))
 		cv__way_set(cv__way_partner(cache, w), w->rec, w->obj);
 	cv__way_set(w, r, r->obj);
@@ -666,14 +667,15 @@ static void cache_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)
 	struct cv_way *cache = cache_for(t, r->obj->kind, &ways);
 	if (!cache)
 		return;
-	fill_pair(cache, cv__way_n(cache, ways, addr), addr, r);
+	fill_pair(cache, ways, addr, r);
 	struct cv_way *l2 = t->nheld ? NULL : l2_of(t, r->obj->kind);
 	if (l2)   /* the same rule there */
-		fill_pair(l2, cv__way_n(l2, CV_L2_WAYS, addr), addr, r);
+		fill_pair(l2, CV_L2_WAYS, addr, r);
 }
 
-static void drop_pair(struct cv_way *cache, struct cv_way *w, const struct cv_rec *r)
+static void drop_pair(struct cv_way *cache, uint32_t ways, const void *addr, const struct cv_rec *r)
 {
+	struct cv_way *w = cv__way_n(cache, ways, addr);
 	if (w->rec == r)
 		*w = (struct cv_way)CV_EMPTY_WAY;
 	if ((w = cv__way_partner(cache, w))->rec == r)
@@ -687,10 +689,10 @@ static void cache_drop(struct cv_thread *t, const void *addr, const struct cv_re
 	struct cv_way *cache = cache_for(t, r->obj->kind, &ways);
 	if (!cache)
 		return;
-	drop_pair(cache, cv__way_n(cache, ways, addr), r);
+	drop_pair(cache, ways, addr, r);
 	struct cv_way *l2 = l2_of(t, r->obj->kind);
 	if (l2)
-		drop_pair(l2, cv__way_n(l2, CV_L2_WAYS, addr), r);
+		drop_pair(l2, CV_L2_WAYS, addr, r);
 }
 
 /* Whether a refill of t's first cache of family f from its table, with

@@ -821,7 +821,6 @@ static inline struct cv_way *cv__way_n(struct cv_way *cache, uint32_t ways, cons
 }
 #define cv__way(cache, addr) cv__way_n((cache), CV_NWAYS(cache), (addr))
 
-
 /* A cache entry's record and object, and zero when they are addr's: the
  * object is at addr and live (a retired object, destroyed or re-initialised
  * elsewhere, misses; so does every empty entry, whose object is retired,
