@@ -32,7 +32,7 @@
 #define PTR_MASK      ((1ull << PTR_BITS) - 1)
 
 struct chunk {
-	size_t used;                          /* bytes handed out (may overshoot the end) */
+	size_t used;                          /* bytes handed out, alignment included */
 	size_t populated;                     /* bytes of data[] whose pages were populated ahead */
 	char   data[];
 };
@@ -175,28 +175,46 @@ static void populate_ahead(struct chunk *c, size_t end)
 		populate(lo, hi);   /* else another carve moved the mark: it asks */
 }
 
-/* size bytes from the current chunk, or from a fresh one, every page
- * written before the caller reads any (shim.h, cv__touch_for_write). */
-static void *carve(size_t size)
+/* The offset in c's data of the first address at or past off that is a
+ * multiple of align (a power of two). */
+static size_t aligned_at(const struct chunk *c, size_t off, size_t align)
+{
+	uintptr_t at = (uintptr_t)c->data + off;
+	return ((at + align - 1) & ~(uintptr_t)(align - 1)) - (uintptr_t)c->data;
+}
+
+/* size bytes at a multiple of align (16, or a line) from the current
+ * chunk, or from a fresh one, every page written before the caller reads
+ * any (shim.h, cv__touch_for_write). The bump pointer moves by a
+ * compare-and-swap, so that an aligned block leaves no slack beyond the
+ * pointer's distance to the next line (none when blocks of whole lines
+ * follow each other). */
+static void *carve(size_t size, size_t align)
 {
 	for (;;) {
 		struct chunk *c = __atomic_load_n(&cur_chunk, __ATOMIC_ACQUIRE);
 		if (c) {
-			size_t off = __atomic_fetch_add(&c->used, size, __ATOMIC_RELAXED);
-			if (off + size <= CV_CHUNK - sizeof(struct chunk)) {
-				populate_ahead(c, off + size);
-				touch(c->data + off, size);
-				return c->data + off;
+			size_t off = __atomic_load_n(&c->used, __ATOMIC_RELAXED), at;
+			bool fits;
+			do
+				fits = (at = aligned_at(c, off, align)) + size <= CV_CHUNK - sizeof(struct chunk);
+			while (fits && !__atomic_compare_exchange_n(&c->used, &off, at + size, true, __ATOMIC_RELAXED,
+								   __ATOMIC_RELAXED));
+			if (fits) {
+				populate_ahead(c, at + size);
+				touch(c->data + at, size);
+				return c->data + at;
 			}
 		}
 		struct chunk *m = map(CV_CHUNK);
 		if (!m)
 			return NULL;
-		m->used = size;
+		size_t at = aligned_at(m, 0, align);
+		m->used = at + size;
 		if (__atomic_compare_exchange_n(&cur_chunk, &c, m, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-			populate_ahead(m, size);
-			touch(m->data, size);
-			return m->data;
+			populate_ahead(m, at + size);
+			touch(m->data + at, size);
+			return m->data + at;
 		}
 		cv__munmap(m, CV_CHUNK);   /* another thread installed one first: use it */
 	}
@@ -213,14 +231,12 @@ void *cv__alloc(size_t size)
 		memset(p, 0, class_size);
 		return p;
 	}
-	if (class_size % CV_CACHELINE)
-		return carve(class_size);   /* chunk memory is fresh: zero */
-	/* Line-sized classes are line-aligned (every block of the class is
-	 * carved here, so recycled ones are too): the slack of up to 48 bytes
-	 * buys records and thread states that share no line with another
-	 * thread's. */
-	char *block = carve(class_size + CV_CACHELINE - 16);
-	return block ? (void *)(((uintptr_t)block + CV_CACHELINE - 1) & ~(uintptr_t)(CV_CACHELINE - 1)) : NULL;
+	/* Chunk memory is fresh: zero. Line-sized classes are line-aligned
+	 * (every block of the class is carved here, so recycled ones are
+	 * too): records and thread states share no line with another
+	 * thread's. A block used to be carved 48 bytes long, to be aligned
+	 * inside: a record took 432 bytes for its 384. */
+	return carve(class_size, class_size % CV_CACHELINE ? 16 : CV_CACHELINE);
 }
 
 void cv__free(void *p, size_t size)
