@@ -553,8 +553,8 @@ static bool table_grow(struct cv_thread *t)
 	return true;
 }
 
-/* CV_RECORDS_MAX (convoy/profile.h): 108 MiB of records (432 bytes each,
- * alloc.c), 368 more each that waited. */
+/* CV_RECORDS_MAX (convoy/profile.h): 96 MiB of records (384 bytes each,
+ * alloc.c), 320 more each that waited. */
 static uint32_t nrecords;        /* never past CV_RECORDS_MAX: it cannot wrap */
 static int records_warned;
 static uint32_t uses_unrecorded; /* lookups that found no record to make: cv__uses_unrecorded */
