@@ -234,8 +234,7 @@ void *cv__alloc(size_t size)
 	/* Chunk memory is fresh: zero. Line-sized classes are line-aligned
 	 * (every block of the class is carved here, so recycled ones are
 	 * too): records and thread states share no line with another
-	 * thread's. A block used to be carved 48 bytes long, to be aligned
-	 * inside: a record took 432 bytes for its 384. */
+	 * thread's, and carve aligns them without padding each block. */
 	return carve(class_size, class_size % CV_CACHELINE ? 16 : CV_CACHELINE);
 }
 
