@@ -133,11 +133,16 @@ static inline struct shard *shard_of(const void *addr)
 	return &shards[cv__addr_hash(addr) >> (64 - CV_SHARD_BITS)];
 }
 
-/* addr's chain in its shard (the shard's lock held): the hash bits below
- * the shard's. */
+/* addr's chain among 1 << bits: the hash bits below the shard's. */
+static inline size_t chain_index(const void *addr, uint32_t bits)
+{
+	return (size_t)((cv__addr_hash(addr) << CV_SHARD_BITS) >> (64 - bits));
+}
+
+/* addr's chain in its shard (the shard's lock held). */
 static inline struct cv_obj **chain_of(const struct shard *sh, const void *addr)
 {
-	return &sh->chains[(cv__addr_hash(addr) << CV_SHARD_BITS) >> (64 - sh->bits)];
+	return &sh->chains[chain_index(addr, sh->bits)];
 }
 
 static bool registry_ready(void)
@@ -443,7 +448,7 @@ static void chain_prefetch(const void *addr)
 	uint32_t bits = CV_LOAD(&sh->bits);
 	struct cv_obj **chains = CV_LOAD(&sh->chains);
 	if (chains && bits)
-		__builtin_prefetch(&chains[(cv__addr_hash(addr) << CV_SHARD_BITS) >> (64 - bits)]);
+		__builtin_prefetch(&chains[chain_index(addr, bits)]);
 }
 
 bool cv__object_ending(struct cv_thread *t, const void *addr, uint32_t kind)
@@ -990,8 +995,7 @@ static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted)
 	/* Cold, most often (an object destroyed long after its records were
 	 * last used): its six lines, which rec_fold reads, and the list
 	 * neighbours rec_unlink writes, asked for at once. */
-	for (size_t at = 0; at < sizeof(*r); at += CV_CACHELINE)
-		__builtin_prefetch((const char *)r + at);
+	cv__prefetch_lines(r, sizeof(*r));
 	__builtin_prefetch(r->prev, 1);
 	__builtin_prefetch(r->next, 1);
 	/* Out of the table first: the aggregate's record may grow the table,

@@ -229,12 +229,6 @@ static const struct snapshot *dumping;
  * is read, and an object OBJS_AHEAD places on in the snapshot's table. */
 #define OBJS_AHEAD 16
 
-static inline void prefetch_lines(const void *p, size_t bytes)
-{
-	for (size_t at = 0; p && at < bytes; at += CV_CACHELINE)
-		__builtin_prefetch((const char *)p + at);
-}
-
 /* A zeroed table of the snapshot's, carved from its mappings: one of
  * SNAPSHOT_MAP_MIN bytes holds every table of a process with a few
  * threads and up to about 2,000 records, so a small process's write
@@ -488,7 +482,7 @@ static void write_objects(struct writer *w, const struct snapshot *snap)
 {
 	for (size_t i = 0; i < snap->nobjs; i++) {
 		if (i + OBJS_AHEAD < snap->nobjs)
-			prefetch_lines(snap->objs[i + OBJS_AHEAD], sizeof(struct cv_obj));
+			cv__prefetch_lines(snap->objs[i + OBJS_AHEAD], sizeof(struct cv_obj));
 		const struct cv_obj *o = snap->objs[i];
 		const char *name = __atomic_load_n(&o->name, __ATOMIC_ACQUIRE);
 		struct cv_object rec = {
@@ -526,7 +520,7 @@ static void write_thread(struct writer *w, const struct snapshot_row *row, uint3
 	record(w, CV_REC_THREAD, &tr, sizeof(tr), NULL, 0, NULL, 0);
 
 	for (struct cv_rec *r = row->head; r; r = r->next) {
-		prefetch_lines(r->next, sizeof(*r));
+		cv__prefetch_lines(r->next, sizeof(*r));
 		struct cv_stats s;
 		/* Field by field with relaxed loads: the owner may still be
 		 * counting. The file's head, its histogram, its tail (shim.h,

@@ -744,6 +744,14 @@ static inline pid_t cv__thread_tid(void)
 
 #define CV_NIL_REC ((struct cv_rec *)&cv__nil_rec)
 
+/* Every line of [p, p + bytes) asked for at once (p NULL: none): a slow
+ * path about to read a cold record or object whole. */
+static inline void cv__prefetch_lines(const void *p, size_t bytes)
+{
+	for (size_t at = 0; p && at < bytes; at += CV_CACHELINE)
+		__builtin_prefetch((const char *)p + at);
+}
+
 /* An address hashed for the slow paths' tables (the registry's shards and
  * chains, a thread's table of records, the init-stack table, the
  * unwinder's table): every bit mixed (splitmix64's finalizer), so that
