@@ -48,12 +48,13 @@ static bool first_arrival(struct cv_obj *o, uint64_t round, uint64_t *first_ns)
 static void last_arrival(struct cv_rec *r, struct cv_obj *o, uint64_t round, uint64_t t0)
 {
 	uint64_t first;
-	CV_BUMP(&r->s.rounds, 1);
+	struct cv_rec_more *m = cv__rec_more(r);
+	CV_BUMP(&m->rounds, 1);
 	if (first_arrival(o, round, &first) && t0 >= first) {
 		uint64_t ns = t0 - first;
-		CV_BUMP(&r->s.imbalance_ns, ns);
-		if (ns > r->s.max_imbalance_ns)
-			CV_STORE(&r->s.max_imbalance_ns, ns);
+		CV_BUMP(&m->imbalance_ns, ns);
+		if (ns > m->max_imbalance_ns)
+			CV_STORE(&m->max_imbalance_ns, ns);
 	}
 	cv__wake_sent(o, 0);
 }

@@ -55,10 +55,10 @@ static void check_futile(struct cv_thread *t, struct cv_rec *r, const pthread_co
 {
 	struct cv_rec *mr = t->cw_mutex_rec;
 	if (t->cw_cond == c && mr && mr->obj->addr == m &&
-	    CV_LOAD(&mr->s.acquisitions) == t->cw_mutex_acq) {
-		CV_BUMP(&r->s.futile_wakes, 1);
+	    CV_LOAD(&mr->acquisitions) == t->cw_mutex_acq) {
+		CV_BUMP(&cv__rec_more(r)->futile_wakes, 1);
 		if (t->cw_broadcast)
-			CV_BUMP(&r->s.futile_after_broadcast, 1);
+			CV_BUMP(&cv__rec_more(r)->futile_after_broadcast, 1);
 	}
 	t->cw_cond = NULL;
 }
@@ -139,7 +139,7 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 		cv__woken(r, t0, now);   /* wake latency from the signal (park.c) */
 	cv__stack_on_wait(t, r, waited);   /* stacks.c: sampled */
 	if (rc == ETIMEDOUT)
-		CV_BUMP(&r->s.timeouts, 1);
+		CV_BUMP(&cv__rec_more(r)->timeouts, 1);
 	/* The wait re-acquired m: the mutex's next owner change is counted from
 	 * this thread, not from whoever held it while we slept. */
 	if (rc == 0 || rc == ETIMEDOUT) {
@@ -156,7 +156,7 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 		if (rc == 0) {   /* remembered for check_futile */
 			t->cw_cond = c;
 			t->cw_mutex_rec = mr;
-			t->cw_mutex_acq = CV_LOAD(&mr->s.acquisitions);
+			t->cw_mutex_acq = CV_LOAD(&mr->acquisitions);
 			t->cw_broadcast = CV_LOAD(&o->wake_kind) == CV_WAKE_BROADCAST;
 		}
 	}
@@ -220,7 +220,7 @@ CV_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 	struct cv_rec *r;
 	if (CV_UNLIKELY(cond_unwaited_slow(t, c, &r)))
 		return signal_slow(c);
-	CV_BUMP(&r->s.signals_unwaited, 1);
+	CV_BUMP(&r->signals_unwaited, 1);
 	t->cw_cond = NULL;   /* it did something after its wake: not futile */
 	if (glibc_no_waiter(c))
 		return 0;
@@ -233,7 +233,7 @@ CV_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 	struct cv_rec *r;
 	if (CV_UNLIKELY(cond_unwaited_slow(t, c, &r)))
 		return broadcast_slow(c);
-	CV_BUMP(&r->s.broadcasts_unwaited, 1);
+	CV_BUMP(&r->broadcasts_unwaited, 1);
 	t->cw_cond = NULL;
 	if (glibc_no_waiter(c))
 		return 0;
@@ -248,9 +248,9 @@ static CV_COLD int signal_slow(pthread_cond_t *c)
 	struct cv_rec *r = cv__cond_rec(t, c);
 	t->cw_cond = NULL;   /* it did something after its wake: not futile */
 	if (!cond_event(r->obj, COND_SIGNAL)) {
-		CV_BUMP(&r->s.signals_unwaited, 1);
+		CV_BUMP(&r->signals_unwaited, 1);
 	} else {
-		CV_BUMP(&r->s.signals, 1);
+		CV_BUMP(&cv__rec_more(r)->signals, 1);
 		cv__wake_sent(r->obj, CV_WAKE_SIGNAL);   /* before the real signal (park.c) */
 	}
 	return cv__real.pthread_cond_signal(c);
@@ -265,10 +265,10 @@ static CV_COLD int broadcast_slow(pthread_cond_t *c)
 	t->cw_cond = NULL;
 	uint32_t woken = cond_event(r->obj, COND_BROADCAST);
 	if (!woken) {
-		CV_BUMP(&r->s.broadcasts_unwaited, 1);
+		CV_BUMP(&r->broadcasts_unwaited, 1);
 	} else {
-		CV_BUMP(&r->s.broadcasts, 1);
-		CV_BUMP(&r->s.broadcast_woken, woken);   /* the fan-out */
+		CV_BUMP(&cv__rec_more(r)->broadcasts, 1);
+		CV_BUMP(&cv__rec_more(r)->broadcast_woken, woken);   /* the fan-out */
 		cv__wake_sent(r->obj, CV_WAKE_BROADCAST);
 	}
 	return cv__real.pthread_cond_broadcast(c);

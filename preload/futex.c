@@ -148,25 +148,25 @@ static long futex_wait(struct cv_thread *t, struct cv_rec *r, int cmd, long a1, 
 	cv__wait_end(t);
 	uint64_t now = cv__now_ns();
 	if (cmd != FUTEX_WAIT && cmd != FUTEX_WAIT_BITSET)
-		CV_BUMP(&r->s.pi_ops, 1);
+		CV_BUMP(&cv__rec_more(r)->pi_ops, 1);
 	if (ret == -1 && err == EAGAIN && (cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET)) {
-		CV_BUMP(&r->s.futex_eagain, 1);   /* the word had changed: no sleep */
+		CV_BUMP(&cv__rec_more(r)->futex_eagain, 1);   /* the word had changed: no sleep */
 	} else {
 		cv__record_wait(r, now - t0);
 		cv__stack_on_wait(t, r, now - t0);   /* stacks.c: sampled */
 		if (ret == 0) {
 			/* Woken (or, for PI, acquired): a contended acquisition as far
 			 * as the kernel can tell; uncontended ones never get here. */
-			CV_BUMP(&r->s.contended, 1);
-			CV_BUMP(&r->s.acquisitions, 1);
+			CV_BUMP(&cv__rec_more(r)->contended, 1);
+			CV_BUMP(&r->acquisitions, 1);
 			cv__woken(r, t0, now);
 			/* it takes the lock next: a hand-off when another held it */
 			if (used_as_lock(r->obj))
 				cv__note_owner(t, r);   /* tracked: r is its record */
 		} else if (err == ETIMEDOUT) {
-			CV_BUMP(&r->s.timeouts, 1);
+			CV_BUMP(&cv__rec_more(r)->timeouts, 1);
 		} else if (err == EINTR) {
-			CV_BUMP(&r->s.interrupts, 1);
+			CV_BUMP(&cv__rec_more(r)->interrupts, 1);
 		}
 	}
 	errno = err;
@@ -193,29 +193,29 @@ static long futex_wake(struct cv_thread *t, struct cv_rec *r, int cmd, long a1, 
 	int err = errno;
 	switch (cmd) {
 	case FUTEX_WAKE_OP:
-		CV_BUMP(&r->s.wake_ops, 1);
+		CV_BUMP(&cv__rec_more(r)->wake_ops, 1);
 		/* fallthrough */
 	case FUTEX_WAKE:
 	case FUTEX_WAKE_BITSET:
 		if (ret == 0) {
-			CV_BUMP(&r->s.signals_unwaited, 1);
+			CV_BUMP(&r->signals_unwaited, 1);
 		} else {
-			CV_BUMP(&r->s.signals, 1);
+			CV_BUMP(&cv__rec_more(r)->signals, 1);
 			if (ret > 0)
-				CV_BUMP(&r->s.futex_woken, (uint64_t)ret);
+				CV_BUMP(&cv__rec_more(r)->futex_woken, (uint64_t)ret);
 		}
 		break;
 	case FUTEX_CMP_REQUEUE_PI:
-		CV_BUMP(&r->s.pi_ops, 1);
+		CV_BUMP(&cv__rec_more(r)->pi_ops, 1);
 		/* fallthrough */
 	case FUTEX_REQUEUE:
 	case FUTEX_CMP_REQUEUE:
-		CV_BUMP(&r->s.requeues, 1);
+		CV_BUMP(&cv__rec_more(r)->requeues, 1);
 		if (ret > 0)
-			CV_BUMP(&r->s.requeued, (uint64_t)ret);
+			CV_BUMP(&cv__rec_more(r)->requeued, (uint64_t)ret);
 		break;
 	case FUTEX_UNLOCK_PI:
-		CV_BUMP(&r->s.pi_ops, 1);
+		CV_BUMP(&cv__rec_more(r)->pi_ops, 1);
 		break;
 	}
 	errno = err;
@@ -255,7 +255,7 @@ static long futex_call(long a1, long a2, long a3, long a4, long a5, long a6, con
 	case FUTEX_TRYLOCK_PI: {
 		struct cv_rec *r = cv__futex_rec(t, (const void *)a1);
 		note_flag(r->obj, CV_FUTEX_PI);
-		CV_BUMP(&r->s.pi_ops, 1);
+		CV_BUMP(&cv__rec_more(r)->pi_ops, 1);
 		break;
 	}
 	default:

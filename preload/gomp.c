@@ -990,15 +990,15 @@ static void lock_call(const void *key, const char *name, void (*fn)(void *), voi
 		if (tsc)
 			make_rate();
 	}
-	CV_BUMP(&r->s.acquisitions, 1);
+	CV_BUMP(&r->acquisitions, 1);
 	struct cv_thread *t = cv__current();
 	if (CV_LOAD(&r->obj->last_owner) != t) {
 		if (CV_LOAD(&r->obj->last_owner))
-			CV_BUMP(&r->s.handoffs, 1);
+			CV_BUMP(&r->handoffs, 1);
 		CV_STORE(&r->obj->last_owner, t);
 	}
 	if (held && (word || waited >= CONTENDED_NS)) {
-		CV_BUMP(&r->s.contended, 1);
+		CV_BUMP(&cv__rec_more(r)->contended, 1);
 		cv__record_wait(r, waited);
 		cv__stack_on_wait(t, r, waited);
 	}

@@ -141,11 +141,12 @@ static inline bool unlocked_as_normal(const pthread_mutex_t *m)
 
 void cv__record_wait(struct cv_rec *r, uint64_t ns)
 {
-	CV_BUMP(&r->s.waits, 1);
-	CV_BUMP(&r->s.wait_ns, ns);
-	if (ns > r->s.max_wait_ns)
-		CV_STORE(&r->s.max_wait_ns, ns);
-	CV_BUMP(&cv__rec_hist(r)[cv__wait_bucket(ns)], 1);   /* out of memory: counted, not placed */
+	struct cv_rec_more *m = cv__rec_more(r);   /* out of memory: counted, not placed */
+	CV_BUMP(&m->waits, 1);
+	CV_BUMP(&m->wait_ns, ns);
+	if (ns > m->max_wait_ns)
+		CV_STORE(&m->max_wait_ns, ns);
+	CV_BUMP(&m->hist[cv__wait_bucket(ns)], 1);
 	if (CV_UNLIKELY(cv__trace_on))
 		cv__trace_wait(r->obj, ns);
 }
@@ -154,7 +155,7 @@ void cv__record_wait(struct cv_rec *r, uint64_t ns)
 CV_COLD void cv__owner_changed(struct cv_thread *t, struct cv_rec *r)
 {
 	if (CV_LOAD(&r->obj->last_owner))
-		CV_BUMP(&r->s.handoffs, 1);
+		CV_BUMP(&r->handoffs, 1);
 	CV_STORE(&r->obj->last_owner, t);
 }
 
@@ -172,10 +173,10 @@ static CV_COLD void hold_end(struct cv_thread *t)
 	struct cv_rec *r = t->hold_rec;
 	uint64_t held = cv__ticks() - t->hold_start;
 	t->hold_addr = NULL;
-	CV_BUMP(&r->s.hold_samples, 1);
-	CV_BUMP(&r->s.hold_ticks, held);
-	if (held > r->s.max_hold_ticks)
-		CV_STORE(&r->s.max_hold_ticks, held);
+	CV_BUMP(&r->hold_samples, 1);
+	CV_BUMP(&r->hold_ticks, held);
+	if (held > r->max_hold_ticks)
+		CV_STORE(&r->max_hold_ticks, held);
 	if (CV_UNLIKELY(cv__trace_on))
 		cv__trace_hold(t, r->obj, t->hold_start + held, held);
 }
@@ -188,12 +189,12 @@ static CV_COLD void hold_end(struct cv_thread *t)
 static inline void acquired(struct cv_thread *t, struct cv_rec *r, const pthread_mutex_t *m, const void *pc,
 			    uint32_t flags)
 {
-	uint64_t n = r->s.acquisitions;
+	uint64_t n = r->acquisitions;
 	bool timed = (n & t->hold_mask) == 0;
 	if (!timed && unlocked_as_normal(m))
 		flags |= CV_HELD_FAST_UNLOCK;
 	cv__held_push(t, r->obj, m, pc, flags);
-	CV_STORE(&r->s.acquisitions, n + 1);
+	CV_STORE(&r->acquisitions, n + 1);
 	cv__note_owner(t, r);
 	if (CV_UNLIKELY(timed))
 		hold_begin(t, r, m);
@@ -226,7 +227,7 @@ static inline void acquired(struct cv_thread *t, struct cv_rec *r, const pthread
 static void wait_count(struct cv_rec *r, uint64_t t0, uint64_t now, uint64_t sent)
 {
 	cv__record_wait(r, now - t0);
-	CV_BUMP(&r->s.contended, 1);
+	CV_BUMP(&cv__rec_more(r)->contended, 1);
 	cv__woken_at(r, sent, t0, now);   /* from the unlock that handed it over (park.c) */
 }
 
@@ -374,11 +375,11 @@ static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
 	if (!t && !(t = cv__thread_slow()))
 		return rc;
 	struct cv_rec *r = cv__mutex_rec(t, m);
-	CV_BUMP(&r->s.trylocks, 1);
+	CV_BUMP(&r->trylocks, 1);
 	if (acquired_rc(rc))
 		acquired(t, r, m, pc, CV_LOCK_TRY);
 	else if (rc == EBUSY)
-		CV_BUMP(&r->s.trylock_failures, 1);
+		CV_BUMP(&cv__rec_more(r)->trylock_failures, 1);
 	return rc;
 }
 
@@ -386,7 +387,7 @@ static CV_COLD int trylocked_slow(pthread_mutex_t *m, int rc, const void *pc)
  * object o found in a cache entry), which locked_l2 makes too. */
 static inline uintptr_t found_needs_more(const struct cv_thread *t, const struct cv_rec *r, const struct cv_obj *o)
 {
-	return ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t) | ((CV_LOAD(&r->s.acquisitions) & t->hold_mask) == 0);
+	return ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t) | ((CV_LOAD(&r->acquisitions) & t->hold_mask) == 0);
 }
 
 /* The bookkeeping of an uncontended acquisition (rc 0, the lock was free).
@@ -428,8 +429,8 @@ static inline __attribute__((always_inline)) int counted_first(struct cv_thread 
 								const void *pc, uint32_t flags)
 {
 	if (flags & CV_LOCK_TRY)
-		CV_BUMP(&r->s.trylocks, 1);
-	CV_BUMP(&r->s.acquisitions, 1);
+		CV_BUMP(&r->trylocks, 1);
+	CV_BUMP(&r->acquisitions, 1);
 	cv__held_push_first(t, o, m, pc, flags);
 	return 0;
 }
@@ -447,7 +448,7 @@ static CV_NOINLINE int locked_holding_lock(struct cv_thread *t, pthread_mutex_t 
 	uint64_t prefix;
 	if (CV_UNLIKELY(locked_needs_more(t, m, &r, &o)) || CV_UNLIKELY(cv__order_unchecked(t, n, o, &prefix)))
 		return locked_slow(m, pc);
-	CV_BUMP(&r->s.acquisitions, 1);
+	CV_BUMP(&r->acquisitions, 1);
 	cv__held_fill(t, n, o, m, pc, flags, prefix);
 	return 0;
 }
@@ -459,8 +460,8 @@ static CV_NOINLINE int locked_holding_try(struct cv_thread *t, pthread_mutex_t *
 	struct cv_obj *o;
 	if (CV_UNLIKELY(locked_needs_more(t, m, &r, &o) | (n >> CV_HELD_BITS)))
 		return trylocked_slow(m, 0, pc);
-	CV_BUMP(&r->s.trylocks, 1);
-	CV_BUMP(&r->s.acquisitions, 1);
+	CV_BUMP(&r->trylocks, 1);
+	CV_BUMP(&r->acquisitions, 1);
 	cv__held_push_at(t, n, o, m, pc, flags);
 	return 0;
 }
@@ -872,7 +873,7 @@ static int timed_lock(pthread_mutex_t *m, clockid_t clock, const struct timespec
 		if (acquired_rc(rc))
 			acquired(t, r, m, pc, 0);
 		else if (rc == ETIMEDOUT)
-			CV_BUMP(&r->s.timeouts, 1);
+			CV_BUMP(&cv__rec_more(r)->timeouts, 1);
 		return rc;
 	}
 	cv__wait_count_pending(t);
@@ -888,7 +889,7 @@ static int timed_lock(pthread_mutex_t *m, clockid_t clock, const struct timespec
 	} else {
 		cv__record_wait(r, waited);
 		if (rc == ETIMEDOUT)
-			CV_BUMP(&r->s.timeouts, 1);
+			CV_BUMP(&cv__rec_more(r)->timeouts, 1);
 	}
 	return rc;
 }

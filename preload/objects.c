@@ -558,8 +558,8 @@ static bool table_grow(struct cv_thread *t)
 	return true;
 }
 
-/* CV_RECORDS_MAX (convoy/profile.h): 96 MiB of records (384 bytes each,
- * alloc.c), 320 more each that waited. */
+/* CV_RECORDS_MAX (convoy/profile.h): 32 MiB of records (128 bytes each,
+ * alloc.c), 576 more each that waited (struct cv_rec_more). */
 static uint32_t nrecords;        /* never past CV_RECORDS_MAX: it cannot wrap */
 static int records_warned;
 static uint32_t uses_unrecorded; /* lookups that found no record to make: cv__uses_unrecorded */
@@ -829,71 +829,73 @@ void cv__records_thread_end(struct cv_thread *t)
  * the kind's aggregate object). Only the owning thread, or the one merging
  * an ended thread, changes a thread's records. */
 
-#define HIST_BYTES (CV_HIST_BUCKETS * sizeof(uint64_t))
-
-/* Where the waits of a record whose histogram could not be had go, once:
- * out of memory, a record does not ask again at every wait. Never written
- * to a profile (a shared sink, counted by any thread). */
-static uint64_t hist_lost[CV_HIST_BUCKETS];
+/* Where the counts of a record whose more could not be had go, once: out
+ * of memory, a record does not ask again at every wait. Never written to a
+ * profile (a shared sink, counted by any thread). */
+static struct cv_rec_more more_lost;
 
 /* A record is its thread's, but a handler on that thread may wait on the
  * same object between the load and the store, and the shared out-of-memory
  * record (lost_rec) is every thread's: the block is installed by a
- * compare-and-swap, and the loser's goes back. The writer reads hist once
+ * compare-and-swap, and the loser's goes back. The writer reads more once
  * set (acquire). */
-uint64_t *cv__rec_hist(struct cv_rec *r)
+struct cv_rec_more *cv__rec_more(struct cv_rec *r)
 {
-	uint64_t *hist = __atomic_load_n(&r->hist, __ATOMIC_ACQUIRE);
-	if (CV_LIKELY(hist != NULL))
-		return hist;
-	uint64_t *fresh = cv__alloc(HIST_BYTES), *none = NULL;
+	struct cv_rec_more *more = __atomic_load_n(&r->more, __ATOMIC_ACQUIRE);
+	if (CV_LIKELY(more != NULL))
+		return more;
+	struct cv_rec_more *fresh = cv__alloc(sizeof(*fresh)), *none = NULL;
 	if (!fresh)
-		fresh = hist_lost;
-	if (__atomic_compare_exchange_n(&r->hist, &none, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		fresh = &more_lost;
+	if (__atomic_compare_exchange_n(&r->more, &none, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return fresh;
-	if (fresh != hist_lost)
-		cv__free(fresh, HIST_BYTES);
+	if (fresh != &more_lost)
+		cv__free(fresh, sizeof(*fresh));
 	return none;   /* the winner's */
 }
 
-/* r's histogram as the profile has it: NULL when there is none to write. */
-const uint64_t *cv__rec_hist_kept(const struct cv_rec *r)
+/* r's more as the profile has it: NULL when there is none to write. */
+const struct cv_rec_more *cv__rec_more_kept(const struct cv_rec *r)
 {
-	const uint64_t *hist = __atomic_load_n(&r->hist, __ATOMIC_ACQUIRE);
-	return hist == hist_lost ? NULL : hist;
+	const struct cv_rec_more *more = __atomic_load_n(&r->more, __ATOMIC_ACQUIRE);
+	return more == &more_lost ? NULL : more;
 }
 
-/* The fields of struct cv_rec_stats that are maxima; all others after the
- * two ids are sums. */
-static const size_t stat_maxima[] = {
-	offsetof(struct cv_rec_stats, max_hold_ticks), offsetof(struct cv_rec_stats, max_wait_ns),
-	offsetof(struct cv_rec_stats, rd_max_wait_ns), offsetof(struct cv_rec_stats, wr_max_wait_ns),
-	offsetof(struct cv_rec_stats, max_wake_latency_ns), offsetof(struct cv_rec_stats, max_imbalance_ns),
-};
-_Static_assert(offsetof(struct cv_rec_stats, acquisitions) == 8 && sizeof(struct cv_rec_stats) % 8 == 0,
-	       "cv_rec_stats: two 32-bit ids, then 64-bit counters only");
-
-static void stats_add(struct cv_rec_stats *dst, const struct cv_rec_stats *src)
+static void max_into(uint64_t *d, uint64_t v)
 {
-	uint64_t *d = (uint64_t *)((char *)dst + 8);
-	const uint64_t *s = (const uint64_t *)((const char *)src + 8);
-	size_t n = (sizeof(*dst) - 8) / 8;
-	uint64_t maxima[sizeof(stat_maxima) / sizeof(stat_maxima[0])];
-	for (size_t i = 0; i < sizeof(stat_maxima) / sizeof(stat_maxima[0]); i++) {
-		uint64_t a = *(const uint64_t *)((const char *)dst + stat_maxima[i]);
-		uint64_t b = *(const uint64_t *)((const char *)src + stat_maxima[i]);
-		maxima[i] = a > b ? a : b;
-	}
-	for (size_t i = 0; i < n; i++)
-		CV_STORE(&d[i], d[i] + CV_LOAD(&s[i]));
-	for (size_t i = 0; i < sizeof(stat_maxima) / sizeof(stat_maxima[0]); i++)
-		CV_STORE((uint64_t *)((char *)dst + stat_maxima[i]), maxima[i]);
+	if (v > CV_LOAD(d))
+		CV_STORE(d, v);
+}
+
+/* src's counts into dst's. */
+static void rec_add(struct cv_rec *dst, const struct cv_rec *src)
+{
+	CV_BUMP(&dst->acquisitions, CV_LOAD(&src->acquisitions));
+	CV_BUMP(&dst->rd_acquisitions, CV_LOAD(&src->rd_acquisitions));
+	CV_BUMP(&dst->trylocks, CV_LOAD(&src->trylocks));
+	CV_BUMP(&dst->handoffs, CV_LOAD(&src->handoffs));
+	CV_BUMP(&dst->signals_unwaited, CV_LOAD(&src->signals_unwaited));
+	CV_BUMP(&dst->broadcasts_unwaited, CV_LOAD(&src->broadcasts_unwaited));
+	CV_BUMP(&dst->hold_samples, CV_LOAD(&src->hold_samples));
+	CV_BUMP(&dst->hold_ticks, CV_LOAD(&src->hold_ticks));
+	max_into(&dst->max_hold_ticks, CV_LOAD(&src->max_hold_ticks));
+	const struct cv_rec_more *from = cv__rec_more_kept(src);
+	if (!from)
+		return;
+	struct cv_rec_more *to = cv__rec_more(dst);
+#define CV_SUM(f) CV_BUMP(&to->f, CV_LOAD(&from->f));
+#define CV_MAX(f) max_into(&to->f, CV_LOAD(&from->f));
+	CV_REC_MORE_FIELDS(CV_SUM, CV_MAX)
+#undef CV_SUM
+#undef CV_MAX
+	for (uint32_t i = 0; i < CV_HIST_BUCKETS; i++)
+		CV_BUMP(&to->hist[i], CV_LOAD(&from->hist[i]));
 }
 
 static void rec_push(struct cv_thread *t, struct cv_rec *r)
 {
-	r->s.object = r->obj->id;
-	r->s.thread = t->index;
+	r->object = r->obj->id;
+	r->thread = t->index;
 	r->next = t->recs;
 	if (r->next)
 		r->next->prev = r;
@@ -947,15 +949,11 @@ static struct cv_rec *merged_rec(struct cv_thread *dst, struct cv_obj *o)
 /* src's counts into d; src goes back (it is on no list any more). */
 static void rec_fold(struct cv_rec *d, struct cv_rec *src)
 {
-	stats_add(&d->s, &src->s);
-	const uint64_t *from = cv__rec_hist_kept(src);
-	uint64_t *hist = from ? cv__rec_hist(d) : NULL;
-	for (uint32_t i = 0; hist && i < CV_HIST_BUCKETS; i++)
-		CV_BUMP(&hist[i], from[i]);
+	rec_add(d, src);
 	cv__stacks_merge_rec(d, src);
 	obj_put(src->obj);
 	if (!cv__profile_writing()) {   /* else kept: the writer may be walking it */
-		cv__free((void *)from, HIST_BYTES);
+		cv__free((void *)cv__rec_more_kept(src), sizeof(struct cv_rec_more));
 		cv__free(src, sizeof(*src));
 	}
 	/* The record allowance is per (object, thread): this pair is gone. */
@@ -993,7 +991,7 @@ static struct cv_obj *aggregate_of(uint32_t kind)
 static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted)
 {
 	/* Cold, most often (an object destroyed long after its records were
-	 * last used): its six lines, which rec_fold reads, and the list
+	 * last used): its two lines, which rec_fold reads, and the list
 	 * neighbours rec_unlink writes, asked for at once. */
 	cv__prefetch_lines(r, sizeof(*r));
 	__builtin_prefetch(r->prev, 1);

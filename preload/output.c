@@ -224,7 +224,7 @@ struct snapshot {
 static const struct snapshot *dumping;
 
 /* The walks below read one record or object after another, each cold in
- * a program with many (records of six lines, objects of two, spread over
+ * a program with many (records and objects of two lines, spread over
  * the shim's memory): a list's next record is asked for while this one
  * is read, and an object OBJS_AHEAD places on in the snapshot's table. */
 #define OBJS_AHEAD 16
@@ -390,8 +390,8 @@ static int snapshot_take(struct snapshot *snap)
 				snap->objs[snap->nobjs] = o;
 				o->dump_id = (uint32_t)++snap->nobjs;
 			}
-			r->s.object = o->dump_id - 1;
-			r->s.thread = (uint32_t)i;
+			r->object = o->dump_id - 1;
+			r->thread = (uint32_t)i;
 		}
 	}
 	if (position_table_make(snap, &snap->by_id, snap->nobjs) != 0)
@@ -521,41 +521,47 @@ static void write_thread(struct writer *w, const struct snapshot_row *row, uint3
 
 	for (struct cv_rec *r = row->head; r; r = r->next) {
 		cv__prefetch_lines(r->next, sizeof(*r));
-		struct cv_stats s;
 		/* Field by field with relaxed loads: the owner may still be
-		 * counting. The file's head, its histogram, its tail (shim.h,
-		 * struct cv_rec_stats). */
-		const uint64_t *src = (const uint64_t *)&r->s;
-		uint64_t *dst = (uint64_t *)&s;
-		for (size_t i = 0; i < CV_STATS_HEAD / sizeof(uint64_t); i++)
-			dst[i] = CV_LOAD(&src[i]);
-		const uint64_t *hist = cv__rec_hist_kept(r);
-		for (size_t i = 0; i < CV_HIST_BUCKETS; i++)
-			s.wait_hist[i] = hist ? CV_LOAD(&hist[i]) : 0;
-		for (size_t i = CV_STATS_HEAD / sizeof(uint64_t); i < sizeof(r->s) / sizeof(uint64_t); i++)
-			dst[i + CV_HIST_BUCKETS] = CV_LOAD(&src[i]);
-		/* In memory a signal or broadcast is counted once, in signals
-		 * or broadcasts when it found a waiter, else in the _unwaited
-		 * field (the no-waiter fast paths bump one counter, not two:
-		 * cond.c); the file's signals and broadcasts count them all. */
-		s.signals += s.signals_unwaited;
-		s.broadcasts += s.broadcasts_unwaited;
-		/* Likewise a reader's acquisition of an rwlock, counted in
-		 * memory in rd_acquisitions only (rwlock.c, rd_acquired): the
-		 * file's acquisitions count readers and writers. */
-		s.acquisitions += s.rd_acquisitions;
+		 * counting. In memory a signal or broadcast is counted once, in
+		 * signals or broadcasts when it found a waiter, else in the
+		 * _unwaited field (the no-waiter fast paths bump one counter,
+		 * not two: cond.c), and a reader's acquisition of an rwlock in
+		 * rd_acquisitions only (rwlock.c, rd_acquired); the file's
+		 * signals, broadcasts and acquisitions count them all. */
+		struct cv_stats s = {
+			.object = r->object,
+			.thread = r->thread,
+			.acquisitions = CV_LOAD(&r->acquisitions) + CV_LOAD(&r->rd_acquisitions),
+			.rd_acquisitions = CV_LOAD(&r->rd_acquisitions),
+			.trylocks = CV_LOAD(&r->trylocks),
+			.handoffs = CV_LOAD(&r->handoffs),
+			.signals = CV_LOAD(&r->signals_unwaited),
+			.broadcasts = CV_LOAD(&r->broadcasts_unwaited),
+			.signals_unwaited = CV_LOAD(&r->signals_unwaited),
+			.broadcasts_unwaited = CV_LOAD(&r->broadcasts_unwaited),
+			.hold_samples = CV_LOAD(&r->hold_samples),
+			.hold_ns = (uint64_t)((double)CV_LOAD(&r->hold_ticks) * ns_per_tick),   /* ticks until here */
+			.max_hold_ns = (uint64_t)((double)CV_LOAD(&r->max_hold_ticks) * ns_per_tick),
+		};
+		const struct cv_rec_more *m = cv__rec_more_kept(r);
+		if (m) {
+#define CV_COPY(f) s.f += CV_LOAD(&m->f);
+			CV_REC_MORE_FIELDS(CV_COPY, CV_COPY)
+#undef CV_COPY
+			for (size_t i = 0; i < CV_HIST_BUCKETS; i++)
+				s.wait_hist[i] = CV_LOAD(&m->hist[i]);
+		}
 		if (t)
 			cv__wait_pending_into(t, r, &s);
-		s.hold_ns = (uint64_t)((double)s.hold_ns * ns_per_tick);   /* ticks until here */
-		s.max_hold_ns = (uint64_t)((double)s.max_hold_ns * ns_per_tick);
 		/* Up to the last counter that is not zero (after the ids): a
 		 * reader zero-fills a shorter struct (include/convoy/profile.h),
 		 * and most records use a few of its 80 counters (a lock that
 		 * never waited: no histogram, no condvar, rwlock or futex
 		 * fields): a program with many locks writes a sixth of what
 		 * whole records made (docs/performance.md, "Many locks"). */
+		const uint64_t *word = (const uint64_t *)&s;
 		size_t words = sizeof(s) / sizeof(uint64_t);
-		while (words > 1 && dst[words - 1] == 0)
+		while (words > 1 && word[words - 1] == 0)
 			words--;
 		record(w, CV_REC_STATS, &s, words * sizeof(uint64_t), NULL, 0, NULL, 0);
 		cv__stacks_write_rec(w, r);

@@ -88,7 +88,7 @@ static inline struct cv_rec *rw_rec(struct cv_thread *t, pthread_rwlock_t *rw)
  * a reader bumped two in two. */
 static inline void rd_acquired(struct cv_rec *r)
 {
-	CV_BUMP(&r->s.rd_acquisitions, 1);
+	CV_BUMP(&r->rd_acquisitions, 1);
 }
 
 /* The flags of a push (CV_LOCK_*), with CV_HELD_FAST_UNLOCK while the
@@ -139,17 +139,18 @@ static CV_COLD int rd_blocking(struct cv_thread *t, struct cv_rec *r, pthread_rw
 	uint64_t ns = cv__now_ns() - t0;
 	cv__record_wait(r, ns);
 	cv__stack_on_wait(t, r, ns);   /* stacks.c: sampled */
-	CV_BUMP(&r->s.rd_waits, 1);
-	CV_BUMP(&r->s.rd_wait_ns, ns);
-	if (ns > r->s.rd_max_wait_ns)
-		CV_STORE(&r->s.rd_max_wait_ns, ns);
+	struct cv_rec_more *m = cv__rec_more(r);
+	CV_BUMP(&m->rd_waits, 1);
+	CV_BUMP(&m->rd_wait_ns, ns);
+	if (ns > m->rd_max_wait_ns)
+		CV_STORE(&m->rd_max_wait_ns, ns);
 	if (rc == 0) {
-		CV_BUMP(&r->s.contended, 1);
-		CV_BUMP(&r->s.rd_contended, 1);
+		CV_BUMP(&m->contended, 1);
+		CV_BUMP(&m->rd_contended, 1);
 		rd_acquired(r);
 		cv__held_push(t, r->obj, rw, pc, rw_push_flags(CV_LOCK_READ));
 	} else if (rc == ETIMEDOUT) {
-		CV_BUMP(&r->s.timeouts, 1);
+		CV_BUMP(&m->timeouts, 1);
 	}
 	return rc;
 }
@@ -167,19 +168,20 @@ static CV_COLD int wr_blocking(struct cv_thread *t, struct cv_rec *r, pthread_rw
 	uint64_t ns = cv__now_ns() - t0;
 	cv__record_wait(r, ns);
 	cv__stack_on_wait(t, r, ns);   /* stacks.c: sampled */
-	if (ns > r->s.wr_max_wait_ns)
-		CV_STORE(&r->s.wr_max_wait_ns, ns);
+	struct cv_rec_more *m = cv__rec_more(r);
+	if (ns > m->wr_max_wait_ns)
+		CV_STORE(&m->wr_max_wait_ns, ns);
 	if (behind_readers) {
-		CV_BUMP(&r->s.wr_behind_readers, 1);
-		CV_BUMP(&r->s.wr_behind_readers_ns, ns);
+		CV_BUMP(&m->wr_behind_readers, 1);
+		CV_BUMP(&m->wr_behind_readers_ns, ns);
 	}
 	if (rc == 0) {
-		CV_BUMP(&r->s.contended, 1);
-		CV_BUMP(&r->s.acquisitions, 1);
+		CV_BUMP(&m->contended, 1);
+		CV_BUMP(&r->acquisitions, 1);
 		cv__held_push(t, r->obj, rw, pc, rw_push_flags(0));
 		cv__note_owner(t, r);
 	} else if (rc == ETIMEDOUT) {
-		CV_BUMP(&r->s.timeouts, 1);
+		CV_BUMP(&m->timeouts, 1);
 	}
 	return rc;
 }
@@ -199,7 +201,7 @@ rd_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn 
 		rd_acquired(r);
 		cv__held_push(t, r->obj, rw, pc, rw_push_flags(CV_LOCK_READ));
 	} else if (rc == ETIMEDOUT)
-		CV_BUMP(&r->s.timeouts, 1);
+		CV_BUMP(&cv__rec_more(r)->timeouts, 1);
 	return rc;
 }
 
@@ -216,11 +218,11 @@ wr_lock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *ts, rw_fn 
 		return wr_blocking(t, r, rw, word, clock, ts, real, pc);
 	int rc = real(rw, clock, ts);
 	if (CV_LIKELY(rc == 0)) {
-		CV_BUMP(&r->s.acquisitions, 1);
+		CV_BUMP(&r->acquisitions, 1);
 		cv__held_push(t, r->obj, rw, pc, rw_push_flags(0));
 		cv__note_owner(t, r);
 	} else if (rc == ETIMEDOUT)
-		CV_BUMP(&r->s.timeouts, 1);
+		CV_BUMP(&cv__rec_more(r)->timeouts, 1);
 	return rc;
 }
 
@@ -251,7 +253,7 @@ static CV_COLD int rw_locked_slow(pthread_rwlock_t *rw, int rc, uint32_t flags, 
 	if (flags & CV_LOCK_READ) {
 		rd_acquired(r);
 	} else {
-		CV_BUMP(&r->s.acquisitions, 1);
+		CV_BUMP(&r->acquisitions, 1);
 		cv__note_owner(t, r);
 	}
 	cv__held_push(t, r->obj, rw, pc, rw_push_flags(flags));
@@ -275,7 +277,7 @@ static inline __attribute__((always_inline)) int rw_locked_held(struct cv_thread
 	if (flags & CV_LOCK_READ)
 		rd_acquired(r);
 	else
-		CV_BUMP(&r->s.acquisitions, 1);
+		CV_BUMP(&r->acquisitions, 1);
 	cv__held_fill(t, n, o, rw, pc, rw_push_flags(flags), prefix);
 	return 0;
 }
@@ -365,7 +367,7 @@ static inline __attribute__((always_inline)) int rw_locked(pthread_rwlock_t *rw,
 	if (flags & CV_LOCK_READ)
 		rd_acquired(r);
 	else
-		CV_BUMP(&r->s.acquisitions, 1);
+		CV_BUMP(&r->acquisitions, 1);
 	cv__held_push_first(t, o, rw, pc, taken_here ? flags | CV_HELD_FAST_UNLOCK : rw_push_flags(flags));
 	return 0;
 }
@@ -482,13 +484,13 @@ CV_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return cv__real.pthread_rwlock_tryrdlock(rw);
 	struct cv_rec *r = rw_rec(t, rw);
-	CV_BUMP(&r->s.trylocks, 1);
+	CV_BUMP(&r->trylocks, 1);
 	int rc = cv__real.pthread_rwlock_tryrdlock(rw);
 	if (rc == 0) {
 		rd_acquired(r);
 		cv__held_push(t, r->obj, rw, __builtin_return_address(0), rw_push_flags(CV_LOCK_READ | CV_LOCK_TRY));
 	} else if (rc == EBUSY)
-		CV_BUMP(&r->s.trylock_failures, 1);
+		CV_BUMP(&cv__rec_more(r)->trylock_failures, 1);
 	return rc;
 }
 
@@ -498,14 +500,14 @@ CV_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return cv__real.pthread_rwlock_trywrlock(rw);
 	struct cv_rec *r = rw_rec(t, rw);
-	CV_BUMP(&r->s.trylocks, 1);
+	CV_BUMP(&r->trylocks, 1);
 	int rc = cv__real.pthread_rwlock_trywrlock(rw);
 	if (rc == 0) {
-		CV_BUMP(&r->s.acquisitions, 1);
+		CV_BUMP(&r->acquisitions, 1);
 		cv__held_push(t, r->obj, rw, __builtin_return_address(0), rw_push_flags(CV_LOCK_TRY));
 		cv__note_owner(t, r);
 	} else if (rc == EBUSY)
-		CV_BUMP(&r->s.trylock_failures, 1);
+		CV_BUMP(&cv__rec_more(r)->trylock_failures, 1);
 	return rc;
 }
 

@@ -53,9 +53,9 @@ static int real_clockwait(sem_t *s, clockid_t c, const struct timespec *ts)
 static void failed(struct cv_rec *r, int err)
 {
 	if (err == ETIMEDOUT)
-		CV_BUMP(&r->s.timeouts, 1);
+		CV_BUMP(&cv__rec_more(r)->timeouts, 1);
 	else if (err == EINTR)
-		CV_BUMP(&r->s.interrupts, 1);
+		CV_BUMP(&cv__rec_more(r)->interrupts, 1);
 }
 
 /* The wait is also the thread's blocked state (lockorder.c): a hang's
@@ -72,8 +72,8 @@ static CV_COLD int wait_blocking(struct cv_thread *t, struct cv_rec *r, sem_t *s
 	cv__record_wait(r, now - t0);
 	cv__stack_on_wait(t, r, now - t0);   /* stacks.c: sampled */
 	if (rc == 0) {
-		CV_BUMP(&r->s.acquisitions, 1);
-		CV_BUMP(&r->s.contended, 1);
+		CV_BUMP(&r->acquisitions, 1);
+		CV_BUMP(&cv__rec_more(r)->contended, 1);
 		cv__woken(r, t0, now);
 	} else {
 		failed(r, err);
@@ -93,7 +93,7 @@ sem_wait_common(sem_t *s, clockid_t clock, const struct timespec *ts, sem_fn rea
 		return wait_blocking(t, r, s, clock, ts, real, __builtin_return_address(0));
 	int rc = real(s, clock, ts);
 	if (CV_LIKELY(rc == 0))
-		CV_BUMP(&r->s.acquisitions, 1);
+		CV_BUMP(&r->acquisitions, 1);
 	else
 		failed(r, errno);
 	return rc;
@@ -104,8 +104,8 @@ sem_wait_common(sem_t *s, clockid_t clock, const struct timespec *ts, sem_fn rea
 static inline int taken_count(struct cv_rec *r, bool try)
 {
 	if (try)
-		CV_BUMP(&r->s.trylocks, 1);
-	CV_BUMP(&r->s.acquisitions, 1);
+		CV_BUMP(&r->trylocks, 1);
+	CV_BUMP(&r->acquisitions, 1);
 	return 0;
 }
 
@@ -234,12 +234,12 @@ static CV_NOINLINE int trywait_other(sem_t *s)
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return cv__real.sem_trywait(s);
 	struct cv_rec *r = cv__sem_rec(t, s);
-	CV_BUMP(&r->s.trylocks, 1);
+	CV_BUMP(&r->trylocks, 1);
 	int rc = cv__real.sem_trywait(s);
 	if (rc == 0)
-		CV_BUMP(&r->s.acquisitions, 1);
+		CV_BUMP(&r->acquisitions, 1);
 	else if (errno == EAGAIN)
-		CV_BUMP(&r->s.trylock_failures, 1);
+		CV_BUMP(&cv__rec_more(r)->trylock_failures, 1);
 	return rc;
 }
 
@@ -263,10 +263,10 @@ static CV_COLD int post_slow(sem_t *s)
 	struct cv_rec *r = cv__sem_rec(t, s);
 	uint64_t w = sem_word(s);
 	if (sem_nwaiters(w) > sem_value(w)) {
-		CV_BUMP(&r->s.signals, 1);
+		CV_BUMP(&cv__rec_more(r)->signals, 1);
 		cv__wake_sent(r->obj, CV_WAKE_SIGNAL);
 	} else {
-		CV_BUMP(&r->s.signals_unwaited, 1);
+		CV_BUMP(&r->signals_unwaited, 1);
 	}
 	return cv__real.sem_post(s);
 }
@@ -289,7 +289,7 @@ static inline bool posted_here(sem_t *s, uint64_t w)
  * made here (posted_here), else glibc's. */
 static inline int post_unwaited(struct cv_rec *r, sem_t *s, uint64_t w)
 {
-	CV_BUMP(&r->s.signals_unwaited, 1);
+	CV_BUMP(&r->signals_unwaited, 1);
 	if (posted_here(s, w))
 		return 0;
 	return cv__real.sem_post(s);

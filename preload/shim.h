@@ -319,69 +319,51 @@ struct cv_obj {
 };
 _Static_assert(offsetof(struct cv_obj, retired) == CV_CACHELINE, "cv_obj: one read-mostly line, then the operations");
 
-/* A record's counters in the shim's memory: struct cv_stats
- * (include/convoy/profile.h), field for field and in its order, but for
- * the wait histogram, which only a record that waited needs (cv_rec.hist:
- * 320 bytes, two fifths of a record, made at its first wait), and the
- * hold times, kept in TSC ticks (converted when the profile is written).
- * The counters before the histogram are the file's head, those after it
- * its tail (output.c copies each; the asserts below hold every field to
- * its place in the file's). */
-struct cv_rec_stats {
-	uint32_t object, thread;
-	uint64_t acquisitions, contended, trylocks, trylock_failures, handoffs, hold_samples;
-	uint64_t hold_ticks, max_hold_ticks;
-	uint64_t waits, wait_ns, max_wait_ns, timeouts;
-	uint64_t signals, broadcasts, signals_unwaited, broadcasts_unwaited;
-	/* the file's wait_hist: cv_rec.hist */
-	uint64_t rd_acquisitions, rd_contended, rd_waits, rd_wait_ns, rd_max_wait_ns;
-	uint64_t wr_max_wait_ns, wr_behind_readers, wr_behind_readers_ns;
-	uint64_t wakeups, wake_latency_ns, max_wake_latency_ns, futile_wakes, futile_after_broadcast;
-	uint64_t broadcast_woken, interrupts;
-	uint64_t futex_woken, futex_eagain, requeues, requeued, pi_ops, wake_ops;
-	uint64_t rounds, imbalance_ns, max_imbalance_ns;
-};
-#define CV_STATS_HEAD offsetof(struct cv_stats, wait_hist)   /* bytes of the file's head */
-#define CV_STATS_HIST sizeof(((struct cv_stats *)0)->wait_hist)
-#define CV_SAME_HEAD(f, g) \
-	_Static_assert(offsetof(struct cv_rec_stats, f) == offsetof(struct cv_stats, g), "cv_rec_stats." #f)
-#define CV_SAME_TAIL(f) \
-	_Static_assert(offsetof(struct cv_rec_stats, f) + CV_STATS_HIST == offsetof(struct cv_stats, f), "cv_rec_stats." #f)
-CV_SAME_HEAD(acquisitions, acquisitions); CV_SAME_HEAD(contended, contended); CV_SAME_HEAD(trylocks, trylocks);
-CV_SAME_HEAD(trylock_failures, trylock_failures); CV_SAME_HEAD(handoffs, handoffs);
-CV_SAME_HEAD(hold_samples, hold_samples); CV_SAME_HEAD(hold_ticks, hold_ns); CV_SAME_HEAD(max_hold_ticks, max_hold_ns);
-CV_SAME_HEAD(waits, waits); CV_SAME_HEAD(wait_ns, wait_ns); CV_SAME_HEAD(max_wait_ns, max_wait_ns);
-CV_SAME_HEAD(timeouts, timeouts); CV_SAME_HEAD(signals, signals); CV_SAME_HEAD(broadcasts, broadcasts);
-CV_SAME_HEAD(signals_unwaited, signals_unwaited); CV_SAME_HEAD(broadcasts_unwaited, broadcasts_unwaited);
-CV_SAME_TAIL(rd_acquisitions); CV_SAME_TAIL(rd_contended); CV_SAME_TAIL(rd_waits); CV_SAME_TAIL(rd_wait_ns);
-CV_SAME_TAIL(rd_max_wait_ns); CV_SAME_TAIL(wr_max_wait_ns); CV_SAME_TAIL(wr_behind_readers);
-CV_SAME_TAIL(wr_behind_readers_ns); CV_SAME_TAIL(wakeups); CV_SAME_TAIL(wake_latency_ns);
-CV_SAME_TAIL(max_wake_latency_ns); CV_SAME_TAIL(futile_wakes); CV_SAME_TAIL(futile_after_broadcast);
-CV_SAME_TAIL(broadcast_woken); CV_SAME_TAIL(interrupts); CV_SAME_TAIL(futex_woken); CV_SAME_TAIL(futex_eagain);
-CV_SAME_TAIL(requeues); CV_SAME_TAIL(requeued); CV_SAME_TAIL(pi_ops); CV_SAME_TAIL(wake_ops); CV_SAME_TAIL(rounds);
-CV_SAME_TAIL(imbalance_ns); CV_SAME_TAIL(max_imbalance_ns);
-_Static_assert(offsetof(struct cv_rec_stats, rd_acquisitions) == CV_STATS_HEAD &&
-	       sizeof(struct cv_rec_stats) + CV_STATS_HIST == sizeof(struct cv_stats),
-	       "cv_rec_stats: struct cv_stats without its histogram");
-#undef CV_SAME_HEAD
-#undef CV_SAME_TAIL
-
-/* What one thread did to one object. Line aligned, so that only its
- * thread writes its lines; obj and s.acquisitions, which the fast paths
- * use, share the first (a reader's count, s.rd_acquisitions, is in the
- * third). Six lines: the shim's memory grows by a record
- * for each (object, thread) pair a program uses. */
+/* What one thread did to one object: a record, in two lines only its
+ * thread writes (line aligned), with the counters that an object used
+ * without waiting needs; the rest (struct cv_rec_more) is made at the
+ * record's first wait, wake, failed trylock or futex or barrier event
+ * (cv__rec_more): most records never need it, and a program that makes
+ * locks by the hundred thousand has a record of 128 bytes for each lock
+ * each thread used. obj and acquisitions, which the fast paths use, share the first line;
+ * the sampled hold times, in TSC ticks (converted when the profile is
+ * written), and the list the second. In memory a signal or broadcast that
+ * found no waiter is counted in signals_unwaited or broadcasts_unwaited
+ * only, and a reader's acquisition in rd_acquisitions only (the file's
+ * counts include them: output.c). */
 struct cv_rec {
 	struct cv_obj  *obj;
+	uint64_t        acquisitions, rd_acquisitions, trylocks, handoffs;
+	uint64_t        signals_unwaited, broadcasts_unwaited;
+	struct cv_rec_more *more;      /* NULL until needed (cv__rec_more) */
+
 	struct cv_rec  *next, *prev;   /* the thread's list of records (output.c walks next) */
-	struct cv_rec_stats s;
-	uint64_t       *hist;          /* the file's wait_hist (CV_HIST_BUCKETS); NULL until a wait (cv__rec_hist) */
+	uint64_t        hold_samples, hold_ticks, max_hold_ticks;
 	/* stacks.c: this thread's waits on the object by call stack. */
 	struct cv_stack_acc *stack_accs;
 	uint32_t        stack_seen;    /* waits offered to the sampler */
 	uint32_t        nstack_accs;
+	uint32_t        object, thread;   /* its ids in the profile being written (output.c) */
 } __attribute__((aligned(CV_CACHELINE)));
-_Static_assert(sizeof(struct cv_rec) == 6 * CV_CACHELINE, "cv_rec: six lines");
+_Static_assert(sizeof(struct cv_rec) == 2 * CV_CACHELINE && offsetof(struct cv_rec, next) == CV_CACHELINE,
+	       "cv_rec: two lines, the fast paths' first");
+
+/* The rest of a record's counters, struct cv_stats's of the same names
+ * (include/convoy/profile.h), each a sum or a maximum: this list makes
+ * the struct, the profile writer's copy and a fold's sums. */
+#define CV_REC_MORE_FIELDS(SUM, MAX)                                                                          \
+	SUM(contended) SUM(trylock_failures) SUM(waits) SUM(wait_ns) MAX(max_wait_ns) SUM(timeouts)          \
+	SUM(signals) SUM(broadcasts) SUM(rd_contended) SUM(rd_waits) SUM(rd_wait_ns) MAX(rd_max_wait_ns)     \
+	MAX(wr_max_wait_ns) SUM(wr_behind_readers) SUM(wr_behind_readers_ns) SUM(wakeups)                    \
+	SUM(wake_latency_ns) MAX(max_wake_latency_ns) SUM(futile_wakes) SUM(futile_after_broadcast)          \
+	SUM(broadcast_woken) SUM(interrupts) SUM(futex_woken) SUM(futex_eagain) SUM(requeues) SUM(requeued) \
+	SUM(pi_ops) SUM(wake_ops) SUM(rounds) SUM(imbalance_ns) MAX(max_imbalance_ns)
+struct cv_rec_more {
+#define CV_X(f) uint64_t f;
+	CV_REC_MORE_FIELDS(CV_X, CV_X)
+#undef CV_X
+	uint64_t        hist[CV_HIST_BUCKETS];   /* the file's wait_hist */
+};
 
 struct cv_slot { const void *addr; struct cv_rec *rec; };
 
@@ -1589,10 +1571,11 @@ void cv__wait_count_pending(struct cv_thread *t);
 /* The profile's writer: s, t's stats of r as read, with t's pending wait
  * on r if one is pending (another thread's, read as it runs). */
 void cv__wait_pending_into(const struct cv_thread *t, const struct cv_rec *r, struct cv_stats *s);
-/* r's wait histogram, made on first need (objects.c; out of memory, a
- * shared sink that is never written out). */
-uint64_t *cv__rec_hist(struct cv_rec *r);
-const uint64_t *cv__rec_hist_kept(const struct cv_rec *r);   /* NULL: none to write */
+/* r's counters past its two lines, its wait histogram among them, made on
+ * first need (objects.c; out of memory, a shared sink that is never
+ * written out). */
+struct cv_rec_more *cv__rec_more(struct cv_rec *r);
+const struct cv_rec_more *cv__rec_more_kept(const struct cv_rec *r);   /* NULL: none to write */
 
 /* ---- park.c: the cost of parking and waking --------------------------------- */
 

@@ -31,7 +31,7 @@ static inline bool spin_held(const pthread_spinlock_t *l)
 static void spin_acquired(struct cv_thread *t, struct cv_rec *r, pthread_spinlock_t *l, const void *pc,
 			  uint32_t flags)
 {
-	CV_BUMP(&r->s.acquisitions, 1);
+	CV_BUMP(&r->acquisitions, 1);
 	if (CV_SPIN_DECREMENTS && CV_LOAD(&cv__real.take_spin))
 		flags |= CV_HELD_FAST_UNLOCK;
 	cv__held_push(t, r->obj, (const void *)l, pc, flags);
@@ -72,7 +72,7 @@ static CV_COLD int spin_contended(struct cv_thread *t, struct cv_rec *r, pthread
 	cv__record_wait(r, ns);
 	cv__stack_on_wait(t, r, ns);   /* stacks.c: sampled */
 	if (rc == 0) {
-		CV_BUMP(&r->s.contended, 1);
+		CV_BUMP(&cv__rec_more(r)->contended, 1);
 		spin_acquired(t, r, l, pc, 0);
 	}
 	return rc;
@@ -135,7 +135,7 @@ static inline __attribute__((always_inline)) int spin_locked_held(struct cv_thre
 	uint64_t prefix = 0;   /* not stored for slot 0 */
 	if (n != 0 && CV_UNLIKELY(cv__order_unchecked(t, n, o, &prefix)))
 		return spin_locked_slow(l, pc);
-	CV_BUMP(&r->s.acquisitions, 1);
+	CV_BUMP(&r->acquisitions, 1);
 	cv__held_fill(t, n, o, (const void *)l, pc, CV_HELD_FAST_UNLOCK, prefix);
 	return 0;
 }
@@ -186,7 +186,7 @@ static CV_NOINLINE int spin_lock_other(pthread_spinlock_t *l, const void *pc)
 	if (CV_UNLIKELY(slow))
 		return spin_lock_slow(l, pc);
 	int rc = cv__real.pthread_spin_lock(l);
-	CV_BUMP(&r->s.acquisitions, 1);
+	CV_BUMP(&r->acquisitions, 1);
 	cv__held_push_first(t, o, (const void *)l, pc, 0);
 	return rc;
 }
@@ -214,7 +214,7 @@ CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 	uintptr_t slow = miss | ((uintptr_t)CV_LOAD(&o->last_owner) ^ (uintptr_t)t);
 	if (CV_UNLIKELY(slow | t->nheld))
 		return slow ? spin_locked_more(l, pc) : spin_locked_nested(l, t, r, o, pc);
-	CV_BUMP(&r->s.acquisitions, 1);
+	CV_BUMP(&r->acquisitions, 1);
 	cv__held_push_first(t, o, (const void *)l, pc, CV_HELD_FAST_UNLOCK);
 	return 0;
 }
@@ -225,12 +225,12 @@ CV_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return cv__real.pthread_spin_trylock(l);
 	struct cv_rec *r = cv__spin_rec(t, (const void *)l);
-	CV_BUMP(&r->s.trylocks, 1);
+	CV_BUMP(&r->trylocks, 1);
 	int rc = cv__real.pthread_spin_trylock(l);
 	if (rc == 0) {
 		spin_acquired(t, r, l, __builtin_return_address(0), CV_LOCK_TRY);
 	} else if (rc == EBUSY)
-		CV_BUMP(&r->s.trylock_failures, 1);
+		CV_BUMP(&cv__rec_more(r)->trylock_failures, 1);
 	return rc;
 }
 

@@ -1324,8 +1324,8 @@ void cv__stacks_write_rec(void *w, const struct cv_rec *r)
 		if (!samples)
 			continue;
 		struct cv_stack_wait sw = {
-			.object = r->s.object,
-			.thread = r->s.thread,
+			.object = r->object,
+			.thread = r->thread,
 			.stack = a->stack,
 			.samples = samples,
 			.waits = (CV_LOAD(&a->count_fp) + FP_ONE / 2) / FP_ONE,

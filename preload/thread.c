@@ -288,7 +288,7 @@ static const char ended_owner;
  * keeps its whole state when it ends: recycling it would write the line of
  * each of its objects (owners_forget), likely not in this CPU's cache (two
  * threads of 20,000 locks each, tests/bench/buckets: 2 % of its time), for
- * a state of 4 KiB beside records of 384 bytes each. */
+ * a state of 4 KiB beside records of 128 bytes each. */
 #define CV_RECYCLE_RECORDS 32
 
 static bool few_records(const struct cv_thread *t)

@@ -414,9 +414,9 @@ int main(void)
 	struct cv_rec *spin_rec = cv__way(w->spin_cache, (const void *)&spin)->rec;
 	struct cv_rec *rwlock_rec = cv__way(w->rwlock_cache, &rwlock)->rec;
 	struct cv_rec *recs[NPRIMS] = { mutex_rec, mutex_rec, spin_rec, rwlock_rec, rwlock_rec, cond_rec };
-	const uint64_t *controls[NPRIMS] = { &mutex_rec->s.acquisitions, &mutex_rec->s.trylocks,
-					     &spin_rec->s.acquisitions, &rwlock_rec->s.rd_acquisitions,
-					     &rwlock_rec->s.acquisitions, &cond_rec->s.signals_unwaited };
+	const uint64_t *controls[NPRIMS] = { &mutex_rec->acquisitions, &mutex_rec->trylocks,
+					     &spin_rec->acquisitions, &rwlock_rec->rd_acquisitions,
+					     &rwlock_rec->acquisitions, &cond_rec->signals_unwaited };
 
 	int failed = 0, watched = 0, round = 0;
 	long long control_min = -1;

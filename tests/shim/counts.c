@@ -332,7 +332,7 @@ static int64_t waits_in_histograms(json_object *r, const char *section)
 }
 
 /* The shim keeps a record's wait histogram apart from its counters, made
- * at its first wait (preload/shim.h, struct cv_rec_stats), and adds it up
+ * at its first wait (preload/shim.h, struct cv_rec_more), and adds it up
  * when the records of threads ended past the thread cap fold into the
  * "merged threads" row: each wait is still in one bucket. */
 Test(counts, every_wait_is_in_its_objects_wait_histogram, .timeout = 300)
