@@ -69,6 +69,14 @@ static void text_header(const struct model *m, const struct run_outcome *run, FI
 			 fmt_count(a, sizeof(a), p->process.uses_unrecorded), fmt_count(cap, sizeof(cap), CV_RECORDS_MAX));
 		textfit__wrap(out, width, 4, "  ", line);
 	}
+	if (p->process.uses_without_memory) {
+		snprintf(line, sizeof(line), "%s%s uses of locks and other objects are counted only in part, or not at "
+			 "all, in this report: the shim ran out of memory for their counts (an address-space limit, or "
+			 "the machine's memory)",
+			 p->process.uses_without_memory == UINT32_MAX ? "at least " : "",
+			 fmt_count(a, sizeof(a), p->process.uses_without_memory));
+		textfit__wrap(out, width, 4, "  ", line);
+	}
 	if (p->inflight_waits) {
 		snprintf(line, sizeof(line), "%zu wait%s still in progress when the profile was written (%s in all) %s "
 			 "counted as waits up to then", p->inflight_waits, p->inflight_waits == 1 ? "" : "s",
@@ -648,6 +656,7 @@ static void json_report(struct sink *k, const struct analysis *a, const struct r
 	outcome__json(&a->run, proc);
 	json_object_object_add(proc, "hold_sample_period", ju64(p->process.hold_sample_period));
 	json_object_object_add(proc, "uses_unrecorded", ju64(p->process.uses_unrecorded));
+	json_object_object_add(proc, "uses_without_memory", ju64(p->process.uses_without_memory));
 	json_object_object_add(proc, "inflight_waits", ju64(p->inflight_waits));
 	json_object_object_add(proc, "inflight_wait_ns", ju64(p->inflight_wait_ns));
 	json_object_object_add(proc, "cpus_online", ju64(p->process.ncpus));

@@ -563,10 +563,23 @@ static bool table_grow(struct cv_thread *t)
 static uint32_t nrecords;        /* never past CV_RECORDS_MAX: it cannot wrap */
 static int records_warned;
 static uint32_t uses_unrecorded; /* lookups that found no record to make: cv__uses_unrecorded */
+static uint32_t uses_without_memory;   /* cv__uses_without_memory */
+
+static void count_saturating(uint32_t *n)
+{
+	uint32_t v = __atomic_load_n(n, __ATOMIC_RELAXED);
+	while (v != UINT32_MAX && !__atomic_compare_exchange_n(n, &v, v + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
 
 uint32_t cv__uses_unrecorded(void)
 {
 	return __atomic_load_n(&uses_unrecorded, __ATOMIC_RELAXED);
+}
+
+uint32_t cv__uses_without_memory(void)
+{
+	return __atomic_load_n(&uses_without_memory, __ATOMIC_RELAXED);
 }
 
 /* Claims one of the CV_RECORDS_MAX; false when none is left. */
@@ -586,10 +599,7 @@ static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t
 	 * program that makes millions of short-lived locks — new ones go
 	 * uncounted, with one warning; the program is unaffected. */
 	if (!record_claim()) {
-		uint32_t n = __atomic_load_n(&uses_unrecorded, __ATOMIC_RELAXED);
-		while (n != UINT32_MAX &&   /* saturates */
-		       !__atomic_compare_exchange_n(&uses_unrecorded, &n, n + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			;
+		count_saturating(&uses_unrecorded);
 		if (!__atomic_exchange_n(&records_warned, 1, __ATOMIC_RELAXED))
 			cv__warn("more than %u (object, thread) pairs: objects first used from now on "
 				 "are not recorded", CV_RECORDS_MAX);
@@ -607,6 +617,7 @@ static struct cv_rec *record_new(struct cv_thread *t, const void *addr, uint32_t
 		if (o)
 			obj_put(o);
 		__atomic_fetch_sub(&nrecords, 1, __ATOMIC_RELAXED);
+		count_saturating(&uses_without_memory);
 	}
 	cv__critical_leave();
 	return r;
@@ -729,18 +740,25 @@ static void l2_make(struct cv_thread *t, int f)
 	cv__guard_leave(saved);
 }
 
+/* For want of memory, the use goes to lost_rec: counted as such. */
+static struct cv_rec *lost_for_memory(void)
+{
+	count_saturating(&uses_without_memory);
+	return &lost_rec;
+}
+
 static struct cv_rec *lookup_locked(struct cv_thread *t, const void *addr, uint32_t kind)
 {
 	if (!t->table || (t->table_used + 1) * 2 > t->table_mask + 1)
 		if (!table_grow(t))
-			return &lost_rec;
+			return lost_for_memory();
 	struct cv_slot *s = table_find(t, addr);
 	struct cv_rec *r = s->rec;
 	if (r && CV_LOAD(&r->obj->merged)) {
 		rec_retire(t, r, true);   /* may move entries: look again */
 		if (!t->table || (t->table_used + 1) * 2 > t->table_mask + 1)
 			if (!table_grow(t))
-				return &lost_rec;
+				return lost_for_memory();
 		s = table_find(t, addr);
 		r = s->rec;
 	}
@@ -829,9 +847,11 @@ void cv__records_thread_end(struct cv_thread *t)
  * the kind's aggregate object). Only the owning thread, or the one merging
  * an ended thread, changes a thread's records. */
 
-/* Where the counts of a record whose more could not be had go, once: out
- * of memory, a record does not ask again at every wait. Never written to a
- * profile (a shared sink, counted by any thread). */
+/* Where a count goes when its record's more could not be had: a shared
+ * sink, never written to a profile; the use is counted in
+ * uses_without_memory, and the record asks again at its next one (the
+ * shim's memory may be back: a lower address-space limit raised, a
+ * failed seccomp install's moment past). */
 static struct cv_rec_more more_lost;
 
 /* A record is its thread's, but a handler on that thread may wait on the
@@ -845,20 +865,20 @@ struct cv_rec_more *cv__rec_more(struct cv_rec *r)
 	if (CV_LIKELY(more != NULL))
 		return more;
 	struct cv_rec_more *fresh = cv__alloc(sizeof(*fresh)), *none = NULL;
-	if (!fresh)
-		fresh = &more_lost;
+	if (!fresh) {
+		count_saturating(&uses_without_memory);
+		return &more_lost;
+	}
 	if (__atomic_compare_exchange_n(&r->more, &none, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return fresh;
-	if (fresh != &more_lost)
-		cv__free(fresh, sizeof(*fresh));
+	cv__free(fresh, sizeof(*fresh));
 	return none;   /* the winner's */
 }
 
-/* r's more as the profile has it: NULL when there is none to write. */
+/* r's more as the profile has it: NULL while it has none. */
 const struct cv_rec_more *cv__rec_more_kept(const struct cv_rec *r)
 {
-	const struct cv_rec_more *more = __atomic_load_n(&r->more, __ATOMIC_ACQUIRE);
-	return more == &more_lost ? NULL : more;
+	return __atomic_load_n(&r->more, __ATOMIC_ACQUIRE);
 }
 
 static void max_into(uint64_t *d, uint64_t v)
@@ -1047,6 +1067,7 @@ void cv__objects_after_fork(void)
 	cv__spin_reset(&aggregates_lock);
 	nrecords = 0;
 	uses_unrecorded = 0;
+	uses_without_memory = 0;
 	for (uint32_t i = 0; i < CV_SHARDS; i++) {
 		cv__spin_reset(&shards[i].lock);   /* held, maybe, by a thread the child lacks */
 		shards[i].bits = shards[i].objects = 0;

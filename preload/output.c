@@ -450,6 +450,7 @@ static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_n
 		.cmdline_len = n > 0 ? (uint32_t)n : 0,
 		.exe_len = (uint32_t)strlen(cv__process.exe),
 		.uses_unrecorded = cv__uses_unrecorded(),
+		.uses_without_memory = cv__uses_without_memory(),
 	};
 	memcpy(p.comm, cv__process.comm, sizeof(p.comm));
 	long online = sysconf(_SC_NPROCESSORS_ONLN);

@@ -768,6 +768,8 @@ void cv__caches_clear(struct cv_thread *t);   /* objects.c: every family's cache
 struct cv_rec *cv__lookup_slow(struct cv_thread *t, const void *addr, uint32_t kind);
 /* Uses of objects left unrecorded past the cap of (object, thread) records. */
 uint32_t cv__uses_unrecorded(void);
+/* Uses of objects counted only in part or not at all, out of memory. */
+uint32_t cv__uses_without_memory(void);
 void cv__forget_object(const void *addr, uint32_t kind);   /* after a successful destroy */
 /* After a successful init (stacks.c, which captures the init stack with no
  * frame of its own between the wrapper and the unwinder): the object at addr

@@ -4,9 +4,11 @@
  * A helper holds 20,000 mutexes; the main thread lowers RLIMIT_AS to what
  * it uses now, then times out on each of them (a deadline already past),
  * errno set to 4242 before every call. Each is a wait the shim records in
- * a new record, whose wait histogram it allocates at the first wait: past
- * the limit its mmap fails with ENOMEM, which must not reach the program.
- * Prints how many calls changed errno (0 natively). */
+ * a new record, whose counters of waits it allocates at the first wait:
+ * past the limit its mmap fails with ENOMEM, which must not reach the
+ * program. With "used-first", the main thread has locked and unlocked
+ * each mutex before the limit (its records exist; their counters of waits
+ * do not). Prints how many calls changed errno (0 natively). */
 #include <sys/resource.h>
 
 #include "progs.h"
@@ -27,10 +29,16 @@ static void *holder(void *arg)
 	return arg;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	for (int i = 0; i < LOCKS; i++)
+	int used_first = argc > 1 && strcmp(argv[1], "used-first") == 0;
+	for (int i = 0; i < LOCKS; i++) {
 		MUST(pthread_mutex_init(&locks[i], NULL));
+		if (used_first) {
+			MUST(pthread_mutex_lock(&locks[i]));
+			MUST(pthread_mutex_unlock(&locks[i]));
+		}
+	}
 	MUST(pthread_barrier_init(&held, NULL, 2));
 	MUST(pthread_barrier_init(&done, NULL, 2));
 	pthread_t t;
