@@ -292,6 +292,7 @@ struct cv_obj {
 	int             merged;        /* objects.c: retired past the cap, its records fold into the kind's aggregate */
 	uint32_t        refs;          /* objects.c: records of it, plus one while it is being merged */
 	uint32_t        dump_id;       /* output.c: 1 + its id in the profile, 0 until written */
+	uint32_t        map_gen;       /* stacks.c: module-map generation at first use (written once) */
 	uint64_t        held_seed;     /* the hash of a held set of it alone (cv__obj_number) */
 	const char     *name;          /* convoy_name_object(), or NULL */
 	struct cv_obj  *hash_next;     /* registry bucket chain (live and newest retired) */
@@ -302,22 +303,30 @@ struct cv_obj {
 	/* Call stacks (stacks.c): the init or first-use stack, claimed once. */
 	uint32_t        first_stack;   /* stack id; 0 while none */
 	struct cv_thread *last_owner;  /* locks: written only when the owner changes (cv__note_owner) */
-	uint64_t        cond_state;    /* condvar: waiting << 32 | signalled-not-yet-woken */
-	uint32_t        cond_mutex;    /* condvar: 1 + the id of the mutex its last wait named (its monitor; written by
-					* waits), 0: none. An id, not a pointer: a mutex merged past the objects cap goes
-					* back to the allocator, and another object may have its memory by the write */
 	/* Park/wake (park.c), written only on slow paths: by a signal, post or
 	 * wake that found a waiter, and by barrier arrivals. */
 	uint64_t        wake_ns;       /* CLOCK_MONOTONIC just before the last such wake */
 	uint32_t        wake_kind;     /* condvar: CV_WAKE_SIGNAL or CV_WAKE_BROADCAST */
-	uint32_t        barrier_count; /* barrier: the count given to pthread_barrier_init */
-	uint64_t        barrier_arrivals;  /* barrier: arrivals since init */
-	uint64_t        barrier_first_ns;  /* barrier: first arrival of round barrier_first_round - 1 */
-	uint64_t        barrier_first_round;
-	uint32_t        map_gen;       /* stacks.c: module-map generation at first use */
 	int             stack_claimed; /* stacks.c: first_stack is being or was captured */
+	uint32_t        cond_mutex;    /* condvar: 1 + the id of the mutex its last wait named (its monitor; written by
+					* waits), 0: none. An id, not a pointer: a mutex merged past the objects cap goes
+					* back to the allocator, and another object may have its memory by the write */
+	uint32_t        barrier_count; /* barrier: the count given to pthread_barrier_init; 0 for any other
+					* object (the shared out-of-memory object too: nothing sets it), so
+					* barrier arrivals never touch a condvar's state below */
+	/* One kind's state: an object has one kind (a use as another makes a
+	 * new object: objects.c, object_get). */
+	union {
+		uint64_t cond_state;   /* condvar: waiting << 32 | signalled-not-yet-woken */
+		struct {
+			uint64_t barrier_arrivals;     /* barrier: arrivals since init */
+			uint64_t barrier_first_ns;     /* barrier: first arrival of round barrier_first_round - 1 */
+			uint64_t barrier_first_round;
+		};
+	};
 };
-_Static_assert(offsetof(struct cv_obj, retired) == CV_CACHELINE, "cv_obj: one read-mostly line, then the operations");
+_Static_assert(offsetof(struct cv_obj, retired) == CV_CACHELINE && sizeof(struct cv_obj) == 2 * CV_CACHELINE,
+	       "cv_obj: one read-mostly line, then the operations'");
 
 /* What one thread did to one object: a record, in two lines only its
  * thread writes (line aligned), with the counters that an object used
