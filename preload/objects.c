@@ -103,7 +103,8 @@ const struct cv_rec cv__nil_rec = { .obj = (struct cv_obj *)&nil_obj };
 	.rwlock_cache = { [0 ... CV_RWLOCK_WAYS - 1] = CV_EMPTY_WAY },              \
 	.spin_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                       \
 	.futex_cache = { [0 ... CV_WAYS - 1] = CV_EMPTY_WAY },                      \
-	.sem_cache = { CV_EMPTY_WAY, CV_EMPTY_WAY }
+	.sem_cache = { CV_EMPTY_WAY, CV_EMPTY_WAY },                                \
+	.sem_aside = { [0 ... CV_SEM_WAYS - 1] = CV_EMPTY_WAY }
 /* Every thread's state until it has one of its own, and while the guard is
  * raised (shim.h): its caches are empty and `inert` fails every fast path. */
 const struct cv_thread cv__inert = { .inert = 1, CV_EMPTY_CACHES };
@@ -111,6 +112,8 @@ const struct cv_thread cv__inert = { .inert = 1, CV_EMPTY_CACHES };
 void cv__caches_clear(struct cv_thread *t)
 {
 	t->sem_cache[0] = t->sem_cache[1] = (struct cv_way)CV_EMPTY_WAY;
+	for (uint32_t i = 0; i < CV_SEM_WAYS; i++)
+		t->sem_aside[i] = (struct cv_way)CV_EMPTY_WAY;
 	for (uint32_t i = 0; i < CV_WAYS; i++)
 		t->cond_cache[i] = t->spin_cache[i] = t->futex_cache[i] = (struct cv_way)CV_EMPTY_WAY;
 	for (uint32_t i = 0; i < CV_NWAYS(t->mutex_cache); i++)
@@ -634,7 +637,7 @@ static struct cv_way *cache_for(struct cv_thread *t, uint32_t kind, uint32_t *wa
 	case CV_OBJ_MUTEX:  return CACHE(t->mutex_cache);
 	case CV_OBJ_RWLOCK: return CACHE(t->rwlock_cache);
 	case CV_OBJ_SPIN:   return CACHE(t->spin_cache);
-	case CV_OBJ_SEM:    *ways = 1; return t->sem_cache;   /* a fixed entry and its partner: shim.h, cv__sem_rec */
+	case CV_OBJ_SEM:    return CACHE(t->sem_aside);   /* past sem_cache: sem_fill, cache_drop */
 	case CV_OBJ_FUTEX:  return CACHE(t->futex_cache);
 	default:            *ways = 0; return NULL;
 	}
@@ -675,10 +678,30 @@ static void fill_pair(struct cv_way *cache, uint32_t ways, const void *addr, str
 	cv__way_set(w, r, r->obj);
 }
 
+/* A semaphore's record goes to the fixed entry; the live record there, of
+ * another semaphore, to its partner; the partner's, of a third, aside
+ * (shim.h, cv__sem_rec). */
+static void sem_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)
+{
+	struct cv_way *home = &t->sem_cache[0], *partner = &t->sem_cache[1];
+	const void *was = CV_LOAD(&home->obj->addr);
+	if (was != addr && !CV_LOAD(&home->obj->retired)) {
+		const void *next = CV_LOAD(&partner->obj->addr);
+		if (next != addr && next != was && !CV_LOAD(&partner->obj->retired))
+			fill_pair(t->sem_aside, CV_SEM_WAYS, next, partner->rec);
+		cv__way_set(partner, home->rec, home->obj);
+	}
+	cv__way_set(home, r, r->obj);
+}
+
 /* r into its family's cache, and into the second (shim.h, cv_thread.l2)
  * where the thread has one. */
 static void cache_fill(struct cv_thread *t, const void *addr, struct cv_rec *r)
 {
+	if (r->obj->kind == CV_OBJ_SEM) {
+		sem_fill(t, addr, r);
+		return;
+	}
 	uint32_t ways;
 	struct cv_way *cache = cache_for(t, r->obj->kind, &ways);
 	if (!cache)
@@ -705,6 +728,9 @@ static void cache_drop(struct cv_thread *t, const void *addr, const struct cv_re
 	struct cv_way *cache = cache_for(t, r->obj->kind, &ways);
 	if (!cache)
 		return;
+	for (uint32_t i = 0; r->obj->kind == CV_OBJ_SEM && i < CV_NWAYS(t->sem_cache); i++)
+		if (t->sem_cache[i].rec == r)
+			t->sem_cache[i] = (struct cv_way)CV_EMPTY_WAY;
 	drop_pair(cache, ways, addr, r);
 	struct cv_way *l2 = l2_of(t, r->obj->kind);
 	if (l2)

@@ -119,23 +119,15 @@ static CV_COLD int taken_slow(sem_t *s, bool try)
 	return taken_count(cv__sem_rec(t, s), try);
 }
 
-/* Whether the fixed entry holds a retired record (a destroyed semaphore,
- * or none): then a find in its partner is a miss, the slow path's fill
- * moves the record into the entry (shim.h, cv__ways_miss_n). */
-static inline uintptr_t sem_home_retired(const struct cv_thread *t)
-{
-	return (unsigned)CV_LOAD(&CV_LOAD(&t->sem_cache[0].obj)->retired);
-}
-
-/* taken's miss of the fixed entry: its partner (shim.h, cv__sem_rec) in
- * the state taken read, else taken_slow; also when that state is no longer
- * the thread's (a fork child made by a signal handler since: the slow path
- * counts in the child's own). */
+/* taken's miss of the fixed entry: its partner and the entries aside
+ * (shim.h, cv__sem_rec) in the state taken read, else taken_slow; also
+ * when that state is no longer the thread's (a fork child made by a signal
+ * handler since: the slow path counts in the child's own). */
 static CV_NOINLINE int taken_partner(struct cv_thread *t, sem_t *s, bool try)
 {
 	struct cv_rec *r;
 	struct cv_obj *o;
-	if (CV_UNLIKELY(cv__way_miss(&t->sem_cache[1], s, &r, &o) | (t != cv__self) | sem_home_retired(t)))
+	if (CV_UNLIKELY(cv__sem_partner_miss(t, s, &r, &o) | (t != cv__self)))
 		return taken_slow(s, try);
 	return taken_count(r, try);
 }
@@ -295,16 +287,15 @@ static inline int post_unwaited(struct cv_rec *r, sem_t *s, uint64_t w)
 	return cv__real.sem_post(s);
 }
 
-/* sem_post's test failed: the fixed entry's partner and no waiter that
- * needs this post (taken_partner's tests), then sem_post's own post, else
- * post_slow. */
+/* sem_post's test failed: the fixed entry's partner or the entries aside,
+ * and no waiter that needs this post (taken_partner's tests), then
+ * sem_post's own post, else post_slow. */
 static CV_NOINLINE int post_partner(struct cv_thread *t, sem_t *s)
 {
 	struct cv_rec *r;
 	struct cv_obj *o;
 	uint64_t w = sem_word(s);
-	if (CV_UNLIKELY(cv__way_miss(&t->sem_cache[1], s, &r, &o) | (t != cv__self) | sem_home_retired(t) |
-			(sem_nwaiters(w) > sem_value(w))))
+	if (CV_UNLIKELY(cv__sem_partner_miss(t, s, &r, &o) | (t != cv__self) | (sem_nwaiters(w) > sem_value(w))))
 		return post_slow(s);
 	return post_unwaited(r, s, w);
 }

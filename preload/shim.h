@@ -509,6 +509,7 @@ static inline void cv__pair_load(const void *p, uintptr_t *a, uintptr_t *b)
 /* One entry of a thread's caches: a record and its object (the object's
  * address is the key: cv__way_miss). */
 #define CV_WAYS 4u          /* entries of the condvar, spinlock and futex caches */
+#define CV_SEM_WAYS 8u      /* sem_aside */
 #define CV_MUTEX_WAYS 64u   /* mutex_cache */
 #define CV_RWLOCK_WAYS 64u  /* rwlock_cache */
 #define CV_L2_WAYS 2048u    /* entries of a second cache (cv_thread.l2) */
@@ -614,15 +615,18 @@ struct cv_thread {
 	 * the held set, which then began at line 18, they made a mutex taken
 	 * alone 0.85 ns dearer, for reasons not found. A line of CV_WAYS
 	 * entries for spinlocks and futex words. Semaphores have a fixed entry
-	 * and its partner (cv__sem_rec), not a hashed one: the hashed entry
-	 * cost their uncontended pair 2.8 ns more on the AMD guest (sem_trywait
-	 * and sem_post: 6.4 -> 9.2 ns; a fixed entry of the same line 6.7),
-	 * where the mutex, rwlock and spinlock paths paid nothing measurable. */
+	 * and its partner (cv__sem_rec), which the fast paths test, not a
+	 * hashed one: the hashed entry cost their uncontended pair 2.8 ns more
+	 * on the AMD guest (sem_trywait and sem_post: 6.4 -> 9.2 ns; a fixed
+	 * entry of the same line 6.7), where the mutex, rwlock and spinlock
+	 * paths paid nothing measurable; then CV_SEM_WAYS hashed entries
+	 * aside. */
 	struct cv_way   rwlock_cache[CV_RWLOCK_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   mutex_cache[CV_MUTEX_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   spin_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   futex_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   sem_cache[2];
+	struct cv_way   sem_aside[CV_SEM_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	/* Second caches of mutexes and of rwlocks (CV_L2_*: objects.c,
 	 * cache_fill and l2_wanted; mutex.c, locked_l2; rwlock.c,
 	 * rw_locked_more), each CV_L2_WAYS entries in a block of its own, made
@@ -812,7 +816,7 @@ bool cv__records_merge(struct cv_thread *dst, struct cv_thread *src);
 /* addr's entry in a cache of `ways` entries (a power of two, a constant
  * at every fast path): a multiplicative hash, so that objects side by side
  * in an array or a struct fall in different entries; with `ways` 1, the
- * fixed entry 0 (the semaphores': cv__sem_rec). cv__way: of a cache
+ * fixed entry 0. cv__way: of a cache
  * array. */
 static inline struct cv_way *cv__way_n(struct cv_way *cache, uint32_t ways, const void *addr)
 {
@@ -858,8 +862,8 @@ static inline void cv__way_set(struct cv_way *w, struct cv_rec *r, struct cv_obj
 }
 
 /* The other entry of w's pair in a cache: a record is found in
- * its own entry (cv__way, the fast paths' one test; a semaphore's is the
- * fixed sem_cache[0]) or in that entry's partner, where a lookup moves
+ * its own entry (cv__way, the fast paths' one test) or in that entry's
+ * partner, where a lookup moves
  * the record it displaces (objects.c, cache_fill). Two locks whose addresses hash to one entry, taken in
  * turn, then both stay cached: node's OpenSSL takes two such rwlocks
  * 183,000 times each. */
@@ -950,22 +954,38 @@ static inline struct cv_rec *cv__spin_rec(struct cv_thread *t, const void *addr)
 	return cv__cached_rec(t->spin_cache, CV_NWAYS(t->spin_cache), addr, CV_OBJ_SPIN, t);
 }
 
-/* A semaphore's record in t's cache: its fixed entry, sem_cache[0], or
- * that entry's partner, where a fill moves the record it displaces
- * (objects.c, cache_fill): a cache of one hashed entry (cv__way_n) in a
- * pair. A program that waits on two semaphores in turn (a producer's
- * "empty" and "full", each of CPython's locks) finds both: with the fixed
- * entry alone each of its waits looked in the thread's table and filled
- * the entry again (`semwait2` 14.8 ns a pair, 5.7 natively). The fast
- * paths test the fixed entry and leave the partner to a function of their
- * own (sem.c): with both tested in them, the compiler's code for sem_wait
- * cost 0.6 ns more (21 rounds). */
+/* A semaphore's record in t's cache: its fixed entry, sem_cache[0], which
+ * the fast paths test alone, or that entry's partner, where a fill moves
+ * the record it displaces (objects.c, sem_fill), or CV_SEM_WAYS hashed
+ * entries aside (in pairs), where a fill moves the partner's. A program
+ * that waits on two semaphores in turn (a producer's "empty" and "full")
+ * finds both in the first two: with the fixed entry alone each of its
+ * waits looked in the thread's table and filled the entry again
+ * (`semwait2` 14.8 ns a pair, 5.7 natively); one that takes a few more in
+ * turn (CPython's locks are semaphores) finds them aside: without them,
+ * `semwait4` took 26.5 ns a pair, 8.3 natively, each a look in the table.
+ * A find past the fixed entry while it holds a retired record (a destroyed
+ * semaphore, or none) is a miss: the slow path's fill puts the record in
+ * the fixed entry, where the fast paths find it again. */
+static inline uintptr_t cv__sem_partner_miss(struct cv_thread *t, const void *addr, struct cv_rec **r,
+					     struct cv_obj **o)
+{
+	uintptr_t home_retired = (unsigned)CV_LOAD(&CV_LOAD(&t->sem_cache[0].obj)->retired);
+	uintptr_t miss = cv__way_miss(&t->sem_cache[1], addr, r, o);
+	if (miss)
+		miss = cv__ways_miss(t->sem_aside, addr, r, o);
+	return miss | home_retired;
+}
 _Static_assert(CV_NWAYS(((struct cv_thread *)0)->sem_cache) == 2,
-	       "the semaphore cache is a fixed entry and its partner (objects.c, cache_fill)");
+	       "the semaphores' fixed entry and its partner (objects.c, sem_fill)");
 
 static inline struct cv_rec *cv__sem_rec(struct cv_thread *t, const void *addr)
 {
-	return cv__cached_rec(t->sem_cache, 1, addr, CV_OBJ_SEM, t);
+	struct cv_rec *r;
+	struct cv_obj *o;
+	if (CV_LIKELY(!cv__way_miss(&t->sem_cache[0], addr, &r, &o)) || !cv__sem_partner_miss(t, addr, &r, &o))
+		return r;
+	return cv__lookup_slow(t, addr, CV_OBJ_SEM);
 }
 
 static inline struct cv_rec *cv__futex_rec(struct cv_thread *t, const void *addr)

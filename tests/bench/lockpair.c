@@ -28,6 +28,8 @@
  *                            library context takes several in turn), one thread
  *   lockpair spin2 N, semwait2 N
  *                            spin and semwait on two spinlocks or semaphores in turn
+ *   lockpair semwait4 N      semwait on four semaphores in turn (CPython's locks are
+ *                            semaphores: a program's few, taken in turn)
  *   lockpair rdlock-same-entry N
  *                            rdlock on two rwlocks in turn whose addresses pick one entry of
  *                            the shim's cache (preload/shim.h, cv__way: its hash, copied)
@@ -93,7 +95,7 @@ static pthread_mutex_t stripes[STRIPES];   /* zeroed: PTHREAD_MUTEX_INITIALIZER 
 static pthread_mutex_t *mutexes_apart[LOCKS_APART];   /* mutex16, rdlock16: each from malloc */
 static pthread_rwlock_t *rwlocks_apart[LOCKS_APART];
 static pthread_spinlock_t spin, spin2;
-static sem_t sem, sem2;
+static sem_t sem, sem2, sem4[4];
 static mtx_t mtx;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER, cond2 = PTHREAD_COND_INITIALIZER;
 static long turn, next_id;   /* pingpong: whose turn (turn % 2), and the threads' ids */
@@ -289,6 +291,12 @@ static void *loop(void *arg)
 			shared++;
 			sem_post(&sem2);
 		}
+	} else if (!strcmp(mode, "semwait4")) {
+		for (long i = 0; i < iterations; i++) {
+			sem_wait(&sem4[i % 4]);
+			shared++;
+			sem_post(&sem4[i % 4]);
+		}
 	} else if (!strcmp(mode, "alternate")) {
 		for (long i = 0; i < iterations; i += 2) {
 			pthread_mutex_lock(&lock);
@@ -381,7 +389,7 @@ int main(int argc, char **argv)
 	static const char *const modes[] = { "uncontended", "contended", "rdlock", "wrlock", "spin",
 					     "spin-contended", "semtry", "syscall", "nested", "nested-rdlock", "nested-spin", "mtx", "signal", "pingpong",
 					     "alternate", "churn", "churn-many", "churn-late", "churn-heap", "churn-cond", "churn-sig", "churn-many-sig", "semwait", "trylock", "broadcast",
-					     "signal2", "rdlock3", "spin2", "semwait2", "rdlock-same-entry", "nested-rdlock3",
+					     "signal2", "rdlock3", "spin2", "semwait2", "semwait4", "rdlock-same-entry", "nested-rdlock3",
 					     "mutex16", "rdlock16", "recursive", "recursive2", "errorcheck", "striped",
 					     "striped-contended", "threads" };
 	int known = 0;
@@ -389,7 +397,7 @@ int main(int argc, char **argv)
 		known |= !strcmp(argv[1], modes[i]);
 	if (!known) {
 		fprintf(stderr, "usage: lockpair uncontended|contended|rdlock|wrlock|spin|spin-contended|"
-			"semtry|semwait|trylock|syscall|nested|nested-rdlock|nested-spin|mtx|recursive|recursive2|errorcheck|signal|signal2|broadcast|pingpong|alternate|rdlock3|spin2|semwait2|rdlock-same-entry|nested-rdlock3|mutex16|rdlock16|striped|striped-contended|churn|churn-many|churn-late|churn-heap|churn-cond|churn-sig|churn-many-sig|threads ITERATIONS\n");
+			"semtry|semwait|trylock|syscall|nested|nested-rdlock|nested-spin|mtx|recursive|recursive2|errorcheck|signal|signal2|broadcast|pingpong|alternate|rdlock3|spin2|semwait2|semwait4|rdlock-same-entry|nested-rdlock3|mutex16|rdlock16|striped|striped-contended|churn|churn-many|churn-late|churn-heap|churn-cond|churn-sig|churn-many-sig|threads ITERATIONS\n");
 		return 2;
 	}
 	mode = argv[1];
@@ -405,6 +413,8 @@ int main(int argc, char **argv)
 	pthread_spin_init(&spin2, PTHREAD_PROCESS_PRIVATE);
 	sem_init(&sem, 0, 1);
 	sem_init(&sem2, 0, 1);
+	for (int i = 0; i < 4; i++)
+		sem_init(&sem4[i], 0, 1);
 	mtx_init(&mtx, mtx_plain);
 	if (!strcmp(mode, "churn-late")) {   /* 5,000 made and destroyed, each at its own address */
 		pthread_mutex_t *first = calloc(CHURN_FIRST, sizeof(*first));

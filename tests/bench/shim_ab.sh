@@ -42,6 +42,7 @@ run_case alternate 10000000
 run_case rdlock3 10000000
 run_case spin2 10000000
 run_case semwait2 10000000
+run_case semwait4 10000000
 run_case rdlock-same-entry 10000000
 run_case nested-rdlock3 10000000
 run_case mutex16 10000000
