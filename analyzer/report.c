@@ -70,10 +70,9 @@ static void text_header(const struct model *m, const struct run_outcome *run, FI
 		textfit__wrap(out, width, 4, "  ", line);
 	}
 	if (p->process.uses_without_memory) {
-		snprintf(line, sizeof(line), "%s%s uses of locks and other objects are counted only in part, or not at "
-			 "all, in this report: the shim ran out of memory for their counts (an address-space limit, or "
-			 "the machine's memory)",
-			 p->process.uses_without_memory == UINT32_MAX ? "at least " : "",
+		snprintf(line, sizeof(line), "at least %s uses of locks and other objects are counted only in part, or "
+			 "not at all, in this report: the shim could not get memory for their counts (an "
+			 "address-space limit, or the machine's memory)",
 			 fmt_count(a, sizeof(a), p->process.uses_without_memory));
 		textfit__wrap(out, width, 4, "  ", line);
 	}

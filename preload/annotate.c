@@ -89,7 +89,7 @@ CV_EXPORT void convoy_name_object(const void *object, const char *name)
 {
 	if (!cv__current() && !cv__thread_slow())
 		return;
-	struct cv_obj *o = object && name ? cv__object_for_name(object) : NULL;
+	struct cv_obj *o = object && name ? cv__object_of(object, CV_OBJ_UNKNOWN) : NULL;
 	if (o)
 		__atomic_store_n(&o->name, copy_name(name), __ATOMIC_RELEASE);
 }

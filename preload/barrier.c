@@ -65,7 +65,8 @@ CV_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return cv__real.pthread_barrier_wait(b);
 	struct cv_rec *r = cv__lookup_slow(t, b, CV_OBJ_BARRIER);
-	struct cv_obj *o = r->obj;
+	struct cv_obj *o = r->obj;   /* r holds it: it lives while r does */
+	int pin = cv__pin(t, r);
 	uint64_t t0 = cv__now_ns();
 	uint32_t count = CV_LOAD(&o->barrier_count);
 	bool last = false;
@@ -91,6 +92,7 @@ CV_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	cv__stack_on_wait(cv__current(), r, now - t0);   /* stacks.c: sampled */
 	if (count && !last && (rc == 0 || rc == PTHREAD_BARRIER_SERIAL_THREAD))
 		cv__woken(r, t0, now);
+	cv__unpin(t, pin);
 	return rc;
 }
 
@@ -100,11 +102,18 @@ CV_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierat
 		cv__thread_slow();
 	int rc = cv__real.pthread_barrier_init(b, attr, count);
 	if (rc == 0 && cv__process.ready && !cv__process.disabled) {
-		/* A new generation, whose count is known before anyone arrives. */
-		cv__object_init(b, CV_OBJ_BARRIER);   /* a new object, even where one was before */
-		struct cv_obj *o = cv__object_for_name(b);
-		if (o)
+		/* A new generation, whose count is known before anyone arrives:
+		 * a new object, even where one was before, but for an address
+		 * past CV_GENERATIONS_KEPT, whose last kept object stays (of any
+		 * kind: a barrier's object is had as a barrier's, which retires
+		 * another kind's), and starts its rounds again. */
+		cv__object_init(b, CV_OBJ_BARRIER);
+		struct cv_obj *o = cv__object_of(b, CV_OBJ_BARRIER);
+		if (o) {
 			CV_STORE(&o->barrier_count, count);
+			CV_STORE(&o->barrier_arrivals, 0);
+			CV_STORE(&o->barrier_first_round, 0);
+		}
 	}
 	return rc;
 }

@@ -64,7 +64,7 @@ static void check_futile(struct cv_thread *t, struct cv_rec *r, const pthread_co
 }
 
 /* A wait ended by pthread_cancel: it still left, and it still waited. */
-struct cond_cancel { struct cv_thread *t; struct cv_obj *o; struct cv_rec *r; uint64_t t0; };
+struct cond_cancel { struct cv_thread *t; struct cv_obj *o; struct cv_rec *r; uint64_t t0; int pin; };
 
 static void cond_leave_cancelled(void *arg)
 {
@@ -72,6 +72,7 @@ static void cond_leave_cancelled(void *arg)
 	cv__wait_end(x->t);
 	cond_event(x->o, COND_LEAVE);
 	cv__record_wait(x->r, cv__now_ns() - x->t0);
+	cv__unpin(x->t, x->pin);
 }
 
 typedef int (*cond_wait_fn)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
@@ -121,14 +122,15 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	if (CV_UNLIKELY(!t) && !(t = cv__thread_slow()))
 		return real(c, m, clock, ts);
 	struct cv_rec *r = cv__cond_rec(t, c);
-	struct cv_obj *o = r->obj;
+	struct cv_obj *o = r->obj;   /* r holds it: it lives while r does */
+	int pin = cv__pin(t, r);
 	if (t->hold_addr == m)
 		t->hold_addr = NULL;   /* the wait releases the mutex: drop that hold sample */
 	if (t->cw_cond)
 		check_futile(t, r, c, m);
 	cond_event(o, COND_ENTER);
 	uint64_t t0 = cv__now_ns();
-	struct cond_cancel cancel = { t, o, r, t0 };   /* a cancelled wait still leaves */
+	struct cond_cancel cancel = { t, o, r, t0, pin };   /* a cancelled wait still leaves */
 	cv__wait_begin(t, o, cv__mutex_rec(t, m)->obj, ts ? CV_WAIT_TIMED : 0, pc, &t0);
 	int rc = wait_cancellable(&cancel, real, c, m, clock, ts);
 	cv__wait_end(t);
@@ -160,6 +162,7 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 			t->cw_broadcast = CV_LOAD(&o->wake_kind) == CV_WAKE_BROADCAST;
 		}
 	}
+	cv__unpin(t, pin);
 	return rc;
 }
 

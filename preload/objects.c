@@ -473,11 +473,11 @@ void cv__forget_object(const void *addr, uint32_t kind)
 	cv__guard_leave(saved);
 }
 
-struct cv_obj *cv__object_for_name(const void *addr)
+struct cv_obj *cv__object_of(const void *addr, uint32_t kind)
 {
 	struct cv_thread *saved = cv__guard_enter();
 	cv__critical_enter();   /* as record_new: no handler (one that forks) between object_get's passes */
-	struct cv_obj *o = object_get(addr, CV_OBJ_UNKNOWN, false);
+	struct cv_obj *o = object_get(addr, kind, false);
 	cv__critical_leave();
 	cv__guard_leave(saved);
 	return o;
@@ -544,7 +544,7 @@ static bool table_grow(struct cv_thread *t)
 		if (!old[i].addr)
 			continue;
 		struct cv_rec *r = old[i].rec;
-		if (r && r->obj->addr == old[i].addr && CV_LOAD(&r->obj->merged) && nstale < 64) {
+		if (r && r->obj->addr == old[i].addr && CV_LOAD(&r->obj->merged) && nstale < 64 && !cv__pinned(t, r)) {
 			nstale++;
 			continue;
 		}
@@ -874,10 +874,11 @@ void cv__records_thread_end(struct cv_thread *t)
  * an ended thread, changes a thread's records. */
 
 /* Where a count goes when its record's more could not be had: a shared
- * sink, never written to a profile; the use is counted in
- * uses_without_memory, and the record asks again at its next one (the
- * shim's memory may be back: a lower address-space limit raised, a
- * failed seccomp install's moment past). */
+ * sink, never written to a profile. The record is marked with it (its
+ * more is the sink's address) and counted once in uses_without_memory
+ * (lost_rec's uses were counted at their lookups), and asks for memory
+ * again at each count: the shim's may be back (an address-space limit
+ * raised, a failed seccomp install's moment past). */
 static struct cv_rec_more more_lost;
 
 /* A record is its thread's, but a handler on that thread may wait on the
@@ -888,23 +889,28 @@ static struct cv_rec_more more_lost;
 struct cv_rec_more *cv__rec_more(struct cv_rec *r)
 {
 	struct cv_rec_more *more = __atomic_load_n(&r->more, __ATOMIC_ACQUIRE);
-	if (CV_LIKELY(more != NULL))
+	if (CV_LIKELY(more != NULL && more != &more_lost))
 		return more;
-	struct cv_rec_more *fresh = cv__alloc(sizeof(*fresh)), *none = NULL;
+	struct cv_rec_more *fresh = cv__alloc(sizeof(*fresh));
 	if (!fresh) {
-		count_saturating(&uses_without_memory);
+		if (!more && r != &lost_rec &&
+		    __atomic_compare_exchange_n(&r->more, &more, &more_lost, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			count_saturating(&uses_without_memory);
 		return &more_lost;
 	}
-	if (__atomic_compare_exchange_n(&r->more, &none, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return fresh;
-	cv__free(fresh, sizeof(*fresh));
-	return none;   /* the winner's */
+	while (!__atomic_compare_exchange_n(&r->more, &more, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		if (more != NULL && more != &more_lost) {   /* a handler's came first */
+			cv__free(fresh, sizeof(*fresh));
+			return more;
+		}
+	return fresh;
 }
 
-/* r's more as the profile has it: NULL while it has none. */
+/* r's more as the profile has it: NULL when there is none to write. */
 const struct cv_rec_more *cv__rec_more_kept(const struct cv_rec *r)
 {
-	return __atomic_load_n(&r->more, __ATOMIC_ACQUIRE);
+	const struct cv_rec_more *more = __atomic_load_n(&r->more, __ATOMIC_ACQUIRE);
+	return more == &more_lost ? NULL : more;
 }
 
 static void max_into(uint64_t *d, uint64_t v)
@@ -1036,6 +1042,8 @@ static struct cv_obj *aggregate_of(uint32_t kind)
  * r leaves t's list, caches and table (when slotted there). */
 static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted)
 {
+	if (cv__pinned(t, r))
+		return;   /* a wait uses it (shim.h, cv__pin): it stays, and its object's next use makes a new one */
 	/* Cold, most often (an object destroyed long after its records were
 	 * last used): its two lines, which rec_fold reads, and the list
 	 * neighbours rec_unlink writes, asked for at once. */

@@ -510,6 +510,7 @@ static inline void cv__pair_load(const void *p, uintptr_t *a, uintptr_t *b)
  * address is the key: cv__way_miss). */
 #define CV_WAYS 4u          /* entries of the condvar, spinlock and futex caches */
 #define CV_SEM_WAYS 8u      /* sem_aside */
+#define CV_PINS 2u          /* cv_thread.pinned: a wait, and a signal handler's inside it */
 #define CV_MUTEX_WAYS 64u   /* mutex_cache */
 #define CV_RWLOCK_WAYS 64u  /* rwlock_cache */
 #define CV_L2_WAYS 2048u    /* entries of a second cache (cv_thread.l2) */
@@ -626,6 +627,7 @@ struct cv_thread {
 	struct cv_way   spin_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   futex_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   sem_cache[2];
+	struct cv_rec  *pinned[CV_PINS];   /* cv__pin */
 	struct cv_way   sem_aside[CV_SEM_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	/* Second caches of mutexes and of rwlocks (CV_L2_*: objects.c,
 	 * cache_fill and l2_wanted; mutex.c, locked_l2; rwlock.c,
@@ -796,7 +798,10 @@ void cv__object_init(const void *addr, uint32_t kind);
  * live object stays after all. */
 bool cv__object_ending(struct cv_thread *t, const void *addr, uint32_t kind);
 bool cv__object_end(struct cv_thread *t, const void *addr, uint32_t kind);
-struct cv_obj *cv__object_for_name(const void *addr);
+/* The live object at addr, made as one of kind (CV_OBJ_UNKNOWN: of
+ * whatever kind its first use gives it, as convoy_name_object's); NULL out
+ * of memory. */
+struct cv_obj *cv__object_of(const void *addr, uint32_t kind);
 void cv__objects_after_fork(void);
 void cv__records_thread_end(struct cv_thread *t);           /* its table goes back; records stay */
 /* Folds every record of src (an ended thread) into dst's record of the same
@@ -986,6 +991,40 @@ static inline struct cv_rec *cv__sem_rec(struct cv_thread *t, const void *addr)
 	if (CV_LIKELY(!cv__way_miss(&t->sem_cache[0], addr, &r, &o)) || !cv__sem_partner_miss(t, addr, &r, &o))
 		return r;
 	return cv__lookup_slow(t, addr, CV_OBJ_SEM);
+}
+
+/* r kept from folding away (objects.c, rec_retire) across a wait that uses
+ * it after the program may destroy its object: a condvar's waiter, woken,
+ * retakes the mutex inside the wait while the broadcaster destroys the
+ * condvar (legal), and a barrier's threads count after the real wait,
+ * which a destroy only waits for. Past the objects cap the destroyed
+ * object is merged, and a signal handler's lookup on the waiting thread
+ * that grew its table folded r and freed it under the wait: the wait was
+ * counted on whatever the memory became (helper-139). The slot it took,
+ * for cv__unpin; with every slot taken (a handler's wait inside a
+ * handler's), none: -1. */
+static inline int cv__pin(struct cv_thread *t, struct cv_rec *r)
+{
+	for (uint32_t i = 0; i < CV_PINS; i++)
+		if (!t->pinned[i]) {
+			t->pinned[i] = r;
+			return (int)i;
+		}
+	return -1;
+}
+
+static inline void cv__unpin(struct cv_thread *t, int slot)
+{
+	if (slot >= 0)
+		t->pinned[slot] = NULL;
+}
+
+static inline bool cv__pinned(const struct cv_thread *t, const struct cv_rec *r)
+{
+	bool pinned = false;
+	for (uint32_t i = 0; i < CV_PINS; i++)
+		pinned |= t->pinned[i] == r;
+	return pinned;
 }
 
 static inline struct cv_rec *cv__futex_rec(struct cv_thread *t, const void *addr)

@@ -148,11 +148,13 @@ struct cv_process {
 	uint64_t cpu_ns;
 	uint64_t voluntary_cs, involuntary_cs;
 	uint64_t minor_faults, major_faults;
-	/* Uses of objects the shim could count only in part, or not at all,
-	 * for want of memory (its mmap refused: an address-space limit, the
-	 * machine's memory): a record not made, or its counters past the
-	 * first two lines (a wait's, a failed trylock's, ...) not made (at
-	 * most UINT32_MAX; 0 in profiles written before 2026-12-07). */
+	/* Uses of objects the shim counted only in part, or not at all, for
+	 * want of memory (its mmap refused: an address-space limit, the
+	 * machine's memory), at least: each use that found no record made,
+	 * and each record whose counters of waits, wakes and failed trylocks
+	 * could not be made, once (its later uses may have been counted in
+	 * part too). At most UINT32_MAX; 0 in profiles written before
+	 * 2026-12-07. */
 	uint32_t uses_without_memory;
 	uint32_t pad;
 };

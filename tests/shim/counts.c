@@ -451,3 +451,26 @@ Test(counts, semaphores_taken_in_turn_keep_their_counts, .timeout = 60)
 	TU_EQ(rows, 14, "generations printed (twelve semaphores, two made again)");
 	json_object_put(r);
 }
+
+/* One address a condvar, then a barrier, a hundred times: past the 64
+ * generations kept of an address, its last object stays through re-inits,
+ * and each barrier made there still counts its rounds
+ * (tests/progs/barrier_after_condvar.c; helper-139). */
+Test(counts, a_barrier_made_where_a_condvar_was_counts_its_rounds, .timeout = 60)
+{
+	struct tu_proc p;
+	char *dir = tu_tmpdir();
+	tu_run_shim(&p, dir, "barrier_after_condvar", NULL);
+	tu_assert_exit(&p, 0, "barrier_after_condvar");
+	cr_assert(tu_has_line(p.out, "rounds 200"), "%s", p.out);
+	json_object *r = tu_report_dir(dir);
+	long long rounds = 0, waits = 0;
+	json_object *barriers = tu_array(r, "barriers");
+	for (size_t i = 0; i < json_object_array_length(barriers); i++) {
+		rounds += tu_int(json_object_array_get_idx(barriers, i), "rounds");
+		waits += tu_int(json_object_array_get_idx(barriers, i), "waits");
+	}
+	TU_EQ(rounds, 200, "barrier rounds");
+	TU_EQ(waits, 200, "barrier waits");
+	json_object_put(r);
+}

@@ -1,0 +1,77 @@
+/* cond_destroyed_in_wait.c — a condvar destroyed while its woken waiter
+ * is still inside pthread_cond_wait, retaking the mutex (legal: glibc's
+ * destroy waits for the wake, not for the mutex), past the shim's cap of
+ * retired objects (its object is merged at the destroy); then a signal
+ * handler on the waiter posts semaphores it never used, whose records
+ * grow the waiter's table. Before the shim pinned the waiting record
+ * (preload/shim.h, cv__pin), the growth folded it and freed it under the
+ * wait, and the wait was counted on a semaphore's record that took its
+ * memory (helper-139). Prints what the program posted. */
+#include <stdatomic.h>
+
+#include "progs.h"
+
+#define CHURN 4200   /* retired objects: past the shim's 4,096 */
+#define SEMS 64
+
+static pthread_mutex_t churn[CHURN];
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t c;
+static sem_t sems[SEMS];
+static atomic_int waiting, handled;
+static int go;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	for (int i = 0; i < SEMS; i++)
+		sem_post(&sems[i]);
+	atomic_store(&handled, 1);
+}
+
+static void *waiter(void *arg)
+{
+	MUST(pthread_mutex_lock(&m));
+	atomic_store(&waiting, 1);
+	while (!go)
+		MUST(pthread_cond_wait(&c, &m));
+	MUST(pthread_mutex_unlock(&m));
+	return arg;
+}
+
+int main(void)
+{
+	for (int i = 0; i < CHURN; i++) {
+		MUST(pthread_mutex_init(&churn[i], NULL));
+		MUST(pthread_mutex_lock(&churn[i]));
+		MUST(pthread_mutex_unlock(&churn[i]));
+		MUST(pthread_mutex_destroy(&churn[i]));
+	}
+	for (int i = 0; i < SEMS; i++)
+		MUST(sem_init(&sems[i], 0, 0) ? errno : 0);
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	sigemptyset(&sa.sa_mask);
+	MUST(sigaction(SIGUSR1, &sa, NULL) ? errno : 0);
+	MUST(pthread_cond_init(&c, NULL));
+	pthread_t t;
+	MUST(pthread_create(&t, NULL, waiter, NULL));
+	while (!atomic_load(&waiting))
+		sched_yield();
+	MUST(pthread_mutex_lock(&m));   /* the waiter let it go: it is in the wait */
+	go = 1;
+	MUST(pthread_cond_broadcast(&c));
+	MUST(pthread_cond_destroy(&c));
+	MUST(pthread_kill(t, SIGUSR1));
+	while (!atomic_load(&handled))
+		sched_yield();
+	MUST(pthread_mutex_unlock(&m));
+	MUST(pthread_join(t, NULL));
+	int posted = 0;
+	for (int i = 0; i < SEMS; i++) {
+		int v;
+		MUST(sem_getvalue(&sems[i], &v) ? errno : 0);
+		posted += v;
+	}
+	printf("posted %d\n", posted);
+	return 0;
+}
