@@ -64,7 +64,7 @@ static void check_futile(struct cv_thread *t, struct cv_rec *r, const pthread_co
 }
 
 /* A wait ended by pthread_cancel: it still left, and it still waited. */
-struct cond_cancel { struct cv_thread *t; struct cv_obj *o; struct cv_rec *r; uint64_t t0; int pin; };
+struct cond_cancel { struct cv_thread *t; struct cv_obj *o; struct cv_rec *r; uint64_t t0; };
 
 static void cond_leave_cancelled(void *arg)
 {
@@ -72,7 +72,6 @@ static void cond_leave_cancelled(void *arg)
 	cv__wait_end(x->t);
 	cond_event(x->o, COND_LEAVE);
 	cv__record_wait(x->r, cv__now_ns() - x->t0);
-	cv__unpin(x->t, x->pin);
 }
 
 typedef int (*cond_wait_fn)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
@@ -92,16 +91,7 @@ static int real_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock
 	return cv__real.pthread_cond_clockwait(c, m, clock, ts);
 }
 
-/* glibc's first cleanup list (libc exports it for old binaries), the one
- * its own pthread_cond_wait registers on: a cancellation's unwind runs and
- * unlinks the handlers it passes, and so does a longjmp past them
- * (__pthread_cleanup_upto). pthread_cleanup_push in C built without
- * -fexceptions would register a jump buffer instead, which stays the
- * thread's current one after a signal handler longjmps out of the wait, or
- * while the program's own handlers run on after ours: a later
- * pthread_exit or cancellation then jumps into a frame long gone. */
-extern void _pthread_cleanup_push(struct _pthread_cleanup_buffer *buf, void (*routine)(void *), void *arg);
-extern void _pthread_cleanup_pop(struct _pthread_cleanup_buffer *buf, int execute);
+/* glibc's first cleanup list: shim.h, before struct cv_pin. */
 
 /* The real wait, with cond_leave_cancelled registered for a cancellation
  * (or a jump out of the wait: it ended either way). */
@@ -123,14 +113,15 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 		return real(c, m, clock, ts);
 	struct cv_rec *r = cv__cond_rec(t, c);
 	struct cv_obj *o = r->obj;   /* r holds it: it lives while r does */
-	int pin = cv__pin(t, r);
+	struct cv_pin pin;
+	cv__pin_hold(&pin, t, r);
 	if (t->hold_addr == m)
 		t->hold_addr = NULL;   /* the wait releases the mutex: drop that hold sample */
 	if (t->cw_cond)
 		check_futile(t, r, c, m);
 	cond_event(o, COND_ENTER);
 	uint64_t t0 = cv__now_ns();
-	struct cond_cancel cancel = { t, o, r, t0, pin };   /* a cancelled wait still leaves */
+	struct cond_cancel cancel = { t, o, r, t0 };   /* a cancelled wait still leaves */
 	cv__wait_begin(t, o, cv__mutex_rec(t, m)->obj, ts ? CV_WAIT_TIMED : 0, pc, &t0);
 	int rc = wait_cancellable(&cancel, real, c, m, clock, ts);
 	cv__wait_end(t);
@@ -162,7 +153,7 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 			t->cw_broadcast = CV_LOAD(&o->wake_kind) == CV_WAKE_BROADCAST;
 		}
 	}
-	cv__unpin(t, pin);
+	cv__pin_drop(&pin);
 	return rc;
 }
 

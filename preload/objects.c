@@ -1043,7 +1043,7 @@ static struct cv_obj *aggregate_of(uint32_t kind)
 static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted)
 {
 	if (cv__pinned(t, r))
-		return;   /* a wait uses it (shim.h, cv__pin): it stays, and its object's next use makes a new one */
+		return;   /* a wait uses it (shim.h, struct cv_pin): it stays, and its object's next use makes a new one */
 	/* Cold, most often (an object destroyed long after its records were
 	 * last used): its two lines, which rec_fold reads, and the list
 	 * neighbours rec_unlink writes, asked for at once. */

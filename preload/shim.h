@@ -510,7 +510,7 @@ static inline void cv__pair_load(const void *p, uintptr_t *a, uintptr_t *b)
  * address is the key: cv__way_miss). */
 #define CV_WAYS 4u          /* entries of the condvar, spinlock and futex caches */
 #define CV_SEM_WAYS 8u      /* sem_aside */
-#define CV_PINS 2u          /* cv_thread.pinned: a wait, and a signal handler's inside it */
+#define CV_PINS 2u          /* cv_thread.pinned (struct cv_pin): a wait, and a signal handler's inside it */
 #define CV_MUTEX_WAYS 64u   /* mutex_cache */
 #define CV_RWLOCK_WAYS 64u  /* rwlock_cache */
 #define CV_L2_WAYS 2048u    /* entries of a second cache (cv_thread.l2) */
@@ -627,7 +627,7 @@ struct cv_thread {
 	struct cv_way   spin_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   futex_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   sem_cache[2];
-	struct cv_rec  *pinned[CV_PINS];   /* cv__pin */
+	struct cv_rec  *pinned[CV_PINS];   /* struct cv_pin */
 	struct cv_way   sem_aside[CV_SEM_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	/* Second caches of mutexes and of rwlocks (CV_L2_*: objects.c,
 	 * cache_fill and l2_wanted; mutex.c, locked_l2; rwlock.c,
@@ -993,30 +993,60 @@ static inline struct cv_rec *cv__sem_rec(struct cv_thread *t, const void *addr)
 	return cv__lookup_slow(t, addr, CV_OBJ_SEM);
 }
 
-/* r kept from folding away (objects.c, rec_retire) across a wait that uses
- * it after the program may destroy its object: a condvar's waiter, woken,
- * retakes the mutex inside the wait while the broadcaster destroys the
- * condvar (legal), and a barrier's threads count after the real wait,
- * which a destroy only waits for. Past the objects cap the destroyed
- * object is merged, and a signal handler's lookup on the waiting thread
- * that grew its table folded r and freed it under the wait: the wait was
- * counted on whatever the memory became (helper-139). The slot it took,
- * for cv__unpin; with every slot taken (a handler's wait inside a
- * handler's), none: -1. */
-static inline int cv__pin(struct cv_thread *t, struct cv_rec *r)
+/* glibc's first cleanup list (libc exports it for old binaries), the one
+ * its own pthread_cond_wait registers on: a cancellation's unwind runs and
+ * unlinks the handlers it passes, and so does a longjmp past them
+ * (__pthread_cleanup_upto). pthread_cleanup_push in C built without
+ * -fexceptions would register a jump buffer instead, which stays the
+ * thread's current one after a signal handler longjmps out of the wait, or
+ * while the program's own handlers run on after ours: a later
+ * pthread_exit or cancellation then jumps into a frame long gone. */
+extern void _pthread_cleanup_push(struct _pthread_cleanup_buffer *buf, void (*routine)(void *), void *arg);
+extern void _pthread_cleanup_pop(struct _pthread_cleanup_buffer *buf, int execute);
+
+/* A record kept from folding away (objects.c, rec_retire) across a wait
+ * that uses it after the program may destroy its object: a condvar's
+ * waiter, woken, retakes the mutex inside the wait while the broadcaster
+ * destroys the condvar (legal), and a barrier's threads count after the
+ * real wait, which a destroy only waits for. Past the objects cap the
+ * destroyed object is merged, and a signal handler's lookup on the waiting
+ * thread that grew its table folded the record and freed it under the
+ * wait: the wait was counted on whatever the memory became (helper-139).
+ * The pin takes one of the thread's CV_PINS slots (none when every one is
+ * taken: a handler's wait inside a handler's) and is released by
+ * cv__pin_drop, or by glibc's cleanup list when the wait's frame ends
+ * otherwise (a cancellation, a handler's longjmp out of it): a slot left
+ * taken would leave later waits unpinned (helper-140). */
+struct cv_pin {
+	struct _pthread_cleanup_buffer buf;
+	struct cv_thread *t;
+	int slot;
+};
+
+static void cv__pin_release(void *arg)
 {
-	for (uint32_t i = 0; i < CV_PINS; i++)
-		if (!t->pinned[i]) {
-			t->pinned[i] = r;
-			return (int)i;
-		}
-	return -1;
+	struct cv_pin *p = arg;
+	if (p->slot >= 0)
+		p->t->pinned[p->slot] = NULL;
 }
 
-static inline void cv__unpin(struct cv_thread *t, int slot)
+/* p in the caller's frame, until cv__pin_drop in the same frame. */
+static inline __attribute__((always_inline)) void cv__pin_hold(struct cv_pin *p, struct cv_thread *t,
+							       struct cv_rec *r)
 {
-	if (slot >= 0)
-		t->pinned[slot] = NULL;
+	p->t = t;
+	p->slot = -1;
+	_pthread_cleanup_push(&p->buf, cv__pin_release, p);
+	for (uint32_t i = 0; i < CV_PINS && p->slot < 0; i++)
+		if (!t->pinned[i]) {
+			t->pinned[i] = r;
+			p->slot = (int)i;
+		}
+}
+
+static inline __attribute__((always_inline)) void cv__pin_drop(struct cv_pin *p)
+{
+	_pthread_cleanup_pop(&p->buf, 1);
 }
 
 static inline bool cv__pinned(const struct cv_thread *t, const struct cv_rec *r)

@@ -4,10 +4,15 @@
  * retired objects (its object is merged at the destroy); then a signal
  * handler on the waiter posts semaphores it never used, whose records
  * grow the waiter's table. Before the shim pinned the waiting record
- * (preload/shim.h, cv__pin), the growth folded it and freed it under the
- * wait, and the wait was counted on a semaphore's record that took its
- * memory (helper-139). Prints what the program posted. */
+ * (preload/shim.h, struct cv_pin), the growth folded it and freed it under
+ * the wait, and the wait was counted on a semaphore's record that took its
+ * memory (helper-139). With "after-jumps", the waiter first leaves two
+ * barrier waits by a SIGALRM handler's siglongjmp (each pinned its
+ * record: a pin the jump left taken left the condvar's wait unpinned,
+ * helper-140). Prints what the program posted. */
+#include <setjmp.h>
 #include <stdatomic.h>
+#include <sys/time.h>
 
 #include "progs.h"
 
@@ -19,7 +24,15 @@ static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t c;
 static sem_t sems[SEMS];
 static atomic_int waiting, handled;
-static int go;
+static int go, jumps;
+static pthread_barrier_t lonely[2];   /* a count of 2, one thread: waits only a jump ends */
+static sigjmp_buf out;
+
+static void on_alrm(int sig)
+{
+	(void)sig;
+	siglongjmp(out, 1);
+}
 
 static void on_usr1(int sig)
 {
@@ -29,8 +42,24 @@ static void on_usr1(int sig)
 	atomic_store(&handled, 1);
 }
 
+/* A wait on b that only the SIGALRM handler's jump ends (in 5 ms). */
+static void jump_out_of_wait(pthread_barrier_t *b)
+{
+	static const struct itimerval once = { { 0, 0 }, { 0, 5000 } };
+	if (!sigsetjmp(out, 1) && setitimer(ITIMER_REAL, &once, NULL) == 0)
+		pthread_barrier_wait(b);
+}
+
 static void *waiter(void *arg)
 {
+	sigset_t alrm;
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	MUST(pthread_sigmask(SIG_UNBLOCK, &alrm, NULL));
+	for (int i = 0; i < jumps; i++) {
+		MUST(pthread_barrier_init(&lonely[i], NULL, 2));
+		jump_out_of_wait(&lonely[i]);
+	}
 	MUST(pthread_mutex_lock(&m));
 	atomic_store(&waiting, 1);
 	while (!go)
@@ -39,8 +68,16 @@ static void *waiter(void *arg)
 	return arg;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	jumps = argc > 1 && strcmp(argv[1], "after-jumps") == 0 ? 2 : 0;
+	struct sigaction jump = { .sa_handler = on_alrm };
+	sigemptyset(&jump.sa_mask);
+	MUST(sigaction(SIGALRM, &jump, NULL) ? errno : 0);
+	sigset_t alrm;   /* the waiter's alone */
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	MUST(pthread_sigmask(SIG_BLOCK, &alrm, NULL));
 	for (int i = 0; i < CHURN; i++) {
 		MUST(pthread_mutex_init(&churn[i], NULL));
 		MUST(pthread_mutex_lock(&churn[i]));

@@ -696,25 +696,30 @@ Test(trust, a_coroutine_above_a_given_stack_is_not_taken_for_it, .timeout = 120)
  * wait, past the cap of retired objects, and a signal handler on the
  * waiter whose semaphores grow its table: the wait is the condvar's, and
  * no semaphore waited (tests/progs/cond_destroyed_in_wait.c; before
- * cv__pin, the condvar's record was folded and freed under the wait, and
- * a semaphore's record that took its memory got the wait: helper-139). */
+ * the wait pinned its record, the condvar's record was folded and freed
+ * under the wait, and a semaphore's record that took its memory got the
+ * wait: helper-139); also after two barrier waits left by a handler's
+ * siglongjmp (whose pins a jump left taken: helper-140). */
 Test(trust, a_condvar_destroyed_under_its_woken_waiter_keeps_the_wait, .timeout = 120)
 {
-	const char *argv[] = { tu_prog("cond_destroyed_in_wait"), NULL };
-	struct both b;
-	run_both(&b, argv, NULL);
-	tu_assert_exit(&b.native, 0, "cond_destroyed_in_wait natively");
-	cr_assert(tu_has_line(b.native.out, "posted 64"), "%s", b.native.out);
-	json_object *r = tu_report_dir(b.dir);
-	long long cond_waits = 0, sem_waits = 0;
-	json_object *conds = tu_array(r, "condvars"), *sems = tu_array(r, "semaphores");
-	for (size_t i = 0; i < json_object_array_length(conds); i++)
-		cond_waits += tu_int(json_object_array_get_idx(conds, i), "waits");
-	for (size_t i = 0; i < json_object_array_length(sems); i++)
-		sem_waits += tu_int(json_object_array_get_idx(sems, i), "waits");
-	TU_EQ(cond_waits, 1, "condvar waits");
-	TU_EQ(sem_waits, 0, "semaphore waits (the handler only posts)");
-	json_object_put(r);
+	static const char *const modes[] = { "plain", "after-jumps" };
+	for (size_t k = 0; k < sizeof(modes) / sizeof(modes[0]); k++) {
+		const char *argv[] = { tu_prog("cond_destroyed_in_wait"), modes[k], NULL };
+		struct both b;
+		run_both(&b, argv, NULL);
+		tu_assert_exit(&b.native, 0, modes[k]);
+		cr_assert(tu_has_line(b.native.out, "posted 64"), "%s: %s", modes[k], b.native.out);
+		json_object *r = tu_report_dir(b.dir);
+		long long cond_waits = 0, sem_waits = 0;
+		json_object *conds = tu_array(r, "condvars"), *sems = tu_array(r, "semaphores");
+		for (size_t i = 0; i < json_object_array_length(conds); i++)
+			cond_waits += tu_int(json_object_array_get_idx(conds, i), "waits");
+		for (size_t i = 0; i < json_object_array_length(sems); i++)
+			sem_waits += tu_int(json_object_array_get_idx(sems, i), "waits");
+		TU_EQ(cond_waits, 1, "%s: condvar waits", modes[k]);
+		TU_EQ(sem_waits, 0, "%s: semaphore waits (the handler only posts)", modes[k]);
+		json_object_put(r);
+	}
 }
 
 /* Handlers that lock a mutex other threads hold while they init, use and
