@@ -498,10 +498,15 @@ bool tu_has_edge(json_object *report, const char *from, const char *to)
 
 json_object *tu_lock_gen(json_object *report, const char *base, int64_t g)
 {
-	json_object *locks = tu_array(report, "locks");
-	size_t n = json_object_array_length(locks), bl = strlen(base);
+	return tu_row_gen(report, "locks", base, g);
+}
+
+json_object *tu_row_gen(json_object *report, const char *section, const char *base, int64_t g)
+{
+	json_object *rows = tu_array(report, section);
+	size_t n = json_object_array_length(rows), bl = strlen(base);
 	for (size_t i = 0; i < n; i++) {
-		json_object *e = json_object_array_get_idx(locks, i), *v, *gen;
+		json_object *e = json_object_array_get_idx(rows, i), *v, *gen;
 		if (!json_object_object_get_ex(e, "name", &v) || !json_object_object_get_ex(e, "generation", &gen))
 			continue;
 		const char *name = json_object_get_string(v);
@@ -535,10 +540,15 @@ json_object *tu_main_thread(json_object *report)
 
 int64_t tu_split_sum(json_object *row, const char *key)
 {
-	json_object *threads = tu_array(row, "threads");
+	return tu_sum(row, "threads", key);
+}
+
+int64_t tu_sum(json_object *o, const char *array, const char *key)
+{
+	json_object *rows = tu_array(o, array);
 	int64_t sum = 0;
-	for (size_t i = 0; i < json_object_array_length(threads); i++)
-		sum += tu_int(json_object_array_get_idx(threads, i), key);
+	for (size_t i = 0; i < json_object_array_length(rows); i++)
+		sum += tu_int(json_object_array_get_idx(rows, i), key);
 	return sum;
 }
 

@@ -114,10 +114,14 @@ bool tu_has_edge(json_object *report, const char *from, const char *to); /* lock
 /* The locks[] entry for generation g of the object whose generation-0 name
  * is base ("gen_lock", or "mutex@0x..." for unnamed ones). */
 json_object *tu_lock_gen(json_object *report, const char *base, int64_t g);
+/* The same in any section of the report (semaphores, condvars, ...). */
+json_object *tu_row_gen(json_object *report, const char *section, const char *base, int64_t g);
 json_object *tu_thread_named(json_object *report, const char *name);   /* threads[] by name */
 json_object *tu_main_thread(json_object *report);
 /* Sum of key over an object row's per-thread split (row "threads"). */
 int64_t tu_split_sum(json_object *row, const char *key);
+/* Sum of key over the rows of o's array (a report's "locks", say). */
+int64_t tu_sum(json_object *o, const char *array, const char *key);
 
 /* Text helpers. */
 size_t tu_count_lines(const char *s);            /* '\n'-terminated lines (+1 for a tail) */

@@ -406,25 +406,11 @@ Test(counts, the_waits_of_threads_past_the_cap_are_counted, .timeout = 120)
 	cr_assert(tu_thread_named(r, "merged threads"), "no \"merged threads\" row: no thread was folded");
 }
 
-/* The row of semaphores[] of generation g whose name starts with base. */
-static json_object *sem_gen(json_object *report, const char *base, int64_t g)
-{
-	json_object *sems = tu_array(report, "semaphores");
-	size_t bl = strlen(base);
-	for (size_t i = 0; i < json_object_array_length(sems); i++) {
-		json_object *e = json_object_array_get_idx(sems, i);
-		const char *name = tu_str(e, "name");
-		if (strncmp(name, base, bl) == 0 && (name[bl] == '\0' || name[bl] == ' ') &&
-		    tu_int(e, "generation") == g)
-			return e;
-	}
-	return NULL;
-}
-
 /* Twelve semaphores in turn, more than the thread's cache of them holds
- * (a fixed entry and CV_SEM_WAYS aside: preload/shim.h, cv__sem_rec), two
- * destroyed and made again while their records were aside: every wait,
- * trywait and post is on its own semaphore and generation. */
+ * (a fixed entry, its partner and CV_SEM_WAYS aside: preload/shim.h,
+ * cv__sem_rec), two destroyed and made again while their records were
+ * aside: every wait, trywait and post is on its own semaphore and
+ * generation. */
 Test(counts, semaphores_taken_in_turn_keep_their_counts, .timeout = 60)
 {
 	struct tu_proc p;
@@ -441,7 +427,7 @@ Test(counts, semaphores_taken_in_turn_keep_their_counts, .timeout = 60)
 			continue;
 		char name[16];
 		snprintf(name, sizeof(name), "sems[%d]", i);
-		json_object *s = sem_gen(r, name, g);
+		json_object *s = tu_row_gen(r, "semaphores", name, g);
 		cr_assert(s, "%s generation %d missing from semaphores[]", name, g);
 		TU_EQ(tu_int(s, "acquisitions"), acquired, "%s generation %d acquisitions", name, g);
 		TU_EQ(tu_int(s, "trywaits"), tries, "%s generation %d trywaits", name, g);
@@ -464,13 +450,7 @@ Test(counts, a_barrier_made_where_a_condvar_was_counts_its_rounds, .timeout = 60
 	tu_assert_exit(&p, 0, "barrier_after_condvar");
 	cr_assert(tu_has_line(p.out, "rounds 200"), "%s", p.out);
 	json_object *r = tu_report_dir(dir);
-	long long rounds = 0, waits = 0;
-	json_object *barriers = tu_array(r, "barriers");
-	for (size_t i = 0; i < json_object_array_length(barriers); i++) {
-		rounds += tu_int(json_object_array_get_idx(barriers, i), "rounds");
-		waits += tu_int(json_object_array_get_idx(barriers, i), "waits");
-	}
-	TU_EQ(rounds, 200, "barrier rounds");
-	TU_EQ(waits, 200, "barrier waits");
+	TU_EQ(tu_sum(r, "barriers", "rounds"), 200, "barrier rounds");
+	TU_EQ(tu_sum(r, "barriers", "waits"), 200, "barrier waits");
 	json_object_put(r);
 }

@@ -710,14 +710,8 @@ Test(trust, a_condvar_destroyed_under_its_woken_waiter_keeps_the_wait, .timeout 
 		tu_assert_exit(&b.native, 0, modes[k]);
 		cr_assert(tu_has_line(b.native.out, "posted 64"), "%s: %s", modes[k], b.native.out);
 		json_object *r = tu_report_dir(b.dir);
-		long long cond_waits = 0, sem_waits = 0;
-		json_object *conds = tu_array(r, "condvars"), *sems = tu_array(r, "semaphores");
-		for (size_t i = 0; i < json_object_array_length(conds); i++)
-			cond_waits += tu_int(json_object_array_get_idx(conds, i), "waits");
-		for (size_t i = 0; i < json_object_array_length(sems); i++)
-			sem_waits += tu_int(json_object_array_get_idx(sems, i), "waits");
-		TU_EQ(cond_waits, 1, "%s: condvar waits", modes[k]);
-		TU_EQ(sem_waits, 0, "%s: semaphore waits (the handler only posts)", modes[k]);
+		TU_EQ(tu_sum(r, "condvars", "waits"), 1, "%s: condvar waits", modes[k]);
+		TU_EQ(tu_sum(r, "semaphores", "waits"), 0, "%s: semaphore waits (the handler only posts)", modes[k]);
 		json_object_put(r);
 	}
 }
@@ -978,10 +972,7 @@ Test(trust, errno_survives_the_shim_running_out_of_memory, .timeout = 120)
 		cr_assert(strstr(b.native.out, "errno changed by 0 of 20000"), "%s natively: %s", modes[i],
 			  b.native.out);
 		json_object *r = tu_report_dir(b.dir);
-		long long timeouts = 0;
-		json_object *locks = tu_array(r, "locks");
-		for (size_t k = 0; k < json_object_array_length(locks); k++)
-			timeouts += tu_int(json_object_array_get_idx(locks, k), "timeouts");
+		long long timeouts = tu_sum(r, "locks", "timeouts");
 		long long without = tu_int(tu_get(r, "process"), "uses_without_memory");
 		cr_assert(without > 0 && timeouts + without == 20000,
 			  "%s: %lld timeouts counted, %lld uses without memory: not the 20,000 timeouts",
