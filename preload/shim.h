@@ -326,7 +326,7 @@ struct cv_obj {
 	};
 };
 _Static_assert(offsetof(struct cv_obj, retired) == CV_CACHELINE && sizeof(struct cv_obj) == 2 * CV_CACHELINE,
-	       "cv_obj: one read-mostly line, then the operations'");
+	       "cv_obj: one read-mostly line, then the operations' line");
 
 /* What one thread did to one object: a record, in two lines only its
  * thread writes (line aligned), with the counters that an object used
@@ -334,12 +334,12 @@ _Static_assert(offsetof(struct cv_obj, retired) == CV_CACHELINE && sizeof(struct
  * record's first wait, wake, failed trylock or futex or barrier event
  * (cv__rec_more): most records never need it, and a program that makes
  * locks by the hundred thousand has a record of 128 bytes for each lock
- * each thread used. obj and acquisitions, which the fast paths use, share the first line;
- * the sampled hold times, in TSC ticks (converted when the profile is
- * written), and the list the second. In memory a signal or broadcast that
- * found no waiter is counted in signals_unwaited or broadcasts_unwaited
- * only, and a reader's acquisition in rd_acquisitions only (the file's
- * counts include them: output.c). */
+ * each thread used. obj and acquisitions, which the fast paths use, share
+ * the first line; the sampled hold times, in TSC ticks (converted when
+ * the profile is written), and the list the second. In memory a signal
+ * or broadcast that found no waiter is counted in signals_unwaited or
+ * broadcasts_unwaited only, and a reader's acquisition in rd_acquisitions
+ * only (the file's counts include them: output.c). */
 struct cv_rec {
 	struct cv_obj  *obj;
 	uint64_t        acquisitions, rd_acquisitions, trylocks, handoffs;
@@ -820,13 +820,10 @@ bool cv__records_merge(struct cv_thread *dst, struct cv_thread *src);
 
 /* addr's entry in a cache of `ways` entries (a power of two, a constant
  * at every fast path): a multiplicative hash, so that objects side by side
- * in an array or a struct fall in different entries; with `ways` 1, the
- * fixed entry 0. cv__way: of a cache
+ * in an array or a struct fall in different entries. cv__way: of a cache
  * array. */
 static inline struct cv_way *cv__way_n(struct cv_way *cache, uint32_t ways, const void *addr)
 {
-	if (ways == 1)
-		return cache;
 	return &cache[((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - __builtin_ctz(ways))];
 }
 #define cv__way(cache, addr) cv__way_n((cache), CV_NWAYS(cache), (addr))
@@ -868,10 +865,10 @@ static inline void cv__way_set(struct cv_way *w, struct cv_rec *r, struct cv_obj
 
 /* The other entry of w's pair in a cache: a record is found in
  * its own entry (cv__way, the fast paths' one test) or in that entry's
- * partner, where a lookup moves
- * the record it displaces (objects.c, cache_fill). Two locks whose addresses hash to one entry, taken in
- * turn, then both stay cached: node's OpenSSL takes two such rwlocks
- * 183,000 times each. */
+ * partner, where a lookup moves the record it displaces (objects.c,
+ * cache_fill). Two locks whose addresses hash to one entry, taken in turn,
+ * then both stay cached: node's OpenSSL takes two such rwlocks 183,000
+ * times each. */
 static inline struct cv_way *cv__way_partner(struct cv_way *cache, const struct cv_way *w)
 {
 	return &cache[(uint32_t)(w - cache) ^ 1];
@@ -1023,7 +1020,7 @@ struct cv_pin {
 	int slot;
 };
 
-static void cv__pin_release(void *arg)
+static inline void cv__pin_release(void *arg)
 {
 	struct cv_pin *p = arg;
 	if (p->slot >= 0)
@@ -1673,7 +1670,7 @@ void cv__wait_count_pending(struct cv_thread *t);
 void cv__wait_pending_into(const struct cv_thread *t, const struct cv_rec *r, struct cv_stats *s);
 /* r's counters past its two lines, its wait histogram among them, made on
  * first need (objects.c; out of memory, a shared sink that is never
- * written out). */
+ * written out, asked again at the next count). */
 struct cv_rec_more *cv__rec_more(struct cv_rec *r);
 const struct cv_rec_more *cv__rec_more_kept(const struct cv_rec *r);   /* NULL: none to write */
 
