@@ -66,8 +66,7 @@ CV_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 		return cv__real.pthread_barrier_wait(b);
 	struct cv_rec *r = cv__lookup_slow(t, b, CV_OBJ_BARRIER);
 	struct cv_obj *o = r->obj;   /* r holds it: it lives while r does */
-	struct cv_pin pin;
-	cv__pin_hold(&pin, t, r);
+	cv__barrier_pin(t, r);
 	uint64_t t0 = cv__now_ns();
 	uint32_t count = CV_LOAD(&o->barrier_count);
 	bool last = false;
@@ -93,7 +92,7 @@ CV_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	cv__stack_on_wait(cv__current(), r, now - t0);   /* stacks.c: sampled */
 	if (count && !last && (rc == 0 || rc == PTHREAD_BARRIER_SERIAL_THREAD))
 		cv__woken(r, t0, now);
-	cv__pin_drop(&pin);
+	cv__barrier_pin(t, NULL);
 	return rc;
 }
 

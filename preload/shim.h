@@ -627,7 +627,8 @@ struct cv_thread {
 	struct cv_way   spin_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   futex_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	struct cv_way   sem_cache[2];
-	struct cv_rec  *pinned[CV_PINS];   /* struct cv_pin */
+	struct cv_rec  *pinned[CV_PINS];   /* struct cv_pin: condvar waits */
+	struct cv_rec  *barrier_pinned;    /* cv__pinned: a barrier wait's */
 	struct cv_way   sem_aside[CV_SEM_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	/* Second caches of mutexes and of rwlocks (CV_L2_*: objects.c,
 	 * cache_fill and l2_wanted; mutex.c, locked_l2; rwlock.c,
@@ -1009,11 +1010,15 @@ extern void _pthread_cleanup_pop(struct _pthread_cleanup_buffer *buf, int execut
  * destroyed object is merged, and a signal handler's lookup on the waiting
  * thread that grew its table folded the record and freed it under the
  * wait: the wait was counted on whatever the memory became (helper-139).
- * The pin takes one of the thread's CV_PINS slots (none when every one is
- * taken: a handler's wait inside a handler's) and is released by
- * cv__pin_drop, or by glibc's cleanup list when the wait's frame ends
- * otherwise (a cancellation, a handler's longjmp out of it): a slot left
- * taken would leave later waits unpinned (helper-140). */
+ *
+ * A condvar wait's pin takes one of the thread's CV_PINS slots (none when
+ * every one is taken: a handler's wait inside a handler's) and is released
+ * by cv__pin_drop, or by glibc's cleanup list when the wait's frame ends
+ * otherwise (a cancellation, a handler's longjmp out of it), as the wait's
+ * own leave is (cond.c): a slot left taken would leave later waits
+ * unpinned (helper-140). The slot is named in the pin before it is taken
+ * and freed before the pin leaves the list, so that a jump between any two
+ * instructions frees it once (helper-141). */
 struct cv_pin {
 	struct _pthread_cleanup_buffer buf;
 	struct cv_thread *t;
@@ -1023,8 +1028,9 @@ struct cv_pin {
 static inline void cv__pin_release(void *arg)
 {
 	struct cv_pin *p = arg;
-	if (p->slot >= 0)
-		p->t->pinned[p->slot] = NULL;
+	int slot = p->slot;
+	if (slot >= 0)
+		p->t->pinned[slot] = NULL;
 }
 
 /* p in the caller's frame, until cv__pin_drop in the same frame. */
@@ -1034,21 +1040,37 @@ static inline __attribute__((always_inline)) void cv__pin_hold(struct cv_pin *p,
 	p->t = t;
 	p->slot = -1;
 	_pthread_cleanup_push(&p->buf, cv__pin_release, p);
-	for (uint32_t i = 0; i < CV_PINS && p->slot < 0; i++)
+	for (uint32_t i = 0; i < CV_PINS; i++)
 		if (!t->pinned[i]) {
-			t->pinned[i] = r;
 			p->slot = (int)i;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* named before taken */
+			t->pinned[i] = r;
+			break;
 		}
 }
 
 static inline __attribute__((always_inline)) void cv__pin_drop(struct cv_pin *p)
 {
-	_pthread_cleanup_pop(&p->buf, 1);
+	cv__pin_release(p);
+	p->slot = -1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* freed before the pin leaves the list */
+	_pthread_cleanup_pop(&p->buf, 0);
+}
+
+/* A barrier wait pins its record in a slot of its own, with no cleanup:
+ * glibc's barrier wait registers none, and one of the shim's left on the
+ * list by a wait the program leaves some other way (setcontext out of a
+ * handler, a coroutine's switch) made the thread's pthread_exit call a
+ * dead frame's (helper-141). A slot left set by a jump out of the wait
+ * keeps one record from folding until the thread's next barrier wait. */
+static inline void cv__barrier_pin(struct cv_thread *t, struct cv_rec *r)
+{
+	t->barrier_pinned = r;
 }
 
 static inline bool cv__pinned(const struct cv_thread *t, const struct cv_rec *r)
 {
-	bool pinned = false;
+	bool pinned = t->barrier_pinned == r;
 	for (uint32_t i = 0; i < CV_PINS; i++)
 		pinned |= t->pinned[i] == r;
 	return pinned;

@@ -716,6 +716,19 @@ Test(trust, a_condvar_destroyed_under_its_woken_waiter_keeps_the_wait, .timeout 
 	}
 }
 
+/* A barrier wait left by a handler's setcontext, then pthread_exit: the
+ * shim registers nothing on glibc's cleanup list there, as glibc does not
+ * (tests/progs/barrier_left_by_setcontext.c; a pin's cleanup left in the
+ * dead frame made pthread_exit crash: helper-141). */
+Test(trust, a_barrier_wait_left_by_setcontext_leaves_pthread_exit_alone, .timeout = 60)
+{
+	const char *argv[] = { tu_prog("barrier_left_by_setcontext"), NULL };
+	struct both b;
+	run_both(&b, argv, NULL);
+	tu_assert_exit(&b.native, 0, "barrier_left_by_setcontext natively");
+	cr_assert(tu_has_line(b.native.out, "joined"), "%s", b.native.out);
+}
+
 /* Handlers that lock a mutex other threads hold while they init, use and
  * destroy objects (the shim's critical sections), installed before the
  * threads start and while their sections are in flight. */
