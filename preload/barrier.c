@@ -53,8 +53,7 @@ static void last_arrival(struct cv_rec *r, struct cv_obj *o, uint64_t round, uin
 	if (first_arrival(o, round, &first) && t0 >= first) {
 		uint64_t ns = t0 - first;
 		CV_BUMP(&m->imbalance_ns, ns);
-		if (ns > m->max_imbalance_ns)
-			CV_STORE(&m->max_imbalance_ns, ns);
+		cv__store_max(&m->max_imbalance_ns, ns);
 	}
 	cv__wake_sent(o, 0);
 }

@@ -144,8 +144,7 @@ void cv__record_wait(struct cv_rec *r, uint64_t ns)
 	struct cv_rec_more *m = cv__rec_more(r);   /* out of memory: counted, not placed */
 	CV_BUMP(&m->waits, 1);
 	CV_BUMP(&m->wait_ns, ns);
-	if (ns > m->max_wait_ns)
-		CV_STORE(&m->max_wait_ns, ns);
+	cv__store_max(&m->max_wait_ns, ns);
 	CV_BUMP(&m->hist[cv__wait_bucket(ns)], 1);
 	if (CV_UNLIKELY(cv__trace_on))
 		cv__trace_wait(r->obj, ns);
@@ -175,8 +174,7 @@ static CV_COLD void hold_end(struct cv_thread *t)
 	t->hold_addr = NULL;
 	CV_BUMP(&r->hold_samples, 1);
 	CV_BUMP(&r->hold_ticks, held);
-	if (held > r->max_hold_ticks)
-		CV_STORE(&r->max_hold_ticks, held);
+	cv__store_max(&r->max_hold_ticks, held);
 	if (CV_UNLIKELY(cv__trace_on))
 		cv__trace_hold(t, r->obj, t->hold_start + held, held);
 }

@@ -913,12 +913,6 @@ const struct cv_rec_more *cv__rec_more_kept(const struct cv_rec *r)
 	return more == &more_lost ? NULL : more;
 }
 
-static void max_into(uint64_t *d, uint64_t v)
-{
-	if (v > CV_LOAD(d))
-		CV_STORE(d, v);
-}
-
 /* src's counts into dst's. */
 static void rec_add(struct cv_rec *dst, const struct cv_rec *src)
 {
@@ -930,13 +924,13 @@ static void rec_add(struct cv_rec *dst, const struct cv_rec *src)
 	CV_BUMP(&dst->broadcasts_unwaited, CV_LOAD(&src->broadcasts_unwaited));
 	CV_BUMP(&dst->hold_samples, CV_LOAD(&src->hold_samples));
 	CV_BUMP(&dst->hold_ticks, CV_LOAD(&src->hold_ticks));
-	max_into(&dst->max_hold_ticks, CV_LOAD(&src->max_hold_ticks));
+	cv__store_max(&dst->max_hold_ticks, CV_LOAD(&src->max_hold_ticks));
 	const struct cv_rec_more *from = cv__rec_more_kept(src);
 	if (!from)
 		return;
 	struct cv_rec_more *to = cv__rec_more(dst);
 #define CV_SUM(f) CV_BUMP(&to->f, CV_LOAD(&from->f));
-#define CV_MAX(f) max_into(&to->f, CV_LOAD(&from->f));
+#define CV_MAX(f) cv__store_max(&to->f, CV_LOAD(&from->f));
 	CV_REC_MORE_FIELDS(CV_SUM, CV_MAX)
 #undef CV_SUM
 #undef CV_MAX
@@ -946,8 +940,6 @@ static void rec_add(struct cv_rec *dst, const struct cv_rec *src)
 
 static void rec_push(struct cv_thread *t, struct cv_rec *r)
 {
-	r->object = r->obj->id;
-	r->thread = t->index;
 	r->next = t->recs;
 	if (r->next)
 		r->next->prev = r;

@@ -50,8 +50,7 @@ void cv__woken_at(struct cv_rec *r, uint64_t sent, uint64_t t0, uint64_t now)
 	struct cv_rec_more *m = cv__rec_more(r);
 	CV_BUMP(&m->wakeups, 1);
 	CV_BUMP(&m->wake_latency_ns, ns);
-	if (ns > m->max_wake_latency_ns)
-		CV_STORE(&m->max_wake_latency_ns, ns);
+	cv__store_max(&m->max_wake_latency_ns, ns);
 	if (CV_UNLIKELY(cv__trace_on))
 		cv__trace_woken(r->obj, sent, now);
 }

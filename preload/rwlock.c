@@ -142,8 +142,7 @@ static CV_COLD int rd_blocking(struct cv_thread *t, struct cv_rec *r, pthread_rw
 	struct cv_rec_more *m = cv__rec_more(r);
 	CV_BUMP(&m->rd_waits, 1);
 	CV_BUMP(&m->rd_wait_ns, ns);
-	if (ns > m->rd_max_wait_ns)
-		CV_STORE(&m->rd_max_wait_ns, ns);
+	cv__store_max(&m->rd_max_wait_ns, ns);
 	if (rc == 0) {
 		CV_BUMP(&m->contended, 1);
 		CV_BUMP(&m->rd_contended, 1);
@@ -169,8 +168,7 @@ static CV_COLD int wr_blocking(struct cv_thread *t, struct cv_rec *r, pthread_rw
 	cv__record_wait(r, ns);
 	cv__stack_on_wait(t, r, ns);   /* stacks.c: sampled */
 	struct cv_rec_more *m = cv__rec_more(r);
-	if (ns > m->wr_max_wait_ns)
-		CV_STORE(&m->wr_max_wait_ns, ns);
+	cv__store_max(&m->wr_max_wait_ns, ns);
 	if (behind_readers) {
 		CV_BUMP(&m->wr_behind_readers, 1);
 		CV_BUMP(&m->wr_behind_readers_ns, ns);

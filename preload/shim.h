@@ -60,6 +60,13 @@
 #define CV_STORE(p, v)  __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 #define CV_BUMP(p, v)   CV_STORE((p), CV_LOAD(p) + (v))   /* single writer */
 
+/* *p = max(*p, v), single writer: stored only when v is larger. */
+static inline void cv__store_max(uint64_t *p, uint64_t v)
+{
+	if (v > CV_LOAD(p))
+		CV_STORE(p, v);
+}
+
 /* ---- real.c: the functions we wrap, resolved once ------------------------ */
 
 #define CV_REAL_FUNCS(X)                                                            \
