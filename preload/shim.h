@@ -276,7 +276,11 @@ int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction
 bool cv__sigchld_ignored(bool past_exec);
 /* lifecycle.c: the program's sigaction, fatal signals' bookkeeping first. */
 int cv__sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-/* The end of a section: signals that came during it, deferred, now go. */
+/* The signals that came inside a section or the reentrancy guard, one bit
+ * each: deferred to the end of the outermost (the trampoline). */
+extern __thread uint64_t cv__deferred_signals;
+/* The end of a section or the guard: those signals now go, unless the
+ * thread is still inside the other. */
 void cv__release_deferred(void);
 void cv__signals_after_fork(void);
 /* lifecycle.c: this is the process the shim started in, or a fork child
@@ -1279,13 +1283,18 @@ long cv__seccomp_call(long (*sys)(long, long, long, long, long, long, long), lon
 /* Reentrancy guard. Every shim-internal action that takes one of the shim's
  * locks, changes the thread's own tables, unwinds, or calls out (/proc,
  * output) runs inside it. Inside, the thread looks untracked: a wrapped call
- * made from there, or from a signal handler that interrupts it at any
- * instruction, finds cv__self NULL and cv__busy raised and calls the real
- * function, recording nothing (cv__thread_slow). cv__busy goes up before
- * cv__self is hidden and comes down after it is restored, so a handler in
- * between sees one or the other; the signal fences keep the compiler from
- * moving the stores. The outermost guard saves and restores errno, so
- * nothing the shim does inside shows in it.
+ * made from there finds cv__self NULL and cv__busy raised and calls the
+ * real function, recording nothing (cv__thread_slow). The program's signal
+ * handlers behind the trampoline do not run inside: their signals wait for
+ * the outermost guard's end, as for a section's (signals.c), so none can
+ * siglongjmp out and leave the guard raised for good. A handler that does
+ * run inside (a fault's, one installed by a raw system call) is untracked
+ * in the same way; one that jumps away leaves the thread untracked from
+ * then on. cv__busy goes up before cv__self is hidden and comes down after
+ * it is restored, so a handler in between sees one or the other; the
+ * signal fences keep the compiler from moving the stores. The outermost
+ * guard saves and restores errno, so nothing the shim does inside shows in
+ * it.
  *
  * It leaves the cancellation state alone: nothing inside is a cancellation
  * point (the shim's own I/O is cv__open and the rest above, and glibc's
@@ -1359,9 +1368,11 @@ static inline void cv__guard_leave_quiet(struct cv_thread *saved)
 	cv__install_own(!saved || saved == CV_INERT);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* self back before busy drops */
 	bool outer = --cv__busy == 0;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a request that saw busy raised is seen below */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a request or a signal that saw busy raised is seen below */
 	if (CV_UNLIKELY(outer && cv__snapshot_pending))
 		cv__snapshot_deferred();
+	if (CV_UNLIKELY(outer && cv__deferred_signals))
+		cv__release_deferred();
 }
 
 /* The whole guard: the quiet one, errno saved and restored by the

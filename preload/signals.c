@@ -70,8 +70,9 @@ void cv__signals_after_fork(void)
 
 static void trampoline(int sig, siginfo_t *si, void *context);
 
-/* The signals this thread deferred in the section it is in, one bit each. */
-static __thread uint64_t deferred;
+/* The signals this thread deferred in the section or guard it is in, one
+ * bit each (shim.h). */
+__thread uint64_t cv__deferred_signals;
 
 /* A fault of the instruction the thread was running: it cannot wait (it
  * would come again). Not the kernel's asynchronous codes for the same
@@ -161,9 +162,10 @@ static bool queue_again(pid_t pid, pid_t tid, int sig, siginfo_t *si, const sigs
 	return queued;
 }
 
-/* In a section: the signal waits for its end (lock.c, cv__critical_leave).
- * False if it could not be queued again (a real-time signal, its queue
- * full): the handler runs now, inside the section. */
+/* In a section or the guard: the signal waits for its end (lock.c,
+ * cv__critical_leave; shim.h, cv__guard_leave_quiet). False if it could
+ * not be queued again (a real-time signal, its queue full): the handler
+ * runs now, inside. */
 static __attribute__((noinline)) bool defer(int sig, siginfo_t *si, ucontext_t *uc)
 {
 	int saved_errno = errno;
@@ -180,7 +182,7 @@ static __attribute__((noinline)) bool defer(int sig, siginfo_t *si, ucontext_t *
 		if (handlers[sig].installed.sa_flags & SA_RESETHAND)
 			rearm(sig, tid);   /* the signal stays blocked until the section's end */
 		sigaddset(&uc->uc_sigmask, sig);
-		__atomic_fetch_or(&deferred, 1ull << (sig - 1), __ATOMIC_RELAXED);
+		__atomic_fetch_or(&cv__deferred_signals, 1ull << (sig - 1), __ATOMIC_RELAXED);
 	} else {
 		cv__sigmask(SIG_UNBLOCK, &one, NULL);
 	}
@@ -203,13 +205,17 @@ static __attribute__((noinline)) void note_disarmed_stack(const ucontext_t *uc)
 	cv__pair_store(&t->disarmed, lo, hi);
 }
 
-/* Deferred also while signals the section deferred wait for their release
- * (cv__critical_leave, after the depth's 0): a handler run there could
- * enter a section of its own, whose end would release them inside it. */
+/* Deferred inside a section or the reentrancy guard, and also while
+ * signals deferred there wait for their release (after the depth's 0): a
+ * handler run there could enter a section or the guard of its own, whose
+ * end would release them inside it. Inside the guard, a handler that
+ * siglongjmps away would leave it raised for good: the thread untracked
+ * from then on (its later locks went uncounted), and the bookkeeping it
+ * interrupted half done. */
 static void trampoline(int sig, siginfo_t *si, void *context)
 {
-	if (CV_UNLIKELY((cv__sections | (uint32_t)(deferred != 0)) != 0) && !raised_by_an_instruction(sig, si) &&
-	    defer(sig, si, context))
+	if (CV_UNLIKELY((cv__sections | cv__busy | (uint32_t)(cv__deferred_signals != 0)) != 0) &&
+	    !raised_by_an_instruction(sig, si) && defer(sig, si, context))
 		return;
 	if (CV_UNLIKELY(((const ucontext_t *)context)->uc_stack.ss_flags & SS_AUTODISARM))
 		note_disarmed_stack(context);
@@ -219,14 +225,16 @@ static void trampoline(int sig, siginfo_t *si, void *context)
 	__atomic_load_n(&handlers[sig].fn, __ATOMIC_ACQUIRE)(sig, si, context);
 }
 
-/* From cv__critical_leave, at the end of the outermost section, when a
- * signal was deferred: unblocking it delivers it. A handler that runs here
- * and enters a section of its own releases what that one defers. */
+/* At the end of the outermost section or guard (cv__critical_leave,
+ * cv__guard_leave_quiet), when a signal was deferred: unblocking it
+ * delivers it. Not while the thread is still inside the other: its end
+ * releases them. A handler that runs here and enters a section of its own
+ * releases what that one defers. */
 void cv__release_deferred(void)
 {
-	if (CV_LIKELY(__atomic_load_n(&deferred, __ATOMIC_RELAXED) == 0))
+	if (CV_LIKELY(__atomic_load_n(&cv__deferred_signals, __ATOMIC_RELAXED) == 0) || cv__sections || cv__busy)
 		return;
-	uint64_t bits = __atomic_exchange_n(&deferred, 0, __ATOMIC_RELAXED);
+	uint64_t bits = __atomic_exchange_n(&cv__deferred_signals, 0, __ATOMIC_RELAXED);
 	sigset_t set;
 	sigemptyset(&set);
 	for (int sig = 1; bits; sig++, bits >>= 1)

@@ -4,7 +4,9 @@
  * lock, so natively this always finishes). The handler jumps only while
  * the jump buffer is whole: a signal inside sigsetjmp itself (likelier on
  * a busy machine) would jump through a half-saved one and crash, natively
- * too. Prints "finished". */
+ * too. Then it locks a mutex of its own 1,000 times, which the shim must
+ * count: a jump out of the shim leaves the thread tracked. Prints
+ * "finished". */
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/time.h>
@@ -45,6 +47,11 @@ int main(void)
 	armed = 0;
 	struct itimerval off = { { 0, 0 }, { 0, 0 } };
 	MUST(setitimer(ITIMER_REAL, &off, NULL));
+	static pthread_mutex_t after = PTHREAD_MUTEX_INITIALIZER;
+	for (int i = 0; i < 1000; i++) {
+		MUST(pthread_mutex_lock(&after));
+		MUST(pthread_mutex_unlock(&after));
+	}
 	printf("finished\n");
 	return 0;
 }
