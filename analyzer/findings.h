@@ -10,7 +10,7 @@ struct speedup;
 struct json_object;
 
 #define FINDING_MAX_OBJECTS 4
-#define FINDING_MAX_EVIDENCE 10
+#define FINDING_MAX_EVIDENCE 12
 #define FINDING_MAX_EDGES 32     /* a cycle's edges kept with their stacks: longer ones say how many in all */
 #define FINDING_MAX_FRAMES 8
 

@@ -599,6 +599,26 @@ Test(golden, threads_taking_turns_through_a_gil_are_one_monitor, .timeout = 60)
 	cr_assert(json_object_get_double(tu_get(ev, "timeouts")) > 0, "the switch interval's timed waits are evidence");
 }
 
+/* The GIL with a word every thread writes in its turn (a reference
+ * count), recorded with CPU that grew elsewhere: the samples locate its
+ * line, true sharing, but a line claims no more than the time sampled on
+ * it (1.4% of the samples), too little for a finding; before, it claimed
+ * all the growth, a quarter of the lost time (a starved host's Python
+ * sweep ranked a reference count so above the GIL). */
+Test(golden, a_word_written_in_turns_under_a_gil_claims_only_its_samples_time, .timeout = 60)
+{
+	json_object *s = replay_sampled("gil_refcounts");
+	expect_monitor(s, "gil_mutex", "gil_cond");
+	cr_assert(!has_kind(s, "true-sharing") && !has_kind(s, "false-sharing"), "a sharing finding");
+	char *profile = tu_only_profile(DATA_DIR "/sweeps/gil_refcounts/threads-2-run-1");
+	json_object *r = json_tokener_parse(convoy_out((const char *[]){ "report", "--json", profile, NULL }));
+	json_object *lines = tu_array(tu_get(r, "cpu_samples"), "cache_lines");
+	cr_assert(json_object_array_length(lines) > 0, "the samples located no line");
+	TU_STREQ(tu_str(json_object_array_get_idx(lines, 0), "verdict"), "true-sharing", "the hottest line");
+	json_object_put(r);
+	free(profile);
+}
+
 Test(golden, a_cold_first_run_is_flagged_not_paid_for, .timeout = 60)
 {
 	json_object *s = replay("cold_start");
