@@ -136,6 +136,12 @@ static bool prepare_steps(void)
 	if (cv__off())
 		return false;
 	cv__guard_enter();   /* left by the parent step (which puts the state back) or the child's (a new one) */
+	/* Open (shim.h): the program's handlers run in the fork window as
+	 * without the shim; glibc's fork waits there for stdio and malloc
+	 * locks other threads hold, and libraries' atfork handlers run in it
+	 * (helper-142: a handler deferred there deadlocked a thread that held
+	 * stdout waiting for it). */
+	cv__guard_open();
 	cv__critical_enter();
 	forks_here++;
 	__atomic_fetch_add(&cv__process.forking, 1, __ATOMIC_SEQ_CST);
@@ -154,6 +160,7 @@ static void parent_steps(bool with_shim)
 	__atomic_fetch_sub(&cv__process.forking, 1, __ATOMIC_SEQ_CST);
 	cv__critical_leave();
 	cv__take_update();
+	cv__guard_close(0);   /* a fork from a handler inside a closed guard: closed again */
 	cv__guard_leave(NULL);
 	cv__thread_resume();
 }
@@ -181,6 +188,7 @@ static void child_steps(bool with_shim)
 	/* A snapshot request that came during the fork was sent to the parent,
 	 * whose fork_parent writes it; nobody asked the child for one. */
 	cv__snapshot_pending = 0;
+	cv__guard_close(0);
 	cv__guard_leave(NULL);   /* prepare's guard (errno, cancellation type); the child's state next */
 	cv__threads_after_fork();
 	cv__take_after_fork();   /* a process of one thread */

@@ -253,6 +253,13 @@ void cv__spin_lock(cv_spinlock_t *l);     /* enters a section */
  * interrupted its holder). */
 void cv__spin_lock_as(cv_spinlock_t *l, int owner);
 void cv__spin_unlock(cv_spinlock_t *l);   /* leaves it */
+/* The same inside the trampoline's deferral (signals.c): the signals
+ * deferred wait for the release of the section or guard the handler
+ * interrupted, or of the moment before that release. Released in the
+ * handler, they would be unblocked in its mask, and its return would
+ * block them again for good (helper-142: an SA_RESETHAND signal's re-arm
+ * there). */
+void cv__spin_unlock_deferring(cv_spinlock_t *l);
 /* Fork child: a lock another thread held at the fork is free (that thread
  * is gone; the child's own sections were left before the fork). */
 static inline void cv__spin_reset(cv_spinlock_t *l)
@@ -276,12 +283,14 @@ int cv__program_sigaction(int sig, const struct sigaction *act, struct sigaction
 bool cv__sigchld_ignored(bool past_exec);
 /* lifecycle.c: the program's sigaction, fatal signals' bookkeeping first. */
 int cv__sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-/* The signals that came inside a section or the reentrancy guard, one bit
- * each: deferred to the end of the outermost (the trampoline). */
+/* The signals that came inside a section or the closed reentrancy guard,
+ * one bit each: deferred to the end of the outermost (the trampoline). */
 extern __thread uint64_t cv__deferred_signals;
-/* The end of a section or the guard: those signals now go, unless the
- * thread is still inside the other. */
+/* The end of a section, or of the guard or its closed stretch: those
+ * signals now go, unless the thread is still inside the other. */
 void cv__release_deferred(void);
+/* lock.c: the program has a handler the trampoline does not wrap. */
+bool cv__unwrapped_handlers(void);
 void cv__signals_after_fork(void);
 /* lifecycle.c: this is the process the shim started in, or a fork child
  * it reset (not a vfork child), and it profiles. */
@@ -1284,17 +1293,25 @@ long cv__seccomp_call(long (*sys)(long, long, long, long, long, long, long), lon
  * locks, changes the thread's own tables, unwinds, or calls out (/proc,
  * output) runs inside it. Inside, the thread looks untracked: a wrapped call
  * made from there finds cv__self NULL and cv__busy raised and calls the
- * real function, recording nothing (cv__thread_slow). The program's signal
- * handlers behind the trampoline do not run inside: their signals wait for
- * the outermost guard's end, as for a section's (signals.c), so none can
- * siglongjmp out and leave the guard raised for good. A handler that does
- * run inside (a fault's, one installed by a raw system call) is untracked
- * in the same way; one that jumps away leaves the thread untracked from
- * then on. cv__busy goes up before cv__self is hidden and comes down after
- * it is restored, so a handler in between sees one or the other; the
- * signal fences keep the compiler from moving the stores. The outermost
- * guard saves and restores errno, so nothing the shim does inside shows in
- * it.
+ * real function, recording nothing (cv__thread_slow). cv__busy goes up
+ * before cv__self is hidden and comes down after it is restored, so a
+ * handler in between sees one or the other; the signal fences keep the
+ * compiler from moving the stores. The outermost guard saves and restores
+ * errno, so nothing the shim does inside shows in it.
+ *
+ * The guard is closed to the program's signal handlers behind the
+ * trampoline: their signals wait for its end, as for a section's
+ * (signals.c), so none can siglongjmp out of the shim's bookkeeping,
+ * leave it half done and the guard raised for good (the thread untracked
+ * from then on: signal_longjmp's 1,000 later locks were lost). Not where
+ * the program has a handler the trampoline does not wrap (lock.c,
+ * cv__program_handler_coming): one of those that jumped out would leave
+ * the others waiting for ever; they run inside, untracked, as does a
+ * fault's handler. A stretch that may wait for other threads or run the
+ * program's code opens it (cv__guard_open: the fork window, whose atfork
+ * handlers and stdio locks are the program's; the profile's writer, which
+ * waits for other threads' merges): the handlers run there as outside,
+ * untracked, and one that jumps away leaves the thread untracked.
  *
  * It leaves the cancellation state alone: nothing inside is a cancellation
  * point (the shim's own I/O is cv__open and the rest above, and glibc's
@@ -1353,6 +1370,16 @@ static inline struct cv_thread *cv__install_own(bool inert)
  * (thread.c: thread_ended has its state from the trampoline). Code that
  * no cancellation may leave halfway needs the whole guard. Returns what
  * cv__self held. */
+/* cv__busy's top bit, the rest its depth: the guard is open (above). */
+#define CV_GUARD_OPEN (1u << 31)
+
+/* Inside the guard, and it is closed (signals.c defers and releases by it). */
+static inline bool cv__guard_closed(void)
+{
+	unsigned busy = cv__busy;
+	return busy && !(busy & CV_GUARD_OPEN);
+}
+
 static inline struct cv_thread *cv__guard_enter_quiet(void)
 {
 	cv__busy++;
@@ -1367,12 +1394,38 @@ static inline void cv__guard_leave_quiet(struct cv_thread *saved)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the guarded code before self returns */
 	cv__install_own(!saved || saved == CV_INERT);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* self back before busy drops */
-	bool outer = --cv__busy == 0;
+	/* The outermost leave drops the open bit with the depth, in one store. */
+	unsigned depth = (cv__busy & ~CV_GUARD_OPEN) - 1;
+	bool outer = depth == 0;
+	cv__busy = outer ? 0 : depth | (cv__busy & CV_GUARD_OPEN);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a request or a signal that saw busy raised is seen below */
+	if (CV_UNLIKELY(outer && cv__deferred_signals))
+		cv__release_deferred();   /* before a snapshot: its write runs on a stack of the shim's */
 	if (CV_UNLIKELY(outer && cv__snapshot_pending))
 		cv__snapshot_deferred();
-	if (CV_UNLIKELY(outer && cv__deferred_signals))
-		cv__release_deferred();
+}
+
+/* Opens the guard the thread is in (above) and releases what its closed
+ * stretch deferred; returns what cv__guard_close puts back. */
+static inline unsigned cv__guard_open(void)
+{
+	unsigned was = cv__busy & CV_GUARD_OPEN;
+	cv__busy |= CV_GUARD_OPEN;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	cv__release_deferred();
+	return was;
+}
+/* Closes it again before the leave of a guard inside another (was: the
+ * outer one's). The outermost guard's leave drops the bit itself: closed
+ * a moment before it, a signal deferred there would be released at the
+ * leave, where the writer runs on a stack of the shim's. */
+static inline void cv__guard_close(unsigned was)
+{
+	if ((cv__busy & ~CV_GUARD_OPEN) > 1) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		cv__busy = (cv__busy & ~CV_GUARD_OPEN) | was;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
 }
 
 /* The whole guard: the quiet one, errno saved and restored by the
@@ -1391,7 +1444,7 @@ static inline struct cv_thread *cv__guard_enter(void)
 }
 static inline void cv__guard_leave(struct cv_thread *saved)
 {
-	bool outer = cv__busy == 1;
+	bool outer = (cv__busy & ~CV_GUARD_OPEN) == 1;
 	bool async = outer && cv__guard_cancel_type == PTHREAD_CANCEL_ASYNCHRONOUS;
 	if (outer)
 		errno = cv__guard_errno;

@@ -13,14 +13,15 @@
  * Now the shim installs its trampoline for every handler the program installs
  * through the C library (sigaction, signal and the other old interfaces),
  * with the program's flags and mask, and keeps the program's handler in a
- * table. Outside a section the trampoline calls the handler at once (a tail
+ * table. Outside a section and the closed reentrancy guard (shim.h says
+ * when it is closed) the trampoline calls the handler at once (a tail
  * call: no frame of the shim's stays under it), with the kernel's siginfo
  * and context. Inside one it defers the signal, as if it had been blocked
- * for the section: it blocks the signal in the context the kernel restores
- * when the trampoline returns, queues the same signal again to the thread
- * with its siginfo (rt_tgsigqueueinfo), and the end of the section unblocks
- * it, where the kernel delivers it again, this time to the handler (a
- * real-time signal's copies queued already go back behind it:
+ * there: it blocks the signal in the context the kernel restores when the
+ * trampoline returns, queues the same signal again to the thread with its
+ * siginfo (rt_tgsigqueueinfo), and the end of the section or guard
+ * unblocks it, where the kernel delivers it again, this time to the
+ * handler (a real-time signal's copies queued already go back behind it:
  * queue_again; docs/lifecycle.md says what is not exact). Faults
  * (a SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP or SIGSYS the kernel raised
  * for an instruction) cannot wait: they go to the handler at once.
@@ -114,7 +115,7 @@ static void rearm(int sig, pid_t tid)
 		cv__real.sigaction(sig, &now, NULL);
 	}
 	if (!mine)
-		cv__spin_unlock(&handlers_lock);
+		cv__spin_unlock_deferring(&handlers_lock);
 }
 
 /* A real-time signal's copies taken off its queue, a block at a time. */
@@ -180,7 +181,7 @@ static __attribute__((noinline)) bool defer(int sig, siginfo_t *si, ucontext_t *
 	bool queued = queue_again(pid, tid, sig, si, &one);
 	if (queued) {
 		if (handlers[sig].installed.sa_flags & SA_RESETHAND)
-			rearm(sig, tid);   /* the signal stays blocked until the section's end */
+			rearm(sig, tid);   /* the signal stays blocked until the section's or guard's end */
 		sigaddset(&uc->uc_sigmask, sig);
 		__atomic_fetch_or(&cv__deferred_signals, 1ull << (sig - 1), __ATOMIC_RELAXED);
 	} else {
@@ -205,16 +206,14 @@ static __attribute__((noinline)) void note_disarmed_stack(const ucontext_t *uc)
 	cv__pair_store(&t->disarmed, lo, hi);
 }
 
-/* Deferred inside a section or the reentrancy guard, and also while
- * signals deferred there wait for their release (after the depth's 0): a
- * handler run there could enter a section or the guard of its own, whose
- * end would release them inside it. Inside the guard, a handler that
- * siglongjmps away would leave it raised for good: the thread untracked
- * from then on (its later locks went uncounted), and the bookkeeping it
- * interrupted half done. */
+/* Deferred inside a section or the closed reentrancy guard (shim.h says
+ * when it is), and also while signals deferred there wait for their
+ * release (after the depth's 0): a handler run there could enter a section
+ * or the guard of its own, whose end would release them inside it. */
 static void trampoline(int sig, siginfo_t *si, void *context)
 {
-	if (CV_UNLIKELY((cv__sections | cv__busy | (uint32_t)(cv__deferred_signals != 0)) != 0) &&
+	bool in_guard = cv__guard_closed() && !cv__unwrapped_handlers();
+	if (CV_UNLIKELY((cv__sections | (uint32_t)in_guard | (uint32_t)(cv__deferred_signals != 0)) != 0) &&
 	    !raised_by_an_instruction(sig, si) && defer(sig, si, context))
 		return;
 	if (CV_UNLIKELY(((const ucontext_t *)context)->uc_stack.ss_flags & SS_AUTODISARM))
@@ -226,13 +225,15 @@ static void trampoline(int sig, siginfo_t *si, void *context)
 }
 
 /* At the end of the outermost section or guard (cv__critical_leave,
- * cv__guard_leave_quiet), when a signal was deferred: unblocking it
- * delivers it. Not while the thread is still inside the other: its end
- * releases them. A handler that runs here and enters a section of its own
- * releases what that one defers. */
+ * cv__guard_leave_quiet), or of the guard's closed stretch
+ * (cv__guard_open), when a signal was deferred: unblocking it delivers
+ * it. Not while the thread is still inside the other: its end releases
+ * them. A handler that runs here and enters a section of its own releases
+ * what that one defers. */
 void cv__release_deferred(void)
 {
-	if (CV_LIKELY(__atomic_load_n(&cv__deferred_signals, __ATOMIC_RELAXED) == 0) || cv__sections || cv__busy)
+	if (CV_LIKELY(__atomic_load_n(&cv__deferred_signals, __ATOMIC_RELAXED) == 0) || cv__sections ||
+	    cv__guard_closed())
 		return;
 	uint64_t bits = __atomic_exchange_n(&cv__deferred_signals, 0, __ATOMIC_RELAXED);
 	sigset_t set;

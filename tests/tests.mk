@@ -120,6 +120,18 @@ $(TEST_PROGS_DIR)/snapshot_fork: tests/progs/snapshot_fork.c tests/progs/progs.h
 	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -L$(TEST_PROGS_DIR) -lforkrequest \
 	  -Wl,-rpath,$(abspath $(TEST_PROGS_DIR))
 
+# Linked against libforkwait.so, whose fork handler runs inside the shim's.
+$(TEST_PROGS_DIR)/fork_handler_signals: tests/progs/fork_handler_signals.c tests/progs/progs.h $(TEST_PROGS_DIR)/libforkwait.so | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -L$(TEST_PROGS_DIR) -lforkwait \
+	  -Wl,-rpath,$(abspath $(TEST_PROGS_DIR))
+
+# Linked against libjumpalarm.so, whose constructor installs a handler before the shim starts.
+$(TEST_PROGS_DIR)/jump_before_shim: tests/progs/jump_before_shim.c tests/progs/progs.h $(TEST_PROGS_DIR)/libjumpalarm.so | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -L$(TEST_PROGS_DIR) -ljumpalarm \
+	  -Wl,-rpath,$(abspath $(TEST_PROGS_DIR))
+
 # White-box: the shim's mutex cache (preload/shim.h).
 $(TEST_PROGS_DIR)/order_memo: tests/progs/order_memo.c tests/progs/progs.h include/convoy.h preload/shim.h | check-deps
 	@mkdir -p $(@D)

@@ -462,6 +462,38 @@ Test(trust, a_signal_handler_may_jump_out_of_init_and_destroy, .timeout = 300)
 	json_object_put(r);
 }
 
+/* A library's fork handler runs inside the shim's fork window, where the
+ * program's signal handlers run as without the shim: a raise there runs
+ * its handler before it returns, and a thread that holds the lock the
+ * handler waits for sees the forking thread's handler run (the shim's
+ * guard deferred both, and the second was a deadlock: helper-142;
+ * tests/progs/fork_handler_signals.c). */
+Test(trust, signal_handlers_run_in_the_fork_window_as_without_the_shim, .timeout = 120)
+{
+	struct both b;
+	same_prog(&b, "fork_handler_signals", NULL);
+	const char *const want[] = { "holder: the forking thread's handler ran",
+				     "prepare: raise(SIGUSR1) ran its handler 1 time(s) before it returned" };
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		cr_assert(tu_has_line(b.native.out, want[i]), "natively: %s", b.native.out);
+		cr_assert(tu_has_line(b.shim.out, want[i]), "under the shim: %s", b.shim.out);
+	}
+}
+
+/* A handler the trampoline does not wrap (a library's, installed before
+ * the shim started) siglongjmps out of the shim's bookkeeping, and the
+ * program's own handler still runs after (the guard, left raised,
+ * deferred every later signal of the thread for good: helper-142;
+ * tests/progs/jump_before_shim.c). */
+Test(trust, a_jump_by_a_handler_the_shim_does_not_wrap_leaves_the_others_running, .timeout = 120)
+{
+	struct both b;
+	same_prog(&b, "jump_before_shim", NULL);
+	const char *want = "raise(SIGUSR1): its handler ran 1 time(s); SIGUSR1 blocked after: 0";
+	cr_assert(tu_has_line(b.native.out, want), "natively: %s", b.native.out);
+	cr_assert(tu_has_line(b.shim.out, want), "under the shim: %s", b.shim.out);
+}
+
 /* siglongjmp out of a semaphore's first post, the shim's guarded slow
  * path: the thread's cancellation state and type are the program's after
  * it (the guard's disable of cancellation was never undone before, and
