@@ -206,6 +206,16 @@ static size_t make_safe(const unsigned char *in, size_t n, int final, unsigned c
 {
 	size_t i = 0, o = 0;
 	while (i < n) {
+		/* A run copied as it is: most of any report is printable ASCII. */
+		size_t run = i;
+		while (run < n && ((in[run] >= 0x20 && in[run] < 0x7f) || in[run] == '\n' || in[run] == '\t'))
+			run++;
+		if (run > i) {
+			memcpy(out + o, in + i, run - i);
+			o += run - i;
+			i = run;
+			continue;
+		}
 		unsigned char b = in[i], lo, hi;
 		if (b < 0x80) {
 			if ((b < 0x20 && b != '\n' && b != '\t') || b == 0x7f)
