@@ -130,47 +130,52 @@ static bool seccomp_filtered(void)
  * inherited locks are not reset yet.) */
 static __thread unsigned forks_here;   /* this thread's share of cv__process.forking */
 
-/* Whether the shim takes part in this fork (it was on at prepare). */
-static bool prepare_steps(void)
+/* What prepare_steps returns: whether the shim takes part in this fork
+ * (it was on at prepare), and the guard's open bit before it (a fork from
+ * a handler that ran in the writer's open guard), which the parent and
+ * child steps put back. */
+enum { FORK_WITHOUT_SHIM, FORK_WITH_SHIM, FORK_IN_OPEN_GUARD };
+
+static int prepare_steps(void)
 {
 	if (cv__off())
-		return false;
+		return FORK_WITHOUT_SHIM;
 	cv__guard_enter();   /* left by the parent step (which puts the state back) or the child's (a new one) */
 	/* Open (shim.h): the program's handlers run in the fork window as
 	 * without the shim; glibc's fork waits there for stdio and malloc
 	 * locks other threads hold, and libraries' atfork handlers run in it
 	 * (helper-142: a handler deferred there deadlocked a thread that held
 	 * stdout waiting for it). */
-	cv__guard_open();
+	int steps = cv__guard_open() ? FORK_IN_OPEN_GUARD : FORK_WITH_SHIM;
 	cv__critical_enter();
 	forks_here++;
 	__atomic_fetch_add(&cv__process.forking, 1, __ATOMIC_SEQ_CST);
 	cv__critical_leave();
 	cv__take_update();
 	cv__stacks_fork_wait();
-	return true;
+	return steps;
 }
 
-static void parent_steps(bool with_shim)
+static void parent_steps(int steps)
 {
-	if (!with_shim)
+	if (steps == FORK_WITHOUT_SHIM)
 		return;
 	cv__critical_enter();
 	forks_here--;
 	__atomic_fetch_sub(&cv__process.forking, 1, __ATOMIC_SEQ_CST);
 	cv__critical_leave();
 	cv__take_update();
-	cv__guard_close(0);   /* a fork from a handler inside a closed guard: closed again */
+	cv__guard_close(steps == FORK_IN_OPEN_GUARD ? CV_GUARD_OPEN : 0);
 	cv__guard_leave(NULL);
 	cv__thread_resume();
 }
 
 void cv__output_after_fork(void);
 
-static void child_steps(bool with_shim)
+static void child_steps(int steps)
 {
 	cv__signals_after_fork();   /* taken also while the shim is off (signals.c) */
-	if (!with_shim)
+	if (steps == FORK_WITHOUT_SHIM)
 		return;
 	cv__critical_after_fork();
 	cv__critical_enter();   /* the counts and the inherited locks, all reset before a handler runs */
@@ -188,17 +193,17 @@ static void child_steps(bool with_shim)
 	/* A snapshot request that came during the fork was sent to the parent,
 	 * whose fork_parent writes it; nobody asked the child for one. */
 	cv__snapshot_pending = 0;
-	cv__guard_close(0);
+	cv__guard_close(steps == FORK_IN_OPEN_GUARD ? CV_GUARD_OPEN : 0);
 	cv__guard_leave(NULL);   /* prepare's guard (errno, cancellation type); the child's state next */
 	cv__threads_after_fork();
 	cv__take_after_fork();   /* a process of one thread */
 	cv__critical_leave();
 }
 
-static __thread bool atfork_with_shim;
-static void fork_prepare(void) { atfork_with_shim = prepare_steps(); }
-static void fork_parent(void) { parent_steps(atfork_with_shim); }
-static void fork_child(void) { child_steps(atfork_with_shim); }
+static __thread unsigned char atfork_steps;
+static void fork_prepare(void) { atfork_steps = (unsigned char)prepare_steps(); }
+static void fork_parent(void) { parent_steps(atfork_steps); }
+static void fork_child(void) { child_steps(atfork_steps); }
 
 /* A fork the program makes with syscall() (SYS_fork, or SYS_clone of a new
  * process on the caller's stack and TLS, futex.c), which runs no atfork
@@ -210,13 +215,13 @@ long cv__syscall_fork(long (*sys)(long, long, long, long, long, long, long), lon
 	/* Ready and not disabled: the handlers were registered (cv__init). */
 	if (!__atomic_load_n(&cv__process.ready, __ATOMIC_ACQUIRE) || cv__process.disabled)
 		return sys(n, a1, a2, a3, a4, a5, a6);
-	bool with_shim = prepare_steps();
+	int steps = prepare_steps();
 	long ret = sys(n, a1, a2, a3, a4, a5, a6);
 	int err = errno;
 	if (ret == 0)
-		child_steps(with_shim);
+		child_steps(steps);
 	else
-		parent_steps(with_shim);
+		parent_steps(steps);
 	errno = err;
 	return ret;
 }

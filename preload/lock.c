@@ -82,7 +82,11 @@ void cv__critical_enter(void)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (cv__sections != 0) {
 		cv__sections++;
-	} else if ((masked = __atomic_load_n(&program_handlers, __ATOMIC_RELAXED))) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		return;
+	}
+	cv__deferred_window_enter();
+	if ((masked = __atomic_load_n(&program_handlers, __ATOMIC_RELAXED))) {
 		block_all();
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		cv__sections = 1;
@@ -99,13 +103,12 @@ void cv__critical_enter(void)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the trampoline sees it before the section's first lock */
 }
 
-/* The end of a section; true at the outermost's. */
-static bool section_leave(void)
+void cv__critical_leave(void)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the section's last unlock before it */
 	if (cv__sections > 1) {
 		cv__sections--;
-		return false;
+		return;
 	}
 	if (masked) {
 		cv__sections = 0;
@@ -116,21 +119,9 @@ static bool section_leave(void)
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		cv__sections = 0;
 	}
-	return true;
-}
-
-void cv__critical_leave(void)
-{
 	/* A signal deferred in the section; the trampoline defers one that
 	 * comes between the depth's 0 and this release too (signals.c). */
-	if (section_leave())
-		cv__release_deferred();
-}
-
-void cv__spin_unlock_deferring(cv_spinlock_t *l)
-{
-	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
-	section_leave();
+	cv__release_deferred();
 }
 
 bool cv__unwrapped_handlers(void)

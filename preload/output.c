@@ -928,7 +928,6 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	bool published = false;
 	int saved_errno = errno;
 	struct cv_thread *saved = cv__guard_enter();
-	unsigned was_open = cv__guard_open();   /* it waits for other threads' merges and writes */
 	final_path[0] = '\0';
 
 	uint64_t now = cv__now_ns(), ticks = cv__ticks();
@@ -1009,7 +1008,6 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	}
 done:
 	__atomic_store_n(&writer_tid, 0, __ATOMIC_RELEASE);
-	cv__guard_close(was_open);
 	cv__guard_leave(saved);
 	errno = saved_errno;
 	return published;

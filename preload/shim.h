@@ -253,13 +253,6 @@ void cv__spin_lock(cv_spinlock_t *l);     /* enters a section */
  * interrupted its holder). */
 void cv__spin_lock_as(cv_spinlock_t *l, int owner);
 void cv__spin_unlock(cv_spinlock_t *l);   /* leaves it */
-/* The same inside the trampoline's deferral (signals.c): the signals
- * deferred wait for the release of the section or guard the handler
- * interrupted, or of the moment before that release. Released in the
- * handler, they would be unblocked in its mask, and its return would
- * block them again for good (helper-142: an SA_RESETHAND signal's re-arm
- * there). */
-void cv__spin_unlock_deferring(cv_spinlock_t *l);
 /* Fork child: a lock another thread held at the fork is free (that thread
  * is gone; the child's own sections were left before the fork). */
 static inline void cv__spin_reset(cv_spinlock_t *l)
@@ -289,6 +282,17 @@ extern __thread uint64_t cv__deferred_signals;
 /* The end of a section, or of the guard or its closed stretch: those
  * signals now go, unless the thread is still inside the other. */
 void cv__release_deferred(void);
+/* cv__deferred_signals' bit of SIGCANCEL, which glibc keeps for itself (no
+ * handler of the program's: never deferred), marks a section or guard
+ * entered while deferred signals wait for their release: by a signal
+ * handler (the trampoline's own re-arm, the shim's snapshot or fatal
+ * handler, one the shim does not wrap) that ran between another section's
+ * or guard's end and its release. The end of what the handler entered
+ * releases nothing: released there, they would be unblocked in the
+ * handler's mask, which its return puts back, blocked for good
+ * (helper-142, helper-143); the code it interrupted releases them. */
+#define CV_DEFERRED_IN_HANDLER (1ull << (__SIGRTMIN - 1))
+/* cv__deferred_window_enter (below) sets it. */
 /* lock.c: the program has a handler the trampoline does not wrap. */
 bool cv__unwrapped_handlers(void);
 void cv__signals_after_fork(void);
@@ -1307,11 +1311,12 @@ long cv__seccomp_call(long (*sys)(long, long, long, long, long, long, long), lon
  * the program has a handler the trampoline does not wrap (lock.c,
  * cv__program_handler_coming): one of those that jumped out would leave
  * the others waiting for ever; they run inside, untracked, as does a
- * fault's handler. A stretch that may wait for other threads or run the
- * program's code opens it (cv__guard_open: the fork window, whose atfork
- * handlers and stdio locks are the program's; the profile's writer, which
- * waits for other threads' merges): the handlers run there as outside,
- * untracked, and one that jumps away leaves the thread untracked.
+ * fault's handler. The fork window, where glibc waits for stdio's and
+ * malloc's locks other threads hold and libraries' atfork handlers run,
+ * opens it (cv__guard_open): the handlers run there as outside,
+ * untracked, and one that jumps away leaves the thread untracked. (The
+ * profile's writer, which waits for other threads' merges, blocks signals
+ * itself: output.c, cv__call_with_stack.)
  *
  * It leaves the cancellation state alone: nothing inside is a cancellation
  * point (the shim's own I/O is cv__open and the rest above, and glibc's
@@ -1370,6 +1375,14 @@ static inline struct cv_thread *cv__install_own(bool inert)
  * (thread.c: thread_ended has its state from the trampoline). Code that
  * no cancellation may leave halfway needs the whole guard. Returns what
  * cv__self held. */
+/* At the entry of a section or guard: marks it (CV_DEFERRED_IN_HANDLER),
+ * where the thread is in neither yet and signals wait for their release. */
+static inline void cv__deferred_window_enter(void)
+{
+	if (CV_UNLIKELY(__atomic_load_n(&cv__deferred_signals, __ATOMIC_RELAXED)) && !cv__sections && !cv__busy)
+		__atomic_fetch_or(&cv__deferred_signals, CV_DEFERRED_IN_HANDLER, __ATOMIC_RELAXED);
+}
+
 /* cv__busy's top bit, the rest its depth: the guard is open (above). */
 #define CV_GUARD_OPEN (1u << 31)
 
@@ -1382,6 +1395,7 @@ static inline bool cv__guard_closed(void)
 
 static inline struct cv_thread *cv__guard_enter_quiet(void)
 {
+	cv__deferred_window_enter();
 	cv__busy++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* busy before self is hidden */
 	struct cv_thread *saved = cv__self;

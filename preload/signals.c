@@ -115,7 +115,7 @@ static void rearm(int sig, pid_t tid)
 		cv__real.sigaction(sig, &now, NULL);
 	}
 	if (!mine)
-		cv__spin_unlock_deferring(&handlers_lock);
+		cv__spin_unlock(&handlers_lock);
 }
 
 /* A real-time signal's copies taken off its queue, a block at a time. */
@@ -232,10 +232,17 @@ static void trampoline(int sig, siginfo_t *si, void *context)
  * what that one defers. */
 void cv__release_deferred(void)
 {
-	if (CV_LIKELY(__atomic_load_n(&cv__deferred_signals, __ATOMIC_RELAXED) == 0) || cv__sections ||
-	    cv__guard_closed())
+	uint64_t bits = __atomic_load_n(&cv__deferred_signals, __ATOMIC_RELAXED);
+	if (CV_LIKELY(bits == 0) || cv__sections || cv__guard_closed())
 		return;
-	uint64_t bits = __atomic_exchange_n(&cv__deferred_signals, 0, __ATOMIC_RELAXED);
+	if (bits & CV_DEFERRED_IN_HANDLER) {
+		/* The end of what a handler entered (shim.h): the mark goes with
+		 * the last of it. */
+		if (!cv__busy)
+			__atomic_fetch_and(&cv__deferred_signals, ~CV_DEFERRED_IN_HANDLER, __ATOMIC_RELAXED);
+		return;
+	}
+	bits = __atomic_exchange_n(&cv__deferred_signals, 0, __ATOMIC_RELAXED) & ~CV_DEFERRED_IN_HANDLER;
 	sigset_t set;
 	sigemptyset(&set);
 	for (int sig = 1; bits; sig++, bits >>= 1)
