@@ -131,8 +131,8 @@ static bool seccomp_filtered(void)
 static __thread unsigned forks_here;   /* this thread's share of cv__process.forking */
 
 /* What prepare_steps returns: whether the shim takes part in this fork
- * (it was on at prepare), and the guard's open bit before it (a fork from
- * a handler that ran in the writer's open guard), which the parent and
+ * (it was on at prepare), and whether the guard was open before it (a fork
+ * from a handler that ran in another fork's window), which the parent and
  * child steps put back. */
 enum { FORK_WITHOUT_SHIM, FORK_WITH_SHIM, FORK_IN_OPEN_GUARD };
 

@@ -291,8 +291,7 @@ void cv__release_deferred(void);
  * releases nothing: released there, they would be unblocked in the
  * handler's mask, which its return puts back, blocked for good
  * (helper-142, helper-143); the code it interrupted releases them. */
-#define CV_DEFERRED_IN_HANDLER (1ull << (__SIGRTMIN - 1))
-/* cv__deferred_window_enter (below) sets it. */
+#define CV_DEFERRED_IN_HANDLER (1ull << (__SIGRTMIN - 1))   /* set by cv__deferred_window_enter */
 /* lock.c: the program has a handler the trampoline does not wrap. */
 bool cv__unwrapped_handlers(void);
 void cv__signals_after_fork(void);
@@ -1360,21 +1359,6 @@ static inline struct cv_thread *cv__install_own(bool inert)
 	}
 }
 
-/* The guard's core, and alone the quiet guard, for guarded code that calls
- * nothing and leaves errno alone: the thread's state hidden and cv__busy
- * raised, so that a signal handler that locks meanwhile changes none of
- * the thread's tables, caches or records. Without the whole guard's save
- * of errno and its two calls for the cancellation type: 2.5 to 3.7 ns of
- * the 14 to 17 ns that a lock missed in its cache and found in the
- * thread's table paid (objects.c, cv__lookup_slow; 256 and 1,024 mutexes
- * or rwlocks in turn). The cancellation type stays as it is: a
- * cancellation that unwinds this (an asynchronous type, the program's
- * own, under which POSIX allows no lock function, or glibc's around a
- * blocking call that a signal handler interrupted) leaves the thread as
- * inside the guard, its later calls untracked, its end still recorded
- * (thread.c: thread_ended has its state from the trampoline). Code that
- * no cancellation may leave halfway needs the whole guard. Returns what
- * cv__self held. */
 /* At the entry of a section or guard: marks it (CV_DEFERRED_IN_HANDLER),
  * where the thread is in neither yet and signals wait for their release. */
 static inline void cv__deferred_window_enter(void)
@@ -1393,6 +1377,21 @@ static inline bool cv__guard_closed(void)
 	return busy && !(busy & CV_GUARD_OPEN);
 }
 
+/* The guard's core, and alone the quiet guard, for guarded code that calls
+ * nothing and leaves errno alone: the thread's state hidden and cv__busy
+ * raised, so that a signal handler that locks meanwhile changes none of
+ * the thread's tables, caches or records. Without the whole guard's save
+ * of errno and its two calls for the cancellation type: 2.5 to 3.7 ns of
+ * the 14 to 17 ns that a lock missed in its cache and found in the
+ * thread's table paid (objects.c, cv__lookup_slow; 256 and 1,024 mutexes
+ * or rwlocks in turn). The cancellation type stays as it is: a
+ * cancellation that unwinds this (an asynchronous type, the program's
+ * own, under which POSIX allows no lock function, or glibc's around a
+ * blocking call that a signal handler interrupted) leaves the thread as
+ * inside the guard, its later calls untracked, its end still recorded
+ * (thread.c: thread_ended has its state from the trampoline). Code that
+ * no cancellation may leave halfway needs the whole guard. Returns what
+ * cv__self held. */
 static inline struct cv_thread *cv__guard_enter_quiet(void)
 {
 	cv__deferred_window_enter();
@@ -1429,17 +1428,13 @@ static inline unsigned cv__guard_open(void)
 	cv__release_deferred();
 	return was;
 }
-/* Closes it again before the leave of a guard inside another (was: the
- * outer one's). The outermost guard's leave drops the bit itself: closed
- * a moment before it, a signal deferred there would be released at the
- * leave, where the writer runs on a stack of the shim's. */
+/* Puts back the open bit cv__guard_open found (was), before the guard's
+ * leave: a guard inside an open one stays open. */
 static inline void cv__guard_close(unsigned was)
 {
-	if ((cv__busy & ~CV_GUARD_OPEN) > 1) {
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		cv__busy = (cv__busy & ~CV_GUARD_OPEN) | was;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	cv__busy = (cv__busy & ~CV_GUARD_OPEN) | was;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
 /* The whole guard: the quiet one, errno saved and restored by the
