@@ -633,9 +633,12 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *context)
 	if (snapshot_request(i, si)) {
 		/* Installed with SA_RESTART: the futex waits of a hung program go
 		 * on as if nothing happened (signal(7)). A thread inside the shim
-		 * (whose state may be half changed) writes it when it leaves. */
+		 * (whose state may be half changed) writes it when it leaves; one
+		 * whose deferred signals wait for their release, once they went
+		 * (the write's own release, inside this handler, would unblock
+		 * them in a mask its return puts back: helper-143). */
 		cv__snapshot_pending = 1;
-		if (cv__profiling_here() && !inside_shim())
+		if (cv__profiling_here() && !inside_shim() && !__atomic_load_n(&cv__deferred_signals, __ATOMIC_RELAXED))
 			cv__write_snapshot();
 		errno = saved_errno;
 		return;

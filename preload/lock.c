@@ -85,7 +85,6 @@ void cv__critical_enter(void)
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		return;
 	}
-	cv__deferred_window_enter();
 	if ((masked = __atomic_load_n(&program_handlers, __ATOMIC_RELAXED))) {
 		block_all();
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -103,12 +102,13 @@ void cv__critical_enter(void)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the trampoline sees it before the section's first lock */
 }
 
-void cv__critical_leave(void)
+/* The end of a section; true at the outermost's. */
+static bool section_leave(void)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* the section's last unlock before it */
 	if (cv__sections > 1) {
 		cv__sections--;
-		return;
+		return false;
 	}
 	if (masked) {
 		cv__sections = 0;
@@ -119,9 +119,22 @@ void cv__critical_leave(void)
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		cv__sections = 0;
 	}
+	return true;
+}
+
+void cv__critical_leave(void)
+{
 	/* A signal deferred in the section; the trampoline defers one that
-	 * comes between the depth's 0 and this release too (signals.c). */
-	cv__release_deferred();
+	 * comes between the depth's 0 and this release too (signals.c). And
+	 * a snapshot request that waited for it (lifecycle.c). */
+	if (section_leave() && cv__release_deferred() && CV_UNLIKELY(cv__snapshot_pending) && !cv__busy)
+		cv__snapshot_deferred();
+}
+
+void cv__spin_unlock_deferring(cv_spinlock_t *l)
+{
+	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+	section_leave();
 }
 
 bool cv__unwrapped_handlers(void)

@@ -253,6 +253,12 @@ void cv__spin_lock(cv_spinlock_t *l);     /* enters a section */
  * interrupted its holder). */
 void cv__spin_lock_as(cv_spinlock_t *l, int owner);
 void cv__spin_unlock(cv_spinlock_t *l);   /* leaves it */
+/* The same in the trampoline's deferral (signals.c, rearm), which may have
+ * interrupted another section's or guard's end before its release: the
+ * signals deferred wait for that release. Released here, inside the
+ * handler, they would be unblocked in its mask, which its return puts
+ * back: blocked for good (helper-142, helper-144). */
+void cv__spin_unlock_deferring(cv_spinlock_t *l);
 /* Fork child: a lock another thread held at the fork is free (that thread
  * is gone; the child's own sections were left before the fork). */
 static inline void cv__spin_reset(cv_spinlock_t *l)
@@ -280,18 +286,9 @@ int cv__sigaction(int sig, const struct sigaction *act, struct sigaction *old);
  * one bit each: deferred to the end of the outermost (the trampoline). */
 extern __thread uint64_t cv__deferred_signals;
 /* The end of a section, or of the guard or its closed stretch: those
- * signals now go, unless the thread is still inside the other. */
-void cv__release_deferred(void);
-/* cv__deferred_signals' bit of SIGCANCEL, which glibc keeps for itself (no
- * handler of the program's: never deferred), marks a section or guard
- * entered while deferred signals wait for their release: by a signal
- * handler (the trampoline's own re-arm, the shim's snapshot or fatal
- * handler, one the shim does not wrap) that ran between another section's
- * or guard's end and its release. The end of what the handler entered
- * releases nothing: released there, they would be unblocked in the
- * handler's mask, which its return puts back, blocked for good
- * (helper-142, helper-143); the code it interrupted releases them. */
-#define CV_DEFERRED_IN_HANDLER (1ull << (__SIGRTMIN - 1))   /* set by cv__deferred_window_enter */
+ * signals now go, unless the thread is still inside the other. Returns
+ * the signals it let go, one bit each. */
+uint64_t cv__release_deferred(void);
 /* lock.c: the program has a handler the trampoline does not wrap. */
 bool cv__unwrapped_handlers(void);
 void cv__signals_after_fork(void);
@@ -1359,14 +1356,6 @@ static inline struct cv_thread *cv__install_own(bool inert)
 	}
 }
 
-/* At the entry of a section or guard: marks it (CV_DEFERRED_IN_HANDLER),
- * where the thread is in neither yet and signals wait for their release. */
-static inline void cv__deferred_window_enter(void)
-{
-	if (CV_UNLIKELY(__atomic_load_n(&cv__deferred_signals, __ATOMIC_RELAXED)) && !cv__sections && !cv__busy)
-		__atomic_fetch_or(&cv__deferred_signals, CV_DEFERRED_IN_HANDLER, __ATOMIC_RELAXED);
-}
-
 /* cv__busy's top bit, the rest its depth: the guard is open (above). */
 #define CV_GUARD_OPEN (1u << 31)
 
@@ -1394,7 +1383,6 @@ static inline bool cv__guard_closed(void)
  * cv__self held. */
 static inline struct cv_thread *cv__guard_enter_quiet(void)
 {
-	cv__deferred_window_enter();
 	cv__busy++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* busy before self is hidden */
 	struct cv_thread *saved = cv__self;
@@ -1418,13 +1406,20 @@ static inline void cv__guard_leave_quiet(struct cv_thread *saved)
 		cv__snapshot_deferred();
 }
 
-/* Opens the guard the thread is in (above) and releases what its closed
- * stretch deferred; returns what cv__guard_close puts back. */
-static inline unsigned cv__guard_open(void)
+/* Opens the guard the thread is in, if any (above); returns what
+ * cv__guard_close puts back. */
+static inline unsigned cv__guard_open_quiet(void)
 {
 	unsigned was = cv__busy & CV_GUARD_OPEN;
-	cv__busy |= CV_GUARD_OPEN;
+	if (cv__busy)
+		cv__busy |= CV_GUARD_OPEN;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return was;
+}
+/* The same, and releases what its closed stretch deferred. */
+static inline unsigned cv__guard_open(void)
+{
+	unsigned was = cv__guard_open_quiet();
 	cv__release_deferred();
 	return was;
 }

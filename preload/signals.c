@@ -115,7 +115,7 @@ static void rearm(int sig, pid_t tid)
 		cv__real.sigaction(sig, &now, NULL);
 	}
 	if (!mine)
-		cv__spin_unlock(&handlers_lock);
+		cv__spin_unlock_deferring(&handlers_lock);
 }
 
 /* A real-time signal's copies taken off its queue, a block at a time. */
@@ -206,22 +206,49 @@ static __attribute__((noinline)) void note_disarmed_stack(const ucontext_t *uc)
 	cv__pair_store(&t->disarmed, lo, hi);
 }
 
+/* A handler that cannot wait (a fault of an instruction, a real-time
+ * signal whose queue is full) runs now, even inside a section or the
+ * guard, and may siglongjmp away. The signals deferred and waiting for a
+ * release that the code it interrupted was about to make go first, and
+ * not with that context's mask, which would block them again at the
+ * handler's return; a closed guard is opened for it. A jump away leaves
+ * neither behind: every later signal of the thread deferred for good
+ * (helper-144), where the shim only lost track of the thread before. */
+static CV_COLD void run_now(void (*fn)(int, siginfo_t *, void *), int sig, siginfo_t *si, ucontext_t *uc)
+{
+	if (!cv__sections && !cv__guard_closed()) {
+		uint64_t went = cv__release_deferred();
+		for (int s = 1; went; s++, went >>= 1)
+			if (went & 1)
+				sigdelset(&uc->uc_sigmask, s);
+	}
+	if (CV_UNLIKELY(uc->uc_stack.ss_flags & SS_AUTODISARM))
+		note_disarmed_stack(uc);
+	unsigned was = cv__guard_open_quiet();
+	fn(sig, si, uc);
+	cv__guard_close(was);
+}
+
 /* Deferred inside a section or the closed reentrancy guard (shim.h says
  * when it is), and also while signals deferred there wait for their
  * release (after the depth's 0): a handler run there could enter a section
  * or the guard of its own, whose end would release them inside it. */
 static void trampoline(int sig, siginfo_t *si, void *context)
 {
+	void (*fn)(int, siginfo_t *, void *) = __atomic_load_n(&handlers[sig].fn, __ATOMIC_ACQUIRE);
 	bool in_guard = cv__guard_closed() && !cv__unwrapped_handlers();
-	if (CV_UNLIKELY((cv__sections | (uint32_t)in_guard | (uint32_t)(cv__deferred_signals != 0)) != 0) &&
-	    !raised_by_an_instruction(sig, si) && defer(sig, si, context))
+	if (CV_UNLIKELY((cv__sections | (uint32_t)in_guard | (uint32_t)(cv__deferred_signals != 0)) != 0)) {
+		if (!raised_by_an_instruction(sig, si) && defer(sig, si, context))
+			return;
+		run_now(fn, sig, si, context);
 		return;
+	}
 	if (CV_UNLIKELY(((const ucontext_t *)context)->uc_stack.ss_flags & SS_AUTODISARM))
 		note_disarmed_stack(context);
 	/* A handler that takes only the signal number is called the way the
 	 * kernel calls it: the other two arguments are in registers it never
 	 * reads. */
-	__atomic_load_n(&handlers[sig].fn, __ATOMIC_ACQUIRE)(sig, si, context);
+	fn(sig, si, context);
 }
 
 /* At the end of the outermost section or guard (cv__critical_leave,
@@ -230,25 +257,19 @@ static void trampoline(int sig, siginfo_t *si, void *context)
  * it. Not while the thread is still inside the other: its end releases
  * them. A handler that runs here and enters a section of its own releases
  * what that one defers. */
-void cv__release_deferred(void)
+uint64_t cv__release_deferred(void)
 {
-	uint64_t bits = __atomic_load_n(&cv__deferred_signals, __ATOMIC_RELAXED);
-	if (CV_LIKELY(bits == 0) || cv__sections || cv__guard_closed())
-		return;
-	if (bits & CV_DEFERRED_IN_HANDLER) {
-		/* The end of what a handler entered (shim.h): the mark goes with
-		 * the last of it. */
-		if (!cv__busy)
-			__atomic_fetch_and(&cv__deferred_signals, ~CV_DEFERRED_IN_HANDLER, __ATOMIC_RELAXED);
-		return;
-	}
-	bits = __atomic_exchange_n(&cv__deferred_signals, 0, __ATOMIC_RELAXED) & ~CV_DEFERRED_IN_HANDLER;
+	if (CV_LIKELY(__atomic_load_n(&cv__deferred_signals, __ATOMIC_RELAXED) == 0) || cv__sections ||
+	    cv__guard_closed())
+		return 0;
+	uint64_t bits = __atomic_exchange_n(&cv__deferred_signals, 0, __ATOMIC_RELAXED), went = bits;
 	sigset_t set;
 	sigemptyset(&set);
 	for (int sig = 1; bits; sig++, bits >>= 1)
 		if (bits & 1)
 			sigaddset(&set, sig);
 	cv__sigmask(SIG_UNBLOCK, &set, NULL);
+	return went;
 }
 
 /* The program's view of what the kernel returned, given what the program
