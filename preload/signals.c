@@ -208,23 +208,22 @@ static __attribute__((noinline)) void note_disarmed_stack(const ucontext_t *uc)
 
 /* A handler that cannot wait (a fault of an instruction, a real-time
  * signal whose queue is full) runs now, even inside a section or the
- * guard, and may siglongjmp away. The signals deferred and waiting for a
- * release that the code it interrupted was about to make go first, and
- * not with that context's mask, which would block them again at the
- * handler's return; a closed guard is opened for it. A jump away leaves
- * neither behind: every later signal of the thread deferred for good
- * (helper-144), where the shim only lost track of the thread before. */
+ * guard, and may siglongjmp away. A closed guard is opened for it, and the
+ * signals deferred before it go first (their handlers too in the open
+ * guard) and out of its context's mask, which would block them again at
+ * its return: so neither a jump away nor a release inside it (a section's
+ * end in its sigaction) leaves them blocked or deferred for good
+ * (helper-144, helper-145); the thread is untracked after a jump, as
+ * before. Inside a section they wait for its end. */
 static CV_COLD void run_now(void (*fn)(int, siginfo_t *, void *), int sig, siginfo_t *si, ucontext_t *uc)
 {
-	if (!cv__sections && !cv__guard_closed()) {
-		uint64_t went = cv__release_deferred();
-		for (int s = 1; went; s++, went >>= 1)
-			if (went & 1)
-				sigdelset(&uc->uc_sigmask, s);
-	}
+	unsigned was = cv__guard_open_quiet();
+	uint64_t went = cv__release_deferred();
+	for (int s = 1; went; s++, went >>= 1)
+		if (went & 1)
+			sigdelset(&uc->uc_sigmask, s);
 	if (CV_UNLIKELY(uc->uc_stack.ss_flags & SS_AUTODISARM))
 		note_disarmed_stack(uc);
-	unsigned was = cv__guard_open_quiet();
 	fn(sig, si, uc);
 	cv__guard_close(was);
 }
