@@ -82,10 +82,7 @@ void cv__critical_enter(void)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (cv__sections != 0) {
 		cv__sections++;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		return;
-	}
-	if ((masked = __atomic_load_n(&program_handlers, __ATOMIC_RELAXED))) {
+	} else if ((masked = __atomic_load_n(&program_handlers, __ATOMIC_RELAXED))) {
 		block_all();
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		cv__sections = 1;

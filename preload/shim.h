@@ -1307,7 +1307,8 @@ long cv__seccomp_call(long (*sys)(long, long, long, long, long, long, long), lon
  * the program has a handler the trampoline does not wrap (lock.c,
  * cv__program_handler_coming): one of those that jumped out would leave
  * the others waiting for ever; they run inside, untracked, as does a
- * fault's handler. The fork window, where glibc waits for stdio's and
+ * fault's handler (signals.c, run_now, which opens the guard for it). The
+ * fork window, where glibc waits for stdio's and
  * malloc's locks other threads hold and libraries' atfork handlers run,
  * opens it (cv__guard_open): the handlers run there as outside,
  * untracked, and one that jumps away leaves the thread untracked. (The
