@@ -122,10 +122,9 @@ static bool section_leave(void)
 void cv__critical_leave(void)
 {
 	/* A signal deferred in the section; the trampoline defers one that
-	 * comes between the depth's 0 and this release too (signals.c). And
-	 * a snapshot request that waited for it (lifecycle.c). */
-	if (section_leave() && cv__release_deferred() && CV_UNLIKELY(cv__snapshot_pending) && !cv__busy)
-		cv__snapshot_deferred();
+	 * comes between the depth's 0 and this release too (signals.c). */
+	if (section_leave() && CV_UNLIKELY(cv__deferred_signals | (uint64_t)cv__snapshot_pending))
+		cv__deferred_run();
 }
 
 void cv__spin_unlock_deferring(cv_spinlock_t *l)

@@ -289,6 +289,11 @@ extern __thread uint64_t cv__deferred_signals;
  * signals now go, unless the thread is still inside the other. Returns
  * the signals it let go, one bit each. */
 uint64_t cv__release_deferred(void);
+/* The end of the outermost section or guard: the signals deferred there
+ * go, then (the thread in neither) a snapshot request that waited for the
+ * guard's end or for them (lifecycle.c); released after it, they would go
+ * on the writer's stack of the shim's. */
+void cv__deferred_run(void);
 /* lock.c: the program has a handler the trampoline does not wrap. */
 bool cv__unwrapped_handlers(void);
 void cv__signals_after_fork(void);
@@ -1401,10 +1406,8 @@ static inline void cv__guard_leave_quiet(struct cv_thread *saved)
 	bool outer = depth == 0;
 	cv__busy = outer ? 0 : depth | (cv__busy & CV_GUARD_OPEN);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* a request or a signal that saw busy raised is seen below */
-	if (CV_UNLIKELY(outer && cv__deferred_signals))
-		cv__release_deferred();   /* before a snapshot: its write runs on a stack of the shim's */
-	if (CV_UNLIKELY(outer && cv__snapshot_pending))
-		cv__snapshot_deferred();
+	if (CV_UNLIKELY(outer && (cv__deferred_signals | (uint64_t)cv__snapshot_pending)))
+		cv__deferred_run();
 }
 
 /* Opens the guard the thread is in, if any (above); returns what

@@ -218,10 +218,7 @@ static __attribute__((noinline)) void note_disarmed_stack(const ucontext_t *uc)
 static CV_COLD void run_now(void (*fn)(int, siginfo_t *, void *), int sig, siginfo_t *si, ucontext_t *uc)
 {
 	unsigned was = cv__guard_open_quiet();
-	uint64_t went = cv__release_deferred();
-	for (int s = 1; went; s++, went >>= 1)
-		if (went & 1)
-			sigdelset(&uc->uc_sigmask, s);
+	uc->uc_sigmask.__val[0] &= ~cv__release_deferred();   /* the kernel's word: futex.c, cv__sigmask */
 	if (CV_UNLIKELY(uc->uc_stack.ss_flags & SS_AUTODISARM))
 		note_disarmed_stack(uc);
 	fn(sig, si, uc);
@@ -261,14 +258,16 @@ uint64_t cv__release_deferred(void)
 	if (CV_LIKELY(__atomic_load_n(&cv__deferred_signals, __ATOMIC_RELAXED) == 0) || cv__sections ||
 	    cv__guard_closed())
 		return 0;
-	uint64_t bits = __atomic_exchange_n(&cv__deferred_signals, 0, __ATOMIC_RELAXED), went = bits;
-	sigset_t set;
-	sigemptyset(&set);
-	for (int sig = 1; bits; sig++, bits >>= 1)
-		if (bits & 1)
-			sigaddset(&set, sig);
+	sigset_t set = { .__val = { __atomic_exchange_n(&cv__deferred_signals, 0, __ATOMIC_RELAXED) } };
 	cv__sigmask(SIG_UNBLOCK, &set, NULL);
-	return went;
+	return set.__val[0];
+}
+
+void cv__deferred_run(void)
+{
+	cv__release_deferred();
+	if (CV_UNLIKELY(cv__snapshot_pending) && !cv__sections && !cv__busy)
+		cv__snapshot_deferred();
 }
 
 /* The program's view of what the kernel returned, given what the program

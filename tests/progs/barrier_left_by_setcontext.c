@@ -33,10 +33,7 @@ static void clobber(int n)
 
 static void *leaver(void *arg)
 {
-	sigset_t alrm;
-	sigemptyset(&alrm);
-	sigaddset(&alrm, SIGALRM);
-	MUST(pthread_sigmask(SIG_UNBLOCK, &alrm, NULL));
+	mask_signal(SIG_UNBLOCK, SIGALRM);
 	static pthread_barrier_t lonely;   /* a count of 2, one thread */
 	MUST(pthread_barrier_init(&lonely, NULL, 2));
 	static const struct itimerval once = { { 0, 0 }, { 0, 3000 } };
@@ -54,13 +51,8 @@ static void *leaver(void *arg)
 
 int main(void)
 {
-	struct sigaction sa = { .sa_handler = on_alrm };
-	sigemptyset(&sa.sa_mask);
-	MUST(sigaction(SIGALRM, &sa, NULL) ? errno : 0);
-	sigset_t alrm;   /* the leaver's alone */
-	sigemptyset(&alrm);
-	sigaddset(&alrm, SIGALRM);
-	MUST(pthread_sigmask(SIG_BLOCK, &alrm, NULL));
+	handle_signal(SIGALRM, on_alrm);
+	mask_signal(SIG_BLOCK, SIGALRM);   /* the leaver's alone */
 	pthread_t t;
 	MUST(pthread_create(&t, NULL, leaver, NULL));
 	MUST(pthread_join(t, NULL));

@@ -52,10 +52,7 @@ static void jump_out_of_wait(pthread_barrier_t *b)
 
 static void *waiter(void *arg)
 {
-	sigset_t alrm;
-	sigemptyset(&alrm);
-	sigaddset(&alrm, SIGALRM);
-	MUST(pthread_sigmask(SIG_UNBLOCK, &alrm, NULL));
+	mask_signal(SIG_UNBLOCK, SIGALRM);
 	for (int i = 0; i < jumps; i++) {
 		MUST(pthread_barrier_init(&lonely[i], NULL, 2));
 		jump_out_of_wait(&lonely[i]);
@@ -71,13 +68,8 @@ static void *waiter(void *arg)
 int main(int argc, char **argv)
 {
 	jumps = argc > 1 && strcmp(argv[1], "after-jumps") == 0 ? 2 : 0;
-	struct sigaction jump = { .sa_handler = on_alrm };
-	sigemptyset(&jump.sa_mask);
-	MUST(sigaction(SIGALRM, &jump, NULL) ? errno : 0);
-	sigset_t alrm;   /* the waiter's alone */
-	sigemptyset(&alrm);
-	sigaddset(&alrm, SIGALRM);
-	MUST(pthread_sigmask(SIG_BLOCK, &alrm, NULL));
+	handle_signal(SIGALRM, on_alrm);
+	mask_signal(SIG_BLOCK, SIGALRM);   /* the waiter's alone */
 	for (int i = 0; i < CHURN; i++) {
 		MUST(pthread_mutex_init(&churn[i], NULL));
 		MUST(pthread_mutex_lock(&churn[i]));
@@ -86,9 +78,7 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < SEMS; i++)
 		MUST(sem_init(&sems[i], 0, 0) ? errno : 0);
-	struct sigaction sa = { .sa_handler = on_usr1 };
-	sigemptyset(&sa.sa_mask);
-	MUST(sigaction(SIGUSR1, &sa, NULL) ? errno : 0);
+	handle_signal(SIGUSR1, on_usr1);
 	MUST(pthread_cond_init(&c, NULL));
 	pthread_t t;
 	MUST(pthread_create(&t, NULL, waiter, NULL));

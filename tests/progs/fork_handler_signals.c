@@ -85,22 +85,15 @@ static void fork_once(void)
 	MUST(waitpid(child, NULL, 0) == child ? 0 : errno);
 }
 
-static void on(int sig, void (*handler)(int))
-{
-	struct sigaction sa = { .sa_handler = handler };
-	sigemptyset(&sa.sa_mask);
-	MUST(sigaction(sig, &sa, NULL));
-}
-
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "lock";
-	on(SIGUSR1, on_usr1);
+	handle_signal(SIGUSR1, on_usr1);
 	forker = pthread_self();
 	forker_tid = (pid_t)syscall(SYS_gettid);
 	sigset_t now;
 	if (!strcmp(mode, "lock")) {
-		on(SIGUSR2, on_usr2);
+		handle_signal(SIGUSR2, on_usr2);
 		MUST(sem_init(&holding, 0, 0));
 		pthread_t t;
 		MUST(pthread_create(&t, NULL, holder, NULL));
@@ -109,7 +102,7 @@ int main(int argc, char **argv)
 		MUST(pthread_join(t, NULL));
 		printf("prepare: raise(SIGUSR1) ran its handler %d time(s) before it returned\n", forkwait_raise_ran);
 	} else if (!strcmp(mode, "nested")) {
-		on(SIGUSR2, on_usr2_fork);
+		handle_signal(SIGUSR2, on_usr2_fork);
 		forkwait_mode = FORKWAIT_NESTED;
 		fork_once();
 		MUST(pthread_sigmask(SIG_BLOCK, NULL, &now));

@@ -24,9 +24,7 @@ static void on_usr1(int sig)
 int main(void)
 {
 	static pthread_mutex_t ms[64];
-	struct sigaction sa = { .sa_handler = on_usr1 };
-	sigemptyset(&sa.sa_mask);
-	MUST(sigaction(SIGUSR1, &sa, NULL));
+	handle_signal(SIGUSR1, on_usr1);
 	struct itimerval it = { .it_interval = { 0, 100 }, .it_value = { 0, 100 } };
 	MUST(setitimer(ITIMER_REAL, &it, NULL));
 	for (volatile int i = 0; i < 200000; i++) {

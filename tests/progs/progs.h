@@ -92,6 +92,24 @@ static inline int sleeps_in_futex(pid_t tid)
 	return sleeps_in_futex_on(tid, NULL);
 }
 
+/* handler on sig, with no flags and no signal blocked while it runs. */
+static inline void handle_signal(int sig, void (*handler)(int))
+{
+	struct sigaction sa = { .sa_handler = handler };
+	sigemptyset(&sa.sa_mask);
+	MUST(sigaction(sig, &sa, NULL) ? errno : 0);
+}
+
+/* sig blocked (how: SIG_BLOCK) or let through (SIG_UNBLOCK) in the
+ * calling thread. */
+static inline void mask_signal(int how, int sig)
+{
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	MUST(pthread_sigmask(how, &one, NULL));
+}
+
 /* A poller's pause while it waits for what another thread or process
  * makes: asleep for 100 us, so that on a busy machine the CPU goes to the
  * thread it waits for (sched_yield gave it to any other, and the waits
