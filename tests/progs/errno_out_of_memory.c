@@ -1,7 +1,7 @@
 /* errno_out_of_memory.c — a lock call that waited leaves errno as it was,
  * even when the shim's memory runs out (tests/shim/trust.c).
  *
- * A helper holds 20,000 mutexes; the main thread lowers RLIMIT_AS to what
+ * A helper holds 4,000 mutexes; the main thread lowers RLIMIT_AS to what
  * it uses now, then times out on each of them (a deadline already past),
  * errno set to 4242 before every call. Each is a wait the shim records in
  * a new record, whose counters of waits it allocates at the first wait:
@@ -13,7 +13,7 @@
 
 #include "progs.h"
 
-#define LOCKS 20000
+#define LOCKS 4000
 
 static pthread_mutex_t locks[LOCKS];
 static pthread_barrier_t held, done;
