@@ -304,10 +304,14 @@ bool cv__profiling_here(void);
 /* ---- objects.c: synchronisation objects and per-thread records ------------ */
 
 /* One object: one generation of one address, in two lines. The first is
- * read-mostly (the registry's lookups, the profile writer); the second holds
- * what operations read and write: the fast paths read `retired` and
- * `last_owner` there, and only slow paths (first use by a thread, an owner
- * change, a condvar wait, a wake that found a waiter, destroy) write it. */
+ * read-mostly: what a cache hit tests (`addr` and `retired`, written once
+ * at destroy or re-init) and what the registry's chain walks read, so that
+ * a reader, a spinlock or a semaphore taken without waiting reads one line
+ * of its object. The second holds what operations write: `last_owner`
+ * (which a writer's fast path reads), the condvar waiter word and the wake
+ * stamps, written only on slow paths (first use by a thread, an owner
+ * change, a condvar wait, a wake that found a waiter) and by the profile
+ * writer. */
 struct cv_obj {
 	const void     *addr;
 	uint32_t        id;
@@ -316,15 +320,15 @@ struct cv_obj {
 	uint32_t        flags;         /* CV_MUTEX_* */
 	int             merged;        /* objects.c: retired past the cap, its records fold into the kind's aggregate */
 	uint32_t        refs;          /* objects.c: records of it, plus one while it is being merged */
-	uint32_t        dump_id;       /* output.c: 1 + its id in the profile, 0 until written */
+	int             retired;       /* set by destroy/re-init; records move to a new object */
 	uint32_t        map_gen;       /* stacks.c: module-map generation at first use (written once) */
 	uint64_t        held_seed;     /* the hash of a held set of it alone (cv__obj_number) */
 	const char     *name;          /* convoy_name_object(), or NULL */
 	struct cv_obj  *hash_next;     /* registry bucket chain (live and newest retired) */
 
 	/* The operations' line. */
-	int             retired __attribute__((aligned(CV_CACHELINE)));
-					/* set by destroy/re-init; records move to a new object */
+	uint32_t        dump_id __attribute__((aligned(CV_CACHELINE)));
+					/* output.c: 1 + its id in the profile, 0 until written */
 	/* Call stacks (stacks.c): the init or first-use stack, claimed once. */
 	uint32_t        first_stack;   /* stack id; 0 while none */
 	struct cv_thread *last_owner;  /* locks: written only when the owner changes (cv__note_owner) */
@@ -350,8 +354,9 @@ struct cv_obj {
 		};
 	};
 };
-_Static_assert(offsetof(struct cv_obj, retired) == CV_CACHELINE && sizeof(struct cv_obj) == 2 * CV_CACHELINE,
-	       "cv_obj: one read-mostly line, then the operations' line");
+_Static_assert(offsetof(struct cv_obj, retired) < CV_CACHELINE && offsetof(struct cv_obj, dump_id) == CV_CACHELINE &&
+		       sizeof(struct cv_obj) == 2 * CV_CACHELINE,
+	       "cv_obj: one read-mostly line with what a hit tests, then the operations' line");
 
 /* What one thread did to one object: a record, in two lines only its
  * thread writes (line aligned), with the counters that an object used
