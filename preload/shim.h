@@ -592,6 +592,11 @@ struct cv_thread {
 	 * the fast path has free (docs/performance.md, "Trylock, the hold
 	 * mask and the thread's addresses"). */
 	uint64_t        hold_mask;
+	/* cond.c: the condvar of the last wait this thread returned from
+	 * (futile wakes, below), cleared by every signal and broadcast: in the
+	 * line the fast paths read, so that a signal with no waiter writes no
+	 * other line of the state. */
+	const void     *cw_cond;
 	/* Line 1: the condvar cache (cv__way). */
 	struct cv_way   cond_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
 	/* Line 2 on: the held set. */
@@ -675,11 +680,11 @@ struct cv_thread {
 	 * end. */
 	struct cv_way  *l2[CV_L2_FAMILIES];
 	uint32_t        l2_refills[CV_L2_FAMILIES];
-	/* Futile condvar wakes (cond.c): the last wait this thread returned from,
-	 * and its mutex record's acquisitions then. Waiting again on the same
-	 * condvar with that count unchanged means the mutex was never released. */
+	/* Futile condvar wakes (cond.c): the last wait this thread returned from
+	 * (cw_cond, in line 0), and its mutex record's acquisitions then.
+	 * Waiting again on the same condvar with that count unchanged means the
+	 * mutex was never released. */
 	uint32_t        cw_broadcast;  /* the last wake sent on cw_cond was a broadcast */
-	const void     *cw_cond;
 	struct cv_rec  *cw_mutex_rec;
 	uint64_t        cw_mutex_acq;
 	/* gomp.c: the runtime table of the OpenMP region this thread runs a
@@ -733,7 +738,7 @@ struct cv_thread {
 	struct cv_trace_ring *trace;   /* trace.c: this thread's events, when trace mode is on */
 } __attribute__((aligned(CV_CACHELINE)));
 _Static_assert(sizeof(struct cv_thread) <= 4096, "cv_thread: in the allocator's 4 KiB class (counters)");
-_Static_assert(offsetof(struct cv_thread, hold_mask) + sizeof(uint64_t) <= CV_CACHELINE &&
+_Static_assert(offsetof(struct cv_thread, cw_cond) + sizeof(void *) <= CV_CACHELINE &&
 	       offsetof(struct cv_thread, held) == 2 * CV_CACHELINE,
 	       "cv_thread: the fast paths' fields in line 0, the held set from line 2");
 
