@@ -275,7 +275,7 @@ static void snapshot_free(struct snapshot *snap, bool ending)
 {
 	for (size_t i = 0; i < snap->nobjs; i++) {
 		if (i + OBJS_AHEAD < snap->nobjs)
-			__builtin_prefetch(snap->objs[i + OBJS_AHEAD], 1);
+			__builtin_prefetch(&snap->objs[i + OBJS_AHEAD]->dump_id, 1);
 		snap->objs[i]->dump_id = 0;
 	}
 	dumping = NULL;

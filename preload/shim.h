@@ -306,12 +306,13 @@ bool cv__profiling_here(void);
 /* One object: one generation of one address, in two lines. The first is
  * read-mostly: what a cache hit tests (`addr` and `retired`, written once
  * at destroy or re-init) and what the registry's chain walks read, so that
- * a reader, a spinlock or a semaphore taken without waiting reads one line
+ * a read lock or a semaphore's token taken without waiting reads one line
  * of its object. The second holds what operations write: `last_owner`
- * (which a writer's fast path reads), the condvar waiter word and the wake
+ * (which the mutex, write-lock and spinlock fast paths also read), the
+ * condvar waiter word (which a signal's fast path also reads) and the wake
  * stamps, written only on slow paths (first use by a thread, an owner
- * change, a condvar wait, a wake that found a waiter) and by the profile
- * writer. */
+ * change, a condvar wait, a wake that found a waiter), and the profile
+ * writer's `dump_id`. */
 struct cv_obj {
 	const void     *addr;
 	uint32_t        id;
@@ -594,8 +595,9 @@ struct cv_thread {
 	uint64_t        hold_mask;
 	/* cond.c: the condvar of the last wait this thread returned from
 	 * (futile wakes, below), cleared by every signal and broadcast: in the
-	 * line the fast paths read, so that a signal with no waiter writes no
-	 * other line of the state. */
+	 * line the lock fast paths read (a signal's own reads only the condvar
+	 * cache, line 1), so that a signal with no waiter writes no line of the
+	 * state that a lock around it does not keep at hand. */
 	const void     *cw_cond;
 	/* Line 1: the condvar cache (cv__way). */
 	struct cv_way   cond_cache[CV_WAYS] __attribute__((aligned(CV_CACHELINE)));
