@@ -158,6 +158,12 @@ $(TEST_PROGS_DIR)/fastpath_writes: tests/progs/fastpath_writes.c preload/shim.h 
 	@mkdir -p $(@D)
 	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -lelf -ldl -lcapstone
 
+# The shim's frameless entry points, decoded from its symbol table (libelf,
+# Capstone).
+$(TEST_PROGS_DIR)/frameless_calls: tests/progs/frameless_calls.c | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -lelf -lcapstone
+
 # --- Criterion binaries ------------------------------------------------------
 TEST_UTIL_CFLAGS := $(TEST_CFLAGS) -Itests/common -DBUILD_DIR='"$(abspath $(BUILD))"'
 
