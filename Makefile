@@ -43,8 +43,14 @@ BASE_CFLAGS := -std=gnu11 $(WARN) -Iinclude -D_GNU_SOURCE
 
 # The shim runs inside other programs: hidden by default, initial-exec TLS so the
 # first TLS access never enters the loader, only interposed names exported.
+# Frame pointers in every function that calls another (preload/stacks.c's
+# reuse of recent captures reads the frame pointer each caller saved); none
+# in a leaf, which is never a caller (tail jumps are not calls): the lock
+# fast paths that read their caller's return address no longer push, set and
+# pop a frame they never use (fastpath::no_call_without_a_frame checks the
+# rule over the built library's call-frame information).
 SHIM_CFLAGS  := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
-                -ftls-model=initial-exec -fno-omit-frame-pointer
+                -ftls-model=initial-exec -fno-omit-frame-pointer -momit-leaf-frame-pointer
 SHIM_LDFLAGS := -shared -Wl,--version-script=preload/exports.map -Wl,-z,now \
                 -Wl,--wrap=_Unwind_Find_FDE
 # The unwinder (stacks.c) is libgcc's, linked in: libgcc_eh.a, not libgcc_s.so.

@@ -646,7 +646,7 @@ static inline __attribute__((always_inline)) int mutex_lock(pthread_mutex_t *m)
 	return lock_normal(m, pc, false, PTHREAD_MUTEX_NORMAL);
 }
 
-CV_EXPORT_FRAMELESS int pthread_mutex_lock(pthread_mutex_t *m)
+CV_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	return mutex_lock(m);
 }
@@ -841,7 +841,7 @@ static CV_NOINLINE int trylock_other(pthread_mutex_t *m, const void *pc)
  * mutex the shim would take itself is tried as glibc's trylock tries it
  * (its first case: one compare-and-swap, EBUSY if it fails), any other
  * with the real trylock; then one test, the two counts and the push. */
-CV_EXPORT_FRAMELESS int pthread_mutex_trylock(pthread_mutex_t *m)
+CV_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
 	const void *pc = __builtin_return_address(0);
 	if (CV_UNLIKELY(not_taken_here(m) | (uintptr_t)trylock_first))

@@ -409,7 +409,7 @@ static inline bool rd_taken(pthread_rwlock_t *rw)
 
 /* What glibc's rdlock does and this does not: its static probes
  * (rdlock_entry, rdlock_acquire_read: SDT notes for uprobes). */
-CV_EXPORT_FRAMELESS int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
+CV_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
 {
 	if (CV_UNLIKELY(!rd_taken(rw)))
 		return rdlock_other(rw, __builtin_return_address(0));
@@ -454,7 +454,7 @@ static CV_COLD int wr_taken_without_tid(pthread_rwlock_t *rw, const void *pc)
 }
 
 /* What glibc's wrlock does and this does not: its static probes. */
-CV_EXPORT_FRAMELESS int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
+CV_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
 {
 	if (CV_UNLIKELY(!wr_word_taken(rw)))
 		return wrlock_other(rw, __builtin_return_address(0));

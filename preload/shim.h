@@ -35,19 +35,6 @@
  * pthread_cond_signal's untouched code 0.3 ns a call, 15 rounds, for the
  * 80 bytes it moved; with this, 0.0). About 3 KiB of padding. */
 #define CV_EXPORT   __attribute__((visibility("default"), aligned(64)))
-/* An interposed lock whose fast path reads its caller's return address
- * (the held set's pc): without a frame of its own, which the shim's
- * -fno-omit-frame-pointer would otherwise give it for
- * __builtin_return_address, the address is read at the stack pointer and
- * the push, the frame set-up and the pop go (3 instructions of about 50).
- * Such a function calls nothing (tail calls only, checked by
- * fastpath::frameless_entry_points_call_nothing), so no capture of calls
- * has it as a caller's frame: stacks.c's rule that a frame in the shim
- * saved its caller's frame pointer holds for every frame it keeps (a
- * capture through a signal frame, where it may appear interrupted, is
- * never kept). GCC's optimize attribute adds the option to the command
- * line's for this function alone. */
-#define CV_EXPORT_FRAMELESS CV_EXPORT __attribute__((optimize("omit-frame-pointer")))
 #define CV_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define CV_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define CV_COLD     __attribute__((noinline, cold))

@@ -200,7 +200,7 @@ static CV_NOINLINE int spin_lock_other(pthread_spinlock_t *l, const void *pc)
  * which would wait for its loads (mutex.c, locked).
  * The decrement is also the peek: no lock taken between a peek and the
  * real lock spins uncounted. */
-CV_EXPORT_FRAMELESS int pthread_spin_lock(pthread_spinlock_t *l)
+CV_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 {
 	const void *pc = __builtin_return_address(0);
 	if (CV_UNLIKELY(!CV_SPIN_DECREMENTS || !CV_LOAD(&cv__real.take_spin)))

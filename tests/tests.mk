@@ -158,11 +158,11 @@ $(TEST_PROGS_DIR)/fastpath_writes: tests/progs/fastpath_writes.c preload/shim.h 
 	@mkdir -p $(@D)
 	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -lelf -ldl -lcapstone
 
-# The shim's frameless entry points, decoded from its symbol table (libelf,
+# The shim's calls against its call-frame information (libdw, libelf,
 # Capstone).
-$(TEST_PROGS_DIR)/frameless_calls: tests/progs/frameless_calls.c | check-deps
+$(TEST_PROGS_DIR)/call_frames: tests/progs/call_frames.c | check-deps
 	@mkdir -p $(@D)
-	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -lelf -lcapstone
+	$(CC) $(TEST_PROG_CFLAGS) $< -o $@ -ldw -lelf -lcapstone
 
 # --- Criterion binaries ------------------------------------------------------
 TEST_UTIL_CFLAGS := $(TEST_CFLAGS) -Itests/common -DBUILD_DIR='"$(abspath $(BUILD))"'
