@@ -88,8 +88,9 @@ _Static_assert(CV_KNOWN_HEADS > 1 && (CV_KNOWN_HEADS & (CV_KNOWN_HEADS - 1)) == 
  * size may not be fixed by its pc (alloca, a variable-length array, or any
  * function of code built with frame pointers, outside the shim); FP_SAVED,
  * it saved its caller's frame pointer just below its return address (push
- * rbp; mov rsp, rbp: the shim's functions, built with frame pointers, and
- * FP_CHECK's); FP_PASSED, it left its caller's in the register. None: it
+ * rbp; mov rsp, rbp: the shim's functions that call others, built with
+ * frame pointers, and FP_CHECK's); FP_PASSED, it left its caller's in the
+ * register. None: it
  * used the register for something else, its caller's saved where only the
  * unwinder knows. */
 #define FP_CHECK  1u
@@ -637,8 +638,13 @@ static inline bool in_shim(const void *pc)
  * is fp and its CFA cfa, its caller's frame pointer caller_fp. */
 static inline uint8_t fp_flags(const void *pc, uintptr_t fp, uintptr_t caller_fp, uintptr_t cfa)
 {
+	/* Returned into, so a caller: the shim's callers are built with frame
+	 * pointers, no frame of varying size (the Makefile leaves frames out
+	 * of leaves only; fastpath::no_call_without_a_frame; libgcc's
+	 * unwinder, linked in without them, is a caller only in a capture
+	 * through a signal frame, which is never kept). */
 	if (in_shim(pc))
-		return FP_SAVED;   /* built with frame pointers, no frame of varying size */
+		return FP_SAVED;
 	if (fp && fp + 16 == cfa)
 		return FP_CHECK | FP_SAVED;
 	return fp == caller_fp ? FP_PASSED : 0;
