@@ -667,7 +667,13 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 		st->fps[b->n - 1] = fp_flags(st->pcs[b->n - 1], b->fp_prev, fp, cfa);
 	b->fp_prev = fp;
 	st->cfas[b->n] = cfa;
-	st->pcs[b->n] = (void *)ip;
+	/* A frame a signal interrupted (the unwinder flags the frame after a
+	 * signal frame) is at the instruction that was to run next, not after
+	 * a call: kept as that pc + 1, so that the profile's one rule (a
+	 * reader looks up pc - 1: docs/profile-format.md) finds that
+	 * instruction, not the one before it, which may be another
+	 * function's (tests/stacks/progs/interrupted.c). */
+	st->pcs[b->n] = (void *)(ip + (signal_frame != 0));
 	st->fps[b->n++] = 0;   /* until the next frame's CFA says */
 	if (cfa && reuse_known(b, ip, cfa, fp))
 		return _URC_END_OF_STACK;

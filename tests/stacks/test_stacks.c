@@ -560,6 +560,27 @@ Test(stacks, a_capture_after_a_switch_to_a_stack_since_unmapped, .timeout = 30)
 	run_capturing("stack_switch", "main");
 }
 
+/* A frame a signal interrupted is at an instruction, not a return address:
+ * a handler that makes a lock when a function faults at its first
+ * instruction names that function in the lock's stack, not the one laid
+ * out before it, which a look one byte early finds
+ * (tests/stacks/progs/interrupted.c). */
+Test(stacks, a_frame_a_signal_interrupted_is_its_own_instruction, .timeout = 30)
+{
+	json_object *r = profile_of("interrupted", NULL, NULL);
+	char name[128];
+	snprintf(name, sizeof(name), "mutex@on_sigill (interrupted.c:%d)",
+		 marker_line("interrupted.c", "pthread_mutex_init(made, NULL);   /* MADE_LINE"));
+	json_object *fu = tu_get(lock_named(r, name), "first_use");
+	cr_assert(fu && json_object_get_type(fu) == json_type_object, "%s has no first_use stack", name);
+	char *text = frames_text(tu_array(fu, "frames"));
+	cr_assert(strstr(text, "\ninterrupted ?:0\nmain interrupted.c:"),
+		  "the interrupted frame, then main, after the handler and its trampoline:\n%s", text);
+	cr_assert(!strstr(text, "before_interrupted"), "the interrupted pc looked up one byte early:\n%s", text);
+	free(text);
+	json_object_put(r);
+}
+
 /* ---- what is captured, and when ------------------------------------------------------ */
 
 /* The uncontended path never unwinds: no wait stack, only the first use. */
