@@ -667,12 +667,14 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 		st->fps[b->n - 1] = fp_flags(st->pcs[b->n - 1], b->fp_prev, fp, cfa);
 	b->fp_prev = fp;
 	st->cfas[b->n] = cfa;
-	/* A frame a signal interrupted (the unwinder flags the frame after a
-	 * signal frame) is at the instruction that was to run next, not after
-	 * a call: kept as that pc + 1, so that the profile's one rule (a
-	 * reader looks up pc - 1: docs/profile-format.md) finds that
-	 * instruction, not the one before it, which may be another
-	 * function's (tests/stacks/progs/interrupted.c). */
+	/* A frame a signal interrupted (the unwinder flags the caller of a
+	 * signal frame, the frame its trampoline returns to) is at the
+	 * instruction that was to run next, not after a call: kept as that
+	 * pc + 1, so that the profile's one rule (a reader looks up pc - 1:
+	 * docs/profile-format.md) finds that instruction, not the one before
+	 * it, which may be another function's
+	 * (tests/stacks/progs/interrupted.c). reuse_known takes the pc itself:
+	 * a recent capture's frame at this CFA returning there is this one. */
 	st->pcs[b->n] = (void *)(ip + (signal_frame != 0));
 	st->fps[b->n++] = 0;   /* until the next frame's CFA says */
 	if (cfa && reuse_known(b, ip, cfa, fp))
@@ -747,7 +749,8 @@ CV_NO_FRAME uintptr_t frame_pointer(void)
 }
 
 /* Up to CV_STACK_BUF return addresses into st->pcs, innermost first (the
- * convention of glibc's backtrace() and libunwind's unw_backtrace), and
+ * convention of glibc's backtrace() and libunwind's unw_backtrace; a
+ * frame a signal interrupted as its pc + 1: one_frame), and
  * each frame's canonical frame address into st->cfas (the stack pointer in
  * its caller at the call). Kept among the thread's recent captures for the
  * next (reuse_known). loads: the loader's count the capture saw

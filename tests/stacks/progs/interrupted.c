@@ -13,12 +13,13 @@
 #include <signal.h>
 #include <string.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include "stacks_progs.h"
 
 /* Two functions side by side, with call-frame information, the second's
  * first instruction a ud2 (two bytes), the first's last byte just before
- * it. */
+ * it: one asm block, so that nothing comes between them. */
 void before_interrupted(void);
 void interrupted(void);
 __asm__(".text\n"
@@ -61,7 +62,6 @@ int main(void)
 	if (sigaction(SIGILL, &sa, NULL) != 0)
 		return 2;
 	interrupted();
-	before_interrupted();
 	pthread_mutex_lock(made);
 	pthread_mutex_unlock(made);
 	puts("interrupted: done");
