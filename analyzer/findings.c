@@ -269,25 +269,41 @@ static void rule_locks(struct findings *out, struct step *st)
 		evidence(x, "interval_ns", interval);
 		evidence(x, "utilization", util);
 		char a[32], b[32], c[32], d[32], e[32];
-		const char *what = kind == FINDING_ACQUISITION_FREQ ? "but it is entered every %s — the cost is the number of entries" :
-				   kind == FINDING_LONG_HOLD ? "and it is entered every %s — the critical section is long" :
-				   "and it is entered every %s — threads queue for it";
-		int len = snprintf(x->summary, sizeof(x->summary),
-		    "Waiting for %s %s: %s acquisitions (%s), %s contended, %s waited in all; the critical section is %s ",
-		    kind_name(row->obj->o.kind), row->name, fmt_count(a, sizeof(a), (uint64_t)acq),
-		    fmt_rate(e, sizeof(e), wall ? acq / wall * 1e9 : 0), fmt_pct(b, sizeof(b), contended),
-		    fmt_ns(c, sizeof(c), (double)k->wait_ns), hold > 0 ? fmt_ns(d, sizeof(d), hold) : "unmeasured");
-		if (hold > 0 && few)   /* sort's merge locks: 1.4 us from one sample, 1.2 ms whole */
-			len += snprintf(x->summary + len, sizeof(x->summary) - (size_t)len,
-					"(from %llu sampled hold%s: too few to say how long it is held) ",
-					(unsigned long long)row->hold_samples, row->hold_samples == 1 ? "" : "s");
-		len += snprintf(x->summary + len, sizeof(x->summary) - (size_t)len, what, fmt_ns(a, sizeof(a), interval));
-		if (kind == FINDING_LOCK_CONTENTION && hold > 0 && hold < SHORT_HOLD_NS && !few)
-			snprintf(x->summary + len, sizeof(x->summary) - (size_t)len,
-				 ". Entered this rarely and held this briefly (sampled 1 in %u), it should not keep "
-				 "threads waiting: some holds are longer than the samples, or holders lost their CPU",
-				 st->t->m->p->process.hold_sample_period);
-		strncat(x->summary, ".", sizeof(x->summary) - strlen(x->summary) - 1);
+		if (row->obj->o.kind == CV_OBJ_FUTEX) {
+			/* A lock built on a futex word (Rust's Mutex, a hand-made
+			 * one) enters the kernel, where the shim sees it, only when
+			 * contended: its acquisitions are its woken waits, and
+			 * neither how often it is taken nor how long it is held is
+			 * known. */
+			snprintf(x->summary, sizeof(x->summary),
+				 "Waiting for %s %s: %s wait%s (%s), %s in all; a lock on a futex word enters the "
+				 "kernel only when contended, so how often it is taken and how long it is held "
+				 "are not seen.",
+				 kind_name(row->obj->o.kind), row->name, fmt_count(a, sizeof(a), k->waits),
+				 k->waits == 1 ? "" : "s", fmt_rate(e, sizeof(e), wall ? (double)k->waits / wall * 1e9 : 0),
+				 fmt_ns(c, sizeof(c), (double)k->wait_ns));
+		} else {
+			const char *what = kind == FINDING_ACQUISITION_FREQ ?
+						   "but it is entered every %s — the cost is the number of entries" :
+					   kind == FINDING_LONG_HOLD ? "and it is entered every %s — the critical section is long" :
+								       "and it is entered every %s — threads queue for it";
+			int len = snprintf(x->summary, sizeof(x->summary),
+			    "Waiting for %s %s: %s acquisitions (%s), %s contended, %s waited in all; the critical section is %s ",
+			    kind_name(row->obj->o.kind), row->name, fmt_count(a, sizeof(a), (uint64_t)acq),
+			    fmt_rate(e, sizeof(e), wall ? acq / wall * 1e9 : 0), fmt_pct(b, sizeof(b), contended),
+			    fmt_ns(c, sizeof(c), (double)k->wait_ns), hold > 0 ? fmt_ns(d, sizeof(d), hold) : "unmeasured");
+			if (hold > 0 && few)   /* sort's merge locks: 1.4 us from one sample, 1.2 ms whole */
+				len += snprintf(x->summary + len, sizeof(x->summary) - (size_t)len,
+						"(from %llu sampled hold%s: too few to say how long it is held) ",
+						(unsigned long long)row->hold_samples, row->hold_samples == 1 ? "" : "s");
+			len += snprintf(x->summary + len, sizeof(x->summary) - (size_t)len, what, fmt_ns(a, sizeof(a), interval));
+			if (kind == FINDING_LOCK_CONTENTION && hold > 0 && hold < SHORT_HOLD_NS && !few)
+				snprintf(x->summary + len, sizeof(x->summary) - (size_t)len,
+					 ". Entered this rarely and held this briefly (sampled 1 in %u), it should not keep "
+					 "threads waiting: some holds are longer than the samples, or holders lost their CPU",
+					 st->t->m->p->process.hold_sample_period);
+			strncat(x->summary, ".", sizeof(x->summary) - strlen(x->summary) - 1);
+		}
 		if (spun > 0) {
 			size_t len = strlen(x->summary);
 			say(x->summary + len, sizeof(x->summary) - len,

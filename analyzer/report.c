@@ -115,16 +115,21 @@ static void text_summary(const struct model *m, const struct findings *f, FILE *
 	for (size_t i = 0; i < m->nlocks; i++)
 		mutexes_only &= m->locks[i]->obj->o.kind == CV_OBJ_MUTEX;
 	char text[1024];
-	snprintf(text, sizeof(text), mutexes_only ? "Threads spent %s blocked on mutexes (%s of their combined lifetime); "
-		"%s accounts for %s of it: %s of its %s acquisitions waited, %s on average." :
-		"Threads spent %s waiting for locks (%s of their combined lifetime); "
-		"%s accounts for %s of it: %s of its %s acquisitions waited, %s on average.",
-		fmt_ns(a, sizeof(a), (double)m->total_lock_wait),
-		fmt_pct(b, sizeof(b), ratio(m->total_lock_wait, m->total_thread_ns)),
-		top->name, fmt_pct(c, sizeof(c), ratio(top->total.wait_ns, m->total_lock_wait)),
-		fmt_pct((char[32]){0}, 32, ratio(top->total.contended, top->total.acquisitions)),
-		fmt_count((char[32]){0}, 32, top->total.acquisitions),
-		fmt_ns((char[32]){0}, 32, top->total.waits ? (double)top->total.wait_ns / (double)top->total.waits : 0));
+	const char *avg = fmt_ns((char[32]){0}, 32, top->total.waits ? (double)top->total.wait_ns / (double)top->total.waits : 0);
+	int n = snprintf(text, sizeof(text), "Threads spent %s %s (%s of their combined lifetime); %s accounts for %s of it: ",
+			 fmt_ns(a, sizeof(a), (double)m->total_lock_wait),
+			 mutexes_only ? "blocked on mutexes" : "waiting for locks",
+			 fmt_pct(b, sizeof(b), ratio(m->total_lock_wait, m->total_thread_ns)), top->name,
+			 fmt_pct(c, sizeof(c), ratio(top->total.wait_ns, m->total_lock_wait)));
+	if (top->obj->o.kind == CV_OBJ_FUTEX)   /* its acquisitions are its woken waits: findings.c, rule_locks */
+		snprintf(text + n, sizeof(text) - (size_t)n,
+			 "%s wait%s, %s on average (a lock on a futex word enters the kernel only when contended: "
+			 "its other acquisitions are not seen).",
+			 fmt_count((char[32]){0}, 32, top->total.waits), top->total.waits == 1 ? "" : "s", avg);
+	else
+		snprintf(text + n, sizeof(text) - (size_t)n, "%s of its %s acquisitions waited, %s on average.",
+			 fmt_pct((char[32]){0}, 32, ratio(top->total.contended, top->total.acquisitions)),
+			 fmt_count((char[32]){0}, 32, top->total.acquisitions), avg);
 	textfit__wrap(out, textfit__width(out), 0, "", text);
 	fputc('\n', out);
 }

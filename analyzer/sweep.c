@@ -328,10 +328,17 @@ static void step_sentence(const struct sweep_run *ra, const struct sweep_run *rb
 		const struct object_row *r = best_lock->row;
 		double acq = (double)r->total.acquisitions;
 		char x[32], y[32], z[32];
-		n += snprintf(buf + n, size - (size_t)n,
-			      "waiting for %s %s, acquired %s times, contended on %s of acquisitions",
-			      kind_name(r->obj->o.kind), r->name, fmt_count(x, sizeof(x), (uint64_t)acq),
-			      fmt_pct(y, sizeof(y), acq ? (double)r->total.contended / acq : 0));
+		if (r->obj->o.kind == CV_OBJ_FUTEX)   /* its acquisitions are its woken waits: findings.c, rule_locks */
+			n += snprintf(buf + n, size - (size_t)n,
+				      "waiting for %s %s, %s wait%s (a lock on a futex word enters the kernel only when "
+				      "contended: how often it is taken is not seen)",
+				      kind_name(r->obj->o.kind), r->name, fmt_count(x, sizeof(x), r->total.waits),
+				      r->total.waits == 1 ? "" : "s");
+		else
+			n += snprintf(buf + n, size - (size_t)n,
+				      "waiting for %s %s, acquired %s times, contended on %s of acquisitions",
+				      kind_name(r->obj->o.kind), r->name, fmt_count(x, sizeof(x), (uint64_t)acq),
+				      fmt_pct(y, sizeof(y), acq ? (double)r->total.contended / acq : 0));
 		if (r->typical_hold_ns > 0 && acq > 0)
 			snprintf(buf + n, size - (size_t)n, "; the critical section is %s but it is entered every %s.",
 				 fmt_ns(x, sizeof(x), r->typical_hold_ns), fmt_ns(z, sizeof(z), b->wall_ns / acq));
