@@ -211,6 +211,8 @@ int findings__bouncing(const struct object_row *row, double wall_ns)
 {
 	const struct cv_stats *k = &row->total;
 	double acq = (double)k->acquisitions;
+	if (!model__acquisitions_seen(row->obj))   /* hand-offs among its waits only: no fraction to take */
+		return 0;
 	return acq > 0 && wall_ns > 0 && (double)k->handoffs / acq >= BOUNCING_HANDOFFS &&
 	       (double)k->handoffs / wall_ns * 1e9 >= BOUNCING_RATE;
 }
@@ -258,23 +260,30 @@ static void rule_locks(struct findings *out, struct step *st)
 		struct finding *x = findings__add(out, kind, (grew + spun + bounced) / st->lost);
 		object(x, row->name);
 		x->predicted_wall_ns = predicted(st, grew + spun + bounced);
-		evidence(x, "handoff_fraction", handoffs);
+		/* A lock built on a futex word (Rust's Mutex, a hand-made one)
+		 * enters the kernel, where the shim sees it, only when contended:
+		 * its acquisitions are its woken waits, and neither how often it
+		 * is taken nor how long it is held is known. */
+		int seen = model__acquisitions_seen(row->obj);
+		if (seen)
+			evidence(x, "handoff_fraction", handoffs);
 		evidence(x, "cpu_inflation_ns", bounced);
 		if (spun > 0)
 			evidence(x, "sampled_spin_ns", spun);
-		evidence(x, "acquisitions", acq);
-		evidence(x, "contended_fraction", contended);
+		if (seen) {
+			evidence(x, "acquisitions", acq);
+			evidence(x, "contended_fraction", contended);
+		} else {
+			evidence(x, "waits", (double)k->waits);
+		}
 		evidence(x, "wait_ns", (double)k->wait_ns);
 		evidence(x, "hold_ns", hold);
-		evidence(x, "interval_ns", interval);
-		evidence(x, "utilization", util);
+		if (seen) {
+			evidence(x, "interval_ns", interval);
+			evidence(x, "utilization", util);
+		}
 		char a[32], b[32], c[32], d[32], e[32];
-		if (row->obj->o.kind == CV_OBJ_FUTEX) {
-			/* A lock built on a futex word (Rust's Mutex, a hand-made
-			 * one) enters the kernel, where the shim sees it, only when
-			 * contended: its acquisitions are its woken waits, and
-			 * neither how often it is taken nor how long it is held is
-			 * known. */
+		if (!seen) {
 			snprintf(x->summary, sizeof(x->summary),
 				 "Waiting for %s %s: %s wait%s (%s), %s in all; a lock on a futex word enters the "
 				 "kernel only when contended, so how often it is taken and how long it is held "
@@ -283,10 +292,10 @@ static void rule_locks(struct findings *out, struct step *st)
 				 k->waits == 1 ? "" : "s", fmt_rate(e, sizeof(e), wall ? (double)k->waits / wall * 1e9 : 0),
 				 fmt_ns(c, sizeof(c), (double)k->wait_ns));
 		} else {
-			const char *what = kind == FINDING_ACQUISITION_FREQ ?
-						   "but it is entered every %s — the cost is the number of entries" :
-					   kind == FINDING_LONG_HOLD ? "and it is entered every %s — the critical section is long" :
-								       "and it is entered every %s — threads queue for it";
+			const char *what =
+				kind == FINDING_ACQUISITION_FREQ ? "but it is entered every %s — the cost is the number of entries" :
+				kind == FINDING_LONG_HOLD ? "and it is entered every %s — the critical section is long" :
+							    "and it is entered every %s — threads queue for it";
 			int len = snprintf(x->summary, sizeof(x->summary),
 			    "Waiting for %s %s: %s acquisitions (%s), %s contended, %s waited in all; the critical section is %s ",
 			    kind_name(row->obj->o.kind), row->name, fmt_count(a, sizeof(a), (uint64_t)acq),

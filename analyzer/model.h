@@ -21,6 +21,10 @@ enum wait_class {
 enum wait_class wait_class_of(uint32_t kind);   /* enum cv_obj_kind */
 /* The same for one object: a futex word's class depends on how it was used. */
 enum wait_class wait_class_of_obj(const struct profile_object *o);
+/* Whether the shim counted every acquisition of o: not a futex word's,
+ * which it sees only when a thread waits on it (its acquisitions are its
+ * woken waits, its uncontended ones never enter the kernel). */
+int model__acquisitions_seen(const struct profile_object *o);
 
 /* Object kinds, counted from the X-macro. */
 #define CV_X(sym, val, name) + 1

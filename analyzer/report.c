@@ -115,17 +115,19 @@ static void text_summary(const struct model *m, const struct findings *f, FILE *
 	for (size_t i = 0; i < m->nlocks; i++)
 		mutexes_only &= m->locks[i]->obj->o.kind == CV_OBJ_MUTEX;
 	char text[1024];
-	const char *avg = fmt_ns((char[32]){0}, 32, top->total.waits ? (double)top->total.wait_ns / (double)top->total.waits : 0);
+	const char *avg =
+		fmt_ns((char[32]){0}, 32, top->total.waits ? (double)top->total.wait_ns / (double)top->total.waits : 0);
 	int n = snprintf(text, sizeof(text), "Threads spent %s %s (%s of their combined lifetime); %s accounts for %s of it: ",
 			 fmt_ns(a, sizeof(a), (double)m->total_lock_wait),
 			 mutexes_only ? "blocked on mutexes" : "waiting for locks",
 			 fmt_pct(b, sizeof(b), ratio(m->total_lock_wait, m->total_thread_ns)), top->name,
 			 fmt_pct(c, sizeof(c), ratio(top->total.wait_ns, m->total_lock_wait)));
-	if (top->obj->o.kind == CV_OBJ_FUTEX)   /* its acquisitions are its woken waits: findings.c, rule_locks */
-		snprintf(text + n, sizeof(text) - (size_t)n,
-			 "%s wait%s, %s on average (a lock on a futex word enters the kernel only when contended: "
-			 "its other acquisitions are not seen).",
-			 fmt_count((char[32]){0}, 32, top->total.waits), top->total.waits == 1 ? "" : "s", avg);
+	if (!model__acquisitions_seen(top->obj))
+		snprintf(text + n, sizeof(text) - (size_t)n, "%s wait%s, %s on average%s.",
+			 fmt_count((char[32]){0}, 32, top->total.waits), top->total.waits == 1 ? "" : "s", avg,
+			 wait_class_of_obj(top->obj) == WAIT_LOCK ?
+				 " (a lock on a futex word enters the kernel only when contended: its uncontended "
+				 "acquisitions are not seen)" : "");
 	else
 		snprintf(text + n, sizeof(text) - (size_t)n, "%s of its %s acquisitions waited, %s on average.",
 			 fmt_pct((char[32]){0}, 32, ratio(top->total.contended, top->total.acquisitions)),
@@ -189,12 +191,14 @@ static size_t rows_to_show(size_t n, const struct report_options *o)
 	return o->limit && (size_t)o->limit < n ? (size_t)o->limit : n;
 }
 
-static void text_lock_row(FILE *out, const char *name, const struct cv_stats *s)
+/* seen: every acquisition was counted (model__acquisitions_seen); else the
+ * acquired and waited columns are unknown. */
+static void text_lock_row(FILE *out, const char *name, const struct cv_stats *s, int seen)
 {
 	char acq[32], pct[32], tot[32], avg[32], hold[32], ho[32];
 	textfit__name(out, name);
-	fprintf(out, " %9s %7s %9s %8s %8s %9s\n", fmt_count(acq, sizeof(acq), s->acquisitions),
-		fmt_pct(pct, sizeof(pct), ratio(s->contended, s->acquisitions)),
+	fprintf(out, " %9s %7s %9s %8s %8s %9s\n", seen ? fmt_count(acq, sizeof(acq), s->acquisitions) : "-",
+		seen ? fmt_pct(pct, sizeof(pct), ratio(s->contended, s->acquisitions)) : "-",
 		fmt_ns(tot, sizeof(tot), (double)s->wait_ns),
 		s->waits ? fmt_ns(avg, sizeof(avg), (double)s->wait_ns / (double)s->waits) : "-",
 		s->hold_samples ? fmt_ns(hold, sizeof(hold), (double)s->hold_ns / (double)s->hold_samples) : "-",
@@ -223,10 +227,11 @@ static void text_lock_threads(const struct model *m, const struct report_options
 	for (size_t k = first; k < shown; k++) {
 		const struct cv_stats *t = &p->stats[m->stats_of[k]];
 		char who[64], fit[64], acq[32], pct[32], tot[32];
+		int seen = model__acquisitions_seen(r->obj);
 		fprintf(out, "    thread %-16s %9s %7s %9s\n",
 			textfit__fit(fit, sizeof(fit), thread_label(p, t->thread, who, sizeof(who)), 16),
-			fmt_count(acq, sizeof(acq), t->acquisitions),
-			fmt_pct(pct, sizeof(pct), ratio(t->contended, t->acquisitions)),
+			seen ? fmt_count(acq, sizeof(acq), t->acquisitions) : "-",
+			seen ? fmt_pct(pct, sizeof(pct), ratio(t->contended, t->acquisitions)) : "-",
 			fmt_ns(tot, sizeof(tot), (double)t->wait_ns));
 	}
 	if (shown < end)
@@ -255,12 +260,12 @@ static void text_locks(const struct model *m, const struct report_options *o, FI
 		if (g && g[i].count > 1) {
 			char name[400], c[32];
 			snprintf(name, sizeof(name), "%s × %s", fmt_count(c, sizeof(c), g[i].count), r->name);
-			text_lock_row(out, name, &g[i].total);
+			text_lock_row(out, name, &g[i].total, model__acquisitions_seen(r->obj));
 			fprintf(out, "      %s objects made at one site; -v shows each\n", fmt_count(c, sizeof(c), g[i].count));
 			continue;
 		}
 		const struct cv_stats *s = &r->total;
-		text_lock_row(out, r->name, s);
+		text_lock_row(out, r->name, s, model__acquisitions_seen(r->obj));
 		if (r->inside)
 			textfit__detail(out, "inside %s", r->inside);
 		if (o->verbose || s->trylocks || s->timeouts || (r->type[0] && strcmp(r->type, "normal")))

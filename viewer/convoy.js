@@ -320,15 +320,18 @@
     return add(s, [note('Most important first; the share is the fraction of the lost time each one explains.'), findings.map(findingCard)]);
   }
 
+  // A futex word is seen only when a thread waits on it: its acquisitions
+  // are its woken waits, how often it is taken is unknown (docs/report-json.md).
+  const acquisitionsSeen = l => l.kind !== 'futex';
   function lockSection(report) {
     const s = section('locks', 'Locks');
     const locks = report.locks || [];
     const cols = [
       { label: 'lock', text: true, mono: true, get: l => l.name },
       { label: 'kind', text: true, get: l => l.kind + (l.type && l.type !== 'normal' ? ' (' + l.type + ')' : '') },
-      { label: 'acquisitions', get: l => l.acquisitions, fmt: fmtCount },
+      { label: 'acquisitions', get: l => acquisitionsSeen(l) ? l.acquisitions : null, fmt: fmtCount },
       { label: 'contended', get: l => l.contended, fmt: fmtCount },
-      { label: 'contended %', get: l => l.acquisitions ? l.contended / l.acquisitions : 0, fmt: fmtPct },
+      { label: 'contended %', get: l => !acquisitionsSeen(l) ? null : l.acquisitions ? l.contended / l.acquisitions : 0, fmt: fmtPct },
       { label: 'wait', get: l => l.wait_ns, fmt: fmtNs },
       { label: 'max wait', get: l => l.max_wait_ns, fmt: fmtNs },
       { label: 'avg hold', get: l => l.hold_avg_ns, fmt: fmtNs },
@@ -341,7 +344,7 @@
         l.avg_wake_latency_ns !== undefined ? [el('dt', null, 'wake latency'), el('dd', null, 'avg ' + fmtNs(l.avg_wake_latency_ns) + ', max ' + fmtNs(l.max_wake_latency_ns))] : null),
       el('h3', null, 'Call stacks that waited'), stackList(l.stacks),
       threadSplit(l, report, [
-        { label: 'acquisitions', get: t => t.acquisitions, fmt: fmtCount },
+        { label: 'acquisitions', get: t => acquisitionsSeen(l) ? t.acquisitions : null, fmt: fmtCount },
         { label: 'contended', get: t => t.contended, fmt: fmtCount },
         { label: 'wait', get: t => t.wait_ns, fmt: fmtNs }]),
     ];
