@@ -111,14 +111,14 @@ enum wait_class wait_class_of(uint32_t kind)
 	}
 }
 
-/* A futex word is a lock when its waits expected the "locked, contended"
- * value 2 (glibc's lowlevellock, Rust's std Mutex) or it took PI operations;
- * otherwise (sequence counters, park words) its waits are parks. */
 int model__acquisitions_seen(const struct profile_object *o)
 {
 	return o->o.kind != CV_OBJ_FUTEX;
 }
 
+/* A futex word is a lock when its waits expected the "locked, contended"
+ * value 2 (glibc's lowlevellock, Rust's std Mutex) or it took PI operations;
+ * otherwise (sequence counters, park words) its waits are parks. */
 enum wait_class wait_class_of_obj(const struct profile_object *o)
 {
 	if (o->o.kind == CV_OBJ_FUTEX)

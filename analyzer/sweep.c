@@ -328,12 +328,13 @@ static void step_sentence(const struct sweep_run *ra, const struct sweep_run *rb
 		const struct object_row *r = best_lock->row;
 		double acq = (double)r->total.acquisitions;
 		char x[32], y[32], z[32];
-		if (r->obj->o.kind == CV_OBJ_FUTEX)   /* its acquisitions are its woken waits: findings.c, rule_locks */
-			n += snprintf(buf + n, size - (size_t)n,
-				      "waiting for %s %s, %s wait%s (a lock on a futex word enters the kernel only when "
-				      "contended: how often it is taken is not seen)",
+		if (!model__acquisitions_seen(r->obj))
+			n += snprintf(buf + n, size - (size_t)n, "waiting for %s %s, %s wait%s%s",
 				      kind_name(r->obj->o.kind), r->name, fmt_count(x, sizeof(x), r->total.waits),
-				      r->total.waits == 1 ? "" : "s");
+				      r->total.waits == 1 ? "" : "s",
+				      wait_class_of_obj(r->obj) == WAIT_LOCK ?
+					      " (a lock on a futex word enters the kernel only when contended: how often "
+					      "it is taken is not seen)" : "");
 		else
 			n += snprintf(buf + n, size - (size_t)n,
 				      "waiting for %s %s, acquired %s times, contended on %s of acquisitions",
