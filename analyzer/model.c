@@ -391,7 +391,8 @@ void model__build(struct model *m, const struct profile *p, struct syms *syms)
 	typical_holds(m);
 	m->locks = rows_where(m, lock_like, &m->nlocks);
 	for (size_t i = 0; i < m->nlocks; i++)
-		m->total_lock_wait += m->locks[i]->total.wait_ns;
+		if (wait_class_of_obj(m->locks[i]->obj) != WAIT_PARK)   /* a futex word's used to park are parks */
+			m->total_lock_wait += m->locks[i]->total.wait_ns;
 	m->conds = rows_where(m, is_cond, &m->nconds);
 	m->sems = rows_where(m, is_sem, &m->nsems);
 	m->barriers = rows_where(m, is_barrier, &m->nbarriers);

@@ -74,7 +74,8 @@ struct model {
 	size_t nconds;
 	/* Per thread index: time blocked, by wait class. */
 	uint64_t *thread_lock_wait, *thread_cond_wait, *thread_barrier_wait;
-	uint64_t total_lock_wait, total_thread_ns;
+	uint64_t total_lock_wait;   /* the locks', but for futex words used to park: their waits are parks */
+	uint64_t total_thread_ns;
 	int main_in_team;   /* the main thread waited at a barrier other threads waited at too */
 	double wall_ns;
 	/* The other families and the park/wake numbers. */

@@ -105,12 +105,15 @@ static void text_summary(const struct model *m, const struct findings *f, FILE *
 		textfit__wrap(out, textfit__width(out), 0, "", cause);
 		fputc('\n', out);
 	}
-	if (!m->nlocks || !m->total_lock_wait) {
+	const struct object_row *top = NULL;   /* the lock waited for most, a futex word used to park aside */
+	for (size_t i = 0; i < m->nlocks && !top; i++)
+		if (wait_class_of_obj(m->locks[i]->obj) != WAIT_PARK)
+			top = m->locks[i];
+	if (!top || !m->total_lock_wait) {
 		if (!have_cause)
 			fprintf(out, "No thread waited for a mutex%s.\n\n", m->nlocks ? "" : " (no mutex was used)");
 		return;
 	}
-	const struct object_row *top = m->locks[0];
 	int mutexes_only = 1;   /* the wording: other kinds (spinlocks) wait without blocking */
 	for (size_t i = 0; i < m->nlocks; i++)
 		mutexes_only &= m->locks[i]->obj->o.kind == CV_OBJ_MUTEX;
@@ -123,11 +126,10 @@ static void text_summary(const struct model *m, const struct findings *f, FILE *
 			 fmt_pct(b, sizeof(b), ratio(m->total_lock_wait, m->total_thread_ns)), top->name,
 			 fmt_pct(c, sizeof(c), ratio(top->total.wait_ns, m->total_lock_wait)));
 	if (!model__acquisitions_seen(top->obj))
-		snprintf(text + n, sizeof(text) - (size_t)n, "%s wait%s, %s on average%s.",
-			 fmt_count((char[32]){0}, 32, top->total.waits), top->total.waits == 1 ? "" : "s", avg,
-			 wait_class_of_obj(top->obj) == WAIT_LOCK ?
-				 " (a lock on a futex word enters the kernel only when contended: its uncontended "
-				 "acquisitions are not seen)" : "");
+		snprintf(text + n, sizeof(text) - (size_t)n,
+			 "%s wait%s, %s on average (a lock on a futex word enters the kernel only when contended: "
+			 "its uncontended acquisitions are not seen).",
+			 fmt_count((char[32]){0}, 32, top->total.waits), top->total.waits == 1 ? "" : "s", avg);
 	else
 		snprintf(text + n, sizeof(text) - (size_t)n, "%s of its %s acquisitions waited, %s on average.",
 			 fmt_pct((char[32]){0}, 32, ratio(top->total.contended, top->total.acquisitions)),

@@ -539,6 +539,21 @@ Test(golden, a_condvar_barrier_releasing_its_waiters_together_is_no_monitor, .ti
 	cr_assert(!has_kind(r, "lock-contention"), "a barrier taken for a lock in effect");
 }
 
+/* A futex word used only to park threads (tests/data/progs/park_word.c):
+ * its waits are parks, in where the time went and in the summary, which
+ * counts no lock wait for it and does not call it a lock whose uncontended
+ * acquisitions go unseen. */
+Test(golden, a_futex_word_used_to_park_is_waited_on_not_locked, .timeout = 30)
+{
+	json_object *r = report("park_word");
+	char *text = convoy_out((const char *[]){ "report", "profiles/park_word.convoy", NULL });
+	cr_assert(strstr(text, "\nNo thread waited for a mutex.\n"), "a lock wait named in:\n%s", text);
+	cr_assert(!strstr(text, "waiting for locks") && !strstr(text, "uncontended acquisitions"),
+		  "the park word taken for a lock in:\n%s", text);
+	cr_assert(strstr(text, "% parked"), "no parked time in:\n%s", text);
+	json_object_put(r);
+}
+
 Test(golden, service_threads_asleep_beside_the_workers_are_helpers_not_busy_threads, .timeout = 60)
 {
 	json_object *r = report("sleeping_helpers");
