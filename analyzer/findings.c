@@ -285,9 +285,7 @@ static void rule_locks(struct findings *out, struct step *st)
 		char a[32], b[32], c[32], d[32], e[32];
 		if (!seen) {
 			snprintf(x->summary, sizeof(x->summary),
-				 "Waiting for %s %s: %s wait%s (%s), %s in all; a lock on a futex word enters the "
-				 "kernel only when contended, so how often it is taken and how long it is held "
-				 "are not seen.",
+				 "Waiting for %s %s: %s wait%s (%s), %s in all; " MODEL_FUTEX_LOCK_UNSEEN ".",
 				 kind_name(row->obj->o.kind), row->name, fmt_count(a, sizeof(a), k->waits),
 				 k->waits == 1 ? "" : "s", fmt_rate(e, sizeof(e), wall ? (double)k->waits / wall * 1e9 : 0),
 				 fmt_ns(c, sizeof(c), (double)k->wait_ns));

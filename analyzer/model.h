@@ -25,6 +25,10 @@ enum wait_class wait_class_of_obj(const struct profile_object *o);
  * which it sees only when a thread waits on it (its acquisitions are its
  * woken waits, its uncontended ones never enter the kernel). */
 int model__acquisitions_seen(const struct profile_object *o);
+/* What every report says of such a word used as a lock, in one wording. */
+#define MODEL_FUTEX_LOCK_UNSEEN                                                                    \
+	"a lock on a futex word enters the kernel only when contended: how often it is taken and " \
+	"how long it is held are not seen"
 
 /* Object kinds, counted from the X-macro. */
 #define CV_X(sym, val, name) + 1

@@ -127,8 +127,7 @@ static void text_summary(const struct model *m, const struct findings *f, FILE *
 			 fmt_pct(c, sizeof(c), ratio(top->total.wait_ns, m->total_lock_wait)));
 	if (!model__acquisitions_seen(top->obj))
 		snprintf(text + n, sizeof(text) - (size_t)n,
-			 "%s wait%s, %s on average (a lock on a futex word enters the kernel only when contended: "
-			 "its uncontended acquisitions are not seen).",
+			 "%s wait%s, %s on average (" MODEL_FUTEX_LOCK_UNSEEN ").",
 			 fmt_count((char[32]){0}, 32, top->total.waits), top->total.waits == 1 ? "" : "s", avg);
 	else
 		snprintf(text + n, sizeof(text) - (size_t)n, "%s of its %s acquisitions waited, %s on average.",

@@ -333,8 +333,7 @@ static void step_sentence(const struct sweep_run *ra, const struct sweep_run *rb
 				      kind_name(r->obj->o.kind), r->name, fmt_count(x, sizeof(x), r->total.waits),
 				      r->total.waits == 1 ? "" : "s",
 				      wait_class_of_obj(r->obj) == WAIT_LOCK ?
-					      " (a lock on a futex word enters the kernel only when contended: how often "
-					      "it is taken is not seen)" : "");
+					      " (" MODEL_FUTEX_LOCK_UNSEEN ")" : "");
 		else
 			n += snprintf(buf + n, size - (size_t)n,
 				      "waiting for %s %s, acquired %s times, contended on %s of acquisitions",
