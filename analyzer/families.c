@@ -29,7 +29,7 @@ struct family {
 	size_t rows_offset, count_offset;         /* the model's rows of this kind and their count */
 	struct column cols[MAX_COLUMNS];
 	void (*detail)(FILE *out, const struct object_row *r, int verbose);   /* NULL: none */
-	int stacks;                               /* show the call stacks that waited on it */
+	int (*stacks)(const struct object_row *r);   /* show the call stacks that waited on it; NULL: never */
 };
 
 /* ---- cells ----------------------------------------------------------------- */
@@ -112,6 +112,18 @@ static void futex_detail(FILE *out, const struct object_row *r, int verbose)
 		       fmt_count(k, sizeof(k), s->requeues), fmt_count(l, sizeof(l), s->pi_ops));
 }
 
+static int always(const struct object_row *r)
+{
+	(void)r;
+	return 1;
+}
+
+/* A futex word used as a lock shows its stacks in the lock table. */
+static int futex_parked_on(const struct object_row *r)
+{
+	return wait_class_of_obj(r->obj) == WAIT_PARK;
+}
+
 /* ---- the tables ------------------------------------------------------------ */
 
 #define ROWS(field, count) offsetof(struct model, field), offsetof(struct model, count)
@@ -120,20 +132,20 @@ static const struct family families[] = {
 	{ "Condition variables, by total wait", "condvar", ROWS(conds, nconds),
 	  { { "waits", 8, c_waits }, { "wait", 9, c_wait }, { "avg wait", 8, c_avg_wait },
 	    { "timeouts", 8, c_timeouts }, { "signals", 8, c_signals }, { "broadcasts", 10, c_broadcasts } },
-	  cond_detail, 1 },
+	  cond_detail, always },
 	{ "Semaphores, by total wait", "semaphore", ROWS(sems, nsems),
 	  { { "blocked", 8, c_waits }, { "wait", 9, c_wait }, { "avg wait", 9, c_avg_wait },
 	    { "acquired", 9, c_acquisitions }, { "posts", 9, c_signals } },
-	  sem_detail, 0 },
+	  sem_detail, NULL },
 	{ "Barriers, by total wait (spread: first to last arrival of a round)", "barrier", ROWS(barriers, nbarriers),
 	  { { "count", 5, c_barrier_count }, { "rounds", 8, c_rounds }, { "wait", 9, c_wait },
 	    { "avg wait", 8, c_avg_wait }, { "avg spread", 9, c_avg_spread }, { "max spread", 9, c_max_spread } },
-	  NULL, 0 },
+	  NULL, NULL },
 	{ "Futex words (syscall(SYS_futex): Rust std, C++ atomic wait, direct callers), by total wait", "futex",
 	  ROWS(futexes, nfutexes),
 	  { { "role", -5, c_role }, { "waits", 7, c_waits }, { "wait", 9, c_wait }, { "avg wait", 8, c_avg_wait },
 	    { "EAGAIN", 7, c_eagain }, { "wakes", 8, c_signals } },
-	  futex_detail, 0 },
+	  futex_detail, futex_parked_on },
 };
 
 static void family_text(const struct family *f, const struct model *m, const struct report_options *o, FILE *out)
@@ -158,7 +170,7 @@ static void family_text(const struct family *f, const struct model *m, const str
 		fputc('\n', out);
 		if (f->detail)
 			f->detail(out, r, o->verbose);
-		if (f->stacks)
+		if (f->stacks && f->stacks(r))
 			callstacks__text(out, m->syms, r->obj->o.id, r->total.wait_ns,
 					 o->stacks_given ? o->stacks : 3, o->verbose, "      ");
 	}

@@ -135,8 +135,8 @@ static bool lock_like(const struct object_row *row)
 	case CV_OBJ_RWLOCK:
 	case CV_OBJ_SPIN:
 		return true;
-	case CV_OBJ_FUTEX:   /* a futex word that threads waited on, whatever its role */
-		return row->total.waits != 0;
+	case CV_OBJ_FUTEX:   /* a futex word threads waited on as a lock; one used to park is a park */
+		return row->total.waits != 0 && wait_class_of_obj(row->obj) == WAIT_LOCK;
 	default:
 		return false;
 	}
@@ -391,8 +391,7 @@ void model__build(struct model *m, const struct profile *p, struct syms *syms)
 	typical_holds(m);
 	m->locks = rows_where(m, lock_like, &m->nlocks);
 	for (size_t i = 0; i < m->nlocks; i++)
-		if (wait_class_of_obj(m->locks[i]->obj) != WAIT_PARK)   /* a futex word's used to park are parks */
-			m->total_lock_wait += m->locks[i]->total.wait_ns;
+		m->total_lock_wait += m->locks[i]->total.wait_ns;
 	m->conds = rows_where(m, is_cond, &m->nconds);
 	m->sems = rows_where(m, is_sem, &m->nsems);
 	m->barriers = rows_where(m, is_barrier, &m->nbarriers);

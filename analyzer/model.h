@@ -72,7 +72,7 @@ struct model {
 	/* Each object's per-thread records: p->stats[stats_of[stats_start[id] ..
 	 * stats_start[id + 1] - 1]], so a row reads only its own. */
 	size_t *stats_start, *stats_of;
-	struct object_row **locks;   /* mutexes, rwlocks, spinlocks, futex words with waits; most wait first */
+	struct object_row **locks;   /* mutexes, rwlocks, spinlocks, futex words used as locks; most wait first */
 	size_t nlocks;
 	struct object_row **conds;
 	size_t nconds;

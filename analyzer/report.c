@@ -105,10 +105,7 @@ static void text_summary(const struct model *m, const struct findings *f, FILE *
 		textfit__wrap(out, textfit__width(out), 0, "", cause);
 		fputc('\n', out);
 	}
-	const struct object_row *top = NULL;   /* the lock waited for most, a futex word used to park aside */
-	for (size_t i = 0; i < m->nlocks && !top; i++)
-		if (wait_class_of_obj(m->locks[i]->obj) != WAIT_PARK)
-			top = m->locks[i];
+	const struct object_row *top = m->nlocks ? m->locks[0] : NULL;   /* the lock waited for most */
 	if (!top || !m->total_lock_wait) {
 		if (!have_cause)
 			fprintf(out, "No thread waited for a mutex%s.\n\n", m->nlocks ? "" : " (no mutex was used)");

@@ -697,11 +697,10 @@ void speedup__compute(struct speedup *s, const struct model *m, int n, double wa
 	s->locks = xcalloc(m->nlocks + 1, sizeof(*s->locks));
 	for (size_t i = 0; i < m->nlocks; i++) {
 		const struct object_row *row = m->locks[i];
-		int spin = row->obj->o.kind == CV_OBJ_SPIN;
-		if ((wait_class_of_obj(row->obj) != WAIT_LOCK && !spin) || !row->total.wait_ns)
+		if (!row->total.wait_ns)
 			continue;
 		s->locks[s->nlocks].row = row;
-		s->locks[s->nlocks++].wait_ns = stack_wait(s, m, row, spin);
+		s->locks[s->nlocks++].wait_ns = stack_wait(s, m, row, row->obj->o.kind == CV_OBJ_SPIN);
 	}
 	s->parks = xcalloc(m->nparks + 1, sizeof(*s->parks));
 	for (size_t i = 0; i < m->nparks; i++)

@@ -542,15 +542,21 @@ Test(golden, a_condvar_barrier_releasing_its_waiters_together_is_no_monitor, .ti
 /* A futex word used only to park threads (tests/data/progs/park_word.c):
  * its waits are parks, in where the time went and in the summary, which
  * counts no lock wait for it and does not call it a lock whose uncontended
- * acquisitions go unseen. */
+ * acquisitions go unseen; it is no lock in the header or the lock table,
+ * and the futex table shows the stack its threads parked in. */
 Test(golden, a_futex_word_used_to_park_is_waited_on_not_locked, .timeout = 30)
 {
 	json_object *r = report("park_word");
 	char *text = convoy_out((const char *[]){ "report", "profiles/park_word.convoy", NULL });
-	cr_assert(strstr(text, "\nNo thread waited for a mutex.\n"), "a lock wait named in:\n%s", text);
+	cr_assert(strstr(text, "\nNo thread waited for a mutex (no mutex was used).\n"), "a lock wait named in:\n%s", text);
 	cr_assert(!strstr(text, "waiting for locks") && !strstr(text, "a lock on a futex word"),
 		  "the park word taken for a lock in:\n%s", text);
+	cr_assert(strstr(text, " 0 locks, ") && !strstr(text, "\nLocks ("), "the park word counted as a lock in:\n%s", text);
 	cr_assert(strstr(text, "% parked"), "no parked time in:\n%s", text);
+	const char *futexes = strstr(text, "\nFutex words");
+	cr_assert(futexes && strstr(futexes, "stack 1: 100.0% of the sampled wait"), "the parks' stack not shown in:\n%s", text);
+	TU_EQ((int64_t)json_object_array_length(tu_array(r, "locks")), 0, "locks[]");
+	TU_EQ((int64_t)json_object_array_length(tu_array(r, "futexes")), 1, "futexes[]");
 	json_object_put(r);
 }
 
