@@ -105,9 +105,12 @@ static void sem_detail(FILE *out, const struct object_row *r, int verbose)
 static void futex_detail(FILE *out, const struct object_row *r, int verbose)
 {
 	const struct cv_stats *s = &r->total;
-	char g[32], h[32], k[32], l[32];
+	char a[32], g[32], h[32], k[32], l[32];
+	if (r->inside)
+		textfit__detail(out, "inside %s", r->inside);
 	if (s->signals_unwaited || s->requeues || s->pi_ops || verbose)
-		textfit__detail(out, "woke %s threads; %s wakes woke nobody; %s requeues; %s PI operations",
+		textfit__detail(out, "longest wait %s; woke %s threads; %s wakes woke nobody; %s requeues; %s PI operations",
+		       s->waits ? fmt_ns(a, sizeof(a), (double)s->max_wait_ns) : "-",
 		       fmt_count(g, sizeof(g), s->futex_woken), fmt_count(h, sizeof(h), s->signals_unwaited),
 		       fmt_count(k, sizeof(k), s->requeues), fmt_count(l, sizeof(l), s->pi_ops));
 }

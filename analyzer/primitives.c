@@ -61,10 +61,8 @@ void prims__text_lock_detail(const struct object_row *r, FILE *out)
 			       fmt_ns(a, sizeof(a), (double)s->wait_ns), fmt_count(b, sizeof(b), s->contended));
 		break;
 	case CV_OBJ_FUTEX:
-		textfit__detail(out, "futex%s: %s waits slept (%s woken), %s found the word changed; %s wakes woke %s threads, "
-		       "%s woke nobody",
-		       wait_class_of_obj(r->obj) == WAIT_LOCK ?
-			       " (" MODEL_FUTEX_LOCK_UNSEEN ")" : "",
+		textfit__detail(out, "futex (" MODEL_FUTEX_LOCK_UNSEEN "): %s waits slept (%s woken), %s found the word "
+		       "changed; %s wakes woke %s threads, %s woke nobody",
 		       fmt_count(a, sizeof(a), s->waits), fmt_count(b, sizeof(b), s->contended),
 		       fmt_count(c, sizeof(c), s->futex_eagain), fmt_count(d, sizeof(d), s->signals),
 		       fmt_count(e, sizeof(e), s->futex_woken), fmt_count(f, sizeof(f), s->signals_unwaited));
