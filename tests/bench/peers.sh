@@ -15,7 +15,9 @@
 # threads, the shim's cost per object), pigz -p 2, xz -T2, sort
 # --parallel=2, sqlite3 building an index with PRAGMA threads=2, node
 # hashing on its thread pool, python3 making an SSL context (pyssl:
-# OpenSSL's locks for each certificate), a JVM running eight tasks on a
+# OpenSSL's locks for each certificate), python3 running 20,000 tiny tasks
+# on a pool of two threads (pypool: a lock made, taken by both threads and
+# destroyed for each task's future), a JVM running eight tasks on a
 # pool of two threads (java: HotSpot's own monitors and threads, about
 # 1,200 mutexes and condvars made at its start), zstd -T2, git grep
 # --threads=2 over this repository and openssl verify against the system's
@@ -114,8 +116,8 @@ sqlite3 "$tmp/base.db" "CREATE TABLE t(a, b); WITH RECURSIVE c(x) AS (SELECT 1 U
 	WHERE x < 1000000) INSERT INTO t SELECT abs(random()) % 1000000, x FROM c;"
 mkdir -p "$tmp/profiles"
 
-names=(pair contended pingpong gq2 gq4 start threads buckets pigz xz sort sqlite3 node pyssl java zstd gitgrep openssl)
-units=(ns/pair ns/pair ns/hop s s ms/proc ns/thr s s s s s s s s s s s)
+names=(pair contended pingpong gq2 gq4 start threads buckets pigz xz sort sqlite3 node pyssl pypool java zstd gitgrep openssl)
+units=(ns/pair ns/pair ns/hop s s ms/proc ns/thr s s s s s s s s s s s s)
 bundle=/etc/ssl/certs/ca-certificates.crt
 cert=$(ls /etc/ssl/certs/*.pem 2>/dev/null | head -n 1)
 openssl_ready() { command -v openssl >/dev/null && [ -f "$bundle" ] && [ -n "$cert" ]; }
@@ -143,6 +145,10 @@ workload() {   # name -> the command
 	# a short process that makes thousands of locks down many paths: OpenSSL 3
 	# reading the system's certificates (docs/performance.md, recent frames)
 	pyssl)     echo "/usr/bin/python3 -c 'import ssl; ssl.create_default_context()'" ;;
+	# many short-lived locks between two threads: each task's future makes a
+	# lock (a semaphore) that the worker and the main thread both take, then
+	# destroys it (docs/performance.md, "A Python thread pool")
+	pypool)    echo "/usr/bin/python3 -c 'import concurrent.futures as f; x = f.ThreadPoolExecutor(2); print(sum(x.map(abs, range(20000), chunksize=1)))'" ;;
 	java)      echo "java -cp $tmp/java Pool" ;;
 	zstd)      echo "zstd -q -T2 -3 -c $tmp/data" ;;
 	gitgrep)   echo "git -C $repo grep -c --threads=2 pthread_" ;;
@@ -157,6 +163,7 @@ have() {
 	[ "$1" != pigz ] || command -v pigz >/dev/null || return 1
 	[ "$1" != node ] || command -v node >/dev/null || return 1
 	[ "$1" != pyssl ] || /usr/bin/python3 -c 'import ssl' 2>/dev/null || return 1
+	[ "$1" != pypool ] || [ -x /usr/bin/python3 ] || return 1
 	[ "$1" != java ] || [ -f "$tmp/java/Pool.class" ] || return 1
 	[ "$1" != zstd ] || command -v zstd >/dev/null || return 1
 	[ "$1" != gitgrep ] || [ -n "$repo" ] || return 1
@@ -168,6 +175,7 @@ have_asked() {   # asked for, whether or not it can run
 have_asked pigz && ! command -v pigz >/dev/null && why_not[pigz]="pigz is not installed (Debian's pigz)"
 have_asked node && ! command -v node >/dev/null && why_not[node]="node is not installed (Debian's nodejs)"
 have_asked pyssl && ! /usr/bin/python3 -c 'import ssl' 2>/dev/null && why_not[pyssl]="/usr/bin/python3 with ssl is not installed (Debian's python3)"
+have_asked pypool && [ ! -x /usr/bin/python3 ] && why_not[pypool]="/usr/bin/python3 is not installed (Debian's python3)"
 have_asked openssl && ! openssl_ready &&
 	why_not[openssl]="openssl or the system's certificates are not installed (Debian's openssl, ca-certificates)"
 # java: a pool of two threads running eight tasks, compiled here
