@@ -14,7 +14,7 @@
 #include "model.h"
 #include "callstacks.h"
 #include "profile.h"
-#include "statsfields.h"
+#include "convoy/statsfields.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -39,24 +39,6 @@ const char *kind_name(uint32_t kind)
 {
 	return kind < sizeof(kind_names) / sizeof(kind_names[0]) && kind_names[kind] ? kind_names[kind] : "unknown";
 }
-
-/* Sums, except the maxima (statsfields.h). */
-#define MERGE_SUM(to, v) ((to) += (v))
-#define MERGE_MAX(to, v) ((to) = (to) > (v) ? (to) : (v))
-static void merge_stats(struct cv_stats *to, const struct cv_stats *s)
-{
-#define CV_X(field, merge)                                                                 \
-	for (size_t k = 0; k < sizeof(to->field) / sizeof(uint64_t); k++)                  \
-		MERGE_##merge(((uint64_t *)&to->field)[k], ((const uint64_t *)&s->field)[k]);
-	CV_STATS_FIELDS(CV_X)
-#undef CV_X
-}
-
-/* Every field after (object, thread) has its line in CV_STATS_FIELDS. */
-#define CV_X(field, merge) + sizeof(((struct cv_stats *)0)->field)
-_Static_assert(offsetof(struct cv_stats, acquisitions) CV_STATS_FIELDS(CV_X) == sizeof(struct cv_stats),
-	       "a cv_stats field has no merge rule in statsfields.h");
-#undef CV_X
 
 static void mutex_type(uint32_t flags, char *buf, size_t size)
 {
@@ -197,7 +179,7 @@ void model__park_add(struct park_totals *t, uint32_t kind, const struct cv_stats
 	t->park_ns += s->wait_ns;
 	t->wakeups += s->wakeups;
 	t->wake_latency_ns += s->wake_latency_ns;
-	MERGE_MAX(t->max_wake_latency_ns, s->max_wake_latency_ns);
+	CV_STATS_MERGE_MAX(t->max_wake_latency_ns, s->max_wake_latency_ns);
 	t->futile_wakes += s->futile_wakes;
 	t->broadcast_woken += s->broadcast_woken;
 	t->broadcast_back_to_sleep += s->futile_after_broadcast;
@@ -277,7 +259,7 @@ size_t model__group(struct object_row *const *rows, size_t n, struct object_grou
 			x->first = v[i];
 		x->count++;
 		x->nthreads += v[i]->nthreads;
-		merge_stats(&x->total, &v[i]->total);
+		cv_stats_merge(&x->total, &v[i]->total);
 	}
 	free(v);
 	qsort(g, ng, sizeof(*g), group_by_wait);
@@ -372,7 +354,7 @@ void model__build(struct model *m, const struct profile *p, struct syms *syms)
 		const struct cv_stats *s = &p->stats[i];
 		struct object_row *row = &m->rows[s->object];
 		uint32_t kind = row->obj->o.kind;
-		merge_stats(&row->total, s);
+		cv_stats_merge(&row->total, s);
 		row->nthreads++;
 		switch (wait_class_of_obj(row->obj)) {
 		case WAIT_LOCK:    m->thread_lock_wait[s->thread] += s->wait_ns; break;

@@ -27,7 +27,9 @@
  * 0, named "destroyed objects merged"): every thread's record of it folds
  * into that thread's record of the aggregate, at once for the thread that
  * destroyed it, else at the thread's next look at the address or the next
- * growth of its table, and the object goes back with its last record. The
+ * growth of its table (a profile written before then writes the record
+ * under the aggregate: cv__rec_written_under), and the object goes back
+ * with its last record. The
  * generations at an address go on counting past that cap (retire_locked),
  * so that an address re-initialised over and over still reaches its last.
  */
@@ -50,7 +52,6 @@
 static const char generations_merged[] = "later generations merged";
 
 #define CV_RETIRED_KEPT 4096u
-#define CV_NKINDS (CV_OBJ_FUTEX + 1)
 static const char retired_merged[] = "destroyed objects merged";
 
 static struct shard {
@@ -1028,6 +1029,15 @@ static struct cv_obj *aggregate_of(uint32_t kind)
 	cv__spin_unlock(&aggregates_lock);
 	cv__free(fresh, sizeof(*fresh));   /* another thread's came first */
 	return a;
+}
+
+struct cv_obj *cv__rec_written_under(const struct cv_rec *r)
+{
+	struct cv_obj *o = r->obj;
+	if (!CV_LOAD(&o->merged) || __atomic_load_n(&r->stack_accs, __ATOMIC_ACQUIRE))
+		return o;
+	struct cv_obj *a = __atomic_load_n(&aggregates[o->kind < CV_NKINDS ? o->kind : CV_OBJ_UNKNOWN], __ATOMIC_ACQUIRE);
+	return a ? a : o;   /* none made yet: its thread's fold would make it */
 }
 
 /* t's record r of a merged object folds into t's record of the aggregate;

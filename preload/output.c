@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "convoy/statsfields.h"
 #include "shim.h"
 
 /* Once per process (a fork child starts again): NOT_WRITTEN, then WRITTEN; or,
@@ -197,7 +198,7 @@ static uint32_t position_of(const struct position_table *tab, uint32_t key)
 	return p->at1 ? p->at1 - 1 : UINT32_MAX;
 }
 
-#define SNAPSHOT_TABLES 4          /* rows, objs, by_index, by_id */
+#define SNAPSHOT_TABLES 5          /* rows, objs, by_index, by_id, folds */
 #define SNAPSHOT_MAP_MIN (64u << 10)
 
 /* A thread of the profile: a state, or the row of one that ended. */
@@ -206,6 +207,7 @@ struct snapshot_row {
 	const struct cv_ended_thread *e;
 	struct cv_rec *head;               /* its newest record at snapshot time */
 	uint32_t index;                    /* cv_thread.index: the profile's order */
+	uint32_t folded;                   /* its records written under an aggregate (cv__rec_written_under) */
 };
 
 struct snapshot {
@@ -214,6 +216,9 @@ struct snapshot {
 	struct cv_obj **objs;
 	size_t nobjs;
 	struct position_table by_id, by_index;   /* objects by id, threads by index (every listed one) */
+	/* A thread's counts written under an aggregate (cv__rec_written_under)
+	 * as one row: write_thread's, one an aggregate at most. */
+	struct fold { uint32_t object; bool pending; struct cv_stats s; } *folds;
 	uint32_t merged_threads;   /* the merged threads' row, or UINT32_MAX */
 	uint32_t index_end;        /* 1 + the highest thread index listed */
 	struct snapshot_mapping { void *p; size_t bytes, used; } maps[SNAPSHOT_TABLES];
@@ -373,7 +378,8 @@ static int snapshot_take(struct snapshot *snap)
 	for (size_t i = 0; i < snap->nthreads; i++)
 		for (struct cv_rec *r = snap->rows[i].head; r; r = r->next)
 			nrecs++;
-	if (!(snap->objs = snapshot_table(snap, (nrecs ? nrecs : 1) * sizeof(*snap->objs))))
+	if (!(snap->objs = snapshot_table(snap, (nrecs ? nrecs : 1) * sizeof(*snap->objs))) ||
+	    !(snap->folds = snapshot_table(snap, CV_NKINDS * sizeof(*snap->folds))))
 		return -1;
 	for (size_t i = 0; i < snap->nthreads; i++) {
 		struct snapshot_row *row = &snap->rows[i];
@@ -385,7 +391,8 @@ static int snapshot_take(struct snapshot *snap)
 		}
 		for (struct cv_rec *r = row->head; r; r = r->next) {
 			__builtin_prefetch(r->next, 1);
-			struct cv_obj *o = r->obj;
+			struct cv_obj *o = cv__rec_written_under(r);
+			row->folded += o != r->obj;
 			if (!o->dump_id) {
 				snap->objs[snap->nobjs] = o;
 				o->dump_id = (uint32_t)++snap->nobjs;
@@ -502,8 +509,76 @@ static void write_objects(struct writer *w, const struct snapshot *snap)
 	}
 }
 
-static void write_thread(struct writer *w, const struct snapshot_row *row, uint32_t at, double ns_per_tick,
-			 uint64_t now)
+/* r's counts as the file's stats record. Field by field with relaxed
+ * loads: the owner may still be counting. In memory a signal or broadcast
+ * is counted once, in signals or broadcasts when it found a waiter, else
+ * in the _unwaited field (the no-waiter fast paths bump one counter, not
+ * two: cond.c), and a reader's acquisition of an rwlock in
+ * rd_acquisitions only (rwlock.c, rd_acquired); the file's signals,
+ * broadcasts and acquisitions count them all. */
+static void rec_stats(const struct cv_thread *t, const struct cv_rec *r, double ns_per_tick, struct cv_stats *s)
+{
+	*s = (struct cv_stats){
+		.object = r->object,
+		.thread = r->thread,
+		.acquisitions = CV_LOAD(&r->acquisitions) + CV_LOAD(&r->rd_acquisitions),
+		.rd_acquisitions = CV_LOAD(&r->rd_acquisitions),
+		.trylocks = CV_LOAD(&r->trylocks),
+		.handoffs = CV_LOAD(&r->handoffs),
+		.signals = CV_LOAD(&r->signals_unwaited),
+		.broadcasts = CV_LOAD(&r->broadcasts_unwaited),
+		.signals_unwaited = CV_LOAD(&r->signals_unwaited),
+		.broadcasts_unwaited = CV_LOAD(&r->broadcasts_unwaited),
+		.hold_samples = CV_LOAD(&r->hold_samples),
+		.hold_ns = (uint64_t)((double)CV_LOAD(&r->hold_ticks) * ns_per_tick),   /* ticks until here */
+		.max_hold_ns = (uint64_t)((double)CV_LOAD(&r->max_hold_ticks) * ns_per_tick),
+	};
+	const struct cv_rec_more *m = cv__rec_more_kept(r);
+	if (m) {
+#define CV_COPY(f) s->f += CV_LOAD(&m->f);
+		CV_REC_MORE_FIELDS(CV_COPY, CV_COPY)
+#undef CV_COPY
+		for (size_t i = 0; i < CV_HIST_BUCKETS; i++)
+			s->wait_hist[i] = CV_LOAD(&m->hist[i]);
+	}
+	if (t)
+		cv__wait_pending_into(t, r, s);
+}
+
+/* Up to the last counter that is not zero (after the ids): a reader
+ * zero-fills a shorter struct (include/convoy/profile.h), and most
+ * records use a few of its 80 counters (a lock that never waited: no
+ * histogram, no condvar, rwlock or futex fields): a program with many
+ * locks writes a sixth of what whole records made (docs/performance.md,
+ * "Many locks"). */
+static void write_stats(struct writer *w, const struct cv_stats *s)
+{
+	const uint64_t *word = (const uint64_t *)s;
+	size_t words = sizeof(*s) / sizeof(uint64_t);
+	while (words > 1 && word[words - 1] == 0)
+		words--;
+	record(w, CV_REC_STATS, s, words * sizeof(uint64_t), NULL, 0, NULL, 0);
+}
+
+/* The fold of the row's counts written under object (snap->folds), or
+ * NULL; with make, made if there is none (a row folds into CV_NKINDS
+ * aggregates at most). */
+static struct fold *fold_of(const struct snapshot *snap, uint32_t object, bool make)
+{
+	for (size_t i = 0; i < CV_NKINDS; i++) {
+		struct fold *f = &snap->folds[i];
+		if (f->pending && f->object == object)
+			return f;
+		if (!f->pending && make) {
+			*f = (struct fold){ .object = object, .pending = true };
+			return f;
+		}
+	}
+	return NULL;
+}
+
+static void write_thread(struct writer *w, const struct snapshot *snap, const struct snapshot_row *row, uint32_t at,
+			 double ns_per_tick, uint64_t now)
 {
 	struct cv_thread *t = row->t;
 	struct cv_thread_rec tr;
@@ -520,52 +595,42 @@ static void write_thread(struct writer *w, const struct snapshot_row *row, uint3
 	tr.index = at;
 	record(w, CV_REC_THREAD, &tr, sizeof(tr), NULL, 0, NULL, 0);
 
-	for (struct cv_rec *r = row->head; r; r = r->next) {
+	/* Records written under an aggregate (snapshot_take) first, summed:
+	 * the file has one row per (object, thread), the thread's own record
+	 * of the aggregate joining them below. */
+	struct cv_stats s;
+	bool folds = row->folded != 0;
+	for (const struct cv_rec *r = folds ? row->head : NULL; r; r = r->next) {
 		cv__prefetch_lines(r->next, sizeof(*r));
-		/* Field by field with relaxed loads: the owner may still be
-		 * counting. In memory a signal or broadcast is counted once, in
-		 * signals or broadcasts when it found a waiter, else in the
-		 * _unwaited field (the no-waiter fast paths bump one counter,
-		 * not two: cond.c), and a reader's acquisition of an rwlock in
-		 * rd_acquisitions only (rwlock.c, rd_acquired); the file's
-		 * signals, broadcasts and acquisitions count them all. */
-		struct cv_stats s = {
-			.object = r->object,
-			.thread = r->thread,
-			.acquisitions = CV_LOAD(&r->acquisitions) + CV_LOAD(&r->rd_acquisitions),
-			.rd_acquisitions = CV_LOAD(&r->rd_acquisitions),
-			.trylocks = CV_LOAD(&r->trylocks),
-			.handoffs = CV_LOAD(&r->handoffs),
-			.signals = CV_LOAD(&r->signals_unwaited),
-			.broadcasts = CV_LOAD(&r->broadcasts_unwaited),
-			.signals_unwaited = CV_LOAD(&r->signals_unwaited),
-			.broadcasts_unwaited = CV_LOAD(&r->broadcasts_unwaited),
-			.hold_samples = CV_LOAD(&r->hold_samples),
-			.hold_ns = (uint64_t)((double)CV_LOAD(&r->hold_ticks) * ns_per_tick),   /* ticks until here */
-			.max_hold_ns = (uint64_t)((double)CV_LOAD(&r->max_hold_ticks) * ns_per_tick),
-		};
-		const struct cv_rec_more *m = cv__rec_more_kept(r);
-		if (m) {
-#define CV_COPY(f) s.f += CV_LOAD(&m->f);
-			CV_REC_MORE_FIELDS(CV_COPY, CV_COPY)
-#undef CV_COPY
-			for (size_t i = 0; i < CV_HIST_BUCKETS; i++)
-				s.wait_hist[i] = CV_LOAD(&m->hist[i]);
+		if (snap->objs[r->object] == r->obj)
+			continue;
+		struct fold *f = fold_of(snap, r->object, true);   /* never NULL: one aggregate a kind */
+		if (f) {
+			rec_stats(t, r, ns_per_tick, &s);
+			cv_stats_merge(&f->s, &s);
 		}
-		if (t)
-			cv__wait_pending_into(t, r, &s);
-		/* Up to the last counter that is not zero (after the ids): a
-		 * reader zero-fills a shorter struct (include/convoy/profile.h),
-		 * and most records use a few of its 80 counters (a lock that
-		 * never waited: no histogram, no condvar, rwlock or futex
-		 * fields): a program with many locks writes a sixth of what
-		 * whole records made (docs/performance.md, "Many locks"). */
-		const uint64_t *word = (const uint64_t *)&s;
-		size_t words = sizeof(s) / sizeof(uint64_t);
-		while (words > 1 && word[words - 1] == 0)
-			words--;
-		record(w, CV_REC_STATS, &s, words * sizeof(uint64_t), NULL, 0, NULL, 0);
+	}
+	for (const struct cv_rec *r = row->head; r; r = r->next) {
+		cv__prefetch_lines(r->next, sizeof(*r));
+		if (folds && snap->objs[r->object] != r->obj)
+			continue;
+		rec_stats(t, r, ns_per_tick, &s);
+		struct fold *f = folds ? fold_of(snap, r->object, false) : NULL;
+		if (f) {
+			cv_stats_merge(&s, &f->s);
+			f->pending = false;
+		}
+		write_stats(w, &s);
 		cv__stacks_write_rec(w, r);
+	}
+	for (size_t i = 0; folds && i < CV_NKINDS; i++) {
+		struct fold *f = &snap->folds[i];
+		if (f->pending) {
+			f->s.object = f->object;
+			f->s.thread = at;
+			write_stats(w, &f->s);
+			f->pending = false;
+		}
 	}
 
 	if (!t)
@@ -967,7 +1032,7 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	cv__modules_write(w, !any_context);   /* modules.c: every module seen, dlclose'd ones too */
 	write_objects(w, &snap);
 	for (size_t i = 0; i < snap.nthreads; i++)
-		write_thread(w, &snap.rows[i], (uint32_t)i, ns_per_tick, now);
+		write_thread(w, &snap, &snap.rows[i], (uint32_t)i, ns_per_tick, now);
 	cv__lockorder_write(w);
 	cv__stacks_write(w);    /* last: every stack id written above is in the table */
 	struct cv_end end = { .records = w->records };

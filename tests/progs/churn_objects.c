@@ -6,8 +6,42 @@
  *   growth   N mutexes locked once and kept, then N + 2 fresh ones: with N =
  *            4095 the thread's table of records has to grow exactly when the
  *            first destroyed object past the shim's 4,096 is merged
+ *   shared   N mutexes at distinct addresses, each locked once by another
+ *            thread, then once by main and destroyed; the other thread
+ *            then makes, locks and destroys OWN mutexes of its own and
+ *            ends (joined), never looking at main's again
+ *   shared-live  the same, the other thread still alive (parked) when the
+ *            profile is written
  * with N = argv[2] (default 1,000,000). Prints what it did. */
 #include "progs.h"
+
+#define OWN 100
+static pthread_mutex_t *shared;
+static long nshared;
+static sem_t used, destroyed, never;
+
+static void *use_each(void *arg)
+{
+	for (long i = 0; i < nshared; i++) {
+		MUST(pthread_mutex_lock(&shared[i]));
+		MUST(pthread_mutex_unlock(&shared[i]));
+	}
+	sem_post(&used);
+	while (sem_wait(&destroyed) != 0)
+		;
+	static pthread_mutex_t own[OWN];
+	for (int i = 0; i < OWN; i++) {
+		MUST(pthread_mutex_init(&own[i], NULL));
+		MUST(pthread_mutex_lock(&own[i]));
+		MUST(pthread_mutex_unlock(&own[i]));
+		MUST(pthread_mutex_destroy(&own[i]));
+	}
+	sem_post(&used);
+	if (arg)
+		while (sem_wait(&never) != 0)   /* parked until the process ends */
+			;
+	return NULL;
+}
 
 int main(int argc, char **argv)
 {
@@ -66,6 +100,28 @@ int main(int argc, char **argv)
 		}
 		free(kept);
 		free(m);
+	} else if (!strcmp(what, "shared") || !strcmp(what, "shared-live")) {
+		int live = !strcmp(what, "shared-live");
+		if (!(shared = calloc((size_t)n, sizeof(*shared))))
+			return 99;
+		nshared = n;
+		MUST(sem_init(&used, 0, 0));
+		MUST(sem_init(&destroyed, 0, 0));
+		MUST(sem_init(&never, 0, 0));
+		pthread_t t;
+		MUST(pthread_create(&t, NULL, use_each, live ? "live" : NULL));
+		while (sem_wait(&used) != 0)
+			;
+		for (long i = 0; i < n; i++) {
+			MUST(pthread_mutex_lock(&shared[i]));
+			MUST(pthread_mutex_unlock(&shared[i]));
+			MUST(pthread_mutex_destroy(&shared[i]));
+		}
+		sem_post(&destroyed);
+		while (sem_wait(&used) != 0)
+			;
+		if (!live)
+			MUST(pthread_join(t, NULL));
 	} else {
 		return 2;
 	}

@@ -1313,6 +1313,41 @@ Test(trust, destroyed_objects_merged_keep_their_counts, .timeout = 300)
 	TU_EQ(merged, 20000 - 4096, "acquisitions of the aggregate (all past the first 4,096 destroyed)");
 }
 
+/* Objects another thread used once and never looked at again, destroyed
+ * past the cap: that thread's counts join the aggregate too, ended or
+ * parked when the profile is written (preload/output.c writes its records
+ * of merged objects under the aggregate, as its own fold would have), so
+ * the profile keeps 4,096 destroyed objects apart, not one for each; with
+ * the 100 mutexes that thread destroyed itself (its own record of the
+ * aggregate), one row of the aggregate a thread. */
+Test(trust, another_threads_counts_of_objects_merged_past_the_cap_join_the_aggregate, .timeout = 300)
+{
+	static const char *const modes[] = { "shared", "shared-live" };
+	for (size_t m = 0; m < 2; m++) {
+		const char *argv[] = { tu_prog("churn_objects"), modes[m], "10000", NULL };
+		struct both b;
+		run_both(&b, argv, NULL);
+		json_object *locks = tu_array(tu_report_dir(b.dir), "locks");
+		int64_t total = 0, merged = -1, apart = 0;
+		for (size_t i = 0; i < json_object_array_length(locks); i++) {
+			json_object *l = json_object_array_get_idx(locks, i);
+			total += tu_int(l, "acquisitions");
+			json_object *name = json_object_object_get(l, "name");
+			if (name && strstr(json_object_get_string(name), "destroyed objects merged")) {
+				merged = tu_int(l, "acquisitions");
+				TU_EQ((int64_t)json_object_array_length(tu_array(l, "threads")), 2,
+				      "threads of the aggregate (%s)", modes[m]);
+			} else {
+				apart++;
+				TU_EQ(tu_int(l, "acquisitions"), 2, "acquisitions of a mutex kept apart (%s)", modes[m]);
+			}
+		}
+		TU_EQ(total, 2 * 10000 + 100, "acquisitions over all locks (%s)", modes[m]);
+		TU_EQ(apart, 4096, "destroyed mutexes kept apart (%s)", modes[m]);
+		TU_EQ(merged, 2 * (10000 - 4096) + 100, "acquisitions of the aggregate (%s)", modes[m]);
+	}
+}
+
 /* The first destroyed object merged past the cap, at the moment the
  * destroying thread's table of records must grow (which folds the records
  * of merged objects it finds, the one being merged among them: it was

@@ -1,9 +1,15 @@
 /* statsfields.h — how each field of a profile's per-thread stats record
- * (struct cv_stats, convoy/profile.h) merges across threads: summed, or the
- * largest kept. One table, so a field added to the record without a line
- * here fails to compile (the size check in model.c). */
+ * (struct cv_stats, convoy/profile.h) merges: summed, or the largest kept.
+ * The analyzer merges threads' records so (model.c), the shim the records
+ * of objects merged past its cap that a thread had not folded yet when the
+ * profile was written (preload/output.c). One table, so a field added to
+ * the record without a line here fails to compile (the size check below). */
 #ifndef CONVOY_STATSFIELDS_H
 #define CONVOY_STATSFIELDS_H
+
+#include <stddef.h>
+
+#include "convoy/profile.h"
 
 /* X(field, merge): merge is SUM or MAX. Arrays merge element by element. */
 #define CV_STATS_FIELDS(X)                                                    \
@@ -22,5 +28,23 @@
 	X(futex_woken, SUM) X(futex_eagain, SUM) X(requeues, SUM)              \
 	X(requeued, SUM) X(pi_ops, SUM) X(wake_ops, SUM)                       \
 	X(rounds, SUM) X(imbalance_ns, SUM) X(max_imbalance_ns, MAX)
+
+/* Every field after (object, thread) has its line in CV_STATS_FIELDS. */
+#define CV_X(field, merge) + sizeof(((struct cv_stats *)0)->field)
+_Static_assert(offsetof(struct cv_stats, acquisitions) CV_STATS_FIELDS(CV_X) == sizeof(struct cv_stats),
+	       "a cv_stats field has no merge rule in statsfields.h");
+#undef CV_X
+
+/* s's counts into to's: sums, except the maxima. */
+#define CV_STATS_MERGE_SUM(to, v) ((to) += (v))
+#define CV_STATS_MERGE_MAX(to, v) ((to) = (to) > (v) ? (to) : (v))
+static inline void cv_stats_merge(struct cv_stats *to, const struct cv_stats *s)
+{
+#define CV_X(field, merge)                                                            \
+	for (size_t k = 0; k < sizeof(to->field) / sizeof(uint64_t); k++)             \
+		CV_STATS_MERGE_##merge(((uint64_t *)&to->field)[k], ((const uint64_t *)&s->field)[k]);
+	CV_STATS_FIELDS(CV_X)
+#undef CV_X
+}
 
 #endif
