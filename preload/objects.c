@@ -131,6 +131,7 @@ static void rec_push(struct cv_thread *t, struct cv_rec *r);
 static void obj_put(struct cv_obj *o);
 static void rec_retire(struct cv_thread *t, struct cv_rec *r, bool slotted);
 static struct cv_slot *table_find(struct cv_thread *t, const void *addr);
+static struct cv_obj *aggregate_of(uint32_t kind);
 
 static inline struct shard *shard_of(const void *addr)
 {
@@ -318,7 +319,7 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 		return NULL;
 	struct shard *sh = shard_of(addr);
 	struct cv_obj *live, *fresh = NULL;
-	uint32_t generation = 0, grow_from = 0;
+	uint32_t generation = 0, grow_from = 0, merged_kind = CV_NKINDS;
 
 	/* A second pass when the object is new: its memory is had without the
 	 * lock (lock.c), and another thread may have made it meanwhile. The
@@ -341,8 +342,10 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 		if (live && live->kind != kind && live->kind != CV_OBJ_UNKNOWN && kind != CV_OBJ_UNKNOWN) {
 			if (live->generation + 1 > generation)
 				generation = live->generation + 1;
-			if (retire_locked(sh, head, live))
+			if (retire_locked(sh, head, live)) {
+				merged_kind = live->kind;
 				obj_put(live);   /* its records fold in as their threads come by */
+			}
 			live = NULL;
 		}
 		if (!live && fresh && past_the_cap()) {   /* made now: its count */
@@ -381,6 +384,8 @@ static struct cv_obj *object_get(const void *addr, uint32_t kind, bool for_recor
 		__atomic_fetch_add(&live->refs, 1, __ATOMIC_RELAXED);
 	cv__spin_unlock(&sh->lock);
 	cv__free(fresh, sizeof(*fresh));   /* another thread made it first */
+	if (merged_kind != CV_NKINDS)
+		aggregate_of(merged_kind);   /* where a profile writes its records till they fold */
 	if (grow_from)
 		shard_grow(sh, grow_from);
 	return live;
@@ -434,7 +439,10 @@ bool cv__object_end(struct cv_thread *saved, const void *addr, uint32_t kind)
 	}
 	cv__spin_unlock(&sh->lock);
 	if (merged) {
-		/* The destroying thread folds its own record now; others later. */
+		/* The destroying thread folds its own record now; others later
+		 * (a profile written before then writes them under the
+		 * aggregate, made now if no fold made it yet). */
+		aggregate_of(merged->kind);
 		struct cv_slot *s = saved && saved->table ? table_find(saved, addr) : NULL;
 		if (s && s->addr && s->rec && s->rec->obj == merged)
 			rec_retire(saved, s->rec, true);
@@ -1009,7 +1017,7 @@ static void rec_fold(struct cv_rec *d, struct cv_rec *src)
 static struct cv_obj *aggregate_of(uint32_t kind)
 {
 	if (kind >= CV_NKINDS)
-		kind = CV_OBJ_UNKNOWN;
+		kind = CV_OBJ_UNKNOWN;   /* as cv__rec_written_under */
 	struct cv_obj *a = __atomic_load_n(&aggregates[kind], __ATOMIC_ACQUIRE);
 	if (a)
 		return a;
@@ -1031,13 +1039,14 @@ static struct cv_obj *aggregate_of(uint32_t kind)
 	return a;
 }
 
-struct cv_obj *cv__rec_written_under(const struct cv_rec *r)
+struct cv_obj *cv__rec_written_under(const struct cv_thread *t, const struct cv_rec *r)
 {
 	struct cv_obj *o = r->obj;
-	if (!CV_LOAD(&o->merged) || __atomic_load_n(&r->stack_accs, __ATOMIC_ACQUIRE))
+	if (!CV_LOAD(&o->merged) || __atomic_load_n(&r->stack_accs, __ATOMIC_ACQUIRE) ||
+	    (t && (cv__pinned(t, r) || CV_LOAD(&t->waiting_obj) == o)))
 		return o;
 	struct cv_obj *a = __atomic_load_n(&aggregates[o->kind < CV_NKINDS ? o->kind : CV_OBJ_UNKNOWN], __ATOMIC_ACQUIRE);
-	return a ? a : o;   /* none made yet: its thread's fold would make it */
+	return a ? a : o;   /* made at the merge (cv__object_end, object_get): none only without memory */
 }
 
 /* t's record r of a merged object folds into t's record of the aggregate;

@@ -207,7 +207,7 @@ struct snapshot_row {
 	const struct cv_ended_thread *e;
 	struct cv_rec *head;               /* its newest record at snapshot time */
 	uint32_t index;                    /* cv_thread.index: the profile's order */
-	uint32_t folded;                   /* its records written under an aggregate (cv__rec_written_under) */
+	bool folds;                        /* some of its records are written under an aggregate */
 };
 
 struct snapshot {
@@ -216,9 +216,10 @@ struct snapshot {
 	struct cv_obj **objs;
 	size_t nobjs;
 	struct position_table by_id, by_index;   /* objects by id, threads by index (every listed one) */
-	/* A thread's counts written under an aggregate (cv__rec_written_under)
-	 * as one row: write_thread's, one an aggregate at most. */
-	struct fold { uint32_t object; bool pending; struct cv_stats s; } *folds;
+	/* One thread's records written under an aggregate
+	 * (cv__rec_written_under), summed by write_thread into one row for
+	 * each aggregate, by kind: pending until written. */
+	struct fold { bool pending; struct cv_stats s; } *folds;
 	uint32_t merged_threads;   /* the merged threads' row, or UINT32_MAX */
 	uint32_t index_end;        /* 1 + the highest thread index listed */
 	struct snapshot_mapping { void *p; size_t bytes, used; } maps[SNAPSHOT_TABLES];
@@ -378,8 +379,8 @@ static int snapshot_take(struct snapshot *snap)
 	for (size_t i = 0; i < snap->nthreads; i++)
 		for (struct cv_rec *r = snap->rows[i].head; r; r = r->next)
 			nrecs++;
-	if (!(snap->objs = snapshot_table(snap, (nrecs ? nrecs : 1) * sizeof(*snap->objs))) ||
-	    !(snap->folds = snapshot_table(snap, CV_NKINDS * sizeof(*snap->folds))))
+	if (!(snap->folds = snapshot_table(snap, CV_NKINDS * sizeof(*snap->folds))) ||
+	    !(snap->objs = snapshot_table(snap, (nrecs ? nrecs : 1) * sizeof(*snap->objs))))
 		return -1;
 	for (size_t i = 0; i < snap->nthreads; i++) {
 		struct snapshot_row *row = &snap->rows[i];
@@ -391,8 +392,8 @@ static int snapshot_take(struct snapshot *snap)
 		}
 		for (struct cv_rec *r = row->head; r; r = r->next) {
 			__builtin_prefetch(r->next, 1);
-			struct cv_obj *o = cv__rec_written_under(r);
-			row->folded += o != r->obj;
+			struct cv_obj *o = cv__rec_written_under(row->t, r);
+			row->folds |= o != r->obj;
 			if (!o->dump_id) {
 				snap->objs[snap->nobjs] = o;
 				o->dump_id = (uint32_t)++snap->nobjs;
@@ -560,21 +561,10 @@ static void write_stats(struct writer *w, const struct cv_stats *s)
 	record(w, CV_REC_STATS, s, words * sizeof(uint64_t), NULL, 0, NULL, 0);
 }
 
-/* The fold of the row's counts written under object (snap->folds), or
- * NULL; with make, made if there is none (a row folds into CV_NKINDS
- * aggregates at most). */
-static struct fold *fold_of(const struct snapshot *snap, uint32_t object, bool make)
+/* Whether r is written under another object than its own (snapshot_take). */
+static bool folded(const struct snapshot *snap, const struct cv_rec *r)
 {
-	for (size_t i = 0; i < CV_NKINDS; i++) {
-		struct fold *f = &snap->folds[i];
-		if (f->pending && f->object == object)
-			return f;
-		if (!f->pending && make) {
-			*f = (struct fold){ .object = object, .pending = true };
-			return f;
-		}
-	}
-	return NULL;
+	return snap->objs[r->object] != r->obj;
 }
 
 static void write_thread(struct writer *w, const struct snapshot *snap, const struct snapshot_row *row, uint32_t at,
@@ -595,43 +585,38 @@ static void write_thread(struct writer *w, const struct snapshot *snap, const st
 	tr.index = at;
 	record(w, CV_REC_THREAD, &tr, sizeof(tr), NULL, 0, NULL, 0);
 
-	/* Records written under an aggregate (snapshot_take) first, summed:
-	 * the file has one row per (object, thread), the thread's own record
-	 * of the aggregate joining them below. */
+	/* Records written under an aggregate (snapshot_take) first, summed
+	 * into its row: the file has one row per (object, thread). The
+	 * thread's own record of the aggregate joins that row below. */
 	struct cv_stats s;
-	bool folds = row->folded != 0;
-	for (const struct cv_rec *r = folds ? row->head : NULL; r; r = r->next) {
+	for (const struct cv_rec *r = row->folds ? row->head : NULL; r; r = r->next) {
 		cv__prefetch_lines(r->next, sizeof(*r));
-		if (snap->objs[r->object] == r->obj)
+		if (!folded(snap, r))
 			continue;
-		struct fold *f = fold_of(snap, r->object, true);   /* never NULL: one aggregate a kind */
-		if (f) {
-			rec_stats(t, r, ns_per_tick, &s);
-			cv_stats_merge(&f->s, &s);
-		}
+		struct fold *f = &snap->folds[snap->objs[r->object]->kind];   /* an aggregate's: below CV_NKINDS */
+		if (!f->pending)
+			*f = (struct fold){ .pending = true, .s = { .object = r->object, .thread = at } };
+		rec_stats(t, r, ns_per_tick, &s);
+		cv_stats_merge(&f->s, &s);
 	}
 	for (const struct cv_rec *r = row->head; r; r = r->next) {
 		cv__prefetch_lines(r->next, sizeof(*r));
-		if (folds && snap->objs[r->object] != r->obj)
+		if (row->folds && folded(snap, r))
 			continue;
 		rec_stats(t, r, ns_per_tick, &s);
-		struct fold *f = folds ? fold_of(snap, r->object, false) : NULL;
-		if (f) {
+		struct fold *f = row->folds && r->obj->kind < CV_NKINDS ? &snap->folds[r->obj->kind] : NULL;
+		if (f && f->pending && f->s.object == r->object) {   /* the thread's own record of the aggregate */
 			cv_stats_merge(&s, &f->s);
 			f->pending = false;
 		}
 		write_stats(w, &s);
 		cv__stacks_write_rec(w, r);
 	}
-	for (size_t i = 0; folds && i < CV_NKINDS; i++) {
-		struct fold *f = &snap->folds[i];
-		if (f->pending) {
-			f->s.object = f->object;
-			f->s.thread = at;
-			write_stats(w, &f->s);
-			f->pending = false;
+	for (size_t k = 0; row->folds && k < CV_NKINDS; k++)
+		if (snap->folds[k].pending) {
+			write_stats(w, &snap->folds[k].s);
+			snap->folds[k].pending = false;
 		}
-	}
 
 	if (!t)
 		return;   /* an ended row: no counters, held locks, wait or trace (thread.c, thread_retire) */

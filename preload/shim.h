@@ -1786,12 +1786,15 @@ void cv__wait_pending_into(const struct cv_thread *t, const struct cv_rec *r, st
  * written out, asked again at the next count). */
 struct cv_rec_more *cv__rec_more(struct cv_rec *r);
 const struct cv_rec_more *cv__rec_more_kept(const struct cv_rec *r);   /* NULL: none to write */
-/* The profile's writer: the object r's counts are written under, r's own
- * or, for a record of an object merged past the cap that its thread has
- * not folded yet (objects.c, rec_retire), the kind's aggregate, where the
- * fold would put them. A record with wait stacks stays with its object:
- * the file holds one row per (object, thread, stack). */
-struct cv_obj *cv__rec_written_under(const struct cv_rec *r);
+/* The profile's writer: the object t's record r's counts are written
+ * under (t NULL: an ended thread's row), r's own or, for a record of an
+ * object merged past the cap that its thread has not folded yet
+ * (objects.c, rec_retire), the kind's aggregate, where the fold would put
+ * them. A record with wait stacks stays with its object (the file holds
+ * one row per object, thread and stack), and so does one a wait still
+ * uses (pinned, or the thread's wait in progress: the wait-for graph
+ * names its object). */
+struct cv_obj *cv__rec_written_under(const struct cv_thread *t, const struct cv_rec *r);
 #define CV_NKINDS (CV_OBJ_FUTEX + 1)   /* object kinds, each with its aggregate */
 
 /* ---- park.c: the cost of parking and waking --------------------------------- */

@@ -7,25 +7,34 @@
  *            4095 the thread's table of records has to grow exactly when the
  *            first destroyed object past the shim's 4,096 is merged
  *   shared   N mutexes at distinct addresses, each locked once by another
- *            thread, then once by main and destroyed; the other thread
- *            then makes, locks and destroys OWN mutexes of its own and
- *            ends (joined), never looking at main's again
- *   shared-live  the same, the other thread still alive (parked) when the
+ *            thread, which then ends (joined); main destroys them without
+ *            locking them
+ *   shared-live  the same, but main locks each once before it destroys it,
+ *            and the other thread then makes, locks and destroys OWN
+ *            mutexes of its own and is still alive (parked) when the
  *            profile is written
+ *   ended    4,200 fresh mutexes (past the shim's cap of 4,096 destroyed),
+ *            then N more locked once by another thread, which ends (joined:
+ *            few records, an ended thread's row) before main destroys them
  * with N = argv[2] (default 1,000,000). Prints what it did. */
 #include "progs.h"
 
 #define OWN 100
+#define PAST_CAP 4200
 static pthread_mutex_t *shared;
 static long nshared;
 static sem_t used, destroyed, never;
 
+/* Locks each shared mutex once; arg "live": then waits for main to destroy
+ * them, makes its own, and parks. */
 static void *use_each(void *arg)
 {
 	for (long i = 0; i < nshared; i++) {
 		MUST(pthread_mutex_lock(&shared[i]));
 		MUST(pthread_mutex_unlock(&shared[i]));
 	}
+	if (!arg)
+		return NULL;
 	sem_post(&used);
 	while (sem_wait(&destroyed) != 0)
 		;
@@ -37,9 +46,8 @@ static void *use_each(void *arg)
 		MUST(pthread_mutex_destroy(&own[i]));
 	}
 	sem_post(&used);
-	if (arg)
-		while (sem_wait(&never) != 0)   /* parked until the process ends */
-			;
+	while (sem_wait(&never) != 0)   /* parked until the process ends */
+		;
 	return NULL;
 }
 
@@ -100,8 +108,19 @@ int main(int argc, char **argv)
 		}
 		free(kept);
 		free(m);
-	} else if (!strcmp(what, "shared") || !strcmp(what, "shared-live")) {
+	} else if (!strcmp(what, "shared") || !strcmp(what, "shared-live") || !strcmp(what, "ended")) {
 		int live = !strcmp(what, "shared-live");
+		if (!strcmp(what, "ended")) {
+			pthread_mutex_t *m = calloc(PAST_CAP, sizeof(*m));
+			if (!m)
+				return 99;
+			for (long i = 0; i < PAST_CAP; i++) {
+				MUST(pthread_mutex_init(&m[i], NULL));
+				MUST(pthread_mutex_lock(&m[i]));
+				MUST(pthread_mutex_unlock(&m[i]));
+				MUST(pthread_mutex_destroy(&m[i]));
+			}
+		}
 		if (!(shared = calloc((size_t)n, sizeof(*shared))))
 			return 99;
 		nshared = n;
@@ -110,18 +129,23 @@ int main(int argc, char **argv)
 		MUST(sem_init(&never, 0, 0));
 		pthread_t t;
 		MUST(pthread_create(&t, NULL, use_each, live ? "live" : NULL));
-		while (sem_wait(&used) != 0)
-			;
+		if (live)
+			while (sem_wait(&used) != 0)
+				;
+		else
+			MUST(pthread_join(t, NULL));
 		for (long i = 0; i < n; i++) {
-			MUST(pthread_mutex_lock(&shared[i]));
-			MUST(pthread_mutex_unlock(&shared[i]));
+			if (live) {
+				MUST(pthread_mutex_lock(&shared[i]));
+				MUST(pthread_mutex_unlock(&shared[i]));
+			}
 			MUST(pthread_mutex_destroy(&shared[i]));
 		}
-		sem_post(&destroyed);
-		while (sem_wait(&used) != 0)
-			;
-		if (!live)
-			MUST(pthread_join(t, NULL));
+		if (live) {
+			sem_post(&destroyed);
+			while (sem_wait(&used) != 0)
+				;
+		}
 	} else {
 		return 2;
 	}
