@@ -529,31 +529,45 @@ static void table_remove(struct cv_thread *t, struct cv_slot *s)
 	t->table_used--;
 }
 
-/* Doubles the table; records of merged objects (see rec_retire) found on the
- * way leave it and fold into their aggregate, so a thread that used many
- * objects other threads destroyed does not keep them. */
+/* A slot of t's table whose record is of an object merged since (see
+ * rec_retire) and no wait of t's uses. */
+static bool stale_slot(const struct cv_thread *t, const struct cv_slot *s)
+{
+	const struct cv_rec *r = s->rec;
+	return r && r->obj->addr == s->addr && CV_LOAD(&r->obj->merged) && !cv__pinned(t, r);
+}
+
+/* Makes room in t's table: its records of merged objects leave it and
+ * fold into their aggregate, all of them, and the rest go into a table
+ * twice the size, or one the same size when they fill at most a quarter
+ * of it. A thread that used many objects other threads destroyed and
+ * never looked at their addresses again kept all but 64 of them a growth,
+ * in a table doubled each time, up to the cap on records (churn_objects
+ * rounds, 320,000 uses: 57,540 unrecorded). */
 static bool table_grow(struct cv_thread *t)
 {
-	uint32_t cap = t->table ? (t->table_mask + 1) * 2 : CV_TABLE_INITIAL;
-	struct cv_slot *old = t->table, *fresh = cv__alloc(cap * sizeof(*fresh));
-	uint32_t old_cap = t->table ? t->table_mask + 1 : 0;
-	unsigned nstale = 0;
+	struct cv_slot *old = t->table;
+	uint32_t old_cap = old ? t->table_mask + 1 : 0, stay = 0, nstale = 0;
+	for (uint32_t i = 0; i < old_cap; i++)
+		stay += old[i].addr && !stale_slot(t, &old[i]);
+	uint32_t cap = !old_cap ? CV_TABLE_INITIAL : stay * 4 > old_cap ? old_cap * 2 : old_cap;
+	struct cv_slot *fresh = cv__alloc(cap * sizeof(*fresh));
 	if (!fresh)
 		return false;
 	cv__touch_pages(fresh, cap * sizeof(*fresh));   /* the rehash reads before it writes; past 64 KiB a mapping */
 	t->table = fresh;
 	t->table_mask = cap - 1;
 	t->table_used = 0;
-	/* Records of merged objects are left out, up to 64 a growth, and
-	 * retired once the table is whole (a retirement may grow it again).
-	 * The old table itself says which: their slots are the ones the rehash
-	 * did not empty. No list on the stack: this runs on whatever stack
-	 * the program's lock call came on, a coroutine's 4 KiB say. */
+	/* Records of merged objects are left out, and retired once the table
+	 * is whole (a retirement may grow it again). The old table itself
+	 * says which: their slots are the ones the rehash did not empty (an
+	 * object merged since the count above among them). No list on the
+	 * stack: this runs on whatever stack the program's lock call came on,
+	 * a coroutine's 4 KiB say. */
 	for (uint32_t i = 0; i < old_cap; i++) {
 		if (!old[i].addr)
 			continue;
-		struct cv_rec *r = old[i].rec;
-		if (r && r->obj->addr == old[i].addr && CV_LOAD(&r->obj->merged) && nstale < 64 && !cv__pinned(t, r)) {
+		if (stale_slot(t, &old[i])) {
 			nstale++;
 			continue;
 		}

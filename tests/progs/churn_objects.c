@@ -13,6 +13,9 @@
  *            and the other thread then makes, locks and destroys OWN
  *            mutexes of its own and is still alive (parked) when the
  *            profile is written
+ *   rounds   N rounds: another thread locks 64 fresh mutexes once each,
+ *            then main destroys them; that thread never looks at those
+ *            addresses again, and goes on to new ones
  *   ended    4,200 fresh mutexes (past the shim's cap of 4,096 destroyed),
  *            then N more locked once by another thread, which ends (joined:
  *            few records, an ended thread's row) before main destroys them
@@ -49,6 +52,24 @@ static void *use_each(void *arg)
 	while (sem_wait(&never) != 0)   /* parked until the process ends */
 		;
 	return NULL;
+}
+
+#define ROUND 64
+static sem_t round_used, round_destroyed;
+
+/* rounds: ROUND fresh mutexes of shared locked once each per round. */
+static void *use_rounds(void *arg)
+{
+	for (long r = 0; r < nshared / ROUND; r++) {
+		for (long i = r * ROUND; i < (r + 1) * ROUND; i++) {
+			MUST(pthread_mutex_lock(&shared[i]));
+			MUST(pthread_mutex_unlock(&shared[i]));
+		}
+		sem_post(&round_used);
+		while (sem_wait(&round_destroyed) != 0)
+			;
+	}
+	return arg;
 }
 
 int main(int argc, char **argv)
@@ -108,6 +129,22 @@ int main(int argc, char **argv)
 		}
 		free(kept);
 		free(m);
+	} else if (!strcmp(what, "rounds")) {
+		nshared = n * ROUND;
+		if (!(shared = calloc((size_t)nshared, sizeof(*shared))))
+			return 99;
+		MUST(sem_init(&round_used, 0, 0));
+		MUST(sem_init(&round_destroyed, 0, 0));
+		pthread_t t;
+		MUST(pthread_create(&t, NULL, use_rounds, NULL));
+		for (long r = 0; r < n; r++) {
+			while (sem_wait(&round_used) != 0)
+				;
+			for (long i = r * ROUND; i < (r + 1) * ROUND; i++)
+				MUST(pthread_mutex_destroy(&shared[i]));
+			sem_post(&round_destroyed);
+		}
+		MUST(pthread_join(t, NULL));
 	} else if (!strcmp(what, "shared") || !strcmp(what, "shared-live") || !strcmp(what, "ended")) {
 		int live = !strcmp(what, "shared-live");
 		if (!strcmp(what, "ended")) {
