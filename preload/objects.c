@@ -29,9 +29,9 @@
  * destroyed it, else at the thread's next look at the address or the next
  * growth of its table (a profile written before then writes the record
  * under the aggregate: cv__rec_written_under), and the object goes back
- * with its last record. The
- * generations at an address go on counting past that cap (retire_locked),
- * so that an address re-initialised over and over still reaches its last.
+ * with its last record. The generations at an address go on counting past
+ * that cap (retire_locked), so that an address re-initialised over and
+ * over still reaches its last.
  */
 #include <stddef.h>
 #include <string.h>
