@@ -1285,22 +1285,42 @@ Test(trust, memory_is_bounded_for_objects_destroyed_at_distinct_addresses, .time
 	memory_is_bounded("churn_objects", "fresh", "300000");
 }
 
+/* A report's locks[] added up: every lock's acquisitions, the "destroyed
+ * objects merged" aggregate's (-1: none) and its row, and how many others
+ * there are, each of which must have apart_each acquisitions (-1: any). */
+struct merged_tally {
+	int64_t total, merged, apart;
+	json_object *aggregate;
+};
+
+static struct merged_tally tally_merged(json_object *locks, int64_t apart_each, const char *what)
+{
+	struct merged_tally t = { .merged = -1 };
+	for (size_t i = 0; i < json_object_array_length(locks); i++) {
+		json_object *l = json_object_array_get_idx(locks, i);
+		t.total += tu_int(l, "acquisitions");
+		json_object *name = json_object_object_get(l, "name");
+		if (name && strstr(json_object_get_string(name), "destroyed objects merged")) {
+			t.merged = tu_int(l, "acquisitions");
+			t.aggregate = l;
+		} else {
+			t.apart++;
+			if (apart_each >= 0)
+				TU_EQ(tu_int(l, "acquisitions"), apart_each, "acquisitions of a mutex kept apart (%s)", what);
+		}
+	}
+	return t;
+}
+
 /* Runs churn_objects (argv) and adds up the report's acquisitions: over
  * all locks, and of the "destroyed objects merged" aggregate (-1: none). */
 static void merged_counts(const char *const *argv, int64_t *total, int64_t *merged)
 {
 	struct both b;
 	run_both(&b, argv, NULL);
-	json_object *locks = tu_array(tu_report_dir(b.dir), "locks");
-	*total = 0;
-	*merged = -1;
-	for (size_t i = 0; i < json_object_array_length(locks); i++) {
-		json_object *l = json_object_array_get_idx(locks, i);
-		*total += tu_int(l, "acquisitions");
-		json_object *name = json_object_object_get(l, "name");
-		if (name && strstr(json_object_get_string(name), "destroyed objects merged"))
-			*merged = tu_int(l, "acquisitions");
-	}
+	struct merged_tally t = tally_merged(tu_array(tu_report_dir(b.dir), "locks"), -1, argv[1]);
+	*total = t.total;
+	*merged = t.merged;
 }
 
 /* What the aggregate adds up to: every acquisition of every destroyed mutex. */
@@ -1337,25 +1357,13 @@ Test(trust, another_threads_counts_of_objects_merged_past_the_cap_join_the_aggre
 		const char *argv[] = { tu_prog("churn_objects"), cases[c].mode, cases[c].n, NULL };
 		struct both b;
 		run_both(&b, argv, NULL);
-		json_object *locks = tu_array(tu_report_dir(b.dir), "locks");
-		int64_t total = 0, merged = -1, apart = 0;
-		for (size_t i = 0; i < json_object_array_length(locks); i++) {
-			json_object *l = json_object_array_get_idx(locks, i);
-			total += tu_int(l, "acquisitions");
-			json_object *name = json_object_object_get(l, "name");
-			if (name && strstr(json_object_get_string(name), "destroyed objects merged")) {
-				merged = tu_int(l, "acquisitions");
-				TU_EQ((int64_t)json_object_array_length(tu_array(l, "threads")), cases[c].merged_threads,
-				      "threads of the aggregate (%s)", cases[c].mode);
-			} else {
-				apart++;
-				TU_EQ(tu_int(l, "acquisitions"), cases[c].apart_each, "acquisitions of a mutex kept apart (%s)",
-				      cases[c].mode);
-			}
-		}
-		TU_EQ(total, cases[c].total, "acquisitions over all locks (%s)", cases[c].mode);
-		TU_EQ(apart, 4096, "destroyed mutexes kept apart (%s)", cases[c].mode);
-		TU_EQ(merged, cases[c].merged, "acquisitions of the aggregate (%s)", cases[c].mode);
+		struct merged_tally t =
+			tally_merged(tu_array(tu_report_dir(b.dir), "locks"), cases[c].apart_each, cases[c].mode);
+		TU_EQ(t.total, cases[c].total, "acquisitions over all locks (%s)", cases[c].mode);
+		TU_EQ(t.apart, 4096, "destroyed mutexes kept apart (%s)", cases[c].mode);
+		TU_EQ(t.merged, cases[c].merged, "acquisitions of the aggregate (%s)", cases[c].mode);
+		TU_EQ((int64_t)json_object_array_length(tu_array(t.aggregate, "threads")), cases[c].merged_threads,
+		      "threads of the aggregate (%s)", cases[c].mode);
 	}
 }
 
@@ -1450,23 +1458,10 @@ Test(trust, destroyed_objects_keep_their_counts_when_threads_churn, .timeout = 3
 		const char *argv[] = { tu_prog("churn_counts"), "distinct", modes[m], NULL };
 		struct both b;
 		run_both(&b, argv, NULL);
-		json_object *r = tu_report_dir(b.dir), *locks = tu_array(r, "locks");
-		int64_t total = 0, merged = -1, apart = 0;
-		for (size_t i = 0; i < json_object_array_length(locks); i++) {
-			json_object *l = json_object_array_get_idx(locks, i);
-			total += tu_int(l, "acquisitions");
-			json_object *name = json_object_object_get(l, "name");
-			if (name && strstr(json_object_get_string(name), "destroyed objects merged")) {
-				merged = tu_int(l, "acquisitions");
-			} else {
-				apart++;
-				TU_EQ(tu_int(l, "acquisitions"), 2, "acquisitions of a destroyed mutex kept apart (%s)",
-				      modes[m]);
-			}
-		}
-		TU_EQ(total, 4 * 1500 * 2, "acquisitions over all locks (%s)", modes[m]);
-		TU_EQ(apart, 4096, "destroyed mutexes kept apart (%s)", modes[m]);
-		TU_EQ(merged, (4 * 1500 - 4096) * 2, "acquisitions of the aggregate (%s)", modes[m]);
+		struct merged_tally t = tally_merged(tu_array(tu_report_dir(b.dir), "locks"), 2, modes[m]);
+		TU_EQ(t.total, 4 * 1500 * 2, "acquisitions over all locks (%s)", modes[m]);
+		TU_EQ(t.apart, 4096, "destroyed mutexes kept apart (%s)", modes[m]);
+		TU_EQ(t.merged, (4 * 1500 - 4096) * 2, "acquisitions of the aggregate (%s)", modes[m]);
 	}
 }
 
