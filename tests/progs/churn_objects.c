@@ -72,6 +72,22 @@ static void *use_rounds(void *arg)
 	return arg;
 }
 
+/* n mutexes at n distinct addresses, each made, locked once and destroyed. */
+static int churn_fresh(long n)
+{
+	pthread_mutex_t *m = calloc((size_t)n, sizeof(*m));
+	if (!m)
+		return 99;
+	for (long i = 0; i < n; i++) {
+		MUST(pthread_mutex_init(&m[i], NULL));
+		MUST(pthread_mutex_lock(&m[i]));
+		MUST(pthread_mutex_unlock(&m[i]));
+		MUST(pthread_mutex_destroy(&m[i]));
+	}
+	free(m);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "mutex";
@@ -103,16 +119,8 @@ int main(int argc, char **argv)
 			free(m);
 		}
 	} else if (!strcmp(what, "fresh")) {
-		pthread_mutex_t *m = calloc((size_t)n, sizeof(*m));
-		if (!m)
+		if (churn_fresh(n))
 			return 99;
-		for (long i = 0; i < n; i++) {
-			MUST(pthread_mutex_init(&m[i], NULL));
-			MUST(pthread_mutex_lock(&m[i]));
-			MUST(pthread_mutex_unlock(&m[i]));
-			MUST(pthread_mutex_destroy(&m[i]));
-		}
-		free(m);
 	} else if (!strcmp(what, "growth")) {
 		pthread_mutex_t *kept = calloc((size_t)n, sizeof(*kept)), *m = calloc((size_t)n + 2, sizeof(*m));
 		if (!kept || !m)
@@ -147,17 +155,8 @@ int main(int argc, char **argv)
 		MUST(pthread_join(t, NULL));
 	} else if (!strcmp(what, "shared") || !strcmp(what, "shared-live") || !strcmp(what, "ended")) {
 		int live = !strcmp(what, "shared-live");
-		if (!strcmp(what, "ended")) {
-			pthread_mutex_t *m = calloc(PAST_CAP, sizeof(*m));
-			if (!m)
-				return 99;
-			for (long i = 0; i < PAST_CAP; i++) {
-				MUST(pthread_mutex_init(&m[i], NULL));
-				MUST(pthread_mutex_lock(&m[i]));
-				MUST(pthread_mutex_unlock(&m[i]));
-				MUST(pthread_mutex_destroy(&m[i]));
-			}
-		}
+		if (!strcmp(what, "ended") && churn_fresh(PAST_CAP))
+			return 99;
 		if (!(shared = calloc((size_t)n, sizeof(*shared))))
 			return 99;
 		nshared = n;
