@@ -85,27 +85,49 @@ static int by_identity(const void *x, const void *y)
 	return model__cmp_identity(*(struct object_row *const *)x, *(struct object_row *const *)y);
 }
 
+/* The rows lock waits are compared over: m's locks, then its futex words
+ * used to park. A futex word's class comes from how its waits were made in
+ * that run (model.c, wait_class_of_obj), so one word may be a lock on one
+ * side and parked on on the other: compared, it is one row with both
+ * waits, not a lock whose wait dropped to 0. *n: how many. */
+static struct object_row **lock_candidates(const struct model *m, size_t *n)
+{
+	struct object_row **v = xcalloc(m->nlocks + m->nfutexes + 1, sizeof(*v));
+	memcpy(v, m->locks, m->nlocks * sizeof(*v));
+	*n = m->nlocks;
+	for (size_t i = 0; i < m->nfutexes; i++)
+		if (!model__lock_like(m->futexes[i]))
+			v[(*n)++] = m->futexes[i];
+	qsort(v, *n, sizeof(*v), by_identity);
+	return v;
+}
+
 /* Each lock's wait on both sides, matched by identity (name, creating site,
  * generation, ordinal: model.h), in one pass over both sorted; a lock on one
- * side only counts as 0 on the other. */
+ * side only counts as 0 on the other, and a futex word that is a lock on
+ * side only is marked a park on the other. */
 static void lock_rows(struct rows *r, const char *prefix, const struct model *a, const struct model *b)
 {
-	struct object_row **x = xcalloc(a->nlocks + 1, sizeof(*x)), **y = xcalloc(b->nlocks + 1, sizeof(*y));
-	memcpy(x, a->locks, a->nlocks * sizeof(*x));
-	memcpy(y, b->locks, b->nlocks * sizeof(*y));
-	qsort(x, a->nlocks, sizeof(*x), by_identity);
-	qsort(y, b->nlocks, sizeof(*y), by_identity);
+	size_t na, nb;
+	struct object_row **x = lock_candidates(a, &na), **y = lock_candidates(b, &nb);
 	size_t i = 0, k = 0;
-	while (i < a->nlocks || k < b->nlocks) {
-		int c = i == a->nlocks ? 1 : k == b->nlocks ? -1 : model__cmp_identity(x[i], y[k]);
-		const struct object_row *row = c <= 0 ? x[i] : y[k];
+	while (i < na || k < nb) {
+		int c = i == na ? 1 : k == nb ? -1 : model__cmp_identity(x[i], y[k]);
+		const struct object_row *in_a = c <= 0 ? x[i] : NULL, *in_b = c >= 0 ? y[k] : NULL;
+		i += c <= 0;
+		k += c >= 0;
+		bool lock_a = in_a && model__lock_like(in_a), lock_b = in_b && model__lock_like(in_b);
+		if (!lock_a && !lock_b)
+			continue;   /* parked on wherever it is */
+		const struct object_row *row = in_a ? in_a : in_b;
 		char name[400], nth[32] = "";
 		if (row->ordinal)   /* the second and later objects of one name */
 			snprintf(nth, sizeof(nth), " #%u", row->ordinal + 1);
-		snprintf(name, sizeof(name), "%slock %s%s wait", prefix, row->name, nth);
-		row_add(r, name, c <= 0 ? (double)x[i]->total.wait_ns : 0, c >= 0 ? (double)y[k]->total.wait_ns : 0);
-		i += c <= 0;
-		k += c >= 0;
+		/* before the name, which the text table may cut */
+		const char *parked = in_a && in_b && !lock_a ? "(a park in A) " :
+				     in_a && in_b && !lock_b ? "(a park in B) " : "";
+		snprintf(name, sizeof(name), "%slock %s%s%s wait", prefix, parked, row->name, nth);
+		row_add(r, name, in_a ? (double)in_a->total.wait_ns : 0, in_b ? (double)in_b->total.wait_ns : 0);
 	}
 	free(x);
 	free(y);

@@ -110,7 +110,7 @@ enum wait_class wait_class_of_obj(const struct profile_object *o)
 	return wait_class_of(o->o.kind);
 }
 
-static bool lock_like(const struct object_row *row)
+bool model__lock_like(const struct object_row *row)
 {
 	switch (row->obj->o.kind) {
 	case CV_OBJ_MUTEX:
@@ -371,7 +371,7 @@ void model__build(struct model *m, const struct profile *p, struct syms *syms)
 	}
 	main_in_team(m);
 	typical_holds(m);
-	m->locks = rows_where(m, lock_like, &m->nlocks);
+	m->locks = rows_where(m, model__lock_like, &m->nlocks);
 	for (size_t i = 0; i < m->nlocks; i++)
 		m->total_lock_wait += m->locks[i]->total.wait_ns;
 	m->conds = rows_where(m, is_cond, &m->nconds);

@@ -2,6 +2,7 @@
 #ifndef CONVOY_MODEL_H
 #define CONVOY_MODEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -97,6 +98,9 @@ struct model {
 };
 
 void model__build(struct model *m, const struct profile *p, struct syms *syms);
+/* A row of m->locks: a mutex, rwlock or spinlock, or a futex word threads
+ * waited on as a lock (one used to park is a park). */
+bool model__lock_like(const struct object_row *row);
 void model__free(struct model *m);
 
 /* The park/wake numbers of one thread's record (or an object's total) of an

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "forge.h"
 #include "testutil.h"
 
 static const char *const golden_env[] = { "CONVOY_SYMBOLS=0", NULL };
@@ -433,6 +434,49 @@ Test(golden, a_profile_diffed_with_itself_has_no_change, .timeout = 60)
 Test(golden, a_sweep_diffed_with_itself_has_no_change, .timeout = 60)
 {
 	expect_no_change("sweeps/global_queue");
+}
+
+/* One futex word, "flag", whose threads waited only for the value 2 in
+ * run A (a lock) and for other values too in run B (a park), 100 ms each:
+ * the class comes from how a run's waits were made. */
+static char *forge_flag_run(const char *name, uint32_t flags)
+{
+	struct forge f;
+	forge_begin(&f, "flagger");
+	struct cv_thread_rec t0 = forge_thread(0, "main"), t1 = forge_thread(1, "worker");
+	forge_add_thread(&f, &t0);
+	forge_add_thread(&f, &t1);
+	struct cv_stats st = { .waits = 100, .wait_ns = 50000000, .max_wait_ns = 1000000 };
+	forge_add_object(&f, 0, CV_OBJ_FUTEX, flags, "flag", &st);
+	return forge_write_as(&f, name);
+}
+
+Test(golden, a_futex_word_locked_in_one_run_and_parked_on_in_the_other_keeps_both_waits, .timeout = 60)
+{
+	char *a = forge_flag_run("a", CV_FUTEX_WAIT_2), *b = forge_flag_run("b", CV_FUTEX_WAIT_2 | CV_FUTEX_WAIT_OTHER);
+	for (int swap = 0; swap < 2; swap++) {
+		json_object *d = json_tokener_parse(
+			convoy_out((const char *[]){ "diff", "--json", swap ? b : a, swap ? a : b, NULL }));
+		cr_assert(d, "diff --json printed no JSON");
+		json_object *rows = tu_array(d, "differences"), *flag = NULL;
+		for (size_t i = 0; i < json_object_array_length(rows); i++) {
+			json_object *row = json_object_array_get_idx(rows, i);
+			if (strstr(tu_str(row, "name"), "flag")) {
+				cr_assert(!flag, "two rows of the word: %s", json_object_to_json_string(rows));
+				flag = row;
+			}
+		}
+		cr_assert(flag, "no row of the word: %s", json_object_to_json_string(rows));
+		TU_STREQ(tu_str(flag, "name"), swap ? "lock (a park in A) flag wait" : "lock (a park in B) flag wait", "the row");
+		TU_EQ(tu_int(flag, "a_ns"), 100000000, "A's wait");
+		TU_EQ(tu_int(flag, "b_ns"), 100000000, "B's wait, parked on");
+	}
+	/* parked on in both: no lock row */
+	json_object *d = json_tokener_parse(convoy_out((const char *[]){ "diff", "--json", b, b, NULL }));
+	json_object *rows = tu_array(d, "differences");
+	for (size_t i = 0; i < json_object_array_length(rows); i++)
+		cr_assert(!strstr(tu_str(json_object_array_get_idx(rows, i), "name"), "flag"), "%s",
+			  json_object_to_json_string(rows));
 }
 
 Test(golden, limit_applies_to_per_thread_rows, .timeout = 60)

@@ -4,123 +4,15 @@
  * lines with wrong options. Each gets one clear "convoy:" line and a non-zero
  * exit, or a correct report; never a hang, a crash or a silent wrong answer.
  *
- * The profiles are forged here record by record (include/convoy/profile.h),
- * with a valid count and checksum, so only the checks under test stand
- * between the bytes and the report. */
+ * The profiles are forged record by record (forge.h), with a valid count
+ * and checksum, so only the checks under test stand between the bytes and
+ * the report. */
 #include <stddef.h>
 #include <sys/stat.h>
-#include <zlib.h>
+#include <unistd.h>
 
-#include "convoy/profile.h"
+#include "forge.h"
 #include "testutil.h"
-
-/* ---- forging profiles ---------------------------------------------------- */
-
-struct forge {
-	unsigned char *buf;
-	size_t len, cap;
-	uint64_t records;
-};
-
-static void put(struct forge *f, const void *data, size_t n)
-{
-	if (f->len + n > f->cap) {
-		f->cap = (f->len + n) * 2;
-		f->buf = realloc(f->buf, f->cap);
-		cr_assert(f->buf);
-	}
-	if (n)
-		memcpy(f->buf + f->len, data, n);
-	f->len += n;
-}
-
-static void record(struct forge *f, uint32_t type, const void *fixed, size_t fixed_len, const void *tail,
-		   size_t tail_len)
-{
-	size_t size = (fixed_len + tail_len + 7) & ~(size_t)7;
-	struct cv_rec_header h = { .type = type, .size = (uint32_t)size, .fixed = (uint32_t)fixed_len };
-	put(f, &h, sizeof(h));
-	put(f, fixed, fixed_len);
-	put(f, tail, tail_len);
-	static const unsigned char zeros[8];
-	put(f, zeros, size - fixed_len - tail_len);
-	f->records++;
-}
-
-/* A process record named comm, from 1 s to 2 s. */
-static void forge_begin(struct forge *f, const char *comm)
-{
-	memset(f, 0, sizeof(*f));
-	struct cv_file_header fh = { .version = CV_PROFILE_VERSION, .header_size = sizeof(fh) };
-	memcpy(fh.magic, CV_PROFILE_MAGIC, 8);
-	put(f, &fh, sizeof(fh));
-	struct cv_process p = { .pid = 100, .ppid = 1, .start_ns = 1000000000, .end_ns = 2000000000,
-				.exit_reason = CV_EXIT_NORMAL, .hold_sample_period = 1, .ncpus = 2, .cpus_allowed = 2 };
-	memcpy(p.comm, comm, strnlen(comm, sizeof(p.comm)));
-	record(f, CV_REC_PROCESS, &p, sizeof(p), NULL, 0);
-}
-
-static struct cv_thread_rec forge_thread(uint32_t index, const char *name)
-{
-	struct cv_thread_rec t = { .index = index, .tid = 100 + (int32_t)index, .start_ns = 1000000000,
-				   .end_ns = 2000000000, .cpu_ns = 500000000, .flags = index ? 0 : CV_THREAD_MAIN };
-	memcpy(t.name, name, strnlen(name, sizeof(t.name)));
-	return t;
-}
-
-static void forge_add_thread(struct forge *f, const struct cv_thread_rec *t)
-{
-	record(f, CV_REC_THREAD, t, sizeof(*t), NULL, 0);
-}
-
-/* A mutex named name that threads 0 and 1 fought over. */
-static void forge_add_lock(struct forge *f, uint32_t id, const char *name, const struct cv_stats *st)
-{
-	struct cv_object o = { .id = id, .kind = CV_OBJ_MUTEX, .addr = 0x1000 + 64 * id,
-			       .name_len = (uint32_t)strlen(name) };
-	record(f, CV_REC_OBJECT, &o, sizeof(o), name, strlen(name));
-	struct cv_stats s = st ? *st : (struct cv_stats){ .acquisitions = 1000, .contended = 100, .waits = 100,
-							  .wait_ns = 100000000, .max_wait_ns = 5000000,
-							  .hold_samples = 1000, .hold_ns = 2000000 };
-	s.object = id;
-	for (uint32_t t = 0; t < 2; t++) {
-		s.thread = t;
-		record(f, CV_REC_STATS, &s, sizeof(s), NULL, 0);
-	}
-}
-
-/* Writes the end record (count and checksum) and the file; returns its path.
- * With FORGE_KEEP=DIR, a copy goes to DIR/TEST.convoy: how the fuzzer's
- * regression inputs (tests/fuzz/regressions) were made. */
-static char *forge_write(struct forge *f)
-{
-	struct cv_rec_header h = { .type = CV_REC_END, .size = sizeof(struct cv_end), .fixed = sizeof(struct cv_end) };
-	put(f, &h, sizeof(h));
-	struct cv_end e = { .records = f->records };
-	e.crc32 = (uint32_t)crc32(crc32(0, Z_NULL, 0), f->buf, (uInt)f->len);
-	put(f, &e, sizeof(e));
-	char *path = malloc(4200);
-	snprintf(path, 4200, "%s/forged.convoy", tu_tmpdir());
-	tu_write_file(path, f->buf, f->len);
-	const char *keep = getenv("FORGE_KEEP");
-	if (keep) {
-		char copy[4200];
-		snprintf(copy, sizeof(copy), "%s/%s.convoy", keep, criterion_current_test->name);
-		tu_write_file(copy, f->buf, f->len);
-	}
-	free(f->buf);
-	return path;
-}
-
-/* A well-formed profile: two threads and one contended lock. */
-static void forge_ordinary(struct forge *f, const char *comm, const char *thread_name, const char *lock_name)
-{
-	forge_begin(f, comm);
-	struct cv_thread_rec t0 = forge_thread(0, "main"), t1 = forge_thread(1, thread_name);
-	forge_add_thread(f, &t0);
-	forge_add_thread(f, &t1);
-	forge_add_lock(f, 0, lock_name, NULL);
-}
 
 /* ---- checking what convoy did ---------------------------------------------- */
 
@@ -232,7 +124,7 @@ Test(hostile, a_module_that_is_a_fifo_is_not_opened_for_symbols, .timeout = 30)
 	struct forge f;
 	forge_ordinary(&f, "prog", "worker", "queue_lock");
 	struct cv_module m = { .start = 0x400000, .end = 0x500000, .path_len = (uint32_t)strlen(fifo) };
-	record(&f, CV_REC_MODULE, &m, sizeof(m), fifo, strlen(fifo));
+	forge_record(&f, CV_REC_MODULE, &m, sizeof(m), fifo, strlen(fifo));
 	json_object_put(expect_json_report(forge_write(&f)));
 }
 
@@ -244,9 +136,9 @@ Test(hostile, a_profile_that_ends_before_it_starts_is_rejected, .timeout = 30)
 	memset(&f, 0, sizeof(f));
 	struct cv_file_header fh = { .version = CV_PROFILE_VERSION, .header_size = sizeof(fh) };
 	memcpy(fh.magic, CV_PROFILE_MAGIC, 8);
-	put(&f, &fh, sizeof(fh));
+	forge_put(&f, &fh, sizeof(fh));
 	struct cv_process p = { .pid = 100, .start_ns = 2000000000, .end_ns = 1000000000, .ncpus = 2 };
-	record(&f, CV_REC_PROCESS, &p, sizeof(p), NULL, 0);
+	forge_record(&f, CV_REC_PROCESS, &p, sizeof(p), NULL, 0);
 	struct cv_thread_rec t = forge_thread(0, "main");
 	forge_add_thread(&f, &t);
 	expect_rejected(forge_write(&f), "ends before it starts");
@@ -307,9 +199,9 @@ Test(hostile, the_merged_threads_row_is_one_thread_whose_waits_fit_its_span, .ti
 	forge_add_thread(&f, &t1);
 	forge_add_thread(&f, &merged);
 	struct cv_object c = { .id = 0, .kind = CV_OBJ_COND, .addr = 0x2000, .name_len = 4 };
-	record(&f, CV_REC_OBJECT, &c, sizeof(c), "cond", 4);
+	forge_record(&f, CV_REC_OBJECT, &c, sizeof(c), "cond", 4);
 	struct cv_stats st = { .object = 0, .thread = 2, .waits = 300, .wait_ns = 3000000000 };
-	record(&f, CV_REC_STATS, &st, sizeof(st), NULL, 0);
+	forge_record(&f, CV_REC_STATS, &st, sizeof(st), NULL, 0);
 	struct tu_proc p;
 	char *path = forge_write(&f);
 	report(&p, path, true);
@@ -342,7 +234,7 @@ Test(hostile, eight_thousand_overlapping_modules_are_layered, .timeout = 60)
 		int n = snprintf(path, sizeof(path), "/nonexistent/lib%u.so", i);
 		struct cv_module m = { .start = 0x400000 + 16 * (uint64_t)(i % 97), .end = 0x800000 + (uint64_t)i,
 				       .path_len = (uint32_t)n, .map_gen = i, .unload_gen = i + 1 };
-		record(&f, CV_REC_MODULE, &m, sizeof(m), path, (size_t)n);
+		forge_record(&f, CV_REC_MODULE, &m, sizeof(m), path, (size_t)n);
 	}
 	json_object *r = expect_json_report(forge_write(&f));
 	cr_assert(tu_lock(r, "queue_lock"), "the lock is missing from the report");
