@@ -3,9 +3,10 @@
  * lines.
  *
  * A worker thread does uncontended pthread_mutex_lock/unlock pairs (and
- * pthread_mutex_trylock/unlock, pthread_spin_lock/unlock and
- * pthread_rwlock_rdlock/wrlock/unlock pairs, and pthread_cond_signal with
- * nobody waiting) while hardware watchpoints (perf_event_open, PERF_TYPE_BREAKPOINT,
+ * pthread_mutex_trylock/unlock, C11 mtx_lock/mtx_unlock,
+ * pthread_spin_lock/unlock, pthread_rwlock_rdlock/wrlock/unlock,
+ * sem_trywait/sem_post and sem_wait/sem_post pairs, and
+ * pthread_cond_signal and _broadcast with nobody waiting) while hardware watchpoints (perf_event_open, PERF_TYPE_BREAKPOINT,
  * HW_BREAKPOINT_W, counting writes by the worker only) sit on the lines
  * other threads read: both lines of the shim's object for the primitive,
  * the first line of its read-mostly block (cv__real: hold mask, real mutex
@@ -45,11 +46,13 @@
 #include <gelf.h>
 #include <link.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 #include <unistd.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
@@ -63,14 +66,22 @@
 
 #define PAIRS 1000   /* per round: covers the sampled acquisitions (1 in 64) */
 
-enum prim { PRIM_MUTEX, PRIM_TRYLOCK, PRIM_SPIN, PRIM_RDLOCK, PRIM_WRLOCK, PRIM_COND, NPRIMS };
-static const char *const prim_names[] = { "mutex lock+unlock", "mutex trylock+unlock", "spin lock+unlock",
-					  "rwlock rdlock+unlock", "rwlock wrlock+unlock", "cond signal (no waiter)" };
+enum prim {
+	PRIM_MUTEX, PRIM_TRYLOCK, PRIM_MTX, PRIM_SPIN, PRIM_RDLOCK, PRIM_WRLOCK, PRIM_SEMTRY, PRIM_SEMWAIT,
+	PRIM_SIGNAL, PRIM_BROADCAST, NPRIMS
+};
+static const char *const prim_names[] = {
+	"mutex lock+unlock", "mutex trylock+unlock", "mtx_lock+mtx_unlock", "spin lock+unlock",
+	"rwlock rdlock+unlock", "rwlock wrlock+unlock", "sem_trywait+sem_post", "sem_wait+sem_post",
+	"cond signal (no waiter)", "cond broadcast (no waiter)"
+};
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_spinlock_t spin;
 static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static mtx_t mtx;
+static sem_t sem;   /* one token: every wait finds it */
 
 static const char *shim_path;
 static uintptr_t shim_base;
@@ -108,8 +119,12 @@ static void one_pair(enum prim p)
 	case PRIM_TRYLOCK: pthread_mutex_trylock(&mutex); pthread_mutex_unlock(&mutex); break;
 	case PRIM_RDLOCK: pthread_rwlock_rdlock(&rwlock); pthread_rwlock_unlock(&rwlock); break;
 	case PRIM_WRLOCK: pthread_rwlock_wrlock(&rwlock); pthread_rwlock_unlock(&rwlock); break;
+	case PRIM_MTX: mtx_lock(&mtx); mtx_unlock(&mtx); break;
 	case PRIM_SPIN:  pthread_spin_lock(&spin); pthread_spin_unlock(&spin); break;
-	case PRIM_COND:  pthread_cond_signal(&cond); break;
+	case PRIM_SEMTRY: sem_trywait(&sem); sem_post(&sem); break;
+	case PRIM_SEMWAIT: sem_wait(&sem); sem_post(&sem); break;
+	case PRIM_SIGNAL: pthread_cond_signal(&cond); break;
+	case PRIM_BROADCAST: pthread_cond_broadcast(&cond); break;
 	default: break;
 	}
 }
@@ -163,6 +178,17 @@ static long long count_of(int fd, bool *whole)
 }
 
 struct word { const char *what; const uint64_t *addr; };
+
+/* The record of the object at addr in a thread's cache of n entries;
+ * NULL when it is in none. */
+static struct cv_rec *cached_rec(const struct cv_way *cache, size_t n, const void *addr)
+{
+	for (size_t i = 0; i < n; i++)
+		if (cache[i].obj && cache[i].obj->addr == addr)
+			return cache[i].rec;
+	return NULL;
+}
+#define CACHED_REC(cache, addr) cached_rec(cache, sizeof(cache) / sizeof((cache)[0]), addr)
 
 /* Whether this machine's watchpoints count at all (perf_event_open may be
  * refused, and some virtual machines accept them but never pass the debug
@@ -394,6 +420,8 @@ int main(void)
 	if (!by_pages)
 		sigaction(SIGTRAP, &trap, NULL);
 	pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE);
+	mtx_init(&mtx, mtx_plain);
+	sem_init(&sem, 0, 1);
 	pthread_mutex_t mine = PTHREAD_MUTEX_INITIALIZER;
 	pthread_mutex_lock(&mine);   /* the main thread is tracked: its state exists */
 	pthread_mutex_unlock(&mine);
@@ -409,14 +437,21 @@ int main(void)
 		return 77;
 	}
 	const uint64_t *real = (const uint64_t *)(shim_base + real_sym.st_value);
-	struct cv_rec *mutex_rec = cv__way(w->mutex_cache, &mutex)->rec;
-	struct cv_rec *cond_rec = cv__way(w->cond_cache, &cond)->rec;
-	struct cv_rec *spin_rec = cv__way(w->spin_cache, (const void *)&spin)->rec;
-	struct cv_rec *rwlock_rec = cv__way(w->rwlock_cache, &rwlock)->rec;
-	struct cv_rec *recs[NPRIMS] = { mutex_rec, mutex_rec, spin_rec, rwlock_rec, rwlock_rec, cond_rec };
-	const uint64_t *controls[NPRIMS] = { &mutex_rec->acquisitions, &mutex_rec->trylocks,
+	struct cv_rec *mutex_rec = CACHED_REC(w->mutex_cache, &mutex), *mtx_rec = CACHED_REC(w->mutex_cache, &mtx);
+	struct cv_rec *cond_rec = CACHED_REC(w->cond_cache, &cond);
+	struct cv_rec *spin_rec = CACHED_REC(w->spin_cache, (const void *)&spin);
+	struct cv_rec *rwlock_rec = CACHED_REC(w->rwlock_cache, &rwlock);
+	struct cv_rec *sem_rec = CACHED_REC(w->sem_cache, &sem);
+	if (!mutex_rec || !mtx_rec || !cond_rec || !spin_rec || !rwlock_rec || !sem_rec) {
+		printf("FAIL the worker's caches lack a record of an object it just used\n");
+		return 1;
+	}
+	struct cv_rec *recs[NPRIMS] = { mutex_rec, mutex_rec, mtx_rec, spin_rec, rwlock_rec,
+					rwlock_rec, sem_rec, sem_rec, cond_rec, cond_rec };
+	const uint64_t *controls[NPRIMS] = { &mutex_rec->acquisitions, &mutex_rec->trylocks, &mtx_rec->acquisitions,
 					     &spin_rec->acquisitions, &rwlock_rec->rd_acquisitions,
-					     &rwlock_rec->acquisitions, &cond_rec->signals_unwaited };
+					     &rwlock_rec->acquisitions, &sem_rec->trylocks, &sem_rec->acquisitions,
+					     &cond_rec->signals_unwaited, &cond_rec->broadcasts_unwaited };
 
 	int failed = 0, watched = 0, round = 0;
 	long long control_min = -1;
