@@ -45,6 +45,25 @@ Test(rwlock, cxx_shared_mutex_shows_both_sides, .timeout = 30)
 	json_object_put(r);
 }
 
+/* A write lock the shim took itself (preload/rwlock.c, wr_word_taken),
+ * released by glibc's unlock with a writer, readers, or both waiting, for
+ * each kind of rwlock: each waiter gets the lock (a missed wake hangs the
+ * program: the test's timeout), and writers and readers in turn keep
+ * their exclusion. */
+Test(rwlock, a_writers_unlock_hands_over_to_whoever_waits, .timeout = 60)
+{
+	char *out;
+	json_object *r = prim_run_prog("rwlock_handover", &out);
+	static const char *const kinds[] = { "prefer-reader", "prefer-writer-nonrecursive", "pshared" };
+	for (int k = 0; k < 3; k++) {
+		char want[200];
+		snprintf(want, sizeof(want), "%s: writer got it 1/1, readers 2/2, mixed 3/3; counter 20000 of 20000, "
+			 "odd seen 0", kinds[k]);
+		cr_assert(tu_has_line(out, want), "no line \"%s\" in:\n%s", want, out);
+	}
+	json_object_put(r);
+}
+
 Test(spinlock, spinning_counted_as_on_cpu_wait, .timeout = 30)
 {
 	char *out;
