@@ -60,10 +60,10 @@ static void name_object(struct object_row *row, struct syms *syms)
 		snprintf(row->name, sizeof(row->name), "%s", base);
 	else
 		snprintf(row->name, sizeof(row->name), "%s@0x%llx", kind_name(o->kind), (unsigned long long)o->addr);
-	if (o->generation) {
-		size_t n = strlen(row->name);
-		snprintf(row->name + n, sizeof(row->name) - n, " (generation %u)", o->generation);
-	}
+	row->site_len = strlen(row->name);
+	if (o->generation)
+		snprintf(row->name + row->site_len, sizeof(row->name) - row->site_len, " (generation %u)",
+			 o->generation);
 	row->inside = syms ? syms__data_note(syms, o->addr, o->map_gen) : NULL;
 }
 
@@ -244,17 +244,38 @@ static int group_by_wait(const void *a, const void *b)
 	return by_wait(&x->first, &y->first);
 }
 
+static int cmp_site(const struct object_row *a, const struct object_row *b)
+{
+	int c = memcmp(a->name, b->name, a->site_len < b->site_len ? a->site_len : b->site_len);
+	return c ? c : a->site_len < b->site_len ? -1 : a->site_len > b->site_len;
+}
+
+static int by_site_then_id(const void *x, const void *y)
+{
+	const struct object_row *a = *(struct object_row *const *)x, *b = *(struct object_row *const *)y;
+	int c = cmp_site(a, b);
+	return c ? c : a->obj->o.id < b->obj->o.id ? -1 : 1;
+}
+
 size_t model__group(struct object_row *const *rows, size_t n, struct object_group **out)
 {
 	struct object_row **v = xcalloc(n ? n : 1, sizeof(*v));
 	memcpy(v, rows, n * sizeof(*v));
-	qsort(v, n, sizeof(*v), by_name_then_id);
+	qsort(v, n, sizeof(*v), by_site_then_id);
 	struct object_group *g = xcalloc(n ? n : 1, sizeof(*g));
 	size_t ng = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (!i || strcmp(v[i]->name, v[i - 1]->name))
-			g[ng++].first = v[i];
+		uint32_t gen = v[i]->obj->o.generation;
+		if (!i || cmp_site(v[i], v[i - 1])) {
+			g[ng].first = v[i];
+			g[ng].generation_min = g[ng].generation_max = gen;
+			ng++;
+		}
 		struct object_group *x = &g[ng - 1];
+		if (gen < x->generation_min)
+			x->generation_min = gen;
+		if (gen > x->generation_max)
+			x->generation_max = gen;
 		if (by_wait(&v[i], &x->first) < 0)
 			x->first = v[i];
 		x->count++;

@@ -54,6 +54,7 @@ struct park_totals {
 struct object_row {
 	const struct profile_object *obj;
 	char name[256];
+	size_t site_len;        /* name[0..site_len): the name without " (generation N)" */
 	uint32_t ordinal;       /* among the objects of the same name, in creation order: with the
 	                         * name (which holds the creating site and generation) it says which
 	                         * object this is across two profiles of one program */
@@ -112,11 +113,14 @@ void model__park_add(struct park_totals *t, uint32_t kind, const struct cv_stats
 struct object_group {
 	const struct object_row *first;   /* the one that waited most */
 	size_t count;
+	uint32_t generation_min, generation_max;
 	struct cv_stats total;
 	size_t nthreads;                  /* records summed (threads × objects) */
 };
 
-/* The groups of rows[0..n) (sorted most wait first), most wait first. The
+/* The groups of rows[0..n) (sorted most wait first) by their name without
+ * its generation (so the objects a pool remakes at one address, generation
+ * after generation, are one group with theirs), most wait first. The
  * caller frees *out. */
 size_t model__group(struct object_row *const *rows, size_t n, struct object_group **out);
 

@@ -57,16 +57,19 @@ void forge_add_thread(struct forge *f, const struct cv_thread_rec *t)
 	forge_record(f, CV_REC_THREAD, t, sizeof(*t), NULL, 0);
 }
 
-void forge_add_object(struct forge *f, uint32_t id, uint32_t kind, uint32_t flags, const char *name,
-		      const struct cv_stats *st)
+struct cv_object forge_object(uint32_t id, uint32_t kind)
 {
-	struct cv_object o = { .id = id, .kind = kind, .flags = flags, .addr = 0x1000 + 64 * id,
-			       .name_len = (uint32_t)strlen(name) };
+	return (struct cv_object){ .id = id, .kind = kind, .addr = 0x1000 + 64 * id };
+}
+
+void forge_add_object(struct forge *f, struct cv_object o, const char *name, const struct cv_stats *st)
+{
+	o.name_len = (uint32_t)strlen(name);
 	forge_record(f, CV_REC_OBJECT, &o, sizeof(o), name, strlen(name));
 	struct cv_stats s = st ? *st : (struct cv_stats){ .acquisitions = 1000, .contended = 100, .waits = 100,
 							  .wait_ns = 100000000, .max_wait_ns = 5000000,
 							  .hold_samples = 1000, .hold_ns = 2000000 };
-	s.object = id;
+	s.object = o.id;
 	for (uint32_t t = 0; t < 2; t++) {
 		s.thread = t;
 		forge_record(f, CV_REC_STATS, &s, sizeof(s), NULL, 0);
@@ -75,7 +78,7 @@ void forge_add_object(struct forge *f, uint32_t id, uint32_t kind, uint32_t flag
 
 void forge_add_lock(struct forge *f, uint32_t id, const char *name, const struct cv_stats *st)
 {
-	forge_add_object(f, id, CV_OBJ_MUTEX, 0, name, st);
+	forge_add_object(f, forge_object(id, CV_OBJ_MUTEX), name, st);
 }
 
 char *forge_write_as(struct forge *f, const char *name)

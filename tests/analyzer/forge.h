@@ -25,10 +25,12 @@ void forge_record(struct forge *f, uint32_t type, const void *fixed, size_t fixe
 void forge_begin(struct forge *f, const char *comm);
 struct cv_thread_rec forge_thread(uint32_t index, const char *name);
 void forge_add_thread(struct forge *f, const struct cv_thread_rec *t);
-/* An object of this kind and flags named name, and threads 0 and 1's
+/* The object o (its name_len set here) named name, and threads 0 and 1's
  * records of it: st, or a contended mutex's numbers (NULL). */
-void forge_add_object(struct forge *f, uint32_t id, uint32_t kind, uint32_t flags, const char *name,
-		      const struct cv_stats *st);
+void forge_add_object(struct forge *f, struct cv_object o, const char *name, const struct cv_stats *st);
+/* Object id of this kind at an address of its own (0x1000 + 64 * id),
+ * generation 0, no flags: forge_add_lock's. */
+struct cv_object forge_object(uint32_t id, uint32_t kind);
 /* A mutex named name that threads 0 and 1 fought over. */
 void forge_add_lock(struct forge *f, uint32_t id, const char *name, const struct cv_stats *st);
 /* Writes the end record (count and checksum) and the file NAME.convoy in
