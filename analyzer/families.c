@@ -151,6 +151,17 @@ static const struct family families[] = {
 	  futex_detail, futex_parked_on },
 };
 
+/* r's name and cells. */
+static void family_row(FILE *out, const struct family *f, const struct object_row *r)
+{
+	textfit__name(out, r->name);
+	for (const struct column *c = f->cols; c < f->cols + MAX_COLUMNS && c->head; c++) {
+		char buf[64];
+		fprintf(out, " %*s", c->width, c->cell(buf, sizeof(buf), r));
+	}
+	fputc('\n', out);
+}
+
 static void family_text(const struct family *f, const struct model *m, const struct report_options *o, FILE *out)
 {
 	struct object_row *const *rows = *(struct object_row *const *const *)((const char *)m + f->rows_offset);
@@ -162,23 +173,33 @@ static void family_text(const struct family *f, const struct model *m, const str
 	for (const struct column *c = f->cols; c < f->cols + MAX_COLUMNS && c->head; c++)
 		fprintf(out, " %*s", c->width, c->head);
 	fputc('\n', out);
-	size_t shown = o->limit && (size_t)o->limit < n ? (size_t)o->limit : n;
+	/* Objects made at one site share one row, unless -v asks for each
+	 * (report.c's lock table does the same). */
+	struct object_group *g = NULL;
+	size_t ng = o->verbose ? n : model__group(rows, n, &g);
+	size_t shown = o->limit && (size_t)o->limit < ng ? (size_t)o->limit : ng;
 	for (size_t i = 0; i < shown; i++) {
-		const struct object_row *r = rows[i];
-		textfit__name(out, r->name);
-		for (const struct column *c = f->cols; c < f->cols + MAX_COLUMNS && c->head; c++) {
-			char buf[64];
-			fprintf(out, " %*s", c->width, c->cell(buf, sizeof(buf), r));
+		if (g && g[i].count > 1) {
+			struct object_row sum = *g[i].first;   /* the cells read its totals */
+			char note[200];
+			sum.total = g[i].total;
+			sum.nthreads = g[i].nthreads;
+			model__group_text(&g[i], sum.name, sizeof(sum.name), note, sizeof(note));
+			family_row(out, f, &sum);
+			fprintf(out, "      %s\n", note);
+			continue;
 		}
-		fputc('\n', out);
+		const struct object_row *r = g ? g[i].first : rows[i];
+		family_row(out, f, r);
 		if (f->detail)
 			f->detail(out, r, o->verbose);
 		if (f->stacks && f->stacks(r))
 			callstacks__text(out, m->syms, r->obj->o.id, r->total.wait_ns,
 					 o->stacks_given ? o->stacks : 3, o->verbose, "      ");
 	}
-	if (shown < n)
-		fprintf(out, "  ... %zu more (use --limit 0)\n", n - shown);
+	if (shown < ng)
+		fprintf(out, "  ... %zu more (use --limit 0)\n", ng - shown);
+	free(g);
 	fputc('\n', out);
 }
 

@@ -118,11 +118,14 @@ struct object_group {
 	size_t nthreads;                  /* records summed (threads × objects) */
 };
 
-/* The groups of rows[0..n) (sorted most wait first) by their name without
- * its generation (so the objects a pool remakes at one address, generation
- * after generation, are one group with theirs), most wait first. The
- * caller frees *out. */
+/* The groups of rows[0..n), most wait first: a row that holds a tenth of
+ * their wait alone, the others by their name without its generation (so
+ * the objects a pool remakes at one address, generation after generation,
+ * are one group with theirs). The caller frees *out. */
 size_t model__group(struct object_row *const *rows, size_t n, struct object_group **out);
+/* A group of more than one object in text: its row's name ("226 ×
+ * mutex@pigz+0x11000") and the line under it (what -v shows). */
+void model__group_text(const struct object_group *g, char *name, size_t name_size, char *note, size_t note_size);
 
 /* Two rows of two profiles are the same object (same name, site, generation
  * and ordinal). */

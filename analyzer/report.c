@@ -256,17 +256,10 @@ static void text_locks(const struct model *m, const struct report_options *o, FI
 	for (size_t i = 0; i < n; i++) {
 		const struct object_row *r = g ? g[i].first : m->locks[i];
 		if (g && g[i].count > 1) {
-			char name[400], c[32], gens[64] = "";
-			snprintf(name, sizeof(name), "%s × %.*s", fmt_count(c, sizeof(c), g[i].count), (int)r->site_len,
-				 r->name);
+			char name[400], note[200];
+			model__group_text(&g[i], name, sizeof(name), note, sizeof(note));
 			text_lock_row(out, name, &g[i].total, model__acquisitions_seen(r->obj));
-			if (g[i].generation_min != g[i].generation_max)   /* remade at the same addresses */
-				snprintf(gens, sizeof(gens), ", generations %u to %u", g[i].generation_min,
-					 g[i].generation_max);
-			else if (g[i].generation_min)
-				snprintf(gens, sizeof(gens), ", generation %u", g[i].generation_min);
-			fprintf(out, "      %s objects made at one site%s; -v shows each\n", fmt_count(c, sizeof(c), g[i].count),
-				gens);
+			fprintf(out, "      %s\n", note);
 			continue;
 		}
 		const struct cv_stats *s = &r->total;
