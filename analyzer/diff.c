@@ -85,8 +85,15 @@ static int by_identity(const void *x, const void *y)
 	return model__cmp_identity(*(struct object_row *const *)x, *(struct object_row *const *)y);
 }
 
+/* A futex word threads parked on: waited on, and not as a lock. One that
+ * nobody waited on (a lock's unlock that woke nobody) is neither. */
+static bool parked_on(const struct object_row *row)
+{
+	return row->total.waits && wait_class_of_obj(row->obj) == WAIT_PARK;
+}
+
 /* The rows lock waits are compared over: m's locks, then its futex words
- * used to park. A futex word's class comes from how its waits were made in
+ * parked on. A futex word's class comes from how its waits were made in
  * that run (model.c, wait_class_of_obj), so one word may be a lock on one
  * side and parked on on the other: compared, it is one row with both
  * waits, not a lock whose wait dropped to 0. *n: how many. */
@@ -96,7 +103,7 @@ static struct object_row **lock_candidates(const struct model *m, size_t *n)
 	memcpy(v, m->locks, m->nlocks * sizeof(*v));
 	*n = m->nlocks;
 	for (size_t i = 0; i < m->nfutexes; i++)
-		if (!model__lock_like(m->futexes[i]))
+		if (parked_on(m->futexes[i]))
 			v[(*n)++] = m->futexes[i];
 	qsort(v, *n, sizeof(*v), by_identity);
 	return v;
@@ -105,7 +112,7 @@ static struct object_row **lock_candidates(const struct model *m, size_t *n)
 /* Each lock's wait on both sides, matched by identity (name, creating site,
  * generation, ordinal: model.h), in one pass over both sorted; a lock on one
  * side only counts as 0 on the other, and a futex word that is a lock on
- * side only is marked a park on the other. */
+ * one side only and parked on on the other is marked a park there. */
 static void lock_rows(struct rows *r, const char *prefix, const struct model *a, const struct model *b)
 {
 	size_t na, nb;
@@ -116,6 +123,14 @@ static void lock_rows(struct rows *r, const char *prefix, const struct model *a,
 		const struct object_row *in_a = c <= 0 ? x[i] : NULL, *in_b = c >= 0 ? y[k] : NULL;
 		i += c <= 0;
 		k += c >= 0;
+		if (in_a && in_b && in_a->obj->o.kind != in_b->obj->o.kind) {
+			/* one name on two kinds (a mutex the program named as a futex
+			 * word it parks on): only the lock is compared */
+			if (!model__lock_like(in_a))
+				in_a = NULL;
+			else if (!model__lock_like(in_b))
+				in_b = NULL;
+		}
 		bool lock_a = in_a && model__lock_like(in_a), lock_b = in_b && model__lock_like(in_b);
 		if (!lock_a && !lock_b)
 			continue;   /* parked on wherever it is */
@@ -281,7 +296,9 @@ static void diff_usage(FILE *f)
 	      "\n"
 	      "Compares two profiles, or two sweeps (a convoy scale directory or its\n"
 	      "sweep.json), side by side: wall time, where the worker time went, each\n"
-	      "lock's wait, and the findings — biggest change first.\n"
+	      "lock's wait, and the findings — biggest change first. A futex word that\n"
+	      "is a lock in one run and parked on in the other is marked \"(a park in A)\"\n"
+	      "or \"(a park in B)\".\n"
 	      "\n"
 	      "examples:\n"
 	      "  convoy diff gq/convoy-global_queue-1.convoy ws/convoy-work_stealing-2.convoy\n"

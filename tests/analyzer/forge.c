@@ -94,7 +94,9 @@ char *forge_write_as(struct forge *f, const char *name)
 	const char *keep = getenv("FORGE_KEEP");
 	if (keep) {
 		char copy[4200];
-		snprintf(copy, sizeof(copy), "%s/%s.convoy", keep, criterion_current_test->name);
+		bool one = !strcmp(name, "forged");   /* forge_write's: the test's only profile */
+		snprintf(copy, sizeof(copy), "%s/%s%s%s.convoy", keep, criterion_current_test->name, one ? "" : "-",
+			 one ? "" : name);
 		tu_write_file(copy, f->buf, f->len);
 	}
 	free(f->buf);

@@ -35,8 +35,8 @@ struct cv_object forge_object(uint32_t id, uint32_t kind);
 void forge_add_lock(struct forge *f, uint32_t id, const char *name, const struct cv_stats *st);
 /* Writes the end record (count and checksum) and the file NAME.convoy in
  * the test's directory; returns its path. With FORGE_KEEP=DIR, a copy goes
- * to DIR/TEST.convoy: how the fuzzer's regression inputs
- * (tests/fuzz/regressions) were made. */
+ * to DIR/TEST-NAME.convoy (DIR/TEST.convoy from forge_write): how the
+ * fuzzer's regression inputs (tests/fuzz/regressions) were made. */
 char *forge_write_as(struct forge *f, const char *name);
 /* forge_write_as(f, "forged"). */
 char *forge_write(struct forge *f);

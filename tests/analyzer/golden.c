@@ -486,49 +486,63 @@ Test(golden, a_sweep_diffed_with_itself_has_no_change, .timeout = 60)
 	expect_no_change("sweeps/global_queue");
 }
 
-/* One futex word, "flag", whose threads waited only for the value 2 in
- * run A (a lock) and for other values too in run B (a park), 100 ms each:
- * the class comes from how a run's waits were made. */
-static char *forge_flag_run(const char *name, uint32_t flags)
+/* One object "flag" of this kind and futex flags, its threads' waits
+ * 100 ms in all (none when waits is 0). */
+static char *forge_flag_run(const char *name, uint32_t kind, uint32_t flags, uint64_t waits)
 {
 	struct forge f;
 	forge_begin(&f, "flagger");
 	struct cv_thread_rec t0 = forge_thread(0, "main"), t1 = forge_thread(1, "worker");
 	forge_add_thread(&f, &t0);
 	forge_add_thread(&f, &t1);
-	struct cv_stats st = { .waits = 100, .wait_ns = 50000000, .max_wait_ns = 1000000 };
-	struct cv_object o = forge_object(0, CV_OBJ_FUTEX);
+	struct cv_stats st = { .acquisitions = kind == CV_OBJ_MUTEX ? 1000 : 0, .contended = waits, .waits = waits,
+			       .wait_ns = waits ? 50000000 : 0, .max_wait_ns = waits ? 1000000 : 0, .signals = 10 };
+	struct cv_object o = forge_object(0, kind);
 	o.flags = flags;
 	forge_add_object(&f, o, "flag", &st);
 	return forge_write_as(&f, name);
 }
 
+/* convoy diff A B's one row of "flag": its name and both waits. */
+static void expect_flag_row(const char *a, const char *b, const char *name, int64_t a_ns, int64_t b_ns)
+{
+	json_object *d = json_tokener_parse(convoy_out((const char *[]){ "diff", "--json", a, b, NULL }));
+	cr_assert(d, "diff --json printed no JSON");
+	json_object *rows = tu_array(d, "differences"), *flag = NULL;
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+		if (strstr(tu_str(row, "name"), "flag")) {
+			cr_assert(!flag, "two rows of the word: %s", json_object_to_json_string(rows));
+			flag = row;
+		}
+	}
+	if (!name) {
+		cr_assert(!flag, "a row of the word: %s", json_object_to_json_string(rows));
+		return;
+	}
+	cr_assert(flag, "no row of the word: %s", json_object_to_json_string(rows));
+	TU_STREQ(tu_str(flag, "name"), name, "the row");
+	TU_EQ(tu_int(flag, "a_ns"), a_ns, "A's wait");
+	TU_EQ(tu_int(flag, "b_ns"), b_ns, "B's wait");
+}
+
+/* A futex word's class comes from how a run's waits were made: one whose
+ * threads waited only for the value 2 in one run (a lock) and for other
+ * values too in the other (a park) is one row with both waits, marked
+ * where it was parked on. A word nobody waited on in one run (its unlocks'
+ * wakes found nobody) is no park there, and a mutex is not compared with a
+ * futex word that has its name. */
 Test(golden, a_futex_word_locked_in_one_run_and_parked_on_in_the_other_keeps_both_waits, .timeout = 60)
 {
-	char *a = forge_flag_run("a", CV_FUTEX_WAIT_2), *b = forge_flag_run("b", CV_FUTEX_WAIT_2 | CV_FUTEX_WAIT_OTHER);
-	for (int swap = 0; swap < 2; swap++) {
-		json_object *d = json_tokener_parse(
-			convoy_out((const char *[]){ "diff", "--json", swap ? b : a, swap ? a : b, NULL }));
-		cr_assert(d, "diff --json printed no JSON");
-		json_object *rows = tu_array(d, "differences"), *flag = NULL;
-		for (size_t i = 0; i < json_object_array_length(rows); i++) {
-			json_object *row = json_object_array_get_idx(rows, i);
-			if (strstr(tu_str(row, "name"), "flag")) {
-				cr_assert(!flag, "two rows of the word: %s", json_object_to_json_string(rows));
-				flag = row;
-			}
-		}
-		cr_assert(flag, "no row of the word: %s", json_object_to_json_string(rows));
-		TU_STREQ(tu_str(flag, "name"), swap ? "lock (a park in A) flag wait" : "lock (a park in B) flag wait", "the row");
-		TU_EQ(tu_int(flag, "a_ns"), 100000000, "A's wait");
-		TU_EQ(tu_int(flag, "b_ns"), 100000000, "B's wait, parked on");
-	}
-	/* parked on in both: no lock row */
-	json_object *d = json_tokener_parse(convoy_out((const char *[]){ "diff", "--json", b, b, NULL }));
-	json_object *rows = tu_array(d, "differences");
-	for (size_t i = 0; i < json_object_array_length(rows); i++)
-		cr_assert(!strstr(tu_str(json_object_array_get_idx(rows, i), "name"), "flag"), "%s",
-			  json_object_to_json_string(rows));
+	char *lock = forge_flag_run("lock", CV_OBJ_FUTEX, CV_FUTEX_WAIT_2, 100);
+	char *park = forge_flag_run("park", CV_OBJ_FUTEX, CV_FUTEX_WAIT_2 | CV_FUTEX_WAIT_OTHER, 100);
+	char *woken_only = forge_flag_run("woken", CV_OBJ_FUTEX, 0, 0);
+	char *mutex = forge_flag_run("mutex", CV_OBJ_MUTEX, 0, 100);
+	expect_flag_row(lock, park, "lock (a park in B) flag wait", 100000000, 100000000);
+	expect_flag_row(park, lock, "lock (a park in A) flag wait", 100000000, 100000000);
+	expect_flag_row(park, park, NULL, 0, 0);   /* parked on in both: no lock row */
+	expect_flag_row(lock, woken_only, "lock flag wait", 100000000, 0);
+	expect_flag_row(mutex, park, "lock flag wait", 100000000, 0);
 }
 
 Test(golden, limit_applies_to_per_thread_rows, .timeout = 60)

@@ -6,14 +6,17 @@
  * pthread_mutex_trylock/unlock, C11 mtx_lock/mtx_unlock,
  * pthread_spin_lock/unlock, pthread_rwlock_rdlock/wrlock/unlock,
  * sem_trywait/sem_post and sem_wait/sem_post pairs, and
- * pthread_cond_signal and _broadcast with nobody waiting) while hardware watchpoints (perf_event_open, PERF_TYPE_BREAKPOINT,
- * HW_BREAKPOINT_W, counting writes by the worker only) sit on the lines
- * other threads read: both lines of the shim's object for the primitive,
- * the first line of its read-mostly block (cv__real: hold mask, real mutex
- * functions), and the first two lines of the main thread's state. Four
- * debug registers per thread, so the words are watched four at a time, one
- * round of pairs each; one register of every round watches the worker's own
- * acquisition counter, which must count every pair (the watchpoints work).
+ * pthread_cond_signal and _broadcast with nobody waiting) while hardware
+ * watchpoints (perf_event_open, PERF_TYPE_BREAKPOINT, HW_BREAKPOINT_W,
+ * counting writes by the worker only) sit on the lines other threads
+ * read: both lines of the shim's object for the primitive, the first line
+ * of its read-mostly block (cv__real: hold mask, real mutex functions),
+ * and the first two lines of the main thread's state. Four debug
+ * registers per thread, so the words are watched four at a time, one
+ * round of pairs each; one register of every round watches the counter
+ * the primitive's call bumps in the worker's own record (acquisitions,
+ * trylocks, unwaited signals or broadcasts), which must count every call
+ * (the watchpoints work).
  * The rounds include the 1-in-64 acquisitions whose hold time is sampled.
  *
  * Where watchpoints are refused or never fire (some virtual machines do
@@ -180,7 +183,10 @@ static long long count_of(int fd, bool *whole)
 struct word { const char *what; const uint64_t *addr; };
 
 /* The record of the object at addr in a thread's cache of n entries;
- * NULL when it is in none. */
+ * NULL when it is in none. Every entry is looked at, not only addr's own:
+ * a record may sit in its entry's partner (shim.h, cv__way_partner), as
+ * when two objects of one family hash to one entry (mutex and mtx share
+ * the mutex cache, and where they fall changes with the addresses). */
 static struct cv_rec *cached_rec(const struct cv_way *cache, size_t n, const void *addr)
 {
 	for (size_t i = 0; i < n; i++)

@@ -48,9 +48,17 @@ static void *wait_for_lock(void *arg)
 }
 
 /* Main write-holds the lock while the waiters (w[0..n), write or read)
- * block on it, then unlocks: each must get it. */
+ * block on it, then unlocks: each must get it. Main's write lock is taken
+ * from a free write phase, the one the shim takes itself (a lock new, or
+ * left by readers, is in a read phase, where glibc's lock would take it):
+ * what a write unlock leaves when nobody waits, glibc's WRPHASE bit alone
+ * in __readers. */
 static int waiters_get_it(struct waiter *w, int n)
 {
+	if (pthread_rwlock_wrlock(&lock) || pthread_rwlock_unlock(&lock))
+		prim_die("wrlock, unlock");
+	if (lock.__data.__readers != 1)
+		prim_die("a free write phase");
 	if (pthread_rwlock_wrlock(&lock))
 		prim_die("wrlock");
 	for (int i = 0; i < n; i++) {
