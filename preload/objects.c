@@ -418,17 +418,19 @@ static bool object_stays(struct cv_thread *t, const void *addr, uint32_t kind)
 
 bool cv__object_end(struct cv_thread *saved, const void *addr, uint32_t kind)
 {
-	cv__stack_forget(addr);   /* stacks.c: an init stack still waiting for a first use */
-	if (!registry_ready())
+	if (!registry_ready()) {
+		cv__stack_forget(addr);
 		return false;
+	}
 	struct shard *sh = shard_of(addr);
 	struct cv_obj *merged = NULL;
-	bool stays = false;
+	bool stays = false, claimed = false;
 	cv__spin_lock(&sh->lock);
 	struct cv_obj **head = chain_of(sh, addr);
 	for (struct cv_obj *o = *head; o; o = o->hash_next) {
 		if (o->addr != addr || o->retired)
 			continue;
+		claimed = CV_LOAD(&o->stack_claimed);
 		if (o->generation + 1 >= CV_GENERATIONS_KEPT) {
 			merge_generations(o);
 			stays = o->kind == kind;
@@ -438,6 +440,12 @@ bool cv__object_end(struct cv_thread *saved, const void *addr, uint32_t kind)
 		break;
 	}
 	cv__spin_unlock(&sh->lock);
+	/* An init stack still waiting for its object's first use goes (stacks.c);
+	 * a live object whose first use claimed its stack has none waiting: the
+	 * claim took it, or is taking it (cv__stack_first_use), and the next
+	 * init's stack is kept after this (on_init). */
+	if (!claimed)
+		cv__stack_forget(addr);
 	if (merged) {
 		/* The destroying thread folds its own record now; others later
 		 * (a profile written before then writes them under the

@@ -13,7 +13,7 @@
 #   $(STK_PROGS)/dlmain + libdl_{one,two}.so   contention in dlopen'd, dlclose'd libraries
 #   $(STK_PROGS)/replug + libreplug_v{1,2}.so  one path, one address, two builds in turn
 #   $(STK_PROGS)/lambda            C++ -O2: std::mutex in a lambda
-#   $(STK_PROGS)/{members,heap,hammer,reuse,sigstack_gone,stack_switch,uncontended,nocfi,forker,init_many,inline_chain,interrupted}
+#   $(STK_PROGS)/{members,heap,hammer,reuse,sigstack_gone,stack_switch,uncontended,nocfi,forker,init_many,inline_chain,interrupted,reinit}
 #   $(STK_PROGS)/nested_fork + libforkinside.so   a fork inside another fork's steps
 #   $(BUILD)/tests/test_stacks     the tests (tests/stacks/test_stacks.c)
 
@@ -24,7 +24,7 @@ STK_CXXFLAGS := -std=gnu++17 $(WARN) -g -O2 -pthread -Itests/stacks/progs
 
 STK_BINS := $(addprefix $(STK_PROGS)/,deep site-pie site-nopie site-dynsym site-stripped \
 	site-debuglink site-buildid site-minidebug runtime_state label_area dlmain libdl_one.so libdl_two.so replug libreplug_v1.so libreplug_v2.so lambda members heap hammer reuse sigstack_gone stack_switch \
-	uncontended nocfi forker nested_fork libforkinside.so init_many inline_chain interrupted)
+	uncontended nocfi forker nested_fork libforkinside.so init_many inline_chain interrupted reinit)
 
 $(STK_PROGS)/deep: tests/stacks/progs/deep.c $(STK_HDR) | check-deps
 	@mkdir -p $(@D)

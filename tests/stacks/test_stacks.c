@@ -453,6 +453,31 @@ Test(stacks, every_init_kept_until_first_use_names_its_object, .timeout = 60)
 	json_object_put(r);
 }
 
+/* The locks made at one address in turn are each named by the init that
+ * made them, or by their first use where no init did: an init never used
+ * leaves no stack behind for the next object there, whether the address is
+ * destroyed or made again (tests/stacks/progs/reinit.c; a destroy of an
+ * object whose first use took its stack has none to drop, and drops none:
+ * preload/objects.c, cv__object_end). */
+Test(stacks, an_init_never_used_names_nothing_made_after_it, .timeout = 60)
+{
+	json_object *r = profile_of("reinit", NULL, NULL);
+	static const struct { const char *fn, *marker, *generation; } made[] = {
+		{ "first_made", "pthread_mutex_init(m, NULL);   /* FIRST_MADE_LINE", "" },
+		{ "second_made", "pthread_mutex_init(m, NULL);   /* SECOND_MADE_LINE", " (generation 1)" },
+		{ "third_made", "pthread_mutex_init(m, NULL);   /* THIRD_MADE_LINE", " (generation 2)" },
+		{ "first_used", "MUST(pthread_mutex_lock(m));   /* FIRST_USED_LINE", " (generation 3)" },
+	};
+	for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
+		char name[128];
+		snprintf(name, sizeof(name), "mutex@%s (reinit.c:%d)%s", made[i].fn, marker_line("reinit.c", made[i].marker),
+			 made[i].generation);
+		TU_EQ(tu_int(lock_named(r, name), "acquisitions"), 1, "%s acquisitions", name);
+	}
+	TU_EQ(json_object_array_length(tu_array(r, "locks")), 4, "locks");
+	json_object_put(r);
+}
+
 /* A capture reuses the outer frames of the thread's recent ones while
  * their return addresses are where they were (preload/stacks.c,
  * reuse_known): captures in a row through two callers of one shape,
