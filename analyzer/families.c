@@ -177,14 +177,11 @@ static void family_text(const struct family *f, const struct model *m, const str
 	 * (report.c's lock table does the same). */
 	struct object_group *g = NULL;
 	size_t ng = o->verbose ? n : model__group(rows, n, &g);
-	size_t shown = o->limit && (size_t)o->limit < ng ? (size_t)o->limit : ng;
+	size_t shown = report__rows_to_show(ng, o);
 	for (size_t i = 0; i < shown; i++) {
-		if (g && g[i].count > 1) {
-			struct object_row sum = *g[i].first;   /* the cells read its totals */
-			char note[200];
-			sum.total = g[i].total;
-			sum.nthreads = g[i].nthreads;
-			model__group_text(&g[i], sum.name, sizeof(sum.name), note, sizeof(note));
+		struct object_row sum;
+		char note[200];
+		if (g && model__group_row(&g[i], &sum, note, sizeof(note))) {
 			family_row(out, f, &sum);
 			fprintf(out, "      %s\n", note);
 			continue;
@@ -197,8 +194,7 @@ static void family_text(const struct family *f, const struct model *m, const str
 			callstacks__text(out, m->syms, r->obj->o.id, r->total.wait_ns,
 					 o->stacks_given ? o->stacks : 3, o->verbose, "      ");
 	}
-	if (shown < ng)
-		fprintf(out, "  ... %zu more (use --limit 0)\n", ng - shown);
+	report__more(out, g, shown, ng);
 	free(g);
 	fputc('\n', out);
 }

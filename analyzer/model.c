@@ -244,14 +244,22 @@ static int group_by_wait(const void *a, const void *b)
 	return by_wait(&x->first, &y->first);
 }
 
-/* Kind, then the name without its generation: two kinds the program gave
- * one name are two groups. */
+/* The key objects share a text row by: kind, the name without its
+ * generation, and what a cell shows of the object itself (a mutex's
+ * type, a futex word's role, a barrier's count), so that a row of many
+ * says of each what it says of all. */
 static int cmp_site(const struct object_row *a, const struct object_row *b)
 {
 	if (a->obj->o.kind != b->obj->o.kind)
 		return a->obj->o.kind < b->obj->o.kind ? -1 : 1;
 	int c = memcmp(a->name, b->name, a->site_len < b->site_len ? a->site_len : b->site_len);
-	return c ? c : a->site_len < b->site_len ? -1 : a->site_len > b->site_len;
+	if (c || a->site_len != b->site_len)
+		return c ? c : a->site_len < b->site_len ? -1 : 1;
+	if ((c = strcmp(a->type, b->type)) != 0)
+		return c;
+	if (a->obj->o.kind == CV_OBJ_BARRIER && a->obj->o.flags != b->obj->o.flags)
+		return a->obj->o.flags < b->obj->o.flags ? -1 : 1;
+	return 0;
 }
 
 static int by_site_then_id(const void *x, const void *y)
@@ -261,52 +269,55 @@ static int by_site_then_id(const void *x, const void *y)
 	return c ? c : a->obj->o.id < b->obj->o.id ? -1 : 1;
 }
 
-/* A row that holds a tenth of the rows' wait is one a reader looks for by
- * itself (pigz's job queues, two of its 225 condvars made at one site, 95 %
- * of their wait). */
-static bool stands_apart(const struct object_row *r, uint64_t total_wait)
+/* Whether a row keeps its own line: it holds a tenth of its table's wait
+ * (pigz's job queues, two of its 225 condvars made at one site, 90 % of
+ * their wait), or more than half of its site's (one busy object among
+ * idle ones: an encoder's lock among its pool's), so that no wait that
+ * matters is read as spread over a crowd. */
+static bool stands_apart(const struct object_row *r, uint64_t table_wait, uint64_t site_wait, size_t site_count)
 {
-	return total_wait && r->total.wait_ns >= total_wait / 10;
+	uint64_t w = r->total.wait_ns;
+	return w && (w >= (table_wait + 9) / 10 || (site_count > 1 && w > site_wait / 2));
+}
+
+static void group_add(struct object_group *x, const struct object_row *r)
+{
+	uint32_t gen = r->obj->o.generation;
+	if (!x->count++) {
+		x->first = r;
+		x->generation_min = x->generation_max = gen;
+	} else if (by_wait(&r, &x->first) < 0) {
+		x->first = r;
+	}
+	if (gen < x->generation_min)
+		x->generation_min = gen;
+	if (gen > x->generation_max)
+		x->generation_max = gen;
+	x->nthreads += r->nthreads;
+	cv_stats_merge(&x->total, &r->total);
 }
 
 size_t model__group(struct object_row *const *rows, size_t n, struct object_group **out)
 {
-	uint64_t total_wait = 0;
+	uint64_t table_wait = 0;
 	for (size_t i = 0; i < n; i++)
-		total_wait += rows[i]->total.wait_ns;
+		table_wait += rows[i]->total.wait_ns;
 	struct object_row **v = xcalloc(n ? n : 1, sizeof(*v));
+	memcpy(v, rows, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), by_site_then_id);
 	struct object_group *g = xcalloc(n ? n : 1, sizeof(*g));
-	size_t ng = 0, nv = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!stands_apart(rows[i], total_wait)) {
-			v[nv++] = rows[i];
-			continue;
+	size_t ng = 0;
+	for (size_t i = 0, end; i < n; i = end) {   /* a site's rows, [i, end) */
+		uint64_t site_wait = 0;
+		for (end = i; end < n && !cmp_site(v[end], v[i]); end++)
+			site_wait += v[end]->total.wait_ns;
+		struct object_group *rest = NULL;
+		for (size_t k = i; k < end; k++) {
+			struct object_group *x = stands_apart(v[k], table_wait, site_wait, end - i) ? &g[ng++] :
+						 rest ? rest : (rest = &g[ng++]);
+			group_add(x, v[k]);
+			x->site_count = end - i;
 		}
-		struct object_group *x = &g[ng++];
-		x->first = rows[i];
-		x->count = 1;
-		x->generation_min = x->generation_max = rows[i]->obj->o.generation;
-		x->nthreads = rows[i]->nthreads;
-		x->total = rows[i]->total;
-	}
-	qsort(v, nv, sizeof(*v), by_site_then_id);
-	for (size_t i = 0; i < nv; i++) {
-		uint32_t gen = v[i]->obj->o.generation;
-		if (!i || cmp_site(v[i], v[i - 1])) {
-			g[ng].first = v[i];
-			g[ng].generation_min = g[ng].generation_max = gen;
-			ng++;
-		}
-		struct object_group *x = &g[ng - 1];
-		if (gen < x->generation_min)
-			x->generation_min = gen;
-		if (gen > x->generation_max)
-			x->generation_max = gen;
-		if (by_wait(&v[i], &x->first) < 0)
-			x->first = v[i];
-		x->count++;
-		x->nthreads += v[i]->nthreads;
-		cv_stats_merge(&x->total, &v[i]->total);
 	}
 	free(v);
 	qsort(g, ng, sizeof(*g), group_by_wait);
@@ -314,16 +325,31 @@ size_t model__group(struct object_row *const *rows, size_t n, struct object_grou
 	return ng;
 }
 
-void model__group_text(const struct object_group *g, char *name, size_t name_size, char *note, size_t note_size)
+bool model__group_row(const struct object_group *g, struct object_row *sum, char *note, size_t note_size)
 {
+	if (g->count < 2)
+		return false;
 	char c[32], gens[64] = "";
+	*sum = *g->first;
+	sum->total = g->total;
+	sum->nthreads = g->nthreads;
 	fmt_count(c, sizeof(c), g->count);
-	snprintf(name, name_size, "%s × %.*s", c, (int)g->first->site_len, g->first->name);
+	snprintf(sum->name, sizeof(sum->name), "%s × %.*s", c, (int)g->first->site_len, g->first->name);
 	if (g->generation_min != g->generation_max)   /* remade at the same addresses */
 		snprintf(gens, sizeof(gens), ", generations %u to %u", g->generation_min, g->generation_max);
 	else if (g->generation_min)
 		snprintf(gens, sizeof(gens), ", generation %u", g->generation_min);
-	snprintf(note, note_size, "%s objects made at one site%s; -v shows each", c, gens);
+	snprintf(note, note_size, "%s %sobjects made at %s site%s; -v shows each", c,
+		 g->count < g->site_count ? "more " : "", g->count < g->site_count ? "this" : "one", gens);
+	return true;
+}
+
+size_t model__group_objects(const struct object_group *g, size_t from, size_t to)
+{
+	size_t n = 0;
+	for (size_t i = from; i < to; i++)
+		n += g[i].count;
+	return n;
 }
 
 /* ---- the model ----------------------------------------------------------- */

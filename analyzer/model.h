@@ -108,24 +108,32 @@ void model__free(struct model *m);
  * object of this kind, added to t. */
 void model__park_add(struct park_totals *t, uint32_t kind, const struct cv_stats *s);
 
-/* Objects made at one site (rows of one name), summed: text reports show
- * "1,000 × mutex@make_pool (pool.c:42)" on one line. */
+/* Objects made at one site, summed: text reports show "1,000 ×
+ * mutex@make_pool (pool.c:42)" on one line. The site: the kind, the name
+ * without its generation (so the objects a pool remakes at one address,
+ * generation after generation, are one site's), and what a table's cells
+ * show of the object itself (a type, a futex word's role, a barrier's
+ * count). */
 struct object_group {
 	const struct object_row *first;   /* the one that waited most */
 	size_t count;
+	size_t site_count;                /* the site's objects, those shown apart too */
 	uint32_t generation_min, generation_max;
 	struct cv_stats total;
 	size_t nthreads;                  /* records summed (threads × objects) */
 };
 
 /* The groups of rows[0..n), most wait first: a row that holds a tenth of
- * their wait alone, the others by their name without its generation (so
- * the objects a pool remakes at one address, generation after generation,
- * are one group with theirs). The caller frees *out. */
+ * their wait, or more than half of its site's, alone; its site's others
+ * together. The caller frees *out. */
 size_t model__group(struct object_row *const *rows, size_t n, struct object_group **out);
-/* A group of more than one object in text: its row's name ("226 ×
- * mutex@pigz+0x11000") and the line under it (what -v shows). */
-void model__group_text(const struct object_group *g, char *name, size_t name_size, char *note, size_t note_size);
+/* A group of more than one object as one row: *sum is its first row with
+ * the group's totals and the name "226 × mutex@pigz+0x11000", note the
+ * line under it (what -v shows); false, and nothing written, for a group
+ * of one, which is shown as the object it is. */
+bool model__group_row(const struct object_group *g, struct object_row *sum, char *note, size_t note_size);
+/* The objects in groups g[from..to). */
+size_t model__group_objects(const struct object_group *g, size_t from, size_t to);
 
 /* Two rows of two profiles are the same object (same name, site, generation
  * and ordinal). */

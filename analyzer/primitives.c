@@ -19,6 +19,7 @@
 #include "model.h"
 #include "primitives.h"
 #include "profile.h"
+#include "report.h"
 #include "textfit.h"
 #include "util.h"
 
@@ -84,27 +85,25 @@ void prims__text_park(const struct model *m, const struct report_options *o, FIL
 	/* Objects made at one site share one row, unless -v asks for each. */
 	struct object_group *groups = NULL;
 	size_t ng = o->verbose ? m->nparks : model__group(m->parks, m->nparks, &groups);
-	size_t n = o->limit && (size_t)o->limit < ng ? (size_t)o->limit : ng;
+	size_t n = report__rows_to_show(ng, o);
 	for (size_t i = 0; i < n; i++) {
 		const struct object_row *r = groups ? groups[i].first : m->parks[i];
-		bool grouped = groups && groups[i].count > 1;
-		char name[sizeof(r->name) + 32], note[200], sent[48];
-		struct park_totals x = { 0 };
-		model__park_add(&x, r->obj->o.kind, grouped ? &groups[i].total : &r->total);
+		struct object_row sum;
+		char note[200], sent[48];
+		bool grouped = groups && model__group_row(&groups[i], &sum, note, sizeof(note));
 		if (grouped)
-			model__group_text(&groups[i], name, sizeof(name), note, sizeof(note));
-		else
-			snprintf(name, sizeof(name), "%s", r->name);
+			r = &sum;
+		struct park_totals x = { 0 };
+		model__park_add(&x, r->obj->o.kind, &r->total);
 		snprintf(sent, sizeof(sent), "%s (%s)", fmt_count(a, sizeof(a), x.wakes_sent),
 			 fmt_count(b, sizeof(b), x.wakes_unwaited));
-		textfit__name(out, name);
+		textfit__name(out, r->name);
 		fprintf(out, " %-9s %8s %8s %9s %13s\n", kind_name(r->obj->o.kind), fmt_count(c, sizeof(c), x.parks),
 			fmt_count(d, sizeof(d), x.wakeups), ns_or_dash(e, sizeof(e), x.wake_latency_ns, x.wakeups), sent);
 		if (grouped)
 			fprintf(out, "      %s\n", note);
 	}
-	if (n < ng)
-		fprintf(out, "  ... %zu more (use --limit 0)\n", ng - n);
+	report__more(out, groups, n, ng);
 	free(groups);
 	int len = snprintf(line, sizeof(line), "%s parks (%s blocked), %s woken by a wake the shim saw, %s from wake to "
 		"running on average (max %s); %s of %s wakes sent found nobody waiting; %s futile wake-ups",

@@ -184,9 +184,21 @@ static int text_stacks(const struct report_options *o)
 	return o->stacks_given ? o->stacks : 3;
 }
 
-static size_t rows_to_show(size_t n, const struct report_options *o)
+size_t report__rows_to_show(size_t n, const struct report_options *o)
 {
 	return o->limit && (size_t)o->limit < n ? (size_t)o->limit : n;
+}
+
+void report__more(FILE *out, const struct object_group *g, size_t shown, size_t n)
+{
+	if (shown >= n)
+		return;
+	size_t objects = g ? model__group_objects(g, shown, n) : n - shown;
+	if (objects != n - shown)
+		fprintf(out, "  ... %zu more row%s (%zu objects; use --limit 0)\n", n - shown, n - shown == 1 ? "" : "s",
+			objects);
+	else
+		fprintf(out, "  ... %zu more (use --limit 0)\n", n - shown);
 }
 
 /* seen: every acquisition was counted (model__acquisitions_seen); else the
@@ -221,7 +233,7 @@ static void text_lock_threads(const struct model *m, const struct report_options
 {
 	const struct profile *p = m->p;
 	size_t first = m->stats_start[r->obj->o.id], end = m->stats_start[r->obj->o.id + 1];
-	size_t shown = first + rows_to_show(end - first, o);
+	size_t shown = first + report__rows_to_show(end - first, o);
 	for (size_t k = first; k < shown; k++) {
 		const struct cv_stats *t = &p->stats[m->stats_of[k]];
 		char who[64], fit[64], acq[32], pct[32], tot[32];
@@ -252,13 +264,13 @@ static void text_locks(const struct model *m, const struct report_options *o, FI
 	/* Objects made at one site share one row, unless -v asks for each. */
 	struct object_group *g = NULL;
 	size_t ng = o->verbose ? m->nlocks : model__group(m->locks, m->nlocks, &g);
-	size_t n = rows_to_show(ng, o);
+	size_t n = report__rows_to_show(ng, o);
 	for (size_t i = 0; i < n; i++) {
 		const struct object_row *r = g ? g[i].first : m->locks[i];
-		if (g && g[i].count > 1) {
-			char name[400], note[200];
-			model__group_text(&g[i], name, sizeof(name), note, sizeof(note));
-			text_lock_row(out, name, &g[i].total, model__acquisitions_seen(r->obj));
+		struct object_row sum;
+		char note[200];
+		if (g && model__group_row(&g[i], &sum, note, sizeof(note))) {
+			text_lock_row(out, sum.name, &sum.total, model__acquisitions_seen(sum.obj));
 			fprintf(out, "      %s\n", note);
 			continue;
 		}
@@ -273,8 +285,7 @@ static void text_locks(const struct model *m, const struct report_options *o, FI
 		if (r->nthreads >= 2 || o->verbose)
 			text_lock_threads(m, o, r, out);
 	}
-	if (n < ng)
-		fprintf(out, "  ... %zu more (use --limit 0)\n", ng - n);
+	report__more(out, g, n, ng);
 	free(g);
 	fputc('\n', out);
 }
@@ -287,7 +298,7 @@ static void text_threads(const struct model *m, const struct speedup *st, const 
 		"  lock and park waits it ended, so no time is counted twice; role in the stack)\n");
 	fprintf(out, "  %-7s %-15s %8s %8s %8s %8s %8s %8s %s\n", "tid", "thread", "lifetime",
 		"cpu", "runnable", "lock", "park", "join", "role");
-	size_t n = rows_to_show(p->nthreads, o);
+	size_t n = report__rows_to_show(p->nthreads, o);
 	for (size_t i = 0; i < n; i++) {
 		const struct cv_thread_rec *t = &p->threads[i];
 		char fn[200], label[256], fit[64], life[32], cpu[32], rq[32], lw[32], cw[32], jw[32];

@@ -21,6 +21,14 @@ struct json_object *report__json(const struct analysis *a, const struct report_o
 /* Writes the report; returns 0, or -1 after one error line (output failed). */
 int report__write(const struct analysis *a, const struct report_options *o, FILE *out);
 
+struct object_group;
+/* How many of a table's n rows the text shows (--limit). */
+size_t report__rows_to_show(size_t n, const struct report_options *o);
+/* "  ... N more (use --limit 0)" after a table that showed `shown` of its
+ * n rows, saying how many objects they hold where they are groups (g,
+ * model__group; NULL: a row an object). */
+void report__more(FILE *out, const struct object_group *g, size_t shown, size_t n);
+
 int cmd_report(int argc, char **argv);
 
 #endif
