@@ -108,11 +108,16 @@ char *forge_write(struct forge *f)
 	return forge_write_as(f, "forged");
 }
 
-void forge_ordinary(struct forge *f, const char *comm, const char *thread_name, const char *lock_name)
+void forge_two_threads(struct forge *f, const char *comm, const char *thread_name)
 {
 	forge_begin(f, comm);
 	struct cv_thread_rec t0 = forge_thread(0, "main"), t1 = forge_thread(1, thread_name);
 	forge_add_thread(f, &t0);
 	forge_add_thread(f, &t1);
+}
+
+void forge_ordinary(struct forge *f, const char *comm, const char *thread_name, const char *lock_name)
+{
+	forge_two_threads(f, comm, thread_name);
 	forge_add_lock(f, 0, lock_name, NULL);
 }

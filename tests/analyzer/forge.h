@@ -40,6 +40,8 @@ void forge_add_lock(struct forge *f, uint32_t id, const char *name, const struct
 char *forge_write_as(struct forge *f, const char *name);
 /* forge_write_as(f, "forged"). */
 char *forge_write(struct forge *f);
+/* forge_begin, then threads 0 ("main") and 1 (thread_name). */
+void forge_two_threads(struct forge *f, const char *comm, const char *thread_name);
 /* A well-formed profile: two threads and one contended lock. */
 void forge_ordinary(struct forge *f, const char *comm, const char *thread_name, const char *lock_name);
 

@@ -434,10 +434,7 @@ static char *table_in(const char *text, const char *title)
 Test(golden, a_sites_objects_of_every_generation_share_a_text_row, .timeout = 60)
 {
 	struct forge f;
-	forge_begin(&f, "pool");
-	struct cv_thread_rec t0 = forge_thread(0, "main"), t1 = forge_thread(1, "worker");
-	forge_add_thread(&f, &t0);
-	forge_add_thread(&f, &t1);
+	forge_two_threads(&f, "pool", "worker");
 	struct cv_stats little = { .acquisitions = 100, .contended = 1, .waits = 1, .wait_ns = 1000000,
 				   .max_wait_ns = 1000000 };
 	struct cv_stats idle = { .signals = 1 }, busy = { .waits = 5, .wait_ns = 5000000, .max_wait_ns = 1000000 };
@@ -505,10 +502,7 @@ Test(golden, a_sweep_diffed_with_itself_has_no_change, .timeout = 60)
 static char *forge_flag_run(const char *name, uint32_t kind, uint32_t flags, uint64_t waits)
 {
 	struct forge f;
-	forge_begin(&f, "flagger");
-	struct cv_thread_rec t0 = forge_thread(0, "main"), t1 = forge_thread(1, "worker");
-	forge_add_thread(&f, &t0);
-	forge_add_thread(&f, &t1);
+	forge_two_threads(&f, "flagger", "worker");
 	struct cv_stats st = { .acquisitions = kind == CV_OBJ_MUTEX ? 1000 : 0, .contended = waits, .waits = waits,
 			       .wait_ns = waits ? 50000000 : 0, .max_wait_ns = waits ? 1000000 : 0, .signals = 10 };
 	struct cv_object o = forge_object(0, kind);

@@ -164,15 +164,13 @@ Test(hostile, a_thread_that_ends_before_it_starts_is_rejected, .timeout = 30)
 Test(hostile, counts_above_int64_max_are_rejected, .timeout = 30)
 {
 	struct forge f;
-	forge_begin(&f, "prog");
-	struct cv_thread_rec t0 = forge_thread(0, "main"), t1 = forge_thread(1, "worker");
-	forge_add_thread(&f, &t0);
-	forge_add_thread(&f, &t1);
+	forge_two_threads(&f, "prog", "worker");
 	struct cv_stats st = { .acquisitions = 10, .waits = 1, .wait_ns = (uint64_t)INT64_MAX + 1 };
 	forge_add_lock(&f, 0, "lock", &st);
 	expect_rejected(forge_write(&f), "above");
 
 	forge_begin(&f, "prog");
+	struct cv_thread_rec t0 = forge_thread(0, "main"), t1 = forge_thread(1, "worker");
 	t1.cpu_ns = UINT64_MAX;
 	forge_add_thread(&f, &t0);
 	forge_add_thread(&f, &t1);
