@@ -85,13 +85,6 @@ static int by_identity(const void *x, const void *y)
 	return model__cmp_identity(*(struct object_row *const *)x, *(struct object_row *const *)y);
 }
 
-/* A futex word threads parked on: waited on, and not as a lock. One that
- * nobody waited on (a lock's unlock that woke nobody) is neither. */
-static bool parked_on(const struct object_row *row)
-{
-	return row->total.waits && wait_class_of_obj(row->obj) == WAIT_PARK;
-}
-
 /* The rows lock waits are compared over: m's locks, then its futex words
  * parked on. A futex word's class comes from how its waits were made in
  * that run (model.c, wait_class_of_obj), so one word may be a lock on one
@@ -103,7 +96,7 @@ static struct object_row **lock_candidates(const struct model *m, size_t *n)
 	memcpy(v, m->locks, m->nlocks * sizeof(*v));
 	*n = m->nlocks;
 	for (size_t i = 0; i < m->nfutexes; i++)
-		if (parked_on(m->futexes[i]))
+		if (model__futex_parked_on(m->futexes[i]))
 			v[(*n)++] = m->futexes[i];
 	qsort(v, *n, sizeof(*v), by_identity);
 	return v;

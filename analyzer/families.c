@@ -121,10 +121,11 @@ static int always(const struct object_row *r)
 	return 1;
 }
 
-/* A futex word used as a lock shows its stacks in the lock table. */
+/* A futex word used as a lock shows its stacks in the lock table; one
+ * parked on, here (one nobody waited on has no wait stacks). */
 static int futex_parked_on(const struct object_row *r)
 {
-	return wait_class_of_obj(r->obj) == WAIT_PARK;
+	return model__futex_parked_on(r);
 }
 
 /* ---- the tables ------------------------------------------------------------ */

@@ -110,6 +110,11 @@ enum wait_class wait_class_of_obj(const struct profile_object *o)
 	return wait_class_of(o->o.kind);
 }
 
+bool model__futex_parked_on(const struct object_row *row)
+{
+	return row->obj->o.kind == CV_OBJ_FUTEX && row->total.waits && wait_class_of_obj(row->obj) == WAIT_PARK;
+}
+
 bool model__lock_like(const struct object_row *row)
 {
 	switch (row->obj->o.kind) {

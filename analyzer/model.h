@@ -102,6 +102,9 @@ void model__build(struct model *m, const struct profile *p, struct syms *syms);
 /* A row of m->locks: a mutex, rwlock or spinlock, or a futex word threads
  * waited on as a lock (one used to park is a park). */
 bool model__lock_like(const struct object_row *row);
+/* A futex word threads waited on, and not as a lock: parked on. One that
+ * nobody waited on (a lock's unlock whose wake found nobody) is neither. */
+bool model__futex_parked_on(const struct object_row *row);
 void model__free(struct model *m);
 
 /* The park/wake numbers of one thread's record (or an object's total) of an

@@ -56,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <threads.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
@@ -67,7 +68,7 @@
 #include "../../preload/shim.h"
 #include "shimtrace.h"
 
-#define PAIRS 1000   /* per round: covers the sampled acquisitions (1 in 64) */
+#define PAIRS 256    /* per round: covers the sampled acquisitions (1 in 64), four times */
 
 enum prim {
 	PRIM_MUTEX, PRIM_TRYLOCK, PRIM_MTX, PRIM_SPIN, PRIM_RDLOCK, PRIM_WRLOCK, PRIM_SEMTRY, PRIM_SEMWAIT,
@@ -132,6 +133,15 @@ static void one_pair(enum prim p)
 	}
 }
 
+/* A wait for the other thread's next step: a short sleep, not a spin, so
+ * that the test costs the CPU time of its calls (a yield loop on each side
+ * doubled it), and no call into the shim. */
+static void nap(void)
+{
+	struct timespec t = { 0, 20000 };
+	nanosleep(&t, NULL);
+}
+
 static void *worker(void *arg)
 {
 	for (int p = 0; p < NPRIMS; p++)   /* first uses: records made, caches filled, owner set */
@@ -141,7 +151,7 @@ static void *worker(void *arg)
 	atomic_store(&worker_state, my_state());
 	for (int seen = 0;;) {
 		while (atomic_load(&round_go) == seen)
-			sched_yield();
+			nap();
 		seen = atomic_load(&round_go);
 		int p = atomic_load(&worker_prim);
 		if (p < 0)
@@ -362,7 +372,7 @@ static int protected_round(enum prim p, const struct word *words, int n, const u
 	protect_pages(PROT_READ);
 	atomic_store(&round_go, round);
 	while (atomic_load(&round_done) != round)
-		sched_yield();
+		nap();
 	protect_pages(PROT_READ | PROT_WRITE);
 	*control_count = atomic_load(&prot_hits[0]);
 	if (atomic_load(&prot_broken)) {
@@ -435,7 +445,7 @@ int main(void)
 	pthread_t th;
 	pthread_create(&th, NULL, worker, NULL);
 	while (!atomic_load(&worker_state))
-		sched_yield();
+		nap();
 	struct cv_thread *w = atomic_load(&worker_state);
 	pid_t tid = atomic_load(&worker_tid);
 	if (!main_state || w == main_state || w->inert || main_state->inert) {
@@ -492,7 +502,7 @@ int main(void)
 			atomic_store(&worker_prim, p);
 			atomic_store(&round_go, ++round);
 			while (atomic_load(&round_done) != round)
-				sched_yield();
+				nap();
 			bool whole = true;
 			long long counts[4];
 			for (int j = 0; j < k; j++)
