@@ -116,6 +116,11 @@ bool tu_has_edge(json_object *report, const char *from, const char *to); /* lock
 json_object *tu_lock_gen(json_object *report, const char *base, int64_t g);
 /* The same in any section of the report (semaphores, condvars, ...). */
 json_object *tu_row_gen(json_object *report, const char *section, const char *base, int64_t g);
+/* For a test that looks up thousands of rows (tu_row_gen walks the whole
+ * array each time): section[]'s rows indexed by base (the name up to its
+ * first space) and generation, and the row of base and g in that index. */
+json_object *tu_rows_by_gen(json_object *report, const char *section);
+json_object *tu_indexed_row(json_object *index, const char *base, int64_t g);
 json_object *tu_thread_named(json_object *report, const char *name);   /* threads[] by name */
 json_object *tu_main_thread(json_object *report);
 /* Sum of key over an object row's per-thread split (row "threads"). */

@@ -12,7 +12,7 @@ char *prim_path(const char *name)
 	return s;
 }
 
-json_object *prim_run(const char *const argv[], char **out)
+char *prim_run_profile(const char *const argv[], char **out)
 {
 	struct tu_proc native, shim;
 	char *dir = tu_tmpdir();
@@ -26,7 +26,12 @@ json_object *prim_run(const char *const argv[], char **out)
 	cr_assert(shim.err_len == 0, "%s: stderr under the shim with CONVOY_QUIET=1:\n%s", argv[0], shim.err);
 	if (out)
 		*out = native.out;
-	return tu_report_dir(dir);
+	return tu_only_profile(dir);
+}
+
+json_object *prim_run(const char *const argv[], char **out)
+{
+	return tu_report(prim_run_profile(argv, out));
 }
 
 json_object *prim_run_prog(const char *name, char **out)

@@ -19,8 +19,10 @@ char *prim_path(const char *name);
 
 /* Runs argv[0] (a path) natively and under the shim (CONVOY_QUIET=1, a
  * fresh CONVOY_DIR), asserts identical stdout and exit status 0 and an empty
- * stderr under the shim, and returns the parsed `convoy report --json` of
- * the shim run's only profile. *out (when not NULL) gets the native stdout. */
+ * stderr under the shim, and returns the path of the shim run's only
+ * profile. *out (when not NULL) gets the native stdout. */
+char *prim_run_profile(const char *const argv[], char **out);
+/* prim_run_profile, and the parsed `convoy report --json` of the profile. */
 json_object *prim_run(const char *const argv[], char **out);
 /* prim_run of PRIM_DIR/name with no arguments. */
 json_object *prim_run_prog(const char *name, char **out);
