@@ -1,6 +1,5 @@
 // Browser checks of convoy's HTML page: Debian's chromium, headless, driven by
-// playwright-core. One check per run (each Criterion test of test_viewer.c
-// runs one), in a fresh browser context of its own:
+// playwright-core. Each check in a fresh browser context of its own:
 //
 //   node check.mjs sections PAGE [--screenshot PNG]   every section drawn, no console error
 //   node check.mjs single PAGE                         a one-profile page says what it lacks
@@ -9,31 +8,34 @@
 //   node check.mjs diff PAGE                           a diff page draws both sides
 //   node check.mjs optional PAGE                       the cache-line map and lock-order graph,
 //                                                      given data (today's analyzer has none)
-//   node check.mjs serve                               starts one chromium for many checks:
-//                                                      prints "ws ENDPOINT", closes it when
-//                                                      its standard input ends
+//   node check.mjs serve SOCKET                        starts one chromium and runs the checks
+//                                                      asked of it on the unix socket SOCKET
+//                                                      (below) until its standard input ends
 //
-// A check connects to the chromium that CONVOY_BROWSER_WS names (test_viewer
-// starts one for all its tests: a chromium's start is most of a check's CPU
-// time) and starts its own when there is none or it cannot connect.
+// A check run by hand starts a chromium of its own. test_viewer runs one
+// `serve` for all its tests and asks it for each check: a chromium's start,
+// node's and playwright's, and the relay of every protocol message through
+// a second node process (a check connected to a chromium server) were most
+// of a check's CPU time. A request is one line, the JSON array
+// [CHECK, PAGE, ARGS...]; the answer one line, {"code": C, "out": TEXT},
+// and the connection's end.
 //
-// Exit 0: passed; 1: failed (why on stderr); 77: skipped (chromium or
-// playwright-core missing or unable to start; the reason on stdout).
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+// Exit (or code) 0: passed; 1: failed (why in the text); 77: skipped
+// (chromium or playwright-core missing or unable to start; the reason in the
+// text).
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-// For runs by hand: test_viewer passes no CONVOY_* variable but CONVOY_BROWSER_WS.
+// For runs by hand: test_viewer passes no CONVOY_* variable.
 const CHROMIUM = process.env.CONVOY_CHROMIUM || '/usr/bin/chromium';
 const SKIP = 77;
 
-function fail(msg) { console.error('FAIL: ' + msg); process.exit(1); }
+class CheckFailed extends Error {}
+function fail(msg) { throw new CheckFailed(msg); }
 function check(cond, msg) { if (!cond) fail(msg); }
-
-const [what, given, ...rest] = process.argv.slice(2);
-if (!what || (!given && what !== 'serve')) fail('usage: node check.mjs CHECK PAGE [ARGS] | serve');
-if (what !== 'serve') check(existsSync(given), `no page at ${given}`);
 
 // The cache-line map and the lock-order graph drawn from data added to a copy
 // of the page (with a hostile name among it), as the page's own JSON escapes it.
@@ -52,65 +54,59 @@ function withOptionalSections(path) {
   writeFileSync(out, html.slice(0, start) + json + html.slice(end));
   return out;
 }
-const page = what === 'optional' ? withOptionalSections(given) : given;
-
 const pwPath = join(here, 'node_modules', 'playwright-core', 'index.mjs');
-if (!existsSync(pwPath)) {
-  console.log(`SKIP: playwright-core is not installed (${pwPath}); run 'make deps' or 'npm ci' in tests/viewer`);
-  process.exit(SKIP);
-}
-if (!existsSync(CHROMIUM)) {
-  console.log(`SKIP: no chromium at ${CHROMIUM} (apt-get install chromium, or 'make deps')`);
-  process.exit(SKIP);
-}
-const { chromium } = await import(pathToFileURL(pwPath).href);
 const launchOptions = { executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'], timeout: 60000 };
 
-if (what === 'serve') {
-  let server;
+// A chromium, or the reason there is none: { browser } or { skip }.
+async function startChromium() {
+  if (!existsSync(pwPath))
+    return { skip: `SKIP: playwright-core is not installed (${pwPath}); run 'make deps' or 'npm ci' in tests/viewer` };
+  if (!existsSync(CHROMIUM))
+    return { skip: `SKIP: no chromium at ${CHROMIUM} (apt-get install chromium, or 'make deps')` };
+  const { chromium } = await import(pathToFileURL(pwPath).href);
   try {
-    server = await chromium.launchServer(launchOptions);
+    return { browser: await chromium.launch(launchOptions) };
   } catch (e) {
-    console.log('SKIP: chromium cannot start: ' + String(e.message).split('\n')[0]);
-    process.exit(SKIP);
+    return { skip: 'SKIP: chromium cannot start: ' + String(e.message).split('\n')[0] };
   }
-  const close = () => server.close().finally(() => process.exit(0));
-  process.stdin.on('end', close).on('error', close).resume();
-  console.log('ws ' + server.wsEndpoint());
-  await new Promise(() => {});   // served until standard input ends (close)
 }
 
-let browser;
-if (process.env.CONVOY_BROWSER_WS)
-  browser = await chromium.connect(process.env.CONVOY_BROWSER_WS, { timeout: 30000 }).catch(e =>
-    console.error('check.mjs: no chromium at CONVOY_BROWSER_WS (' + String(e.message).split('\n')[0] + '); starting one'));
-try {
-  browser ??= await chromium.launch(launchOptions);
-} catch (e) {
-  console.log('SKIP: chromium cannot start: ' + String(e.message).split('\n')[0]);
-  process.exit(SKIP);
+// Runs check `what` of page `given` in a context of its own: resolves to
+// { code, out }.
+async function runCheck(browser, what, given, rest) {
+  if (!what || !given) return { code: 1, out: 'FAIL: usage: node check.mjs CHECK PAGE [ARGS] | serve SOCKET' };
+  if (!existsSync(given)) return { code: 1, out: `FAIL: no page at ${given}` };
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  try {
+    const page = what === 'optional' ? withOptionalSections(given) : given;
+    await checkPage(ctx, what, page, rest);
+    return { code: 0, out: `ok ${what} ${page}` };
+  } catch (e) {
+    return { code: 1, out: 'FAIL: ' + (e instanceof CheckFailed ? e.message : String(e.stack || e)) };
+  } finally {
+    await ctx.close().catch(() => {});
+  }
 }
 
-const problems = [], dialogs = [];
-const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-const tab = await ctx.newPage();
-tab.on('console', m => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
-tab.on('pageerror', e => problems.push('page error: ' + e.message));
-tab.on('dialog', d => { dialogs.push(d.message()); d.dismiss(); });
-tab.on('request', r => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) problems.push('network request: ' + r.url()); });
-await tab.goto(pathToFileURL(page).href);
-await tab.waitForSelector('body[data-rendered]', { timeout: 20000 }).catch(() => fail('the page never finished drawing: ' + problems.join('; ')));
+async function checkPage(ctx, what, page, rest) {
+  const problems = [], dialogs = [];
+  const tab = await ctx.newPage();
+  tab.on('console', m => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
+  tab.on('pageerror', e => problems.push('page error: ' + e.message));
+  tab.on('dialog', d => { dialogs.push(d.message()); d.dismiss(); });
+  tab.on('request', r => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) problems.push('network request: ' + r.url()); });
+  await tab.goto(pathToFileURL(page).href);
+  await tab.waitForSelector('body[data-rendered]', { timeout: 20000 }).catch(() => fail('the page never finished drawing: ' + problems.join('; ')));
 
-async function sectionText(id) {
-  const s = tab.locator('#' + id);
-  check(await s.count() === 1, `no section #${id}`);
-  const text = (await s.innerText()).trim();
-  check(text.split('\n').length > 1, `section #${id} is empty`);
-  return text;
-}
-const data = await tab.evaluate(() => JSON.parse(document.getElementById('convoy-data').textContent));
+  async function sectionText(id) {
+    const s = tab.locator('#' + id);
+    check(await s.count() === 1, `no section #${id}`);
+    const text = (await s.innerText()).trim();
+    check(text.split('\n').length > 1, `section #${id} is empty`);
+    return text;
+  }
+  const data = await tab.evaluate(() => JSON.parse(document.getElementById('convoy-data').textContent));
 
-try {
   if (what === 'sections') {
     check(data.kind === 'sweep', `expected a sweep page, got ${data.kind}`);
     const verdict = await sectionText('verdict');
@@ -232,7 +228,58 @@ try {
     fail('unknown check ' + what);
   }
   check(problems.length === 0, problems.join('; '));
-} finally {
-  await browser.close();
 }
-console.log(`ok ${what} ${page}`);
+
+const [what, given, ...rest] = process.argv.slice(2);
+if (what === 'serve') {
+  // One chromium; the checks asked on the socket, each answered on its
+  // connection; closed, with the socket, when standard input ends (the
+  // test run's end, however it ends).
+  if (!given) {
+    console.error('usage: node check.mjs serve SOCKET');
+    process.exit(1);
+  }
+  const started = await startChromium();
+  if (started.skip) {
+    console.log(started.skip);
+    process.exit(SKIP);
+  }
+  const server = createServer(conn => {
+    let request = '';
+    conn.setEncoding('utf8');
+    conn.on('error', () => {});   // an asker gone: its answer is dropped
+    conn.on('data', async chunk => {
+      if (request === null) return;   // the request is in: nothing more is read
+      request += chunk;
+      const nl = request.indexOf('\n');
+      if (nl < 0) return;
+      const line = request.slice(0, nl);
+      request = null;
+      let answer;
+      try {
+        const [w, page, ...args] = JSON.parse(line);
+        answer = await runCheck(started.browser, w, page, args);
+      } catch (e) {
+        answer = { code: 1, out: 'FAIL: a request that is not a JSON array of strings: ' + e.message };
+      }
+      conn.end(JSON.stringify(answer) + '\n');
+    });
+  });
+  server.listen(given, () => console.log('ready'));
+  const close = () => {
+    server.close();
+    rmSync(given, { force: true });
+    started.browser.close().finally(() => process.exit(0));
+  };
+  process.stdin.on('end', close).on('error', close).resume();
+} else {
+  const started = await startChromium();
+  if (started.skip) {
+    console.log(started.skip);
+    process.exit(SKIP);
+  }
+  const { code, out } = await runCheck(started.browser, what, given, rest);
+  await started.browser.close();
+  (code === 0 ? console.log : console.error)(out);
+  process.exit(code);
+}
