@@ -95,7 +95,7 @@ static char *hostile_page(void)
  * writing end only the runner holds: it ends when the run does, however
  * the run ends, and the server then closes chromium and removes its socket;
  * its standard output ends when it has. */
-static int browser_stdin = -1, browser_stdout = -1;
+static int server_stdin = -1, server_stdout = -1;
 static char socket_dir[] = "/tmp/convoy-viewer.XXXXXX", socket_path[sizeof(socket_dir) + 16];
 
 /* Reads a line of fd into line, without its newline, waiting at most
@@ -173,26 +173,26 @@ ReportHook(PRE_ALL)(struct criterion_test_set *set)
 	close(in[0]);
 	close(out[1]);
 	free(env);
-	browser_stdin = in[1];
-	browser_stdout = out[0];
+	server_stdin = in[1];
+	server_stdout = out[0];
 	while (child > 0 && waitpid(child, NULL, 0) < 0 && errno == EINTR)
 		;
 	/* Its first line: "ready", or "SKIP: why" and its end. */
 	char line[512];
-	if (read_line(browser_stdout, line, sizeof(line)) && strcmp(line, "ready") == 0)
+	if (read_line(server_stdout, line, sizeof(line)) && strcmp(line, "ready") == 0)
 		setenv("CONVOY_CHECK_SOCKET", socket_path, 1);
 }
 
 ReportHook(POST_ALL)(struct criterion_global_stats *stats)
 {
 	(void)stats;
-	if (browser_stdin < 0)
+	if (server_stdin < 0)
 		return;
-	close(browser_stdin);
+	close(server_stdin);
 	char rest[512];
-	while (read_line(browser_stdout, rest, sizeof(rest)))
+	while (read_line(server_stdout, rest, sizeof(rest)))
 		;   /* to its end: chromium closed, the socket removed */
-	close(browser_stdout);
+	close(server_stdout);
 	unlink(socket_path);   /* a server that could not remove it */
 	rmdir(socket_dir);
 }
