@@ -214,20 +214,18 @@ void tu_run(struct tu_proc *p, const struct tu_opts *o, const char *const argv[]
 	 * started. */
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	cr_assert(posix_spawn_file_actions_init(&fa) == 0 && posix_spawnattr_init(&attr) == 0,
-		  "posix_spawn: out of memory");
-	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-	posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO);
-	if (o->cwd)
-		posix_spawn_file_actions_addchdir_np(&fa, o->cwd);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-	posix_spawnattr_setpgroup(&attr, 0);
+	cr_assert(posix_spawn_file_actions_init(&fa) == 0 && posix_spawnattr_init(&attr) == 0 &&
+		  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0) == 0 &&
+		  posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO) == 0 &&
+		  posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO) == 0 &&
+		  (!o->cwd || posix_spawn_file_actions_addchdir_np(&fa, o->cwd) == 0) &&
+		  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP) == 0 && posix_spawnattr_setpgroup(&attr, 0) == 0,
+		  "posix_spawn's file actions or attributes: out of memory");
 	pid_t pid;
 	int rc = posix_spawn(&pid, argv[0], &fa, &attr, (char *const *)argv, env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
-	if (rc != 0) {   /* its chdir or exec failed: exit 127, as a shell says it */
+	if (rc != 0) {   /* its descriptors, directory or exec failed: exit 127, as a shell says it */
 		close(out[0]);
 		close(out[1]);
 		close(err[0]);

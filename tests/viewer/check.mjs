@@ -18,7 +18,8 @@
 // a second node process (a check connected to a chromium server) were most
 // of a check's CPU time. A request is one line, the JSON array
 // [CHECK, PAGE, ARGS...]; the answer one line, {"code": C, "out": TEXT},
-// and the connection's end.
+// and the connection's end. A connection ended with no answer means the
+// server's chromium is gone: the asker runs the check itself.
 //
 // Exit (or code) 0: passed; 1: failed (why in the text); 77: skipped
 // (chromium or playwright-core missing or unable to start; the reason in the
@@ -57,34 +58,48 @@ function withOptionalSections(path) {
 const pwPath = join(here, 'node_modules', 'playwright-core', 'index.mjs');
 const launchOptions = { executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'], timeout: 60000 };
 
-// A chromium, or the reason there is none: { browser } or { skip }.
+// A chromium; where there is none, exits 77 saying why.
 async function startChromium() {
+  let why;
   if (!existsSync(pwPath))
-    return { skip: `SKIP: playwright-core is not installed (${pwPath}); run 'make deps' or 'npm ci' in tests/viewer` };
-  if (!existsSync(CHROMIUM))
-    return { skip: `SKIP: no chromium at ${CHROMIUM} (apt-get install chromium, or 'make deps')` };
-  const { chromium } = await import(pathToFileURL(pwPath).href);
-  try {
-    return { browser: await chromium.launch(launchOptions) };
-  } catch (e) {
-    return { skip: 'SKIP: chromium cannot start: ' + String(e.message).split('\n')[0] };
+    why = `playwright-core is not installed (${pwPath}); run 'make deps' or 'npm ci' in tests/viewer`;
+  else if (!existsSync(CHROMIUM))
+    why = `no chromium at ${CHROMIUM} (apt-get install chromium, or 'make deps')`;
+  else {
+    const { chromium } = await import(pathToFileURL(pwPath).href);
+    try {
+      return await chromium.launch(launchOptions);
+    } catch (e) {
+      why = 'chromium cannot start: ' + String(e.message).split('\n')[0];
+    }
   }
+  console.log('SKIP: ' + why);
+  process.exit(SKIP);
+}
+
+// What is wrong with a check's arguments, found before any chromium: a
+// reason to fail with, or null.
+function badArguments(what, given) {
+  if (!what || !given) return 'FAIL: usage: node check.mjs CHECK PAGE [ARGS] | serve SOCKET';
+  if (what !== 'serve' && !existsSync(given)) return `FAIL: no page at ${given}`;
+  return null;
 }
 
 // Runs check `what` of page `given` in a context of its own: resolves to
 // { code, out }.
 async function runCheck(browser, what, given, rest) {
-  if (!what || !given) return { code: 1, out: 'FAIL: usage: node check.mjs CHECK PAGE [ARGS] | serve SOCKET' };
-  if (!existsSync(given)) return { code: 1, out: `FAIL: no page at ${given}` };
-  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const bad = badArguments(what, given);
+  if (bad) return { code: 1, out: bad };
+  let ctx;
   try {
+    ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = what === 'optional' ? withOptionalSections(given) : given;
     await checkPage(ctx, what, page, rest);
     return { code: 0, out: `ok ${what} ${page}` };
   } catch (e) {
     return { code: 1, out: 'FAIL: ' + (e instanceof CheckFailed ? e.message : String(e.stack || e)) };
   } finally {
-    await ctx.close().catch(() => {});
+    await ctx?.close().catch(() => {});
   }
 }
 
@@ -93,7 +108,7 @@ async function checkPage(ctx, what, page, rest) {
   const tab = await ctx.newPage();
   tab.on('console', m => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
   tab.on('pageerror', e => problems.push('page error: ' + e.message));
-  tab.on('dialog', d => { dialogs.push(d.message()); d.dismiss(); });
+  tab.on('dialog', d => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
   tab.on('request', r => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) problems.push('network request: ' + r.url()); });
   await tab.goto(pathToFileURL(page).href);
   await tab.waitForSelector('body[data-rendered]', { timeout: 20000 }).catch(() => fail('the page never finished drawing: ' + problems.join('; ')));
@@ -231,19 +246,17 @@ async function checkPage(ctx, what, page, rest) {
 }
 
 const [what, given, ...rest] = process.argv.slice(2);
+const bad = badArguments(what, given);
+if (bad) {
+  console.error(bad);
+  process.exit(1);
+}
+const browser = await startChromium();
 if (what === 'serve') {
-  // One chromium; the checks asked on the socket, each answered on its
-  // connection; closed, with the socket, when standard input ends (the
+  // The checks asked on the socket, each answered on its connection;
+  // chromium closed and the socket removed when standard input ends (the
   // test run's end, however it ends).
-  if (!given) {
-    console.error('usage: node check.mjs serve SOCKET');
-    process.exit(1);
-  }
-  const started = await startChromium();
-  if (started.skip) {
-    console.log(started.skip);
-    process.exit(SKIP);
-  }
+  process.on('unhandledRejection', e => console.error('check.mjs serve: ' + (e && e.stack || e)));
   const server = createServer(conn => {
     let request = '';
     conn.setEncoding('utf8');
@@ -258,28 +271,26 @@ if (what === 'serve') {
       let answer;
       try {
         const [w, page, ...args] = JSON.parse(line);
-        answer = await runCheck(started.browser, w, page, args);
+        answer = await runCheck(browser, w, page, args);
       } catch (e) {
         answer = { code: 1, out: 'FAIL: a request that is not a JSON array of strings: ' + e.message };
       }
-      conn.end(JSON.stringify(answer) + '\n');
+      if (!browser.isConnected())
+        conn.destroy();   // no answer: chromium is gone, the asker runs the check itself
+      else
+        conn.end(JSON.stringify(answer) + '\n');
     });
   });
   server.listen(given, () => console.log('ready'));
   const close = () => {
     server.close();
     rmSync(given, { force: true });
-    started.browser.close().finally(() => process.exit(0));
+    browser.close().finally(() => process.exit(0));
   };
   process.stdin.on('end', close).on('error', close).resume();
 } else {
-  const started = await startChromium();
-  if (started.skip) {
-    console.log(started.skip);
-    process.exit(SKIP);
-  }
-  const { code, out } = await runCheck(started.browser, what, given, rest);
-  await started.browser.close();
+  const { code, out } = await runCheck(browser, what, given, rest);
+  await browser.close();
   (code === 0 ? console.log : console.error)(out);
   process.exit(code);
 }

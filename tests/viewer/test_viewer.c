@@ -77,9 +77,10 @@ static char *hostile_page(void)
 /* One chromium for the whole run, and the checks run in the node process
  * that drives it (`check.mjs serve SOCKET`, started before the first test
  * and closed after the last) when a test of the viewer suite, where the
- * browser checks are, is to run. A check is asked of it on its unix socket,
- * whose path the test processes inherit from this, Criterion's runner, in
- * CONVOY_CHECK_SOCKET; when it did not start, each check is a `node
+ * browser checks are, is to run. A check is asked of it on its unix
+ * socket, whose path the test processes inherit from this, Criterion's
+ * runner, in CONVOY_CHECK_SOCKET; when it did not start, or it ends a
+ * connection without an answer (its chromium gone), the check is a `node
  * check.mjs CHECK PAGE` of its own, with its own chromium, or skips. A
  * node for each check, connected to a chromium server (whose node relayed
  * every message), made the machine busy for 25.6 s over test_viewer's run
@@ -91,12 +92,12 @@ static char *hostile_page(void)
  * test's, so it is started through a child that exits at once. It runs in
  * a session of its own (a terminal's ^C, which tests/run's background
  * binaries ignore, would close chromium under the checks) with the
- * environment tu_run gives the checks. Its standard input is a pipe whose
- * writing end only the runner holds: it ends when the run does, however
- * the run ends, and the server then closes chromium and removes its socket;
- * its standard output ends when it has. */
+ * environment tu_run gives the programs it runs. Its standard input is a
+ * pipe whose writing end only the runner holds: it ends when the run does,
+ * however the run ends, and the server then closes chromium and removes
+ * its socket; its standard output ends when it has. */
 static int server_stdin = -1, server_stdout = -1;
-static char socket_dir[] = "/tmp/convoy-viewer.XXXXXX", socket_path[sizeof(socket_dir) + 16];
+static char socket_path[64];
 
 /* Reads a line of fd into line, without its newline, waiting at most
  * BROWSER_TIMEOUT_S for each piece: whether a whole line came. */
@@ -140,16 +141,15 @@ static bool browser_tests_enabled(struct criterion_test_set *set)
 ReportHook(PRE_ALL)(struct criterion_test_set *set)
 {
 	int in[2], out[2];
-	if (!browser_tests_enabled(set) || access(NODE, X_OK) != 0 || !mkdtemp(socket_dir))
-		return;
-	snprintf(socket_path, sizeof(socket_path), "%s/checks", socket_dir);
-	if (pipe2(in, O_CLOEXEC) != 0)
+	if (!browser_tests_enabled(set) || access(NODE, X_OK) != 0 || pipe2(in, O_CLOEXEC) != 0)
 		return;
 	if (pipe2(out, O_CLOEXEC) != 0) {
 		close(in[0]);
 		close(in[1]);
 		return;
 	}
+	snprintf(socket_path, sizeof(socket_path), "/tmp/convoy-viewer-checks-%d.sock", (int)getpid());
+	unlink(socket_path);   /* left by a server killed before it could remove it */
 	char *argv[] = { NODE, CHECK_MJS, "serve", socket_path, NULL }, **env = tu_env(&(struct tu_opts){ 0 });
 	pid_t child = fork();
 	if (child == 0) {
@@ -193,8 +193,7 @@ ReportHook(POST_ALL)(struct criterion_global_stats *stats)
 	while (read_line(server_stdout, rest, sizeof(rest)))
 		;   /* to its end: chromium closed, the socket removed */
 	close(server_stdout);
-	unlink(socket_path);   /* a server that could not remove it */
-	rmdir(socket_dir);
+	unlink(socket_path);   /* by a server that ended before it could */
 }
 
 /* Asks the serving check.mjs at path for a check (argv: CHECK PAGE
@@ -220,7 +219,7 @@ static bool ask_server(const char *path, const char *const *argv, int *code, cha
 	cr_assert(asprintf(&line, "%s\n", json_object_to_json_string_ext(request, JSON_C_TO_STRING_PLAIN)) > 0);
 	json_object_put(request);
 	for (size_t done = 0, len = strlen(line); done < len;) {
-		ssize_t n = write(fd, line + done, len - done);
+		ssize_t n = send(fd, line + done, len - done, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		cr_assert(n > 0, "writing to the check server: %s", strerror(errno));
@@ -231,9 +230,10 @@ static bool ask_server(const char *path, const char *const *argv, int *code, cha
 	size_t len = 0, cap = 4096;
 	char *answer = malloc(cap);
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	for (time_t end = time(NULL) + BROWSER_TIMEOUT_S;;) {
+	double limit_s = BROWSER_TIMEOUT_S * tu_timeout_mult();
+	for (time_t end = time(NULL) + (time_t)limit_s;;) {
 		int left = (int)(end - time(NULL));
-		cr_assert(left > 0, "check.mjs %s ran past %d s", argv[0], BROWSER_TIMEOUT_S);
+		cr_assert(left > 0, "check.mjs %s ran past %.0f s", argv[0], limit_s);
 		int ready = poll(&pfd, 1, left * 1000);
 		if (ready < 0 && errno == EINTR)
 			continue;
@@ -251,9 +251,14 @@ static bool ask_server(const char *path, const char *const *argv, int *code, cha
 		len += (size_t)n;
 	}
 	close(fd);
+	if (len == 0) {   /* no answer: its chromium is gone */
+		free(answer);
+		return false;
+	}
 	answer[len] = '\0';
 	json_object *a = json_tokener_parse(answer), *c, *o;
-	cr_assert(a && json_object_object_get_ex(a, "code", &c) && json_object_object_get_ex(a, "out", &o),
+	cr_assert(a && json_object_object_get_ex(a, "code", &c) && json_object_is_type(c, json_type_int) &&
+		  json_object_object_get_ex(a, "out", &o) && json_object_is_type(o, json_type_string),
 		  "the check server's answer is not {code, out}: %s", answer);
 	*code = json_object_get_int(c);
 	*out = strdup(json_object_get_string(o));
