@@ -589,12 +589,14 @@ struct sink {
 /* v pretty-printed, its lines after the first indented by indent more. */
 static void put_indented(FILE *out, json_object *v, int indent)
 {
-	const char *c = json_object_to_json_string_ext(v, JSON_FLAGS);
-	for (const char *nl; (nl = strchr(c, '\n')); c = nl + 1) {   /* a line at a time */
+	static const char spaces[] = "        ";
+	size_t len;
+	const char *c = json_object_to_json_string_length(v, JSON_FLAGS, &len), *end = c + len;
+	for (const char *nl; (nl = memchr(c, '\n', (size_t)(end - c))); c = nl + 1) {   /* a line at a time */
 		fwrite(c, 1, (size_t)(nl + 1 - c), out);
-		fprintf(out, "%*s", indent, "");
+		fwrite(spaces, 1, (size_t)indent, out);
 	}
-	fputs(c, out);
+	fwrite(c, 1, (size_t)(end - c), out);
 }
 
 static void sink_member(struct sink *k, const char *key, json_object *v)
