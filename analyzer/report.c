@@ -586,7 +586,8 @@ struct sink {
 
 #define JSON_FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE)
 
-/* v pretty-printed, its lines after the first indented by indent more. */
+/* v pretty-printed, its lines after the first indented by indent (at most
+ * 8: spaces[]) more. */
 static void put_indented(FILE *out, json_object *v, int indent)
 {
 	static const char spaces[] = "        ";
