@@ -157,5 +157,6 @@ Test(semaphore, post_from_a_signal_handler_inside_the_shim, .timeout = 60)
 	tu_run(&p, NULL, (const char *const[]){ tu_convoy(), "report", profile, NULL });
 	tu_assert_exit(&p, 0, "convoy report");
 	cr_assert(p.err_len == 0, "convoy report printed on stderr:\n%s", p.err);
-	cr_assert(strstr(p.out, " 20000 locks,"), "the report does not count the program's 20,000 mutexes:\n%.500s", p.out);
+	cr_assert(strstr(p.out, " 20000 locks,"), "the report does not count the program's 20,000 mutexes:\n%.500s",
+		  p.out);
 }
