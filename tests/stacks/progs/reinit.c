@@ -13,7 +13,7 @@
  *      PTHREAD_MUTEX_INITIALIZER (no init call) and used in first_used:
  *      named by that first use.
  *
- * The memory is the heap's, kept across the four, so that no symbol names
+ * The memory is the heap's, kept across the five, so that no symbol names
  * the locks. */
 #include "stacks_progs.h"
 
