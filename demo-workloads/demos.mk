@@ -48,7 +48,7 @@ $(BUILD)/obj/tests/demos/%.o: tests/demos/%.c | check-deps
 $(DEMO_TEST_BIN): $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/demos/*.c)) \
     $(DEMOS:%=$(BUILD)/demos/%)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) $(filter-out $(TEST_NOGIT_OBJ),$(filter %.o,$^)) -o $@ $(TEST_LIBS)
+	$(CC) $(TEST_CFLAGS) $(filter %.o,$^) -o $@ $(TEST_LIBS)
 
 # --- bench: the seed tables on this machine, into docs/seeds.md --------------
 bench-demos: demos

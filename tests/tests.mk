@@ -176,9 +176,9 @@ $(TEST_COMMON_OBJS) $(TEST_SHIM_OBJS) $(TEST_ANALYZER_OBJS): $(BUILD)/obj/tests/
 	@mkdir -p $(@D)
 	$(CC) $(TEST_UTIL_CFLAGS) -c $< -o $@
 # Stands in for libgit2 in every Criterion binary (the file says why).
-$(TEST_NOGIT_OBJ): tests/common/criterion_nogit.c | check-deps
+$(TEST_GIT_STUB): tests/common/libgit2_stub.c | check-deps
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -fPIC -shared -Wl,-soname,$(@F) $< -o $@
 
 TEST_RUNTIME_DEPS := $(BUILD)/libconvoy.so $(BUILD)/convoy $(TEST_PROG_BINS) $(TEST_PROG_LIBS)
 
