@@ -64,8 +64,9 @@ ANALYZER_LIBS   := -ldw -lelf -ljson-c -lz -lm -liberty -pthread
 
 TEST_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) $(SANITIZE) -pthread
 # Every Criterion binary loads libgit2_stub.c's library in the place of
-# Debian's libgit2 (the file says why): named first, kept though the binary
-# calls nothing in it, found in $ORIGIN/lib (tests/tests.mk builds it there).
+# Debian's libgit2 (the file says why): named by the binary itself, kept
+# though it calls nothing in it, found in $ORIGIN/lib (tests/tests.mk
+# builds it there).
 TEST_GIT_STUB := $(BUILD)/tests/lib/libgit2.so.1.5
 TEST_LIBS   := -Wl,--push-state,--no-as-needed $(TEST_GIT_STUB) -Wl,--pop-state -Wl,-rpath,'$$ORIGIN/lib' \
 	       -lcriterion -pthread

@@ -434,7 +434,33 @@ uint32_t cv__thread_dumped(uint32_t index)
 	return index < dumping->index_end ? dumping->merged_threads : UINT32_MAX;
 }
 
-static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_ns, const struct cv_usage *usage,
+/* What the process had used at the write's start (now), the end of every
+ * row: the writer's work from there on (the snapshot, the file) is the
+ * shim's. Read at their rows, the writing thread's CPU time and the
+ * process's ran past the rows' lifetimes (an image exec'd from a shell:
+ * 0.46 ms of CPU in a thread that lived 0.22). Other threads still running
+ * are read at their rows (write_thread): what they use meanwhile is their
+ * own. */
+struct used_at_start {
+	uint32_t        perf_valid;
+	int32_t         perf_error;
+	uint64_t        perf[CV_PERF_MAX];
+	bool            have_usage;
+	struct cv_usage usage;   /* the image's own, not its predecessors' */
+};
+
+static void read_used_at_start(struct used_at_start *u)
+{
+	u->perf_valid = cv__perf_read(u->perf, &u->perf_error);
+	u->have_usage = cv__usage(RUSAGE_SELF, &u->usage);
+	if (u->have_usage)
+		cv__usage_since(&u->usage, &cv__process.usage_before);
+	struct cv_thread *self = cv__my_state;
+	if (self && !(CV_LOAD(&self->flags) & CV_THREAD_EXITED))
+		cv__thread_finish(self);
+}
+
+static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_ns, const struct used_at_start *used,
 			  const struct snapshot *snap)
 {
 	static char cmdline[8192] CV_LARGE_BSS;
@@ -465,15 +491,15 @@ static void write_process(struct writer *w, uint32_t exit_reason, uint64_t end_n
 	cpu_set_t set;
 	p.ncpus = online > 0 ? (uint32_t)online : 0;
 	p.cpus_allowed = sched_getaffinity(0, sizeof(set), &set) == 0 ? (uint32_t)CPU_COUNT(&set) : p.ncpus;
-	p.perf_valid = cv__perf_read(p.perf, &p.perf_error);
-	if (usage) {
-		struct cv_usage u = *usage;
-		cv__usage_since(&u, &cv__process.usage_before);   /* the image's own, not its predecessors' */
-		p.cpu_ns = u.cpu_ns;
-		p.voluntary_cs = u.voluntary_cs;
-		p.involuntary_cs = u.involuntary_cs;
-		p.minor_faults = u.minor_faults;
-		p.major_faults = u.major_faults;
+	p.perf_valid = used->perf_valid;
+	p.perf_error = used->perf_error;
+	memcpy(p.perf, used->perf, sizeof(p.perf));
+	if (used->have_usage) {
+		p.cpu_ns = used->usage.cpu_ns;
+		p.voluntary_cs = used->usage.voluntary_cs;
+		p.involuntary_cs = used->usage.involuntary_cs;
+		p.minor_faults = used->usage.minor_faults;
+		p.major_faults = used->usage.major_faults;
 	}
 	record(w, CV_REC_PROCESS, &p, sizeof(p), cmdline, p.cmdline_len, cv__process.exe, p.exe_len);
 }
@@ -576,7 +602,7 @@ static void write_thread(struct writer *w, const struct snapshot *snap, const st
 		tr = row->e->row;
 	} else {
 		if (!(CV_LOAD(&t->flags) & CV_THREAD_EXITED)) {
-			if (t != cv__my_state)   /* the writer's were read with now (write_file) */
+			if (t != cv__my_state)   /* the writer's were read at the start (read_used_at_start) */
 				cv__thread_finish(t);   /* still running: its numbers as of now */
 			/* (or as of its start, for one that started since now was read) */
 			t->end_ns = now > t->start_ns ? now : t->start_ns;
@@ -982,17 +1008,6 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	final_path[0] = '\0';
 
 	uint64_t now = cv__now_ns(), ticks = cv__ticks();
-	/* The process's usage and the writing thread's numbers as of now, the
-	 * end of every row: what the writer does from here on (the snapshot,
-	 * the file) is the shim's work. Read at their rows, they ran past the
-	 * rows' lifetimes (an image exec'd from a shell: 0.46 ms of CPU in a
-	 * thread that lived 0.22). Other threads still running are read at
-	 * their rows (write_thread): what they use meanwhile is their own. */
-	struct cv_usage usage;
-	bool have_usage = cv__usage(RUSAGE_SELF, &usage);
-	struct cv_thread *self = cv__my_state;
-	if (self && !(CV_LOAD(&self->flags) & CV_THREAD_EXITED))
-		cv__thread_finish(self);
 	double ns_per_tick = 1.0;
 	if (ticks > cv__process.start_ticks && now > cv__process.start_ns)
 		ns_per_tick = (double)(now - cv__process.start_ns) / (double)(ticks - cv__process.start_ticks);
@@ -1001,6 +1016,8 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	struct writer *w = &out;
 	if (!cv__config.dir[0])
 		goto done;   /* said at start */
+	struct used_at_start used;
+	read_used_at_start(&used);
 	cv__threads_settle();   /* named already (write_file_with_stack) */
 	if (snapshot_take(&snap) != 0) {
 		snapshot_free(&snap, ending);
@@ -1025,7 +1042,7 @@ static bool write_file(uint32_t exit_reason, const char *ext, const char *what)
 	struct cv_file_header fh = { .version = CV_PROFILE_VERSION, .header_size = sizeof(fh) };
 	memcpy(fh.magic, CV_PROFILE_MAGIC, sizeof(fh.magic));
 	put(w, &fh, sizeof(fh));
-	write_process(w, exit_reason, now, have_usage ? &usage : NULL, &snap);
+	write_process(w, exit_reason, now, &used, &snap);
 	cv__modules_write(w, !any_context);   /* modules.c: every module seen, dlclose'd ones too */
 	write_objects(w, &snap);
 	for (size_t i = 0; i < snap.nthreads; i++)

@@ -179,6 +179,9 @@ $(TEST_COMMON_OBJS) $(TEST_SHIM_OBJS) $(TEST_ANALYZER_OBJS): $(BUILD)/obj/tests/
 $(TEST_GIT_STUB): tests/common/libgit2_stub.c | check-deps
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -fPIC -shared -Wl,-soname,$(@F) $< -o $@
+	@readelf -d "$$($(CC) -print-file-name=libcriterion.so)" 2>/dev/null | grep -q 'NEEDED.*\[$(@F)\]' || \
+	  echo "note: libcriterion.so does not need $(@F): the libgit2 it needs is loaded in every test" \
+	       "(tests/common/libgit2_stub.c)" >&2
 
 TEST_RUNTIME_DEPS := $(BUILD)/libconvoy.so $(BUILD)/convoy $(TEST_PROG_BINS) $(TEST_PROG_LIBS)
 

@@ -144,7 +144,8 @@ struct cv_process {
 	uint32_t perf_valid;         /* bit e: perf[e] was counted */
 	int32_t  perf_error;         /* errno from opening a hardware counter; 0 if counted */
 	uint64_t perf[CV_PERF_MAX];  /* enum cv_perf_event: totals over every thread */
-	/* getrusage(RUSAGE_SELF) at the write: every thread, including exited ones. */
+	/* getrusage(RUSAGE_SELF) as the write begins (so are perf[]): every
+	 * thread, including exited ones. */
 	uint64_t cpu_ns;
 	uint64_t voluntary_cs, involuntary_cs;
 	uint64_t minor_faults, major_faults;

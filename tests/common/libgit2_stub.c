@@ -15,10 +15,11 @@
  *    every process: test_shim loaded 21 libraries, 7 with this one. A
  *    program linked with -lcriterion starts in 3.60 ms of CPU with the real
  *    libgit2, 0.78 with this (`perf stat -r 100`); test_workpool's 12 deque
- *    tests, 13 processes, took 121 ms against 61 (`perf stat -r 5
- *    test_workpool --jobs=1 --filter='deque/*'`, medians of 5 interleaved).
- * The binary names this library first, so the loader has a libgit2.so.1.5
- * when it comes to libcriterion's needs, and loads no other. A diff asked
+ *    tests, 13 processes, took 121 ms against 61 (`perf stat -r 5`, one
+ *    job, the deque suite, medians of 5 interleaved).
+ * The binary names this library itself, so the loader maps it with the
+ * binary's own needs, before it comes to libcriterion's: it has a
+ * libgit2.so.1.5 then, and loads no other. A diff asked
  * for all the same stops the test saying why rather than running nothing.
  */
 #include <stdio.h>

@@ -2,9 +2,10 @@
  * outside it: its mapping in a traced child, a symbol of its .symtab
  * (hidden ones included: libelf), and the ptrace steps of a tracer that
  * starts a traced child, single-steps the shim and runs to a breakpoint
- * (signal_every_step.c, order_memo_signal.c, fastpath_writes.c). Static
- * functions: each program uses what it needs (link with -lelf for
- * shim_symbol). */
+ * (signal_every_step.c, order_memo_signal.c, partner_back_home.c,
+ * exit_on_carved_altstack.c; fastpath_writes.c reads the shim's symbols
+ * only). Static functions: each program uses what it needs (link with
+ * -lelf for shim_symbol). */
 #ifndef CONVOY_TEST_SHIMTRACE_H
 #define CONVOY_TEST_SHIMTRACE_H
 
@@ -197,7 +198,8 @@ static inline int run_to(pid_t pid, unsigned long pc, unsigned long sp, int *sta
  * the other one (on a KVM guest, an interrupt through the hypervisor).
  * signal_every_step forking at no signal took 5.9 s of wall and 4.0 of CPU
  * on two CPUs, 1.35 and 1.35 on one. The child then runs one thread at a
- * time (these programs' helper threads have ended before it is traced). */
+ * time (these programs join their helper threads before the tracer steps
+ * them). */
 static inline pid_t traced_child(int (*body)(void))
 {
 	cpu_set_t one;
