@@ -579,7 +579,8 @@ Test(sampling, a_process_started_after_hundreds_of_others_still_has_its_samples,
 	cr_assert(r, "stdout is not one JSON object:\n%s", p.out);
 	TU_STREQ(tu_str(tu_get(r, "process"), "comm"), "spin_fds", "the process analysed");
 	/* a million spinlock pairs take far more than a millisecond of CPU */
-	cr_assert(tu_int(tu_get(r, "cpu_samples"), "samples") > 0, "no sample of spin_fds joined its profile");
+	cr_assert(tu_int(tu_get(r, "cpu_samples"), "samples") > 0, "no sample of spin_fds joined its profile; stderr:\n%s",
+		  p.err);
 	json_object_put(r);
 }
 
