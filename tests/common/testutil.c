@@ -283,6 +283,23 @@ void tu_run(struct tu_proc *p, const struct tu_opts *o, const char *const argv[]
 		  limit_s, p->err);
 }
 
+char *tu_read_to_end(int fd, double limit_s, size_t *len)
+{
+	struct sink s = { 0 };
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	uint64_t deadline = now_ms() + (uint64_t)(limit_s * 1000);
+	for (;;) {
+		uint64_t now = now_ms();
+		cr_assert(now < deadline, "no end of what fd %d sends within %.0f s", fd, limit_s);
+		int r = poll(&pfd, 1, (int)(deadline - now));
+		cr_assert(r >= 0 || errno == EINTR, "poll: %s", strerror(errno));
+		if (r > 0 && !drain(fd, &s))
+			break;
+	}
+	*len = s.len;
+	return s.buf ? s.buf : calloc(1, 1);
+}
+
 static const char **collect_args(const char *first, va_list ap)
 {
 	size_t cap = 16, n = 0;
@@ -515,18 +532,28 @@ json_object *tu_lock_gen(json_object *report, const char *base, int64_t g)
 	return tu_row_gen(report, "locks", base, g);
 }
 
+/* e's name, the length of its base (the name up to its first space) and
+ * its generation: false for a row without a name or generation. */
+static bool row_base_gen(json_object *e, const char **name, size_t *base_len, int64_t *g)
+{
+	json_object *v, *gen;
+	if (!json_object_object_get_ex(e, "name", &v) || !json_object_object_get_ex(e, "generation", &gen))
+		return false;
+	*name = json_object_get_string(v);
+	*base_len = strcspn(*name, " ");
+	*g = json_object_get_int64(gen);
+	return true;
+}
+
 json_object *tu_row_gen(json_object *report, const char *section, const char *base, int64_t g)
 {
 	json_object *rows = tu_array(report, section);
-	size_t n = json_object_array_length(rows), bl = strlen(base);
+	size_t n = json_object_array_length(rows), bl = strlen(base), len;
+	const char *name;
+	int64_t gen;
 	for (size_t i = 0; i < n; i++) {
-		json_object *e = json_object_array_get_idx(rows, i), *v, *gen;
-		if (!json_object_object_get_ex(e, "name", &v) || !json_object_object_get_ex(e, "generation", &gen))
-			continue;
-		const char *name = json_object_get_string(v);
-		if (strncmp(name, base, bl) != 0 || (name[bl] != '\0' && name[bl] != ' '))
-			continue;
-		if (json_object_get_int64(gen) == g)
+		json_object *e = json_object_array_get_idx(rows, i);
+		if (row_base_gen(e, &name, &len, &gen) && len == bl && !strncmp(name, base, bl) && gen == g)
 			return e;
 	}
 	return NULL;
@@ -535,13 +562,14 @@ json_object *tu_row_gen(json_object *report, const char *section, const char *ba
 json_object *tu_rows_by_gen(json_object *report, const char *section)
 {
 	json_object *rows = tu_array(report, section), *index = json_object_new_object();
-	size_t n = json_object_array_length(rows);
+	size_t n = json_object_array_length(rows), len;
+	const char *name;
+	int64_t gen;
 	for (size_t i = 0; i < n; i++) {
-		json_object *e = json_object_array_get_idx(rows, i), *v, *gen;
-		if (!json_object_object_get_ex(e, "name", &v) || !json_object_object_get_ex(e, "generation", &gen))
+		json_object *e = json_object_array_get_idx(rows, i);
+		if (!row_base_gen(e, &name, &len, &gen))
 			continue;
-		const char *name = json_object_get_string(v);
-		char *key = xasprintf("%.*s %lld", (int)strcspn(name, " "), name, (long long)json_object_get_int64(gen));
+		char *key = xasprintf("%.*s %lld", (int)len, name, (long long)gen);
 		if (!json_object_object_get_ex(index, key, NULL))   /* the first, as tu_row_gen finds */
 			json_object_object_add(index, key, json_object_get(e));
 		free(key);

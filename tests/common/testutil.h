@@ -63,10 +63,14 @@ const char *tu_convoy(void);                    /* BUILD_DIR/convoy */
 /* A fresh empty directory under $TMPDIR, removed when the test process exits. */
 char *tu_tmpdir(void);
 
-/* Runs argv (argv[0] a path) as described by o; never returns on a failure
- * to start (asserts instead). Environment: the test's own, minus LD_PRELOAD
- * and every CONVOY_* variable, plus what o asks for. */
+/* Runs argv (argv[0] a path) as described by o. One that cannot start (its
+ * exec, o's directory) exits 127, the reason on its stderr, as a shell says
+ * it. Environment: the test's own, minus LD_PRELOAD and every CONVOY_*
+ * variable, plus what o asks for. */
 void tu_run(struct tu_proc *p, const struct tu_opts *o, const char *const argv[]);
+/* All that fd sends until its end, NUL-terminated (*len bytes before the
+ * NUL), in limit_s at most (asserts past it). */
+char *tu_read_to_end(int fd, double limit_s, size_t *len);
 /* The environment tu_run gives a program: this process's without
  * LD_PRELOAD, LD_DEBUG* and CONVOY_*, then o's. */
 char **tu_env(const struct tu_opts *o);

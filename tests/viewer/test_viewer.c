@@ -16,7 +16,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <zlib.h>
 
 #include <criterion/hooks.h>
@@ -226,36 +225,14 @@ static bool ask_server(const char *path, const char *const *argv, int *code, cha
 		done += (size_t)n;
 	}
 	free(line);
-	/* Its answer, to the connection's end, in BROWSER_TIMEOUT_S at most. */
-	size_t len = 0, cap = 4096;
-	char *answer = malloc(cap);
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	double limit_s = BROWSER_TIMEOUT_S * tu_timeout_mult();
-	for (time_t end = time(NULL) + (time_t)limit_s;;) {
-		int left = (int)(end - time(NULL));
-		cr_assert(left > 0, "check.mjs %s ran past %.0f s", argv[0], limit_s);
-		int ready = poll(&pfd, 1, left * 1000);
-		if (ready < 0 && errno == EINTR)
-			continue;
-		cr_assert(ready >= 0, "poll: %s", strerror(errno));
-		if (ready == 0)
-			continue;
-		if (len + 1 == cap)
-			answer = realloc(answer, cap *= 2);
-		ssize_t n = read(fd, answer + len, cap - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		cr_assert(n >= 0, "reading the check server's answer: %s", strerror(errno));
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	/* Its answer, to the connection's end. */
+	size_t len;
+	char *answer = tu_read_to_end(fd, BROWSER_TIMEOUT_S * tu_timeout_mult(), &len);
 	close(fd);
 	if (len == 0) {   /* no answer: its chromium is gone */
 		free(answer);
 		return false;
 	}
-	answer[len] = '\0';
 	json_object *a = json_tokener_parse(answer), *c, *o;
 	cr_assert(a && json_object_object_get_ex(a, "code", &c) && json_object_is_type(c, json_type_int) &&
 		  json_object_object_get_ex(a, "out", &o) && json_object_is_type(o, json_type_string),
